@@ -1,0 +1,240 @@
+// Users, API keys, projects and runs (log streams, experiments, metrics-testing runs). In memory,
+// persisted change by change through CatalogLog. Names are unique per project (runs) and per store
+// (projects), compared exactly as given.
+import { randomUUID } from 'node:crypto';
+import { ConflictError, NotFoundError, UnauthorizedError, invalid } from '../errors.js';
+import { CatalogLog, apply, type CatalogChange, type Tables } from './catalog-log.js';
+import { fingerprint, hashSecret, keyPrefix, newApiKey, verifySecret, type SecretHash } from './secrets.js';
+
+export const RUN_KINDS = ['log_stream', 'experiment', 'metrics_testing'] as const;
+export type RunKind = (typeof RUN_KINDS)[number];
+export const PROJECT_TYPES = ['gen_ai', 'llm_monitor', 'prompt_evaluation', 'protect'] as const;
+
+export interface User {
+  id: string;
+  email: string;
+  first_name: string;
+  last_name: string;
+  role: 'admin' | 'user';
+  created_at: string;
+  password?: SecretHash;
+}
+
+export interface ApiKey {
+  id: string;
+  user_id: string;
+  prefix: string;
+  secret: SecretHash;
+  description: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface Project {
+  id: string;
+  name: string;
+  type: string;
+  created_at: string;
+  updated_at: string;
+  created_by: string | null;
+  description: string | null;
+  labels: string[];
+  bookmark: boolean;
+}
+
+export interface Run {
+  id: string;
+  project_id: string;
+  kind: RunKind;
+  name: string;
+  created_at: string;
+  updated_at: string;
+  created_by: string | null;
+  has_user_created_sessions: boolean;
+}
+
+type Row = { id: string } & Record<string, unknown>;
+
+export class Catalog {
+  readonly #tables: Tables = new Map();
+  readonly #log: CatalogLog;
+  /** fingerprint(key) -> key id, for keys verified in this process. */
+  readonly #verified = new Map<string, string>();
+
+  private constructor(dir: string) {
+    this.#log = CatalogLog.open(dir, this.#tables);
+  }
+
+  static open(dir: string): Catalog {
+    return new Catalog(dir);
+  }
+
+  close(): void {
+    this.#log.close();
+  }
+
+  // ------------------------------------------------------------ generic table access
+
+  table<T>(name: string): T[] {
+    return [...(this.#tables.get(name)?.values() ?? [])] as T[];
+  }
+
+  get<T>(name: string, id: string): T | undefined {
+    return this.#tables.get(name)?.get(id) as T | undefined;
+  }
+
+  /** Applies and durably records changes, all or nothing (one write, one fsync). */
+  commit(changes: readonly CatalogChange[]): void {
+    this.#log.write(this.#tables, changes);
+    for (const c of changes) apply(this.#tables, c);
+  }
+
+  put(table: string, value: Row): void {
+    this.commit([{ op: 'put', table, value }]);
+  }
+
+  // ------------------------------------------------------------ users and keys
+
+  createUser(input: { email: string; first_name?: string; last_name?: string; role?: 'admin' | 'user'; password?: string }): User {
+    const email = input.email.trim().toLowerCase();
+    if (this.table<User>('users').some((u) => u.email === email)) throw new ConflictError('ALREADY_EXISTS', `a user with email ${email} exists`);
+    const user: User = {
+      id: randomUUID(),
+      email,
+      first_name: input.first_name ?? '',
+      last_name: input.last_name ?? '',
+      role: input.role ?? 'user',
+      created_at: new Date().toISOString(),
+    };
+    if (input.password) user.password = hashSecret(input.password);
+    this.put('users', user as unknown as Row);
+    return user;
+  }
+
+  /** Creates a key for a user; the clear key is returned once and never stored. */
+  createApiKey(userId: string, description = '', key: string = newApiKey()): { key: string; record: ApiKey } {
+    if (!this.get<User>('users', userId)) throw new NotFoundError(`user ${userId} not found`);
+    const record: ApiKey = {
+      id: randomUUID(),
+      user_id: userId,
+      prefix: keyPrefix(key),
+      secret: hashSecret(key),
+      description,
+      created_at: new Date().toISOString(),
+      revoked_at: null,
+    };
+    this.put('api_keys', record as unknown as Row);
+    return { key, record };
+  }
+
+  revokeApiKey(id: string): void {
+    const k = this.get<ApiKey>('api_keys', id);
+    if (!k) throw new NotFoundError(`API key ${id} not found`);
+    this.put('api_keys', { ...k, revoked_at: new Date().toISOString() } as unknown as Row);
+    for (const [fp, keyId] of this.#verified) if (keyId === id) this.#verified.delete(fp);
+  }
+
+  /** The user an API key belongs to; throws UnauthorizedError for unknown or revoked keys. */
+  authenticateKey(key: string): User {
+    const fp = fingerprint(key);
+    let keyId = this.#verified.get(fp);
+    if (keyId === undefined) {
+      const prefix = keyPrefix(key);
+      const match = this.table<ApiKey>('api_keys').find((k) => k.prefix === prefix && k.revoked_at === null && verifySecret(key, k.secret));
+      if (!match) throw new UnauthorizedError('Invalid API key');
+      keyId = match.id;
+      this.#verified.set(fp, keyId);
+    }
+    const record = this.get<ApiKey>('api_keys', keyId);
+    const user = record && record.revoked_at === null ? this.get<User>('users', record.user_id) : undefined;
+    if (!user) throw new UnauthorizedError('Invalid API key');
+    return user;
+  }
+
+  /** Does any stored (unrevoked) key match? Used at start-up to adopt TRACELAKE_API_KEY. */
+  hasKey(key: string): boolean {
+    try {
+      this.authenticateKey(key);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  // ------------------------------------------------------------ projects
+
+  projects(): Project[] {
+    return this.table<Project>('projects');
+  }
+
+  project(id: string): Project {
+    const p = this.get<Project>('projects', id.toLowerCase());
+    if (!p) throw new NotFoundError(`Project ${id} not found`);
+    return p;
+  }
+
+  projectByName(name: string): Project | undefined {
+    return this.projects().find((p) => p.name === name);
+  }
+
+  createProject(input: { name: string; type?: string; description?: string | null; labels?: string[] }, userId: string | null): Project {
+    const name = input.name.trim();
+    if (name === '') throw invalid(['body', 'name'], 'String should have at least 1 character', input.name, 'string_too_short');
+    if (this.projectByName(name)) throw new ConflictError('ALREADY_EXISTS', `A project named "${name}" already exists`);
+    const now = new Date().toISOString();
+    const project: Project = {
+      id: randomUUID(),
+      name,
+      type: input.type ?? 'gen_ai',
+      created_at: now,
+      updated_at: now,
+      created_by: userId,
+      description: input.description ?? null,
+      labels: input.labels ?? [],
+      bookmark: false,
+    };
+    this.put('projects', project as unknown as Row);
+    return project;
+  }
+
+  // ------------------------------------------------------------ runs
+
+  runs(projectId: string, kind?: RunKind): Run[] {
+    return this.table<Run>('runs').filter((r) => r.project_id === projectId && (kind === undefined || r.kind === kind));
+  }
+
+  run(projectId: string, runId: string): Run {
+    const r = this.get<Run>('runs', runId.toLowerCase());
+    if (!r || r.project_id !== projectId) throw new NotFoundError(`Run ${runId} not found in project ${projectId}`);
+    return r;
+  }
+
+  createRun(projectId: string, kind: RunKind, name: string, userId: string | null): Run {
+    this.project(projectId);
+    const trimmed = name.trim();
+    if (trimmed === '') throw invalid(['body', 'name'], 'String should have at least 1 character', name, 'string_too_short');
+    if (this.runs(projectId, kind).some((r) => r.name === trimmed)) {
+      throw new ConflictError('ALREADY_EXISTS', `A ${kind.replace('_', ' ')} named "${trimmed}" already exists in this project`);
+    }
+    const now = new Date().toISOString();
+    const run: Run = {
+      id: randomUUID(),
+      project_id: projectId,
+      kind,
+      name: trimmed,
+      created_at: now,
+      updated_at: now,
+      created_by: userId,
+      has_user_created_sessions: false,
+    };
+    this.put('runs', run as unknown as Row);
+    return run;
+  }
+
+  userSummary(id: string | null): { id: string; email: string; first_name: string; last_name: string } | null {
+    const u = id ? this.get<User>('users', id) : undefined;
+    return u ? { id: u.id, email: u.email, first_name: u.first_name, last_name: u.last_name } : null;
+  }
+}
+
+export { newApiKey };

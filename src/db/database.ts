@@ -1,0 +1,127 @@
+// The only user of @duckdb/node-api. Runs the SQL it is given with positional parameters on a small
+// pool of connections (one statement at a time per connection) and maps result rows once.
+// It builds no SQL from request data.
+import { DuckDBInstance, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import { StorageError } from '../errors.js';
+
+export type Param = string | number | boolean | bigint | null | readonly string[] | readonly number[];
+export type Row = Record<string, unknown>;
+
+export interface DatabaseOptions {
+  /** Worker threads DuckDB may use (default: all cores). */
+  threads?: number;
+  /** e.g. '4GB'; DuckDB's default is 80% of RAM. */
+  memoryLimit?: string;
+  /** Where DuckDB spills large sorts. */
+  tempDirectory?: string;
+  /** Connections in the pool (default 4). */
+  connections?: number;
+}
+
+export class Database {
+  readonly #instance: DuckDBInstance;
+  readonly #idle: DuckDBConnection[] = [];
+  readonly #waiting: ((c: DuckDBConnection) => void)[] = [];
+  readonly #all: DuckDBConnection[] = [];
+  #closed = false;
+
+  private constructor(instance: DuckDBInstance) {
+    this.#instance = instance;
+  }
+
+  static async open(options: DatabaseOptions = {}): Promise<Database> {
+    const config: Record<string, string> = {};
+    if (options.threads) config['threads'] = String(options.threads);
+    if (options.memoryLimit) config['memory_limit'] = options.memoryLimit;
+    if (options.tempDirectory) config['temp_directory'] = options.tempDirectory;
+    const db = new Database(await DuckDBInstance.create(':memory:', config));
+    const n = options.connections ?? 4;
+    for (let i = 0; i < n; i++) {
+      const c = await db.#instance.connect();
+      db.#all.push(c);
+      db.#idle.push(c);
+    }
+    // Footers of immutable segments are read once, not on every query.
+    await db.run('SET parquet_metadata_cache = true');
+    await db.run('SET enable_object_cache = true');
+    return db;
+  }
+
+  async #acquire(): Promise<DuckDBConnection> {
+    if (this.#closed) throw new StorageError('database is closed');
+    const c = this.#idle.pop();
+    if (c) return c;
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  #release(c: DuckDBConnection): void {
+    const next = this.#waiting.shift();
+    if (next) next(c);
+    else this.#idle.push(c);
+  }
+
+  /** Runs `fn` with one connection held, so a sequence of statements (a transaction) stays together. */
+  async withConnection<T>(fn: (c: Connection) => Promise<T>): Promise<T> {
+    const c = await this.#acquire();
+    try {
+      return await fn(new Connection(c));
+    } finally {
+      this.#release(c);
+    }
+  }
+
+  async run(sql: string, params: readonly Param[] = []): Promise<void> {
+    await this.withConnection((c) => c.run(sql, params));
+  }
+
+  async all(sql: string, params: readonly Param[] = []): Promise<Row[]> {
+    return this.withConnection((c) => c.all(sql, params));
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const c of this.#all) c.closeSync();
+    this.#instance.closeSync();
+  }
+}
+
+export class Connection {
+  readonly #c: DuckDBConnection;
+  constructor(c: DuckDBConnection) {
+    this.#c = c;
+  }
+
+  async run(sql: string, params: readonly Param[] = []): Promise<void> {
+    try {
+      await this.#c.run(sql, toValues(params), toTypes(params));
+    } catch (err) {
+      throw wrap(err, sql);
+    }
+  }
+
+  async all(sql: string, params: readonly Param[] = []): Promise<Row[]> {
+    try {
+      const reader = await this.#c.runAndReadAll(sql, toValues(params), toTypes(params));
+      return reader.getRowObjectsJS() as Row[];
+    } catch (err) {
+      throw wrap(err, sql);
+    }
+  }
+}
+
+function toValues(params: readonly Param[]): DuckDBValue[] {
+  return params.map((p) => (Array.isArray(p) ? listValue(p as DuckDBValue[]) : (p as DuckDBValue)));
+}
+
+/** An empty list has no element type to infer: bind it as VARCHAR[] (SQL casts it where needed). */
+function toTypes(params: readonly Param[]): DuckDBType[] | undefined {
+  if (!params.some((p) => Array.isArray(p) && p.length === 0)) return undefined;
+  return params.map((p) => (Array.isArray(p) && p.length === 0 ? LIST(VARCHAR) : undefined)) as DuckDBType[];
+}
+
+function wrap(err: unknown, sql: string): StorageError {
+  const e = new StorageError(`query failed: ${(err as Error).message}`, { cause: err });
+  (e as StorageError & { sql?: string }).sql = sql;
+  return e;
+}

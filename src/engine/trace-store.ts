@@ -1,0 +1,428 @@
+// TraceStore: the engine. Opens a data folder (lock, catalog, record store, DuckDB) and offers every
+// operation the server has, as typed library methods taking the same request shapes.
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Catalog, type Project, type Run, type RunKind, type User } from '../catalog/catalog.js';
+import { Database } from '../db/database.js';
+import { ConflictError, InvalidRequestError, invalid, NotFoundError } from '../errors.js';
+import { flattenSpans, flattenTraces, type Draft } from '../ingest/flatten.js';
+import { implicitSessionId, uuidFromHash } from '../ingest/ids.js';
+import { nowUs } from '../ingest/time.js';
+import type { LogSpansRequest, LogTracesRequest } from '../schemas/ingest.js';
+import { FolderLock } from '../storage/lock.js';
+import { STORED_SELECT, type RecordKind } from '../storage/record-columns.js';
+import { RecordStore, type RecordStoreOptions, type WireRow } from '../storage/record-store.js';
+import { storedToRecord, storedToWire } from './row-codec.js';
+
+export interface TraceStoreOptions extends RecordStoreOptions {
+  /** DuckDB worker threads (default: all cores). */
+  threads?: number;
+  /** DuckDB memory limit, e.g. '4GB'. */
+  memoryLimit?: string;
+}
+
+/** Which run a request addresses: exactly one of the three run ids. */
+export interface RunIds {
+  log_stream_id?: string | null;
+  experiment_id?: string | null;
+  metrics_testing_id?: string | null;
+}
+
+export interface LogSpansResult {
+  project_id: string;
+  project_name: string;
+  records_count: number;
+  trace_id: string;
+  parent_id: string;
+  session_id: string | null;
+  log_stream_id: string | null;
+  experiment_id: string | null;
+  metrics_testing_id: string | null;
+}
+
+export interface LogTracesResult {
+  project_id: string;
+  project_name: string;
+  records_count: number;
+  traces_count: number;
+  spans_count: number;
+  session_id: string | null;
+  log_stream_id: string | null;
+  experiment_id: string | null;
+  metrics_testing_id: string | null;
+  trace_ids: string[];
+}
+
+export interface ReadRequest extends RunIds {
+  starting_token?: number;
+  limit?: number;
+}
+
+export interface ReadResult {
+  records: Record<string, unknown>[];
+  num_records: number;
+  starting_token: number;
+  limit: number;
+  paginated: boolean;
+  next_starting_token: number | null;
+  last_row_id: string | null;
+}
+
+const RUN_ID_FIELDS: readonly [keyof RunIds, RunKind][] = [
+  ['log_stream_id', 'log_stream'],
+  ['experiment_id', 'experiment'],
+  ['metrics_testing_id', 'metrics_testing'],
+];
+
+const MAX_LIMIT = 1000;
+
+export class TraceStore {
+  readonly dir: string;
+  readonly catalog: Catalog;
+  readonly #lock: FolderLock;
+  readonly #db: Database;
+  readonly #records: RecordStore;
+  /** trace id -> next step number, for spans logged into an existing trace. */
+  readonly #nextStep = new Map<string, number>();
+  #closed = false;
+
+  private constructor(dir: string, lock: FolderLock, catalog: Catalog, db: Database, records: RecordStore) {
+    this.dir = dir;
+    this.#lock = lock;
+    this.catalog = catalog;
+    this.#db = db;
+    this.#records = records;
+  }
+
+  /** Opens (creating if needed) a data folder. Fails with STORE_LOCKED if another process has it open. */
+  static async open(dir: string, options: TraceStoreOptions = {}): Promise<TraceStore> {
+    const root = resolve(dir);
+    mkdirSync(root, { recursive: true });
+    const lock = FolderLock.acquire(root);
+    let catalog: Catalog | undefined;
+    let db: Database | undefined;
+    try {
+      catalog = Catalog.open(root);
+      mkdirSync(join(root, 'tmp'), { recursive: true });
+      db = await Database.open({ threads: options.threads, memoryLimit: options.memoryLimit, tempDirectory: join(root, 'tmp') });
+      const records = await RecordStore.open(root, db, options);
+      return new TraceStore(root, lock, catalog, db, records);
+    } catch (err) {
+      await db?.close();
+      catalog?.close();
+      lock.release();
+      throw err;
+    }
+  }
+
+  /** Seals pending rows into Parquet and releases the folder. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      await this.#records.close();
+    } finally {
+      await this.#db.close();
+      this.catalog.close();
+      this.#lock.release();
+    }
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new ConflictError('STORE_CLOSED', 'the trace store is closed');
+  }
+
+  // ------------------------------------------------------------------ projects and runs
+
+  createProject(input: { name: string; type?: string; description?: string | null; labels?: string[] }, user?: User | null): Project {
+    this.#assertOpen();
+    return this.catalog.createProject(input, user?.id ?? null);
+  }
+
+  getProject(id: string): Project {
+    return this.catalog.project(id);
+  }
+
+  /** Projects whose name equals `name` (an empty list when none does). */
+  findProjects(query: { name?: string } = {}): Project[] {
+    const all = this.catalog.projects();
+    return query.name === undefined ? all : all.filter((p) => p.name === query.name);
+  }
+
+  createRun(projectId: string, kind: RunKind, name: string, user?: User | null): Run {
+    this.#assertOpen();
+    return this.catalog.createRun(projectId, kind, name, user?.id ?? null);
+  }
+
+  createLogStream(projectId: string, name: string, user?: User | null): Run {
+    return this.createRun(projectId, 'log_stream', name, user);
+  }
+
+  createExperiment(projectId: string, name: string, user?: User | null): Run {
+    return this.createRun(projectId, 'experiment', name, user);
+  }
+
+  createMetricsTestingRun(projectId: string, name: string, user?: User | null): Run {
+    return this.createRun(projectId, 'metrics_testing', name, user);
+  }
+
+  listRuns(projectId: string, kind?: RunKind): Run[] {
+    this.catalog.project(projectId);
+    return this.catalog.runs(projectId, kind);
+  }
+
+  /** The run a request addresses; 422 when none or several run ids are given, 404 when unknown. */
+  resolveRun(projectId: string, ids: RunIds, loc: (string | number)[] = ['body']): { project: Project; run: Run; field: keyof RunIds } {
+    const project = this.catalog.project(projectId);
+    const given = RUN_ID_FIELDS.filter(([f]) => ids[f] != null);
+    if (given.length === 0) {
+      throw invalid(loc, 'one of log_stream_id, experiment_id or metrics_testing_id is required', undefined, 'missing');
+    }
+    if (given.length > 1) {
+      throw invalid(loc, `give only one of log_stream_id, experiment_id, metrics_testing_id (got ${given.map(([f]) => f).join(', ')})`);
+    }
+    const [field, kind] = given[0]!;
+    const run = this.catalog.run(project.id, String(ids[field]));
+    if (run.kind !== kind) throw new NotFoundError(`${field} ${run.id} is not a ${kind.replace('_', ' ')}`);
+    return { project, run, field };
+  }
+
+  // ------------------------------------------------------------------ ingest
+
+  /** Logs whole traces (the body the official client sends to POST /projects/{id}/traces). */
+  async logTraces(projectId: string, body: LogTracesRequest): Promise<LogTracesResult> {
+    this.#assertOpen();
+    const { project, run, field } = this.resolveRun(projectId, body);
+    const ctx = { projectId: project.id, runId: run.id, receivedUs: nowUs() };
+    const flat = flattenTraces(body, ctx);
+    const sessionRows = await this.#sessionsFor(project.id, run.id, flat.traces, body.session_external_id ?? null);
+    const rows: Draft[] = [...sessionRows];
+    let firstSession: string | null = null;
+    const sessionOfTrace = new Map<string, string>();
+    for (const t of flat.traces) {
+      const sid = t.record['session_id'] as string;
+      firstSession ??= sid;
+      sessionOfTrace.set(t.record.id, sid);
+      rows.push(t.record);
+    }
+    for (const s of flat.spans) {
+      s['session_id'] = sessionOfTrace.get(s['trace_id'] as string);
+      rows.push(s);
+      const next = (s['step_number'] as number) + 1;
+      const tid = s['trace_id'] as string;
+      if ((this.#nextStep.get(tid) ?? 0) < next) this.#rememberStep(tid, next);
+    }
+    await this.#write(project.id, run.id, rows, body.reliable !== false);
+    return {
+      project_id: project.id,
+      project_name: project.name,
+      records_count: flat.traces.length + flat.spans.length,
+      traces_count: flat.traces.length,
+      spans_count: flat.spans.length,
+      session_id: body.session_id ?? (flat.traces.length === 1 ? firstSession : null),
+      ...runEcho(field, run.id),
+      trace_ids: flat.traces.map((t) => t.record.id),
+    };
+  }
+
+  /** Logs spans under `parent_id` in trace `trace_id` (SPEC.md Log spans). Creates the trace if new. */
+  async logSpans(projectId: string, body: LogSpansRequest): Promise<LogSpansResult> {
+    this.#assertOpen();
+    const { project, run, field } = this.resolveRun(projectId, body);
+    const traceId = body.trace_id.toLowerCase();
+    const parentId = body.parent_id.toLowerCase();
+    const found = await this.#records.lookup(project.id, run.id, parentId === traceId ? [traceId] : [traceId, parentId]);
+    const trace = found.find((r) => r['id'] === traceId);
+    const parent = found.find((r) => r['id'] === parentId);
+    if (trace && trace['type'] !== 'trace') {
+      throw invalid(['body', 'trace_id'], `record ${traceId} is a ${String(trace['type'])} span, not a trace`, body.trace_id);
+    }
+    if (parentId !== traceId) {
+      if (!parent) throw invalid(['body', 'parent_id'], `parent span ${parentId} was not found in trace ${traceId}`, body.parent_id);
+      if (parent['trace_id'] !== traceId) {
+        throw invalid(['body', 'parent_id'], `parent span ${parentId} belongs to trace ${String(parent['trace_id'])}, not ${traceId}`, body.parent_id);
+      }
+      if (parent['type'] === 'llm' || parent['type'] === 'control') {
+        throw invalid(['body', 'parent_id'], `a ${String(parent['type'])} span cannot have child spans`, body.parent_id);
+      }
+    }
+    const receivedUs = nowUs();
+    const firstStep = await this.#stepAfter(project.id, run.id, traceId, trace !== undefined);
+    const spans = flattenSpans(body, { projectId: project.id, runId: run.id, receivedUs }, firstStep);
+    const rows: Draft[] = [];
+    let sessionId: string;
+    if (trace) {
+      sessionId = String(trace['session_id']);
+      if (!trace['has_children']) rows.push({ ...(storedToWire(trace) as unknown as Draft), has_children: true, updated_at: receivedUs });
+    } else {
+      const created = Math.min(...spans.map((s) => s.created_at));
+      const record: Draft = { id: traceId, type: 'trace', trace_id: traceId, name: '', input: '', output: null, created_at: created, updated_at: created, has_children: true, is_complete: true };
+      const sessions = await this.#sessionsFor(project.id, run.id, [{ record, sessionId: body.session_id?.toLowerCase() ?? null }], null);
+      rows.push(...sessions, record);
+      sessionId = record['session_id'] as string;
+    }
+    if (parent && parentId !== traceId && !parent['has_children']) {
+      rows.push({ ...(storedToWire(parent) as unknown as Draft), has_children: true, updated_at: receivedUs });
+    }
+    for (const s of spans) {
+      s['session_id'] = sessionId;
+      rows.push(s);
+    }
+    this.#rememberStep(traceId, Math.max(firstStep, ...spans.map((s) => (s['step_number'] as number) + 1)));
+    await this.#write(project.id, run.id, rows, body.reliable !== false);
+    return {
+      project_id: project.id,
+      project_name: project.name,
+      records_count: spans.length,
+      trace_id: traceId,
+      parent_id: parentId,
+      session_id: sessionId,
+      ...runEcho(field, run.id),
+    };
+  }
+
+  /**
+   * Session records for traces: a trace without a session gets its own implicit one (id derived from
+   * the trace id, so retries match); a named session that does not exist yet is created.
+   */
+  async #sessionsFor(projectId: string, runId: string, traces: { record: Draft; sessionId: string | null }[], externalId: string | null): Promise<Draft[]> {
+    let byExternal: string | null = null;
+    if (externalId !== null) {
+      byExternal = await this.#sessionByExternalId(projectId, runId, externalId);
+    }
+    const explicit = [...new Set(traces.map((t) => t.sessionId).filter((s): s is string => s !== null))];
+    const existing = new Set((await this.#records.lookup(projectId, runId, explicit)).filter((r) => r['type'] === 'session').map((r) => String(r['id'])));
+    const out = new Map<string, Draft>();
+    for (const t of traces) {
+      const explicitId = t.sessionId ?? byExternal;
+      const sid = explicitId ?? implicitSessionId(projectId, runId, t.record.id);
+      t.record['session_id'] = sid;
+      if (existing.has(sid) || out.has(sid)) continue;
+      const session: Draft = {
+        id: sid,
+        type: 'session',
+        name: '',
+        input: t.record['input'] ?? '',
+        output: t.record['output'] ?? null,
+        created_at: t.record.created_at,
+        updated_at: t.record.created_at,
+        has_children: true,
+        is_complete: true,
+      };
+      if (externalId !== null && explicitId === byExternal) session['external_id'] = externalId;
+      out.set(sid, session);
+    }
+    return [...out.values()];
+  }
+
+  async #sessionByExternalId(projectId: string, runId: string, externalId: string): Promise<string> {
+    await this.#records.refresh();
+    const src = this.#records.source({ projectId, runId, kinds: ['session'] });
+    const rows = await this.#db.all(
+      `SELECT id FROM ${src.sql} WHERE external_id = $${src.params.length + 1} ORDER BY created_at LIMIT 1`,
+      [...src.params, externalId],
+    );
+    return rows.length > 0 ? String(rows[0]!['id']) : uuidFromHash('session-external', projectId, runId, externalId);
+  }
+
+  async #stepAfter(projectId: string, runId: string, traceId: string, exists: boolean): Promise<number> {
+    if (!exists) return 1;
+    const cached = this.#nextStep.get(traceId);
+    if (cached !== undefined) return cached;
+    const src = this.#records.source({ projectId, runId, kinds: ['span'] });
+    const rows = await this.#db.all(`SELECT max(step_number) AS m FROM ${src.sql} WHERE trace_id = $${src.params.length + 1}`, [...src.params, traceId]);
+    const m = rows[0]?.['m'];
+    return m === null || m === undefined ? 1 : Number(m) + 1;
+  }
+
+  #rememberStep(traceId: string, next: number): void {
+    this.#nextStep.delete(traceId);
+    this.#nextStep.set(traceId, next);
+    if (this.#nextStep.size > 100_000) this.#nextStep.delete(this.#nextStep.keys().next().value as string);
+  }
+
+  async #write(projectId: string, runId: string, drafts: Draft[], reliable: boolean): Promise<void> {
+    const first = this.#records.allocateSeq(drafts.length);
+    const rows: WireRow[] = drafts.map((d, i) => ({ ...d, seq: first + i, project_id: projectId, run_id: runId }) as WireRow);
+    if (reliable) {
+      await this.#records.append(rows, true);
+      return;
+    }
+    // Not reliable: answered at once; a failure is only logged (SPEC.md, Log spans).
+    this.#records.append(rows, false).catch((err: unknown) => {
+      process.emitWarning(`tracelake: unreliable ingest failed: ${(err as Error).message}`);
+    });
+  }
+
+  // ------------------------------------------------------------------ reading (unfiltered; filters come with the query module)
+
+  async searchRecords(projectId: string, kinds: readonly RecordKind[], req: ReadRequest): Promise<ReadResult> {
+    this.#assertOpen();
+    const { project, run } = this.resolveRun(projectId, req);
+    const start = req.starting_token ?? 0;
+    const limit = req.limit ?? 100;
+    if (!Number.isInteger(start) || start < 0) throw invalid(['body', 'starting_token'], 'Input should be greater than or equal to 0', start);
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw invalid(['body', 'limit'], `Input should be between 1 and ${MAX_LIMIT}`, limit);
+    await this.#records.refresh();
+    const src = this.#records.source({ projectId: project.id, runId: run.id, kinds });
+    const n = src.params.length;
+    const rows = await this.#db.all(
+      `${STORED_SELECT} FROM ${src.sql} ORDER BY created_at DESC, id DESC LIMIT $${n + 1} OFFSET $${n + 2}`,
+      [...src.params, limit + 1, start],
+    );
+    const more = rows.length > limit;
+    const page = more ? rows.slice(0, limit) : rows;
+    return {
+      records: page.map((r) => storedToRecord(r)),
+      num_records: page.length,
+      starting_token: start,
+      limit,
+      paginated: more,
+      next_starting_token: more ? start + page.length : null,
+      last_row_id: page.length > 0 ? String(page[page.length - 1]!['id']) : null,
+    };
+  }
+
+  async countRecords(projectId: string, kinds: readonly RecordKind[], req: RunIds): Promise<{ total_count: number }> {
+    this.#assertOpen();
+    const { project, run } = this.resolveRun(projectId, req);
+    await this.#records.refresh();
+    const src = this.#records.source({ projectId: project.id, runId: run.id, kinds });
+    const rows = await this.#db.all(`SELECT count(*) AS n FROM ${src.sql}`, src.params);
+    return { total_count: Number(rows[0]!['n']) };
+  }
+
+  searchSpans(projectId: string, req: ReadRequest): Promise<ReadResult> {
+    return this.searchRecords(projectId, ['span'], req);
+  }
+
+  countSpans(projectId: string, req: RunIds): Promise<{ total_count: number }> {
+    return this.countRecords(projectId, ['span'], req);
+  }
+
+  // ------------------------------------------------------------------ maintenance
+
+  /** Seals the in-memory batch into Parquet now (it also happens by itself). */
+  async flush(): Promise<void> {
+    this.#assertOpen();
+    await this.#records.seal();
+  }
+
+  get stats(): RecordStore['stats'] {
+    return this.#records.stats;
+  }
+}
+
+function runEcho(field: keyof RunIds, runId: string): { log_stream_id: string | null; experiment_id: string | null; metrics_testing_id: string | null } {
+  return {
+    log_stream_id: field === 'log_stream_id' ? runId : null,
+    experiment_id: field === 'experiment_id' ? runId : null,
+    metrics_testing_id: field === 'metrics_testing_id' ? runId : null,
+  };
+}
+
+export { InvalidRequestError };

@@ -1,0 +1,76 @@
+// One error family with stable codes. The server maps `statusCode` straight to HTTP; the library
+// surfaces the same classes, so a script and a client see the same failure.
+
+export interface ValidationIssue {
+  /** JSON path of the offending field, starting with "body", "query" or "path". */
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+  input?: unknown;
+  ctx?: Record<string, unknown>;
+}
+
+export class TraceLakeError extends Error {
+  readonly code: string;
+  readonly statusCode: number;
+  constructor(code: string, statusCode: number, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+    this.statusCode = statusCode;
+  }
+}
+
+/** A request that is well-formed JSON but asks for something invalid (422 with a list of issues). */
+export class InvalidRequestError extends TraceLakeError {
+  readonly issues: ValidationIssue[];
+  constructor(issues: ValidationIssue[] | string, loc: (string | number)[] = ['body']) {
+    const list = typeof issues === 'string' ? [{ loc, msg: issues, type: 'value_error' }] : issues;
+    super('INVALID_REQUEST', 422, list.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; '));
+    this.issues = list;
+  }
+}
+
+export class NotFoundError extends TraceLakeError {
+  constructor(message: string) {
+    super('NOT_FOUND', 404, message);
+  }
+}
+
+export class UnauthorizedError extends TraceLakeError {
+  constructor(message = 'Invalid or missing credentials') {
+    super('UNAUTHORIZED', 401, message);
+  }
+}
+
+export class ForbiddenError extends TraceLakeError {
+  constructor(message = 'Not allowed') {
+    super('FORBIDDEN', 403, message);
+  }
+}
+
+/** The store is locked by another process, closed, or the resource already exists. */
+export class ConflictError extends TraceLakeError {
+  constructor(code: 'STORE_LOCKED' | 'STORE_CLOSED' | 'ALREADY_EXISTS', message: string) {
+    super(code, 409, message);
+  }
+}
+
+export class PayloadTooLargeError extends TraceLakeError {
+  constructor(message: string) {
+    super('PAYLOAD_TOO_LARGE', 413, message);
+  }
+}
+
+/** Disk or database failure. The cause goes to the log, never to a client. */
+export class StorageError extends TraceLakeError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('STORAGE_FAILURE', 500, message, options);
+  }
+}
+
+export function invalid(loc: (string | number)[], msg: string, input?: unknown, type = 'value_error'): InvalidRequestError {
+  const issue: ValidationIssue = { loc, msg, type };
+  if (input !== undefined) issue.input = input;
+  return new InvalidRequestError([issue]);
+}

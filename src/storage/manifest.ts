@@ -1,0 +1,55 @@
+// The manifest names the live Parquet segments, the highest sealed sequence number and the dead
+// (deleted or superseded) sequence numbers. It is the one source of truth on disk: replaced
+// atomically, and files it does not name are leftovers of an interrupted seal, removed on open.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { StorageError } from '../errors.js';
+import { writeFileAtomic } from './fs-util.js';
+import type { RecordKind } from './record-columns.js';
+
+export interface SegmentEntry {
+  /** Path relative to the data folder. */
+  readonly file: string;
+  readonly project_id: string;
+  readonly run_id: string;
+  readonly kind: RecordKind;
+  readonly rows: number;
+  readonly bytes: number;
+  readonly min_seq: number;
+  readonly max_seq: number;
+  readonly min_created_us: number;
+  readonly max_created_us: number;
+}
+
+export interface ManifestState {
+  readonly format: 1;
+  readonly generation: number;
+  /** Every log row with seq <= sealed_seq is in a segment (or was deleted). */
+  readonly sealed_seq: number;
+  readonly next_segment: number;
+  readonly segments: readonly SegmentEntry[];
+  /** Sequence numbers whose rows are deleted or replaced by a newer version. */
+  readonly dead: readonly number[];
+}
+
+export const EMPTY_MANIFEST: ManifestState = { format: 1, generation: 0, sealed_seq: 0, next_segment: 1, segments: [], dead: [] };
+
+export function loadManifest(dir: string): ManifestState {
+  const path = join(dir, 'manifest.json');
+  if (!existsSync(path)) return EMPTY_MANIFEST;
+  try {
+    const m = JSON.parse(readFileSync(path, 'utf8')) as ManifestState;
+    if (m.format !== 1) throw new Error(`unknown manifest format ${String(m.format)}`);
+    return m;
+  } catch (err) {
+    throw new StorageError(`cannot read ${path}`, { cause: err });
+  }
+}
+
+export function saveManifest(dir: string, state: ManifestState): void {
+  writeFileAtomic(join(dir, 'manifest.json'), JSON.stringify(state));
+}
+
+export function partitionKey(projectId: string, runId: string, kind?: RecordKind): string {
+  return `project_id=${projectId}/run_id=${runId}/${kind ? `kind=${kind}` : ''}`;
+}

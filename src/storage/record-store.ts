@@ -1,0 +1,495 @@
+// A small LSM over Parquet. Rows are appended to the write-ahead log (one JSON line each), loaded by
+// DuckDB's JSON reader into an in-memory batch table (`mem`), and sealed into immutable ZSTD Parquet
+// segments per (project, run, kind), sorted by created_at then id. Replacing or deleting a sealed row
+// marks its sequence number dead; readers skip dead rows until compaction rewrites the segment.
+//
+// Invariants:
+// - every acknowledged row is in the log; `refresh()` makes every logged row visible in `mem`;
+// - a row with seq <= manifest.sealed_seq is in a segment named by the manifest (or was deleted);
+// - for each id at most one live (not dead) row exists across `mem` and the segments.
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import type { Connection, Database, Param, Row } from '../db/database.js';
+import { StorageError } from '../errors.js';
+import { ensureDir, fsyncDir, fsyncFile } from './fs-util.js';
+import { idHash, SealedIdIndex } from './id-index.js';
+import { EMPTY_MANIFEST, loadManifest, partitionKey, saveManifest, type ManifestState, type SegmentEntry } from './manifest.js';
+import { KIND_SQL, loadSelectList, RECORD_COLUMNS, STORED_SELECT, tableDdl, wireColumns, type RecordKind } from './record-columns.js';
+import { WriteAheadLog, type WalFile } from './wal.js';
+
+export interface RecordStoreOptions {
+  /** Rows in the in-memory batch that trigger a seal into Parquet (default 200,000). */
+  sealRows?: number;
+  /** Write-ahead log file size that triggers a roll and background load (default 8 MiB). */
+  walRollBytes?: number;
+  /** Rows per Parquet row group (default 65,536): smaller skips more, larger compresses better. */
+  rowGroupSize?: number;
+}
+
+/** A row as written to the log: column name -> JSON value (see record-columns.ts for the wire types). */
+export type WireRow = Record<string, unknown> & { seq: number; id: string; type: string; project_id: string; run_id: string };
+
+export interface Scope {
+  projectId: string;
+  /** Omit to address every run of the project. */
+  runId?: string;
+  kinds: readonly RecordKind[];
+}
+
+/** Serialises async critical sections (JS is single-threaded, but awaits interleave). */
+class Mutex {
+  #tail: Promise<void> = Promise.resolve();
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.#tail.then(fn);
+    this.#tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
+  }
+}
+
+export class RecordStore {
+  readonly #dir: string;
+  readonly #db: Database;
+  readonly #wal: WriteAheadLog;
+  readonly #options: Required<RecordStoreOptions>;
+  #manifest: ManifestState;
+  readonly #index = new SealedIdIndex();
+  /** Latest seq of every id logged since the last seal (loaded into `mem` or still only in the log). */
+  readonly #memIds = new Map<string, number>();
+  readonly #dead = new Set<number>();
+  #deadPending: number[] = [];
+  /** While a seal runs: the highest seq it takes. Bumped generation when it finishes. */
+  #sealingThrough = 0;
+  #sealGeneration = 0;
+  #nextSeq: number;
+  #memRows = 0;
+  #lastLoadedWal = 0;
+  readonly #lock = new Mutex();
+  #sealing: Promise<void> | null = null;
+  #background: Promise<void> = Promise.resolve();
+  #closed = false;
+
+  private constructor(dir: string, db: Database, wal: WriteAheadLog, manifest: ManifestState, options: Required<RecordStoreOptions>) {
+    this.#dir = dir;
+    this.#db = db;
+    this.#wal = wal;
+    this.#manifest = manifest;
+    this.#options = options;
+    this.#nextSeq = manifest.sealed_seq + 1;
+  }
+
+  static async open(dir: string, db: Database, options: RecordStoreOptions = {}): Promise<RecordStore> {
+    ensureDir(join(dir, 'records'));
+    const manifest = loadManifest(dir);
+    const opts: Required<RecordStoreOptions> = {
+      sealRows: options.sealRows ?? 200_000,
+      walRollBytes: options.walRollBytes ?? 8 << 20,
+      rowGroupSize: options.rowGroupSize ?? 65_536,
+    };
+    const { wal, replay } = WriteAheadLog.open(join(dir, 'wal'), opts.walRollBytes);
+    const store = new RecordStore(dir, db, wal, manifest, opts);
+    removeUnlisted(dir, manifest);
+    for (const seq of manifest.dead) store.#dead.add(seq);
+    for (const seg of manifest.segments) store.#index.add({ key: seg.file, partition: seg.file, hashes: readHashes(dir, seg) });
+    await db.run(tableDdl('mem'));
+    await db.run('CREATE TABLE IF NOT EXISTS dead (seq BIGINT)');
+    await store.#syncDeadTable();
+    await store.#replay(replay);
+    return store;
+  }
+
+  // ---------------------------------------------------------------- writing
+
+  /** Reserves `n` consecutive sequence numbers; returns the first. */
+  allocateSeq(n: number): number {
+    const first = this.#nextSeq;
+    this.#nextSeq += n;
+    return first;
+  }
+
+  /**
+   * Logs rows (each with its seq), replacing older versions of the same ids: versions still in memory
+   * are replaced when the new rows load, sealed versions are marked dead. Resolves once the rows are
+   * in the log (and on disk, if `sync`); they are visible to the next `refresh()`.
+   */
+  async append(rows: readonly WireRow[], sync: boolean): Promise<void> {
+    this.#assertOpen();
+    if (rows.length === 0) return;
+    for (;;) {
+      // A seal that completes while we look up sealed versions moves ids out of #memIds: look again.
+      const generation = this.#sealGeneration;
+      const sealed = await this.#sealedVersions(rows.filter((r) => !this.#memIds.has(r.id)));
+      if (generation !== this.#sealGeneration) continue;
+      const dead = sealed;
+      for (const r of rows) {
+        const prev = this.#memIds.get(r.id);
+        // Rows being sealed right now land in a segment: their old version must die there too.
+        if (prev !== undefined && prev <= this.#sealingThrough) dead.push(prev);
+      }
+      this.#markDead(dead);
+      let text = '';
+      for (const r of rows) text += `${JSON.stringify(r)}\n`;
+      const done = this.#wal.append(text, rows[rows.length - 1]!.seq, sync);
+      for (const r of rows) this.#memIds.set(r.id, r.seq);
+      if (this.#wal.openBytes >= this.#options.walRollBytes) this.#scheduleLoad();
+      await done;
+      return;
+    }
+  }
+
+  /** Seqs of live sealed rows with the ids of `rows` (in the same project and run). */
+  async #sealedVersions(rows: readonly WireRow[]): Promise<number[]> {
+    const files = new Set<string>();
+    const wanted: string[] = [];
+    for (const r of rows) {
+      const hit = this.#index.candidates(r.id, `records/${partitionKey(r.project_id, r.run_id)}`);
+      if (hit.length === 0) continue;
+      wanted.push(r.id);
+      for (const f of hit) files.add(f);
+    }
+    if (wanted.length === 0) return [];
+    const found = await this.#db.all(`SELECT seq FROM read_parquet($1, hive_partitioning = false) WHERE id IN (SELECT unnest($2::VARCHAR[]))`, [
+      [...files].map((f) => join(this.#dir, f)),
+      wanted,
+    ]);
+    return found.map((r) => Number(r['seq'])).filter((s) => !this.#dead.has(s));
+  }
+
+  /** Latest seq logged for an id since the last seal, if any. */
+  memSeq(id: string): number | undefined {
+    return this.#memIds.get(id);
+  }
+
+  // ---------------------------------------------------------------- reading
+
+  /** Makes every logged row visible to queries (read-your-writes). */
+  async refresh(): Promise<void> {
+    this.#assertOpen();
+    await this.#lock.run(() => this.#loadClosed());
+  }
+
+  /**
+   * The FROM source for a scope: live rows of its segments and of the in-memory batch, as SQL plus
+   * the parameters it uses (numbered from `firstParam`).
+   */
+  source(scope: Scope, firstParam = 1): { sql: string; params: Param[] } {
+    const files = this.segmentsFor(scope).map((s) => join(this.#dir, s.file));
+    const params: Param[] = [];
+    const p = (v: Param) => {
+      params.push(v);
+      return `$${firstParam + params.length - 1}`;
+    };
+    const memWhere = [`project_id = ${p(scope.projectId)}`];
+    if (scope.runId !== undefined) memWhere.push(`run_id = ${p(scope.runId)}`);
+    memWhere.push(`${KIND_SQL} IN (SELECT unnest(${p([...scope.kinds])}::VARCHAR[]))`);
+    const parts: string[] = [];
+    if (files.length > 0) parts.push(`SELECT * FROM read_parquet(${p(files)}, hive_partitioning = false)`);
+    parts.push(`SELECT * FROM mem WHERE ${memWhere.join(' AND ')}`);
+    let sql = parts.join(' UNION ALL ');
+    if (this.#dead.size > 0) sql = `SELECT * FROM (${sql}) WHERE seq NOT IN (SELECT seq FROM dead)`;
+    return { sql: `(${sql})`, params };
+  }
+
+  /** Live rows with these ids in a run (any kind), timestamps as epoch µs. Sees every logged row. */
+  async lookup(projectId: string, runId: string, ids: readonly string[]): Promise<Row[]> {
+    if (ids.length === 0) return [];
+    await this.refresh();
+    const files = new Set<string>();
+    for (const id of ids) for (const f of this.#index.candidates(id, `records/${partitionKey(projectId, runId)}`)) files.add(f);
+    const params: Param[] = [projectId, runId, [...ids]];
+    const parts = ['SELECT * FROM mem WHERE project_id = $1 AND run_id = $2'];
+    if (files.size > 0) {
+      params.push([...files].map((f) => join(this.#dir, f)));
+      parts.push('SELECT * FROM read_parquet($4, hive_partitioning = false)');
+    }
+    const dead = this.#dead.size > 0 ? ' AND seq NOT IN (SELECT seq FROM dead)' : '';
+    return this.#db.all(`${STORED_SELECT} FROM (${parts.join(' UNION ALL ')}) WHERE id IN (SELECT unnest($3::VARCHAR[]))${dead}`, params);
+  }
+
+  segmentsFor(scope: Scope): SegmentEntry[] {
+    return this.#manifest.segments.filter(
+      (s) => s.project_id === scope.projectId && (scope.runId === undefined || s.run_id === scope.runId) && scope.kinds.includes(s.kind),
+    );
+  }
+
+  get stats(): { segments: number; sealedRows: number; memRows: number; dead: number; diskBytes: number } {
+    let sealedRows = 0;
+    let diskBytes = 0;
+    for (const s of this.#manifest.segments) {
+      sealedRows += s.rows;
+      diskBytes += s.bytes;
+    }
+    return { segments: this.#manifest.segments.length, sealedRows, memRows: this.#memRows, dead: this.#dead.size, diskBytes };
+  }
+
+  // ---------------------------------------------------------------- sealing
+
+  /** Seals the in-memory batch into Parquet segments (also runs by itself past `sealRows`). */
+  async seal(): Promise<void> {
+    this.#assertOpen();
+    await this.#seal();
+  }
+
+  #seal(): Promise<void> {
+    this.#sealing ??= this.#lock
+      .run(async () => {
+        await this.#loadClosed();
+        if (this.#memRows === 0) return;
+        await this.#sealLoaded();
+      })
+      .finally(() => {
+        this.#sealing = null;
+      });
+    return this.#sealing;
+  }
+
+  async #sealLoaded(): Promise<void> {
+    const sealedThrough = this.#nextSeqLoaded - 1;
+    this.#sealingThrough = sealedThrough;
+    try {
+      await this.#sealThrough(sealedThrough);
+    } finally {
+      this.#sealingThrough = 0;
+    }
+  }
+
+  async #sealThrough(sealedThrough: number): Promise<void> {
+    const groups = await this.#db.all(
+      `SELECT project_id, run_id, ${KIND_SQL} AS kind, count(*) AS n FROM mem GROUP BY ALL ORDER BY ALL`,
+    );
+    let next = this.#manifest.next_segment;
+    const added: SegmentEntry[] = [];
+    const hashes = new Map<string, Float64Array>();
+    try {
+      for (const g of groups) {
+        const projectId = String(g['project_id']);
+        const runId = String(g['run_id']);
+        const kind = String(g['kind']) as RecordKind;
+        const rel = join('records', partitionKey(projectId, runId, kind), `seg-${String(next++).padStart(9, '0')}.parquet`);
+        const abs = join(this.#dir, rel);
+        ensureDir(join(abs, '..'));
+        const where = `project_id = $1 AND run_id = $2 AND ${KIND_SQL} = $3`;
+        await this.#db.withConnection(async (c) => {
+          // COPY takes no parameters, so the rows are staged first; the path is built from validated ids.
+          await c.run(`CREATE OR REPLACE TEMP TABLE sealing AS SELECT * FROM mem WHERE ${where} ORDER BY created_at, id`, [projectId, runId, kind]);
+          await c.run(
+            `COPY sealing TO '${abs}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${this.#options.rowGroupSize})`,
+          );
+          const meta = await c.all(
+            `SELECT count(*) AS n, min(seq) AS min_seq, max(seq) AS max_seq, epoch_us(min(created_at)) AS min_c, epoch_us(max(created_at)) AS max_c FROM sealing`,
+          );
+          const ids = await c.all('SELECT id FROM sealing');
+          await c.run('DROP TABLE sealing');
+          const m = meta[0]!;
+          fsyncFile(abs);
+          const h = Float64Array.from(ids.map((r) => idHash(String(r['id'])))).sort();
+          writeFileSync(abs.replace(/\.parquet$/, '.ids'), h);
+          fsyncFile(abs.replace(/\.parquet$/, '.ids'));
+          hashes.set(rel, h);
+          added.push({
+            file: rel,
+            project_id: projectId,
+            run_id: runId,
+            kind,
+            rows: Number(m['n']),
+            bytes: statSync(abs).size,
+            min_seq: Number(m['min_seq']),
+            max_seq: Number(m['max_seq']),
+            min_created_us: Number(m['min_c']),
+            max_created_us: Number(m['max_c']),
+          });
+        });
+      }
+      for (const s of added) fsyncDir(join(this.#dir, s.file, '..'));
+    } catch (err) {
+      for (const s of added) removeSegmentFiles(this.#dir, s.file);
+      throw new StorageError('sealing the in-memory batch failed', { cause: err });
+    }
+    // Dead seqs of rows that never reached a segment (deleted while in memory) are no longer needed.
+    const prevSealed = this.#manifest.sealed_seq;
+    const keptDead = [...this.#dead].filter((s) => s <= prevSealed || s > sealedThrough || this.#inSegments(s, added));
+    const state: ManifestState = {
+      ...this.#manifest,
+      generation: this.#manifest.generation + 1,
+      sealed_seq: sealedThrough,
+      next_segment: next,
+      segments: [...this.#manifest.segments, ...added],
+      dead: keptDead,
+    };
+    saveManifest(this.#dir, state);
+    this.#manifest = state;
+    for (const s of added) this.#index.add({ key: s.file, partition: s.file, hashes: hashes.get(s.file)! });
+    const keep = new Set(keptDead);
+    for (const seq of this.#dead) if (!keep.has(seq) && seq <= sealedThrough) this.#dead.delete(seq);
+    await this.#flushDead();
+    await this.#db.run('DELETE FROM dead WHERE seq NOT IN (SELECT unnest($1::BIGINT[]))', [[...this.#dead]]);
+    await this.#db.run('DELETE FROM mem WHERE seq <= $1', [sealedThrough]);
+    this.#memRows = 0;
+    for (const [id, seq] of this.#memIds) if (seq <= sealedThrough) this.#memIds.delete(id);
+    this.#sealGeneration += 1;
+    this.#wal.dropThrough(this.#lastLoadedWal);
+  }
+
+  #inSegments(seq: number, added: readonly SegmentEntry[]): boolean {
+    return added.some((s) => seq >= s.min_seq && seq <= s.max_seq);
+  }
+
+  // ---------------------------------------------------------------- loading the log into memory
+
+  #nextSeqLoaded = 1;
+
+  #scheduleLoad(): void {
+    this.#background = this.#background
+      .then(() => this.#lock.run(() => this.#loadClosed()))
+      .then(() => (this.#memRows >= this.#options.sealRows ? this.#seal() : undefined))
+      .catch((err: unknown) => {
+        // A failed background load is retried by the next refresh; the rows stay in the log.
+        process.emitWarning(`tracelake: background load failed: ${(err as Error).message}`);
+      });
+  }
+
+  /** Loads every closed log file into `mem`, replacing older versions of the same ids. Holds #lock. */
+  async #loadClosed(): Promise<void> {
+    await this.#flushDead();
+    const files = this.#wal.roll();
+    if (files.length === 0) return;
+    await this.#loadFiles(files);
+  }
+
+  async #loadFiles(files: readonly WalFile[]): Promise<void> {
+    const columns = wireColumns()
+      .map(([k, t]) => `${k}: '${t}'`)
+      .join(', ');
+    const paths = files.map((f) => f.path);
+    await this.#db.withConnection(async (c: Connection) => {
+      await c.run(
+        `CREATE OR REPLACE TEMP TABLE staged AS SELECT ${loadSelectList()} FROM read_json($1, format = 'newline_delimited', columns = {${columns}})
+         WHERE seq IS NOT NULL AND seq > $2 AND seq NOT IN (SELECT seq FROM dead)
+         QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC) = 1`,
+        [paths, this.#manifest.sealed_seq],
+      );
+      await c.run('DELETE FROM mem WHERE id IN (SELECT id FROM staged)');
+      await c.run('INSERT INTO mem SELECT * FROM staged');
+      await c.run('DROP TABLE staged');
+      const n = await c.all('SELECT count(*) AS n, max(seq) AS m FROM mem');
+      this.#memRows = Number(n[0]!['n']);
+      const maxSeq = n[0]!['m'] === null ? 0 : Number(n[0]!['m']);
+      this.#nextSeqLoaded = Math.max(this.#nextSeqLoaded, maxSeq + 1);
+    });
+    this.#lastLoadedWal = Math.max(this.#lastLoadedWal, ...files.map((f) => f.number));
+  }
+
+  /** Replays the log after a restart: reload rows, then re-derive which sealed rows they replaced. */
+  async #replay(files: readonly WalFile[]): Promise<void> {
+    if (files.length === 0) return;
+    await this.#loadFiles(files);
+    const rows = await this.#db.all('SELECT id, seq, project_id, run_id FROM mem');
+    let maxSeq = this.#manifest.sealed_seq;
+    const byRun = new Map<string, { projectId: string; runId: string; ids: string[] }>();
+    for (const r of rows) {
+      const id = String(r['id']);
+      const seq = Number(r['seq']);
+      this.#memIds.set(id, seq);
+      maxSeq = Math.max(maxSeq, seq);
+      const key = `${String(r['project_id'])}/${String(r['run_id'])}`;
+      let g = byRun.get(key);
+      if (!g) byRun.set(key, (g = { projectId: String(r['project_id']), runId: String(r['run_id']), ids: [] }));
+      g.ids.push(id);
+    }
+    this.#nextSeq = Math.max(this.#nextSeq, maxSeq + 1);
+    for (const g of byRun.values()) {
+      const probe = g.ids.map((id) => ({ id, seq: 0, type: '', project_id: g.projectId, run_id: g.runId }));
+      this.#markDead(await this.#sealedVersions(probe));
+    }
+    await this.#flushDead();
+  }
+
+  // ---------------------------------------------------------------- dead rows
+
+  /** Marks seqs dead at once for this process; the DuckDB mirror catches up in `#flushDead` (before any load). */
+  #markDead(seqs: readonly number[]): void {
+    for (const seq of seqs) {
+      if (this.#dead.has(seq)) continue;
+      this.#dead.add(seq);
+      this.#deadPending.push(seq);
+    }
+  }
+
+  async #flushDead(): Promise<void> {
+    if (this.#deadPending.length === 0) return;
+    const batch = this.#deadPending;
+    this.#deadPending = [];
+    await this.#db.run('INSERT INTO dead SELECT unnest($1::BIGINT[])', [batch]);
+  }
+
+  async #syncDeadTable(): Promise<void> {
+    this.#deadPending = [];
+    await this.#db.run('DELETE FROM dead');
+    if (this.#dead.size > 0) await this.#db.run('INSERT INTO dead SELECT unnest($1::BIGINT[])', [[...this.#dead]]);
+  }
+
+  /** Deletes rows by seq, durably. Used by delete-by-filter (the caller computes the seqs under `refresh`). */
+  async deleteSeqs(seqs: readonly number[]): Promise<void> {
+    this.#assertOpen();
+    await this.#lock.run(async () => {
+      this.#markDead(seqs);
+      await this.#flushDead();
+      this.#manifest = { ...this.#manifest, generation: this.#manifest.generation + 1, dead: [...this.#dead] };
+      saveManifest(this.#dir, this.#manifest);
+      await this.#db.run('DELETE FROM mem WHERE seq IN (SELECT unnest($1::BIGINT[]))', [[...seqs]]);
+      const n = await this.#db.all('SELECT count(*) AS n FROM mem');
+      this.#memRows = Number(n[0]!['n']);
+    });
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  /** Seals what is pending and closes the log. The database is closed by its owner. */
+  async close(options: { seal?: boolean } = {}): Promise<void> {
+    if (this.#closed) return;
+    await this.#background;
+    if (options.seal !== false) await this.#seal();
+    this.#closed = true;
+    await this.#wal.close();
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new StorageError('record store is closed');
+  }
+
+  /** Raw SQL access for the engine's queries (already scoped with `source`). */
+  get db(): Database {
+    return this.#db;
+  }
+}
+
+function readHashes(dir: string, seg: SegmentEntry): Float64Array {
+  const path = join(dir, seg.file.replace(/\.parquet$/, '.ids'));
+  const buf = readFileSync(path);
+  const out = new Float64Array(buf.byteLength / 8);
+  new Uint8Array(out.buffer).set(buf);
+  return out;
+}
+
+function removeSegmentFiles(dir: string, rel: string): void {
+  rmSync(join(dir, rel), { force: true });
+  rmSync(join(dir, rel.replace(/\.parquet$/, '.ids')), { force: true });
+}
+
+/** Segment files not named by the manifest are leftovers of an interrupted seal or compaction. */
+function removeUnlisted(dir: string, manifest: ManifestState): void {
+  const live = new Set(manifest.segments.flatMap((s) => [s.file, s.file.replace(/\.parquet$/, '.ids')]));
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (!live.has(relative(dir, p))) rmSync(p, { force: true });
+    }
+  };
+  walk(join(dir, 'records'));
+}
+
+export type { Row };
+export { EMPTY_MANIFEST, RECORD_COLUMNS };
