@@ -2,9 +2,13 @@
 // operation the server has, as typed library methods taking the same request shapes.
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Catalog, type Project, type Run, type RunKind, type User } from '../catalog/catalog.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { Catalog, type ApiKey, type Project, type Run, type RunKind, type User } from '../catalog/catalog.js';
+import { verifySecret } from '../catalog/secrets.js';
+import { TokenSigner } from '../catalog/tokens.js';
+import { writeFileAtomic } from '../storage/fs-util.js';
 import { Database } from '../db/database.js';
-import { ConflictError, InvalidRequestError, invalid, NotFoundError } from '../errors.js';
+import { ConflictError, InvalidRequestError, invalid, NotFoundError, UnauthorizedError } from '../errors.js';
 import { flattenSpans, flattenTraces, type Draft } from '../ingest/flatten.js';
 import { implicitSessionId, uuidFromHash } from '../ingest/ids.js';
 import { nowUs } from '../ingest/time.js';
@@ -19,6 +23,8 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   threads?: number;
   /** DuckDB memory limit, e.g. '4GB'. */
   memoryLimit?: string;
+  /** Lifetime of bearer tokens in seconds (default 30 days). */
+  tokenTtlSeconds?: number;
 }
 
 /** Which run a request addresses: exactly one of the three run ids. */
@@ -84,10 +90,12 @@ export class TraceStore {
   readonly #records: RecordStore;
   /** trace id -> next step number, for spans logged into an existing trace. */
   readonly #nextStep = new Map<string, number>();
+  readonly #tokens: TokenSigner;
   #closed = false;
 
-  private constructor(dir: string, lock: FolderLock, catalog: Catalog, db: Database, records: RecordStore) {
+  private constructor(dir: string, lock: FolderLock, catalog: Catalog, db: Database, records: RecordStore, tokens: TokenSigner) {
     this.dir = dir;
+    this.#tokens = tokens;
     this.#lock = lock;
     this.catalog = catalog;
     this.#db = db;
@@ -106,7 +114,7 @@ export class TraceStore {
       mkdirSync(join(root, 'tmp'), { recursive: true });
       db = await Database.open({ threads: options.threads, memoryLimit: options.memoryLimit, tempDirectory: join(root, 'tmp') });
       const records = await RecordStore.open(root, db, options);
-      return new TraceStore(root, lock, catalog, db, records);
+      return new TraceStore(root, lock, catalog, db, records, TokenSigner.forFolder(root, options.tokenTtlSeconds));
     } catch (err) {
       await db?.close();
       catalog?.close();
@@ -134,6 +142,76 @@ export class TraceStore {
 
   #assertOpen(): void {
     if (this.#closed) throw new ConflictError('STORE_CLOSED', 'the trace store is closed');
+  }
+
+  // ------------------------------------------------------------------ users, keys and tokens
+
+  createUser(input: { email: string; first_name?: string; last_name?: string; role?: 'admin' | 'user'; password?: string }): User {
+    this.#assertOpen();
+    return this.catalog.createUser(input);
+  }
+
+  /** A new API key for a user: the clear key is returned here once and stored only as a hash. */
+  createApiKey(userId: string, description = ''): { key: string; id: string } {
+    this.#assertOpen();
+    const { key, record } = this.catalog.createApiKey(userId, description);
+    return { key, id: record.id };
+  }
+
+  revokeApiKey(id: string): void {
+    this.#assertOpen();
+    this.catalog.revokeApiKey(id);
+  }
+
+  authenticateApiKey(key: string): User {
+    return this.catalog.authenticateKey(key);
+  }
+
+  /**
+   * Makes sure the server has a key to admit its first user. `envKey` (TRACELAKE_API_KEY) is adopted if
+   * given; otherwise the first start generates one and writes it to <data>/api-key (mode 0600).
+   * Returns the key only when it was generated now, so the caller prints it exactly once.
+   */
+  bootstrapApiKey(envKey?: string): { generated: string | null; file: string } {
+    this.#assertOpen();
+    const file = join(this.dir, 'api-key');
+    let admin = this.catalog.table<User>('users').find((u) => u.role === 'admin');
+    admin ??= this.catalog.createUser({ email: 'admin@localhost', first_name: 'Admin', role: 'admin' });
+    if (envKey) {
+      if (!this.catalog.hasKey(envKey)) this.catalog.createApiKey(admin.id, 'TRACELAKE_API_KEY', envKey);
+      return { generated: null, file };
+    }
+    const live = this.catalog.table<ApiKey>('api_keys').filter((k) => k.revoked_at === null);
+    if (live.length > 0 && existsSync(file)) return { generated: null, file };
+    if (live.length > 0 && !existsSync(file)) return { generated: null, file };
+    const { key } = this.catalog.createApiKey(admin.id, 'generated on first start');
+    writeFileAtomic(file, `${key}\n`, 0o600);
+    return { generated: key, file };
+  }
+
+  /** Exchanges an API key for a bearer token (POST /login/api_key). */
+  loginWithApiKey(key: string): { access_token: string; token_type: 'bearer'; expires_in: number } {
+    const user = this.catalog.authenticateKey(key);
+    return { access_token: this.#tokens.sign(user.id), token_type: 'bearer', expires_in: this.#tokens.ttlSeconds };
+  }
+
+  /** The OAuth2 password flow and HTTP Basic: a user's email and password. */
+  loginWithPassword(email: string, password: string): { access_token: string; token_type: 'bearer'; expires_in: number } {
+    const user = this.authenticatePassword(email, password);
+    return { access_token: this.#tokens.sign(user.id), token_type: 'bearer', expires_in: this.#tokens.ttlSeconds };
+  }
+
+  authenticatePassword(email: string, password: string): User {
+    const user = this.catalog.table<User>('users').find((u) => u.email === email.trim().toLowerCase());
+    if (!user?.password || !verifySecret(password, user.password)) throw new UnauthorizedError('Incorrect username or password');
+    return user;
+  }
+
+  authenticateToken(token: string): User {
+    const claims = this.#tokens.verify(token);
+    const user = this.catalog.get<User>('users', claims.sub);
+    if (!user) throw new UnauthorizedError('Invalid token');
+    return user;
   }
 
   // ------------------------------------------------------------------ projects and runs

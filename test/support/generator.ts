@@ -514,10 +514,11 @@ const SYMBOLS: readonly string[] = ['AAPL', 'MSFT', 'NVDA', 'GOOG', 'AMZN', 'TSL
 const POOL_BITS = Number(process.env['GEN_POOL_BITS'] ?? 17);
 const POOL_SIZE = 1 << POOL_BITS;
 const POOL_MASK = POOL_SIZE - 1;
-const PHRASES: string[] = new Array<string>(POOL_SIZE);
-const CAP_PHRASES: string[] = new Array<string>(POOL_SIZE);
-const PHRASES_SP: string[] = new Array<string>(POOL_SIZE);
-const CAP_PHRASES_SP: string[] = new Array<string>(POOL_SIZE);
+// Filled with push: `new Array(n)` this large would get slow dictionary-mode elements.
+const PHRASES: string[] = [];
+const CAP_PHRASES: string[] = [];
+const PHRASES_SP: string[] = [];
+const CAP_PHRASES_SP: string[] = [];
 const PHRASE_BYTES = new Uint16Array(POOL_SIZE);
 {
   const rng = new Rng(0x9a7e);
@@ -532,13 +533,18 @@ const PHRASE_BYTES = new Uint16Array(POOL_SIZE);
       else if (deco === 1) parts.push(numberToken(r));
       else parts.push(WORDS[((r & 0xffff) * NW) >>> 16] as string);
     }
-    let phrase = parts.join(' ');
-    if ((rng.u32() & 15) === 0) phrase += ',';
-    const capital = phrase.charAt(0).toUpperCase() + phrase.slice(1);
-    PHRASES[p] = phrase;
-    CAP_PHRASES[p] = capital;
-    PHRASES_SP[p] = phrase + ' ';
-    CAP_PHRASES_SP[p] = capital + ' ';
+    // Every variant is produced by join() so it is a flat string: concatenation would leave
+    // cons-strings that every later join has to walk again.
+    if ((rng.u32() & 15) === 0) parts[n - 1] += ',';
+    const phrase = parts.join(' ');
+    PHRASES.push(phrase);
+    parts.push('');
+    PHRASES_SP.push(parts.join(' '));
+    const first = parts[0] as string;
+    parts[0] = first.charAt(0).toUpperCase() + first.slice(1);
+    CAP_PHRASES_SP.push(parts.join(' '));
+    parts.pop();
+    CAP_PHRASES.push(parts.join(' '));
     PHRASE_BYTES[p] = utf8Len(phrase) + 1;
   }
 }

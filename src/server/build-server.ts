@@ -1,0 +1,59 @@
+// buildServer({ store }) -> a Fastify instance wrapping a TraceStore. It never listens (cli.ts does).
+// Every route answers bare, under /v2 and under /public/v2 (COMPAT.md 1).
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TraceStore } from '../engine/trace-store.js';
+import { installAuth } from './auth.js';
+import { installErrorHandling } from './errors.js';
+import { authRoutes } from './routes/auth.js';
+import { healthRoutes } from './routes/health.js';
+import { ingestRoutes } from './routes/ingest.js';
+import { projectRoutes } from './routes/projects.js';
+import { recordRoutes } from './routes/records.js';
+import { runRoutes } from './routes/runs.js';
+import { validatorCompiler } from './validation.js';
+
+export const PREFIXES = ['', '/v2', '/public/v2'] as const;
+
+export interface ServerOptions {
+  store: TraceStore;
+  /** Largest accepted request body in bytes (default 32 MiB); larger ones get 413. */
+  bodyLimit?: number;
+  /** Fastify logger setting (default off; the CLI turns it on). */
+  logger?: FastifyServerOptions['logger'];
+  /** Milliseconds a request may take before the connection is closed (default 120 s). */
+  requestTimeout?: number;
+}
+
+export function buildServer(options: ServerOptions): FastifyInstance {
+  const { store } = options;
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: options.bodyLimit ?? 32 * 1024 * 1024,
+    requestTimeout: options.requestTimeout ?? 120_000,
+    // Path params may repeat as query params, unknown query params are ignored (COMPAT.md 1).
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    ajv: undefined,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  // OAuth2's password flow posts a form.
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+  installErrorHandling(app);
+  installAuth(app, store);
+  for (const prefix of PREFIXES) {
+    void app.register(
+      async (scoped) => {
+        await scoped.register(healthRoutes);
+        await scoped.register(authRoutes(store));
+        await scoped.register(projectRoutes(store));
+        await scoped.register(runRoutes(store));
+        await scoped.register(ingestRoutes(store));
+        await scoped.register(recordRoutes(store));
+      },
+      { prefix },
+    );
+  }
+  return app;
+}
