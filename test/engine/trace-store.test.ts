@@ -1,0 +1,197 @@
+// Guarantees: records of every kind round-trip through the engine (in memory, sealed, and after a
+// reopen) with their links and fields intact; retries never duplicate; spans logged into a new trace
+// create it and its session; the folder cannot be opened twice.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { TraceStore } from '../../src/engine/trace-store.js';
+import { ConflictError, InvalidRequestError, NotFoundError } from '../../src/errors.js';
+import { everyKindTrace, openStore } from '../support/helpers.js';
+
+type Rec = Record<string, any>;
+
+async function allRecords(store: TraceStore, projectId: string, runId: string): Promise<Rec[]> {
+  const out: Rec[] = [];
+  for (const kinds of [['span'], ['trace'], ['session']] as const) {
+    const page = await store.searchRecords(projectId, kinds, { log_stream_id: runId, limit: 1000 });
+    out.push(...page.records);
+  }
+  return out;
+}
+
+function checkEveryKind(records: Rec[]): void {
+  const byName = new Map(records.map((r) => [`${r.type}:${r.name}`, r]));
+  const trace = byName.get('trace:trace-a')!;
+  const agent = byName.get('agent:planner')!;
+  const llm = byName.get('llm:chat')!;
+  const wf = byName.get('workflow:lookup')!;
+  const ret = byName.get('retriever:search')!;
+  const tool = byName.get('tool:calc')!;
+  const control = byName.get('control:guard')!;
+  const session = records.find((r) => r.type === 'session')!;
+  assert.ok(trace && agent && llm && wf && ret && tool && control && session, 'every kind is present');
+  assert.equal(records.length, 8);
+  // links
+  assert.equal(trace.trace_id, trace.id);
+  assert.equal(trace.session_id, session.id);
+  for (const s of [agent, llm, wf, ret, tool, control]) {
+    assert.equal(s.trace_id, trace.id);
+    assert.equal(s.session_id, session.id);
+  }
+  assert.equal(agent.parent_id, trace.id);
+  assert.equal(llm.parent_id, agent.id);
+  assert.equal(wf.parent_id, agent.id);
+  assert.equal(ret.parent_id, wf.id);
+  assert.equal(tool.parent_id, wf.id);
+  assert.equal(control.parent_id, agent.id);
+  // depth-first step numbers
+  assert.deepEqual([agent, llm, wf, ret, tool, control].map((s) => s.step_number), [1, 2, 3, 4, 5, 6]);
+  assert.deepEqual([trace, agent, llm, wf, ret, tool, control].map((s) => s.has_children), [true, true, false, true, false, false, false]);
+  // fields
+  assert.equal(trace.input, 'question a');
+  assert.equal(trace.output, 'answer a');
+  assert.deepEqual(trace.tags, ['t1', 'a']);
+  assert.deepEqual(trace.user_metadata, { env: 'test', n: '3' });
+  assert.deepEqual(trace.metrics, { duration_ns: 5_000_000 });
+  assert.equal(trace.created_at, '2026-03-01T10:00:00.000Z');
+  assert.equal(agent.agent_type, 'planner');
+  assert.deepEqual(llm.input, [
+    { role: 'system', content: 'be brief' },
+    { role: 'user', content: 'say a' },
+  ]);
+  assert.deepEqual(llm.output, { role: 'assistant', content: 'a!' });
+  assert.equal(llm.model, 'gpt-4o');
+  assert.equal(llm.temperature, 0.2);
+  assert.equal(llm.finish_reason, 'stop');
+  assert.deepEqual(llm.tools, [{ type: 'function', function: { name: 'calc' } }]);
+  assert.deepEqual(llm.metrics, { num_input_tokens: 12, num_output_tokens: 3, custom_score: 0.75, label: 'good' });
+  assert.deepEqual(ret.output, [
+    { content: 'doc one', metadata: { score: 0.9 } },
+    { content: 'doc two', metadata: {} },
+  ]);
+  assert.equal(tool.tool_call_id, 'call-1');
+  assert.equal(tool.output, '2');
+  assert.deepEqual(
+    [control.control_id, control.agent_name, control.check_stage, control.applies_to, control.evaluator_name, control.selector_path],
+    [7, 'planner', 'post', 'llm_call', 'pii', '$.output'],
+  );
+  assert.equal(session.input, 'question a');
+}
+
+test('nested traces of every kind read back intact before sealing, after sealing and after reopening', async (t) => {
+  const { dir, store, projectId, logStreamId } = await openStore(t);
+  const res = await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [everyKindTrace('a') as any] });
+  assert.equal(res.traces_count, 1);
+  assert.equal(res.spans_count, 6);
+  assert.equal(res.records_count, 7);
+  checkEveryKind(await allRecords(store, projectId, logStreamId));
+  await store.flush();
+  assert.equal(store.stats.memRows, 0);
+  assert.ok(store.stats.segments >= 3, 'spans, traces and sessions are sealed apart');
+  checkEveryKind(await allRecords(store, projectId, logStreamId));
+  await store.close();
+  const again = await TraceStore.open(dir);
+  t.after(() => again.close());
+  checkEveryKind(await allRecords(again, projectId, logStreamId));
+});
+
+test('a retried request (with or without client ids) does not duplicate records', async (t) => {
+  const { store, projectId, logStreamId } = await openStore(t);
+  const withoutIds = everyKindTrace('b');
+  const withIds = { ...everyKindTrace('c'), id: '5b6a3f3e-1f0e-4a55-9d7a-0c1f1f2b8e01' };
+  for (let round = 0; round < 2; round++) {
+    await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [structuredClone(withoutIds) as any, structuredClone(withIds) as any] });
+  }
+  assert.equal((await store.countSpans(projectId, { log_stream_id: logStreamId })).total_count, 12);
+  await store.flush();
+  await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [structuredClone(withoutIds) as any, structuredClone(withIds) as any] });
+  assert.equal((await store.countSpans(projectId, { log_stream_id: logStreamId })).total_count, 12, 'retry after sealing replaces');
+  assert.equal((await store.countRecords(projectId, ['trace'], { log_stream_id: logStreamId })).total_count, 2);
+  assert.equal((await store.countRecords(projectId, ['session'], { log_stream_id: logStreamId })).total_count, 2);
+});
+
+test('log spans into a trace that does not exist creates the trace and its session, then extends it', async (t) => {
+  const { store, projectId, logStreamId } = await openStore(t);
+  const traceId = '0d7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e11';
+  const wfId = '1d7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e12';
+  const r1 = await store.logSpans(projectId, {
+    log_stream_id: logStreamId,
+    trace_id: traceId,
+    parent_id: traceId,
+    spans: [{ type: 'workflow', id: wfId, name: 'wf', input: 'go' }],
+  });
+  assert.equal(r1.records_count, 1);
+  assert.ok(r1.session_id);
+  await store.flush(); // the parent is sealed now: adding a child must rewrite it, not duplicate it
+  await store.logSpans(projectId, {
+    log_stream_id: logStreamId,
+    trace_id: traceId,
+    parent_id: wfId,
+    spans: [{ type: 'tool', name: 'calc', input: '1+1', output: '2' }],
+  });
+  const spans = (await store.searchSpans(projectId, { log_stream_id: logStreamId })).records;
+  assert.equal(spans.length, 2);
+  const wf = spans.find((s) => s['id'] === wfId)!;
+  const tool = spans.find((s) => s['name'] === 'calc')!;
+  assert.equal(wf['has_children'], true);
+  assert.equal(tool['parent_id'], wfId);
+  assert.equal(tool['step_number'], 2);
+  assert.equal(tool['session_id'], r1.session_id);
+  const traces = (await store.searchRecords(projectId, ['trace'], { log_stream_id: logStreamId })).records;
+  assert.equal(traces.length, 1);
+  assert.equal(traces[0]!['id'], traceId);
+  assert.equal(traces[0]!['has_children'], true);
+  assert.equal((await store.countRecords(projectId, ['session'], { log_stream_id: logStreamId })).total_count, 1);
+});
+
+test('a parent from another trace, an unknown parent and a childless kind as parent are refused', async (t) => {
+  const { store, projectId, logStreamId } = await openStore(t);
+  const res = await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [everyKindTrace('d') as any] });
+  const spans = (await store.searchSpans(projectId, { log_stream_id: logStreamId })).records;
+  const llm = spans.find((s) => s['type'] === 'llm')!;
+  const agent = spans.find((s) => s['type'] === 'agent')!;
+  const other = '7d7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e13';
+  const attempt = (trace_id: string, parent_id: string) =>
+    store.logSpans(projectId, { log_stream_id: logStreamId, trace_id, parent_id, spans: [{ type: 'tool', name: 'x' }] });
+  await assert.rejects(attempt(other, String(agent['id'])), (e: InvalidRequestError) => e.issues[0]!.loc.join('.') === 'body.parent_id' && /belongs to trace/.test(e.issues[0]!.msg));
+  await assert.rejects(attempt(res.trace_ids[0]!, '8d7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e14'), InvalidRequestError);
+  await assert.rejects(attempt(res.trace_ids[0]!, String(llm['id'])), /cannot have child spans/);
+  assert.equal((await store.countSpans(projectId, { log_stream_id: logStreamId })).total_count, 6);
+});
+
+test('run addressing: none, several, unknown and wrong-kind run ids are refused', async (t) => {
+  const { store, projectId, logStreamId } = await openStore(t);
+  const exp = store.createExperiment(projectId, 'exp-1');
+  const trace = everyKindTrace('e') as any;
+  await assert.rejects(store.logTraces(projectId, { traces: [trace] }), InvalidRequestError);
+  await assert.rejects(store.logTraces(projectId, { log_stream_id: logStreamId, experiment_id: exp.id, traces: [trace] }), InvalidRequestError);
+  await assert.rejects(store.logTraces(projectId, { log_stream_id: exp.id, traces: [trace] }), NotFoundError);
+  await assert.rejects(store.logTraces('9d7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e15', { log_stream_id: logStreamId, traces: [trace] }), NotFoundError);
+  const ok = await store.logTraces(projectId, { experiment_id: exp.id, traces: [trace] });
+  assert.equal(ok.experiment_id, exp.id);
+  assert.equal((await store.countSpans(projectId, { experiment_id: exp.id })).total_count, 6);
+  assert.equal((await store.countSpans(projectId, { log_stream_id: logStreamId })).total_count, 0);
+});
+
+test('paging walks every span once in created_at desc, id desc order', async (t) => {
+  const { store, projectId, logStreamId } = await openStore(t, { sealRows: 50 });
+  for (let i = 0; i < 12; i++) await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [everyKindTrace(`p${i}`) as any] });
+  const seen: Rec[] = [];
+  let token: number | null = 0;
+  while (token !== null) {
+    const page = await store.searchSpans(projectId, { log_stream_id: logStreamId, starting_token: token, limit: 7 });
+    seen.push(...page.records);
+    token = page.next_starting_token;
+  }
+  assert.equal(seen.length, 72);
+  assert.equal(new Set(seen.map((r) => r['id'])).size, 72);
+  for (let i = 1; i < seen.length; i++) {
+    const a = seen[i - 1]!;
+    const b = seen[i]!;
+    assert.ok(a['created_at'] > b['created_at'] || (a['created_at'] === b['created_at'] && a['id'] > b['id']), `order at ${i}`);
+  }
+});
+
+test('a second open of the same folder fails with a clear error', async (t) => {
+  const { dir } = await openStore(t);
+  await assert.rejects(TraceStore.open(dir), (e: ConflictError) => e.code === 'STORE_LOCKED' && /in use by process/.test(e.message));
+});

@@ -1,0 +1,121 @@
+// Guarantees: the ingest routes answer under every prefix on a real server; every kind of bad input
+// gets a 4xx with a useful message and writes nothing; credentials are required.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { everyKindTrace, startServer } from '../support/helpers.js';
+
+test('log traces and spans over HTTP under bare, /v2 and /public/v2 paths', async (t) => {
+  const s = await startServer(t);
+  for (const prefix of ['', '/v2', '/public/v2']) {
+    const r = await s.call('POST', `${prefix}/projects/${s.projectId}/traces`, { log_stream_id: s.logStreamId, traces: [everyKindTrace(prefix || 'bare')] });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.spans_count, 6);
+    assert.equal(r.body.project_name, 'test-project');
+    const traceId = r.body.trace_ids[0];
+    const r2 = await s.call('POST', `${prefix}/projects/${s.projectId}/spans?project_id=${s.projectId}`, {
+      log_stream_id: s.logStreamId,
+      trace_id: traceId,
+      parent_id: traceId,
+      spans: [{ type: 'llm', input: [{ role: 'user', content: 'hi' }], output: { role: 'assistant', content: 'yo' } }],
+      reliable: true,
+      logging_method: 'api_direct',
+      client_version: '1.0',
+      unknown_key: 'ignored',
+    });
+    assert.equal(r2.status, 200, JSON.stringify(r2.body));
+    assert.equal(r2.body.records_count, 1);
+    assert.equal(r2.body.trace_id, traceId);
+  }
+  const count = await s.call('POST', `/v2/projects/${s.projectId}/spans/count`, { log_stream_id: s.logStreamId });
+  assert.deepEqual(count.body, { total_count: 21 });
+  const page = await s.call('POST', `/projects/${s.projectId}/spans/search`, { log_stream_id: s.logStreamId, limit: 5 });
+  assert.equal(page.status, 200);
+  assert.equal(page.body.records.length, 5);
+  assert.equal(page.body.next_starting_token, 5);
+});
+
+test('bad input: 4xx with a message pointing at the field, and nothing written', async (t) => {
+  const s = await startServer(t, { bodyLimit: 8 * 1024 * 1024 });
+  const ls = s.logStreamId;
+  const traceId = '0a7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e21';
+  const ok = await s.call('POST', `/projects/${s.projectId}/traces`, { log_stream_id: ls, traces: [everyKindTrace('keep')] });
+  assert.equal(ok.status, 200);
+  const otherTrace = ok.body.trace_ids[0];
+  const spans = await s.call('POST', `/projects/${s.projectId}/spans/search`, { log_stream_id: ls });
+  const agentId = spans.body.records.find((r: any) => r.type === 'agent').id;
+  const big = 'x'.repeat(9 * 1024 * 1024);
+  const cases: { name: string; path: string; body: unknown; status: number; loc?: string; msg?: RegExp }[] = [
+    { name: 'malformed JSON', path: 'spans', body: '{"spans": [', status: 422, loc: 'body', msg: /JSON/ },
+    { name: 'missing spans', path: 'spans', body: { log_stream_id: ls, trace_id: traceId, parent_id: traceId }, status: 422, loc: 'body.spans', msg: /required/ },
+    { name: 'empty spans', path: 'spans', body: { log_stream_id: ls, trace_id: traceId, parent_id: traceId, spans: [] }, status: 422, loc: 'body.spans', msg: /at least 1/ },
+    { name: 'unknown span type', path: 'spans', body: { log_stream_id: ls, trace_id: traceId, parent_id: traceId, spans: [{ type: 'banana' }] }, status: 422, loc: 'body.spans.0.type', msg: /'llm'/ },
+    { name: 'wrong type of name', path: 'spans', body: { log_stream_id: ls, trace_id: traceId, parent_id: traceId, spans: [{ type: 'tool', name: 5 }] }, status: 422, loc: 'body.spans.0.name', msg: /string/ },
+    { name: 'bad uuid', path: 'spans', body: { log_stream_id: ls, trace_id: 'nope', parent_id: traceId, spans: [{ type: 'tool' }] }, status: 422, loc: 'body.trace_id', msg: /UUID/ },
+    { name: 'bad timestamp', path: 'traces', body: { log_stream_id: ls, traces: [{ created_at: 'yesterday' }] }, status: 422, loc: 'body.traces.0.created_at', msg: /datetime/ },
+    { name: 'bad message role', path: 'traces', body: { log_stream_id: ls, traces: [{ spans: [{ type: 'llm', input: [{ role: 'robot', content: 'x' }] }] }] }, status: 422, loc: 'body.traces.0.spans.0.input.0.role' },
+    { name: 'nested bad kind deep down', path: 'traces', body: { log_stream_id: ls, traces: [{ spans: [{ type: 'workflow', spans: [{ type: 'workflow', spans: [{ type: 'x' }] }] }] }] }, status: 422, loc: 'body.traces.0.spans.0.spans.0.spans.0.type' },
+    { name: 'parent from another trace', path: 'spans', body: { log_stream_id: ls, trace_id: traceId, parent_id: agentId, spans: [{ type: 'tool' }] }, status: 422, loc: 'body.parent_id', msg: new RegExp(otherTrace) },
+    { name: 'no run id', path: 'spans', body: { trace_id: traceId, parent_id: traceId, spans: [{ type: 'tool' }] }, status: 422, loc: 'body' },
+    { name: 'unknown log stream', path: 'spans', body: { log_stream_id: traceId, trace_id: traceId, parent_id: traceId, spans: [{ type: 'tool' }] }, status: 404 },
+    { name: 'body over the limit', path: 'traces', body: { log_stream_id: ls, traces: [{ input: big }] }, status: 413 },
+  ];
+  for (const c of cases) {
+    const r = await s.call('POST', `/projects/${s.projectId}/${c.path}`, c.body);
+    assert.equal(r.status, c.status, `${c.name}: ${JSON.stringify(r.body).slice(0, 300)}`);
+    if (c.loc) {
+      assert.ok(Array.isArray(r.body.detail), `${c.name}: detail is a list`);
+      const issue = r.body.detail.find((d: any) => d.loc.join('.') === c.loc);
+      assert.ok(issue, `${c.name}: expected loc ${c.loc}, got ${JSON.stringify(r.body.detail)}`);
+      assert.ok(typeof issue.msg === 'string' && typeof issue.type === 'string');
+      if (c.msg) assert.match(issue.msg, c.msg, c.name);
+    } else {
+      assert.equal(typeof r.body.detail, 'string', c.name);
+    }
+  }
+  const after = await s.call('POST', `/projects/${s.projectId}/spans/count`, { log_stream_id: ls });
+  assert.equal(after.body.total_count, 6, 'nothing but the first trace was written');
+  const traces = await s.call('POST', `/projects/${s.projectId}/traces/count`, { log_stream_id: ls });
+  assert.equal(traces.body.total_count, 1);
+});
+
+test('every route but the healthcheck needs a valid key', async (t) => {
+  const s = await startServer(t);
+  assert.equal((await fetch(`${s.url}/healthcheck`)).status, 200);
+  const none = await fetch(`${s.url}/projects?project_name=x`);
+  assert.equal(none.status, 401);
+  assert.match(((await none.json()) as { detail: string }).detail, /API key/);
+  const wrong = await s.call('GET', '/projects', undefined, { 'Galileo-API-Key': 'tl_wrong' });
+  assert.equal(wrong.status, 401);
+  const svc = await fetch(`${s.url}/v2/projects?project_name=test-project`, { headers: { 'Service-API-Key': s.key } });
+  assert.equal(svc.status, 200);
+  assert.equal(((await svc.json()) as unknown[]).length, 1);
+  const login = await s.call('POST', '/login/api_key', { api_key: s.key });
+  assert.equal(login.status, 200);
+  assert.equal(login.body.token_type, 'bearer');
+  const bearer = await fetch(`${s.url}/projects/all`, { headers: { Authorization: `Bearer ${login.body.access_token}` } });
+  assert.equal(bearer.status, 200);
+  const forged = await fetch(`${s.url}/projects/all`, { headers: { Authorization: `Bearer ${login.body.access_token}x` } });
+  assert.equal(forged.status, 401);
+});
+
+test('projects and log streams: create, find by name, list', async (t) => {
+  const s = await startServer(t);
+  const missing = await s.call('GET', '/projects?project_name=nope&type=gen_ai');
+  assert.deepEqual(missing.body, []);
+  const created = await s.call('POST', '/projects', { name: 'my-project', type: 'gen_ai', create_example_templates: false });
+  assert.equal(created.status, 200);
+  const pid = created.body.id;
+  const dup = await s.call('POST', '/projects', { name: 'my-project' });
+  assert.equal(dup.status, 409);
+  const found = await s.call('GET', '/projects?project_name=my-project&type=gen_ai');
+  assert.equal(found.body.length, 1);
+  assert.equal(found.body[0].id, pid);
+  const ls = await s.call('POST', `/projects/${pid}/log_streams?project_id=${pid}`, { name: 'my-stream' });
+  assert.equal(ls.status, 200);
+  assert.equal(ls.body.project_id, pid);
+  const list = await s.call('GET', `/v2/projects/${pid}/log_streams?project_id=${pid}`);
+  assert.deepEqual(list.body.map((l: any) => l.name), ['my-stream']);
+  const unknown = await s.call('GET', `/projects/0a7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e99/log_streams`);
+  assert.equal(unknown.status, 404);
+  assert.match(unknown.body.detail, /not found/);
+});

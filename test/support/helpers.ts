@@ -1,0 +1,127 @@
+// Shared test plumbing: temporary data folders, a store with a project and log stream, and a real
+// server listening on an ephemeral loopback port with an API key.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { TraceStore, type TraceStoreOptions } from '../../src/engine/trace-store.js';
+import { buildServer } from '../../src/server/build-server.js';
+
+export function tempDir(t: TestContext, prefix = 'tracelake-test-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export interface StoreFixture {
+  dir: string;
+  store: TraceStore;
+  projectId: string;
+  logStreamId: string;
+}
+
+/** Hooks registered with t.after run in registration order: close stores before removing folders. */
+export async function openStore(t: TestContext, options: TraceStoreOptions = {}, given?: string): Promise<StoreFixture> {
+  const dir = given ?? mkdtempSync(join(tmpdir(), 'tracelake-test-'));
+  const store = await TraceStore.open(dir, options);
+  t.after(async () => {
+    await store.close();
+    if (!given) rmSync(dir, { recursive: true, force: true });
+  });
+  const project = store.createProject({ name: 'test-project' });
+  const stream = store.createLogStream(project.id, 'default');
+  return { dir, store, projectId: project.id, logStreamId: stream.id };
+}
+
+export interface ServerFixture extends StoreFixture {
+  url: string;
+  key: string;
+  /** fetch JSON with the API key; returns status and parsed body. */
+  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+}
+
+export async function startServer(t: TestContext, options: { bodyLimit?: number; store?: TraceStoreOptions } = {}): Promise<ServerFixture> {
+  const fx = await openStore(t, options.store);
+  const key = fx.store.createApiKey(fx.store.createUser({ email: `u${Date.now()}@test` }).id).key;
+  const app = buildServer({ store: fx.store, ...(options.bodyLimit ? { bodyLimit: options.bodyLimit } : {}) });
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  t.after(() => app.close()); // runs after the store's hook: close() of a closed store is a no-op, and app.close waits for requests
+  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: { 'Galileo-API-Key': key, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: res.status, body: parsed };
+  };
+  return { ...fx, url, key, call };
+}
+
+/** A trace with one span of every kind, nested, in the shape the official client sends. */
+export function everyKindTrace(tag = 'x'): Record<string, unknown> {
+  return {
+    type: 'trace',
+    name: `trace-${tag}`,
+    input: `question ${tag}`,
+    output: `answer ${tag}`,
+    created_at: '2026-03-01T10:00:00.000Z',
+    tags: ['t1', tag],
+    user_metadata: { env: 'test', n: 3 },
+    metrics: { duration_ns: 5_000_000 },
+    spans: [
+      {
+        type: 'agent',
+        name: 'planner',
+        agent_type: 'planner',
+        input: 'plan it',
+        created_at: '2026-03-01T10:00:00.100Z',
+        spans: [
+          {
+            type: 'llm',
+            name: 'chat',
+            input: [
+              { role: 'system', content: 'be brief' },
+              { role: 'user', content: `say ${tag}` },
+            ],
+            output: { role: 'assistant', content: `${tag}!` },
+            model: 'gpt-4o',
+            temperature: 0.2,
+            finish_reason: 'stop',
+            tools: [{ type: 'function', function: { name: 'calc' } }],
+            metrics: { num_input_tokens: 12, numOutputTokens: 3, custom_score: 0.75, label: 'good' },
+            created_at: '2026-03-01T10:00:00.200Z',
+          },
+          {
+            type: 'workflow',
+            name: 'lookup',
+            input: 'find docs',
+            created_at: '2026-03-01T10:00:00.300Z',
+            spans: [
+              { type: 'retriever', name: 'search', input: 'docs about x', output: [{ page_content: 'doc one', metadata: { score: 0.9 } }, { content: 'doc two' }], created_at: '2026-03-01T10:00:00.310Z' },
+              { type: 'tool', name: 'calc', input: '{"a":1}', output: '2', tool_call_id: 'call-1', created_at: '2026-03-01T10:00:00.320Z' },
+            ],
+          },
+          {
+            type: 'control',
+            name: 'guard',
+            input: 'check',
+            control_id: 7,
+            agent_name: 'planner',
+            check_stage: 'post',
+            applies_to: 'llm_call',
+            evaluator_name: 'pii',
+            selector_path: '$.output',
+            created_at: '2026-03-01T10:00:00.400Z',
+          },
+        ],
+      },
+    ],
+  };
+}
