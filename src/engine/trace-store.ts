@@ -10,6 +10,7 @@ import { writeFileAtomic } from '../storage/fs-util.js';
 import { Database } from '../db/database.js';
 import { ConflictError, InvalidRequestError, invalid, NotFoundError, UnauthorizedError } from '../errors.js';
 import { flattenSpans, flattenTraces, type Draft } from '../ingest/flatten.js';
+import { emptyRecord } from '../ingest/normalize-node.js';
 import { implicitSessionId, uuidFromHash } from '../ingest/ids.js';
 import { nowUs } from '../ingest/time.js';
 import type { LogSpansRequest, LogTracesRequest } from '../schemas/ingest.js';
@@ -313,9 +314,7 @@ export class TraceStore {
     const { project, run, field } = this.resolveRun(projectId, body);
     const traceId = body.trace_id.toLowerCase();
     const parentId = body.parent_id.toLowerCase();
-    const found = await this.#records.lookup(project.id, run.id, parentId === traceId ? [traceId] : [traceId, parentId]);
-    const trace = found.find((r) => r['id'] === traceId);
-    const parent = found.find((r) => r['id'] === parentId);
+    const [trace, parent] = await this.#linkRows(project.id, run.id, traceId, parentId);
     if (trace && trace['type'] !== 'trace') {
       throw invalid(['body', 'trace_id'], `record ${traceId} is a ${String(trace['type'])} span, not a trace`, body.trace_id);
     }
@@ -335,17 +334,17 @@ export class TraceStore {
     let sessionId: string;
     if (trace) {
       sessionId = String(trace['session_id']);
-      if (!trace['has_children']) rows.push({ ...(storedToWire(trace) as unknown as Draft), has_children: true, updated_at: receivedUs });
+      if (!trace['has_children']) rows.push(await this.#withChildren(project.id, run.id, traceId, receivedUs));
     } else {
       const created = Math.min(...spans.map((s) => s.created_at));
-      const record: Draft = { id: traceId, type: 'trace', trace_id: traceId, name: '', input: '', output: null, created_at: created, updated_at: created, has_children: true, is_complete: true };
+      const record = emptyRecord(traceId, 'trace', created);
+      record.trace_id = traceId;
+      record.has_children = true;
       const sessions = await this.#sessionsFor(project.id, run.id, [{ record, sessionId: body.session_id?.toLowerCase() ?? null }], null);
       rows.push(...sessions, record);
       sessionId = record['session_id'] as string;
     }
-    if (parent && parentId !== traceId && !parent['has_children']) {
-      rows.push({ ...(storedToWire(parent) as unknown as Draft), has_children: true, updated_at: receivedUs });
-    }
+    if (parent && parentId !== traceId && !parent['has_children']) rows.push(await this.#withChildren(project.id, run.id, parentId, receivedUs));
     for (const s of spans) {
       s['session_id'] = sessionId;
       rows.push(s);
@@ -363,6 +362,27 @@ export class TraceStore {
     };
   }
 
+  /** Trace and parent of a Log spans request, from the recent-records map when possible. */
+  async #linkRows(projectId: string, runId: string, traceId: string, parentId: string): Promise<[Record<string, unknown> | undefined, Record<string, unknown> | undefined]> {
+    const ids = parentId === traceId ? [traceId] : [traceId, parentId];
+    const known = new Map<string, Record<string, unknown>>();
+    const ask: string[] = [];
+    for (const id of ids) {
+      const e = this.#records.recent(runId, id);
+      if (e) known.set(id, { id, ...e });
+      else if (this.#records.mayExist(projectId, runId, id)) ask.push(id);
+    }
+    for (const r of await this.#records.lookup(projectId, runId, ask)) known.set(String(r['id']), r);
+    return [known.get(traceId), known.get(parentId)];
+  }
+
+  /** A new version of a record with has_children set (its first child just arrived). */
+  async #withChildren(projectId: string, runId: string, id: string, nowUs: number): Promise<Draft> {
+    const [row] = await this.#records.lookup(projectId, runId, [id]);
+    if (!row) throw new NotFoundError(`record ${id} vanished while logging its children`);
+    return { ...(storedToWire(row) as unknown as Draft), has_children: true, updated_at: nowUs };
+  }
+
   /**
    * Session records for traces: a trace without a session gets its own implicit one (id derived from
    * the trace id, so retries match); a named session that does not exist yet is created.
@@ -373,25 +393,25 @@ export class TraceStore {
       byExternal = await this.#sessionByExternalId(projectId, runId, externalId);
     }
     const explicit = [...new Set(traces.map((t) => t.sessionId).filter((s): s is string => s !== null))];
-    const existing = new Set((await this.#records.lookup(projectId, runId, explicit)).filter((r) => r['type'] === 'session').map((r) => String(r['id'])));
+    const existing = new Set<string>();
+    const unsure: string[] = [];
+    for (const id of explicit) {
+      const recent = this.#records.recent(runId, id);
+      if (recent?.type === 'session') existing.add(id);
+      else if (!recent && this.#records.mayExist(projectId, runId, id)) unsure.push(id);
+    }
+    for (const r of await this.#records.lookup(projectId, runId, unsure)) if (r['type'] === 'session') existing.add(String(r['id']));
     const out = new Map<string, Draft>();
     for (const t of traces) {
       const explicitId = t.sessionId ?? byExternal;
       const sid = explicitId ?? implicitSessionId(projectId, runId, t.record.id);
       t.record['session_id'] = sid;
       if (existing.has(sid) || out.has(sid)) continue;
-      const session: Draft = {
-        id: sid,
-        type: 'session',
-        name: '',
-        input: t.record['input'] ?? '',
-        output: t.record['output'] ?? null,
-        created_at: t.record.created_at,
-        updated_at: t.record.created_at,
-        has_children: true,
-        is_complete: true,
-      };
-      if (externalId !== null && explicitId === byExternal) session['external_id'] = externalId;
+      const session = emptyRecord(sid, 'session', t.record.created_at);
+      session.input = t.record.input ?? '';
+      session.output = t.record.output ?? null;
+      session.has_children = true;
+      if (externalId !== null && explicitId === byExternal) session.external_id = externalId;
       out.set(sid, session);
     }
     return [...out.values()];
@@ -425,7 +445,13 @@ export class TraceStore {
 
   async #write(projectId: string, runId: string, drafts: Draft[], reliable: boolean): Promise<void> {
     const first = this.#records.allocateSeq(drafts.length);
-    const rows: WireRow[] = drafts.map((d, i) => ({ ...d, seq: first + i, project_id: projectId, run_id: runId }) as WireRow);
+    for (let i = 0; i < drafts.length; i++) {
+      const d = drafts[i]!;
+      d.seq = first + i;
+      d.project_id = projectId;
+      d.run_id = runId;
+    }
+    const rows = drafts as unknown as WireRow[];
     if (reliable) {
       await this.#records.append(rows, true);
       return;

@@ -9,11 +9,7 @@ import { normalizeNode, type Fields, type Loc } from './normalize-node.js';
 /** Deepest span nesting accepted (a deeper tree is almost certainly a client bug). */
 export const MAX_SPAN_DEPTH = 128;
 
-export interface Draft extends Fields {
-  id: string;
-  type: string;
-  created_at: number;
-}
+export type Draft = Fields;
 
 export interface FlattenContext {
   readonly projectId: string;
@@ -41,10 +37,10 @@ class IdSource {
     private readonly ctx: FlattenContext,
     private readonly content: unknown,
   ) {}
-  idFor(given: string | null | undefined, path: string): string {
+  idFor(given: string | null | undefined, path: () => string): string {
     if (given) return given.toLowerCase();
     this.#digest ??= contentDigest(this.content);
-    return uuidFromHash(this.ctx.projectId, this.ctx.runId, this.#digest, path);
+    return uuidFromHash(this.ctx.projectId, this.ctx.runId, this.#digest, path());
   }
 }
 
@@ -54,22 +50,14 @@ export function flattenTraces(body: LogTracesRequest, ctx: FlattenContext): Flat
   const spans: Draft[] = [];
   body.traces.forEach((t, i) => {
     const loc: Loc = ['body', 'traces', i];
-    const id = ids.idFor(t.id, `t${i}`);
-    const fields = normalizeNode(t as TraceInput & Record<string, unknown>, 'trace', loc, ctx.receivedUs);
+    const record = normalizeNode(t as TraceInput & Record<string, unknown>, ids.idFor(t.id, () => `t${i}`), 'trace', loc, ctx.receivedUs);
     const children = t.spans ?? [];
-    const record: Draft = {
-      ...fields,
-      id,
-      type: 'trace',
-      trace_id: id,
-      has_children: children.length > 0,
-      created_at: fields['created_at'] as number,
-    };
-    if (body.is_complete === false && t.is_complete == null) record['is_complete'] = false;
+    record.trace_id = record.id;
+    record.has_children = children.length > 0;
+    if (body.is_complete === false && t.is_complete == null) record.is_complete = false;
     const sessionId = (t.session_id ?? body.session_id ?? null)?.toLowerCase() ?? null;
     traces.push({ record, sessionId });
-    const step = { next: 1 };
-    walk(children, { traceId: id, parentId: id, parentCreatedUs: record.created_at, loc: [...loc, 'spans'], path: `t${i}`, depth: 1 }, ids, step, spans);
+    walk(children, record.id, record.id, record.created_at, loc, `t${i}`, 1, ids, { next: 1 }, spans);
   });
   return { traces, spans };
 }
@@ -78,59 +66,47 @@ export function flattenTraces(body: LogTracesRequest, ctx: FlattenContext): Flat
 export function flattenSpans(body: LogSpansRequest, ctx: FlattenContext, firstStep: number): Draft[] {
   const ids = new IdSource(ctx, body.spans);
   const out: Draft[] = [];
-  const traceId = body.trace_id.toLowerCase();
-  walk(
-    body.spans,
-    { traceId, parentId: body.parent_id.toLowerCase(), parentCreatedUs: ctx.receivedUs, loc: ['body', 'spans'], path: `p${body.parent_id}`, depth: 1 },
-    ids,
-    { next: firstStep },
-    out,
-  );
+  const parentId = body.parent_id.toLowerCase();
+  walk(body.spans, body.trace_id.toLowerCase(), parentId, ctx.receivedUs, ['body'], `p${parentId}`, 1, ids, { next: firstStep }, out);
   return out;
 }
 
-interface WalkFrame {
-  traceId: string;
-  parentId: string;
-  parentCreatedUs: number;
-  loc: Loc;
-  path: string;
-  depth: number;
-}
-
-function walk(nodes: readonly SpanInput[], frame: WalkFrame, ids: IdSource, step: { next: number }, out: Draft[]): void {
-  if (frame.depth > MAX_SPAN_DEPTH) throw invalid(frame.loc, `spans are nested more than ${MAX_SPAN_DEPTH} levels deep`, undefined, 'too_deep');
-  nodes.forEach((n, i) => {
-    const loc = [...frame.loc, i];
-    checkLink(n.trace_id, frame.traceId, [...loc, 'trace_id'], 'trace');
-    checkLink(n.parent_id, frame.parentId, [...loc, 'parent_id'], 'parent');
-    const path = `${frame.path}.${i}`;
-    const id = ids.idFor(n.id, path);
-    const fields = normalizeNode(n as SpanInput & Record<string, unknown>, n.type, loc, frame.parentCreatedUs);
+function walk(
+  nodes: readonly SpanInput[],
+  traceId: string,
+  parentId: string,
+  parentCreatedUs: number,
+  parentLoc: Loc,
+  parentPath: string,
+  depth: number,
+  ids: IdSource,
+  step: { next: number },
+  out: Draft[],
+): void {
+  if (depth > MAX_SPAN_DEPTH) throw invalid([...parentLoc, 'spans'], `spans are nested more than ${MAX_SPAN_DEPTH} levels deep`, undefined, 'too_deep');
+  for (let i = 0; i < nodes.length; i++) {
+    const n = nodes[i]!;
+    const loc = [...parentLoc, 'spans', i];
+    checkLink(n.trace_id, traceId, loc, 'trace_id');
+    checkLink(n.parent_id, parentId, loc, 'parent_id');
+    const path = `${parentPath}.${i}`;
+    const record = normalizeNode(n as SpanInput & Record<string, unknown>, ids.idFor(n.id, () => path), n.type, loc, parentCreatedUs);
     const children = n.spans ?? [];
     if (children.length > 0 && (n.type === 'llm' || n.type === 'control')) {
       throw invalid([...loc, 'spans'], `a ${n.type} span cannot have child spans`, undefined, 'value_error');
     }
-    const record: Draft = {
-      ...fields,
-      id,
-      type: n.type,
-      trace_id: frame.traceId,
-      parent_id: frame.parentId,
-      step_number: n.step_number ?? step.next,
-      has_children: children.length > 0,
-      created_at: fields['created_at'] as number,
-    };
-    step.next = Math.max(step.next, (record['step_number'] as number) + 1);
+    record.trace_id = traceId;
+    record.parent_id = parentId;
+    record.step_number = n.step_number ?? step.next;
+    record.has_children = children.length > 0;
+    step.next = Math.max(step.next, record.step_number + 1);
     out.push(record);
-    if (children.length > 0) {
-      walk(children, { traceId: frame.traceId, parentId: id, parentCreatedUs: record.created_at, loc: [...loc, 'spans'], path, depth: frame.depth + 1 }, ids, step, out);
-    }
-  });
+    if (children.length > 0) walk(children, traceId, record.id, record.created_at, loc, path, depth + 1, ids, step, out);
+  }
 }
 
-function checkLink(given: string | null | undefined, expected: string, loc: Loc, what: string): void {
+function checkLink(given: string | null | undefined, expected: string, loc: Loc, field: string): void {
   if (given && given.toLowerCase() !== expected) {
-    throw invalid(loc, `${what} id ${given} contradicts the nesting (expected ${expected})`, given, 'value_error');
+    throw invalid([...loc, field], `${field} ${given} contradicts the nesting (expected ${expected})`, given, 'value_error');
   }
 }

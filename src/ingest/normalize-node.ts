@@ -2,12 +2,58 @@
 // schema cannot express are checked here, naming the exact path. Quirks of the official clients are
 // absorbed here too: `content` or `page_content` in documents, camelCase LLM metric keys, numeric or
 // boolean metadata values, `duration_ns` beside the metrics.
+//
+// This runs once per span on the ingest hot path: one object literal per record (a stable shape that
+// JSON.stringify serialises fast), and error paths (`loc` arrays) are only built when something fails.
 import { invalid } from '../errors.js';
 import type { SpanInput, TraceInput } from '../schemas/ingest.js';
 import { requireTimestampUs } from './time.js';
 
 export type Loc = (string | number)[];
-export type Fields = Record<string, unknown>;
+
+/** The stored fields of a record, in column order; links are filled in by flatten.ts. */
+export interface Fields {
+  seq: number;
+  id: string;
+  type: string;
+  project_id: string;
+  run_id: string;
+  session_id: string | undefined;
+  trace_id: string | undefined;
+  parent_id: string | undefined;
+  step_number: number | undefined;
+  name: string;
+  input: unknown;
+  output: unknown;
+  created_at: number;
+  updated_at: number;
+  tags: string[] | undefined;
+  metrics: Record<string, number> | undefined;
+  user_metadata: Record<string, string> | undefined;
+  dataset_metadata: Record<string, string> | undefined;
+  status_code: number | undefined;
+  external_id: string | undefined;
+  dataset_input: string | undefined;
+  dataset_output: string | undefined;
+  is_complete: boolean;
+  has_children: boolean;
+  progress_message: string | undefined;
+  error_message: string | undefined;
+  agent_type: string | undefined;
+  agent_name: string | undefined;
+  tools: unknown;
+  model: string | undefined;
+  temperature: number | undefined;
+  finish_reason: string | undefined;
+  tool_call_id: string | undefined;
+  control_id: number | undefined;
+  check_stage: string | undefined;
+  applies_to: string | undefined;
+  evaluator_name: string | undefined;
+  selector_path: string | undefined;
+  previous_session_id: string | undefined;
+  extra: Record<string, unknown> | undefined;
+}
 
 const MESSAGE_ROLES = new Set(['agent', 'assistant', 'developer', 'function', 'system', 'tool', 'user']);
 
@@ -28,51 +74,123 @@ const METRIC_ALIASES: Record<string, string> = {
 
 type Node = (SpanInput | TraceInput) & Record<string, unknown>;
 
-/** Stored fields of a node, except links (id, trace, parent, session, step), which flatten.ts sets. */
-export function normalizeNode(node: Node, kind: string, loc: Loc, defaultCreatedUs: number): Fields {
-  const f: Fields = { type: kind };
-  const extra: Fields = {};
-  f['name'] = node.name ?? '';
-  f['created_at'] = node.created_at == null ? defaultCreatedUs : requireTimestampUs(node.created_at, [...loc, 'created_at']);
-  f['updated_at'] = f['created_at'];
-  f['input'] = normalizeInput(kind, node.input, [...loc, 'input']);
-  f['output'] = normalizeOutput(kind, node.output, [...loc, 'output']);
-  if (node.tags != null) f['tags'] = node.tags;
-  f['metrics'] = normalizeMetrics(node.metrics, node.duration_ns, extra);
-  f['user_metadata'] = stringMap(node.user_metadata);
-  f['dataset_metadata'] = stringMap(node.dataset_metadata);
-  copyIf(f, node, ['status_code', 'external_id', 'error_message', 'progress_message']);
-  for (const k of ['dataset_input', 'dataset_output'] as const) if (node[k] != null) f[k] = asText(node[k]);
-  f['is_complete'] = node.is_complete ?? true;
-  if (node.redacted_input !== undefined && node.redacted_input !== null) extra['redacted_input'] = node.redacted_input;
-  if (node.redacted_output !== undefined && node.redacted_output !== null) extra['redacted_output'] = node.redacted_output;
+const opt = <T>(v: T | null | undefined): T | undefined => (v === null ? undefined : v);
+
+/** A record with every column present (undefined when absent), links left for the caller. */
+export function emptyRecord(id: string, type: string, createdUs: number): Fields {
+  return {
+    seq: 0,
+    id,
+    type,
+    project_id: '',
+    run_id: '',
+    session_id: undefined,
+    trace_id: undefined,
+    parent_id: undefined,
+    step_number: undefined,
+    name: '',
+    input: '',
+    output: null,
+    created_at: createdUs,
+    updated_at: createdUs,
+    tags: undefined,
+    metrics: undefined,
+    user_metadata: undefined,
+    dataset_metadata: undefined,
+    status_code: undefined,
+    external_id: undefined,
+    dataset_input: undefined,
+    dataset_output: undefined,
+    is_complete: true,
+    has_children: false,
+    progress_message: undefined,
+    error_message: undefined,
+    agent_type: undefined,
+    agent_name: undefined,
+    tools: undefined,
+    model: undefined,
+    temperature: undefined,
+    finish_reason: undefined,
+    tool_call_id: undefined,
+    control_id: undefined,
+    check_stage: undefined,
+    applies_to: undefined,
+    evaluator_name: undefined,
+    selector_path: undefined,
+    previous_session_id: undefined,
+    extra: undefined,
+  };
+}
+
+/** Stored fields of a node, except links (trace, parent, session, step), which flatten.ts sets. */
+export function normalizeNode(node: Node, id: string, kind: string, loc: Loc, defaultCreatedUs: number): Fields {
+  const created = node.created_at == null ? defaultCreatedUs : requireTimestampUs(node.created_at, [...loc, 'created_at']);
+  const f = emptyRecord(id, kind, created);
+  f.name = node.name ?? '';
+  f.input = normalizeInput(kind, node.input, loc);
+  f.output = normalizeOutput(kind, node.output, loc);
+  f.tags = opt(node.tags);
+  let extra: Record<string, unknown> | undefined;
+  const metrics = node.metrics;
+  if (metrics != null || node.duration_ns != null) {
+    const m: Record<string, number> = {};
+    if (metrics != null) {
+      for (const rawKey in metrics) {
+        const v = metrics[rawKey];
+        const key = METRIC_ALIASES[rawKey] ?? rawKey;
+        if (typeof v === 'number' && Number.isFinite(v)) m[key] = v;
+        else if (v !== null && v !== undefined) {
+          // Kept, but not as a number column.
+          extra ??= {};
+          const odd = (extra['metrics'] ??= {}) as Record<string, unknown>;
+          odd[key] = v;
+        }
+      }
+    }
+    if (node.duration_ns != null && m['duration_ns'] === undefined) m['duration_ns'] = node.duration_ns;
+    f.metrics = m;
+  }
+  f.user_metadata = stringMap(node.user_metadata);
+  f.dataset_metadata = stringMap(node.dataset_metadata);
+  f.status_code = opt(node.status_code);
+  f.external_id = opt(node.external_id);
+  f.error_message = opt(node.error_message);
+  f.progress_message = opt(node.progress_message);
+  if (node.dataset_input != null) f.dataset_input = asText(node.dataset_input);
+  if (node.dataset_output != null) f.dataset_output = asText(node.dataset_output);
+  if (node.is_complete != null) f.is_complete = node.is_complete;
+  if (node.redacted_input != null) (extra ??= {})['redacted_input'] = node.redacted_input;
+  if (node.redacted_output != null) (extra ??= {})['redacted_output'] = node.redacted_output;
   const s = node as SpanInput & Record<string, unknown>;
   switch (kind) {
     case 'agent':
-      f['agent_type'] = s.agent_type ?? 'default';
+      f.agent_type = s.agent_type ?? 'default';
       break;
     case 'llm':
-      if (s.tools != null) f['tools'] = s.tools;
-      copyIf(f, s, ['model', 'temperature', 'finish_reason']);
-      if (s.events != null) extra['events'] = s.events;
+      f.tools = opt(s.tools);
+      f.model = opt(s.model);
+      f.temperature = opt(s.temperature);
+      f.finish_reason = opt(s.finish_reason);
+      if (s.events != null) (extra ??= {})['events'] = s.events;
       break;
     case 'tool': {
-      const callId = s.tool_call_id ?? (typeof s['toolCallId'] === 'string' ? s['toolCallId'] : undefined);
-      if (callId != null) f['tool_call_id'] = callId;
+      const camel = s['toolCallId'];
+      f.tool_call_id = opt(s.tool_call_id) ?? (typeof camel === 'string' ? camel : undefined);
       break;
     }
     case 'control':
-      copyIf(f, s, ['control_id', 'agent_name', 'check_stage', 'applies_to', 'evaluator_name', 'selector_path']);
+      f.control_id = opt(s.control_id);
+      f.agent_name = opt(s.agent_name);
+      f.check_stage = opt(s.check_stage);
+      f.applies_to = opt(s.applies_to);
+      f.evaluator_name = opt(s.evaluator_name);
+      f.selector_path = opt(s.selector_path);
       break;
     default:
       break;
   }
-  if (Object.keys(extra).length > 0) f['extra'] = extra;
+  f.extra = extra;
   return f;
-}
-
-function copyIf(target: Fields, source: Record<string, unknown>, keys: readonly string[]): void {
-  for (const k of keys) if (source[k] !== undefined && source[k] !== null) target[k] = source[k];
 }
 
 function asText(v: unknown): string {
@@ -81,32 +199,26 @@ function asText(v: unknown): string {
 
 function stringMap(m: Record<string, unknown> | null | undefined): Record<string, string> | undefined {
   if (m == null) return undefined;
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(m)) {
+  let out: Record<string, string> | undefined;
+  for (const k in m) {
+    const v = m[k];
+    if (typeof v === 'string') continue;
+    // Only copy when a value needs converting (numbers, booleans, objects); nulls are dropped.
+    out ??= {};
+    break;
+  }
+  if (!out) return m as Record<string, string>;
+  for (const k in m) {
+    const v = m[k];
     if (v === null || v === undefined) continue;
     out[k] = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
   }
   return out;
 }
 
-function normalizeMetrics(m: Record<string, unknown> | null | undefined, durationNs: number | null | undefined, extra: Fields): Record<string, number> {
-  const out: Record<string, number> = {};
-  const odd: Record<string, unknown> = {};
-  if (m != null) {
-    for (const [rawKey, v] of Object.entries(m)) {
-      const key = METRIC_ALIASES[rawKey] ?? rawKey;
-      if (typeof v === 'number' && Number.isFinite(v)) out[key] = v;
-      else if (v !== null && v !== undefined) odd[key] = v; // kept, but not a number column
-    }
-  }
-  if (durationNs != null && out['duration_ns'] === undefined) out['duration_ns'] = durationNs;
-  if (Object.keys(odd).length > 0) extra['metrics'] = odd;
-  return out;
-}
-
 function normalizeInput(kind: string, v: unknown, loc: Loc): unknown {
   if (v === undefined || v === null) return kind === 'llm' ? [] : '';
-  if (kind === 'llm') return messageList(v, loc);
+  if (kind === 'llm') return messageList(v, loc, 'input');
   return v;
 }
 
@@ -114,50 +226,52 @@ function normalizeOutput(kind: string, v: unknown, loc: Loc): unknown {
   if (v === undefined || v === null) return null;
   if (kind === 'llm') {
     if (typeof v === 'string') return v;
-    if (Array.isArray(v)) return v.length === 1 ? message(v[0], [...loc, 0]) : messageList(v, loc);
-    return message(v, loc);
+    if (Array.isArray(v)) return v.length === 1 ? checkMessage(v[0], loc, 'output', 0) : messageList(v, loc, 'output');
+    return checkMessage(v, loc, 'output', null);
   }
   if (kind === 'retriever') {
-    if (!Array.isArray(v)) {
-      if (typeof v === 'string') return v;
-      throw invalid(loc, 'Input should be a list of documents ({content, metadata?})', v, 'list_type');
+    if (typeof v === 'string') return v;
+    if (!Array.isArray(v)) throw invalid([...loc, 'output'], 'Input should be a list of documents ({content, metadata?})', v, 'list_type');
+    let out: unknown[] | null = null;
+    for (let i = 0; i < v.length; i++) {
+      const d = document(v[i], loc, i);
+      if (d !== v[i]) (out ??= v.slice())[i] = d;
     }
-    return v.map((d, i) => document(d, [...loc, i]));
+    return out ?? v;
   }
   return v;
 }
 
-function messageList(v: unknown, loc: Loc): unknown {
+function messageList(v: unknown, loc: Loc, field: string): unknown {
   if (typeof v === 'string') return v;
-  if (!Array.isArray(v)) return [message(v, loc)];
-  return v.map((m, i) => message(m, [...loc, i]));
+  if (!Array.isArray(v)) return [checkMessage(v, loc, field, null)];
+  for (let i = 0; i < v.length; i++) checkMessage(v[i], loc, field, i);
+  return v;
 }
 
-function message(v: unknown, loc: Loc): unknown {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
-    throw invalid(loc, 'Input should be a message object {role, content}', v, 'model_type');
-  }
+function checkMessage(v: unknown, loc: Loc, field: string, index: number | null): unknown {
+  const at = () => (index === null ? [...loc, field] : [...loc, field, index]);
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalid(at(), 'Input should be a message object {role, content}', v, 'model_type');
   const m = v as Record<string, unknown>;
   if (typeof m['role'] !== 'string' || !MESSAGE_ROLES.has(m['role'])) {
-    throw invalid([...loc, 'role'], `Input should be one of ${[...MESSAGE_ROLES].map((r) => `'${r}'`).join(', ')}`, m['role'], 'enum');
+    throw invalid([...at(), 'role'], `Input should be one of ${[...MESSAGE_ROLES].map((r) => `'${r}'`).join(', ')}`, m['role'], 'enum');
   }
   const c = m['content'];
   if (c !== undefined && c !== null && typeof c !== 'string' && !Array.isArray(c)) {
-    throw invalid([...loc, 'content'], 'Input should be a string or a list of content parts', c, 'string_type');
+    throw invalid([...at(), 'content'], 'Input should be a string or a list of content parts', c, 'string_type');
   }
   return m;
 }
 
-function document(v: unknown, loc: Loc): unknown {
+/** Documents come back with `content`; clients send `content` or `page_content`. Unchanged when already right. */
+function document(v: unknown, loc: Loc, i: number): unknown {
   if (typeof v === 'string') return { content: v, metadata: {} };
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
-    throw invalid(loc, 'Input should be a document {content, metadata?}', v, 'model_type');
-  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalid([...loc, 'output', i], 'Input should be a document {content, metadata?}', v, 'model_type');
   const d = v as Record<string, unknown>;
+  if (typeof d['content'] === 'string' && d['metadata'] !== undefined && d['page_content'] === undefined) return d;
   const content = d['content'] ?? d['page_content'];
   if (typeof content !== 'string') {
-    throw invalid([...loc, 'content'], 'Field required: a document needs `content` (or `page_content`) as a string', content, 'missing');
+    throw invalid([...loc, 'output', i, 'content'], 'Field required: a document needs `content` (or `page_content`) as a string', content, 'missing');
   }
-  const out: Record<string, unknown> = { content, metadata: d['metadata'] ?? {} };
-  return out;
+  return { content, metadata: d['metadata'] ?? {} };
 }

@@ -4,9 +4,32 @@ import { invalid } from '../errors.js';
 
 const ISO_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
+/** Digits at positions [from, to) of s as a number, or -1 if any is not a digit. */
+function digits(s: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const c = s.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    n = n * 10 + c;
+  }
+  return n;
+}
+
+/** Fast path for what the official clients send: 2026-01-31T12:00:00.123Z (exactly 24 characters). */
+function parseCanonical(v: string): number | null {
+  if (v.charCodeAt(4) !== 45 || v.charCodeAt(7) !== 45 || v.charCodeAt(10) !== 84 || v.charCodeAt(13) !== 58 || v.charCodeAt(16) !== 58 || v.charCodeAt(19) !== 46 || v.charCodeAt(23) !== 90) return null;
+  const y = digits(v, 0, 4), mo = digits(v, 5, 7), d = digits(v, 8, 10), h = digits(v, 11, 13), mi = digits(v, 14, 16), s = digits(v, 17, 19), ms = digits(v, 20, 23);
+  if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 59 || ms < 0) return null;
+  return Date.UTC(y, mo - 1, d, h, mi, s, ms) * 1000;
+}
+
 /** Parses an ISO 8601 date-time (or epoch milliseconds) into epoch microseconds; null when malformed. */
 export function parseTimestampUs(value: string | number): number | null {
   if (typeof value === 'number') return Number.isFinite(value) ? Math.round(value * 1000) : null;
+  if (value.length === 24) {
+    const us = parseCanonical(value);
+    if (us !== null) return us;
+  }
   const m = ISO_RE.exec(value.trim());
   if (!m) return null;
   const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', zone] = m;

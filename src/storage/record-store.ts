@@ -14,7 +14,7 @@ import { StorageError } from '../errors.js';
 import { ensureDir, fsyncDir, fsyncFile } from './fs-util.js';
 import { idHash, SealedIdIndex } from './id-index.js';
 import { EMPTY_MANIFEST, loadManifest, partitionKey, saveManifest, type ManifestState, type SegmentEntry } from './manifest.js';
-import { KIND_SQL, loadSelectList, RECORD_COLUMNS, STORED_SELECT, tableDdl, wireColumns, type RecordKind } from './record-columns.js';
+import { KIND_SQL, kindOf, loadSelectList, RECORD_COLUMNS, STORED_SELECT, tableDdl, wireColumns, type RecordKind } from './record-columns.js';
 import { WriteAheadLog, type WalFile } from './wal.js';
 
 export interface RecordStoreOptions {
@@ -34,6 +34,29 @@ export interface Scope {
   /** Omit to address every run of the project. */
   runId?: string;
   kinds: readonly RecordKind[];
+}
+
+/** What the engine needs to know about a recent record without asking DuckDB (links, for logging spans). */
+export interface MemEntry {
+  readonly seq: number;
+  readonly project_id: string;
+  readonly type: string;
+  readonly trace_id: string | null;
+  readonly session_id: string | null;
+  readonly has_children: boolean;
+}
+
+const memKey = (runId: string, id: string) => `${runId}/${id}`;
+
+function entryOf(r: Record<string, unknown>): MemEntry {
+  return {
+    seq: Number(r['seq']),
+    project_id: String(r['project_id']),
+    type: String(r['type']),
+    trace_id: (r['trace_id'] as string | null | undefined) ?? null,
+    session_id: (r['session_id'] as string | null | undefined) ?? null,
+    has_children: r['has_children'] === true,
+  };
 }
 
 /** Serialises async critical sections (JS is single-threaded, but awaits interleave). */
@@ -56,12 +79,15 @@ export class RecordStore {
   readonly #options: Required<RecordStoreOptions>;
   #manifest: ManifestState;
   readonly #index = new SealedIdIndex();
-  /** Latest seq of every id logged since the last seal (loaded into `mem` or still only in the log). */
-  readonly #memIds = new Map<string, number>();
+  /** Every record logged since the last seal (loaded into `mem` or still only in the log), by run and id. */
+  readonly #memIds = new Map<string, MemEntry>();
   readonly #dead = new Set<number>();
   #deadPending: number[] = [];
   /** While a seal runs: the highest seq it takes. Bumped generation when it finishes. */
   #sealingThrough = 0;
+  /** Rows logged for an id already in memory; when any are pending, a load keeps only the newest. */
+  #repeatsAppended = 0;
+  #repeatsLoaded = 0;
   #sealGeneration = 0;
   #nextSeq: number;
   #memRows = 0;
@@ -120,19 +146,20 @@ export class RecordStore {
     for (;;) {
       // A seal that completes while we look up sealed versions moves ids out of #memIds: look again.
       const generation = this.#sealGeneration;
-      const sealed = await this.#sealedVersions(rows.filter((r) => !this.#memIds.has(r.id)));
+      const sealed = await this.#sealedVersions(rows.filter((r) => !this.#memIds.has(memKey(r.run_id, r.id))));
       if (generation !== this.#sealGeneration) continue;
       const dead = sealed;
       for (const r of rows) {
-        const prev = this.#memIds.get(r.id);
+        const prev = this.#memIds.get(memKey(r.run_id, r.id))?.seq;
         // Rows being sealed right now land in a segment: their old version must die there too.
         if (prev !== undefined && prev <= this.#sealingThrough) dead.push(prev);
+        else if (prev !== undefined) this.#repeatsAppended++;
       }
       this.#markDead(dead);
       let text = '';
       for (const r of rows) text += `${JSON.stringify(r)}\n`;
       const done = this.#wal.append(text, rows[rows.length - 1]!.seq, sync);
-      for (const r of rows) this.#memIds.set(r.id, r.seq);
+      for (const r of rows) this.#memIds.set(memKey(r.run_id, r.id), entryOf(r));
       if (this.#wal.openBytes >= this.#options.walRollBytes) this.#scheduleLoad();
       await done;
       return;
@@ -157,9 +184,14 @@ export class RecordStore {
     return found.map((r) => Number(r['seq'])).filter((s) => !this.#dead.has(s));
   }
 
-  /** Latest seq logged for an id since the last seal, if any. */
-  memSeq(id: string): number | undefined {
-    return this.#memIds.get(id);
+  /** The latest version of a record logged since the last seal, if any (no DuckDB round trip). */
+  recent(runId: string, id: string): MemEntry | undefined {
+    return this.#memIds.get(memKey(runId, id));
+  }
+
+  /** False when the id certainly has no record in the run; true when it may (then `lookup` tells). */
+  mayExist(projectId: string, runId: string, id: string): boolean {
+    return this.#memIds.has(memKey(runId, id)) || this.#index.candidates(id, `records/${partitionKey(projectId, runId)}`).length > 0;
   }
 
   // ---------------------------------------------------------------- reading
@@ -195,9 +227,11 @@ export class RecordStore {
   /** Live rows with these ids in a run (any kind), timestamps as epoch µs. Sees every logged row. */
   async lookup(projectId: string, runId: string, ids: readonly string[]): Promise<Row[]> {
     if (ids.length === 0) return [];
-    await this.refresh();
     const files = new Set<string>();
     for (const id of ids) for (const f of this.#index.candidates(id, `records/${partitionKey(projectId, runId)}`)) files.add(f);
+    const inMem = ids.some((id) => this.#memIds.has(memKey(runId, id)));
+    if (!inMem && files.size === 0) return [];
+    if (inMem) await this.refresh();
     const params: Param[] = [projectId, runId, [...ids]];
     const parts = ['SELECT * FROM mem WHERE project_id = $1 AND run_id = $2'];
     if (files.size > 0) {
@@ -257,8 +291,12 @@ export class RecordStore {
 
   async #sealThrough(sealedThrough: number): Promise<void> {
     const groups = await this.#db.all(
-      `SELECT project_id, run_id, ${KIND_SQL} AS kind, count(*) AS n FROM mem GROUP BY ALL ORDER BY ALL`,
+      `SELECT project_id, run_id, ${KIND_SQL} AS kind, count(*) AS n, min(seq) AS min_seq, max(seq) AS max_seq,
+              epoch_us(min(created_at)) AS min_c, epoch_us(max(created_at)) AS max_c
+       FROM mem WHERE seq <= $1 GROUP BY ALL ORDER BY ALL`,
+      [sealedThrough],
     );
+    const hashesByPartition = this.#memHashes(sealedThrough);
     let next = this.#manifest.next_segment;
     const added: SegmentEntry[] = [];
     const hashes = new Map<string, Float64Array>();
@@ -267,49 +305,42 @@ export class RecordStore {
         const projectId = String(g['project_id']);
         const runId = String(g['run_id']);
         const kind = String(g['kind']) as RecordKind;
-        const rel = join('records', partitionKey(projectId, runId, kind), `seg-${String(next++).padStart(9, '0')}.parquet`);
+        const part = partitionKey(projectId, runId, kind);
+        const rel = join('records', part, `seg-${String(next++).padStart(9, '0')}.parquet`);
         const abs = join(this.#dir, rel);
         ensureDir(join(abs, '..'));
-        const where = `project_id = $1 AND run_id = $2 AND ${KIND_SQL} = $3`;
-        await this.#db.withConnection(async (c) => {
-          // COPY takes no parameters, so the rows are staged first; the path is built from validated ids.
-          await c.run(`CREATE OR REPLACE TEMP TABLE sealing AS SELECT * FROM mem WHERE ${where} ORDER BY created_at, id`, [projectId, runId, kind]);
-          await c.run(
-            `COPY sealing TO '${abs}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${this.#options.rowGroupSize})`,
-          );
-          const meta = await c.all(
-            `SELECT count(*) AS n, min(seq) AS min_seq, max(seq) AS max_seq, epoch_us(min(created_at)) AS min_c, epoch_us(max(created_at)) AS max_c FROM sealing`,
-          );
-          const ids = await c.all('SELECT id FROM sealing');
-          await c.run('DROP TABLE sealing');
-          const m = meta[0]!;
-          fsyncFile(abs);
-          const h = Float64Array.from(ids.map((r) => idHash(String(r['id'])))).sort();
-          writeFileSync(abs.replace(/\.parquet$/, '.ids'), h);
-          fsyncFile(abs.replace(/\.parquet$/, '.ids'));
-          hashes.set(rel, h);
-          added.push({
-            file: rel,
-            project_id: projectId,
-            run_id: runId,
-            kind,
-            rows: Number(m['n']),
-            bytes: statSync(abs).size,
-            min_seq: Number(m['min_seq']),
-            max_seq: Number(m['max_seq']),
-            min_created_us: Number(m['min_c']),
-            max_created_us: Number(m['max_c']),
-          });
+        // The path is ours (validated ids and a counter); every value is a parameter.
+        await this.#db.run(
+          `COPY (SELECT * FROM mem WHERE seq <= $1 AND project_id = $2 AND run_id = $3 AND ${KIND_SQL} = $4 ORDER BY created_at, id)
+           TO '${abs}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${this.#options.rowGroupSize})`,
+          [sealedThrough, projectId, runId, kind],
+        );
+        fsyncFile(abs);
+        const h = (hashesByPartition.get(part) ?? new Float64Array(0)).sort();
+        writeFileSync(abs.replace(/\.parquet$/, '.ids'), h);
+        fsyncFile(abs.replace(/\.parquet$/, '.ids'));
+        hashes.set(rel, h);
+        added.push({
+          file: rel,
+          project_id: projectId,
+          run_id: runId,
+          kind,
+          rows: Number(g['n']),
+          bytes: statSync(abs).size,
+          min_seq: Number(g['min_seq']),
+          max_seq: Number(g['max_seq']),
+          min_created_us: Number(g['min_c']),
+          max_created_us: Number(g['max_c']),
         });
       }
-      for (const s of added) fsyncDir(join(this.#dir, s.file, '..'));
+      for (const seg of added) fsyncDir(join(this.#dir, seg.file, '..'));
     } catch (err) {
-      for (const s of added) removeSegmentFiles(this.#dir, s.file);
+      for (const seg of added) removeSegmentFiles(this.#dir, seg.file);
       throw new StorageError('sealing the in-memory batch failed', { cause: err });
     }
     // Dead seqs of rows that never reached a segment (deleted while in memory) are no longer needed.
     const prevSealed = this.#manifest.sealed_seq;
-    const keptDead = [...this.#dead].filter((s) => s <= prevSealed || s > sealedThrough || this.#inSegments(s, added));
+    const keptDead = [...this.#dead].filter((q) => q <= prevSealed || q > sealedThrough || this.#inSegments(q, added));
     const state: ManifestState = {
       ...this.#manifest,
       generation: this.#manifest.generation + 1,
@@ -320,16 +351,29 @@ export class RecordStore {
     };
     saveManifest(this.#dir, state);
     this.#manifest = state;
-    for (const s of added) this.#index.add({ key: s.file, partition: s.file, hashes: hashes.get(s.file)! });
+    for (const seg of added) this.#index.add({ key: seg.file, partition: seg.file, hashes: hashes.get(seg.file)! });
     const keep = new Set(keptDead);
-    for (const seq of this.#dead) if (!keep.has(seq) && seq <= sealedThrough) this.#dead.delete(seq);
+    for (const q of this.#dead) if (!keep.has(q) && q <= sealedThrough) this.#dead.delete(q);
     await this.#flushDead();
     await this.#db.run('DELETE FROM dead WHERE seq NOT IN (SELECT unnest($1::BIGINT[]))', [[...this.#dead]]);
     await this.#db.run('DELETE FROM mem WHERE seq <= $1', [sealedThrough]);
-    this.#memRows = 0;
-    for (const [id, seq] of this.#memIds) if (seq <= sealedThrough) this.#memIds.delete(id);
+    this.#memRows = Number((await this.#db.all('SELECT count(*) AS n FROM mem'))[0]!['n']);
+    for (const [key, e] of this.#memIds) if (e.seq <= sealedThrough) this.#memIds.delete(key);
     this.#sealGeneration += 1;
     this.#wal.dropThrough(this.#lastLoadedWal);
+  }
+
+  /** Id hashes of the records being sealed, by partition, from the in-process map (no DuckDB read). */
+  #memHashes(sealedThrough: number): Map<string, Float64Array> {
+    const lists = new Map<string, number[]>();
+    for (const [key, e] of this.#memIds) {
+      if (e.seq > sealedThrough) continue;
+      const part = partitionKey(e.project_id, key.slice(0, key.indexOf('/')), kindOf(e.type));
+      let l = lists.get(part);
+      if (!l) lists.set(part, (l = []));
+      l.push(idHash(key.slice(key.indexOf('/') + 1)));
+    }
+    return new Map([...lists].map(([k, v]) => [k, Float64Array.from(v)]));
   }
 
   #inSegments(seq: number, added: readonly SegmentEntry[]): boolean {
@@ -353,26 +397,33 @@ export class RecordStore {
   /** Loads every closed log file into `mem`, replacing older versions of the same ids. Holds #lock. */
   async #loadClosed(): Promise<void> {
     await this.#flushDead();
+    const repeats = this.#repeatsAppended;
     const files = this.#wal.roll();
     if (files.length === 0) return;
-    await this.#loadFiles(files);
+    await this.#loadFiles(files, repeats !== this.#repeatsLoaded);
+    this.#repeatsLoaded = repeats;
   }
 
-  async #loadFiles(files: readonly WalFile[]): Promise<void> {
+  async #loadFiles(files: readonly WalFile[], dedupe: boolean): Promise<void> {
     const columns = wireColumns()
       .map(([k, t]) => `${k}: '${t}'`)
       .join(', ');
     const paths = files.map((f) => f.path);
+    const read = `SELECT ${loadSelectList()} FROM read_json($1, format = 'newline_delimited', columns = {${columns}})
+      WHERE seq IS NOT NULL AND seq > $2${this.#dead.size > 0 ? ' AND seq NOT IN (SELECT seq FROM dead)' : ''}`;
     await this.#db.withConnection(async (c: Connection) => {
-      await c.run(
-        `CREATE OR REPLACE TEMP TABLE staged AS SELECT ${loadSelectList()} FROM read_json($1, format = 'newline_delimited', columns = {${columns}})
-         WHERE seq IS NOT NULL AND seq > $2 AND seq NOT IN (SELECT seq FROM dead)
-         QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC) = 1`,
-        [paths, this.#manifest.sealed_seq],
-      );
-      await c.run('DELETE FROM mem WHERE id IN (SELECT id FROM staged)');
-      await c.run('INSERT INTO mem SELECT * FROM staged');
-      await c.run('DROP TABLE staged');
+      if (dedupe) {
+        // Some ids were logged again (retries, updates): keep only the newest version of each.
+        await c.run(`CREATE OR REPLACE TEMP TABLE staged AS ${read} QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC) = 1`, [
+          paths,
+          this.#manifest.sealed_seq,
+        ]);
+        await c.run('DELETE FROM mem WHERE id IN (SELECT id FROM staged)');
+        await c.run('INSERT INTO mem SELECT * FROM staged');
+        await c.run('DROP TABLE staged');
+      } else {
+        await c.run(`INSERT INTO mem ${read}`, [paths, this.#manifest.sealed_seq]);
+      }
       const n = await c.all('SELECT count(*) AS n, max(seq) AS m FROM mem');
       this.#memRows = Number(n[0]!['n']);
       const maxSeq = n[0]!['m'] === null ? 0 : Number(n[0]!['m']);
@@ -384,14 +435,14 @@ export class RecordStore {
   /** Replays the log after a restart: reload rows, then re-derive which sealed rows they replaced. */
   async #replay(files: readonly WalFile[]): Promise<void> {
     if (files.length === 0) return;
-    await this.#loadFiles(files);
-    const rows = await this.#db.all('SELECT id, seq, project_id, run_id FROM mem');
+    await this.#loadFiles(files, true);
+    const rows = await this.#db.all('SELECT id, seq, project_id, run_id, type, trace_id, session_id, has_children FROM mem');
     let maxSeq = this.#manifest.sealed_seq;
     const byRun = new Map<string, { projectId: string; runId: string; ids: string[] }>();
     for (const r of rows) {
       const id = String(r['id']);
       const seq = Number(r['seq']);
-      this.#memIds.set(id, seq);
+      this.#memIds.set(memKey(String(r['run_id']), id), entryOf(r));
       maxSeq = Math.max(maxSeq, seq);
       const key = `${String(r['project_id'])}/${String(r['run_id'])}`;
       let g = byRun.get(key);

@@ -48,11 +48,12 @@ export class WriteAheadLog {
       .map((m) => ({ number: Number(m[1]), path: join(dir, m[0]) }))
       .sort((a, b) => a.number - b.number);
     for (const f of files) trimTornTail(f.path);
-    wal.#closed = files.filter((f) => statSync(f.path).size > 0);
+    const replay = files.filter((f) => statSync(f.path).size > 0);
     for (const f of files) if (statSync(f.path).size === 0) rmSync(f.path, { force: true });
     wal.#number = files.length ? files[files.length - 1]!.number : 0;
     wal.#openNext();
-    return { wal, replay: [...wal.#closed] };
+    // The caller loads `replay` itself; roll() only hands out files closed from now on.
+    return { wal, replay };
   }
 
   #openNext(): void {

@@ -2,7 +2,8 @@
  * Seeded, reproducible generator of realistic LLM trace sets, shaped like the bodies the official
  * client sends to `POST /projects/{id}/traces` (COMPAT.md 5.1-5.4, 8.2). Benchmarks use it for
  * 10M/100M-span sets and tests for small ones, so it is built for speed (>300k spans/s on one
- * core): one small PRNG, precomputed word/hex/normal tables, no per-character work.
+ * core): one small PRNG, precomputed corpus/hex/normal tables, no per-character work in JS.
+ * Building the tables costs ~100 ms once per process.
  *
  * Determinism: everything derives from `opts.seed` plus fixed module tables, so the same options
  * give byte-identical JSON. Shared objects (tool specs, system prompts) must not be mutated.
@@ -233,16 +234,23 @@ class Rng {
     return median * Math.exp(sigma * this.normal());
   }
 
-  /** Random v4 UUID, lowercase, formatted through a 16-bit hex table (no crypto, no per-char work). */
+  /** Random v4 UUID, lowercase: nibbles -> ASCII through a lookup table into one scratch buffer (no crypto). */
   uuid(): string {
     const a = this.u32();
     const b = this.u32();
     const c = this.u32();
     const d = this.u32();
-    return (
-      hex4(a >>> 16) + hex4(a & 0xffff) + '-' + hex4(b >>> 16) + '-' + hex4((b & 0x0fff) | 0x4000) + '-' +
-      hex4(((c >>> 16) & 0x3fff) | 0x8000) + '-' + hex4(c & 0xffff) + hex4(d >>> 16) + hex4(d & 0xffff)
-    );
+    putHex8(a, 0);
+    HEX_BUF[8] = 45; // '-'
+    putHex4(b >>> 16, 9);
+    HEX_BUF[13] = 45;
+    putHex4((b & 0x0fff) | 0x4000, 14); // version 4
+    HEX_BUF[18] = 45;
+    putHex4(((c >>> 16) & 0x3fff) | 0x8000, 19); // variant 10xx
+    HEX_BUF[23] = 45;
+    putHex4(c & 0xffff, 24);
+    putHex8(d, 28);
+    return HEX_BUF.toString('latin1', 0, 36);
   }
 
   /** 24 hex chars, for OpenAI-like `call_...` ids and request ids. */
@@ -250,7 +258,10 @@ class Rng {
     const a = this.u32();
     const b = this.u32();
     const c = this.u32();
-    return hex4(a >>> 16) + hex4(a & 0xffff) + hex4(b >>> 16) + hex4(b & 0xffff) + hex4(c >>> 16) + hex4(c & 0xffff);
+    putHex8(a, 0);
+    putHex8(b, 8);
+    putHex8(c, 16);
+    return HEX_BUF.toString('latin1', 0, 24);
   }
 }
 
@@ -258,9 +269,19 @@ class Rng {
 // Precomputed tables
 // ---------------------------------------------------------------------------------------------
 
-const HEX4: string[] = Array.from({ length: 65536 }, (_, i) => i.toString(16).padStart(4, '0'));
-function hex4(i: number): string {
-  return HEX4[i] as string;
+// Ids are written as ASCII into one scratch buffer and decoded once: about twice as fast as
+// concatenating table strings, and the result is a flat string.
+const HEX_CODES = Uint8Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
+const HEX_BUF = Buffer.alloc(36);
+function putHex4(v: number, o: number): void {
+  HEX_BUF[o] = HEX_CODES[(v >>> 12) & 15] as number;
+  HEX_BUF[o + 1] = HEX_CODES[(v >>> 8) & 15] as number;
+  HEX_BUF[o + 2] = HEX_CODES[(v >>> 4) & 15] as number;
+  HEX_BUF[o + 3] = HEX_CODES[v & 15] as number;
+}
+function putHex8(v: number, o: number): void {
+  putHex4(v >>> 16, o);
+  putHex4(v & 0xffff, o + 4);
 }
 
 const PAD2: string[] = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
@@ -293,8 +314,6 @@ function weighted<T>(pairs: ReadonlyArray<readonly [T, number]>): T[] {
   for (const [v, w] of pairs) for (let i = 0; i < w; i++) out.push(v);
   return out;
 }
-
-const utf8Len = (s: string): number => Buffer.byteLength(s, 'utf8');
 
 // Plain vocabulary: everyday English plus the support / commerce / engineering / finance jargon
 // LLM apps see. Roughly 1,100 words gives ~10 bits of entropy per word, so ZSTD sees text about
@@ -376,7 +395,7 @@ localization optimization performance recommendation reliability scalability ser
 synchronization transformation troubleshooting verification visualization
 `;
 
-// Tokens that exercise unicode, JSON escaping and punctuation; each is used ~1.5% of the time.
+// Tokens that exercise unicode, JSON escaping and punctuation (see the corpora below for rates).
 const SPECIAL_TOKENS: readonly string[] = [
   'café', 'naïve', 'résumé', 'façade', 'jalapeño', 'Zürich', 'München', 'São Paulo', 'Kraków', 'Ångström',
   'déjà vu', 'crème brûlée', '東京', '大阪', 'データ', '検索結果', '你好', '谢谢你', 'Привет', 'спасибо', 'γεια σου',
@@ -389,10 +408,6 @@ const SPECIAL_TOKENS: readonly string[] = [
 
 const WORDS: string[] = [...new Set(WORD_SOURCE.split(/\s+/).filter((w) => w.length > 0))];
 const NW = WORDS.length;
-const NS = SPECIAL_TOKENS.length;
-
-// Sentence endings indexed by 4 random bits; newlines give paragraphs (and JSON escapes).
-const ENDINGS: readonly string[] = ['. ', '. ', '. ', '. ', '. ', '. ', '. ', '? ', '? ', '! ', '.\n\n', '.\n\n', '.\n', ': ', '; ', '… '];
 
 const QUESTION_STARTS: readonly string[] = [
   'How do I', 'How can I', 'What is the', 'What are the', 'Why does my', 'Why is the', 'Can you', 'Could you',
@@ -507,78 +522,100 @@ const SYMBOLS: readonly string[] = ['AAPL', 'MSFT', 'NVDA', 'GOOG', 'AMZN', 'TSL
 // Text
 // ---------------------------------------------------------------------------------------------
 
-// Text is assembled from a pool of short phrases (1-4 words, with the odd number, unicode or
-// punctuation token) built once from a fixed seed: one PRNG draw then yields ~25 bytes instead of
-// one word, which is what makes >300k spans/s possible. The pool (~3 MB of distinct text) is large
-// enough that a 1 MB page holds mostly first occurrences, so ZSTD ratios stay near real prose.
-const POOL_BITS = Number(process.env['GEN_POOL_BITS'] ?? 17);
-const POOL_SIZE = 1 << POOL_BITS;
-const POOL_MASK = POOL_SIZE - 1;
-// Filled with push: `new Array(n)` this large would get slow dictionary-mode elements.
-const PHRASES: string[] = [];
-const CAP_PHRASES: string[] = [];
-const PHRASES_SP: string[] = [];
-const CAP_PHRASES_SP: string[] = [];
-const PHRASE_BYTES = new Uint16Array(POOL_SIZE);
-{
-  const rng = new Rng(0x9a7e);
-  const parts: string[] = [];
-  for (let p = 0; p < POOL_SIZE; p++) {
-    const n = 1 + (rng.u32() & 3);
-    parts.length = 0;
-    for (let k = 0; k < n; k++) {
-      const r = rng.u32();
-      const deco = r >>> 26; // 1/64 special token, 1/64 number
-      if (deco === 0) parts.push(SPECIAL_TOKENS[((r & 0xffff) * NS) >>> 16] as string);
-      else if (deco === 1) parts.push(numberToken(r));
-      else parts.push(WORDS[((r & 0xffff) * NW) >>> 16] as string);
-    }
-    // Every variant is produced by join() so it is a flat string: concatenation would leave
-    // cons-strings that every later join has to walk again.
-    if ((rng.u32() & 15) === 0) parts[n - 1] += ',';
-    const phrase = parts.join(' ');
-    PHRASES.push(phrase);
-    parts.push('');
-    PHRASES_SP.push(parts.join(' '));
-    const first = parts[0] as string;
-    parts[0] = first.charAt(0).toUpperCase() + first.slice(1);
-    CAP_PHRASES_SP.push(parts.join(' '));
-    parts.pop();
-    CAP_PHRASES.push(parts.join(' '));
-    PHRASE_BYTES[p] = utf8Len(phrase) + 1;
-  }
+// Text is cut from corpora of seeded prose built once per process from the word list with fixed
+// seeds. A span's text is a few corpus slices of 120-400 bytes taken at random sentence starts:
+// V8 slices are O(1) views, so a 1 KB text costs a handful of PRNG draws instead of ~150 word
+// picks (word-by-word assembly topped out near 150k spans/s). The main corpus (8 M chars) is much
+// larger than a 1 MB Parquet page, so slices inside one page rarely overlap and ZSTD sees about
+// the redundancy of the underlying prose (~4.5x on whole records), not repeated sentences.
+//
+// The main corpus keeps to Latin-1 (accents, °, £, ±...) so most strings stay one-byte in V8, as
+// in a mostly-English app; ~4% of segments come from a smaller multilingual corpus (CJK, Cyrillic,
+// emoji, typographic quotes) so wide strings and multi-byte UTF-8 are exercised too.
+const SEGMENT_MIN = 120;
+const SEGMENT_SPREAD = 280; // segment length in [SEGMENT_MIN, SEGMENT_MIN + SEGMENT_SPREAD)
+
+interface Corpus {
+  text: string;
+  starts: Int32Array;
+  /** Slices start before these bounds so a segment (plus the scan to the next space) stays inside. */
+  safeSentences: number;
+  safeChars: number;
 }
 
+function buildCorpus(chars: number, seed: number, specials: readonly string[], specialEvery: number, ends: readonly string[]): Corpus {
+  const rng = new Rng(seed);
+  const caps = WORDS.map((w) => w.charAt(0).toUpperCase() + w.slice(1));
+  // Mostly spaces; newlines make paragraphs (and JSON escapes).
+  const seps = [' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', '\n', '\n\n', '\n\n'];
+  const pieces: string[] = [];
+  const starts: number[] = [];
+  const words: string[] = [];
+  let pos = 0;
+  while (pos < chars) {
+    starts.push(pos);
+    const n = 4 + (rng.u32() % 17);
+    words.length = 0;
+    for (let k = 0; k < n; k++) {
+      const r = rng.u32();
+      const deco = r >>> 26; // numbers 1/64, specials 1/specialEvery, else a word
+      let w: string;
+      if (deco === 0) w = numberToken(r);
+      else if (rng.u32() % specialEvery === 0) w = specials[((r & 0xffff) * specials.length) >>> 16] as string;
+      else {
+        const i = ((r & 0xffff) * NW) >>> 16;
+        w = (k === 0 ? caps[i] : WORDS[i]) as string;
+      }
+      if (k < n - 1 && ((r >>> 16) & 15) === 0) w += ',';
+      words.push(w);
+    }
+    const r = rng.u32();
+    const sentence = words.join(' ') + (ends[(r & 0xffff) % ends.length] as string);
+    const sep = seps[(r >>> 16) & 15] as string;
+    pieces.push(sentence, sep);
+    pos += sentence.length + sep.length;
+  }
+  const text = pieces.join('');
+  const safeSentences = starts.findIndex((p) => p > text.length - 4 * (SEGMENT_MIN + SEGMENT_SPREAD));
+  return { text, starts: Int32Array.from(starts), safeSentences, safeChars: starts[safeSentences] as number };
+}
+
+const isLatin1 = (w: string): boolean => [...w].every((c) => c.charCodeAt(0) < 256);
+const MAIN_CORPUS = buildCorpus(1 << 23, 0xc0ffee, SPECIAL_TOKENS.filter(isLatin1), 64, ['.', '.', '.', '.', '.', '.', '.', '?', '?', '!', ':']);
+const WIDE_CORPUS = buildCorpus(1 << 20, 0xbeef, SPECIAL_TOKENS, 6, ['.', '.', '.', '?', '!', '…', '。', '！']);
+
 /**
- * About `bytes` UTF-8 bytes of prose: sentences of 2-5 pooled phrases. One PRNG draw per phrase;
- * its bit fields choose the phrase (low POOL_BITS), the ending (20-23) and sentence length (24-25).
+ * About `bytes` of prose ending in `last`. Segments start at sentence starts (the first one at a
+ * random word when `capitalizeFirst` is false) and end at a word boundary.
  */
 function prose(rng: Rng, bytes: number, capitalizeFirst = true, last = '.'): string {
-  const out: string[] = [];
-  let len = 0;
-  let left = 0;
-  let i = 0;
-  let cap = capitalizeFirst;
-  let lastCap = cap;
-  while (len < bytes) {
+  let out = '';
+  let need = bytes < 1 ? 1 : bytes;
+  let piece = '';
+  for (let first = true; need > 0; first = false) {
     const r = rng.u32();
-    if (left === 0) left = 2 + ((r >>> 24) & 3);
-    i = r & POOL_MASK;
-    len += PHRASE_BYTES[i] as number;
-    lastCap = cap;
-    if (--left === 0) {
-      const end = ENDINGS[(r >>> 20) & 15] as string;
-      out.push(((cap ? CAP_PHRASES[i] : PHRASES[i]) as string) + end);
-      cap = end.charCodeAt(0) !== 58 && end.charCodeAt(0) !== 59; // ':' ';' continue the sentence
-    } else {
-      out.push((cap ? CAP_PHRASES_SP[i] : PHRASES_SP[i]) as string);
-      cap = false;
-    }
+    const c = (r & 31) === 0 ? WIDE_CORPUS : MAIN_CORPUS;
+    const text = c.text;
+    const seg = need < SEGMENT_MIN + SEGMENT_SPREAD ? Math.ceil(need) : SEGMENT_MIN + (((r >>> 23) * SEGMENT_SPREAD) >>> 9);
+    const start =
+      first && !capitalizeFirst
+        ? text.indexOf(' ', Math.floor((rng.u32() / TWO_32) * c.safeChars)) + 1
+        : (c.starts[Math.floor((rng.u32() / TWO_32) * c.safeSentences)] as number);
+    let stop = text.indexOf(' ', start + seg); // seg >= 1, so the slice holds at least one word
+    const tail = text.charCodeAt(stop - 1);
+    if (tail === 44 || tail === 58) stop--; // drop a trailing ',' or ':' so the sentence closes cleanly
+    if (!first) out += isClosed(piece) ? ' ' : '. ';
+    piece = text.slice(start, stop);
+    out += piece;
+    need -= stop - start + 1;
   }
-  if (out.length === 0) return '';
-  // The final phrase gets the requested ending instead of a separator.
-  out[out.length - 1] = ((lastCap ? CAP_PHRASES[i] : PHRASES[i]) as string) + last;
-  return out.join('');
+  return isClosed(piece) && last === '.' ? out : out + last;
+}
+
+/** Whether a slice already ends a sentence ('.', '?', '!', '…', '。', '！'). */
+function isClosed(piece: string): boolean {
+  const c = piece.charCodeAt(piece.length - 1);
+  return c === 46 || c === 63 || c === 33 || c === 8230 || c === 0x3002 || c === 0xff01;
 }
 
 function numberToken(r: number): string {
@@ -598,6 +635,13 @@ function question(rng: Rng, bytes: number): string {
   return rng.pick(QUESTION_STARTS) + ' ' + prose(rng, bytes, false, '?');
 }
 
+/** Two distinct tags. */
+function twoTags(rng: Rng): string[] {
+  const i = rng.below(TAGS.length);
+  const j = (i + 1 + rng.below(TAGS.length - 1)) % TAGS.length;
+  return [TAGS[i] as string, TAGS[j] as string];
+}
+
 function slug(rng: Rng): string {
   return rng.pick(WORDS) + '-' + rng.pick(WORDS) + '-' + rng.below(10000);
 }
@@ -611,8 +655,8 @@ const SYSTEM_PROMPTS: readonly string[] = (() => {
     'friendly tutor for university students', 'concise summarization engine', 'intent classifier', 'careful medical information assistant',
   ];
   return Array.from({ length: 24 }, (_, i) =>
-    'You are a ' + roles[i % roles.length] + '. ' + prose(rng, rng.lognormal(260, 0.5)) +
-    '\n\nRules:\n- ' + prose(rng, 60) + '\n- ' + prose(rng, 60) + '\n- Answer in the language of the user.',
+    'You are a ' + roles[i % roles.length] + '. ' + prose(rng, rng.lognormal(90, 0.5)) +
+    '\n\nRules:\n- ' + prose(rng, 40) + '\n- ' + prose(rng, 40) + '\n- Answer in the language of the user.',
   );
 })();
 
@@ -650,9 +694,9 @@ const round4 = (x: number): number => Math.round(x * 1e4) / 1e4;
 
 // Span text budget: a lognormal body plus a rare "huge" component (RAG contexts, long documents),
 // tuned so spans average ~1 KB of JSON with ~1% above 8 KB.
-const BODY_MEDIAN = 300;
+const BODY_MEDIAN = 140;
 const BODY_SIGMA = 0.85;
-const HUGE_P = 0.014;
+const HUGE_P = 0.015;
 const HUGE_MEDIAN = 11000;
 const HUGE_SIGMA = 0.45;
 
@@ -688,7 +732,9 @@ class TraceFactory {
   private lastEnd = 0;
   /** Spans in the trace being built. */
   private count = 0;
+  /** Running totals; `lastSpans` is the span count of the trace `next()` just returned. */
   readonly summary: GenerateSummary = { traces: 0, spans: 0, sessions: 0 };
+  lastSpans = 0;
 
   constructor(opts: GenerateOptions) {
     this.rng = new Rng(opts.seed ?? 42);
@@ -698,8 +744,7 @@ class TraceFactory {
     if (!(this.errorRate >= 0 && this.errorRate <= 1)) throw new RangeError('errorRate must be within [0, 1]');
   }
 
-  /** Next trace in time order; returns it and its span count via `lastSpans`. */
-  lastSpans = 0;
+  /** Next trace in time order (opening a new session when the current one is used up). */
   next(): GenTrace {
     const rng = this.rng;
     let s = this.session;
@@ -754,7 +799,10 @@ class TraceFactory {
     const userMetadata: Record<string, string> = { env: s.env, user_id: s.userId, region: s.region };
     if (rng.chance(0.5)) userMetadata['app_version'] = s.appVersion;
     const tags = s.tags.slice();
-    if (rng.chance(0.2)) tags.push(rng.pick(TAGS));
+    if (rng.chance(0.2)) {
+      const extra = rng.pick(TAGS);
+      if (!tags.includes(extra)) tags.push(extra);
+    }
     const datasetMetadata: Record<string, string> = {};
     if (rng.chance(0.03)) {
       datasetMetadata['dataset'] = 'golden-qa-v3';
@@ -784,9 +832,8 @@ class TraceFactory {
 
   private newSession(): SessionState {
     const rng = this.rng;
-    const tags: string[] = [];
-    const nTags = rng.pick([0, 0, 1, 1, 2]);
-    for (let i = 0; i < nTags; i++) tags.push(rng.pick(TAGS));
+    const nTags = rng.below(5);
+    const tags = nTags < 2 ? [] : nTags < 4 ? [rng.pick(TAGS)] : twoTags(rng);
     return {
       id: rng.uuid(),
       remaining: rng.pick(SESSION_LENGTHS),
@@ -811,7 +858,7 @@ class TraceFactory {
     const r = rng.below(10);
     if (r < 6) return [];
     if (r < 9) return [rng.pick(TAGS)];
-    return [rng.pick(TAGS), rng.pick(TAGS)];
+    return twoTags(rng);
   }
 
   private spanMetadata(ctx: TraceCtx): Record<string, string> {
@@ -854,8 +901,9 @@ class TraceFactory {
           // An llm call that requests a tool is followed by that tool's span.
           const wantsTool = i < n - 1 && k < 4;
           const call = wantsTool ? this.toolCall() : null;
-          children.push(this.llm(t, ctx, call));
-          if (call !== null) {
+          const llm = this.llm(t, ctx, call);
+          children.push(llm);
+          if (call !== null && llm.status_code !== 500) {
             t = this.lastEnd + rng.range(0, 5);
             children.push(this.tool(t, ctx, call));
             i++;
@@ -875,21 +923,20 @@ class TraceFactory {
     const output = failed ? this.errorText() : prose(rng, this.budget() * 0.6);
     const metrics: Record<string, number> = { duration_ns: nsOf(end - start) };
     if (kind === 'agent' && rng.chance(0.1)) metrics['agent_efficiency'] = round4(rng.float());
-    const base = {
-      input,
-      output,
-      name,
-      created_at: iso(start),
-      user_metadata: this.spanMetadata(ctx),
-      tags: this.spanTags(),
-      metrics,
-      dataset_metadata: {},
-      id,
-    };
+    const createdAt = iso(start);
+    const userMetadata = this.spanMetadata(ctx);
+    const tags = this.spanTags();
+    // Two literals rather than a spread of shared fields: spreads are slow on this hot path.
     const span: GenAgentSpan | GenWorkflowSpan =
       kind === 'agent'
-        ? { type: 'agent', ...base, agent_type: rng.pick(AGENT_TYPES), spans: children }
-        : { type: 'workflow', ...base, spans: children };
+        ? {
+            type: 'agent', input, output, name, created_at: createdAt, user_metadata: userMetadata, tags, metrics,
+            dataset_metadata: {}, id, agent_type: rng.pick(AGENT_TYPES), spans: children,
+          }
+        : {
+            type: 'workflow', input, output, name, created_at: createdAt, user_metadata: userMetadata, tags, metrics,
+            dataset_metadata: {}, id, spans: children,
+          };
     if (failed) span.status_code = 500;
     return span;
   }
@@ -987,7 +1034,7 @@ class TraceFactory {
       temperature: rng.pick(TEMPERATURES),
       finish_reason: finish,
     };
-    if (call !== null || rng.chance(0.15)) span.tools = this.toolList(call);
+    if (call !== null || rng.chance(0.08)) span.tools = this.toolList(call);
     if (failed) span.status_code = 500;
     this.lastEnd = start + durMs;
     return span;
@@ -995,7 +1042,7 @@ class TraceFactory {
 
   private toolList(call: GenToolCall | null): GenToolSpec[] {
     const rng = this.rng;
-    const n = rng.range(1, 4);
+    const n = rng.range(1, 3);
     const out: GenToolSpec[] = [];
     if (call !== null) {
       const spec = TOOL_SPECS.find((s) => s.function.name === call.function.name);

@@ -1,0 +1,54 @@
+// Shared bench plumbing: sizes, timing, memory readings, result files.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+
+export const SIZES: Record<string, number> = { '10k': 10_000, '100k': 100_000, '1m': 1_000_000, '10m': 10_000_000, '100m': 100_000_000 };
+
+export function parseSize(s: string): number {
+  const n = SIZES[s.toLowerCase()];
+  if (n !== undefined) return n;
+  const v = Number(s);
+  if (!Number.isInteger(v) || v <= 0) throw new Error(`unknown size ${s}: use one of ${Object.keys(SIZES).join(', ')} or a number`);
+  return v;
+}
+
+export interface Measurement {
+  name: string;
+  value: number;
+  unit: string;
+  /** Extra figures: spread, ratios, counts. */
+  [k: string]: unknown;
+}
+
+export function machine(): Record<string, unknown> {
+  return { cpus: cpus().length, cpu: cpus()[0]?.model, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform };
+}
+
+/** Peak resident set (VmHWM) of a process in MiB, from /proc (Linux). */
+export function peakRssMiB(pid = process.pid): number | null {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : null;
+  } catch {
+    return null;
+  }
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+export function writeResults(dir: string, size: string, results: Record<string, unknown>): string {
+  mkdirSync(dir, { recursive: true });
+  const date = new Date().toISOString().slice(0, 10);
+  const file = join(dir, `${date}-${size}.json`);
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+  return file;
+}
+
+export function fmt(n: number): string {
+  return n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(n >= 10 ? 1 : 2);
+}

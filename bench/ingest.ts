@@ -1,0 +1,157 @@
+// Ingest benchmarks over the seeded generator: library ingest (reliable: true, batches of ~1,000
+// spans), HTTP ingest against a real `tracelake serve` child process (several connections), and, in
+// the same run, the rate at which JSON.parse alone parses the same payloads (the yardstick).
+import { spawn } from 'node:child_process';
+import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { TraceStore } from '../src/engine/trace-store.js';
+import { generateBatches } from '../test/support/generator.js';
+import { peakRssMiB, type Measurement } from './common.js';
+
+const BATCH = 1000;
+
+function spansIn(batch: { spans?: unknown[] }[]): number {
+  let n = 0;
+  const walk = (xs: { spans?: unknown[] }[] | undefined) => {
+    for (const x of xs ?? []) {
+      n++;
+      walk(x.spans as { spans?: unknown[] }[] | undefined);
+    }
+  };
+  for (const t of batch) walk(t.spans as { spans?: unknown[] }[] | undefined);
+  return n;
+}
+
+/** Library ingest, timed per call; JSON.parse of the same batch timed alongside. */
+export async function benchLibraryIngest(spans: number, seed = 7): Promise<Measurement[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'tracelake-bench-'));
+  const store = await TraceStore.open(dir);
+  try {
+    const project = store.createProject({ name: 'bench' });
+    const ls = store.createLogStream(project.id, 'ingest');
+    let ingestMs = 0;
+    let parseMs = 0;
+    let n = 0;
+    let bytes = 0;
+    for (const batch of generateBatches({ spans, batchSpans: BATCH, seed })) {
+      const body = JSON.stringify({ log_stream_id: ls.id, traces: batch });
+      bytes += body.length;
+      let t = performance.now();
+      JSON.parse(body);
+      parseMs += performance.now() - t;
+      t = performance.now();
+      await store.logTraces(project.id, { log_stream_id: ls.id, reliable: true, traces: batch as never });
+      ingestMs += performance.now() - t;
+      n += spansIn(batch);
+    }
+    const t = performance.now();
+    await store.flush(); // sealing what is left is part of the cost of ingest
+    ingestMs += performance.now() - t;
+    const stats = store.stats;
+    return [
+      { name: 'library ingest', value: (n / ingestMs) * 1000, unit: 'spans/s', spans: n, seconds: ingestMs / 1000 },
+      { name: 'JSON.parse of the same payloads', value: (n / parseMs) * 1000, unit: 'spans/s', mb: bytes / 1e6 },
+      { name: 'disk per span', value: stats.diskBytes / n, unit: 'bytes', note: 'Parquet segments incl. trace and session records' },
+      { name: 'payload per span', value: bytes / n, unit: 'bytes', note: 'JSON request bytes' },
+      { name: 'peak RSS (library process)', value: peakRssMiB() ?? 0, unit: 'MiB' },
+    ];
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Writes request bodies (one per line) for the HTTP benchmark, so the client does no generation while timed. */
+async function writeBodies(path: string, spans: number, logStreamId: string, seed: number): Promise<number> {
+  const out = createWriteStream(path);
+  let n = 0;
+  for (const batch of generateBatches({ spans, batchSpans: BATCH, seed })) {
+    n += spansIn(batch);
+    const line = `${JSON.stringify({ log_stream_id: logStreamId, reliable: true, traces: batch })}\n`;
+    if (!out.write(line)) await new Promise<void>((r) => out.once('drain', () => r()));
+  }
+  await new Promise<void>((r) => out.end(r));
+  return n;
+}
+
+async function startServer(dir: string, key: string): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
+  const cli = fileURLToPath(new URL('../src/cli.js', import.meta.url));
+  const child = spawn(process.execPath, [cli, 'serve', '--data', dir, '--port', '0', '--quiet'], {
+    env: { ...process.env, TRACELAKE_API_KEY: key },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = / at (http:\/\/\S+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+  return {
+    url,
+    pid: child.pid!,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** HTTP ingest: `connections` clients post pre-written bodies to POST /projects/{id}/traces. */
+export async function benchHttpIngest(spans: number, connections = 4, seed = 11): Promise<Measurement[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'tracelake-bench-http-'));
+  const key = `tl_bench_${Date.now()}`;
+  const server = await startServer(join(dir, 'data'), key);
+  try {
+    const headers = { 'content-type': 'application/json', 'Galileo-API-Key': key };
+    const project = (await (await fetch(`${server.url}/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) })).json()) as { id: string };
+    const ls = (await (await fetch(`${server.url}/projects/${project.id}/log_streams`, { method: 'POST', headers, body: JSON.stringify({ name: 'http' }) })).json()) as { id: string };
+    const bodies = join(dir, 'bodies.ndjson');
+    const n = await writeBodies(bodies, spans, ls.id, seed);
+    const lines = createInterface({ input: createReadStream(bodies), crlfDelay: Infinity })[Symbol.asyncIterator]();
+    let errors = 0;
+    let requests = 0;
+    const latencies: number[] = [];
+    const t0 = performance.now();
+    const worker = async () => {
+      for (;;) {
+        const next = await lines.next();
+        if (next.done) return;
+        const t = performance.now();
+        const res = await fetch(`${server.url}/projects/${project.id}/traces`, { method: 'POST', headers, body: next.value });
+        await res.arrayBuffer();
+        latencies.push(performance.now() - t);
+        requests++;
+        if (res.status !== 200) errors++;
+      }
+    };
+    await Promise.all(Array.from({ length: connections }, worker));
+    const ms = performance.now() - t0;
+    const count = (await (await fetch(`${server.url}/projects/${project.id}/spans/count`, { method: 'POST', headers, body: JSON.stringify({ log_stream_id: ls.id }) })).json()) as { total_count: number };
+    const peak = peakRssMiB(server.pid);
+    latencies.sort((a, b) => a - b);
+    return [
+      {
+        name: `HTTP ingest (${connections} connections, reliable)`,
+        value: (n / ms) * 1000,
+        unit: 'spans/s',
+        spans: n,
+        requests,
+        errors,
+        p50_ms: latencies[latencies.length >> 1],
+        p99_ms: latencies[Math.floor(latencies.length * 0.99)],
+        counted: count.total_count,
+      },
+      { name: 'peak RSS (server process)', value: peak ?? 0, unit: 'MiB' },
+    ];
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

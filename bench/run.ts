@@ -1,0 +1,45 @@
+// npm run bench -- [--size 10k|100k|1m|10m] [--only ingest,query] [--out bench/results]
+// Runs the suites side by side in one process, prints a Markdown table and writes
+// bench/results/<date>-<size>.json. Figures are only comparable within one run.
+import { parseArgs } from 'node:util';
+import { benchHttpIngest, benchLibraryIngest } from './ingest.js';
+import { fmt, machine, parseSize, writeResults, type Measurement } from './common.js';
+
+const { values } = parseArgs({
+  options: {
+    size: { type: 'string', default: '1m' },
+    only: { type: 'string' },
+    out: { type: 'string', default: 'bench/results' },
+    connections: { type: 'string', default: '4' },
+  },
+});
+
+const size = values.size!;
+const spans = parseSize(size);
+const only = values.only ? new Set(values.only.split(',')) : null;
+const want = (s: string) => only === null || only.has(s);
+
+const results: Record<string, Measurement[]> = {};
+const started = new Date().toISOString();
+
+if (want('ingest')) {
+  process.stderr.write(`ingest: library, ${spans} spans...\n`);
+  results['ingest'] = await benchLibraryIngest(spans);
+  process.stderr.write(`ingest: HTTP, ${spans} spans...\n`);
+  results['ingest'].push(...(await benchHttpIngest(spans, Number(values.connections))));
+}
+
+const lines = [`### ${size} spans (${started.slice(0, 10)})`, '', '| suite | measurement | value | unit | notes |', '|---|---|---:|---|---|'];
+for (const [suite, ms] of Object.entries(results)) {
+  for (const m of ms) {
+    const { name, value, unit, ...rest } = m;
+    const notes = Object.entries(rest)
+      .map(([k, v]) => `${k}: ${typeof v === 'number' ? fmt(v) : String(v)}`)
+      .join(', ');
+    lines.push(`| ${suite} | ${name} | ${fmt(value)} | ${unit} | ${notes} |`);
+  }
+}
+const table = lines.join('\n');
+process.stdout.write(`${table}\n`);
+const file = writeResults(values.out!, size, { size, spans, started, machine: machine(), results, table });
+process.stderr.write(`wrote ${file}\n`);
