@@ -508,6 +508,12 @@ export class TraceStore {
     return this.countRecords(projectId, ['span'], req);
   }
 
+  /** Removes every record of a project, or of one run, durably (used when a project or run is deleted). */
+  async dropRecords(projectId: string, runId?: string): Promise<number> {
+    this.#assertOpen();
+    return this.#records.dropScope(projectId, runId);
+  }
+
   // ------------------------------------------------------------------ maintenance
 
   /** Seals the in-memory batch into Parquet now (it also happens by itself). */

@@ -495,6 +495,45 @@ export class RecordStore {
     });
   }
 
+  /**
+   * Removes every record of a project (or of one run of it), durably: their segments leave the manifest
+   * and the disk, rows still in memory are deleted and their seqs kept dead until sealed past.
+   * Returns how many records went.
+   */
+  async dropScope(projectId: string, runId?: string): Promise<number> {
+    this.#assertOpen();
+    return this.#lock.run(async () => {
+      await this.#loadClosed();
+      const live = this.source({ projectId, ...(runId === undefined ? {} : { runId }), kinds: ['span', 'trace', 'session'] });
+      const removed = Number((await this.#db.all(`SELECT count(*) AS n FROM ${live.sql}`, live.params))[0]!['n']);
+      const where = runId === undefined ? 'project_id = $1' : 'project_id = $1 AND run_id = $2';
+      const params = runId === undefined ? [projectId] : [projectId, runId];
+      const memRows = await this.#db.all(`SELECT seq FROM mem WHERE ${where}`, params);
+      const seqs = memRows.map((r) => Number(r['seq']));
+      this.#markDead(seqs);
+      await this.#flushDead();
+      const gone = this.#manifest.segments.filter((g) => g.project_id === projectId && (runId === undefined || g.run_id === runId));
+      const goneFiles = new Set(gone.map((g) => g.file));
+      const deadInGone = (q: number) => gone.some((g) => q >= g.min_seq && q <= g.max_seq);
+      for (const q of [...this.#dead]) if (deadInGone(q)) this.#dead.delete(q);
+      this.#manifest = {
+        ...this.#manifest,
+        generation: this.#manifest.generation + 1,
+        segments: this.#manifest.segments.filter((g) => !goneFiles.has(g.file)),
+        dead: [...this.#dead],
+      };
+      saveManifest(this.#dir, this.#manifest);
+      await this.#db.run(`DELETE FROM mem WHERE ${where}`, params);
+      this.#memRows = Number((await this.#db.all('SELECT count(*) AS n FROM mem'))[0]!['n']);
+      for (const [key, e] of this.#memIds) if (e.project_id === projectId && (runId === undefined || key.startsWith(`${runId}/`))) this.#memIds.delete(key);
+      for (const f of goneFiles) {
+        this.#index.remove(f);
+        removeSegmentFiles(this.#dir, f);
+      }
+      return removed;
+    });
+  }
+
   // ---------------------------------------------------------------- lifecycle
 
   /** Seals what is pending and closes the log. The database is closed by its owner. */

@@ -195,3 +195,20 @@ test('a second open of the same folder fails with a clear error', async (t) => {
   const { dir } = await openStore(t);
   await assert.rejects(TraceStore.open(dir), (e: ConflictError) => e.code === 'STORE_LOCKED' && /in use by process/.test(e.message));
 });
+
+test('dropping a run removes its records (sealed and in memory) for good, and only its records', async (t) => {
+  const { dir, store, projectId, logStreamId } = await openStore(t);
+  const other = store.createLogStream(projectId, 'other');
+  await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [everyKindTrace('f') as any] });
+  await store.logTraces(projectId, { log_stream_id: other.id, traces: [everyKindTrace('g') as any] });
+  await store.flush();
+  await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [everyKindTrace('h') as any] });
+  assert.equal(await store.dropRecords(projectId, logStreamId), 16, 'two traces, their sessions and 12 spans');
+  assert.equal((await store.countSpans(projectId, { log_stream_id: logStreamId })).total_count, 0);
+  assert.equal((await store.countSpans(projectId, { log_stream_id: other.id })).total_count, 6);
+  await store.close();
+  const again = await TraceStore.open(dir);
+  t.after(() => again.close());
+  assert.equal((await again.countSpans(projectId, { log_stream_id: logStreamId })).total_count, 0);
+  assert.equal((await again.countSpans(projectId, { log_stream_id: other.id })).total_count, 6);
+});
