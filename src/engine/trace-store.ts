@@ -15,9 +15,12 @@ import { implicitSessionId, uuidFromHash } from '../ingest/ids.js';
 import { nowUs } from '../ingest/time.js';
 import type { LogSpansRequest, LogTracesRequest } from '../schemas/ingest.js';
 import { FolderLock } from '../storage/lock.js';
-import { STORED_SELECT, type RecordKind } from '../storage/record-columns.js';
+
 import { RecordStore, type RecordStoreOptions, type WireRow } from '../storage/record-store.js';
-import { storedToRecord, storedToWire } from './row-codec.js';
+import { columnInfo, type ColumnInfo, type Level } from '../query/columns.js';
+import type { FilterRequest, PartialSearchRequest, SearchRequest } from '../schemas/query.js';
+import { RecordQueries, type RunScope, type SearchResult } from './record-queries.js';
+import { storedToWire } from './row-codec.js';
 
 export interface TraceStoreOptions extends RecordStoreOptions {
   /** DuckDB worker threads (default: all cores). */
@@ -60,28 +63,11 @@ export interface LogTracesResult {
   trace_ids: string[];
 }
 
-export interface ReadRequest extends RunIds {
-  starting_token?: number;
-  limit?: number;
-}
-
-export interface ReadResult {
-  records: Record<string, unknown>[];
-  num_records: number;
-  starting_token: number;
-  limit: number;
-  paginated: boolean;
-  next_starting_token: number | null;
-  last_row_id: string | null;
-}
-
 const RUN_ID_FIELDS: readonly [keyof RunIds, RunKind][] = [
   ['log_stream_id', 'log_stream'],
   ['experiment_id', 'experiment'],
   ['metrics_testing_id', 'metrics_testing'],
 ];
-
-const MAX_LIMIT = 1000;
 
 export class TraceStore {
   readonly dir: string;
@@ -92,11 +78,13 @@ export class TraceStore {
   /** trace id -> next step number, for spans logged into an existing trace. */
   readonly #nextStep = new Map<string, number>();
   readonly #tokens: TokenSigner;
+  readonly #queries: RecordQueries;
   #closed = false;
 
   private constructor(dir: string, lock: FolderLock, catalog: Catalog, db: Database, records: RecordStore, tokens: TokenSigner) {
     this.dir = dir;
     this.#tokens = tokens;
+    this.#queries = new RecordQueries(records, db);
     this.#lock = lock;
     this.catalog = catalog;
     this.#db = db;
@@ -462,50 +450,79 @@ export class TraceStore {
     });
   }
 
-  // ------------------------------------------------------------------ reading (unfiltered; filters come with the query module)
+  // ------------------------------------------------------------------ reading, counting, deleting
 
-  async searchRecords(projectId: string, kinds: readonly RecordKind[], req: ReadRequest): Promise<ReadResult> {
+  /** Project and (optional) run a query addresses: with no run id it spans every run of the project. */
+  resolveScope(projectId: string, ids: RunIds): RunScope {
+    const project = this.catalog.project(projectId);
+    if (RUN_ID_FIELDS.every(([f]) => ids[f] == null)) return { projectId: project.id };
+    return { projectId: project.id, runId: this.resolveRun(projectId, ids).run.id };
+  }
+
+  /** Full records of one level (spans, traces or sessions), filtered, sorted and paged. */
+  async search(level: Level, projectId: string, body: SearchRequest = {}): Promise<SearchResult> {
     this.#assertOpen();
-    const { project, run } = this.resolveRun(projectId, req);
-    const start = req.starting_token ?? 0;
-    const limit = req.limit ?? 100;
-    if (!Number.isInteger(start) || start < 0) throw invalid(['body', 'starting_token'], 'Input should be greater than or equal to 0', start);
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw invalid(['body', 'limit'], `Input should be between 1 and ${MAX_LIMIT}`, limit);
-    await this.#records.refresh();
-    const src = this.#records.source({ projectId: project.id, runId: run.id, kinds });
-    const n = src.params.length;
-    const rows = await this.#db.all(
-      `${STORED_SELECT} FROM ${src.sql} ORDER BY created_at DESC, id DESC LIMIT $${n + 1} OFFSET $${n + 2}`,
-      [...src.params, limit + 1, start],
-    );
-    const more = rows.length > limit;
-    const page = more ? rows.slice(0, limit) : rows;
-    return {
-      records: page.map((r) => storedToRecord(r)),
-      num_records: page.length,
-      starting_token: start,
-      limit,
-      paginated: more,
-      next_starting_token: more ? start + page.length : null,
-      last_row_id: page.length > 0 ? String(page[page.length - 1]!['id']) : null,
-    };
+    return this.#queries.search(level, this.resolveScope(projectId, body), body, false);
   }
 
-  async countRecords(projectId: string, kinds: readonly RecordKind[], req: RunIds): Promise<{ total_count: number }> {
+  /** Records with only the selected columns (plus id, type and the links). */
+  async partialSearch(level: Level, projectId: string, body: PartialSearchRequest = {}): Promise<SearchResult> {
     this.#assertOpen();
-    const { project, run } = this.resolveRun(projectId, req);
-    await this.#records.refresh();
-    const src = this.#records.source({ projectId: project.id, runId: run.id, kinds });
-    const rows = await this.#db.all(`SELECT count(*) AS n FROM ${src.sql}`, src.params);
-    return { total_count: Number(rows[0]!['n']) };
+    return this.#queries.search(level, this.resolveScope(projectId, body), body, true);
   }
 
-  searchSpans(projectId: string, req: ReadRequest): Promise<ReadResult> {
-    return this.searchRecords(projectId, ['span'], req);
+  async count(level: Level, projectId: string, body: FilterRequest = {}): Promise<{ total_count: number }> {
+    this.#assertOpen();
+    return { total_count: await this.#queries.count(level, this.resolveScope(projectId, body), body) };
   }
 
-  countSpans(projectId: string, req: RunIds): Promise<{ total_count: number }> {
-    return this.countRecords(projectId, ['span'], req);
+  /**
+   * Deletes matching records with all their descendants, durably. Refuses (422) a request with neither
+   * a run id nor a filter, rather than wiping a project. A parent left without children keeps existing
+   * with has_children false (a trace whose spans all went stays, as an empty trace).
+   */
+  async delete(level: Level, projectId: string, body: FilterRequest = {}): Promise<{ message: string; deleted: number }> {
+    this.#assertOpen();
+    const scope = this.resolveScope(projectId, body);
+    const hasFilter = (body.filters?.length ?? 0) > 0 || (body.filter_tree !== undefined && body.filter_tree !== null);
+    if (scope.runId === undefined && !hasFilter) {
+      throw invalid(['body'], 'refusing to delete every record of the project: give a run id (log_stream_id, experiment_id or metrics_testing_id) or a filter', undefined, 'missing');
+    }
+    const { deleted, childless } = await this.#queries.delete(level, scope, body);
+    if (childless.length > 0 && scope.runId !== undefined) {
+      const now = nowUs();
+      const rows: Draft[] = [];
+      for (const row of await this.#records.lookup(scope.projectId, scope.runId, childless)) {
+        rows.push({ ...(storedToWire(row) as unknown as Draft), has_children: false, updated_at: now });
+      }
+      await this.#write(scope.projectId, scope.runId, rows, true);
+    } else if (childless.length > 0) {
+      for (const runId of new Set(this.catalog.runs(scope.projectId).map((r) => r.id))) {
+        const found = await this.#records.lookup(scope.projectId, runId, childless);
+        if (found.length === 0) continue;
+        const now = nowUs();
+        await this.#write(scope.projectId, runId, found.map((row) => ({ ...(storedToWire(row) as unknown as Draft), has_children: false, updated_at: now })), true);
+      }
+    }
+    return { message: `Deleted ${deleted} record${deleted === 1 ? '' : 's'}`, deleted };
+  }
+
+  /** Columns of a run at a level: the standard columns and the metric columns its records carry. */
+  async availableColumns(level: Level, projectId: string, body: RunIds = {}): Promise<{ columns: ColumnInfo[] }> {
+    this.#assertOpen();
+    return { columns: (await this.#queries.availableColumns(level, this.resolveScope(projectId, body))).map(columnInfo) };
+  }
+
+  searchSpans(projectId: string, body: SearchRequest = {}): Promise<SearchResult> {
+    return this.search('span', projectId, body);
+  }
+
+  countSpans(projectId: string, body: FilterRequest = {}): Promise<{ total_count: number }> {
+    return this.count('span', projectId, body);
+  }
+
+  deleteSpans(projectId: string, body: FilterRequest = {}): Promise<{ message: string; deleted: number }> {
+    return this.delete('span', projectId, body);
   }
 
   /** Removes every record of a project, or of one run, durably (used when a project or run is deleted). */

@@ -12,7 +12,7 @@ type Rec = Record<string, any>;
 async function allRecords(store: TraceStore, projectId: string, runId: string): Promise<Rec[]> {
   const out: Rec[] = [];
   for (const kinds of [['span'], ['trace'], ['session']] as const) {
-    const page = await store.searchRecords(projectId, kinds, { log_stream_id: runId, limit: 1000 });
+    const page = await store.search(kinds[0], projectId, { log_stream_id: runId, limit: 1000 });
     out.push(...page.records);
   }
   return out;
@@ -105,8 +105,8 @@ test('a retried request (with or without client ids) does not duplicate records'
   await store.flush();
   await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [structuredClone(withoutIds) as any, structuredClone(withIds) as any] });
   assert.equal((await store.countSpans(projectId, { log_stream_id: logStreamId })).total_count, 12, 'retry after sealing replaces');
-  assert.equal((await store.countRecords(projectId, ['trace'], { log_stream_id: logStreamId })).total_count, 2);
-  assert.equal((await store.countRecords(projectId, ['session'], { log_stream_id: logStreamId })).total_count, 2);
+  assert.equal((await store.count('trace', projectId, { log_stream_id: logStreamId })).total_count, 2);
+  assert.equal((await store.count('session', projectId, { log_stream_id: logStreamId })).total_count, 2);
 });
 
 test('log spans into a trace that does not exist creates the trace and its session, then extends it', async (t) => {
@@ -136,11 +136,11 @@ test('log spans into a trace that does not exist creates the trace and its sessi
   assert.equal(tool['parent_id'], wfId);
   assert.equal(tool['step_number'], 2);
   assert.equal(tool['session_id'], r1.session_id);
-  const traces = (await store.searchRecords(projectId, ['trace'], { log_stream_id: logStreamId })).records;
+  const traces = (await store.search('trace', projectId, { log_stream_id: logStreamId })).records;
   assert.equal(traces.length, 1);
   assert.equal(traces[0]!['id'], traceId);
   assert.equal(traces[0]!['has_children'], true);
-  assert.equal((await store.countRecords(projectId, ['session'], { log_stream_id: logStreamId })).total_count, 1);
+  assert.equal((await store.count('session', projectId, { log_stream_id: logStreamId })).total_count, 1);
 });
 
 test('a parent from another trace, an unknown parent and a childless kind as parent are refused', async (t) => {

@@ -55,7 +55,7 @@ test('SIGKILL at random moments never loses an acknowledged span', { timeout: 18
     const store = await TraceStore.open(dir);
     try {
       const total = (await store.countSpans(projectId, { log_stream_id: logStreamId })).total_count;
-      const traces = (await store.countRecords(projectId, ['trace'], { log_stream_id: logStreamId })).total_count;
+      const traces = (await store.count('trace', projectId, { log_stream_id: logStreamId })).total_count;
       let ackedSpans = 0;
       for (const v of all.values()) ackedSpans += v;
       // Unacknowledged traces (in flight at the kill) may be there too, but wholly or not at all.

@@ -1,12 +1,12 @@
-// Reading records back: full-record search and count per level of the tree.
+// Records at each level of the tree: search (full records), partial search, count, delete and
+// available columns, for spans, traces and sessions alike (SPEC.md; COMPAT.md 3.2-3.4, 3.8, 8.4).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import type { TraceStore } from '../../engine/trace-store.js';
-import type { RecordKind } from '../../storage/record-columns.js';
+import type { Level } from '../../query/columns.js';
 import { ProjectIdParams } from '../../schemas/common.js';
-import { CountBody, ReadBody, RecordsPage } from '../../schemas/records.js';
+import { AvailableColumnsBody, ColumnsResponse, CountResponse, DeleteResponse, FilterBody, PartialSearchBody, SearchBody, SearchResponse } from '../../schemas/query.js';
 
-const LEVELS: readonly [string, RecordKind][] = [
+const LEVELS: readonly [string, Level][] = [
   ['spans', 'span'],
   ['traces', 'trace'],
   ['sessions', 'session'],
@@ -14,18 +14,23 @@ const LEVELS: readonly [string, RecordKind][] = [
 
 export const recordRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
   async (app) => {
-    for (const [path, kind] of LEVELS) {
-      app.post(`/projects/:project_id/${path}/search`, { schema: { params: ProjectIdParams, body: ReadBody, response: { 200: RecordsPage } } }, async (req) =>
-        store.searchRecords(req.params.project_id, [kind], {
-          ...req.body,
-          starting_token: req.body.starting_token ?? undefined,
-          limit: req.body.limit ?? undefined,
-        }),
+    for (const [path, level] of LEVELS) {
+      const base = `/projects/:project_id/${path}`;
+      app.post(`${base}/search`, { schema: { params: ProjectIdParams, body: SearchBody, response: { 200: SearchResponse } } }, async (req) =>
+        store.search(level, req.params.project_id, req.body),
       );
-      app.post(
-        `/projects/:project_id/${path}/count`,
-        { schema: { params: ProjectIdParams, body: CountBody, response: { 200: Type.Object({ total_count: Type.Integer() }) } } },
-        async (req) => store.countRecords(req.params.project_id, [kind], req.body),
+      app.post(`${base}/partial_search`, { schema: { params: ProjectIdParams, body: PartialSearchBody, response: { 200: SearchResponse } } }, async (req) =>
+        store.partialSearch(level, req.params.project_id, req.body),
+      );
+      app.post(`${base}/count`, { schema: { params: ProjectIdParams, body: FilterBody, response: { 200: CountResponse } } }, async (req) =>
+        store.count(level, req.params.project_id, req.body),
+      );
+      app.post(`${base}/delete`, { schema: { params: ProjectIdParams, body: FilterBody, response: { 200: DeleteResponse } } }, async (req) => {
+        const { message } = await store.delete(level, req.params.project_id, req.body);
+        return { message };
+      });
+      app.post(`${base}/available_columns`, { schema: { params: ProjectIdParams, body: AvailableColumnsBody, response: { 200: ColumnsResponse } } }, async (req) =>
+        store.availableColumns(level, req.params.project_id, req.body),
       );
     }
   };

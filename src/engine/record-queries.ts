@@ -1,0 +1,238 @@
+// Search, partial search, count, delete and available columns for one level of the tree, as the
+// engine runs them: validate -> plan (src/query) -> run in DuckDB -> shape records. Roll-ups and child
+// counts for a page are computed for that page's records only.
+import type { Database, Row } from '../db/database.js';
+import { invalid } from '../errors.js';
+import { appliesAt, METRIC_PREFIX, metricColumn, resolveColumn, STANDARD_COLUMNS, type ColumnDef, type Level, type MetricInfo, type RollUpMethod } from '../query/columns.js';
+import { countQuery, deleteQuery, pageQuery, validateSort, type PlanInput } from '../query/plan.js';
+import { validateFilters } from '../query/validate-filter.js';
+import type { AvailableColumnsRequest, FilterRequest, PartialSearchRequest, SearchRequest } from '../schemas/query.js';
+import type { RecordKind } from '../storage/record-columns.js';
+import type { RecordStore, Scope } from '../storage/record-store.js';
+import { storedToRecord } from './row-codec.js';
+
+export const MAX_PAGE_SIZE = 1000;
+
+const KINDS: Record<Level, readonly RecordKind[]> = { span: ['span'], trace: ['trace'], session: ['session'] };
+const DESCENDANTS: Record<Level, readonly RecordKind[]> = { span: ['span'], trace: ['span'], session: ['span', 'trace'] };
+/** Columns every partial record carries, whatever was selected. */
+const BASE_COLUMNS = ['id', 'type', 'project_id', 'run_id', 'session_id', 'trace_id', 'parent_id'];
+
+export interface RunScope {
+  projectId: string;
+  runId?: string;
+}
+
+export interface SearchResult {
+  records: Record<string, unknown>[];
+  num_rows: number;
+  num_records: number;
+  starting_token: number;
+  limit: number;
+  paginated: boolean;
+  next_starting_token: number | null;
+  last_row_id: string | null;
+}
+
+/** Default roll-up for metrics no scorer describes: counts add up, everything else averages. */
+export function defaultMetricInfo(name: string): MetricInfo {
+  if (/^num_.*tokens$/.test(name) || name === 'cost') return { roll_up_method: 'sum' };
+  if (name.endsWith('_ns')) return { roll_up_method: 'max', data_unit: 'nano_seconds' };
+  return {};
+}
+
+export class RecordQueries {
+  readonly #records: RecordStore;
+  readonly #db: Database;
+  readonly #metricInfo: (name: string) => MetricInfo | undefined;
+
+  constructor(records: RecordStore, db: Database, metricInfo: (name: string) => MetricInfo | undefined = defaultMetricInfo) {
+    this.#records = records;
+    this.#db = db;
+    this.#metricInfo = (name) => metricInfo(name) ?? defaultMetricInfo(name);
+  }
+
+  #rollUp = (name: string): RollUpMethod => this.#metricInfo(name)?.roll_up_method ?? 'average';
+
+  #plan(level: Level, scope: RunScope, body: FilterRequest & { sort?: SearchRequest['sort'] }): PlanInput {
+    const filter = validateFilters({ filters: body.filters ?? null, filter_tree: body.filter_tree }, level, this.#metricInfo);
+    const sort = validateSort(body.sort, level, this.#metricInfo);
+    const s = (kinds: readonly RecordKind[]): Scope => ({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds });
+    return {
+      level,
+      base: (first) => this.#records.source(s(KINDS[level]), first),
+      descendants: (first) => this.#records.source(s(DESCENDANTS[level]), first),
+      filter,
+      sort,
+      rollUp: this.#rollUp,
+    };
+  }
+
+  async search(level: Level, scope: RunScope, body: PartialSearchRequest, partial: boolean): Promise<SearchResult> {
+    const start = body.pagination?.starting_token ?? body.starting_token ?? 0;
+    const limit = body.pagination?.limit ?? body.limit ?? 100;
+    if (limit > MAX_PAGE_SIZE) throw invalid(['body', body.pagination?.limit != null ? 'pagination' : 'limit'], `Input should be less than or equal to ${MAX_PAGE_SIZE}`, limit, 'less_than_equal');
+    const plan = this.#plan(level, scope, body);
+    const selection = partial ? this.#selection(level, body.select_columns ?? null) : null;
+    await this.#records.refresh();
+    const q = pageQuery(plan, selection ? selection.physical : '*', limit, start);
+    const rows = await this.#db.all(q.sql, q.params);
+    const more = rows.length > limit;
+    const page = more ? rows.slice(0, limit) : rows;
+    const wantMetrics = selection === null || selection.allMetrics || selection.metrics.size > 0;
+    const rolled = wantMetrics && page.length > 0 ? await this.#pageRollUps(level, scope, page) : new Map<string, Map<string, number>>();
+    const counts = body.include_counts && page.length > 0 && level !== 'span' ? await this.#childCounts(level, scope, page) : null;
+    const records = page.map((row) => {
+      const rec = storedToRecord(row, !partial);
+      if ('metrics' in rec) {
+        const own = pick(rec['metrics'] as Record<string, unknown>, selection);
+        rec['metrics'] = own;
+        rec['metric_info'] = this.#metricStatus(own, pick(Object.fromEntries(rolled.get(String(row['id'])) ?? []), selection), Boolean(body.include_code_metric_metadata));
+      }
+      if (counts) rec[level === 'trace' ? 'num_spans' : 'num_traces'] = counts.get(String(row['id'])) ?? 0;
+      return rec;
+    });
+    return {
+      records,
+      num_rows: records.length,
+      num_records: records.length,
+      starting_token: start,
+      limit,
+      paginated: more,
+      next_starting_token: more ? start + records.length : null,
+      last_row_id: records.length > 0 ? String(records[records.length - 1]!['id']) : null,
+    };
+  }
+
+  async count(level: Level, scope: RunScope, body: FilterRequest): Promise<number> {
+    const plan = this.#plan(level, scope, body);
+    await this.#records.refresh();
+    const q = countQuery(plan);
+    const rows = await this.#db.all(q.sql, q.params);
+    return Number(rows[0]!['n']);
+  }
+
+  /** Deletes matching records and their descendants; returns what went and the parents left childless. */
+  async delete(level: Level, scope: RunScope, body: FilterRequest): Promise<{ deleted: number; matched: number; childless: string[] }> {
+    const plan = this.#plan(level, scope, body);
+    await this.#records.refresh();
+    const q = deleteQuery(plan);
+    const rows = await this.#db.all(q.sql, q.params);
+    if (rows.length === 0) return { deleted: 0, matched: 0, childless: [] };
+    const gone = new Set(rows.map((r) => String(r['id'])));
+    await this.#records.deleteSeqs(rows.map((r) => Number(r['seq'])));
+    // Parents that lost their last child (a trace whose spans all went stays, with has_children false).
+    const parents = [...new Set(rows.map((r) => r['parent_id']).filter((p): p is string => typeof p === 'string' && !gone.has(p)))];
+    let childless: string[] = [];
+    if (parents.length > 0) {
+      const src = this.#records.source({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds: ['span'] });
+      const n = src.params.length;
+      const left = await this.#db.all(`SELECT DISTINCT parent_id FROM ${src.sql} WHERE list_contains($${n + 1}::VARCHAR[], parent_id)`, [...src.params, parents]);
+      const still = new Set(left.map((r) => String(r['parent_id'])));
+      childless = parents.filter((p) => !still.has(p));
+    }
+    return { deleted: rows.length, matched: rows.length, childless };
+  }
+
+  async availableColumns(level: Level, scope: RunScope, extraMetrics: Iterable<string> = []): Promise<ColumnDef[]> {
+    const standard = STANDARD_COLUMNS.filter((c) => appliesAt(c, level));
+    await this.#records.refresh();
+    const kinds = [...new Set([...KINDS[level], ...DESCENDANTS[level]])];
+    const src = this.#records.source({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds });
+    const rows = await this.#db.all(`SELECT DISTINCT unnest(map_keys(metrics)) AS k FROM ${src.sql} ORDER BY 1`, src.params);
+    const present = new Set(rows.map((r) => String(r['k'])));
+    const names = [...new Set([...present, ...extraMetrics])].sort();
+    const metrics = names.map((n) => metricColumn(n, { ...this.#metricInfo(n), is_empty: !present.has(n) }));
+    return [...standard, ...metrics];
+  }
+
+  /** Which physical columns a partial search reads, and which metrics it returns. */
+  #selection(level: Level, sel: PartialSearchRequest['select_columns']): { physical: string[]; metrics: Set<string>; allMetrics: boolean } {
+    const physical = new Set(BASE_COLUMNS);
+    const metrics = new Set<string>();
+    const allMetrics = Boolean(sel?.include_all_metrics || sel?.includes_metric_columns);
+    (sel?.column_ids ?? []).forEach((id, i) => {
+      const c = resolveColumn(id, level, this.#metricInfo);
+      if (!c) throw invalid(['body', 'select_columns', 'column_ids', i], `unknown column "${id}" for ${level}s`, id);
+      if (c.metric !== undefined) metrics.add(c.metric);
+      else physical.add(c.id);
+      if (c.id === 'input' || c.id === 'output') physical.add(`${c.id}_json`);
+      if (c.id === 'tools' || c.id === 'input' || c.id === 'output') physical.add('extra');
+    });
+    for (const name of sel?.metric_columns_names ?? []) metrics.add(name);
+    if (allMetrics || metrics.size > 0) physical.add('metrics');
+    return { physical: [...physical], metrics, allMetrics };
+  }
+
+  /**
+   * `metrics` keeps exactly what was logged; `metric_info` (COMPAT.md 5.5's MetricStatus) reports each
+   * value, own ('success') or rolled up from descendants where the record has none ('roll_up').
+   */
+  #metricStatus(own: Record<string, unknown>, rolled: Record<string, unknown>, withMetadata: boolean): Record<string, unknown> | null {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(own)) out[k] = withMetadata ? { status_type: 'success', value: v, metadata: null } : { status_type: 'success', value: v };
+    for (const [k, v] of Object.entries(rolled)) if (out[k] === undefined) out[k] = { status_type: 'roll_up', value: v, roll_up_method: this.#rollUp(k) };
+    return Object.keys(out).length > 0 ? out : null;
+  }
+
+  /** Roll-ups of every metric for the page's records from their descendants (own values win later). */
+  async #pageRollUps(level: Level, scope: RunScope, page: Row[]): Promise<Map<string, Map<string, number>>> {
+    const ids = page.filter((r) => level !== 'span' || r['has_children'] !== false).map((r) => String(r['id']));
+    if (ids.length === 0) return new Map();
+    const s = { projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}) };
+    const aggs = 'avg(v) AS average, sum(v) AS sum, max(v) AS max, min(v) AS min, avg(CASE WHEN v <> 0 THEN 1.0 ELSE 0.0 END) AS percentage_true, avg(CASE WHEN v = 0 THEN 1.0 ELSE 0.0 END) AS percentage_false';
+    let sql: string;
+    let params: unknown[];
+    if (level === 'span') {
+      const traces = [...new Set(page.map((r) => String(r['trace_id'])))];
+      const src = this.#records.source({ ...s, kinds: ['span'] });
+      const n = src.params.length;
+      sql = `WITH RECURSIVE d AS (SELECT id, parent_id, trace_id, metrics FROM ${src.sql} WHERE list_contains($${n + 1}::VARCHAR[], trace_id)),
+        e AS (SELECT parent_id AS anc, unnest(map_keys(metrics)) AS k, unnest(map_values(metrics)) AS v FROM d WHERE parent_id <> trace_id),
+        up(anc, k, v) AS (SELECT anc, k, v FROM e UNION ALL SELECT p.parent_id, up.k, up.v FROM up JOIN d p ON p.id = up.anc WHERE p.parent_id <> p.trace_id)
+        SELECT anc AS id, k AS name, ${aggs} FROM up WHERE list_contains($${n + 2}::VARCHAR[], anc) GROUP BY ALL`;
+      params = [...src.params, traces, ids];
+    } else {
+      const src = this.#records.source({ ...s, kinds: DESCENDANTS[level] });
+      const n = src.params.length;
+      const link = level === 'trace' ? 'trace_id' : 'session_id';
+      sql = `SELECT id, k AS name, ${aggs} FROM (SELECT ${link} AS id, unnest(map_keys(metrics)) AS k, unnest(map_values(metrics)) AS v FROM ${src.sql} WHERE list_contains($${n + 1}::VARCHAR[], ${link})) GROUP BY ALL`;
+      params = [...src.params, ids];
+    }
+    const rows = await this.#db.all(sql, params as never);
+    const out = new Map<string, Map<string, number>>();
+    for (const r of rows) {
+      const name = String(r['name']);
+      const v = r[this.#rollUp(name)];
+      if (v === null || v === undefined) continue;
+      const id = String(r['id']);
+      let m = out.get(id);
+      if (!m) out.set(id, (m = new Map()));
+      m.set(name, Number(v));
+    }
+    return out;
+  }
+
+  /** Spans per trace, or traces per session, for the page's records. */
+  async #childCounts(level: Level, scope: RunScope, page: Row[]): Promise<Map<string, number>> {
+    const kind: RecordKind = level === 'trace' ? 'span' : 'trace';
+    const link = level === 'trace' ? 'trace_id' : 'session_id';
+    const src = this.#records.source({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds: [kind] });
+    const n = src.params.length;
+    const rows = await this.#db.all(`SELECT ${link} AS id, count(*) AS n FROM ${src.sql} WHERE list_contains($${n + 1}::VARCHAR[], ${link}) GROUP BY 1`, [
+      ...src.params,
+      page.map((r) => String(r['id'])),
+    ]);
+    return new Map(rows.map((r) => [String(r['id']), Number(r['n'])]));
+  }
+}
+
+/** The metrics a selection asks for (all of them without a selection or with include_all_metrics). */
+function pick(values: Record<string, unknown>, sel: { metrics: Set<string>; allMetrics: boolean } | null): Record<string, unknown> {
+  if (sel === null || sel.allMetrics) return values;
+  const out: Record<string, unknown> = {};
+  for (const k of sel.metrics) if (values[k] !== undefined) out[k] = values[k];
+  return out;
+}
+
+export { METRIC_PREFIX };

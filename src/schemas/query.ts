@@ -1,0 +1,89 @@
+// Bodies of search, partial search, count, delete and available columns (SPEC.md and COMPAT.md 3.2-3.4,
+// 3.8, 4). Filters are checked field by field in src/query/validate-filter.ts, which names the exact path
+// and the allowed choices; the shapes here admit both spellings (column_id or name; pagination object
+// or top-level starting_token/limit; SPEC's and COMPAT's select_columns keys).
+import { Type, type Static } from 'typebox';
+import { Nullable, RunIds } from './common.js';
+
+export const RecordFilter = Type.Object({
+  type: Type.String(),
+  column_id: Type.Optional(Nullable(Type.String())),
+  name: Type.Optional(Nullable(Type.String())),
+  operator: Type.Optional(Nullable(Type.String())),
+  value: Type.Optional(Type.Unknown()),
+  case_sensitive: Type.Optional(Nullable(Type.Boolean())),
+  user_ids: Type.Optional(Type.Unknown()),
+});
+
+/** A filter tree node; its shape ({filter} | {and} | {or} | {not}) is checked by validate-filter.ts. */
+export const FilterTree = Type.Unknown({ description: 'leaf {filter}, {and: [...]}, {or: [...]} or {not: {...}}' });
+
+export const SortClause = Type.Object({
+  column_id: Type.Optional(Nullable(Type.String())),
+  name: Type.Optional(Nullable(Type.String())),
+  ascending: Type.Optional(Nullable(Type.Boolean())),
+  sort_type: Type.Optional(Nullable(Type.String())),
+});
+
+export const SelectColumns = Type.Object({
+  column_ids: Type.Optional(Nullable(Type.Array(Type.String()))),
+  include_all_metrics: Type.Optional(Nullable(Type.Boolean())),
+  include_all_feedback: Type.Optional(Nullable(Type.Boolean())),
+  includes_metric_columns: Type.Optional(Nullable(Type.Boolean())),
+  metric_columns_names: Type.Optional(Nullable(Type.Array(Type.String()))),
+});
+
+const filterFields = {
+  ...RunIds,
+  filters: Type.Optional(Nullable(Type.Array(RecordFilter))),
+  filter_tree: Type.Optional(FilterTree),
+};
+
+const PageInt = Type.Optional(Nullable(Type.Integer({ minimum: 0 })));
+
+export const SearchBody = Type.Object({
+  ...filterFields,
+  starting_token: PageInt,
+  limit: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+  pagination: Type.Optional(Nullable(Type.Object({ starting_token: PageInt, limit: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))) }))),
+  previous_last_row_id: Type.Optional(Nullable(Type.String())),
+  sort: Type.Optional(Nullable(SortClause)),
+  truncate_fields: Type.Optional(Nullable(Type.Boolean())),
+  include_counts: Type.Optional(Nullable(Type.Boolean())),
+  include_code_metric_metadata: Type.Optional(Nullable(Type.Boolean())),
+});
+export type SearchRequest = Static<typeof SearchBody>;
+
+export const PartialSearchBody = Type.Object({
+  ...SearchBody.properties,
+  select_columns: Type.Optional(Nullable(SelectColumns)),
+});
+export type PartialSearchRequest = Static<typeof PartialSearchBody>;
+
+export const FilterBody = Type.Object(filterFields);
+export type FilterRequest = Static<typeof FilterBody>;
+
+export const AvailableColumnsBody = Type.Object({
+  ...RunIds,
+  start_time: Type.Optional(Nullable(Type.String())),
+  end_time: Type.Optional(Nullable(Type.String())),
+});
+export type AvailableColumnsRequest = Static<typeof AvailableColumnsBody>;
+
+export const SearchResponse = Type.Object(
+  {
+    records: Type.Array(Type.Record(Type.String(), Type.Unknown())),
+    num_rows: Type.Integer(),
+    num_records: Type.Integer(),
+    starting_token: Type.Integer(),
+    limit: Type.Integer(),
+    paginated: Type.Boolean(),
+    next_starting_token: Nullable(Type.Integer()),
+    last_row_id: Nullable(Type.String()),
+  },
+  { additionalProperties: true },
+);
+
+export const CountResponse = Type.Object({ total_count: Type.Integer() });
+export const DeleteResponse = Type.Object({ message: Type.String() });
+export const ColumnsResponse = Type.Object({ columns: Type.Array(Type.Record(Type.String(), Type.Unknown())) });
