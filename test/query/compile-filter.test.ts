@@ -1,0 +1,81 @@
+// Guarantees: every filter kind and operator compiles to exactly this SQL and these parameters
+// (identifiers from the registry, every value a numbered placeholder), and trees combine as written.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { resolveColumn, type ColumnDef } from '../../src/query/columns.js';
+import { compileFilter, ownMetrics } from '../../src/query/compile-filter.js';
+import { OPERATORS, type Expr, type Leaf } from '../../src/query/filter-ast.js';
+import { Params } from '../../src/query/params.js';
+
+const col = (id: string): ColumnDef => resolveColumn(id, 'span')!;
+
+function compile(e: Expr): { sql: string; params: unknown[] } {
+  const params = new Params();
+  const sql = compileFilter(e, ownMetrics(params));
+  return { sql, params: params.values };
+}
+
+const leaf = (l: Leaf): Expr => ({ leaf: l });
+
+const GOLDEN: [string, Leaf, string, unknown[]][] = [
+  ['text eq', { kind: 'text', column: col('name'), op: 'eq', value: 'a', caseSensitive: true }, 'coalesce(r.name = $1, false)', ['a']],
+  ['text eq ci', { kind: 'text', column: col('name'), op: 'eq', value: 'A', caseSensitive: false }, 'coalesce(lower(r.name) = lower($1), false)', ['A']],
+  ['text ne', { kind: 'text', column: col('name'), op: 'ne', value: 'a', caseSensitive: true }, '(NOT coalesce(r.name = $1, false))', ['a']],
+  ['text contains', { kind: 'text', column: col('input'), op: 'contains', value: 'x', caseSensitive: true }, 'coalesce(contains(r.input, $1), false)', ['x']],
+  ['text contains ci', { kind: 'text', column: col('input'), op: 'contains', value: 'X', caseSensitive: false }, 'coalesce(contains(lower(r.input), lower($1)), false)', ['X']],
+  ['text one_of', { kind: 'text', column: col('model'), op: 'one_of', value: ['a', 'b'], caseSensitive: true }, 'coalesce(list_contains($1::VARCHAR[], r.model), false)', [['a', 'b']]],
+  ['text one_of ci', { kind: 'text', column: col('model'), op: 'one_of', value: ['A'], caseSensitive: false }, 'coalesce(list_contains(list_transform($1::VARCHAR[], lambda x: lower(x)), lower(r.model)), false)', [['A']]],
+  ['text not_in', { kind: 'text', column: col('model'), op: 'not_in', value: [], caseSensitive: true }, '(NOT coalesce(list_contains($1::VARCHAR[], r.model), false))', [[]]],
+  ['collection contains', { kind: 'collection', column: col('tags'), op: 'contains', value: 't', caseSensitive: true }, 'coalesce(list_contains(coalesce(r.tags, []), $1), false)', ['t']],
+  ['collection contains ci', { kind: 'collection', column: col('tags'), op: 'contains', value: 'T', caseSensitive: false }, 'coalesce(list_contains(list_transform(coalesce(r.tags, []), lambda x: lower(x)), lower($1)), false)', ['T']],
+  ['collection eq', { kind: 'collection', column: col('tags'), op: 'eq', value: ['a', 'b'], caseSensitive: true }, 'coalesce(list_sort(list_distinct(coalesce(r.tags, []))) = list_sort(list_distinct($1::VARCHAR[])), false)', [['a', 'b']]],
+  ['collection one_of', { kind: 'collection', column: col('tags'), op: 'one_of', value: ['a'], caseSensitive: true }, 'coalesce(list_has_any(coalesce(r.tags, []), $1::VARCHAR[]), false)', [['a']]],
+  ['collection not_in', { kind: 'collection', column: col('tags'), op: 'not_in', value: ['a'], caseSensitive: true }, '(NOT coalesce(list_has_any(coalesce(r.tags, []), $1::VARCHAR[]), false))', [['a']]],
+  ['id eq', { kind: 'id', column: col('trace_id'), op: 'eq', value: 'abc' }, 'coalesce(r.trace_id = $1, false)', ['abc']],
+  ['id ne', { kind: 'id', column: col('id'), op: 'ne', value: 'abc' }, '(NOT coalesce(r.id = $1, false))', ['abc']],
+  ['id contains', { kind: 'id', column: col('id'), op: 'contains', value: 'ab' }, 'coalesce(contains(r.id, $1), false)', ['ab']],
+  ['id one_of', { kind: 'id', column: col('session_id'), op: 'one_of', value: ['a', 'b'] }, 'coalesce(list_contains($1::VARCHAR[], r.session_id), false)', [['a', 'b']]],
+  ['id not_in', { kind: 'id', column: col('parent_id'), op: 'not_in', value: ['a'] }, '(NOT coalesce(list_contains($1::VARCHAR[], r.parent_id), false))', [['a']]],
+  ['date gt', { kind: 'date', column: col('created_at'), op: 'gt', value: 1_000_000 }, 'coalesce(r.created_at > make_timestamp($1::BIGINT), false)', [1_000_000]],
+  ['date lte', { kind: 'date', column: col('updated_at'), op: 'lte', value: 5 }, 'coalesce(r.updated_at <= make_timestamp($1::BIGINT), false)', [5]],
+  ['date eq', { kind: 'date', column: col('created_at'), op: 'eq', value: 7 }, 'coalesce(r.created_at = make_timestamp($1::BIGINT), false)', [7]],
+  ['date ne', { kind: 'date', column: col('created_at'), op: 'ne', value: 7 }, '(NOT coalesce(r.created_at = make_timestamp($1::BIGINT), false))', [7]],
+  ['date gte', { kind: 'date', column: col('created_at'), op: 'gte', value: 1 }, 'coalesce(r.created_at >= make_timestamp($1::BIGINT), false)', [1]],
+  ['date lt', { kind: 'date', column: col('created_at'), op: 'lt', value: 1 }, 'coalesce(r.created_at < make_timestamp($1::BIGINT), false)', [1]],
+  ['number eq', { kind: 'number', column: col('status_code'), op: 'eq', value: 200 }, 'coalesce(r.status_code = $1, false)', [200]],
+  ['number gt', { kind: 'number', column: col('status_code'), op: 'gt', value: 200 }, 'coalesce(r.status_code > $1, false)', [200]],
+  ['number lte', { kind: 'number', column: col('status_code'), op: 'lte', value: 200 }, 'coalesce(r.status_code <= $1, false)', [200]],
+  ['number gte', { kind: 'number', column: col('status_code'), op: 'gte', value: 500 }, 'coalesce(r.status_code >= $1, false)', [500]],
+  ['number lt', { kind: 'number', column: col('temperature'), op: 'lt', value: 0.5 }, 'coalesce(r.temperature < $1, false)', [0.5]],
+  ['number ne', { kind: 'number', column: col('step_number'), op: 'ne', value: 1 }, '(NOT coalesce(r.step_number = $1, false))', [1]],
+  ['number between', { kind: 'number', column: col('status_code'), op: 'between', value: [200, 299] }, 'coalesce(r.status_code BETWEEN $1 AND $2, false)', [200, 299]],
+  ['metric gt', { kind: 'number', column: col('metrics/correctness'), op: 'gt', value: 0.5 }, 'coalesce(r.metrics[$1] > $2, false)', ['correctness', 0.5]],
+  ['metric between', { kind: 'number', column: col('metrics/x y'), op: 'between', value: [1, 2] }, 'coalesce(r.metrics[$1] BETWEEN $2 AND $3, false)', ['x y', 1, 2]],
+  ['boolean eq', { kind: 'boolean', column: col('has_children'), op: 'eq', value: true }, 'coalesce(r.has_children = $1, false)', [true]],
+  ['boolean ne', { kind: 'boolean', column: col('is_complete'), op: 'ne', value: false }, '(NOT coalesce(r.is_complete = $1, false))', [false]],
+  ['fully_annotated', { kind: 'fully_annotated', userIds: null }, 'false', []],
+];
+
+test('golden SQL and parameters for every filter kind and operator', () => {
+  for (const [name, l, sql, params] of GOLDEN) {
+    assert.deepEqual(compile(leaf(l)), { sql, params }, name);
+  }
+});
+
+test('every operator of every kind has a golden case', () => {
+  const covered = new Set(GOLDEN.map(([, l]) => `${l.kind}:${'op' in l ? l.op : ''}`));
+  for (const [kind, list] of Object.entries(OPERATORS)) for (const op of list) assert.ok(covered.has(`${kind}:${op}`), `no golden case for ${kind} ${op}`);
+});
+
+test('trees: and, or, not nest; parameters are numbered in order of appearance', () => {
+  const a = leaf({ kind: 'text', column: col('name'), op: 'eq', value: 'a', caseSensitive: true });
+  const b = leaf({ kind: 'number', column: col('metrics/m'), op: 'gt', value: 1 });
+  const c = leaf({ kind: 'boolean', column: col('has_children'), op: 'eq', value: false });
+  assert.deepEqual(compile({ or: [a, { and: [b, { not: c }] }] }), {
+    sql: '(coalesce(r.name = $1, false) OR (coalesce(r.metrics[$2] > $3, false) AND (NOT coalesce(r.has_children = $4, false))))',
+    params: ['a', 'm', 1, false],
+  });
+  assert.deepEqual(compile({ and: [] }), { sql: 'true', params: [] });
+  assert.deepEqual(compile({ or: [] }), { sql: 'false', params: [] });
+  assert.deepEqual(compile({ and: [a] }), { sql: 'coalesce(r.name = $1, false)', params: ['a'] });
+});
