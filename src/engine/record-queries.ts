@@ -4,7 +4,7 @@
 import type { Database, Row } from '../db/database.js';
 import { invalid } from '../errors.js';
 import { appliesAt, METRIC_PREFIX, metricColumn, resolveColumn, STANDARD_COLUMNS, type ColumnDef, type Level, type MetricInfo, type RollUpMethod } from '../query/columns.js';
-import { countQuery, deleteQuery, pageQuery, validateSort, type PlanInput } from '../query/plan.js';
+import { chooseWindow, countQuery, deleteQuery, fetchQuery, pageKeysQuery, timeOrdered, validateSort, type PlanInput, type TimeWindow } from '../query/plan.js';
 import { validateFilters } from '../query/validate-filter.js';
 import type { AvailableColumnsRequest, FilterRequest, PartialSearchRequest, SearchRequest } from '../schemas/query.js';
 import type { RecordKind } from '../storage/record-columns.js';
@@ -46,7 +46,12 @@ export class RecordQueries {
   readonly #db: Database;
   readonly #metricInfo: (name: string) => MetricInfo | undefined;
 
-  constructor(records: RecordStore, db: Database, metricInfo: (name: string) => MetricInfo | undefined = defaultMetricInfo) {
+  /** Rows the first time window of a time-ordered page aims to cover (then 8x per widening). */
+  readonly #windowRows: number;
+
+  constructor(records: RecordStore, db: Database, options: { windowRows?: number; metricInfo?: (name: string) => MetricInfo | undefined } = {}) {
+    const metricInfo = options.metricInfo ?? defaultMetricInfo;
+    this.#windowRows = options.windowRows ?? 50_000;
     this.#records = records;
     this.#db = db;
     this.#metricInfo = (name) => metricInfo(name) ?? defaultMetricInfo(name);
@@ -60,8 +65,8 @@ export class RecordQueries {
     const s = (kinds: readonly RecordKind[]): Scope => ({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds });
     return {
       level,
-      base: (first) => this.#records.source(s(KINDS[level]), first),
-      descendants: (first) => this.#records.source(s(DESCENDANTS[level]), first),
+      base: (first, metrics) => this.#records.source(s(KINDS[level]), first, metrics),
+      descendants: (first, metrics) => this.#records.source(s(DESCENDANTS[level]), first, metrics),
       filter,
       sort,
       rollUp: this.#rollUp,
@@ -75,10 +80,10 @@ export class RecordQueries {
     const plan = this.#plan(level, scope, body);
     const selection = partial ? this.#selection(level, body.select_columns ?? null) : null;
     await this.#records.refresh();
-    const q = pageQuery(plan, selection ? selection.physical : '*', limit, start);
-    const rows = await this.#db.all(q.sql, q.params);
-    const more = rows.length > limit;
-    const page = more ? rows.slice(0, limit) : rows;
+    const keys = await this.#pageKeys(level, scope, plan, limit, start);
+    const more = keys.length > limit;
+    const pageKeys = more ? keys.slice(0, limit) : keys;
+    const page = await this.#fetch(level, scope, selection ? selection.physical : '*', pageKeys);
     const wantMetrics = selection === null || selection.allMetrics || selection.metrics.size > 0;
     const rolled = wantMetrics && page.length > 0 ? await this.#pageRollUps(level, scope, page) : new Map<string, Map<string, number>>();
     const counts = body.include_counts && page.length > 0 && level !== 'span' ? await this.#childCounts(level, scope, page) : null;
@@ -102,6 +107,43 @@ export class RecordQueries {
       next_starting_token: more ? start + records.length : null,
       last_row_id: records.length > 0 ? String(records[records.length - 1]!['id']) : null,
     };
+  }
+
+  /**
+   * Keys of a page. Sorted by time (the default), it first looks only at the newest row groups that
+   * could hold the page, widening the window 8x at a time until the page is full or the window is all.
+   */
+  async #pageKeys(level: Level, scope: RunScope, plan: PlanInput, limit: number, offset: number): Promise<{ seq: number; c: number }[]> {
+    const order = timeOrdered(plan.sort);
+    const profile = order ? this.#records.timeProfile(this.#scope(scope, KINDS[level])) : null;
+    let want = Math.max(this.#windowRows, (offset + limit + 1) * 20);
+    for (;;) {
+      const window: TimeWindow | null = profile && order ? chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending) : null;
+      const q = pageKeysQuery(plan, limit, offset, window);
+      const rows = await this.#db.all(q.sql, q.params);
+      if (window === null || rows.length > limit) return rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']) }));
+      want *= 8;
+    }
+  }
+
+  /** The page's rows by seq, in the order of the keys. */
+  async #fetch(level: Level, scope: RunScope, columns: readonly string[] | '*', keys: { seq: number; c: number }[]): Promise<Row[]> {
+    if (keys.length === 0) return [];
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const k of keys) {
+      lo = Math.min(lo, k.c);
+      hi = Math.max(hi, k.c);
+    }
+    const withSeq = columns === '*' ? columns : [...new Set([...columns, 'seq'])];
+    const q = fetchQuery(this.#records.source(this.#scope(scope, KINDS[level])), withSeq, keys.map((k) => k.seq), [lo, hi]);
+    const rows = await this.#db.all(q.sql, q.params);
+    const bySeq = new Map(rows.map((r) => [Number(r['seq']), r]));
+    return keys.map((k) => bySeq.get(k.seq)).filter((r): r is Row => r !== undefined);
+  }
+
+  #scope(scope: RunScope, kinds: readonly RecordKind[]): Scope {
+    return { projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds };
   }
 
   async count(level: Level, scope: RunScope, body: FilterRequest): Promise<number> {

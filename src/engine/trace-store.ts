@@ -29,6 +29,8 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   memoryLimit?: string;
   /** Lifetime of bearer tokens in seconds (default 30 days). */
   tokenTtlSeconds?: number;
+  /** Rows the first created_at window of a newest-first page covers (default 50,000; tests shrink it). */
+  pageWindowRows?: number;
 }
 
 /** Which run a request addresses: exactly one of the three run ids. */
@@ -81,10 +83,10 @@ export class TraceStore {
   readonly #queries: RecordQueries;
   #closed = false;
 
-  private constructor(dir: string, lock: FolderLock, catalog: Catalog, db: Database, records: RecordStore, tokens: TokenSigner) {
+  private constructor(dir: string, lock: FolderLock, catalog: Catalog, db: Database, records: RecordStore, tokens: TokenSigner, options: TraceStoreOptions) {
     this.dir = dir;
     this.#tokens = tokens;
-    this.#queries = new RecordQueries(records, db);
+    this.#queries = new RecordQueries(records, db, { ...(options.pageWindowRows ? { windowRows: options.pageWindowRows } : {}) });
     this.#lock = lock;
     this.catalog = catalog;
     this.#db = db;
@@ -103,7 +105,7 @@ export class TraceStore {
       mkdirSync(join(root, 'tmp'), { recursive: true });
       db = await Database.open({ threads: options.threads, memoryLimit: options.memoryLimit, tempDirectory: join(root, 'tmp') });
       const records = await RecordStore.open(root, db, options);
-      return new TraceStore(root, lock, catalog, db, records, TokenSigner.forFolder(root, options.tokenTtlSeconds));
+      return new TraceStore(root, lock, catalog, db, records, TokenSigner.forFolder(root, options.tokenTtlSeconds), options);
     } catch (err) {
       await db?.close();
       catalog?.close();
@@ -440,14 +442,13 @@ export class TraceStore {
       d.run_id = runId;
     }
     const rows = drafts as unknown as WireRow[];
-    if (reliable) {
-      await this.#records.append(rows, true);
-      return;
-    }
-    // Not reliable: answered at once; a failure is only logged (SPEC.md, Log spans).
-    this.#records.append(rows, false).catch((err: unknown) => {
+    try {
+      // Not reliable: no fsync to wait for, and a failure is only logged (SPEC.md, Log spans).
+      await this.#records.append(rows, reliable);
+    } catch (err) {
+      if (reliable) throw err;
       process.emitWarning(`tracelake: unreliable ingest failed: ${(err as Error).message}`);
-    });
+    }
   }
 
   // ------------------------------------------------------------------ reading, counting, deleting

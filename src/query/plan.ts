@@ -1,9 +1,10 @@
-// Whole queries over one level of the tree (spans, traces or sessions): a page, a count, the rows a
-// delete removes. The planner composes the record source (segments + in-memory batch, given by the
-// engine as SQL with its parameters), the compiled filter, the sort, and the metric roll-ups that
-// filters and sorts need. Pure and synchronous: returns {sql, params}; never runs anything.
+// Whole queries over one level of the tree (spans, traces or sessions): the keys of a page, a count,
+// the rows a delete removes. The planner composes the record source (segments + in-memory batch, given
+// by the engine as SQL with its parameters), the compiled filter, the sort, an optional created_at
+// window, and the metric roll-ups that filters and sorts need. Pure and synchronous: returns
+// {sql, params}; never runs anything.
 import type { Param } from '../db/database.js';
-import { InvalidRequestError, invalid } from '../errors.js';
+import { invalid } from '../errors.js';
 import { resolveColumn, suggestColumn, type ColumnDef, type Level, type MetricInfo, type RollUpMethod } from './columns.js';
 import { compileFilter } from './compile-filter.js';
 import { metricsOf, type Expr } from './filter-ast.js';
@@ -12,6 +13,8 @@ import { Params } from './params.js';
 export interface Source {
   readonly sql: string;
   readonly params: readonly Param[];
+  /** The source's column holding a requested metric. */
+  metricColumn(name: string): string;
 }
 
 export interface SortSpec {
@@ -21,13 +24,19 @@ export interface SortSpec {
 
 export interface PlanInput {
   readonly level: Level;
-  /** Records of the level, already scoped to the project/run, live rows only. */
-  readonly base: (firstParam: number) => Source;
+  /** Records of the level, scoped and live, exposing the listed metrics as columns. */
+  readonly base: (firstParam: number, metrics: readonly string[]) => Source;
   /** Descendant records (spans for spans and traces; spans and traces for sessions), for roll-ups. */
-  readonly descendants: (firstParam: number) => Source;
+  readonly descendants: (firstParam: number, metrics: readonly string[]) => Source;
   readonly filter: Expr | null;
   readonly sort: SortSpec | null;
   readonly rollUp: (metric: string) => RollUpMethod;
+}
+
+/** Restricts rows to created_at >= us (newest-first pages) or <= us (oldest-first pages). */
+export interface TimeWindow {
+  readonly op: '>=' | '<=';
+  readonly us: number;
 }
 
 export const AGGREGATE: Record<RollUpMethod, (v: string) => string> = {
@@ -51,43 +60,56 @@ function withClause(ctes: readonly string[], recursive: boolean): string {
   return ctes.length > 0 ? `WITH ${recursive ? 'RECURSIVE ' : ''}${ctes.join(', ')} ` : '';
 }
 
+/** Is the sort the one segments are stored in (created_at, then id)? Then a time window applies. */
+export function timeOrdered(sort: SortSpec | null): { ascending: boolean } | null {
+  if (sort === null) return { ascending: false };
+  return sort.column.id === 'created_at' ? { ascending: sort.ascending } : null;
+}
+
 /** The shared skeleton: CTEs (roll-ups), FROM with roll-up joins, WHERE, and ORDER BY. */
-function skeleton(input: PlanInput, params: Params): Skeleton {
-  const base = input.base(params.values.length + 1);
-  params.values.push(...base.params);
+function skeleton(input: PlanInput, params: Params, window: TimeWindow | null = null): Skeleton {
   const needed = metricsOf(input.filter);
   if (input.sort?.column.metric !== undefined) needed.add(input.sort.column.metric);
+  const names = [...needed];
+  const base = input.base(params.values.length + 1, names);
+  params.values.push(...base.params);
   const ctes: string[] = [];
   const joins: string[] = [];
   const metricSql = new Map<string, string>();
   let recursive = false;
-  if (needed.size > 0) {
-    const d = input.descendants(params.values.length + 1);
+  if (names.length > 0) {
+    const d = input.descendants(params.values.length + 1, names);
     params.values.push(...d.params);
-    ctes.push(`d AS (SELECT id, parent_id, trace_id, session_id, metrics FROM ${d.sql})`);
-    let i = 0;
-    for (const name of needed) {
-      const key = params.add(name);
+    ctes.push(`d AS (SELECT id, parent_id, trace_id, session_id, ${names.map((n) => d.metricColumn(n)).join(', ')} FROM ${d.sql})`);
+    names.forEach((name, i) => {
+      const v = `d.${d.metricColumn(name)}`;
       const agg = AGGREGATE[input.rollUp(name)];
       if (input.level === 'span') {
         // Every own value climbs to each span ancestor (a span's parent is a span unless it is the trace).
         recursive = true;
         ctes.push(
-          `up${i}(anc, v) AS (SELECT d.parent_id, d.metrics[${key}] FROM d WHERE d.metrics[${key}] IS NOT NULL AND d.parent_id <> d.trace_id` +
+          `up${i}(anc, v) AS (SELECT d.parent_id, ${v} FROM d WHERE ${v} IS NOT NULL AND d.parent_id <> d.trace_id` +
             ` UNION ALL SELECT p.parent_id, up${i}.v FROM up${i} JOIN d p ON p.id = up${i}.anc WHERE p.parent_id <> p.trace_id)`,
         );
         ctes.push(`ru${i} AS (SELECT anc AS id, ${agg('v')} AS v FROM up${i} GROUP BY anc)`);
       } else {
         const group = input.level === 'trace' ? 'd.trace_id' : 'd.session_id';
-        ctes.push(`ru${i} AS (SELECT ${group} AS id, ${agg(`d.metrics[${key}]`)} AS v FROM d WHERE d.metrics[${key}] IS NOT NULL GROUP BY ${group})`);
+        ctes.push(`ru${i} AS (SELECT ${group} AS id, ${agg(v)} AS v FROM d WHERE ${v} IS NOT NULL GROUP BY ${group})`);
       }
       joins.push(`LEFT JOIN ru${i} ON ru${i}.id = r.id`);
-      metricSql.set(name, `coalesce(r.metrics[${key}], ru${i}.v)`);
-      i++;
-    }
+      metricSql.set(name, `coalesce(r.${base.metricColumn(name)}, ru${i}.v)`);
+    });
   }
-  const ctx = { params, metric: (name: string) => metricSql.get(name) ?? `r.metrics[${params.add(name)}]` };
-  const whereSql = input.filter ? compileFilter(input.filter, ctx) : 'true';
+  const ctx = {
+    params,
+    metric: (name: string) => {
+      const sql = metricSql.get(name);
+      if (sql === undefined) throw new Error(`metric ${name} was not planned`);
+      return sql;
+    },
+  };
+  let whereSql = input.filter ? compileFilter(input.filter, ctx) : 'true';
+  if (window) whereSql = `${whereSql} AND r.created_at ${window.op} make_timestamp(${params.add(window.us)}::BIGINT)`;
   let orderSql = 'r.created_at DESC, r.id DESC';
   if (input.sort) {
     const dir = input.sort.ascending ? 'ASC' : 'DESC';
@@ -97,16 +119,28 @@ function skeleton(input: PlanInput, params: Params): Skeleton {
   return { ctes, recursive, fromSql: `${base.sql} r${joins.length ? ` ${joins.join(' ')}` : ''}`, whereSql, orderSql };
 }
 
-/** One page of records (all stored columns, timestamps as epoch µs); asks for limit+1 to know if more exist. */
-export function pageQuery(input: PlanInput, columns: readonly string[] | '*', limit: number, offset: number): { sql: string; params: Param[] } {
+/**
+ * Keys of one page in order (seq, and created_at as epoch µs), limit+1 rows to tell whether more
+ * exist. The engine then fetches the page's columns by seq: wide text columns are read for 100 rows,
+ * not for every row the sort looks at.
+ */
+export function pageKeysQuery(input: PlanInput, limit: number, offset: number, window: TimeWindow | null = null): { sql: string; params: Param[] } {
   const params = new Params();
-  const s = skeleton(input, params);
+  const s = skeleton(input, params, window);
+  const sql = `${withClause(s.ctes, s.recursive)}SELECT r.seq, epoch_us(r.created_at) AS c FROM ${s.fromSql} WHERE ${s.whereSql} ORDER BY ${s.orderSql} LIMIT ${params.add(limit + 1)} OFFSET ${params.add(offset)}`;
+  return { sql, params: params.values };
+}
+
+/** Columns of the rows with these seqs (timestamps as epoch µs); `createdRange` lets DuckDB skip row groups. */
+export function fetchQuery(source: Source, columns: readonly string[] | '*', seqs: readonly number[], createdRange: [number, number] | null): { sql: string; params: Param[] } {
+  const params = new Params(source.params);
   const select =
     columns === '*'
       ? 'r.* REPLACE (epoch_us(r.created_at) AS created_at, epoch_us(r.updated_at) AS updated_at)'
       : columns.map((c) => (c === 'created_at' || c === 'updated_at' ? `epoch_us(r.${c}) AS ${c}` : `r.${c}`)).join(', ');
-  const sql = `${withClause(s.ctes, s.recursive)}SELECT ${select} FROM ${s.fromSql} WHERE ${s.whereSql} ORDER BY ${s.orderSql} LIMIT ${params.add(limit + 1)} OFFSET ${params.add(offset)}`;
-  return { sql, params: params.values };
+  let where = `list_contains(${params.add([...seqs])}::BIGINT[], r.seq)`;
+  if (createdRange) where += ` AND r.created_at BETWEEN make_timestamp(${params.add(createdRange[0])}::BIGINT) AND make_timestamp(${params.add(createdRange[1])}::BIGINT)`;
+  return { sql: `SELECT ${select} FROM ${source.sql} r WHERE ${where}`, params: params.values };
 }
 
 export function countQuery(input: PlanInput): { sql: string; params: Param[] } {
@@ -122,7 +156,7 @@ export function countQuery(input: PlanInput): { sql: string; params: Param[] } {
 export function deleteQuery(input: PlanInput): { sql: string; params: Param[] } {
   const params = new Params();
   const s = skeleton({ ...input, sort: null }, params);
-  const d = input.descendants(params.values.length + 1);
+  const d = input.descendants(params.values.length + 1, []);
   params.values.push(...d.params);
   const ctes = [...s.ctes, `hit AS (SELECT r.id, r.seq, r.parent_id FROM ${s.fromSql} WHERE ${s.whereSql})`, `s AS (SELECT id, seq, parent_id, trace_id, session_id FROM ${d.sql})`];
   let tail: string;
@@ -152,4 +186,21 @@ export function validateSort(sort: { column_id?: string | null; name?: string | 
   return { column, ascending: sort.ascending ?? true };
 }
 
-export { InvalidRequestError };
+/**
+ * A created_at bound holding at least `want` rows of the ordered side, from the row groups' min/max
+ * (rows in memory always count). Null when the window would cover everything anyway.
+ */
+export function chooseWindow(rowGroups: readonly (readonly [number, number, number])[], memRows: number, want: number, ascending: boolean): TimeWindow | null {
+  const total = rowGroups.reduce((n, g) => n + g[2], 0) + memRows;
+  if (want >= total) return null;
+  const sorted = [...rowGroups].sort((a, b) => (ascending ? a[0] - b[0] : b[1] - a[1]));
+  let rows = memRows;
+  let bound = ascending ? -Infinity : Infinity;
+  for (const g of sorted) {
+    rows += g[2];
+    bound = ascending ? Math.max(bound, g[1]) : Math.min(bound, g[0]);
+    if (rows >= want) break;
+  }
+  if (!Number.isFinite(bound)) return null;
+  return { op: ascending ? '<=' : '>=', us: bound };
+}

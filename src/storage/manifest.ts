@@ -19,6 +19,10 @@ export interface SegmentEntry {
   readonly max_seq: number;
   readonly min_created_us: number;
   readonly max_created_us: number;
+  /** Metric ids (see ManifestState.metric_ids) stored as their own DOUBLE column `m<id>` in this file. */
+  readonly metrics: readonly number[];
+  /** Per row group: [min created_at µs, max created_at µs, rows]; lets a query pick a time window. */
+  readonly row_groups: readonly (readonly [number, number, number])[];
 }
 
 export interface ManifestState {
@@ -30,9 +34,14 @@ export interface ManifestState {
   readonly segments: readonly SegmentEntry[];
   /** Sequence numbers whose rows are deleted or replaced by a newer version. */
   readonly dead: readonly number[];
+  /**
+   * Metric name -> id. Sealed files carry each metric also as a plain DOUBLE column `m<id>` (scanning
+   * one column is ~25x faster than looking a key up in the metrics map); names never enter SQL.
+   */
+  readonly metric_ids: Readonly<Record<string, number>>;
 }
 
-export const EMPTY_MANIFEST: ManifestState = { format: 1, generation: 0, sealed_seq: 0, next_segment: 1, segments: [], dead: [] };
+export const EMPTY_MANIFEST: ManifestState = { format: 1, generation: 0, sealed_seq: 0, next_segment: 1, segments: [], dead: [], metric_ids: {} };
 
 export function loadManifest(dir: string): ManifestState {
   const path = join(dir, 'manifest.json');
@@ -40,7 +49,7 @@ export function loadManifest(dir: string): ManifestState {
   try {
     const m = JSON.parse(readFileSync(path, 'utf8')) as ManifestState;
     if (m.format !== 1) throw new Error(`unknown manifest format ${String(m.format)}`);
-    return m;
+    return { ...m, metric_ids: m.metric_ids ?? {}, segments: m.segments.map((g) => ({ ...g, metrics: g.metrics ?? [], row_groups: g.row_groups ?? [] })) };
   } catch (err) {
     throw new StorageError(`cannot read ${path}`, { cause: err });
   }

@@ -29,6 +29,13 @@ export interface RecordStoreOptions {
 /** A row as written to the log: column name -> JSON value (see record-columns.ts for the wire types). */
 export type WireRow = Record<string, unknown> & { seq: number; id: string; type: string; project_id: string; run_id: string };
 
+export interface SourceSql {
+  readonly sql: string;
+  readonly params: Param[];
+  /** Column (in the source's output) holding a requested metric's value. */
+  metricColumn(name: string): string;
+}
+
 export interface Scope {
   projectId: string;
   /** Omit to address every run of the project. */
@@ -91,6 +98,8 @@ export class RecordStore {
   #sealGeneration = 0;
   #nextSeq: number;
   #memRows = 0;
+  /** Rows logged since the last load into `mem` began (they are only in the log). */
+  #rowsSinceLoad = 0;
   #lastLoadedWal = 0;
   readonly #lock = new Mutex();
   #sealing: Promise<void> | null = null;
@@ -160,8 +169,14 @@ export class RecordStore {
       for (const r of rows) text += `${JSON.stringify(r)}\n`;
       const done = this.#wal.append(text, rows[rows.length - 1]!.seq, sync);
       for (const r of rows) this.#memIds.set(memKey(r.run_id, r.id), entryOf(r));
+      this.#rowsSinceLoad += rows.length;
       if (this.#wal.openBytes >= this.#options.walRollBytes) this.#scheduleLoad();
       await done;
+      // Backpressure: a writer faster than loading and sealing waits rather than filling memory.
+      while (this.#memRows + this.#rowsSinceLoad > 2 * this.#options.sealRows && !this.#closed) {
+        this.#scheduleLoad();
+        await this.#background;
+      }
       return;
     }
   }
@@ -203,25 +218,53 @@ export class RecordStore {
   }
 
   /**
-   * The FROM source for a scope: live rows of its segments and of the in-memory batch, as SQL plus
-   * the parameters it uses (numbered from `firstParam`).
+   * The FROM source for a scope: live rows of its segments and of the in-memory batch, as SQL plus the
+   * parameters it uses (numbered from `firstParam`). Each metric in `metrics` is also exposed as a
+   * DOUBLE column named by `metricColumn(name)` (the shredded column where sealed, a map lookup in memory).
    */
-  source(scope: Scope, firstParam = 1): { sql: string; params: Param[] } {
-    const files = this.segmentsFor(scope).map((s) => join(this.#dir, s.file));
+  source(scope: Scope, firstParam = 1, metrics: readonly string[] = []): SourceSql {
+    const segments = this.segmentsFor(scope);
+    const files = segments.map((s) => join(this.#dir, s.file));
     const params: Param[] = [];
     const p = (v: Param) => {
       params.push(v);
       return `$${firstParam + params.length - 1}`;
     };
+    const cols = RECORD_COLUMNS.map((c) => c.name).join(', ');
+    const aliases = new Map<string, string>();
+    const segCols: string[] = [];
+    const memCols: string[] = [];
+    metrics.forEach((name, i) => {
+      const alias = `mx${i}`;
+      aliases.set(name, alias);
+      const id = this.#manifest.metric_ids[name];
+      const sealed = id !== undefined && segments.some((s) => s.metrics.includes(id));
+      segCols.push(sealed ? `m${id} AS ${alias}` : `NULL::DOUBLE AS ${alias}`);
+      memCols.push(`metrics[${p(name)}] AS ${alias}`);
+    });
     const memWhere = [`project_id = ${p(scope.projectId)}`];
     if (scope.runId !== undefined) memWhere.push(`run_id = ${p(scope.runId)}`);
     memWhere.push(`${KIND_SQL} IN (SELECT unnest(${p([...scope.kinds])}::VARCHAR[]))`);
+    const extra = (list: string[]) => (list.length > 0 ? `, ${list.join(', ')}` : '');
     const parts: string[] = [];
-    if (files.length > 0) parts.push(`SELECT * FROM read_parquet(${p(files)}, hive_partitioning = false)`);
-    parts.push(`SELECT * FROM mem WHERE ${memWhere.join(' AND ')}`);
+    if (files.length > 0) parts.push(`SELECT ${cols}${extra(segCols)} FROM read_parquet(${p(files)}, hive_partitioning = false, union_by_name = true)`);
+    parts.push(`SELECT ${cols}${extra(memCols)} FROM mem WHERE ${memWhere.join(' AND ')}`);
     let sql = parts.join(' UNION ALL ');
     if (this.#dead.size > 0) sql = `SELECT * FROM (${sql}) WHERE seq NOT IN (SELECT seq FROM dead)`;
-    return { sql: `(${sql})`, params };
+    return {
+      sql: `(${sql})`,
+      params,
+      metricColumn: (name) => {
+        const a = aliases.get(name);
+        if (!a) throw new Error(`metric ${name} was not requested from the source`);
+        return a;
+      },
+    };
+  }
+
+  /** Row groups (and in-memory rows) of a scope, for choosing a created_at window. */
+  timeProfile(scope: Scope): { rowGroups: (readonly [number, number, number])[]; memRows: number } {
+    return { rowGroups: this.segmentsFor(scope).flatMap((s) => s.row_groups), memRows: this.#memRows };
   }
 
   /** Live rows with these ids in a run (any kind), timestamps as epoch µs. Sees every logged row. */
@@ -263,6 +306,8 @@ export class RecordStore {
   /** Seals the in-memory batch into Parquet segments (also runs by itself past `sealRows`). */
   async seal(): Promise<void> {
     this.#assertOpen();
+    // A seal already running took only what was loaded when it began: wait for it, then seal the rest.
+    if (this.#sealing) await this.#sealing;
     await this.#seal();
   }
 
@@ -297,6 +342,8 @@ export class RecordStore {
       [sealedThrough],
     );
     const hashesByPartition = this.#memHashes(sealedThrough);
+    const metricIds: Record<string, number> = { ...this.#manifest.metric_ids };
+    let nextMetric = Object.keys(metricIds).length;
     let next = this.#manifest.next_segment;
     const added: SegmentEntry[] = [];
     const hashes = new Map<string, Float64Array>();
@@ -309,13 +356,23 @@ export class RecordStore {
         const rel = join('records', part, `seg-${String(next++).padStart(9, '0')}.parquet`);
         const abs = join(this.#dir, rel);
         ensureDir(join(abs, '..'));
+        const where = `seq <= $1 AND project_id = $2 AND run_id = $3 AND ${KIND_SQL} = $4`;
+        const groupParams = [sealedThrough, projectId, runId, kind];
+        const names = (await this.#db.all(`SELECT DISTINCT unnest(map_keys(metrics)) AS k FROM mem WHERE ${where} ORDER BY 1`, groupParams)).map((r) => String(r['k']));
+        for (const n of names) if (metricIds[n] === undefined) metricIds[n] = nextMetric++;
+        const shredded = names.map((n, i) => `metrics[$${5 + i}] AS m${metricIds[n]}`);
         // The path is ours (validated ids and a counter); every value is a parameter.
         await this.#db.run(
-          `COPY (SELECT * FROM mem WHERE seq <= $1 AND project_id = $2 AND run_id = $3 AND ${KIND_SQL} = $4 ORDER BY created_at, id)
+          `COPY (SELECT *${shredded.length ? `, ${shredded.join(', ')}` : ''} FROM mem WHERE ${where} ORDER BY created_at, id)
            TO '${abs}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${this.#options.rowGroupSize})`,
-          [sealedThrough, projectId, runId, kind],
+          [...groupParams, ...names],
         );
         fsyncFile(abs);
+        const groupsMeta = await this.#db.all(
+          `SELECT epoch_us(stats_min::TIMESTAMP) AS lo, epoch_us(stats_max::TIMESTAMP) AS hi, row_group_num_rows AS n
+           FROM parquet_metadata($1) WHERE path_in_schema = 'created_at' ORDER BY row_group_id`,
+          [abs],
+        );
         const h = (hashesByPartition.get(part) ?? new Float64Array(0)).sort();
         writeFileSync(abs.replace(/\.parquet$/, '.ids'), h);
         fsyncFile(abs.replace(/\.parquet$/, '.ids'));
@@ -331,6 +388,8 @@ export class RecordStore {
           max_seq: Number(g['max_seq']),
           min_created_us: Number(g['min_c']),
           max_created_us: Number(g['max_c']),
+          metrics: names.map((n) => metricIds[n]!),
+          row_groups: groupsMeta.map((m) => [Number(m['lo']), Number(m['hi']), Number(m['n'])] as const),
         });
       }
       for (const seg of added) fsyncDir(join(this.#dir, seg.file, '..'));
@@ -348,6 +407,7 @@ export class RecordStore {
       next_segment: next,
       segments: [...this.#manifest.segments, ...added],
       dead: keptDead,
+      metric_ids: metricIds,
     };
     saveManifest(this.#dir, state);
     this.#manifest = state;
@@ -398,6 +458,7 @@ export class RecordStore {
   async #loadClosed(): Promise<void> {
     await this.#flushDead();
     const repeats = this.#repeatsAppended;
+    this.#rowsSinceLoad = 0;
     const files = this.#wal.roll();
     if (files.length === 0) return;
     await this.#loadFiles(files, repeats !== this.#repeatsLoaded);
@@ -540,6 +601,7 @@ export class RecordStore {
   async close(options: { seal?: boolean } = {}): Promise<void> {
     if (this.#closed) return;
     await this.#background;
+    if (this.#sealing) await this.#sealing;
     if (options.seal !== false) await this.#seal();
     this.#closed = true;
     await this.#wal.close();
