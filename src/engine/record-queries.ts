@@ -179,10 +179,9 @@ export class RecordQueries {
   async availableColumns(level: Level, scope: RunScope, extraMetrics: Iterable<string> = []): Promise<ColumnDef[]> {
     const standard = STANDARD_COLUMNS.filter((c) => appliesAt(c, level));
     await this.#records.refresh();
-    const kinds = [...new Set([...KINDS[level], ...DESCENDANTS[level]])];
-    const src = this.#records.source({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds });
-    const rows = await this.#db.all(`SELECT DISTINCT unnest(map_keys(metrics)) AS k FROM ${src.sql} ORDER BY 1`, src.params);
-    const present = new Set(rows.map((r) => String(r['k'])));
+    // Sealed segments list their metrics in the manifest; only the in-memory batch is scanned.
+    // (A metric whose last record was deleted stays listed until compaction rewrites the segment.)
+    const present = await this.#records.metricNames(this.#scope(scope, [...new Set([...KINDS[level], ...DESCENDANTS[level]])]));
     const names = [...new Set([...present, ...extraMetrics])].sort();
     const metrics = names.map((n) => metricColumn(n, { ...this.#metricInfo(n), is_empty: !present.has(n) }));
     return [...standard, ...metrics];

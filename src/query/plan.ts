@@ -80,7 +80,11 @@ function skeleton(input: PlanInput, params: Params, window: TimeWindow | null = 
   if (names.length > 0) {
     const d = input.descendants(params.values.length + 1, names);
     params.values.push(...d.params);
-    ctes.push(`d AS (SELECT id, parent_id, trace_id, session_id, ${names.map((n) => d.metricColumn(n)).join(', ')} FROM ${d.sql})`);
+    ctes.push(`d AS (SELECT id, parent_id, trace_id, session_id, has_children, ${names.map((n) => d.metricColumn(n)).join(', ')} FROM ${d.sql})`);
+    if (input.level === 'span') {
+      // The climb only ever steps through spans that have children and hang under another span.
+      ctes.push('par AS (SELECT id, parent_id FROM d WHERE has_children AND parent_id <> trace_id)');
+    }
     names.forEach((name, i) => {
       const v = `d.${d.metricColumn(name)}`;
       const agg = AGGREGATE[input.rollUp(name)];
@@ -89,7 +93,7 @@ function skeleton(input: PlanInput, params: Params, window: TimeWindow | null = 
         recursive = true;
         ctes.push(
           `up${i}(anc, v) AS (SELECT d.parent_id, ${v} FROM d WHERE ${v} IS NOT NULL AND d.parent_id <> d.trace_id` +
-            ` UNION ALL SELECT p.parent_id, up${i}.v FROM up${i} JOIN d p ON p.id = up${i}.anc WHERE p.parent_id <> p.trace_id)`,
+            ` UNION ALL SELECT p.parent_id, up${i}.v FROM up${i} JOIN par p ON p.id = up${i}.anc)`,
         );
         ctes.push(`ru${i} AS (SELECT anc AS id, ${agg('v')} AS v FROM up${i} GROUP BY anc)`);
       } else {

@@ -262,6 +262,21 @@ export class RecordStore {
     };
   }
 
+  /** Names of the metrics that records of a scope carry (sealed ones from the manifest; in memory by a scan of `mem`). */
+  async metricNames(scope: Scope): Promise<Set<string>> {
+    const byId = new Map(Object.entries(this.#manifest.metric_ids).map(([n, i]) => [i, n]));
+    const names = new Set<string>();
+    for (const g of this.segmentsFor(scope)) for (const i of g.metrics) names.add(byId.get(i)!);
+    const params: Param[] = [scope.projectId, [...scope.kinds]];
+    let where = `project_id = $1 AND ${KIND_SQL} IN (SELECT unnest($2::VARCHAR[]))`;
+    if (scope.runId !== undefined) {
+      params.push(scope.runId);
+      where += ' AND run_id = $3';
+    }
+    for (const r of await this.#db.all(`SELECT DISTINCT unnest(map_keys(metrics)) AS k FROM mem WHERE ${where}`, params)) names.add(String(r['k']));
+    return names;
+  }
+
   /** Row groups (and in-memory rows) of a scope, for choosing a created_at window. */
   timeProfile(scope: Scope): { rowGroups: (readonly [number, number, number])[]; memRows: number } {
     return { rowGroups: this.segmentsFor(scope).flatMap((s) => s.row_groups), memRows: this.#memRows };
