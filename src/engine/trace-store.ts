@@ -11,7 +11,7 @@ import { Database } from '../db/database.js';
 import { ConflictError, InvalidRequestError, invalid, NotFoundError, UnauthorizedError } from '../errors.js';
 import { flattenSpans, flattenTraces, type Draft } from '../ingest/flatten.js';
 import { emptyRecord } from '../ingest/normalize-node.js';
-import { implicitSessionId, uuidFromHash } from '../ingest/ids.js';
+import { implicitSessionId, newId, uuidFromHash } from '../ingest/ids.js';
 import { nowUs } from '../ingest/time.js';
 import type { LogSpansRequest, LogTracesRequest } from '../schemas/ingest.js';
 import { FolderLock } from '../storage/lock.js';
@@ -373,6 +373,83 @@ export class TraceStore {
     return { ...(storedToWire(row) as unknown as Draft), has_children: true, updated_at: nowUs };
   }
 
+  /** Creates a session explicitly (POST /projects/{id}/sessions); its run then reports user-created sessions. */
+  async createSession(
+    projectId: string,
+    body: RunIds & { name?: string | null; previous_session_id?: string | null; external_id?: string | null; user_metadata?: Record<string, unknown> | null; id?: string | null },
+  ): Promise<{ id: string; name: string | null; project_id: string; project_name: string; previous_session_id: string | null; external_id: string | null }> {
+    this.#assertOpen();
+    const { project, run } = this.resolveRun(projectId, body);
+    const id = body.id?.toLowerCase() ?? newId();
+    const now = nowUs();
+    const session = emptyRecord(id, 'session', now);
+    session.name = body.name ?? '';
+    if (body.previous_session_id) session.previous_session_id = body.previous_session_id.toLowerCase();
+    if (body.external_id) session.external_id = body.external_id;
+    if (body.user_metadata) session.user_metadata = Object.fromEntries(Object.entries(body.user_metadata).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+    session.has_children = false;
+    await this.#write(project.id, run.id, [session], true);
+    if (!run.has_user_created_sessions) this.catalog.put('runs', { ...run, has_user_created_sessions: true, updated_at: new Date().toISOString() } as never);
+    return { id, name: body.name ?? null, project_id: project.id, project_name: project.name, previous_session_id: session.previous_session_id ?? null, external_id: session.external_id ?? null };
+  }
+
+  /**
+   * Updates a logged trace or span (the PATCH routes of streaming clients): the fields given replace the
+   * stored ones (`duration_ns` goes to metrics.duration_ns); a new version of the record is written.
+   */
+  async updateRecord(
+    level: 'trace' | 'span',
+    projectId: string,
+    id: string,
+    patch: RunIds & { input?: unknown; output?: unknown; tags?: string[] | null; status_code?: number | null; is_complete?: boolean | null; duration_ns?: number | null; reliable?: boolean | null },
+  ): Promise<{ project_id: string; project_name: string; session_id: string; records_count: number; log_stream_id: string | null; experiment_id: string | null; metrics_testing_id: string | null }> {
+    this.#assertOpen();
+    const { project, run, field } = this.resolveRun(projectId, patch);
+    const key = id.toLowerCase();
+    const [row] = await this.#records.lookup(project.id, run.id, [key]);
+    if (!row || (level === 'trace' ? row['type'] !== 'trace' : row['type'] === 'trace' || row['type'] === 'session')) {
+      throw new NotFoundError(`${level === 'trace' ? 'Trace' : 'Span'} ${id} not found`);
+    }
+    const next = storedToWire(row) as unknown as Draft;
+    if (patch.input !== undefined && patch.input !== null) next.input = patch.input;
+    if (patch.output !== undefined && patch.output !== null) next.output = patch.output;
+    if (patch.tags != null) next.tags = patch.tags;
+    if (patch.status_code != null) next.status_code = patch.status_code;
+    if (patch.is_complete != null) next.is_complete = patch.is_complete;
+    if (patch.duration_ns != null) next.metrics = { ...(next.metrics ?? {}), duration_ns: patch.duration_ns };
+    next.updated_at = nowUs();
+    await this.#write(project.id, run.id, [next], patch.reliable !== false);
+    return { project_id: project.id, project_name: project.name, session_id: String(row['session_id']), records_count: 1, ...runEcho(field, run.id) };
+  }
+
+  /** One record with its descendants nested (a trace's spans, a span's subtree, a session's traces). */
+  async getRecord(level: Level, projectId: string, id: string): Promise<Record<string, unknown>> {
+    this.#assertOpen();
+    const project = this.catalog.project(projectId);
+    const key = id.toLowerCase();
+    const filter = (column: string, value = key) => ({ filters: [{ type: 'id', column_id: column, operator: 'eq', value }] });
+    const found = await this.search(level, project.id, { ...filter('id'), limit: 1 });
+    const record = found.records[0];
+    if (!record) throw new NotFoundError(`${level} ${id} not found`);
+    const runIds = { log_stream_id: String(record['run_id']) } as RunIds;
+    const linkValue = level === 'span' ? String(record['trace_id']) : key;
+    const all = async (lvl: Level, column: string) => {
+      const out: Record<string, unknown>[] = [];
+      for (let token: number | null = 0; token !== null; ) {
+        const page = await this.search(lvl, project.id, { ...runScopeOf(this.catalog, project.id, runIds), ...filter(column, linkValue), starting_token: token, limit: 1000, sort: { column_id: 'created_at', ascending: true } });
+        out.push(...page.records);
+        token = page.next_starting_token;
+      }
+      return out;
+    };
+    if (level === 'session') {
+      const traces = await all('trace', 'session_id');
+      const spans = await all('span', 'session_id');
+      return { ...record, traces: traces.map((t) => ({ ...t, spans: nest(spans.filter((s) => s['trace_id'] === t['id']), String(t['id'])) })) };
+    }
+    return { ...record, spans: nest(await all('span', 'trace_id'), key) };
+  }
+
   /**
    * Session records for traces: a trace without a session gets its own implicit one (id derived from
    * the trace id, so retries match); a named session that does not exist yet is created.
@@ -543,6 +620,28 @@ export class TraceStore {
   get stats(): RecordStore['stats'] {
     return this.#records.stats;
   }
+}
+
+/** Children of `parentId` among `spans`, each with its own children nested, in step order. */
+function nest(spans: Record<string, unknown>[], parentId: string): Record<string, unknown>[] {
+  const byParent = new Map<string, Record<string, unknown>[]>();
+  for (const sp of spans) {
+    const p = String(sp['parent_id']);
+    const list = byParent.get(p) ?? [];
+    list.push(sp);
+    byParent.set(p, list);
+  }
+  const build = (pid: string, depth: number): Record<string, unknown>[] =>
+    (byParent.get(pid) ?? [])
+      .sort((a, b) => Number(a['step_number'] ?? 0) - Number(b['step_number'] ?? 0))
+      .map((sp) => ({ ...sp, spans: depth > 256 ? [] : build(String(sp['id']), depth + 1) }));
+  return build(parentId, 0);
+}
+
+/** The run ids of a record's run, as a request body would give them. */
+function runScopeOf(catalog: Catalog, projectId: string, ids: RunIds): RunIds {
+  const run = catalog.run(projectId, String(ids.log_stream_id));
+  return run.kind === 'log_stream' ? { log_stream_id: run.id } : run.kind === 'experiment' ? { experiment_id: run.id } : { metrics_testing_id: run.id };
 }
 
 function runEcho(field: keyof RunIds, runId: string): { log_stream_id: string | null; experiment_id: string | null; metrics_testing_id: string | null } {

@@ -129,3 +129,52 @@ export const LogTracesResponse = Type.Object({
   metrics_testing_id: Type.Optional(Nullable(Type.String())),
   trace_ids: Type.Optional(Type.Array(Type.String())),
 });
+
+/** PATCH /projects/{id}/traces/{trace_id} and /spans/{span_id} (streaming clients conclude records). */
+export const UpdateRecordBody = Type.Object({
+  ...RunIds,
+  logging_method: Type.Optional(Nullable(Type.Enum([...LOGGING_METHODS]))),
+  client_version: Type.Optional(Text),
+  reliable: Type.Optional(Nullable(Type.Boolean())),
+  trace_id: OptionalUuid,
+  span_id: OptionalUuid,
+  input: Type.Optional(Type.Unknown()),
+  output: Type.Optional(Type.Unknown()),
+  tags: Type.Optional(Nullable(Type.Array(Type.String()))),
+  status_code: Type.Optional(Nullable(Type.Integer())),
+  is_complete: Type.Optional(Nullable(Type.Boolean())),
+  duration_ns: Type.Optional(Nullable(Type.Number())),
+});
+
+export const UpdateRecordResponse = Type.Object(
+  {
+    project_id: Type.String(),
+    project_name: Type.String(),
+    session_id: Type.String(),
+    records_count: Type.Integer(),
+    trace_id: Type.Optional(Type.String()),
+    span_id: Type.Optional(Type.String()),
+    log_stream_id: Type.Optional(Nullable(Type.String())),
+    experiment_id: Type.Optional(Nullable(Type.String())),
+    metrics_testing_id: Type.Optional(Nullable(Type.String())),
+  },
+  { additionalProperties: true },
+);
+
+export const CreateSessionBody = Type.Object({
+  ...RunIds,
+  id: OptionalUuid,
+  name: Type.Optional(Text),
+  previous_session_id: OptionalUuid,
+  external_id: Type.Optional(Text),
+  user_metadata: Type.Optional(Metadata),
+});
+
+export const CreateSessionResponse = Type.Object({
+  id: Type.String(),
+  name: Nullable(Type.String()),
+  project_id: Type.String(),
+  project_name: Type.String(),
+  previous_session_id: Type.Optional(Nullable(Type.String())),
+  external_id: Type.Optional(Nullable(Type.String())),
+});

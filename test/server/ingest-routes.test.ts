@@ -119,3 +119,55 @@ test('projects and log streams: create, find by name, list', async (t) => {
   assert.equal(unknown.status, 404);
   assert.match(unknown.body.detail, /not found/);
 });
+
+test('streaming flow: session, empty trace, spans one by one, updates, conclusion, read back nested', async (t) => {
+  const s = await startServer(t);
+  const ls = s.logStreamId;
+  const session = await s.call('POST', `/projects/${s.projectId}/sessions?project_id=${s.projectId}`, { log_stream_id: ls, name: 'chat 1', external_id: 'ext-1', previous_session_id: null });
+  assert.equal(session.status, 200, JSON.stringify(session.body));
+  assert.equal(session.body.project_name, 'test-project');
+  const traceId = '1a7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e31';
+  const agentId = '2a7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e32';
+  const start = await s.call('POST', `/projects/${s.projectId}/traces`, {
+    log_stream_id: ls,
+    experiment_id: null,
+    session_id: session.body.id,
+    reliable: true,
+    is_complete: false,
+    traces: [{ type: 'trace', id: traceId, name: 'stream', input: 'hello', spans: [] }],
+  });
+  assert.equal(start.status, 200, JSON.stringify(start.body));
+  const span = (body: unknown) => s.call('POST', `/projects/${s.projectId}/spans?project_id=${s.projectId}`, body);
+  const r1 = await span({ spans: [{ type: 'agent', id: agentId, name: 'agent', input: 'go' }], trace_id: traceId, parent_id: traceId, experiment_id: null, log_stream_id: ls, reliable: false });
+  assert.equal(r1.status, 200, JSON.stringify(r1.body));
+  const r2 = await span({ spans: [{ type: 'llm', name: 'chat', input: [{ role: 'user', content: 'hi' }], output: { role: 'assistant', content: 'hello!' } }], trace_id: traceId, parent_id: agentId, log_stream_id: ls, reliable: false });
+  assert.equal(r2.status, 200, JSON.stringify(r2.body));
+  const upSpan = await s.call('PATCH', `/projects/${s.projectId}/spans/${agentId}?project_id=${s.projectId}&span_id=${agentId}`, { span_id: agentId, output: 'done', log_stream_id: ls, duration_ns: 42 });
+  assert.equal(upSpan.status, 200, JSON.stringify(upSpan.body));
+  assert.equal(upSpan.body.span_id, agentId);
+  const conclude = await s.call('PATCH', `/projects/${s.projectId}/traces/${traceId}?project_id=${s.projectId}&trace_id=${traceId}`, { trace_id: traceId, output: 'bye', tags: ['final'], is_complete: true, experiment_id: null, log_stream_id: ls });
+  assert.equal(conclude.status, 200, JSON.stringify(conclude.body));
+  assert.equal(conclude.body.session_id, session.body.id);
+  const trace = await s.call('GET', `/projects/${s.projectId}/traces/${traceId}`);
+  assert.equal(trace.status, 200, JSON.stringify(trace.body));
+  assert.equal(trace.body.output, 'bye');
+  assert.equal(trace.body.is_complete, true);
+  assert.deepEqual(trace.body.tags, ['final']);
+  assert.equal(trace.body.has_children, true);
+  assert.equal(trace.body.spans.length, 1);
+  assert.equal(trace.body.spans[0].id, agentId);
+  assert.equal(trace.body.spans[0].output, 'done');
+  assert.equal(trace.body.spans[0].metrics.duration_ns, 42);
+  assert.equal(trace.body.spans[0].spans[0].name, 'chat');
+  assert.deepEqual(trace.body.spans[0].spans[0].output, { role: 'assistant', content: 'hello!' });
+  const count = await s.call('POST', `/projects/${s.projectId}/traces/count`, { log_stream_id: ls });
+  assert.equal(count.body.total_count, 1, 'updates replace, never duplicate');
+  const sess = await s.call('GET', `/projects/${s.projectId}/sessions/${session.body.id}`);
+  assert.equal(sess.body.traces.length, 1);
+  assert.equal(sess.body.external_id, 'ext-1');
+  const found = await s.call('POST', `/projects/${s.projectId}/sessions/search`, { log_stream_id: ls, filters: [{ type: 'text', column_id: 'external_id', operator: 'eq', value: 'ext-1' }] });
+  assert.equal(found.body.records[0].id, session.body.id);
+  const missing = await s.call('PATCH', `/projects/${s.projectId}/traces/3a7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e33`, { log_stream_id: ls, output: 'x' });
+  assert.equal(missing.status, 404);
+  assert.match(missing.body.detail, /not found/);
+});

@@ -1,8 +1,9 @@
 // Log spans (SPEC.md) and log traces (COMPAT.md 5.3).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { TraceStore } from '../../engine/trace-store.js';
-import { ProjectIdParams } from '../../schemas/common.js';
-import { LogSpansBody, LogSpansResponse, LogTracesBody, LogTracesResponse } from '../../schemas/ingest.js';
+import { Type } from 'typebox';
+import { ProjectIdParams, Uuid } from '../../schemas/common.js';
+import { CreateSessionBody, CreateSessionResponse, LogSpansBody, LogSpansResponse, LogTracesBody, LogTracesResponse, UpdateRecordBody, UpdateRecordResponse } from '../../schemas/ingest.js';
 
 export const ingestRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
   async (app) => {
@@ -11,5 +12,18 @@ export const ingestRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
     );
     app.post('/projects/:project_id/traces', { schema: { params: ProjectIdParams, body: LogTracesBody, response: { 200: LogTracesResponse } } }, async (req) =>
       store.logTraces(req.params.project_id, req.body),
+    );
+    app.patch(
+      '/projects/:project_id/traces/:trace_id',
+      { schema: { params: Type.Object({ project_id: Uuid, trace_id: Uuid }), body: UpdateRecordBody, response: { 200: UpdateRecordResponse } } },
+      async (req) => ({ ...(await store.updateRecord('trace', req.params.project_id, req.params.trace_id, req.body)), trace_id: req.params.trace_id.toLowerCase() }),
+    );
+    app.patch(
+      '/projects/:project_id/spans/:span_id',
+      { schema: { params: Type.Object({ project_id: Uuid, span_id: Uuid }), body: UpdateRecordBody, response: { 200: UpdateRecordResponse } } },
+      async (req) => ({ ...(await store.updateRecord('span', req.params.project_id, req.params.span_id, req.body)), span_id: req.params.span_id.toLowerCase() }),
+    );
+    app.post('/projects/:project_id/sessions', { schema: { params: ProjectIdParams, body: CreateSessionBody, response: { 200: CreateSessionResponse } } }, async (req) =>
+      store.createSession(req.params.project_id, req.body),
     );
   };

@@ -3,7 +3,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { TraceStore } from '../../engine/trace-store.js';
 import type { Level } from '../../query/columns.js';
-import { ProjectIdParams } from '../../schemas/common.js';
+import { Type } from 'typebox';
+import { ProjectIdParams, Uuid } from '../../schemas/common.js';
 import { AvailableColumnsBody, ColumnsResponse, CountResponse, DeleteResponse, FilterBody, PartialSearchBody, SearchBody, SearchResponse } from '../../schemas/query.js';
 
 const LEVELS: readonly [string, Level][] = [
@@ -29,6 +30,9 @@ export const recordRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
         const { message } = await store.delete(level, req.params.project_id, req.body);
         return { message };
       });
+      app.get(`${base}/:record_id`, { schema: { params: Type.Object({ project_id: Uuid, record_id: Uuid }) } }, async (req) =>
+        store.getRecord(level, req.params.project_id, req.params.record_id),
+      );
       app.post(`${base}/available_columns`, { schema: { params: ProjectIdParams, body: AvailableColumnsBody, response: { 200: ColumnsResponse } } }, async (req) =>
         store.availableColumns(level, req.params.project_id, req.body),
       );
