@@ -18,6 +18,15 @@ import { FolderLock } from '../storage/lock.js';
 import { STORED_SELECT, type RecordKind } from '../storage/record-columns.js';
 import { RecordStore, type RecordStoreOptions, type WireRow } from '../storage/record-store.js';
 import { storedToRecord, storedToWire } from './row-codec.js';
+import * as catalogApi from './catalog-api.js';
+import type { ProjectsQuery } from '../catalog/project-list.js';
+import type { ProjectUpdate } from '../catalog/projects.js';
+import type { ProjectAction, ProjectRole, ScorerAction } from '../catalog/permissions.js';
+import type { ListScorersQuery } from '../catalog/scorer-list.js';
+import type { LogStreamSearchBody } from '../schemas/log-streams.js';
+import type { ProjectsBody, ProjectsBodyV1 } from '../schemas/projects.js';
+import type { RunScorerSettingsBody } from '../schemas/scorer-settings.js';
+import type { CreateScorerBody, ListScorersBody, ScorerVersionInput, UpdateScorerBody } from '../schemas/scorers.js';
 
 export interface TraceStoreOptions extends RecordStoreOptions {
   /** DuckDB worker threads (default: all cores). */
@@ -269,6 +278,153 @@ export class TraceStore {
     if (run.kind !== kind) throw new NotFoundError(`${field} ${run.id} is not a ${kind.replace('_', ' ')}`);
     return { project, run, field };
   }
+
+  // ================================================================== catalog (issue 4)
+  // Projects, runs, roles, bookmarks, scorers and run scorer settings; implemented in catalog-api.ts.
+  // `user` is the caller; omitted or null means a library call with every right.
+
+  /** A project as GET /projects/{id} shows it, with the caller's bookmark and permissions. */
+  describeProject(project: Project | string, user?: User | null, actions: readonly ProjectAction[] = []): catalogApi.ProjectView {
+    return catalogApi.projectView(this, typeof project === 'string' ? this.catalog.project(project) : project, user, actions);
+  }
+
+  /** Renames and/or changes description, labels and (the caller's) bookmark. */
+  updateProject(projectId: string, update: ProjectUpdate, user?: User | null): Project {
+    this.#assertOpen();
+    return catalogApi.updateProject(this, projectId, update, user);
+  }
+
+  renameProject(projectId: string, name: string, user?: User | null): Project {
+    return this.updateProject(projectId, { name }, user);
+  }
+
+  bookmarkProject(projectId: string, bookmarked: boolean, user?: User | null): void {
+    this.#assertOpen();
+    catalogApi.bookmarkProject(this, projectId, bookmarked, user);
+  }
+
+  /** Deletes a project with every run, record, role, bookmark and scorer setting in it. */
+  deleteProject(projectId: string): Promise<{ records_deleted: number }> {
+    this.#assertOpen();
+    return catalogApi.deleteProject(this, projectId);
+  }
+
+  /** POST /v2/projects/paginated. */
+  listProjects(body: ProjectsBody = {}, query: ProjectsQuery = {}, user?: User | null): catalogApi.ProjectsPage {
+    return catalogApi.listProjects(this, body, query, user);
+  }
+
+  /** The older bare POST /projects/paginated (v1 shape). */
+  listProjectsV1(body: ProjectsBodyV1 = {}, query: Omit<ProjectsQuery, 'include_logstreams' | 'metric_id'> = {}, user?: User | null): catalogApi.ProjectsPageV1 {
+    return catalogApi.listProjectsV1(this, body, query, user);
+  }
+
+  /** Gives a user a role in a project (or changes it). */
+  addProjectMember(projectId: string, userId: string, role: ProjectRole): catalogApi.MemberView {
+    this.#assertOpen();
+    return catalogApi.addMember(this, projectId, userId, role);
+  }
+
+  removeProjectMember(projectId: string, userId: string): void {
+    this.#assertOpen();
+    catalogApi.dropMember(this, projectId, userId);
+  }
+
+  listProjectMembers(projectId: string): catalogApi.MemberView[] {
+    return catalogApi.members(this, projectId);
+  }
+
+  projectRole(projectId: string, userId: string): ProjectRole | null {
+    return catalogApi.role(this, projectId, userId);
+  }
+
+  projectPermissions(projectId: string, user: User | null, actions: readonly ProjectAction[]): catalogApi.Permission[] {
+    return catalogApi.permissions(this, projectId, user, actions);
+  }
+
+  /** Throws ForbiddenError unless `user` may perform `action` in the project. */
+  authorize(projectId: string, action: ProjectAction, user: User | null): void {
+    catalogApi.authorize(this, projectId, action, user);
+  }
+
+  getRun(projectId: string, runId: string): Run {
+    return this.catalog.run(this.catalog.project(projectId).id, runId);
+  }
+
+  renameRun(projectId: string, runId: string, name: string): Run {
+    this.#assertOpen();
+    return catalogApi.renameRun(this, projectId, runId, name);
+  }
+
+  /** Deletes a run (log stream, experiment or metrics-testing run) with its records. */
+  deleteRun(projectId: string, runId: string): Promise<{ records_deleted: number }> {
+    this.#assertOpen();
+    return catalogApi.deleteRun(this, projectId, runId);
+  }
+
+  /** POST /projects/{id}/log_streams/search. */
+  searchLogStreams(projectId: string, body: LogStreamSearchBody = {}): Promise<catalogApi.LogStreamPage> {
+    this.#assertOpen();
+    return catalogApi.searchLogStreams(this, projectId, body);
+  }
+
+  /** Sets has_user_created_sessions on a log stream (called when a session is created explicitly). */
+  markUserCreatedSession(runId: string): void {
+    this.#assertOpen();
+    this.catalog.markUserCreatedSession(runId);
+  }
+
+  /** POST /v2/scorers/list. */
+  listScorers(body: ListScorersBody = {}, query: ListScorersQuery = {}, user?: User | null): catalogApi.ListScorersResponse {
+    return catalogApi.listScorers(this, body, query, user);
+  }
+
+  getScorer(id: string, user?: User | null, actions: readonly ScorerAction[] = []): catalogApi.Scorer {
+    return catalogApi.getScorer(this, id, user, actions);
+  }
+
+  /** Registers an llm or code scorer with its version 1. */
+  createScorer(body: CreateScorerBody, user?: User | null): catalogApi.Scorer {
+    this.#assertOpen();
+    return catalogApi.createScorer(this, body, user);
+  }
+
+  /** Changes a registered scorer (rename, describe, scope, deprecate, pick the default version...). */
+  updateScorer(id: string, body: UpdateScorerBody, user?: User | null): catalogApi.Scorer {
+    this.#assertOpen();
+    return catalogApi.updateScorer(this, id, body, user);
+  }
+
+  createScorerVersion(id: string, input: ScorerVersionInput = {}, user?: User | null): catalogApi.ScorerVersion {
+    this.#assertOpen();
+    return catalogApi.createScorerVersion(this, id, input, user);
+  }
+
+  listScorerVersions(id: string): catalogApi.VersionRow[] {
+    return catalogApi.scorerVersions(this, id);
+  }
+
+  deleteScorer(id: string): void {
+    this.#assertOpen();
+    catalogApi.deleteScorer(this, id);
+  }
+
+  getRunScorerSettings(projectId: string, runId: string): catalogApi.RunScorerSettings {
+    return catalogApi.getRunScorerSettings(this, projectId, runId);
+  }
+
+  /** Replaces the set of scorers enabled in a run. */
+  setRunScorerSettings(projectId: string, runId: string, body: RunScorerSettingsBody): catalogApi.RunScorerSettings {
+    this.#assertOpen();
+    return catalogApi.setRunScorerSettings(this, projectId, runId, body);
+  }
+
+  /** The scorers enabled in a run, with their metric_name (for available columns). */
+  enabledScorers(runId: string): catalogApi.Scorer[] {
+    return this.catalog.enabledScorers(runId);
+  }
+
+  // ================================================================== end of catalog (issue 4)
 
   // ------------------------------------------------------------------ ingest
 
