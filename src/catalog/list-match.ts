@@ -19,7 +19,6 @@ import { BOOL_OPERATORS, COLLECTION_OPERATORS, DATE_OPERATORS, ENUM_OPERATORS, I
 export type Loc = (string | number)[];
 type Op = string;
 
-
 function checkOperator(op: unknown, allowed: readonly string[], loc: Loc, kind: string): Op {
   if (typeof op === 'string' && allowed.includes(op)) return op;
   throw invalid([...loc, 'operator'], `Input should be one of ${allowed.map((a) => `'${a}'`).join(', ')} (operators of a ${kind} filter)`, op, 'enum');
@@ -126,23 +125,22 @@ export function collectionMatcher(op: unknown, value: unknown, fold: (s: string)
   if (typeof value === 'string') wanted = [value];
   else if (Array.isArray(value) && value.every((v) => typeof v === 'string')) wanted = value as string[];
   else throw invalid([...loc, 'value'], 'Input should be a valid string or a list of strings', value, 'string_type');
-  const want = new Set(wanted.map(fold));
-  const has = (a: readonly string[] | null | undefined): Set<string> => new Set((a ?? []).map(fold));
+  const want = [...new Set(wanted.map(fold))];
+  const wantSet = new Set(want);
+  // Rows hold a handful of values: plain loops, no per-row sets.
+  const has = (a: readonly string[], w: string): boolean => a.some((x) => fold(x) === w);
   switch (o) {
     case 'eq':
       return (a) => {
-        const h = has(a);
-        return h.size === want.size && [...want].every((w) => h.has(w));
+        const xs = a ?? [];
+        return want.every((w) => has(xs, w)) && xs.every((x) => wantSet.has(fold(x)));
       };
     case 'contains':
-      return (a) => {
-        const h = has(a);
-        return [...want].every((w) => h.has(w));
-      };
+      return (a) => want.every((w) => has(a ?? [], w));
     case 'one_of':
-      return (a) => (a ?? []).some((x) => want.has(fold(x)));
+      return (a) => (a ?? []).some((x) => wantSet.has(fold(x)));
     default:
-      return (a) => !(a ?? []).some((x) => want.has(fold(x)));
+      return (a) => !(a ?? []).some((x) => wantSet.has(fold(x)));
   }
 }
 

@@ -12,9 +12,12 @@ import { emptyBodyIsEmptyObject } from '../present.js';
 
 export const scorerRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
   async (app) => {
+    // Serialized with JSON.stringify: fast-json-stringify picks anyOf branches (every nullable field
+    // of a Scorer) by validating each value, which made a page of 100 scorers 3-5x slower. The items
+    // are built field by field from schema-shaped rows (scorer-row.ts); a test checks their keys.
     app.post(
       '/scorers/list',
-      { schema: { querystring: ListScorersQuery, body: ListScorersBody, response: { 200: ListScorersResponse } }, preValidation: emptyBodyIsEmptyObject },
+      { schema: { querystring: ListScorersQuery, body: ListScorersBody, response: { 200: ListScorersResponse } }, preValidation: emptyBodyIsEmptyObject, serializerCompiler: () => (data) => JSON.stringify(data) },
       async (req) => store.listScorers(req.body, req.query, req.user),
     );
     app.post('/scorers', { schema: { body: CreateScorerBody, response: { 200: Scorer } } }, async (req) => store.createScorer(req.body, req.user));
