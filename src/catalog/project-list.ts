@@ -13,11 +13,13 @@ import type { ProjectAction } from './permissions.js';
 import { permissionsFor, projectDbView, viewer, type Viewer } from './project-view.js';
 import type { SettingsRow } from './scorer-settings.js';
 
-export interface ProjectsQuery extends PageRequest {
+export interface ProjectPageQuery extends PageRequest {
   actions?: readonly ProjectAction[];
   include_logstreams?: boolean;
   metric_id?: string | null;
 }
+
+export type ProjectPageQueryV1 = Omit<ProjectPageQuery, 'include_logstreams' | 'metric_id'>;
 
 interface Counted {
   id: string;
@@ -162,7 +164,7 @@ function sortProjects(rows: Counted[], sort: ProjectSort | ProjectSortV1 | null,
   sortRows(rows, key, sort.ascending ?? true, sort.name === 'name' ? (c) => c.project.name : byName);
 }
 
-export function listProjects(catalog: Catalog, body: ProjectsBody, query: ProjectsQuery, user: User | null): ProjectsPage {
+export function listProjects(catalog: Catalog, body: ProjectsBody, query: ProjectPageQuery, user: User | null): ProjectsPage {
   const v = viewer(catalog, user, query.actions ?? []);
   const emailOf = emailLookup(catalog);
   const keep = all((body.filters ?? []).map((f, i) => v2Pred(f, ['body', 'filters', i], v, emailOf)));
@@ -202,7 +204,7 @@ function projectItem(catalog: Catalog, c: Counted, v: Viewer, withStreams: boole
   return item;
 }
 
-export function listProjectsV1(catalog: Catalog, body: ProjectsBodyV1, query: Omit<ProjectsQuery, 'include_logstreams' | 'metric_id'>, user: User | null): ProjectsPageV1 {
+export function listProjectsV1(catalog: Catalog, body: ProjectsBodyV1, query: ProjectPageQueryV1, user: User | null): ProjectsPageV1 {
   const v = viewer(catalog, user, query.actions ?? []);
   const emailOf = emailLookup(catalog);
   const keep = all((body.filters ?? []).map((f, i) => v1Pred(f, ['body', 'filters', i], v, emailOf)));

@@ -14,13 +14,13 @@ import type { ScorerRow } from './scorer-row.js';
 import { scorerPredicate } from './scorer-filters.js';
 import { enabledScorerIds } from './scorer-settings.js';
 
-export interface ListScorersQuery extends PageRequest {
+export interface ScorerPageQuery extends PageRequest {
   actions?: readonly ScorerAction[];
 }
 
 const byName = (r: ScorerRow): SortKey => r.name.toLowerCase();
 
-export function listScorers(catalog: Catalog, body: ListScorersBody, query: ListScorersQuery, user: User | null): ListScorersResponse {
+export function listScorers(catalog: Catalog, body: ListScorersBody, query: ScorerPageQuery, user: User | null): ListScorersResponse {
   const emails = new Map<string, string | null>();
   const emailOf = (id: string | null): string | null => {
     if (id === null) return null;

@@ -7,11 +7,11 @@ import type { Project, Run, User } from '../catalog/catalog.js';
 import { membersOf, removeMember, roleOf, setMember, type MemberView } from '../catalog/members.js';
 import { ForbiddenError } from '../errors.js';
 import { can, projectPermissions, type Permission, type ProjectAction, type ProjectRole, type ScorerAction } from '../catalog/permissions.js';
-import { listProjects as listV2, listProjectsV1 as listV1, type ProjectsQuery } from '../catalog/project-list.js';
+import { listProjects as listV2, listProjectsV1 as listV1, type ProjectPageQuery, type ProjectPageQueryV1 } from '../catalog/project-list.js';
 import { projectDbView, viewer, type ProjectDbView } from '../catalog/project-view.js';
 import { removeProjectFromCatalog, removeRunFromCatalog, renameRun as renameRunInCatalog, setBookmark, updateProject as updateProjectInCatalog, type ProjectUpdate } from '../catalog/projects.js';
 import { searchLogStreams as searchStreams } from '../catalog/run-list.js';
-import { listScorers as listScorerRows, type ListScorersQuery } from '../catalog/scorer-list.js';
+import { listScorers as listScorerRows, type ScorerPageQuery } from '../catalog/scorer-list.js';
 import type { VersionRow } from '../catalog/scorer-row.js';
 import { readRunScorerSettings, writeRunScorerSettings } from '../catalog/scorer-settings.js';
 import type { LogStreamPage, LogStreamSearchBody } from '../schemas/log-streams.js';
@@ -45,11 +45,11 @@ export async function deleteProject(store: TraceStore, projectId: string): Promi
   return { records_deleted: removed };
 }
 
-export function listProjects(store: TraceStore, body: ProjectsBody, query: ProjectsQuery, user: U): ProjectsPage {
+export function listProjects(store: TraceStore, body: ProjectsBody, query: ProjectPageQuery, user: U): ProjectsPage {
   return listV2(store.catalog, body, query, who(user));
 }
 
-export function listProjectsV1(store: TraceStore, body: ProjectsBodyV1, query: Omit<ProjectsQuery, 'include_logstreams' | 'metric_id'>, user: U): ProjectsPageV1 {
+export function listProjectsV1(store: TraceStore, body: ProjectsBodyV1, query: ProjectPageQueryV1, user: U): ProjectsPageV1 {
   return listV1(store.catalog, body, query, who(user));
 }
 
@@ -113,7 +113,7 @@ export async function searchLogStreams(store: TraceStore, projectId: string, bod
 
 // ------------------------------------------------------------------ scorers
 
-export function listScorers(store: TraceStore, body: ListScorersBody, query: ListScorersQuery, user: U): ListScorersResponse {
+export function listScorers(store: TraceStore, body: ListScorersBody, query: ScorerPageQuery, user: U): ListScorersResponse {
   return listScorerRows(store.catalog, body, query, who(user));
 }
 
@@ -151,4 +151,7 @@ export function setRunScorerSettings(store: TraceStore, projectId: string, runId
   return writeRunScorerSettings(store.catalog, projectId, runId, body);
 }
 
+// The types TraceStore's catalog methods take and return, from one place.
 export type { MemberView, Permission, ProjectDbView as ProjectView, ProjectsPage, ProjectsPageV1, LogStreamPage, ListScorersResponse, Scorer, ScorerVersion, VersionRow, RunScorerSettings };
+export type { ProjectAction, ProjectRole, ScorerAction, ProjectPageQuery, ProjectPageQueryV1, ProjectUpdate, ScorerPageQuery };
+export type { LogStreamSearchBody, ProjectsBody, ProjectsBodyV1, RunScorerSettingsBody, CreateScorerBody, ListScorersBody, ScorerVersionInput, UpdateScorerBody };

@@ -19,14 +19,6 @@ import { STORED_SELECT, type RecordKind } from '../storage/record-columns.js';
 import { RecordStore, type RecordStoreOptions, type WireRow } from '../storage/record-store.js';
 import { storedToRecord, storedToWire } from './row-codec.js';
 import * as catalogApi from './catalog-api.js';
-import type { ProjectsQuery } from '../catalog/project-list.js';
-import type { ProjectUpdate } from '../catalog/projects.js';
-import type { ProjectAction, ProjectRole, ScorerAction } from '../catalog/permissions.js';
-import type { ListScorersQuery } from '../catalog/scorer-list.js';
-import type { LogStreamSearchBody } from '../schemas/log-streams.js';
-import type { ProjectsBody, ProjectsBodyV1 } from '../schemas/projects.js';
-import type { RunScorerSettingsBody } from '../schemas/scorer-settings.js';
-import type { CreateScorerBody, ListScorersBody, ScorerVersionInput, UpdateScorerBody } from '../schemas/scorers.js';
 
 export interface TraceStoreOptions extends RecordStoreOptions {
   /** DuckDB worker threads (default: all cores). */
@@ -284,12 +276,12 @@ export class TraceStore {
   // `user` is the caller; omitted or null means a library call with every right.
 
   /** A project as GET /projects/{id} shows it, with the caller's bookmark and permissions. */
-  describeProject(project: Project | string, user?: User | null, actions: readonly ProjectAction[] = []): catalogApi.ProjectView {
+  describeProject(project: Project | string, user?: User | null, actions: readonly catalogApi.ProjectAction[] = []): catalogApi.ProjectView {
     return catalogApi.projectView(this, typeof project === 'string' ? this.catalog.project(project) : project, user, actions);
   }
 
   /** Renames and/or changes description, labels and (the caller's) bookmark. */
-  updateProject(projectId: string, update: ProjectUpdate, user?: User | null): Project {
+  updateProject(projectId: string, update: catalogApi.ProjectUpdate, user?: User | null): Project {
     this.#assertOpen();
     return catalogApi.updateProject(this, projectId, update, user);
   }
@@ -310,17 +302,17 @@ export class TraceStore {
   }
 
   /** POST /v2/projects/paginated. */
-  listProjects(body: ProjectsBody = {}, query: ProjectsQuery = {}, user?: User | null): catalogApi.ProjectsPage {
+  listProjects(body: catalogApi.ProjectsBody = {}, query: catalogApi.ProjectPageQuery = {}, user?: User | null): catalogApi.ProjectsPage {
     return catalogApi.listProjects(this, body, query, user);
   }
 
   /** The older bare POST /projects/paginated (v1 shape). */
-  listProjectsV1(body: ProjectsBodyV1 = {}, query: Omit<ProjectsQuery, 'include_logstreams' | 'metric_id'> = {}, user?: User | null): catalogApi.ProjectsPageV1 {
+  listProjectsV1(body: catalogApi.ProjectsBodyV1 = {}, query: catalogApi.ProjectPageQueryV1 = {}, user?: User | null): catalogApi.ProjectsPageV1 {
     return catalogApi.listProjectsV1(this, body, query, user);
   }
 
   /** Gives a user a role in a project (or changes it). */
-  addProjectMember(projectId: string, userId: string, role: ProjectRole): catalogApi.MemberView {
+  addProjectMember(projectId: string, userId: string, role: catalogApi.ProjectRole): catalogApi.MemberView {
     this.#assertOpen();
     return catalogApi.addMember(this, projectId, userId, role);
   }
@@ -334,16 +326,16 @@ export class TraceStore {
     return catalogApi.members(this, projectId);
   }
 
-  projectRole(projectId: string, userId: string): ProjectRole | null {
+  projectRole(projectId: string, userId: string): catalogApi.ProjectRole | null {
     return catalogApi.role(this, projectId, userId);
   }
 
-  projectPermissions(projectId: string, user: User | null, actions: readonly ProjectAction[]): catalogApi.Permission[] {
+  projectPermissions(projectId: string, user: User | null, actions: readonly catalogApi.ProjectAction[]): catalogApi.Permission[] {
     return catalogApi.permissions(this, projectId, user, actions);
   }
 
   /** Throws ForbiddenError unless `user` may perform `action` in the project. */
-  authorize(projectId: string, action: ProjectAction, user: User | null): void {
+  authorize(projectId: string, action: catalogApi.ProjectAction, user: User | null): void {
     catalogApi.authorize(this, projectId, action, user);
   }
 
@@ -363,7 +355,7 @@ export class TraceStore {
   }
 
   /** POST /projects/{id}/log_streams/search. */
-  searchLogStreams(projectId: string, body: LogStreamSearchBody = {}): Promise<catalogApi.LogStreamPage> {
+  searchLogStreams(projectId: string, body: catalogApi.LogStreamSearchBody = {}): Promise<catalogApi.LogStreamPage> {
     this.#assertOpen();
     return catalogApi.searchLogStreams(this, projectId, body);
   }
@@ -375,27 +367,27 @@ export class TraceStore {
   }
 
   /** POST /v2/scorers/list. */
-  listScorers(body: ListScorersBody = {}, query: ListScorersQuery = {}, user?: User | null): catalogApi.ListScorersResponse {
+  listScorers(body: catalogApi.ListScorersBody = {}, query: catalogApi.ScorerPageQuery = {}, user?: User | null): catalogApi.ListScorersResponse {
     return catalogApi.listScorers(this, body, query, user);
   }
 
-  getScorer(id: string, user?: User | null, actions: readonly ScorerAction[] = []): catalogApi.Scorer {
+  getScorer(id: string, user?: User | null, actions: readonly catalogApi.ScorerAction[] = []): catalogApi.Scorer {
     return catalogApi.getScorer(this, id, user, actions);
   }
 
   /** Registers an llm or code scorer with its version 1. */
-  createScorer(body: CreateScorerBody, user?: User | null): catalogApi.Scorer {
+  createScorer(body: catalogApi.CreateScorerBody, user?: User | null): catalogApi.Scorer {
     this.#assertOpen();
     return catalogApi.createScorer(this, body, user);
   }
 
   /** Changes a registered scorer (rename, describe, scope, deprecate, pick the default version...). */
-  updateScorer(id: string, body: UpdateScorerBody, user?: User | null): catalogApi.Scorer {
+  updateScorer(id: string, body: catalogApi.UpdateScorerBody, user?: User | null): catalogApi.Scorer {
     this.#assertOpen();
     return catalogApi.updateScorer(this, id, body, user);
   }
 
-  createScorerVersion(id: string, input: ScorerVersionInput = {}, user?: User | null): catalogApi.ScorerVersion {
+  createScorerVersion(id: string, input: catalogApi.ScorerVersionInput = {}, user?: User | null): catalogApi.ScorerVersion {
     this.#assertOpen();
     return catalogApi.createScorerVersion(this, id, input, user);
   }
@@ -414,7 +406,7 @@ export class TraceStore {
   }
 
   /** Replaces the set of scorers enabled in a run. */
-  setRunScorerSettings(projectId: string, runId: string, body: RunScorerSettingsBody): catalogApi.RunScorerSettings {
+  setRunScorerSettings(projectId: string, runId: string, body: catalogApi.RunScorerSettingsBody): catalogApi.RunScorerSettings {
     this.#assertOpen();
     return catalogApi.setRunScorerSettings(this, projectId, runId, body);
   }

@@ -62,6 +62,9 @@ test('bad list requests answer 422 with loc at the field and the allowed choices
   const ids = (n: number) => Array.from({ length: n }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
   issueAt(await s.call('POST', '/v2/scorers/list', { filters: [{ name: 'lable', operator: 'eq', value: 'x' }] }), 'body.filters.0.name', /'label'/);
   issueAt(await s.call('POST', '/v2/scorers/list', { filters: [{ name: 'tags', operator: 'ne', value: 'x' }] }), 'body.filters.0.operator', /'eq', 'contains', 'one_of', 'not_in'/);
+  const untagged = await s.call('POST', '/v2/scorers/list', { filters: [{ name: 'name', operator: 'eq', value: 'x' }, { operator: 'eq', value: 'x' }] });
+  issueAt(untagged, 'body.filters.1.name', /required/);
+  assert.equal(untagged.body.detail.length, 1, 'only the missing tag is reported, not every branch');
   issueAt(await s.call('POST', '/v2/scorers/list', { filters: [{ name: 'is_global', value: 'yes' }] }), 'body.filters.0.value', /boolean/);
   issueAt(await s.call('POST', '/v2/scorers/list', { filters: [{ name: 'scope_projects', project_ids: [] }] }), 'body.filters.0.project_ids', /at least 1/);
   issueAt(await s.call('POST', '/v2/scorers/list', { filters: [{ name: 'scope_projects', project_ids: ids(1001) }] }), 'body.filters.0.project_ids', /at most 1000/);
