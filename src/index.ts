@@ -9,3 +9,14 @@ export * from './errors.js';
 export type { LogSpansRequest, LogTracesRequest, SpanInput, TraceInput, SpanType, RecordType } from './schemas/ingest.js';
 export type { Project, Run, RunKind, User } from './catalog/catalog.js';
 export { VERSION } from './version.js';
+
+// Catalog (issue 4): projects, runs, roles, scorers.
+export { PROJECT_ACTIONS, PROJECT_ROLES, SCORER_ACTIONS } from './catalog/permissions.js';
+export type { Permission, ProjectAction, ProjectRole, ScorerAction } from './catalog/permissions.js';
+export type { ProjectPageQuery, ProjectPageQueryV1 } from './catalog/project-list.js';
+export type { ProjectUpdate } from './catalog/projects.js';
+export type { ScorerPageQuery } from './catalog/scorer-list.js';
+export type { LogStreamFilter, LogStreamSearchBody, LogStreamSort } from './schemas/log-streams.js';
+export type { ProjectFilter, ProjectFilterV1, ProjectItem, ProjectSort, ProjectSortV1, ProjectsBody, ProjectsBodyV1, ProjectsPage, ProjectsPageV1 } from './schemas/projects.js';
+export type { RunScorerSettings, RunScorerSettingsBody, ScorerConfig } from './schemas/scorer-settings.js';
+export type { CreateScorerBody, ListScorersBody, ListScorersResponse, Scorer, ScorerFilter, ScorerSort, ScorerVersion, ScorerVersionInput, UpdateScorerBody } from './schemas/scorers.js';

@@ -1,10 +1,15 @@
 // Users, API keys, projects and runs (log streams, experiments, metrics-testing runs). In memory,
 // persisted change by change through CatalogLog. Names are unique per project (runs) and per store
-// (projects), compared exactly as given.
+// (projects), compared exactly as given. Roles, bookmarks, scorers and run scorer settings live in
+// their own tables, handled by members.ts, projects.ts, scorers.ts and scorer-settings.ts.
 import { randomUUID } from 'node:crypto';
 import { ConflictError, NotFoundError, UnauthorizedError, invalid } from '../errors.js';
 import { CatalogLog, apply, type CatalogChange, type Tables } from './catalog-log.js';
 import { fingerprint, hashSecret, keyPrefix, newApiKey, verifySecret, type SecretHash } from './secrets.js';
+import type { Scorer } from '../schemas/scorers.js';
+import { memberChange } from './members.js';
+import { enabledScorerItems } from './scorer-settings.js';
+import { ScorerCatalog } from './scorers.js';
 
 export const RUN_KINDS = ['log_stream', 'experiment', 'metrics_testing'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
@@ -39,7 +44,6 @@ export interface Project {
   created_by: string | null;
   description: string | null;
   labels: string[];
-  bookmark: boolean;
 }
 
 export interface Run {
@@ -60,9 +64,12 @@ export class Catalog {
   readonly #log: CatalogLog;
   /** fingerprint(key) -> key id, for keys verified in this process. */
   readonly #verified = new Map<string, string>();
+  /** Built-in presets and registered scorers. */
+  readonly scorers: ScorerCatalog;
 
   private constructor(dir: string) {
     this.#log = CatalogLog.open(dir, this.#tables);
+    this.scorers = new ScorerCatalog(this);
   }
 
   static open(dir: string): Catalog {
@@ -191,9 +198,11 @@ export class Catalog {
       created_by: userId,
       description: input.description ?? null,
       labels: input.labels ?? [],
-      bookmark: false,
     };
-    this.put('projects', project as unknown as Row);
+    // The creator becomes the project's owner, in the same durable write.
+    const changes: CatalogChange[] = [{ op: 'put', table: 'projects', value: project as unknown as Row }];
+    if (userId !== null) changes.push(memberChange(project.id, userId, 'owner', now));
+    this.commit(changes);
     return project;
   }
 
@@ -229,6 +238,24 @@ export class Catalog {
     };
     this.put('runs', run as unknown as Row);
     return run;
+  }
+
+  /**
+   * Marks a log stream as holding a session created explicitly (POST .../sessions); its
+   * `has_user_created_sessions` stays true from then on. Called by the sessions endpoint.
+   */
+  markUserCreatedSession(runId: string): void {
+    const r = this.get<Run>('runs', runId.toLowerCase());
+    if (!r) throw new NotFoundError(`Run ${runId} not found`);
+    if (!r.has_user_created_sessions) this.put('runs', { ...r, has_user_created_sessions: true } as unknown as Row);
+  }
+
+  /**
+   * The scorers enabled in a run (its scorer settings), as Scorer items with their metric_name,
+   * output_type and roll_up_method: the query engine lists their metric columns for the run.
+   */
+  enabledScorers(runId: string): Scorer[] {
+    return enabledScorerItems(this, runId);
   }
 
   userSummary(id: string | null): { id: string; email: string; first_name: string; last_name: string } | null {

@@ -19,6 +19,7 @@ import { FolderLock } from '../storage/lock.js';
 import { RecordStore, type RecordStoreOptions, type WireRow } from '../storage/record-store.js';
 import { columnInfo, type ColumnInfo, type Level } from '../query/columns.js';
 import type { FilterRequest, PartialSearchRequest, SearchRequest } from '../schemas/query.js';
+import * as catalogApi from './catalog-api.js';
 import { RecordQueries, type RunScope, type SearchResult } from './record-queries.js';
 import { storedToWire } from './row-codec.js';
 
@@ -259,6 +260,153 @@ export class TraceStore {
     if (run.kind !== kind) throw new NotFoundError(`${field} ${run.id} is not a ${kind.replace('_', ' ')}`);
     return { project, run, field };
   }
+
+  // ================================================================== catalog (issue 4)
+  // Projects, runs, roles, bookmarks, scorers and run scorer settings; implemented in catalog-api.ts.
+  // `user` is the caller; omitted or null means a library call with every right.
+
+  /** A project as GET /projects/{id} shows it, with the caller's bookmark and permissions. */
+  describeProject(project: Project | string, user?: User | null, actions: readonly catalogApi.ProjectAction[] = []): catalogApi.ProjectView {
+    return catalogApi.projectView(this, typeof project === 'string' ? this.catalog.project(project) : project, user, actions);
+  }
+
+  /** Renames and/or changes description, labels and (the caller's) bookmark. */
+  updateProject(projectId: string, update: catalogApi.ProjectUpdate, user?: User | null): Project {
+    this.#assertOpen();
+    return catalogApi.updateProject(this, projectId, update, user);
+  }
+
+  renameProject(projectId: string, name: string, user?: User | null): Project {
+    return this.updateProject(projectId, { name }, user);
+  }
+
+  bookmarkProject(projectId: string, bookmarked: boolean, user?: User | null): void {
+    this.#assertOpen();
+    catalogApi.bookmarkProject(this, projectId, bookmarked, user);
+  }
+
+  /** Deletes a project with every run, record, role, bookmark and scorer setting in it. */
+  deleteProject(projectId: string): Promise<{ records_deleted: number }> {
+    this.#assertOpen();
+    return catalogApi.deleteProject(this, projectId);
+  }
+
+  /** POST /v2/projects/paginated. */
+  listProjects(body: catalogApi.ProjectsBody = {}, query: catalogApi.ProjectPageQuery = {}, user?: User | null): catalogApi.ProjectsPage {
+    return catalogApi.listProjects(this, body, query, user);
+  }
+
+  /** The older bare POST /projects/paginated (v1 shape). */
+  listProjectsV1(body: catalogApi.ProjectsBodyV1 = {}, query: catalogApi.ProjectPageQueryV1 = {}, user?: User | null): catalogApi.ProjectsPageV1 {
+    return catalogApi.listProjectsV1(this, body, query, user);
+  }
+
+  /** Gives a user a role in a project (or changes it). */
+  addProjectMember(projectId: string, userId: string, role: catalogApi.ProjectRole): catalogApi.MemberView {
+    this.#assertOpen();
+    return catalogApi.addMember(this, projectId, userId, role);
+  }
+
+  removeProjectMember(projectId: string, userId: string): void {
+    this.#assertOpen();
+    catalogApi.dropMember(this, projectId, userId);
+  }
+
+  listProjectMembers(projectId: string): catalogApi.MemberView[] {
+    return catalogApi.members(this, projectId);
+  }
+
+  projectRole(projectId: string, userId: string): catalogApi.ProjectRole | null {
+    return catalogApi.role(this, projectId, userId);
+  }
+
+  projectPermissions(projectId: string, user: User | null, actions: readonly catalogApi.ProjectAction[]): catalogApi.Permission[] {
+    return catalogApi.permissions(this, projectId, user, actions);
+  }
+
+  /** Throws ForbiddenError unless `user` may perform `action` in the project. */
+  authorize(projectId: string, action: catalogApi.ProjectAction, user: User | null): void {
+    catalogApi.authorize(this, projectId, action, user);
+  }
+
+  getRun(projectId: string, runId: string): Run {
+    return this.catalog.run(this.catalog.project(projectId).id, runId);
+  }
+
+  renameRun(projectId: string, runId: string, name: string): Run {
+    this.#assertOpen();
+    return catalogApi.renameRun(this, projectId, runId, name);
+  }
+
+  /** Deletes a run (log stream, experiment or metrics-testing run) with its records. */
+  deleteRun(projectId: string, runId: string): Promise<{ records_deleted: number }> {
+    this.#assertOpen();
+    return catalogApi.deleteRun(this, projectId, runId);
+  }
+
+  /** POST /projects/{id}/log_streams/search. */
+  searchLogStreams(projectId: string, body: catalogApi.LogStreamSearchBody = {}): Promise<catalogApi.LogStreamPage> {
+    this.#assertOpen();
+    return catalogApi.searchLogStreams(this, projectId, body);
+  }
+
+  /** Sets has_user_created_sessions on a log stream (called when a session is created explicitly). */
+  markUserCreatedSession(runId: string): void {
+    this.#assertOpen();
+    this.catalog.markUserCreatedSession(runId);
+  }
+
+  /** POST /v2/scorers/list. */
+  listScorers(body: catalogApi.ListScorersBody = {}, query: catalogApi.ScorerPageQuery = {}, user?: User | null): catalogApi.ListScorersResponse {
+    return catalogApi.listScorers(this, body, query, user);
+  }
+
+  getScorer(id: string, user?: User | null, actions: readonly catalogApi.ScorerAction[] = []): catalogApi.Scorer {
+    return catalogApi.getScorer(this, id, user, actions);
+  }
+
+  /** Registers an llm or code scorer with its version 1. */
+  createScorer(body: catalogApi.CreateScorerBody, user?: User | null): catalogApi.Scorer {
+    this.#assertOpen();
+    return catalogApi.createScorer(this, body, user);
+  }
+
+  /** Changes a registered scorer (rename, describe, scope, deprecate, pick the default version...). */
+  updateScorer(id: string, body: catalogApi.UpdateScorerBody, user?: User | null): catalogApi.Scorer {
+    this.#assertOpen();
+    return catalogApi.updateScorer(this, id, body, user);
+  }
+
+  createScorerVersion(id: string, input: catalogApi.ScorerVersionInput = {}, user?: User | null): catalogApi.ScorerVersion {
+    this.#assertOpen();
+    return catalogApi.createScorerVersion(this, id, input, user);
+  }
+
+  listScorerVersions(id: string): catalogApi.VersionRow[] {
+    return catalogApi.scorerVersions(this, id);
+  }
+
+  deleteScorer(id: string): void {
+    this.#assertOpen();
+    catalogApi.deleteScorer(this, id);
+  }
+
+  getRunScorerSettings(projectId: string, runId: string): catalogApi.RunScorerSettings {
+    return catalogApi.getRunScorerSettings(this, projectId, runId);
+  }
+
+  /** Replaces the set of scorers enabled in a run. */
+  setRunScorerSettings(projectId: string, runId: string, body: catalogApi.RunScorerSettingsBody): catalogApi.RunScorerSettings {
+    this.#assertOpen();
+    return catalogApi.setRunScorerSettings(this, projectId, runId, body);
+  }
+
+  /** The scorers enabled in a run, with their metric_name (for available columns). */
+  enabledScorers(runId: string): catalogApi.Scorer[] {
+    return this.catalog.enabledScorers(runId);
+  }
+
+  // ================================================================== end of catalog (issue 4)
 
   // ------------------------------------------------------------------ ingest
 

@@ -11,6 +11,8 @@ import { ingestRoutes } from './routes/ingest.js';
 import { projectRoutes } from './routes/projects.js';
 import { recordRoutes } from './routes/records.js';
 import { runRoutes } from './routes/runs.js';
+import { memberRoutes } from './routes/members.js';
+import { scorerRoutes } from './routes/scorers.js';
 import { validatorCompiler } from './validation.js';
 
 export const PREFIXES = ['', '/v2', '/public/v2'] as const;
@@ -51,6 +53,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         await scoped.register(runRoutes(store));
         await scoped.register(ingestRoutes(store));
         await scoped.register(recordRoutes(store));
+        await scoped.register(memberRoutes(store));
+        await scoped.register(scorerRoutes(store));
       },
       { prefix },
     );

@@ -1,35 +1,21 @@
-// Catalog objects as the API shows them.
-import type { Project, Run } from '../catalog/catalog.js';
+// Catalog objects as the API shows them, for the calling user (bookmark, permissions). The shapes
+// are built in src/catalog so the library returns the same objects.
 import type { Static } from 'typebox';
+import type { Project, Run, User } from '../catalog/catalog.js';
+import { runView } from '../catalog/project-view.js';
+import type { ProjectAction } from '../catalog/permissions.js';
 import type { TraceStore } from '../engine/trace-store.js';
 import type { LogStream, ProjectDb } from '../schemas/catalog.js';
 
-export function projectDb(store: TraceStore, p: Project): Static<typeof ProjectDb> {
-  return {
-    id: p.id,
-    name: p.name,
-    type: p.type,
-    created_by: p.created_by,
-    created_by_user: store.catalog.userSummary(p.created_by),
-    created_at: p.created_at,
-    updated_at: p.updated_at,
-    bookmark: p.bookmark,
-    description: p.description,
-    labels: p.labels,
-    permissions: [],
-    runs: [],
-  };
+export function projectDb(store: TraceStore, p: Project, user: User | null, actions: readonly ProjectAction[] = []): Static<typeof ProjectDb> {
+  return store.describeProject(p, user, actions);
 }
 
 export function runItem(store: TraceStore, r: Run): Static<typeof LogStream> {
-  return {
-    id: r.id,
-    name: r.name,
-    project_id: r.project_id,
-    created_at: r.created_at,
-    updated_at: r.updated_at,
-    created_by: r.created_by,
-    created_by_user: store.catalog.userSummary(r.created_by),
-    has_user_created_sessions: r.has_user_created_sessions,
-  };
+  return runView(store.catalog, r);
+}
+
+/** preValidation hook of the list routes: a missing (or null) body means no filters and the default sort. */
+export async function emptyBodyIsEmptyObject(req: { body: unknown }): Promise<void> {
+  if (req.body === undefined || req.body === null) req.body = {};
 }

@@ -5,11 +5,13 @@ import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
 import { InvalidRequestError, type ValidationIssue } from '../errors.js';
+import { narrowTaggedUnions } from './tagged-unions.js';
 
 const PART: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
 
 interface TbError {
   keyword: string;
+  schemaPath: string;
   instancePath: string;
   params: Record<string, unknown>;
   message: string;
@@ -22,7 +24,8 @@ export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, http
     // Query strings and path params arrive as text: convert "5" -> 5, "true" -> true first.
     const v = part === 'body' ? value : Value.Convert(schema, value);
     if (check.Check(v)) return { value: v };
-    return { error: new InvalidRequestError(toIssues(check.Errors(v) as unknown as TbError[], part, v)) };
+    const errors = narrowTaggedUnions(schema, check.Errors(v) as unknown as TbError[], v); // catalog (issue 4): one branch per tagged union
+    return { error: new InvalidRequestError(toIssues(errors, part, v)) };
   };
 };
 
