@@ -1,7 +1,7 @@
 // The only user of @duckdb/node-api. Runs the SQL it is given with positional parameters on a small
 // pool of connections (one statement at a time per connection) and maps result rows once.
 // It builds no SQL from request data.
-import { DuckDBInstance, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import { DOUBLE, DuckDBInstance, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import { StorageError } from '../errors.js';
 
 export type Param = string | number | boolean | bigint | null | readonly string[] | readonly number[];
@@ -114,10 +114,19 @@ function toValues(params: readonly Param[]): DuckDBValue[] {
   return params.map((p) => (Array.isArray(p) ? listValue(p as DuckDBValue[]) : (p as DuckDBValue)));
 }
 
-/** An empty list has no element type to infer: bind it as VARCHAR[] (SQL casts it where needed). */
+/**
+ * Types the driver cannot infer safely: an empty list (bound as VARCHAR[]; SQL casts it where needed)
+ * and numbers that are not safe integers (bound as DOUBLE: 1e300 is "integral" in JS but no BIGINT).
+ */
 function toTypes(params: readonly Param[]): DuckDBType[] | undefined {
-  if (!params.some((p) => Array.isArray(p) && p.length === 0)) return undefined;
-  return params.map((p) => (Array.isArray(p) && p.length === 0 ? LIST(VARCHAR) : undefined)) as DuckDBType[];
+  const typeOf = (p: Param): DuckDBType | undefined => {
+    if (Array.isArray(p) && p.length === 0) return LIST(VARCHAR);
+    if (typeof p === 'number' && !Number.isSafeInteger(p)) return DOUBLE;
+    if (Array.isArray(p) && typeof p[0] === 'number' && (p as number[]).some((x) => !Number.isSafeInteger(x))) return LIST(DOUBLE);
+    return undefined;
+  };
+  const types = params.map(typeOf);
+  return types.some((t) => t !== undefined) ? (types as DuckDBType[]) : undefined;
 }
 
 function wrap(err: unknown, sql: string): StorageError {

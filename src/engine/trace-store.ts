@@ -13,12 +13,13 @@ import { flattenSpans, flattenTraces, type Draft } from '../ingest/flatten.js';
 import { emptyRecord } from '../ingest/normalize-node.js';
 import { implicitSessionId, newId, uuidFromHash } from '../ingest/ids.js';
 import { nowUs } from '../ingest/time.js';
-import type { LogSpansRequest, LogTracesRequest } from '../schemas/ingest.js';
+import { CreateSessionBody, LogSpansBody, LogTracesBody, UpdateRecordBody, type LogSpansRequest, type LogTracesRequest } from '../schemas/ingest.js';
+import { assertValid } from '../schemas/check.js';
 import { FolderLock } from '../storage/lock.js';
 
 import { RecordStore, type RecordStoreOptions, type WireRow } from '../storage/record-store.js';
 import { columnInfo, type ColumnInfo, type Level } from '../query/columns.js';
-import type { FilterRequest, PartialSearchRequest, SearchRequest } from '../schemas/query.js';
+import { AvailableColumnsBody, FilterBody, PartialSearchBody, SearchBody, type FilterRequest, type PartialSearchRequest, type SearchRequest } from '../schemas/query.js';
 import * as catalogApi from './catalog-api.js';
 import { RecordQueries, type RunScope, type SearchResult } from './record-queries.js';
 import { storedToWire } from './row-codec.js';
@@ -413,6 +414,7 @@ export class TraceStore {
   /** Logs whole traces (the body the official client sends to POST /projects/{id}/traces). */
   async logTraces(projectId: string, body: LogTracesRequest): Promise<LogTracesResult> {
     this.#assertOpen();
+    assertValid(LogTracesBody, body);
     const { project, run, field } = this.resolveRun(projectId, body);
     const ctx = { projectId: project.id, runId: run.id, receivedUs: nowUs() };
     const flat = flattenTraces(body, ctx);
@@ -449,6 +451,7 @@ export class TraceStore {
   /** Logs spans under `parent_id` in trace `trace_id` (SPEC.md Log spans). Creates the trace if new. */
   async logSpans(projectId: string, body: LogSpansRequest): Promise<LogSpansResult> {
     this.#assertOpen();
+    assertValid(LogSpansBody, body);
     const { project, run, field } = this.resolveRun(projectId, body);
     const traceId = body.trace_id.toLowerCase();
     const parentId = body.parent_id.toLowerCase();
@@ -527,6 +530,7 @@ export class TraceStore {
     body: RunIds & { name?: string | null; previous_session_id?: string | null; external_id?: string | null; user_metadata?: Record<string, unknown> | null; id?: string | null },
   ): Promise<{ id: string; name: string | null; project_id: string; project_name: string; previous_session_id: string | null; external_id: string | null }> {
     this.#assertOpen();
+    assertValid(CreateSessionBody, body);
     const { project, run } = this.resolveRun(projectId, body);
     const id = body.id?.toLowerCase() ?? newId();
     const now = nowUs();
@@ -552,6 +556,7 @@ export class TraceStore {
     patch: RunIds & { input?: unknown; output?: unknown; tags?: string[] | null; status_code?: number | null; is_complete?: boolean | null; duration_ns?: number | null; reliable?: boolean | null },
   ): Promise<{ project_id: string; project_name: string; session_id: string; records_count: number; log_stream_id: string | null; experiment_id: string | null; metrics_testing_id: string | null }> {
     this.#assertOpen();
+    assertValid(UpdateRecordBody, patch);
     const { project, run, field } = this.resolveRun(projectId, patch);
     const key = id.toLowerCase();
     const [row] = await this.#records.lookup(project.id, run.id, [key]);
@@ -688,17 +693,20 @@ export class TraceStore {
   /** Full records of one level (spans, traces or sessions), filtered, sorted and paged. */
   async search(level: Level, projectId: string, body: SearchRequest = {}): Promise<SearchResult> {
     this.#assertOpen();
+    assertValid(SearchBody, body);
     return this.#queries.search(level, this.resolveScope(projectId, body), body, false);
   }
 
   /** Records with only the selected columns (plus id, type and the links). */
   async partialSearch(level: Level, projectId: string, body: PartialSearchRequest = {}): Promise<SearchResult> {
     this.#assertOpen();
+    assertValid(PartialSearchBody, body);
     return this.#queries.search(level, this.resolveScope(projectId, body), body, true);
   }
 
   async count(level: Level, projectId: string, body: FilterRequest = {}): Promise<{ total_count: number }> {
     this.#assertOpen();
+    assertValid(FilterBody, body);
     return { total_count: await this.#queries.count(level, this.resolveScope(projectId, body), body) };
   }
 
@@ -709,6 +717,7 @@ export class TraceStore {
    */
   async delete(level: Level, projectId: string, body: FilterRequest = {}): Promise<{ message: string; deleted: number }> {
     this.#assertOpen();
+    assertValid(FilterBody, body);
     const scope = this.resolveScope(projectId, body);
     const hasFilter = (body.filters?.length ?? 0) > 0 || (body.filter_tree !== undefined && body.filter_tree !== null);
     if (scope.runId === undefined && !hasFilter) {
@@ -736,6 +745,7 @@ export class TraceStore {
   /** Columns of a run at a level: the standard columns and the metric columns its records carry. */
   async availableColumns(level: Level, projectId: string, body: RunIds = {}): Promise<{ columns: ColumnInfo[] }> {
     this.#assertOpen();
+    assertValid(AvailableColumnsBody, body);
     return { columns: (await this.#queries.availableColumns(level, this.resolveScope(projectId, body))).map(columnInfo) };
   }
 

@@ -37,8 +37,8 @@ export interface Fields {
   dataset_output: string | undefined;
   is_complete: boolean;
   has_children: boolean;
-  progress_message: string | undefined;
-  error_message: string | undefined;
+  progress_message: string;
+  error_message: string;
   agent_type: string | undefined;
   agent_name: string | undefined;
   tools: unknown;
@@ -103,8 +103,9 @@ export function emptyRecord(id: string, type: string, createdUs: number): Fields
     dataset_output: undefined,
     is_complete: true,
     has_children: false,
-    progress_message: undefined,
-    error_message: undefined,
+    // Shown as "" when absent, so stored as "": filters see what search shows.
+    progress_message: '',
+    error_message: '',
     agent_type: undefined,
     agent_name: undefined,
     tools: undefined,
@@ -154,8 +155,8 @@ export function normalizeNode(node: Node, id: string, kind: string, loc: Loc, de
   f.dataset_metadata = stringMap(node.dataset_metadata);
   f.status_code = opt(node.status_code);
   f.external_id = opt(node.external_id);
-  f.error_message = opt(node.error_message);
-  f.progress_message = opt(node.progress_message);
+  f.error_message = node.error_message ?? '';
+  f.progress_message = node.progress_message ?? '';
   if (node.dataset_input != null) f.dataset_input = asText(node.dataset_input);
   if (node.dataset_output != null) f.dataset_output = asText(node.dataset_output);
   if (node.is_complete != null) f.is_complete = node.is_complete;

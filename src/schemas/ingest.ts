@@ -11,7 +11,9 @@ export type RecordType = (typeof RECORD_TYPES)[number];
 export const LOGGING_METHODS = ['playground', 'python_client', 'typescript_client', 'api_direct'] as const;
 export const AGENT_TYPES = ['default', 'planner', 'react', 'reflection', 'router', 'classifier', 'supervisor', 'judge'] as const;
 
-const Timestamp = Type.Union([Type.String(), Type.Number()], { description: 'ISO 8601 date-time (or epoch milliseconds)' });
+const Timestamp = Type.Union([Type.String(), Type.Number({ minimum: -8.64e15, maximum: 8.64e15 })], { description: 'ISO 8601 date-time (or epoch milliseconds)' });
+/** Stored as INTEGER: anything wider would be refused by the column (and must be refused here, before it is acknowledged). */
+const Int32 = Type.Integer({ minimum: -2147483648, maximum: 2147483647 });
 const Text = Nullable(Type.String());
 const Metadata = Nullable(Type.Record(Type.String(), Type.Unknown()));
 
@@ -26,7 +28,7 @@ const stepFields = {
   created_at: Type.Optional(Nullable(Timestamp)),
   user_metadata: Type.Optional(Metadata),
   tags: Type.Optional(Nullable(Type.Array(Type.String()))),
-  status_code: Type.Optional(Nullable(Type.Integer())),
+  status_code: Type.Optional(Nullable(Int32)),
   metrics: Type.Optional(Metadata),
   external_id: Type.Optional(Text),
   dataset_input: Type.Optional(Text),
@@ -35,7 +37,7 @@ const stepFields = {
   session_id: OptionalUuid,
   trace_id: OptionalUuid,
   parent_id: OptionalUuid,
-  step_number: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
+  step_number: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 2147483647 }))),
   is_complete: Type.Optional(Nullable(Type.Boolean())),
   duration_ns: Type.Optional(Nullable(Type.Number())),
   error_message: Type.Optional(Text),
@@ -51,7 +53,7 @@ const kindFields = {
   temperature: Type.Optional(Nullable(Type.Number())),
   finish_reason: Type.Optional(Text),
   tool_call_id: Type.Optional(Text),
-  control_id: Type.Optional(Nullable(Type.Integer())),
+  control_id: Type.Optional(Nullable(Int32)),
   agent_name: Type.Optional(Text),
   check_stage: Type.Optional(Nullable(Type.Enum(['pre', 'post']))),
   applies_to: Type.Optional(Nullable(Type.Enum(['llm_call', 'tool_call']))),
@@ -141,7 +143,7 @@ export const UpdateRecordBody = Type.Object({
   input: Type.Optional(Type.Unknown()),
   output: Type.Optional(Type.Unknown()),
   tags: Type.Optional(Nullable(Type.Array(Type.String()))),
-  status_code: Type.Optional(Nullable(Type.Integer())),
+  status_code: Type.Optional(Nullable(Int32)),
   is_complete: Type.Optional(Nullable(Type.Boolean())),
   duration_ns: Type.Optional(Nullable(Type.Number())),
 });

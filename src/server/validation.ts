@@ -1,132 +1,18 @@
-// TypeBox validation for every route, with failures reported as SPEC.md's 422 body: one issue per
-// offending field, `loc` starting with body/query/path, a message naming what is allowed.
+// Fastify's validator for every route: the shared TypeBox check of src/schemas/check.ts, with query
+// strings and path params converted from text first ("5" -> 5, "true" -> true).
 import type { FastifySchemaCompiler } from 'fastify';
 import type { TSchema } from 'typebox';
-import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
-import { InvalidRequestError, type ValidationIssue } from '../errors.js';
-import { narrowTaggedUnions } from './tagged-unions.js';
+import { InvalidRequestError } from '../errors.js';
+import { issuesOf } from '../schemas/check.js';
 
 const PART: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
 
-interface TbError {
-  keyword: string;
-  schemaPath: string;
-  instancePath: string;
-  params: Record<string, unknown>;
-  message: string;
-}
-
 export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
-  const check = Compile(schema);
   const part = PART[httpPart ?? 'body'] ?? 'body';
   return (value: unknown) => {
-    // Query strings and path params arrive as text: convert "5" -> 5, "true" -> true first.
     const v = part === 'body' ? value : Value.Convert(schema, value);
-    if (check.Check(v)) return { value: v };
-    const errors = narrowTaggedUnions(schema, check.Errors(v) as unknown as TbError[], v); // catalog (issue 4): one branch per tagged union
-    return { error: new InvalidRequestError(toIssues(errors, part, v)) };
+    const issues = issuesOf(schema, v, part);
+    return issues ? { error: new InvalidRequestError(issues) } : { value: v };
   };
 };
-
-function pointerToLoc(pointer: string): (string | number)[] {
-  if (pointer === '') return [];
-  return pointer
-    .slice(1)
-    .split('/')
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
-}
-
-function valueAt(root: unknown, loc: (string | number)[]): unknown {
-  let cur = root;
-  for (const k of loc) {
-    if (cur === null || typeof cur !== 'object') return undefined;
-    cur = (cur as Record<string | number, unknown>)[k];
-  }
-  return cur;
-}
-
-const TYPE_NAMES: Record<string, string> = {
-  string: 'a valid string',
-  number: 'a valid number',
-  integer: 'a valid integer',
-  boolean: 'a valid boolean',
-  object: 'a valid object',
-  array: 'a valid list',
-  null: 'null',
-};
-
-/** Folds TypeBox's errors (several per field for unions) into one readable issue per field. */
-export function toIssues(errors: readonly TbError[], part: string, root: unknown): ValidationIssue[] {
-  const byPath = new Map<string, TbError[]>();
-  const issues: ValidationIssue[] = [];
-  for (const e of errors) {
-    if (e.keyword === 'required') {
-      const props = (e.params['requiredProperties'] as string[] | undefined) ?? [];
-      for (const p of props) issues.push({ loc: [part, ...pointerToLoc(e.instancePath), p], msg: 'Field required', type: 'missing' });
-      continue;
-    }
-    const list = byPath.get(e.instancePath) ?? [];
-    list.push(e);
-    byPath.set(e.instancePath, list);
-  }
-  for (const [path, list] of byPath) {
-    // A field whose children failed is reported through the children, not again as "no branch matched".
-    if (list.every((e) => e.keyword === 'anyOf') && [...byPath.keys()].some((p) => p !== path && p.startsWith(`${path}/`))) continue;
-    const loc = [part, ...pointerToLoc(path)];
-    const input = valueAt(root, pointerToLoc(path));
-    issues.push({ loc, ...describe(list), ...(input !== undefined && typeof input !== 'object' ? { input } : {}) });
-  }
-  if (issues.length === 0) issues.push({ loc: [part], msg: 'Invalid input', type: 'value_error' });
-  return dedupe(issues);
-}
-
-function describe(list: TbError[]): { msg: string; type: string; ctx?: Record<string, unknown> } {
-  const real = list.filter((e) => e.keyword !== 'anyOf');
-  const enumErr = real.find((e) => e.keyword === 'enum');
-  const consts = real.filter((e) => e.keyword === 'const').map((e) => e.params['allowedValue']);
-  const allowed = [...((enumErr?.params['allowedValues'] as unknown[]) ?? []), ...consts];
-  const nullable = real.some((e) => e.keyword === 'type' && e.params['type'] === 'null');
-  if (allowed.length > 0) {
-    const choices = allowed.map((a) => `'${String(a)}'`).join(', ');
-    return { msg: `Input should be one of ${choices}${nullable ? ' (or null)' : ''}`, type: 'enum', ctx: { expected: choices } };
-  }
-  const fmt = real.find((e) => e.keyword === 'format');
-  if (fmt) {
-    const f = String(fmt.params['format']);
-    return { msg: `Input should be a valid ${f === 'uuid' ? 'UUID' : f}${nullable ? ' or null' : ''}`, type: `${f.replace('-', '_')}_parsing` };
-  }
-  const types = real.filter((e) => e.keyword === 'type').map((e) => e.params['type'] as string);
-  if (types.length > 0 && types.length === real.length) {
-    const names = [...new Set(types)].map((t) => TYPE_NAMES[t] ?? t);
-    return { msg: `Input should be ${names.join(' or ')}`, type: `${types.find((t) => t !== 'null') ?? types[0]}_type` };
-  }
-  const first = real.find((e) => e.keyword !== 'type') ?? real[0] ?? list[0]!;
-  switch (first.keyword) {
-    case 'minItems':
-      return { msg: `List should have at least ${String(first.params['limit'])} item(s)`, type: 'too_short', ctx: { min_length: first.params['limit'] } };
-    case 'maxItems':
-      return { msg: `List should have at most ${String(first.params['limit'])} item(s)`, type: 'too_long', ctx: { max_length: first.params['limit'] } };
-    case 'minLength':
-      return { msg: `String should have at least ${String(first.params['limit'])} character(s)`, type: 'string_too_short' };
-    case 'maxLength':
-      return { msg: `String should have at most ${String(first.params['limit'])} character(s)`, type: 'string_too_long' };
-    case 'minimum':
-      return { msg: `Input should be greater than or equal to ${String(first.params['limit'])}`, type: 'greater_than_equal' };
-    case 'maximum':
-      return { msg: `Input should be less than or equal to ${String(first.params['limit'])}`, type: 'less_than_equal' };
-    default:
-      return { msg: first.message, type: first.keyword };
-  }
-}
-
-function dedupe(issues: ValidationIssue[]): ValidationIssue[] {
-  const seen = new Set<string>();
-  return issues.filter((i) => {
-    const k = `${JSON.stringify(i.loc)}|${i.msg}`;
-    if (seen.has(k)) return false;
-    seen.add(k);
-    return true;
-  });
-}

@@ -7,7 +7,7 @@
 // - every acknowledged row is in the log; `refresh()` makes every logged row visible in `mem`;
 // - a row with seq <= manifest.sealed_seq is in a segment named by the manifest (or was deleted);
 // - for each id at most one live (not dead) row exists across `mem` and the segments.
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { Connection, Database, Param, Row } from '../db/database.js';
 import { StorageError } from '../errors.js';
@@ -167,6 +167,7 @@ export class RecordStore {
       this.#markDead(dead);
       let text = '';
       for (const r of rows) text += `${JSON.stringify(r)}\n`;
+      text = withoutLoneSurrogates(text);
       const done = this.#wal.append(text, rows[rows.length - 1]!.seq, sync);
       for (const r of rows) this.#memIds.set(memKey(r.run_id, r.id), entryOf(r));
       this.#rowsSinceLoad += rows.length;
@@ -476,7 +477,7 @@ export class RecordStore {
     this.#rowsSinceLoad = 0;
     const files = this.#wal.roll();
     if (files.length === 0) return;
-    await this.#loadFiles(files, repeats !== this.#repeatsLoaded);
+    await this.#loadSafely(files, repeats !== this.#repeatsLoaded);
     this.#repeatsLoaded = repeats;
   }
 
@@ -508,10 +509,46 @@ export class RecordStore {
     this.#lastLoadedWal = Math.max(this.#lastLoadedWal, ...files.map((f) => f.number));
   }
 
+  /**
+   * Loads log files; if DuckDB refuses them (a row ingest validation let through), loads file by file
+   * and then request by request, so one bad request cannot keep the others out. Refused requests are
+   * kept in wal/rejected.ndjson and reported; they are never silently dropped.
+   */
+  async #loadSafely(files: readonly WalFile[], dedupe: boolean): Promise<void> {
+    try {
+      await this.#loadFiles(files, dedupe);
+      return;
+    } catch (err) {
+      if (files.length > 1) {
+        for (const f of files) await this.#loadSafely([f], true);
+        return;
+      }
+      process.emitWarning(`tracelake: log file ${files[0]!.path} did not load (${(err as Error).message}); loading it request by request`);
+    }
+    const file = files[0]!;
+    const lines = readFileSync(file.path, 'utf8').split('\n');
+    const tmp = `${file.path}.part`;
+    let chunk: string[] = [];
+    for (const line of lines) {
+      if (line === '') continue;
+      chunk.push(line);
+      if (!line.startsWith('{"commit":')) continue;
+      writeFileSync(tmp, `${chunk.join('\n')}\n`);
+      try {
+        await this.#loadFiles([{ number: file.number, path: tmp }], true);
+      } catch (err) {
+        appendFileSync(join(this.#dir, 'wal', 'rejected.ndjson'), `${chunk.join('\n')}\n`);
+        process.emitWarning(`tracelake: a logged request was refused by the database and kept in wal/rejected.ndjson: ${(err as Error).message}`);
+      }
+      chunk = [];
+    }
+    rmSync(tmp, { force: true });
+  }
+
   /** Replays the log after a restart: reload rows, then re-derive which sealed rows they replaced. */
   async #replay(files: readonly WalFile[]): Promise<void> {
     if (files.length === 0) return;
-    await this.#loadFiles(files, true);
+    await this.#loadSafely(files, true);
     const rows = await this.#db.all('SELECT id, seq, project_id, run_id, type, trace_id, session_id, has_children FROM mem');
     let maxSeq = this.#manifest.sealed_seq;
     const byRun = new Map<string, { projectId: string; runId: string; ids: string[] }>();
@@ -630,6 +667,16 @@ export class RecordStore {
   get db(): Database {
     return this.#db;
   }
+}
+
+/**
+ * JSON.stringify writes a lone UTF-16 surrogate (valid in a JS string, invalid in UTF-8) as a \\udXXX
+ * escape, which DuckDB's JSON reader rejects, and one bad line would keep its whole log file from
+ * loading. Such escapes become U+FFFD, as a UTF-8 decoder would do. Escaped backslashes are skipped.
+ */
+export function withoutLoneSurrogates(text: string): string {
+  if (!/\\u[dD][89a-fA-F]/.test(text)) return text;
+  return text.replace(/(\\\\)|\\u[dD][89a-fA-F][0-9a-fA-F]{2}/g, (m, escapedBackslash: string | undefined) => (escapedBackslash ? m : '\\ufffd'));
 }
 
 function readHashes(dir: string, seg: SegmentEntry): Float64Array {

@@ -7,9 +7,16 @@ import type { TestContext } from 'node:test';
 import { TraceStore, type TraceStoreOptions } from '../../src/engine/trace-store.js';
 import { buildServer } from '../../src/server/build-server.js';
 
-export function tempDir(t: TestContext, prefix = 'tracelake-test-'): string {
+// Temporary folders are removed when the test process exits, after every store a test opened (in
+// any order of t.after hooks) has been closed.
+const folders: string[] = [];
+process.on('exit', () => {
+  for (const dir of folders) rmSync(dir, { recursive: true, force: true });
+});
+
+export function tempDir(_t?: TestContext, prefix = 'tracelake-test-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  folders.push(dir);
   return dir;
 }
 
@@ -20,14 +27,10 @@ export interface StoreFixture {
   logStreamId: string;
 }
 
-/** Hooks registered with t.after run in registration order: close stores before removing folders. */
 export async function openStore(t: TestContext, options: TraceStoreOptions = {}, given?: string): Promise<StoreFixture> {
-  const dir = given ?? mkdtempSync(join(tmpdir(), 'tracelake-test-'));
+  const dir = given ?? tempDir(t);
   const store = await TraceStore.open(dir, options);
-  t.after(async () => {
-    await store.close();
-    if (!given) rmSync(dir, { recursive: true, force: true });
-  });
+  t.after(() => store.close());
   const project = store.createProject({ name: 'test-project' });
   const stream = store.createLogStream(project.id, 'default');
   return { dir, store, projectId: project.id, logStreamId: stream.id };

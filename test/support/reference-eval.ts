@@ -18,7 +18,8 @@
  *   of the level, the outcome of eq and contains (both cases) is the same under several reasonable
  *   renderings (compact, spaced `", "`/`": "`, and non-ASCII escaped). Only fair values should be
  *   compared on structured fields.
- * - collection (tags): eq compares as sets (order and duplicates ignored), contains is membership of
+ * - collection (tags): a record without tags has the empty list (never "no value"); eq compares as
+ *   sets (order and duplicates ignored, so eq [] finds untagged records), contains is membership of
  *   one string, one_of "has any of", not_in "has none of".
  * - id: eq/contains/one_of/not_in/ne; ids are compared lowercase (UUIDs are case-insensitive);
  *   `contains` is a substring test on the id text (COMPAT's "(=eq)" is the default operator).
@@ -219,11 +220,10 @@ export class ReferenceEvaluator {
         return textTest(this.text(rec, columnOf(f)), op!, f.value, f.case_sensitive !== false);
       case 'collection': {
         const raw = rec[columnOf(f)];
-        const tags = Array.isArray(raw) && raw.length > 0 ? raw.map(String) : undefined;
+        const tags = Array.isArray(raw) ? raw.map(String) : [];
         const cs = f.case_sensitive !== false;
         const norm = (s: string) => (cs ? s : s.toLowerCase());
         if (op === 'not_in') return !this.leaf(rec, { ...f, operator: 'one_of' });
-        if (tags === undefined) return false;
         const have = new Set(tags.map(norm));
         if (op === 'eq') {
           const want = new Set(asList(f.value).map(norm));
