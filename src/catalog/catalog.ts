@@ -94,6 +94,13 @@ export class Catalog {
   commit(changes: readonly CatalogChange[]): void {
     this.#log.write(this.#tables, changes);
     for (const c of changes) apply(this.#tables, c);
+    this.#version++;
+  }
+
+  #version = 0;
+  /** Bumped by every change: lets derived indexes (e.g. metric descriptions) know they are stale. */
+  get version(): number {
+    return this.#version;
   }
 
   put(table: string, value: Row): void {

@@ -9,6 +9,7 @@ import { validateFilters } from '../query/validate-filter.js';
 import type { AvailableColumnsRequest, FilterRequest, PartialSearchRequest, SearchRequest } from '../schemas/query.js';
 import type { RecordKind } from '../storage/record-columns.js';
 import type { RecordStore, Scope } from '../storage/record-store.js';
+import { defaultMetricInfo } from './metric-info.js';
 import { storedToRecord } from './row-codec.js';
 
 export const MAX_PAGE_SIZE = 1000;
@@ -34,12 +35,6 @@ export interface SearchResult {
   last_row_id: string | null;
 }
 
-/** Default roll-up for metrics no scorer describes: counts add up, everything else averages. */
-export function defaultMetricInfo(name: string): MetricInfo {
-  if (/^num_.*tokens$/.test(name) || name === 'cost') return { roll_up_method: 'sum' };
-  if (name.endsWith('_ns')) return { roll_up_method: 'max', data_unit: 'nano_seconds' };
-  return {};
-}
 
 export class RecordQueries {
   readonly #records: RecordStore;

@@ -21,6 +21,7 @@ import { RecordStore, type RecordStoreOptions, type WireRow } from '../storage/r
 import { columnInfo, type ColumnInfo, type Level } from '../query/columns.js';
 import { AvailableColumnsBody, FilterBody, PartialSearchBody, SearchBody, type FilterRequest, type PartialSearchRequest, type SearchRequest } from '../schemas/query.js';
 import * as catalogApi from './catalog-api.js';
+import { metricInfoResolver } from './metric-info.js';
 import { RecordQueries, type RunScope, type SearchResult } from './record-queries.js';
 import { storedToWire } from './row-codec.js';
 
@@ -88,7 +89,7 @@ export class TraceStore {
   private constructor(dir: string, lock: FolderLock, catalog: Catalog, db: Database, records: RecordStore, tokens: TokenSigner, options: TraceStoreOptions) {
     this.dir = dir;
     this.#tokens = tokens;
-    this.#queries = new RecordQueries(records, db, { ...(options.pageWindowRows ? { windowRows: options.pageWindowRows } : {}) });
+    this.#queries = new RecordQueries(records, db, { metricInfo: metricInfoResolver(catalog), ...(options.pageWindowRows ? { windowRows: options.pageWindowRows } : {}) });
     this.#lock = lock;
     this.catalog = catalog;
     this.#db = db;
@@ -541,7 +542,7 @@ export class TraceStore {
     if (body.user_metadata) session.user_metadata = Object.fromEntries(Object.entries(body.user_metadata).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
     session.has_children = false;
     await this.#write(project.id, run.id, [session], true);
-    if (!run.has_user_created_sessions) this.catalog.put('runs', { ...run, has_user_created_sessions: true, updated_at: new Date().toISOString() } as never);
+    this.catalog.markUserCreatedSession(run.id);
     return { id, name: body.name ?? null, project_id: project.id, project_name: project.name, previous_session_id: session.previous_session_id ?? null, external_id: session.external_id ?? null };
   }
 
@@ -746,7 +747,10 @@ export class TraceStore {
   async availableColumns(level: Level, projectId: string, body: RunIds = {}): Promise<{ columns: ColumnInfo[] }> {
     this.#assertOpen();
     assertValid(AvailableColumnsBody, body);
-    return { columns: (await this.#queries.availableColumns(level, this.resolveScope(projectId, body))).map(columnInfo) };
+    const scope = this.resolveScope(projectId, body);
+    // Scorers enabled in the run have a column even before any record carries their metric (is_empty).
+    const enabled = scope.runId === undefined ? [] : this.catalog.enabledScorers(scope.runId).map((s) => s.metric_name || s.name);
+    return { columns: (await this.#queries.availableColumns(level, scope, enabled)).map(columnInfo) };
   }
 
   searchSpans(projectId: string, body: SearchRequest = {}): Promise<SearchResult> {

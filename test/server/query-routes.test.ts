@@ -107,3 +107,19 @@ test('levels: traces and sessions endpoints, child counts, partial search column
   assert.equal((await s.call('POST', `/projects/${s.projectId}/spans/count`, { log_stream_id: ls })).body.total_count, 9);
   assert.equal((await s.call('POST', `/projects/${s.projectId}/sessions/count`, { log_stream_id: ls })).body.total_count, 3);
 });
+
+test('available_columns: a scorer enabled in the run has its column before any record carries it; scorer metrics are described by the scorer', async (t) => {
+  const s = await startServer(t);
+  const ls = s.logStreamId;
+  await s.call('POST', `/projects/${s.projectId}/traces`, { log_stream_id: ls, traces: [{ name: 't', spans: [{ type: 'llm', input: [{ role: 'user', content: 'q' }], metrics: { correctness: 0.9 } }] }] });
+  const enable = await s.call('PUT', `/projects/${s.projectId}/runs/${ls}/scorer-settings`, { scorers: [{ name: 'bleu' }] });
+  assert.equal(enable.status, 200, JSON.stringify(enable.body));
+  const cols = (await s.call('POST', `/projects/${s.projectId}/spans/available_columns`, { log_stream_id: ls })).body.columns;
+  const bleu = cols.find((c: any) => c.id === 'metrics/bleu');
+  assert.ok(bleu, 'enabled scorer listed');
+  assert.equal(bleu.is_empty, true);
+  assert.equal(bleu.label, 'BLEU');
+  const correctness = cols.find((c: any) => c.id === 'metrics/correctness');
+  assert.equal(correctness.is_empty, false);
+  assert.equal(correctness.label, 'Correctness');
+});
