@@ -150,6 +150,11 @@ export class Catalog {
 
   /** The user an API key belongs to; throws UnauthorizedError for unknown or revoked keys. */
   authenticateKey(key: string): User {
+    return this.authenticateKeyWithId(key).user;
+  }
+
+  /** As authenticateKey, with the key's record id (bearer tokens remember it, so revoking a key ends them too). */
+  authenticateKeyWithId(key: string): { user: User; keyId: string } {
     const fp = fingerprint(key);
     let keyId = this.#verified.get(fp);
     if (keyId === undefined) {
@@ -162,7 +167,13 @@ export class Catalog {
     const record = this.get<ApiKey>('api_keys', keyId);
     const user = record && record.revoked_at === null ? this.get<User>('users', record.user_id) : undefined;
     if (!user) throw new UnauthorizedError('Invalid API key');
-    return user;
+    return { user, keyId };
+  }
+
+  /** Is this key record still valid (exists, not revoked)? */
+  keyIsLive(keyId: string): boolean {
+    const k = this.get<ApiKey>('api_keys', keyId);
+    return k !== undefined && k.revoked_at === null;
   }
 
   /** Does any stored (unrevoked) key match? Used at start-up to adopt TRACELAKE_API_KEY. */

@@ -84,3 +84,13 @@ function view(catalog: Catalog, m: Member): MemberView | undefined {
   const u = catalog.userSummary(m.user_id);
   return u ? { user_id: u.id, email: u.email, first_name: u.first_name, last_name: u.last_name, role: m.role, created_at: m.created_at } : undefined;
 }
+
+/**
+ * Project ids a caller may see at all: null means every project (admins and library calls without a
+ * user); anyone else sees only projects where they hold a role. Lists filter by this; routes on one
+ * project answer 404 outside it, exactly as for a project that does not exist.
+ */
+export function visibleProjectIds(catalog: Catalog, user: User | null | undefined): Set<string> | null {
+  if (!user || user.role === 'admin') return null;
+  return new Set(rolesOf(catalog, user.id).keys());
+}

@@ -9,6 +9,7 @@ import type { ProjectFilter, ProjectFilterV1, ProjectItem, ProjectSort, ProjectS
 import type { Catalog, Project, Run, User } from './catalog.js';
 import { caseFold, dateMatcher, enumMatcher, idMatcher, numberMatcher, textMatcher, type Loc } from './list-match.js';
 import { instant, pageOf, sortRows, type PageRequest, type SortKey } from './list-page.js';
+import { visibleProjectIds } from './members.js';
 import type { ProjectAction } from './permissions.js';
 import { permissionsFor, projectDbView, viewer, type Viewer } from './project-view.js';
 import type { SettingsRow } from './scorer-settings.js';
@@ -164,11 +165,17 @@ function sortProjects(rows: Counted[], sort: ProjectSort | ProjectSortV1 | null,
   sortRows(rows, key, sort.ascending ?? true, sort.name === 'name' ? (c) => c.project.name : byName);
 }
 
+/** The projects a caller can see (every project for admins and library calls). */
+export function visibleProjects(catalog: Catalog, user: User | null): Project[] {
+  const ids = visibleProjectIds(catalog, user);
+  return ids === null ? catalog.projects() : catalog.projects().filter((p) => ids.has(p.id));
+}
+
 export function listProjects(catalog: Catalog, body: ProjectsBody, query: ProjectPageQuery, user: User | null): ProjectsPage {
   const v = viewer(catalog, user, query.actions ?? []);
   const emailOf = emailLookup(catalog);
   const keep = all((body.filters ?? []).map((f, i) => v2Pred(f, ['body', 'filters', i], v, emailOf)));
-  const rows = countRuns(catalog, catalog.projects(), query.metric_id ?? null).filter(keep);
+  const rows = countRuns(catalog, visibleProjects(catalog, user), query.metric_id ?? null).filter(keep);
   sortProjects(rows, body.sort ?? null, ['name', 'created_at', 'updated_at', 'num_logstreams', 'num_experiments'], v);
   const page = pageOf(rows, query, ['query']);
   return {
@@ -209,7 +216,7 @@ export function listProjectsV1(catalog: Catalog, body: ProjectsBodyV1, query: Pr
   const v = viewer(catalog, user, query.actions ?? []);
   const emailOf = emailLookup(catalog);
   const keep = all((body.filters ?? []).map((f, i) => v1Pred(f, ['body', 'filters', i], v, emailOf)));
-  const rows = countRuns(catalog, catalog.projects(), null).filter(keep);
+  const rows = countRuns(catalog, visibleProjects(catalog, user), null).filter(keep);
   sortProjects(rows, body.sort ?? null, ['name', 'type', 'created_at', 'updated_at', 'runs', 'bookmark'], v);
   const page = pageOf(rows, query, ['query']);
   return {

@@ -12,6 +12,7 @@ import { instant, pageOf, sortRows, type PageRequest, type SortKey } from './lis
 import type { ScorerAction } from './permissions.js';
 import type { ScorerRow } from './scorer-row.js';
 import { scorerPredicate } from './scorer-filters.js';
+import { visibleProjectIds } from './members.js';
 import { enabledScorerIds } from './scorer-settings.js';
 
 export interface ScorerPageQuery extends PageRequest {
@@ -19,6 +20,13 @@ export interface ScorerPageQuery extends PageRequest {
 }
 
 const byName = (r: ScorerRow): SortKey => r.name.toLowerCase();
+
+/** Global scorers, the caller's own, and those scoped to a project the caller can see. */
+export function scorerVisible(row: ScorerRow, visible: Set<string> | null, user: User | null): boolean {
+  if (visible === null || row.is_global) return true;
+  if (row.created_by !== null && row.created_by === user?.id) return true;
+  return row.scope_project_ids.some((id) => visible.has(id));
+}
 
 export function listScorers(catalog: Catalog, body: ListScorersBody, query: ScorerPageQuery, user: User | null): ListScorersResponse {
   const emails = new Map<string, string | null>();
@@ -29,7 +37,8 @@ export function listScorers(catalog: Catalog, body: ListScorersBody, query: Scor
     return e;
   };
   const keep = scorerPredicate(body.filters ?? [], ['body', 'filters'], emailOf);
-  const rows = catalog.scorers.rows().filter(keep);
+  const visible = visibleProjectIds(catalog, user);
+  const rows = catalog.scorers.rows().filter((r) => scorerVisible(r, visible, user) && keep(r));
   sortScorers(catalog, rows, body.sort ?? null);
   const page = pageOf(rows, query, ['query']);
   const actions = query.actions ?? [];

@@ -4,15 +4,15 @@
 // API, so the library and the server return the same thing. `user` is the caller (null: a library
 // call by whoever opened the folder, allowed everything; see catalog/permissions.ts).
 import type { Project, Run, User } from '../catalog/catalog.js';
-import { membersOf, removeMember, roleOf, setMember, type MemberView } from '../catalog/members.js';
-import { ForbiddenError } from '../errors.js';
+import { membersOf, removeMember, roleOf, setMember, visibleProjectIds, type MemberView } from '../catalog/members.js';
+import { ForbiddenError, NotFoundError } from '../errors.js';
 import { can, projectPermissions, type Permission, type ProjectAction, type ProjectRole, type ScorerAction } from '../catalog/permissions.js';
 import { listProjects as listV2, listProjectsV1 as listV1, type ProjectPageQuery, type ProjectPageQueryV1 } from '../catalog/project-list.js';
 import { projectDbView, viewer, type ProjectDbView } from '../catalog/project-view.js';
 import { removeProjectFromCatalog, removeRunFromCatalog, renameRun as renameRunInCatalog, setBookmark, updateProject as updateProjectInCatalog, type ProjectUpdate } from '../catalog/projects.js';
 import { searchLogStreams as searchStreams } from '../catalog/run-list.js';
-import { listScorers as listScorerRows, type ScorerPageQuery } from '../catalog/scorer-list.js';
-import type { VersionRow } from '../catalog/scorer-row.js';
+import { listScorers as listScorerRows, scorerVisible, type ScorerPageQuery } from '../catalog/scorer-list.js';
+import type { ScorerRow, VersionRow } from '../catalog/scorer-row.js';
 import { readRunScorerSettings, writeRunScorerSettings } from '../catalog/scorer-settings.js';
 import type { LogStreamPage, LogStreamSearchBody } from '../schemas/log-streams.js';
 import type { ProjectsBody, ProjectsBodyV1, ProjectsPage, ProjectsPageV1 } from '../schemas/projects.js';
@@ -117,29 +117,51 @@ export function listScorers(store: TraceStore, body: ListScorersBody, query: Sco
   return listScorerRows(store.catalog, body, query, who(user));
 }
 
+/** A scorer the caller can see; one scoped only to projects they cannot see is "not found". */
+function visibleScorer(store: TraceStore, id: string, user: U): ScorerRow {
+  const row = store.catalog.scorers.get(id);
+  if (!scorerVisible(row, visibleProjectIds(store.catalog, who(user)), who(user))) throw new NotFoundError(`Scorer ${id} not found`);
+  return row;
+}
+
+/** 403 (with the reason) unless the caller may do this to the scorer. */
+function authorizeScorer(row: ScorerRow, action: ScorerAction, user: U): void {
+  const p = can(who(user), action, { kind: 'scorer', scorer: row });
+  if (!p.allowed) throw new ForbiddenError(p.message ?? `${action} is not allowed`);
+}
+
 export function getScorer(store: TraceStore, id: string, user: U, actions: readonly ScorerAction[] = []): Scorer {
-  return store.catalog.scorers.present(store.catalog.scorers.get(id), who(user), actions);
+  return store.catalog.scorers.present(visibleScorer(store, id, user), who(user), actions);
 }
 
 export function createScorer(store: TraceStore, body: CreateScorerBody, user: U): Scorer {
+  // Scoping a scorer to a project needs a role there (the project must be visible to the caller).
+  const visible = visibleProjectIds(store.catalog, who(user));
+  for (const pid of (body as { scope_projects?: { id: string }[] | null }).scope_projects?.map((p) => p.id) ?? []) {
+    if (visible !== null && !visible.has(pid.toLowerCase())) throw new NotFoundError(`Project ${pid} not found`);
+  }
   const row = store.catalog.scorers.create(body, user?.id ?? null);
   return store.catalog.scorers.present(row, who(user));
 }
 
 export function updateScorer(store: TraceStore, id: string, body: UpdateScorerBody, user: U): Scorer {
+  authorizeScorer(visibleScorer(store, id, user), 'update', user);
   return store.catalog.scorers.present(store.catalog.scorers.update(id, body), who(user));
 }
 
 export function createScorerVersion(store: TraceStore, id: string, input: ScorerVersionInput, user: U): ScorerVersion {
+  authorizeScorer(visibleScorer(store, id, user), 'update', user);
   const { code: _code, ...version } = store.catalog.scorers.addVersion(id, input, user?.id ?? null);
   return version;
 }
 
-export function scorerVersions(store: TraceStore, id: string): VersionRow[] {
+export function scorerVersions(store: TraceStore, id: string, user: U = null): VersionRow[] {
+  visibleScorer(store, id, user);
   return store.catalog.scorers.versions(id);
 }
 
-export function deleteScorer(store: TraceStore, id: string): void {
+export function deleteScorer(store: TraceStore, id: string, user: U = null): void {
+  authorizeScorer(visibleScorer(store, id, user), 'delete', user);
   store.catalog.scorers.delete(id);
 }
 

@@ -4,7 +4,8 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { existsSync, readFileSync } from 'node:fs';
 import { Catalog, type ApiKey, type Project, type Run, type RunKind, type User } from '../catalog/catalog.js';
-import { verifySecret } from '../catalog/secrets.js';
+import { visibleProjectIds } from '../catalog/members.js';
+import { fingerprint, verifySecret } from '../catalog/secrets.js';
 import { TokenSigner } from '../catalog/tokens.js';
 import { writeFileAtomic } from '../storage/fs-util.js';
 import { Database } from '../db/database.js';
@@ -34,6 +35,8 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   tokenTtlSeconds?: number;
   /** Rows the first created_at window of a newest-first page covers (default 50,000; tests shrink it). */
   pageWindowRows?: number;
+  /** Most spans one logging request may carry (default 100,000; more answers 413). */
+  maxSpansPerRequest?: number;
 }
 
 /** Which run a request addresses: exactly one of the three run ids. */
@@ -84,11 +87,14 @@ export class TraceStore {
   readonly #nextStep = new Map<string, number>();
   readonly #tokens: TokenSigner;
   readonly #queries: RecordQueries;
+  readonly #maxSpans: number | undefined;
+  readonly #verifiedPasswords = new Map<string, string>();
   #closed = false;
 
   private constructor(dir: string, lock: FolderLock, catalog: Catalog, db: Database, records: RecordStore, tokens: TokenSigner, options: TraceStoreOptions) {
     this.dir = dir;
     this.#tokens = tokens;
+    this.#maxSpans = options.maxSpansPerRequest;
     this.#queries = new RecordQueries(records, db, { metricInfo: metricInfoResolver(catalog), ...(options.pageWindowRows ? { windowRows: options.pageWindowRows } : {}) });
     this.#lock = lock;
     this.catalog = catalog;
@@ -157,6 +163,23 @@ export class TraceStore {
     this.catalog.revokeApiKey(id);
   }
 
+  /** Users (never their password hashes). */
+  listUsers(): { id: string; email: string; first_name: string; last_name: string; role: string; created_at: string }[] {
+    return this.catalog.table<User>('users').map(publicUser);
+  }
+
+  /** A user's API keys: id, description, dates and the first characters; never the key or its hash. */
+  listApiKeys(userId?: string): { id: string; user_id: string; prefix: string; description: string; created_at: string; revoked_at: string | null }[] {
+    return this.catalog
+      .table<ApiKey>('api_keys')
+      .filter((k) => userId === undefined || k.user_id === userId)
+      .map((k) => ({ id: k.id, user_id: k.user_id, prefix: k.prefix, description: k.description, created_at: k.created_at, revoked_at: k.revoked_at }));
+  }
+
+  userByEmail(email: string): User | undefined {
+    return this.catalog.table<User>('users').find((u) => u.email === email.trim().toLowerCase());
+  }
+
   authenticateApiKey(key: string): User {
     return this.catalog.authenticateKey(key);
   }
@@ -185,8 +208,8 @@ export class TraceStore {
 
   /** Exchanges an API key for a bearer token (POST /login/api_key). */
   loginWithApiKey(key: string): { access_token: string; token_type: 'bearer'; expires_in: number } {
-    const user = this.catalog.authenticateKey(key);
-    return { access_token: this.#tokens.sign(user.id), token_type: 'bearer', expires_in: this.#tokens.ttlSeconds };
+    const { user, keyId } = this.catalog.authenticateKeyWithId(key);
+    return { access_token: this.#tokens.sign(user.id, keyId), token_type: 'bearer', expires_in: this.#tokens.ttlSeconds };
   }
 
   /** The OAuth2 password flow and HTTP Basic: a user's email and password. */
@@ -196,8 +219,14 @@ export class TraceStore {
   }
 
   authenticatePassword(email: string, password: string): User {
+    // HTTP Basic sends the password on every request: a verified pair is remembered by its SHA-256.
+    const fp = fingerprint(`${email.trim().toLowerCase()}\u0000${password}`);
+    const known = this.#verifiedPasswords.get(fp);
+    const cached = known ? this.catalog.get<User>('users', known) : undefined;
+    if (cached) return cached;
     const user = this.catalog.table<User>('users').find((u) => u.email === email.trim().toLowerCase());
     if (!user?.password || !verifySecret(password, user.password)) throw new UnauthorizedError('Incorrect username or password');
+    this.#verifiedPasswords.set(fp, user.id);
     return user;
   }
 
@@ -205,6 +234,7 @@ export class TraceStore {
     const claims = this.#tokens.verify(token);
     const user = this.catalog.get<User>('users', claims.sub);
     if (!user) throw new UnauthorizedError('Invalid token');
+    if (claims.kid !== undefined && !this.catalog.keyIsLive(claims.kid)) throw new UnauthorizedError('Token revoked: its API key was revoked');
     return user;
   }
 
@@ -220,8 +250,10 @@ export class TraceStore {
   }
 
   /** Projects whose name equals `name` (an empty list when none does). */
-  findProjects(query: { name?: string } = {}): Project[] {
-    const all = this.catalog.projects();
+  /** Projects (visible to `user`, when given) whose name equals `name`; an empty list when none does. */
+  findProjects(query: { name?: string } = {}, user?: User | null): Project[] {
+    const visible = visibleProjectIds(this.catalog, user);
+    const all = visible === null ? this.catalog.projects() : this.catalog.projects().filter((p) => visible.has(p.id));
     return query.name === undefined ? all : all.filter((p) => p.name === query.name);
   }
 
@@ -384,13 +416,13 @@ export class TraceStore {
     return catalogApi.createScorerVersion(this, id, input, user);
   }
 
-  listScorerVersions(id: string): catalogApi.VersionRow[] {
-    return catalogApi.scorerVersions(this, id);
+  listScorerVersions(id: string, user?: User | null): catalogApi.VersionRow[] {
+    return catalogApi.scorerVersions(this, id, user);
   }
 
-  deleteScorer(id: string): void {
+  deleteScorer(id: string, user?: User | null): void {
     this.#assertOpen();
-    catalogApi.deleteScorer(this, id);
+    catalogApi.deleteScorer(this, id, user);
   }
 
   getRunScorerSettings(projectId: string, runId: string): catalogApi.RunScorerSettings {
@@ -417,7 +449,7 @@ export class TraceStore {
     this.#assertOpen();
     assertValid(LogTracesBody, body);
     const { project, run, field } = this.resolveRun(projectId, body);
-    const ctx = { projectId: project.id, runId: run.id, receivedUs: nowUs() };
+    const ctx = { projectId: project.id, runId: run.id, receivedUs: nowUs(), ...(this.#maxSpans ? { maxSpans: this.#maxSpans } : {}) };
     const flat = flattenTraces(body, ctx);
     const sessionRows = await this.#sessionsFor(project.id, run.id, flat.traces, body.session_external_id ?? null);
     const rows: Draft[] = [...sessionRows];
@@ -471,7 +503,7 @@ export class TraceStore {
     }
     const receivedUs = nowUs();
     const firstStep = await this.#stepAfter(project.id, run.id, traceId, trace !== undefined);
-    const spans = flattenSpans(body, { projectId: project.id, runId: run.id, receivedUs }, firstStep);
+    const spans = flattenSpans(body, { projectId: project.id, runId: run.id, receivedUs, ...(this.#maxSpans ? { maxSpans: this.#maxSpans } : {}) }, firstStep);
     const rows: Draft[] = [];
     let sessionId: string;
     if (trace) {
@@ -782,6 +814,10 @@ export class TraceStore {
   get stats(): RecordStore['stats'] {
     return this.#records.stats;
   }
+}
+
+export function publicUser(u: User): { id: string; email: string; first_name: string; last_name: string; role: string; created_at: string } {
+  return { id: u.id, email: u.email, first_name: u.first_name, last_name: u.last_name, role: u.role, created_at: u.created_at };
 }
 
 /** Children of `parentId` among `spans`, each with its own children nested, in step order. */

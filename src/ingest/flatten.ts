@@ -1,7 +1,7 @@
 // Trees of traces and spans -> flat records linked by trace_id, parent_id and session_id, numbered
 // by step_number in depth-first order, with has_children set. Pure: no I/O, no clock (the caller
 // passes the receive time), so the same request always flattens to the same records.
-import { invalid } from '../errors.js';
+import { invalid, PayloadTooLargeError } from '../errors.js';
 import type { LogSpansRequest, LogTracesRequest, SpanInput, TraceInput } from '../schemas/ingest.js';
 import { contentDigest, uuidFromHash } from './ids.js';
 import { normalizeNode, type Fields, type Loc } from './normalize-node.js';
@@ -16,7 +16,12 @@ export interface FlattenContext {
   readonly runId: string;
   /** Receive time (epoch µs): the created_at of records that carry none. */
   readonly receivedUs: number;
+  /** Most spans one request may carry (default DEFAULT_MAX_SPANS). */
+  readonly maxSpans?: number;
 }
+
+/** Most spans (at any depth) accepted in one request; more answers 413. */
+export const DEFAULT_MAX_SPANS = 100_000;
 
 export interface FlatTrace {
   readonly record: Draft;
@@ -33,10 +38,13 @@ export interface FlatTraces {
 /** Lazily hashes the request once, for ids of nodes that came without one. */
 class IdSource {
   #digest: string | null = null;
+  readonly maxSpans: number;
   constructor(
     private readonly ctx: FlattenContext,
     private readonly content: unknown,
-  ) {}
+  ) {
+    this.maxSpans = ctx.maxSpans ?? DEFAULT_MAX_SPANS;
+  }
   idFor(given: string | null | undefined, path: () => string): string {
     if (given) return given.toLowerCase();
     this.#digest ??= contentDigest(this.content);
@@ -102,6 +110,9 @@ function walk(
     step.next = Math.max(step.next, record.step_number + 1);
     out.push(record);
     if (children.length > 0) walk(children, traceId, record.id, record.created_at, loc, path, depth + 1, ids, step, out);
+  }
+  if (out.length > ids.maxSpans) {
+    throw new PayloadTooLargeError(`a request may carry at most ${ids.maxSpans} spans (this one has more); split it into several requests`);
   }
 }
 

@@ -3,7 +3,9 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { TraceStore } from '../engine/trace-store.js';
+import { installAccess } from './access.js';
 import { installAuth } from './auth.js';
+import { PREFIXES } from './prefixes.js';
 import { installErrorHandling } from './errors.js';
 import { authRoutes } from './routes/auth.js';
 import { healthRoutes } from './routes/health.js';
@@ -11,11 +13,12 @@ import { ingestRoutes } from './routes/ingest.js';
 import { projectRoutes } from './routes/projects.js';
 import { recordRoutes } from './routes/records.js';
 import { runRoutes } from './routes/runs.js';
+import { userRoutes } from './routes/users.js';
 import { memberRoutes } from './routes/members.js';
 import { scorerRoutes } from './routes/scorers.js';
 import { validatorCompiler } from './validation.js';
 
-export const PREFIXES = ['', '/v2', '/public/v2'] as const;
+export { PREFIXES };
 
 export interface ServerOptions {
   store: TraceStore;
@@ -44,6 +47,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   });
   installErrorHandling(app);
   installAuth(app, store);
+  installAccess(app, store);
   for (const prefix of PREFIXES) {
     void app.register(
       async (scoped) => {
@@ -53,6 +57,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         await scoped.register(runRoutes(store));
         await scoped.register(ingestRoutes(store));
         await scoped.register(recordRoutes(store));
+        await scoped.register(userRoutes(store));
         await scoped.register(memberRoutes(store));
         await scoped.register(scorerRoutes(store));
       },

@@ -45,6 +45,11 @@ async function fixture(t: Parameters<typeof openStore>[0]): Promise<Fixture> {
     store.catalog.put('projects', { ...store.getProject(p.id), created_at: created, updated_at: updated } as never);
     projects[name] = store.getProject(p.id);
   }
+  // Everyone can see every project (callers with no role see none of it: issue 5's isolation); the
+  // permission test below removes a membership to show what "no role" means.
+  for (const p of Object.values(projects)) {
+    for (const u of [users.alice, users.bob, users.carol]) if (store.projectRole(p.id, u.id) === null) store.addProjectMember(p.id, u.id, 'viewer');
+  }
   store.bookmarkProject(projects['Apollo']!.id, true, users.alice);
   store.bookmarkProject(projects['delta']!.id, true, users.alice);
   store.bookmarkProject(projects['beacon']!.id, true, users.bob);
@@ -187,7 +192,8 @@ test('permissions change with the role of the caller and with the actions asked'
   };
   assert.deepEqual(allowed(users.alice), [...actions], 'the creator owns the project');
   assert.equal(store.projectRole(apollo, users.alice.id), 'owner');
-  assert.deepEqual(allowed(users.bob), [], 'no role, nothing allowed');
+  store.removeProjectMember(apollo, users.bob.id);
+  assert.equal(store.listProjects({ filters: [{ name: 'name', operator: 'eq', value: 'Apollo' }] }, {}, users.bob).projects.length, 0, 'no role: the project is not even listed');
   const msg = store.projectPermissions(apollo, users.bob, ['log_data'])[0]!;
   assert.match(msg.message!, /no role in project "Apollo"/);
   store.addProjectMember(apollo, users.bob.id, 'viewer');
@@ -201,10 +207,12 @@ test('permissions change with the role of the caller and with the actions asked'
   store.addProjectMember(apollo, users.bob.id, 'owner');
   assert.deepEqual(allowed(users.bob), [...actions]);
   store.removeProjectMember(apollo, users.bob.id);
-  assert.deepEqual(allowed(users.bob), []);
+  assert.equal(store.listProjects({}, {}, users.bob).projects.some((p) => p.name === 'Apollo'), false, 'out again');
   assert.deepEqual(allowed(users.admin), [...actions], 'admins may do everything');
   assert.deepEqual(allowed(users.alice, ['share']), ['share'], 'only the actions asked are evaluated');
-  assert.deepEqual(store.listProjectMembers(apollo).map((m) => [m.email, m.role]), [['alice@example.com', 'owner']]);
+  assert.deepEqual(store.listProjectMembers(apollo).map((m) => [m.email, m.role]).sort(), [['alice@example.com', 'owner'], ['carol@example.com', 'viewer']]);
+  assert.throws(() => store.authorize(apollo, 'delete', users.carol), /needs the owner role/);
+  store.removeProjectMember(apollo, users.carol.id);
   assert.throws(() => store.authorize(apollo, 'delete', users.carol), /no role/);
   assert.doesNotThrow(() => store.authorize(apollo, 'delete', users.alice));
 });

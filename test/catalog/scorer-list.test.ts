@@ -35,6 +35,8 @@ async function fixture(t: Parameters<typeof openStore>[0]): Promise<Fixture> {
   const p1 = store.createProject({ name: 'P1' }, users.alice).id;
   const p2 = store.createProject({ name: 'P2' }, users.bob).id;
   const runP1 = store.createLogStream(p1, 'stream').id;
+  // Every user may see both projects, so the scoped scorers are visible to all of them.
+  for (const p of [p1, p2]) for (const u of [users.alice, users.bob, users.carol]) if (store.projectRole(p, u.id) === null) store.addProjectMember(p, u.id, 'viewer');
   const specs: [string, Record<string, unknown>, User, string, string][] = [
     ['Alpha', { scorer_type: 'llm', model_type: 'llm', tags: ['safety', 'Tone'], label: 'Brand Tone', scoreable_node_types: ['llm', 'chat'], multimodal_capabilities: [] }, users.alice, '2026-01-01T00:00:00.000Z', '2026-03-01T00:00:00.000Z'],
     ['beta', { scorer_type: 'code', model_type: 'code', tags: ['rag'], label: 'beta-score', scoreable_node_types: ['retriever'], multimodal_capabilities: ['vision'], scope_projects: [{ id: p1 }] }, users.bob, '2026-01-02T00:00:00.000Z', '2026-01-02T00:00:00.000Z'],

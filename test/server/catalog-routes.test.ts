@@ -152,9 +152,13 @@ test('projects over HTTP: v1 and v2 lists, bookmarks per caller, rename, delete 
   assert.equal(v1.body.total_count, undefined, 'the bare path answers the v1 shape');
   assert.ok(Array.isArray(v1.body.projects[0].runs));
   assert.equal(v1.body.next_starting_token, 1);
+  const hidden = await bob.call('POST', '/public/v2/projects/paginated?actions=delete', { filters: [{ name: 'name', operator: 'eq', value: 'mine' }] });
+  assert.equal(hidden.body.total_count, 0, 'a project where bob has no role is not listed');
+  assert.equal((await bob.call('GET', `/projects/${pid}`)).status, 404, 'nor found');
+  assert.equal((await s.call('POST', `/projects/${pid}/users`, [{ user_id: bob.user.id, role: 'viewer' }])).status, 200);
   const forBob = await bob.call('POST', '/public/v2/projects/paginated?actions=delete', { filters: [{ name: 'name', operator: 'eq', value: 'mine' }] });
   assert.equal(forBob.body.projects[0].permissions[0].allowed, false);
-  assert.match(forBob.body.projects[0].permissions[0].message, /no role/);
+  assert.match(forBob.body.projects[0].permissions[0].message, /needs the owner role/);
 
   assert.equal((await s.call('PUT', `/projects/${pid}/bookmark`)).body.bookmark, true);
   assert.equal((await s.call('GET', `/projects/${pid}`)).body.bookmark, true);
@@ -191,14 +195,16 @@ test('project members: owners share, others get 403 with the reason; permissions
   const pid = (await owner.call('POST', '/projects', { name: 'shared' })).body.id;
   const perms = async (who: typeof owner) =>
     (await who.call('GET', `/projects/${pid}?actions=share&actions=log_data&actions=record_human_feedback`)).body.permissions.map((p: any) => `${p.action}:${p.allowed}`);
-  assert.deepEqual(await perms(viewer), ['share:false', 'log_data:false', 'record_human_feedback:false']);
+  assert.equal((await viewer.call('GET', `/projects/${pid}`)).status, 404, 'no role: the project does not exist for them');
   const denied = await viewer.call('POST', `/projects/${pid}/users`, [{ user_id: viewer.user.id, role: 'owner' }]);
-  assert.equal(denied.status, 403);
-  assert.match(denied.body.detail, /no role in project "shared"/);
+  assert.equal(denied.status, 404);
+  assert.match(denied.body.detail, /not found/);
   const added = await owner.call('POST', `/projects/${pid}/users`, [{ user_id: viewer.user.id, role: 'viewer' }]);
   assert.equal(added.status, 200, JSON.stringify(added.body));
   assert.deepEqual(await perms(viewer), ['share:false', 'log_data:false', 'record_human_feedback:false']);
-  assert.equal((await viewer.call('DELETE', `/projects/${pid}/users/${owner.user.id}`)).status, 403);
+  const refused = await viewer.call('DELETE', `/projects/${pid}/users/${owner.user.id}`);
+  assert.equal(refused.status, 403);
+  assert.match(refused.body.detail, /needs the owner role/);
   assert.equal((await owner.call('PATCH', `/projects/${pid}/users/${viewer.user.id}`, { role: 'annotator' })).body.role, 'annotator');
   assert.deepEqual(await perms(viewer), ['share:false', 'log_data:false', 'record_human_feedback:true']);
   assert.equal((await admin.call('PATCH', `/projects/${pid}/users/${viewer.user.id}`, { role: 'editor' })).status, 200, 'admins manage any project');
@@ -207,5 +213,5 @@ test('project members: owners share, others get 403 with the reason; permissions
   assert.deepEqual(list.body.map((m: any) => `${m.email}:${m.role}`), ['owner@test:owner', 'viewer@test:editor']);
   issueAt(await owner.call('PATCH', `/projects/${pid}/users/${viewer.user.id}`, { role: 'boss' }), 'body.role', /'owner'/);
   assert.equal((await owner.call('DELETE', `/projects/${pid}/users/${viewer.user.id}`)).status, 200);
-  assert.deepEqual(await perms(viewer), ['share:false', 'log_data:false', 'record_human_feedback:false']);
+  assert.equal((await viewer.call('GET', `/projects/${pid}`)).status, 404, 'out again');
 });

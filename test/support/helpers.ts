@@ -45,7 +45,10 @@ export interface ServerFixture extends StoreFixture {
 
 export async function startServer(t: TestContext, options: { bodyLimit?: number; store?: TraceStoreOptions } = {}): Promise<ServerFixture> {
   const fx = await openStore(t, options.store);
-  const key = fx.store.createApiKey(fx.store.createUser({ email: `u${Date.now()}@test` }).id).key;
+  // The caller owns the fixture project (a plain user, not an admin: access rules apply as in real use).
+  const user = fx.store.createUser({ email: `u${Date.now()}@test` });
+  fx.store.addProjectMember(fx.projectId, user.id, 'owner');
+  const key = fx.store.createApiKey(user.id).key;
   const app = buildServer({ store: fx.store, ...(options.bodyLimit ? { bodyLimit: options.bodyLimit } : {}) });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(() => app.close()); // runs after the store's hook: close() of a closed store is a no-op, and app.close waits for requests

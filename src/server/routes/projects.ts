@@ -20,10 +20,10 @@ export const projectRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
     );
     // An empty list (not a 404) when no project has the name: the client then creates it.
     app.get('/projects', { schema: { querystring: ProjectQuery, response: { 200: Type.Array(ProjectDb) } } }, async (req) =>
-      store.findProjects({ name: req.query.project_name }).map((p) => projectDb(store, p, req.user)),
+      store.findProjects({ name: req.query.project_name }, req.user).map((p) => projectDb(store, p, req.user)),
     );
     app.get('/projects/all', { schema: { querystring: ProjectQuery, response: { 200: Type.Array(ProjectDb) } } }, async (req) =>
-      store.findProjects().map((p) => projectDb(store, p, req.user)),
+      store.findProjects({}, req.user).map((p) => projectDb(store, p, req.user)),
     );
     app.get('/projects/:project_id', { schema: { params: ProjectIdParams, querystring: ProjectActionsQuery, response: { 200: ProjectDb } } }, async (req) =>
       projectDb(store, store.getProject(req.params.project_id), req.user, req.query.actions ?? []),

@@ -28,13 +28,13 @@ export const scorerRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
       store.updateScorer(req.params.scorer_id, req.body, req.user),
     );
     app.delete('/scorers/:scorer_id', { schema: { params: ScorerIdParams, response: { 200: Type.Object({ message: Type.String() }) } } }, async (req) => {
-      store.deleteScorer(req.params.scorer_id);
+      store.deleteScorer(req.params.scorer_id, req.user);
       return { message: `Scorer ${req.params.scorer_id} deleted` };
     });
     app.post('/scorers/:scorer_id/versions', { schema: { params: ScorerIdParams, body: ScorerVersionInput, response: { 200: ScorerVersion } } }, async (req) =>
       store.createScorerVersion(req.params.scorer_id, req.body, req.user),
     );
     app.get('/scorers/:scorer_id/versions', { schema: { params: ScorerIdParams, response: { 200: Type.Array(ScorerVersionWithCode) } } }, async (req) =>
-      store.listScorerVersions(req.params.scorer_id),
+      store.listScorerVersions(req.params.scorer_id, req.user),
     );
   };
