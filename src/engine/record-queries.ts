@@ -207,7 +207,8 @@ export class RecordQueries {
   #metricStatus(own: Record<string, unknown>, rolled: Record<string, unknown>, withMetadata: boolean): Record<string, unknown> | null {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(own)) out[k] = withMetadata ? { status_type: 'success', value: v, metadata: null } : { status_type: 'success', value: v };
-    for (const [k, v] of Object.entries(rolled)) if (out[k] === undefined) out[k] = { status_type: 'roll_up', value: v, roll_up_method: this.#rollUp(k) };
+    // Rolled-up entries in name order, so the same record always reads the same.
+    for (const k of Object.keys(rolled).sort()) if (out[k] === undefined) out[k] = { status_type: 'roll_up', value: rolled[k], roll_up_method: this.#rollUp(k) };
     return Object.keys(out).length > 0 ? out : null;
   }
 
@@ -244,7 +245,9 @@ export class RecordQueries {
       const id = String(r['id']);
       let m = out.get(id);
       if (!m) out.set(id, (m = new Map()));
-      m.set(name, Number(v));
+      // Sums of doubles depend on the order rows are read in (which compaction changes): 12 significant
+      // digits keep the same record reading the same.
+      m.set(name, Number(Number(v).toPrecision(12)));
     }
     return out;
   }

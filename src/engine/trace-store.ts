@@ -805,6 +805,12 @@ export class TraceStore {
 
   // ------------------------------------------------------------------ maintenance
 
+  /** Merges small segments and purges deleted rows from disk now (it also runs by itself after seals). */
+  async compact(): Promise<{ merges: number }> {
+    this.#assertOpen();
+    return { merges: await this.#records.compact() };
+  }
+
   /** Seals the in-memory batch into Parquet now (it also happens by itself). */
   async flush(): Promise<void> {
     this.#assertOpen();

@@ -35,7 +35,12 @@ export interface FlatTraces {
   readonly spans: Draft[];
 }
 
-/** Lazily hashes the request once, for ids of nodes that came without one. */
+/**
+ * Ids for nodes that came without one: derived from the nearest ancestor that has a client id and the
+ * node's position under it (so re-sending a trace, even with changed content, updates the same
+ * records), or, with no such ancestor, from a hash of the whole request (so a retry of the same
+ * request replaces rather than duplicates).
+ */
 class IdSource {
   #digest: string | null = null;
   readonly maxSpans: number;
@@ -45,8 +50,9 @@ class IdSource {
   ) {
     this.maxSpans = ctx.maxSpans ?? DEFAULT_MAX_SPANS;
   }
-  idFor(given: string | null | undefined, path: () => string): string {
+  idFor(given: string | null | undefined, path: () => string, anchor: string | null): string {
     if (given) return given.toLowerCase();
+    if (anchor !== null) return uuidFromHash(this.ctx.projectId, this.ctx.runId, 'under', anchor, path());
     this.#digest ??= contentDigest(this.content);
     return uuidFromHash(this.ctx.projectId, this.ctx.runId, this.#digest, path());
   }
@@ -58,14 +64,15 @@ export function flattenTraces(body: LogTracesRequest, ctx: FlattenContext): Flat
   const spans: Draft[] = [];
   body.traces.forEach((t, i) => {
     const loc: Loc = ['body', 'traces', i];
-    const record = normalizeNode(t as TraceInput & Record<string, unknown>, ids.idFor(t.id, () => `t${i}`), 'trace', loc, ctx.receivedUs);
+    const record = normalizeNode(t as TraceInput & Record<string, unknown>, ids.idFor(t.id, () => `t${i}`, null), 'trace', loc, ctx.receivedUs);
     const children = t.spans ?? [];
     record.trace_id = record.id;
     record.has_children = children.length > 0;
     if (body.is_complete === false && t.is_complete == null) record.is_complete = false;
     const sessionId = (t.session_id ?? body.session_id ?? null)?.toLowerCase() ?? null;
     traces.push({ record, sessionId });
-    walk(children, record.id, record.id, record.created_at, loc, `t${i}`, 1, ids, { next: 1 }, spans);
+    const anchor = t.id ? record.id : null;
+    walk(children, record.id, record.id, record.created_at, loc, anchor ? '' : `t${i}`, anchor, 1, ids, { next: 1 }, spans);
   });
   return { traces, spans };
 }
@@ -75,7 +82,8 @@ export function flattenSpans(body: LogSpansRequest, ctx: FlattenContext, firstSt
   const ids = new IdSource(ctx, body.spans);
   const out: Draft[] = [];
   const parentId = body.parent_id.toLowerCase();
-  walk(body.spans, body.trace_id.toLowerCase(), parentId, ctx.receivedUs, ['body'], `p${parentId}`, 1, ids, { next: firstStep }, out);
+  // Spans logged under a known parent: positions are relative to the request (the parent id is in the hash).
+  walk(body.spans, body.trace_id.toLowerCase(), parentId, ctx.receivedUs, ['body'], `p${parentId}`, null, 1, ids, { next: firstStep }, out);
   return out;
 }
 
@@ -86,6 +94,7 @@ function walk(
   parentCreatedUs: number,
   parentLoc: Loc,
   parentPath: string,
+  anchor: string | null,
   depth: number,
   ids: IdSource,
   step: { next: number },
@@ -98,7 +107,7 @@ function walk(
     checkLink(n.trace_id, traceId, loc, 'trace_id');
     checkLink(n.parent_id, parentId, loc, 'parent_id');
     const path = `${parentPath}.${i}`;
-    const record = normalizeNode(n as SpanInput & Record<string, unknown>, ids.idFor(n.id, () => path), n.type, loc, parentCreatedUs);
+    const record = normalizeNode(n as SpanInput & Record<string, unknown>, ids.idFor(n.id, () => path, anchor), n.type, loc, parentCreatedUs);
     const children = n.spans ?? [];
     if (children.length > 0 && (n.type === 'llm' || n.type === 'control')) {
       throw invalid([...loc, 'spans'], `a ${n.type} span cannot have child spans`, undefined, 'value_error');
@@ -109,7 +118,10 @@ function walk(
     record.has_children = children.length > 0;
     step.next = Math.max(step.next, record.step_number + 1);
     out.push(record);
-    if (children.length > 0) walk(children, traceId, record.id, record.created_at, loc, path, depth + 1, ids, step, out);
+    if (children.length > 0) {
+      const childAnchor = n.id ? record.id : anchor;
+      walk(children, traceId, record.id, record.created_at, loc, n.id ? '' : path, childAnchor, depth + 1, ids, step, out);
+    }
   }
   if (out.length > ids.maxSpans) {
     throw new PayloadTooLargeError(`a request may carry at most ${ids.maxSpans} spans (this one has more); split it into several requests`);

@@ -12,6 +12,7 @@ import { join, relative } from 'node:path';
 import type { Connection, Database, Param, Row } from '../db/database.js';
 import { StorageError } from '../errors.js';
 import { ensureDir, fsyncDir, fsyncFile } from './fs-util.js';
+import { DEFAULT_POLICY, pickMerge, type CompactionPolicy } from './compaction.js';
 import { idHash, SealedIdIndex } from './id-index.js';
 import { EMPTY_MANIFEST, loadManifest, partitionKey, saveManifest, type ManifestState, type SegmentEntry } from './manifest.js';
 import { KIND_SQL, kindOf, loadSelectList, RECORD_COLUMNS, STORED_SELECT, tableDdl, wireColumns, type RecordKind } from './record-columns.js';
@@ -24,6 +25,10 @@ export interface RecordStoreOptions {
   walRollBytes?: number;
   /** Rows per Parquet row group (default 65,536): smaller skips more, larger compresses better. */
   rowGroupSize?: number;
+  /** Merge small segments in the background after seals (default true). */
+  autoCompact?: boolean;
+  /** When segments merge (see compaction.ts). */
+  compaction?: CompactionPolicy;
 }
 
 /** A row as written to the log: column name -> JSON value (see record-columns.ts for the wire types). */
@@ -92,6 +97,11 @@ export class RecordStore {
   #deadPending: number[] = [];
   /** While a seal runs: the highest seq it takes. Bumped generation when it finishes. */
   #sealingThrough = 0;
+  /** Next segment number (reserved in memory at once; persisted with the next manifest). */
+  #nextSegment = 1;
+  #compacting: Promise<number> | null = null;
+  /** Files of merged segments, deleted once no query planned before the merge can still read them. */
+  readonly #retired: string[] = [];
   /** Rows logged for an id already in memory; when any are pending, a load keeps only the newest. */
   #repeatsAppended = 0;
   #repeatsLoaded = 0;
@@ -113,6 +123,7 @@ export class RecordStore {
     this.#manifest = manifest;
     this.#options = options;
     this.#nextSeq = manifest.sealed_seq + 1;
+    this.#nextSegment = manifest.next_segment;
   }
 
   static async open(dir: string, db: Database, options: RecordStoreOptions = {}): Promise<RecordStore> {
@@ -122,6 +133,8 @@ export class RecordStore {
       sealRows: options.sealRows ?? 200_000,
       walRollBytes: options.walRollBytes ?? 8 << 20,
       rowGroupSize: options.rowGroupSize ?? 65_536,
+      autoCompact: options.autoCompact ?? true,
+      compaction: options.compaction ?? DEFAULT_POLICY,
     };
     const { wal, replay } = WriteAheadLog.open(join(dir, 'wal'), opts.walRollBytes);
     const store = new RecordStore(dir, db, wal, manifest, opts);
@@ -292,10 +305,11 @@ export class RecordStore {
     if (!inMem && files.size === 0) return [];
     if (inMem) await this.refresh();
     const params: Param[] = [projectId, runId, [...ids]];
-    const parts = ['SELECT * FROM mem WHERE project_id = $1 AND run_id = $2'];
+    const cols = RECORD_COLUMNS.map((c) => c.name).join(', ');
+    const parts = [`SELECT ${cols} FROM mem WHERE project_id = $1 AND run_id = $2`];
     if (files.size > 0) {
       params.push([...files].map((f) => join(this.#dir, f)));
-      parts.push('SELECT * FROM read_parquet($4, hive_partitioning = false)');
+      parts.push(`SELECT ${cols} FROM read_parquet($4, hive_partitioning = false, union_by_name = true)`);
     }
     const dead = this.#dead.size > 0 ? ' AND seq NOT IN (SELECT seq FROM dead)' : '';
     return this.#db.all(`${STORED_SELECT} FROM (${parts.join(' UNION ALL ')}) WHERE id IN (SELECT unnest($3::VARCHAR[]))${dead}`, params);
@@ -360,7 +374,6 @@ export class RecordStore {
     const hashesByPartition = this.#memHashes(sealedThrough);
     const metricIds: Record<string, number> = { ...this.#manifest.metric_ids };
     let nextMetric = Object.keys(metricIds).length;
-    let next = this.#manifest.next_segment;
     const added: SegmentEntry[] = [];
     const hashes = new Map<string, Float64Array>();
     try {
@@ -369,7 +382,7 @@ export class RecordStore {
         const runId = String(g['run_id']);
         const kind = String(g['kind']) as RecordKind;
         const part = partitionKey(projectId, runId, kind);
-        const rel = join('records', part, `seg-${String(next++).padStart(9, '0')}.parquet`);
+        const rel = this.#segmentPath(part);
         const abs = join(this.#dir, rel);
         ensureDir(join(abs, '..'));
         const where = `seq <= $1 AND project_id = $2 AND run_id = $3 AND ${KIND_SQL} = $4`;
@@ -420,7 +433,7 @@ export class RecordStore {
       ...this.#manifest,
       generation: this.#manifest.generation + 1,
       sealed_seq: sealedThrough,
-      next_segment: next,
+      next_segment: this.#nextSegment,
       segments: [...this.#manifest.segments, ...added],
       dead: keptDead,
       metric_ids: metricIds,
@@ -452,6 +465,130 @@ export class RecordStore {
     return new Map([...lists].map(([k, v]) => [k, Float64Array.from(v)]));
   }
 
+  #segmentPath(partition: string): string {
+    return join('records', partition, `seg-${String(this.#nextSegment++).padStart(9, '0')}.parquet`);
+  }
+
+  /** Row-group time stats of a written file, for time windows. */
+  async #rowGroups(abs: string): Promise<[number, number, number][]> {
+    const meta = await this.#db.all(
+      `SELECT epoch_us(stats_min::TIMESTAMP) AS lo, epoch_us(stats_max::TIMESTAMP) AS hi, row_group_num_rows AS n
+       FROM parquet_metadata($1) WHERE path_in_schema = 'created_at' ORDER BY row_group_id`,
+      [abs],
+    );
+    return meta.map((m) => [Number(m['lo']), Number(m['hi']), Number(m['n'])]);
+  }
+
+  // ---------------------------------------------------------------- compaction
+
+  /** Merges small segments and rewrites mostly-dead ones until the policy is satisfied; returns merges done. */
+  async compact(): Promise<number> {
+    this.#assertOpen();
+    if (this.#compacting) return this.#compacting;
+    this.#compacting = (async () => {
+      let merges = 0;
+      for (;;) {
+        const group = pickMerge(this.#manifest.segments, (g) => this.#deadIn(g), this.#options.compaction);
+        if (!group || this.#closed) return merges;
+        await this.#merge(group);
+        merges++;
+      }
+    })().finally(() => {
+      this.#compacting = null;
+    });
+    return this.#compacting;
+  }
+
+  #deadIn(g: SegmentEntry): number {
+    let n = 0;
+    for (const q of this.#dead) if (q >= g.min_seq && q <= g.max_seq) n++;
+    return n;
+  }
+
+  /** Rewrites `group` (one partition) as one sorted segment without its dead rows, then swaps the manifest. */
+  async #merge(group: readonly SegmentEntry[]): Promise<void> {
+    const first = group[0]!;
+    const inputs = group.map((g) => join(this.#dir, g.file));
+    const deadSnapshot = [...this.#dead].filter((q) => group.some((g) => q >= g.min_seq && q <= g.max_seq));
+    const rel = this.#segmentPath(partitionKey(first.project_id, first.run_id, first.kind));
+    const abs = join(this.#dir, rel);
+    let entry: SegmentEntry;
+    let hashes: Float64Array;
+    try {
+      await this.#db.run(
+        `COPY (SELECT * FROM read_parquet($1, hive_partitioning = false, union_by_name = true)
+               WHERE NOT list_contains($2::BIGINT[], seq) ORDER BY created_at, id)
+         TO '${abs}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${this.#options.rowGroupSize})`,
+        [inputs, deadSnapshot],
+      );
+      fsyncFile(abs);
+      const meta = (
+        await this.#db.all(
+          `SELECT count(*) AS n, min(seq) AS min_seq, max(seq) AS max_seq, epoch_us(min(created_at)) AS min_c, epoch_us(max(created_at)) AS max_c FROM read_parquet($1, hive_partitioning = false)`,
+          [abs],
+        )
+      )[0]!;
+      const ids = await this.#db.all('SELECT id FROM read_parquet($1, hive_partitioning = false)', [abs]);
+      hashes = Float64Array.from(ids.map((r) => idHash(String(r['id'])))).sort();
+      writeFileSync(abs.replace(/\.parquet$/, '.ids'), hashes);
+      fsyncFile(abs.replace(/\.parquet$/, '.ids'));
+      fsyncDir(join(abs, '..'));
+      const rows = Number(meta['n']);
+      entry = {
+        file: rel,
+        project_id: first.project_id,
+        run_id: first.run_id,
+        kind: first.kind,
+        rows,
+        bytes: statSync(abs).size,
+        min_seq: rows ? Number(meta['min_seq']) : first.min_seq,
+        max_seq: rows ? Number(meta['max_seq']) : first.max_seq,
+        min_created_us: rows ? Number(meta['min_c']) : first.min_created_us,
+        max_created_us: rows ? Number(meta['max_c']) : first.max_created_us,
+        metrics: [...new Set(group.flatMap((g) => g.metrics))].sort((a, b) => a - b),
+        row_groups: rows ? await this.#rowGroups(abs) : [],
+      };
+    } catch (err) {
+      removeSegmentFiles(this.#dir, rel);
+      throw new StorageError('compaction failed', { cause: err });
+    }
+    await this.#lock.run(async () => {
+      const live = new Set(this.#manifest.segments.map((g) => g.file));
+      if (!group.every((g) => live.has(g.file))) {
+        // The partition was dropped (or merged) meanwhile: this output is stale.
+        removeSegmentFiles(this.#dir, rel);
+        return;
+      }
+      const gone = new Set(group.map((g) => g.file));
+      for (const q of deadSnapshot) this.#dead.delete(q);
+      const segments = this.#manifest.segments.filter((g) => !gone.has(g.file));
+      if (entry.rows > 0) segments.push(entry);
+      else removeSegmentFiles(this.#dir, rel);
+      const state: ManifestState = { ...this.#manifest, generation: this.#manifest.generation + 1, next_segment: this.#nextSegment, segments, dead: [...this.#dead] };
+      saveManifest(this.#dir, state);
+      this.#manifest = state;
+      for (const f of gone) this.#index.remove(f);
+      if (entry.rows > 0) this.#index.add({ key: entry.file, partition: entry.file, hashes });
+      await this.#db.run('DELETE FROM dead WHERE list_contains($1::BIGINT[], seq)', [deadSnapshot]);
+      this.#retire([...gone]);
+    });
+  }
+
+  /** Deletes merged inputs a little later: a query planned just before the swap may still be reading them. */
+  #retire(files: string[]): void {
+    this.#retired.push(...files);
+    const timer = setTimeout(() => this.#deleteRetired(files), 30_000);
+    timer.unref();
+  }
+
+  #deleteRetired(files: readonly string[]): void {
+    for (const f of files) {
+      const i = this.#retired.indexOf(f);
+      if (i >= 0) this.#retired.splice(i, 1);
+      removeSegmentFiles(this.#dir, f);
+    }
+  }
+
   #inSegments(seq: number, added: readonly SegmentEntry[]): boolean {
     return added.some((s) => seq >= s.min_seq && seq <= s.max_seq);
   }
@@ -464,6 +601,9 @@ export class RecordStore {
     this.#background = this.#background
       .then(() => this.#lock.run(() => this.#loadClosed()))
       .then(() => (this.#memRows >= this.#options.sealRows ? this.#seal() : undefined))
+      .then(async () => {
+        if (this.#options.autoCompact && !this.#closed) await this.compact();
+      })
       .catch((err: unknown) => {
         // A failed background load is retried by the next refresh; the rows stay in the log.
         process.emitWarning(`tracelake: background load failed: ${(err as Error).message}`);
@@ -606,6 +746,14 @@ export class RecordStore {
       const n = await this.#db.all('SELECT count(*) AS n FROM mem');
       this.#memRows = Number(n[0]!['n']);
     });
+    // A large delete can leave segments mostly dead: rewriting them gives the space back.
+    if (this.#options.autoCompact) {
+      this.#background = this.#background
+        .then(async () => {
+          if (!this.#closed) await this.compact();
+        })
+        .catch((err: unknown) => process.emitWarning(`tracelake: background compaction failed: ${(err as Error).message}`));
+    }
   }
 
   /**
@@ -653,9 +801,11 @@ export class RecordStore {
   async close(options: { seal?: boolean } = {}): Promise<void> {
     if (this.#closed) return;
     await this.#background;
+    if (this.#compacting) await this.#compacting;
     if (this.#sealing) await this.#sealing;
     if (options.seal !== false) await this.#seal();
     this.#closed = true;
+    this.#deleteRetired([...this.#retired]);
     await this.#wal.close();
   }
 

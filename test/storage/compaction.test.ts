@@ -1,0 +1,85 @@
+// Guarantees: compaction merges small segments and drops dead rows without changing what queries
+// return, before or after a reopen; replaced and deleted records stay replaced and deleted; the merge
+// policy picks what it says.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { TraceStore } from '../../src/engine/trace-store.js';
+import { pickMerge } from '../../src/storage/compaction.js';
+import type { SegmentEntry } from '../../src/storage/manifest.js';
+import { generateBatches } from '../support/generator.js';
+import { everyKindTrace, openStore } from '../support/helpers.js';
+
+const seg = (file: string, rows: number, extra: Partial<SegmentEntry> = {}): SegmentEntry => ({
+  file, project_id: 'p', run_id: 'r', kind: 'span', rows, bytes: rows, min_seq: 0, max_seq: 0, min_created_us: 0, max_created_us: 0, metrics: [], row_groups: [], ...extra,
+});
+
+test('the merge policy: four small segments of a partition merge; mostly dead ones are rewritten alone', () => {
+  assert.equal(pickMerge([seg('a', 10), seg('b', 10), seg('c', 10)], () => 0), null);
+  assert.deepEqual(pickMerge([seg('a', 40), seg('b', 10), seg('c', 30), seg('d', 20), seg('e', 3_000_000)], () => 0)!.map((s) => s.file), ['b', 'd', 'c', 'a']);
+  assert.equal(pickMerge([seg('a', 10), seg('b', 10), seg('c', 10, { kind: 'trace' }), seg('d', 10, { run_id: 'x' })], () => 0), null, 'partitions merge apart');
+  assert.deepEqual(pickMerge([seg('a', 100), seg('b', 100)], (s) => (s.file === 'b' ? 40 : 0))!.map((s) => s.file), ['b']);
+});
+
+test('compaction keeps every record, drops dead rows, and replaced/deleted records stay so after reopen', { timeout: 120_000 }, async (t) => {
+  const { dir, store, projectId, logStreamId } = await openStore(t, { sealRows: 300, walRollBytes: 100_000, autoCompact: false });
+  const L = { log_stream_id: logStreamId };
+  for (const batch of generateBatches({ spans: 3000, batchSpans: 250, seed: 5 })) {
+    await store.logTraces(projectId, { ...L, traces: batch as never });
+    await store.flush(); // many small segments
+  }
+  const fixed = { ...everyKindTrace('fixed'), id: '4c7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e41' };
+  await store.logTraces(projectId, { ...L, traces: [fixed as never] });
+  await store.flush();
+  // Replace a sealed record (a retry with a changed output) and delete some spans.
+  await store.logTraces(projectId, { ...L, traces: [{ ...fixed, output: 'changed' } as never] });
+  const toolFilter = { ...L, filters: [{ type: 'text', column_id: 'type', operator: 'eq', value: 'tool' }] };
+  const deletedIds = new Set<string>();
+  for (let token: number | null = 0; token !== null; ) {
+    const page = await store.search('span', projectId, { ...toolFilter, starting_token: token, limit: 1000 });
+    for (const r of page.records) deletedIds.add(String(r['id']));
+    token = page.next_starting_token;
+  }
+  const deleted = await store.delete('span', projectId, toolFilter);
+  assert.ok(deleted.deleted >= deletedIds.size && deletedIds.size > 50);
+  await store.flush();
+  const before = store.stats;
+  const snapshot = async (s: TraceStore) => {
+    const all: Record<string, unknown>[] = [];
+    for (const level of ['span', 'trace', 'session'] as const) {
+      for (let token: number | null = 0; token !== null; ) {
+        const page = await s.search(level, projectId, { ...L, starting_token: token, limit: 1000 });
+        all.push(...page.records);
+        token = page.next_starting_token;
+      }
+    }
+    return all.map((r) => JSON.stringify(r)).sort();
+  };
+  const expected = await snapshot(store);
+  assert.ok(before.segments > 12 && before.dead > 0, JSON.stringify(before));
+  const { merges } = await store.compact();
+  assert.ok(merges > 0);
+  const after = store.stats;
+  assert.ok(after.segments < before.segments, `${before.segments} -> ${after.segments} segments`);
+  assert.ok(after.dead < before.dead, `${before.dead} -> ${after.dead} dead seqs kept`);
+  const actual = await snapshot(store);
+  const missing = expected.filter((r) => !actual.includes(r));
+  const extra = actual.filter((r) => !expected.includes(r));
+  assert.deepEqual([missing.length, extra.length], [0, 0], `queries return the same records; first missing: ${missing[0]?.slice(0, 400)}; first extra: ${extra[0]?.slice(0, 400)}`);
+  const trace = (await store.search('trace', projectId, { ...L, filters: [{ type: 'id', column_id: 'id', value: fixed.id }] })).records;
+  assert.equal(trace.length, 1);
+  assert.equal(trace[0]!['output'], 'changed');
+  // A retry after compaction still replaces rather than duplicates (the id index follows the merge).
+  await store.logTraces(projectId, { ...L, traces: [{ ...fixed, output: 'again' } as never] });
+  assert.equal((await store.count('trace', projectId, { ...L, filters: [{ type: 'id', column_id: 'id', value: fixed.id }] })).total_count, 1);
+  assert.equal((await store.count('span', projectId, { ...L, filters: [{ type: 'id', column_id: 'trace_id', value: fixed.id }] })).total_count, 6, 'spans of the retried trace: replaced, and the deleted tool span logged anew');
+  const final = await snapshot(store);
+  await store.close();
+  const again = await TraceStore.open(dir);
+  const reopened = await snapshot(again);
+  await again.close();
+  assert.equal(reopened.length, final.length);
+  assert.deepEqual(reopened, final, 'the same records after a reopen');
+  // The last retry logged the fixed trace's tool span anew: only that one may be back.
+  const back = reopened.filter((r) => deletedIds.has(String(JSON.parse(r).id)));
+  assert.ok(back.length <= 1 && back.every((r) => JSON.parse(r).trace_id === fixed.id), `deleted tool spans stay deleted (${back.length} back)`);
+});
