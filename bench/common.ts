@@ -1,5 +1,5 @@
 // Shared bench plumbing: sizes, timing, memory readings, result files.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 
@@ -51,4 +51,18 @@ export function writeResults(dir: string, size: string, results: Record<string, 
 
 export function fmt(n: number): string {
   return n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(n >= 10 ? 1 : 2);
+}
+
+/** Bytes of every file under a folder (what the data really costs on disk). */
+export function folderBytes(dir: string): number {
+  let total = 0;
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else total += statSync(p).size;
+    }
+  };
+  walk(dir);
+  return total;
 }

@@ -29,6 +29,12 @@ export interface RecordStoreOptions {
   autoCompact?: boolean;
   /** When segments merge (see compaction.ts). */
   compaction?: CompactionPolicy;
+  /**
+   * ZSTD level of merged segments (default 6). Seals use DuckDB's default (3) to keep ingest fast;
+   * merges run in the background and rewrite most data anyway, so they spend more to store less
+   * (measured here: level 3 -> 6 is about 5% smaller and twice the CPU).
+   */
+  compactionLevel?: number;
 }
 
 /** A row as written to the log: column name -> JSON value (see record-columns.ts for the wire types). */
@@ -135,6 +141,7 @@ export class RecordStore {
       rowGroupSize: options.rowGroupSize ?? 65_536,
       autoCompact: options.autoCompact ?? true,
       compaction: options.compaction ?? DEFAULT_POLICY,
+      compactionLevel: options.compactionLevel ?? 6,
     };
     const { wal, replay } = WriteAheadLog.open(join(dir, 'wal'), opts.walRollBytes);
     const store = new RecordStore(dir, db, wal, manifest, opts);
@@ -518,7 +525,7 @@ export class RecordStore {
       await this.#db.run(
         `COPY (SELECT * FROM read_parquet($1, hive_partitioning = false, union_by_name = true)
                WHERE NOT list_contains($2::BIGINT[], seq) ORDER BY created_at, id)
-         TO '${abs}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${this.#options.rowGroupSize})`,
+         TO '${abs}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${this.#options.compactionLevel}, ROW_GROUP_SIZE ${this.#options.rowGroupSize})`,
         [inputs, deadSnapshot],
       );
       fsyncFile(abs);
