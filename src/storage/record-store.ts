@@ -832,7 +832,8 @@ export class RecordStore {
  * loading. Such escapes become U+FFFD, as a UTF-8 decoder would do. Escaped backslashes are skipped.
  */
 export function withoutLoneSurrogates(text: string): string {
-  if (!/\\u[dD][89a-fA-F]/.test(text)) return text;
+  // JSON.stringify writes such escapes in lower case; indexOf is far cheaper than a regex on a big string.
+  if (text.indexOf('\\ud') === -1) return text;
   return text.replace(/(\\\\)|\\u[dD][89a-fA-F][0-9a-fA-F]{2}/g, (m, escapedBackslash: string | undefined) => (escapedBackslash ? m : '\\ufffd'));
 }
 
