@@ -1,0 +1,31 @@
+// Guarantees: quirks of the official clients that are not bugs to refuse. galileo 1.32 looks a
+// session up by external_id with an `id` filter: an id filter on a text column matches the text
+// exactly (case-sensitive, not lower-cased like ids). The Go ingest probe never gets a 2xx.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { startServer } from '../support/helpers.js';
+
+test('an id filter on a text column is an exact text match', async (t) => {
+  const s = await startServer(t);
+  const ls = s.logStreamId;
+  const made = await s.call('POST', `/projects/${s.projectId}/sessions`, { log_stream_id: ls, name: 'chat', external_id: 'User-7' });
+  assert.equal(made.status, 200);
+  const search = (filter: Record<string, unknown>) => s.call('POST', `/projects/${s.projectId}/sessions/search`, { log_stream_id: ls, filters: [{ column_id: 'external_id', type: 'id', ...filter }], limit: 1 });
+  const hit = await search({ operator: 'eq', value: 'User-7' });
+  assert.equal(hit.status, 200, JSON.stringify(hit.body));
+  assert.deepEqual(hit.body.records.map((r: any) => r.id), [made.body.id]);
+  assert.deepEqual((await search({ value: 'User-7' })).body.records.length, 1, 'eq is the default operator of an id filter');
+  assert.deepEqual((await search({ operator: 'eq', value: 'user-7' })).body.records, [], 'case-sensitive, unlike a uuid');
+  assert.deepEqual((await search({ operator: 'one_of', value: ['x', 'User-7'] })).body.records.length, 1);
+  const wrong = await search({ operator: 'gt', value: 'User-7' });
+  assert.equal(wrong.status, 422);
+  assert.equal(wrong.body.detail[0].loc.join('.'), 'body.filters.0.operator');
+  const date = await s.call('POST', `/projects/${s.projectId}/spans/search`, { log_stream_id: ls, filters: [{ column_id: 'created_at', type: 'id', value: 'x' }] });
+  assert.equal(date.status, 422, 'an id filter on a non-text column is still refused');
+});
+
+test('GET /ingest/healthz is not a 2xx, with or without a key', async (t) => {
+  const s = await startServer(t);
+  assert.ok((await fetch(`${s.url}/ingest/healthz`)).status >= 400);
+  assert.ok((await s.call('GET', '/ingest/healthz')).status >= 400);
+});
