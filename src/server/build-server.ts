@@ -6,6 +6,7 @@ import type { TraceStore } from '../engine/trace-store.js';
 import { installAuth } from './auth.js';
 import { installErrorHandling } from './errors.js';
 import { authRoutes } from './routes/auth.js';
+import { clientCompatRoutes } from './routes/client-compat.js';
 import { healthRoutes } from './routes/health.js';
 import { ingestRoutes } from './routes/ingest.js';
 import { projectRoutes } from './routes/projects.js';
@@ -55,6 +56,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         await scoped.register(recordRoutes(store));
         await scoped.register(memberRoutes(store));
         await scoped.register(scorerRoutes(store));
+        await scoped.register(clientCompatRoutes(store));
       },
       { prefix },
     );

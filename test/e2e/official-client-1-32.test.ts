@@ -94,8 +94,12 @@ test('galileo 1.32.0 against tracelake serve on localhost:8088', async (t) => {
     proxy.flow = 'helpers';
     const { result } = await runFlow<Rec>(t, 'helpers.ts', env, { projectName: PROJECT, logStream: STREAM, newProject: 'made-by-1-32', newStream: 'staging', deleteName: 'get_weather', missingProjectId: MISSING });
     const reqs = flowRequests('helpers');
-    const expected = (r: RecordedRequest) => r.status === 404 && r.path.includes(MISSING);
+    const expected = (r: RecordedRequest) =>
+      (r.status === 404 && r.path.includes(MISSING)) ||
+      (r.status === 422 && r.route === '/projects/{id}/spans/search' && JSON.stringify(r.body).includes('no_such_column')) ||
+      (r.status === 404 && r.route === '/scorers/{id}/version' && r.query['version'] === '99');
     checkLog(t, 'helpers', reqs, expected);
+    assert.equal(reqs.filter(expected).length, 4);
     const { projectId, runId } = await findRun(tl, PROJECT, STREAM);
     assert.deepEqual(result['projects'], [PROJECT]);
     assert.equal(result['created'].name, 'made-by-1-32');
@@ -107,17 +111,23 @@ test('galileo 1.32.0 against tracelake serve on localhost:8088', async (t) => {
     assert.deepEqual(result['llmSpans'].map((r: Rec) => r['name']), ['single-llm', 'single-llm', 'chat-completion', 'chat-completion']);
     assert.deepEqual(result['traces'].map((r: Rec) => r['name']), ['weather-question', 'weather-question']);
     assert.equal(result['sessionCount'], 1);
+    assert.match(result['badColumnError'], /422.*unknown column "no_such_column"/);
+    const settings = (await tl.call('GET', `/projects/${projectId}/runs/${runId}/scorer-settings`)).body;
+    assert.deepEqual(settings.scorers.map((x: Rec) => x['name']), ['correctness']);
+    assert.deepEqual([result['scorerVersion'].version, typeof result['scorerVersion'].id], [1, 'string']);
+    assert.match(result['missingVersionError'], /404.*has no version 99/);
     assert.equal(result['countAll'], 12);
     assert.equal(result['countToDelete'], 2);
     assert.deepEqual(result['deleted'], { message: 'Deleted 2 records' });
     assert.equal(result['countAfter'], 10);
     assert.ok(result['columns'].some((c: Rec) => c['id'] === 'metrics/num_total_tokens'));
+    assert.ok(result['columns'].some((c: Rec) => c['id'] === 'metrics/correctness'), 'the enabled scorer has a column');
     assert.equal(result['scorerCount'], 73 + 40);
     assert.equal(result['scorerIdsUnique'], 73 + 40);
     assert.equal(result['presetCount'], 73);
     assert.deepEqual(result['byNames'].map((s: Rec) => s['name']), ['completeness', 'correctness']);
     assert.deepEqual(
-      reqs.filter((r) => r.route === '/scorers/list').slice(0, 2).map((r) => r.query['starting_token']),
+      reqs.filter((r) => r.route === '/scorers/list' && JSON.stringify(r.body) === '{"filters":[]}').map((r) => r.query['starting_token']),
       ['0', '100'],
     );
   });

@@ -18,7 +18,8 @@ function checkLog(t: TestContext, name: string, reqs: RecordedRequest[], expecte
   const bad = failures(reqs).filter((r) => !expected(r));
   assert.deepEqual(bad, [], `requests that failed:\n${describeFailures(bad)}`);
   for (const r of reqs) {
-    if (r.route === '/healthcheck' || r.route.startsWith('/login')) continue;
+    const route = r.route.replace(/^\/(public\/)?v2(?=\/)/, '');
+    if (route === '/healthcheck' || route.startsWith('/login')) continue;
     assert.equal(r.auth, 'Bearer', `${r.method} ${r.path} carries the bearer token from /login/api_key`);
   }
 }
@@ -187,10 +188,14 @@ test('galileo 1.33.1 against tracelake serve', async (t) => {
     proxy.flow = 'helpers';
     const { result } = await runFlow<Rec>(t, 'helpers.ts', env, { projectName: PROJECT, logStream: STREAM, newProject: 'made-by-helper', newStream: 'staging', deleteName: 'get_weather', missingProjectId: MISSING });
     const reqs = flowRequests('helpers');
-    // Looking up a project that does not exist is expected to fail (the helper's init asks for its log streams).
-    const expected = (r: RecordedRequest) => r.status === 404 && r.path.includes(MISSING);
+    // Three lookups are expected to fail: a project that does not exist (the helper's init asks for
+    // its log streams), a search on a column that does not exist, a scorer version that does not exist.
+    const expected = (r: RecordedRequest) =>
+      (r.status === 404 && r.path.includes(MISSING)) ||
+      (r.status === 422 && r.route === '/projects/{id}/spans/search' && JSON.stringify(r.body).includes('no_such_column')) ||
+      (r.status === 404 && r.route === '/scorers/{id}/version' && r.query['version'] === '99');
     checkLog(t, 'helpers', reqs, expected);
-    assert.ok(reqs.some(expected), 'the missing project was asked for');
+    assert.equal(reqs.filter(expected).length, 4, 'each failing lookup was sent (the missing project twice)');
     const { projectId, runId } = await findRun(tl, PROJECT, STREAM);
 
     assert.deepEqual(result['projects'], [PROJECT]);
@@ -224,12 +229,15 @@ test('galileo 1.33.1 against tracelake serve', async (t) => {
     assert.deepEqual(result['secondPage'], { names: ['lookup', 'weather-search'], next: 4 });
     assert.deepEqual(result['traces'].map((r: Rec) => r['name']), ['weather-question']);
     assert.equal(result['sessionCount'], 3);
+    assert.match(result['badColumnError'], /422.*unknown column "no_such_column"/, 'a 422 detail reaches the caller as its first msg');
+    const settings = (await tl.call('GET', `/projects/${projectId}/runs/${runId}/scorer-settings`)).body;
+    assert.deepEqual(settings.scorers.map((x: Rec) => x['name']), ['correctness'], 'enableMetrics stored the run scorer settings');
 
     const spansBefore = 6 + 5; // batch and streaming
     assert.equal(result['countAll'], spansBefore);
     assert.equal(result['countToDelete'], 1);
     const columnIds = result['columns'].map((c: Rec) => c['id']);
-    for (const id of ['input', 'output', 'name', 'created_at', 'tags', 'type', 'trace_id', 'parent_id', 'model', 'tool_call_id', 'metrics/num_input_tokens', 'metrics/num_reasoning_tokens', 'metrics/duration_ns']) {
+    for (const id of ['input', 'output', 'name', 'created_at', 'tags', 'type', 'trace_id', 'parent_id', 'model', 'tool_call_id', 'metrics/num_input_tokens', 'metrics/num_reasoning_tokens', 'metrics/duration_ns', 'metrics/correctness']) {
       assert.ok(columnIds.includes(id), `available columns include ${id}`);
     }
     assert.deepEqual(result['columns'].find((c: Rec) => c['id'] === 'metrics/num_input_tokens'), { id: 'metrics/num_input_tokens', category: 'metric', dataType: 'floating_point', filterable: true });
@@ -241,15 +249,31 @@ test('galileo 1.33.1 against tracelake serve', async (t) => {
     assert.equal(workflow['has_children'], true, 'its parent still has the retriever');
 
     const listCalls = reqs.filter((r) => r.route === '/scorers/list');
+    const everyScorer = listCalls.filter((r) => JSON.stringify(r.body) === '{"filters":[]}');
     const catalog = await tl.call('POST', '/v2/scorers/list', {});
     const total = 73 + 40;
     assert.equal(result['scorerCount'], total);
     assert.equal(result['scorerIdsUnique'], total, 'every page was fetched once');
     assert.ok(catalog.body.scorers.length === 100 && catalog.body.next_starting_token === 100, 'the catalog has more than one page');
-    assert.deepEqual(listCalls.slice(0, 2).map((r) => r.query), [{ starting_token: '0', limit: '100' }, { starting_token: '100', limit: '100' }]);
-    assert.equal((listCalls[1]!.response as Rec)['next_starting_token'], null, 'the last page ends the loop');
+    assert.deepEqual(everyScorer.map((r) => r.query), [{ starting_token: '0', limit: '100' }, { starting_token: '100', limit: '100' }]);
+    assert.equal((everyScorer[1]!.response as Rec)['next_starting_token'], null, 'the last page ends the loop');
     assert.equal(result['presetCount'], 73);
     assert.deepEqual(result['byNames'], [{ name: 'completeness', scorerType: 'preset' }, { name: 'correctness', scorerType: 'preset' }]);
-    assert.deepEqual(listCalls[3]!.body, { filters: [{ name: 'name', value: ['correctness', 'completeness'], operator: 'one_of' }] });
+    assert.ok(listCalls.some((r) => JSON.stringify(r.body) === JSON.stringify({ filters: [{ name: 'name', value: ['correctness', 'completeness'], operator: 'one_of' }] })));
+    const correctness = catalog.body.scorers.find((x: Rec) => x['name'] === 'correctness');
+    assert.deepEqual(result['scorerVersion'], { id: correctness.default_version_id, version: 1, scorerId: correctness.id });
+    assert.match(result['missingVersionError'], /404.*has no version 99/);
+  });
+
+  await t.test('GALILEO_API_URL with a /v2 path: every route answers under it', async (t) => {
+    proxy.flow = 'prefixed';
+    const { result } = await runFlow<{ left: number }>(t, 'batch.ts', { ...env, GALILEO_API_URL: `${proxy.url}/v2`, GALILEO_PROJECT: 'prefixed-project' });
+    const reqs = flowRequests('prefixed');
+    checkLog(t, 'prefixed', reqs);
+    assert.equal(result.left, 0);
+    assert.ok(reqs.length >= 8 && reqs.every((r) => r.path.startsWith('/v2/')), 'every request went to /v2/...');
+    const { projectId, runId } = await findRun(tl, 'prefixed-project', STREAM);
+    assert.equal((await records(tl, projectId, runId, 'traces')).length, 2);
+    assert.equal((await records(tl, projectId, runId, 'spans')).length, 6);
   });
 });

@@ -29,3 +29,21 @@ test('GET /ingest/healthz is not a 2xx, with or without a key', async (t) => {
   assert.ok((await fetch(`${s.url}/ingest/healthz`)).status >= 400);
   assert.ok((await s.call('GET', '/ingest/healthz')).status >= 400);
 });
+
+test('GET /scorers/{id}/version?version=N: one version of a scorer (the client getScorerVersion)', async (t) => {
+  const s = await startServer(t);
+  const list = await s.call('POST', '/scorers/list', { filters: [{ name: 'name', value: 'correctness', operator: 'eq' }] });
+  const correctness = list.body.scorers[0];
+  const v1 = await s.call('GET', `/scorers/${correctness.id}/version?version=1&scorer_id=${correctness.id}`);
+  assert.equal(v1.status, 200, JSON.stringify(v1.body));
+  assert.deepEqual([v1.body.id, v1.body.version, v1.body.scorer_id], [correctness.default_version_id, 1, correctness.id]);
+  const made = await s.call('POST', '/scorers', { name: 'tone' });
+  await s.call('POST', `/scorers/${made.body.id}/versions`, { user_prompt: 'v2' });
+  const v2 = await s.call('GET', `/v2/scorers/${made.body.id}/version?version=2`);
+  assert.deepEqual([v2.status, v2.body.version], [200, 2]);
+  const missing = await s.call('GET', `/scorers/${correctness.id}/version?version=9`);
+  assert.equal(missing.status, 404);
+  assert.match(missing.body.detail, /has no version 9/);
+  const noVersion = await s.call('GET', `/scorers/${correctness.id}/version`);
+  assert.equal(noVersion.status, 422);
+});

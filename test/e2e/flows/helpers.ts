@@ -1,7 +1,8 @@
 // The client's helper functions, each of which builds its own API client (healthcheck, login, default
 // project and log stream resolution) before its call: projects (list, create, get by name and id),
 // log streams (create, list), record search (spans with a filter and a sort, traces, sessions),
-// count, available columns, delete, and the scorer list (paged until next_starting_token is null).
+// count, available columns, delete, the scorers enabled in a log stream, the scorer list (paged until
+// next_starting_token is null) and one scorer version; and two lookups that fail (error messages).
 // GALILEO_PROJECT / GALILEO_LOG_STREAM name the project the batch flow filled. Only calls that galileo
 // 1.32 has too (string project names for the log stream helpers).
 import { writeFileSync } from 'node:fs';
@@ -55,6 +56,10 @@ const traces = await g.getTraces({ projectId: byName.id, logStreamId, filters: [
 out['traces'] = traces.records?.map((r) => ({ id: r.id, name: r.name, tags: r.tags }));
 const sessions = await g.getSessions({ projectId: byName.id, logStreamId } as never);
 out['sessionCount'] = sessions.records?.length;
+out['badColumnError'] = await errorOf(() => g.getSpans({ projectId: byName.id, logStreamId, filters: [{ columnId: 'no_such_column', operator: 'eq', value: 'x', type: 'text' }] } as never));
+
+// Scorers enabled in the log stream (run scorer settings) get a column before any record has them.
+out['enabled'] = await g.enableMetrics({ projectName: args.projectName, logStreamName: args.logStream, metrics: ['correctness'] as never });
 
 // Count, available columns, delete (the client's API object: init names project and stream).
 const client = new g.GalileoApiClient();
@@ -72,7 +77,12 @@ const all = await g.getScorers();
 out['scorerCount'] = all.length;
 out['scorerIdsUnique'] = new Set(all.map((s) => s.id)).size;
 out['presetCount'] = (await g.getScorers({ type: 'preset' as never })).length;
-out['byNames'] = (await g.getScorers({ names: ['correctness', 'completeness'] })).map((s) => ({ name: s.name, scorerType: s.scorerType })).sort((a, b) => a.name.localeCompare(b.name));
+const byNames = await g.getScorers({ names: ['correctness', 'completeness'] });
+out['byNames'] = byNames.map((s) => ({ name: s.name, scorerType: s.scorerType })).sort((a, b) => a.name.localeCompare(b.name));
+const correctness = byNames.find((s) => s.name === 'correctness')!;
+const version = await g.getScorerVersion(correctness.id, 1);
+out['scorerVersion'] = { id: version.id, version: version.version, scorerId: version.scorerId };
+out['missingVersionError'] = await errorOf(() => g.getScorerVersion(correctness.id, 99));
 
 writeFileSync(process.env['FLOW_OUT']!, JSON.stringify(out));
 process.exit(0);
