@@ -47,3 +47,32 @@ test('GET /scorers/{id}/version?version=N: one version of a scorer (the client g
   const noVersion = await s.call('GET', `/scorers/${correctness.id}/version`);
   assert.equal(noVersion.status, 422);
 });
+
+test('field names of galileo before 1.25: created_at_ns, userMetadata, token counts beside the metrics', async (t) => {
+  const s = await startServer(t);
+  const r = await s.call('POST', `/projects/${s.projectId}/traces`, {
+    log_stream_id: s.logStreamId,
+    traces: [
+      {
+        type: 'trace', name: 'old', input: 'q', created_at_ns: '2026-02-03T04:05:06.789Z', duration_ns: 5, userMetadata: { userId: 'u1' },
+        spans: [
+          { type: 'llm', name: 'chat', input: [{ role: 'user', content: 'q' }], created_at_ns: 1_770_091_506_790_123_000, input_tokens: 3, output_tokens: 4, total_tokens: 7, time_to_first_token_ns: 9, metrics: { num_input_tokens: 30 } },
+          { type: 'tool', name: 'both', user_metadata: { a: '1' }, userMetadata: { b: '2' }, created_at: '2026-02-03T04:05:07.000Z', created_at_ns: '1999-01-01T00:00:00Z' },
+        ],
+      },
+    ],
+  });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  const trace = await s.call('GET', `/projects/${s.projectId}/traces/${r.body.trace_ids[0]}`);
+  assert.equal(trace.body.created_at, '2026-02-03T04:05:06.789Z');
+  assert.deepEqual(trace.body.user_metadata, { userId: 'u1' });
+  assert.deepEqual(trace.body.metrics, { duration_ns: 5 });
+  const [llm, tool] = trace.body.spans;
+  assert.equal(llm.created_at, '2026-02-03T04:05:06.790123Z', 'nanoseconds since the epoch');
+  assert.deepEqual(llm.metrics, { num_input_tokens: 30, num_output_tokens: 4, num_total_tokens: 7, time_to_first_token_ns: 9 }, 'a metric sent both ways keeps the metrics value');
+  assert.deepEqual(tool.user_metadata, { a: '1' }, 'user_metadata wins over userMetadata');
+  assert.equal(tool.created_at, '2026-02-03T04:05:07.000Z', 'created_at wins over created_at_ns');
+  const bad = await s.call('POST', `/projects/${s.projectId}/traces`, { log_stream_id: s.logStreamId, traces: [{ name: 'x', created_at_ns: 'yesterday' }] });
+  assert.equal(bad.status, 422);
+  assert.equal(bad.body.detail[0].loc.join('.'), 'body.traces.0.created_at_ns');
+});

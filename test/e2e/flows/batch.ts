@@ -26,7 +26,12 @@ logger.startTrace({
   metadata: { userId: 'u-42', plan_tier: 'pro' },
   tags: ['e2e', 'batch'],
 });
-logger.addAgentSpan({ input: 'plan the answer', name: 'planner', createdAt: at(10), agentType: 'planner', metadata: { agentVersion: '3' }, tags: ['agent'] } as never);
+// galileo before 1.25 has no agent spans: a workflow span takes the agent's place there.
+if (typeof logger.addAgentSpan === 'function') {
+  logger.addAgentSpan({ input: 'plan the answer', name: 'planner', createdAt: at(10), agentType: 'planner', metadata: { agentVersion: '3' }, tags: ['agent'] } as never);
+} else {
+  logger.addWorkflowSpan({ input: 'plan the answer', name: 'planner', createdAt: at(10), metadata: { agentVersion: '3' }, tags: ['agent'] } as never);
+}
 logger.addLlmSpan({
   input: [
     { role: 'system', content: 'You are a weather bot.' },

@@ -1,9 +1,11 @@
-// Guarantees: the oldest official client these tests pin (npm galileo 1.32.0, installed as the alias
-// galileo-1-32) works against `tracelake serve` unchanged. It ignores GALILEO_API_URL: with
-// GALILEO_CONSOLE_URL on localhost it always calls http://localhost:8088, so the recording proxy
-// listens there (the test is skipped when something else holds the port). It sends no ids (the
-// server mints them), camelCase toolCallId, and looks sessions up by external_id with an `id` filter.
-// It has no streaming mode; batch mode with a session, and the helpers, are checked as for 1.33.1.
+// Guarantees: the older official clients work against `tracelake serve` unchanged: galileo 1.32.0
+// (alias galileo-1-32) and 1.9.0 (alias galileo-1-9), the oldest version npm still installs. Both
+// ignore GALILEO_API_URL: with GALILEO_CONSOLE_URL on localhost they always call
+// http://localhost:8088, so the recording proxy listens there (the tests are skipped when something
+// else holds the port). 1.32 sends no ids (the server mints them), camelCase toolCallId, and looks
+// sessions up by external_id with an `id` filter; it has no streaming mode. 1.9 sends the field names
+// of its time (created_at_ns, userMetadata, token counts beside the metrics) and has only the batch
+// logger, sessions and the project and log stream helpers.
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { describeFailures, failures, portIsFree, runFlow, startProxy, startTracelake, summarize, type RecordedRequest } from './support/harness.js';
@@ -15,12 +17,12 @@ const STREAM = 'default-stream';
 const MISSING = '00000000-0000-4000-8000-000000000000';
 const PORT = 8088;
 
-function checkLog(t: TestContext, name: string, reqs: RecordedRequest[], expected: (r: RecordedRequest) => boolean = () => false): void {
+function checkLog(t: TestContext, name: string, reqs: RecordedRequest[], expected: (r: RecordedRequest) => boolean = () => false, sdk = 'galileo-js/1.32.0'): void {
   t.diagnostic(`requests of ${name}:\n  ${summarize(reqs).join('\n  ')}`);
   const bad = failures(reqs).filter((r) => !expected(r));
   assert.deepEqual(bad, [], `requests that failed:\n${describeFailures(bad)}`);
   for (const r of reqs) {
-    assert.equal(r.sdk, 'galileo-js/1.32.0');
+    if (sdk) assert.equal(r.sdk, sdk);
     if (r.route !== '/healthcheck' && !r.route.startsWith('/login')) assert.equal(r.auth, 'Bearer', `${r.method} ${r.path}`);
   }
 }
@@ -130,5 +132,65 @@ test('galileo 1.32.0 against tracelake serve on localhost:8088', async (t) => {
       reqs.filter((r) => r.route === '/scorers/list' && JSON.stringify(r.body) === '{"filters":[]}').map((r) => r.query['starting_token']),
       ['0', '100'],
     );
+  });
+});
+
+/** A node as galileo 1.9 sends it, in today's field names (what tracelake is expected to store). */
+function modernize(n: Rec): Rec {
+  const { created_at_ns, userMetadata, duration_ns, input_tokens, output_tokens, total_tokens, time_to_first_token_ns, spans, ...rest } = n;
+  const metrics: Rec = { duration_ns };
+  if (input_tokens !== undefined) Object.assign(metrics, { num_input_tokens: input_tokens, num_output_tokens: output_tokens, num_total_tokens: total_tokens });
+  if (time_to_first_token_ns !== undefined) metrics['time_to_first_token_ns'] = time_to_first_token_ns;
+  return { ...rest, created_at: created_at_ns, user_metadata: userMetadata, metrics, ...(spans ? { spans: (spans as Rec[]).map(modernize) } : {}) };
+}
+
+test('galileo 1.9.0 against tracelake serve on localhost:8088', async (t) => {
+  if (!(await portIsFree(PORT))) {
+    t.skip(`port ${PORT} is in use: galileo 1.9 can only reach a local server at http://localhost:${PORT}`);
+    return;
+  }
+  const tl = await startTracelake(t);
+  const proxy = await startProxy(t, tl.url, { port: PORT, alsoIpv6: true });
+  const env = { GALILEO_PKG: 'galileo-1-9', GALILEO_CONSOLE_URL: `http://localhost:${PORT}`, GALILEO_API_KEY: tl.key, GALILEO_PROJECT: 'oldest-app', GALILEO_LOG_STREAM: STREAM };
+  const flowRequests = (flow: string) => proxy.requests.filter((r) => r.flow === flow);
+
+  await t.test('batch mode with a session: the old field names are read', async (t) => {
+    proxy.flow = 'batch';
+    const { result } = await runFlow<{ left: number }>(t, 'batch.ts', env, { sessionExternalId: 'user-9' });
+    const reqs = flowRequests('batch');
+    checkLog(t, 'batch (1.9)', reqs, () => false, '');
+    assert.equal(result.left, 0, 'flush succeeded');
+    const { projectId, runId } = await findRun(tl, 'oldest-app', STREAM);
+    const sessions = await records(tl, projectId, runId, 'sessions');
+    assert.deepEqual(sessions.map((x) => [x['name'], x['external_id']]), [['batch session', 'user-9']]);
+    const [posted] = tracesPosted(reqs);
+    assert.ok(posted);
+    const first = (posted.traces as Rec[])[0]!;
+    assert.deepEqual([first['created_at'], typeof first['created_at_ns'], typeof first['userMetadata'], first['tags']], [undefined, 'string', 'object', undefined], 'the 1.9 wire format');
+    const stored = await records(tl, projectId, runId, 'traces');
+    assert.equal(stored.length, 2);
+    for (const sent of posted.traces as Rec[]) {
+      const tree = await getTree(tl, projectId, 'traces', stored.find((r) => r['name'] === sent['name'])!['id']);
+      assertTraceMatches(tree, modernize(sent), { projectId, runId, sessionId: sessions[0]!['id'], clientIds: false });
+    }
+    const trace = await getTree(tl, projectId, 'traces', stored.find((r) => r['name'] === 'weather-question')!['id']);
+    assert.deepEqual([trace['created_at'], trace['user_metadata'], trace['metrics']], ['2026-05-04T10:00:00.000Z', { userId: 'u-42', plan_tier: 'pro' }, { duration_ns: 900_000_000 }]);
+    const llm = trace['spans'][0].spans[0];
+    assert.deepEqual([llm['name'], llm['created_at'], llm['user_metadata']], ['chat-completion', '2026-05-04T10:00:00.020Z', { promptId: 'p-1' }]);
+    assert.deepEqual(llm['metrics'], { duration_ns: 250_000_000, num_input_tokens: 21, num_output_tokens: 7, num_total_tokens: 28, time_to_first_token_ns: 80_000_000 });
+  });
+
+  await t.test('project and log stream helpers', async (t) => {
+    proxy.flow = 'projects';
+    const { result } = await runFlow<Rec>(t, 'projects-1-9.ts', env, { projectName: 'oldest-app', logStream: STREAM, newProject: 'made-by-1-9', newStream: 'staging' });
+    checkLog(t, 'projects (1.9)', flowRequests('projects'), () => false, '');
+    const { projectId, runId } = await findRun(tl, 'oldest-app', STREAM);
+    assert.deepEqual(result['projects'], ['oldest-app']);
+    assert.equal(result['created'].name, 'made-by-1-9');
+    assert.equal((await tl.call('GET', '/projects?project_name=made-by-1-9')).body.length, 1);
+    assert.deepEqual(result['byName'], { id: projectId, name: 'oldest-app' });
+    assert.deepEqual(result['byId'], { id: projectId, name: 'oldest-app' });
+    assert.deepEqual(result['streams'], [STREAM, 'staging']);
+    assert.deepEqual(result['stream'], { id: runId, name: STREAM });
   });
 });
