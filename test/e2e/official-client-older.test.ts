@@ -110,6 +110,11 @@ test('galileo 1.32.0 against tracelake serve on localhost:8088', async (t) => {
     assert.match(result['missingProjectError'], /404.*not found/);
     assert.deepEqual(result['streams'].map((s: Rec) => s['name']), [STREAM, 'staging']);
     assert.equal(result['logStreamId'], runId);
+    assert.deepEqual(result['oneStream'], { id: runId, name: STREAM });
+    const experiments = (await tl.call('GET', `/projects/${projectId}/experiments`)).body as Rec[];
+    assert.deepEqual(experiments.map((e) => [e['id'], e['name']]), [[result['experiment'].id, 'baseline']]);
+    assert.deepEqual(result['experiments'], ['baseline']);
+    assert.equal(result['traceCount'], 4);
     assert.deepEqual(result['llmSpans'].map((r: Rec) => r['name']), ['single-llm', 'single-llm', 'chat-completion', 'chat-completion']);
     assert.deepEqual(result['traces'].map((r: Rec) => r['name']), ['weather-question', 'weather-question']);
     assert.equal(result['sessionCount'], 1);

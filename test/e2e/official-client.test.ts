@@ -212,6 +212,11 @@ test('galileo 1.33.1 against tracelake serve', async (t) => {
     assert.deepEqual(result['newStream'], { id: streams.find((s) => s['name'] === 'staging')!['id'], name: 'staging', projectId });
     assert.deepEqual(result['streams'].map((s: Rec) => s['name']), ['production', 'staging']);
     assert.equal(result['logStreamId'], runId);
+    assert.deepEqual(result['oneStream'], { id: runId, name: STREAM });
+    const experiments = (await tl.call('GET', `/projects/${projectId}/experiments`)).body as Rec[];
+    assert.deepEqual(experiments.map((e) => [e['id'], e['name']]), [[result['experiment'].id, 'baseline']]);
+    assert.deepEqual(result['experiments'], ['baseline']);
+    assert.equal(result['traceCount'], 3, 'two batch traces and the streaming one');
 
     const search = reqs.find((r) => r.route === '/projects/{id}/spans/search')!;
     assert.deepEqual(search.body, {

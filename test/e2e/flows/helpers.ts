@@ -1,6 +1,6 @@
 // The client's helper functions, each of which builds its own API client (healthcheck, login, default
 // project and log stream resolution) before its call: projects (list, create, get by name and id),
-// log streams (create, list), record search (spans with a filter and a sort, traces, sessions),
+// log streams (create, list, get), experiments (create, list), record search (spans with a filter and a sort, traces, sessions),
 // count, available columns, delete, the scorers enabled in a log stream, the scorer list (paged until
 // next_starting_token is null) and one scorer version; and two lookups that fail (error messages).
 // GALILEO_PROJECT / GALILEO_LOG_STREAM name the project the batch flow filled. Only calls that galileo
@@ -37,6 +37,13 @@ const streams = await g.getLogStreams(args.projectName);
 out['streams'] = streams.map((s) => ({ id: s.id, name: s.name, projectId: s.projectId })).sort((a, b) => a.name.localeCompare(b.name));
 const logStreamId = streams.find((s) => s.name === args.logStream)!.id;
 out['logStreamId'] = logStreamId;
+const one = await g.getLogStream({ name: args.logStream, projectName: args.projectName });
+out['oneStream'] = { id: one.id, name: one.name };
+
+// Experiments (the run only: running one needs datasets, which tracelake does not have).
+const experiment = await g.createExperiment('baseline', args.projectName);
+out['experiment'] = { id: experiment.id, name: experiment.name };
+out['experiments'] = (await g.getExperiments(args.projectName)).map((e) => e.name);
 
 // Search.
 const llmSpans = await g.getSpans({
@@ -71,6 +78,7 @@ const columns = await client.getSpansAvailableColumns({} as never);
 out['columns'] = columns.columns?.map((c) => ({ id: c.id, category: c.category, dataType: c.dataType, filterable: c.filterable }));
 out['deleted'] = await client.deleteSpans({ filters: deleteFilter } as never);
 out['countAfter'] = (await client.countSpans({} as never)).totalCount;
+out['traceCount'] = (await client.countTraces({} as never)).totalCount;
 
 // Scorers: every page, then filtered by type and by names.
 const all = await g.getScorers();
