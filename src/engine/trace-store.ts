@@ -10,7 +10,7 @@ import { TokenSigner } from '../catalog/tokens.js';
 import { writeFileAtomic } from '../storage/fs-util.js';
 import { Database } from '../db/database.js';
 import { ConflictError, InvalidRequestError, invalid, NotFoundError, UnauthorizedError } from '../errors.js';
-import { flattenSpans, flattenTraces, type Draft } from '../ingest/flatten.js';
+import { flattenSpans, flattenTraces, type Draft, type FlatTraces } from '../ingest/flatten.js';
 import { emptyRecord } from '../ingest/normalize-node.js';
 import { implicitSessionId, newId, uuidFromHash } from '../ingest/ids.js';
 import { nowUs } from '../ingest/time.js';
@@ -85,6 +85,16 @@ export class TraceStore {
   readonly #records: RecordStore;
   /** trace id -> next step number, for spans logged into an existing trace. */
   readonly #nextStep = new Map<string, number>();
+  /**
+   * Traces that Log spans created because their spans came first (run/trace id -> the session they got
+   * and the updates since). Streaming clients send a trace's first spans, and sometimes its conclusion,
+   * before the trace itself: Log traces then merges into this stand-in instead of replacing it.
+   */
+  readonly #provisional = new Map<string, Provisional>();
+  /** Spans logged (reliable: false) before their parent span arrived: run/parent id. */
+  readonly #awaitedParents = new Set<string>();
+  /** Serialises the requests that read and rewrite records of one trace (run/trace id). */
+  readonly #traceLock = new KeyedLock();
   readonly #tokens: TokenSigner;
   readonly #queries: RecordQueries;
   readonly #maxSpans: number | undefined;
@@ -451,8 +461,16 @@ export class TraceStore {
     const { project, run, field } = this.resolveRun(projectId, body);
     const ctx = { projectId: project.id, runId: run.id, receivedUs: nowUs(), ...(this.#maxSpans ? { maxSpans: this.#maxSpans } : {}) };
     const flat = flattenTraces(body, ctx);
+    return this.#traceLock.run(
+      flat.traces.map((t) => `${run.id}/${t.record.id}`),
+      () => this.#logFlatTraces(project, run, field, body, flat),
+    );
+  }
+
+  async #logFlatTraces(project: Project, run: Run, field: keyof RunIds, body: LogTracesRequest, flat: FlatTraces): Promise<LogTracesResult> {
     const sessionRows = await this.#sessionsFor(project.id, run.id, flat.traces, body.session_external_id ?? null);
-    const rows: Draft[] = [...sessionRows];
+    const settled = this.#provisional.size > 0 ? await this.#settleProvisional(project.id, run.id, flat.traces) : { rows: [], orphanSessions: [] };
+    const rows: Draft[] = [...settled.rows, ...sessionRows];
     let firstSession: string | null = null;
     const sessionOfTrace = new Map<string, string>();
     for (const t of flat.traces) {
@@ -463,12 +481,14 @@ export class TraceStore {
     }
     for (const s of flat.spans) {
       s['session_id'] = sessionOfTrace.get(s['trace_id'] as string);
+      if (this.#awaitedParents.size > 0 && this.#awaitedParents.delete(`${run.id}/${s.id}`)) s.has_children = true;
       rows.push(s);
       const next = (s['step_number'] as number) + 1;
       const tid = s['trace_id'] as string;
       if ((this.#nextStep.get(tid) ?? 0) < next) this.#rememberStep(tid, next);
     }
     await this.#write(project.id, run.id, rows, body.reliable !== false);
+    for (const sid of settled.orphanSessions) await this.#dropUnusedSession(project.id, run.id, sid);
     return {
       project_id: project.id,
       project_name: project.name,
@@ -487,13 +507,20 @@ export class TraceStore {
     assertValid(LogSpansBody, body);
     const { project, run, field } = this.resolveRun(projectId, body);
     const traceId = body.trace_id.toLowerCase();
+    return this.#traceLock.run([`${run.id}/${traceId}`], () => this.#logSpansLocked(project, run, field, body, traceId));
+  }
+
+  async #logSpansLocked(project: Project, run: Run, field: keyof RunIds, body: LogSpansRequest, traceId: string): Promise<LogSpansResult> {
     const parentId = body.parent_id.toLowerCase();
     const [trace, parent] = await this.#linkRows(project.id, run.id, traceId, parentId);
     if (trace && trace['type'] !== 'trace') {
       throw invalid(['body', 'trace_id'], `record ${traceId} is a ${String(trace['type'])} span, not a trace`, body.trace_id);
     }
-    if (parentId !== traceId) {
-      if (!parent) throw invalid(['body', 'parent_id'], `parent span ${parentId} was not found in trace ${traceId}`, body.parent_id);
+    if (parentId !== traceId && !parent) {
+      // Fire-and-forget clients (reliable: false) send spans concurrently: a child may overtake its
+      // parent. It is kept, and the parent gets has_children when it arrives.
+      if (body.reliable !== false) throw invalid(['body', 'parent_id'], `parent span ${parentId} was not found in trace ${traceId}`, body.parent_id);
+    } else if (parentId !== traceId && parent) {
       if (parent['trace_id'] !== traceId) {
         throw invalid(['body', 'parent_id'], `parent span ${parentId} belongs to trace ${String(parent['trace_id'])}, not ${traceId}`, body.parent_id);
       }
@@ -517,13 +544,20 @@ export class TraceStore {
       const sessions = await this.#sessionsFor(project.id, run.id, [{ record, sessionId: body.session_id?.toLowerCase() ?? null }], null);
       rows.push(...sessions, record);
       sessionId = record['session_id'] as string;
+      this.#provisional.set(`${run.id}/${traceId}`, { sessionId, updates: [] });
+      if (this.#provisional.size > MAX_PENDING) this.#provisional.delete(this.#provisional.keys().next().value as string);
     }
     if (parent && parentId !== traceId && !parent['has_children']) rows.push(await this.#withChildren(project.id, run.id, parentId, receivedUs));
     for (const s of spans) {
       s['session_id'] = sessionId;
+      if (this.#awaitedParents.size > 0 && this.#awaitedParents.delete(`${run.id}/${s.id}`)) s.has_children = true;
       rows.push(s);
     }
     this.#rememberStep(traceId, Math.max(firstStep, ...spans.map((s) => (s['step_number'] as number) + 1)));
+    if (parentId !== traceId && !parent) {
+      this.#awaitedParents.add(`${run.id}/${parentId}`);
+      if (this.#awaitedParents.size > MAX_PENDING) this.#awaitedParents.delete(this.#awaitedParents.values().next().value as string);
+    }
     await this.#write(project.id, run.id, rows, body.reliable !== false);
     return {
       project_id: project.id,
@@ -534,6 +568,45 @@ export class TraceStore {
       session_id: sessionId,
       ...runEcho(field, run.id),
     };
+  }
+
+  /**
+   * Log traces for traces that Log spans had to create first (see #provisional): the logged trace
+   * keeps its children (has_children) and the updates it got meanwhile (a conclusion that overtook
+   * the trace), and when it names another session than the stand-in got, its spans already stored
+   * move to that session and the stand-in's own implicit session is dropped (returned, to delete
+   * after the write).
+   */
+  async #settleProvisional(projectId: string, runId: string, traces: readonly { record: Draft }[]): Promise<{ rows: Draft[]; orphanSessions: string[] }> {
+    const rows: Draft[] = [];
+    const orphanSessions: string[] = [];
+    for (const { record } of traces) {
+      const k = `${runId}/${record.id}`;
+      const prov = this.#provisional.get(k);
+      if (!prov) continue;
+      this.#provisional.delete(k);
+      record.has_children = true;
+      for (const u of prov.updates) applyUpdate(record, u);
+      const sid = record['session_id'] as string;
+      if (sid === prov.sessionId) continue;
+      await this.#records.refresh();
+      const src = this.#records.source({ projectId, runId, kinds: ['span'] });
+      const ids = (await this.#db.all(`SELECT id FROM ${src.sql} WHERE trace_id = $${src.params.length + 1}`, [...src.params, record.id])).map((r) => String(r['id']));
+      const now = nowUs();
+      for (const row of await this.#records.lookup(projectId, runId, ids)) rows.push({ ...(storedToWire(row) as unknown as Draft), session_id: sid, updated_at: now });
+      if (prov.sessionId === implicitSessionId(projectId, runId, record.id)) orphanSessions.push(prov.sessionId);
+    }
+    return { rows, orphanSessions };
+  }
+
+  /** Deletes a session record that no trace or span refers to any more (a stand-in's implicit session). */
+  async #dropUnusedSession(projectId: string, runId: string, sessionId: string): Promise<void> {
+    await this.#records.refresh();
+    const src = this.#records.source({ projectId, runId, kinds: ['trace', 'span'] });
+    const used = await this.#db.all(`SELECT 1 FROM ${src.sql} WHERE session_id = $${src.params.length + 1} LIMIT 1`, [...src.params, sessionId]);
+    if (used.length > 0) return;
+    const [row] = await this.#records.lookup(projectId, runId, [sessionId]);
+    if (row && row['type'] === 'session') await this.#records.deleteSeqs([Number(row['seq'])]);
   }
 
   /** Trace and parent of a Log spans request, from the recent-records map when possible. */
@@ -592,20 +665,24 @@ export class TraceStore {
     assertValid(UpdateRecordBody, patch);
     const { project, run, field } = this.resolveRun(projectId, patch);
     const key = id.toLowerCase();
-    const [row] = await this.#records.lookup(project.id, run.id, [key]);
-    if (!row || (level === 'trace' ? row['type'] !== 'trace' : row['type'] === 'trace' || row['type'] === 'session')) {
-      throw new NotFoundError(`${level === 'trace' ? 'Trace' : 'Span'} ${id} not found`);
-    }
-    const next = storedToWire(row) as unknown as Draft;
-    if (patch.input !== undefined && patch.input !== null) next.input = patch.input;
-    if (patch.output !== undefined && patch.output !== null) next.output = patch.output;
-    if (patch.tags != null) next.tags = patch.tags;
-    if (patch.status_code != null) next.status_code = patch.status_code;
-    if (patch.is_complete != null) next.is_complete = patch.is_complete;
-    if (patch.duration_ns != null) next.metrics = { ...(next.metrics ?? {}), duration_ns: patch.duration_ns };
-    next.updated_at = nowUs();
-    await this.#write(project.id, run.id, [next], patch.reliable !== false);
-    return { project_id: project.id, project_name: project.name, session_id: String(row['session_id']), records_count: 1, ...runEcho(field, run.id) };
+    const find = async () => {
+      const [row] = await this.#records.lookup(project.id, run.id, [key]);
+      if (!row || (level === 'trace' ? row['type'] !== 'trace' : row['type'] === 'trace' || row['type'] === 'session')) {
+        throw new NotFoundError(`${level === 'trace' ? 'Trace' : 'Span'} ${id} not found`);
+      }
+      return row;
+    };
+    // Read, change and write under the lock of the record's trace (other requests may change it too).
+    const traceId = level === 'trace' ? key : String((await find())['trace_id']);
+    return this.#traceLock.run([`${run.id}/${traceId}`], async () => {
+      const row = await find();
+      const next = storedToWire(row) as unknown as Draft;
+      applyUpdate(next, patch);
+      next.updated_at = nowUs();
+      if (level === 'trace') this.#provisional.get(`${run.id}/${key}`)?.updates.push(patch);
+      await this.#write(project.id, run.id, [next], patch.reliable !== false);
+      return { project_id: project.id, project_name: project.name, session_id: String(row['session_id']), records_count: 1, ...runEcho(field, run.id) };
+    });
   }
 
   /** One record with its descendants nested (a trace's spans, a span's subtree, a session's traces). */
@@ -824,6 +901,65 @@ export class TraceStore {
 
 export function publicUser(u: User): { id: string; email: string; first_name: string; last_name: string; role: string; created_at: string } {
   return { id: u.id, email: u.email, first_name: u.first_name, last_name: u.last_name, role: u.role, created_at: u.created_at };
+}
+
+/**
+ * Mutual exclusion per key: run(keys, fn) waits until none of its keys is held, then holds them all
+ * while fn runs (taken at once, so two callers never wait on each other). Uncontended, it costs a few
+ * map operations.
+ */
+class KeyedLock {
+  readonly #held = new Map<string, Promise<void>>();
+
+  async run<T>(keys: readonly string[], fn: () => Promise<T>): Promise<T> {
+    for (;;) {
+      const busy: Promise<void>[] = [];
+      for (const k of keys) {
+        const p = this.#held.get(k);
+        if (p) busy.push(p);
+      }
+      if (busy.length === 0) break;
+      await Promise.all(busy);
+    }
+    let release!: () => void;
+    const done = new Promise<void>((r) => (release = r));
+    for (const k of keys) this.#held.set(k, done);
+    try {
+      return await fn();
+    } finally {
+      for (const k of keys) if (this.#held.get(k) === done) this.#held.delete(k);
+      release();
+    }
+  }
+}
+
+/** Most stand-in traces and awaited parents remembered at once (the oldest are forgotten first). */
+const MAX_PENDING = 100_000;
+
+interface RecordUpdate {
+  input?: unknown;
+  output?: unknown;
+  tags?: string[] | null;
+  status_code?: number | null;
+  is_complete?: boolean | null;
+  duration_ns?: number | null;
+}
+
+interface Provisional {
+  /** The session the stand-in trace (and the spans logged under it) got. */
+  sessionId: string;
+  /** PATCHes the stand-in received, applied again when the trace itself arrives. */
+  updates: RecordUpdate[];
+}
+
+/** The fields an update (PATCH) gives replace the record's; `duration_ns` goes to metrics.duration_ns. */
+function applyUpdate(next: Draft, patch: RecordUpdate): void {
+  if (patch.input !== undefined && patch.input !== null) next.input = patch.input;
+  if (patch.output !== undefined && patch.output !== null) next.output = patch.output;
+  if (patch.tags != null) next.tags = patch.tags;
+  if (patch.status_code != null) next.status_code = patch.status_code;
+  if (patch.is_complete != null) next.is_complete = patch.is_complete;
+  if (patch.duration_ns != null) next.metrics = { ...(next.metrics ?? {}), duration_ns: patch.duration_ns };
 }
 
 /** Children of `parentId` among `spans`, each with its own children nested, in step order. */

@@ -1,7 +1,8 @@
 // One trace or span node as the client sent it -> the stored fields of its record. Kind rules the
 // schema cannot express are checked here, naming the exact path. Quirks of the official clients are
 // absorbed here too: `content` or `page_content` in documents, camelCase LLM metric keys, numeric or
-// boolean metadata values, `duration_ns` beside the metrics.
+// boolean metadata values, `duration_ns` beside the metrics, and the field names of galileo before
+// 1.25 (`created_at_ns`, `userMetadata`, token counts beside the metrics; see LEGACY_LLM_METRICS).
 //
 // This runs once per span on the ingest hot path: one object literal per record (a stable shape that
 // JSON.stringify serialises fast), and error paths (`loc` arrays) are only built when something fails.
@@ -72,6 +73,14 @@ const METRIC_ALIASES: Record<string, string> = {
   numCachedInputTokens: 'num_cached_input_tokens',
 };
 
+/** Token counts galileo before 1.25 sends on the llm span itself, and the metrics they are. */
+const LEGACY_LLM_METRICS: readonly (readonly [string, string])[] = [
+  ['input_tokens', 'num_input_tokens'],
+  ['output_tokens', 'num_output_tokens'],
+  ['total_tokens', 'num_total_tokens'],
+  ['time_to_first_token_ns', 'time_to_first_token_ns'],
+];
+
 type Node = (SpanInput | TraceInput) & Record<string, unknown>;
 
 const opt = <T>(v: T | null | undefined): T | undefined => (v === null ? undefined : v);
@@ -125,7 +134,7 @@ export function emptyRecord(id: string, type: string, createdUs: number): Fields
 
 /** Stored fields of a node, except links (trace, parent, session, step), which flatten.ts sets. */
 export function normalizeNode(node: Node, id: string, kind: string, loc: Loc, defaultCreatedUs: number): Fields {
-  const created = node.created_at == null ? defaultCreatedUs : requireTimestampUs(node.created_at, [...loc, 'created_at']);
+  const created = node.created_at != null ? requireTimestampUs(node.created_at, [...loc, 'created_at']) : legacyCreatedUs(node, loc) ?? defaultCreatedUs;
   const f = emptyRecord(id, kind, created);
   f.name = node.name ?? '';
   f.input = normalizeInput(kind, node.input, loc);
@@ -151,7 +160,14 @@ export function normalizeNode(node: Node, id: string, kind: string, loc: Loc, de
     if (node.duration_ns != null && m['duration_ns'] === undefined) m['duration_ns'] = node.duration_ns;
     f.metrics = m;
   }
-  f.user_metadata = stringMap(node.user_metadata);
+  if (kind === 'llm') {
+    for (const [legacy, key] of LEGACY_LLM_METRICS) {
+      const v = node[legacy];
+      if (typeof v === 'number' && Number.isFinite(v) && f.metrics?.[key] === undefined) (f.metrics ??= {})[key] = v;
+    }
+  }
+  const camelMetadata = node.user_metadata == null ? node['userMetadata'] : undefined;
+  f.user_metadata = stringMap(camelMetadata != null && typeof camelMetadata === 'object' && !Array.isArray(camelMetadata) ? (camelMetadata as Record<string, unknown>) : node.user_metadata);
   f.dataset_metadata = stringMap(node.dataset_metadata);
   f.status_code = opt(node.status_code);
   f.external_id = opt(node.external_id);
@@ -192,6 +208,14 @@ export function normalizeNode(node: Node, id: string, kind: string, loc: Loc, de
   }
   f.extra = extra;
   return f;
+}
+
+/** galileo before 1.25 names the creation time `created_at_ns` (an ISO string, or nanoseconds). */
+function legacyCreatedUs(node: Node, loc: Loc): number | undefined {
+  const v = node['created_at_ns'];
+  if (typeof v === 'string') return requireTimestampUs(v, [...loc, 'created_at_ns']);
+  if (typeof v === 'number' && Number.isFinite(v)) return Math.round(v / 1000);
+  return undefined;
 }
 
 function asText(v: unknown): string {

@@ -88,7 +88,7 @@ function validateLeaf(raw: unknown, loc: Loc, level: Level, metrics: ((n: string
   if (typeof type !== 'string' || !kinds.includes(type as FilterType)) {
     return c.fail([...loc, 'type'], `Input should be one of ${kinds.map((k) => `'${k}'`).join(', ')}`, type, 'enum');
   }
-  const kind = type as FilterType;
+  let kind = type as FilterType;
   if (kind === 'fully_annotated') {
     if (f['column_id'] !== undefined && f['column_id'] !== null && f['column_id'] !== 'fully_annotated') {
       return c.fail([...loc, 'column_id'], "Input should be 'fully_annotated'", f['column_id'], 'literal_error');
@@ -101,8 +101,11 @@ function validateLeaf(raw: unknown, loc: Loc, level: Level, metrics: ((n: string
   }
   const column = validateColumn(f, loc, kind, level, metrics, c);
   if (!column) return null;
-  const allowed = OPERATORS[kind] as readonly string[];
   const op = f['operator'] ?? DEFAULT_OPERATOR[kind];
+  // An id filter on a text column is an exact text match: galileo 1.32 looks sessions up by
+  // external_id that way (its operators are all text operators too).
+  if (kind === 'id' && column.filter_type === 'text') kind = 'text';
+  const allowed = OPERATORS[kind] as readonly string[];
   if (typeof op !== 'string' || !allowed.includes(op)) {
     const msg = op === undefined ? `Field required: ${kind} filters need an operator (one of ${allowed.join(', ')})` : `Input should be one of ${allowed.map((o) => `'${o}'`).join(', ')} for a ${kind} filter`;
     return c.fail([...loc, 'operator'], msg, op, op === undefined ? 'missing' : 'enum');
@@ -190,7 +193,7 @@ function validateColumn(f: Record<string, unknown>, loc: Loc, kind: FilterType, 
     return c.fail([...loc, field], `unknown column "${id}" for ${level}s${hint ? `; did you mean "${hint}"?` : ''}`, id, 'value_error');
   }
   if (!column.filterable) return c.fail([...loc, field], `column ${column.id} cannot be filtered`, id);
-  if (column.filter_type !== kind) {
+  if (column.filter_type !== kind && !(kind === 'id' && column.filter_type === 'text')) {
     return c.fail([...loc, 'type'], `column ${column.id} takes a ${column.filter_type} filter, not ${kind}`, kind, 'value_error');
   }
   return column;

@@ -8,6 +8,7 @@ import { installAuth } from './auth.js';
 import { PREFIXES } from './prefixes.js';
 import { installErrorHandling } from './errors.js';
 import { authRoutes } from './routes/auth.js';
+import { clientCompatRoutes } from './routes/client-compat.js';
 import { healthRoutes } from './routes/health.js';
 import { ingestRoutes } from './routes/ingest.js';
 import { projectRoutes } from './routes/projects.js';
@@ -60,6 +61,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         await scoped.register(userRoutes(store));
         await scoped.register(memberRoutes(store));
         await scoped.register(scorerRoutes(store));
+        await scoped.register(clientCompatRoutes(store));
       },
       { prefix },
     );
