@@ -80,6 +80,13 @@ export class DuckDbRawPeer implements Peer {
     return { ids: rows.map((r) => String(r['id'])) };
   }
 
+  async plan(q: Question, variant: number): Promise<string[]> {
+    if (q.mutates) return ['rewrite every segment without the matching rows (COPY ... WHERE NOT predicate)'];
+    const params = q.variants[variant % q.variants.length]! as DuckDBValue[];
+    const rows = (await this.#conn!.runAndReadAll(`EXPLAIN ${q.sql.duckdb}`, params)).getRowObjectsJS();
+    return rows.map((r) => String(r['explain_value'])).join('\n').split('\n');
+  }
+
   /** Rewrites every segment without the rows matching `predicate`; returns how many went. */
   async #deleteWhere(predicate: string, params: DuckDBValue[]): Promise<number> {
     const c = this.#conn!;

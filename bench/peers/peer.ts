@@ -25,6 +25,8 @@ export interface Peer {
   ask(question: Question, variant: number): Promise<Answer>;
   /** Bytes the stored spans take on disk, indexes included. */
   diskBytes(): Promise<number>;
+  /** The plan the store picks for a question (EXPLAIN), to see which indexes serve it. */
+  plan?(question: Question, variant: number): Promise<string[]>;
   /** Other processes whose memory belongs to this peer (a database server), for the peak-memory figure. */
   serverPids?(): number[];
   /** Stops and releases everything; must be safe after a failed setup. */

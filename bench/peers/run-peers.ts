@@ -33,6 +33,8 @@ export interface BenchPeersOptions {
   installPostgres?: boolean;
   /** Parent folder for the peers' data (default: the OS temp folder). */
   tmpDir?: string;
+  /** Record each peer's query plan for every question (EXPLAIN; not for deletes that would run). */
+  plans?: boolean;
   /** Progress lines (default: stderr). */
   log?: (line: string) => void;
 }
@@ -49,6 +51,7 @@ interface Timed {
   times: number[];
   /** Answer per variant index (non-mutating questions have one). */
   answers: Map<number, Answer>;
+  plan?: string[];
   /** Set when a non-mutating question answered differently on different runs. */
   unstable?: string;
   error?: string;
@@ -93,7 +96,9 @@ function difference(ref: Answer, got: Answer): string {
   return `expected ${describe(ref)}, got ${describe(got)}`;
 }
 
-async function runPeer(peer: Peer, spans: number, questions: readonly Question[], opts: Required<Pick<BenchPeersOptions, 'seed' | 'batchSpans' | 'runs' | 'warmups' | 'slowMs'>> & { base: string; log: (s: string) => void }): Promise<PeerRun> {
+type RunOptions = Required<Pick<BenchPeersOptions, 'seed' | 'batchSpans' | 'runs' | 'warmups' | 'slowMs' | 'plans'>> & { base: string; log: (s: string) => void };
+
+async function runPeer(peer: Peer, spans: number, questions: readonly Question[], opts: RunOptions): Promise<PeerRun> {
   const run: PeerRun = { name: peer.name, spans: 0, loadMs: 0, finishMs: 0, diskBytes: 0, peakMiB: null, serverPeakMiB: null, questions: [] };
   const dir = mkdtempSync(join(opts.base, `${peer.name}-`));
   const log = (s: string) => opts.log(`[${peer.name}] ${s}`);
@@ -140,8 +145,9 @@ async function runPeer(peer: Peer, spans: number, questions: readonly Question[]
   return run;
 }
 
-async function timeQuestion(peer: Peer, q: Question, opts: { runs: number; warmups: number; slowMs: number }, log: (s: string) => void): Promise<Timed> {
+async function timeQuestion(peer: Peer, q: Question, opts: RunOptions, log: (s: string) => void): Promise<Timed> {
   const timed: Timed = { question: q, times: [], answers: new Map() };
+  if (opts.plans && peer.plan) timed.plan = await peer.plan(q, 0).catch((err: unknown) => [`no plan: ${(err as Error).message}`]);
   let runs = opts.runs;
   const total = () => opts.warmups + runs;
   try {
@@ -184,6 +190,7 @@ export async function benchPeers(spans: number, options: BenchPeersOptions = {})
     runs: options.runs ?? 5,
     warmups: options.warmups ?? 1,
     slowMs: options.slowMs ?? 10_000,
+    plans: options.plans ?? false,
     base,
     log,
   };
@@ -273,6 +280,7 @@ function report(runs: PeerRun[], questions: readonly Question[], log: (s: string
         ratio: ref ? m / ref : null,
         agree: agree?.value === 1,
         answer: describe(t.answers.get(0)!),
+        ...(t.plan ? { plan: t.plan } : {}),
       });
     }
     ms.push({ name: 'disk per span', value: r.diskBytes / r.spans, unit: 'bytes', total_bytes: r.diskBytes });

@@ -51,7 +51,6 @@ export class SqlitePeer implements Peer {
   readonly name = 'sqlite';
   #db: Database.Database | null = null;
   #file = '';
-  #insert: Database.Statement | null = null;
   #insertMany: ((rows: readonly SpanRow[]) => void) | null = null;
 
   async setup(dir: string): Promise<void> {
@@ -66,7 +65,6 @@ export class SqlitePeer implements Peer {
     const insert = db.prepare(
       'INSERT INTO spans (id, trace_id, parent_id, session_id, type, name, created_at, status_code, model, attributes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
-    this.#insert = insert;
     this.#insertMany = db.transaction((rows: readonly SpanRow[]) => {
       for (const r of rows) {
         insert.run(r.id, r.trace_id, r.parent_id ?? null, r.session_id ?? null, r.type, r.name, r.created_at, r.status_code ?? null, r.model ?? null, JSON.stringify(attributesOf(r)));
@@ -95,7 +93,7 @@ export class SqlitePeer implements Peer {
   }
 
   /** The query plan SQLite picks (for the README and for checking that indexes are used). */
-  plan(q: Question, variant = 0): string[] {
+  async plan(q: Question, variant = 0): Promise<string[]> {
     const rows = this.#db!.prepare(`EXPLAIN QUERY PLAN ${q.sql.sqlite}`).all(bindings(q.variants[variant % q.variants.length]!)) as { detail: string }[];
     return rows.map((r) => r.detail);
   }
@@ -110,7 +108,6 @@ export class SqlitePeer implements Peer {
   async close(): Promise<void> {
     this.#db?.close();
     this.#db = null;
-    this.#insert = null;
     this.#insertMany = null;
   }
 }
