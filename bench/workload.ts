@@ -94,7 +94,8 @@ export const PAGE = 100;
 // Semantics shared by all: a record without a metric, or without tags, never satisfies a leaf on it
 // (SQL NULL); text matching is case-insensitive substring matching over the stored text of `input`
 // (the JSON text of a message list for llm spans, the string itself otherwise); NULL metric values
-// sort last; every order ends with the id so pages are deterministic.
+// sort last; every order ends with the id so pages are deterministic. (PostgreSQL orders by
+// `spans.id`, the uuid column: a bare `id` would name the text alias and defeat the indexes.)
 
 export const QUESTIONS: readonly Question[] = [
   {
@@ -124,7 +125,7 @@ export const QUESTIONS: readonly Question[] = [
     variants: [['gpt-4o', 500]],
     sql: {
       sqlite: `SELECT id FROM spans WHERE model = ?1 AND status_code = ?2 ORDER BY created_at DESC, id DESC LIMIT ${PAGE}`,
-      postgres: `SELECT id::text AS id FROM spans WHERE model = $1 AND status_code = $2 ORDER BY created_at DESC, id DESC LIMIT ${PAGE}`,
+      postgres: `SELECT id::text AS id FROM spans WHERE model = $1 AND status_code = $2 ORDER BY created_at DESC, spans.id DESC LIMIT ${PAGE}`,
       duckdb: `SELECT id FROM spans WHERE model = $1 AND status_code = $2 ORDER BY created_at DESC, id DESC LIMIT ${PAGE}`,
     },
   },
@@ -139,7 +140,7 @@ export const QUESTIONS: readonly Question[] = [
       // SQLite orders NULL below every value, so DESC already puts spans without the metric last.
       // The metric is a literal in every dialect so an expression index on it can serve the order.
       sqlite: `SELECT id FROM spans ORDER BY json_extract(attributes, '$.metrics.correctness') DESC, id DESC LIMIT ${PAGE}`,
-      postgres: `SELECT id::text AS id FROM spans ORDER BY (attributes->'metrics'->>'correctness')::float8 DESC NULLS LAST, id DESC LIMIT ${PAGE}`,
+      postgres: `SELECT id::text AS id FROM spans ORDER BY (attributes->'metrics'->>'correctness')::float8 DESC NULLS LAST, spans.id DESC LIMIT ${PAGE}`,
       duckdb: `SELECT id FROM spans ORDER BY metrics['correctness'] DESC NULLS LAST, id DESC LIMIT ${PAGE}`,
     },
   },
@@ -166,7 +167,7 @@ export const QUESTIONS: readonly Question[] = [
     variants: [['%warranty%']],
     sql: {
       sqlite: `SELECT id FROM spans WHERE json_extract(attributes, '$.input') LIKE ?1 ORDER BY created_at DESC, id DESC LIMIT ${PAGE}`,
-      postgres: `SELECT id::text AS id FROM spans WHERE attributes->>'input' ILIKE $1 ORDER BY created_at DESC, id DESC LIMIT ${PAGE}`,
+      postgres: `SELECT id::text AS id FROM spans WHERE attributes->>'input' ILIKE $1 ORDER BY created_at DESC, spans.id DESC LIMIT ${PAGE}`,
       duckdb: `SELECT id FROM spans WHERE input ILIKE $1 ORDER BY created_at DESC, id DESC LIMIT ${PAGE}`,
     },
   },
