@@ -80,7 +80,22 @@ export interface Question {
    * to delete: Parquet files are immutable, so the raw peer rewrites each file without them.
    */
   readonly sql: Readonly<Record<Dialect, string>>;
+  /**
+   * The same question as a tracelake API call (SPEC.md / COMPAT.md 4 request shapes, run id left to
+   * the caller), for the tracelake peer. Written ahead of the query engine: a suggestion to check
+   * against it, not a tested formulation.
+   */
+  readonly api: (params: readonly Param[]) => ApiCall;
 }
+
+export interface ApiCall {
+  /** Which records the call addresses: /projects/{id}/spans/... or /projects/{id}/traces/... */
+  readonly level: 'spans' | 'traces';
+  readonly op: 'count' | 'partial_search' | 'delete';
+  readonly body: Record<string, unknown>;
+}
+
+const leaf = (filter: Record<string, unknown>) => ({ filter });
 
 /** Page size of every first-page question. */
 export const PAGE = 100;
@@ -105,6 +120,18 @@ export const QUESTIONS: readonly Question[] = [
     answer: 'count',
     share: "13.8% (llm with >150 input tokens 11.0%, tag 'beta' 3.1%)",
     variants: [['llm', 150, 'beta']],
+    api: ([type, tokens, tag]) => ({
+      level: 'spans',
+      op: 'count',
+      body: {
+        filter_tree: {
+          or: [
+            { and: [leaf({ type: 'text', column_id: 'type', operator: 'eq', value: type }), leaf({ type: 'number', column_id: 'metrics/num_input_tokens', operator: 'gt', value: tokens })] },
+            leaf({ type: 'collection', column_id: 'tags', operator: 'contains', value: tag }),
+          ],
+        },
+      },
+    }),
     sql: {
       sqlite: `SELECT count(*) AS n FROM spans
         WHERE (type = ?1 AND json_extract(attributes, '$.metrics.num_input_tokens') > ?2)
@@ -123,6 +150,18 @@ export const QUESTIONS: readonly Question[] = [
     answer: 'ids',
     share: '0.15% (gpt-4o 7.3% of spans, status 500 2%)',
     variants: [['gpt-4o', 500]],
+    api: ([model, status]) => ({
+      level: 'spans',
+      op: 'partial_search',
+      body: {
+        filters: [
+          { type: 'text', column_id: 'model', operator: 'eq', value: model },
+          { type: 'number', column_id: 'status_code', operator: 'eq', value: status },
+        ],
+        pagination: { starting_token: 0, limit: PAGE },
+        select_columns: { column_ids: ['id'] },
+      },
+    }),
     sql: {
       sqlite: `SELECT id FROM spans WHERE model = ?1 AND status_code = ?2 ORDER BY created_at DESC, id DESC LIMIT ${PAGE}`,
       postgres: `SELECT id::text AS id FROM spans WHERE model = $1 AND status_code = $2 ORDER BY created_at DESC, spans.id DESC LIMIT ${PAGE}`,
@@ -136,6 +175,11 @@ export const QUESTIONS: readonly Question[] = [
     answer: 'ids',
     share: '10.3% of spans have the metric; ~0.35% tie at 1.0, so the page is decided by id',
     variants: [[]],
+    api: () => ({
+      level: 'spans',
+      op: 'partial_search',
+      body: { sort: { column_id: 'metrics/correctness', ascending: false }, pagination: { starting_token: 0, limit: PAGE }, select_columns: { column_ids: ['id'] } },
+    }),
     sql: {
       // SQLite orders NULL below every value, so DESC already puts spans without the metric last.
       // The metric is a literal in every dialect so an expression index on it can serve the order.
@@ -151,6 +195,11 @@ export const QUESTIONS: readonly Question[] = [
     answer: 'count',
     share: "3.5% (half of them only as 'Warranty')",
     variants: [['%warranty%']],
+    api: ([pattern]) => ({
+      level: 'spans',
+      op: 'count',
+      body: { filters: [{ type: 'text', column_id: 'input', operator: 'contains', value: String(pattern).replaceAll('%', ''), case_sensitive: false }] },
+    }),
     sql: {
       // SQLite's LIKE ignores ASCII case (the word is ASCII).
       sqlite: `SELECT count(*) AS n FROM spans WHERE json_extract(attributes, '$.input') LIKE ?1`,
@@ -165,6 +214,15 @@ export const QUESTIONS: readonly Question[] = [
     answer: 'ids',
     share: '3.5%',
     variants: [['%warranty%']],
+    api: ([pattern]) => ({
+      level: 'spans',
+      op: 'partial_search',
+      body: {
+        filters: [{ type: 'text', column_id: 'input', operator: 'contains', value: String(pattern).replaceAll('%', ''), case_sensitive: false }],
+        pagination: { starting_token: 0, limit: PAGE },
+        select_columns: { column_ids: ['id'] },
+      },
+    }),
     sql: {
       sqlite: `SELECT id FROM spans WHERE json_extract(attributes, '$.input') LIKE ?1 ORDER BY created_at DESC, id DESC LIMIT ${PAGE}`,
       postgres: `SELECT id::text AS id FROM spans WHERE attributes->>'input' ILIKE $1 ORDER BY created_at DESC, spans.id DESC LIMIT ${PAGE}`,
@@ -179,6 +237,13 @@ export const QUESTIONS: readonly Question[] = [
     answer: 'ids',
     share: '34% of spans (the llm spans) carry the metric; ~96% of traces have one',
     variants: [[]],
+    // Traces get metrics/num_total_tokens by roll-up (average of their spans'; generated traces have
+    // none of their own). Traces without it must sort after every trace with it, ties by id descending.
+    api: () => ({
+      level: 'traces',
+      op: 'partial_search',
+      body: { sort: { column_id: 'metrics/num_total_tokens', ascending: false }, pagination: { starting_token: 0, limit: PAGE }, select_columns: { column_ids: ['id'] } },
+    }),
     sql: {
       sqlite: `SELECT trace_id AS id FROM spans WHERE json_extract(attributes, '$.metrics.num_total_tokens') IS NOT NULL
         GROUP BY trace_id ORDER BY avg(json_extract(attributes, '$.metrics.num_total_tokens')) DESC, trace_id DESC LIMIT ${PAGE}`,
@@ -197,6 +262,16 @@ export const QUESTIONS: readonly Question[] = [
     share: '~1.05% per run (a new tag each run)',
     mutates: true,
     variants: [['llm', 'canary'], ['llm', 'eval'], ['llm', 'staging'], ['llm', 'rag'], ['llm', 'v2'], ['llm', 'prod'], ['llm', 'agent']],
+    api: ([type, tag]) => ({
+      level: 'spans',
+      op: 'delete',
+      body: {
+        filters: [
+          { type: 'text', column_id: 'type', operator: 'eq', value: type },
+          { type: 'collection', column_id: 'tags', operator: 'contains', value: tag },
+        ],
+      },
+    }),
     sql: {
       sqlite: `DELETE FROM spans WHERE type = ?1 AND EXISTS (SELECT 1 FROM json_each(attributes, '$.tags') WHERE value = ?2)`,
       postgres: `DELETE FROM spans WHERE type = $1 AND attributes->'tags' ? $2`,

@@ -5,8 +5,9 @@
 // timed), so nothing ever holds the whole set in memory and 10M spans stay feasible.
 //
 // Ratios are taken against the peer named 'tracelake' when one is passed in, else 'duckdb-raw'.
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fmt, median, peakRssMiB, type Measurement } from '../common.js';
 import { DEFAULT_SEED, QUESTIONS, spanBatches, type Question } from '../workload.js';
@@ -59,6 +60,8 @@ interface Timed {
 
 interface PeerRun {
   name: string;
+  /** Hash of every loaded span id in load order: proves each peer got the same set. */
+  fingerprint: string;
   skipped?: string;
   failed?: string;
   spans: number;
@@ -67,6 +70,8 @@ interface PeerRun {
   diskBytes: number;
   peakMiB: number | null;
   serverPeakMiB: number | null;
+  /** 1-minute load average when the peer finished (other work on the machine skews timings). */
+  loadAvg?: number;
   questions: Timed[];
 }
 
@@ -99,7 +104,7 @@ function difference(ref: Answer, got: Answer): string {
 type RunOptions = Required<Pick<BenchPeersOptions, 'seed' | 'batchSpans' | 'runs' | 'warmups' | 'slowMs' | 'plans'>> & { base: string; log: (s: string) => void };
 
 async function runPeer(peer: Peer, spans: number, questions: readonly Question[], opts: RunOptions): Promise<PeerRun> {
-  const run: PeerRun = { name: peer.name, spans: 0, loadMs: 0, finishMs: 0, diskBytes: 0, peakMiB: null, serverPeakMiB: null, questions: [] };
+  const run: PeerRun = { name: peer.name, fingerprint: '', spans: 0, loadMs: 0, finishMs: 0, diskBytes: 0, peakMiB: null, serverPeakMiB: null, questions: [] };
   const dir = mkdtempSync(join(opts.base, `${peer.name}-`));
   const log = (s: string) => opts.log(`[${peer.name}] ${s}`);
   resetPeak();
@@ -115,8 +120,10 @@ async function runPeer(peer: Peer, spans: number, questions: readonly Question[]
       throw err;
     }
     let genMs = 0;
+    const hash = createHash('sha256');
     let t = performance.now();
     for (const batch of spanBatches({ spans, seed: opts.seed, batchSpans: opts.batchSpans })) {
+      for (const r of batch.rows) hash.update(r.id);
       const t1 = performance.now();
       genMs += t1 - t;
       await peer.insert(batch);
@@ -124,6 +131,7 @@ async function runPeer(peer: Peer, spans: number, questions: readonly Question[]
       run.loadMs += t - t1;
       run.spans += batch.rows.length;
     }
+    run.fingerprint = hash.digest('hex').slice(0, 16);
     t = performance.now();
     await peer.finishLoad();
     run.finishMs = performance.now() - t;
@@ -133,6 +141,7 @@ async function runPeer(peer: Peer, spans: number, questions: readonly Question[]
     const ordered = [...questions.filter((q) => !q.mutates), ...questions.filter((q) => q.mutates)];
     for (const q of ordered) run.questions.push(await timeQuestion(peer, q, opts, log));
     run.peakMiB = peakRssMiB();
+    run.loadAvg = loadavg()[0]!;
     const server = (peer.serverPids?.() ?? []).map((p) => peakRssMiB(p)).filter((x): x is number => x !== null);
     run.serverPeakMiB = server.length > 0 ? Math.max(...server) : null;
   } catch (err) {
@@ -251,6 +260,19 @@ function report(runs: PeerRun[], questions: readonly Question[], log: (s: string
     if (!ok) log(`\n!!! DISAGREEMENT on ${q.id}: ${problems.join('; ')}\n`);
   }
 
+  // The data itself: every peer that loaded must have loaded the same spans.
+  const prints = new Set(answered.map((r) => `${r.spans}:${r.fingerprint}`));
+  agreement.unshift({
+    name: 'same span set loaded',
+    value: prints.size <= 1 ? 1 : 0,
+    unit: 'agree',
+    question: 'data',
+    peers_compared: answered.length,
+    answer: `${answered[0]?.spans ?? 0} spans, ids sha256 ${answered[0]?.fingerprint ?? ''}`,
+    ...(prints.size <= 1 ? {} : { problems: answered.map((r) => `${r.name}: ${r.spans} spans ${r.fingerprint}`).join('; ') }),
+  });
+  if (prints.size > 1) log(`\n!!! PEERS LOADED DIFFERENT DATA: ${String(agreement[0]!['problems'])}\n`);
+
   for (const r of runs) {
     if (r.skipped || r.failed) {
       out[r.name] = [{ name: r.skipped ? 'skipped' : 'failed', value: 0, unit: '', reason: r.skipped ?? r.failed }];
@@ -260,7 +282,7 @@ function report(runs: PeerRun[], questions: readonly Question[], log: (s: string
     const ingestS = (r.loadMs + r.finishMs) / 1000;
     const baseIngest = baseline && baseline.spans > 0 ? baseline.spans / ((baseline.loadMs + baseline.finishMs) / 1000) : null;
     const rate = r.spans / ingestS;
-    ms.push({ name: 'ingest', value: rate, unit: 'spans/s', spans: r.spans, seconds: ingestS, finish_seconds: r.finishMs / 1000, ratio: baseIngest ? baseIngest / rate : null });
+    ms.push({ name: 'ingest', value: rate, unit: 'spans/s', data: r.fingerprint, spans: r.spans, seconds: ingestS, finish_seconds: r.finishMs / 1000, ratio: baseIngest ? baseIngest / rate : null });
     for (const t of r.questions) {
       const agree = agreement.find((a) => a['question'] === t.question.id);
       if (t.error) {
@@ -285,6 +307,7 @@ function report(runs: PeerRun[], questions: readonly Question[], log: (s: string
     }
     ms.push({ name: 'disk per span', value: r.diskBytes / r.spans, unit: 'bytes', total_bytes: r.diskBytes });
     ms.push({ name: 'peak RSS (this process)', value: r.peakMiB ?? NaN, unit: 'MiB', ...(r.serverPeakMiB !== null ? { server_process_peak_mib: r.serverPeakMiB } : {}) });
+    ms.push({ name: 'machine load average (1 min) at end', value: r.loadAvg ?? NaN, unit: 'load' });
     out[r.name] = ms;
   }
   out['agreement'] = agreement;
@@ -316,7 +339,8 @@ export function peersTable(results: Record<string, Measurement[]>): string {
     }
   }
   for (const row of rowNames) {
-    const agree = row.question ? agreement.find((a) => a['question'] === row.question) : undefined;
+    const key = row.name === 'ingest' ? 'data' : row.question;
+    const agree = key ? agreement.find((a) => a['question'] === key) : undefined;
     const mark = agree === undefined ? '' : agree.value === 1 ? `yes (${String(agree['answer']).replace(/ \[.*$/, '')})` : `**NO**: ${String(agree['problems'])}`;
     lines.push(`| ${row.name} (${row.unit}) | ${peers.map((p) => cell(results[p]!.find((m) => m.name === row.name))).join(' | ')} | ${mark} |`);
   }
