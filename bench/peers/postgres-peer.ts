@@ -99,8 +99,13 @@ class PsqlPipe {
     this.#child.stderr.on('data', (d: string) => {
       this.#err = (this.#err + d).slice(-4000);
     });
+    this.#child.on('error', (err) => {
+      // e.g. no psql binary: fail the waiting batch instead of crashing the process
+      this.#exited = `psql failed: ${err.message}`;
+      for (const w of this.#waiters.splice(0)) w.reject(new Error(this.#exited));
+    });
     this.#child.on('close', (code) => {
-      this.#exited = `psql exited with ${code}: ${this.#err.trim()}`;
+      this.#exited ??= `psql exited with ${code}: ${this.#err.trim()}`;
       for (const w of this.#waiters.splice(0)) w.reject(new Error(this.#exited));
     });
     this.#child.stdin.on('error', () => {
@@ -126,7 +131,7 @@ class PsqlPipe {
   }
 
   async end(): Promise<void> {
-    if (this.#exited) return;
+    if (this.#exited || this.#child.exitCode !== null) return;
     await new Promise<void>((resolve) => {
       this.#child.once('close', () => resolve());
       this.#child.stdin.end();

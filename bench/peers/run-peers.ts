@@ -328,7 +328,8 @@ export function peersTable(results: Record<string, Measurement[]>): string {
     if (m['error']) return `error: ${String(m['error']).slice(0, 60)}`;
     let s = `${fmt(m.value)}`;
     if (typeof m['min'] === 'number' && typeof m['max'] === 'number') s += ` (${fmt(m['min'])}–${fmt(m['max'])})`;
-    if (typeof m['ratio'] === 'number' && Number.isFinite(m['ratio'])) s += ` ×${m['ratio'].toFixed(2)}`;
+    const r = m['ratio'];
+    if (typeof r === 'number' && Number.isFinite(r)) s += ` ×${r >= 0.1 || r === 0 ? r.toFixed(2) : r.toPrecision(2)}`;
     return s;
   };
   const rowNames: { name: string; unit: string; question?: string }[] = [];
