@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Measurement } from '../../bench/common.js';
 import { DuckDbRawPeer } from '../../bench/peers/duckdb-raw-peer.js';
-import type { Answer, Peer } from '../../bench/peers/peer.js';
+import { PeerUnavailableError, type Answer, type Peer } from '../../bench/peers/peer.js';
 import { PostgresPeer } from '../../bench/peers/postgres-peer.js';
-import { benchPeers } from '../../bench/peers/run-peers.js';
+import { benchPeers, peersTable } from '../../bench/peers/run-peers.js';
 import { SqlitePeer } from '../../bench/peers/sqlite-peer.js';
 import { QUESTIONS, type Question, type SpanBatch } from '../../bench/workload.js';
 
@@ -84,4 +84,26 @@ test('the harness flags a peer whose answers differ, on every question', async (
   }
   const wrong = results['wrong']!.filter((m) => m['question'] !== undefined);
   assert.ok(wrong.length > 0 && wrong.every((m) => m['agree'] === false));
+});
+
+test('a peer that cannot run is skipped, and the table says why', async () => {
+  const closed: string[] = [];
+  const unavailable: Peer = {
+    name: 'absent',
+    setup: async () => {
+      throw new PeerUnavailableError('no server binaries here');
+    },
+    insert: async () => assert.fail('insert after a failed setup'),
+    finishLoad: async () => assert.fail('finishLoad after a failed setup'),
+    ask: async () => assert.fail('ask after a failed setup'),
+    diskBytes: async () => 0,
+    close: async () => {
+      closed.push('absent');
+    },
+  };
+  const results = await benchPeers(300, { ...quiet, peers: [new SqlitePeer(), unavailable] });
+  assert.deepEqual(closed, ['absent'], 'close runs after a failed setup');
+  assert.equal(results['absent']![0]!.name, 'skipped');
+  assert.match(peersTable(results), /\*\*absent skipped\*\*: no server binaries here/);
+  assert.ok(results['sqlite']!.some((m) => m.name === 'ingest'));
 });
