@@ -3,6 +3,9 @@
 // bench/results/<date>-<size>.json. Figures are only comparable within one run.
 import { parseArgs } from 'node:util';
 import { benchHttpIngest, benchLibraryIngest } from './ingest.js';
+import { benchPeers, defaultPeers, peersTable } from './peers/run-peers.js';
+import { TracelakePeer } from './peers/tracelake-peer.js';
+import { benchScorerList } from './scorers.js';
 import { fmt, machine, parseSize, writeResults, type Measurement } from './common.js';
 
 const { values } = parseArgs({
@@ -11,6 +14,8 @@ const { values } = parseArgs({
     only: { type: 'string' },
     out: { type: 'string', default: 'bench/results' },
     connections: { type: 'string', default: '4' },
+    runs: { type: 'string', default: '5' },
+    'install-postgres': { type: 'boolean', default: false },
   },
 });
 
@@ -29,8 +34,22 @@ if (want('ingest')) {
   results['ingest'].push(...(await benchHttpIngest(spans, Number(values.connections))));
 }
 
+let peers = '';
+if (want('peers')) {
+  process.stderr.write(`peers: tracelake, hand-written DuckDB, SQLite, PostgreSQL, ${spans} spans...\n`);
+  const peerResults = await benchPeers(spans, { peers: [new TracelakePeer(), ...defaultPeers({ installPostgres: values['install-postgres'] })], runs: Number(values.runs) });
+  peers = peersTable(peerResults);
+  Object.assign(results, Object.fromEntries(Object.entries(peerResults).map(([k, v]) => [`peers/${k}`, v])));
+}
+
+if (want('scorers')) {
+  process.stderr.write('scorers: list 10,000 registered scorers with a filter and a sort...\n');
+  results['scorers'] = await benchScorerList();
+}
+
 const lines = [`### ${size} spans (${started.slice(0, 10)})`, '', '| suite | measurement | value | unit | notes |', '|---|---|---:|---|---|'];
 for (const [suite, ms] of Object.entries(results)) {
+  if (suite.startsWith('peers/')) continue;
   for (const m of ms) {
     const { name, value, unit, ...rest } = m;
     const notes = Object.entries(rest)
@@ -39,7 +58,7 @@ for (const [suite, ms] of Object.entries(results)) {
     lines.push(`| ${suite} | ${name} | ${fmt(value)} | ${unit} | ${notes} |`);
   }
 }
-const table = lines.join('\n');
+const table = `${lines.join('\n')}${peers ? `\n\n#### Peers (same data, same questions; ratio = peer / tracelake)\n\n${peers}` : ''}`;
 process.stdout.write(`${table}\n`);
 const file = writeResults(values.out!, size, { size, spans, started, machine: machine(), results, table });
 process.stderr.write(`wrote ${file}\n`);

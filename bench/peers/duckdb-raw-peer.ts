@@ -54,8 +54,10 @@ export class DuckDbRawPeer implements Peer {
   }
 
   async finishLoad(): Promise<void> {
-    // Everything sealed into Parquet; the store is closed so nothing of tracelake stays in memory.
+    // Everything sealed and compacted, as the tracelake peer does: both query the same layout of
+    // files. The store is then closed so nothing of tracelake stays in memory.
     await this.#store!.flush();
+    await this.#store!.compact();
     await this.#store!.close();
     this.#store = null;
     this.#files = spanSegments(this.#dir);

@@ -495,7 +495,8 @@ export class RecordStore {
     this.#compacting = (async () => {
       let merges = 0;
       for (;;) {
-        const group = pickMerge(this.#manifest.segments, (g) => this.#deadIn(g), this.#options.compaction);
+        const dead = await this.#deadCounts();
+        const group = pickMerge(this.#manifest.segments, (g) => dead.get(g.file) ?? 0, this.#options.compaction);
         if (!group || this.#closed) return merges;
         await this.#merge(group);
         merges++;
@@ -506,17 +507,35 @@ export class RecordStore {
     return this.#compacting;
   }
 
-  #deadIn(g: SegmentEntry): number {
-    let n = 0;
-    for (const q of this.#dead) if (q >= g.min_seq && q <= g.max_seq) n++;
-    return n;
+  /**
+   * Dead rows per segment file, counted exactly (segments of one seal share a seq range, so ranges
+   * cannot tell which file holds a dead seq).
+   */
+  async #deadCounts(): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (this.#dead.size === 0 || this.#manifest.segments.length === 0) return out;
+    const byPath = new Map(this.#manifest.segments.map((g) => [join(this.#dir, g.file), g.file]));
+    const rows = await this.#db.all(
+      `SELECT filename AS f, count(*) AS n FROM read_parquet($1, hive_partitioning = false, filename = true)
+       WHERE seq IN (SELECT seq FROM dead) GROUP BY filename`,
+      [[...byPath.keys()]],
+    );
+    for (const r of rows) {
+      const rel = byPath.get(String(r['f']));
+      if (rel) out.set(rel, Number(r['n']));
+    }
+    return out;
   }
 
   /** Rewrites `group` (one partition) as one sorted segment without its dead rows, then swaps the manifest. */
   async #merge(group: readonly SegmentEntry[]): Promise<void> {
     const first = group[0]!;
     const inputs = group.map((g) => join(this.#dir, g.file));
-    const deadSnapshot = [...this.#dead].filter((q) => group.some((g) => q >= g.min_seq && q <= g.max_seq));
+    // Exactly the dead rows these files hold (other files' dead seqs may fall in the same ranges).
+    const deadSnapshot =
+      this.#dead.size === 0
+        ? []
+        : (await this.#db.all('SELECT seq FROM read_parquet($1, hive_partitioning = false) WHERE seq IN (SELECT seq FROM dead)', [inputs])).map((r) => Number(r['seq']));
     const rel = this.#segmentPath(partitionKey(first.project_id, first.run_id, first.kind));
     const abs = join(this.#dir, rel);
     let entry: SegmentEntry;

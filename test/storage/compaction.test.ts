@@ -83,3 +83,19 @@ test('compaction keeps every record, drops dead rows, and replaced/deleted recor
   const back = reopened.filter((r) => deletedIds.has(String(JSON.parse(r).id)));
   assert.ok(back.length <= 1 && back.every((r) => JSON.parse(r).trace_id === fixed.id), `deleted tool spans stay deleted (${back.length} back)`);
 });
+
+test('segments of one seal share seq ranges: a rewrite purges only the dead rows its own files hold', async (t) => {
+  // deadShare tiny: any segment with a dead row is rewritten, so a range-based guess would rewrite the
+  // trace and session segments too and forget the span tombstones that fall inside their ranges.
+  const { store, projectId, logStreamId } = await openStore(t, { autoCompact: false, compaction: { maxSegmentRows: 2_000_000, deadShare: 0.001 } });
+  const L = { log_stream_id: logStreamId };
+  for (let i = 0; i < 20; i++) await store.logTraces(projectId, { ...L, traces: [everyKindTrace(`r${i}`) as never] });
+  await store.flush();
+  const filter = { ...L, filters: [{ type: 'text', column_id: 'type', operator: 'one_of', value: ['tool', 'control'] }] };
+  const { deleted } = await store.delete('span', projectId, filter);
+  assert.equal(deleted, 40);
+  await store.compact();
+  assert.equal((await store.count('span', projectId, filter)).total_count, 0, 'deleted spans stay deleted');
+  assert.equal((await store.count('span', projectId, L)).total_count, 80);
+  assert.equal(store.stats.dead, 0, 'the span segment was rewritten without its dead rows, so no tombstone is needed any more');
+});
