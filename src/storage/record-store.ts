@@ -435,7 +435,15 @@ export class RecordStore {
     }
     // Dead seqs of rows that never reached a segment (deleted while in memory) are no longer needed.
     const prevSealed = this.#manifest.sealed_seq;
-    const keptDead = [...this.#dead].filter((q) => q <= prevSealed || q > sealedThrough || this.#inSegments(q, added));
+    // Dead seqs the new files actually hold stay dead; other seqs of this seal (rows deleted while in
+    // memory, never written) are no longer needed. Ranges cannot tell, the files can.
+    await this.#flushDead();
+    const inNew = new Set(
+      added.length === 0 || this.#dead.size === 0
+        ? []
+        : (await this.#db.all('SELECT seq FROM read_parquet($1, hive_partitioning = false) WHERE seq IN (SELECT seq FROM dead)', [added.map((a) => join(this.#dir, a.file))])).map((r) => Number(r['seq'])),
+    );
+    const keptDead = [...this.#dead].filter((q) => q <= prevSealed || q > sealedThrough || inNew.has(q));
     const state: ManifestState = {
       ...this.#manifest,
       generation: this.#manifest.generation + 1,
@@ -613,10 +621,6 @@ export class RecordStore {
       if (i >= 0) this.#retired.splice(i, 1);
       removeSegmentFiles(this.#dir, f);
     }
-  }
-
-  #inSegments(seq: number, added: readonly SegmentEntry[]): boolean {
-    return added.some((s) => seq >= s.min_seq && seq <= s.max_seq);
   }
 
   // ---------------------------------------------------------------- loading the log into memory
@@ -801,8 +805,12 @@ export class RecordStore {
       await this.#flushDead();
       const gone = this.#manifest.segments.filter((g) => g.project_id === projectId && (runId === undefined || g.run_id === runId));
       const goneFiles = new Set(gone.map((g) => g.file));
-      const deadInGone = (q: number) => gone.some((g) => q >= g.min_seq && q <= g.max_seq);
-      for (const q of [...this.#dead]) if (deadInGone(q)) this.#dead.delete(q);
+      // Forget exactly the dead seqs the removed files hold (other runs' segments share seq ranges).
+      const goneDead =
+        gone.length === 0 || this.#dead.size === 0
+          ? []
+          : await this.#db.all('SELECT seq FROM read_parquet($1, hive_partitioning = false) WHERE seq IN (SELECT seq FROM dead)', [gone.map((g) => join(this.#dir, g.file))]);
+      for (const r of goneDead) this.#dead.delete(Number(r['seq']));
       this.#manifest = {
         ...this.#manifest,
         generation: this.#manifest.generation + 1,
