@@ -169,23 +169,30 @@ export const QUESTIONS: readonly Question[] = [
     },
   },
   {
-    // every span, by metrics/correctness descending (spans without it last), ties by id descending
+    // llm spans by metrics/correctness descending (spans without it last), ties by id descending.
+    // Restricted to llm spans: in tracelake a parent span without its own value takes the roll-up of
+    // its descendants', which no peer's SQL computes; leaf spans have only their own values.
     id: 'page-sorted-metric',
-    title: 'first page, sorted by metrics/correctness',
+    title: 'first page of llm spans, sorted by metrics/correctness',
     answer: 'ids',
-    share: '10.3% of spans have the metric; ~0.35% tie at 1.0, so the page is decided by id',
-    variants: [[]],
-    api: () => ({
+    share: '30% of llm spans have the metric; ~1% tie at 1.0, so the page is decided by id',
+    variants: [['llm']],
+    api: ([type]) => ({
       level: 'spans',
       op: 'partial_search',
-      body: { sort: { column_id: 'metrics/correctness', ascending: false }, pagination: { starting_token: 0, limit: PAGE }, select_columns: { column_ids: ['id'] } },
+      body: {
+        filters: [{ type: 'text', column_id: 'type', operator: 'eq', value: type }],
+        sort: { column_id: 'metrics/correctness', ascending: false },
+        pagination: { starting_token: 0, limit: PAGE },
+        select_columns: { column_ids: ['id'] },
+      },
     }),
     sql: {
       // SQLite orders NULL below every value, so DESC already puts spans without the metric last.
       // The metric is a literal in every dialect so an expression index on it can serve the order.
-      sqlite: `SELECT id FROM spans ORDER BY json_extract(attributes, '$.metrics.correctness') DESC, id DESC LIMIT ${PAGE}`,
-      postgres: `SELECT id::text AS id FROM spans ORDER BY (attributes->'metrics'->>'correctness')::float8 DESC NULLS LAST, spans.id DESC LIMIT ${PAGE}`,
-      duckdb: `SELECT id FROM spans ORDER BY metrics['correctness'] DESC NULLS LAST, id DESC LIMIT ${PAGE}`,
+      sqlite: `SELECT id FROM spans WHERE type = ?1 ORDER BY json_extract(attributes, '$.metrics.correctness') DESC, id DESC LIMIT ${PAGE}`,
+      postgres: `SELECT id::text AS id FROM spans WHERE type = $1 ORDER BY (attributes->'metrics'->>'correctness')::float8 DESC NULLS LAST, spans.id DESC LIMIT ${PAGE}`,
+      duckdb: `SELECT id FROM spans WHERE type = $1 ORDER BY metrics['correctness'] DESC NULLS LAST, id DESC LIMIT ${PAGE}`,
     },
   },
   {
@@ -230,14 +237,14 @@ export const QUESTIONS: readonly Question[] = [
     },
   },
   {
-    // per trace: average of metrics.num_total_tokens over its spans that have it; the 100 traces with
-    // the highest average, ties by trace id descending
+    // per trace: the sum of metrics.num_total_tokens over its spans (tracelake's default roll-up for
+    // token counts); the 100 traces with the highest sum, ties by trace id descending
     id: 'rollup-trace',
-    title: 'roll-up: avg num_total_tokens per trace, top 100 traces',
+    title: 'roll-up: total num_total_tokens per trace, top 100 traces',
     answer: 'ids',
     share: '34% of spans (the llm spans) carry the metric; ~96% of traces have one',
     variants: [[]],
-    // Traces get metrics/num_total_tokens by roll-up (average of their spans'; generated traces have
+    // Traces get metrics/num_total_tokens by roll-up (sum of their spans'; generated traces have
     // none of their own). Traces without it must sort after every trace with it, ties by id descending.
     api: () => ({
       level: 'traces',
@@ -246,11 +253,11 @@ export const QUESTIONS: readonly Question[] = [
     }),
     sql: {
       sqlite: `SELECT trace_id AS id FROM spans WHERE json_extract(attributes, '$.metrics.num_total_tokens') IS NOT NULL
-        GROUP BY trace_id ORDER BY avg(json_extract(attributes, '$.metrics.num_total_tokens')) DESC, trace_id DESC LIMIT ${PAGE}`,
+        GROUP BY trace_id ORDER BY sum(json_extract(attributes, '$.metrics.num_total_tokens')) DESC, trace_id DESC LIMIT ${PAGE}`,
       postgres: `SELECT trace_id::text AS id FROM spans WHERE attributes->'metrics' ? 'num_total_tokens'
-        GROUP BY trace_id ORDER BY avg((attributes->'metrics'->>'num_total_tokens')::float8) DESC, trace_id DESC LIMIT ${PAGE}`,
+        GROUP BY trace_id ORDER BY sum((attributes->'metrics'->>'num_total_tokens')::float8) DESC, trace_id DESC LIMIT ${PAGE}`,
       duckdb: `SELECT trace_id AS id FROM spans WHERE metrics['num_total_tokens'] IS NOT NULL
-        GROUP BY trace_id ORDER BY avg(metrics['num_total_tokens']) DESC, trace_id DESC LIMIT ${PAGE}`,
+        GROUP BY trace_id ORDER BY sum(metrics['num_total_tokens']) DESC, trace_id DESC LIMIT ${PAGE}`,
     },
   },
   {

@@ -39,3 +39,60 @@ export function metricsOf(e: Expr | null, out = new Set<string>()): Set<string> 
   else metricsOf(e.not, out);
   return out;
 }
+
+/** Span kinds that never have children (ingest refuses child spans under them). */
+export const CHILDLESS_TYPES: ReadonlySet<string> = new Set(['llm', 'control']);
+
+/** Types a leaf pins the row to (text eq / one_of on `type`), or null when it does not. */
+function typesOf(e: Expr): Set<string> | null {
+  if (!('leaf' in e) || e.leaf.kind !== 'text' || e.leaf.column.id !== 'type') return null;
+  if (e.leaf.op !== 'eq' && e.leaf.op !== 'one_of') return null;
+  const values = Array.isArray(e.leaf.value) ? e.leaf.value : [e.leaf.value];
+  return new Set(values.map((v) => (e.leaf.kind === 'text' && e.leaf.caseSensitive ? v : v.toLowerCase())));
+}
+
+function intersect(a: Set<string> | null, b: Set<string> | null): Set<string> | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return new Set([...a].filter((x) => b.has(x)));
+}
+
+const childless = (types: Set<string> | null) => types !== null && [...types].every((t) => CHILDLESS_TYPES.has(t));
+
+/**
+ * Metrics whose roll-ups a query can skip: every place the filter reads them is ANDed with a `type`
+ * test that only llm or control spans pass, and those never have descendants, so their value is
+ * their own. (A static look at the tree, sound for any nesting: a restriction from an enclosing AND
+ * holds inside its OR and NOT children; one inside a NOT restricts nothing.)
+ */
+export function metricsWithoutRollUp(e: Expr | null): Set<string> {
+  const safe = new Set<string>();
+  const unsafe = new Set<string>();
+  const walk = (x: Expr, types: Set<string> | null): void => {
+    if ('leaf' in x) {
+      if (x.leaf.kind !== 'fully_annotated' && x.leaf.column.metric !== undefined) (childless(types) ? safe : unsafe).add(x.leaf.column.metric);
+    } else if ('and' in x) {
+      let here = types;
+      for (const c of x.and) here = intersect(here, typesOf(c));
+      for (const c of x.and) walk(c, here);
+    } else if ('or' in x) {
+      for (const c of x.or) walk(c, intersect(types, typesOf(c)));
+    } else {
+      walk(x.not, types);
+    }
+  };
+  if (e) walk(e, typesOf(e));
+  for (const m of unsafe) safe.delete(m);
+  return safe;
+}
+
+/** Whether every row a filter admits is an llm or control span (so no row has descendants). */
+export function onlyChildless(e: Expr | null): boolean {
+  if (e === null) return false;
+  if ('and' in e) {
+    let types: Set<string> | null = null;
+    for (const c of e.and) types = intersect(types, typesOf(c));
+    return childless(types);
+  }
+  return childless(typesOf(e));
+}

@@ -7,7 +7,7 @@ import type { Param } from '../db/database.js';
 import { invalid } from '../errors.js';
 import { resolveColumn, suggestColumn, type ColumnDef, type Level, type MetricInfo, type RollUpMethod } from './columns.js';
 import { compileFilter } from './compile-filter.js';
-import { metricsOf, type Expr } from './filter-ast.js';
+import { metricsOf, metricsWithoutRollUp, onlyChildless, type Expr } from './filter-ast.js';
 import { Params } from './params.js';
 
 export interface Source {
@@ -77,15 +77,23 @@ function skeleton(input: PlanInput, params: Params, window: TimeWindow | null = 
   const joins: string[] = [];
   const metricSql = new Map<string, string>();
   let recursive = false;
-  if (names.length > 0) {
-    const d = input.descendants(params.values.length + 1, names);
+  // Spans that cannot have descendants (llm, control) only ever have their own value: skip the roll-up.
+  if (input.level === 'span') {
+    const skip = metricsWithoutRollUp(input.filter);
+    const sortMetric = input.sort?.column.metric;
+    if (sortMetric !== undefined && !onlyChildless(input.filter)) skip.delete(sortMetric);
+    for (const name of names) if (skip.has(name)) metricSql.set(name, `r.${base.metricColumn(name)}`);
+  }
+  const rolled = names.filter((n) => !metricSql.has(n));
+  if (rolled.length > 0) {
+    const d = input.descendants(params.values.length + 1, rolled);
     params.values.push(...d.params);
-    ctes.push(`d AS (SELECT id, parent_id, trace_id, session_id, has_children, ${names.map((n) => d.metricColumn(n)).join(', ')} FROM ${d.sql})`);
+    ctes.push(`d AS (SELECT id, parent_id, trace_id, session_id, has_children, ${rolled.map((n) => d.metricColumn(n)).join(', ')} FROM ${d.sql})`);
     if (input.level === 'span') {
       // The climb only ever steps through spans that have children and hang under another span.
       ctes.push('par AS (SELECT id, parent_id FROM d WHERE has_children AND parent_id <> trace_id)');
     }
-    names.forEach((name, i) => {
+    rolled.forEach((name, i) => {
       const v = `d.${d.metricColumn(name)}`;
       const agg = AGGREGATE[input.rollUp(name)];
       if (input.level === 'span') {
