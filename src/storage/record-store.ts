@@ -490,12 +490,13 @@ export class RecordStore {
       WHERE seq IS NOT NULL AND seq > $2${this.#dead.size > 0 ? ' AND seq NOT IN (SELECT seq FROM dead)' : ''}`;
     await this.#db.withConnection(async (c: Connection) => {
       if (dedupe) {
-        // Some ids were logged again (retries, updates): keep only the newest version of each.
-        await c.run(`CREATE OR REPLACE TEMP TABLE staged AS ${read} QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC) = 1`, [
+        // Some ids were logged again (retries, updates): keep only the newest version of each. Ids are
+        // unique per run, not per store: other runs (and projects) may hold the same id.
+        await c.run(`CREATE OR REPLACE TEMP TABLE staged AS ${read} QUALIFY row_number() OVER (PARTITION BY run_id, id ORDER BY seq DESC) = 1`, [
           paths,
           this.#manifest.sealed_seq,
         ]);
-        await c.run('DELETE FROM mem WHERE id IN (SELECT id FROM staged)');
+        await c.run('DELETE FROM mem WHERE (run_id, id) IN (SELECT run_id, id FROM staged)');
         await c.run('INSERT INTO mem SELECT * FROM staged');
         await c.run('DROP TABLE staged');
       } else {

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TraceStore } from '../../../src/engine/trace-store.js';
 import type { Level } from '../../../src/query/columns.js';
 import { send, type FuzzRequest, type FuzzResponse } from './client.js';
-import { cloneFuzz, toJsonText } from './json-text.js';
+import { cloneFuzz, toJsonText, TooBigError } from './json-text.js';
 import { mutate } from './mutate.js';
 import { Rng } from './rng.js';
 import { seedFor, seedTrace, takesBody, type Seed, type SeedWorld } from './seeds.js';
@@ -476,9 +476,14 @@ async function buildRequest(t: FuzzTarget, world: World, route: RouteInfo, i: nu
     if (mode < 0.3) value = cloneFuzz(value);
     else if (mode < 0.95) value = mutate(value, rng, { strings }, 4);
     else value = mutate({}, rng, { strings }, 2);
-    let text = toJsonText(value);
-    if (text.length > opts.maxBodyBytes) text = toJsonText(seed.body ?? {});
-    if (seed.form && rng.chance(0.8) && value && typeof value === 'object' && !Array.isArray(value)) {
+    let text: string;
+    try {
+      text = toJsonText(value, opts.maxBodyBytes);
+    } catch (err) {
+      if (!(err instanceof TooBigError)) throw err;
+      text = toJsonText(seed.body ?? {});
+    }
+    if (seed.form && rng.chance(0.8) && value && typeof value === 'object' && !Array.isArray(value) && text.length < 100_000) {
       text = new URLSearchParams(Object.entries(value as Record<string, unknown>).map(([k, v]): [string, string] => [k, typeof v === 'string' ? v : toJsonText(v)])).toString();
       headers['Content-Type'] = 'application/x-www-form-urlencoded';
     } else if (rng.chance(0.08)) {

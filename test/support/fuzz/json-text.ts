@@ -16,20 +16,34 @@ export function setOwn(obj: Record<string, unknown>, key: string, value: unknown
   Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
-/** Serialises a fuzz value; lone surrogates are written as \\u escapes, exactly as JSON.stringify does. */
-export function toJsonText(value: unknown, depth = 0): string {
-  if (depth > 5000) return 'null';
-  if (value instanceof Raw) return value.text;
-  if (value instanceof DupKeys) return `{${value.entries.map(([k, v]) => `${JSON.stringify(k)}:${toJsonText(v, depth + 1)}`).join(',')}}`;
-  if (value === undefined) return 'null';
-  if (value === null || typeof value !== 'object') {
-    if (typeof value === 'bigint') return value.toString();
-    return JSON.stringify(value) ?? 'null';
-  }
-  if (Array.isArray(value)) return `[${value.map((v) => toJsonText(v, depth + 1)).join(',')}]`;
-  return `{${Object.keys(value)
-    .map((k) => `${JSON.stringify(k)}:${toJsonText((value as Record<string, unknown>)[k], depth + 1)}`)
-    .join(',')}}`;
+export class TooBigError extends Error {}
+
+/**
+ * Serialises a fuzz value; lone surrogates are written as \\u escapes, exactly as JSON.stringify does.
+ * Throws TooBigError past `limit` characters (mutations can multiply a body beyond any string size).
+ */
+export function toJsonText(value: unknown, limit = 64 * 1024 * 1024): string {
+  let size = 0;
+  const grow = (s: string): string => {
+    size += s.length;
+    if (size > limit) throw new TooBigError(`body over ${limit} characters`);
+    return s;
+  };
+  const write = (v: unknown, depth: number): string => {
+    if (depth > 5000) return 'null';
+    if (v instanceof Raw) return grow(v.text);
+    if (v instanceof DupKeys) return `{${v.entries.map(([k, x]) => `${grow(JSON.stringify(k))}:${write(x, depth + 1)}`).join(',')}}`;
+    if (v === undefined) return 'null';
+    if (v === null || typeof v !== 'object') {
+      if (typeof v === 'bigint') return grow(v.toString());
+      return grow(JSON.stringify(v) ?? 'null');
+    }
+    if (Array.isArray(v)) return `[${v.map((x) => write(x, depth + 1)).join(',')}]`;
+    return `{${Object.keys(v)
+      .map((k) => `${grow(JSON.stringify(k))}:${write((v as Record<string, unknown>)[k], depth + 1)}`)
+      .join(',')}}`;
+  };
+  return write(value, 0);
 }
 
 /** A deep copy that keeps Raw and DupKeys markers (structuredClone would drop their classes). */

@@ -59,6 +59,14 @@ export interface MutateOptions {
   strings?: readonly string[];
 }
 
+function isSmall(value: unknown): boolean {
+  try {
+    return toJsonText(value, 2_000).length <= 2_000;
+  } catch {
+    return false;
+  }
+}
+
 /** One mutation applied to a copy of `body`. */
 export function mutateOnce(body: unknown, rng: Rng, options: MutateOptions = {}): unknown {
   let root = cloneFuzz(body);
@@ -99,7 +107,7 @@ export function mutateOnce(body: unknown, rng: Rng, options: MutateOptions = {})
     case 10: // SQL or path payload
       return setAt(root, path, rng.pick(rng.chance(0.5) ? SQL_PAYLOADS : PATH_PAYLOADS));
     case 11: // many copies (of something small: the body must stay a sendable size)
-      if (toJsonText(value).length > 2_000) return setAt(root, path, randomValue(rng));
+      if (!isSmall(value)) return setAt(root, path, randomValue(rng));
       if (Array.isArray(value)) return setAt(root, path, Array.from({ length: rng.pick([50, 500, 5_000]) }, (_, i) => cloneFuzz(value[i % Math.max(1, value.length)] ?? null)));
       return setAt(root, path, Array.from({ length: rng.pick([50, 500]) }, () => cloneFuzz(value)));
     case 12: // a number at a boundary
