@@ -292,10 +292,12 @@ export class RecordStore {
     if (!inMem && files.size === 0) return [];
     if (inMem) await this.refresh();
     const params: Param[] = [projectId, runId, [...ids]];
-    const parts = ['SELECT * FROM mem WHERE project_id = $1 AND run_id = $2'];
+    // Named columns: sealed files also carry shredded metric columns (m<id>), different per file.
+    const cols = RECORD_COLUMNS.map((c) => c.name).join(', ');
+    const parts = [`SELECT ${cols} FROM mem WHERE project_id = $1 AND run_id = $2`];
     if (files.size > 0) {
       params.push([...files].map((f) => join(this.#dir, f)));
-      parts.push('SELECT * FROM read_parquet($4, hive_partitioning = false)');
+      parts.push(`SELECT ${cols} FROM read_parquet($4, hive_partitioning = false, union_by_name = true)`);
     }
     const dead = this.#dead.size > 0 ? ' AND seq NOT IN (SELECT seq FROM dead)' : '';
     return this.#db.all(`${STORED_SELECT} FROM (${parts.join(' UNION ALL ')}) WHERE id IN (SELECT unnest($3::VARCHAR[]))${dead}`, params);
@@ -377,10 +379,11 @@ export class RecordStore {
         const names = (await this.#db.all(`SELECT DISTINCT unnest(map_keys(metrics)) AS k FROM mem WHERE ${where} ORDER BY 1`, groupParams)).map((r) => String(r['k']));
         for (const n of names) if (metricIds[n] === undefined) metricIds[n] = nextMetric++;
         const shredded = names.map((n, i) => `metrics[$${5 + i}] AS m${metricIds[n]}`);
-        // The path is ours (validated ids and a counter); every value is a parameter.
+        // COPY takes no parameter for its file: the path is a quoted literal. Below the data folder it is
+        // ours (catalog ids and a counter); the folder itself is the operator's and may hold quotes.
         await this.#db.run(
           `COPY (SELECT *${shredded.length ? `, ${shredded.join(', ')}` : ''} FROM mem WHERE ${where} ORDER BY created_at, id)
-           TO '${abs}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${this.#options.rowGroupSize})`,
+           TO ${sqlString(abs)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${this.#options.rowGroupSize})`,
           [...groupParams, ...names],
         );
         fsyncFile(abs);
@@ -678,6 +681,11 @@ export class RecordStore {
 export function withoutLoneSurrogates(text: string): string {
   if (!/\\u[dD][89a-fA-F]/.test(text)) return text;
   return text.replace(/(\\\\)|\\u[dD][89a-fA-F][0-9a-fA-F]{2}/g, (m, escapedBackslash: string | undefined) => (escapedBackslash ? m : '\\ufffd'));
+}
+
+/** A SQL string literal (DuckDB: quotes doubled, backslashes literal). */
+export function sqlString(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
 }
 
 function readHashes(dir: string, seg: SegmentEntry): Float64Array {

@@ -11,6 +11,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { buildServer } from '../../src/server/build-server.js';
@@ -67,7 +68,16 @@ test(`fuzz every route (seed ${OPTIONS.seed}, at most ${OPTIONS.iterations} requ
   const ledgerProject = store.createProject({ name: 'ledger' });
   const ledgerStream = store.createLogStream(ledgerProject.id, 'ledger-stream');
 
-  const app = buildServer({ store });
+  // Causes of any 5xx (the error handler logs them) are kept for the failure report.
+  const serverErrors: string[] = [];
+  const logStream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      const entry = JSON.parse(chunk.toString()) as { err?: { type?: string; message?: string; stack?: string }; msg?: string; req?: { url?: string } };
+      serverErrors.push(`${entry.msg ?? ''}: ${entry.err?.stack?.split('\n').slice(0, 6).join(' | ') ?? entry.err?.message ?? ''}`);
+      done();
+    },
+  });
+  const app = buildServer({ store, logger: { level: 'error', stream: logStream } });
   const routes = collectRoutes(app);
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   let listening = true;
@@ -102,7 +112,8 @@ test(`fuzz every route (seed ${OPTIONS.seed}, at most ${OPTIONS.iterations} requ
     const file = join(dir, '..', `tracelake-fuzz-failures-${OPTIONS.seed}.json`);
     writeFileSync(file, JSON.stringify(failures, null, 2));
     const sample = failures.slice(0, 8).map((f) => `#${f.iteration} ${f.route}: ${f.problem}\n  ${JSON.stringify(f.request).slice(0, 800)}\n  -> ${JSON.stringify(f.response ?? null).slice(0, 400)}`);
-    assert.fail(`${failures.length} fuzz failures (all in ${file}):\n${sample.join('\n')}`);
+    const causes = [...new Set(serverErrors)].slice(0, 6);
+    assert.fail(`${failures.length} fuzz failures (all in ${file}):\n${sample.join('\n')}\nserver errors:\n${causes.join('\n')}`);
   }
   assert.deepEqual(crashes, [], 'no uncaught exception or unhandled rejection');
   for (const r of routes) assert.ok((stats.byRoute.get(`${r.method} ${r.url}`)?.total ?? 0) > 0 || stats.requests < routes.length, `route ${r.method} ${r.url} was fuzzed`);
