@@ -665,10 +665,8 @@ export class TraceStore {
   }
 
   async #write(projectId: string, runId: string, drafts: Draft[], reliable: boolean): Promise<void> {
-    const first = this.#records.allocateSeq(drafts.length);
-    for (let i = 0; i < drafts.length; i++) {
-      const d = drafts[i]!;
-      d.seq = first + i;
+    for (const d of drafts) {
+      d.seq = 0; // assigned by RecordStore.append, in the order rows reach the log
       d.project_id = projectId;
       d.run_id = runId;
     }

@@ -145,7 +145,7 @@ export class RecordStore {
   }
 
   /**
-   * Logs rows (each with its seq), replacing older versions of the same ids: versions still in memory
+   * Logs rows (their seq is assigned here), replacing older versions of the same ids: versions still in memory
    * are replaced when the new rows load, sealed versions are marked dead. Resolves once the rows are
    * in the log (and on disk, if `sync`); they are visible to the next `refresh()`.
    */
@@ -158,17 +158,28 @@ export class RecordStore {
       const sealed = await this.#sealedVersions(rows.filter((r) => !this.#memIds.has(memKey(r.run_id, r.id))));
       if (generation !== this.#sealGeneration) continue;
       const dead = sealed;
+      let repeats = 0;
       for (const r of rows) {
         const prev = this.#memIds.get(memKey(r.run_id, r.id))?.seq;
         // Rows being sealed right now land in a segment: their old version must die there too.
         if (prev !== undefined && prev <= this.#sealingThrough) dead.push(prev);
-        else if (prev !== undefined) this.#repeatsAppended++;
+        else if (prev !== undefined) repeats++;
       }
-      this.#markDead(dead);
+      // Sequence numbers are taken here, in the same synchronous step as the write, so rows reach the
+      // log in seq order: the loader skips rows at or below the sealed seq, and a seal that ran while
+      // this request looked up its ids must not have sealed past numbers taken before it.
+      const first = this.allocateSeq(rows.length);
       let text = '';
-      for (const r of rows) text += `${JSON.stringify(r)}\n`;
+      for (let i = 0; i < rows.length; i++) {
+        (rows[i] as { seq: number }).seq = first + i;
+        text += `${JSON.stringify(rows[i])}\n`;
+      }
       text = withoutLoneSurrogates(text);
-      const done = this.#wal.append(text, rows[rows.length - 1]!.seq, sync);
+      // Throws (nothing written, nothing changed) when the log cannot take the rows, e.g. a full disk.
+      const done = this.#wal.append(text, first + rows.length - 1, sync);
+      // Only now that the new versions are in the log do the old ones die.
+      this.#markDead(dead);
+      this.#repeatsAppended += repeats;
       for (const r of rows) this.#memIds.set(memKey(r.run_id, r.id), entryOf(r));
       this.#rowsSinceLoad += rows.length;
       if (this.#wal.openBytes >= this.#options.walRollBytes) this.#scheduleLoad();
