@@ -126,7 +126,11 @@ export class RecordStore {
     const { wal, replay } = WriteAheadLog.open(join(dir, 'wal'), opts.walRollBytes);
     const store = new RecordStore(dir, db, wal, manifest, opts);
     removeUnlisted(dir, manifest);
-    for (const seq of manifest.dead) store.#dead.add(seq);
+    for (const seq of manifest.dead) {
+      store.#dead.add(seq);
+      // Dead rows may be the newest: their numbers stay taken (a row given one would be dead on arrival).
+      if (seq >= store.#nextSeq) store.#nextSeq = seq + 1;
+    }
     for (const seg of manifest.segments) store.#index.add({ key: seg.file, partition: seg.file, hashes: readHashes(dir, seg) });
     await db.run(tableDdl('mem'));
     await db.run('CREATE TABLE IF NOT EXISTS dead (seq BIGINT)');
@@ -642,8 +646,11 @@ export class RecordStore {
       await this.#flushDead();
       const gone = this.#manifest.segments.filter((g) => g.project_id === projectId && (runId === undefined || g.run_id === runId));
       const goneFiles = new Set(gone.map((g) => g.file));
-      const deadInGone = (q: number) => gone.some((g) => q >= g.min_seq && q <= g.max_seq);
-      for (const q of [...this.#dead]) if (deadInGone(q)) this.#dead.delete(q);
+      // Segments of different runs cover overlapping seq ranges: a dead seq is forgotten only when no
+      // remaining segment could hold its row (else a record deleted in another run would come back).
+      const remaining = this.#manifest.segments.filter((g) => !goneFiles.has(g.file));
+      const inRange = (list: readonly SegmentEntry[], q: number) => list.some((g) => q >= g.min_seq && q <= g.max_seq);
+      for (const q of [...this.#dead]) if (inRange(gone, q) && !inRange(remaining, q)) this.#dead.delete(q);
       this.#manifest = {
         ...this.#manifest,
         generation: this.#manifest.generation + 1,

@@ -26,14 +26,21 @@ interface Model {
   tags: Map<string, { projectId: string; runId: string; kind: RunKind; traceIds: string[] }>;
 }
 
+/** Every trace ever logged (acknowledged or in flight): id -> tag, round and what became of it. */
+const history = new Map<string, string>();
+
 function apply(m: Model, op: CrashOp): void {
   switch (op.kind) {
     case 'log':
+      for (const t of op.traces) history.set(t.id, `${op.tag}, logged`);
       for (const t of op.traces) m.traces.set(t.id, { projectId: op.projectId, runId: op.runId, tag: op.tag, spanIds: t.spanIds });
       m.tags.set(op.tag, { projectId: op.projectId, runId: op.runId, kind: op.runKind, traceIds: op.traces.map((t) => t.id) });
       break;
     case 'delete':
-      for (const id of m.tags.get(op.tag)?.traceIds ?? []) m.traces.delete(id);
+      for (const id of m.tags.get(op.tag)?.traceIds ?? []) {
+        m.traces.delete(id);
+        history.set(id, `${op.tag}, deleted by op ${op.op}`);
+      }
       m.tags.delete(op.tag);
       break;
     case 'createProject':
@@ -140,7 +147,11 @@ function check(m: Model, o: Observed, inflight: CrashOp | null, round: number): 
     for (const runId of model.runs.keys()) {
       const want = [...model.traces].filter(([, t]) => t.runId === runId);
       const got = o.traces.get(runId) ?? new Map();
-      if (want.length !== got.size) return `run ${runId}: ${want.length} traces in the model, ${got.size} stored`;
+      if (want.length !== got.size) {
+        const extra = [...got.keys()].filter((id) => !model.traces.has(id)).map((id) => `${id} (${history.get(id) ?? 'never logged'})`);
+        const missing = want.filter(([id]) => !got.has(id)).map(([id, t]) => `${id} (${t.tag})`);
+        return `run ${runId}: ${want.length} traces in the model, ${got.size} stored; extra: ${extra.join(', ')}; missing: ${missing.join(', ')}`;
+      }
       for (const [id, t] of want) {
         const spans = got.get(id);
         if (!spans) return `run ${runId}: trace ${id} (${t.tag}) is missing`;
@@ -213,6 +224,8 @@ test('SIGKILL during logging, deletes, catalog changes and seals: acknowledged w
   for (let round = 0; round < ROUNDS; round++) {
     writeFileSync(stateFile, JSON.stringify(stateOf(m)));
     const { acked, inflight } = await runRound(dir, stateFile, 1000 + round, rng.int(150, 1800));
+    if (inflight?.kind === 'log') for (const tr of inflight.traces) history.set(tr.id, `${inflight.tag}, in flight at the kill of round ${round}`);
+    for (const op of acked) if (op.kind === 'delete') for (const id of m.tags.get(op.tag)?.traceIds ?? []) history.set(id, `${op.tag}, deleted in round ${round}`);
     for (const op of acked) {
       apply(m, op);
       tally.set(op.kind, (tally.get(op.kind) ?? 0) + 1);
