@@ -580,7 +580,8 @@ async function ledgerLoop(t: FuzzTarget, rng: Rng, until: () => boolean, ledger:
     try {
       res = await send(t.base, req, timeoutMs);
     } catch (err) {
-      failures.push({ iteration: -1, route: 'ledger', problem: (err as Error).message, request: { method: req.method, path: req.path, headers: req.headers, body: req.body!.slice(0, 2000) } });
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      failures.push({ iteration: -1, route: 'ledger', problem: `${(err as Error).message}${cause ? ` (${cause.code ?? ''} ${cause.message ?? ''})` : ''}`, request: { method: req.method, path: req.path, headers: req.headers, body: req.body!.slice(0, 2000) } });
       ledger.unacked++;
       continue;
     }
@@ -635,7 +636,8 @@ export async function runFuzz(t: FuzzTarget, opts: FuzzOptions): Promise<{ stats
         res = await send(t.base, req, opts.timeoutMs);
         problem = judge(req, res, t.dataDir);
       } catch (err) {
-        problem = (err as Error).message;
+        const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+        problem = `${(err as Error).message}${cause ? ` (${cause.code ?? ''} ${cause.message ?? ''})` : ''}`;
       }
       stats.requests++;
       const key = `${route.method} ${route.url}`;
