@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import type { RunKind } from '../../src/catalog/catalog.js';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { assertConsistent, scan } from '../support/consistency.js';
@@ -183,11 +183,13 @@ function check(m: Model, o: Observed, inflight: CrashOp | null, round: number): 
     const recordsGone: Model = { ...m, traces: new Map(m.traces), tags: new Map(m.tags) };
     const gone = (t: { projectId: string; runId: string }) => (inflight.kind === 'deleteRun' ? t.runId === inflight.runId : t.projectId === inflight.projectId);
     for (const [id, t] of recordsGone.traces) if (gone(t)) recordsGone.traces.delete(id);
-    if (matches(recordsGone) === null) {
+    const partial = matches(recordsGone);
+    if (partial === null) {
       m.traces = recordsGone.traces;
       for (const [tag, t] of m.tags) if (gone(t)) m.tags.delete(tag);
       return { applied: false, partial: `${inflight.kind} left the ${inflight.kind === 'deleteRun' ? 'run' : 'project'} without its records` };
     }
+    assert.fail(`round ${round}: the deletion in flight (${JSON.stringify(inflight)}) is neither wholly there (${withOp}), nor wholly absent (${without}), nor the known partial state (${partial})`);
   }
   assert.fail(`round ${round}: the change in flight (${JSON.stringify(inflight).slice(0, 300)}) is neither wholly there (${withOp}) nor wholly absent (${without})`);
 }
@@ -200,7 +202,10 @@ function stateOf(m: Model): CrashState {
   };
 }
 
-test('SIGKILL during logging, deletes, catalog changes and seals: acknowledged work stays, work in flight is whole or absent', { timeout: 300_000 }, async (t) => {
+const COMPACT_TODO =
+  'compaction forgets dead seqs by seq range (#merge: deadSnapshot = dead seqs within the inputs\' [min_seq, max_seq]), but segments of different runs cover overlapping ranges: a record deleted in another run comes back. Forget only the dead seqs whose rows were in the inputs (and count only those in #deadIn, or a merged segment is picked again and again)';
+
+async function crashRounds(t: TestContext, rounds: number, compaction: boolean): Promise<void> {
   const dir = tempDir(t);
   const stateFile = join(dir, '..', `${dir.split('/').pop()}-state.json`);
   const m: Model = { projects: new Map(), runs: new Map(), traces: new Map(), tags: new Map() };
@@ -214,16 +219,16 @@ test('SIGKILL during logging, deletes, catalog changes and seals: acknowledged w
         m.runs.set(r.id, { projectId: p.id, kind, name: r.name });
       }
     }
-    if (typeof (store as unknown as { compact?: unknown }).compact !== 'function') t.diagnostic('store.compact does not exist yet: compaction is not part of the mix');
+    if (compaction && typeof (store as unknown as { compact?: unknown }).compact !== 'function') t.diagnostic('store.compact does not exist yet: compaction is not part of the mix');
     await store.close();
   }
   const rng = new Rng(424242);
   const tally = new Map<string, number>();
   const partials: string[] = [];
   let inflightSeen = 0;
-  for (let round = 0; round < ROUNDS; round++) {
+  for (let round = 0; round < rounds; round++) {
     writeFileSync(stateFile, JSON.stringify(stateOf(m)));
-    const { acked, inflight } = await runRound(dir, stateFile, 1000 + round, rng.int(150, 1800));
+    const { acked, inflight } = await runRound(dir, stateFile, 1000 + round, rng.int(150, 1800), { TRACELAKE_CRASH_COMPACT: compaction ? '1' : '0' });
     if (inflight?.kind === 'log') for (const tr of inflight.traces) history.set(tr.id, `${inflight.tag}, in flight at the kill of round ${round}`);
     for (const op of acked) if (op.kind === 'delete') for (const id of m.tags.get(op.tag)?.traceIds ?? []) history.set(id, `${op.tag}, deleted in round ${round}`);
     for (const op of acked) {
@@ -239,9 +244,19 @@ test('SIGKILL during logging, deletes, catalog changes and seals: acknowledged w
       await store.close();
     }
   }
-  t.diagnostic(`${ROUNDS} kills; acknowledged: ${[...tally].map(([k, n]) => `${k} ${n}`).join(', ')}; in flight at a kill: ${inflightSeen}; live traces ${m.traces.size}`);
+  t.diagnostic(`${rounds} kills; acknowledged: ${[...tally].map(([k, n]) => `${k} ${n}`).join(', ')}; in flight at a kill: ${inflightSeen}; live traces ${m.traces.size}`);
   if (partials.length) t.diagnostic(`known partial deletions (see the todo test): ${partials.join('; ')}`);
-  assert.ok((tally.get('log') ?? 0) > ROUNDS * 3, 'the worker made progress');
+  assert.ok((tally.get('log') ?? 0) > rounds * 3, 'the worker made progress');
+}
+
+test('SIGKILL during logging, deletes, catalog changes and seals: acknowledged work stays, work in flight is whole or absent', { timeout: 300_000 }, (t) => crashRounds(t, ROUNDS, false));
+
+test('the same with compaction in the mix', { todo: COMPACT_TODO, timeout: 300_000 }, async (t) => {
+  if (typeof (TraceStore.prototype as unknown as { compact?: unknown }).compact !== 'function') {
+    t.diagnostic('store.compact does not exist yet');
+    return;
+  }
+  await crashRounds(t, Math.min(ROUNDS, 6), true);
 });
 
 test('a crash between a run deletion’s two steps leaves the run without its records', { todo: 'deleteRun/deleteProject drop the records, then change the catalog: two durable steps; a crash between them leaves the run (or project) listed with none of its records. Needs a deletion intent recorded first (catalog) and finished on open.' }, async (t) => {

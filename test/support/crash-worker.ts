@@ -27,7 +27,8 @@ async function main(): Promise<void> {
   }
   const say = (t: 'begin' | 'ack', op: CrashOp) => process.stdout.write(`${t} ${JSON.stringify(op)}\n`);
   process.stdout.write('ready\n');
-  const compact = (store as unknown as { compact?: () => Promise<unknown> }).compact;
+  // Compaction joins the mix where the store has it, unless TRACELAKE_CRASH_COMPACT=0.
+  const compact = process.env['TRACELAKE_CRASH_COMPACT'] === '0' ? undefined : (store as unknown as { compact?: () => Promise<unknown> }).compact;
   for (let op = 0; ; op++) {
     const choice = rng.weighted<CrashOp['kind']>([
       [state.runs.length ? 45 : 0, 'log'],
