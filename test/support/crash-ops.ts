@@ -20,3 +20,12 @@ export type CrashOp =
   | { kind: 'compact'; op: number };
 
 export const runField = (kind: RunKind) => (kind === 'log_stream' ? 'log_stream_id' : kind === 'experiment' ? 'experiment_id' : 'metrics_testing_id');
+
+/**
+ * Store options that keep the background compaction of stores that have it from merging anything,
+ * when TRACELAKE_CRASH_COMPACT=0 (see the compaction todo test in crash-mixed.test.ts). Unknown to
+ * stores without compaction, which ignore it.
+ */
+export function noCompaction(): Record<string, unknown> {
+  return process.env['TRACELAKE_CRASH_COMPACT'] === '0' ? { compaction: { maxSegmentRows: 0, deadShare: Number.POSITIVE_INFINITY } } : {};
+}

@@ -8,7 +8,7 @@
 // (after its records are dropped), to show what a crash between the two steps leaves behind.
 import { readFileSync } from 'node:fs';
 import type { RunKind } from '../../src/catalog/catalog.js';
-import { runField, type CrashOp, type CrashState } from './crash-ops.js';
+import { noCompaction, runField, type CrashOp, type CrashState } from './crash-ops.js';
 import type { CatalogChange } from '../../src/catalog/catalog-log.js';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { Rng } from './fuzz/rng.js';
@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   const [dir, stateFile, seedText] = process.argv.slice(2) as [string, string, string];
   const state = JSON.parse(readFileSync(stateFile, 'utf8')) as CrashState;
   const rng = new Rng(Number(seedText));
-  const store = await TraceStore.open(dir, { sealRows: 300, walRollBytes: 16 * 1024 });
+  const store = await TraceStore.open(dir, { sealRows: 300, walRollBytes: 16 * 1024, ...noCompaction() });
   if (process.env['TRACELAKE_CRASH_AT'] === 'run-delete-catalog') {
     const commit = store.catalog.commit.bind(store.catalog);
     store.catalog.commit = (changes: readonly CatalogChange[]) => {
