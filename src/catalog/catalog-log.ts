@@ -18,11 +18,15 @@ export class CatalogLog {
   readonly #dir: string;
   #fd: number;
   #lines = 0;
+  /** Bytes of whole changes in the log. */
+  #size: number;
+  #torn = false;
 
-  private constructor(dir: string, fd: number, lines: number) {
+  private constructor(dir: string, fd: number, lines: number, size: number) {
     this.#dir = dir;
     this.#fd = fd;
     this.#lines = lines;
+    this.#size = size;
   }
 
   /** Loads snapshot + log into `tables` and opens the log for appending. */
@@ -34,6 +38,7 @@ export class CatalogLog {
     }
     const logPath = join(dir, 'catalog.log');
     let lines = 0;
+    let size = 0;
     if (existsSync(logPath)) {
       const text = readFileSync(logPath, 'utf8');
       let good = 0;
@@ -54,21 +59,52 @@ export class CatalogLog {
         ftruncateSync(fd, good);
         closeSync(fd);
       }
+      size = good;
     }
     try {
-      return new CatalogLog(dir, openSync(logPath, 'a', 0o600), lines);
+      return new CatalogLog(dir, openSync(logPath, 'a', 0o600), lines, size);
     } catch (err) {
       throw new StorageError(`cannot open ${logPath}`, { cause: err });
     }
   }
 
-  /** Durably records changes (already applied in memory by the caller). */
+  /**
+   * Durably records changes (the caller applies them in memory once this returns). All or nothing: a
+   * write that fails or is cut short (a full disk) is cut off the file again and throws, so a torn line
+   * never sits before later changes (which the reader would then drop with it).
+   */
   write(tables: Tables, changes: readonly CatalogChange[]): void {
-    const text = changes.map((c) => JSON.stringify(c)).join('\n') + '\n';
-    writeSync(this.#fd, text);
-    fsyncSync(this.#fd);
+    const buf = Buffer.from(changes.map((c) => JSON.stringify(c)).join('\n') + '\n');
+    if (this.#torn) this.#cutBack();
+    try {
+      let off = 0;
+      while (off < buf.length) off += writeSync(this.#fd, buf, off, buf.length - off);
+      fsyncSync(this.#fd);
+    } catch (err) {
+      this.#torn = true;
+      this.#cutBack();
+      throw new StorageError('writing the catalog log failed', { cause: err });
+    }
+    this.#size += buf.length;
     this.#lines += changes.length;
-    if (this.#lines >= SNAPSHOT_AFTER) this.#snapshot(tables);
+    if (this.#lines >= SNAPSHOT_AFTER) {
+      try {
+        this.#snapshot(tables);
+      } catch (err) {
+        // The change is safe in the log; the snapshot is tried again with the next change.
+        process.emitWarning(`tracelake: catalog snapshot failed: ${(err as Error).message}`);
+      }
+    }
+  }
+
+  /** Cuts a failed write off the log; if that fails too, the next write tries again first. */
+  #cutBack(): void {
+    try {
+      ftruncateSync(this.#fd, this.#size);
+      this.#torn = false;
+    } catch (err) {
+      throw new StorageError('the catalog log holds a torn write that cannot be cut off', { cause: err });
+    }
   }
 
   #snapshot(tables: Tables): void {
@@ -78,6 +114,7 @@ export class CatalogLog {
     ftruncateSync(this.#fd, 0);
     fsyncSync(this.#fd);
     this.#lines = 0;
+    this.#size = 0;
   }
 
   close(): void {

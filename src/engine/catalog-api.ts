@@ -40,9 +40,18 @@ export function bookmarkProject(store: TraceStore, projectId: string, on: boolea
 /** Drops every record of the project (durably), then the project and all it holds in the catalog. */
 export async function deleteProject(store: TraceStore, projectId: string): Promise<{ records_deleted: number }> {
   const project = store.catalog.project(projectId);
-  const removed = await store.dropRecords(project.id);
-  removeProjectFromCatalog(store.catalog, project.id);
+  const removed = await store.countAllRecords(project.id);
+  await store.finishingDrop(project.id, null, () => removeProjectFromCatalog(store.catalog, project.id));
   return { records_deleted: removed };
+}
+
+/** Catalog side of deleting a project or a run (for a deletion finished on open). */
+export function removeProjectEntries(store: TraceStore, projectId: string): void {
+  removeProjectFromCatalog(store.catalog, projectId);
+}
+
+export function removeRunEntries(store: TraceStore, projectId: string, runId: string): void {
+  removeRunFromCatalog(store.catalog, projectId, runId);
 }
 
 export function listProjects(store: TraceStore, body: ProjectsBody, query: ProjectPageQuery, user: U): ProjectsPage {
@@ -91,8 +100,8 @@ export function renameRun(store: TraceStore, projectId: string, runId: string, n
 
 export async function deleteRun(store: TraceStore, projectId: string, runId: string): Promise<{ records_deleted: number }> {
   const run = store.catalog.run(store.catalog.project(projectId).id, runId);
-  const removed = await store.dropRecords(run.project_id, run.id);
-  removeRunFromCatalog(store.catalog, run.project_id, run.id);
+  const removed = await store.countAllRecords(run.project_id, run.id);
+  await store.finishingDrop(run.project_id, run.id, () => removeRunFromCatalog(store.catalog, run.project_id, run.id));
   return { records_deleted: removed };
 }
 

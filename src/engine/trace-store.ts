@@ -124,7 +124,9 @@ export class TraceStore {
       mkdirSync(join(root, 'tmp'), { recursive: true });
       db = await Database.open({ threads: options.threads, memoryLimit: options.memoryLimit, tempDirectory: join(root, 'tmp') });
       const records = await RecordStore.open(root, db, options);
-      return new TraceStore(root, lock, catalog, db, records, TokenSigner.forFolder(root, options.tokenTtlSeconds), options);
+      const store = new TraceStore(root, lock, catalog, db, records, TokenSigner.forFolder(root, options.tokenTtlSeconds), options);
+      await store.#finishPendingDrops();
+      return store;
     } catch (err) {
       await db?.close();
       catalog?.close();
@@ -774,10 +776,8 @@ export class TraceStore {
   }
 
   async #write(projectId: string, runId: string, drafts: Draft[], reliable: boolean): Promise<void> {
-    const first = this.#records.allocateSeq(drafts.length);
-    for (let i = 0; i < drafts.length; i++) {
-      const d = drafts[i]!;
-      d.seq = first + i;
+    for (const d of drafts) {
+      d.seq = 0; // assigned by RecordStore.append, in the order rows reach the log
       d.project_id = projectId;
       d.run_id = runId;
     }
@@ -872,6 +872,35 @@ export class TraceStore {
 
   deleteSpans(projectId: string, body: FilterRequest = {}): Promise<{ message: string; deleted: number }> {
     return this.delete('span', projectId, body);
+  }
+
+  /** Live records of a project or run, every kind (what deleting it removes). */
+  async countAllRecords(projectId: string, runId?: string): Promise<number> {
+    this.#assertOpen();
+    return this.#records.countScope(projectId, runId);
+  }
+
+  /**
+   * Deletes a project (runId null) or run in steps that survive a crash at any point: an intent is
+   * recorded, the catalog entry removed, the records dropped, the intent cleared. An intent found on
+   * open is finished there (the deletion was not acknowledged, so finishing it is allowed).
+   */
+  async finishingDrop(projectId: string, runId: string | null, removeFromCatalog: () => void): Promise<void> {
+    this.#assertOpen();
+    const id = runId ?? projectId;
+    this.catalog.put('pending_drops', { id, project_id: projectId, run_id: runId });
+    removeFromCatalog();
+    await this.#records.dropScope(projectId, runId ?? undefined);
+    this.catalog.commit([{ op: 'del', table: 'pending_drops', id }]);
+  }
+
+  async #finishPendingDrops(): Promise<void> {
+    for (const d of this.catalog.table<{ id: string; project_id: string; run_id: string | null }>('pending_drops')) {
+      const stillListed = d.run_id === null ? this.catalog.get('projects', d.project_id) : this.catalog.get('runs', d.run_id);
+      await this.finishingDrop(d.project_id, d.run_id, () => {
+        if (stillListed) (d.run_id === null ? catalogApi.removeProjectEntries : catalogApi.removeRunEntries)(this, d.project_id, d.run_id ?? '');
+      });
+    }
   }
 
   /** Removes every record of a project, or of one run, durably (used when a project or run is deleted). */

@@ -22,8 +22,51 @@ function validatorOf(schema: TSchema): ReturnType<typeof Compile> {
   return v;
 }
 
+/**
+ * Deepest nesting of arrays and objects accepted anywhere in a request. Free-form fields (input,
+ * output, metadata, tools, filter values) are not walked by the schema check, and a value some
+ * thousands of levels deep overflows the stack of JSON.stringify further down (a 500, found by the
+ * fuzzer); a thousand levels leaves a wide margin for real data.
+ */
+export const MAX_NESTING = 1000;
+
+/** Values already found shallow enough: the server checks a body, then the library method again. */
+const shallowEnough = new WeakSet<object>();
+
+function nestingExceeds(value: object, max: number): boolean {
+  const stack: object[] = [value];
+  const depths: number[] = [0];
+  while (stack.length > 0) {
+    const v = stack.pop()!;
+    const d = depths.pop()!;
+    if (d >= max) return true;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const x: unknown = v[i];
+        if (x !== null && typeof x === 'object') {
+          stack.push(x);
+          depths.push(d + 1);
+        }
+      }
+    } else {
+      for (const k in v) {
+        const x: unknown = (v as Record<string, unknown>)[k];
+        if (x !== null && typeof x === 'object') {
+          stack.push(x);
+          depths.push(d + 1);
+        }
+      }
+    }
+  }
+  return false;
+}
+
 /** The issues of a value against a schema, or null when it conforms. `part` is body, query or path. */
 export function issuesOf(schema: TSchema, value: unknown, part = 'body'): ValidationIssue[] | null {
+  if (value !== null && typeof value === 'object' && !shallowEnough.has(value)) {
+    if (nestingExceeds(value, MAX_NESTING)) return [{ loc: [part], msg: `the request is nested too deeply (more than ${MAX_NESTING} levels)`, type: 'too_deep' }];
+    shallowEnough.add(value);
+  }
   const check = validatorOf(schema);
   try {
     if (check.Check(value)) return null;

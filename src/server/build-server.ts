@@ -5,8 +5,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { TraceStore } from '../engine/trace-store.js';
 import { installAccess } from './access.js';
 import { installAuth } from './auth.js';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.js';
 import { PREFIXES } from './prefixes.js';
-import { installErrorHandling } from './errors.js';
 import { authRoutes } from './routes/auth.js';
 import { clientCompatRoutes } from './routes/client-compat.js';
 import { healthRoutes } from './routes/health.js';
@@ -40,6 +40,9 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     // Path params may repeat as query params, unknown query params are ignored (COMPAT.md 1).
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     ajv: undefined,
+    // Requests refused before routing answer with {detail} like every other 4xx.
+    clientErrorHandler,
+    frameworkErrors,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   // OAuth2's password flow posts a form.

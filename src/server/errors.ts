@@ -1,5 +1,7 @@
 // The one error handler: client mistakes get their 4xx with `{detail}` (422 with the issue list of
 // SPEC.md), anything else a bare 500 whose cause goes to the log and never to the client.
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidRequestError, TraceLakeError } from '../errors.js';
 
@@ -38,4 +40,31 @@ export function toResponse(error: unknown): { status: number; body: unknown } {
   const status = typeof e.statusCode === 'number' ? e.statusCode : 500;
   if (status >= 400 && status < 500) return { status, body: { detail: e.message } };
   return { status: 500, body: { detail: 'Internal Server Error' } };
+}
+
+/**
+ * Fastify's `clientErrorHandler`: requests Node's HTTP parser refuses before any route sees them
+ * (malformed request line or headers, bad chunking, oversized headers, a request timeout) get the
+ * same `{detail}` body as every other 4xx, not Fastify's default `{error, message, statusCode}`.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, detail] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'The request took too long to arrive']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request headers are larger than the server accepts']
+        : [400, 'Malformed HTTP request'];
+  const body = JSON.stringify({ detail });
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(err);
+}
+
+/** Fastify's `frameworkErrors`: router failures (a malformed URL, a path parameter too long) as `{detail}`. */
+export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
+  const detail = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is longer than the server accepts' : error.code === 'FST_ERR_BAD_URL' ? 'Malformed URL' : 'Bad request';
+  void reply.code(status).type('application/json').send({ detail });
 }

@@ -29,9 +29,12 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 
     let off = 0;
     while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
     fsyncSync(fd);
-  } finally {
+  } catch (err) {
     closeSync(fd);
+    rmSync(tmp, { force: true }); // a failed write (a full disk) leaves no half file behind
+    throw err;
   }
+  closeSync(fd);
   renameSync(tmp, path);
   fsyncDir(dirname(path));
 }

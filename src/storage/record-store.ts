@@ -146,7 +146,11 @@ export class RecordStore {
     const { wal, replay } = WriteAheadLog.open(join(dir, 'wal'), opts.walRollBytes);
     const store = new RecordStore(dir, db, wal, manifest, opts);
     removeUnlisted(dir, manifest);
-    for (const seq of manifest.dead) store.#dead.add(seq);
+    for (const seq of manifest.dead) {
+      store.#dead.add(seq);
+      // Dead rows may be the newest: their numbers stay taken (a row given one would be dead on arrival).
+      if (seq >= store.#nextSeq) store.#nextSeq = seq + 1;
+    }
     for (const seg of manifest.segments) store.#index.add({ key: seg.file, partition: seg.file, hashes: readHashes(dir, seg) });
     await db.run(tableDdl('mem'));
     await db.run('CREATE TABLE IF NOT EXISTS dead (seq BIGINT)');
@@ -165,7 +169,7 @@ export class RecordStore {
   }
 
   /**
-   * Logs rows (each with its seq), replacing older versions of the same ids: versions still in memory
+   * Logs rows (their seq is assigned here), replacing older versions of the same ids: versions still in memory
    * are replaced when the new rows load, sealed versions are marked dead. Resolves once the rows are
    * in the log (and on disk, if `sync`); they are visible to the next `refresh()`.
    */
@@ -178,17 +182,28 @@ export class RecordStore {
       const sealed = await this.#sealedVersions(rows.filter((r) => !this.#memIds.has(memKey(r.run_id, r.id))));
       if (generation !== this.#sealGeneration) continue;
       const dead = sealed;
+      let repeats = 0;
       for (const r of rows) {
         const prev = this.#memIds.get(memKey(r.run_id, r.id))?.seq;
         // Rows being sealed right now land in a segment: their old version must die there too.
         if (prev !== undefined && prev <= this.#sealingThrough) dead.push(prev);
-        else if (prev !== undefined) this.#repeatsAppended++;
+        else if (prev !== undefined) repeats++;
       }
-      this.#markDead(dead);
+      // Sequence numbers are taken here, in the same synchronous step as the write, so rows reach the
+      // log in seq order: the loader skips rows at or below the sealed seq, and a seal that ran while
+      // this request looked up its ids must not have sealed past numbers taken before it.
+      const first = this.allocateSeq(rows.length);
       let text = '';
-      for (const r of rows) text += `${JSON.stringify(r)}\n`;
+      for (let i = 0; i < rows.length; i++) {
+        (rows[i] as { seq: number }).seq = first + i;
+        text += `${JSON.stringify(rows[i])}\n`;
+      }
       text = withoutLoneSurrogates(text);
-      const done = this.#wal.append(text, rows[rows.length - 1]!.seq, sync);
+      // Throws (nothing written, nothing changed) when the log cannot take the rows, e.g. a full disk.
+      const done = this.#wal.append(text, first + rows.length - 1, sync);
+      // Only now that the new versions are in the log do the old ones die.
+      this.#markDead(dead);
+      this.#repeatsAppended += repeats;
       for (const r of rows) this.#memIds.set(memKey(r.run_id, r.id), entryOf(r));
       this.#rowsSinceLoad += rows.length;
       if (this.#wal.openBytes >= this.#options.walRollBytes) this.#scheduleLoad();
@@ -312,6 +327,7 @@ export class RecordStore {
     if (!inMem && files.size === 0) return [];
     if (inMem) await this.refresh();
     const params: Param[] = [projectId, runId, [...ids]];
+    // Named columns: sealed files also carry shredded metric columns (m<id>), different per file.
     const cols = RECORD_COLUMNS.map((c) => c.name).join(', ');
     const parts = [`SELECT ${cols} FROM mem WHERE project_id = $1 AND run_id = $2`];
     if (files.size > 0) {
@@ -397,10 +413,11 @@ export class RecordStore {
         const names = (await this.#db.all(`SELECT DISTINCT unnest(map_keys(metrics)) AS k FROM mem WHERE ${where} ORDER BY 1`, groupParams)).map((r) => String(r['k']));
         for (const n of names) if (metricIds[n] === undefined) metricIds[n] = nextMetric++;
         const shredded = names.map((n, i) => `metrics[$${5 + i}] AS m${metricIds[n]}`);
-        // The path is ours (validated ids and a counter); every value is a parameter.
+        // COPY takes no parameter for its file: the path is a quoted literal. Below the data folder it is
+        // ours (catalog ids and a counter); the folder itself is the operator's and may hold quotes.
         await this.#db.run(
           `COPY (SELECT *${shredded.length ? `, ${shredded.join(', ')}` : ''} FROM mem WHERE ${where} ORDER BY created_at, id)
-           TO '${abs}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${this.#options.rowGroupSize})`,
+           TO ${sqlString(abs)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${this.#options.rowGroupSize})`,
           [...groupParams, ...names],
         );
         fsyncFile(abs);
@@ -552,7 +569,7 @@ export class RecordStore {
       await this.#db.run(
         `COPY (SELECT * FROM read_parquet($1, hive_partitioning = false, union_by_name = true)
                WHERE NOT list_contains($2::BIGINT[], seq) ORDER BY created_at, id)
-         TO '${abs}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${this.#options.compactionLevel}, ROW_GROUP_SIZE ${this.#options.rowGroupSize})`,
+         TO ${sqlString(abs)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${this.#options.compactionLevel}, ROW_GROUP_SIZE ${this.#options.rowGroupSize})`,
         [inputs, deadSnapshot],
       );
       fsyncFile(abs);
@@ -660,12 +677,13 @@ export class RecordStore {
       WHERE seq IS NOT NULL AND seq > $2${this.#dead.size > 0 ? ' AND seq NOT IN (SELECT seq FROM dead)' : ''}`;
     await this.#db.withConnection(async (c: Connection) => {
       if (dedupe) {
-        // Some ids were logged again (retries, updates): keep only the newest version of each.
-        await c.run(`CREATE OR REPLACE TEMP TABLE staged AS ${read} QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC) = 1`, [
+        // Some ids were logged again (retries, updates): keep only the newest version of each. Ids are
+        // unique per run, not per store: other runs (and projects) may hold the same id.
+        await c.run(`CREATE OR REPLACE TEMP TABLE staged AS ${read} QUALIFY row_number() OVER (PARTITION BY run_id, id ORDER BY seq DESC) = 1`, [
           paths,
           this.#manifest.sealed_seq,
         ]);
-        await c.run('DELETE FROM mem WHERE id IN (SELECT id FROM staged)');
+        await c.run('DELETE FROM mem WHERE (run_id, id) IN (SELECT run_id, id FROM staged)');
         await c.run('INSERT INTO mem SELECT * FROM staged');
         await c.run('DROP TABLE staged');
       } else {
@@ -786,6 +804,13 @@ export class RecordStore {
     }
   }
 
+  /** Live records of a project or run, every kind. */
+  async countScope(projectId: string, runId?: string): Promise<number> {
+    await this.refresh();
+    const live = this.source({ projectId, ...(runId === undefined ? {} : { runId }), kinds: ['span', 'trace', 'session'] });
+    return Number((await this.#db.all(`SELECT count(*) AS n FROM ${live.sql}`, live.params))[0]!['n']);
+  }
+
   /**
    * Removes every record of a project (or of one run of it), durably: their segments leave the manifest
    * and the disk, rows still in memory are deleted and their seqs kept dead until sealed past.
@@ -862,6 +887,11 @@ export function withoutLoneSurrogates(text: string): string {
   // JSON.stringify writes such escapes in lower case; indexOf is far cheaper than a regex on a big string.
   if (text.indexOf('\\ud') === -1) return text;
   return text.replace(/(\\\\)|\\u[dD][89a-fA-F][0-9a-fA-F]{2}/g, (m, escapedBackslash: string | undefined) => (escapedBackslash ? m : '\\ufffd'));
+}
+
+/** A SQL string literal (DuckDB: quotes doubled, backslashes literal). */
+export function sqlString(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
 }
 
 function readHashes(dir: string, seg: SegmentEntry): Float64Array {

@@ -4,6 +4,7 @@
 // are read by DuckDB (read_json) into the in-memory batch and deleted once sealed into Parquet.
 import { closeSync, fsync, ftruncateSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { StorageError } from '../errors.js';
 import { ensureDir, fsyncDir } from './fs-util.js';
 
 const COMMIT_PREFIX = '{"commit":';
@@ -31,6 +32,8 @@ export class WriteAheadLog {
   #waiters: Waiter[] = [];
   #rolled: number[] = []; // fds no longer written to, closed by the sync loop (never under an fsync)
   #looping = false;
+  /** A failed write may have left bytes after `#bytes` in the open file. */
+  #torn = false;
   readonly rollBytes: number;
 
   private constructor(dir: string, rollBytes: number) {
@@ -60,23 +63,47 @@ export class WriteAheadLog {
     this.#number += 1;
     this.#fd = openSync(join(this.#dir, fileName(this.#number)), 'a');
     this.#bytes = 0;
+    this.#torn = false;
     fsyncDir(this.#dir);
   }
 
-  /** Appends rows (already JSON lines) and a commit line; resolves once durable if `sync`. */
+  /**
+   * Appends rows (already JSON lines) and a commit line; resolves once durable if `sync`. Throws, with
+   * nothing left in the file, when the write fails or is cut short (a full disk): a torn request left
+   * in the middle of the file would glue itself to the next one and take it down on load.
+   */
   append(lines: string, lastSeq: number, sync: boolean): Promise<void> {
     if (this.#fd < 0) return Promise.reject(new Error('write-ahead log is closed'));
+    if (this.#torn) this.#cutBack();
     const text = `${lines}${COMMIT_PREFIX}${lastSeq}}\n`;
     // Writing the string lets Node encode straight into the write (4x faster than Buffer.from first).
     const bytes = Buffer.byteLength(text);
-    const written = writeSync(this.#fd, text);
+    let written: number;
+    try {
+      written = writeSync(this.#fd, text);
+    } catch (err) {
+      this.#torn = true;
+      this.#cutBack();
+      throw new StorageError('writing the write-ahead log failed', { cause: err });
+    }
     if (written !== bytes) {
-      // A short write (disk full): the tail is cut on the next open; this request is not acknowledged.
-      throw new Error(`write-ahead log: wrote ${written} of ${bytes} bytes`);
+      this.#torn = true;
+      this.#cutBack();
+      throw new StorageError(`writing the write-ahead log failed: wrote ${written} of ${bytes} bytes`);
     }
     this.#bytes += bytes;
     const ticket = ++this.#written;
     return sync ? this.#durable(ticket) : Promise.resolve();
+  }
+
+  /** Cuts a failed write off the open file; if that fails too, the next append tries again first. */
+  #cutBack(): void {
+    try {
+      ftruncateSync(this.#fd, this.#bytes);
+      this.#torn = false;
+    } catch (err) {
+      throw new StorageError('the write-ahead log holds a torn write that cannot be cut off', { cause: err });
+    }
   }
 
   /** Bytes in the open file; the engine rolls it when this passes `rollBytes`. */

@@ -1,0 +1,22 @@
+// Guarantees: concurrent clients logging (reliable and not), searching, counting and deleting against
+// a real server on loopback for a bounded time get no error, memory stays bounded, and every logged
+// record is accounted for (logged - deleted = counted, by count and by walking every id, live and
+// after reopening). The longer version: node --import tsx bench/load.ts --duration 120.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { formatReport, runLoad } from '../../bench/load.js';
+
+const SECONDS = Number(process.env['TRACELAKE_LOAD_SECONDS'] ?? 20);
+/** Peak resident memory allowed for the whole process (server, store, DuckDB and the clients). */
+const RSS_LIMIT_MIB = 1536;
+
+test(`load on loopback for ${SECONDS} s: no errors, bounded memory, every record accounted for`, { timeout: (SECONDS + 120) * 1000 }, async (t) => {
+  const report = await runLoad({ durationSec: SECONDS, loggers: 3, searchers: 2, counters: 2, deleters: 1 });
+  for (const line of formatReport(report).split('\n')) t.diagnostic(line);
+  assert.deepEqual(report.errorSamples, [], 'no errors');
+  assert.equal(report.errors, 0);
+  assert.ok(report.accounted, 'logged - deleted = counted');
+  assert.ok(report.reopened.ok, 'the same counts after reopening');
+  assert.ok(report.logged.batches > 10 && report.deleted.batches > 2 && report.requests.search > 10 && report.requests.count > 10, 'every kind of client made progress');
+  assert.ok(report.rssMiB.peak < RSS_LIMIT_MIB, `peak RSS ${report.rssMiB.peak} MiB under ${RSS_LIMIT_MIB} MiB`);
+});
