@@ -75,10 +75,12 @@ export class RecordQueries {
     const plan = this.#plan(level, scope, body);
     const selection = partial ? this.#selection(level, body.select_columns ?? null) : null;
     await this.#records.refresh();
-    const keys = await this.#pageKeys(level, scope, plan, limit, start);
+    // The keys query also returns the small base columns; a selection within them needs no fetch.
+    const keys = await this.#pageKeys(level, scope, plan, limit, start, BASE_COLUMNS);
     const more = keys.length > limit;
     const pageKeys = more ? keys.slice(0, limit) : keys;
-    const page = await this.#fetch(level, scope, selection ? selection.physical : '*', pageKeys);
+    const light = selection !== null && selection.physical.every((c) => BASE_COLUMNS.includes(c));
+    const page = light ? pageKeys.map((k) => k.row) : await this.#fetch(level, scope, selection ? selection.physical : '*', pageKeys);
     const wantMetrics = selection === null || selection.allMetrics || selection.metrics.size > 0;
     const rolled = wantMetrics && page.length > 0 ? await this.#pageRollUps(level, scope, page) : new Map<string, Map<string, number>>();
     const counts = body.include_counts && page.length > 0 && level !== 'span' ? await this.#childCounts(level, scope, page) : null;
@@ -108,15 +110,15 @@ export class RecordQueries {
    * Keys of a page. Sorted by time (the default), it first looks only at the newest row groups that
    * could hold the page, widening the window 8x at a time until the page is full or the window is all.
    */
-  async #pageKeys(level: Level, scope: RunScope, plan: PlanInput, limit: number, offset: number): Promise<{ seq: number; c: number }[]> {
+  async #pageKeys(level: Level, scope: RunScope, plan: PlanInput, limit: number, offset: number, also: readonly string[]): Promise<{ seq: number; c: number; row: Row }[]> {
     const order = timeOrdered(plan.sort);
     const profile = order ? this.#records.timeProfile(this.#scope(scope, KINDS[level])) : null;
     let want = Math.max(this.#windowRows, (offset + limit + 1) * 20);
     for (;;) {
       const window: TimeWindow | null = profile && order ? chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending) : null;
-      const q = pageKeysQuery(plan, limit, offset, window);
+      const q = pageKeysQuery(plan, limit, offset, window, also);
       const rows = await this.#db.all(q.sql, q.params);
-      if (window === null || rows.length > limit) return rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']) }));
+      if (window === null || rows.length > limit) return rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r }));
       want *= 8;
     }
   }

@@ -81,7 +81,10 @@ function skeleton(input: PlanInput, params: Params, window: TimeWindow | null = 
   if (input.level === 'span') {
     const skip = metricsWithoutRollUp(input.filter);
     const sortMetric = input.sort?.column.metric;
-    if (sortMetric !== undefined && !onlyChildless(input.filter)) skip.delete(sortMetric);
+    if (sortMetric !== undefined) {
+      if (onlyChildless(input.filter)) skip.add(sortMetric);
+      else skip.delete(sortMetric);
+    }
     for (const name of names) if (skip.has(name)) metricSql.set(name, `r.${base.metricColumn(name)}`);
   }
   const rolled = names.filter((n) => !metricSql.has(n));
@@ -136,10 +139,11 @@ function skeleton(input: PlanInput, params: Params, window: TimeWindow | null = 
  * exist. The engine then fetches the page's columns by seq: wide text columns are read for 100 rows,
  * not for every row the sort looks at.
  */
-export function pageKeysQuery(input: PlanInput, limit: number, offset: number, window: TimeWindow | null = null): { sql: string; params: Param[] } {
+export function pageKeysQuery(input: PlanInput, limit: number, offset: number, window: TimeWindow | null = null, alsoColumns: readonly string[] = []): { sql: string; params: Param[] } {
   const params = new Params();
   const s = skeleton(input, params, window);
-  const sql = `${withClause(s.ctes, s.recursive)}SELECT r.seq, epoch_us(r.created_at) AS c FROM ${s.fromSql} WHERE ${s.whereSql} ORDER BY ${s.orderSql} LIMIT ${params.add(limit + 1)} OFFSET ${params.add(offset)}`;
+  const also = alsoColumns.filter((c) => c !== 'seq' && c !== 'created_at' && c !== 'updated_at').map((c) => `, r.${c}`).join('');
+  const sql = `${withClause(s.ctes, s.recursive)}SELECT r.seq, epoch_us(r.created_at) AS c${also} FROM ${s.fromSql} WHERE ${s.whereSql} ORDER BY ${s.orderSql} LIMIT ${params.add(limit + 1)} OFFSET ${params.add(offset)}`;
   return { sql, params: params.values };
 }
 
