@@ -48,6 +48,17 @@ const lower = (sql: string, cs: boolean) => (cs ? sql : `lower(${sql})`);
 const lowerList = (sql: string, cs: boolean) => (cs ? sql : `list_transform(${sql}, lambda x: lower(x))`);
 const asList = (v: string | string[]) => (Array.isArray(v) ? v : [v]);
 
+/**
+ * Membership of a column in a list parameter. list_contains compares each row with every value, fine
+ * for a few values; a long list (more than LONG_LIST) becomes a hash semi-join instead.
+ */
+export const LONG_LIST = 16;
+function memberOf(col: string, values: string[], cs: boolean, ctx: CompileContext): string {
+  const p = `${ctx.params.add(values)}::VARCHAR[]`;
+  if (values.length > LONG_LIST) return cs ? `${col} IN (SELECT unnest(${p}))` : `${col} IN (SELECT lower(unnest(${p})))`;
+  return `list_contains(${lowerList(p, cs)}, ${col})`;
+}
+
 const COMPARE = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
 
 function compileLeaf(leaf: Leaf, ctx: CompileContext): string {
@@ -84,9 +95,9 @@ function textLeaf(leaf: Extract<Leaf, { kind: 'text' }>, ctx: CompileContext): s
     case 'contains':
       return safe(`contains(${col}, ${lower(ctx.params.add(leaf.value as string), cs)})`);
     case 'one_of':
-      return safe(`list_contains(${lowerList(`${ctx.params.add(asList(leaf.value))}::VARCHAR[]`, cs)}, ${col})`);
+      return safe(memberOf(col, asList(leaf.value), cs, ctx));
     case 'not_in':
-      return not(safe(`list_contains(${lowerList(`${ctx.params.add(asList(leaf.value))}::VARCHAR[]`, cs)}, ${col})`));
+      return not(safe(memberOf(col, asList(leaf.value), cs, ctx)));
   }
 }
 
@@ -115,9 +126,9 @@ function idLeaf(leaf: Extract<Leaf, { kind: 'id' }>, ctx: CompileContext): strin
     case 'contains':
       return safe(`contains(${col}, ${ctx.params.add(leaf.value as string)})`);
     case 'one_of':
-      return safe(`list_contains(${ctx.params.add(asList(leaf.value))}::VARCHAR[], ${col})`);
+      return safe(memberOf(col, asList(leaf.value), true, ctx));
     case 'not_in':
-      return not(safe(`list_contains(${ctx.params.add(asList(leaf.value))}::VARCHAR[], ${col})`));
+      return not(safe(memberOf(col, asList(leaf.value), true, ctx)));
   }
 }
 

@@ -568,7 +568,7 @@ export class RecordStore {
     try {
       await this.#db.run(
         `COPY (SELECT * FROM read_parquet($1, hive_partitioning = false, union_by_name = true)
-               WHERE NOT list_contains($2::BIGINT[], seq) ORDER BY created_at, id)
+               WHERE seq NOT IN (SELECT unnest($2::BIGINT[])) ORDER BY created_at, id)
          TO ${sqlString(abs)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${this.#options.compactionLevel}, ROW_GROUP_SIZE ${this.#options.rowGroupSize})`,
         [inputs, deadSnapshot],
       );
@@ -620,7 +620,7 @@ export class RecordStore {
       this.#manifest = state;
       for (const f of gone) this.#index.remove(f);
       if (entry.rows > 0) this.#index.add({ key: entry.file, partition: entry.file, hashes });
-      await this.#db.run('DELETE FROM dead WHERE list_contains($1::BIGINT[], seq)', [deadSnapshot]);
+      await this.#db.run('DELETE FROM dead WHERE seq IN (SELECT unnest($1::BIGINT[]))', [deadSnapshot]);
       this.#retire([...gone]);
     });
   }

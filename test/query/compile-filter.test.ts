@@ -16,6 +16,8 @@ function compile(e: Expr): { sql: string; params: unknown[] } {
 }
 
 const leaf = (l: Leaf): Expr => ({ leaf: l });
+/** Longer than LONG_LIST: matched by a semi-join rather than list_contains. */
+const LONG = Array.from({ length: 17 }, (_, i) => `v${i}`);
 
 const GOLDEN: [string, Leaf, string, unknown[]][] = [
   ['text eq', { kind: 'text', column: col('name'), op: 'eq', value: 'a', caseSensitive: true }, 'coalesce(r.name = $1, false)', ['a']],
@@ -26,6 +28,9 @@ const GOLDEN: [string, Leaf, string, unknown[]][] = [
   ['text one_of', { kind: 'text', column: col('model'), op: 'one_of', value: ['a', 'b'], caseSensitive: true }, 'coalesce(list_contains($1::VARCHAR[], r.model), false)', [['a', 'b']]],
   ['text one_of ci', { kind: 'text', column: col('model'), op: 'one_of', value: ['A'], caseSensitive: false }, 'coalesce(list_contains(list_transform($1::VARCHAR[], lambda x: lower(x)), lower(r.model)), false)', [['A']]],
   ['text not_in', { kind: 'text', column: col('model'), op: 'not_in', value: [], caseSensitive: true }, '(NOT coalesce(list_contains($1::VARCHAR[], r.model), false))', [[]]],
+  ['text one_of, long list', { kind: 'text', column: col('name'), op: 'one_of', value: LONG, caseSensitive: true }, 'coalesce(r.name IN (SELECT unnest($1::VARCHAR[])), false)', [LONG]],
+  ['text one_of, long list ci', { kind: 'text', column: col('name'), op: 'one_of', value: LONG, caseSensitive: false }, 'coalesce(lower(r.name) IN (SELECT lower(unnest($1::VARCHAR[]))), false)', [LONG]],
+  ['id not_in, long list', { kind: 'id', column: col('id'), op: 'not_in', value: LONG }, '(NOT coalesce(r.id IN (SELECT unnest($1::VARCHAR[])), false))', [LONG]],
   ['collection contains', { kind: 'collection', column: col('tags'), op: 'contains', value: 't', caseSensitive: true }, 'coalesce(list_contains(coalesce(r.tags, []), $1), false)', ['t']],
   ['collection contains ci', { kind: 'collection', column: col('tags'), op: 'contains', value: 'T', caseSensitive: false }, 'coalesce(list_contains(list_transform(coalesce(r.tags, []), lambda x: lower(x)), lower($1)), false)', ['T']],
   ['collection eq', { kind: 'collection', column: col('tags'), op: 'eq', value: ['a', 'b'], caseSensitive: true }, 'coalesce(list_sort(list_distinct(coalesce(r.tags, []))) = list_sort(list_distinct($1::VARCHAR[])), false)', [['a', 'b']]],
