@@ -1,4 +1,4 @@
-// npm run bench -- [--size 10k|100k|1m|10m] [--only ingest,query] [--out bench/results]
+// npm run bench -- [--size 10k|100k|1m|10m] [--only ingest,peers,scorers] [--peers tracelake,duckdb-raw,sqlite,postgres] [--out bench/results]
 // Runs the suites side by side in one process, prints a Markdown table and writes
 // bench/results/<date>-<size>.json. Figures are only comparable within one run.
 import { parseArgs } from 'node:util';
@@ -16,6 +16,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '4' },
     runs: { type: 'string', default: '5' },
     'install-postgres': { type: 'boolean', default: false },
+    peers: { type: 'string' },
   },
 });
 
@@ -36,8 +37,11 @@ if (want('ingest')) {
 
 let peers = '';
 if (want('peers')) {
-  process.stderr.write(`peers: tracelake, hand-written DuckDB, SQLite, PostgreSQL, ${spans} spans...\n`);
-  const peerResults = await benchPeers(spans, { peers: [new TracelakePeer(), ...defaultPeers({ installPostgres: values['install-postgres'] })], runs: Number(values.runs) });
+  process.stderr.write(`peers: ${values.peers ?? "tracelake,duckdb-raw,sqlite,postgres"}, ${spans} spans...\n`);
+  const wantedPeers = values.peers ? new Set(values.peers.split(',')) : null;
+  const all = [new TracelakePeer(), ...defaultPeers({ installPostgres: values['install-postgres'] })];
+  const chosen = all.filter((p) => wantedPeers === null || wantedPeers.has(p.name));
+  const peerResults = await benchPeers(spans, { peers: chosen, runs: Number(values.runs) });
   peers = peersTable(peerResults);
   Object.assign(results, Object.fromEntries(Object.entries(peerResults).map(([k, v]) => [`peers/${k}`, v])));
 }

@@ -91,7 +91,7 @@ export interface Question {
 export interface ApiCall {
   /** Which records the call addresses: /projects/{id}/spans/... or /projects/{id}/traces/... */
   readonly level: 'spans' | 'traces';
-  readonly op: 'count' | 'partial_search' | 'delete';
+  readonly op: 'count' | 'partial_search' | 'delete' | 'available_columns';
   readonly body: Record<string, unknown>;
 }
 
@@ -258,6 +258,22 @@ export const QUESTIONS: readonly Question[] = [
         GROUP BY trace_id ORDER BY sum((attributes->'metrics'->>'num_total_tokens')::float8) DESC, trace_id DESC LIMIT ${PAGE}`,
       duckdb: `SELECT trace_id AS id FROM spans WHERE metrics['num_total_tokens'] IS NOT NULL
         GROUP BY trace_id ORDER BY sum(metrics['num_total_tokens']) DESC, trace_id DESC LIMIT ${PAGE}`,
+    },
+  },
+  {
+    // available_columns: which metric columns the run has, discovered from the data (the part of
+    // available_columns that costs a scan; the standard columns are a constant table). Answer: the
+    // metric names in byte order.
+    id: 'metric-columns',
+    title: 'available columns: metric names in the run',
+    answer: 'ids',
+    share: 'every span (the names of every metric logged)',
+    variants: [[]],
+    api: () => ({ level: 'spans', op: 'available_columns', body: {} }),
+    sql: {
+      sqlite: `SELECT DISTINCT j.key AS id FROM spans, json_each(spans.attributes, '$.metrics') AS j ORDER BY id`,
+      postgres: `SELECT DISTINCT k AS id FROM spans, jsonb_object_keys(attributes->'metrics') AS k ORDER BY id`,
+      duckdb: `SELECT DISTINCT k AS id FROM (SELECT unnest(map_keys(metrics)) AS k FROM spans) ORDER BY id`,
     },
   },
   {

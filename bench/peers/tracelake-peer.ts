@@ -47,6 +47,11 @@ export class TracelakePeer implements Peer {
         return { ids: (await store.partialSearch(level, this.#projectId, body)).records.map((r) => String(r['id'])) };
       case 'delete':
         return { count: (await store.delete(level, this.#projectId, body)).deleted };
+      case 'available_columns': {
+        const { columns } = await store.availableColumns(level, this.#projectId, { log_stream_id: this.#logStreamId });
+        const names = columns.filter((c) => c.id.startsWith('metrics/')).map((c) => c.id.slice('metrics/'.length));
+        return { ids: names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)) };
+      }
     }
   }
 

@@ -9,6 +9,7 @@ import { PeerUnavailableError, type Answer, type Peer } from '../../bench/peers/
 import { PostgresPeer } from '../../bench/peers/postgres-peer.js';
 import { benchPeers, peersTable } from '../../bench/peers/run-peers.js';
 import { SqlitePeer } from '../../bench/peers/sqlite-peer.js';
+import { TracelakePeer } from '../../bench/peers/tracelake-peer.js';
 import { QUESTIONS, type Question, type SpanBatch } from '../../bench/workload.js';
 
 const quiet = { runs: 1, warmups: 0, batchSpans: 500, log: () => {} };
@@ -17,8 +18,8 @@ function agreement(results: Record<string, Measurement[]>): Map<string, Measurem
   return new Map((results['agreement'] ?? []).map((m) => [String(m['question']), m]));
 }
 
-test('SQLite, raw DuckDB and PostgreSQL agree on every question over 2,000 spans', async (t) => {
-  const results = await benchPeers(2000, { ...quiet, peers: [new DuckDbRawPeer(), new SqlitePeer(), new PostgresPeer()] });
+test('tracelake, SQLite, raw DuckDB and PostgreSQL agree on every question over 2,000 spans', async (t) => {
+  const results = await benchPeers(2000, { ...quiet, peers: [new TracelakePeer(), new DuckDbRawPeer(), new SqlitePeer(), new PostgresPeer()] });
   const agree = agreement(results);
   assert.equal(agree.size, QUESTIONS.length + 1);
   assert.equal(agree.get('data')!.value, 1, 'every peer loaded the same spans');
@@ -30,7 +31,7 @@ test('SQLite, raw DuckDB and PostgreSQL agree on every question over 2,000 spans
   for (const m of results['duckdb-raw']!.filter((x) => x['question'] !== undefined)) {
     assert.match(String(m['answer']), /^(count [1-9]\d*|[1-9]\d* ids)/, `${String(m['question'])} answered ${String(m['answer'])}`);
   }
-  for (const name of ['duckdb-raw', 'sqlite']) {
+  for (const name of ['tracelake', 'duckdb-raw', 'sqlite']) {
     assert.notEqual(results[name]![0]!.name, 'skipped', `${name} must run here`);
     assert.ok(results[name]!.find((m) => m.name === 'ingest')!.value > 0);
   }
@@ -41,7 +42,7 @@ test('SQLite, raw DuckDB and PostgreSQL agree on every question over 2,000 spans
       return;
     }
     assert.notEqual(pg.name, 'failed', String(pg['reason']));
-    for (const q of QUESTIONS) assert.ok(Number(agree.get(q.id)!['peers_compared']) === 3, `${q.id} compared across all three peers`);
+    for (const q of QUESTIONS) assert.ok(Number(agree.get(q.id)!['peers_compared']) === 4, `${q.id} compared across all four peers`);
   });
 });
 
