@@ -87,6 +87,12 @@ async function startServer(dir: string, key: string): Promise<{ url: string; pid
     env: { ...process.env, TRACELAKE_API_KEY: key },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  // A benchmark stopped early (Ctrl-C, kill) must not leave its server running.
+  const orphaned = () => child.kill('SIGKILL');
+  const interrupted = () => process.exit(130);
+  process.once('exit', orphaned);
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -101,6 +107,9 @@ async function startServer(dir: string, key: string): Promise<{ url: string; pid
     pid: child.pid!,
     stop: () =>
       new Promise((resolve) => {
+        process.off('exit', orphaned);
+        process.off('SIGINT', interrupted);
+        process.off('SIGTERM', interrupted);
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),
