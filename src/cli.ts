@@ -10,7 +10,7 @@ import { VERSION } from './version.js';
 const USAGE = `tracelake ${VERSION}
 
 Usage:
-  tracelake serve [--data DIR] [--port N] [--host H] [--body-limit BYTES] [--request-timeout MS] [--quiet]
+  tracelake serve [--data DIR] [--port N] [--host H] [--body-limit BYTES] [--request-timeout MS] [--memory-limit SIZE] [--quiet]
   tracelake users create --email E [--password P] [--admin] [--first-name F] [--last-name L] [--data DIR]
   tracelake users list [--data DIR]
   tracelake keys create --email E [--description D] [--data DIR]     (prints the key once)
@@ -21,7 +21,8 @@ Usage:
 
 Environment: TRACELAKE_DATA (default ./.tracelake), TRACELAKE_PORT (8088), TRACELAKE_HOST (127.0.0.1),
 TRACELAKE_API_KEY (an API key to accept; otherwise one is generated on first start),
-TRACELAKE_BODY_LIMIT (bytes, default 33554432), TRACELAKE_REQUEST_TIMEOUT (ms, default 120000).`;
+TRACELAKE_BODY_LIMIT (bytes, default 33554432), TRACELAKE_REQUEST_TIMEOUT (ms, default 120000),
+TRACELAKE_MEMORY_LIMIT (DuckDB's memory limit, default 2GB).`;
 
 const env = (name: string): string | undefined => process.env[name] || undefined;
 
@@ -45,6 +46,7 @@ async function serve(argv: string[]): Promise<void> {
       host: { type: 'string' },
       'body-limit': { type: 'string' },
       'request-timeout': { type: 'string' },
+      'memory-limit': { type: 'string' },
       quiet: { type: 'boolean' },
     },
     strict: true,
@@ -54,7 +56,8 @@ async function serve(argv: string[]): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid port: ${String(values.port)}`);
   const bodyLimit = positiveInt('body limit', values['body-limit'] ?? env('TRACELAKE_BODY_LIMIT'), 32 * 1024 * 1024);
   const requestTimeout = positiveInt('request timeout', values['request-timeout'] ?? env('TRACELAKE_REQUEST_TIMEOUT'), 120_000);
-  const store = await TraceStore.open(dataDir(values.data));
+  const memoryLimit = values['memory-limit'] ?? env('TRACELAKE_MEMORY_LIMIT');
+  const store = await TraceStore.open(dataDir(values.data), memoryLimit === undefined ? {} : { memoryLimit });
   const { generated, file } = store.bootstrapApiKey(env('TRACELAKE_API_KEY'));
   const app = buildServer({ store, logger: values.quiet ? false : { level: 'info' }, bodyLimit, requestTimeout });
   let stopping = false;

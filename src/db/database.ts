@@ -24,6 +24,12 @@ export class Database {
   readonly #waiting: ((c: DuckDBConnection) => void)[] = [];
   readonly #all: DuckDBConnection[] = [];
   #closed = false;
+  // Statements in flight by the epoch they started in, and work waiting for older ones to finish:
+  // a file retired at epoch E may be deleted once no statement that started before E still runs
+  // (it may have been planned over that file).
+  #epoch = 0;
+  readonly #inFlight = new Map<number, number>();
+  readonly #afterDrain: { epoch: number; fn: () => void }[] = [];
 
   private constructor(instance: DuckDBInstance) {
     this.#instance = instance;
@@ -62,12 +68,33 @@ export class Database {
 
   /** Runs `fn` with one connection held, so a sequence of statements (a transaction) stays together. */
   async withConnection<T>(fn: (c: Connection) => Promise<T>): Promise<T> {
-    const c = await this.#acquire();
+    const epoch = this.#epoch;
+    this.#inFlight.set(epoch, (this.#inFlight.get(epoch) ?? 0) + 1);
     try {
-      return await fn(new Connection(c));
+      const c = await this.#acquire();
+      try {
+        return await fn(new Connection(c));
+      } finally {
+        this.#release(c);
+      }
     } finally {
-      this.#release(c);
+      const n = this.#inFlight.get(epoch)! - 1;
+      if (n === 0) this.#inFlight.delete(epoch);
+      else this.#inFlight.set(epoch, n);
+      this.#drain();
     }
+  }
+
+  /** Calls `fn` once every statement already started (or queued) has finished; at once if none. */
+  afterStatementsInFlight(fn: () => void): void {
+    this.#afterDrain.push({ epoch: ++this.#epoch, fn });
+    this.#drain();
+  }
+
+  #drain(): void {
+    let oldest = Infinity;
+    for (const e of this.#inFlight.keys()) oldest = Math.min(oldest, e);
+    while (this.#afterDrain.length > 0 && this.#afterDrain[0]!.epoch <= oldest) this.#afterDrain.shift()!.fn();
   }
 
   async run(sql: string, params: readonly Param[] = []): Promise<void> {

@@ -26,10 +26,17 @@ import { metricInfoResolver } from './metric-info.js';
 import { RecordQueries, type RunScope, type SearchResult } from './record-queries.js';
 import { storedToWire } from './row-codec.js';
 
+/** DuckDB's memory limit unless given: enough for compaction's 2M-row merges without spilling much. */
+export const DEFAULT_MEMORY_LIMIT = '2GB';
+const MEMORY_SIZE = /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
+
 export interface TraceStoreOptions extends RecordStoreOptions {
   /** DuckDB worker threads (default: all cores). */
   threads?: number;
-  /** DuckDB memory limit, e.g. '4GB'. */
+  /**
+   * DuckDB's memory limit, e.g. '4GB' (default '2GB'; DuckDB's own default is 80% of RAM). Sorts and
+   * merges beyond it spill to `<dir>/tmp`; compaction needs about 1 GB.
+   */
   memoryLimit?: string;
   /** Lifetime of bearer tokens in seconds (default 30 days). */
   tokenTtlSeconds?: number;
@@ -115,6 +122,8 @@ export class TraceStore {
   /** Opens (creating if needed) a data folder. Fails with STORE_LOCKED if another process has it open. */
   static async open(dir: string, options: TraceStoreOptions = {}): Promise<TraceStore> {
     const root = resolve(dir);
+    const memoryLimit = options.memoryLimit ?? DEFAULT_MEMORY_LIMIT;
+    if (!MEMORY_SIZE.test(memoryLimit)) throw invalid(['memoryLimit'], "Input should be a size such as '512MB' or '4GB'", memoryLimit);
     mkdirSync(root, { recursive: true });
     const lock = FolderLock.acquire(root);
     let catalog: Catalog | undefined;
@@ -122,7 +131,7 @@ export class TraceStore {
     try {
       catalog = Catalog.open(root);
       mkdirSync(join(root, 'tmp'), { recursive: true });
-      db = await Database.open({ threads: options.threads, memoryLimit: options.memoryLimit, tempDirectory: join(root, 'tmp') });
+      db = await Database.open({ threads: options.threads, memoryLimit, tempDirectory: join(root, 'tmp') });
       const records = await RecordStore.open(root, db, options);
       const store = new TraceStore(root, lock, catalog, db, records, TokenSigner.forFolder(root, options.tokenTtlSeconds), options);
       await store.#finishPendingDrops();

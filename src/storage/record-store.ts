@@ -478,6 +478,9 @@ export class RecordStore {
     await this.#flushDead();
     await this.#db.run('DELETE FROM dead WHERE seq NOT IN (SELECT unnest($1::BIGINT[]))', [[...this.#dead]]);
     await this.#db.run('DELETE FROM mem WHERE seq <= $1', [sealedThrough]);
+    // An in-memory DuckDB table keeps deleted rows' memory until a checkpoint vacuums them: without
+    // this, memory grows by every row ever sealed (~1.2 GB per million spans). Readers are unaffected.
+    await this.#db.run('CHECKPOINT');
     this.#memRows = Number((await this.#db.all('SELECT count(*) AS n FROM mem'))[0]!['n']);
     for (const [key, e] of this.#memIds) if (e.seq <= sealedThrough) this.#memIds.delete(key);
     this.#sealGeneration += 1;
@@ -625,11 +628,10 @@ export class RecordStore {
     });
   }
 
-  /** Deletes merged inputs a little later: a query planned just before the swap may still be reading them. */
+  /** Deletes merged inputs once the statements that may have been planned over them have finished. */
   #retire(files: string[]): void {
     this.#retired.push(...files);
-    const timer = setTimeout(() => this.#deleteRetired(files), 30_000);
-    timer.unref();
+    this.#db.afterStatementsInFlight(() => this.#deleteRetired(files));
   }
 
   #deleteRetired(files: readonly string[]): void {
@@ -844,12 +846,11 @@ export class RecordStore {
       };
       saveManifest(this.#dir, this.#manifest);
       await this.#db.run(`DELETE FROM mem WHERE ${where}`, params);
+      await this.#db.run('CHECKPOINT');
       this.#memRows = Number((await this.#db.all('SELECT count(*) AS n FROM mem'))[0]!['n']);
       for (const [key, e] of this.#memIds) if (e.project_id === projectId && (runId === undefined || key.startsWith(`${runId}/`))) this.#memIds.delete(key);
-      for (const f of goneFiles) {
-        this.#index.remove(f);
-        removeSegmentFiles(this.#dir, f);
-      }
+      for (const f of goneFiles) this.#index.remove(f);
+      this.#retire([...goneFiles]);
       return removed;
     });
   }

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { ConflictError, InvalidRequestError, NotFoundError } from '../../src/errors.js';
-import { everyKindTrace, openStore } from '../support/helpers.js';
+import { everyKindTrace, openStore, tempDir } from '../support/helpers.js';
 
 type Rec = Record<string, any>;
 
@@ -194,6 +194,13 @@ test('paging walks every span once in created_at desc, id desc order', async (t)
 test('a second open of the same folder fails with a clear error', async (t) => {
   const { dir } = await openStore(t);
   await assert.rejects(TraceStore.open(dir), (e: ConflictError) => e.code === 'STORE_LOCKED' && /in use by process/.test(e.message));
+});
+
+test('a memory limit that is not a size is refused before anything opens; a valid one opens', async (t) => {
+  const dir = tempDir(t);
+  await assert.rejects(TraceStore.open(dir, { memoryLimit: "1GB'; DROP TABLE mem; --" }), (e: InvalidRequestError) => e instanceof InvalidRequestError && /size such as/.test(e.message));
+  const store = await TraceStore.open(dir, { memoryLimit: '768MB' });
+  await store.close(); // the refused open left no lock behind, and the valid limit opened
 });
 
 test('dropping a run removes its records (sealed and in memory) for good, and only its records', async (t) => {

@@ -2,6 +2,8 @@
 // return, before or after a reopen; replaced and deleted records stay replaced and deleted; the merge
 // policy picks what it says.
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { pickMerge } from '../../src/storage/compaction.js';
@@ -98,4 +100,23 @@ test('segments of one seal share seq ranges: a rewrite purges only the dead rows
   assert.equal((await store.count('span', projectId, filter)).total_count, 0, 'deleted spans stay deleted');
   assert.equal((await store.count('span', projectId, L)).total_count, 80);
   assert.equal(store.stats.dead, 0, 'the span segment was rewritten without its dead rows, so no tombstone is needed any more');
+});
+
+test('merged inputs leave the disk once no query can be reading them', { timeout: 120_000 }, async (t) => {
+  const { dir, store, projectId, logStreamId } = await openStore(t, { sealRows: 200, autoCompact: false });
+  for (const batch of generateBatches({ spans: 2000, batchSpans: 200, seed: 9 })) {
+    await store.logTraces(projectId, { log_stream_id: logStreamId, traces: batch as never });
+    await store.flush();
+  }
+  const onDisk = () => readdirSync(join(dir, 'records'), { recursive: true }).map(String).filter((f) => f.endsWith('.parquet')).length;
+  const before = onDisk();
+  // A query running while compaction swaps the manifest must still answer from the files it planned over.
+  const counting = store.count('span', projectId, { log_stream_id: logStreamId });
+  const { merges } = await store.compact();
+  assert.ok(merges > 0);
+  const total = (await counting).total_count;
+  assert.ok(total >= 2000, `the in-flight count answered ${total}`);
+  assert.equal(onDisk(), store.stats.segments, `${before} files before, ${store.stats.segments} segments after: only live segments stay on disk`);
+  assert.ok(store.stats.segments < before);
+  assert.equal((await store.count('span', projectId, { log_stream_id: logStreamId })).total_count, total);
 });
