@@ -7,6 +7,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseSize } from './common.js';
+import { QUESTIONS as WORKLOAD } from './workload.js';
 
 const QUESTIONS: [string, string][] = [
   ['count-tree', 'count, three-leaf filter tree'],
@@ -23,6 +24,8 @@ interface Measurement {
   value: number;
   question?: string;
 }
+
+const TITLES = new Map(WORKLOAD.map((q) => [q.id, q.title]));
 
 /** peer -> question -> spans -> median ms */
 type Series = Map<string, Map<string, Map<number, number>>>;
@@ -46,7 +49,9 @@ function collect(dirs: readonly string[]): Series {
       const peer = key.replace(/^peers\//, '');
       if (!(peer in COLORS)) continue;
       for (const m of ms) {
-        if (!m.question || !Number.isFinite(m.value)) continue;
+        // A figure counts only if its title is the question's current one: when a question's
+        // definition changed, so did its title, and older figures answer a different question.
+        if (!m.question || !Number.isFinite(m.value) || TITLES.get(m.question) !== m.name) continue;
         const byQ = series.get(peer) ?? new Map<string, Map<number, number>>();
         series.set(peer, byQ);
         const bySize = byQ.get(m.question) ?? new Map<number, number>();
@@ -61,9 +66,9 @@ function collect(dirs: readonly string[]): Series {
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
 
 function render(series: Series): string {
-  const W = 300;
+  const W = 320;
   const H = 220;
-  const pad = { l: 52, r: 12, t: 26, b: 36 };
+  const pad = { l: 74, r: 16, t: 26, b: 36 };
   const cols = 3;
   const sizes = [...new Set([...series.values()].flatMap((q) => [...q.values()].flatMap((s) => [...s.keys()])))].sort((a, b) => a - b);
   const rows = Math.ceil(QUESTIONS.length / cols);
