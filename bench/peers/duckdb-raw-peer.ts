@@ -5,11 +5,10 @@
 // configures DuckDB (Parquet footers cached). Parquet files are immutable, so the hand-written
 // delete rewrites each segment without the deleted rows.
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
-import { mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { TraceStore } from '../../src/engine/trace-store.js';
-import type { LogTracesRequest } from '../../src/schemas/ingest.js';
 import type { Question, SpanBatch } from '../workload.js';
+import { LibraryLoad } from './library-load.js';
 import type { Answer, Peer } from './peer.js';
 
 /** Span segment files of a tracelake data folder: records/project_id=.../run_id=.../kind=span/*.parquet. */
@@ -30,37 +29,26 @@ const sqlString = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
 export class DuckDbRawPeer implements Peer {
   readonly name = 'duckdb-raw';
-  #dir = '';
-  #store: TraceStore | null = null;
-  #projectId = '';
-  #logStreamId = '';
+  #load: LibraryLoad | null = null;
   #instance: DuckDBInstance | null = null;
   #conn: DuckDBConnection | null = null;
   #files: string[] = [];
   #generation = 0;
 
   async setup(dir: string): Promise<void> {
-    this.#dir = join(dir, 'tracelake');
-    mkdirSync(this.#dir, { recursive: true });
-    this.#store = await TraceStore.open(this.#dir);
-    const project = this.#store.createProject({ name: 'peers' });
-    this.#projectId = project.id;
-    this.#logStreamId = this.#store.createLogStream(project.id, 'bench').id;
+    this.#load = await LibraryLoad.open(dir);
   }
 
   async insert(batch: SpanBatch): Promise<void> {
-    const body = { log_stream_id: this.#logStreamId, reliable: true, traces: batch.traces } as unknown as LogTracesRequest;
-    await this.#store!.logTraces(this.#projectId, body);
+    await this.#load!.insert(batch);
   }
 
   async finishLoad(): Promise<void> {
-    // Everything sealed and compacted, as the tracelake peer does: both query the same layout of
-    // files. The store is then closed so nothing of tracelake stays in memory.
-    await this.#store!.flush();
-    await this.#store!.compact();
-    await this.#store!.close();
-    this.#store = null;
-    this.#files = spanSegments(this.#dir);
+    // Sealed and compacted as the tracelake peer does: both query the same layout of files. The
+    // store is then closed so nothing of tracelake stays in memory.
+    await this.#load!.settle();
+    await this.#load!.store.close();
+    this.#files = spanSegments(this.#load!.dir);
     this.#instance = await DuckDBInstance.create(':memory:');
     this.#conn = await this.#instance.connect();
     await this.#conn.run('SET parquet_metadata_cache = true');
@@ -135,8 +123,7 @@ export class DuckDbRawPeer implements Peer {
   }
 
   async close(): Promise<void> {
-    await this.#store?.close();
-    this.#store = null;
+    await this.#load?.store.close();
     this.#conn?.closeSync();
     this.#conn = null;
     this.#instance?.closeSync();

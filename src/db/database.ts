@@ -92,6 +92,7 @@ export class Database {
   }
 
   #drain(): void {
+    if (this.#afterDrain.length === 0) return;
     let oldest = Infinity;
     for (const e of this.#inFlight.keys()) oldest = Math.min(oldest, e);
     while (this.#afterDrain.length > 0 && this.#afterDrain[0]!.epoch <= oldest) this.#afterDrain.shift()!.fn();

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { describeFailures, failures, portIsFree, runFlow, startProxy, startTracelake, summarize, type RecordedRequest } from './support/harness.js';
-import { assertTraceMatches, findRun, getTree, records, tracesPosted } from './support/expect.js';
+import { assertTraceMatches, findRun, getTree, helperLookupFailure, records, tracesPosted } from './support/expect.js';
 
 type Rec = Record<string, any>;
 const PROJECT = 'legacy-app';
@@ -96,10 +96,7 @@ test('galileo 1.32.0 against tracelake serve on localhost:8088', async (t) => {
     proxy.flow = 'helpers';
     const { result } = await runFlow<Rec>(t, 'helpers.ts', env, { projectName: PROJECT, logStream: STREAM, newProject: 'made-by-1-32', newStream: 'staging', deleteName: 'get_weather', missingProjectId: MISSING });
     const reqs = flowRequests('helpers');
-    const expected = (r: RecordedRequest) =>
-      (r.status === 404 && r.path.includes(MISSING)) ||
-      (r.status === 422 && r.route === '/projects/{id}/spans/search' && JSON.stringify(r.body).includes('no_such_column')) ||
-      (r.status === 404 && r.route === '/scorers/{id}/version' && r.query['version'] === '99');
+    const expected = helperLookupFailure(MISSING);
     checkLog(t, 'helpers', reqs, expected);
     assert.equal(reqs.filter(expected).length, 4);
     const { projectId, runId } = await findRun(tl, PROJECT, STREAM);

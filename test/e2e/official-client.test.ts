@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { describeFailures, failures, runFlow, startProxy, startTracelake, summarize, type RecordedRequest } from './support/harness.js';
-import { assertTraceMatches, findRun, getTree, records, tracesPosted } from './support/expect.js';
+import { assertTraceMatches, findRun, getTree, helperLookupFailure, records, tracesPosted } from './support/expect.js';
 
 type Rec = Record<string, any>;
 const PROJECT = 'shop-assistant';
@@ -190,10 +190,7 @@ test('galileo 1.33.1 against tracelake serve', async (t) => {
     const reqs = flowRequests('helpers');
     // Three lookups are expected to fail: a project that does not exist (the helper's init asks for
     // its log streams), a search on a column that does not exist, a scorer version that does not exist.
-    const expected = (r: RecordedRequest) =>
-      (r.status === 404 && r.path.includes(MISSING)) ||
-      (r.status === 422 && r.route === '/projects/{id}/spans/search' && JSON.stringify(r.body).includes('no_such_column')) ||
-      (r.status === 404 && r.route === '/scorers/{id}/version' && r.query['version'] === '99');
+    const expected = helperLookupFailure(MISSING);
     checkLog(t, 'helpers', reqs, expected);
     assert.equal(reqs.filter(expected).length, 4, 'each failing lookup was sent (the missing project twice)');
     const { projectId, runId } = await findRun(tl, PROJECT, STREAM);

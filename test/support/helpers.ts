@@ -43,16 +43,10 @@ export interface ServerFixture extends StoreFixture {
   call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
 }
 
-export async function startServer(t: TestContext, options: { bodyLimit?: number; store?: TraceStoreOptions } = {}): Promise<ServerFixture> {
-  const fx = await openStore(t, options.store);
-  // The caller owns the fixture project (a plain user, not an admin: access rules apply as in real use).
-  const user = fx.store.createUser({ email: `u${Date.now()}@test` });
-  fx.store.addProjectMember(fx.projectId, user.id, 'owner');
-  const key = fx.store.createApiKey(user.id).key;
-  const app = buildServer({ store: fx.store, ...(options.bodyLimit ? { bodyLimit: options.bodyLimit } : {}) });
-  const url = await app.listen({ port: 0, host: '127.0.0.1' });
-  t.after(() => app.close()); // runs after the store's hook: close() of a closed store is a no-op, and app.close waits for requests
-  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+/** A fetch of `${url}${path}` with the API key: JSON bodies out (strings sent as they are), status and
+ * parsed body back (the text when it is not JSON). */
+export function jsonCaller(url: string, key: string): ServerFixture['call'] {
+  return async (method, path, body, headers = {}) => {
     const res = await fetch(`${url}${path}`, {
       method,
       headers: { 'Galileo-API-Key': key, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
@@ -67,6 +61,18 @@ export async function startServer(t: TestContext, options: { bodyLimit?: number;
     }
     return { status: res.status, body: parsed };
   };
+}
+
+export async function startServer(t: TestContext, options: { bodyLimit?: number; store?: TraceStoreOptions } = {}): Promise<ServerFixture> {
+  const fx = await openStore(t, options.store);
+  // The caller owns the fixture project (a plain user, not an admin: access rules apply as in real use).
+  const user = fx.store.createUser({ email: `u${Date.now()}@test` });
+  fx.store.addProjectMember(fx.projectId, user.id, 'owner');
+  const key = fx.store.createApiKey(user.id).key;
+  const app = buildServer({ store: fx.store, ...(options.bodyLimit ? { bodyLimit: options.bodyLimit } : {}) });
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  t.after(() => app.close()); // runs after the store's hook: close() of a closed store is a no-op, and app.close waits for requests
+  const call = jsonCaller(url, key);
   return { ...fx, url, key, call };
 }
 

@@ -23,6 +23,17 @@ export function expectedMetrics(sent: Record<string, unknown> | null | undefined
 }
 
 /** Request bodies of POST /projects/{id}/traces among `requests`. */
+/**
+ * The failures the helpers flow provokes on purpose: the project that does not exist (its log streams
+ * are asked for), a search on a column that does not exist, a scorer version that does not exist.
+ */
+export function helperLookupFailure(missingProjectId: string): (r: RecordedRequest) => boolean {
+  return (r) =>
+    (r.status === 404 && r.path.includes(missingProjectId)) ||
+    (r.status === 422 && r.route === '/projects/{id}/spans/search' && JSON.stringify(r.body).includes('no_such_column')) ||
+    (r.status === 404 && r.route === '/scorers/{id}/version' && r.query['version'] === '99');
+}
+
 export function tracesPosted(requests: RecordedRequest[]): Rec[] {
   return requests.filter((r) => r.method === 'POST' && /^\/projects\/[^/]+\/traces$/.test(r.path)).map((r) => r.body as Rec);
 }

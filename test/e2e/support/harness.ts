@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
-import { tempDir } from '../../support/helpers.js';
+import { jsonCaller, tempDir } from '../../support/helpers.js';
 
 export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 export const FLOWS = join(ROOT, 'test', 'e2e', 'flows');
@@ -53,21 +53,7 @@ export async function startTracelake(t: TestContext): Promise<Tracelake> {
   });
   const stop = () => stopChild(child);
   t.after(stop);
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${url}${path}`, {
-      method,
-      headers: { 'Galileo-API-Key': key, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      // keep the text
-    }
-    return { status: res.status, body: parsed };
-  };
+  const call = jsonCaller(url, key);
   return { url, key, dir, call, stop };
 }
 

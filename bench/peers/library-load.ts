@@ -1,0 +1,37 @@
+// Loading the span set through the tracelake library, shared by the two peers that do it (tracelake
+// itself and hand-written DuckDB over its files): one project, one log stream, one reliable
+// logTraces per batch, then everything sealed and compacted, so both query the same files.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { TraceStore } from '../../src/engine/trace-store.js';
+import type { LogTracesRequest } from '../../src/schemas/ingest.js';
+import type { SpanBatch } from '../workload.js';
+
+export class LibraryLoad {
+  private constructor(
+    readonly dir: string,
+    readonly store: TraceStore,
+    readonly projectId: string,
+    readonly logStreamId: string,
+  ) {}
+
+  /** Opens a store in `<parent>/tracelake` with the project and log stream the load goes into. */
+  static async open(parent: string): Promise<LibraryLoad> {
+    const dir = join(parent, 'tracelake');
+    mkdirSync(dir, { recursive: true });
+    const store = await TraceStore.open(dir);
+    const project = store.createProject({ name: 'peers' });
+    return new LibraryLoad(dir, store, project.id, store.createLogStream(project.id, 'bench').id);
+  }
+
+  async insert(batch: SpanBatch): Promise<void> {
+    const body = { log_stream_id: this.logStreamId, reliable: true, traces: batch.traces } as unknown as LogTracesRequest;
+    await this.store.logTraces(this.projectId, body);
+  }
+
+  /** Seals and compacts: the state a store settles in. */
+  async settle(): Promise<void> {
+    await this.store.flush();
+    await this.store.compact();
+  }
+}
