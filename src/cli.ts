@@ -10,7 +10,7 @@ import { VERSION } from './version.js';
 const USAGE = `tracelake ${VERSION}
 
 Usage:
-  tracelake serve [--data DIR] [--port N] [--host H] [--body-limit BYTES] [--request-timeout MS] [--memory-limit SIZE] [--quiet]
+  tracelake serve [--data DIR] [--port N] [--host H] [--body-limit BYTES] [--request-timeout MS] [--memory-limit SIZE] [--no-ui] [--quiet]
   tracelake users create --email E [--password P] [--admin] [--first-name F] [--last-name L] [--data DIR]
   tracelake users list [--data DIR]
   tracelake keys create --email E [--description D] [--data DIR]     (prints the key once)
@@ -48,6 +48,7 @@ async function serve(argv: string[]): Promise<void> {
       'request-timeout': { type: 'string' },
       'memory-limit': { type: 'string' },
       quiet: { type: 'boolean' },
+      'no-ui': { type: 'boolean' },
     },
     strict: true,
   });
@@ -59,7 +60,7 @@ async function serve(argv: string[]): Promise<void> {
   const memoryLimit = values['memory-limit'] ?? env('TRACELAKE_MEMORY_LIMIT');
   const store = await TraceStore.open(dataDir(values.data), memoryLimit === undefined ? {} : { memoryLimit });
   const { generated, file } = store.bootstrapApiKey(env('TRACELAKE_API_KEY'));
-  const app = buildServer({ store, logger: values.quiet ? false : { level: 'info' }, bodyLimit, requestTimeout });
+  const app = buildServer({ store, logger: values.quiet ? false : { level: 'info' }, bodyLimit, requestTimeout, ...(values['no-ui'] ? { viewer: false as const } : {}) });
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -78,6 +79,7 @@ async function serve(argv: string[]): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   const address = await app.listen({ port, host });
   process.stdout.write(`tracelake ${VERSION} serving ${store.dir} at ${address}\n`);
+  if (!values['no-ui']) process.stdout.write(`Viewer: open ${address}/ui/ in a browser and sign in with the API key\n`);
   if (generated) {
     process.stdout.write(`API key (shown once; also saved to ${file}, mode 0600):\n  ${generated}\n`);
   } else if (!env('TRACELAKE_API_KEY')) {

@@ -18,6 +18,7 @@ import { userRoutes } from './routes/users.js';
 import { memberRoutes } from './routes/members.js';
 import { scorerRoutes } from './routes/scorers.js';
 import { validatorCompiler } from './validation.js';
+import { defaultViewerDir, installViewer } from './viewer.js';
 
 export { PREFIXES };
 
@@ -29,6 +30,8 @@ export interface ServerOptions {
   logger?: FastifyServerOptions['logger'];
   /** Milliseconds a request may take before the connection is closed (default 120 s). */
   requestTimeout?: number;
+  /** The browser viewer at /ui/: served from `dir` (default dist/ui of this package), or off with false. */
+  viewer?: false | { dir?: string };
 }
 
 export function buildServer(options: ServerOptions): FastifyInstance {
@@ -69,5 +72,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       { prefix },
     );
   }
+  const viewer = options.viewer ?? {};
+  if (viewer !== false) void app.register(async (scoped) => installViewer(scoped, viewer.dir ?? defaultViewerDir()));
   return app;
 }

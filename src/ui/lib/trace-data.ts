@@ -1,0 +1,70 @@
+// What the trace page loads: the trace record, then only the skeleton of its spans (ids, links,
+// names, times, durations: no inputs or outputs) in pages of 1,000 fetched a few at a time, up to
+// a cap; a span's full record is fetched when it is selected.
+import { api, idFilter } from './api.js';
+import { isError, metricValue } from './format.js';
+import type { SpanLite } from './span-tree.js';
+import type { RecordRow, SearchPage } from './types.js';
+
+export const SPAN_CAP = 20_000;
+const PAGE = 1000;
+const PARALLEL = 4;
+const SKELETON = ['name', 'created_at', 'status_code', 'error_message', 'step_number', 'metrics/duration_ns', 'metrics/num_total_tokens'];
+
+export function toSpanLite(r: RecordRow): SpanLite {
+  const start = Date.parse(r.created_at ?? '');
+  return {
+    id: r.id,
+    parentId: r.parent_id ?? null,
+    type: r.type,
+    name: r.name ?? '',
+    start: Number.isNaN(start) ? 0 : start,
+    durationNs: metricValue(r, 'duration_ns').value,
+    tokens: metricValue(r, 'num_total_tokens').value,
+    error: isError(r),
+    step: r.step_number ?? 0,
+  };
+}
+
+export interface TraceData {
+  trace: RecordRow;
+  spans: SpanLite[];
+  /** Spans in the trace, loaded or not. */
+  total: number;
+}
+
+/** Full records by id (one level), e.g. the trace or the selected span. */
+export async function fetchRecord(level: 'traces' | 'spans' | 'sessions', projectId: string, id: string, signal?: AbortSignal): Promise<RecordRow> {
+  const page = await api<SearchPage>('POST', `/projects/${encodeURIComponent(projectId)}/${level}/search`, { filters: [idFilter('id', id)], limit: 1 }, signal);
+  const r = page.records[0];
+  if (!r) throw new Error(`No ${level.slice(0, -1)} ${id} in this project`);
+  return r;
+}
+
+export async function loadTrace(projectId: string, traceId: string, signal: AbortSignal): Promise<TraceData> {
+  const pid = encodeURIComponent(projectId);
+  const byTrace = { filters: [idFilter('trace_id', traceId)] };
+  const [trace, count] = await Promise.all([
+    fetchRecord('traces', projectId, traceId, signal),
+    api<{ total_count: number }>('POST', `/projects/${pid}/spans/count`, byTrace, signal),
+  ]);
+  const wanted = Math.min(count.total_count, SPAN_CAP);
+  const starts: number[] = [];
+  for (let s = 0; s < wanted; s += PAGE) starts.push(s);
+  const pages: RecordRow[][] = new Array(starts.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < starts.length) {
+      const i = next++;
+      const page = await api<SearchPage>(
+        'POST',
+        `/projects/${pid}/spans/partial_search`,
+        { ...byTrace, sort: { column_id: 'created_at', ascending: true, sort_type: 'column' }, pagination: { starting_token: starts[i], limit: Math.min(PAGE, wanted - starts[i]!) }, select_columns: { column_ids: SKELETON } },
+        signal,
+      );
+      pages[i] = page.records;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL, starts.length) }, worker));
+  return { trace, spans: pages.flat().map(toSpanLite), total: count.total_count };
+}
