@@ -44,27 +44,31 @@ export async function fetchRecord(level: 'traces' | 'spans' | 'sessions', projec
 export async function loadTrace(projectId: string, traceId: string, signal: AbortSignal): Promise<TraceData> {
   const pid = encodeURIComponent(projectId);
   const byTrace = { filters: [idFilter('trace_id', traceId)] };
+  const page = (start: number, limit: number) =>
+    api<SearchPage>(
+      'POST',
+      `/projects/${pid}/spans/partial_search`,
+      { ...byTrace, sort: { column_id: 'created_at', ascending: true, sort_type: 'column' }, pagination: { starting_token: start, limit }, select_columns: { column_ids: SKELETON } },
+      signal,
+    ).then((p) => p.records);
+  // The first page goes out with the trace and the count; the rest once the count is known.
+  const firstPage = page(0, PAGE);
+  firstPage.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
   const [trace, count] = await Promise.all([
     fetchRecord('traces', projectId, traceId, signal),
     api<{ total_count: number }>('POST', `/projects/${pid}/spans/count`, byTrace, signal),
   ]);
   const wanted = Math.min(count.total_count, SPAN_CAP);
   const starts: number[] = [];
-  for (let s = 0; s < wanted; s += PAGE) starts.push(s);
+  for (let s = PAGE; s < wanted; s += PAGE) starts.push(s);
   const pages: RecordRow[][] = new Array(starts.length);
   let next = 0;
   const worker = async () => {
     while (next < starts.length) {
       const i = next++;
-      const page = await api<SearchPage>(
-        'POST',
-        `/projects/${pid}/spans/partial_search`,
-        { ...byTrace, sort: { column_id: 'created_at', ascending: true, sort_type: 'column' }, pagination: { starting_token: starts[i], limit: Math.min(PAGE, wanted - starts[i]!) }, select_columns: { column_ids: SKELETON } },
-        signal,
-      );
-      pages[i] = page.records;
+      pages[i] = await page(starts[i]!, Math.min(PAGE, wanted - starts[i]!));
     }
   };
-  await Promise.all(Array.from({ length: Math.min(PARALLEL, starts.length) }, worker));
-  return { trace, spans: pages.flat().map(toSpanLite), total: count.total_count };
+  const [first] = await Promise.all([firstPage, ...Array.from({ length: Math.min(PARALLEL, starts.length) }, worker)]);
+  return { trace, spans: [first, ...pages].flat().slice(0, wanted).map(toSpanLite), total: count.total_count };
 }

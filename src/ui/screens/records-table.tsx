@@ -119,7 +119,10 @@ export function RecordsTable({ route }: { route: TableRoute }) {
           key={filterKey}
           columns={columns}
           tree={query.filter}
-          onApply={(tree) => go({ filter: tree, page: 1 })}
+          onApply={(tree) => {
+            setPanel(null);
+            go({ filter: tree, page: 1 });
+          }}
           onClose={() => setPanel(null)}
         />
       )}
