@@ -6,7 +6,8 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
-const CANDIDATES = [process.env['TRACELAKE_CHROMIUM'], '/usr/bin/chromium', '/usr/lib/chromium/chromium', '/usr/bin/chromium-browser'];
+// TRACELAKE_CHROMIUM, when set, is the only browser tried.
+const CANDIDATES = process.env['TRACELAKE_CHROMIUM'] ? [process.env['TRACELAKE_CHROMIUM']] : ['/usr/bin/chromium', '/usr/lib/chromium/chromium', '/usr/bin/chromium-browser'];
 
 export const chromiumPath: string | undefined = CANDIDATES.find((p): p is string => !!p && existsSync(p));
 const required = !!process.env['CI'] || !!process.env['TRACELAKE_REQUIRE_BROWSER'];
@@ -17,7 +18,7 @@ const required = !!process.env['CI'] || !!process.env['TRACELAKE_REQUIRE_BROWSER
  */
 export function browserSkip(): false | string {
   if (chromiumPath) return false;
-  const why = `no Chromium found (tried ${CANDIDATES.filter(Boolean).join(', ')}); install Debian's chromium package or set TRACELAKE_CHROMIUM`;
+  const why = `no Chromium found (tried ${CANDIDATES.join(', ')}); install Debian's chromium package or set TRACELAKE_CHROMIUM`;
   if (required) throw new Error(`browser tests cannot run: ${why}`);
   process.stderr.write(`viewer browser tests skipped: ${why}\n`);
   return `skipped: ${why}`;

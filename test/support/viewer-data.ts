@@ -41,12 +41,13 @@ export async function seedViewerData(fx: ServerFixture): Promise<ViewerData> {
   const every = JSON.parse(JSON.stringify({ ...everyKindTrace('refund'), name: 'refund request' }).replaceAll('2026-03-01T', '2026-11-21T')) as Record<string, unknown>;
   const everyRes = await post(fx, `${p}/traces`, { log_stream_id: logStreamId, traces: [every], include_trace_ids: true });
 
+  // Older than everything else, so the first page of the table looks ordinary in screenshots.
   const xss = {
     type: 'trace',
     name: `render ${XSS.img}`,
     input: XSS.script,
     output: XSS.svg,
-    created_at: '2026-11-21T11:00:00.000Z',
+    created_at: '2026-11-19T11:00:00.000Z',
     tags: ['<b>bold</b>'],
     user_metadata: { note: XSS.img },
     spans: [
@@ -60,9 +61,9 @@ export async function seedViewerData(fx: ServerFixture): Promise<ViewerData> {
         output: { role: 'assistant', content: `Here it is: ${XSS.img}` },
         model: 'gpt-4o',
         metrics: { num_input_tokens: 20, num_output_tokens: 8, num_total_tokens: 28, duration_ns: 420_000_000 },
-        created_at: '2026-11-21T11:00:00.100Z',
+        created_at: '2026-11-19T11:00:00.100Z',
       },
-      { type: 'retriever', name: 'docs', input: XSS.svg, output: [{ content: XSS.img, metadata: { source: XSS.script } }], created_at: '2026-11-21T11:00:00.600Z' },
+      { type: 'retriever', name: 'docs', input: XSS.svg, output: [{ content: XSS.img, metadata: { source: XSS.script } }], created_at: '2026-11-19T11:00:00.600Z' },
     ],
   };
   const xssRes = await post(fx, `${p}/traces`, { log_stream_id: logStreamId, traces: [xss], include_trace_ids: true });

@@ -6,6 +6,13 @@ import { parseRoute, routeUrl, type Route } from './routes.js';
 
 const CHANGED = 'tracelake:navigate';
 
+/** The tab's title, so history and open tabs name the screen. */
+export function useTitle(title: string | null | undefined): void {
+  useEffect(() => {
+    document.title = title ? `${title} · tracelake` : 'tracelake';
+  }, [title]);
+}
+
 export function navigate(to: Route | string, options: { replace?: boolean } = {}): void {
   const url = typeof to === 'string' ? to : routeUrl(to);
   if (url === location.pathname + location.search) return;

@@ -2,7 +2,7 @@
 import { api, runField } from '../lib/api.js';
 import { formatTime } from '../lib/format.js';
 import { projectInfo } from '../lib/project-info.js';
-import { Link } from '../lib/router.js';
+import { Link, useTitle } from '../lib/router.js';
 import { runTable, type RunKind } from '../lib/routes.js';
 import { useAsync } from '../lib/use-async.js';
 import { Breadcrumbs, ErrorNote, Loading } from '../components/common.js';
@@ -50,6 +50,7 @@ async function loadRuns(projectId: string, signal: AbortSignal): Promise<{ name:
 
 export function Project({ projectId }: { projectId: string }) {
   const { data, error, loading } = useAsync((signal) => loadRuns(projectId, signal), [projectId]);
+  useTitle(data?.name);
   const section = (kind: RunKind, title: string) => {
     const runs = (data?.runs ?? []).filter((r) => r.kind === kind);
     return (

@@ -1,7 +1,7 @@
 // The projects the signed-in user can see, each with its log streams (one click to their traces).
 import { api } from '../lib/api.js';
 import { formatTime } from '../lib/format.js';
-import { Link, navigate } from '../lib/router.js';
+import { Link, navigate, useTitle } from '../lib/router.js';
 import { runTable } from '../lib/routes.js';
 import { useAsync } from '../lib/use-async.js';
 import { Breadcrumbs, ErrorNote, Loading } from '../components/common.js';
@@ -29,6 +29,7 @@ export function Projects({ page }: { page: number }) {
       api<ProjectsPage>('POST', `/projects/paginated?include_logstreams=true&starting_token=${(page - 1) * PAGE}&limit=${PAGE}`, { sort: { name: 'name', ascending: true, sort_type: 'column' } }, signal),
     [page],
   );
+  useTitle('Projects');
   return (
     <main class="page">
       <Breadcrumbs items={[{ label: 'Projects' }]} />

@@ -5,7 +5,7 @@ import { useMemo, useState } from 'preact/hooks';
 import { api, runField } from '../lib/api.js';
 import { countConditions, describeFilter } from '../lib/filters.js';
 import { projectInfo } from '../lib/project-info.js';
-import { Link, navigate } from '../lib/router.js';
+import { Link, navigate, useTitle } from '../lib/router.js';
 import { PAGE_SIZES, type Route, type TableLevel, type TableQuery } from '../lib/routes.js';
 import { columnLabel, firstSortAscending, selectedColumnIds, visibleColumns } from '../lib/table-columns.js';
 import type { ColumnInfo, RecordRow, SearchPage } from '../lib/types.js';
@@ -74,6 +74,7 @@ export function RecordsTable({ route }: { route: TableRoute }) {
     [projectId, runId, level, filterKey],
   );
 
+  useTitle(meta.data ? `${meta.data.run?.name ?? ''} ${level}` : null);
   const sortColumn = query.sort?.column ?? 'created_at';
   const sortAscending = query.sort ? query.sort.ascending : false;
   const onSort = (id: string) => {

@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, idFilter } from '../lib/api.js';
 import { formatDuration, formatNumber, formatTime, isError, metricValue } from '../lib/format.js';
 import { projectInfo, runKindOf } from '../lib/project-info.js';
-import { Link } from '../lib/router.js';
+import { Link, useTitle } from '../lib/router.js';
 import { runTable, type Route } from '../lib/routes.js';
 import { fetchRecord } from '../lib/trace-data.js';
 import type { RecordRow, SearchPage } from '../lib/types.js';
@@ -46,6 +46,7 @@ export function SessionPage({ route }: { route: SessionRoute }) {
   }, [projectId, sessionId]);
 
   const s = session.data;
+  useTitle(s ? s.name || 'Session' : null);
   const run = s && project.data?.runs?.find((r) => r.id === s.run_id);
   const crumbs: Crumb[] = [
     { label: 'Projects', to: { name: 'projects', page: 1 } },

@@ -4,7 +4,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { formatDuration, formatNumber, formatTime, isError, metricValue } from '../lib/format.js';
 import { projectInfo, runKindOf } from '../lib/project-info.js';
-import { navigate } from '../lib/router.js';
+import { navigate, useTitle } from '../lib/router.js';
 import { runTable, type DetailTab, type Route } from '../lib/routes.js';
 import { ancestorIds, buildTree, parentIds, visibleRows } from '../lib/span-tree.js';
 import { fetchRecord, loadTrace, SPAN_CAP, toSpanLite } from '../lib/trace-data.js';
@@ -58,6 +58,7 @@ export function TracePage({ route }: { route: TraceRoute }) {
     [trace, selectedId],
   );
 
+  useTitle(trace ? trace.name || 'Trace' : null);
   const select = (id: string) => navigate({ ...route, spanId: id === traceId ? null : id }, { replace: true });
   const setTab = (t: DetailTab) => navigate({ ...route, tab: t }, { replace: true });
 
@@ -124,7 +125,7 @@ export function TracePage({ route }: { route: TraceRoute }) {
               </div>
               <SpanTreeView tree={tree} rows={rows} selectedId={selectedId} collapsed={collapsed} onSelect={select} onCollapsed={setCollapsed} />
             </section>
-            <div class="detail-pane">
+            <div class={detail.loading ? 'detail-pane stale' : 'detail-pane'}>
               <ErrorNote error={detail.error} />
               {detail.data ? (
                 <SpanDetail record={detail.data} projectId={projectId} traceStart={tree.start} tab={tab} onTab={setTab} />

@@ -242,8 +242,9 @@ describe('the viewer in Chromium', { skip }, () => {
   });
 
   test('markup in names, messages, documents and metadata shows as text and runs nothing', async () => {
-    await go(table());
+    await go(table({ filter: { filter: { type: 'text', column_id: 'name', operator: 'contains', value: 'render <' } } }));
     await page.getByRole('link', { name: `render ${XSS.img}` }).waitFor();
+    assert.equal(await page.locator('td.col-input').first().innerText(), XSS.script);
     await go({ name: 'trace', projectId: data.projectId, traceId: data.xssTraceId, spanId: null, tab: 'overview' });
     await page.getByRole('heading', { name: `render ${XSS.img}`, level: 1 }).waitFor();
     const inspect = () => page.evaluate(() => ({ imgs: document.querySelectorAll('img').length, svgs: document.querySelectorAll('svg').length, scripts: document.querySelectorAll('script').length, flag: (window as { __xss?: unknown }).__xss ?? null }));
@@ -275,6 +276,9 @@ describe('the viewer in Chromium', { skip }, () => {
     await page.locator('.turn-head a').first().click();
     await page.getByRole('tree').waitFor();
     assert.match(page.url(), new RegExp(`/traces/${data.sessionTraceIds[0]}$`));
+    await page.locator('[role=treeitem]:has(.kind-llm)').first().click();
+    await page.locator('.conversation article').first().waitFor();
+    await shot(page, '12-generated-trace');
   });
 
   test('the spans table and an experiment’s table work the same way', async () => {
@@ -292,8 +296,8 @@ describe('the viewer in Chromium', { skip }, () => {
   });
 
   test('the dark theme applies and is remembered', async () => {
-    await go({ name: 'trace', projectId: data.projectId, traceId: data.everyKindTraceId, spanId: null, tab: 'overview' });
-    await page.getByRole('treeitem').filter({ hasText: 'chat' }).click();
+    await go({ name: 'trace', projectId: data.projectId, traceId: data.sessionTraceIds[0]!, spanId: null, tab: 'overview' });
+    await page.locator('[role=treeitem]:has(.kind-llm)').first().click();
     await page.getByLabel('Theme').selectOption('dark');
     assert.equal(await page.evaluate(() => document.documentElement.dataset['theme']), 'dark');
     const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
