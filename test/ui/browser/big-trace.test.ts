@@ -7,6 +7,9 @@ import { browserSkip, newPage, shot, signIn } from '../../support/browser.js';
 import { logBigTrace } from '../../support/viewer-data.js';
 import { harness, treeState, until, type Harness } from './support.js';
 
+// Globals of the page, used by the functions page.evaluate runs there (tests compile without the DOM lib).
+declare const window: any, document: any, MutationObserver: any;
+
 const SPANS = 5000;
 const BUDGET_MS = 1500;
 const MAX_ROWS = 200;
@@ -27,7 +30,7 @@ describe('a 5,000-span trace in Chromium', { skip: browserSkip() }, () => {
     await page.addInitScript(() => {
       const w = window as unknown as { __treeAt: number | null };
       w.__treeAt = null;
-      new MutationObserver((_, observer) => {
+      new MutationObserver((_: unknown, observer: { disconnect(): void }) => {
         if (document.querySelector('[role=treeitem]')) {
           w.__treeAt = performance.now();
           observer.disconnect();

@@ -8,6 +8,9 @@ import { buildUi } from '../../../scripts/build-ui.js';
 import { launch } from '../../support/browser.js';
 import { startServer, tempDir, type ServerFixture } from '../../support/helpers.js';
 
+// Globals of the page, used by the functions page.evaluate runs there (tests compile without the DOM lib).
+declare const document: any;
+
 export interface Harness {
   fx: ServerFixture;
   browser: Browser;

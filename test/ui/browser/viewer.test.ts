@@ -7,6 +7,9 @@ import { browserSkip, newPage, shot } from '../../support/browser.js';
 import { seedViewerData, XSS, type ViewerData } from '../../support/viewer-data.js';
 import { expectRows, harness, rowIds, text, treeState, until, type Harness } from './support.js';
 
+// Globals of the page, used by the functions page.evaluate runs there (tests compile without the DOM lib).
+declare const window: any, document: any, navigator: any, getComputedStyle: any;
+
 const skip = browserSkip();
 
 describe('the viewer in Chromium', { skip }, () => {
