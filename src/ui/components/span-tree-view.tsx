@@ -12,6 +12,8 @@ const OVERSCAN = 12;
 const INDENT = 14;
 
 interface Props {
+  /** Spans are still arriving. */
+  busy: boolean;
   tree: SpanTree;
   rows: Row[];
   selectedId: string;
@@ -20,7 +22,7 @@ interface Props {
   onCollapsed: (next: Set<string>) => void;
 }
 
-export function SpanTreeView({ tree, rows, selectedId, collapsed, onSelect, onCollapsed }: Props) {
+export function SpanTreeView({ busy, tree, rows, selectedId, collapsed, onSelect, onCollapsed }: Props) {
   const box = useRef<HTMLDivElement>(null);
   const [scrollTop, setScrollTop] = useState(0);
   const [height, setHeight] = useState(600);
@@ -96,6 +98,7 @@ export function SpanTreeView({ tree, rows, selectedId, collapsed, onSelect, onCo
       class="tree"
       role="tree"
       aria-label="Spans"
+      aria-busy={busy}
       tabIndex={0}
       aria-activedescendant={rows[active] ? `row-${rows[active]!.node.span.id}` : undefined}
       onKeyDown={onKeyDown}

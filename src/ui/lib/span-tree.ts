@@ -29,13 +29,19 @@ export interface SpanTree {
   /** Earliest start and latest end (ms) over every node: the timeline's extent. */
   start: number;
   end: number;
-  /** Spans whose parent was not among the loaded spans, hung under the root. */
+  /** Spans whose parent was not among the loaded spans, hung under the root (once loading is complete). */
   orphans: number;
+  /** Spans left out while loading because their parent has not arrived yet. */
+  waiting: number;
 }
 
 export const endOf = (s: SpanLite): number => s.start + (s.durationNs ?? 0) / 1e6;
 
-export function buildTree(rootSpan: SpanLite, spans: readonly SpanLite[]): SpanTree {
+/**
+ * `complete` false (more pages to come): a span whose parent has not arrived is left out, with its
+ * descendants, rather than shown under the root and moved when the parent arrives.
+ */
+export function buildTree(rootSpan: SpanLite, spans: readonly SpanLite[], complete = true): SpanTree {
   const root: TreeNode = { span: rootSpan, children: [], parent: null, depth: 0 };
   const byId = new Map<string, TreeNode>([[rootSpan.id, root]]);
   for (const s of spans) if (!byId.has(s.id)) byId.set(s.id, { span: s, children: [], parent: null, depth: 0 });
@@ -44,6 +50,7 @@ export function buildTree(rootSpan: SpanLite, spans: readonly SpanLite[]): SpanT
     const node = byId.get(s.id)!;
     if (node === root || node.parent) continue;
     let parent = s.parentId ? byId.get(s.parentId) : undefined;
+    if (!parent && !complete && s.parentId && s.parentId !== rootSpan.id) continue;
     // A missing parent, or a link that would close a cycle, hangs the span under the root.
     for (let p: TreeNode | null | undefined = parent; p; p = p.parent) {
       if (p === node) {
@@ -61,8 +68,10 @@ export function buildTree(rootSpan: SpanLite, spans: readonly SpanLite[]): SpanT
   let start = rootSpan.start;
   let end = endOf(rootSpan);
   const stack: TreeNode[] = [root];
+  let reached = 0;
   while (stack.length) {
     const n = stack.pop()!;
+    reached++;
     n.children.sort((a, b) => a.span.start - b.span.start || a.span.step - b.span.step);
     for (const c of n.children) {
       c.depth = n.depth + 1;
@@ -72,7 +81,19 @@ export function buildTree(rootSpan: SpanLite, spans: readonly SpanLite[]): SpanT
     const e = endOf(n.span);
     if (e > end) end = e;
   }
-  return { root, byId, start, end, orphans };
+  // Spans under a parent that is still waiting for its own parent are not in the tree yet either.
+  let waiting = 0;
+  if (reached < byId.size) {
+    for (const [id, n] of byId) {
+      let top = n;
+      while (top.parent) top = top.parent;
+      if (top !== root) {
+        byId.delete(id);
+        waiting++;
+      }
+    }
+  }
+  return { root, byId, start, end, orphans, waiting };
 }
 
 export interface Row {

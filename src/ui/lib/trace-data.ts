@@ -28,9 +28,12 @@ export function toSpanLite(r: RecordRow): SpanLite {
 
 export interface TraceData {
   trace: RecordRow;
+  /** The spans loaded so far. */
   spans: SpanLite[];
   /** Spans in the trace, loaded or not. */
   total: number;
+  /** Whether every span up to the cap has arrived. */
+  done: boolean;
 }
 
 /** Full records by id (one level), e.g. the trace or the selected span. */
@@ -41,7 +44,11 @@ export async function fetchRecord(level: 'traces' | 'spans' | 'sessions', projec
   return r;
 }
 
-export async function loadTrace(projectId: string, traceId: string, signal: AbortSignal): Promise<TraceData> {
+/**
+ * Loads a trace and its span skeleton, calling `progress` as pages arrive (at most every 100 ms, and
+ * once more at the end) so a big trace shows its first spans while the rest load.
+ */
+export async function loadTrace(projectId: string, traceId: string, signal: AbortSignal, progress: (d: TraceData) => void): Promise<TraceData> {
   const pid = encodeURIComponent(projectId);
   const byTrace = { filters: [idFilter('trace_id', traceId)] };
   const page = (start: number, limit: number) =>
@@ -50,7 +57,7 @@ export async function loadTrace(projectId: string, traceId: string, signal: Abor
       `/projects/${pid}/spans/partial_search`,
       { ...byTrace, sort: { column_id: 'created_at', ascending: true, sort_type: 'column' }, pagination: { starting_token: start, limit }, select_columns: { column_ids: SKELETON } },
       signal,
-    ).then((p) => p.records);
+    ).then((p) => p.records.map(toSpanLite));
   // The first page goes out with the trace and the count; the rest once the count is known.
   const firstPage = page(0, PAGE);
   firstPage.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
@@ -61,14 +68,28 @@ export async function loadTrace(projectId: string, traceId: string, signal: Abor
   const wanted = Math.min(count.total_count, SPAN_CAP);
   const starts: number[] = [];
   for (let s = PAGE; s < wanted; s += PAGE) starts.push(s);
-  const pages: RecordRow[][] = new Array(starts.length);
+  const spans: SpanLite[] = [];
+  let last = 0;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const report = () => {
+    timer = null;
+    last = Date.now();
+    if (!signal.aborted) progress({ trace, spans: spans.slice(), total: count.total_count, done: false });
+  };
+  const arrived = (batch: SpanLite[]) => {
+    spans.push(...batch);
+    if (timer === null) timer = setTimeout(report, Math.max(0, 100 - (Date.now() - last)));
+  };
   let next = 0;
   const worker = async () => {
     while (next < starts.length) {
       const i = next++;
-      pages[i] = await page(starts[i]!, Math.min(PAGE, wanted - starts[i]!));
+      arrived(await page(starts[i]!, Math.min(PAGE, wanted - starts[i]!)));
     }
   };
-  const [first] = await Promise.all([firstPage, ...Array.from({ length: Math.min(PARALLEL, starts.length) }, worker)]);
-  return { trace, spans: [first, ...pages].flat().slice(0, wanted).map(toSpanLite), total: count.total_count };
+  await Promise.all([firstPage.then(arrived), ...Array.from({ length: Math.min(PARALLEL, starts.length) }, worker)]);
+  if (timer !== null) clearTimeout(timer);
+  const done: TraceData = { trace, spans: spans.slice(0, Math.max(wanted, 0)), total: count.total_count, done: true };
+  if (!signal.aborted) progress(done);
+  return done;
 }

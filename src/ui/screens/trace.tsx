@@ -7,7 +7,7 @@ import { projectInfo, runKindOf } from '../lib/project-info.js';
 import { navigate, useTitle } from '../lib/router.js';
 import { runTable, type DetailTab, type Route } from '../lib/routes.js';
 import { ancestorIds, buildTree, parentIds, visibleRows } from '../lib/span-tree.js';
-import { fetchRecord, loadTrace, SPAN_CAP, toSpanLite } from '../lib/trace-data.js';
+import { fetchRecord, loadTrace, SPAN_CAP, toSpanLite, type TraceData } from '../lib/trace-data.js';
 import type { RecordRow } from '../lib/types.js';
 import { useAsync } from '../lib/use-async.js';
 import { Breadcrumbs, CopyButton, ErrorNote, Loading, StatusBadge, type Crumb } from '../components/common.js';
@@ -25,12 +25,26 @@ const sleep = (ms: number, signal: AbortSignal) =>
     });
   });
 
+/** The trace and its spans, updated as pages of spans arrive. */
+function useTraceData(projectId: string, traceId: string): { data: TraceData | null; error: Error | null } {
+  const [state, setState] = useState<{ data: TraceData | null; error: Error | null }>({ data: null, error: null });
+  useEffect(() => {
+    const ctl = new AbortController();
+    setState({ data: null, error: null });
+    loadTrace(projectId, traceId, ctl.signal, (data) => setState({ data, error: null })).catch((error: Error) => {
+      if (!ctl.signal.aborted) setState((s) => ({ ...s, error }));
+    });
+    return () => ctl.abort();
+  }, [projectId, traceId]);
+  return state;
+}
+
 export function TracePage({ route }: { route: TraceRoute }) {
   const { projectId, traceId, spanId, tab } = route;
-  const data = useAsync((signal) => loadTrace(projectId, traceId, signal), [projectId, traceId]);
+  const data = useTraceData(projectId, traceId);
   const project = useAsync(() => projectInfo(projectId), [projectId]);
   const trace = data.data?.trace ?? null;
-  const tree = useMemo(() => (data.data ? buildTree(toSpanLite(data.data.trace), data.data.spans) : null), [data.data]);
+  const tree = useMemo(() => (data.data ? buildTree(toSpanLite(data.data.trace), data.data.spans, data.data.done) : null), [data.data]);
   const [collapsed, setCollapsed] = useState<Set<string>>(() => new Set());
   const selectedId = spanId && tree?.byId.has(spanId) ? spanId : traceId;
 
@@ -93,7 +107,12 @@ export function TracePage({ route }: { route: TraceRoute }) {
             <span class="grow" />
             <CopyButton text={trace.id} label="Copy trace id" visible="Copy trace ID" />
           </header>
-          {data.data.total > data.data.spans.length && (
+          {!data.data.done && (
+            <p class="banner" role="status">
+              Loading spans: {(data.data.spans.length - tree.waiting).toLocaleString('en-US')} of {Math.min(data.data.total, SPAN_CAP).toLocaleString('en-US')}…
+            </p>
+          )}
+          {data.data.done && data.data.total > data.data.spans.length && (
             <p class="banner" role="status">
               Showing the first {data.data.spans.length.toLocaleString('en-US')} of {data.data.total.toLocaleString('en-US')} spans (the viewer loads at most {SPAN_CAP.toLocaleString('en-US')}).
             </p>
@@ -123,7 +142,7 @@ export function TracePage({ route }: { route: TraceRoute }) {
                   <span>{formatDuration(span)}</span>
                 </span>
               </div>
-              <SpanTreeView tree={tree} rows={rows} selectedId={selectedId} collapsed={collapsed} onSelect={select} onCollapsed={setCollapsed} />
+              <SpanTreeView busy={!data.data.done} tree={tree} rows={rows} selectedId={selectedId} collapsed={collapsed} onSelect={select} onCollapsed={setCollapsed} />
             </section>
             <div class={detail.loading ? 'detail-pane stale' : 'detail-pane'}>
               <ErrorNote error={detail.error} />

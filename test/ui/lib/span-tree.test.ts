@@ -18,6 +18,22 @@ test('children hang under their parents in time order; missing parents and cycle
   assert.equal(t.end, 10);
 });
 
+test('while pages are still loading, a span whose parent has not arrived waits (with its subtree) instead of moving later', () => {
+  const spans = [span('a', 'T', 1), span('b1', 'b', 3), span('b11', 'b1', 4), span('c', 'T', 5)];
+  const partial = buildTree(root, spans, false);
+  assert.deepEqual(visibleRows(partial.root, new Set()).map((r) => r.node.span.id), ['T', 'a', 'c']);
+  assert.equal(partial.waiting, 2);
+  assert.equal(partial.orphans, 0);
+  assert.equal(partial.byId.has('b11'), false);
+  const full = buildTree(root, [...spans, span('b', 'T', 2)], false);
+  assert.deepEqual(visibleRows(full.root, new Set()).map((r) => r.node.span.id), ['T', 'a', 'b', 'b1', 'b11', 'c']);
+  assert.equal(full.waiting, 0);
+  // Loading done and the parent never came: the span is an orphan under the root.
+  const done = buildTree(root, spans, true);
+  assert.deepEqual(done.root.children.map((n) => n.span.id), ['a', 'b1', 'c']);
+  assert.equal(done.orphans, 1);
+});
+
 test('a chain 5,000 deep builds and flattens without recursion', () => {
   const spans = Array.from({ length: 5000 }, (_, i) => span(`s${i}`, i === 0 ? 'T' : `s${i - 1}`, i));
   const t = buildTree(root, spans.reverse());
