@@ -74,7 +74,7 @@ for (const size of sizes) {
     const t = await page.evaluate(() => ({
       tree: window.__treeAt as number,
       complete: window.__completeAt as number,
-      skeleton: Math.max(...performance.getEntriesByType('resource').filter((e: { name: string }) => e.name.endsWith('/spans/partial_search')).map((e: { responseEnd: number }) => e.responseEnd)),
+      skeleton: Math.max(...(performance.getEntriesByType('resource') as unknown as { name: string; responseEnd: number }[]).filter((e) => e.name.endsWith('/spans/partial_search')).map((e) => e.responseEnd)),
     }));
     await page.getByRole('tree').focus();
     const t0 = Date.now();
