@@ -146,7 +146,9 @@ export function SpanTreeView({ busy, tree, rows, selectedId, collapsed, onSelect
                 <span class="span-name">{span.name || '(unnamed)'}</span>
                 {span.error && <span class="error-mark" title="failed">!</span>}
               </span>
-              <span class="tree-duration">{formatDuration(span.durationNs)}</span>
+              <span class={span.derived ? 'tree-duration derived' : 'tree-duration'} title={span.derived ? 'no duration logged: the time its spans cover' : undefined}>
+                {formatDuration(span.durationNs)}
+              </span>
               <span class="lane" aria-hidden="true">
                 <span class={`bar kind-bg-${span.type.replace(/[^a-z_]/g, '')}`} style={{ left: `${b.left * 100}%`, width: `${b.width * 100}%` }} />
               </span>

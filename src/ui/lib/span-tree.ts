@@ -9,9 +9,10 @@ export interface SpanLite {
   name: string;
   /** Start, epoch milliseconds. */
   start: number;
-  /** Duration in nanoseconds, when logged. */
+  /** Duration in nanoseconds: as logged, or for a span that logged none, the time its descendants cover. */
   durationNs: number | null;
-  tokens: number | null;
+  /** The duration was not logged but derived from the descendants (set by buildTree). */
+  derived?: boolean;
   error: boolean;
   step: number;
 }
@@ -66,21 +67,30 @@ export function buildTree(rootSpan: SpanLite, spans: readonly SpanLite[], comple
     parent.children.push(node);
   }
   let start = rootSpan.start;
-  let end = endOf(rootSpan);
   const stack: TreeNode[] = [root];
-  let reached = 0;
+  const order: TreeNode[] = [];
   while (stack.length) {
     const n = stack.pop()!;
-    reached++;
+    order.push(n);
     n.children.sort((a, b) => a.span.start - b.span.start || a.span.step - b.span.step);
     for (const c of n.children) {
       c.depth = n.depth + 1;
       stack.push(c);
     }
     if (n.span.start < start) start = n.span.start;
-    const e = endOf(n.span);
-    if (e > end) end = e;
   }
+  const reached = order.length;
+  // Children come after their parent in `order`: walking it backwards sees every subtree before its
+  // root. A span that logged no duration covers the time of its descendants.
+  const subtreeEnd = new Map<TreeNode, number>();
+  for (let i = order.length - 1; i >= 0; i--) {
+    const n = order[i]!;
+    let e = endOf(n.span);
+    for (const c of n.children) e = Math.max(e, subtreeEnd.get(c)!);
+    subtreeEnd.set(n, e);
+    if (n.span.durationNs === null && n.children.length) n.span = { ...n.span, durationNs: Math.max(e - n.span.start, 0) * 1e6, derived: true };
+  }
+  const end = subtreeEnd.get(root)!;
   // Spans under a parent that is still waiting for its own parent are not in the tree yet either.
   let waiting = 0;
   if (reached < byId.size) {

@@ -9,7 +9,7 @@ import type { RecordRow, SearchPage } from './types.js';
 export const SPAN_CAP = 20_000;
 const PAGE = 1000;
 const PARALLEL = 4;
-const SKELETON = ['name', 'created_at', 'status_code', 'error_message', 'step_number', 'metrics/duration_ns', 'metrics/num_total_tokens'];
+const SKELETON = ['name', 'created_at', 'status_code', 'error_message', 'step_number', 'metrics/duration_ns'];
 
 export function toSpanLite(r: RecordRow): SpanLite {
   const start = Date.parse(r.created_at ?? '');
@@ -19,8 +19,8 @@ export function toSpanLite(r: RecordRow): SpanLite {
     type: r.type,
     name: r.name ?? '',
     start: Number.isNaN(start) ? 0 : start,
-    durationNs: metricValue(r, 'duration_ns').value,
-    tokens: metricValue(r, 'num_total_tokens').value,
+    // Only a logged duration: buildTree gives a span without one the time its descendants cover.
+    durationNs: metricValue(r, 'duration_ns').rollUp ? null : metricValue(r, 'duration_ns').value,
     error: isError(r),
     step: r.step_number ?? 0,
   };

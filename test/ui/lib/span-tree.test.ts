@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ancestorIds, bar, buildTree, parentIds, revealScroll, treeKey, visibleRows, windowRange, type SpanLite } from '../../../src/ui/lib/span-tree.js';
 
-const span = (id: string, parentId: string | null, start: number, step = 0, durationNs: number | null = 1e6): SpanLite => ({ id, parentId, type: 'tool', name: id, start, durationNs, tokens: null, error: false, step });
+const span = (id: string, parentId: string | null, start: number, step = 0, durationNs: number | null = 1e6): SpanLite => ({ id, parentId, type: 'tool', name: id, start, durationNs, error: false, step });
 const root = span('T', null, 0, 0, 10e6);
 
 test('children hang under their parents in time order; missing parents and cycles go under the root', () => {
@@ -32,6 +32,16 @@ test('while pages are still loading, a span whose parent has not arrived waits (
   const done = buildTree(root, spans, true);
   assert.deepEqual(done.root.children.map((n) => n.span.id), ['a', 'b1', 'c']);
   assert.equal(done.orphans, 1);
+});
+
+test('a span that logged no duration covers the time of its descendants; logged durations stay', () => {
+  const t = buildTree(span('T', null, 0, 0, null), [span('w', 'T', 10, 0, null), span('w1', 'w', 12, 0, 3e6), span('w2', 'w', 20, 0, 5e6), span('x', 'T', 30, 0, 1e6), span('leaf', 'T', 40, 0, null)]);
+  assert.deepEqual({ ...t.byId.get('w')!.span }, { ...span('w', 'T', 10, 0, 15e6), derived: true });
+  assert.equal(t.byId.get('x')!.span.durationNs, 1e6);
+  assert.equal(t.byId.get('x')!.span.derived, undefined);
+  assert.equal(t.byId.get('leaf')!.span.durationNs, null);
+  assert.equal(t.root.span.durationNs, 40e6); // the last span starts at 40 and logged no duration
+  assert.equal(t.end, 40);
 });
 
 test('a chain 5,000 deep builds and flattens without recursion', () => {
