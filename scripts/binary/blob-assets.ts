@@ -2,7 +2,7 @@
 // and library (the library stripped), gzipped when that pays, with the manifest that names them and
 // the content hash that names the cache folder.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -50,18 +50,23 @@ function duckdbFiles(): Source[] {
 function preparedLibrary(file: string, log: (s: string) => void): { data: Buffer; packed: Buffer } {
   const digest = createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 24);
   const dir = join(CACHE, `libduckdb-${digest}`);
-  const stripped = join(dir, 'libduckdb.so');
-  const packed = join(dir, 'libduckdb.so.gz');
-  if (!existsSync(packed)) {
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(stripped, readFileSync(file));
+  if (!existsSync(join(dir, 'libduckdb.so.gz'))) {
+    // Made in a private folder and renamed into place, so a concurrent build never reads half a file.
+    mkdirSync(CACHE, { recursive: true });
+    const tmp = mkdtempSync(join(CACHE, '.libduckdb-'));
+    const stripped = join(tmp, 'libduckdb.so');
+    copyFileSync(file, stripped);
     if (hasTool('strip')) run('strip', ['--strip-unneeded', stripped]);
     else log('strip is not installed: libduckdb.so keeps its symbols');
     log('compressing libduckdb.so (once per DuckDB version)');
-    writeFileSync(`${packed}.tmp`, gzipSync(readFileSync(stripped)));
-    renameSync(`${packed}.tmp`, packed);
+    writeFileSync(join(tmp, 'libduckdb.so.gz'), gzipSync(readFileSync(stripped)));
+    try {
+      renameSync(tmp, dir);
+    } catch {
+      rmSync(tmp, { recursive: true, force: true }); // another build finished first
+    }
   }
-  return { data: readFileSync(stripped), packed: readFileSync(packed) };
+  return { data: readFileSync(join(dir, 'libduckdb.so')), packed: readFileSync(join(dir, 'libduckdb.so.gz')) };
 }
 
 export interface BlobAssets {

@@ -37,6 +37,20 @@ export function noexecMessage(dir: string, mountPoint: string): string {
   );
 }
 
+/** A folder someone else owns could hold a library they planted: never load from it. */
+function checkOwner(dir: string): void {
+  const uid = process.getuid?.();
+  let owner: number;
+  try {
+    owner = statSync(dir).uid;
+  } catch {
+    return; // not there yet
+  }
+  if (uid !== undefined && owner !== uid) {
+    throw new CacheFolderError(`${dir} belongs to another user (uid ${owner}); set TRACELAKE_CACHE_DIR to a folder of your own`);
+  }
+}
+
 function isComplete(dir: string, m: Manifest): boolean {
   try {
     if (readFileSync(join(dir, MARKER), 'utf8') !== m.hash) return false;
@@ -50,6 +64,7 @@ function isComplete(dir: string, m: Manifest): boolean {
 export function unpackRuntime(m: Manifest, read: (key: string) => ArrayBuffer | Uint8Array, base = cacheBase()): string {
   const name = folderName(m);
   const final = join(base, name);
+  checkOwner(final);
   if (isComplete(final, m)) return final;
   try {
     mkdirSync(base, { recursive: true, mode: 0o700 });

@@ -1,9 +1,9 @@
 // Guarantees: the binary's cache folder logic (no binary needed): the base folder's precedence
 // (TRACELAKE_CACHE_DIR, XDG_CACHE_HOME, ~/.cache), one unpack then reuse without reading the blob, a
-// damaged copy replaced, a lost race resolved to the winner's copy, sizes checked, and noexec mounts
-// recognised from mountinfo.
+// damaged copy replaced, a lost race resolved to the winner's copy, sizes checked, a folder of another
+// user refused, and noexec mounts recognised from mountinfo.
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -75,6 +75,13 @@ test('a file that unpacks to the wrong size is an error, and leaves nothing behi
   const wrong = { ...manifest, files: [{ ...manifest.files[0]!, size: 8 }] };
   assert.throws(() => unpackRuntime(wrong, (k) => blob[k]!, base), (e: unknown) => e instanceof CacheFolderError && /expected 8/.test(e.message));
   assert.deepEqual(readdirSync(base), []);
+});
+
+test('a folder owned by another user is never used', { skip: process.getuid?.() !== 0 && 'needs root to give a folder away' }, () => {
+  const base = join(tempDir(), 'cache');
+  const dir = unpackRuntime(manifest, (k) => blob[k]!, base);
+  chownSync(dir, 65534, 65534);
+  assert.throws(() => unpackRuntime(manifest, (k) => blob[k]!, base), (e: unknown) => e instanceof CacheFolderError && /belongs to another user/.test(e.message));
 });
 
 test('noexec mounts are recognised from mountinfo (longest mount point wins)', () => {
