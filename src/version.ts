@@ -1,16 +1,13 @@
-// The package version, read once from package.json (the same in the source tree and in dist/).
+// The package version, read once from package.json (a declared runtime file, so the single binary
+// has it too). An unreadable package.json fails loudly: a silent 0.0.0 once hid a broken bundle.
 import { readFileSync } from 'node:fs';
+import { assetPath } from './assets.js';
 
-function findVersion(): string {
-  for (const rel of ['../package.json', '../../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'tracelake' && pkg.version) return pkg.version;
-    } catch {
-      // try the next location
-    }
-  }
-  return '0.0.0';
+function readVersion(): string {
+  const file = assetPath('package.json');
+  const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+  if (pkg.name !== 'tracelake' || !pkg.version) throw new Error(`${file} is not tracelake's package.json`);
+  return pkg.version;
 }
 
-export const VERSION = findVersion();
+export const VERSION = readVersion();

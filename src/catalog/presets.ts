@@ -3,15 +3,12 @@
 // deleted, and every entry is checked against the Scorer schema and the scorer rules on load, so a
 // bad edit of the data file fails loudly at open instead of surfacing as a broken list.
 import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Compile } from 'typebox/compile';
+import { assetPath } from '../assets.js';
 import { StorageError } from '../errors.js';
 import { Scorer, type ScorerVersion } from '../schemas/scorers.js';
 import { checkColorPicker, checkRollUp } from './scorer-validate.js';
 import type { ScorerRow } from './scorer-row.js';
-
-// src/catalog -> ../../data (tsx, tests); dist/src/catalog -> ../../../data (built package).
-const CANDIDATES = ['../../data/scorers/presets.json', '../../../data/scorers/presets.json'];
 
 export interface Presets {
   rows: ScorerRow[];
@@ -22,8 +19,8 @@ let cached: Presets | undefined;
 
 export function loadPresets(): Presets {
   if (cached) return cached;
-  const file = CANDIDATES.map((c) => fileURLToPath(new URL(c, import.meta.url))).find((f) => existsSync(f));
-  if (!file) throw new StorageError('the built-in scorer catalog data/scorers/presets.json was not found');
+  const file = assetPath('data/scorers/presets.json');
+  if (!existsSync(file)) throw new StorageError('the built-in scorer catalog data/scorers/presets.json was not found');
   let list: unknown;
   try {
     list = JSON.parse(readFileSync(file, 'utf8'));

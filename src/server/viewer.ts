@@ -5,9 +5,9 @@
 // the API's schema (`schema.hide`).
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifySchema } from 'fastify';
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { assetPath } from '../assets.js';
 
 export const VIEWER_PREFIX = '/ui/';
 
@@ -42,13 +42,9 @@ const ASSET = /^[A-Za-z0-9_-][A-Za-z0-9._-]*\.(js|css|svg|png|map|txt|json)$/;
 /** Built names carry an 8-character content hash (esbuild's [name]-[hash]); those never change. */
 const HASHED = /-[A-Z0-9]{8}\.(js|css)$/;
 
-/** dist/ui of the package this file belongs to (from src/server when run from sources, or dist/src/server). */
+/** dist/ui of this package (or of the single binary's unpacked files). */
 export function defaultViewerDir(): string {
-  for (let dir = dirname(fileURLToPath(import.meta.url)); dirname(dir) !== dir; dir = dirname(dir)) {
-    const pkg = join(dir, 'package.json');
-    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'tracelake') return join(dir, 'dist', 'ui');
-  }
-  return join(process.cwd(), 'dist', 'ui');
+  return assetPath('dist/ui/');
 }
 
 function secure(reply: FastifyReply): FastifyReply {

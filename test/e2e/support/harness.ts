@@ -24,15 +24,30 @@ export interface Tracelake {
   stop(): Promise<void>;
 }
 
-/** Starts `tracelake serve` (through tsx, from src/) on 127.0.0.1 with an ephemeral port. */
+/**
+ * Starts `tracelake serve` on 127.0.0.1 with an ephemeral port: through tsx from src/, or, when
+ * TRACELAKE_E2E_SERVER names an executable (the single binary), that executable run as under `env -i`
+ * from the temporary folder: only the API key, TRACELAKE_CACHE_DIR when set, and a PATH with nothing on it.
+ */
 export async function startTracelake(t: TestContext): Promise<Tracelake> {
-  const dir = join(tempDir(t, 'tracelake-e2e-'), 'data');
+  const home = tempDir(t, 'tracelake-e2e-');
+  const dir = join(home, 'data');
   const key = `tl_e2e_${process.pid}_${Date.now()}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'serve', '--data', dir, '--port', '0', '--host', '127.0.0.1', '--quiet'], {
-    cwd: ROOT,
-    env: { ...withoutGalileoEnv(process.env), TRACELAKE_API_KEY: key },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const server = process.env['TRACELAKE_E2E_SERVER'];
+  const serveArgs = ['serve', '--data', dir, '--port', '0', '--host', '127.0.0.1', '--quiet'];
+  const cache = process.env['TRACELAKE_CACHE_DIR'];
+  const child = server
+    ? spawn(server, serveArgs, {
+        cwd: home,
+        env: { TRACELAKE_API_KEY: key, PATH: join(home, 'empty-path'), ...(cache ? { TRACELAKE_CACHE_DIR: cache } : {}) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+    : spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...serveArgs], {
+        cwd: ROOT,
+        env: { ...withoutGalileoEnv(process.env), TRACELAKE_API_KEY: key },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+  t.diagnostic(`server: ${server ?? 'src/cli.ts through tsx'}`);
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const url = await new Promise<string>((resolve, reject) => {

@@ -1,0 +1,57 @@
+// `tracelake serve`: open the folder, build the server, listen. The only place that listens.
+// SIGINT/SIGTERM seal pending rows and release the folder.
+import { parseArgs } from 'node:util';
+import { TraceStore } from '../engine/trace-store.js';
+import { buildServer } from '../server/build-server.js';
+import { VERSION } from '../version.js';
+import { dataDir, env, positiveInt } from './options.js';
+
+export async function serve(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      data: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'body-limit': { type: 'string' },
+      'request-timeout': { type: 'string' },
+      'memory-limit': { type: 'string' },
+      quiet: { type: 'boolean' },
+      'no-ui': { type: 'boolean' },
+    },
+    strict: true,
+  });
+  const port = Number(values.port ?? env('TRACELAKE_PORT') ?? 8088);
+  const host = values.host ?? env('TRACELAKE_HOST') ?? '127.0.0.1';
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid port: ${String(values.port)}`);
+  const bodyLimit = positiveInt('body limit', values['body-limit'] ?? env('TRACELAKE_BODY_LIMIT'), 32 * 1024 * 1024);
+  const requestTimeout = positiveInt('request timeout', values['request-timeout'] ?? env('TRACELAKE_REQUEST_TIMEOUT'), 120_000);
+  const memoryLimit = values['memory-limit'] ?? env('TRACELAKE_MEMORY_LIMIT');
+  const store = await TraceStore.open(dataDir(values.data), memoryLimit === undefined ? {} : { memoryLimit });
+  const { generated, file } = store.bootstrapApiKey(env('TRACELAKE_API_KEY'));
+  const app = buildServer({ store, logger: values.quiet ? false : { level: 'info' }, bodyLimit, requestTimeout, ...(values['no-ui'] ? { viewer: false as const } : {}) });
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`tracelake: ${signal}, sealing and shutting down\n`);
+    try {
+      await app.close();
+      await store.close();
+      process.exit(0);
+    } catch (err) {
+      process.stderr.write(`tracelake: shutdown failed: ${(err as Error).message}\n`);
+      process.exit(1);
+    }
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  const address = await app.listen({ port, host });
+  process.stdout.write(`tracelake ${VERSION} serving ${store.dir} at ${address}\n`);
+  if (!values['no-ui']) process.stdout.write(`Viewer: open ${address}/ui/ in a browser and sign in with the API key\n`);
+  if (generated) {
+    process.stdout.write(`API key (shown once; also saved to ${file}, mode 0600):\n  ${generated}\n`);
+  } else if (!env('TRACELAKE_API_KEY')) {
+    process.stdout.write(`API key: see ${file} (or set TRACELAKE_API_KEY)\n`);
+  }
+}
