@@ -1,6 +1,8 @@
 // Ingest benchmarks over the seeded generator: library ingest (reliable: true, batches of ~1,000
 // spans), HTTP ingest against a real `tracelake serve` child process (several connections), and, in
-// the same run, the rate at which JSON.parse alone parses the same payloads (the yardstick).
+// the same run, the rate at which JSON.parse alone parses the same payloads (the yardstick). The HTTP
+// run goes once through the v2 JSON route and once, with the same spans, through OTLP protobuf
+// (POST /v1/traces), each against a fresh server.
 import { spawn } from 'node:child_process';
 import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { TraceStore } from '../src/engine/trace-store.js';
 import { generateBatches } from '../test/support/generator.js';
 import { folderBytes, peakRssMiB, type Measurement } from './common.js';
+import { otlpBody } from './otlp-bodies.js';
+
+export type HttpRoute = 'json' | 'otlp';
 
 const BATCH = 1000;
 
@@ -69,12 +74,13 @@ export async function benchLibraryIngest(spans: number, seed = 7): Promise<Measu
 }
 
 /** Writes request bodies (one per line) for the HTTP benchmark, so the client does no generation while timed. */
-async function writeBodies(path: string, spans: number, logStreamId: string, seed: number): Promise<number> {
+async function writeBodies(path: string, spans: number, logStreamId: string, seed: number, route: HttpRoute): Promise<number> {
   const out = createWriteStream(path);
   let n = 0;
   for (const batch of generateBatches({ spans, batchSpans: BATCH, seed })) {
     n += spansIn(batch);
-    const line = `${JSON.stringify({ log_stream_id: logStreamId, reliable: true, traces: batch })}\n`;
+    // OTLP bodies are binary: one base64 line each (decoded by the client before it times the request).
+    const line = route === 'otlp' ? `${Buffer.from(otlpBody(batch)).toString('base64')}\n` : `${JSON.stringify({ log_stream_id: logStreamId, reliable: true, traces: batch })}\n`;
     if (!out.write(line)) await new Promise<void>((r) => out.once('drain', () => r()));
   }
   await new Promise<void>((r) => out.end(r));
@@ -116,8 +122,11 @@ async function startServer(dir: string, key: string): Promise<{ url: string; pid
   };
 }
 
-/** HTTP ingest: `connections` clients post pre-written bodies to POST /projects/{id}/traces. */
-export async function benchHttpIngest(spans: number, connections = 4, seed = 11): Promise<Measurement[]> {
+/**
+ * HTTP ingest: `connections` clients post pre-written bodies to POST /projects/{id}/traces (`json`)
+ * or, the same spans as OTLP protobuf, to POST /v1/traces (`otlp`).
+ */
+export async function benchHttpIngest(spans: number, connections = 4, seed = 11, route: HttpRoute = 'json'): Promise<Measurement[]> {
   const dir = mkdtempSync(join(tmpdir(), 'tracelake-bench-http-'));
   const key = `tl_bench_${Date.now()}`;
   const server = await startServer(join(dir, 'data'), key);
@@ -126,7 +135,9 @@ export async function benchHttpIngest(spans: number, connections = 4, seed = 11)
     const project = (await (await fetch(`${server.url}/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) })).json()) as { id: string };
     const ls = (await (await fetch(`${server.url}/projects/${project.id}/log_streams`, { method: 'POST', headers, body: JSON.stringify({ name: 'http' }) })).json()) as { id: string };
     const bodies = join(dir, 'bodies.ndjson');
-    const n = await writeBodies(bodies, spans, ls.id, seed);
+    const n = await writeBodies(bodies, spans, ls.id, seed, route);
+    const target = route === 'otlp' ? `${server.url}/v1/traces` : `${server.url}/projects/${project.id}/traces`;
+    const postHeaders = route === 'otlp' ? { 'content-type': 'application/x-protobuf', 'Galileo-API-Key': key, project: 'bench', logstream: 'http' } : headers;
     const lines = createInterface({ input: createReadStream(bodies), crlfDelay: Infinity })[Symbol.asyncIterator]();
     let errors = 0;
     let requests = 0;
@@ -136,9 +147,11 @@ export async function benchHttpIngest(spans: number, connections = 4, seed = 11)
       for (;;) {
         const next = await lines.next();
         if (next.done) return;
+        const body = route === 'otlp' ? Buffer.from(next.value, 'base64') : next.value;
         const t = performance.now();
-        const res = await fetch(`${server.url}/projects/${project.id}/traces`, { method: 'POST', headers, body: next.value });
-        await res.arrayBuffer();
+        const res = await fetch(target, { method: 'POST', headers: postHeaders, body });
+        const answer = await res.arrayBuffer();
+        if (route === 'otlp' && answer.byteLength > 0) errors++; // a partial_success: spans were refused
         latencies.push(performance.now() - t);
         requests++;
         if (res.status !== 200) errors++;
@@ -151,7 +164,7 @@ export async function benchHttpIngest(spans: number, connections = 4, seed = 11)
     latencies.sort((a, b) => a - b);
     return [
       {
-        name: `HTTP ingest (${connections} connections, reliable)`,
+        name: route === 'otlp' ? `HTTP ingest, OTLP protobuf /v1/traces (${connections} connections)` : `HTTP ingest (${connections} connections, reliable)`,
         value: (n / ms) * 1000,
         unit: 'spans/s',
         spans: n,
@@ -161,7 +174,7 @@ export async function benchHttpIngest(spans: number, connections = 4, seed = 11)
         p99_ms: latencies[Math.floor(latencies.length * 0.99)],
         counted: count.total_count,
       },
-      { name: 'peak RSS (server process)', value: peak ?? 0, unit: 'MiB' },
+      { name: `peak RSS (server process, ${route === 'otlp' ? 'OTLP' : 'JSON'})`, value: peak ?? 0, unit: 'MiB' },
     ];
   } finally {
     await server.stop();

@@ -30,7 +30,8 @@ export interface OtlpHost {
   dropUnusedSession(projectId: string, runId: string, sessionId: string): Promise<void>;
   /** Session records to write for traces (sessionId null: the trace's own implicit session). */
   sessionRows(projectId: string, runId: string, traces: { record: Draft; sessionId: string | null }[]): Promise<Draft[]>;
-  sessionByExternalId(projectId: string, runId: string, externalId: string): Promise<string>;
+  /** Session record ids for external ids: an existing session's, else the id derived from the external id. */
+  sessionsByExternalId(projectId: string, runId: string, externalIds: readonly string[]): Promise<Map<string, string>>;
   stepAfter(projectId: string, runId: string, traceId: string, exists: boolean): Promise<number>;
   rememberStep(traceId: string, next: number): void;
   write(projectId: string, runId: string, rows: Draft[]): Promise<void>;
@@ -103,6 +104,9 @@ export class OtlpWriter {
       }
     }
     for (const t of orphanScan) for (const id of await h.spanIds(projectId, runId, t, t)) want.add(id);
+    const named = new Set<string>();
+    for (const m of byId.values()) if (m.sessionExternalId !== null) named.add(m.sessionExternalId);
+    await this.#resolveSessions(projectId, runId, named);
     const stored = new Map<string, Row>();
     for (const r of await h.lookup(projectId, runId, [...want])) stored.set(String(r['id']), r);
     for (const t of orphanScan) this.#adoptStoredOrphans(runId, t, stored);
@@ -225,8 +229,16 @@ export class OtlpWriter {
   async #sessionId(projectId: string, runId: string, externalId: string): Promise<string> {
     const key = `${projectId}/${runId}/${externalId}`;
     let sid = this.#sessions.get(key);
-    if (sid === undefined) remember(this.#sessions, key, (sid = await this.host.sessionByExternalId(projectId, runId, externalId)));
+    if (sid === undefined) await this.#resolveSessions(projectId, runId, [externalId]);
+    sid = this.#sessions.get(key)!;
     return sid;
+  }
+
+  /** Looks up (in one query) the sessions of the external ids not remembered yet. */
+  async #resolveSessions(projectId: string, runId: string, externalIds: Iterable<string>): Promise<void> {
+    const unknown = [...new Set(externalIds)].filter((e) => !this.#sessions.has(`${projectId}/${runId}/${e}`));
+    if (unknown.length === 0) return;
+    for (const [e, sid] of await this.host.sessionsByExternalId(projectId, runId, unknown)) remember(this.#sessions, `${projectId}/${runId}/${e}`, sid);
   }
 
   /** Rows that move traces (and their stored spans) to the session they named late; the sessions left empty are returned. */
@@ -280,8 +292,8 @@ const otelTraceHex = (uuid: string): string => uuid.replace(/-/g, '');
 function fromRoot(t: Draft, root: MappedSpan): void {
   const r = root.record;
   t.name = r.name;
-  t.input = root.inputText;
-  t.output = root.outputText;
+  t.input = root.traceInput();
+  t.output = root.traceOutput();
   t.created_at = r.created_at;
   t.status_code = r.status_code;
   t.error_message = r.error_message;

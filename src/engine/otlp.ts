@@ -13,7 +13,7 @@ import { resolveTarget, targetNames, type OtlpLogOptions } from './otlp-target.j
 import type { TraceStore } from './trace-store.js';
 
 export type { OtlpLogOptions } from './otlp-target.js';
-export { encodeExportResponse, encodeStatus, decodeExportResponse, decodeStatus, encodeExportRequest } from '../ingest/otlp/wire.js';
+export { encodeExportResponse, encodeStatus, decodeExportResponse, decodeStatus, encodeExportRequest, loadOtlpTypes } from '../ingest/otlp/wire.js';
 
 export interface OtlpLogResult {
   /** Spans stored now or already stored (a retried export). */

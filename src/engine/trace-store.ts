@@ -830,7 +830,19 @@ export class TraceStore {
       },
       dropUnusedSession: (p, r, sessionId) => this.#dropUnusedSession(p, r, sessionId),
       sessionRows: (p, r, traces) => this.#sessionsFor(p, r, traces, null),
-      sessionByExternalId: (p, r, externalId) => this.#sessionByExternalId(p, r, externalId),
+      sessionsByExternalId: async (p, r, externalIds) => {
+        const derived = (e: string) => uuidFromHash('session-external', p, r, e);
+        // Only POST .../sessions gives a session with an external id an id not derived from it (and marks the run).
+        if (!this.catalog.get<Run>('runs', r)?.has_user_created_sessions) return new Map(externalIds.map((e) => [e, derived(e)]));
+        await this.#records.refresh();
+        const src = this.#records.source({ projectId: p, runId: r, kinds: ['session'] });
+        const rows = await this.#db.all(
+          `SELECT external_id, id FROM ${src.sql} WHERE external_id IN (SELECT unnest($${src.params.length + 1}::VARCHAR[])) ORDER BY created_at DESC`,
+          [...src.params, [...externalIds]],
+        );
+        const found = new Map(rows.map((row) => [String(row['external_id']), String(row['id'])])); // the oldest wins
+        return new Map(externalIds.map((e) => [e, found.get(e) ?? derived(e)]));
+      },
       stepAfter: (p, r, traceId, exists) => this.#stepAfter(p, r, traceId, exists),
       rememberStep: (traceId, next) => this.#rememberStep(traceId, next),
       write: (p, r, rows) => this.#write(p, r, rows, true),

@@ -98,7 +98,7 @@ test('messages from OpenLLMetry prompt/completion attributes and from an OpenAI-
   assert.deepEqual(b.record.input, [{ role: 'developer', content: 'rules' }, { role: 'user', content: 'hi' }]);
   assert.deepEqual(b.record.output, { role: 'assistant', content: 'hello' });
   const c = map({ 'openinference.span.kind': 'LLM', 'input.value': 'plain question', 'output.value': 'plain answer' });
-  assert.deepEqual([c.record.input, c.record.output, c.inputText], [[{ role: 'user', content: 'plain question' }], { role: 'assistant', content: 'plain answer' }, 'plain question']);
+  assert.deepEqual([c.record.input, c.record.output, c.traceInput()], [[{ role: 'user', content: 'plain question' }], { role: 'assistant', content: 'plain answer' }, 'plain question']);
 });
 
 test('GenAI retrieval documents and embeddings', () => {

@@ -18,9 +18,9 @@ export interface MappedSpan {
   readonly type: OtlpSpanType;
   /** The external id of the span's session (session.id, gen_ai.conversation.id), if it names one. */
   readonly sessionExternalId: string | null;
-  /** Trace-level text of the span's input and output (what the trace shows when this span is its root). */
-  readonly inputText: string;
-  readonly outputText: string | null;
+  /** Trace-level text of the span's input and output (what the trace shows when this span is its root); computed when asked. */
+  traceInput(): string;
+  traceOutput(): string | null;
   /** Metadata values cut by the caps (reported as a warning). */
   readonly cut: number;
 }
@@ -42,18 +42,20 @@ export function mapSpan(s: OtelSpan, receivedUs: number): MappedSpan {
   const type = spanType(a);
   const usedEvents = new Set<OtelEvent>();
   const node: Record<string, unknown> = { type, name: s.name };
-  let inputText = '';
-  let outputText: string | null = null;
+  // Trace-level texts, computed only for roots (turning messages into text costs a JSON.stringify).
+  let inputText: () => string = () => '';
+  let outputText: () => string | null = () => null;
   switch (type) {
     case 'llm': {
       const io = llmMessages(a, s.events, usedEvents);
       const emb = io.input ? undefined : embeddingTexts(a);
       const input: Message[] = io.input ?? emb ?? [];
       node['input'] = input;
-      inputText = input.length > 0 ? messagesAsText(input) : '';
-      if (io.output) {
-        node['output'] = io.output.length === 1 ? io.output[0] : io.output;
-        outputText = messagesAsText(io.output);
+      inputText = () => (input.length > 0 ? messagesAsText(input) : '');
+      const output = io.output;
+      if (output) {
+        node['output'] = output.length === 1 ? output[0] : output;
+        outputText = () => messagesAsText(output);
       }
       node['model'] = text(a.take('gen_ai.response.model', 'gen_ai.request.model', 'llm.response.model_name', 'llm.request.model_name', 'llm.model_name', 'embedding.model_name'));
       node['temperature'] = num(a.take('gen_ai.request.temperature')) ?? invocationTemperature(a);
@@ -65,12 +67,13 @@ export function mapSpan(s: OtelSpan, receivedUs: number): MappedSpan {
     case 'tool': {
       const input = a.take('gen_ai.tool.call.arguments', 'input.value');
       const output = a.take('gen_ai.tool.call.result', 'output.value');
-      node['input'] = text(structuredOrSelf(input)) ?? '';
-      if (output !== undefined) node['output'] = text(structuredOrSelf(output));
+      node['input'] = text(input) ?? '';
+      if (output !== undefined) node['output'] = text(output);
       node['tool_call_id'] = text(a.take('gen_ai.tool.call.id', 'tool_call.id', 'tool.id'));
       if (node['name'] === '') node['name'] = text(a.peek('gen_ai.tool.name') ?? a.peek('tool.name')) ?? '';
-      inputText = node['input'] as string;
-      outputText = (node['output'] as string | undefined) ?? null;
+      const [i, o] = [node['input'] as string, (node['output'] as string | undefined) ?? null];
+      inputText = () => i;
+      outputText = () => o;
       break;
     }
     case 'retriever': {
@@ -78,8 +81,9 @@ export function mapSpan(s: OtelSpan, receivedUs: number): MappedSpan {
       node['input'] = text(query) ?? '';
       const docs = retrievedDocuments(a);
       if (docs !== undefined) node['output'] = docs;
-      inputText = node['input'] as string;
-      outputText = docs === undefined ? null : typeof docs === 'string' ? docs : JSON.stringify(docs);
+      const q = node['input'] as string;
+      inputText = () => q;
+      outputText = () => (docs === undefined ? null : typeof docs === 'string' ? docs : JSON.stringify(docs));
       break;
     }
     default: {
@@ -88,10 +92,12 @@ export function mapSpan(s: OtelSpan, receivedUs: number): MappedSpan {
       const outV = a.take('output.value');
       const inM = inV === undefined ? a.take('gen_ai.input.messages') : undefined;
       const outM = outV === undefined ? a.take('gen_ai.output.messages') : undefined;
-      inputText = inV !== undefined ? (text(inV) ?? '') : inM !== undefined ? messagesAsText(valueMessages(inM, 'user')) : '';
-      outputText = outV !== undefined ? (text(outV) ?? null) : outM !== undefined ? messagesAsText(valueMessages(outM, 'assistant')) : null;
-      node['input'] = inputText;
-      if (outputText !== null) node['output'] = outputText;
+      const i = inV !== undefined ? (text(inV) ?? '') : inM !== undefined ? messagesAsText(valueMessages(inM, 'user')) : '';
+      const o = outV !== undefined ? (text(outV) ?? null) : outM !== undefined ? messagesAsText(valueMessages(outM, 'assistant')) : null;
+      node['input'] = i;
+      if (o !== null) node['output'] = o;
+      inputText = () => i;
+      outputText = () => o;
       if (type === 'agent') node['agent_type'] = 'default';
       break;
     }
@@ -102,7 +108,7 @@ export function mapSpan(s: OtelSpan, receivedUs: number): MappedSpan {
   if (s.statusCode === 2) {
     const http = num(a.peek('http.response.status_code') ?? a.peek('http.status_code'));
     node['status_code'] = http !== undefined && http >= 400 && http <= 599 ? http : 500;
-    node['error_message'] = s.statusMessage || exceptionMessage(s.events, usedEvents) || text(a.peek('error.type')) || 'error';
+    node['error_message'] = s.statusMessage || exceptionMessage(s.events) || text(a.peek('error.type')) || 'error';
   } else if (s.statusCode === 1) {
     node['status_code'] = 200;
   }
@@ -114,10 +120,8 @@ export function mapSpan(s: OtelSpan, receivedUs: number): MappedSpan {
   node['user_metadata'] = map;
   const startUs = s.startNs > 0n ? nsToUs(s.startNs) : receivedUs;
   const record = normalizeNode(node as SpanInput & Record<string, unknown>, spanUuid(s.traceId, s.spanId), type, ['span'], startUs);
-  return { otel: s, record, type, sessionExternalId: session, inputText, outputText, cut };
+  return { otel: s, record, type, sessionExternalId: session, traceInput: inputText, traceOutput: outputText, cut };
 }
-
-const structuredOrSelf = (v: unknown): unknown => structured(v as never);
 
 function metrics(a: AttrReader, s: OtelSpan): Record<string, number> {
   const m: Record<string, number> = {};
@@ -183,12 +187,11 @@ function embeddingTexts(a: AttrReader): Message[] | undefined {
   return out.length > 0 ? out : undefined;
 }
 
-function exceptionMessage(events: readonly OtelEvent[], used: Set<OtelEvent>): string {
+function exceptionMessage(events: readonly OtelEvent[]): string {
   for (const e of events) {
     if (e.name !== 'exception') continue;
     const m = e.attributes.get('exception.message') ?? e.attributes.get('exception.type');
     if (typeof m === 'string' && m !== '') return m;
   }
-  void used;
   return '';
 }

@@ -30,6 +30,16 @@ interface Types {
 
 let types: Types | undefined;
 
+/** Loads the proto files now (the server calls it at start, so the first export does not pay for it). */
+export function loadOtlpTypes(): void {
+  const t = load();
+  // protobufjs generates each type's decoder on first use: decoding one span with every kind of value builds them all.
+  const v = [{ stringValue: 's' }, { boolValue: true }, { intValue: 1 }, { doubleValue: 1.5 }, { bytesValue: Buffer.alloc(1) }, { arrayValue: { values: [{ intValue: 2 }] } }, { kvlistValue: { values: [{ key: 'k', value: { stringValue: 'v' } }] } }];
+  const attributes = v.map((value, i) => ({ key: `a${i}`, value }));
+  const span = { traceId: Buffer.alloc(16, 1), spanId: Buffer.alloc(8, 1), name: 'warm-up', startTimeUnixNano: 1, endTimeUnixNano: 2, attributes, events: [{ name: 'e', attributes }], links: [{ traceId: Buffer.alloc(16, 1), spanId: Buffer.alloc(8, 2) }], status: { code: 1 } };
+  batchFromProtobuf(Buffer.from(t.request.encode(t.request.fromObject({ resourceSpans: [{ resource: { attributes }, scopeSpans: [{ scope: { name: 'w' }, spans: [span] }] }] })).finish()));
+}
+
 function load(): Types {
   if (types) return types;
   const base = protoDir();
@@ -93,7 +103,9 @@ interface PRequest {
 export function batchFromProtobuf(bytes: Uint8Array): OtelBatch {
   let msg: PRequest;
   try {
-    msg = load().request.decode(bytes) as unknown as PRequest;
+    // A Buffer view: protobufjs then reads strings with Node's native UTF-8 decoder instead of its own JS one.
+    const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    msg = load().request.decode(buf) as unknown as PRequest;
   } catch (err) {
     throw new BadRequestError(`the body is not a protobuf ExportTraceServiceRequest: ${(err as Error).message}`);
   }

@@ -8,10 +8,11 @@ import { promisify } from 'node:util';
 import { gunzip, inflate, type InputType, type ZlibOptions } from 'node:zlib';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { encodeExportResponse, encodeStatus } from '../../engine/otlp.js';
+import { encodeExportResponse, encodeStatus, loadOtlpTypes } from '../../engine/otlp.js';
 import type { TraceStore } from '../../engine/trace-store.js';
 import { BadRequestError, OverloadedError, PayloadTooLargeError, TraceLakeError } from '../../errors.js';
 import { toResponse } from '../errors.js';
+import { validatorCompiler } from '../validation.js';
 
 export const OTLP_PATHS = ['/v1/traces', '/otel/traces'] as const;
 
@@ -103,7 +104,11 @@ const schema = {
 
 export const otlpRoutes = (store: TraceStore, options: OtlpRouteOptions): FastifyPluginAsync =>
   async (app) => {
+    loadOtlpTypes();
     let pending = 0;
+    // The body is bytes (protobuf, or JSON that may be compressed): its schema documents it, decoding checks it.
+    // Walking a Buffer with the generic validator would visit every byte.
+    app.setValidatorCompiler((req) => (req.httpPart === 'body' ? (value: unknown) => ({ value }) : validatorCompiler(req)));
     // Only these two types; anything else is 415 (the body is read as bytes either way: it may be compressed).
     app.removeAllContentTypeParsers();
     app.addContentTypeParser(['application/x-protobuf', 'application/json'], { parseAs: 'buffer', bodyLimit: options.bodyLimit }, (_req, body, done) => done(null, body));
