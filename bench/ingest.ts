@@ -122,62 +122,119 @@ async function startServer(dir: string, key: string): Promise<{ url: string; pid
   };
 }
 
-/**
- * HTTP ingest: `connections` clients post pre-written bodies to POST /projects/{id}/traces (`json`)
- * or, the same spans as OTLP protobuf, to POST /v1/traces (`otlp`).
- */
-export async function benchHttpIngest(spans: number, connections = 4, seed = 11, route: HttpRoute = 'json'): Promise<Measurement[]> {
-  const dir = mkdtempSync(join(tmpdir(), 'tracelake-bench-http-'));
+interface HttpRun {
+  route: HttpRoute;
+  server: Awaited<ReturnType<typeof startServer>>;
+  dir: string;
+  n: number;
+  lines: AsyncIterator<string>;
+  target: string;
+  postHeaders: Record<string, string>;
+  count: () => Promise<number>;
+  ms: number;
+  requests: number;
+  errors: number;
+  latencies: number[];
+  done: boolean;
+}
+
+/** A fresh server with a project and log stream, and the request bodies of `route` written to a file. */
+async function prepareHttp(route: HttpRoute, spans: number, seed: number): Promise<HttpRun> {
+  const dir = mkdtempSync(join(tmpdir(), `tracelake-bench-${route}-`));
   const key = `tl_bench_${Date.now()}`;
   const server = await startServer(join(dir, 'data'), key);
-  try {
-    const headers = { 'content-type': 'application/json', 'Galileo-API-Key': key };
-    const project = (await (await fetch(`${server.url}/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) })).json()) as { id: string };
-    const ls = (await (await fetch(`${server.url}/projects/${project.id}/log_streams`, { method: 'POST', headers, body: JSON.stringify({ name: 'http' }) })).json()) as { id: string };
-    const bodies = join(dir, 'bodies.ndjson');
-    const n = await writeBodies(bodies, spans, ls.id, seed, route);
-    const target = route === 'otlp' ? `${server.url}/v1/traces` : `${server.url}/projects/${project.id}/traces`;
-    const postHeaders = route === 'otlp' ? { 'content-type': 'application/x-protobuf', 'Galileo-API-Key': key, project: 'bench', logstream: 'http' } : headers;
-    const lines = createInterface({ input: createReadStream(bodies), crlfDelay: Infinity })[Symbol.asyncIterator]();
-    let errors = 0;
-    let requests = 0;
-    const latencies: number[] = [];
-    const t0 = performance.now();
-    const worker = async () => {
-      for (;;) {
-        const next = await lines.next();
-        if (next.done) return;
-        const body = route === 'otlp' ? Buffer.from(next.value, 'base64') : next.value;
-        const t = performance.now();
-        const res = await fetch(target, { method: 'POST', headers: postHeaders, body });
-        const answer = await res.arrayBuffer();
-        if (route === 'otlp' && answer.byteLength > 0) errors++; // a partial_success: spans were refused
-        latencies.push(performance.now() - t);
-        requests++;
-        if (res.status !== 200) errors++;
+  const headers = { 'content-type': 'application/json', 'Galileo-API-Key': key };
+  const project = (await (await fetch(`${server.url}/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) })).json()) as { id: string };
+  const ls = (await (await fetch(`${server.url}/projects/${project.id}/log_streams`, { method: 'POST', headers, body: JSON.stringify({ name: 'http' }) })).json()) as { id: string };
+  const bodies = join(dir, 'bodies.ndjson');
+  const n = await writeBodies(bodies, spans, ls.id, seed, route);
+  return {
+    route,
+    server,
+    dir,
+    n,
+    lines: createInterface({ input: createReadStream(bodies), crlfDelay: Infinity })[Symbol.asyncIterator](),
+    target: route === 'otlp' ? `${server.url}/v1/traces` : `${server.url}/projects/${project.id}/traces`,
+    postHeaders: route === 'otlp' ? { 'content-type': 'application/x-protobuf', 'Galileo-API-Key': key, project: 'bench', logstream: 'http' } : headers,
+    count: async () => ((await (await fetch(`${server.url}/projects/${project.id}/spans/count`, { method: 'POST', headers, body: JSON.stringify({ log_stream_id: ls.id }) })).json()) as { total_count: number }).total_count,
+    ms: 0,
+    requests: 0,
+    errors: 0,
+    latencies: [],
+    done: false,
+  };
+}
+
+/** Posts up to `limit` more bodies over `connections` connections; the elapsed time adds to the run's. */
+async function httpRound(run: HttpRun, limit: number, connections: number): Promise<void> {
+  let left = limit;
+  const t0 = performance.now();
+  const worker = async () => {
+    while (left > 0) {
+      left--;
+      const next = await run.lines.next();
+      if (next.done) {
+        run.done = true;
+        return;
       }
-    };
-    await Promise.all(Array.from({ length: connections }, worker));
-    const ms = performance.now() - t0;
-    const count = (await (await fetch(`${server.url}/projects/${project.id}/spans/count`, { method: 'POST', headers, body: JSON.stringify({ log_stream_id: ls.id }) })).json()) as { total_count: number };
-    const peak = peakRssMiB(server.pid);
-    latencies.sort((a, b) => a - b);
+      const body = run.route === 'otlp' ? Buffer.from(next.value, 'base64') : next.value;
+      const t = performance.now();
+      const res = await fetch(run.target, { method: 'POST', headers: run.postHeaders, body });
+      const answer = await res.arrayBuffer();
+      run.latencies.push(performance.now() - t);
+      run.requests++;
+      if (res.status !== 200 || (run.route === 'otlp' && answer.byteLength > 0)) run.errors++; // (a non-empty OTLP answer: spans refused)
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, worker));
+  run.ms += performance.now() - t0;
+}
+
+async function finishHttp(run: HttpRun, connections: number): Promise<Measurement[]> {
+  try {
+    const counted = await run.count();
+    const peak = peakRssMiB(run.server.pid);
+    run.latencies.sort((a, b) => a - b);
     return [
       {
-        name: route === 'otlp' ? `HTTP ingest, OTLP protobuf /v1/traces (${connections} connections)` : `HTTP ingest (${connections} connections, reliable)`,
-        value: (n / ms) * 1000,
+        name: run.route === 'otlp' ? `HTTP ingest, OTLP protobuf /v1/traces (${connections} connections)` : `HTTP ingest, v2 JSON route (${connections} connections, reliable)`,
+        value: (run.n / run.ms) * 1000,
         unit: 'spans/s',
-        spans: n,
-        requests,
-        errors,
-        p50_ms: latencies[latencies.length >> 1],
-        p99_ms: latencies[Math.floor(latencies.length * 0.99)],
-        counted: count.total_count,
+        spans: run.n,
+        requests: run.requests,
+        errors: run.errors,
+        p50_ms: run.latencies[run.latencies.length >> 1],
+        p99_ms: run.latencies[Math.floor(run.latencies.length * 0.99)],
+        counted,
       },
-      { name: `peak RSS (server process, ${route === 'otlp' ? 'OTLP' : 'JSON'})`, value: peak ?? 0, unit: 'MiB' },
+      { name: `peak RSS (server process, ${run.route === 'otlp' ? 'OTLP' : 'JSON'})`, value: peak ?? 0, unit: 'MiB' },
     ];
   } finally {
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await run.server.stop();
+    rmSync(run.dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * HTTP ingest of the same spans through the v2 JSON route (POST /projects/{id}/traces) and as OTLP
+ * protobuf (POST /v1/traces), each against its own fresh `tracelake serve`: `connections` clients
+ * post pre-written bodies, the two routes taking turns in rounds of `round` requests so that the
+ * machine's changing load falls on both alike. Reports both rates and their ratio.
+ */
+export async function benchHttpIngest(spans: number, connections = 4, seed = 11, round = 8): Promise<Measurement[]> {
+  const runs: HttpRun[] = [];
+  try {
+    runs.push(await prepareHttp('json', spans, seed));
+    runs.push(await prepareHttp('otlp', spans, seed));
+    while (runs.some((r) => !r.done)) for (const r of runs) if (!r.done) await httpRound(r, round, connections);
+  } catch (err) {
+    for (const r of runs) await r.server.stop();
+    throw err;
+  }
+  const [json, otlp] = [await finishHttp(runs[0]!, connections), await finishHttp(runs[1]!, connections)];
+  return [
+    ...json,
+    ...otlp,
+    { name: 'v2 JSON route / OTLP protobuf (HTTP spans/s, same spans)', value: json[0]!.value / otlp[0]!.value, unit: '×', note: 'above 1: OTLP is slower (goal: at most 1.5)' },
+  ];
 }

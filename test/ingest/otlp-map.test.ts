@@ -118,6 +118,7 @@ test('metrics, status, tags, session, ids', () => {
   assert.deepEqual(m.record.tags, ['a', 'b']);
   assert.equal(m.sessionExternalId, 's-1');
   assert.equal(m.record.id, spanUuid(T, S));
+  assert.equal(m.record.id, 'b7ad6b71-6920-3331-8448-eb211c80319c', 'the span id, then the low half of the trace id');
   assert.equal(m.record.created_at, base * 1000);
   const conv = map({ 'gen_ai.conversation.id': 'c-9', 'tag.tags': 'x, y' }, { status: { code: 1 } });
   assert.equal(conv.sessionExternalId, 'c-9');
@@ -156,6 +157,11 @@ test('protobuf and JSON decode to the same spans; bad ids are refused one by one
   ] }] }] });
   assert.deepEqual(odd.spans.map((s) => [s.traceId, s.spanId]), [[T, S]]);
   assert.equal(odd.rejected.length, 3);
+  // An invalid UTF-8 byte in a string does not fail the batch: it reads as U+FFFD.
+  const bytes = Buffer.from(protobufRequest([spec({ note: 'caf\u00e9 ok' })]));
+  const at = bytes.indexOf(Buffer.from('caf\u00e9'));
+  bytes[at + 3] = 0xff;
+  assert.equal(batchFromProtobuf(bytes).spans[0]!.attributes.get('note'), 'caf\ufffd\ufffd ok');
   assert.throws(() => batchFromJson([]), /JSON object/);
   assert.throws(() => batchFromProtobuf(new Uint8Array([0x0a, 0x05, 0x01])), /not a protobuf/);
 });

@@ -4,7 +4,6 @@
 // whose content tracelake cannot store (e.g. a message that is not a message) throws
 // InvalidRequestError, and the caller rejects that span alone.
 import { normalizeNode, type Fields } from '../normalize-node.js';
-import { uuidFromHash } from '../ids.js';
 import type { SpanInput } from '../../schemas/ingest.js';
 import { spanType, type OtlpSpanType } from './kinds.js';
 import { llmMessages, messagesAsText, valueMessages, type Message } from './messages.js';
@@ -30,9 +29,13 @@ export function traceUuid(traceHex: string): string {
   return `${traceHex.slice(0, 8)}-${traceHex.slice(8, 12)}-${traceHex.slice(12, 16)}-${traceHex.slice(16, 20)}-${traceHex.slice(20, 32)}`;
 }
 
-/** A span record's id: derived from the OTel trace and span ids (a span id alone has 8 bytes, a UUID 16). */
+/**
+ * A span record's id: the OTel span id (8 bytes) followed by the last 8 bytes of its trace id, written
+ * as a UUID, so the span id can be read off the record id. The trace id's low half is used because it
+ * is random even in 64-bit trace ids padded with zeros.
+ */
 export function spanUuid(traceHex: string, spanHex: string): string {
-  return uuidFromHash('otel-span', traceHex, spanHex);
+  return `${spanHex.slice(0, 8)}-${spanHex.slice(8, 12)}-${spanHex.slice(12, 16)}-${traceHex.slice(16, 20)}-${traceHex.slice(20, 32)}`;
 }
 
 const nsToUs = (ns: bigint): number => Number(ns / 1000n);

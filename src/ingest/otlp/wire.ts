@@ -49,12 +49,32 @@ function load(): Types {
   // google.rpc.Status (code, message; `details` left out: tracelake sends none): small enough to declare here.
   root.define('google.rpc').add(new protobuf.Type('Status').add(new protobuf.Field('code', 1, 'int32')).add(new protobuf.Field('message', 2, 'string')));
   root.resolveAll();
+  lenientStrings(root);
   types = {
     request: root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest'),
     response: root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse'),
     status: root.lookupType('google.rpc.Status'),
   };
   return types;
+}
+
+/**
+ * proto3 strings must be UTF-8, and protobufjs checks each one in JavaScript, which made decoding
+ * about twice as slow. Exporters are trusted to send UTF-8; a stray invalid byte becomes U+FFFD (Node's
+ * decoder) instead of failing the whole batch. protobufjs reads this per field from the resolved
+ * `_features` (there is no public switch for proto3 files); should that change, decoding stays
+ * correct and strict, only slower.
+ */
+function lenientStrings(ns: protobuf.NamespaceBase): void {
+  for (const o of ns.nestedArray) {
+    if (o instanceof protobuf.Type) {
+      for (const f of o.fieldsArray) {
+        const features = (f as unknown as { _features?: Record<string, unknown> })._features;
+        if (f.type === 'string' && features) features['utf8_validation'] = 'NONE';
+      }
+    }
+    if (o instanceof protobuf.Namespace) lenientStrings(o);
+  }
 }
 
 // Decoded messages as protobufjs gives them (only the fields read here).
@@ -66,7 +86,6 @@ interface PLong {
   toString(): string;
 }
 interface PAnyValue {
-  value?: string;
   stringValue?: string;
   boolValue?: boolean;
   intValue?: PLong | number;
@@ -166,32 +185,29 @@ function attrs(list: PKeyValue[] | undefined): Attrs {
   return out;
 }
 
+/**
+ * The AnyValue's one set field. Checked as own properties: protobufjs's `value` getter allocates an
+ * array of keys per call, and unset members read as their defaults ('' , 0, false) through the prototype.
+ */
 function anyValue(v: PAnyValue): AttrValue {
-  switch (v.value) {
-    case 'stringValue':
-      return v.stringValue ?? '';
-    case 'boolValue':
-      return v.boolValue === true;
-    case 'intValue': {
-      const i = v.intValue!;
-      if (typeof i === 'number') return i;
-      const n = i.toNumber();
-      return Number.isSafeInteger(n) ? n : i.toString();
-    }
-    case 'doubleValue':
-      return v.doubleValue ?? 0;
-    case 'arrayValue':
-      return (v.arrayValue?.values ?? []).map(anyValue);
-    case 'kvlistValue': {
-      const o: { [key: string]: AttrValue } = Object.create(null) as { [key: string]: AttrValue };
-      for (const kv of v.kvlistValue?.values ?? []) o[kv.key] = kv.value ? anyValue(kv.value) : null;
-      return o;
-    }
-    case 'bytesValue':
-      return Buffer.from(v.bytesValue ?? new Uint8Array()).toString('base64');
-    default:
-      return null;
+  const own = Object.hasOwn;
+  if (own(v, 'stringValue')) return v.stringValue ?? '';
+  if (own(v, 'intValue')) {
+    const i = v.intValue!;
+    if (typeof i === 'number') return i;
+    const n = i.toNumber();
+    return Number.isSafeInteger(n) ? n : i.toString();
   }
+  if (own(v, 'doubleValue')) return v.doubleValue ?? 0;
+  if (own(v, 'boolValue')) return v.boolValue === true;
+  if (own(v, 'arrayValue')) return (v.arrayValue?.values ?? []).map(anyValue);
+  if (own(v, 'kvlistValue')) {
+    const o: { [key: string]: AttrValue } = Object.create(null) as { [key: string]: AttrValue };
+    for (const kv of v.kvlistValue?.values ?? []) o[kv.key] = kv.value ? anyValue(kv.value) : null;
+    return o;
+  }
+  if (own(v, 'bytesValue')) return Buffer.from(v.bytesValue ?? new Uint8Array()).toString('base64');
+  return null;
 }
 
 // ------------------------------------------------------------------ answers
