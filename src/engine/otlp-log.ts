@@ -134,6 +134,9 @@ export class OtlpWriter {
     const newTraces: { record: Draft; externalId: string | null }[] = [];
     const moves: SessionMove[] = [];
     const freshIds = new Set<string>();
+    // The in-memory waiting list changes only once the rows are written (a failed write leaves it as it was).
+    const waits: [string, string][] = [];
+    const settled: string[] = [];
     for (const g of traces.values()) {
       const fresh = g.spans.filter((m) => !stored.has(m.record.id));
       duplicates += g.spans.length - fresh.length;
@@ -147,8 +150,7 @@ export class OtlpWriter {
           m.record.parent_id = pid;
           gainsChildren(pid);
         } else {
-          const k = `${runId}/${pid}`;
-          remember(this.#waiting, k, (this.#waiting.get(k) ?? new Set<string>()).add(m.record.id));
+          waits.push([`${runId}/${pid}`, m.record.id]);
         }
       }
       // Stored children that waited for a span of this batch move under it.
@@ -156,7 +158,7 @@ export class OtlpWriter {
         const k = `${runId}/${m.record.id}`;
         const kids = this.#waiting.get(k);
         if (!kids) continue;
-        this.#waiting.delete(k);
+        settled.push(k);
         for (const kid of kids) {
           const fixed = byId.get(kid) && !stored.has(kid) ? byId.get(kid)!.record : rewrite(kid);
           if (!fixed) continue;
@@ -165,7 +167,6 @@ export class OtlpWriter {
         }
       }
       const trace = await this.#traceRecord(projectId, runId, g, fresh, stored.get(g.id), now, rows, newTraces, moves);
-      remember(this.#known, `${runId}/${g.id}`, true);
       // Steps in start order, after those already in the trace.
       fresh.sort((x, y) => x.record.created_at - y.record.created_at || (x.record.id < y.record.id ? -1 : 1));
       let step = await h.stepAfter(projectId, runId, g.id, stored.has(g.id));
@@ -183,6 +184,9 @@ export class OtlpWriter {
     const moved = moves.length > 0 ? await this.#moveSessions(projectId, runId, moves, rewrites, freshIds, now) : { rows: [], emptied: [] };
     rows.push(...rewrites.values(), ...moved.rows);
     await h.write(projectId, runId, rows);
+    for (const k of settled) this.#waiting.delete(k);
+    for (const [k, child] of waits) remember(this.#waiting, k, (this.#waiting.get(k) ?? new Set<string>()).add(child));
+    for (const t of traces.keys()) remember(this.#known, `${runId}/${t}`, true);
     for (const sid of moved.emptied) await h.dropUnusedSession(projectId, runId, sid);
     return { duplicates };
   }

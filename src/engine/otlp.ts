@@ -1,7 +1,7 @@
 // store.logOtlp: an OTLP ExportTraceServiceRequest (JSON form, or protobuf bytes) -> decoded spans ->
 // mapped records -> per project and log stream, written by OtlpWriter. A span that cannot be mapped
 // is refused alone and named in the result; the others are written.
-import { InvalidRequestError, PayloadTooLargeError } from '../errors.js';
+import { BadRequestError, InvalidRequestError, PayloadTooLargeError } from '../errors.js';
 import { batchFromJson } from '../ingest/otlp/from-json.js';
 import { mapSpan, traceUuid, type MappedSpan } from '../ingest/otlp/map-span.js';
 import { describeSpan, type OtelResource } from '../ingest/otlp/model.js';
@@ -32,7 +32,7 @@ export interface OtlpLogResult {
 const MAX_PROBLEMS = 20;
 
 export async function logOtlpRequest(store: TraceStore, writer: OtlpWriter, request: unknown, options: OtlpLogOptions, maxSpans = DEFAULT_MAX_SPANS): Promise<OtlpLogResult> {
-  const batch = request instanceof Uint8Array ? batchFromProtobuf(request) : batchFromJson(request);
+  const batch = request instanceof Uint8Array ? batchFromProtobuf(request) : batchFromJson(typeof request === 'string' ? parseJson(request) : request);
   if (batch.spans.length > maxSpans) {
     throw new PayloadTooLargeError(`an export may carry at most ${maxSpans} spans (this one has ${batch.spans.length}); lower the exporter's batch size`);
   }
@@ -75,4 +75,12 @@ export async function logOtlpRequest(store: TraceStore, writer: OtlpWriter, requ
   if (problems.length > MAX_PROBLEMS) notes.push(`and ${problems.length - MAX_PROBLEMS} more`);
   if (cut > 0) notes.push(`metadata of ${cut} span(s) was cut to the size caps (marked in the values)`);
   return { accepted_spans: accepted, duplicate_spans: duplicates, rejected_spans: problems.length, error_message: notes.join('; '), targets };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new BadRequestError(`the request is not valid JSON: ${(err as Error).message}`);
+  }
 }

@@ -808,8 +808,8 @@ export class TraceStore {
   // the same locks, lookups, sessions, steps and write that the other logging methods use.
 
   /**
-   * Logs an OTLP trace export: an ExportTraceServiceRequest in its JSON form (an object), or its
-   * protobuf bytes. Spans go to `options.project` / `options.logStream` (names), else to the names
+   * Logs an OTLP trace export: an ExportTraceServiceRequest in its JSON form (an object, or its
+   * text), or its protobuf bytes. Spans go to `options.project` / `options.logStream` (names), else to the names
    * in each resource's attributes, else to `default`; both are created when missing. Spans that
    * cannot be stored are refused alone (`rejected_spans`, `error_message`); an undecodable request
    * throws BadRequestError.

@@ -103,6 +103,8 @@ test('targets: options, then resource attributes, then default; rights; typed er
   await assert.rejects(store.logOtlp('a string'), BadRequestError);
   const f = family();
   await assert.rejects(store.logOtlp(jsonRequest([f.root, f.mid, f.leaf, family().root])), PayloadTooLargeError);
+  const text = await store.logOtlp(JSON.stringify(jsonRequest(one())), { project: 'from-text' });
+  assert.deepEqual(text.targets.map((x) => [x.project_name, x.spans]), [['from-text', 1]]);
   const empty = await store.logOtlp({});
   assert.deepEqual([empty.accepted_spans, empty.targets], [0, []]);
 });

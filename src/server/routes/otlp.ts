@@ -128,14 +128,14 @@ export const otlpRoutes = (store: TraceStore, options: OtlpRouteOptions): Fastif
     for (const url of OTLP_PATHS) {
       app.post(url, { schema }, async (request, reply) => {
         const encoding = encodingOf(request);
-        const raw = request.body as Buffer;
+        const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         if (pending > 0 && pending + raw.length > options.maxPendingBytes) {
           throw new OverloadedError(`tracelake is still writing earlier exports (${pending} bytes queued); retry shortly`);
         }
         pending += raw.length;
         try {
           const body = await decompress(raw, request.headers['content-encoding'], options.bodyLimit);
-          const result = await store.logOtlp(encoding === 'json' ? parseJson(body) : new Uint8Array(body.buffer, body.byteOffset, body.byteLength), {
+          const result = await store.logOtlp(encoding === 'json' ? parseJson(body) : body, {
             project: header(request, 'project', 'x-project-name') ?? null,
             logStream: header(request, 'logstream') ?? null,
             user: request.user,
