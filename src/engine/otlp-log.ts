@@ -15,6 +15,7 @@ import type { Row } from '../db/database.js';
 import type { Draft } from '../ingest/flatten.js';
 import { implicitSessionId } from '../ingest/ids.js';
 import { spanUuid, type MappedSpan } from '../ingest/otlp/map-span.js';
+import { resourceMetadata } from '../ingest/otlp/metadata.js';
 import { emptyRecord } from '../ingest/normalize-node.js';
 import { nowUs } from '../ingest/time.js';
 import { storedToWire } from './row-codec.js';
@@ -200,6 +201,7 @@ export class OtlpWriter {
       const t = emptyRecord(g.id, 'trace', root?.record.created_at ?? earliest);
       t.trace_id = g.id;
       t.has_children = true;
+      t.user_metadata = { ...resourceMetadata((root ?? fresh[0] ?? g.spans[0]!).otel.resource) };
       if (root) fromRoot(t, root);
       const externalId = (root?.sessionExternalId ?? g.spans.find((m) => m.sessionExternalId !== null)?.sessionExternalId) ?? null;
       newTraces.push({ record: t, externalId });
@@ -302,6 +304,7 @@ function fromRoot(t: Draft, root: MappedSpan): void {
   t.status_code = r.status_code;
   t.error_message = r.error_message;
   t.tags = r.tags;
+  t.user_metadata = { ...(t.user_metadata ?? {}), ...resourceMetadata(root.otel.resource) };
   const d = r.metrics?.['duration_ns'];
   t.metrics = d === undefined ? t.metrics : { ...(t.metrics ?? {}), duration_ns: d };
 }

@@ -193,6 +193,7 @@ test('the OpenTelemetry JS SDK against tracelake serve', async (t) => {
     assert.equal(tr.body.output, 'It is 21 degrees in Paris.');
     assert.equal(tr.body.created_at, agent.created_at);
     assert.equal(tr.body.metrics.duration_ns, agent.metrics.duration_ns);
+    assert.equal(tr.body.user_metadata['resource.service.name'], 'otel-e2e');
     assert.equal(tr.body.spans.length, 1);
     assert.equal(tr.body.spans[0].spans.length, 4);
     const sessions = await s.call('POST', `/projects/${projectId}/sessions/search`, { log_stream_id: logStreamId, filters: [{ type: 'text', column_id: 'external_id', operator: 'eq', value: 'conversation-42' }] });

@@ -2,7 +2,7 @@
 // attribute no field took, stringified, then what OTel itself says about the span under `otel.*`.
 // Values are capped, and so is the whole map; what a cap cuts is marked in the value itself or
 // named under `otel.truncated`, never dropped silently.
-import type { AttrValue, OtelEvent, OtelLink, OtelSpan } from './model.js';
+import type { AttrValue, OtelEvent, OtelLink, OtelResource, OtelSpan } from './model.js';
 import { structured, type AttrReader } from './reader.js';
 
 /** Longest metadata value kept whole (characters). */
@@ -76,4 +76,18 @@ function linkJson(l: OtelLink): Record<string, unknown> {
   const out: Record<string, unknown> = { trace_id: l.traceId, span_id: l.spanId };
   if (l.attributes.size > 0) out['attributes'] = Object.fromEntries(l.attributes);
   return out;
+}
+
+const resourceMaps = new WeakMap<OtelResource, Record<string, string>>();
+
+/** A resource's attributes as the trace record's user_metadata (`resource.<key>`), built once per resource. */
+export function resourceMetadata(resource: OtelResource): Record<string, string> {
+  let map = resourceMaps.get(resource);
+  if (!map) {
+    const md = new MetadataBuilder();
+    for (const [k, v] of resource.attributes) md.set(`resource.${k}`, v);
+    map = md.finish().map;
+    resourceMaps.set(resource, map);
+  }
+  return map;
 }
