@@ -139,6 +139,10 @@ test('user_metadata keeps every other attribute, stringified, and marks what the
   assert.match(md['otel.truncated']!, /attribute\(s\) over the 65536-character metadata cap were left out: filler\./);
   assert.ok(Object.values(md).join('').length <= MAX_METADATA_TOTAL + 1000);
   assert.ok(m.cut > 0);
+  // Scope attributes too.
+  const req = jsonRequest([spec({})]) as { resourceSpans: { scopeSpans: { scope: Record<string, unknown> }[] }[] };
+  req.resourceSpans[0]!.scopeSpans[0]!.scope['attributes'] = [{ key: 'lib.flag', value: { boolValue: true } }];
+  assert.equal(mapSpan(batchFromJson(req).spans[0]!, 0).record.user_metadata!['otel.scope.lib.flag'], 'true');
 });
 
 test('protobuf and JSON decode to the same spans; bad ids are refused one by one', () => {

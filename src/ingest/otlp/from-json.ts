@@ -35,7 +35,11 @@ export function batchFromJson(body: unknown): OtelBatch {
       const sat = `${at}.scopeSpans[${si}]`;
       if (!isObj(ss)) throw new BadRequestError(`${sat} should be an object`);
       const sc = ss['scope'];
-      const scope: OtelScope = { name: isObj(sc) && typeof sc['name'] === 'string' ? sc['name'] : '', version: isObj(sc) && typeof sc['version'] === 'string' ? sc['version'] : '' };
+      const scope: OtelScope = {
+        name: isObj(sc) && typeof sc['name'] === 'string' ? sc['name'] : '',
+        version: isObj(sc) && typeof sc['version'] === 'string' ? sc['version'] : '',
+        attributes: isObj(sc) ? attrs(sc['attributes'], `${sat}.scope`) : new Map(),
+      };
       list(ss, 'spans', 'spans', sat).forEach((s, i) => {
         try {
           spans.push(spanFromJson(s, resource, scope));

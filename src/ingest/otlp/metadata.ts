@@ -55,6 +55,7 @@ export function spanMetadata(md: MetadataBuilder, s: OtelSpan, a: AttrReader, us
   if (s.parentSpanId !== null) md.set('otel.parent_span_id', s.parentSpanId);
   md.set('otel.span_kind', SPAN_KINDS[s.kind] ?? String(s.kind));
   if (s.scope.name !== '') md.set('otel.scope', s.scope.version ? `${s.scope.name}@${s.scope.version}` : s.scope.name);
+  for (const [k, v] of s.scope.attributes) md.set(`otel.scope.${k}`, v);
   const service = s.resource.attributes.get('service.name');
   if (service !== undefined && service !== null) md.set('service.name', service);
   const events = s.events.filter((e) => !usedEvents.has(e));

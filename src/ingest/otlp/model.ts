@@ -14,6 +14,7 @@ export interface OtelResource {
 export interface OtelScope {
   readonly name: string;
   readonly version: string;
+  readonly attributes: Attrs;
 }
 
 export interface OtelEvent {

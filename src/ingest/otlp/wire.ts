@@ -115,7 +115,7 @@ interface PSpan {
   status?: { code: number; message: string } | null;
 }
 interface PRequest {
-  resourceSpans: { resource?: { attributes: PKeyValue[] } | null; scopeSpans: { scope?: { name: string; version: string } | null; spans: PSpan[] }[] }[];
+  resourceSpans: { resource?: { attributes: PKeyValue[] } | null; scopeSpans: { scope?: { name: string; version: string; attributes?: PKeyValue[] } | null; spans: PSpan[] }[] }[];
 }
 
 /** ExportTraceServiceRequest bytes -> OtelBatch; 400 (BadRequestError) when they are not one. */
@@ -133,7 +133,7 @@ export function batchFromProtobuf(bytes: Uint8Array): OtelBatch {
   msg.resourceSpans.forEach((rs, ri) => {
     const resource: OtelResource = { attributes: attrs(rs.resource?.attributes) };
     rs.scopeSpans.forEach((ss, si) => {
-      const scope: OtelScope = { name: ss.scope?.name ?? '', version: ss.scope?.version ?? '' };
+      const scope: OtelScope = { name: ss.scope?.name ?? '', version: ss.scope?.version ?? '', attributes: attrs(ss.scope?.attributes) };
       ss.spans.forEach((s, i) => {
         const traceId = hexOfBytes(s.traceId, 16);
         const spanId = hexOfBytes(s.spanId, 8);
