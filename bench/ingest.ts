@@ -1,6 +1,8 @@
 // Ingest benchmarks over the seeded generator: library ingest (reliable: true, batches of ~1,000
 // spans), HTTP ingest against a real `tracelake serve` child process (several connections), and, in
-// the same run, the rate at which JSON.parse alone parses the same payloads (the yardstick).
+// the same run, the rate at which JSON.parse alone parses the same payloads (the yardstick). The HTTP
+// run goes once through the v2 JSON route and once, with the same spans, through OTLP protobuf
+// (POST /v1/traces), each against a fresh server.
 import { spawn } from 'node:child_process';
 import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { TraceStore } from '../src/engine/trace-store.js';
 import { generateBatches } from '../test/support/generator.js';
 import { folderBytes, peakRssMiB, type Measurement } from './common.js';
+import { otlpBody } from './otlp-bodies.js';
+
+export type HttpRoute = 'json' | 'otlp';
 
 const BATCH = 1000;
 
@@ -69,12 +74,13 @@ export async function benchLibraryIngest(spans: number, seed = 7): Promise<Measu
 }
 
 /** Writes request bodies (one per line) for the HTTP benchmark, so the client does no generation while timed. */
-async function writeBodies(path: string, spans: number, logStreamId: string, seed: number): Promise<number> {
+async function writeBodies(path: string, spans: number, logStreamId: string, seed: number, route: HttpRoute): Promise<number> {
   const out = createWriteStream(path);
   let n = 0;
   for (const batch of generateBatches({ spans, batchSpans: BATCH, seed })) {
     n += spansIn(batch);
-    const line = `${JSON.stringify({ log_stream_id: logStreamId, reliable: true, traces: batch })}\n`;
+    // OTLP bodies are binary: one base64 line each (decoded by the client before it times the request).
+    const line = route === 'otlp' ? `${Buffer.from(otlpBody(batch)).toString('base64')}\n` : `${JSON.stringify({ log_stream_id: logStreamId, reliable: true, traces: batch })}\n`;
     if (!out.write(line)) await new Promise<void>((r) => out.once('drain', () => r()));
   }
   await new Promise<void>((r) => out.end(r));
@@ -116,55 +122,119 @@ async function startServer(dir: string, key: string): Promise<{ url: string; pid
   };
 }
 
-/** HTTP ingest: `connections` clients post pre-written bodies to POST /projects/{id}/traces. */
-export async function benchHttpIngest(spans: number, connections = 4, seed = 11): Promise<Measurement[]> {
-  const dir = mkdtempSync(join(tmpdir(), 'tracelake-bench-http-'));
+interface HttpRun {
+  route: HttpRoute;
+  server: Awaited<ReturnType<typeof startServer>>;
+  dir: string;
+  n: number;
+  lines: AsyncIterator<string>;
+  target: string;
+  postHeaders: Record<string, string>;
+  count: () => Promise<number>;
+  ms: number;
+  requests: number;
+  errors: number;
+  latencies: number[];
+  done: boolean;
+}
+
+/** A fresh server with a project and log stream, and the request bodies of `route` written to a file. */
+async function prepareHttp(route: HttpRoute, spans: number, seed: number): Promise<HttpRun> {
+  const dir = mkdtempSync(join(tmpdir(), `tracelake-bench-${route}-`));
   const key = `tl_bench_${Date.now()}`;
   const server = await startServer(join(dir, 'data'), key);
-  try {
-    const headers = { 'content-type': 'application/json', 'Galileo-API-Key': key };
-    const project = (await (await fetch(`${server.url}/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) })).json()) as { id: string };
-    const ls = (await (await fetch(`${server.url}/projects/${project.id}/log_streams`, { method: 'POST', headers, body: JSON.stringify({ name: 'http' }) })).json()) as { id: string };
-    const bodies = join(dir, 'bodies.ndjson');
-    const n = await writeBodies(bodies, spans, ls.id, seed);
-    const lines = createInterface({ input: createReadStream(bodies), crlfDelay: Infinity })[Symbol.asyncIterator]();
-    let errors = 0;
-    let requests = 0;
-    const latencies: number[] = [];
-    const t0 = performance.now();
-    const worker = async () => {
-      for (;;) {
-        const next = await lines.next();
-        if (next.done) return;
-        const t = performance.now();
-        const res = await fetch(`${server.url}/projects/${project.id}/traces`, { method: 'POST', headers, body: next.value });
-        await res.arrayBuffer();
-        latencies.push(performance.now() - t);
-        requests++;
-        if (res.status !== 200) errors++;
+  const headers = { 'content-type': 'application/json', 'Galileo-API-Key': key };
+  const project = (await (await fetch(`${server.url}/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) })).json()) as { id: string };
+  const ls = (await (await fetch(`${server.url}/projects/${project.id}/log_streams`, { method: 'POST', headers, body: JSON.stringify({ name: 'http' }) })).json()) as { id: string };
+  const bodies = join(dir, 'bodies.ndjson');
+  const n = await writeBodies(bodies, spans, ls.id, seed, route);
+  return {
+    route,
+    server,
+    dir,
+    n,
+    lines: createInterface({ input: createReadStream(bodies), crlfDelay: Infinity })[Symbol.asyncIterator](),
+    target: route === 'otlp' ? `${server.url}/v1/traces` : `${server.url}/projects/${project.id}/traces`,
+    postHeaders: route === 'otlp' ? { 'content-type': 'application/x-protobuf', 'Galileo-API-Key': key, project: 'bench', logstream: 'http' } : headers,
+    count: async () => ((await (await fetch(`${server.url}/projects/${project.id}/spans/count`, { method: 'POST', headers, body: JSON.stringify({ log_stream_id: ls.id }) })).json()) as { total_count: number }).total_count,
+    ms: 0,
+    requests: 0,
+    errors: 0,
+    latencies: [],
+    done: false,
+  };
+}
+
+/** Posts up to `limit` more bodies over `connections` connections; the elapsed time adds to the run's. */
+async function httpRound(run: HttpRun, limit: number, connections: number): Promise<void> {
+  let left = limit;
+  const t0 = performance.now();
+  const worker = async () => {
+    while (left > 0) {
+      left--;
+      const next = await run.lines.next();
+      if (next.done) {
+        run.done = true;
+        return;
       }
-    };
-    await Promise.all(Array.from({ length: connections }, worker));
-    const ms = performance.now() - t0;
-    const count = (await (await fetch(`${server.url}/projects/${project.id}/spans/count`, { method: 'POST', headers, body: JSON.stringify({ log_stream_id: ls.id }) })).json()) as { total_count: number };
-    const peak = peakRssMiB(server.pid);
-    latencies.sort((a, b) => a - b);
+      const body = run.route === 'otlp' ? Buffer.from(next.value, 'base64') : next.value;
+      const t = performance.now();
+      const res = await fetch(run.target, { method: 'POST', headers: run.postHeaders, body });
+      const answer = await res.arrayBuffer();
+      run.latencies.push(performance.now() - t);
+      run.requests++;
+      if (res.status !== 200 || (run.route === 'otlp' && answer.byteLength > 0)) run.errors++; // (a non-empty OTLP answer: spans refused)
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, worker));
+  run.ms += performance.now() - t0;
+}
+
+async function finishHttp(run: HttpRun, connections: number): Promise<Measurement[]> {
+  try {
+    const counted = await run.count();
+    const peak = peakRssMiB(run.server.pid);
+    run.latencies.sort((a, b) => a - b);
     return [
       {
-        name: `HTTP ingest (${connections} connections, reliable)`,
-        value: (n / ms) * 1000,
+        name: run.route === 'otlp' ? `HTTP ingest, OTLP protobuf /v1/traces (${connections} connections)` : `HTTP ingest, v2 JSON route (${connections} connections, reliable)`,
+        value: (run.n / run.ms) * 1000,
         unit: 'spans/s',
-        spans: n,
-        requests,
-        errors,
-        p50_ms: latencies[latencies.length >> 1],
-        p99_ms: latencies[Math.floor(latencies.length * 0.99)],
-        counted: count.total_count,
+        spans: run.n,
+        requests: run.requests,
+        errors: run.errors,
+        p50_ms: run.latencies[run.latencies.length >> 1],
+        p99_ms: run.latencies[Math.floor(run.latencies.length * 0.99)],
+        counted,
       },
-      { name: 'peak RSS (server process)', value: peak ?? 0, unit: 'MiB' },
+      { name: `peak RSS (server process, ${run.route === 'otlp' ? 'OTLP' : 'JSON'})`, value: peak ?? 0, unit: 'MiB' },
     ];
   } finally {
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await run.server.stop();
+    rmSync(run.dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * HTTP ingest of the same spans through the v2 JSON route (POST /projects/{id}/traces) and as OTLP
+ * protobuf (POST /v1/traces), each against its own fresh `tracelake serve`: `connections` clients
+ * post pre-written bodies, the two routes taking turns in rounds of `round` requests so that the
+ * machine's changing load falls on both alike. Reports both rates and their ratio.
+ */
+export async function benchHttpIngest(spans: number, connections = 4, seed = 11, round = 8): Promise<Measurement[]> {
+  const runs: HttpRun[] = [];
+  try {
+    runs.push(await prepareHttp('json', spans, seed));
+    runs.push(await prepareHttp('otlp', spans, seed));
+    while (runs.some((r) => !r.done)) for (const r of runs) if (!r.done) await httpRound(r, round, connections);
+  } catch (err) {
+    for (const r of runs) await r.server.stop();
+    throw err;
+  }
+  const [json, otlp] = [await finishHttp(runs[0]!, connections), await finishHttp(runs[1]!, connections)];
+  return [
+    ...json,
+    ...otlp,
+    { name: 'v2 JSON route / OTLP protobuf (HTTP spans/s, same spans)', value: json[0]!.value / otlp[0]!.value, unit: '×', note: 'above 1: OTLP is slower (goal: at most 1.5)' },
+  ];
 }

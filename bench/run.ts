@@ -31,7 +31,7 @@ const started = new Date().toISOString();
 if (want('ingest')) {
   process.stderr.write(`ingest: library, ${spans} spans...\n`);
   results['ingest'] = await benchLibraryIngest(spans);
-  process.stderr.write(`ingest: HTTP, ${spans} spans...\n`);
+  process.stderr.write(`ingest: HTTP, ${spans} spans, v2 JSON route and OTLP protobuf taking turns...\n`);
   results['ingest'].push(...(await benchHttpIngest(spans, Number(values.connections))));
 }
 

@@ -31,6 +31,22 @@ export class InvalidRequestError extends TraceLakeError {
   }
 }
 
+/** A body that cannot be decoded at all (an OTLP export that is neither valid protobuf nor JSON). */
+export class BadRequestError extends TraceLakeError {
+  constructor(message: string) {
+    super('BAD_REQUEST', 400, message);
+  }
+}
+
+/** The writer has more queued than it accepts: retry after `retryAfterSeconds` (429/503 with Retry-After). */
+export class OverloadedError extends TraceLakeError {
+  readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterSeconds = 1) {
+    super('OVERLOADED', 503, message);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
 export class NotFoundError extends TraceLakeError {
   constructor(message: string) {
     super('NOT_FOUND', 404, message);

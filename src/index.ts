@@ -9,6 +9,7 @@ export * from './errors.js';
 export type { LogSpansRequest, LogTracesRequest, SpanInput, TraceInput, SpanType, RecordType } from './schemas/ingest.js';
 export type { Project, Run, RunKind, User } from './catalog/catalog.js';
 export { VERSION } from './version.js';
+export type { OtlpLogOptions, OtlpLogResult } from './engine/otlp.js';
 
 // Catalog (issue 4): projects, runs, roles, scorers.
 export { PROJECT_ACTIONS, PROJECT_ROLES, SCORER_ACTIONS } from './catalog/permissions.js';

@@ -25,6 +25,8 @@ import * as catalogApi from './catalog-api.js';
 import { metricInfoResolver } from './metric-info.js';
 import { RecordQueries, type RunScope, type SearchResult } from './record-queries.js';
 import { storedToWire } from './row-codec.js';
+import { logOtlpRequest, type OtlpLogOptions, type OtlpLogResult } from './otlp.js';
+import { OtlpWriter } from './otlp-log.js';
 
 /** DuckDB's memory limit unless given: enough for compaction's 2M-row merges without spilling much. */
 export const DEFAULT_MEMORY_LIMIT = '2GB';
@@ -106,6 +108,7 @@ export class TraceStore {
   readonly #queries: RecordQueries;
   readonly #maxSpans: number | undefined;
   readonly #verifiedPasswords = new Map<string, string>();
+  #otlp: OtlpWriter | undefined;
   #closed = false;
 
   private constructor(dir: string, lock: FolderLock, catalog: Catalog, db: Database, records: RecordStore, tokens: TokenSigner, options: TraceStoreOptions) {
@@ -799,6 +802,55 @@ export class TraceStore {
       process.emitWarning(`tracelake: unreliable ingest failed: ${(err as Error).message}`);
     }
   }
+
+  // ================================================================== OpenTelemetry (issue 12)
+  // Decoding and mapping live in src/ingest/otlp, the writing in otlp-log.ts; this lends the writer
+  // the same locks, lookups, sessions, steps and write that the other logging methods use.
+
+  /**
+   * Logs an OTLP trace export: an ExportTraceServiceRequest in its JSON form (an object, or its
+   * text), or its protobuf bytes. Spans go to `options.project` / `options.logStream` (names), else to the names
+   * in each resource's attributes, else to `default`; both are created when missing. Spans that
+   * cannot be stored are refused alone (`rejected_spans`, `error_message`); an undecodable request
+   * throws BadRequestError.
+   */
+  async logOtlp(request: unknown, options: OtlpLogOptions = {}): Promise<OtlpLogResult> {
+    this.#assertOpen();
+    this.#otlp ??= new OtlpWriter({
+      lock: (keys, fn) => this.#traceLock.run(keys, fn),
+      mayExist: (p, r, id) => this.#records.mayExist(p, r, id),
+      lookup: (p, r, ids) => this.#records.lookup(p, r, ids),
+      spanIds: async (p, r, traceId, parentId) => {
+        await this.#records.refresh();
+        const src = this.#records.source({ projectId: p, runId: r, kinds: ['span'] });
+        const n = src.params.length;
+        const byParent = parentId === undefined ? '' : ` AND parent_id = $${n + 2}`;
+        const rows = await this.#db.all(`SELECT id FROM ${src.sql} WHERE trace_id = $${n + 1}${byParent}`, [...src.params, traceId, ...(parentId === undefined ? [] : [parentId])]);
+        return rows.map((row) => String(row['id']));
+      },
+      dropUnusedSession: (p, r, sessionId) => this.#dropUnusedSession(p, r, sessionId),
+      sessionRows: (p, r, traces) => this.#sessionsFor(p, r, traces, null),
+      sessionsByExternalId: async (p, r, externalIds) => {
+        const derived = (e: string) => uuidFromHash('session-external', p, r, e);
+        // Only POST .../sessions gives a session with an external id an id not derived from it (and marks the run).
+        if (!this.catalog.get<Run>('runs', r)?.has_user_created_sessions) return new Map(externalIds.map((e) => [e, derived(e)]));
+        await this.#records.refresh();
+        const src = this.#records.source({ projectId: p, runId: r, kinds: ['session'] });
+        const rows = await this.#db.all(
+          `SELECT external_id, id FROM ${src.sql} WHERE external_id IN (SELECT unnest($${src.params.length + 1}::VARCHAR[])) ORDER BY created_at DESC`,
+          [...src.params, [...externalIds]],
+        );
+        const found = new Map(rows.map((row) => [String(row['external_id']), String(row['id'])])); // the oldest wins
+        return new Map(externalIds.map((e) => [e, found.get(e) ?? derived(e)]));
+      },
+      stepAfter: (p, r, traceId, exists) => this.#stepAfter(p, r, traceId, exists),
+      rememberStep: (traceId, next) => this.#rememberStep(traceId, next),
+      write: (p, r, rows) => this.#write(p, r, rows, true),
+    });
+    return logOtlpRequest(this, this.#otlp, request, options, this.#maxSpans);
+  }
+
+  // ================================================================== end of OpenTelemetry (issue 12)
 
   // ------------------------------------------------------------------ reading, counting, deleting
 

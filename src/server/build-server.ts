@@ -11,6 +11,7 @@ import { authRoutes } from './routes/auth.js';
 import { clientCompatRoutes } from './routes/client-compat.js';
 import { healthRoutes } from './routes/health.js';
 import { ingestRoutes } from './routes/ingest.js';
+import { otlpRoutes } from './routes/otlp.js';
 import { projectRoutes } from './routes/projects.js';
 import { recordRoutes } from './routes/records.js';
 import { runRoutes } from './routes/runs.js';
@@ -32,13 +33,19 @@ export interface ServerOptions {
   requestTimeout?: number;
   /** The browser viewer at /ui/: served from `dir` (default dist/ui of this package), or off with false. */
   viewer?: false | { dir?: string };
+  /**
+   * Decompressed bytes of OTLP exports being written at once before new ones get 503 + Retry-After
+   * (default 4 × the body limit).
+   */
+  otlpMaxPendingBytes?: number;
 }
 
 export function buildServer(options: ServerOptions): FastifyInstance {
   const { store } = options;
+  const bodyLimit = options.bodyLimit ?? 32 * 1024 * 1024;
   const app = Fastify({
     logger: options.logger ?? false,
-    bodyLimit: options.bodyLimit ?? 32 * 1024 * 1024,
+    bodyLimit,
     requestTimeout: options.requestTimeout ?? 120_000,
     // Path params may repeat as query params, unknown query params are ignored (COMPAT.md 1).
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
@@ -74,5 +81,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   }
   const viewer = options.viewer ?? {};
   if (viewer !== false) void app.register(async (scoped) => installViewer(scoped, viewer.dir ?? defaultViewerDir()));
+  // OpenTelemetry's paths are its own (/v1/traces, /otel/traces): registered once, without the prefixes.
+  void app.register(otlpRoutes(store, { bodyLimit, maxPendingBytes: options.otlpMaxPendingBytes ?? 4 * bodyLimit }));
   return app;
 }
