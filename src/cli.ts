@@ -10,7 +10,8 @@ import { VERSION } from './version.js';
 const USAGE = `tracelake ${VERSION}
 
 Usage:
-  tracelake serve [--data DIR] [--port N] [--host H] [--body-limit BYTES] [--request-timeout MS] [--memory-limit SIZE] [--quiet]
+  tracelake serve [--data DIR] [--port N] [--host H] [--body-limit BYTES] [--request-timeout MS] [--memory-limit SIZE]
+                  [--rate-limit N] [--rate-limit-window MS] [--quiet]
   tracelake users create --email E [--password P] [--admin] [--first-name F] [--last-name L] [--data DIR]
   tracelake users list [--data DIR]
   tracelake keys create --email E [--description D] [--data DIR]     (prints the key once)
@@ -22,7 +23,8 @@ Usage:
 Environment: TRACELAKE_DATA (default ./.tracelake), TRACELAKE_PORT (8088), TRACELAKE_HOST (127.0.0.1),
 TRACELAKE_API_KEY (an API key to accept; otherwise one is generated on first start),
 TRACELAKE_BODY_LIMIT (bytes, default 33554432), TRACELAKE_REQUEST_TIMEOUT (ms, default 120000),
-TRACELAKE_MEMORY_LIMIT (DuckDB's memory limit, default 2GB).`;
+TRACELAKE_MEMORY_LIMIT (DuckDB's memory limit, default 2GB), TRACELAKE_RATE_LIMIT (requests per API key
+and window; off by default), TRACELAKE_RATE_LIMIT_WINDOW (ms, default 60000).`;
 
 const env = (name: string): string | undefined => process.env[name] || undefined;
 
@@ -47,6 +49,8 @@ async function serve(argv: string[]): Promise<void> {
       'body-limit': { type: 'string' },
       'request-timeout': { type: 'string' },
       'memory-limit': { type: 'string' },
+      'rate-limit': { type: 'string' },
+      'rate-limit-window': { type: 'string' },
       quiet: { type: 'boolean' },
     },
     strict: true,
@@ -57,9 +61,11 @@ async function serve(argv: string[]): Promise<void> {
   const bodyLimit = positiveInt('body limit', values['body-limit'] ?? env('TRACELAKE_BODY_LIMIT'), 32 * 1024 * 1024);
   const requestTimeout = positiveInt('request timeout', values['request-timeout'] ?? env('TRACELAKE_REQUEST_TIMEOUT'), 120_000);
   const memoryLimit = values['memory-limit'] ?? env('TRACELAKE_MEMORY_LIMIT');
+  const rateMax = values['rate-limit'] ?? env('TRACELAKE_RATE_LIMIT');
+  const rateLimit = rateMax === undefined ? undefined : { max: positiveInt('rate limit', rateMax, 0), windowMs: positiveInt('rate limit window', values['rate-limit-window'] ?? env('TRACELAKE_RATE_LIMIT_WINDOW'), 60_000) };
   const store = await TraceStore.open(dataDir(values.data), memoryLimit === undefined ? {} : { memoryLimit });
   const { generated, file } = store.bootstrapApiKey(env('TRACELAKE_API_KEY'));
-  const app = buildServer({ store, logger: values.quiet ? false : { level: 'info' }, bodyLimit, requestTimeout });
+  const app = buildServer({ store, logger: values.quiet ? false : { level: 'info' }, bodyLimit, requestTimeout, ...(rateLimit ? { rateLimit } : {}) });
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
