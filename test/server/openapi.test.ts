@@ -104,6 +104,36 @@ test('a route hidden from the document without being listed as non-API fails the
   assert.deepEqual(surfaceProblems(app), ['GET /v2/secret-route is hidden from the document but not under a NOT_API prefix']);
 });
 
+test('a route taking protobuf or JSON is documented with both content types and passes the check', async (t) => {
+  const { app, url } = await serve(t, (a) => {
+    void a.register(async (s) => {
+      s.addContentTypeParser('application/x-protobuf', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+      s.post(
+        '/v2/otlp-like',
+        {
+          config: { public: true },
+          schema: {
+            summary: 'Ingest in two encodings',
+            tags: ['logging'],
+            body: { content: { 'application/x-protobuf': { schema: { type: 'string', format: 'binary' } }, 'application/json': { schema: { type: 'object', properties: { n: { type: 'integer' } } } } } },
+            response: { 200: { type: 'object', required: ['bytes'], properties: { bytes: { type: 'integer' } } } },
+          },
+        },
+        async (req) => ({ bytes: Buffer.isBuffer(req.body) ? req.body.length : JSON.stringify(req.body).length }),
+      );
+    });
+  });
+  const op = app.apiSurface.document()['paths']['/v2/otlp-like'].post as Json;
+  assert.deepEqual(Object.keys(op['requestBody'].content).sort(), ['application/json', 'application/x-protobuf']);
+  takeViolations();
+  const proto = await fetch(`${url}/v2/otlp-like`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body: new Uint8Array([10, 3, 1, 2, 3]) });
+  assert.deepEqual([proto.status, await proto.json()], [200, { bytes: 5 }]);
+  const json = await fetch(`${url}/v2/otlp-like`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n": "x"}' });
+  assert.equal(json.status, 422);
+  assert.deepEqual(takeViolations(), []);
+  assert.deepEqual(surfaceProblems(app), []);
+});
+
 test('the contract check is on in the suite and turns answers that break the document into failures', async (t) => {
   assert.equal(process.env[CONTRACT_ENV], '1', 'test/run.mjs turns the contract check on for every server');
   const { url } = await serve(t, (a) => {

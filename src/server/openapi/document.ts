@@ -52,8 +52,9 @@ export function installOpenApi(app: FastifyInstance): ApiSurface {
   const routes: RouteOptions[] = [];
   app.addHook('onRoute', (r) => void routes.push(r));
   const byKey = new Map<string, RouteOptions>();
+  let indexed = 0;
   const index = () => {
-    if (byKey.size !== routes.length) for (const r of routes) for (const m of [r.method].flat()) byKey.set(`${m} ${r.url}`, r);
+    for (; indexed < routes.length; indexed++) for (const m of [routes[indexed]!.method].flat()) byKey.set(`${m} ${routes[indexed]!.url}`, routes[indexed]!);
     return byKey;
   };
 
@@ -65,7 +66,14 @@ export function installOpenApi(app: FastifyInstance): ApiSurface {
     return twin !== undefined && shapeOf(twin.schema as Json) === shapeOf(schema);
   };
 
+  // Asked for every answer by the contract check: computed once per route.
+  const paths = new Map<string, string | null>();
   const documentedPath = (method: string, url: string): string | null => {
+    const key = `${method} ${url}`;
+    if (!paths.has(key)) paths.set(key, locate(method, url));
+    return paths.get(key)!;
+  };
+  const locate = (method: string, url: string): string | null => {
     const route = index().get(`${method === 'HEAD' ? 'GET' : method} ${url}`);
     const schema = route?.schema as Json | undefined;
     if (!route || schema?.['hide'] || isNotApi(url)) return null;
