@@ -3,8 +3,9 @@
 
 const LS = '6f1c2d8e-3b4a-4c5d-9e8f-0a1b2c3d4e5f';
 
+// Columns every level has, so each example works for spans, traces and sessions alike.
 const filters = [
-  { type: 'text', column_id: 'model', operator: 'eq', value: 'gpt-4o' },
+  { type: 'text', column_id: 'name', operator: 'contains', value: 'question' },
   { type: 'date', column_id: 'created_at', operator: 'gte', value: '2026-01-01T00:00:00Z' },
 ];
 
@@ -37,8 +38,8 @@ const EXAMPLES: Record<string, unknown> = {
   'POST /v2/projects/{project_id}/{level}/search': { log_stream_id: LS, filters, sort: { column_id: 'created_at', ascending: false }, limit: 50 },
   'POST /v2/projects/{project_id}/{level}/partial_search': {
     log_stream_id: LS,
-    filter_tree: { or: [{ filter: filters[0] }, { not: { filter: { type: 'number', column_id: 'metrics/num_input_tokens', operator: 'lt', value: 100 } } }] },
-    select_columns: { column_ids: ['name', 'input', 'output', 'metrics/num_input_tokens'] },
+    filter_tree: { or: [{ filter: filters[0] }, { not: { filter: { type: 'date', column_id: 'created_at', operator: 'lt', value: '2025-12-01T00:00:00Z' } } }] },
+    select_columns: { column_ids: ['name', 'input', 'output', 'created_at'] },
     include_counts: true,
   },
   'POST /v2/projects/{project_id}/{level}/count': { log_stream_id: LS, filters },
