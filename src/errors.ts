@@ -90,3 +90,8 @@ export function invalid(loc: (string | number)[], msg: string, input?: unknown, 
   if (input !== undefined) issue.input = input;
   return new InvalidRequestError([issue]);
 }
+
+/** One issue per field of a rule several fields share ("one of a, b or c"), so each of them is named. */
+export function invalidFields(base: (string | number)[], fields: readonly string[], msg: string, type = 'value_error'): InvalidRequestError {
+  return new InvalidRequestError(fields.map((f) => ({ loc: [...base, f], msg, type })));
+}

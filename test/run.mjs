@@ -21,5 +21,7 @@ if (selected.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...selected], { cwd: root, stdio: 'inherit' });
+// Every server a test starts (in process or as a child) checks its answers against the OpenAPI document.
+const env = { ...process.env, TRACELAKE_CHECK_CONTRACT: '1' };
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...selected], { cwd: root, stdio: 'inherit', env });
 process.exit(result.status ?? 1);

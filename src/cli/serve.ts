@@ -16,6 +16,8 @@ export async function serve(argv: string[]): Promise<void> {
       'body-limit': { type: 'string' },
       'request-timeout': { type: 'string' },
       'memory-limit': { type: 'string' },
+      'rate-limit': { type: 'string' },
+      'rate-limit-window': { type: 'string' },
       quiet: { type: 'boolean' },
       'no-ui': { type: 'boolean' },
     },
@@ -27,9 +29,18 @@ export async function serve(argv: string[]): Promise<void> {
   const bodyLimit = positiveInt('body limit', values['body-limit'] ?? env('TRACELAKE_BODY_LIMIT'), 32 * 1024 * 1024);
   const requestTimeout = positiveInt('request timeout', values['request-timeout'] ?? env('TRACELAKE_REQUEST_TIMEOUT'), 120_000);
   const memoryLimit = values['memory-limit'] ?? env('TRACELAKE_MEMORY_LIMIT');
+  const rateMax = values['rate-limit'] ?? env('TRACELAKE_RATE_LIMIT');
+  const rateLimit = rateMax === undefined ? undefined : { max: positiveInt('rate limit', rateMax, 0), windowMs: positiveInt('rate limit window', values['rate-limit-window'] ?? env('TRACELAKE_RATE_LIMIT_WINDOW'), 60_000) };
   const store = await TraceStore.open(dataDir(values.data), memoryLimit === undefined ? {} : { memoryLimit });
   const { generated, file } = store.bootstrapApiKey(env('TRACELAKE_API_KEY'));
-  const app = buildServer({ store, logger: values.quiet ? false : { level: 'info' }, bodyLimit, requestTimeout, ...(values['no-ui'] ? { viewer: false as const } : {}) });
+  const app = buildServer({
+    store,
+    logger: values.quiet ? false : { level: 'info' },
+    bodyLimit,
+    requestTimeout,
+    ...(values['no-ui'] ? { viewer: false as const } : {}),
+    ...(rateLimit ? { rateLimit } : {}),
+  });
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

@@ -4,8 +4,8 @@
 import type { Database, Row } from '../db/database.js';
 import { invalid } from '../errors.js';
 import { appliesAt, METRIC_PREFIX, metricColumn, resolveColumn, STANDARD_COLUMNS, type ColumnDef, type Level, type MetricInfo, type RollUpMethod } from '../query/columns.js';
-import { chooseWindow, countQuery, deleteQuery, fetchQuery, pageKeysQuery, timeOrdered, validateSort, type PlanInput, type TimeWindow } from '../query/plan.js';
-import { validateFilters } from '../query/validate-filter.js';
+import { chooseWindow, countQuery, deleteQuery, fetchQuery, pageKeysQuery, timeOrdered, type PlanInput, type TimeWindow } from '../query/plan.js';
+import { parseRecordQuery, type QueryKind } from '../query/record-request.js';
 import type { AvailableColumnsRequest, FilterRequest, PartialSearchRequest, SearchRequest } from '../schemas/query.js';
 import type { RecordKind } from '../storage/record-columns.js';
 import type { RecordStore, Scope } from '../storage/record-store.js';
@@ -54,9 +54,8 @@ export class RecordQueries {
 
   #rollUp = (name: string): RollUpMethod => this.#metricInfo(name)?.roll_up_method ?? 'average';
 
-  #plan(level: Level, scope: RunScope, body: FilterRequest & { sort?: SearchRequest['sort'] }): PlanInput {
-    const filter = validateFilters({ filters: body.filters ?? null, filter_tree: body.filter_tree }, level, this.#metricInfo);
-    const sort = validateSort(body.sort, level, this.#metricInfo);
+  #plan(kind: QueryKind, level: Level, scope: RunScope, body: FilterRequest & { sort?: SearchRequest['sort'] }): PlanInput {
+    const { filter, sort } = parseRecordQuery(kind, level, body, this.#metricInfo);
     const s = (kinds: readonly RecordKind[]): Scope => ({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds });
     return {
       level,
@@ -72,7 +71,7 @@ export class RecordQueries {
     const start = body.pagination?.starting_token ?? body.starting_token ?? 0;
     const limit = body.pagination?.limit ?? body.limit ?? 100;
     if (limit > MAX_PAGE_SIZE) throw invalid(['body', body.pagination?.limit != null ? 'pagination' : 'limit'], `Input should be less than or equal to ${MAX_PAGE_SIZE}`, limit, 'less_than_equal');
-    const plan = this.#plan(level, scope, body);
+    const plan = this.#plan(partial ? 'partial_search' : 'search', level, scope, body);
     const selection = partial ? this.#selection(level, body.select_columns ?? null) : null;
     await this.#records.refresh();
     // The keys query also returns the small base columns; a selection within them needs no fetch.
@@ -144,7 +143,7 @@ export class RecordQueries {
   }
 
   async count(level: Level, scope: RunScope, body: FilterRequest): Promise<number> {
-    const plan = this.#plan(level, scope, body);
+    const plan = this.#plan('count', level, scope, body);
     await this.#records.refresh();
     const q = countQuery(plan);
     const rows = await this.#db.all(q.sql, q.params);
@@ -153,7 +152,7 @@ export class RecordQueries {
 
   /** Deletes matching records and their descendants; returns what went and the parents left childless. */
   async delete(level: Level, scope: RunScope, body: FilterRequest): Promise<{ deleted: number; matched: number; childless: string[] }> {
-    const plan = this.#plan(level, scope, body);
+    const plan = this.#plan('delete', level, scope, body);
     await this.#records.refresh();
     const q = deleteQuery(plan);
     const rows = await this.#db.all(q.sql, q.params);

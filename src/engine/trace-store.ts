@@ -9,7 +9,7 @@ import { fingerprint, verifySecret } from '../catalog/secrets.js';
 import { TokenSigner } from '../catalog/tokens.js';
 import { writeFileAtomic } from '../storage/fs-util.js';
 import { Database } from '../db/database.js';
-import { ConflictError, InvalidRequestError, invalid, NotFoundError, UnauthorizedError } from '../errors.js';
+import { ConflictError, InvalidRequestError, invalid, invalidFields, NotFoundError, UnauthorizedError } from '../errors.js';
 import { flattenSpans, flattenTraces, type Draft, type FlatTraces } from '../ingest/flatten.js';
 import { emptyRecord } from '../ingest/normalize-node.js';
 import { implicitSessionId, newId, uuidFromHash } from '../ingest/ids.js';
@@ -308,10 +308,10 @@ export class TraceStore {
     const project = this.catalog.project(projectId);
     const given = RUN_ID_FIELDS.filter(([f]) => ids[f] != null);
     if (given.length === 0) {
-      throw invalid(loc, 'one of log_stream_id, experiment_id or metrics_testing_id is required', undefined, 'missing');
+      throw invalidFields(loc, RUN_ID_FIELDS.map(([f]) => f), 'one of log_stream_id, experiment_id or metrics_testing_id is required', 'missing');
     }
     if (given.length > 1) {
-      throw invalid(loc, `give only one of log_stream_id, experiment_id, metrics_testing_id (got ${given.map(([f]) => f).join(', ')})`);
+      throw invalidFields(loc, given.map(([f]) => f), `give only one of log_stream_id, experiment_id, metrics_testing_id (got ${given.map(([f]) => f).join(', ')})`);
     }
     const [field, kind] = given[0]!;
     const run = this.catalog.run(project.id, String(ids[field]));
@@ -892,7 +892,7 @@ export class TraceStore {
     const scope = this.resolveScope(projectId, body);
     const hasFilter = (body.filters?.length ?? 0) > 0 || (body.filter_tree !== undefined && body.filter_tree !== null);
     if (scope.runId === undefined && !hasFilter) {
-      throw invalid(['body'], 'refusing to delete every record of the project: give a run id (log_stream_id, experiment_id or metrics_testing_id) or a filter', undefined, 'missing');
+      throw invalidFields(['body'], [...RUN_ID_FIELDS.map(([f]) => f), 'filters'], 'refusing to delete every record of the project: give a run id (log_stream_id, experiment_id or metrics_testing_id) or a filter', 'missing');
     }
     const { deleted, childless } = await this.#queries.delete(level, scope, body);
     if (childless.length > 0 && scope.runId !== undefined) {

@@ -4,7 +4,7 @@
 // window, and the metric roll-ups that filters and sorts need. Pure and synchronous: returns
 // {sql, params}; never runs anything.
 import type { Param } from '../db/database.js';
-import { invalid } from '../errors.js';
+import { invalid, invalidFields } from '../errors.js';
 import { resolveColumn, suggestColumn, type ColumnDef, type Level, type MetricInfo, type RollUpMethod } from './columns.js';
 import { compileFilter } from './compile-filter.js';
 import { metricsOf, metricsWithoutRollUp, onlyChildless, type Expr } from './filter-ast.js';
@@ -191,7 +191,7 @@ export function validateSort(sort: { column_id?: string | null; name?: string | 
   if (!sort) return null;
   const id = sort.column_id ?? sort.name;
   const field = sort.column_id != null ? 'column_id' : 'name';
-  if (id == null) throw invalid(['body', 'sort', 'column_id'], 'Field required: the column to sort by', undefined, 'missing');
+  if (id == null) throw invalidFields(['body', 'sort'], ['column_id', 'name'], 'Field required: the column to sort by (column_id, or its alias name)', 'missing');
   if (sort.sort_type != null && sort.sort_type !== 'column') throw invalid(['body', 'sort', 'sort_type'], "Input should be 'column'", sort.sort_type, 'literal_error');
   const column = resolveColumn(id, level, metrics);
   if (!column) {

@@ -181,11 +181,17 @@ function validateColumn(f: Record<string, unknown>, loc: Loc, kind: FilterType, 
   const byId = f['column_id'];
   const byName = f['name'];
   if (byId !== undefined && byId !== null && byName !== undefined && byName !== null && byId !== byName) {
-    return c.fail([...loc, 'column_id'], `column_id "${String(byId)}" and name "${String(byName)}" name different columns; send one`, undefined);
+    // Either of the two may be the mistake: both are named.
+    const msg = `column_id "${String(byId)}" and name "${String(byName)}" name different columns; send one`;
+    c.fail([...loc, 'column_id'], msg, undefined);
+    return c.fail([...loc, 'name'], msg, undefined);
   }
   const field = byId !== undefined && byId !== null ? 'column_id' : 'name';
   const id = f[field];
-  if (id === undefined || id === null) return c.fail([...loc, 'column_id'], 'Field required: the column to filter on (column_id, or name)', undefined, 'missing');
+  if (id === undefined || id === null) {
+    c.fail([...loc, 'column_id'], 'Field required: the column to filter on (column_id, or its alias name)', undefined, 'missing');
+    return c.fail([...loc, 'name'], 'Field required: the column to filter on (column_id, or its alias name)', undefined, 'missing');
+  }
   if (typeof id !== 'string') return c.fail([...loc, field], 'Input should be a valid string', id, 'string_type');
   const column = resolveColumn(id, level, metrics);
   if (!column) {

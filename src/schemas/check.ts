@@ -33,38 +33,44 @@ export const MAX_NESTING = 1000;
 /** Values already found shallow enough: the server checks a body, then the library method again. */
 const shallowEnough = new WeakSet<object>();
 
-function nestingExceeds(value: object, max: number): boolean {
+/**
+ * Where a value nests deeper than `max`: the path to the field holding the too-deep value (up to its
+ * last named key within the first 16 steps, so `{"metadata": [[[...]]]}` answers ["metadata"]), or
+ * null when it is shallow enough.
+ */
+function nestingExceeds(value: object, max: number): (string | number)[] | null {
   const stack: object[] = [value];
   const depths: number[] = [0];
+  // Only the first 16 steps of a path are kept: past them only the depth matters.
+  const paths: (string | number)[][] = [[]];
   while (stack.length > 0) {
     const v = stack.pop()!;
     const d = depths.pop()!;
-    if (d >= max) return true;
-    if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) {
-        const x: unknown = v[i];
-        if (x !== null && typeof x === 'object') {
-          stack.push(x);
-          depths.push(d + 1);
-        }
-      }
-    } else {
-      for (const k in v) {
-        const x: unknown = (v as Record<string, unknown>)[k];
-        if (x !== null && typeof x === 'object') {
-          stack.push(x);
-          depths.push(d + 1);
-        }
-      }
+    const path = paths.pop()!;
+    if (d >= max) {
+      let named = 0;
+      path.forEach((k, i) => {
+        if (typeof k === 'string') named = i + 1;
+      });
+      return path.slice(0, Math.max(named, 1));
     }
+    const push = (k: string | number, x: unknown) => {
+      if (x === null || typeof x !== 'object') return;
+      stack.push(x);
+      depths.push(d + 1);
+      paths.push(path.length < 16 ? [...path, k] : path);
+    };
+    if (Array.isArray(v)) for (let i = 0; i < v.length; i++) push(i, v[i]);
+    else for (const k in v) push(k, (v as Record<string, unknown>)[k]);
   }
-  return false;
+  return null;
 }
 
 /** The issues of a value against a schema, or null when it conforms. `part` is body, query or path. */
 export function issuesOf(schema: TSchema, value: unknown, part = 'body'): ValidationIssue[] | null {
   if (value !== null && typeof value === 'object' && !shallowEnough.has(value)) {
-    if (nestingExceeds(value, MAX_NESTING)) return [{ loc: [part], msg: `the request is nested too deeply (more than ${MAX_NESTING} levels)`, type: 'too_deep' }];
+    const deep = nestingExceeds(value, MAX_NESTING);
+    if (deep) return [{ loc: [part, ...deep], msg: `nested too deeply (more than ${MAX_NESTING} levels)`, type: 'too_deep' }];
     shallowEnough.add(value);
   }
   const check = validatorOf(schema);

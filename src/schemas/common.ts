@@ -18,18 +18,21 @@ export const RunIds = {
   metrics_testing_id: OptionalUuid,
 };
 
+/** 422: one issue per offending field (SPEC.md Errors). */
 export const ValidationErrorBody = Type.Object({
   detail: Type.Array(
     Type.Object({
-      loc: Type.Array(Type.Union([Type.String(), Type.Integer()])),
+      loc: Type.Array(Type.Union([Type.String(), Type.Integer()]), { minItems: 1, description: 'path of the field: body, query or path, then keys and list indexes' }),
       msg: Type.String(),
-      type: Type.String(),
-      input: Type.Optional(Type.Unknown()),
-      ctx: Type.Optional(Type.Object({})),
+      type: Type.String({ description: 'kind of failure: missing, enum, string_type, too_long, ...' }),
+      input: Type.Optional(Type.Unknown({ description: 'the offending value, when it is not a list or object' })),
+      ctx: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     }),
+    { minItems: 1 },
   ),
 });
 
+/** Every other 4xx and 5xx. */
 export const ErrorBody = Type.Object({ detail: Type.String() });
 
 export const ProjectIdParams = Type.Object({ project_id: Uuid });

@@ -64,13 +64,13 @@ export function ColumnSort<N extends string>(name: N, sortType: 'column' | 'cust
 
 /** Paging inputs when they travel in the query string (scorers/list, projects/paginated). */
 export const PageQueryFields = {
-  starting_token: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  starting_token: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
 };
 
 /** Paging inputs when they travel in the body (log_streams/search). */
 export const PageBodyFields = {
-  starting_token: Type.Optional(Nullable(Type.Integer({ minimum: 0, default: 0 }))),
+  starting_token: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 }))),
   limit: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1000, default: 100 }))),
 };
 

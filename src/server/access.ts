@@ -44,7 +44,7 @@ function table(): Map<string, Access> {
   for (const l of LEVELS) {
     for (const q of ['search', 'partial_search', 'count', 'available_columns']) set('POST', `${p}/${l}/${q}`, 'read');
     set('POST', `${p}/${l}/delete`, 'delete_data');
-    set('GET,HEAD', `${p}/${l}/:record_id`, 'read');
+    set('GET,HEAD', `${p}/${l}/:${l.slice(0, -1)}_id`, 'read');
   }
   set('GET,HEAD', `${p}/users`, 'read');
   set('POST', `${p}/users`, 'share');

@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { User } from '../catalog/catalog.js';
 import type { TraceStore } from '../engine/trace-store.js';
 import { UnauthorizedError } from '../errors.js';
+import { isNotApi } from './openapi/surface.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -20,7 +21,8 @@ export const API_KEY_HEADERS = ['galileo-api-key', 'service-api-key', 'splunk-ao
 export function installAuth(app: FastifyInstance, store: TraceStore): void {
   app.decorateRequest('user', null);
   app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.config?.public) return;
+    // Pages and files outside the API (openapi/surface.ts) need no credentials either.
+    if (request.routeOptions.config?.public || (request.routeOptions.url !== undefined && isNotApi(request.routeOptions.url))) return;
     request.user = authenticate(request, store);
   });
 }

@@ -18,10 +18,22 @@ import { runRoutes } from './routes/runs.js';
 import { userRoutes } from './routes/users.js';
 import { memberRoutes } from './routes/members.js';
 import { scorerRoutes } from './routes/scorers.js';
+import { CONTRACT_ENV, installContractCheck } from './openapi/contract.js';
+import { installDocsPage } from './openapi/docs-page.js';
+import { installOpenApi, type ApiSurface } from './openapi/document.js';
+import { openapiRoutes } from './routes/openapi.js';
+import { installRateLimit, type RateLimitOptions } from './rate-limit.js';
 import { validatorCompiler } from './validation.js';
 import { defaultViewerDir, installViewer } from './viewer.js';
 
 export { PREFIXES };
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The OpenAPI document and which routes it describes. */
+    apiSurface: ApiSurface;
+  }
+}
 
 export interface ServerOptions {
   store: TraceStore;
@@ -38,6 +50,13 @@ export interface ServerOptions {
    * (default 4 × the body limit).
    */
   otlpMaxPendingBytes?: number;
+  /**
+   * Validate every answer against the OpenAPI document (openapi/contract.ts). Default: on when the
+   * environment has TRACELAKE_CHECK_CONTRACT=1, as the test suite sets; off in production.
+   */
+  checkContract?: boolean;
+  /** Requests allowed per API key and window (429 with Retry-After beyond); off when absent. */
+  rateLimit?: RateLimitOptions;
 }
 
 export function buildServer(options: ServerOptions): FastifyInstance {
@@ -60,7 +79,14 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
   installErrorHandling(app);
+  // Before any route: @fastify/swagger collects routes as they are added.
+  const surface = installOpenApi(app);
+  app.decorate('apiSurface', surface);
+  if (options.checkContract ?? process.env[CONTRACT_ENV] === '1') installContractCheck(app, surface);
+  installDocsPage(app);
   installAuth(app, store);
+  // After authentication (its onRequest hook is added first): only valid credentials get a bucket.
+  if (options.rateLimit) installRateLimit(app, options.rateLimit);
   installAccess(app, store);
   for (const prefix of PREFIXES) {
     void app.register(
@@ -75,6 +101,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         await scoped.register(memberRoutes(store));
         await scoped.register(scorerRoutes(store));
         await scoped.register(clientCompatRoutes(store));
+        await scoped.register(openapiRoutes(surface));
       },
       { prefix },
     );

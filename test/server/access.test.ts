@@ -8,13 +8,15 @@ import { test } from 'node:test';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { ROUTE_ACCESS, bareUrl } from '../../src/server/access.js';
 import { buildServer } from '../../src/server/build-server.js';
+import { isNotApi } from '../../src/server/openapi/surface.js';
 import { everyKindTrace, openStore, tempDir } from '../support/helpers.js';
 
 async function routesOf(store: TraceStore): Promise<{ method: string; url: string; public: boolean }[]> {
   const app = buildServer({ store });
   const out: { method: string; url: string; public: boolean }[] = [];
   app.addHook('onRoute', (r) => {
-    for (const m of ([] as string[]).concat(r.method)) if (m !== 'HEAD') out.push({ method: m, url: r.url, public: Boolean((r.config as { public?: boolean } | undefined)?.public) });
+    // Pages outside the API (the docs) need no credentials, like the public routes.
+    for (const m of ([] as string[]).concat(r.method)) if (m !== 'HEAD') out.push({ method: m, url: r.url, public: Boolean((r.config as { public?: boolean } | undefined)?.public) || isNotApi(r.url) });
   });
   await app.ready();
   await app.close();

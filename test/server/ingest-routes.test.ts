@@ -55,7 +55,7 @@ test('bad input: 4xx with a message pointing at the field, and nothing written',
     { name: 'bad message role', path: 'traces', body: { log_stream_id: ls, traces: [{ spans: [{ type: 'llm', input: [{ role: 'robot', content: 'x' }] }] }] }, status: 422, loc: 'body.traces.0.spans.0.input.0.role' },
     { name: 'nested bad kind deep down', path: 'traces', body: { log_stream_id: ls, traces: [{ spans: [{ type: 'workflow', spans: [{ type: 'workflow', spans: [{ type: 'x' }] }] }] }] }, status: 422, loc: 'body.traces.0.spans.0.spans.0.spans.0.type' },
     { name: 'parent from another trace', path: 'spans', body: { log_stream_id: ls, trace_id: traceId, parent_id: agentId, spans: [{ type: 'tool' }] }, status: 422, loc: 'body.parent_id', msg: new RegExp(otherTrace) },
-    { name: 'no run id', path: 'spans', body: { trace_id: traceId, parent_id: traceId, spans: [{ type: 'tool' }] }, status: 422, loc: 'body' },
+    { name: 'no run id', path: 'spans', body: { trace_id: traceId, parent_id: traceId, spans: [{ type: 'tool' }] }, status: 422, loc: 'body.log_stream_id' },
     { name: 'unknown log stream', path: 'spans', body: { log_stream_id: traceId, trace_id: traceId, parent_id: traceId, spans: [{ type: 'tool' }] }, status: 404 },
     { name: 'body over the limit', path: 'traces', body: { log_stream_id: ls, traces: [{ input: big }] }, status: 413 },
   ];

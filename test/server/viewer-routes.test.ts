@@ -71,7 +71,11 @@ test('viewer routes are marked as not part of the API, and public', async (t) =>
   const viewer = s.routes.filter((r) => r.url === '/' || r.url === '/ui' || r.url.startsWith('/ui/'));
   assert.deepEqual(viewer.filter((r) => r.method === 'GET').map((r) => r.url).sort(), ['/', '/ui', '/ui/*']);
   for (const r of viewer) assert.ok(r.hide && r.public, `${r.method} ${r.url}`);
-  assert.ok(s.routes.filter((r) => r.hide).every((r) => viewer.includes(r)), 'no API route is hidden');
+  // Other hidden routes are the API's bare and /public/v2 aliases (the document lists each /v2 path once) and /docs.
+  const documented = new Set(s.routes.filter((r) => !r.hide).map((r) => `${r.method} ${r.url}`));
+  const alias = (r: { method: string; url: string }) => documented.has(`${r.method} /v2${r.url.replace(/^\/public\/v2/, '')}`);
+  const stray = s.routes.filter((r) => r.hide && !viewer.includes(r) && !alias(r) && !r.url.startsWith('/docs'));
+  assert.deepEqual(stray.map((r) => `${r.method} ${r.url}`), [], 'no API route is hidden');
 });
 
 test('without a build the page says how to build it; with the viewer off there is no page', async (t) => {

@@ -68,7 +68,15 @@ const ExportResponseJson = Type.Object(
 );
 const Binary = (description: string) => Type.Unknown({ description, format: 'binary' });
 
+const STATUS_ANSWER = {
+  content: {
+    'application/x-protobuf': { schema: Binary('google.rpc.Status') },
+    'application/json': { schema: Type.Object({ code: Type.Integer(), message: Type.String(), detail: Type.String() }) },
+  },
+};
+
 const schema = {
+  tags: ['opentelemetry'],
   summary: 'Ingest OpenTelemetry traces (OTLP/HTTP)',
   description: 'An ExportTraceServiceRequest as protobuf or JSON, optionally gzip or deflate (Content-Encoding). Headers `project` or `x-project-name` and `logstream` choose where spans go (else the resource attributes tracelake.project.name / tracelake.log_stream.name, else "default").',
   headers: Type.Object(
@@ -93,12 +101,8 @@ const schema = {
         'application/json': { schema: ExportResponseJson },
       },
     },
-    '4xx': {
-      content: {
-        'application/x-protobuf': { schema: Binary('google.rpc.Status') },
-        'application/json': { schema: Type.Object({ code: Type.Integer(), message: Type.String(), detail: Type.String() }) },
-      },
-    },
+    // Refusals answer a google.rpc.Status in the request's encoding (415: always JSON).
+    ...Object.fromEntries([400, 401, 403, 404, 413, 415, 429, 500, 503].map((status) => [status, STATUS_ANSWER])),
   },
 };
 

@@ -3,9 +3,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { TraceStore } from '../../engine/trace-store.js';
 import type { Level } from '../../query/columns.js';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { ProjectIdParams, Uuid } from '../../schemas/common.js';
-import { AvailableColumnsBody, ColumnsResponse, CountResponse, DeleteResponse, FilterBody, PartialSearchBody, SearchBody, SearchResponse } from '../../schemas/query.js';
+import { AvailableColumnsBody, ColumnsResponse, RecordResponse, CountResponse, DeleteResponse, FilterBody, PartialSearchBody, SearchBody, SearchResponse } from '../../schemas/query.js';
 
 const LEVELS: readonly [string, Level][] = [
   ['spans', 'span'],
@@ -30,8 +30,16 @@ export const recordRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
         const { message } = await store.delete(level, req.params.project_id, req.body);
         return { message };
       });
-      app.get(`${base}/:record_id`, { schema: { params: Type.Object({ project_id: Uuid, record_id: Uuid }) } }, async (req) =>
-        store.getRecord(level, req.params.project_id, req.params.record_id),
+      // The id is named for the level (`span_id`, ...): the same path under another name (PATCH
+      // .../spans/{span_id}) would be an identical template, which OpenAPI forbids.
+      const id = `${level}_id`;
+      app.get(
+        `${base}/:${id}`,
+        { schema: { params: Type.Object({ project_id: Uuid, [id]: Uuid }), response: { 200: RecordResponse } }, serializerCompiler: () => JSON.stringify },
+        async (req) => {
+          const params = req.params as Record<string, string>;
+          return (await store.getRecord(level, String(params['project_id']), String(params[id]))) as Static<typeof RecordResponse>;
+        },
       );
       app.post(`${base}/available_columns`, { schema: { params: ProjectIdParams, body: AvailableColumnsBody, response: { 200: ColumnsResponse } } }, async (req) =>
         store.availableColumns(level, req.params.project_id, req.body),

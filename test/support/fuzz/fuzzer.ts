@@ -377,8 +377,8 @@ function paramValue(name: string, url: string, w: SeedWorld, rng: Rng): string {
       return any(w.traceIds);
     case 'span_id':
       return any(w.spanIds);
-    case 'record_id':
-      return url.includes('/traces/') ? any(w.traceIds) : url.includes('/sessions/') ? any(w.sessionIds) : any(w.spanIds);
+    case 'session_id':
+      return any(w.sessionIds);
     case 'scorer_id':
       return any(w.scorerIds);
     case 'user_id':
