@@ -18,7 +18,7 @@ import { CreateSessionBody, LogSpansBody, LogTracesBody, UpdateRecordBody, type 
 import { assertValid } from '../schemas/check.js';
 import { FolderLock } from '../storage/lock.js';
 
-import { RecordStore, type RecordStoreOptions, type WireRow } from '../storage/record-store.js';
+import { RecordStore, type RecordStoreOptions, type Scope, type WireRow } from '../storage/record-store.js';
 import { columnInfo, type ColumnInfo, type Level } from '../query/columns.js';
 import { AvailableColumnsBody, FilterBody, PartialSearchBody, SearchBody, type FilterRequest, type PartialSearchRequest, type SearchRequest } from '../schemas/query.js';
 import * as catalogApi from './catalog-api.js';
@@ -600,9 +600,7 @@ export class TraceStore {
       for (const u of prov.updates) applyUpdate(record, u);
       const sid = record['session_id'] as string;
       if (sid === prov.sessionId) continue;
-      await this.#records.refresh();
-      const src = this.#records.source({ projectId, runId, kinds: ['span'] });
-      const ids = (await this.#db.all(`SELECT id FROM ${src.sql} WHERE trace_id = $${src.params.length + 1}`, [...src.params, record.id])).map((r) => String(r['id']));
+      const ids = (await this.#scan({ projectId, runId, kinds: ['span'] }, (src, p) => `SELECT id FROM ${src} WHERE trace_id = ${p}`, record.id)).map((r) => String(r['id']));
       const now = nowUs();
       for (const row of await this.#records.lookup(projectId, runId, ids)) rows.push({ ...(storedToWire(row) as unknown as Draft), session_id: sid, updated_at: now });
       if (prov.sessionId === implicitSessionId(projectId, runId, record.id)) orphanSessions.push(prov.sessionId);
@@ -612,9 +610,7 @@ export class TraceStore {
 
   /** Deletes a session record that no trace or span refers to any more (a stand-in's implicit session). */
   async #dropUnusedSession(projectId: string, runId: string, sessionId: string): Promise<void> {
-    await this.#records.refresh();
-    const src = this.#records.source({ projectId, runId, kinds: ['trace', 'span'] });
-    const used = await this.#db.all(`SELECT 1 FROM ${src.sql} WHERE session_id = $${src.params.length + 1} LIMIT 1`, [...src.params, sessionId]);
+    const used = await this.#scan({ projectId, runId, kinds: ['trace', 'span'] }, (src, p) => `SELECT 1 FROM ${src} WHERE session_id = ${p} LIMIT 1`, sessionId);
     if (used.length > 0) return;
     const [row] = await this.#records.lookup(projectId, runId, [sessionId]);
     if (row && row['type'] === 'session') await this.#records.deleteSeqs([Number(row['seq'])]);
@@ -759,21 +755,23 @@ export class TraceStore {
   }
 
   async #sessionByExternalId(projectId: string, runId: string, externalId: string): Promise<string> {
-    await this.#records.refresh();
-    const src = this.#records.source({ projectId, runId, kinds: ['session'] });
-    const rows = await this.#db.all(
-      `SELECT id FROM ${src.sql} WHERE external_id = $${src.params.length + 1} ORDER BY created_at LIMIT 1`,
-      [...src.params, externalId],
-    );
+    const rows = await this.#scan({ projectId, runId, kinds: ['session'] }, (src, p) => `SELECT id FROM ${src} WHERE external_id = ${p} ORDER BY created_at LIMIT 1`, externalId);
     return rows.length > 0 ? String(rows[0]!['id']) : uuidFromHash('session-external', projectId, runId, externalId);
+  }
+
+  /** Rows of a query over a scope's live records (`src`), with one more parameter (`p`). */
+  #scan(scope: Scope, sql: (src: string, p: string) => string, value: string): Promise<Record<string, unknown>[]> {
+    return this.#records.read((snap) => {
+      const src = snap.source(scope);
+      return this.#db.all(sql(src.sql, `$${src.params.length + 1}`), [...src.params, value]);
+    });
   }
 
   async #stepAfter(projectId: string, runId: string, traceId: string, exists: boolean): Promise<number> {
     if (!exists) return 1;
     const cached = this.#nextStep.get(traceId);
     if (cached !== undefined) return cached;
-    const src = this.#records.source({ projectId, runId, kinds: ['span'] });
-    const rows = await this.#db.all(`SELECT max(step_number) AS m FROM ${src.sql} WHERE trace_id = $${src.params.length + 1}`, [...src.params, traceId]);
+    const rows = await this.#scan({ projectId, runId, kinds: ['span'] }, (src, p) => `SELECT max(step_number) AS m FROM ${src} WHERE trace_id = ${p}`, traceId);
     const m = rows[0]?.['m'];
     return m === null || m === undefined ? 1 : Number(m) + 1;
   }
