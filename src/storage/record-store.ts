@@ -20,7 +20,7 @@ import { StorageError } from '../errors.js';
 import { BatchBuilder, type Row as WireRowLike } from './batch-builder.js';
 import { DEFAULT_POLICY, type CompactionPolicy } from './compaction.js';
 import { Compactor } from './compactor.js';
-import { ensureDir } from './fs-util.js';
+import { ensureDirDurable } from './fs-util.js';
 import { idHash } from './id-index.js';
 import { keepRejected, readLegacyWal, removeLegacyWal } from './legacy-wal.js';
 import { loadManifest, partitionKey, type ManifestState } from './manifest.js';
@@ -69,7 +69,8 @@ export class RecordStore {
   }
 
   static async open(dir: string, db: Database, options: RecordStoreOptions = {}): Promise<RecordStore> {
-    ensureDir(join(dir, 'records'));
+    ensureDirDurable(join(dir, 'records'), dir);
+    ensureDirDurable(join(dir, 'wal'), dir);
     const manifest = loadManifest(dir);
     removeUnlisted(dir, manifest);
     const { wal, replay } = WriteAheadLog.open(join(dir, 'wal'), manifest.sealed_wal);
