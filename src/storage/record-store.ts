@@ -125,6 +125,7 @@ export class RecordStore {
     if (rows.length === 0) return;
     const s = this.#s;
     await this.#sealer.backpressure();
+    if (s.wal.failed) this.#sealer.freeze();
     for (;;) {
       // A seal that commits while we look up sealed versions moves ids out of the recent map: look again.
       const generation = s.sealGeneration;
@@ -212,6 +213,7 @@ export class RecordStore {
     const s = this.#s;
     const fresh = [...new Set(seqs)].filter((q) => !s.dead.has(q));
     if (fresh.length === 0) return;
+    if (s.wal.failed) this.#sealer.freeze();
     const durable = s.wal.append(encodeEntry(null, fresh, s.nextSeq - 1), true);
     const table = s.active;
     for (const q of fresh) s.dead.add(q);

@@ -22,11 +22,15 @@ export class Sealer {
     this.#s = state;
   }
 
-  /** Freezes the active table (if it holds anything) and starts a fresh one; the sealer takes it from there. */
+  /**
+   * Freezes the active table (if it holds anything) and starts a fresh one with a new log file; the
+   * sealer takes it from there. After a failed fsync this is also how the log gets a trusted file
+   * again: what the failed file held is made durable by the seal, which writes (and fsyncs) new files.
+   */
   freeze(): void {
     const s = this.#s;
     const active = s.active;
-    if (active.rows === 0 && active.dead.length === 0) return;
+    if (active.rows === 0 && active.dead.length === 0 && !s.wal.failed) return;
     try {
       s.wal.roll(s.nextSeq);
     } catch (err) {

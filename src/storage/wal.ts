@@ -283,7 +283,8 @@ export class WriteAheadLog {
           } catch (err) {
             failure = err;
             // fsyncgate: after a failed fsync the kernel may mark the lost pages clean, so a later fsync
-            // of the same file succeeds without them. The file is never trusted again.
+            // of the same file succeeds without them. The file is never trusted again: appends are
+            // refused until `roll` gives the log a new file (the store then seals what the old one held).
             this.#failed = err;
           }
         }
@@ -311,13 +312,18 @@ export class WriteAheadLog {
     if (this.#fd >= 0) {
       const old = this.#fd;
       this.#openNext(firstSeq); // throws, leaving the log on the old file, when the new one cannot be made
+      if (this.#failed) {
+        // Not synced again (that could only falsely succeed); its rows reach disk through the seal.
+        closeSync(old);
+        this.#failed = null;
+        return closed;
+      }
       try {
         writeSync(old, EOS);
       } catch {
         // A missing end-of-stream marker is what a crash leaves too; readers accept it.
       }
       this.#rolled.push(old);
-      this.#failed = null;
       this.#kick();
     }
     return closed;
