@@ -63,28 +63,53 @@ function copyValidity(vector: duckdb.Vector, data: Data, start: number, count: n
   duckdb.copy_data_to_vector_validity(vector, 0, out.buffer, 0, bytes);
 }
 
-/** Strings [start, start+count) of a Utf8 Data into a VARCHAR vector (nulls by validity). */
+function sameBytes(bytes: Uint8Array, a: number, b: number, len: number): boolean {
+  for (let k = 0; k < len; k++) if (bytes[a + k] !== bytes[b + k]) return false;
+  return true;
+}
+
+/**
+ * Strings [start, start+count) of a Utf8 Data into a VARCHAR vector (nulls by validity). A long string
+ * equal to the one before it (a run's id on every row, a trace's id on each of its spans) reuses that
+ * row's 16-byte slot, which points at the same bytes in the vector's heap, instead of a call that
+ * copies it again.
+ */
 function writeStrings(vector: duckdb.Vector, data: Data, start: number, count: number): void {
   const offsets = data.valueOffsets as Int32Array;
   const bytes = data.values as Uint8Array;
   const base = data.offset + start;
+  const nulls = data.nullCount > 0;
   slotSpace(count);
   slots.fill(0, 0, 16 * count);
   let long: number[] | null = null;
+  let dups: number[] | null = null; // pairs: row, row whose slot it copies
+  let lastLong = -1;
   for (let i = 0; i < count; i++) {
     const a = offsets[base + i]!;
     const len = offsets[base + i + 1]! - a;
     if (len <= 12) {
       slots32[4 * i] = len;
       for (let j = 0; j < len; j++) slots[16 * i + 4 + j] = bytes[a + j]!;
-    } else (long ??= []).push(i);
+      continue;
+    }
+    if (nulls && !data.getValid(base + i)) continue;
+    if (lastLong >= 0) {
+      const b = offsets[base + lastLong]!;
+      if (offsets[base + lastLong + 1]! - b === len && sameBytes(bytes, a, b, len)) {
+        (dups ??= []).push(i, lastLong);
+        continue;
+      }
+    }
+    (long ??= []).push(i);
+    lastLong = i;
   }
   duckdb.copy_data_to_vector(vector, 0, slots.buffer, 0, 16 * count);
-  if (long) {
-    for (const i of long) {
-      if (data.nullCount > 0 && !data.getValid(base + i)) continue;
-      duckdb.vector_assign_string_element_len(vector, i, bytes.subarray(offsets[base + i]!, offsets[base + i + 1]!));
-    }
+  if (long) for (const i of long) duckdb.vector_assign_string_element_len(vector, i, bytes.subarray(offsets[base + i]!, offsets[base + i + 1]!));
+  if (dups) {
+    // vector_get_data copies the slots out; the copies are patched and written back in one go.
+    const view = duckdb.vector_get_data(vector, 16 * count);
+    for (let k = 0; k < dups.length; k += 2) view.copyWithin(16 * dups[k]!, 16 * dups[k + 1]!, 16 * dups[k + 1]! + 16);
+    duckdb.copy_data_to_vector(vector, 0, view.buffer as ArrayBuffer, view.byteOffset, 16 * count);
   }
   copyValidity(vector, data, start, count);
 }

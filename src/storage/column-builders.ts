@@ -36,12 +36,15 @@ export class Utf8Builder {
   readonly valid = new Validity();
   length = 0;
   #pos = 0;
+  /** The last value pushed (null after a null): a repeat copies bytes instead of encoding them. */
+  #last: string | null = null;
 
   reset(expected: number): void {
     this.offsets = grow(this.offsets, expected + 1);
     this.valid.reset(expected);
     this.length = 0;
     this.#pos = 0;
+    this.#last = null;
   }
 
   push(s: string | null | undefined): void {
@@ -55,6 +58,7 @@ export class Utf8Builder {
     if (s === null || s === undefined) {
       this.valid.nulls++;
       this.offsets[i + 1] = this.#pos;
+      this.#last = null;
       return;
     }
     this.valid.set(i);
@@ -67,9 +71,18 @@ export class Utf8Builder {
         this.data.copy(b, 0, 0, this.#pos);
         this.data = b;
       }
-      // Lone UTF-16 surrogates become U+FFFD, as any UTF-8 encoder does: DuckDB needs valid UTF-8.
-      this.#pos += this.data.write(s, this.#pos);
+      if (s === this.#last) {
+        // The same value as the row before (ids of the run, the trace, the parent): copy its bytes.
+        const from = this.offsets[i - 1]!;
+        const len = this.offsets[i]! - from;
+        this.data.copyWithin(this.#pos, from, from + len);
+        this.#pos += len;
+      } else {
+        // Lone UTF-16 surrogates become U+FFFD, as any UTF-8 encoder does: DuckDB needs valid UTF-8.
+        this.#pos += this.data.write(s, this.#pos);
+      }
     }
+    this.#last = s;
     this.offsets[i + 1] = this.#pos;
   }
 
