@@ -144,11 +144,6 @@ export class Connection {
     this.#c = c;
   }
 
-  /** An appender into a table (rows go in on the calling thread; `flushSync` makes them visible). */
-  appender(table: string): Promise<import('@duckdb/node-api').DuckDBAppender> {
-    return this.#c.createAppender(table);
-  }
-
   async run(sql: string, params: readonly Param[] = []): Promise<void> {
     try {
       await this.#c.run(sql, toValues(params), toTypes(params));

@@ -182,31 +182,9 @@ export class MemInserter {
     }
   }
 
-  #appenders = new Map<string, import('@duckdb/node-api').DuckDBAppender>();
-  #chunk: import('@duckdb/node-bindings').DataChunk | null = null;
-
   async #commit(table: MemTable, group: readonly Insert[]): Promise<void> {
     const batches = group.flatMap((p) => (p.batch && p.batch.numRows > 0 ? [p.batch] : []));
     const dead = group.flatMap((p) => p.dead);
-    if (process.env['TL_APPENDER'] && dead.length === 0) {
-      let app = this.#appenders.get(table.name);
-      if (!app) this.#appenders.set(table.name, (app = await this.#conn.appender(table.name)));
-      const { default: duckdb } = await import('@duckdb/node-bindings');
-      const { DuckDBDataChunk } = await import('@duckdb/node-api');
-      const { writeChunk, logicalTypes, VECTOR_SIZE } = await import('../db/arrow-chunks.js');
-      const { RECORD_COLUMNS } = await import('./record-columns.js');
-      const kinds = RECORD_COLUMNS.map((c) => c.kind);
-      this.#chunk ??= duckdb.create_data_chunk(logicalTypes(kinds));
-      for (const b of batches) {
-        for (let start = 0; start < b.numRows; start += VECTOR_SIZE) {
-          duckdb.data_chunk_reset(this.#chunk);
-          writeChunk(this.#chunk, kinds, b, start, Math.min(VECTOR_SIZE, b.numRows - start));
-          app.appendDataChunk(new DuckDBDataChunk(this.#chunk));
-        }
-      }
-      app.flushSync();
-      return;
-    }
     const keys: number[] = [];
     const statements: string[] = ['BEGIN TRANSACTION'];
     if (batches.length > 0) {
