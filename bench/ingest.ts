@@ -61,6 +61,7 @@ export async function benchLibraryIngest(spans: number, seed = 7): Promise<Measu
     const disk = folderBytes(dir);
     return [
       { name: 'library ingest', value: (n / ingestMs) * 1000, unit: 'spans/s', spans: n, seconds: ingestMs / 1000 },
+      { name: 'library ingest, compaction included', value: (n / (ingestMs + compactMs)) * 1000, unit: 'spans/s', seconds: (ingestMs + compactMs) / 1000 },
       { name: 'JSON.parse of the same payloads', value: (n / parseMs) * 1000, unit: 'spans/s', mb: bytes / 1e6 },
       { name: 'disk per span', value: disk / n, unit: 'bytes', note: 'whole data folder after compaction (segments, id hashes, catalog), incl. trace and session records' },
       { name: 'compaction after ingest', value: compactMs / 1000, unit: 's' },
@@ -237,4 +238,100 @@ export async function benchHttpIngest(spans: number, connections = 4, seed = 11,
     ...otlp,
     { name: 'v2 JSON route / OTLP protobuf (HTTP spans/s, same spans)', value: json[0]!.value / otlp[0]!.value, unit: '×', note: 'above 1: OTLP is slower (goal: at most 1.5)' },
   ];
+}
+
+/** Latency percentile (ms) of sorted samples. */
+function pct(sorted: readonly number[], p: number): number {
+  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
+}
+
+/**
+ * HTTP ingest: `connections` clients post pre-written bodies to POST /projects/{id}/traces while one
+ * more client reads in a loop (a filtered count, then a first page): how long reads take while the
+ * server ingests, and how much memory the server process reaches.
+ */
+export async function benchHttpIngestWithReads(spans: number, connections = 4, seed = 11): Promise<Measurement[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'tracelake-bench-http-'));
+  const key = `tl_bench_${Date.now()}`;
+  const server = await startServer(join(dir, 'data'), key);
+  try {
+    const headers = { 'content-type': 'application/json', 'Galileo-API-Key': key };
+    const project = (await (await fetch(`${server.url}/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) })).json()) as { id: string };
+    const ls = (await (await fetch(`${server.url}/projects/${project.id}/log_streams`, { method: 'POST', headers, body: JSON.stringify({ name: 'http' }) })).json()) as { id: string };
+    const bodies = join(dir, 'bodies.ndjson');
+    const n = await writeBodies(bodies, spans, ls.id, seed, 'json');
+    // The yardstick: JSON.parse of the very bodies the server will get, timed alone.
+    let parseMs = 0;
+    for await (const line of createInterface({ input: createReadStream(bodies), crlfDelay: Infinity })) {
+      const t = performance.now();
+      JSON.parse(line);
+      parseMs += performance.now() - t;
+    }
+    const lines = createInterface({ input: createReadStream(bodies), crlfDelay: Infinity })[Symbol.asyncIterator]();
+    let errors = 0;
+    let requests = 0;
+    const latencies: number[] = [];
+    let ingesting = true;
+    const reads: number[] = [];
+    let readErrors = 0;
+    const reader = async () => {
+      const count = JSON.stringify({ log_stream_id: ls.id, filters: [{ type: 'text', column_id: 'model', operator: 'eq', value: 'gpt-4o' }] });
+      const page = JSON.stringify({ log_stream_id: ls.id, limit: 50, select_columns: { column_ids: ['name', 'created_at'] }, filters: [{ type: 'text', column_id: 'name', operator: 'contains', value: 'a' }] });
+      while (ingesting) {
+        for (const [path, body] of [
+          ['spans/count', count],
+          ['spans/partial_search', page],
+        ] as const) {
+          const t = performance.now();
+          const res = await fetch(`${server.url}/projects/${project.id}/${path}`, { method: 'POST', headers, body });
+          await res.arrayBuffer();
+          if (!ingesting) break;
+          reads.push(performance.now() - t);
+          if (res.status !== 200) readErrors++;
+        }
+      }
+    };
+    const t0 = performance.now();
+    const readLoop = reader();
+    const worker = async () => {
+      for (;;) {
+        const next = await lines.next();
+        if (next.done) return;
+        const t = performance.now();
+        const res = await fetch(`${server.url}/projects/${project.id}/traces`, { method: 'POST', headers, body: next.value });
+        await res.arrayBuffer();
+        latencies.push(performance.now() - t);
+        requests++;
+        if (res.status !== 200) errors++;
+      }
+    };
+    await Promise.all(Array.from({ length: connections }, worker));
+    const ms = performance.now() - t0;
+    ingesting = false;
+    await readLoop;
+    reads.sort((a, b) => a - b);
+    const count = (await (await fetch(`${server.url}/projects/${project.id}/spans/count`, { method: 'POST', headers, body: JSON.stringify({ log_stream_id: ls.id }) })).json()) as { total_count: number };
+    const peak = peakRssMiB(server.pid);
+    latencies.sort((a, b) => a - b);
+    return [
+      {
+        name: `HTTP ingest (${connections} connections, reliable)`,
+        value: (n / ms) * 1000,
+        unit: 'spans/s',
+        spans: n,
+        requests,
+        errors,
+        p50_ms: pct(latencies, 0.5),
+        p99_ms: pct(latencies, 0.99),
+        json_parse_spans_per_s: (n / parseMs) * 1000,
+        ratio_to_json_parse: n / ms / (n / parseMs),
+        counted: count.total_count,
+      },
+      { name: 'reads during HTTP ingest (filtered count, first page)', value: pct(reads, 0.5), unit: 'ms p50', p95_ms: pct(reads, 0.95), max_ms: reads[reads.length - 1], reads: reads.length, errors: readErrors },
+      { name: 'peak RSS (server process, VmHWM)', value: peak ?? 0, unit: 'MiB' },
+    ];
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

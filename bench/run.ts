@@ -2,7 +2,7 @@
 // Runs the suites side by side in one process, prints a Markdown table and writes
 // bench/results/<date>-<size>.json. Figures are only comparable within one run.
 import { parseArgs } from 'node:util';
-import { benchHttpIngest, benchLibraryIngest } from './ingest.js';
+import { benchHttpIngest, benchHttpIngestWithReads, benchLibraryIngest } from './ingest.js';
 import { benchPeers, defaultPeers, peersTable } from './peers/run-peers.js';
 import { TracelakePeer } from './peers/tracelake-peer.js';
 import { benchScorerList } from './scorers.js';
@@ -32,6 +32,9 @@ if (want('ingest')) {
   process.stderr.write(`ingest: library, ${spans} spans...\n`);
   results['ingest'] = await benchLibraryIngest(spans);
   process.stderr.write(`ingest: HTTP, ${spans} spans, v2 JSON route and OTLP protobuf taking turns...\n`);
+  process.stderr.write(`ingest: HTTP with a reader, ${spans} spans...\n`);
+  results['ingest'].push(...(await benchHttpIngestWithReads(spans, Number(values.connections))));
+  process.stderr.write(`ingest: HTTP, v2 JSON beside OTLP, ${spans} spans...\n`);
   results['ingest'].push(...(await benchHttpIngest(spans, Number(values.connections))));
 }
 

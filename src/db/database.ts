@@ -1,7 +1,7 @@
 // The only user of @duckdb/node-api. Runs the SQL it is given with positional parameters on a small
 // pool of connections (one statement at a time per connection) and maps result rows once.
 // It builds no SQL from request data.
-import { DOUBLE, DuckDBInstance, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import { DOUBLE, DuckDBInstance, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBTableFunction, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import { StorageError } from '../errors.js';
 
 export type Param = string | number | boolean | bigint | null | readonly string[] | readonly number[];
@@ -68,8 +68,7 @@ export class Database {
 
   /** Runs `fn` with one connection held, so a sequence of statements (a transaction) stays together. */
   async withConnection<T>(fn: (c: Connection) => Promise<T>): Promise<T> {
-    const epoch = this.#epoch;
-    this.#inFlight.set(epoch, (this.#inFlight.get(epoch) ?? 0) + 1);
+    const unpin = this.pin();
     try {
       const c = await this.#acquire();
       try {
@@ -78,14 +77,39 @@ export class Database {
         this.#release(c);
       }
     } finally {
+      unpin();
+    }
+  }
+
+  /**
+   * Holds back work registered with `afterStatementsInFlight` from now until the returned function is
+   * called: a reader pins when it takes its snapshot, so nothing the snapshot names (a file, a table)
+   * is deleted before the reader is done, even if its statements start later.
+   */
+  pin(): () => void {
+    const epoch = this.#epoch;
+    this.#inFlight.set(epoch, (this.#inFlight.get(epoch) ?? 0) + 1);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
       const n = this.#inFlight.get(epoch)! - 1;
       if (n === 0) this.#inFlight.delete(epoch);
       else this.#inFlight.set(epoch, n);
       this.#drain();
-    }
+    };
   }
 
-  /** Calls `fn` once every statement already started (or queued) has finished; at once if none. */
+  /** A connection of its own, outside the pool (the writer's, a background task's); closed with the database. */
+  async dedicated(functions: readonly DuckDBTableFunction[] = []): Promise<Connection> {
+    if (this.#closed) throw new StorageError('database is closed');
+    const c = await this.#instance.connect();
+    for (const f of functions) c.registerTableFunction(f);
+    this.#all.push(c);
+    return new Connection(c);
+  }
+
+  /** Calls `fn` once every statement already started (or queued) and every pin taken has finished; at once if none. */
   afterStatementsInFlight(fn: () => void): void {
     this.#afterDrain.push({ epoch: ++this.#epoch, fn });
     this.#drain();

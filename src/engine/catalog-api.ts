@@ -18,27 +18,27 @@ import type { LogStreamPage, LogStreamSearchBody } from '../schemas/log-streams.
 import type { ProjectsBody, ProjectsBodyV1, ProjectsPage, ProjectsPageV1 } from '../schemas/projects.js';
 import type { RunScorerSettings, RunScorerSettingsBody } from '../schemas/scorer-settings.js';
 import type { CreateScorerBody, ListScorersBody, ListScorersResponse, Scorer, ScorerVersion, ScorerVersionInput, UpdateScorerBody } from '../schemas/scorers.js';
-import type { TraceStore } from './trace-store.js';
+import type { StoreBase } from './store-base.js';
 
 type U = User | null | undefined;
 const who = (user: U): User | null => user ?? null;
 
 // ------------------------------------------------------------------ projects
 
-export function projectView(store: TraceStore, project: Project, user: U, actions: readonly ProjectAction[] = []): ProjectDbView {
+export function projectView(store: StoreBase, project: Project, user: U, actions: readonly ProjectAction[] = []): ProjectDbView {
   return projectDbView(store.catalog, project, viewer(store.catalog, who(user), actions));
 }
 
-export function updateProject(store: TraceStore, projectId: string, update: ProjectUpdate, user: U): Project {
+export function updateProject(store: StoreBase, projectId: string, update: ProjectUpdate, user: U): Project {
   return updateProjectInCatalog(store.catalog, projectId, update, who(user));
 }
 
-export function bookmarkProject(store: TraceStore, projectId: string, on: boolean, user: U): void {
+export function bookmarkProject(store: StoreBase, projectId: string, on: boolean, user: U): void {
   setBookmark(store.catalog, projectId, who(user), on);
 }
 
 /** Drops every record of the project (durably), then the project and all it holds in the catalog. */
-export async function deleteProject(store: TraceStore, projectId: string): Promise<{ records_deleted: number }> {
+export async function deleteProject(store: StoreBase, projectId: string): Promise<{ records_deleted: number }> {
   const project = store.catalog.project(projectId);
   const removed = await store.countAllRecords(project.id);
   await store.finishingDrop(project.id, null, () => removeProjectFromCatalog(store.catalog, project.id));
@@ -46,47 +46,47 @@ export async function deleteProject(store: TraceStore, projectId: string): Promi
 }
 
 /** Catalog side of deleting a project or a run (for a deletion finished on open). */
-export function removeProjectEntries(store: TraceStore, projectId: string): void {
+export function removeProjectEntries(store: StoreBase, projectId: string): void {
   removeProjectFromCatalog(store.catalog, projectId);
 }
 
-export function removeRunEntries(store: TraceStore, projectId: string, runId: string): void {
+export function removeRunEntries(store: StoreBase, projectId: string, runId: string): void {
   removeRunFromCatalog(store.catalog, projectId, runId);
 }
 
-export function listProjects(store: TraceStore, body: ProjectsBody, query: ProjectPageQuery, user: U): ProjectsPage {
+export function listProjects(store: StoreBase, body: ProjectsBody, query: ProjectPageQuery, user: U): ProjectsPage {
   return listV2(store.catalog, body, query, who(user));
 }
 
-export function listProjectsV1(store: TraceStore, body: ProjectsBodyV1, query: ProjectPageQueryV1, user: U): ProjectsPageV1 {
+export function listProjectsV1(store: StoreBase, body: ProjectsBodyV1, query: ProjectPageQueryV1, user: U): ProjectsPageV1 {
   return listV1(store.catalog, body, query, who(user));
 }
 
 // ------------------------------------------------------------------ roles
 
-export function addMember(store: TraceStore, projectId: string, userId: string, role: ProjectRole): MemberView {
+export function addMember(store: StoreBase, projectId: string, userId: string, role: ProjectRole): MemberView {
   return setMember(store.catalog, projectId, userId, role);
 }
 
-export function dropMember(store: TraceStore, projectId: string, userId: string): void {
+export function dropMember(store: StoreBase, projectId: string, userId: string): void {
   removeMember(store.catalog, projectId, userId);
 }
 
-export function members(store: TraceStore, projectId: string): MemberView[] {
+export function members(store: StoreBase, projectId: string): MemberView[] {
   return membersOf(store.catalog, projectId);
 }
 
-export function role(store: TraceStore, projectId: string, userId: string): ProjectRole | null {
+export function role(store: StoreBase, projectId: string, userId: string): ProjectRole | null {
   return roleOf(store.catalog, store.catalog.project(projectId).id, userId.toLowerCase());
 }
 
-export function permissions(store: TraceStore, projectId: string, user: U, actions: readonly ProjectAction[]): Permission[] {
+export function permissions(store: StoreBase, projectId: string, user: U, actions: readonly ProjectAction[]): Permission[] {
   const project = store.catalog.project(projectId);
   return projectPermissions(who(user), actions, { project, role: roleOf(store.catalog, project.id, user?.id) });
 }
 
 /** Throws ForbiddenError (403, with the reason) unless the caller may perform the action. */
-export function authorize(store: TraceStore, projectId: string, action: ProjectAction, user: U): void {
+export function authorize(store: StoreBase, projectId: string, action: ProjectAction, user: U): void {
   const project = store.catalog.project(projectId);
   const p = can(who(user), action, { kind: 'project', project, role: roleOf(store.catalog, project.id, user?.id) });
   if (!p.allowed) throw new ForbiddenError(p.message ?? `${action} is not allowed`);
@@ -94,18 +94,18 @@ export function authorize(store: TraceStore, projectId: string, action: ProjectA
 
 // ------------------------------------------------------------------ runs
 
-export function renameRun(store: TraceStore, projectId: string, runId: string, name: string): Run {
+export function renameRun(store: StoreBase, projectId: string, runId: string, name: string): Run {
   return renameRunInCatalog(store.catalog, projectId, runId, name);
 }
 
-export async function deleteRun(store: TraceStore, projectId: string, runId: string): Promise<{ records_deleted: number }> {
+export async function deleteRun(store: StoreBase, projectId: string, runId: string): Promise<{ records_deleted: number }> {
   const run = store.catalog.run(store.catalog.project(projectId).id, runId);
   const removed = await store.countAllRecords(run.project_id, run.id);
   await store.finishingDrop(run.project_id, run.id, () => removeRunFromCatalog(store.catalog, run.project_id, run.id));
   return { records_deleted: removed };
 }
 
-export async function searchLogStreams(store: TraceStore, projectId: string, body: LogStreamSearchBody): Promise<LogStreamPage> {
+export async function searchLogStreams(store: StoreBase, projectId: string, body: LogStreamSearchBody): Promise<LogStreamPage> {
   const page = searchStreams(store.catalog, projectId, body);
   const withCounts = body.include_counts === true;
   for (const s of page.log_streams) {
@@ -122,12 +122,12 @@ export async function searchLogStreams(store: TraceStore, projectId: string, bod
 
 // ------------------------------------------------------------------ scorers
 
-export function listScorers(store: TraceStore, body: ListScorersBody, query: ScorerPageQuery, user: U): ListScorersResponse {
+export function listScorers(store: StoreBase, body: ListScorersBody, query: ScorerPageQuery, user: U): ListScorersResponse {
   return listScorerRows(store.catalog, body, query, who(user));
 }
 
 /** A scorer the caller can see; one scoped only to projects they cannot see is "not found". */
-function visibleScorer(store: TraceStore, id: string, user: U): ScorerRow {
+function visibleScorer(store: StoreBase, id: string, user: U): ScorerRow {
   const row = store.catalog.scorers.get(id);
   if (!scorerVisible(row, visibleProjectIds(store.catalog, who(user)), who(user))) throw new NotFoundError(`Scorer ${id} not found`);
   return row;
@@ -139,11 +139,11 @@ function authorizeScorer(row: ScorerRow, action: ScorerAction, user: U): void {
   if (!p.allowed) throw new ForbiddenError(p.message ?? `${action} is not allowed`);
 }
 
-export function getScorer(store: TraceStore, id: string, user: U, actions: readonly ScorerAction[] = []): Scorer {
+export function getScorer(store: StoreBase, id: string, user: U, actions: readonly ScorerAction[] = []): Scorer {
   return store.catalog.scorers.present(visibleScorer(store, id, user), who(user), actions);
 }
 
-export function createScorer(store: TraceStore, body: CreateScorerBody, user: U): Scorer {
+export function createScorer(store: StoreBase, body: CreateScorerBody, user: U): Scorer {
   // Scoping a scorer to a project needs a role there (the project must be visible to the caller).
   const visible = visibleProjectIds(store.catalog, who(user));
   for (const pid of (body as { scope_projects?: { id: string }[] | null }).scope_projects?.map((p) => p.id) ?? []) {
@@ -153,32 +153,32 @@ export function createScorer(store: TraceStore, body: CreateScorerBody, user: U)
   return store.catalog.scorers.present(row, who(user));
 }
 
-export function updateScorer(store: TraceStore, id: string, body: UpdateScorerBody, user: U): Scorer {
+export function updateScorer(store: StoreBase, id: string, body: UpdateScorerBody, user: U): Scorer {
   authorizeScorer(visibleScorer(store, id, user), 'update', user);
   return store.catalog.scorers.present(store.catalog.scorers.update(id, body), who(user));
 }
 
-export function createScorerVersion(store: TraceStore, id: string, input: ScorerVersionInput, user: U): ScorerVersion {
+export function createScorerVersion(store: StoreBase, id: string, input: ScorerVersionInput, user: U): ScorerVersion {
   authorizeScorer(visibleScorer(store, id, user), 'update', user);
   const { code: _code, ...version } = store.catalog.scorers.addVersion(id, input, user?.id ?? null);
   return version;
 }
 
-export function scorerVersions(store: TraceStore, id: string, user: U = null): VersionRow[] {
+export function scorerVersions(store: StoreBase, id: string, user: U = null): VersionRow[] {
   visibleScorer(store, id, user);
   return store.catalog.scorers.versions(id);
 }
 
-export function deleteScorer(store: TraceStore, id: string, user: U = null): void {
+export function deleteScorer(store: StoreBase, id: string, user: U = null): void {
   authorizeScorer(visibleScorer(store, id, user), 'delete', user);
   store.catalog.scorers.delete(id);
 }
 
-export function getRunScorerSettings(store: TraceStore, projectId: string, runId: string): RunScorerSettings {
+export function getRunScorerSettings(store: StoreBase, projectId: string, runId: string): RunScorerSettings {
   return readRunScorerSettings(store.catalog, projectId, runId);
 }
 
-export function setRunScorerSettings(store: TraceStore, projectId: string, runId: string, body: RunScorerSettingsBody): RunScorerSettings {
+export function setRunScorerSettings(store: StoreBase, projectId: string, runId: string, body: RunScorerSettingsBody): RunScorerSettings {
   return writeRunScorerSettings(store.catalog, projectId, runId, body);
 }
 

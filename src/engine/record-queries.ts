@@ -9,6 +9,7 @@ import { parseRecordQuery, type QueryKind } from '../query/record-request.js';
 import type { AvailableColumnsRequest, FilterRequest, PartialSearchRequest, SearchRequest } from '../schemas/query.js';
 import type { RecordKind } from '../storage/record-columns.js';
 import type { RecordStore, Scope } from '../storage/record-store.js';
+import type { Snapshot } from '../storage/snapshot.js';
 import { defaultMetricInfo } from './metric-info.js';
 import { storedToRecord } from './row-codec.js';
 
@@ -54,35 +55,38 @@ export class RecordQueries {
 
   #rollUp = (name: string): RollUpMethod => this.#metricInfo(name)?.roll_up_method ?? 'average';
 
-  #plan(kind: QueryKind, level: Level, scope: RunScope, body: FilterRequest & { sort?: SearchRequest['sort'] }): PlanInput {
+  #plan(snap: Snapshot, kind: QueryKind, level: Level, scope: RunScope, body: FilterRequest & { sort?: SearchRequest['sort'] }): PlanInput {
     const { filter, sort } = parseRecordQuery(kind, level, body, this.#metricInfo);
     const s = (kinds: readonly RecordKind[]): Scope => ({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds });
     return {
       level,
-      base: (first, metrics) => this.#records.source(s(KINDS[level]), first, metrics),
-      descendants: (first, metrics) => this.#records.source(s(DESCENDANTS[level]), first, metrics),
+      base: (first, metrics) => snap.source(s(KINDS[level]), first, metrics),
+      descendants: (first, metrics) => snap.source(s(DESCENDANTS[level]), first, metrics),
       filter,
       sort,
       rollUp: this.#rollUp,
     };
   }
 
-  async search(level: Level, scope: RunScope, body: PartialSearchRequest, partial: boolean): Promise<SearchResult> {
+  search(level: Level, scope: RunScope, body: PartialSearchRequest, partial: boolean): Promise<SearchResult> {
+    return this.#records.read((snap) => this.#search(snap, level, scope, body, partial));
+  }
+
+  async #search(snap: Snapshot, level: Level, scope: RunScope, body: PartialSearchRequest, partial: boolean): Promise<SearchResult> {
     const start = body.pagination?.starting_token ?? body.starting_token ?? 0;
     const limit = body.pagination?.limit ?? body.limit ?? 100;
     if (limit > MAX_PAGE_SIZE) throw invalid(['body', body.pagination?.limit != null ? 'pagination' : 'limit'], `Input should be less than or equal to ${MAX_PAGE_SIZE}`, limit, 'less_than_equal');
-    const plan = this.#plan(partial ? 'partial_search' : 'search', level, scope, body);
+    const plan = this.#plan(snap, partial ? 'partial_search' : 'search', level, scope, body);
     const selection = partial ? this.#selection(level, body.select_columns ?? null) : null;
-    await this.#records.refresh();
     // The keys query also returns the small base columns; a selection within them needs no fetch.
-    const keys = await this.#pageKeys(level, scope, plan, limit, start, BASE_COLUMNS);
+    const keys = await this.#pageKeys(snap, level, scope, plan, limit, start, BASE_COLUMNS);
     const more = keys.length > limit;
     const pageKeys = more ? keys.slice(0, limit) : keys;
     const light = selection !== null && selection.physical.every((c) => BASE_COLUMNS.includes(c));
-    const page = light ? pageKeys.map((k) => k.row) : await this.#fetch(level, scope, selection ? selection.physical : '*', pageKeys);
+    const page = light ? pageKeys.map((k) => k.row) : await this.#fetch(snap, level, scope, selection ? selection.physical : '*', pageKeys);
     const wantMetrics = selection === null || selection.allMetrics || selection.metrics.size > 0;
-    const rolled = wantMetrics && page.length > 0 ? await this.#pageRollUps(level, scope, page) : new Map<string, Map<string, number>>();
-    const counts = body.include_counts && page.length > 0 && level !== 'span' ? await this.#childCounts(level, scope, page) : null;
+    const rolled = wantMetrics && page.length > 0 ? await this.#pageRollUps(snap, level, scope, page) : new Map<string, Map<string, number>>();
+    const counts = body.include_counts && page.length > 0 && level !== 'span' ? await this.#childCounts(snap, level, scope, page) : null;
     const records = page.map((row) => {
       const rec = storedToRecord(row, !partial);
       if ('metrics' in rec) {
@@ -109,9 +113,9 @@ export class RecordQueries {
    * Keys of a page. Sorted by time (the default), it first looks only at the newest row groups that
    * could hold the page, widening the window 8x at a time until the page is full or the window is all.
    */
-  async #pageKeys(level: Level, scope: RunScope, plan: PlanInput, limit: number, offset: number, also: readonly string[]): Promise<{ seq: number; c: number; row: Row }[]> {
+  async #pageKeys(snap: Snapshot, level: Level, scope: RunScope, plan: PlanInput, limit: number, offset: number, also: readonly string[]): Promise<{ seq: number; c: number; row: Row }[]> {
     const order = timeOrdered(plan.sort);
-    const profile = order ? this.#records.timeProfile(this.#scope(scope, KINDS[level])) : null;
+    const profile = order ? snap.timeProfile(this.#scope(scope, KINDS[level])) : null;
     let want = Math.max(this.#windowRows, (offset + limit + 1) * 20);
     for (;;) {
       const window: TimeWindow | null = profile && order ? chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending) : null;
@@ -123,7 +127,7 @@ export class RecordQueries {
   }
 
   /** The page's rows by seq, in the order of the keys. */
-  async #fetch(level: Level, scope: RunScope, columns: readonly string[] | '*', keys: { seq: number; c: number }[]): Promise<Row[]> {
+  async #fetch(snap: Snapshot, level: Level, scope: RunScope, columns: readonly string[] | '*', keys: { seq: number; c: number }[]): Promise<Row[]> {
     if (keys.length === 0) return [];
     let lo = Infinity;
     let hi = -Infinity;
@@ -132,7 +136,7 @@ export class RecordQueries {
       hi = Math.max(hi, k.c);
     }
     const withSeq = columns === '*' ? columns : [...new Set([...columns, 'seq'])];
-    const q = fetchQuery(this.#records.source(this.#scope(scope, KINDS[level])), withSeq, keys.map((k) => k.seq), [lo, hi]);
+    const q = fetchQuery(snap.source(this.#scope(scope, KINDS[level])), withSeq, keys.map((k) => k.seq), [lo, hi]);
     const rows = await this.#db.all(q.sql, q.params);
     const bySeq = new Map(rows.map((r) => [Number(r['seq']), r]));
     return keys.map((k) => bySeq.get(k.seq)).filter((r): r is Row => r !== undefined);
@@ -142,18 +146,21 @@ export class RecordQueries {
     return { projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds };
   }
 
-  async count(level: Level, scope: RunScope, body: FilterRequest): Promise<number> {
-    const plan = this.#plan('count', level, scope, body);
-    await this.#records.refresh();
-    const q = countQuery(plan);
-    const rows = await this.#db.all(q.sql, q.params);
-    return Number(rows[0]!['n']);
+  count(level: Level, scope: RunScope, body: FilterRequest): Promise<number> {
+    return this.#records.read(async (snap) => {
+      const q = countQuery(this.#plan(snap, 'count', level, scope, body));
+      const rows = await this.#db.all(q.sql, q.params);
+      return Number(rows[0]!['n']);
+    });
   }
 
   /** Deletes matching records and their descendants; returns what went and the parents left childless. */
-  async delete(level: Level, scope: RunScope, body: FilterRequest): Promise<{ deleted: number; matched: number; childless: string[] }> {
-    const plan = this.#plan('delete', level, scope, body);
-    await this.#records.refresh();
+  delete(level: Level, scope: RunScope, body: FilterRequest): Promise<{ deleted: number; matched: number; childless: string[] }> {
+    return this.#records.read((snap) => this.#delete(snap, level, scope, body));
+  }
+
+  async #delete(snap: Snapshot, level: Level, scope: RunScope, body: FilterRequest): Promise<{ deleted: number; matched: number; childless: string[] }> {
+    const plan = this.#plan(snap, 'delete', level, scope, body);
     const q = deleteQuery(plan);
     const rows = await this.#db.all(q.sql, q.params);
     if (rows.length === 0) return { deleted: 0, matched: 0, childless: [] };
@@ -161,24 +168,27 @@ export class RecordQueries {
     await this.#records.deleteSeqs(rows.map((r) => Number(r['seq'])));
     // Parents that lost their last child (a trace whose spans all went stays, with has_children false).
     const parents = [...new Set(rows.map((r) => r['parent_id']).filter((p): p is string => typeof p === 'string' && !gone.has(p)))];
-    let childless: string[] = [];
-    if (parents.length > 0) {
-      const src = this.#records.source({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds: ['span'] });
+    const childless = parents.length > 0 ? await this.#childless(scope, parents) : [];
+    return { deleted: rows.length, matched: rows.length, childless };
+  }
+
+  /** Parents (of deleted rows) that have no live child span left. */
+  #childless(scope: RunScope, parents: string[]): Promise<string[]> {
+    return this.#records.read(async (snap) => {
+      const src = snap.source({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds: ['span'] });
       const n = src.params.length;
       // A semi-join (hash) rather than list_contains, which compares every row with every listed id.
       const left = await this.#db.all(`SELECT DISTINCT parent_id FROM ${src.sql} WHERE parent_id IN (SELECT unnest($${n + 1}::VARCHAR[]))`, [...src.params, parents]);
       const still = new Set(left.map((r) => String(r['parent_id'])));
-      childless = parents.filter((p) => !still.has(p));
-    }
-    return { deleted: rows.length, matched: rows.length, childless };
+      return parents.filter((p) => !still.has(p));
+    });
   }
 
   async availableColumns(level: Level, scope: RunScope, extraMetrics: Iterable<string> = []): Promise<ColumnDef[]> {
     const standard = STANDARD_COLUMNS.filter((c) => appliesAt(c, level));
-    await this.#records.refresh();
-    // Sealed segments list their metrics in the manifest; only the in-memory batch is scanned.
-    // (A metric whose last record was deleted stays listed until compaction rewrites the segment.)
-    const present = await this.#records.metricNames(this.#scope(scope, [...new Set([...KINDS[level], ...DESCENDANTS[level]])]));
+    // Segments list their metrics in the manifest, memory tables in their notes: nothing is scanned.
+    // (A metric whose last record was deleted stays listed until its rows leave the files.)
+    const present = await this.#records.read(async (snap) => snap.metricNames(this.#scope(scope, [...new Set([...KINDS[level], ...DESCENDANTS[level]])])));
     const names = [...new Set([...present, ...extraMetrics])].sort();
     const metrics = names.map((n) => metricColumn(n, { ...this.#metricInfo(n), is_empty: !present.has(n) }));
     return [...standard, ...metrics];
@@ -215,7 +225,7 @@ export class RecordQueries {
   }
 
   /** Roll-ups of every metric for the page's records from their descendants (own values win later). */
-  async #pageRollUps(level: Level, scope: RunScope, page: Row[]): Promise<Map<string, Map<string, number>>> {
+  async #pageRollUps(snap: Snapshot, level: Level, scope: RunScope, page: Row[]): Promise<Map<string, Map<string, number>>> {
     const ids = page.filter((r) => level !== 'span' || r['has_children'] !== false).map((r) => String(r['id']));
     if (ids.length === 0) return new Map();
     const s = { projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}) };
@@ -224,7 +234,7 @@ export class RecordQueries {
     let params: unknown[];
     if (level === 'span') {
       const traces = [...new Set(page.map((r) => String(r['trace_id'])))];
-      const src = this.#records.source({ ...s, kinds: ['span'] });
+      const src = snap.source({ ...s, kinds: ['span'] });
       const n = src.params.length;
       sql = `WITH RECURSIVE d AS (SELECT id, parent_id, trace_id, metrics FROM ${src.sql} WHERE list_contains($${n + 1}::VARCHAR[], trace_id)),
         e AS (SELECT parent_id AS anc, unnest(map_keys(metrics)) AS k, unnest(map_values(metrics)) AS v FROM d WHERE parent_id <> trace_id),
@@ -232,7 +242,7 @@ export class RecordQueries {
         SELECT anc AS id, k AS name, ${aggs} FROM up WHERE list_contains($${n + 2}::VARCHAR[], anc) GROUP BY ALL`;
       params = [...src.params, traces, ids];
     } else {
-      const src = this.#records.source({ ...s, kinds: DESCENDANTS[level] });
+      const src = snap.source({ ...s, kinds: DESCENDANTS[level] });
       const n = src.params.length;
       const link = level === 'trace' ? 'trace_id' : 'session_id';
       sql = `SELECT id, k AS name, ${aggs} FROM (SELECT ${link} AS id, unnest(map_keys(metrics)) AS k, unnest(map_values(metrics)) AS v FROM ${src.sql} WHERE list_contains($${n + 1}::VARCHAR[], ${link})) GROUP BY ALL`;
@@ -255,10 +265,10 @@ export class RecordQueries {
   }
 
   /** Spans per trace, or traces per session, for the page's records. */
-  async #childCounts(level: Level, scope: RunScope, page: Row[]): Promise<Map<string, number>> {
+  async #childCounts(snap: Snapshot, level: Level, scope: RunScope, page: Row[]): Promise<Map<string, number>> {
     const kind: RecordKind = level === 'trace' ? 'span' : 'trace';
     const link = level === 'trace' ? 'trace_id' : 'session_id';
-    const src = this.#records.source({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds: [kind] });
+    const src = snap.source({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds: [kind] });
     const n = src.params.length;
     const rows = await this.#db.all(`SELECT ${link} AS id, count(*) AS n FROM ${src.sql} WHERE list_contains($${n + 1}::VARCHAR[], ${link}) GROUP BY 1`, [
       ...src.params,

@@ -1,32 +1,29 @@
 // TraceStore: the engine. Opens a data folder (lock, catalog, record store, DuckDB) and offers every
-// operation the server has, as typed library methods taking the same request shapes.
+// operation the server has, as typed library methods taking the same request shapes. The catalog
+// side (users, keys, projects, runs, scorers) is in store-base.ts; logging in ingest.ts; queries in
+// record-queries.ts; storage in src/storage.
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { existsSync, readFileSync } from 'node:fs';
-import { Catalog, type ApiKey, type Project, type Run, type RunKind, type User } from '../catalog/catalog.js';
-import { visibleProjectIds } from '../catalog/members.js';
-import { fingerprint, verifySecret } from '../catalog/secrets.js';
+import { Catalog, type User } from '../catalog/catalog.js';
 import { TokenSigner } from '../catalog/tokens.js';
-import { writeFileAtomic } from '../storage/fs-util.js';
 import { Database } from '../db/database.js';
-import { ConflictError, InvalidRequestError, invalid, invalidFields, NotFoundError, UnauthorizedError } from '../errors.js';
-import { flattenSpans, flattenTraces, type Draft, type FlatTraces } from '../ingest/flatten.js';
-import { emptyRecord } from '../ingest/normalize-node.js';
-import { implicitSessionId, newId, uuidFromHash } from '../ingest/ids.js';
+import { InvalidRequestError, invalid, invalidFields, NotFoundError } from '../errors.js';
+import type { Draft } from '../ingest/flatten.js';
 import { nowUs } from '../ingest/time.js';
-import { CreateSessionBody, LogSpansBody, LogTracesBody, UpdateRecordBody, type LogSpansRequest, type LogTracesRequest } from '../schemas/ingest.js';
-import { assertValid } from '../schemas/check.js';
-import { FolderLock } from '../storage/lock.js';
-
-import { RecordStore, type RecordStoreOptions, type WireRow } from '../storage/record-store.js';
 import { columnInfo, type ColumnInfo, type Level } from '../query/columns.js';
+import { assertValid } from '../schemas/check.js';
+import type { LogSpansRequest, LogTracesRequest } from '../schemas/ingest.js';
 import { AvailableColumnsBody, FilterBody, PartialSearchBody, SearchBody, type FilterRequest, type PartialSearchRequest, type SearchRequest } from '../schemas/query.js';
+import { FolderLock } from '../storage/lock.js';
+import { RecordStore, type RecordStoreOptions } from '../storage/record-store.js';
 import * as catalogApi from './catalog-api.js';
+import { Ingest, type LogSpansResult, type LogTracesResult, type RunIds } from './ingest.js';
 import { metricInfoResolver } from './metric-info.js';
-import { RecordQueries, type RunScope, type SearchResult } from './record-queries.js';
-import { storedToWire } from './row-codec.js';
 import { logOtlpRequest, type OtlpLogOptions, type OtlpLogResult } from './otlp.js';
 import { OtlpWriter } from './otlp-log.js';
+import { RecordQueries, type RunScope, type SearchResult } from './record-queries.js';
+import { storedToWire } from './row-codec.js';
+import { RUN_ID_FIELDS, StoreBase } from './store-base.js';
 
 /** DuckDB's memory limit unless given: enough for compaction's 2M-row merges without spilling much. */
 export const DEFAULT_MEMORY_LIMIT = '2GB';
@@ -48,76 +45,23 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   maxSpansPerRequest?: number;
 }
 
-/** Which run a request addresses: exactly one of the three run ids. */
-export interface RunIds {
-  log_stream_id?: string | null;
-  experiment_id?: string | null;
-  metrics_testing_id?: string | null;
-}
+export type { LogSpansResult, LogTracesResult, RunIds };
 
-export interface LogSpansResult {
-  project_id: string;
-  project_name: string;
-  records_count: number;
-  trace_id: string;
-  parent_id: string;
-  session_id: string | null;
-  log_stream_id: string | null;
-  experiment_id: string | null;
-  metrics_testing_id: string | null;
-}
-
-export interface LogTracesResult {
-  project_id: string;
-  project_name: string;
-  records_count: number;
-  traces_count: number;
-  spans_count: number;
-  session_id: string | null;
-  log_stream_id: string | null;
-  experiment_id: string | null;
-  metrics_testing_id: string | null;
-  trace_ids: string[];
-}
-
-const RUN_ID_FIELDS: readonly [keyof RunIds, RunKind][] = [
-  ['log_stream_id', 'log_stream'],
-  ['experiment_id', 'experiment'],
-  ['metrics_testing_id', 'metrics_testing'],
-];
-
-export class TraceStore {
-  readonly dir: string;
-  readonly catalog: Catalog;
+export class TraceStore extends StoreBase {
   readonly #lock: FolderLock;
   readonly #db: Database;
   readonly #records: RecordStore;
-  /** trace id -> next step number, for spans logged into an existing trace. */
-  readonly #nextStep = new Map<string, number>();
-  /**
-   * Traces that Log spans created because their spans came first (run/trace id -> the session they got
-   * and the updates since). Streaming clients send a trace's first spans, and sometimes its conclusion,
-   * before the trace itself: Log traces then merges into this stand-in instead of replacing it.
-   */
-  readonly #provisional = new Map<string, Provisional>();
-  /** Spans logged (reliable: false) before their parent span arrived: run/parent id. */
-  readonly #awaitedParents = new Set<string>();
-  /** Serialises the requests that read and rewrite records of one trace (run/trace id). */
-  readonly #traceLock = new KeyedLock();
-  readonly #tokens: TokenSigner;
   readonly #queries: RecordQueries;
+  readonly #ingest: Ingest;
   readonly #maxSpans: number | undefined;
-  readonly #verifiedPasswords = new Map<string, string>();
   #otlp: OtlpWriter | undefined;
-  #closed = false;
 
   private constructor(dir: string, lock: FolderLock, catalog: Catalog, db: Database, records: RecordStore, tokens: TokenSigner, options: TraceStoreOptions) {
-    this.dir = dir;
-    this.#tokens = tokens;
-    this.#maxSpans = options.maxSpansPerRequest;
+    super(dir, catalog, tokens);
     this.#queries = new RecordQueries(records, db, { metricInfo: metricInfoResolver(catalog), ...(options.pageWindowRows ? { windowRows: options.pageWindowRows } : {}) });
+    this.#ingest = new Ingest(this, records, db, options.maxSpansPerRequest);
+    this.#maxSpans = options.maxSpansPerRequest;
     this.#lock = lock;
-    this.catalog = catalog;
     this.#db = db;
     this.#records = records;
   }
@@ -149,8 +93,8 @@ export class TraceStore {
 
   /** Seals pending rows into Parquet and releases the folder. */
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
+    if (this.closed) return;
+    this.closed = true;
     try {
       await this.#records.close();
     } finally {
@@ -164,544 +108,51 @@ export class TraceStore {
     await this.close();
   }
 
-  #assertOpen(): void {
-    if (this.#closed) throw new ConflictError('STORE_CLOSED', 'the trace store is closed');
-  }
-
-  // ------------------------------------------------------------------ users, keys and tokens
-
-  createUser(input: { email: string; first_name?: string; last_name?: string; role?: 'admin' | 'user'; password?: string }): User {
-    this.#assertOpen();
-    return this.catalog.createUser(input);
-  }
-
-  /** A new API key for a user: the clear key is returned here once and stored only as a hash. */
-  createApiKey(userId: string, description = ''): { key: string; id: string } {
-    this.#assertOpen();
-    const { key, record } = this.catalog.createApiKey(userId, description);
-    return { key, id: record.id };
-  }
-
-  revokeApiKey(id: string): void {
-    this.#assertOpen();
-    this.catalog.revokeApiKey(id);
-  }
-
-  /** Users (never their password hashes). */
-  listUsers(): { id: string; email: string; first_name: string; last_name: string; role: string; created_at: string }[] {
-    return this.catalog.table<User>('users').map(publicUser);
-  }
-
-  /** A user's API keys: id, description, dates and the first characters; never the key or its hash. */
-  listApiKeys(userId?: string): { id: string; user_id: string; prefix: string; description: string; created_at: string; revoked_at: string | null }[] {
-    return this.catalog
-      .table<ApiKey>('api_keys')
-      .filter((k) => userId === undefined || k.user_id === userId)
-      .map((k) => ({ id: k.id, user_id: k.user_id, prefix: k.prefix, description: k.description, created_at: k.created_at, revoked_at: k.revoked_at }));
-  }
-
-  userByEmail(email: string): User | undefined {
-    return this.catalog.table<User>('users').find((u) => u.email === email.trim().toLowerCase());
-  }
-
-  authenticateApiKey(key: string): User {
-    return this.catalog.authenticateKey(key);
-  }
+  // ------------------------------------------------------------------ ingest (ingest.ts)
 
   /**
-   * Makes sure the server has a key to admit its first user. `envKey` (TRACELAKE_API_KEY) is adopted if
-   * given; otherwise the first start generates one and writes it to <data>/api-key (mode 0600).
-   * Returns the key only when it was generated now, so the caller prints it exactly once.
+   * Logs an OTLP trace export: an ExportTraceServiceRequest in its JSON form (an object, or its
+   * text), or its protobuf bytes. Spans go to `options.project` / `options.logStream` (names), else to the names
+   * in each resource's attributes, else to `default`; both are created when missing. Spans that
+   * cannot be stored are refused alone (`rejected_spans`, `error_message`); an undecodable request
+   * throws BadRequestError. Decoding and mapping live in src/ingest/otlp, the writing in otlp-log.ts.
    */
-  bootstrapApiKey(envKey?: string): { generated: string | null; file: string } {
-    this.#assertOpen();
-    const file = join(this.dir, 'api-key');
-    let admin = this.catalog.table<User>('users').find((u) => u.role === 'admin');
-    admin ??= this.catalog.createUser({ email: 'admin@localhost', first_name: 'Admin', role: 'admin' });
-    if (envKey) {
-      if (!this.catalog.hasKey(envKey)) this.catalog.createApiKey(admin.id, 'TRACELAKE_API_KEY', envKey);
-      return { generated: null, file };
-    }
-    const live = this.catalog.table<ApiKey>('api_keys').filter((k) => k.revoked_at === null);
-    if (live.length > 0 && existsSync(file)) return { generated: null, file };
-    if (live.length > 0 && !existsSync(file)) return { generated: null, file };
-    const { key } = this.catalog.createApiKey(admin.id, 'generated on first start');
-    writeFileAtomic(file, `${key}\n`, 0o600);
-    return { generated: key, file };
+  logOtlp(request: unknown, options: OtlpLogOptions = {}): Promise<OtlpLogResult> {
+    this.assertOpen();
+    this.#otlp ??= new OtlpWriter(this.#ingest.otlpHost());
+    return logOtlpRequest(this, this.#otlp, request, options, this.#maxSpans);
   }
-
-  /** Exchanges an API key for a bearer token (POST /login/api_key). */
-  loginWithApiKey(key: string): { access_token: string; token_type: 'bearer'; expires_in: number } {
-    const { user, keyId } = this.catalog.authenticateKeyWithId(key);
-    return { access_token: this.#tokens.sign(user.id, keyId), token_type: 'bearer', expires_in: this.#tokens.ttlSeconds };
-  }
-
-  /** The OAuth2 password flow and HTTP Basic: a user's email and password. */
-  loginWithPassword(email: string, password: string): { access_token: string; token_type: 'bearer'; expires_in: number } {
-    const user = this.authenticatePassword(email, password);
-    return { access_token: this.#tokens.sign(user.id), token_type: 'bearer', expires_in: this.#tokens.ttlSeconds };
-  }
-
-  authenticatePassword(email: string, password: string): User {
-    // HTTP Basic sends the password on every request: a verified pair is remembered by its SHA-256.
-    const fp = fingerprint(`${email.trim().toLowerCase()}\u0000${password}`);
-    const known = this.#verifiedPasswords.get(fp);
-    const cached = known ? this.catalog.get<User>('users', known) : undefined;
-    if (cached) return cached;
-    const user = this.catalog.table<User>('users').find((u) => u.email === email.trim().toLowerCase());
-    if (!user?.password || !verifySecret(password, user.password)) throw new UnauthorizedError('Incorrect username or password');
-    this.#verifiedPasswords.set(fp, user.id);
-    return user;
-  }
-
-  authenticateToken(token: string): User {
-    const claims = this.#tokens.verify(token);
-    const user = this.catalog.get<User>('users', claims.sub);
-    if (!user) throw new UnauthorizedError('Invalid token');
-    if (claims.kid !== undefined && !this.catalog.keyIsLive(claims.kid)) throw new UnauthorizedError('Token revoked: its API key was revoked');
-    return user;
-  }
-
-  // ------------------------------------------------------------------ projects and runs
-
-  createProject(input: { name: string; type?: string; description?: string | null; labels?: string[] }, user?: User | null): Project {
-    this.#assertOpen();
-    return this.catalog.createProject(input, user?.id ?? null);
-  }
-
-  getProject(id: string): Project {
-    return this.catalog.project(id);
-  }
-
-  /** Projects whose name equals `name` (an empty list when none does). */
-  /** Projects (visible to `user`, when given) whose name equals `name`; an empty list when none does. */
-  findProjects(query: { name?: string } = {}, user?: User | null): Project[] {
-    const visible = visibleProjectIds(this.catalog, user);
-    const all = visible === null ? this.catalog.projects() : this.catalog.projects().filter((p) => visible.has(p.id));
-    return query.name === undefined ? all : all.filter((p) => p.name === query.name);
-  }
-
-  createRun(projectId: string, kind: RunKind, name: string, user?: User | null): Run {
-    this.#assertOpen();
-    return this.catalog.createRun(projectId, kind, name, user?.id ?? null);
-  }
-
-  createLogStream(projectId: string, name: string, user?: User | null): Run {
-    return this.createRun(projectId, 'log_stream', name, user);
-  }
-
-  createExperiment(projectId: string, name: string, user?: User | null): Run {
-    return this.createRun(projectId, 'experiment', name, user);
-  }
-
-  createMetricsTestingRun(projectId: string, name: string, user?: User | null): Run {
-    return this.createRun(projectId, 'metrics_testing', name, user);
-  }
-
-  listRuns(projectId: string, kind?: RunKind): Run[] {
-    this.catalog.project(projectId);
-    return this.catalog.runs(projectId, kind);
-  }
-
-  /** The run a request addresses; 422 when none or several run ids are given, 404 when unknown. */
-  resolveRun(projectId: string, ids: RunIds, loc: (string | number)[] = ['body']): { project: Project; run: Run; field: keyof RunIds } {
-    const project = this.catalog.project(projectId);
-    const given = RUN_ID_FIELDS.filter(([f]) => ids[f] != null);
-    if (given.length === 0) {
-      throw invalidFields(loc, RUN_ID_FIELDS.map(([f]) => f), 'one of log_stream_id, experiment_id or metrics_testing_id is required', 'missing');
-    }
-    if (given.length > 1) {
-      throw invalidFields(loc, given.map(([f]) => f), `give only one of log_stream_id, experiment_id, metrics_testing_id (got ${given.map(([f]) => f).join(', ')})`);
-    }
-    const [field, kind] = given[0]!;
-    const run = this.catalog.run(project.id, String(ids[field]));
-    if (run.kind !== kind) throw new NotFoundError(`${field} ${run.id} is not a ${kind.replace('_', ' ')}`);
-    return { project, run, field };
-  }
-
-  // ================================================================== catalog (issue 4)
-  // Projects, runs, roles, bookmarks, scorers and run scorer settings; implemented in catalog-api.ts.
-  // `user` is the caller; omitted or null means a library call with every right.
-
-  /** A project as GET /projects/{id} shows it, with the caller's bookmark and permissions. */
-  describeProject(project: Project | string, user?: User | null, actions: readonly catalogApi.ProjectAction[] = []): catalogApi.ProjectView {
-    return catalogApi.projectView(this, typeof project === 'string' ? this.catalog.project(project) : project, user, actions);
-  }
-
-  /** Renames and/or changes description, labels and (the caller's) bookmark. */
-  updateProject(projectId: string, update: catalogApi.ProjectUpdate, user?: User | null): Project {
-    this.#assertOpen();
-    return catalogApi.updateProject(this, projectId, update, user);
-  }
-
-  renameProject(projectId: string, name: string, user?: User | null): Project {
-    return this.updateProject(projectId, { name }, user);
-  }
-
-  bookmarkProject(projectId: string, bookmarked: boolean, user?: User | null): void {
-    this.#assertOpen();
-    catalogApi.bookmarkProject(this, projectId, bookmarked, user);
-  }
-
-  /** Deletes a project with every run, record, role, bookmark and scorer setting in it. */
-  deleteProject(projectId: string): Promise<{ records_deleted: number }> {
-    this.#assertOpen();
-    return catalogApi.deleteProject(this, projectId);
-  }
-
-  /** POST /v2/projects/paginated. */
-  listProjects(body: catalogApi.ProjectsBody = {}, query: catalogApi.ProjectPageQuery = {}, user?: User | null): catalogApi.ProjectsPage {
-    return catalogApi.listProjects(this, body, query, user);
-  }
-
-  /** The older bare POST /projects/paginated (v1 shape). */
-  listProjectsV1(body: catalogApi.ProjectsBodyV1 = {}, query: catalogApi.ProjectPageQueryV1 = {}, user?: User | null): catalogApi.ProjectsPageV1 {
-    return catalogApi.listProjectsV1(this, body, query, user);
-  }
-
-  /** Gives a user a role in a project (or changes it). */
-  addProjectMember(projectId: string, userId: string, role: catalogApi.ProjectRole): catalogApi.MemberView {
-    this.#assertOpen();
-    return catalogApi.addMember(this, projectId, userId, role);
-  }
-
-  removeProjectMember(projectId: string, userId: string): void {
-    this.#assertOpen();
-    catalogApi.dropMember(this, projectId, userId);
-  }
-
-  listProjectMembers(projectId: string): catalogApi.MemberView[] {
-    return catalogApi.members(this, projectId);
-  }
-
-  projectRole(projectId: string, userId: string): catalogApi.ProjectRole | null {
-    return catalogApi.role(this, projectId, userId);
-  }
-
-  projectPermissions(projectId: string, user: User | null, actions: readonly catalogApi.ProjectAction[]): catalogApi.Permission[] {
-    return catalogApi.permissions(this, projectId, user, actions);
-  }
-
-  /** Throws ForbiddenError unless `user` may perform `action` in the project. */
-  authorize(projectId: string, action: catalogApi.ProjectAction, user: User | null): void {
-    catalogApi.authorize(this, projectId, action, user);
-  }
-
-  getRun(projectId: string, runId: string): Run {
-    return this.catalog.run(this.catalog.project(projectId).id, runId);
-  }
-
-  renameRun(projectId: string, runId: string, name: string): Run {
-    this.#assertOpen();
-    return catalogApi.renameRun(this, projectId, runId, name);
-  }
-
-  /** Deletes a run (log stream, experiment or metrics-testing run) with its records. */
-  deleteRun(projectId: string, runId: string): Promise<{ records_deleted: number }> {
-    this.#assertOpen();
-    return catalogApi.deleteRun(this, projectId, runId);
-  }
-
-  /** POST /projects/{id}/log_streams/search. */
-  searchLogStreams(projectId: string, body: catalogApi.LogStreamSearchBody = {}): Promise<catalogApi.LogStreamPage> {
-    this.#assertOpen();
-    return catalogApi.searchLogStreams(this, projectId, body);
-  }
-
-  /** Sets has_user_created_sessions on a log stream (called when a session is created explicitly). */
-  markUserCreatedSession(runId: string): void {
-    this.#assertOpen();
-    this.catalog.markUserCreatedSession(runId);
-  }
-
-  /** POST /v2/scorers/list. */
-  listScorers(body: catalogApi.ListScorersBody = {}, query: catalogApi.ScorerPageQuery = {}, user?: User | null): catalogApi.ListScorersResponse {
-    return catalogApi.listScorers(this, body, query, user);
-  }
-
-  getScorer(id: string, user?: User | null, actions: readonly catalogApi.ScorerAction[] = []): catalogApi.Scorer {
-    return catalogApi.getScorer(this, id, user, actions);
-  }
-
-  /** Registers an llm or code scorer with its version 1. */
-  createScorer(body: catalogApi.CreateScorerBody, user?: User | null): catalogApi.Scorer {
-    this.#assertOpen();
-    return catalogApi.createScorer(this, body, user);
-  }
-
-  /** Changes a registered scorer (rename, describe, scope, deprecate, pick the default version...). */
-  updateScorer(id: string, body: catalogApi.UpdateScorerBody, user?: User | null): catalogApi.Scorer {
-    this.#assertOpen();
-    return catalogApi.updateScorer(this, id, body, user);
-  }
-
-  createScorerVersion(id: string, input: catalogApi.ScorerVersionInput = {}, user?: User | null): catalogApi.ScorerVersion {
-    this.#assertOpen();
-    return catalogApi.createScorerVersion(this, id, input, user);
-  }
-
-  listScorerVersions(id: string, user?: User | null): catalogApi.VersionRow[] {
-    return catalogApi.scorerVersions(this, id, user);
-  }
-
-  deleteScorer(id: string, user?: User | null): void {
-    this.#assertOpen();
-    catalogApi.deleteScorer(this, id, user);
-  }
-
-  getRunScorerSettings(projectId: string, runId: string): catalogApi.RunScorerSettings {
-    return catalogApi.getRunScorerSettings(this, projectId, runId);
-  }
-
-  /** Replaces the set of scorers enabled in a run. */
-  setRunScorerSettings(projectId: string, runId: string, body: catalogApi.RunScorerSettingsBody): catalogApi.RunScorerSettings {
-    this.#assertOpen();
-    return catalogApi.setRunScorerSettings(this, projectId, runId, body);
-  }
-
-  /** The scorers enabled in a run, with their metric_name (for available columns). */
-  enabledScorers(runId: string): catalogApi.Scorer[] {
-    return this.catalog.enabledScorers(runId);
-  }
-
-  // ================================================================== end of catalog (issue 4)
-
-  // ------------------------------------------------------------------ ingest
 
   /** Logs whole traces (the body the official client sends to POST /projects/{id}/traces). */
-  async logTraces(projectId: string, body: LogTracesRequest): Promise<LogTracesResult> {
-    this.#assertOpen();
-    assertValid(LogTracesBody, body);
-    const { project, run, field } = this.resolveRun(projectId, body);
-    const ctx = { projectId: project.id, runId: run.id, receivedUs: nowUs(), ...(this.#maxSpans ? { maxSpans: this.#maxSpans } : {}) };
-    const flat = flattenTraces(body, ctx);
-    return this.#traceLock.run(
-      flat.traces.map((t) => `${run.id}/${t.record.id}`),
-      () => this.#logFlatTraces(project, run, field, body, flat),
-    );
-  }
-
-  async #logFlatTraces(project: Project, run: Run, field: keyof RunIds, body: LogTracesRequest, flat: FlatTraces): Promise<LogTracesResult> {
-    const sessionRows = await this.#sessionsFor(project.id, run.id, flat.traces, body.session_external_id ?? null);
-    const settled = this.#provisional.size > 0 ? await this.#settleProvisional(project.id, run.id, flat.traces) : { rows: [], orphanSessions: [] };
-    const rows: Draft[] = [...settled.rows, ...sessionRows];
-    let firstSession: string | null = null;
-    const sessionOfTrace = new Map<string, string>();
-    for (const t of flat.traces) {
-      const sid = t.record['session_id'] as string;
-      firstSession ??= sid;
-      sessionOfTrace.set(t.record.id, sid);
-      rows.push(t.record);
-    }
-    for (const s of flat.spans) {
-      s['session_id'] = sessionOfTrace.get(s['trace_id'] as string);
-      if (this.#awaitedParents.size > 0 && this.#awaitedParents.delete(`${run.id}/${s.id}`)) s.has_children = true;
-      rows.push(s);
-      const next = (s['step_number'] as number) + 1;
-      const tid = s['trace_id'] as string;
-      if ((this.#nextStep.get(tid) ?? 0) < next) this.#rememberStep(tid, next);
-    }
-    await this.#write(project.id, run.id, rows, body.reliable !== false);
-    for (const sid of settled.orphanSessions) await this.#dropUnusedSession(project.id, run.id, sid);
-    return {
-      project_id: project.id,
-      project_name: project.name,
-      records_count: flat.traces.length + flat.spans.length,
-      traces_count: flat.traces.length,
-      spans_count: flat.spans.length,
-      session_id: body.session_id ?? (flat.traces.length === 1 ? firstSession : null),
-      ...runEcho(field, run.id),
-      trace_ids: flat.traces.map((t) => t.record.id),
-    };
+  logTraces(projectId: string, body: LogTracesRequest): Promise<LogTracesResult> {
+    this.assertOpen();
+    return this.#ingest.logTraces(projectId, body);
   }
 
   /** Logs spans under `parent_id` in trace `trace_id` (SPEC.md Log spans). Creates the trace if new. */
-  async logSpans(projectId: string, body: LogSpansRequest): Promise<LogSpansResult> {
-    this.#assertOpen();
-    assertValid(LogSpansBody, body);
-    const { project, run, field } = this.resolveRun(projectId, body);
-    const traceId = body.trace_id.toLowerCase();
-    return this.#traceLock.run([`${run.id}/${traceId}`], () => this.#logSpansLocked(project, run, field, body, traceId));
-  }
-
-  async #logSpansLocked(project: Project, run: Run, field: keyof RunIds, body: LogSpansRequest, traceId: string): Promise<LogSpansResult> {
-    const parentId = body.parent_id.toLowerCase();
-    const [trace, parent] = await this.#linkRows(project.id, run.id, traceId, parentId);
-    if (trace && trace['type'] !== 'trace') {
-      throw invalid(['body', 'trace_id'], `record ${traceId} is a ${String(trace['type'])} span, not a trace`, body.trace_id);
-    }
-    if (parentId !== traceId && !parent) {
-      // Fire-and-forget clients (reliable: false) send spans concurrently: a child may overtake its
-      // parent. It is kept, and the parent gets has_children when it arrives.
-      if (body.reliable !== false) throw invalid(['body', 'parent_id'], `parent span ${parentId} was not found in trace ${traceId}`, body.parent_id);
-    } else if (parentId !== traceId && parent) {
-      if (parent['trace_id'] !== traceId) {
-        throw invalid(['body', 'parent_id'], `parent span ${parentId} belongs to trace ${String(parent['trace_id'])}, not ${traceId}`, body.parent_id);
-      }
-      if (parent['type'] === 'llm' || parent['type'] === 'control') {
-        throw invalid(['body', 'parent_id'], `a ${String(parent['type'])} span cannot have child spans`, body.parent_id);
-      }
-    }
-    const receivedUs = nowUs();
-    const firstStep = await this.#stepAfter(project.id, run.id, traceId, trace !== undefined);
-    const spans = flattenSpans(body, { projectId: project.id, runId: run.id, receivedUs, ...(this.#maxSpans ? { maxSpans: this.#maxSpans } : {}) }, firstStep);
-    const rows: Draft[] = [];
-    let sessionId: string;
-    if (trace) {
-      sessionId = String(trace['session_id']);
-      if (!trace['has_children']) rows.push(await this.#withChildren(project.id, run.id, traceId, receivedUs));
-    } else {
-      const created = Math.min(...spans.map((s) => s.created_at));
-      const record = emptyRecord(traceId, 'trace', created);
-      record.trace_id = traceId;
-      record.has_children = true;
-      const sessions = await this.#sessionsFor(project.id, run.id, [{ record, sessionId: body.session_id?.toLowerCase() ?? null }], null);
-      rows.push(...sessions, record);
-      sessionId = record['session_id'] as string;
-      this.#provisional.set(`${run.id}/${traceId}`, { sessionId, updates: [] });
-      if (this.#provisional.size > MAX_PENDING) this.#provisional.delete(this.#provisional.keys().next().value as string);
-    }
-    if (parent && parentId !== traceId && !parent['has_children']) rows.push(await this.#withChildren(project.id, run.id, parentId, receivedUs));
-    for (const s of spans) {
-      s['session_id'] = sessionId;
-      if (this.#awaitedParents.size > 0 && this.#awaitedParents.delete(`${run.id}/${s.id}`)) s.has_children = true;
-      rows.push(s);
-    }
-    this.#rememberStep(traceId, Math.max(firstStep, ...spans.map((s) => (s['step_number'] as number) + 1)));
-    if (parentId !== traceId && !parent) {
-      this.#awaitedParents.add(`${run.id}/${parentId}`);
-      if (this.#awaitedParents.size > MAX_PENDING) this.#awaitedParents.delete(this.#awaitedParents.values().next().value as string);
-    }
-    await this.#write(project.id, run.id, rows, body.reliable !== false);
-    return {
-      project_id: project.id,
-      project_name: project.name,
-      records_count: spans.length,
-      trace_id: traceId,
-      parent_id: parentId,
-      session_id: sessionId,
-      ...runEcho(field, run.id),
-    };
-  }
-
-  /**
-   * Log traces for traces that Log spans had to create first (see #provisional): the logged trace
-   * keeps its children (has_children) and the updates it got meanwhile (a conclusion that overtook
-   * the trace), and when it names another session than the stand-in got, its spans already stored
-   * move to that session and the stand-in's own implicit session is dropped (returned, to delete
-   * after the write).
-   */
-  async #settleProvisional(projectId: string, runId: string, traces: readonly { record: Draft }[]): Promise<{ rows: Draft[]; orphanSessions: string[] }> {
-    const rows: Draft[] = [];
-    const orphanSessions: string[] = [];
-    for (const { record } of traces) {
-      const k = `${runId}/${record.id}`;
-      const prov = this.#provisional.get(k);
-      if (!prov) continue;
-      this.#provisional.delete(k);
-      record.has_children = true;
-      for (const u of prov.updates) applyUpdate(record, u);
-      const sid = record['session_id'] as string;
-      if (sid === prov.sessionId) continue;
-      await this.#records.refresh();
-      const src = this.#records.source({ projectId, runId, kinds: ['span'] });
-      const ids = (await this.#db.all(`SELECT id FROM ${src.sql} WHERE trace_id = $${src.params.length + 1}`, [...src.params, record.id])).map((r) => String(r['id']));
-      const now = nowUs();
-      for (const row of await this.#records.lookup(projectId, runId, ids)) rows.push({ ...(storedToWire(row) as unknown as Draft), session_id: sid, updated_at: now });
-      if (prov.sessionId === implicitSessionId(projectId, runId, record.id)) orphanSessions.push(prov.sessionId);
-    }
-    return { rows, orphanSessions };
-  }
-
-  /** Deletes a session record that no trace or span refers to any more (a stand-in's implicit session). */
-  async #dropUnusedSession(projectId: string, runId: string, sessionId: string): Promise<void> {
-    await this.#records.refresh();
-    const src = this.#records.source({ projectId, runId, kinds: ['trace', 'span'] });
-    const used = await this.#db.all(`SELECT 1 FROM ${src.sql} WHERE session_id = $${src.params.length + 1} LIMIT 1`, [...src.params, sessionId]);
-    if (used.length > 0) return;
-    const [row] = await this.#records.lookup(projectId, runId, [sessionId]);
-    if (row && row['type'] === 'session') await this.#records.deleteSeqs([Number(row['seq'])]);
-  }
-
-  /** Trace and parent of a Log spans request, from the recent-records map when possible. */
-  async #linkRows(projectId: string, runId: string, traceId: string, parentId: string): Promise<[Record<string, unknown> | undefined, Record<string, unknown> | undefined]> {
-    const ids = parentId === traceId ? [traceId] : [traceId, parentId];
-    const known = new Map<string, Record<string, unknown>>();
-    const ask: string[] = [];
-    for (const id of ids) {
-      const e = this.#records.recent(runId, id);
-      if (e) known.set(id, { id, ...e });
-      else if (this.#records.mayExist(projectId, runId, id)) ask.push(id);
-    }
-    for (const r of await this.#records.lookup(projectId, runId, ask)) known.set(String(r['id']), r);
-    return [known.get(traceId), known.get(parentId)];
-  }
-
-  /** A new version of a record with has_children set (its first child just arrived). */
-  async #withChildren(projectId: string, runId: string, id: string, nowUs: number): Promise<Draft> {
-    const [row] = await this.#records.lookup(projectId, runId, [id]);
-    if (!row) throw new NotFoundError(`record ${id} vanished while logging its children`);
-    return { ...(storedToWire(row) as unknown as Draft), has_children: true, updated_at: nowUs };
+  logSpans(projectId: string, body: LogSpansRequest): Promise<LogSpansResult> {
+    this.assertOpen();
+    return this.#ingest.logSpans(projectId, body);
   }
 
   /** Creates a session explicitly (POST /projects/{id}/sessions); its run then reports user-created sessions. */
-  async createSession(
-    projectId: string,
-    body: RunIds & { name?: string | null; previous_session_id?: string | null; external_id?: string | null; user_metadata?: Record<string, unknown> | null; id?: string | null },
-  ): Promise<{ id: string; name: string | null; project_id: string; project_name: string; previous_session_id: string | null; external_id: string | null }> {
-    this.#assertOpen();
-    assertValid(CreateSessionBody, body);
-    const { project, run } = this.resolveRun(projectId, body);
-    const id = body.id?.toLowerCase() ?? newId();
-    const now = nowUs();
-    const session = emptyRecord(id, 'session', now);
-    session.name = body.name ?? '';
-    if (body.previous_session_id) session.previous_session_id = body.previous_session_id.toLowerCase();
-    if (body.external_id) session.external_id = body.external_id;
-    if (body.user_metadata) session.user_metadata = Object.fromEntries(Object.entries(body.user_metadata).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
-    session.has_children = false;
-    await this.#write(project.id, run.id, [session], true);
-    this.catalog.markUserCreatedSession(run.id);
-    return { id, name: body.name ?? null, project_id: project.id, project_name: project.name, previous_session_id: session.previous_session_id ?? null, external_id: session.external_id ?? null };
+  createSession(projectId: string, body: Parameters<Ingest['createSession']>[1]): ReturnType<Ingest['createSession']> {
+    this.assertOpen();
+    return this.#ingest.createSession(projectId, body);
   }
 
   /**
    * Updates a logged trace or span (the PATCH routes of streaming clients): the fields given replace the
    * stored ones (`duration_ns` goes to metrics.duration_ns); a new version of the record is written.
    */
-  async updateRecord(
-    level: 'trace' | 'span',
-    projectId: string,
-    id: string,
-    patch: RunIds & { input?: unknown; output?: unknown; tags?: string[] | null; status_code?: number | null; is_complete?: boolean | null; duration_ns?: number | null; reliable?: boolean | null },
-  ): Promise<{ project_id: string; project_name: string; session_id: string; records_count: number; log_stream_id: string | null; experiment_id: string | null; metrics_testing_id: string | null }> {
-    this.#assertOpen();
-    assertValid(UpdateRecordBody, patch);
-    const { project, run, field } = this.resolveRun(projectId, patch);
-    const key = id.toLowerCase();
-    const find = async () => {
-      const [row] = await this.#records.lookup(project.id, run.id, [key]);
-      if (!row || (level === 'trace' ? row['type'] !== 'trace' : row['type'] === 'trace' || row['type'] === 'session')) {
-        throw new NotFoundError(`${level === 'trace' ? 'Trace' : 'Span'} ${id} not found`);
-      }
-      return row;
-    };
-    // Read, change and write under the lock of the record's trace (other requests may change it too).
-    const traceId = level === 'trace' ? key : String((await find())['trace_id']);
-    return this.#traceLock.run([`${run.id}/${traceId}`], async () => {
-      const row = await find();
-      const next = storedToWire(row) as unknown as Draft;
-      applyUpdate(next, patch);
-      next.updated_at = nowUs();
-      if (level === 'trace') this.#provisional.get(`${run.id}/${key}`)?.updates.push(patch);
-      await this.#write(project.id, run.id, [next], patch.reliable !== false);
-      return { project_id: project.id, project_name: project.name, session_id: String(row['session_id']), records_count: 1, ...runEcho(field, run.id) };
-    });
+  updateRecord(level: 'trace' | 'span', projectId: string, id: string, patch: Parameters<Ingest['updateRecord']>[3]): ReturnType<Ingest['updateRecord']> {
+    this.assertOpen();
+    return this.#ingest.updateRecord(level, projectId, id, patch);
   }
 
   /** One record with its descendants nested (a trace's spans, a span's subtree, a session's traces). */
   async getRecord(level: Level, projectId: string, id: string): Promise<Record<string, unknown>> {
-    this.#assertOpen();
+    this.assertOpen();
     const project = this.catalog.project(projectId);
     const key = id.toLowerCase();
     const filter = (column: string, value = key) => ({ filters: [{ type: 'id', column_id: column, operator: 'eq', value }] });
@@ -727,131 +178,6 @@ export class TraceStore {
     return { ...record, spans: nest(await all('span', 'trace_id'), key) };
   }
 
-  /**
-   * Session records for traces: a trace without a session gets its own implicit one (id derived from
-   * the trace id, so retries match); a named session that does not exist yet is created.
-   */
-  async #sessionsFor(projectId: string, runId: string, traces: { record: Draft; sessionId: string | null }[], externalId: string | null): Promise<Draft[]> {
-    let byExternal: string | null = null;
-    if (externalId !== null) {
-      byExternal = await this.#sessionByExternalId(projectId, runId, externalId);
-    }
-    const explicit = [...new Set(traces.map((t) => t.sessionId).filter((s): s is string => s !== null))];
-    const existing = new Set<string>();
-    const unsure: string[] = [];
-    for (const id of explicit) {
-      const recent = this.#records.recent(runId, id);
-      if (recent?.type === 'session') existing.add(id);
-      else if (!recent && this.#records.mayExist(projectId, runId, id)) unsure.push(id);
-    }
-    for (const r of await this.#records.lookup(projectId, runId, unsure)) if (r['type'] === 'session') existing.add(String(r['id']));
-    const out = new Map<string, Draft>();
-    for (const t of traces) {
-      const explicitId = t.sessionId ?? byExternal;
-      const sid = explicitId ?? implicitSessionId(projectId, runId, t.record.id);
-      t.record['session_id'] = sid;
-      if (existing.has(sid) || out.has(sid)) continue;
-      const session = emptyRecord(sid, 'session', t.record.created_at);
-      session.input = t.record.input ?? '';
-      session.output = t.record.output ?? null;
-      session.has_children = true;
-      if (externalId !== null && explicitId === byExternal) session.external_id = externalId;
-      out.set(sid, session);
-    }
-    return [...out.values()];
-  }
-
-  async #sessionByExternalId(projectId: string, runId: string, externalId: string): Promise<string> {
-    await this.#records.refresh();
-    const src = this.#records.source({ projectId, runId, kinds: ['session'] });
-    const rows = await this.#db.all(
-      `SELECT id FROM ${src.sql} WHERE external_id = $${src.params.length + 1} ORDER BY created_at LIMIT 1`,
-      [...src.params, externalId],
-    );
-    return rows.length > 0 ? String(rows[0]!['id']) : uuidFromHash('session-external', projectId, runId, externalId);
-  }
-
-  async #stepAfter(projectId: string, runId: string, traceId: string, exists: boolean): Promise<number> {
-    if (!exists) return 1;
-    const cached = this.#nextStep.get(traceId);
-    if (cached !== undefined) return cached;
-    const src = this.#records.source({ projectId, runId, kinds: ['span'] });
-    const rows = await this.#db.all(`SELECT max(step_number) AS m FROM ${src.sql} WHERE trace_id = $${src.params.length + 1}`, [...src.params, traceId]);
-    const m = rows[0]?.['m'];
-    return m === null || m === undefined ? 1 : Number(m) + 1;
-  }
-
-  #rememberStep(traceId: string, next: number): void {
-    this.#nextStep.delete(traceId);
-    this.#nextStep.set(traceId, next);
-    if (this.#nextStep.size > 100_000) this.#nextStep.delete(this.#nextStep.keys().next().value as string);
-  }
-
-  async #write(projectId: string, runId: string, drafts: Draft[], reliable: boolean): Promise<void> {
-    for (const d of drafts) {
-      d.seq = 0; // assigned by RecordStore.append, in the order rows reach the log
-      d.project_id = projectId;
-      d.run_id = runId;
-    }
-    const rows = drafts as unknown as WireRow[];
-    try {
-      // Not reliable: no fsync to wait for, and a failure is only logged (SPEC.md, Log spans).
-      await this.#records.append(rows, reliable);
-    } catch (err) {
-      if (reliable) throw err;
-      process.emitWarning(`tracelake: unreliable ingest failed: ${(err as Error).message}`);
-    }
-  }
-
-  // ================================================================== OpenTelemetry (issue 12)
-  // Decoding and mapping live in src/ingest/otlp, the writing in otlp-log.ts; this lends the writer
-  // the same locks, lookups, sessions, steps and write that the other logging methods use.
-
-  /**
-   * Logs an OTLP trace export: an ExportTraceServiceRequest in its JSON form (an object, or its
-   * text), or its protobuf bytes. Spans go to `options.project` / `options.logStream` (names), else to the names
-   * in each resource's attributes, else to `default`; both are created when missing. Spans that
-   * cannot be stored are refused alone (`rejected_spans`, `error_message`); an undecodable request
-   * throws BadRequestError.
-   */
-  async logOtlp(request: unknown, options: OtlpLogOptions = {}): Promise<OtlpLogResult> {
-    this.#assertOpen();
-    this.#otlp ??= new OtlpWriter({
-      lock: (keys, fn) => this.#traceLock.run(keys, fn),
-      mayExist: (p, r, id) => this.#records.mayExist(p, r, id),
-      lookup: (p, r, ids) => this.#records.lookup(p, r, ids),
-      spanIds: async (p, r, traceId, parentId) => {
-        await this.#records.refresh();
-        const src = this.#records.source({ projectId: p, runId: r, kinds: ['span'] });
-        const n = src.params.length;
-        const byParent = parentId === undefined ? '' : ` AND parent_id = $${n + 2}`;
-        const rows = await this.#db.all(`SELECT id FROM ${src.sql} WHERE trace_id = $${n + 1}${byParent}`, [...src.params, traceId, ...(parentId === undefined ? [] : [parentId])]);
-        return rows.map((row) => String(row['id']));
-      },
-      dropUnusedSession: (p, r, sessionId) => this.#dropUnusedSession(p, r, sessionId),
-      sessionRows: (p, r, traces) => this.#sessionsFor(p, r, traces, null),
-      sessionsByExternalId: async (p, r, externalIds) => {
-        const derived = (e: string) => uuidFromHash('session-external', p, r, e);
-        // Only POST .../sessions gives a session with an external id an id not derived from it (and marks the run).
-        if (!this.catalog.get<Run>('runs', r)?.has_user_created_sessions) return new Map(externalIds.map((e) => [e, derived(e)]));
-        await this.#records.refresh();
-        const src = this.#records.source({ projectId: p, runId: r, kinds: ['session'] });
-        const rows = await this.#db.all(
-          `SELECT external_id, id FROM ${src.sql} WHERE external_id IN (SELECT unnest($${src.params.length + 1}::VARCHAR[])) ORDER BY created_at DESC`,
-          [...src.params, [...externalIds]],
-        );
-        const found = new Map(rows.map((row) => [String(row['external_id']), String(row['id'])])); // the oldest wins
-        return new Map(externalIds.map((e) => [e, found.get(e) ?? derived(e)]));
-      },
-      stepAfter: (p, r, traceId, exists) => this.#stepAfter(p, r, traceId, exists),
-      rememberStep: (traceId, next) => this.#rememberStep(traceId, next),
-      write: (p, r, rows) => this.#write(p, r, rows, true),
-    });
-    return logOtlpRequest(this, this.#otlp, request, options, this.#maxSpans);
-  }
-
-  // ================================================================== end of OpenTelemetry (issue 12)
-
   // ------------------------------------------------------------------ reading, counting, deleting
 
   /** Project and (optional) run a query addresses: with no run id it spans every run of the project. */
@@ -863,20 +189,20 @@ export class TraceStore {
 
   /** Full records of one level (spans, traces or sessions), filtered, sorted and paged. */
   async search(level: Level, projectId: string, body: SearchRequest = {}): Promise<SearchResult> {
-    this.#assertOpen();
+    this.assertOpen();
     assertValid(SearchBody, body);
     return this.#queries.search(level, this.resolveScope(projectId, body), body, false);
   }
 
   /** Records with only the selected columns (plus id, type and the links). */
   async partialSearch(level: Level, projectId: string, body: PartialSearchRequest = {}): Promise<SearchResult> {
-    this.#assertOpen();
+    this.assertOpen();
     assertValid(PartialSearchBody, body);
     return this.#queries.search(level, this.resolveScope(projectId, body), body, true);
   }
 
   async count(level: Level, projectId: string, body: FilterRequest = {}): Promise<{ total_count: number }> {
-    this.#assertOpen();
+    this.assertOpen();
     assertValid(FilterBody, body);
     return { total_count: await this.#queries.count(level, this.resolveScope(projectId, body), body) };
   }
@@ -887,7 +213,7 @@ export class TraceStore {
    * with has_children false (a trace whose spans all went stays, as an empty trace).
    */
   async delete(level: Level, projectId: string, body: FilterRequest = {}): Promise<{ message: string; deleted: number }> {
-    this.#assertOpen();
+    this.assertOpen();
     assertValid(FilterBody, body);
     const scope = this.resolveScope(projectId, body);
     const hasFilter = (body.filters?.length ?? 0) > 0 || (body.filter_tree !== undefined && body.filter_tree !== null);
@@ -901,13 +227,13 @@ export class TraceStore {
       for (const row of await this.#records.lookup(scope.projectId, scope.runId, childless)) {
         rows.push({ ...(storedToWire(row) as unknown as Draft), has_children: false, updated_at: now });
       }
-      await this.#write(scope.projectId, scope.runId, rows, true);
+      await this.#ingest.write(scope.projectId, scope.runId, rows, true);
     } else if (childless.length > 0) {
       for (const runId of new Set(this.catalog.runs(scope.projectId).map((r) => r.id))) {
         const found = await this.#records.lookup(scope.projectId, runId, childless);
         if (found.length === 0) continue;
         const now = nowUs();
-        await this.#write(scope.projectId, runId, found.map((row) => ({ ...(storedToWire(row) as unknown as Draft), has_children: false, updated_at: now })), true);
+        await this.#ingest.write(scope.projectId, runId, found.map((row) => ({ ...(storedToWire(row) as unknown as Draft), has_children: false, updated_at: now })), true);
       }
     }
     return { message: `Deleted ${deleted} record${deleted === 1 ? '' : 's'}`, deleted };
@@ -915,7 +241,7 @@ export class TraceStore {
 
   /** Columns of a run at a level: the standard columns and the metric columns its records carry. */
   async availableColumns(level: Level, projectId: string, body: RunIds = {}): Promise<{ columns: ColumnInfo[] }> {
-    this.#assertOpen();
+    this.assertOpen();
     assertValid(AvailableColumnsBody, body);
     const scope = this.resolveScope(projectId, body);
     // Scorers enabled in the run have a column even before any record carries their metric (is_empty).
@@ -937,7 +263,7 @@ export class TraceStore {
 
   /** Live records of a project or run, every kind (what deleting it removes). */
   async countAllRecords(projectId: string, runId?: string): Promise<number> {
-    this.#assertOpen();
+    this.assertOpen();
     return this.#records.countScope(projectId, runId);
   }
 
@@ -947,7 +273,7 @@ export class TraceStore {
    * open is finished there (the deletion was not acknowledged, so finishing it is allowed).
    */
   async finishingDrop(projectId: string, runId: string | null, removeFromCatalog: () => void): Promise<void> {
-    this.#assertOpen();
+    this.assertOpen();
     const id = runId ?? projectId;
     this.catalog.put('pending_drops', { id, project_id: projectId, run_id: runId });
     removeFromCatalog();
@@ -966,7 +292,7 @@ export class TraceStore {
 
   /** Removes every record of a project, or of one run, durably (used when a project or run is deleted). */
   async dropRecords(projectId: string, runId?: string): Promise<number> {
-    this.#assertOpen();
+    this.assertOpen();
     return this.#records.dropScope(projectId, runId);
   }
 
@@ -974,82 +300,19 @@ export class TraceStore {
 
   /** Merges small segments and purges deleted rows from disk now (it also runs by itself after seals). */
   async compact(): Promise<{ merges: number }> {
-    this.#assertOpen();
+    this.assertOpen();
     return { merges: await this.#records.compact() };
   }
 
   /** Seals the in-memory batch into Parquet now (it also happens by itself). */
   async flush(): Promise<void> {
-    this.#assertOpen();
+    this.assertOpen();
     await this.#records.seal();
   }
 
   get stats(): RecordStore['stats'] {
     return this.#records.stats;
   }
-}
-
-export function publicUser(u: User): { id: string; email: string; first_name: string; last_name: string; role: string; created_at: string } {
-  return { id: u.id, email: u.email, first_name: u.first_name, last_name: u.last_name, role: u.role, created_at: u.created_at };
-}
-
-/**
- * Mutual exclusion per key: run(keys, fn) waits until none of its keys is held, then holds them all
- * while fn runs (taken at once, so two callers never wait on each other). Uncontended, it costs a few
- * map operations.
- */
-class KeyedLock {
-  readonly #held = new Map<string, Promise<void>>();
-
-  async run<T>(keys: readonly string[], fn: () => Promise<T>): Promise<T> {
-    for (;;) {
-      const busy: Promise<void>[] = [];
-      for (const k of keys) {
-        const p = this.#held.get(k);
-        if (p) busy.push(p);
-      }
-      if (busy.length === 0) break;
-      await Promise.all(busy);
-    }
-    let release!: () => void;
-    const done = new Promise<void>((r) => (release = r));
-    for (const k of keys) this.#held.set(k, done);
-    try {
-      return await fn();
-    } finally {
-      for (const k of keys) if (this.#held.get(k) === done) this.#held.delete(k);
-      release();
-    }
-  }
-}
-
-/** Most stand-in traces and awaited parents remembered at once (the oldest are forgotten first). */
-const MAX_PENDING = 100_000;
-
-interface RecordUpdate {
-  input?: unknown;
-  output?: unknown;
-  tags?: string[] | null;
-  status_code?: number | null;
-  is_complete?: boolean | null;
-  duration_ns?: number | null;
-}
-
-interface Provisional {
-  /** The session the stand-in trace (and the spans logged under it) got. */
-  sessionId: string;
-  /** PATCHes the stand-in received, applied again when the trace itself arrives. */
-  updates: RecordUpdate[];
-}
-
-/** The fields an update (PATCH) gives replace the record's; `duration_ns` goes to metrics.duration_ns. */
-function applyUpdate(next: Draft, patch: RecordUpdate): void {
-  if (patch.input !== undefined && patch.input !== null) next.input = patch.input;
-  if (patch.output !== undefined && patch.output !== null) next.output = patch.output;
-  if (patch.tags != null) next.tags = patch.tags;
-  if (patch.status_code != null) next.status_code = patch.status_code;
-  if (patch.is_complete != null) next.is_complete = patch.is_complete;
-  if (patch.duration_ns != null) next.metrics = { ...(next.metrics ?? {}), duration_ns: patch.duration_ns };
 }
 
 /** Children of `parentId` among `spans`, each with its own children nested, in step order. */
@@ -1074,12 +337,5 @@ function runScopeOf(catalog: Catalog, projectId: string, ids: RunIds): RunIds {
   return run.kind === 'log_stream' ? { log_stream_id: run.id } : run.kind === 'experiment' ? { experiment_id: run.id } : { metrics_testing_id: run.id };
 }
 
-function runEcho(field: keyof RunIds, runId: string): { log_stream_id: string | null; experiment_id: string | null; metrics_testing_id: string | null } {
-  return {
-    log_stream_id: field === 'log_stream_id' ? runId : null,
-    experiment_id: field === 'experiment_id' ? runId : null,
-    metrics_testing_id: field === 'metrics_testing_id' ? runId : null,
-  };
-}
-
 export { InvalidRequestError };
+export { publicUser } from './store-base.js';

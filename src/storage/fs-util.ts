@@ -1,6 +1,6 @@
 // Durable file primitives: every file that must survive a crash is written to a temporary name,
 // fsynced, renamed over the old one, and its folder fsynced, so a reader sees old or new, never half.
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 export function fsyncDir(dir: string): void {
@@ -45,4 +45,17 @@ export function ensureDir(dir: string): void {
 
 export function removeQuietly(path: string): void {
   rmSync(path, { force: true, recursive: true });
+}
+
+/**
+ * Creates `dir` (and missing parents below `root`), fsyncing each new folder's parent, so a file later
+ * made durable inside it is also reachable after a power loss (POSIX does not promise that a new
+ * folder's entry survives without an fsync of its parent).
+ */
+export function ensureDirDurable(dir: string, root: string): void {
+  if (existsSync(dir)) return;
+  const missing: string[] = [];
+  for (let d = dir; !existsSync(d) && d.startsWith(root) && d !== root; d = dirname(d)) missing.unshift(d);
+  mkdirSync(dir, { recursive: true });
+  for (const d of missing) fsyncDir(dirname(d));
 }

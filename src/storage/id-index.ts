@@ -102,6 +102,11 @@ export class SealedIdIndex {
     return out;
   }
 
+  /** The sorted hashes of a segment (empty when unknown). */
+  hashesOf(key: string): Float64Array {
+    return this.#segments.get(key)?.hashes ?? new Float64Array(0);
+  }
+
   get size(): number {
     return this.#count;
   }

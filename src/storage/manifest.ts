@@ -26,10 +26,12 @@ export interface SegmentEntry {
 }
 
 export interface ManifestState {
-  readonly format: 1;
+  readonly format: 2;
   readonly generation: number;
-  /** Every log row with seq <= sealed_seq is in a segment (or was deleted). */
+  /** Every row with seq <= sealed_seq is in a segment (or was deleted). */
   readonly sealed_seq: number;
+  /** Log files up to this number are sealed into segments (and may be deleted). */
+  readonly sealed_wal: number;
   readonly next_segment: number;
   readonly segments: readonly SegmentEntry[];
   /** Sequence numbers whose rows are deleted or replaced by a newer version. */
@@ -41,15 +43,22 @@ export interface ManifestState {
   readonly metric_ids: Readonly<Record<string, number>>;
 }
 
-export const EMPTY_MANIFEST: ManifestState = { format: 1, generation: 0, sealed_seq: 0, next_segment: 1, segments: [], dead: [], metric_ids: {} };
+export const EMPTY_MANIFEST: ManifestState = { format: 2, generation: 0, sealed_seq: 0, sealed_wal: 0, next_segment: 1, segments: [], dead: [], metric_ids: {} };
 
 export function loadManifest(dir: string): ManifestState {
   const path = join(dir, 'manifest.json');
   if (!existsSync(path)) return EMPTY_MANIFEST;
   try {
-    const m = JSON.parse(readFileSync(path, 'utf8')) as ManifestState;
-    if (m.format !== 1) throw new Error(`unknown manifest format ${String(m.format)}`);
-    return { ...m, metric_ids: m.metric_ids ?? {}, segments: m.segments.map((g) => ({ ...g, metrics: g.metrics ?? [], row_groups: g.row_groups ?? [] })) };
+    const m = JSON.parse(readFileSync(path, 'utf8')) as Omit<ManifestState, 'format'> & { format: number };
+    // Format 1 (NDJSON log files, no sealed_wal) is read as format 2; its log files are converted on open.
+    if (m.format !== 1 && m.format !== 2) throw new Error(`unknown manifest format ${String(m.format)}`);
+    return {
+      ...m,
+      format: 2,
+      sealed_wal: m.sealed_wal ?? 0,
+      metric_ids: m.metric_ids ?? {},
+      segments: m.segments.map((g) => ({ ...g, metrics: g.metrics ?? [], row_groups: g.row_groups ?? [] })),
+    };
   } catch (err) {
     throw new StorageError(`cannot read ${path}`, { cause: err });
   }

@@ -1,85 +1,75 @@
-// The physical shape of a record: one wide row for spans of every kind, traces and sessions.
-// The same list defines the in-memory batch table, the Parquet segments, and how a write-ahead
-// log line (JSON written by src/ingest) is read back by DuckDB. Only these names enter SQL.
+// The physical shape of a record: one wide row for spans of every kind, traces and sessions. The same
+// list defines the Arrow batches of the write-ahead log, the in-memory DuckDB tables and the Parquet
+// segments. Only these names enter SQL.
+
+/** How a column is held in an Arrow batch (and so in the log and the in-memory table). */
+export type ColumnKind = 'i64' | 'i32' | 'f64' | 'bool' | 'ts' | 'utf8' | 'tags' | 'map_f64' | 'map_utf8';
 
 export interface PhysicalColumn {
-  /** Column name in the batch table and the Parquet files. */
+  /** Column name in the batches, the in-memory tables and the Parquet files. */
   readonly name: string;
-  /** DuckDB type in the batch table and the Parquet files. */
+  /** DuckDB type in the in-memory tables and the Parquet files. */
   readonly type: string;
-  /** Type DuckDB reads from the log line's JSON (defaults to `type`). */
-  readonly wire?: string;
-  /** SQL turning the wire value `w` into the stored value (defaults to `w`). */
-  readonly load?: string;
+  readonly kind: ColumnKind;
 }
 
-/** Input and output keep their original shape: strings as-is, other values as JSON text plus a flag. */
-const textOf = (w: string) => `CASE WHEN json_type(${w}) = 'VARCHAR' THEN ${w} ->> '$' ELSE ${w}::VARCHAR END`;
-const isJson = (w: string) => `coalesce(json_type(${w}) <> 'VARCHAR', false)`;
+const c = (name: string, type: string, kind: ColumnKind): PhysicalColumn => ({ name, type, kind });
+const text = (name: string) => c(name, 'VARCHAR', 'utf8');
 
+/**
+ * Input and output keep their original shape: a string is stored as-is, any other value as JSON text
+ * with `<name>_json` true. `tools` and `extra` are JSON text.
+ */
 export const RECORD_COLUMNS: readonly PhysicalColumn[] = [
-  { name: 'seq', type: 'BIGINT' },
-  { name: 'id', type: 'VARCHAR' },
-  { name: 'type', type: 'VARCHAR' },
-  { name: 'project_id', type: 'VARCHAR' },
-  { name: 'run_id', type: 'VARCHAR' },
-  { name: 'session_id', type: 'VARCHAR' },
-  { name: 'trace_id', type: 'VARCHAR' },
-  { name: 'parent_id', type: 'VARCHAR' },
-  { name: 'step_number', type: 'INTEGER' },
-  { name: 'name', type: 'VARCHAR' },
-  { name: 'input', type: 'VARCHAR', wire: 'JSON', load: textOf('input') },
-  { name: 'input_json', type: 'BOOLEAN', wire: 'JSON', load: isJson('input') },
-  { name: 'output', type: 'VARCHAR', wire: 'JSON', load: textOf('output') },
-  { name: 'output_json', type: 'BOOLEAN', wire: 'JSON', load: isJson('output') },
-  { name: 'created_at', type: 'TIMESTAMP', wire: 'BIGINT', load: 'make_timestamp(created_at)' },
-  { name: 'updated_at', type: 'TIMESTAMP', wire: 'BIGINT', load: 'make_timestamp(updated_at)' },
-  { name: 'tags', type: 'VARCHAR[]' },
-  { name: 'metrics', type: 'MAP(VARCHAR, DOUBLE)' },
-  { name: 'user_metadata', type: 'MAP(VARCHAR, VARCHAR)' },
-  { name: 'dataset_metadata', type: 'MAP(VARCHAR, VARCHAR)' },
-  { name: 'status_code', type: 'INTEGER' },
-  { name: 'external_id', type: 'VARCHAR' },
-  { name: 'dataset_input', type: 'VARCHAR' },
-  { name: 'dataset_output', type: 'VARCHAR' },
-  { name: 'is_complete', type: 'BOOLEAN' },
-  { name: 'has_children', type: 'BOOLEAN' },
-  { name: 'progress_message', type: 'VARCHAR' },
-  { name: 'error_message', type: 'VARCHAR' },
-  { name: 'agent_type', type: 'VARCHAR' },
-  { name: 'agent_name', type: 'VARCHAR' },
-  { name: 'tools', type: 'VARCHAR', wire: 'JSON', load: 'tools::VARCHAR' },
-  { name: 'model', type: 'VARCHAR' },
-  { name: 'temperature', type: 'DOUBLE' },
-  { name: 'finish_reason', type: 'VARCHAR' },
-  { name: 'tool_call_id', type: 'VARCHAR' },
-  { name: 'control_id', type: 'INTEGER' },
-  { name: 'check_stage', type: 'VARCHAR' },
-  { name: 'applies_to', type: 'VARCHAR' },
-  { name: 'evaluator_name', type: 'VARCHAR' },
-  { name: 'selector_path', type: 'VARCHAR' },
-  { name: 'previous_session_id', type: 'VARCHAR' },
+  c('seq', 'BIGINT', 'i64'),
+  text('id'),
+  text('type'),
+  text('project_id'),
+  text('run_id'),
+  text('session_id'),
+  text('trace_id'),
+  text('parent_id'),
+  c('step_number', 'INTEGER', 'i32'),
+  text('name'),
+  text('input'),
+  c('input_json', 'BOOLEAN', 'bool'),
+  text('output'),
+  c('output_json', 'BOOLEAN', 'bool'),
+  c('created_at', 'TIMESTAMP', 'ts'),
+  c('updated_at', 'TIMESTAMP', 'ts'),
+  c('tags', 'VARCHAR[]', 'tags'),
+  c('metrics', 'MAP(VARCHAR, DOUBLE)', 'map_f64'),
+  c('user_metadata', 'MAP(VARCHAR, VARCHAR)', 'map_utf8'),
+  c('dataset_metadata', 'MAP(VARCHAR, VARCHAR)', 'map_utf8'),
+  c('status_code', 'INTEGER', 'i32'),
+  text('external_id'),
+  text('dataset_input'),
+  text('dataset_output'),
+  c('is_complete', 'BOOLEAN', 'bool'),
+  c('has_children', 'BOOLEAN', 'bool'),
+  text('progress_message'),
+  text('error_message'),
+  text('agent_type'),
+  text('agent_name'),
+  text('tools'),
+  text('model'),
+  c('temperature', 'DOUBLE', 'f64'),
+  text('finish_reason'),
+  text('tool_call_id'),
+  c('control_id', 'INTEGER', 'i32'),
+  text('check_stage'),
+  text('applies_to'),
+  text('evaluator_name'),
+  text('selector_path'),
+  text('previous_session_id'),
   /** Everything else the client sent that has no column (events, redactions, odd metric values). */
-  { name: 'extra', type: 'VARCHAR', wire: 'JSON', load: 'extra::VARCHAR' },
+  text('extra'),
 ];
 
-/** The JSON keys a log line may carry; `input` feeds two columns, so keys are de-duplicated. */
-export function wireColumns(): [string, string][] {
-  const seen = new Map<string, string>();
-  for (const c of RECORD_COLUMNS) {
-    const key = c.wire === 'JSON' && c.name.endsWith('_json') ? c.name.slice(0, -5) : c.name;
-    if (!seen.has(key)) seen.set(key, c.wire ?? c.type);
-  }
-  return [...seen];
-}
+export const COLUMN_NAMES = RECORD_COLUMNS.map((col) => col.name);
 
 export function tableDdl(table: string): string {
-  return `CREATE TABLE IF NOT EXISTS ${table} (${RECORD_COLUMNS.map((c) => `${c.name} ${c.type}`).join(', ')})`;
-}
-
-/** SELECT list turning wire columns of a log read into stored columns. */
-export function loadSelectList(): string {
-  return RECORD_COLUMNS.map((c) => `${c.load ?? c.name} AS ${c.name}`).join(', ');
+  return `CREATE TABLE IF NOT EXISTS ${table} (${RECORD_COLUMNS.map((col) => `${col.name} ${col.type}`).join(', ')})`;
 }
 
 /** Record kinds are stored apart so trace and session questions skip span files. */

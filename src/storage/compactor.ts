@@ -1,0 +1,101 @@
+// The compactor: picks merges by the tiered policy (compaction.ts), writes them on a connection of its
+// own (merge.ts), and commits each under the manifest lock, unless the partition changed meanwhile.
+// Replaced files and the dead seqs they held go once no reader may still use them.
+import { join } from 'node:path';
+import { pickMerge } from './compaction.js';
+import type { ManifestState, SegmentEntry } from './manifest.js';
+import { writeMerge } from './merge.js';
+import { removeSegmentFiles } from './segments.js';
+import type { StoreState } from './store-state.js';
+
+export class Compactor {
+  readonly #s: StoreState;
+  #running: Promise<number> | null = null;
+
+  constructor(state: StoreState) {
+    this.#s = state;
+  }
+
+  /** Runs compaction in the background (after seals and large deletes). */
+  schedule(): void {
+    this.#s.later('background compaction', async () => {
+      if (!this.#s.closed) await this.run();
+    });
+  }
+
+  /** Merges small segments and rewrites mostly-dead ones until the policy is satisfied; returns merges done. */
+  run(): Promise<number> {
+    if (this.#running) return this.#running;
+    this.#running = (async () => {
+      let merges = 0;
+      for (;;) {
+        const dead = await this.#deadCounts();
+        const group = pickMerge(this.#s.manifest.segments, (g) => dead.get(g.file) ?? 0, this.#s.options.compaction);
+        if (!group || this.#s.closed) return merges;
+        await this.#merge(group);
+        merges++;
+      }
+    })().finally(() => {
+      this.#running = null;
+    });
+    return this.#running;
+  }
+
+  async idle(): Promise<void> {
+    if (this.#running) await this.#running.catch(() => undefined);
+  }
+
+  /** Dead rows per segment file, counted exactly (ranges of seqs overlap between files). */
+  async #deadCounts(): Promise<Map<string, number>> {
+    const s = this.#s;
+    const out = new Map<string, number>();
+    if (s.dead.size === 0 || s.manifest.segments.length === 0) return out;
+    const byPath = new Map(s.manifest.segments.map((g) => [join(s.dir, g.file), g.file]));
+    const rows = await s.conns.merge.all(
+      `SELECT filename AS f, count(*) AS n FROM read_parquet($1, hive_partitioning = false, filename = true)
+       WHERE seq IN (SELECT seq FROM dead) GROUP BY filename`,
+      [[...byPath.keys()]],
+    );
+    for (const r of rows) {
+      const rel = byPath.get(String(r['f']));
+      if (rel) out.set(rel, Number(r['n']));
+    }
+    return out;
+  }
+
+  async #merge(group: readonly SegmentEntry[]): Promise<void> {
+    const s = this.#s;
+    const out = await writeMerge(
+      {
+        dir: s.dir,
+        conn: s.conns.merge,
+        nextSegment: () => s.nextSegment++,
+        rowGroupSize: s.options.rowGroupSize,
+        compressionLevel: s.options.compactionLevel,
+        hashesOf: (f) => s.index.hashesOf(f),
+      },
+      group,
+    );
+    await s.maint.run(async () => {
+      const live = new Set(s.manifest.segments.map((g) => g.file));
+      if (!group.every((g) => live.has(g.file))) {
+        // The partition was dropped (or merged) meanwhile: this output is stale.
+        if (out.written) removeSegmentFiles(s.dir, out.written.entry.file);
+        return;
+      }
+      const gone = new Set(group.map((g) => g.file));
+      const purged = new Set(out.purged);
+      const state: ManifestState = {
+        ...s.manifest,
+        generation: s.manifest.generation + 1,
+        next_segment: s.nextSegment,
+        segments: [...s.manifest.segments.filter((g) => !gone.has(g.file)), ...(out.written ? [out.written.entry] : [])],
+        dead: s.manifest.dead.filter((q) => !purged.has(q)),
+      };
+      s.commit(state, out.written ? [out.written.entry.file] : []);
+      for (const f of gone) s.index.remove(f);
+      if (out.written) s.index.add({ key: out.written.entry.file, partition: out.written.entry.file, hashes: out.written.hashes });
+      s.retire([...gone], out.purged);
+    });
+  }
+}

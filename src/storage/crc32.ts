@@ -1,0 +1,26 @@
+// CRC-32 (IEEE) of a byte range: zlib's native one where Node has it (20.15+), else a table in JS.
+import * as zlib from 'node:zlib';
+
+const native = (zlib as unknown as { crc32?: (data: Uint8Array) => number }).crc32;
+
+let table: Uint32Array | null = null;
+
+function crc32Js(data: Uint8Array): number {
+  if (!table) {
+    table = new Uint32Array(256);
+    for (let n = 0; n < 256; n++) {
+      let c = n;
+      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+      table[n] = c >>> 0;
+    }
+  }
+  let crc = 0xffffffff;
+  for (let i = 0; i < data.length; i++) crc = table[(crc ^ data[i]!) & 0xff]! ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+export function crc32(data: Uint8Array): number {
+  return native ? native(data) >>> 0 : crc32Js(data);
+}
+
+export { crc32Js };

@@ -1,0 +1,210 @@
+// The in-memory part of the store: one DuckDB table per write-ahead log file (`mem_<n>` holds exactly
+// the rows of `wal-<n>.arrows`). Rows go in through one writer connection, as Arrow batches read by a
+// table function (batch-source.ts), each request's rows and dead marks in one transaction, so a reader
+// sees a request whole or not at all. Concurrent requests share a statement (group insert). When the
+// active table is full it is frozen (no more rows) and a fresh one takes the writes; the sealer turns
+// frozen tables into Parquet, and a sealed table is dropped once no reader that saw it is running.
+import type { RecordBatch } from 'apache-arrow';
+import type { BatchSource } from '../db/batch-source.js';
+import type { Connection, Param } from '../db/database.js';
+import { idHash } from './id-index.js';
+import { kindOf, tableDdl, type RecordKind } from './record-columns.js';
+
+/** Rows of one project, run and kind in a table: what the sealer writes as one segment. */
+export interface MemPartition {
+  readonly projectId: string;
+  readonly runId: string;
+  readonly kind: RecordKind;
+  /** Id hashes of every row written (a superset of the live ones; candidates are confirmed in DuckDB). */
+  readonly hashes: number[];
+  readonly metrics: Set<string>;
+  rows: number;
+}
+
+export class MemTable {
+  readonly number: number;
+  readonly name: string;
+  /** Sequence numbers from here on were written to this table (lower ones are in older tables or segments). */
+  readonly firstSeq: number;
+  rows = 0;
+  bytes = 0;
+  frozen = false;
+  /** Resolves once the table exists; every insert waits for it. */
+  readonly created: Promise<void>;
+  /** True once the table exists (snapshots leave out tables that do not yet). */
+  ready = false;
+  readonly partitions = new Map<string, MemPartition>();
+  /** Sequence numbers this table's log file marks dead (deletes and replaced versions). */
+  readonly dead: number[] = [];
+  /** Inserts not yet committed; the sealer waits for them. */
+  pending = 0;
+  #idle: (() => void)[] = [];
+
+  constructor(number: number, firstSeq: number, created: Promise<void>) {
+    this.number = number;
+    this.name = `mem_${number}`;
+    this.firstSeq = firstSeq;
+    this.created = created.then(() => {
+      this.ready = true;
+    });
+    // Inserts into the table see a failure; nobody else has to handle it.
+    this.created.catch(() => undefined);
+  }
+
+  /**
+   * Notes rows appended (in the log already, in DuckDB soon) for the sealer: their partitions, id
+   * hashes and metric names. The rows of one append belong to one project and run.
+   */
+  noteRows(projectId: string, runId: string, rows: readonly { id: string; type: string }[], metricsByKind: ReadonlyMap<RecordKind, ReadonlySet<string>>, bytes: number): void {
+    this.rows += rows.length;
+    this.bytes += bytes;
+    let last: MemPartition | undefined;
+    for (const r of rows) {
+      const kind = kindOf(r.type);
+      if (!last || last.kind !== kind) last = this.#partition(projectId, runId, kind);
+      last.rows++;
+      last.hashes.push(idHash(r.id));
+    }
+    for (const [kind, names] of metricsByKind) for (const n of names) this.#partition(projectId, runId, kind).metrics.add(n);
+  }
+
+  #partition(projectId: string, runId: string, kind: RecordKind): MemPartition {
+    const key = `${projectId}/${runId}/${kind}`;
+    let p = this.partitions.get(key);
+    if (!p) this.partitions.set(key, (p = { projectId, runId, kind, hashes: [], metrics: new Set(), rows: 0 }));
+    return p;
+  }
+
+  /** Resolves once no insert into this table is pending. */
+  settled(): Promise<void> {
+    if (this.pending === 0) return Promise.resolve();
+    return new Promise((r) => this.#idle.push(r));
+  }
+
+  done(n: number): void {
+    this.pending -= n;
+    if (this.pending === 0) for (const r of this.#idle.splice(0)) r();
+  }
+
+  hasScope(projectId: string, runId: string | undefined, kinds: readonly RecordKind[]): boolean {
+    for (const p of this.partitions.values()) {
+      if (p.projectId === projectId && (runId === undefined || p.runId === runId) && kinds.includes(p.kind)) return true;
+    }
+    return false;
+  }
+}
+
+type Pending =
+  | {
+      readonly kind: 'insert';
+      readonly table: MemTable;
+      readonly batch: RecordBatch | null;
+      readonly dead: readonly number[];
+      readonly resolve: () => void;
+      readonly reject: (e: unknown) => void;
+    }
+  | { readonly kind: 'run'; readonly sql: string; readonly params: Param[]; readonly resolve: () => void; readonly reject: (e: unknown) => void };
+
+type Insert = Extract<Pending, { kind: 'insert' }>;
+
+/**
+ * Inserts into memory tables through one connection, a transaction per group of requests. Other
+ * statements on the writer's tables (dropping a sealed table, forgetting dead seqs) queue behind the
+ * inserts before them.
+ */
+export class MemInserter {
+  readonly #conn: Connection;
+  readonly #source: BatchSource;
+  #queue: Pending[] = [];
+  #running = false;
+
+  constructor(conn: Connection, source: BatchSource) {
+    this.#conn = conn;
+    this.#source = source;
+  }
+
+  /** Creates a table (its `created` promise). */
+  create(name: string): Promise<void> {
+    return this.run(tableDdl(name));
+  }
+
+  /** Rows and dead marks of one request; resolves once both are visible to readers. */
+  insert(table: MemTable, batch: RecordBatch | null, dead: readonly number[]): Promise<void> {
+    table.pending++;
+    return new Promise((resolve, reject) => this.#push({ kind: 'insert', table, batch, dead, resolve, reject }));
+  }
+
+  /** Runs a statement after everything queued before it. */
+  run(sql: string, params: Param[] = []): Promise<void> {
+    return new Promise((resolve, reject) => this.#push({ kind: 'run', sql, params, resolve, reject }));
+  }
+
+  #push(p: Pending): void {
+    this.#queue.push(p);
+    if (!this.#running) void this.#loop();
+  }
+
+  /** Resolves once everything queued so far has run. */
+  idle(): Promise<void> {
+    return this.run('SELECT 1').catch(() => undefined);
+  }
+
+  async #loop(): Promise<void> {
+    this.#running = true;
+    try {
+      while (this.#queue.length > 0) {
+        const head = this.#queue[0]!;
+        if (head.kind === 'run') {
+          this.#queue.shift();
+          await this.#conn.run(head.sql, head.params).then(head.resolve, head.reject);
+          continue;
+        }
+        // Inserts queued so far into the same table go in one transaction.
+        let n = 0;
+        while (n < this.#queue.length) {
+          const p = this.#queue[n]!;
+          if (p.kind !== 'insert' || p.table !== head.table) break;
+          n++;
+        }
+        const group = this.#queue.splice(0, n) as Insert[];
+        try {
+          await head.table.created;
+          await this.#commit(head.table, group);
+          for (const p of group) p.resolve();
+        } catch (err) {
+          for (const p of group) p.reject(err);
+        } finally {
+          head.table.done(group.length);
+        }
+      }
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  async #commit(table: MemTable, group: readonly Insert[]): Promise<void> {
+    const batches = group.flatMap((p) => (p.batch && p.batch.numRows > 0 ? [p.batch] : []));
+    const dead = group.flatMap((p) => p.dead);
+    const keys: number[] = [];
+    const statements: string[] = ['BEGIN TRANSACTION'];
+    if (batches.length > 0) {
+      const key = this.#source.addBatches(batches);
+      keys.push(key);
+      statements.push(`INSERT INTO ${table.name} SELECT * FROM tl_batches(${key})`);
+    }
+    if (dead.length > 0) {
+      const key = this.#source.addSeqs(dead);
+      keys.push(key);
+      statements.push(`INSERT INTO dead SELECT seq FROM tl_seqs(${key})`);
+    }
+    statements.push('COMMIT');
+    try {
+      await this.#conn.run(statements.join('; '));
+    } catch (err) {
+      await this.#conn.run('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      for (const k of keys) this.#source.release(k);
+    }
+  }
+}

@@ -1,0 +1,74 @@
+// Opening after a restart: every log file not yet sealed becomes a frozen memory table again, holding
+// exactly its whole requests (rows and tombstones), and the in-memory notes (recent ids, partitions,
+// dead set, next sequence number) are rebuilt from it. The sealer takes the tables from there.
+import type { RecordBatch } from 'apache-arrow';
+import { MemTable } from './mem-tables.js';
+import { kindOf, type RecordKind } from './record-columns.js';
+import { memKey, type MemEntry, type StoreState } from './store-state.js';
+import { readWalFile, type WalFile } from './wal.js';
+
+export async function replayLog(s: StoreState, files: readonly WalFile[]): Promise<void> {
+  for (const file of files) {
+    const { entries, firstSeq } = readWalFile(file.path);
+    const table = new MemTable(file.number, firstSeq, s.inserter.create(`mem_${file.number}`));
+    table.frozen = true;
+    s.mem.push(table);
+    const inserts: Promise<void>[] = [];
+    for (const e of entries) {
+      s.nextSeq = Math.max(s.nextSeq, e.lastSeq + 1);
+      for (const q of e.dead) s.dead.add(q);
+      table.dead.push(...e.dead);
+      if (e.batch) {
+        const rows = linkColumns(e.batch);
+        for (const r of rows) s.memIds.set(memKey(r.run_id, r.id), { ...r, table: file.number });
+        table.noteRows(rows[0]!.project_id, rows[0]!.run_id, rows, metricNames(e.batch, rows), 0);
+      }
+      inserts.push(s.inserter.insert(table, e.batch, e.dead));
+    }
+    await Promise.all(inserts);
+  }
+}
+
+type LinkRow = Omit<MemEntry, 'table'> & { id: string; run_id: string };
+
+/** The link columns of a logged batch, as rows. */
+function linkColumns(batch: RecordBatch): LinkRow[] {
+  const col = (n: string) => batch.getChild(n)!;
+  const seq = col('seq');
+  const id = col('id');
+  const type = col('type');
+  const project = col('project_id');
+  const run = col('run_id');
+  const trace = col('trace_id');
+  const session = col('session_id');
+  const children = col('has_children');
+  const out: LinkRow[] = [];
+  for (let i = 0; i < batch.numRows; i++) {
+    out.push({
+      seq: Number(seq.get(i)),
+      id: String(id.get(i)),
+      type: String(type.get(i)),
+      project_id: String(project.get(i)),
+      run_id: String(run.get(i)),
+      trace_id: (trace.get(i) as string | null) ?? null,
+      session_id: (session.get(i) as string | null) ?? null,
+      has_children: children.get(i) === true,
+    });
+  }
+  return out;
+}
+
+/** Metric names by record kind of a logged batch. */
+function metricNames(batch: RecordBatch, rows: readonly { type: string }[]): Map<RecordKind, Set<string>> {
+  const out = new Map<RecordKind, Set<string>>();
+  const metrics = batch.getChild('metrics')!;
+  rows.forEach((r, i) => {
+    const m = metrics.get(i) as { toJSON(): Record<string, number> } | null;
+    if (!m) return;
+    const kind = kindOf(r.type);
+    let names = out.get(kind);
+    if (!names) out.set(kind, (names = new Set()));
+    for (const k of Object.keys(m.toJSON())) names.add(k);
+  });
+  return out;
+}

@@ -1,0 +1,163 @@
+// Immutable Parquet segments on disk: writing one (COPY, fsync, row-group time stats, id hashes),
+// reading their id hashes back, and removing them. Paths below the data folder are ours (catalog ids
+// and a counter); the folder itself is the operator's and may hold quotes, so COPY's target (which
+// takes no parameter) is written as a quoted literal.
+import { readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import type { Connection, Param } from '../db/database.js';
+import { ensureDirDurable, fsyncDir, fsyncFile } from './fs-util.js';
+import type { ManifestState, SegmentEntry } from './manifest.js';
+import type { RecordKind } from './record-columns.js';
+
+export interface SegmentFile {
+  readonly rel: string;
+  readonly abs: string;
+}
+
+export function segmentPath(dir: string, partition: string, number: number): SegmentFile {
+  const rel = join('records', partition, `seg-${String(number).padStart(9, '0')}.parquet`);
+  return { rel, abs: join(dir, rel) };
+}
+
+export function idsPath(path: string): string {
+  return path.replace(/\.parquet$/, '.ids');
+}
+
+/** A SQL string literal (DuckDB: quotes doubled, backslashes literal). */
+export function sqlString(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+export interface WriteSegment {
+  readonly file: SegmentFile;
+  readonly projectId: string;
+  readonly runId: string;
+  readonly kind: RecordKind;
+  /** The SELECT whose rows (already in order) become the file. */
+  readonly select: string;
+  readonly params: readonly Param[];
+  readonly rowGroupSize: number;
+  readonly compressionLevel?: number;
+  readonly metrics: readonly number[];
+  /** Id hashes of the rows (a superset is fine), sorted on write. */
+  readonly hashes: Float64Array;
+}
+
+export interface WrittenSegment {
+  readonly entry: SegmentEntry;
+  /** Its id hashes, sorted. */
+  readonly hashes: Float64Array;
+}
+
+/**
+ * Writes a segment and its id hashes, fsynced with their folder (created durably if new). Returns its
+ * manifest entry, or null when the SELECT gave no rows (nothing is left on disk then).
+ */
+export async function writeSegment(conn: Connection, dir: string, w: WriteSegment): Promise<WrittenSegment | null> {
+  const { abs, rel } = w.file;
+  ensureDirDurable(dirname(abs), dir);
+  try {
+    const level = w.compressionLevel === undefined ? '' : `, COMPRESSION_LEVEL ${w.compressionLevel}`;
+    await conn.run(`COPY (${w.select}) TO ${sqlString(abs)} (FORMAT parquet, COMPRESSION zstd${level}, ROW_GROUP_SIZE ${w.rowGroupSize})`, w.params);
+    fsyncFile(abs);
+    const meta = await conn.all(
+      `SELECT epoch_us(stats_min::TIMESTAMP) AS lo, epoch_us(stats_max::TIMESTAMP) AS hi, row_group_num_rows AS n
+       FROM parquet_metadata($1) WHERE path_in_schema = 'created_at' ORDER BY row_group_id`,
+      [abs],
+    );
+    const rows = meta.reduce((n, m) => n + Number(m['n']), 0);
+    if (rows === 0) {
+      removeSegmentFiles(dir, rel);
+      return null;
+    }
+    const range = (
+      await conn.all(
+        `SELECT min(seq) AS a, max(seq) AS b, epoch_us(min(created_at)) AS c, epoch_us(max(created_at)) AS d FROM read_parquet($1, hive_partitioning = false)`,
+        [abs],
+      )
+    )[0]!;
+    const hashes = w.hashes.slice().sort();
+    writeFileSync(idsPath(abs), hashes);
+    fsyncFile(idsPath(abs));
+    fsyncDir(dirname(abs));
+    const entry: SegmentEntry = {
+      file: rel,
+      project_id: w.projectId,
+      run_id: w.runId,
+      kind: w.kind,
+      rows,
+      bytes: statSync(abs).size,
+      min_seq: Number(range['a']),
+      max_seq: Number(range['b']),
+      min_created_us: Number(range['c']),
+      max_created_us: Number(range['d']),
+      metrics: [...w.metrics].sort((a, b) => a - b),
+      row_groups: meta.map((m) => [Number(m['lo']), Number(m['hi']), Number(m['n'])] as const),
+    };
+    return { entry, hashes };
+  } catch (err) {
+    removeSegmentFiles(dir, rel);
+    throw err;
+  }
+}
+
+/** The id hashes kept beside a segment; rebuilt from the Parquet file when missing or damaged. */
+export async function readHashes(conn: Connection, dir: string, seg: SegmentEntry, hash: (id: string) => number): Promise<Float64Array> {
+  const path = idsPath(join(dir, seg.file));
+  try {
+    const buf = readFileSync(path);
+    if (buf.byteLength % 8 === 0 && buf.byteLength / 8 >= seg.rows) {
+      const out = new Float64Array(buf.byteLength / 8);
+      new Uint8Array(out.buffer).set(buf);
+      return out;
+    }
+  } catch {
+    // rebuilt below
+  }
+  const ids = await conn.all('SELECT id FROM read_parquet($1, hive_partitioning = false)', [join(dir, seg.file)]);
+  const hashes = Float64Array.from(ids.map((r) => hash(String(r['id'])))).sort();
+  writeFileSync(path, hashes);
+  fsyncFile(path);
+  return hashes;
+}
+
+/** Sorted union of sorted hash arrays (a merged segment's hashes: a superset of its ids). */
+export function unionHashes(parts: readonly Float64Array[]): Float64Array {
+  const total = parts.reduce((n, p) => n + p.length, 0);
+  const out = new Float64Array(total);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  out.sort();
+  let w = 0;
+  for (let i = 0; i < out.length; i++) if (i === 0 || out[i] !== out[w - 1]) out[w++] = out[i]!;
+  return out.slice(0, w);
+}
+
+export function removeSegmentFiles(dir: string, rel: string): void {
+  rmSync(join(dir, rel), { force: true });
+  rmSync(idsPath(join(dir, rel)), { force: true });
+}
+
+/**
+ * Segment files the manifest does not name are leftovers of an interrupted seal or merge; empty
+ * partition folders are leftovers of drops. Both go on open.
+ */
+export function removeUnlisted(dir: string, manifest: ManifestState): void {
+  const live = new Set(manifest.segments.flatMap((s) => [s.file, idsPath(s.file)]));
+  const walk = (d: string): boolean => {
+    let empty = true;
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) {
+        if (walk(p)) rmdirSync(p);
+        else empty = false;
+      } else if (!live.has(relative(dir, p))) rmSync(p, { force: true });
+      else empty = false;
+    }
+    return empty;
+  };
+  walk(join(dir, 'records'));
+}

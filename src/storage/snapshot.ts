@@ -1,0 +1,166 @@
+// A reader's view of the store: the segments of one manifest generation plus the memory tables live
+// when it was taken. Readers never wait for writers, seals or merges: a snapshot costs a few array
+// copies, and it pins the database so no file or table it names is deleted before it is released
+// (even if its statements start later). Dead rows are filtered by the `dead` table, read in the same
+// statement as the rows, so a replaced record shows its old or its new version, never both.
+import { join } from 'node:path';
+import type { Database, Param, Row } from '../db/database.js';
+import type { SealedIdIndex } from './id-index.js';
+import { partitionKey, type ManifestState, type SegmentEntry } from './manifest.js';
+import type { MemTable } from './mem-tables.js';
+import { COLUMN_NAMES, KIND_SQL, STORED_SELECT, type RecordKind } from './record-columns.js';
+
+export interface Scope {
+  projectId: string;
+  /** Omit to address every run of the project. */
+  runId?: string;
+  kinds: readonly RecordKind[];
+}
+
+export interface SourceSql {
+  readonly sql: string;
+  readonly params: Param[];
+  /** Column (in the source's output) holding a requested metric's value. */
+  metricColumn(name: string): string;
+}
+
+const COLS = COLUMN_NAMES.join(', ');
+
+/** A table that stays empty: the source of a scope with no rows anywhere. */
+export const EMPTY_TABLE = 'mem_empty';
+
+export class Snapshot {
+  readonly #dir: string;
+  readonly #manifest: ManifestState;
+  readonly #mem: readonly MemTable[];
+  readonly #db: Database;
+  readonly #index: SealedIdIndex;
+  readonly #release: () => void;
+
+  constructor(dir: string, db: Database, manifest: ManifestState, mem: readonly MemTable[], index: SealedIdIndex) {
+    this.#dir = dir;
+    this.#db = db;
+    this.#manifest = manifest;
+    this.#mem = mem;
+    this.#index = index;
+    this.#release = db.pin();
+  }
+
+  /** Lets the files and tables this snapshot named go (call once, when every statement over it is done). */
+  release(): void {
+    this.#release();
+  }
+
+  segmentsFor(scope: Scope): SegmentEntry[] {
+    return this.#manifest.segments.filter(
+      (s) => s.project_id === scope.projectId && (scope.runId === undefined || s.run_id === scope.runId) && scope.kinds.includes(s.kind),
+    );
+  }
+
+  #memFor(scope: Scope): MemTable[] {
+    return this.#mem.filter((t) => t.ready && t.hasScope(scope.projectId, scope.runId, scope.kinds));
+  }
+
+  /**
+   * The FROM source for a scope: live rows of its segments and memory tables, as SQL plus the
+   * parameters it uses (numbered from `firstParam`). Each metric in `metrics` is also exposed as a
+   * DOUBLE column named by `metricColumn(name)` (the shredded column where sealed, a map lookup in memory).
+   */
+  source(scope: Scope, firstParam = 1, metrics: readonly string[] = []): SourceSql {
+    const segments = this.segmentsFor(scope);
+    const files = segments.map((s) => join(this.#dir, s.file));
+    const params: Param[] = [];
+    const p = (v: Param) => {
+      params.push(v);
+      return `$${firstParam + params.length - 1}`;
+    };
+    const aliases = new Map<string, string>();
+    const segCols: string[] = [];
+    metrics.forEach((name, i) => {
+      const alias = `mx${i}`;
+      aliases.set(name, alias);
+      const id = this.#manifest.metric_ids[name];
+      const sealed = id !== undefined && segments.some((s) => s.metrics.includes(id));
+      segCols.push(sealed ? `m${id} AS ${alias}` : `NULL::DOUBLE AS ${alias}`);
+    });
+    const extra = (list: string[]) => (list.length > 0 ? `, ${list.join(', ')}` : '');
+    const parts: string[] = [];
+    if (files.length > 0) parts.push(`SELECT ${COLS}${extra(segCols)} FROM read_parquet(${p(files)}, hive_partitioning = false, union_by_name = true)`);
+    const mem = this.#memFor(scope);
+    if (mem.length > 0) {
+      // Parameters are numbered in order of appearance: none may be bound that the SQL does not use.
+      const memCols = metrics.map((name, i) => `metrics[${p(name)}] AS mx${i}`);
+      const where = [`project_id = ${p(scope.projectId)}`];
+      if (scope.runId !== undefined) where.push(`run_id = ${p(scope.runId)}`);
+      if (scope.kinds.length < 3) where.push(`${KIND_SQL} IN (SELECT unnest(${p([...scope.kinds])}::VARCHAR[]))`);
+      for (const t of mem) parts.push(`SELECT ${COLS}${extra(memCols)} FROM ${t.name} WHERE ${where.join(' AND ')}`);
+    }
+    // An empty scope still needs the columns (a query over it answers nothing).
+    if (parts.length === 0) parts.push(`SELECT ${COLS}${extra(metrics.map((_, i) => `NULL::DOUBLE AS mx${i}`))} FROM ${EMPTY_TABLE}`);
+    return {
+      sql: `(SELECT * FROM (${parts.join(' UNION ALL ')}) WHERE seq NOT IN (SELECT seq FROM dead))`,
+      params,
+      metricColumn: (name) => {
+        const a = aliases.get(name);
+        if (!a) throw new Error(`metric ${name} was not requested from the source`);
+        return a;
+      },
+    };
+  }
+
+  /** Sequence numbers of the live rows of a scope that are still in memory tables. */
+  async memorySeqs(scope: Scope): Promise<number[]> {
+    const mem = this.#memFor(scope);
+    if (mem.length === 0) return [];
+    const params: Param[] = [scope.projectId];
+    let where = 'project_id = $1';
+    if (scope.runId !== undefined) {
+      params.push(scope.runId);
+      where += ' AND run_id = $2';
+    }
+    const parts = mem.map((t) => `SELECT seq FROM ${t.name} WHERE ${where}`);
+    const rows = await this.#db.all(`SELECT seq FROM (${parts.join(' UNION ALL ')}) WHERE seq NOT IN (SELECT seq FROM dead)`, params);
+    return rows.map((r) => Number(r['seq']));
+  }
+
+  /** Names of the metrics that records of a scope carry (from the manifest and the memory tables' notes). */
+  metricNames(scope: Scope): Set<string> {
+    const byId = new Map(Object.entries(this.#manifest.metric_ids).map(([n, i]) => [i, n]));
+    const names = new Set<string>();
+    for (const g of this.segmentsFor(scope)) for (const i of g.metrics) names.add(byId.get(i)!);
+    for (const t of this.#mem) {
+      for (const part of t.partitions.values()) {
+        if (part.projectId === scope.projectId && (scope.runId === undefined || part.runId === scope.runId) && scope.kinds.includes(part.kind)) {
+          for (const n of part.metrics) names.add(n);
+        }
+      }
+    }
+    return names;
+  }
+
+  /** Row groups (and rows in memory) of a scope, for choosing a created_at window. */
+  timeProfile(scope: Scope): { rowGroups: (readonly [number, number, number])[]; memRows: number } {
+    let memRows = 0;
+    for (const t of this.#memFor(scope)) memRows += t.rows;
+    return { rowGroups: this.segmentsFor(scope).flatMap((s) => s.row_groups), memRows };
+  }
+
+  /** Live rows with these ids in a run (any kind), timestamps as epoch µs. */
+  async lookup(projectId: string, runId: string, ids: readonly string[], maybeInMemory: boolean): Promise<Row[]> {
+    if (ids.length === 0) return [];
+    const files = new Set<string>();
+    for (const id of ids) for (const f of this.#index.candidates(id, `records/${partitionKey(projectId, runId)}`)) files.add(f);
+    const mem = maybeInMemory ? this.#memFor({ projectId, runId, kinds: ['span', 'trace', 'session'] }) : [];
+    if (mem.length === 0 && files.size === 0) return [];
+    const params: Param[] = [[...ids]];
+    const p = (v: Param) => `$${params.push(v)}`;
+    // Named columns: sealed files also carry shredded metric columns (m<id>), different per file.
+    const parts: string[] = [];
+    if (mem.length > 0) {
+      const where = `project_id = ${p(projectId)} AND run_id = ${p(runId)}`;
+      for (const t of mem) parts.push(`SELECT ${COLS} FROM ${t.name} WHERE ${where}`);
+    }
+    if (files.size > 0) parts.push(`SELECT ${COLS} FROM read_parquet(${p([...files].map((f) => join(this.#dir, f)))}, hive_partitioning = false, union_by_name = true)`);
+    return this.#db.all(`${STORED_SELECT} FROM (${parts.join(' UNION ALL ')}) WHERE id IN (SELECT unnest($1::VARCHAR[])) AND seq NOT IN (SELECT seq FROM dead)`, params);
+  }
+}

@@ -1,0 +1,114 @@
+// The state the record store's parts share: the manifest, the memory tables, the id index, the dead
+// set, the log. One object, so the writer (record-store.ts), the sealer (sealer.ts) and the compactor
+// (compactor.ts) see the same thing; each change of the manifest goes through `commit`, which changes
+// the in-memory state only after the new manifest is on disk.
+import type { Connection, Database } from '../db/database.js';
+import { StorageError } from '../errors.js';
+import type { CompactionPolicy } from './compaction.js';
+import { SealedIdIndex } from './id-index.js';
+import { saveManifest, type ManifestState } from './manifest.js';
+import type { MemInserter, MemTable } from './mem-tables.js';
+import { Mutex } from './mutex.js';
+import { removeSegmentFiles } from './segments.js';
+import type { WriteAheadLog } from './wal.js';
+
+export interface StoreOptions {
+  /** Bytes of logged rows that freeze the active memory table for sealing. */
+  readonly memTableBytes: number;
+  /** Rows that freeze the active memory table. */
+  readonly sealRows: number;
+  readonly rowGroupSize: number;
+  readonly autoCompact: boolean;
+  readonly compaction: CompactionPolicy;
+  readonly compactionLevel: number;
+}
+
+/** What the engine needs to know about a recent record without asking DuckDB (links, for logging spans). */
+export interface MemEntry {
+  readonly seq: number;
+  readonly project_id: string;
+  readonly type: string;
+  readonly trace_id: string | null;
+  readonly session_id: string | null;
+  readonly has_children: boolean;
+  /** The memory table holding it. */
+  readonly table: number;
+}
+
+export const memKey = (runId: string, id: string): string => `${runId}/${id}`;
+
+export class StoreState {
+  manifest: ManifestState;
+  readonly index = new SealedIdIndex();
+  /** Every record in a memory table, by run and id (its newest version). */
+  readonly memIds = new Map<string, MemEntry>();
+  /** Every dead sequence number (the manifest's and the log's); mirrored by the `dead` table. */
+  readonly dead = new Set<number>();
+  /** Memory tables, oldest first; the last one takes the writes. */
+  mem: MemTable[] = [];
+  nextSeq: number;
+  nextSegment: number;
+  /** Serialises changes of the manifest: seals, merge commits, drops. */
+  readonly maint = new Mutex();
+  /** Bumped whenever a seal moves records out of the memory tables. */
+  sealGeneration = 0;
+  /** Cleanups waiting for readers, compactions: run one after another. */
+  background: Promise<unknown> = Promise.resolve();
+  /** Set when the memory tables stopped matching the log (an insert failed): writes wait for a reopen. */
+  broken: unknown = null;
+  closed = false;
+
+  constructor(
+    readonly dir: string,
+    readonly db: Database,
+    readonly wal: WriteAheadLog,
+    readonly inserter: MemInserter,
+    readonly conns: { readonly seal: Connection; readonly merge: Connection },
+    readonly options: StoreOptions,
+    manifest: ManifestState,
+  ) {
+    this.manifest = manifest;
+    this.nextSeq = manifest.sealed_seq + 1;
+    this.nextSegment = manifest.next_segment;
+  }
+
+  get active(): MemTable {
+    return this.mem[this.mem.length - 1]!;
+  }
+
+  /** Writes a new manifest; on failure removes `newFiles` and leaves everything as it was. */
+  commit(state: ManifestState, newFiles: readonly string[]): void {
+    try {
+      saveManifest(this.dir, state);
+    } catch (err) {
+      for (const f of newFiles) removeSegmentFiles(this.dir, f);
+      throw new StorageError('writing the manifest failed', { cause: err });
+    }
+    this.manifest = state;
+  }
+
+  /** Queues background work (never fails the chain; a failure is reported). */
+  later(what: string, fn: () => Promise<unknown>): void {
+    this.background = this.background.then(fn).catch((err: unknown) => process.emitWarning(`tracelake: ${what} failed: ${(err as Error).message}`));
+  }
+
+  /** Runs `fn` once every reader that may still use what was just replaced has finished. */
+  afterReaders(fn: () => Promise<void>): void {
+    this.db.afterStatementsInFlight(() => this.later('cleanup', fn));
+  }
+
+  /** Deletes replaced files, then forgets their dead seqs, once no reader may still use them. */
+  retire(files: readonly string[], purged: readonly number[]): void {
+    this.afterReaders(async () => {
+      for (const f of files) removeSegmentFiles(this.dir, f);
+      await this.forget(purged);
+    });
+  }
+
+  /** Dead seqs whose rows are gone from every file and table: dropped from the dead set. */
+  async forget(seqs: readonly number[]): Promise<void> {
+    if (seqs.length === 0) return;
+    for (const s of seqs) this.dead.delete(s);
+    await this.inserter.run('DELETE FROM dead WHERE seq IN (SELECT unnest($1::BIGINT[]))', [seqs as number[]]);
+  }
+}

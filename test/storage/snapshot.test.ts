@@ -1,0 +1,79 @@
+// Guarantees: a reader's snapshot pins every file and memory table it names from the moment it is
+// taken (not from when its first statement starts): merges and seals that replace them meanwhile do
+// not delete them under it, its lookups keep answering, and they go once it is released.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { Database } from '../../src/db/database.js';
+import { RecordStore, type WireRow } from '../../src/storage/record-store.js';
+import { tempDir } from '../support/helpers.js';
+
+const P = '11111111-1111-4111-8111-111111111111';
+const R = '22222222-2222-4222-8222-222222222222';
+
+function rows(from: number, n: number): WireRow[] {
+  return Array.from({ length: n }, (_, i) => {
+    const k = from + i;
+    const id = `00000000-0000-4000-8000-${String(k).padStart(12, '0')}`;
+    return { seq: 0, id, type: 'tool', project_id: P, run_id: R, trace_id: id, name: `r${k}`, input: 'x', created_at: 1_700_000_000_000_000 + k, updated_at: 0, is_complete: true, has_children: false };
+  });
+}
+
+async function open(t: TestContext): Promise<{ dir: string; db: Database; store: RecordStore }> {
+  const dir = tempDir(t);
+  const db = await Database.open({ tempDirectory: join(dir, 'tmp') });
+  const store = await RecordStore.open(dir, db, { autoCompact: false });
+  t.after(async () => {
+    await store.close();
+    await db.close();
+  });
+  return { dir, db, store };
+}
+
+test('a lookup planned before a merge answers from the files it planned over; they go after it is released', async (t) => {
+  const { dir, db, store } = await open(t);
+  for (let i = 0; i < 4; i++) {
+    await store.append(rows(i * 10, 10), true);
+    await store.seal();
+  }
+  const snap = store.snapshot();
+  const planned = snap.segmentsFor({ projectId: P, runId: R, kinds: ['span'] }).map((s) => join(dir, s.file));
+  assert.equal(planned.length, 4);
+  assert.equal(await store.compact(), 1);
+  await new Promise((r) => setTimeout(r, 50));
+  for (const f of planned) assert.ok(existsSync(f), 'a merged input stays while a snapshot names it');
+  const found = await snap.lookup(P, R, [rows(25, 1)[0]!.id], false);
+  assert.equal(found.length, 1, 'the pinned snapshot still finds the record in the old files');
+  snap.release();
+  await new Promise<void>((r) => db.afterStatementsInFlight(r));
+  await new Promise((r) => setTimeout(r, 50));
+  for (const f of planned) assert.ok(!existsSync(f), 'released: the merged inputs are deleted');
+  assert.equal((await store.lookup(P, R, [rows(25, 1)[0]!.id])).length, 1, 'and the merged file answers');
+});
+
+test('a memory table sealed while a snapshot names it stays queryable through that snapshot', async (t) => {
+  const { store } = await open(t);
+  await store.append(rows(0, 5), true);
+  const snap = store.snapshot();
+  await store.seal();
+  const src = snap.source({ projectId: P, runId: R, kinds: ['span'] });
+  const [row] = await store.db.all(`SELECT count(*) AS n FROM ${src.sql}`, src.params);
+  assert.equal(Number(row!['n']), 5);
+  snap.release();
+  assert.equal(await store.countScope(P, R), 5);
+});
+
+test('an update replaces the old version atomically: every read sees exactly one version', async (t) => {
+  const { store } = await open(t);
+  await store.append(rows(0, 3), true);
+  await store.seal();
+  const reads: Promise<number>[] = [];
+  for (let v = 0; v < 20; v++) {
+    const next = rows(0, 3).map((r) => ({ ...r, name: `v${v}` }));
+    reads.push(store.countScope(P, R));
+    await store.append(next, v % 2 === 0);
+    reads.push(store.countScope(P, R));
+  }
+  for (const n of await Promise.all(reads)) assert.equal(n, 3);
+});
