@@ -16,6 +16,7 @@ export const RUNTIME_ASSETS: readonly string[] = [
   'package.json', // name and version (src/version.ts)
   'data/scorers/presets.json', // the built-in scorer catalog (src/catalog/presets.ts)
   'dist/ui/', // the browser viewer, built by `npm run build` (src/server/viewer.ts)
+  'dist/docs-ui/', // Swagger UI's static files for /docs, copied by `npm run build` (src/server/openapi/docs-page.ts)
   'vendor/opentelemetry-proto/', // OTLP's .proto files, read by protobufjs (src/ingest/otlp/wire.ts)
 ];
 

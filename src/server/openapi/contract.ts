@@ -84,7 +84,8 @@ export function installContractCheck(app: FastifyInstance, surface: ApiSurface):
     const url = request.routeOptions.url;
     const status = reply.statusCode;
     // Router-level answers (no route matched, a malformed URL) carry the common error body.
-    if (url === undefined || request.is404) return typeof payload === 'string' && /^\{"detail":"/.test(payload) ? null : `${request.method} ${request.url} answered ${status} without {detail}`;
+    // (A body refused before routing, e.g. empty JSON on an unknown path, gets the 422 list form.)
+    if (url === undefined || request.is404) return typeof payload === 'string' && /^\{"detail":["[]/.test(payload) ? null : `${request.method} ${request.url} answered ${status} without {detail}`;
     if (isNotApi(url)) return null;
     const path = surface.documentedPath(request.method, url);
     if (path === null) return `${request.method} ${url} is served but left out of the document (hide it only under a NOT_API prefix in openapi/surface.ts)`;
