@@ -53,6 +53,9 @@ export interface RecordStoreOptions {
 /** A row as the engine hands it over: column name -> JS value (see batch-builder.ts). */
 export type WireRow = WireRowLike & { seq: number; id: string; type: string; project_id: string; run_id: string };
 
+/** Waits (ms) before each new try of a failed insert into a memory table. */
+const INSERT_RETRIES = [50, 250, 1000, 4000];
+
 export class RecordStore {
   readonly #s: StoreState;
   readonly #sealer: Sealer;
@@ -176,13 +179,26 @@ export class RecordStore {
     }
   }
 
-  /** Inserts into DuckDB; a failure leaves DuckDB behind the log, so writes stop until the store is reopened. */
+  /**
+   * Inserts into DuckDB. A failed insert changed nothing (its transaction rolled back), so it is tried
+   * again a few times: most failures are memory running short while a seal or merge runs, which the
+   * sealer then frees. One that keeps failing leaves DuckDB behind the log, so writes stop until the
+   * store is reopened (the log replays the rows then).
+   */
   async #insert(table: MemTable, batch: Parameters<MemInserter['insert']>[1], dead: readonly number[]): Promise<void> {
-    try {
-      await this.#s.inserter.insert(table, batch, dead);
-    } catch (err) {
-      this.#s.broken ??= err;
-      throw new StorageError('adding rows to the in-memory table failed; writes are refused until the store is reopened', { cause: err });
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.#s.inserter.insert(table, batch, dead);
+        return;
+      } catch (err) {
+        if (attempt < INSERT_RETRIES.length && !this.#s.closed) {
+          this.#sealer.kick();
+          await new Promise((r) => setTimeout(r, INSERT_RETRIES[attempt]));
+          continue;
+        }
+        this.#s.broken ??= err;
+        throw new StorageError('adding rows to the in-memory table failed; writes are refused until the store is reopened', { cause: err });
+      }
     }
   }
 

@@ -77,3 +77,22 @@ test('an update replaces the old version atomically: every read sees exactly one
   }
   for (const n of await Promise.all(reads)) assert.equal(n, 3);
 });
+
+test('a merge keeps its inputs in time order, each row once, dead rows left out', async (t) => {
+  const { dir, store } = await open(t);
+  for (let i = 0; i < 4; i++) {
+    await store.append(rows(i * 100, 100), true);
+    await store.seal();
+  }
+  await store.deleteSeqs([5, 150]);
+  assert.equal(await store.compact(), 1);
+  const snap = store.snapshot();
+  try {
+    const [seg] = snap.segmentsFor({ projectId: P, runId: R, kinds: ['span'] });
+    const got = await store.db.all('SELECT name FROM read_parquet($1)', [join(dir, seg!.file)]);
+    const expected = Array.from({ length: 400 }, (_, k) => `r${k}`).filter((_, k) => k !== 4 && k !== 149);
+    assert.deepEqual(got.map((r) => r['name']), expected);
+  } finally {
+    snap.release();
+  }
+});
