@@ -23,8 +23,12 @@ import { RecordQueries, type RunScope, type SearchResult } from './record-querie
 import { storedToWire } from './row-codec.js';
 import { RUN_ID_FIELDS, StoreBase } from './store-base.js';
 
-/** DuckDB's memory limit unless given: enough for compaction's 2M-row merges without spilling much. */
-export const DEFAULT_MEMORY_LIMIT = '2GB';
+/**
+ * DuckDB's memory limit unless given. Memory tables, a seal's sort and a merge's buffers fit in it
+ * (merges stream); larger sorts spill to <data>/tmp. With it, the whole process stayed near 1.1 GiB
+ * while ingesting and compacting 1M spans (2.6 GiB with 2GB and sorted merges).
+ */
+export const DEFAULT_MEMORY_LIMIT = '512MB';
 const MEMORY_SIZE = /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
 
 export interface TraceStoreOptions extends RecordStoreOptions {
