@@ -35,8 +35,8 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   /** DuckDB worker threads (default: all cores). */
   threads?: number;
   /**
-   * DuckDB's memory limit, e.g. '4GB' (default '2GB'; DuckDB's own default is 80% of RAM). Sorts and
-   * merges beyond it spill to `<dir>/tmp`; compaction needs about 1 GB.
+   * DuckDB's memory limit, e.g. '4GB' (default '512MB'; DuckDB's own default is 80% of RAM). Sorts beyond
+   * it spill to `<dir>/tmp`; merges stream.
    */
   memoryLimit?: string;
   /** Lifetime of bearer tokens in seconds (default 30 days). */
