@@ -50,6 +50,11 @@ export class Database {
     // Footers of immutable segments are read once, not on every query.
     await db.run('SET parquet_metadata_cache = true');
     await db.run('SET enable_object_cache = true');
+    // Resident memory, not only DuckDB's own accounting: COPY buffers up to this much of row groups
+    // waiting to be written in order (default 1.2 GiB), and freed memory goes back to the system once
+    // this much is free (default 128 MiB).
+    await db.run(`SET write_buffer_row_group_memory_limit = '64MB'`);
+    await db.run(`SET allocator_flush_threshold = '32MB'`);
     return db;
   }
 

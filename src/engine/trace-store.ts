@@ -25,16 +25,20 @@ import { RecordQueries, type RunScope, type SearchResult } from './record-querie
 import { storedToWire } from './row-codec.js';
 import { RUN_ID_FIELDS, StoreBase } from './store-base.js';
 
-/** DuckDB's memory limit unless given: enough for compaction's 2M-row merges without spilling much. */
-export const DEFAULT_MEMORY_LIMIT = '2GB';
+/**
+ * DuckDB's memory limit unless given. Memory tables, a seal's sort and a merge's buffers fit in it
+ * (merges stream); larger sorts spill to <data>/tmp. With it, the whole process stayed near 1.1 GiB
+ * while ingesting and compacting 1M spans (2.6 GiB with 2GB and sorted merges).
+ */
+export const DEFAULT_MEMORY_LIMIT = '512MB';
 const MEMORY_SIZE = /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
 
 export interface TraceStoreOptions extends RecordStoreOptions {
   /** DuckDB worker threads (default: all cores). */
   threads?: number;
   /**
-   * DuckDB's memory limit, e.g. '4GB' (default '2GB'; DuckDB's own default is 80% of RAM). Sorts and
-   * merges beyond it spill to `<dir>/tmp`; compaction needs about 1 GB.
+   * DuckDB's memory limit, e.g. '4GB' (default '512MB'; DuckDB's own default is 80% of RAM). Sorts beyond
+   * it spill to `<dir>/tmp`; merges stream.
    */
   memoryLimit?: string;
   /** Lifetime of bearer tokens in seconds (default 30 days). */

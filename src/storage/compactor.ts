@@ -16,11 +16,14 @@ export class Compactor {
     this.#s = state;
   }
 
-  /** Runs compaction in the background (after seals and large deletes). */
+  /**
+   * Runs compaction in the background (after seals and large deletes). Not on the store's cleanup
+   * chain: a merge takes seconds, and sealed tables waiting there to be dropped would hold their
+   * memory all that time.
+   */
   schedule(): void {
-    this.#s.later('background compaction', async () => {
-      if (!this.#s.closed) await this.run();
-    });
+    if (this.#running || this.#s.closed) return;
+    void this.run().catch((err: unknown) => process.emitWarning(`tracelake: background compaction failed: ${(err as Error).message}`));
   }
 
   /** Merges small segments and rewrites mostly-dead ones until the policy is satisfied; returns merges done. */

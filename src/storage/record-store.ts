@@ -40,7 +40,7 @@ export interface RecordStoreOptions {
   sealRows?: number;
   /** Former name of `memTableBytes` (the log file and the memory table are one unit now). */
   walRollBytes?: number;
-  /** Rows per Parquet row group (default 65,536): smaller skips more, larger compresses better. */
+  /** Rows per Parquet row group (default 32,768): smaller skips more and buffers less, larger compresses better. */
   rowGroupSize?: number;
   /** Merge small segments in the background after seals (default true). */
   autoCompact?: boolean;
@@ -382,7 +382,7 @@ function resolveOptions(o: RecordStoreOptions): StoreState['options'] {
   return {
     memTableBytes: o.memTableBytes ?? o.walRollBytes ?? 64 << 20,
     sealRows: o.sealRows ?? 1_000_000,
-    rowGroupSize: o.rowGroupSize ?? 65_536,
+    rowGroupSize: o.rowGroupSize ?? 32_768,
     autoCompact: o.autoCompact ?? true,
     compaction: o.compaction ?? DEFAULT_POLICY,
     compactionLevel: o.compactionLevel ?? 3,
