@@ -5,7 +5,7 @@
 // where its inputs' time ranges overlap (spans of traces that were open across a seal); row-group
 // statistics, which time windows use, stay tight. This writes the file only; the store commits it.
 import { join } from 'node:path';
-import type { Connection } from '../db/database.js';
+import type { Connection, Param } from '../db/database.js';
 import { partitionKey, type SegmentEntry } from './manifest.js';
 import { segmentPath, unionHashes, writeSegment, type WrittenSegment } from './segments.js';
 
@@ -34,13 +34,26 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
   const purged = (await ctx.conn.all('SELECT seq FROM read_parquet($1, hive_partitioning = false) WHERE seq IN (SELECT seq FROM dead)', [inputs])).map((r) =>
     Number(r['seq']),
   );
+  // Dead rows are dropped by a bitmap over the inputs' seq range, a filter that keeps the scan's
+  // order; `seq NOT IN (subquery)` is a join, and DuckDB's joins do not keep it.
+  let where = '';
+  const params: Param[] = [inputs];
+  if (purged.length > 0) {
+    const lo = Math.min(...group.map((g) => g.min_seq));
+    const hi = Math.max(...group.map((g) => g.max_seq));
+    // bitstring_agg takes its bounds only as constants: they are the store's own sequence numbers.
+    if (!Number.isSafeInteger(lo) || !Number.isSafeInteger(hi)) throw new Error(`bad seq range ${lo}..${hi}`);
+    await ctx.conn.run(`SET VARIABLE tl_merge_dead = (SELECT bitstring_agg(s, ${lo}, ${hi}) FROM (SELECT unnest($1::BIGINT[]) AS s))`, [purged]);
+    where = ` WHERE get_bit(getvariable('tl_merge_dead'), (seq - $2)::INTEGER) = 0`;
+    params.push(lo);
+  }
   const written = await writeSegment(ctx.conn, ctx.dir, {
     file: segmentPath(ctx.dir, partitionKey(first.project_id, first.run_id, first.kind), ctx.nextSegment()),
     projectId: first.project_id,
     runId: first.run_id,
     kind: first.kind,
-    select: `SELECT * FROM read_parquet($1, hive_partitioning = false, union_by_name = true) WHERE seq NOT IN (SELECT unnest($2::BIGINT[]))`,
-    params: [inputs, purged],
+    select: `SELECT * FROM read_parquet($1, hive_partitioning = false, union_by_name = true)${where}`,
+    params,
     rowGroupSize: ctx.rowGroupSize,
     compressionLevel: ctx.compressionLevel,
     metrics: [...new Set(group.flatMap((g) => g.metrics))],
