@@ -1,4 +1,4 @@
-// npm run bench -- [--size 10k|100k|1m|10m] [--only ingest,peers,scorers] [--peers tracelake,duckdb-raw,sqlite,postgres] [--out bench/results]
+// npm run bench -- [--size 10k|100k|1m|10m] [--only ingest,ingest-library,ingest-http,peers,scorers] [--peers tracelake,duckdb-raw,sqlite,postgres] [--out bench/results]
 // Runs the suites side by side in one process, prints a Markdown table and writes
 // bench/results/<date>-<size>.json. Figures are only comparable within one run.
 import { parseArgs } from 'node:util';
@@ -28,12 +28,14 @@ const want = (s: string) => only === null || only.has(s);
 const results: Record<string, Measurement[]> = {};
 const started = new Date().toISOString();
 
-if (want('ingest')) {
+// 'ingest' runs all three; 'ingest-library' and 'ingest-http' one side (the 10M library run alone).
+if (want('ingest') || want('ingest-library')) {
   process.stderr.write(`ingest: library, ${spans} spans...\n`);
-  results['ingest'] = await benchLibraryIngest(spans);
-  process.stderr.write(`ingest: HTTP, ${spans} spans, v2 JSON route and OTLP protobuf taking turns...\n`);
+  (results['ingest'] ??= []).push(...(await benchLibraryIngest(spans)));
+}
+if (want('ingest') || want('ingest-http')) {
   process.stderr.write(`ingest: HTTP with a reader, ${spans} spans...\n`);
-  results['ingest'].push(...(await benchHttpIngestWithReads(spans, Number(values.connections))));
+  (results['ingest'] ??= []).push(...(await benchHttpIngestWithReads(spans, Number(values.connections))));
   process.stderr.write(`ingest: HTTP, v2 JSON beside OTLP, ${spans} spans...\n`);
   results['ingest'].push(...(await benchHttpIngest(spans, Number(values.connections))));
 }
