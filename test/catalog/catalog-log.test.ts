@@ -113,7 +113,7 @@ test('a damaged line with whole commits after it stops the open with the file an
   const second = full.indexOf(0x0a) + 1;
   for (const damage of ['flip', 'garbage'] as const) {
     const bytes = Buffer.from(full);
-    if (damage === 'flip') bytes[second + 40] ^= 0x01; // bit rot inside the JSON: its CRC no longer matches
+    if (damage === 'flip') bytes[second + 40] = bytes[second + 40]! ^ 0x01; // bit rot inside the JSON: its CRC no longer matches
     else bytes.fill(0x7e, second, second + 12);
     const d = folderWith(bytes);
     assert.throws(
@@ -141,7 +141,7 @@ test('a damaged last line is a torn write: cut, and the commits before it kept',
   const full = readFileSync(join(dir, LOG));
   const second = full.indexOf(0x0a) + 1;
   const bytes = Buffer.from(full);
-  bytes[full.length - 10] ^= 0x01;
+  bytes[full.length - 10] = bytes[full.length - 10]! ^ 0x01;
   const d = folderWith(bytes);
   assert.deepEqual(withCatalog(d, names), ['kept']);
   assert.equal(statSync(join(d, LOG)).size, second);
