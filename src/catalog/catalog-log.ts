@@ -20,7 +20,8 @@ export type Tables = Map<string, Map<string, Record<string, unknown> & { id: str
 
 const SNAPSHOT_AFTER = 5_000;
 const HEAD = '{"crc":"';
-const HEAD_LEN = HEAD.length + 8 + '","c":'.length;
+const MID = '","c":';
+const HEAD_LEN = HEAD.length + 8 + MID.length;
 const NL = 0x0a;
 
 /**
@@ -43,13 +44,15 @@ export class CatalogLogError extends StorageError {
 /** One line of the log as bytes (without its `\n`). */
 export function encodeCommit(changes: readonly CatalogChange[]): Buffer {
   const body = Buffer.from(JSON.stringify(changes));
-  return Buffer.concat([Buffer.from(`${HEAD}${crc32(body).toString(16).padStart(8, '0')}","c":`), body, Buffer.from('}')]);
+  return Buffer.concat([Buffer.from(`${HEAD}${crc32(body).toString(16).padStart(8, '0')}${MID}`), body, Buffer.from('}')]);
 }
 
 /** The changes of one line, or the reason it is not a whole commit. */
 function decodeLine(line: Buffer): CatalogChange[] | string {
   if (line.subarray(0, HEAD.length).toString('latin1') === HEAD) {
-    if (line.length < HEAD_LEN + 1 || line[line.length - 1] !== 0x7d) return 'a commit line cut short';
+    if (line.length < HEAD_LEN + 1 || line[line.length - 1] !== 0x7d || line.subarray(HEAD_LEN - MID.length, HEAD_LEN).toString('latin1') !== MID) {
+      return 'a malformed commit line';
+    }
     const crc = line.subarray(HEAD.length, HEAD.length + 8).toString('latin1');
     const body = line.subarray(HEAD_LEN, line.length - 1);
     if (crc32(body).toString(16).padStart(8, '0') !== crc) return 'CRC mismatch';
