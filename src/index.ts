@@ -6,6 +6,7 @@ export type { SearchRequest, PartialSearchRequest, FilterRequest, AvailableColum
 export type { ColumnDef, Level, MetricInfo } from './query/columns.js';
 export { buildServer, type ServerOptions } from './server/build-server.js';
 export * from './errors.js';
+export { CatalogLogError } from './catalog/catalog-log.js';
 export type { LogSpansRequest, LogTracesRequest, SpanInput, TraceInput, SpanType, RecordType } from './schemas/ingest.js';
 export type { Project, Run, RunKind, User } from './catalog/catalog.js';
 export { VERSION } from './version.js';

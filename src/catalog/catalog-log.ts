@@ -1,9 +1,15 @@
 // Persistence of the catalog (users, keys, projects, runs, scorers): small, rarely written, read on
-// every request. Kept in memory; every change is one fsynced JSON line in catalog.log, and the log is
+// every request. Kept in memory; every commit is one fsynced line in catalog.log, and the log is
 // folded into an atomically replaced catalog.json snapshot once it grows.
+//
+// A line is `{"crc":"<8 hex>","c":[change, ...]}` followed by `\n`: all changes of one commit, and the
+// CRC-32 of the bytes of the `[...]` array as written. A line counts only when it ends in `\n` and its
+// CRC matches, so a commit is applied whole or not at all. Folders of earlier versions hold one change
+// per line (`{"op":...}`); those lines are still read.
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, writeSync, ftruncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { StorageError } from '../errors.js';
+import { crc32 } from '../storage/crc32.js';
 import { writeFileAtomic } from '../storage/fs-util.js';
 
 export type CatalogChange =
@@ -13,19 +19,132 @@ export type CatalogChange =
 export type Tables = Map<string, Map<string, Record<string, unknown> & { id: string }>>;
 
 const SNAPSHOT_AFTER = 5_000;
+const HEAD = '{"crc":"';
+const MID = '","c":';
+const HEAD_LEN = HEAD.length + 8 + MID.length;
+const NL = 0x0a;
+
+/**
+ * catalog.log holds a damaged line with whole commits after it: cutting it off would lose them, so the
+ * folder is not opened and the file is left as it is. `offset` is the byte where the damaged line starts.
+ */
+export class CatalogLogError extends StorageError {
+  readonly file: string;
+  readonly offset: number;
+  constructor(file: string, offset: number, reason: string) {
+    super(
+      `${file} is damaged at byte ${offset} (${reason}) and whole changes follow it, so it is not cut there; ` +
+        'the file was left unchanged. Restore it from a backup, or remove or repair that line by hand to open the folder.',
+    );
+    this.file = file;
+    this.offset = offset;
+  }
+}
+
+/** One line of the log as bytes (without its `\n`). */
+export function encodeCommit(changes: readonly CatalogChange[]): Buffer {
+  const body = Buffer.from(JSON.stringify(changes));
+  return Buffer.concat([Buffer.from(`${HEAD}${crc32(body).toString(16).padStart(8, '0')}${MID}`), body, Buffer.from('}')]);
+}
+
+/** The changes of one line, or the reason it is not a whole commit. */
+function decodeLine(line: Buffer): CatalogChange[] | string {
+  if (line.subarray(0, HEAD.length).toString('latin1') === HEAD) {
+    if (line.length < HEAD_LEN + 1 || line[line.length - 1] !== 0x7d || line.subarray(HEAD_LEN - MID.length, HEAD_LEN).toString('latin1') !== MID) {
+      return 'a malformed commit line';
+    }
+    const crc = line.subarray(HEAD.length, HEAD.length + 8).toString('latin1');
+    const body = line.subarray(HEAD_LEN, line.length - 1);
+    if (crc32(body).toString(16).padStart(8, '0') !== crc) return 'CRC mismatch';
+    try {
+      const changes = JSON.parse(body.toString('utf8')) as unknown;
+      if (Array.isArray(changes) && changes.every(isChange)) return changes;
+    } catch {
+      // falls through
+    }
+    return 'a commit whose changes do not decode';
+  }
+  // A line of an earlier version: one change, no checksum.
+  try {
+    const change = JSON.parse(line.toString('utf8')) as unknown;
+    if (isChange(change)) return [change];
+  } catch {
+    // falls through
+  }
+  // Earlier versions padded a torn tail with a NUL byte and appended after it: such a line is two or
+  // more whole changes joined by NULs.
+  if (line.includes(0)) {
+    const parts: CatalogChange[] = [];
+    for (let start = 0; start <= line.length; ) {
+      let end = line.indexOf(0, start);
+      if (end < 0) end = line.length;
+      if (end > start) {
+        const part = decodeLine(line.subarray(start, end));
+        if (typeof part === 'string') return 'unparsable JSON';
+        parts.push(...part);
+      }
+      start = end + 1;
+    }
+    return parts;
+  }
+  return 'unparsable JSON';
+}
+
+function isChange(c: unknown): c is CatalogChange {
+  if (typeof c !== 'object' || c === null) return false;
+  const o = c as Record<string, unknown>;
+  if (typeof o['table'] !== 'string') return false;
+  if (o['op'] === 'del') return typeof o['id'] === 'string';
+  return o['op'] === 'put' && typeof o['value'] === 'object' && o['value'] !== null && typeof (o['value'] as Record<string, unknown>)['id'] === 'string';
+}
+
+/**
+ * Reads the log's whole commits. A line counts only once its `\n` is on disk; what follows the last
+ * `\n` is a torn write (never acknowledged), and so is a damaged last line. A damaged line with whole
+ * lines after it is not a torn write: CatalogLogError.
+ */
+export function readCatalogLog(path: string): { commits: CatalogChange[][]; validBytes: number; fileBytes: number; damagedTail: string | null } {
+  const buf = readFileSync(path);
+  const commits: CatalogChange[][] = [];
+  let validBytes = 0;
+  let damaged: { offset: number; reason: string } | null = null;
+  for (let start = 0; start < buf.length; ) {
+    const nl = buf.indexOf(NL, start);
+    if (nl < 0) break; // unterminated: torn, even if it parses
+    const line = buf.subarray(start, nl);
+    if (line.length === 0) {
+      if (damaged === null) validBytes = nl + 1;
+      start = nl + 1;
+      continue;
+    }
+    const decoded = decodeLine(line);
+    if (typeof decoded === 'string') {
+      if (damaged === null) damaged = { offset: start, reason: decoded };
+    } else if (damaged !== null) {
+      // Whole changes after a damaged line: cutting at the damage would silently drop them.
+      throw new CatalogLogError(path, damaged.offset, damaged.reason);
+    } else {
+      commits.push(decoded);
+      validBytes = nl + 1;
+    }
+    start = nl + 1;
+  }
+  return { commits, validBytes, fileBytes: buf.length, damagedTail: damaged?.reason ?? null };
+}
 
 export class CatalogLog {
   readonly #dir: string;
   #fd: number;
-  #lines = 0;
-  /** Bytes of whole changes in the log. */
+  /** Changes in the log (the snapshot is written after SNAPSHOT_AFTER). */
+  #changes = 0;
+  /** Bytes of whole commits in the log. */
   #size: number;
   #torn = false;
 
-  private constructor(dir: string, fd: number, lines: number, size: number) {
+  private constructor(dir: string, fd: number, changes: number, size: number) {
     this.#dir = dir;
     this.#fd = fd;
-    this.#lines = lines;
+    this.#changes = changes;
     this.#size = size;
   }
 
@@ -37,44 +156,41 @@ export class CatalogLog {
       for (const [name, rows] of Object.entries(snap)) tables.set(name, new Map(rows.map((r) => [r.id, r])));
     }
     const logPath = join(dir, 'catalog.log');
-    let lines = 0;
+    let changes = 0;
     let size = 0;
     if (existsSync(logPath)) {
-      const text = readFileSync(logPath, 'utf8');
-      let good = 0;
-      for (const line of text.split('\n')) {
-        if (line === '') continue;
-        let change: CatalogChange;
-        try {
-          change = JSON.parse(line) as CatalogChange;
-        } catch {
-          break; // a torn last line: the change was never acknowledged
-        }
-        apply(tables, change);
-        good += Buffer.byteLength(line) + 1;
-        lines++;
+      const log = readCatalogLog(logPath);
+      for (const commit of log.commits) {
+        for (const change of commit) apply(tables, change);
+        changes += commit.length;
       }
-      if (good !== Buffer.byteLength(text)) {
+      if (log.validBytes < log.fileBytes) {
+        // Only ever shortened (validBytes ends at a `\n` inside the file), never extended.
+        if (log.damagedTail !== null) process.emitWarning(`tracelake: the last line of ${logPath} was damaged (${log.damagedTail}) and is dropped as a torn write`);
         const fd = openSync(logPath, 'r+');
-        ftruncateSync(fd, good);
-        closeSync(fd);
+        try {
+          ftruncateSync(fd, log.validBytes);
+          fsyncSync(fd);
+        } finally {
+          closeSync(fd);
+        }
       }
-      size = good;
+      size = log.validBytes;
     }
     try {
-      return new CatalogLog(dir, openSync(logPath, 'a', 0o600), lines, size);
+      return new CatalogLog(dir, openSync(logPath, 'a', 0o600), changes, size);
     } catch (err) {
       throw new StorageError(`cannot open ${logPath}`, { cause: err });
     }
   }
 
   /**
-   * Durably records changes (the caller applies them in memory once this returns). All or nothing: a
+   * Durably records one commit (the caller applies it in memory once this returns). All or nothing: a
    * write that fails or is cut short (a full disk) is cut off the file again and throws, so a torn line
-   * never sits before later changes (which the reader would then drop with it).
+   * never sits before later commits.
    */
   write(tables: Tables, changes: readonly CatalogChange[]): void {
-    const buf = Buffer.from(changes.map((c) => JSON.stringify(c)).join('\n') + '\n');
+    const buf = Buffer.concat([encodeCommit(changes), Buffer.from('\n')]);
     if (this.#torn) this.#cutBack();
     try {
       let off = 0;
@@ -86,8 +202,8 @@ export class CatalogLog {
       throw new StorageError('writing the catalog log failed', { cause: err });
     }
     this.#size += buf.length;
-    this.#lines += changes.length;
-    if (this.#lines >= SNAPSHOT_AFTER) {
+    this.#changes += changes.length;
+    if (this.#changes >= SNAPSHOT_AFTER) {
       try {
         this.#snapshot(tables);
       } catch (err) {
@@ -113,7 +229,7 @@ export class CatalogLog {
     writeFileAtomic(join(this.#dir, 'catalog.json'), JSON.stringify(snap), 0o600);
     ftruncateSync(this.#fd, 0);
     fsyncSync(this.#fd);
-    this.#lines = 0;
+    this.#changes = 0;
     this.#size = 0;
   }
 

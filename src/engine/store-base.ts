@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Catalog, ApiKey, Project, Run, RunKind, User } from '../catalog/catalog.js';
 import { visibleProjectIds } from '../catalog/members.js';
-import { fingerprint, verifySecret } from '../catalog/secrets.js';
+import { fingerprint, newApiKey, verifySecret } from '../catalog/secrets.js';
 import type { TokenSigner } from '../catalog/tokens.js';
 import { ConflictError, invalid, invalidFields, NotFoundError, UnauthorizedError } from '../errors.js';
 import type { FilterRequest } from '../schemas/query.js';
@@ -102,8 +102,11 @@ export abstract class StoreBase {
     const live = this.catalog.table<ApiKey>('api_keys').filter((k) => k.revoked_at === null);
     if (live.length > 0 && existsSync(file)) return { generated: null, file };
     if (live.length > 0 && !existsSync(file)) return { generated: null, file };
-    const { key } = this.catalog.createApiKey(admin.id, 'generated on first start');
+    // The file first, then the commit: a crash between them leaves a file with a key that is not live
+    // (replaced on the next start), never a live key whose clear text exists nowhere.
+    const key = newApiKey();
     writeFileAtomic(file, `${key}\n`, 0o600);
+    this.catalog.createApiKey(admin.id, 'generated on first start', key);
     return { generated: key, file };
   }
 

@@ -14,6 +14,7 @@ import { columnInfo, type ColumnInfo, type Level } from '../query/columns.js';
 import { assertValid } from '../schemas/check.js';
 import type { LogSpansRequest, LogTracesRequest } from '../schemas/ingest.js';
 import { AvailableColumnsBody, FilterBody, PartialSearchBody, SearchBody, type FilterRequest, type PartialSearchRequest, type SearchRequest } from '../schemas/query.js';
+import { removeLeftovers } from '../storage/leftovers.js';
 import { FolderLock } from '../storage/lock.js';
 import { RecordStore, type RecordStoreOptions } from '../storage/record-store.js';
 import * as catalogApi from './catalog-api.js';
@@ -80,6 +81,7 @@ export class TraceStore extends StoreBase {
     let catalog: Catalog | undefined;
     let db: Database | undefined;
     try {
+      removeLeftovers(root); // after the lock: nothing it removes can belong to a live store
       catalog = Catalog.open(root);
       mkdirSync(join(root, 'tmp'), { recursive: true });
       db = await Database.open({ threads: options.threads, memoryLimit, tempDirectory: join(root, 'tmp') });

@@ -1,7 +1,7 @@
 // Log files of tracelake before the Arrow log (`wal-*.ndjson`: one JSON line per row, a `{"commit":n}`
 // line per request). A data folder written by that version is opened by converting them: their
 // requests are logged again through the Arrow log, then the old files are deleted.
-import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fsyncDir } from './fs-util.js';
 import { join } from 'node:path';
@@ -44,14 +44,64 @@ export function removeLegacyWal(files: readonly string[]): void {
   for (const f of files) rmSync(f, { force: true });
 }
 
-/** Appends a refused request to the rejected file, fsynced (with its folder) before the source file goes. */
-export function keepRejected(path: string, rows: readonly Record<string, unknown>[]): void {
+/**
+ * Most bytes wal/rejected.ndjson may hold (64 MiB). A request that would take it past this is not
+ * written; the caller keeps the old log files instead (keepLegacyWal), so nothing is dropped and a
+ * folder whose conversion keeps failing and restarting cannot fill the disk with copies.
+ */
+export const REJECTED_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Appends a refused request to the rejected file, fsynced (with its folder) before the source file may
+ * go. Returns false, writing nothing, when the file would grow past `limit`.
+ */
+export function keepRejected(path: string, rows: readonly Record<string, unknown>[], limit = REJECTED_LIMIT_BYTES): boolean {
+  const buf = Buffer.from(`${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
   const fd = openSync(path, 'a', 0o600);
   try {
-    writeSync(fd, `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
+    const size = fstatSync(fd).size;
+    if (size + buf.length > limit) return false;
+    let off = 0;
+    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
     fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
   fsyncDir(dirname(path));
+  return true;
+}
+
+/**
+ * Keeps old log files whose refused requests did not fit the rejected file: renamed `*.kept` (no
+ * longer read as a log, never removed), folder fsynced. Per-request reloads (`.part`) hold nothing
+ * their log file does not, so they go.
+ */
+export function keepLegacyWal(files: readonly string[]): void {
+  for (const f of files) {
+    if (f.endsWith('.part')) rmSync(f, { force: true });
+    else renameSync(f, `${f}.kept`);
+  }
+  if (files.length > 0) fsyncDir(dirname(files[0]!));
+}
+
+/** Where the conversion puts requests the new log refuses: rejected.ndjson while it has room, else the old files stay. */
+export class RejectedRequests {
+  #full = false;
+  constructor(readonly path: string) {}
+
+  keep(rows: readonly Record<string, unknown>[], why: unknown): void {
+    if (this.#full) return;
+    if (keepRejected(this.path, rows)) {
+      process.emitWarning(`tracelake: a logged request could not be converted and was kept in wal/rejected.ndjson: ${(why as Error).message}`);
+    } else {
+      this.#full = true;
+      process.emitWarning(`tracelake: wal/rejected.ndjson reached its ${REJECTED_LIMIT_BYTES >> 20} MiB limit; the old log files are kept as wal/*.ndjson.kept instead of being deleted`);
+    }
+  }
+
+  /** Deletes the converted files, or keeps them when a refused request did not fit. */
+  finish(files: readonly string[]): void {
+    if (this.#full) keepLegacyWal(files);
+    else removeLegacyWal(files);
+  }
 }

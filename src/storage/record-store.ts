@@ -22,7 +22,7 @@ import { DEFAULT_POLICY, type CompactionPolicy } from './compaction.js';
 import { Compactor } from './compactor.js';
 import { ensureDirDurable } from './fs-util.js';
 import { idHash } from './id-index.js';
-import { keepRejected, readLegacyWal, removeLegacyWal } from './legacy-wal.js';
+import { readLegacyWal, RejectedRequests } from './legacy-wal.js';
 import { loadManifest, partitionKey, type ManifestState } from './manifest.js';
 import { MemInserter, MemTable } from './mem-tables.js';
 import { RECORD_COLUMNS, tableDdl } from './record-columns.js';
@@ -104,17 +104,17 @@ export class RecordStore {
     const s = this.#s;
     const { files, requests } = readLegacyWal(join(s.dir, 'wal'), s.manifest.sealed_seq);
     if (files.length === 0) return;
+    const rejected = new RejectedRequests(join(s.dir, 'wal', 'rejected.ndjson'));
     for (const rows of requests) {
       try {
         await this.append(rows as WireRow[], true);
       } catch (err) {
         if (s.broken) throw err;
         // A request the new log cannot take (a value validation would refuse) is kept aside, not dropped.
-        keepRejected(join(s.dir, 'wal', 'rejected.ndjson'), rows);
-        process.emitWarning(`tracelake: a logged request could not be converted and was kept in wal/rejected.ndjson: ${(err as Error).message}`);
+        rejected.keep(rows, err);
       }
     }
-    removeLegacyWal(files);
+    rejected.finish(files);
   }
 
   // ---------------------------------------------------------------- writing
