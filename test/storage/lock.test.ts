@@ -35,16 +35,21 @@ function exited(child: ChildProcess): Promise<void> {
 
 const isLocked = (e: ConflictError) => e.code === 'STORE_LOCKED';
 
-test('a refused open names the holding process; after the holder is killed with SIGKILL a new process opens', { timeout: 60_000 }, async (t) => {
+test('a refused open (library or CLI admin command) names the holding process; after the holder is killed with SIGKILL a new process opens', { timeout: 60_000 }, async (t) => {
   const dir = tempDir();
   const { child, line } = await startHolder(dir);
   t.after(() => child.kill('SIGKILL'));
   assert.equal(line, `held ${child.pid}`);
   await assert.rejects(TraceStore.open(dir), (e: ConflictError) => isLocked(e) && e.message.includes(`in use by process ${child.pid}`));
+  const admin = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'users', 'list', '--data', dir], { encoding: 'utf8' });
+  assert.equal(admin.status, 1, 'an admin command is refused while a server holds the folder');
+  assert.match(admin.stderr, new RegExp(`in use by process ${child.pid}`));
   child.kill('SIGKILL');
   await exited(child);
   const store = await TraceStore.open(dir); // the kernel dropped the dead holder's lock: nothing to take over
   await store.close();
+  const after = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'users', 'list', '--data', dir], { encoding: 'utf8' });
+  assert.equal(after.status, 0, after.stderr);
 });
 
 test('a process running as pid 1, killed with SIGKILL and started again as pid 1, opens the folder', { timeout: 60_000 }, async (t) => {
