@@ -1,6 +1,6 @@
-// The only user of @duckdb/node-api. Runs the SQL it is given with positional parameters on a small
-// pool of connections (one statement at a time per connection) and maps result rows once.
-// It builds no SQL from request data.
+// The one user of @duckdb/node-api for queries (src/storage/lock.ts only opens a database file to hold
+// its lock). Runs the SQL it is given with positional parameters on a small pool of connections (one
+// statement at a time per connection) and maps result rows once. It builds no SQL from request data.
 import { DOUBLE, DuckDBInstance, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBTableFunction, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import { StorageError } from '../errors.js';
 

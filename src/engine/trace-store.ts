@@ -77,7 +77,7 @@ export class TraceStore extends StoreBase {
     const memoryLimit = options.memoryLimit ?? DEFAULT_MEMORY_LIMIT;
     if (!MEMORY_SIZE.test(memoryLimit)) throw invalid(['memoryLimit'], "Input should be a size such as '512MB' or '4GB'", memoryLimit);
     mkdirSync(root, { recursive: true });
-    const lock = FolderLock.acquire(root);
+    const lock = await FolderLock.acquire(root);
     let catalog: Catalog | undefined;
     let db: Database | undefined;
     try {
