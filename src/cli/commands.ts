@@ -3,6 +3,7 @@
 // is generated from this table, so a command added here exists everywhere with no other change.
 import { VERSION } from '../version.js';
 import { admin, UnknownAction } from './admin.js';
+import { sqlCommand } from './data.js';
 import { serve } from './serve.js';
 
 export interface Command {
@@ -32,6 +33,11 @@ export const COMMANDS: readonly Command[] = [
     name: 'members',
     usage: ['members add --project NAME --email E --role owner|editor|annotator|viewer [--data DIR]'],
     run: (argv) => admin('members', argv),
+  },
+  {
+    name: 'sql',
+    usage: ['sql "SELECT ... FROM spans|traces|sessions|projects|runs" [--param V]... [--format jsonl|json|csv] [--data DIR]   (read-only)'],
+    run: sqlCommand,
   },
 ];
 

@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { Catalog, type User } from '../catalog/catalog.js';
 import { TokenSigner } from '../catalog/tokens.js';
 import { Database } from '../db/database.js';
+import type { Table } from 'apache-arrow';
 import { InvalidRequestError, invalid, invalidFields, NotFoundError } from '../errors.js';
 import type { Draft } from '../ingest/flatten.js';
 import { nowUs } from '../ingest/time.js';
@@ -23,6 +24,7 @@ import { logOtlpRequest, type OtlpLogOptions, type OtlpLogResult } from './otlp.
 import { OtlpWriter } from './otlp-log.js';
 import { RecordQueries, type RunScope, type SearchResult } from './record-queries.js';
 import { storedToWire } from './row-codec.js';
+import { runSandboxed, type SqlOptions, type SqlParam } from './sql-sandbox.js';
 import { RUN_ID_FIELDS, StoreBase } from './store-base.js';
 
 /**
@@ -58,6 +60,7 @@ export class TraceStore extends StoreBase {
   readonly #queries: RecordQueries;
   readonly #ingest: Ingest;
   readonly #maxSpans: number | undefined;
+  readonly #sqlLimits: { threads?: number; memoryLimit: string };
   #otlp: OtlpWriter | undefined;
 
   private constructor(dir: string, lock: FolderLock, catalog: Catalog, db: Database, records: RecordStore, tokens: TokenSigner, options: TraceStoreOptions) {
@@ -65,6 +68,7 @@ export class TraceStore extends StoreBase {
     this.#queries = new RecordQueries(records, db, { metricInfo: metricInfoResolver(catalog), ...(options.pageWindowRows ? { windowRows: options.pageWindowRows } : {}) });
     this.#ingest = new Ingest(this, records, db, options.maxSpansPerRequest);
     this.#maxSpans = options.maxSpansPerRequest;
+    this.#sqlLimits = { ...(options.threads ? { threads: options.threads } : {}), memoryLimit: options.memoryLimit ?? DEFAULT_MEMORY_LIMIT };
     this.#lock = lock;
     this.#db = db;
     this.#records = records;
@@ -298,6 +302,27 @@ export class TraceStore extends StoreBase {
   async dropRecords(projectId: string, runId?: string): Promise<number> {
     this.assertOpen();
     return this.#records.dropScope(projectId, runId);
+  }
+
+  // ------------------------------------------------------------------ SQL (sql-sandbox.ts)
+
+  /**
+   * Runs one read-only DuckDB query over views `spans`, `traces`, `sessions` (live rows, one column
+   * per metric) and tables `projects`, `runs`. `$1`, `$2`... take `params`. Anything but a single
+   * SELECT is refused (SqlError, an InvalidRequestError), and the query can read no file, network
+   * address or setting outside the store's snapshot.
+   */
+  sql(query: string, params?: readonly SqlParam[], options?: SqlOptions & { format?: 'rows' }): Promise<Record<string, unknown>[]>;
+  sql(query: string, params: readonly SqlParam[] | undefined, options: SqlOptions & { format: 'arrow' }): Promise<Table>;
+  async sql(query: string, params: readonly SqlParam[] = [], options: SqlOptions = {}): Promise<Record<string, unknown>[] | Table> {
+    this.assertOpen();
+    if (!Array.isArray(params)) throw invalid(['params'], 'Input should be an array', params);
+    params.forEach((p, i) => {
+      if (p !== null && !['string', 'number', 'boolean', 'bigint'].includes(typeof p)) throw invalid(['params', i], 'Input should be a string, number, boolean or null', p);
+    });
+    const projects = this.catalog.projects().map((p) => ({ id: p.id, name: p.name }));
+    const runs = projects.flatMap((p) => this.catalog.runs(p.id).map((r) => ({ id: r.id, project_id: r.project_id, name: r.name, kind: r.kind })));
+    return this.#records.read((snap) => runSandboxed(this.#db, snap, { dir: this.dir, ...this.#sqlLimits, projects, runs }, query, params, options));
   }
 
   // ------------------------------------------------------------------ maintenance

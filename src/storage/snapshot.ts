@@ -108,6 +108,33 @@ export class Snapshot {
     };
   }
 
+  /** Live segments of a kind across every project (for SQL over the whole store). */
+  segmentsOfKind(kind: RecordKind): SegmentEntry[] {
+    return this.#manifest.segments.filter((s) => s.kind === kind);
+  }
+
+  /** Absolute path of a segment. */
+  path(segment: SegmentEntry): string {
+    return join(this.#dir, segment.file);
+  }
+
+  /** Names of the memory tables this snapshot reads (rows not yet sealed, dead ones included). */
+  memTableNames(): string[] {
+    return this.#mem.filter((t) => t.ready).map((t) => t.name);
+  }
+
+  /** Metric name -> id of the shredded `m<id>` columns in segments. */
+  get metricIds(): Readonly<Record<string, number>> {
+    return this.#manifest.metric_ids;
+  }
+
+  /** Metric names that rows in memory tables carry, by kind (across projects). */
+  memMetricNames(kind: RecordKind): Set<string> {
+    const names = new Set<string>();
+    for (const t of this.#mem) for (const part of t.partitions.values()) if (part.kind === kind) for (const n of part.metrics) names.add(n);
+    return names;
+  }
+
   /** Sequence numbers of the live rows of a scope that are still in memory tables. */
   async memorySeqs(scope: Scope): Promise<number[]> {
     const mem = this.#memFor(scope);

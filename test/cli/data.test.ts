@@ -1,0 +1,34 @@
+// Guarantees: `tracelake sql` prints the rows of a read-only query (JSON lines, JSON or CSV) and
+// refuses a write with a clear message and a failing exit status.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { ROOT } from '../../scripts/binary/config.js';
+import { TraceStore } from '../../src/engine/trace-store.js';
+import { everyKindTrace, tempDir } from '../support/helpers.js';
+
+const cli = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args], { cwd: ROOT, encoding: 'utf8' });
+
+async function folderWithTraces(n: number): Promise<string> {
+  const dir = join(tempDir(), 'data');
+  const store = await TraceStore.open(dir);
+  const project = store.createProject({ name: 'cli-project' });
+  const stream = store.createLogStream(project.id, 'main');
+  await store.logTraces(project.id, { log_stream_id: stream.id, traces: Array.from({ length: n }, (_, i) => everyKindTrace(`t${i}`) as any) });
+  await store.close();
+  return dir;
+}
+
+test('tracelake sql prints rows and refuses writes', async () => {
+  const dir = await folderWithTraces(2);
+  const lines = cli(['sql', 'SELECT type, count(*) AS n FROM spans WHERE type = $1 GROUP BY type', '--param', 'llm', '--data', dir]);
+  assert.equal(lines.status, 0, lines.stderr);
+  assert.deepEqual(lines.stdout.trim().split('\n').map((l) => JSON.parse(l)), [{ type: 'llm', n: 2 }]);
+  const csv = cli(['sql', 'SELECT p.name, count(*) AS n FROM traces t JOIN projects p ON p.id = t.project_id GROUP BY 1', '--format', 'csv', '--data', dir]);
+  assert.equal(csv.status, 0, csv.stderr);
+  assert.equal(csv.stdout, 'name,n\ncli-project,2\n');
+  const write = cli(['sql', 'DELETE FROM projects', '--data', dir]);
+  assert.notEqual(write.status, 0);
+  assert.match(write.stderr, /only read-only queries/);
+});
