@@ -3,7 +3,7 @@
 // is generated from this table, so a command added here exists everywhere with no other change.
 import { VERSION } from '../version.js';
 import { admin, UnknownAction } from './admin.js';
-import { sqlCommand } from './data.js';
+import { exportCommand, sqlCommand } from './data.js';
 import { serve } from './serve.js';
 
 export interface Command {
@@ -38,6 +38,11 @@ export const COMMANDS: readonly Command[] = [
     name: 'sql',
     usage: ['sql "SELECT ... FROM spans|traces|sessions|projects|runs" [--param V]... [--format jsonl|json|csv] [--data DIR]   (read-only)'],
     run: sqlCommand,
+  },
+  {
+    name: 'export',
+    usage: ['export --project NAME [--log-stream NAME] [--level span|trace|session [--filter-tree JSON]] [--format parquet|jsonl|arrow] --out PATH [--data DIR]'],
+    run: exportCommand,
   },
 ];
 

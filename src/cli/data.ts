@@ -1,7 +1,11 @@
 // `tracelake sql | export | import`: data in and out of a folder no server holds (they open it).
 import { parseArgs } from 'node:util';
+import { resolve } from 'node:path';
+import { EXPORT_FORMATS, type ExportFormat } from '../engine/export.js';
 import { TraceStore } from '../engine/trace-store.js';
+import type { Level } from '../query/columns.js';
 import { dataDir } from './options.js';
+import { progressBar } from './progress.js';
 
 async function withStore<T>(dir: string | undefined, fn: (store: TraceStore) => Promise<T>): Promise<T> {
   const store = await TraceStore.open(dataDir(dir));
@@ -44,4 +48,64 @@ export async function sqlCommand(argv: string[]): Promise<void> {
     out.write(`${cols.map(csvCell).join(',')}\n`);
     for (const r of rows) out.write(`${cols.map((c) => csvCell(r[c])).join(',')}\n`);
   }
+}
+
+/** Project id and run ids of `--project NAME [--log-stream NAME]` (names as the UI shows them). */
+function selectRun(store: TraceStore, project: string | undefined, stream: string | undefined): { projectId: string; ids: { log_stream_id?: string } } {
+  if (!project) throw new Error('--project is required');
+  const p = store.findProjects({ name: project })[0];
+  if (!p) throw new Error(`no project named ${project}`);
+  if (stream === undefined) return { projectId: p.id, ids: {} };
+  const run = store.listRuns(p.id, 'log_stream').find((r) => r.name === stream);
+  if (!run) throw new Error(`no log stream named ${stream} in project ${project}`);
+  return { projectId: p.id, ids: { log_stream_id: run.id } };
+}
+
+function parseFilterTree(text: string | undefined): unknown {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new Error(`--filter-tree is not JSON: ${(err as Error).message}`);
+  }
+}
+
+/** `tracelake export --project NAME [--log-stream NAME] [--level L] [--filter-tree JSON] --format F --out PATH`. */
+export async function exportCommand(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      data: { type: 'string' },
+      project: { type: 'string' },
+      'log-stream': { type: 'string' },
+      level: { type: 'string' },
+      'filter-tree': { type: 'string' },
+      format: { type: 'string' },
+      out: { type: 'string' },
+    },
+  });
+  const format = (values.format ?? 'parquet') as ExportFormat;
+  if (!EXPORT_FORMATS.includes(format)) throw new Error(`invalid --format: ${format} (${EXPORT_FORMATS.join(', ')})`);
+  if (!values.out) throw new Error('--out is required');
+  const out = resolve(values.out);
+  const filterTree = parseFilterTree(values['filter-tree']);
+  if (filterTree !== undefined && values.level === undefined) throw new Error('--filter-tree needs --level (the level the filter applies to)');
+  await withStore(values.data, async (store) => {
+    const { projectId, ids } = selectRun(store, values.project, values['log-stream']);
+    const bar = progressBar(`export ${format}`);
+    try {
+      const { rows } = await store.exportFile(projectId, out, {
+        ...ids,
+        format,
+        ...(values.level !== undefined ? { level: values.level as Level } : {}),
+        ...(filterTree !== undefined ? { filter_tree: filterTree as never } : {}),
+        onProgress: bar.update,
+      });
+      bar.stop();
+      process.stderr.write(`exported ${rows} records to ${out}\n`);
+    } catch (err) {
+      bar.stop();
+      throw err;
+    }
+  });
 }

@@ -1,7 +1,7 @@
 // A DuckDB result (read whole or one chunk at a time) as apache-arrow columns. Scalars keep their type
 // (integers, doubles, booleans, text, microsecond timestamps); lists of text and maps of text to
 // text or double keep theirs (the record columns `tags`, `metrics`, `*_metadata`); any other type
-// arrives as JSON text, so a result always converts.
+// arrives as DuckDB's text form of the value, so a result always converts.
 import { DuckDBTypeId, type DuckDBResultReader, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import { Bool, Field, Float64, Int32, Int64, List, makeData, makeVector, Map_, RecordBatch, Schema, Struct, Table, TimestampMicrosecond, Utf8, vectorFromArray, type DataType, type Vector } from 'apache-arrow';
 
@@ -9,7 +9,7 @@ const ID = DuckDBTypeId;
 
 interface Converter {
   readonly type: DataType;
-  vector(values: readonly DuckDBValue[], json: () => readonly unknown[]): Vector;
+  vector(values: readonly DuckDBValue[]): Vector;
 }
 
 function mapType(value: DataType): Map_ {
@@ -73,7 +73,7 @@ function converter(t: DuckDBType): Converter {
       break;
   }
   const type = new Utf8();
-  return { type, vector: (_values, json) => vectorFromArray(json().map((v) => (v === null ? null : JSON.stringify(v))), type) };
+  return { type, vector: (values) => vectorFromArray(values.map((v) => (v === null ? null : String(v))), type) };
 }
 
 /** Converts result chunks to Arrow with one schema for the whole result. */
@@ -86,15 +86,13 @@ export class ArrowConverter {
     this.schema = new Schema(names.map((n, i) => new Field(n, this.#convert[i]!.type, true)));
   }
 
-  /** The rows a reader holds now as one RecordBatch. */
-  batch(reader: DuckDBResultReader): RecordBatch {
-    const columns = reader.getColumns();
-    let json: unknown[][] | undefined;
-    const jsonCol = (i: number) => () => (json ??= reader.getColumnsJson() as unknown[][])[i]!;
-    const vectors = this.#convert.map((c, i) => c.vector(columns[i] ?? [], jsonCol(i)));
+  /** Rows (a result chunk, or all a reader holds) as one RecordBatch. */
+  batch(rows: { readonly rowCount: number; getColumns(): DuckDBValue[][] }): RecordBatch {
+    const columns = rows.getColumns();
+    const vectors = this.#convert.map((c, i) => c.vector(columns[i] ?? []));
     // Built from the children directly: a result may repeat a column name, which a Table of named vectors cannot.
-    const children = vectors.map((v) => (v.data.length === 1 ? v.data[0]! : makeVector(v.data).data[0]!));
-    return new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length: reader.currentRowCount, nullCount: 0, children }));
+    const children = vectors.map((v) => v.data[0]!);
+    return new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length: rows.rowCount, nullCount: 0, children }));
   }
 }
 
@@ -102,5 +100,5 @@ export class ArrowConverter {
 export function readerToTable(reader: DuckDBResultReader): Table {
   const conv = new ArrowConverter(reader.columnNames(), reader.columnTypes());
   if (reader.currentRowCount === 0) return new Table(conv.schema);
-  return new Table([conv.batch(reader)]);
+  return new Table([conv.batch({ rowCount: reader.currentRowCount, getColumns: () => reader.getColumns() })]);
 }

@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { Catalog, type User } from '../catalog/catalog.js';
 import { TokenSigner } from '../catalog/tokens.js';
 import { Database } from '../db/database.js';
-import type { Table } from 'apache-arrow';
+import type { RecordBatch, Table } from 'apache-arrow';
 import { InvalidRequestError, invalid, invalidFields, NotFoundError } from '../errors.js';
 import type { Draft } from '../ingest/flatten.js';
 import { nowUs } from '../ingest/time.js';
@@ -24,6 +24,7 @@ import { logOtlpRequest, type OtlpLogOptions, type OtlpLogResult } from './otlp.
 import { OtlpWriter } from './otlp-log.js';
 import { RecordQueries, type RunScope, type SearchResult } from './record-queries.js';
 import { storedToWire } from './row-codec.js';
+import { EXPORT_FORMATS, Exporter, type ExportFileOptions, type ExportSelection } from './export.js';
 import { runSandboxed, type SqlOptions, type SqlParam } from './sql-sandbox.js';
 import { RUN_ID_FIELDS, StoreBase } from './store-base.js';
 
@@ -61,6 +62,7 @@ export class TraceStore extends StoreBase {
   readonly #ingest: Ingest;
   readonly #maxSpans: number | undefined;
   readonly #sqlLimits: { threads?: number; memoryLimit: string };
+  readonly #exporter: Exporter;
   #otlp: OtlpWriter | undefined;
 
   private constructor(dir: string, lock: FolderLock, catalog: Catalog, db: Database, records: RecordStore, tokens: TokenSigner, options: TraceStoreOptions) {
@@ -72,6 +74,7 @@ export class TraceStore extends StoreBase {
     this.#lock = lock;
     this.#db = db;
     this.#records = records;
+    this.#exporter = new Exporter(dir, records, db, this.#queries);
   }
 
   /** Opens (creating if needed) a data folder. Fails with STORE_LOCKED if another process has it open. */
@@ -323,6 +326,36 @@ export class TraceStore extends StoreBase {
     const projects = this.catalog.projects().map((p) => ({ id: p.id, name: p.name }));
     const runs = projects.flatMap((p) => this.catalog.runs(p.id).map((r) => ({ id: r.id, project_id: r.project_id, name: r.name, kind: r.kind })));
     return this.#records.read((snap) => runSandboxed(this.#db, snap, { dir: this.dir, ...this.#sqlLimits, projects, runs }, query, params, options));
+  }
+
+  // ------------------------------------------------------------------ export (export.ts)
+
+  #exportScope(projectId: string, body: ExportSelection & RunIds): RunScope {
+    const { level, ...filter } = body;
+    if (level !== undefined && !['span', 'trace', 'session'].includes(level)) throw invalid(['body', 'level'], "Input should be 'span', 'trace' or 'session'", level, 'literal_error');
+    assertValid(FilterBody, filter);
+    if (level !== undefined) this.#queries.validateFilter(level, filter);
+    return this.resolveScope(projectId, body);
+  }
+
+  /**
+   * The live records of a project, or of one run (`log_stream_id`...), as Arrow RecordBatches, read
+   * lazily with bounded memory. With `level`, only records of that level matching `filters` /
+   * `filter_tree`, and their descendants. Columns: EXPORT_COLUMNS (docs/storage-format.md).
+   */
+  export(projectId: string, body: ExportSelection & RunIds = {}): AsyncIterable<RecordBatch> {
+    this.assertOpen();
+    const scope = this.#exportScope(projectId, body);
+    return this.#exporter.batches(scope, body);
+  }
+
+  /** Writes an export as one Parquet, JSON lines or Arrow IPC file at `out` (whole, or not at all). */
+  async exportFile(projectId: string, out: string, options: ExportSelection & RunIds & ExportFileOptions): Promise<{ rows: number }> {
+    this.assertOpen();
+    const { format, onProgress, ...body } = options;
+    if (!EXPORT_FORMATS.includes(format)) throw invalid(['format'], `Input should be one of ${EXPORT_FORMATS.join(', ')}`, format, 'literal_error');
+    const scope = this.#exportScope(projectId, body);
+    return this.#exporter.toFile(scope, body, out, { format, ...(onProgress ? { onProgress } : {}) });
   }
 
   // ------------------------------------------------------------------ maintenance

@@ -2,6 +2,7 @@
 // refuses a write with a clear message and a failing exit status.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ROOT } from '../../scripts/binary/config.js';
@@ -31,4 +32,18 @@ test('tracelake sql prints rows and refuses writes', async () => {
   const write = cli(['sql', 'DELETE FROM projects', '--data', dir]);
   assert.notEqual(write.status, 0);
   assert.match(write.stderr, /only read-only queries/);
+});
+
+test('tracelake export writes the selected records; no progress bar when stderr is no terminal', async () => {
+  const dir = await folderWithTraces(3);
+  const out = join(tempDir(), 'spans.jsonl');
+  const filter = JSON.stringify({ filter: { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' } });
+  const res = cli(['export', '--project', 'cli-project', '--log-stream', 'main', '--level', 'span', '--filter-tree', filter, '--format', 'jsonl', '--out', out, '--data', dir]);
+  assert.equal(res.status, 0, res.stderr);
+  assert.equal(res.stderr, `exported 3 records to ${out}\n`);
+  const rows = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(rows.map((r) => r.type), ['llm', 'llm', 'llm']);
+  const missing = cli(['export', '--project', 'nope', '--out', out, '--data', dir]);
+  assert.notEqual(missing.status, 0);
+  assert.match(missing.stderr, /no project named nope/);
 });
