@@ -3,7 +3,7 @@
 // is generated from this table, so a command added here exists everywhere with no other change.
 import { VERSION } from '../version.js';
 import { admin, UnknownAction } from './admin.js';
-import { exportCommand, sqlCommand } from './data.js';
+import { exportCommand, importCommand, sqlCommand } from './data.js';
 import { serve } from './serve.js';
 
 export interface Command {
@@ -43,6 +43,11 @@ export const COMMANDS: readonly Command[] = [
     name: 'export',
     usage: ['export --project NAME [--log-stream NAME] [--level span|trace|session [--filter-tree JSON]] [--format parquet|jsonl|arrow] --out PATH [--data DIR]'],
     run: exportCommand,
+  },
+  {
+    name: 'import',
+    usage: ['import PATH --project NAME --log-stream NAME [--format parquet|jsonl|arrow] [--batch-rows N] [--data DIR]   (an export, or JSON lines of v2 bodies)'],
+    run: importCommand,
   },
 ];
 

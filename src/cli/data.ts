@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { EXPORT_FORMATS, type ExportFormat } from '../engine/export.js';
 import { TraceStore } from '../engine/trace-store.js';
 import type { Level } from '../query/columns.js';
-import { dataDir } from './options.js';
+import { dataDir, positiveInt } from './options.js';
 import { progressBar } from './progress.js';
 
 async function withStore<T>(dir: string | undefined, fn: (store: TraceStore) => Promise<T>): Promise<T> {
@@ -103,6 +103,39 @@ export async function exportCommand(argv: string[]): Promise<void> {
       });
       bar.stop();
       process.stderr.write(`exported ${rows} records to ${out}\n`);
+    } catch (err) {
+      bar.stop();
+      throw err;
+    }
+  });
+}
+
+/** `tracelake import PATH --project NAME --log-stream NAME [--format F] [--batch-rows N]`. */
+export async function importCommand(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { data: { type: 'string' }, project: { type: 'string' }, 'log-stream': { type: 'string' }, format: { type: 'string' }, 'batch-rows': { type: 'string' } },
+  });
+  const path = positionals[0];
+  if (!path || positionals.length > 1) throw new Error('usage: tracelake import PATH --project NAME --log-stream NAME');
+  if (!values.project) throw new Error('--project is required');
+  if (!values['log-stream']) throw new Error('--log-stream is required');
+  const batchRows = positiveInt('--batch-rows', values['batch-rows'], 10_000);
+  await withStore(values.data, async (store) => {
+    const bar = progressBar('import');
+    try {
+      const res = await store.importFile(resolve(path), {
+        project: values.project!,
+        logStream: values['log-stream']!,
+        batchRows,
+        ...(values.format !== undefined ? { format: values.format as never } : {}),
+        onProgress: (done, total) => {
+          if (total) bar.update(done / total);
+        },
+      });
+      bar.stop();
+      process.stderr.write(res.bodies > 0 ? `logged ${res.bodies} bodies into ${values.project}/${values['log-stream']}\n` : `imported ${res.records} records into ${values.project}/${values['log-stream']}\n`);
     } catch (err) {
       bar.stop();
       throw err;

@@ -25,6 +25,7 @@ import { OtlpWriter } from './otlp-log.js';
 import { RecordQueries, type RunScope, type SearchResult } from './record-queries.js';
 import { storedToWire } from './row-codec.js';
 import { EXPORT_FORMATS, Exporter, type ExportFileOptions, type ExportSelection } from './export.js';
+import { Importer, type ImportOptions, type ImportResult } from './import.js';
 import { runSandboxed, type SqlOptions, type SqlParam } from './sql-sandbox.js';
 import { RUN_ID_FIELDS, StoreBase } from './store-base.js';
 
@@ -356,6 +357,33 @@ export class TraceStore extends StoreBase {
     if (!EXPORT_FORMATS.includes(format)) throw invalid(['format'], `Input should be one of ${EXPORT_FORMATS.join(', ')}`, format, 'literal_error');
     const scope = this.#exportScope(projectId, body);
     return this.#exporter.toFile(scope, body, out, { format, ...(onProgress ? { onProgress } : {}) });
+  }
+
+  // ------------------------------------------------------------------ import (import.ts)
+
+  /**
+   * Imports an export file (Parquet, JSON lines or Arrow IPC) or JSON lines of v2 logging bodies into
+   * project `project` and log stream `logStream` (names; both created when missing). Ids are kept, so
+   * importing the same file again changes nothing. Each batch is durable and whole before the next.
+   */
+  async importFile(path: string, options: ImportOptions & { project: string; logStream: string }): Promise<ImportResult & { projectId: string; logStreamId: string }> {
+    this.assertOpen();
+    const { project, logStream, ...rest } = options;
+    for (const [field, v] of [['project', project], ['logStream', logStream]] as const) {
+      if (typeof v !== 'string' || v.trim() === '') throw invalid([field], 'Input should be a non-empty name', v);
+    }
+    const p = this.findProjects({ name: project })[0] ?? this.createProject({ name: project });
+    const run = this.listRuns(p.id, 'log_stream').find((r) => r.name === logStream) ?? this.createLogStream(p.id, logStream);
+    const result = await new Importer(this.#db).run(path, {
+      write: (drafts) => this.#ingest.write(p.id, run.id, drafts, true),
+      logBody: async (body) => {
+        const { log_stream_id: _l, experiment_id: _e, metrics_testing_id: _m, ...rest } = body;
+        const target = { ...rest, log_stream_id: run.id };
+        if (Array.isArray(body['traces'])) await this.logTraces(p.id, target as unknown as LogTracesRequest);
+        else await this.logSpans(p.id, target as unknown as LogSpansRequest);
+      },
+    }, rest);
+    return { ...result, projectId: p.id, logStreamId: run.id };
   }
 
   // ------------------------------------------------------------------ maintenance

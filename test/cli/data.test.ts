@@ -47,3 +47,15 @@ test('tracelake export writes the selected records; no progress bar when stderr 
   assert.notEqual(missing.status, 0);
   assert.match(missing.stderr, /no project named nope/);
 });
+
+test('tracelake import reads an export into a new folder, creating the project and log stream', async () => {
+  const dir = await folderWithTraces(2);
+  const file = join(tempDir(), 'all.arrow');
+  assert.equal(cli(['export', '--project', 'cli-project', '--format', 'arrow', '--out', file, '--data', dir]).status, 0);
+  const target = join(tempDir(), 'target');
+  const res = cli(['import', file, '--project', 'copy', '--log-stream', 'restored', '--data', target]);
+  assert.equal(res.status, 0, res.stderr);
+  assert.match(res.stderr, /^imported \d+ records into copy\/restored\n$/);
+  const count = cli(['sql', "SELECT count(*) AS n FROM spans s JOIN runs r ON r.id = s.run_id WHERE r.name = 'restored'", '--data', target]);
+  assert.deepEqual(JSON.parse(count.stdout), { n: 12 });
+});
