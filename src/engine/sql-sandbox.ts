@@ -77,7 +77,11 @@ export async function runSandboxed(db: Database, snap: Snapshot, cfg: SandboxCon
     conn = await instance.connect();
     const allowed = [memFile];
     await conn.run(`CREATE TABLE tracelake_dead AS SELECT seq FROM read_parquet(${literal(memFile)}) WHERE dead_`);
-    for (const [view, kind] of VIEWS) allowed.push(...(await createView(conn, snap, view, kind, memFile, memMetrics)));
+    // Retention: runs whose records expire, and from when (the views leave expired rows out).
+    const cutoffs = new Map(cfg.projects.flatMap((p) => [...snap.cutoffs(p.id)]));
+    await conn.run('CREATE TABLE tracelake_expiry (run_id VARCHAR, cutoff BIGINT)');
+    if (cutoffs.size > 0) await conn.run('INSERT INTO tracelake_expiry SELECT * FROM (SELECT unnest($1::VARCHAR[]), unnest($2::BIGINT[]))', [listValue([...cutoffs.keys()]), listValue([...cutoffs.values()].map((v) => BigInt(v)))]);
+    for (const [view, kind] of VIEWS) allowed.push(...(await createView(conn, snap, view, kind, memFile, memMetrics, cutoffs)));
     await catalogTables(conn, cfg);
     await conn.run(`SET allowed_paths = [${allowed.map(literal).join(', ')}]`);
     await conn.run(`SET allowed_directories = [${literal(work)}]`);
@@ -108,8 +112,8 @@ async function dumpMemory(db: Database, snap: Snapshot, file: string): Promise<M
 }
 
 /** One view over the live segments of a kind and the memory rows of that kind; returns the files it reads. */
-async function createView(conn: DuckDBConnection, snap: Snapshot, view: string, kind: RecordKind, memFile: string, memMetrics: Map<string, string>): Promise<string[]> {
-  const segments = snap.segmentsOfKind(kind);
+async function createView(conn: DuckDBConnection, snap: Snapshot, view: string, kind: RecordKind, memFile: string, memMetrics: Map<string, string>, cutoffs: ReadonlyMap<string, number>): Promise<string[]> {
+  const segments = snap.segmentsOfKind(kind).filter((s) => !(cutoffs.has(s.run_id) && s.max_created_us < cutoffs.get(s.run_id)!));
   const files = segments.map((s) => snap.path(s));
   const names = [...new Set([...segments.flatMap((s) => s.metrics.map((id) => nameOf(snap, id))), ...snap.memMetricNames(kind)])].filter((n): n is string => n !== undefined).sort();
   // Column names are case-insensitive in DuckDB: a metric clashing with a column (or another metric)
@@ -132,7 +136,8 @@ async function createView(conn: DuckDBConnection, snap: Snapshot, view: string, 
   if (files.length > 0) parts.push(`SELECT ${COLS}${extra(segCols)} FROM read_parquet([${files.map(literal).join(', ')}], hive_partitioning = false, union_by_name = true) WHERE seq NOT IN (SELECT seq FROM tracelake_dead)`);
   parts.push(`SELECT ${COLS}${extra(memCols)} FROM read_parquet(${literal(memFile)}, union_by_name = true) WHERE NOT dead_ AND kind_ = ${literal(kind)}`);
   const select = [...VIEW_COLUMNS, ...metrics.map((n, i) => `mv${i} AS ${ident(n)}`)].join(', ');
-  await conn.run(`CREATE VIEW ${view} AS SELECT ${select} FROM (${parts.join(' UNION ALL ')})`);
+  const live = 'NOT EXISTS (SELECT 1 FROM tracelake_expiry e WHERE e.run_id = u.run_id AND epoch_us(u.created_at) < e.cutoff)';
+  await conn.run(`CREATE VIEW ${view} AS SELECT ${select} FROM (${parts.join(' UNION ALL ')}) u WHERE ${live}`);
   return files;
 }
 

@@ -25,6 +25,7 @@ import { OtlpWriter } from './otlp-log.js';
 import { RecordQueries, type RunScope, type SearchResult } from './record-queries.js';
 import { storedToWire } from './row-codec.js';
 import { EXPORT_FORMATS, Exporter, type ExportFileOptions, type ExportSelection } from './export.js';
+import { Retention, type RetentionSetting } from './retention.js';
 import { Importer, type ImportOptions, type ImportResult } from './import.js';
 import { runSandboxed, type SqlOptions, type SqlParam } from './sql-sandbox.js';
 import { RUN_ID_FIELDS, StoreBase } from './store-base.js';
@@ -64,6 +65,7 @@ export class TraceStore extends StoreBase {
   readonly #maxSpans: number | undefined;
   readonly #sqlLimits: { threads?: number; memoryLimit: string };
   readonly #exporter: Exporter;
+  readonly #retention: Retention;
   #otlp: OtlpWriter | undefined;
 
   private constructor(dir: string, lock: FolderLock, catalog: Catalog, db: Database, records: RecordStore, tokens: TokenSigner, options: TraceStoreOptions) {
@@ -76,6 +78,8 @@ export class TraceStore extends StoreBase {
     this.#db = db;
     this.#records = records;
     this.#exporter = new Exporter(dir, records, db, this.#queries);
+    this.#retention = new Retention(catalog);
+    records.retention = this.#retention;
   }
 
   /** Opens (creating if needed) a data folder. Fails with STORE_LOCKED if another process has it open. */
@@ -388,10 +392,54 @@ export class TraceStore extends StoreBase {
 
   // ------------------------------------------------------------------ maintenance
 
-  /** Merges small segments and purges deleted rows from disk now (it also runs by itself after seals). */
-  async compact(): Promise<{ merges: number }> {
+  /**
+   * Merges small segments and purges deleted rows from disk now (it also runs by itself after seals).
+   * Records past their retention are first logged as deleted, so the rewrite of their segments
+   * (a segment at least 30% dead, see compaction.ts) takes them off the disk.
+   */
+  async compact(): Promise<{ merges: number; expired: number }> {
     this.assertOpen();
-    return { merges: await this.#records.compact() };
+    const expired = await this.#purgeExpired();
+    return { merges: await this.#records.compact(), expired };
+  }
+
+  async #purgeExpired(): Promise<number> {
+    let n = 0;
+    for (const project of this.catalog.projects()) {
+      const seqs = await this.#records.read(async (snap) => {
+        const q = snap.expiredSeqs({ projectId: project.id, kinds: ['span', 'trace', 'session'] });
+        return q ? (await this.#db.all(q.sql, q.params)).map((r) => Number(r['seq'])) : [];
+      });
+      if (seqs.length > 0) await this.#records.deleteSeqs(seqs);
+      n += seqs.length;
+    }
+    return n;
+  }
+
+  // ------------------------------------------------------------------ retention (retention.ts)
+
+  /**
+   * Sets how many days records of a project (no run id) or of one log stream (`log_stream_id`) are
+   * kept; null removes the setting. A log stream's own value wins over its project's. Records older
+   * than that (by created_at) leave every read at once and the disk at the next `compact()`.
+   */
+  setRetention(projectId: string, body: { retention_days: number | null } & RunIds): RetentionSetting {
+    this.assertOpen();
+    const days = Retention.validate(body?.retention_days);
+    const scope = this.#retentionScope(projectId, body);
+    this.#retention.set(scope.projectId, scope.runId, days);
+    return this.#retention.get(scope.projectId, scope.runId);
+  }
+
+  getRetention(projectId: string, body: RunIds = {}): RetentionSetting {
+    this.assertOpen();
+    const scope = this.#retentionScope(projectId, body);
+    return this.#retention.get(scope.projectId, scope.runId);
+  }
+
+  #retentionScope(projectId: string, ids: RunIds): { projectId: string; runId: string | null } {
+    const scope = this.resolveScope(projectId, ids);
+    return { projectId: scope.projectId, runId: scope.runId ?? null };
   }
 
   /** Seals the in-memory batch into Parquet now (it also happens by itself). */
