@@ -142,3 +142,20 @@ export async function importCommand(argv: string[]): Promise<void> {
     }
   });
 }
+
+/** `tracelake retention get|set --project NAME [--log-stream NAME] [--days N|none]`. */
+export async function retentionCommand(argv: string[]): Promise<void> {
+  const [action, ...rest] = argv;
+  const { values } = parseArgs({ args: rest, options: { data: { type: 'string' }, project: { type: 'string' }, 'log-stream': { type: 'string' }, days: { type: 'string' } } });
+  if (action !== 'get' && action !== 'set') throw new Error('usage: tracelake retention get|set --project NAME [--log-stream NAME] [--days N|none]');
+  let days: number | null = null;
+  if (action === 'set') {
+    if (values.days === undefined) throw new Error('--days is required (a number of days, or none)');
+    days = values.days === 'none' ? null : Number(values.days);
+  }
+  await withStore(values.data, async (store) => {
+    const { projectId, ids } = selectRun(store, values.project, values['log-stream']);
+    const setting = action === 'set' ? store.setRetention(projectId, { ...ids, retention_days: days }) : store.getRetention(projectId, ids);
+    process.stdout.write(`${JSON.stringify(setting)}\n`);
+  });
+}

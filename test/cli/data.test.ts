@@ -59,3 +59,15 @@ test('tracelake import reads an export into a new folder, creating the project a
   const count = cli(['sql', "SELECT count(*) AS n FROM spans s JOIN runs r ON r.id = s.run_id WHERE r.name = 'restored'", '--data', target]);
   assert.deepEqual(JSON.parse(count.stdout), { n: 12 });
 });
+
+test('tracelake retention sets and reads retention_days of a project and a log stream', async () => {
+  const dir = await folderWithTraces(1);
+  const set = cli(['retention', 'set', '--project', 'cli-project', '--days', '30', '--data', dir]);
+  assert.equal(set.status, 0, set.stderr);
+  assert.deepEqual(JSON.parse(set.stdout), { retention_days: 30, effective_retention_days: 30 });
+  const get = cli(['retention', 'get', '--project', 'cli-project', '--log-stream', 'main', '--data', dir]);
+  assert.deepEqual(JSON.parse(get.stdout), { retention_days: null, effective_retention_days: 30 });
+  const bad = cli(['retention', 'set', '--project', 'cli-project', '--days', '0', '--data', dir]);
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stderr, /retention_days/);
+});
