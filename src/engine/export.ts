@@ -10,6 +10,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { RecordBatchFileWriter, type RecordBatch } from 'apache-arrow';
 import type { Database, Param } from '../db/database.js';
+import { ChunkToArrow } from '../db/chunk-arrow.js';
 import { ArrowConverter } from '../db/result-arrow.js';
 import type { Level } from '../query/columns.js';
 import type { FilterRequest } from '../schemas/query.js';
@@ -68,8 +69,14 @@ export class Exporter {
     try {
       // Validated (filter errors thrown) before the first batch is asked for.
       const q = this.#query(snap, scope, sel);
+      let fast: ChunkToArrow | null | undefined;
       let conv: ArrowConverter | undefined;
       for await (const { names, types, chunk } of this.#db.stream(q.sql, q.params)) {
+        if (fast === undefined) fast = ChunkToArrow.create(names, types);
+        if (fast && chunk) {
+          yield fast.batch(chunk);
+          continue;
+        }
         conv ??= new ArrowConverter(names, types);
         yield conv.batch(chunk ?? { rowCount: 0, getColumns: () => names.map(() => []) });
       }
