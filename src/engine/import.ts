@@ -40,6 +40,8 @@ export interface ImportSink {
 const TYPE: Record<string, string> = Object.fromEntries(RECORD_COLUMNS.map((c) => [c.name, c.type]));
 const JSON_TEXT = new Set(['tags', 'metrics', 'user_metadata', 'dataset_metadata']);
 const PARSED_TEXT = new Set(['tools', 'extra']);
+const ID_COLUMNS = new Set(['id', 'session_id', 'trace_id', 'parent_id', 'previous_session_id']);
+const UUID = "'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'";
 
 const bad = (msg: string) => new InvalidRequestError([{ loc: ['file'], msg, type: 'value_error' }]);
 
@@ -87,10 +89,13 @@ function selectList(present: ReadonlySet<string>): string {
     if (!present.has(c)) return `NULL::${TYPE[c]} AS ${c}`;
     if (c === 'created_at' || c === 'updated_at') return `epoch_us(${c}::TIMESTAMP) AS ${c}`;
     if (JSON_TEXT.has(c)) return `to_json(${c})::VARCHAR AS ${c}`;
+    // Ids are stored lowercase (lookups lowercase what they are given).
+    if (ID_COLUMNS.has(c)) return `lower(${c}::VARCHAR) AS ${c}`;
     return `${c}::${TYPE[c]} AS ${c}`;
   }).join(', ');
 }
 
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const VALID_TYPES = `[${ALL_KINDS.map((k) => `'${k}'`).join(', ')}]`;
 
 export class Importer {
@@ -129,10 +134,10 @@ export class Importer {
     for (const need of ['id', 'type', 'created_at']) if (!present.has(need)) throw bad(`${path} has no column ${need}: it is not a tracelake export`);
     const sql = `SELECT ${selectList(present)} FROM ${from}`;
     const check = (await this.#db.all(
-      `SELECT count(*) AS n, count(*) FILTER (WHERE id IS NULL OR id = '' OR created_at IS NULL OR NOT list_contains(${VALID_TYPES}, type)) AS invalid, min(CASE WHEN id IS NULL OR id = '' OR created_at IS NULL OR NOT list_contains(${VALID_TYPES}, type) THEN id END) AS example FROM (${sql})`,
+      `SELECT count(*) AS n, count(*) FILTER (WHERE id IS NULL OR NOT regexp_full_match(id, ${UUID}) OR created_at IS NULL OR type IS NULL OR NOT list_contains(${VALID_TYPES}, type)) AS invalid FROM (${sql})`,
       params,
     ))[0]!;
-    if (Number(check['invalid']) > 0) throw bad(`${Number(check['invalid'])} row(s) of ${path} lack an id, a created_at or a known type; nothing was imported`);
+    if (Number(check['invalid']) > 0) throw bad(`${Number(check['invalid'])} row(s) of ${path} lack an id (a UUID), a created_at or a known type; nothing was imported`);
     const total = Number(check['n']);
     let done = 0;
     let pending: Draft[] = [];
@@ -174,7 +179,7 @@ export class Importer {
       for (let r = 0; r < batch.numRows; r++) {
         const id = batch.getChild('id')!.get(r);
         const type = batch.getChild('type')!.get(r);
-        if (!id || batch.getChild('created_at')!.get(r) === null || !(ALL_KINDS as readonly string[]).includes(type)) throw bad(`a row of ${path} lacks an id, a created_at or a known type; nothing was imported`);
+        if (typeof id !== 'string' || !UUID_RE.test(id) || batch.getChild('created_at')!.get(r) === null || !(ALL_KINDS as readonly string[]).includes(type)) throw bad(`a row of ${path} lacks an id (a UUID), a created_at or a known type; nothing was imported`);
       }
     });
     let done = 0;
@@ -278,5 +283,6 @@ function arrowGetter(col: string, v: Vector): (r: number) => unknown {
       return col === 'tags' ? [...(x as Iterable<unknown>)] : (x as { toJSON(): unknown }).toJSON();
     };
   }
+  if (ID_COLUMNS.has(col)) return (r) => (typeof v.get(r) === 'string' ? (v.get(r) as string).toLowerCase() : v.get(r));
   return (r) => v.get(r);
 }

@@ -95,6 +95,8 @@ test('a bad file imports nothing', async (t) => {
   const ok = { id: '0b6f6a4e-51cf-4bd8-9d2d-0cb1b0bcb4a1', type: 'trace', created_at: '2026-03-01 10:00:00' };
   writeFileSync(rows, `${JSON.stringify(ok)}\n${JSON.stringify({ ...ok, id: 'x2', type: 'banana' })}\n`);
   await assert.rejects(store.importFile(rows, { project: 'p', logStream: 's' }), /known type/);
+  writeFileSync(rows, `${JSON.stringify(ok)}\n${JSON.stringify({ ...ok, id: 'not-a-uuid' })}\n`);
+  await assert.rejects(store.importFile(rows, { project: 'p', logStream: 's' }), /a UUID/);
   await assert.rejects(store.importFile(join(dir, 'nope.parquet'), { project: 'p', logStream: 's' }), InvalidRequestError);
   const p = store.findProjects({ name: 'p' })[0]!;
   assert.equal(await store.countAllRecords(p.id), 0);
