@@ -11,6 +11,7 @@ import type { Database, Param } from '../db/database.js';
 import { InvalidRequestError } from '../errors.js';
 import type { Draft } from '../ingest/flatten.js';
 import { ALL_KINDS } from '../query/columns.js';
+import { JsonText } from '../storage/batch-builder.js';
 import { RECORD_COLUMNS } from '../storage/record-columns.js';
 import { EXPORT_COLUMNS } from './export.js';
 
@@ -65,12 +66,14 @@ function toDraft(get: (col: string) => unknown): Draft {
     let v = get(col);
     if (v === null || v === undefined) continue;
     if (typeof v === 'bigint') v = Number(v);
-    if (JSON_TEXT.has(col) || PARSED_TEXT.has(col)) v = typeof v === 'string' ? parseOr(v) : v;
+    if (JSON_TEXT.has(col)) v = typeof v === 'string' ? parseOr(v) : v;
+    // JSON text stays text (the store keeps it as it is): no parse and stringify again.
+    else if (PARSED_TEXT.has(col) && typeof v === 'string') v = new JsonText(v);
     d[col] = v;
   }
   for (const io of ['input', 'output'] as const) {
     const text = get(io);
-    if (text !== null && text !== undefined && get(`${io}_json`) === true) d[io] = parseOr(text as string);
+    if (typeof text === 'string' && get(`${io}_json`) === true) d[io] = new JsonText(text);
   }
   return d as unknown as Draft;
 }
