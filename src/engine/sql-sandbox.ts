@@ -26,6 +26,8 @@ export interface SqlOptions {
   format?: 'rows' | 'arrow';
   /** Interrupts the query after this many milliseconds (default: no limit). */
   timeoutMs?: number;
+  /** Refuses a result of more rows (default 1,000,000): results are held in memory whole. */
+  maxRows?: number;
 }
 
 export interface SandboxConfig {
@@ -179,10 +181,12 @@ async function runOne(conn: DuckDBConnection, query: string, params: readonly Sq
     if (params.length !== prepared.parameterCount) throw new SqlError(`the query has ${prepared.parameterCount} parameter(s), ${params.length} given`);
     try {
       if (params.length > 0) prepared.bind(params.map((p) => p as DuckDBValue));
-      const reader = await prepared.runAndReadAll();
+      const maxRows = options.maxRows ?? 1_000_000;
+      const reader = await prepared.streamAndReadUntil(maxRows + 1);
+      if (reader.currentRowCount > maxRows) throw new SqlError(`the result has more than ${maxRows} rows: aggregate, add a LIMIT, or use export`);
       return options.format === 'arrow' ? readerToTable(reader) : (reader.getRowObjectsJS() as Record<string, unknown>[]);
     } catch (err) {
-      throw new SqlError((err as Error).message);
+      throw err instanceof SqlError ? err : new SqlError((err as Error).message);
     }
   } finally {
     if (timer) clearTimeout(timer);

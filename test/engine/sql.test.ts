@@ -109,5 +109,8 @@ test('hostile queries are refused and change nothing', async (t) => {
   assert.equal(Number(row!['n']), (await store.countSpans(projectId, {})).total_count);
   assert.equal(Number(row!['n']), 6);
   await assert.rejects(store.sql('SELECT $1', []), InvalidRequestError, 'a missing parameter');
+  await assert.rejects(store.sql('SELECT * FROM range(100)', [], { maxRows: 10 }), /more than 10 rows/);
+  assert.equal((await store.sql('SELECT * FROM range(10)', [], { maxRows: 10 })).length, 10);
+  await assert.rejects(store.sql('SELECT count(*) FROM range(1000000000000) a, range(1000000) b', [], { timeoutMs: 100 }), InvalidRequestError, 'an endless query is interrupted');
   await assert.rejects(store.sql('SELECT 1', [{} as any]), InvalidRequestError, 'a parameter that is no scalar');
 });
