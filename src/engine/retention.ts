@@ -3,7 +3,9 @@
 // at once (the snapshot's cutoffs, see snapshot.ts); `compact()` logs them as deleted and rewrites
 // segments that are mostly dead, which takes them off the disk.
 import type { Catalog } from '../catalog/catalog.js';
+import type { Database } from '../db/database.js';
 import { invalid } from '../errors.js';
+import type { RecordStore } from '../storage/record-store.js';
 import type { RetentionView } from '../storage/snapshot.js';
 
 const DAY_US = 86_400_000_000;
@@ -70,4 +72,18 @@ export class Retention implements RetentionView {
     }
     return out;
   }
+}
+
+/** Logs the expired rows still stored in these projects as deleted (durably); returns how many. */
+export async function purgeExpired(records: RecordStore, db: Database, projectIds: readonly string[]): Promise<number> {
+  let n = 0;
+  for (const projectId of projectIds) {
+    const seqs = await records.read(async (snap) => {
+      const q = snap.expiredSeqs({ projectId, kinds: ['span', 'trace', 'session'] });
+      return q ? (await db.all(q.sql, q.params)).map((r) => Number(r['seq'])) : [];
+    });
+    if (seqs.length > 0) await records.deleteSeqs(seqs);
+    n += seqs.length;
+  }
+  return n;
 }

@@ -25,8 +25,8 @@ import { OtlpWriter } from './otlp-log.js';
 import { RecordQueries, type RunScope, type SearchResult } from './record-queries.js';
 import { storedToWire } from './row-codec.js';
 import { EXPORT_FORMATS, Exporter, type ExportFileOptions, type ExportSelection } from './export.js';
-import { Retention, type RetentionSetting } from './retention.js';
-import { Importer, type ImportOptions, type ImportResult } from './import.js';
+import { purgeExpired, Retention, type RetentionSetting } from './retention.js';
+import { importFile, type ImportOptions, type ImportResult, type ImportSink } from './import.js';
 import { runSandboxed, type SqlOptions, type SqlParam } from './sql-sandbox.js';
 import { RUN_ID_FIELDS, StoreBase } from './store-base.js';
 
@@ -378,30 +378,16 @@ export class TraceStore extends StoreBase {
     }
     const p = this.findProjects({ name: project })[0] ?? this.createProject({ name: project });
     const run = this.listRuns(p.id, 'log_stream').find((r) => r.name === logStream) ?? this.createLogStream(p.id, logStream);
-    // The file is read on a DuckDB instance of its own: a long read on the store's instance would
-    // hold a transaction open across every batch written, and each insert then costs more (measured:
-    // twice as slow per batch after 80k rows).
-    const reader = await Database.open({ connections: 1, memoryLimit: '256MB', tempDirectory: join(this.dir, 'tmp'), ...(this.#sqlLimits.threads ? { threads: this.#sqlLimits.threads } : {}) });
-    try {
-      return await this.#importWith(reader, path, p.id, run.id, rest);
-    } finally {
-      await reader.close();
-    }
-  }
-
-  async #importWith(reader: Database, path: string, projectId: string, runId: string, options: ImportOptions): Promise<ImportResult & { projectId: string; logStreamId: string }> {
-    const p = { id: projectId };
-    const run = { id: runId };
-    const rest = options;
-    const result = await new Importer(reader).run(path, {
+    const sink: ImportSink = {
       write: (drafts) => this.#ingest.write(p.id, run.id, drafts, true),
       logBody: async (body) => {
-        const { log_stream_id: _l, experiment_id: _e, metrics_testing_id: _m, ...rest } = body;
-        const target = { ...rest, log_stream_id: run.id };
+        const { log_stream_id: _l, experiment_id: _e, metrics_testing_id: _m, ...fields } = body;
+        const target = { ...fields, log_stream_id: run.id };
         if (Array.isArray(body['traces'])) await this.logTraces(p.id, target as unknown as LogTracesRequest);
         else await this.logSpans(p.id, target as unknown as LogSpansRequest);
       },
-    }, rest);
+    };
+    const result = await importFile(path, sink, { tempDirectory: join(this.dir, 'tmp'), ...(this.#sqlLimits.threads ? { threads: this.#sqlLimits.threads } : {}) }, rest);
     return { ...result, projectId: p.id, logStreamId: run.id };
   }
 
@@ -414,21 +400,8 @@ export class TraceStore extends StoreBase {
    */
   async compact(): Promise<{ merges: number; expired: number }> {
     this.assertOpen();
-    const expired = await this.#purgeExpired();
+    const expired = await purgeExpired(this.#records, this.#db, this.catalog.projects().map((p) => p.id));
     return { merges: await this.#records.compact(), expired };
-  }
-
-  async #purgeExpired(): Promise<number> {
-    let n = 0;
-    for (const project of this.catalog.projects()) {
-      const seqs = await this.#records.read(async (snap) => {
-        const q = snap.expiredSeqs({ projectId: project.id, kinds: ['span', 'trace', 'session'] });
-        return q ? (await this.#db.all(q.sql, q.params)).map((r) => Number(r['seq'])) : [];
-      });
-      if (seqs.length > 0) await this.#records.deleteSeqs(seqs);
-      n += seqs.length;
-    }
-    return n;
   }
 
   // ------------------------------------------------------------------ retention (retention.ts)
