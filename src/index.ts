@@ -22,3 +22,9 @@ export type { LogStreamFilter, LogStreamSearchBody, LogStreamSort } from './sche
 export type { ProjectFilter, ProjectFilterV1, ProjectItem, ProjectSort, ProjectSortV1, ProjectsBody, ProjectsBodyV1, ProjectsPage, ProjectsPageV1 } from './schemas/projects.js';
 export type { RunScorerSettings, RunScorerSettingsBody, ScorerConfig } from './schemas/scorer-settings.js';
 export type { CreateScorerBody, ListScorersBody, ListScorersResponse, Scorer, ScorerFilter, ScorerSort, ScorerVersion, ScorerVersionInput, UpdateScorerBody } from './schemas/scorers.js';
+
+// Data in and out (issue 16): SQL, export, import, retention.
+export { SqlError, type SqlOptions, type SqlParam } from './engine/sql-sandbox.js';
+export { EXPORT_COLUMNS, EXPORT_FORMATS, type ExportFileOptions, type ExportFormat, type ExportSelection } from './engine/export.js';
+export type { ImportFormat, ImportOptions, ImportResult } from './engine/import.js';
+export { MAX_RETENTION_DAYS, type RetentionSetting } from './engine/retention.js';

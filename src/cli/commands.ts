@@ -3,6 +3,7 @@
 // is generated from this table, so a command added here exists everywhere with no other change.
 import { VERSION } from '../version.js';
 import { admin, UnknownAction } from './admin.js';
+import { exportCommand, importCommand, retentionCommand, sqlCommand } from './data.js';
 import { serve } from './serve.js';
 
 export interface Command {
@@ -32,6 +33,26 @@ export const COMMANDS: readonly Command[] = [
     name: 'members',
     usage: ['members add --project NAME --email E --role owner|editor|annotator|viewer [--data DIR]'],
     run: (argv) => admin('members', argv),
+  },
+  {
+    name: 'sql',
+    usage: ['sql "SELECT ... FROM spans|traces|sessions|projects|runs" [--param V]... [--format jsonl|json|csv] [--data DIR]   (read-only)'],
+    run: sqlCommand,
+  },
+  {
+    name: 'export',
+    usage: ['export --project NAME [--log-stream NAME] [--level span|trace|session [--filter-tree JSON]] [--format parquet|jsonl|arrow] --out PATH [--data DIR]'],
+    run: exportCommand,
+  },
+  {
+    name: 'import',
+    usage: ['import PATH --project NAME --log-stream NAME [--format parquet|jsonl|arrow] [--batch-rows N] [--data DIR]   (an export, or JSON lines of v2 bodies)'],
+    run: importCommand,
+  },
+  {
+    name: 'retention',
+    usage: ['retention get --project NAME [--log-stream NAME] [--data DIR]', 'retention set --project NAME [--log-stream NAME] --days N|none [--data DIR]   (expired records leave reads at once, the disk at the next compaction)'],
+    run: retentionCommand,
   },
 ];
 

@@ -1,7 +1,8 @@
 // The one user of @duckdb/node-api for queries (src/storage/lock.ts only opens a database file to hold
-// its lock). Runs the SQL it is given with positional parameters on a small pool of connections (one
-// statement at a time per connection) and maps result rows once. It builds no SQL from request data.
-import { DOUBLE, DuckDBInstance, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBTableFunction, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+// its lock; the SQL sandbox opens its own locked-down instances). Runs the SQL it is given with
+// positional parameters on a small pool of connections (one statement at a time per connection) and
+// maps result rows once. It builds no SQL from request data.
+import { DOUBLE, DuckDBInstance, type DuckDBDataChunk, type DuckDBType as ColumnType, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBTableFunction, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import { StorageError } from '../errors.js';
 
 export type Param = string | number | boolean | bigint | null | readonly string[] | readonly number[];
@@ -135,6 +136,55 @@ export class Database {
     return this.withConnection((c) => c.all(sql, params));
   }
 
+  /**
+   * Streams a query's result chunk by chunk (up to 2,048 rows each) on a pooled connection held until
+   * the iteration ends (finish it or break out: the connection and the pin go back then).
+   */
+  async *stream(sql: string, params: readonly Param[] = []): AsyncGenerator<{ names: string[]; types: ColumnType[]; chunk: DuckDBDataChunk | null }> {
+    const unpin = this.pin();
+    try {
+      const c = await this.#acquire();
+      try {
+        let result;
+        try {
+          result = await c.stream(sql, toValues(params), toTypes(params));
+        } catch (err) {
+          throw wrap(err, sql);
+        }
+        const names = result.columnNames();
+        const types = result.columnTypes();
+        // A result without rows still yields once (chunk null), so callers learn its columns.
+        for (let first = true; ; first = false) {
+          const chunk = await result.fetchChunk();
+          if (!chunk || chunk.rowCount === 0) {
+            if (first) yield { names, types, chunk: null };
+            return;
+          }
+          yield { names, types, chunk };
+        }
+      } finally {
+        this.#release(c);
+      }
+    } finally {
+      unpin();
+    }
+  }
+
+  /** Runs a statement (returning its rows), reporting DuckDB's progress estimate (0..1) about every `everyMs`. */
+  async runWithProgress(sql: string, params: readonly Param[], onProgress: (fraction: number) => void, everyMs = 200): Promise<Row[]> {
+    return this.withConnection(async (conn) => {
+      const timer = setInterval(() => {
+        const p = conn.progress;
+        if (p >= 0) onProgress(p);
+      }, everyMs);
+      try {
+        return await conn.all(sql, params);
+      } finally {
+        clearInterval(timer);
+      }
+    });
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
@@ -147,6 +197,12 @@ export class Connection {
   readonly #c: DuckDBConnection;
   constructor(c: DuckDBConnection) {
     this.#c = c;
+  }
+
+  /** DuckDB's estimate of the running statement's progress, 0..1 (negative when it has none). */
+  get progress(): number {
+    const p = this.#c.progress.percentage;
+    return p < 0 ? -1 : p / 100;
   }
 
   async run(sql: string, params: readonly Param[] = []): Promise<void> {

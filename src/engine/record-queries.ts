@@ -1,7 +1,7 @@
 // Search, partial search, count, delete and available columns for one level of the tree, as the
 // engine runs them: validate -> plan (src/query) -> run in DuckDB -> shape records. Roll-ups and child
 // counts for a page are computed for that page's records only.
-import type { Database, Row } from '../db/database.js';
+import type { Database, Param, Row } from '../db/database.js';
 import { invalid } from '../errors.js';
 import { appliesAt, METRIC_PREFIX, metricColumn, resolveColumn, STANDARD_COLUMNS, type ColumnDef, type Level, type MetricInfo, type RollUpMethod } from '../query/columns.js';
 import { chooseWindow, countQuery, deleteQuery, fetchQuery, pageKeysQuery, timeOrdered, type PlanInput, type TimeWindow } from '../query/plan.js';
@@ -152,6 +152,16 @@ export class RecordQueries {
       const rows = await this.#db.all(q.sql, q.params);
       return Number(rows[0]!['n']);
     });
+  }
+
+  /** Throws InvalidRequestError for a filter the level cannot take (what a query would throw later). */
+  validateFilter(level: Level, body: FilterRequest): void {
+    parseRecordQuery('delete', level, body, this.#metricInfo);
+  }
+
+  /** SQL of the sequence numbers of matching records and their descendants (what a delete would remove). */
+  selection(snap: Snapshot, level: Level, scope: RunScope, body: FilterRequest): { sql: string; params: Param[] } {
+    return deleteQuery(this.#plan(snap, 'delete', level, scope, body));
   }
 
   /** Deletes matching records and their descendants; returns what went and the parents left childless. */

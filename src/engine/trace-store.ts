@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { Catalog, type User } from '../catalog/catalog.js';
 import { TokenSigner } from '../catalog/tokens.js';
 import { Database } from '../db/database.js';
+import type { RecordBatch, Table } from 'apache-arrow';
 import { InvalidRequestError, invalid, invalidFields, NotFoundError } from '../errors.js';
 import type { Draft } from '../ingest/flatten.js';
 import { nowUs } from '../ingest/time.js';
@@ -24,6 +25,10 @@ import { logOtlpRequest, type OtlpLogOptions, type OtlpLogResult } from './otlp.
 import { OtlpWriter } from './otlp-log.js';
 import { RecordQueries, type RunScope, type SearchResult } from './record-queries.js';
 import { storedToWire } from './row-codec.js';
+import { EXPORT_FORMATS, Exporter, type ExportFileOptions, type ExportSelection } from './export.js';
+import { purgeExpired, Retention, type RetentionSetting } from './retention.js';
+import { importFile, type ImportOptions, type ImportResult, type ImportSink } from './import.js';
+import { runSandboxed, type SqlOptions, type SqlParam } from './sql-sandbox.js';
 import { RUN_ID_FIELDS, StoreBase } from './store-base.js';
 
 /**
@@ -59,6 +64,9 @@ export class TraceStore extends StoreBase {
   readonly #queries: RecordQueries;
   readonly #ingest: Ingest;
   readonly #maxSpans: number | undefined;
+  readonly #sqlLimits: { threads?: number; memoryLimit: string };
+  readonly #exporter: Exporter;
+  readonly #retention: Retention;
   #otlp: OtlpWriter | undefined;
 
   private constructor(dir: string, lock: FolderLock, catalog: Catalog, db: Database, records: RecordStore, tokens: TokenSigner, options: TraceStoreOptions) {
@@ -66,9 +74,13 @@ export class TraceStore extends StoreBase {
     this.#queries = new RecordQueries(records, db, { metricInfo: metricInfoResolver(catalog), ...(options.pageWindowRows ? { windowRows: options.pageWindowRows } : {}) });
     this.#ingest = new Ingest(this, records, db, options.maxSpansPerRequest);
     this.#maxSpans = options.maxSpansPerRequest;
+    this.#sqlLimits = { ...(options.threads ? { threads: options.threads } : {}), memoryLimit: options.memoryLimit ?? DEFAULT_MEMORY_LIMIT };
     this.#lock = lock;
     this.#db = db;
     this.#records = records;
+    this.#exporter = new Exporter(dir, records, db, this.#queries);
+    this.#retention = new Retention(catalog);
+    records.retention = this.#retention;
   }
 
   /** Opens (creating if needed) a data folder. Fails with STORE_LOCKED if another process has it open. */
@@ -302,12 +314,122 @@ export class TraceStore extends StoreBase {
     return this.#records.dropScope(projectId, runId);
   }
 
+  // ------------------------------------------------------------------ SQL (sql-sandbox.ts)
+
+  /**
+   * Runs one read-only DuckDB query over views `spans`, `traces`, `sessions` (live rows, one column
+   * per metric) and tables `projects`, `runs`. `$1`, `$2`... take `params`. Anything but a single
+   * SELECT is refused (SqlError, an InvalidRequestError), and the query can read no file, network
+   * address or setting outside the store's snapshot.
+   */
+  sql(query: string, params?: readonly SqlParam[], options?: SqlOptions & { format?: 'rows' }): Promise<Record<string, unknown>[]>;
+  sql(query: string, params: readonly SqlParam[] | undefined, options: SqlOptions & { format: 'arrow' }): Promise<Table>;
+  async sql(query: string, params: readonly SqlParam[] = [], options: SqlOptions = {}): Promise<Record<string, unknown>[] | Table> {
+    this.assertOpen();
+    if (!Array.isArray(params)) throw invalid(['params'], 'Input should be an array', params);
+    params.forEach((p, i) => {
+      if (p !== null && !['string', 'number', 'boolean', 'bigint'].includes(typeof p)) throw invalid(['params', i], 'Input should be a string, number, boolean or null', p);
+    });
+    const projects = this.catalog.projects().map((p) => ({ id: p.id, name: p.name }));
+    const runs = projects.flatMap((p) => this.catalog.runs(p.id).map((r) => ({ id: r.id, project_id: r.project_id, name: r.name, kind: r.kind })));
+    return this.#records.read((snap) => runSandboxed(this.#db, snap, { dir: this.dir, ...this.#sqlLimits, projects, runs }, query, params, options));
+  }
+
+  // ------------------------------------------------------------------ export (export.ts)
+
+  #exportScope(projectId: string, body: ExportSelection & RunIds): RunScope {
+    const { level, ...filter } = body;
+    if (level !== undefined && !['span', 'trace', 'session'].includes(level)) throw invalid(['body', 'level'], "Input should be 'span', 'trace' or 'session'", level, 'literal_error');
+    assertValid(FilterBody, filter);
+    if (level !== undefined) this.#queries.validateFilter(level, filter);
+    return this.resolveScope(projectId, body);
+  }
+
+  /**
+   * The live records of a project, or of one run (`log_stream_id`...), as Arrow RecordBatches, read
+   * lazily with bounded memory. With `level`, only records of that level matching `filters` /
+   * `filter_tree`, and their descendants. Columns: EXPORT_COLUMNS (docs/storage-format.md).
+   */
+  export(projectId: string, body: ExportSelection & RunIds = {}): AsyncIterable<RecordBatch> {
+    this.assertOpen();
+    const scope = this.#exportScope(projectId, body);
+    return this.#exporter.batches(scope, body);
+  }
+
+  /** Writes an export as one Parquet, JSON lines or Arrow IPC file at `out` (whole, or not at all). */
+  async exportFile(projectId: string, out: string, options: ExportSelection & RunIds & ExportFileOptions): Promise<{ rows: number }> {
+    this.assertOpen();
+    const { format, onProgress, ...body } = options;
+    if (!EXPORT_FORMATS.includes(format)) throw invalid(['format'], `Input should be one of ${EXPORT_FORMATS.join(', ')}`, format, 'literal_error');
+    const scope = this.#exportScope(projectId, body);
+    return this.#exporter.toFile(scope, body, out, { format, ...(onProgress ? { onProgress } : {}) });
+  }
+
+  // ------------------------------------------------------------------ import (import.ts)
+
+  /**
+   * Imports an export file (Parquet, JSON lines or Arrow IPC) or JSON lines of v2 logging bodies into
+   * project `project` and log stream `logStream` (names; both created when missing). Ids are kept, so
+   * importing the same file again changes nothing. Each batch is durable and whole before the next.
+   */
+  async importFile(path: string, options: ImportOptions & { project: string; logStream: string }): Promise<ImportResult & { projectId: string; logStreamId: string }> {
+    this.assertOpen();
+    const { project, logStream, ...rest } = options;
+    for (const [field, v] of [['project', project], ['logStream', logStream]] as const) {
+      if (typeof v !== 'string' || v.trim() === '') throw invalid([field], 'Input should be a non-empty name', v);
+    }
+    const p = this.findProjects({ name: project })[0] ?? this.createProject({ name: project });
+    const run = this.listRuns(p.id, 'log_stream').find((r) => r.name === logStream) ?? this.createLogStream(p.id, logStream);
+    const sink: ImportSink = {
+      write: (drafts) => this.#ingest.write(p.id, run.id, drafts, true),
+      logBody: async (body) => {
+        const { log_stream_id: _l, experiment_id: _e, metrics_testing_id: _m, ...fields } = body;
+        const target = { ...fields, log_stream_id: run.id };
+        if (Array.isArray(body['traces'])) await this.logTraces(p.id, target as unknown as LogTracesRequest);
+        else await this.logSpans(p.id, target as unknown as LogSpansRequest);
+      },
+    };
+    const result = await importFile(path, sink, { tempDirectory: join(this.dir, 'tmp'), ...(this.#sqlLimits.threads ? { threads: this.#sqlLimits.threads } : {}) }, rest);
+    return { ...result, projectId: p.id, logStreamId: run.id };
+  }
+
   // ------------------------------------------------------------------ maintenance
 
-  /** Merges small segments and purges deleted rows from disk now (it also runs by itself after seals). */
-  async compact(): Promise<{ merges: number }> {
+  /**
+   * Merges small segments and purges deleted rows from disk now (it also runs by itself after seals).
+   * Records past their retention are first logged as deleted, so the rewrite of their segments
+   * (a segment at least 30% dead, see compaction.ts) takes them off the disk.
+   */
+  async compact(): Promise<{ merges: number; expired: number }> {
     this.assertOpen();
-    return { merges: await this.#records.compact() };
+    const expired = await purgeExpired(this.#records, this.#db, this.catalog.projects().map((p) => p.id));
+    return { merges: await this.#records.compact(), expired };
+  }
+
+  // ------------------------------------------------------------------ retention (retention.ts)
+
+  /**
+   * Sets how many days records of a project (no run id) or of one log stream (`log_stream_id`) are
+   * kept; null removes the setting. A log stream's own value wins over its project's. Records older
+   * than that (by created_at) leave every read at once and the disk at the next `compact()`.
+   */
+  setRetention(projectId: string, body: { retention_days: number | null } & RunIds): RetentionSetting {
+    this.assertOpen();
+    const days = Retention.validate(body?.retention_days);
+    const scope = this.#retentionScope(projectId, body);
+    this.#retention.set(scope.projectId, scope.runId, days);
+    return this.#retention.get(scope.projectId, scope.runId);
+  }
+
+  getRetention(projectId: string, body: RunIds = {}): RetentionSetting {
+    this.assertOpen();
+    const scope = this.#retentionScope(projectId, body);
+    return this.#retention.get(scope.projectId, scope.runId);
+  }
+
+  #retentionScope(projectId: string, ids: RunIds): { projectId: string; runId: string | null } {
+    const scope = this.resolveScope(projectId, ids);
+    return { projectId: scope.projectId, runId: scope.runId ?? null };
   }
 
   /** Seals the in-memory batch into Parquet now (it also happens by itself). */

@@ -34,6 +34,10 @@ function table(): Map<string, Access> {
     set('DELETE', `${p}/${r}/:run_id`, 'delete_run');
   }
   set('POST', `${p}/log_streams/search`, 'read');
+  set('GET,HEAD', `${p}/retention`, 'read');
+  set('PUT', `${p}/retention`, 'update');
+  set('GET,HEAD', `${p}/log_streams/:run_id/retention`, 'read');
+  set('PUT', `${p}/log_streams/:run_id/retention`, 'update');
   set('GET,HEAD', `${p}/runs/:run_id/scorer-settings`, 'read');
   set('PATCH,PUT,POST', `${p}/runs/:run_id/scorer-settings`, 'toggle_metric');
   set('POST', `${p}/spans`, 'log_data');

@@ -17,6 +17,7 @@ import { recordRoutes } from './routes/records.js';
 import { runRoutes } from './routes/runs.js';
 import { userRoutes } from './routes/users.js';
 import { memberRoutes } from './routes/members.js';
+import { retentionRoutes } from './routes/retention.js';
 import { scorerRoutes } from './routes/scorers.js';
 import { CONTRACT_ENV, installContractCheck } from './openapi/contract.js';
 import { installDocsPage } from './openapi/docs-page.js';
@@ -99,6 +100,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         await scoped.register(recordRoutes(store));
         await scoped.register(userRoutes(store));
         await scoped.register(memberRoutes(store));
+        await scoped.register(retentionRoutes(store));
         await scoped.register(scorerRoutes(store));
         await scoped.register(clientCompatRoutes(store));
         await scoped.register(openapiRoutes(surface));

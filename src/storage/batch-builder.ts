@@ -41,8 +41,17 @@ function mapType(value: DataType): Map_ {
 
 export const RECORD_SCHEMA = new Schema(RECORD_COLUMNS.map((col) => new Field(col.name, arrowType(col.kind), col.name !== 'seq')));
 
+/**
+ * A structured value that is already JSON text (an imported row's input, output, tools, extra): stored
+ * as that text, with `<name>_json` true, without a parse and a new stringify.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
 /** JSON text of a structured value; lone surrogates (escaped by JSON.stringify) become U+FFFD. */
 export function jsonText(v: unknown): string {
+  if (v instanceof JsonText) return v.text;
   const s = JSON.stringify(v);
   return s.indexOf('\\ud') === -1 ? s : withoutLoneSurrogates(s);
 }

@@ -29,7 +29,7 @@ import { RECORD_COLUMNS, tableDdl } from './record-columns.js';
 import { replayLog } from './replay.js';
 import { Sealer } from './sealer.js';
 import { readHashes, removeUnlisted } from './segments.js';
-import { EMPTY_TABLE, Snapshot, type Scope, type SourceSql } from './snapshot.js';
+import { EMPTY_TABLE, Snapshot, type RetentionView, type Scope, type SourceSql } from './snapshot.js';
 import { memKey, StoreState, type MemEntry } from './store-state.js';
 import { encodeEntry, WriteAheadLog } from './wal.js';
 
@@ -255,11 +255,14 @@ export class RecordStore {
 
   // ---------------------------------------------------------------- reading
 
+  /** Which records have expired (retention); reads leave them out. Set by the engine. */
+  retention: RetentionView | undefined;
+
   /** A consistent view for reads; release it when done (see snapshot.ts). */
   snapshot(): Snapshot {
     this.#assertOpen();
     const s = this.#s;
-    return new Snapshot(s.dir, s.db, s.manifest, [...s.mem], s.index);
+    return new Snapshot(s.dir, s.db, s.manifest, [...s.mem], s.index, this.retention);
   }
 
   /** Runs `fn` over a snapshot, released afterwards. */

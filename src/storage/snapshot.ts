@@ -17,6 +17,14 @@ export interface Scope {
   kinds: readonly RecordKind[];
 }
 
+/**
+ * Retention: for a project, the runs whose records expire and the created_at (epoch µs) before which
+ * they do. Evaluated when a snapshot is taken; expired rows are left out of every source at once.
+ */
+export interface RetentionView {
+  cutoffs(projectId: string): ReadonlyMap<string, number>;
+}
+
 export interface SourceSql {
   readonly sql: string;
   readonly params: Param[];
@@ -36,9 +44,12 @@ export class Snapshot {
   readonly #db: Database;
   readonly #index: SealedIdIndex;
   readonly #release: () => void;
+  readonly #retention: RetentionView | undefined;
+  readonly #cutoffCache = new Map<string, ReadonlyMap<string, number>>();
 
-  constructor(dir: string, db: Database, manifest: ManifestState, mem: readonly MemTable[], index: SealedIdIndex) {
+  constructor(dir: string, db: Database, manifest: ManifestState, mem: readonly MemTable[], index: SealedIdIndex, retention?: RetentionView) {
     this.#dir = dir;
+    this.#retention = retention;
     this.#db = db;
     this.#manifest = manifest;
     this.#mem = mem;
@@ -52,9 +63,25 @@ export class Snapshot {
   }
 
   segmentsFor(scope: Scope): SegmentEntry[] {
+    const cut = this.cutoffs(scope.projectId, scope.runId);
     return this.#manifest.segments.filter(
-      (s) => s.project_id === scope.projectId && (scope.runId === undefined || s.run_id === scope.runId) && scope.kinds.includes(s.kind),
+      (s) =>
+        s.project_id === scope.projectId &&
+        (scope.runId === undefined || s.run_id === scope.runId) &&
+        scope.kinds.includes(s.kind) &&
+        // A segment whose newest row has expired is not read at all.
+        !(cut.has(s.run_id) && s.max_created_us < cut.get(s.run_id)!),
     );
+  }
+
+  /** Runs of a project (or the one run) whose records expire, with their cutoffs (epoch µs). */
+  cutoffs(projectId: string, runId?: string): ReadonlyMap<string, number> {
+    if (!this.#retention) return new Map();
+    let all = this.#cutoffCache.get(projectId);
+    if (!all) this.#cutoffCache.set(projectId, (all = this.#retention.cutoffs(projectId)));
+    if (runId === undefined) return all;
+    const one = all.get(runId);
+    return one === undefined ? new Map() : new Map([[runId, one]]);
   }
 
   #memFor(scope: Scope): MemTable[] {
@@ -67,7 +94,18 @@ export class Snapshot {
    * DOUBLE column named by `metricColumn(name)` (the shredded column where sealed, a map lookup in memory).
    */
   source(scope: Scope, firstParam = 1, metrics: readonly string[] = []): SourceSql {
-    const segments = this.segmentsFor(scope);
+    return this.#source(scope, firstParam, metrics, false);
+  }
+
+  /** Sequence numbers of rows of a scope that retention has expired but are still stored (to purge them). */
+  expiredSeqs(scope: Scope): { sql: string; params: Param[] } | null {
+    if (this.cutoffs(scope.projectId, scope.runId).size === 0) return null;
+    const src = this.#source(scope, 1, [], true);
+    return { sql: `SELECT seq FROM ${src.sql}`, params: src.params };
+  }
+
+  #source(scope: Scope, firstParam: number, metrics: readonly string[], expiredOnly: boolean): SourceSql {
+    const segments = expiredOnly ? this.#manifest.segments.filter((s) => s.project_id === scope.projectId && (scope.runId === undefined || s.run_id === scope.runId) && scope.kinds.includes(s.kind)) : this.segmentsFor(scope);
     const files = segments.map((s) => join(this.#dir, s.file));
     const params: Param[] = [];
     const p = (v: Param) => {
@@ -97,8 +135,10 @@ export class Snapshot {
     }
     // An empty scope still needs the columns (a query over it answers nothing).
     if (parts.length === 0) parts.push(`SELECT ${COLS}${extra(metrics.map((_, i) => `NULL::DOUBLE AS mx${i}`))} FROM ${EMPTY_TABLE}`);
+    const expired = [...this.cutoffs(scope.projectId, scope.runId)].map(([run, us]) => `(run_id = ${p(run)} AND created_at < make_timestamp(${p(us)}))`);
+    const live = expired.length === 0 ? '' : expiredOnly ? ` AND (${expired.join(' OR ')})` : ` AND NOT (${expired.join(' OR ')})`;
     return {
-      sql: `(SELECT * FROM (${parts.join(' UNION ALL ')}) WHERE seq NOT IN (SELECT seq FROM dead))`,
+      sql: `(SELECT * FROM (${parts.join(' UNION ALL ')}) WHERE seq NOT IN (SELECT seq FROM dead)${live})`,
       params,
       metricColumn: (name) => {
         const a = aliases.get(name);
@@ -106,6 +146,33 @@ export class Snapshot {
         return a;
       },
     };
+  }
+
+  /** Live segments of a kind across every project (for SQL over the whole store). */
+  segmentsOfKind(kind: RecordKind): SegmentEntry[] {
+    return this.#manifest.segments.filter((s) => s.kind === kind);
+  }
+
+  /** Absolute path of a segment. */
+  path(segment: SegmentEntry): string {
+    return join(this.#dir, segment.file);
+  }
+
+  /** Names of the memory tables this snapshot reads (rows not yet sealed, dead ones included). */
+  memTableNames(): string[] {
+    return this.#mem.filter((t) => t.ready).map((t) => t.name);
+  }
+
+  /** Metric name -> id of the shredded `m<id>` columns in segments. */
+  get metricIds(): Readonly<Record<string, number>> {
+    return this.#manifest.metric_ids;
+  }
+
+  /** Metric names that rows in memory tables carry, by kind (across projects). */
+  memMetricNames(kind: RecordKind): Set<string> {
+    const names = new Set<string>();
+    for (const t of this.#mem) for (const part of t.partitions.values()) if (part.kind === kind) for (const n of part.metrics) names.add(n);
+    return names;
   }
 
   /** Sequence numbers of the live rows of a scope that are still in memory tables. */

@@ -1,0 +1,79 @@
+// Export and import throughput (issue #16): fills a folder with the bench workload, then, each in a
+// child process of its own so its peak RSS is its own: export to Parquet, JSON lines and Arrow IPC,
+// the library's Arrow batches, and import of the Parquet and JSON lines exports into new folders.
+//   node --import tsx bench/data-io.ts [--size 100k|1m|N] [--dir PATH]
+// Reports records/s (spans, traces and sessions are all records) and peak RSS per step.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { TraceStore } from '../src/engine/trace-store.js';
+import { fmt, machine, parseSize, peakRssMiB, writeResults } from './common.js';
+import { spanBatches } from './workload.js';
+
+type Step = 'export-parquet' | 'export-jsonl' | 'export-arrow' | 'export-batches' | 'import-parquet' | 'import-jsonl';
+const STEPS: Step[] = ['export-parquet', 'export-jsonl', 'export-arrow', 'export-batches', 'import-parquet', 'import-jsonl'];
+
+async function step(name: Step, dir: string, work: string): Promise<Record<string, unknown>> {
+  const started = performance.now();
+  let records = 0;
+  let bytes = 0;
+  if (name.startsWith('export')) {
+    const store = await TraceStore.open(dir);
+    const project = store.findProjects({ name: 'bench' })[0]!;
+    if (name === 'export-batches') {
+      for await (const b of store.export(project.id)) records += b.numRows;
+    } else {
+      const format = name.slice('export-'.length) as 'parquet' | 'jsonl' | 'arrow';
+      const out = join(work, `all.${format}`);
+      records = (await store.exportFile(project.id, out, { format })).rows;
+      bytes = statSync(out).size;
+    }
+    await store.close();
+  } else {
+    const format = name.slice('import-'.length);
+    const target = join(work, `import-${format}`);
+    rmSync(target, { recursive: true, force: true });
+    const store = await TraceStore.open(target);
+    records = (await store.importFile(join(work, `all.${format}`), { project: 'bench', logStream: 'main' })).records;
+    await store.close(); // seals what the import left in memory: part of the cost
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return { step: name, records, seconds: Number(seconds.toFixed(2)), records_per_s: Math.round(records / seconds), peak_rss_mib: peakRssMiB(), file_mib: bytes ? Number((bytes / 2 ** 20).toFixed(1)) : undefined };
+}
+
+async function fill(dir: string, spans: number): Promise<void> {
+  const store = await TraceStore.open(dir);
+  const project = store.createProject({ name: 'bench' });
+  const stream = store.createLogStream(project.id, 'main');
+  for (const batch of spanBatches({ spans })) await store.logTraces(project.id, { log_stream_id: stream.id, traces: batch.traces as never });
+  await store.flush();
+  await store.compact();
+  await store.close();
+}
+
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { size: { type: 'string' }, dir: { type: 'string' } } });
+if (positionals[0] === 'step') {
+  const [, name, dir, work] = positionals as [string, Step, string, string];
+  process.stdout.write(`${JSON.stringify(await step(name, dir, work))}\n`);
+} else {
+  const size = values.size ?? '100k';
+  const spans = parseSize(size);
+  const work = values.dir ?? mkdtempSync(join(tmpdir(), 'tracelake-data-io-'));
+  const dir = join(work, 'source');
+  const t0 = performance.now();
+  await fill(dir, spans);
+  process.stderr.write(`filled ${fmt(spans)} spans in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+  const results: Record<string, unknown>[] = [];
+  for (const s of STEPS) {
+    const child = spawnSync(process.execPath, ['--import', 'tsx', new URL(import.meta.url).pathname, 'step', s, dir, work], { encoding: 'utf8', maxBuffer: 1 << 24 });
+    if (child.status !== 0) throw new Error(`${s} failed: ${child.stderr}`);
+    const r = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
+    results.push(r);
+    process.stderr.write(`${s.padEnd(15)} ${fmt(Number(r['records']))} records in ${r['seconds']} s = ${fmt(Number(r['records_per_s']))}/s, peak RSS ${r['peak_rss_mib']} MiB\n`);
+  }
+  const file = writeResults(join(new URL('.', import.meta.url).pathname, 'results'), `data-io-${size}`, { machine: machine(), spans, results });
+  process.stderr.write(`results: ${file}\n`);
+  if (!values.dir) rmSync(work, { recursive: true, force: true });
+}

@@ -1,0 +1,305 @@
+// Import: records from an export (Parquet, JSON lines or an Arrow IPC file, the columns of
+// EXPORT_COLUMNS) or JSON lines of v2 logging bodies, into one project and run. Export rows keep
+// their ids, links, timestamps and versions, so importing twice changes nothing (a record logged
+// again with its id replaces itself). Rows are written in batches, each one write-ahead-log entry:
+// a crash keeps every batch whole or leaves it out. The file is checked whole before anything is
+// written (ids, types and created_at present), so a bad file writes nothing.
+import { createReadStream, existsSync, openSync, readSync, closeSync, statSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { RecordBatchReader, type RecordBatch, type Vector } from 'apache-arrow';
+import { Database, type Param } from '../db/database.js';
+import { InvalidRequestError } from '../errors.js';
+import type { Draft } from '../ingest/flatten.js';
+import { ALL_KINDS } from '../query/columns.js';
+import { JsonText } from '../storage/batch-builder.js';
+import { RECORD_COLUMNS } from '../storage/record-columns.js';
+import { EXPORT_COLUMNS } from './export.js';
+
+export type ImportFormat = 'parquet' | 'jsonl' | 'arrow';
+
+export interface ImportOptions {
+  /** Default: from the file name (.parquet, .jsonl/.ndjson/.json, .arrow/.arrows/.ipc/.feather). */
+  format?: ImportFormat;
+  /** Records per batch (one log entry each; default 10,000). */
+  batchRows?: number;
+  /** Called after each batch is durable, with records written so far and the total when known. */
+  onProgress?: (done: number, total: number | null) => void;
+}
+
+export interface ImportResult {
+  /** Export rows written, or v2 bodies logged. */
+  records: number;
+  bodies: number;
+}
+
+/** Writes drafts of one batch into the target run (durably), or logs one v2 body. */
+export interface ImportSink {
+  write(drafts: Draft[]): Promise<void>;
+  logBody(body: Record<string, unknown>, line: number): Promise<void>;
+}
+
+const TYPE: Record<string, string> = Object.fromEntries(RECORD_COLUMNS.map((c) => [c.name, c.type]));
+const JSON_TEXT = new Set(['tags', 'metrics', 'user_metadata', 'dataset_metadata']);
+const PARSED_TEXT = new Set(['tools', 'extra']);
+const ID_COLUMNS = new Set(['id', 'session_id', 'trace_id', 'parent_id', 'previous_session_id']);
+const UUID = "'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'";
+
+const bad = (msg: string) => new InvalidRequestError([{ loc: ['file'], msg, type: 'value_error' }]);
+
+export function formatOf(path: string, given?: string): ImportFormat {
+  if (given !== undefined) {
+    if (given === 'parquet' || given === 'jsonl' || given === 'arrow') return given;
+    throw new InvalidRequestError([{ loc: ['format'], msg: 'Input should be parquet, jsonl or arrow', type: 'literal_error', input: given }]);
+  }
+  const lower = path.toLowerCase();
+  if (lower.endsWith('.parquet')) return 'parquet';
+  if (/\.(jsonl|ndjson|json)$/.test(lower)) return 'jsonl';
+  if (/\.(arrow|arrows|ipc|feather)$/.test(lower)) return 'arrow';
+  throw bad(`cannot tell the format of ${path} from its name: give format (parquet, jsonl or arrow)`);
+}
+
+/** One export row (column -> value as DuckDB or Arrow gives it) as a draft for the store. */
+function toDraft(get: (col: string) => unknown): Draft {
+  const d: Record<string, unknown> = {};
+  for (const col of EXPORT_COLUMNS) {
+    if (col === 'input_json' || col === 'output_json' || col === 'project_id' || col === 'run_id') continue;
+    let v = get(col);
+    if (v === null || v === undefined) continue;
+    if (typeof v === 'bigint') v = Number(v);
+    if (JSON_TEXT.has(col)) v = typeof v === 'string' ? parseOr(v) : v;
+    // JSON text stays text (the store keeps it as it is): no parse and stringify again.
+    else if (PARSED_TEXT.has(col) && typeof v === 'string') v = new JsonText(v);
+    d[col] = v;
+  }
+  for (const io of ['input', 'output'] as const) {
+    const text = get(io);
+    if (typeof text === 'string' && get(`${io}_json`) === true) d[io] = new JsonText(text);
+  }
+  return d as unknown as Draft;
+}
+
+function parseOr(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The SELECT list reading an export through DuckDB: timestamps as epoch µs, nested values as JSON text. */
+function selectList(present: ReadonlySet<string>): string {
+  return EXPORT_COLUMNS.map((c) => {
+    if (!present.has(c)) return `NULL::${TYPE[c]} AS ${c}`;
+    if (c === 'created_at' || c === 'updated_at') return `epoch_us(${c}::TIMESTAMP) AS ${c}`;
+    if (JSON_TEXT.has(c)) return `to_json(${c})::VARCHAR AS ${c}`;
+    // Ids are stored lowercase (lookups lowercase what they are given).
+    if (ID_COLUMNS.has(c)) return `lower(${c}::VARCHAR) AS ${c}`;
+    return `${c}::${TYPE[c]} AS ${c}`;
+  }).join(', ');
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const VALID_TYPES = `[${ALL_KINDS.map((k) => `'${k}'`).join(', ')}]`;
+
+export class Importer {
+  readonly #db: Database;
+
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  async run(path: string, sink: ImportSink, options: ImportOptions = {}): Promise<ImportResult> {
+    if (!existsSync(path) || !statSync(path).isFile()) throw bad(`no file at ${path}`);
+    const format = formatOf(path, options.format);
+    const batchRows = options.batchRows ?? 10_000;
+    if (!Number.isInteger(batchRows) || batchRows <= 0) throw new InvalidRequestError([{ loc: ['batchRows'], msg: 'Input should be a positive integer', type: 'value_error', input: batchRows }]);
+    if (format === 'arrow') return { records: await this.#arrow(path, sink, batchRows, options), bodies: 0 };
+    if (format === 'jsonl' && firstLineIsBody(path)) return { records: 0, bodies: await this.#bodies(path, sink, options) };
+    return { records: await this.#flat(path, format, sink, batchRows, options), bodies: 0 };
+  }
+
+  /** Parquet or JSON lines of export rows, read by DuckDB (the path is a parameter, never SQL text). */
+  async #flat(path: string, format: 'parquet' | 'jsonl', sink: ImportSink, batchRows: number, options: ImportOptions): Promise<number> {
+    let from: string;
+    if (format === 'parquet') {
+      from = 'read_parquet($1)';
+    } else {
+      const columns = EXPORT_COLUMNS.map((c) => `${c}: '${TYPE[c]}'`).join(', ');
+      from = `read_json($1, format = 'newline_delimited', columns = {${columns}})`;
+    }
+    const params: Param[] = [path];
+    let present: Set<string>;
+    try {
+      present = new Set((await this.#db.all(`DESCRIBE SELECT * FROM ${from}`, params)).map((r) => String(r['column_name'])));
+    } catch (err) {
+      throw bad(`${path} cannot be read as ${format}: ${(err as Error).message}`);
+    }
+    for (const need of ['id', 'type', 'created_at']) if (!present.has(need)) throw bad(`${path} has no column ${need}: it is not a tracelake export`);
+    const sql = `SELECT ${selectList(present)} FROM ${from}`;
+    const check = (await this.#db.all(
+      `SELECT count(*) AS n, count(*) FILTER (WHERE id IS NULL OR NOT regexp_full_match(id, ${UUID}) OR created_at IS NULL OR type IS NULL OR NOT list_contains(${VALID_TYPES}, type)) AS invalid FROM (${sql})`,
+      params,
+    ))[0]!;
+    if (Number(check['invalid']) > 0) throw bad(`${Number(check['invalid'])} row(s) of ${path} lack an id (a UUID), a created_at or a known type; nothing was imported`);
+    const total = Number(check['n']);
+    let done = 0;
+    let pending: Draft[] = [];
+    for await (const { names, chunk } of this.#db.stream(sql, params)) {
+      if (!chunk) break;
+      const cols = chunk.getColumns();
+      const index = new Map(names.map((n, i) => [n, i]));
+      for (let r = 0; r < chunk.rowCount; r++) {
+        pending.push(toDraft((c) => cols[index.get(c)!]![r]));
+        if (pending.length >= batchRows) {
+          await sink.write(pending);
+          done += pending.length;
+          pending = [];
+          options.onProgress?.(done, total);
+        }
+      }
+    }
+    if (pending.length > 0) {
+      await sink.write(pending);
+      done += pending.length;
+      options.onProgress?.(done, total);
+    }
+    return done;
+  }
+
+  /** An Arrow IPC file (or stream) of export rows, read batch by batch. */
+  async #arrow(path: string, sink: ImportSink, batchRows: number, options: ImportOptions): Promise<number> {
+    let reader;
+    try {
+      reader = await RecordBatchReader.from(createReadStream(path));
+      await reader.open();
+    } catch (err) {
+      throw bad(`${path} cannot be read as Arrow IPC: ${(err as Error).message}`);
+    }
+    const names = new Set(reader.schema.fields.map((f) => f.name));
+    for (const need of ['id', 'type', 'created_at']) if (!names.has(need)) throw bad(`${path} has no column ${need}: it is not a tracelake export`);
+    // Checked whole first (a second pass), so a bad file writes nothing.
+    await this.#arrowPass(path, async (batch) => {
+      for (let r = 0; r < batch.numRows; r++) {
+        const id = batch.getChild('id')!.get(r);
+        const type = batch.getChild('type')!.get(r);
+        if (typeof id !== 'string' || !UUID_RE.test(id) || batch.getChild('created_at')!.get(r) === null || !(ALL_KINDS as readonly string[]).includes(type)) throw bad(`a row of ${path} lacks an id (a UUID), a created_at or a known type; nothing was imported`);
+      }
+    });
+    let done = 0;
+    let pending: Draft[] = [];
+    await this.#arrowPass(path, async (batch) => {
+      const getters = new Map<string, (r: number) => unknown>();
+      for (const col of EXPORT_COLUMNS) {
+        const v = batch.getChild(col);
+        if (v) getters.set(col, arrowGetter(col, v));
+      }
+      for (let r = 0; r < batch.numRows; r++) {
+        pending.push(toDraft((c) => getters.get(c)?.(r) ?? null));
+        if (pending.length >= batchRows) {
+          await sink.write(pending);
+          done += pending.length;
+          pending = [];
+          options.onProgress?.(done, null);
+        }
+      }
+    });
+    if (pending.length > 0) {
+      await sink.write(pending);
+      done += pending.length;
+      options.onProgress?.(done, null);
+    }
+    return done;
+  }
+
+  async #arrowPass(path: string, fn: (batch: RecordBatch) => Promise<void>): Promise<void> {
+    const reader = await RecordBatchReader.from(createReadStream(path));
+    for await (const batch of reader) await fn(batch);
+  }
+
+  /** JSON lines of v2 logging bodies ({traces: [...]} or {trace_id, parent_id, spans: [...]}), each logged as sent. */
+  async #bodies(path: string, sink: ImportSink, options: ImportOptions): Promise<number> {
+    // Parsed whole first (bounded by the file, not by memory: only the count is kept), so a line that
+    // is not JSON refuses the import before anything is logged.
+    let lineNo = 0;
+    for await (const line of createInterface({ input: createReadStream(path), crlfDelay: Infinity })) {
+      lineNo++;
+      if (line.trim() === '') continue;
+      let body: unknown;
+      try {
+        body = JSON.parse(line);
+      } catch (err) {
+        throw bad(`line ${lineNo} of ${path} is not JSON: ${(err as Error).message}; nothing was imported`);
+      }
+      if (typeof body !== 'object' || body === null || Array.isArray(body) || !(Array.isArray((body as Record<string, unknown>)['traces']) || Array.isArray((body as Record<string, unknown>)['spans']))) {
+        throw bad(`line ${lineNo} of ${path} is not a v2 logging body (no traces or spans list); nothing was imported`);
+      }
+    }
+    const total = lineNo;
+    let n = 0;
+    lineNo = 0;
+    for await (const line of createInterface({ input: createReadStream(path), crlfDelay: Infinity })) {
+      lineNo++;
+      if (line.trim() === '') continue;
+      await sink.logBody(JSON.parse(line) as Record<string, unknown>, lineNo);
+      n++;
+      options.onProgress?.(lineNo, total);
+    }
+    return n;
+  }
+}
+
+/** A JSON lines file whose first line is a v2 logging body rather than an export row. */
+function firstLineIsBody(path: string): boolean {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(1 << 16);
+    let text = '';
+    for (let pos = 0; ; ) {
+      const n = readSync(fd, buf, 0, buf.length, pos);
+      if (n === 0) break;
+      pos += n;
+      text += buf.toString('utf8', 0, n);
+      const nl = text.indexOf('\n');
+      if (nl >= 0 || text.length > 64 << 20) {
+        text = nl >= 0 ? text.slice(0, nl) : text;
+        break;
+      }
+    }
+    const first = parseOr(text.trim()) as Record<string, unknown> | null;
+    return typeof first === 'object' && first !== null && (Array.isArray(first['traces']) || Array.isArray(first['spans'])) && !('created_at' in first && 'type' in first && 'id' in first);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Reads one column of an Arrow batch as the values toDraft expects (timestamps as exact epoch µs). */
+function arrowGetter(col: string, v: Vector): (r: number) => unknown {
+  if (col === 'created_at' || col === 'updated_at') {
+    const data = v.data[0]!;
+    const values = data.values as BigInt64Array;
+    return (r) => (v.isValid(r) ? Number(values[data.offset + r]) : null);
+  }
+  if (JSON_TEXT.has(col)) {
+    return (r) => {
+      const x = v.get(r);
+      if (x === null || x === undefined) return null;
+      return col === 'tags' ? [...(x as Iterable<unknown>)] : (x as { toJSON(): unknown }).toJSON();
+    };
+  }
+  if (ID_COLUMNS.has(col)) return (r) => (typeof v.get(r) === 'string' ? (v.get(r) as string).toLowerCase() : v.get(r));
+  return (r) => v.get(r);
+}
+
+/**
+ * Imports a file through `sink`. The file is read on a DuckDB instance of its own: a long read on the
+ * store's instance would hold a transaction open across every batch written, and each insert then
+ * costs more (measured: twice as slow per batch after 80k rows).
+ */
+export async function importFile(path: string, sink: ImportSink, reader: { tempDirectory: string; threads?: number }, options: ImportOptions): Promise<ImportResult> {
+  const db = await Database.open({ connections: 1, memoryLimit: '256MB', tempDirectory: reader.tempDirectory, ...(reader.threads ? { threads: reader.threads } : {}) });
+  try {
+    return await new Importer(db).run(path, sink, options);
+  } finally {
+    await db.close();
+  }
+}
