@@ -10,7 +10,7 @@ import { closeSync, existsSync, fsyncSync, openSync, readFileSync, writeSync, ft
 import { join } from 'node:path';
 import { StorageError } from '../errors.js';
 import { crc32 } from '../storage/crc32.js';
-import { writeFileAtomic } from '../storage/fs-util.js';
+import { fsyncDir, writeFileAtomic } from '../storage/fs-util.js';
 
 export type CatalogChange =
   | { readonly op: 'put'; readonly table: string; readonly value: { readonly id: string } & Record<string, unknown> }
@@ -178,7 +178,11 @@ export class CatalogLog {
       size = log.validBytes;
     }
     try {
-      return new CatalogLog(dir, openSync(logPath, 'a', 0o600), changes, size);
+      const created = !existsSync(logPath);
+      const log = new CatalogLog(dir, openSync(logPath, 'a', 0o600), changes, size);
+      // A new file's name is durable only once its folder is fsynced (before the first commit's fsync counts).
+      if (created) fsyncDir(dir);
+      return log;
     } catch (err) {
       throw new StorageError(`cannot open ${logPath}`, { cause: err });
     }
