@@ -2,6 +2,7 @@
 // own (merge.ts), and commits each under the manifest lock, unless the partition changed meanwhile.
 // Replaced files and the dead seqs they held go once no reader may still use them.
 import { join } from 'node:path';
+import { StorageError } from '../errors.js';
 import { pickMerge } from './compaction.js';
 import type { ManifestState, SegmentEntry } from './manifest.js';
 import { writeMerge } from './merge.js';
@@ -35,7 +36,12 @@ export class Compactor {
         const dead = await this.#deadCounts();
         const group = pickMerge(this.#s.manifest.segments, (g) => dead.get(g.file) ?? 0, this.#s.options.compaction);
         if (!group || this.#s.closed) return merges;
-        await this.#merge(group);
+        try {
+          await this.#merge(group);
+        } catch (err) {
+          // The inputs stay listed and untouched: nothing changed but a leftover file, removed on open.
+          throw err instanceof StorageError ? err : new StorageError('merging segments failed', { cause: err });
+        }
         merges++;
       }
     })().finally(() => {
