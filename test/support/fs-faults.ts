@@ -27,7 +27,8 @@ const real = {
 
 interface Armed {
   root: string;
-  failAt: number;
+  failAt: number | ((call: FsCall) => boolean);
+  failed: boolean;
   errno: (call: FsCall) => 'ENOSPC' | 'EIO';
   calls: FsCall[];
 }
@@ -61,7 +62,10 @@ function hit(fn: string, cls: FaultClass, target: unknown): NodeJS.ErrnoExceptio
   if (!path.startsWith(a.root)) return null;
   const call = { fn, cls, path };
   a.calls.push(call);
-  return a.calls.length === a.failAt ? error(a.errno(call), call) : null;
+  const fail = typeof a.failAt === 'number' ? a.calls.length === a.failAt : !a.failed && a.failAt(call);
+  if (!fail) return null;
+  a.failed = true;
+  return error(a.errno(call), call);
 }
 
 const CREATES = new Set(['w', 'wx', 'a', 'ax', 'w+', 'a+']);
@@ -103,11 +107,11 @@ export function installFaults(): void {
 }
 
 /**
- * Counts the writing calls under `root` from now on, failing the `failAt`-th (0: none) with the errno
- * `errno` picks. Returns the calls counted so far when disarmed.
+ * Counts the writing calls under `root` from now on, failing the `failAt`-th (0: none), or the first
+ * for which `failAt` is true, with the errno `errno` picks. Returns the calls counted when disarmed.
  */
-export function arm(root: string, failAt: number, errno: (call: FsCall) => 'ENOSPC' | 'EIO'): void {
-  armed = { root, failAt, errno, calls: [] };
+export function arm(root: string, failAt: number | ((call: FsCall) => boolean), errno: (call: FsCall) => 'ENOSPC' | 'EIO'): void {
+  armed = { root, failAt, failed: false, errno, calls: [] };
 }
 
 export function disarm(): FsCall[] {
