@@ -120,7 +120,7 @@ const steps: Step[] = [
   {
     name: 'catalog commit',
     prepare: async () => undefined,
-    run: (store) => store.createProject({ name: 'added' }),
+    run: async (store) => store.createProject({ name: 'added' }),
     after: () => undefined,
   },
 ];

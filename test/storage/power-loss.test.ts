@@ -84,3 +84,9 @@ test('review reproduction 2: a sealed record updated with reliable:false, then m
   assert.ok(points.length > 0);
   assert.deepEqual(failures, []);
 });
+
+test('a seal retried after a failure keeps a version replaced from a newer log file that never reached disk', { timeout: 120_000 }, async () => {
+  const run = record('seal-after-failure', 5, 0);
+  const points = cuts(run.journal.events.length, 'all');
+  assert.deepEqual(await checkCuts(run, points), []);
+});

@@ -13,7 +13,9 @@ export interface FsCall {
   readonly path: string;
 }
 
-const real = {
+// The functions wrapped, taken when installed (so another wrapper installed first, such as the
+// power-loss recorder, stays underneath).
+let real = {
   writeSync: fs.writeSync,
   writeFileSync: fs.writeFileSync,
   appendFileSync: fs.appendFileSync,
@@ -74,6 +76,7 @@ let installed = false;
 export function installFaults(): void {
   if (installed) return;
   installed = true;
+  real = { ...real, writeSync: fs.writeSync, writeFileSync: fs.writeFileSync, appendFileSync: fs.appendFileSync, fsyncSync: fs.fsyncSync, fdatasyncSync: fs.fdatasyncSync, fsync: fs.fsync, renameSync: fs.renameSync, openSync: fs.openSync, mkdirSync: fs.mkdirSync };
   const f = fs as unknown as Record<string, unknown>;
   const sync =
     (name: keyof typeof real, cls: FaultClass) =>
@@ -96,7 +99,7 @@ export function installFaults(): void {
   f['openSync'] = (path: fs.PathLike, flags?: fs.OpenMode, mode?: fs.Mode) => {
     const e = typeof flags === 'string' && CREATES.has(flags) ? hit('openSync', 'create', path) : null;
     if (e) throw e;
-    return real.openSync(path, flags, mode);
+    return real.openSync(path, flags as fs.OpenMode, mode);
   };
   f['fsync'] = (fd: number, cb: fs.NoParamCallback) => {
     const e = hit('fsync', 'fsync', fd);

@@ -116,6 +116,25 @@ if (scenario === 'dead-before-wal') {
   await op({ kind: 'compact' }, () => store.compact());
   await logNew(false, run);
   await op({ kind: 'compact' }, () => store.compact());
+} else if (scenario === 'seal-after-failure') {
+  // A seal fails (EIO), the record is re-logged with reliable:false into the next log file, whose
+  // fsync then fails too; the retried seal of the first table must keep the acknowledged version.
+  const { arm, disarm, installFaults } = await import('./fs-faults.js');
+  installFaults();
+  await newProject();
+  const run = runs[0]!;
+  await logNew(true, run);
+  const target = [...live.keys()][0]!;
+  arm(data, (c) => c.fn === 'fsyncSync' && c.path.endsWith('.parquet'), () => 'EIO');
+  await op({ kind: 'flush' }, () => store.flush()).catch(() => undefined);
+  disarm();
+  const tag = `v${opNo + 1}`;
+  await op({ kind: 'put', ids: [target], projectId: run.projectId, runId: run.runId, tag, reliable: false }, () =>
+    store.logTraces(run.projectId, { log_stream_id: run.runId, reliable: false, traces: [{ id: target, name: 'again', input: 'again', output: tag, spans: [] }] } as never),
+  );
+  arm(data, (c) => c.fn === 'fsync' && c.path.includes('/wal/'), () => 'EIO');
+  await op({ kind: 'flush' }, () => store.flush()).catch(() => undefined);
+  disarm();
 } else {
   await newProject();
   const ops = Number(opsText);
