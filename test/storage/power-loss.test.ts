@@ -70,7 +70,12 @@ test('power loss at many cut points of a mixed workload loses nothing acknowledg
   const total = run.journal.events.length;
   const points = cuts(total, CUTS);
   const failures = await checkCuts(run, points);
-  console.log(`power loss: seed ${SEED}, ${OPS} operations, ${total} fsync events, ${points.length} cut points checked, ${failures.length} failures`);
+  const kinds = new Map<string, number>();
+  for (const l of run.lines) {
+    const k = l.kind === 'put' ? (l.reliable ? 'reliable put' : 'unreliable put') : l.kind;
+    kinds.set(k, (kinds.get(k) ?? 0) + 1);
+  }
+  console.log(`power loss: seed ${SEED}, ${OPS} operations (${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}), ${total} fsync events, ${points.length} cut points checked, ${failures.length} failures`);
   assert.deepEqual(failures.slice(0, 20), []);
 });
 
