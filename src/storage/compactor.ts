@@ -2,6 +2,7 @@
 // own (merge.ts), and commits each under the manifest lock, unless the partition changed meanwhile.
 // Replaced files and the dead seqs they held go once no reader may still use them.
 import { join } from 'node:path';
+import { StorageError } from '../errors.js';
 import { pickMerge } from './compaction.js';
 import type { ManifestState, SegmentEntry } from './manifest.js';
 import { writeMerge } from './merge.js';
@@ -35,7 +36,12 @@ export class Compactor {
         const dead = await this.#deadCounts();
         const group = pickMerge(this.#s.manifest.segments, (g) => dead.get(g.file) ?? 0, this.#s.options.compaction);
         if (!group || this.#s.closed) return merges;
-        await this.#merge(group);
+        try {
+          await this.#merge(group);
+        } catch (err) {
+          // The inputs stay listed and untouched: nothing changed but a leftover file, removed on open.
+          throw err instanceof StorageError ? err : new StorageError('merging segments failed', { cause: err });
+        }
         merges++;
       }
     })().finally(() => {
@@ -48,26 +54,34 @@ export class Compactor {
     if (this.#running) await this.#running.catch(() => undefined);
   }
 
-  /** Dead rows per segment file, counted exactly (ranges of seqs overlap between files). */
+  /**
+   * Dead rows a merge could purge, per segment file, counted exactly (ranges of seqs overlap between
+   * files). Only tombstones in the manifest count (see MergeContext.purgeable): one only in the log
+   * waits for the seal of its log file, else a mostly-dead file would be picked again and again.
+   */
   async #deadCounts(): Promise<Map<string, number>> {
     const s = this.#s;
     const out = new Map<string, number>();
-    if (s.dead.size === 0 || s.manifest.segments.length === 0) return out;
+    const durable = new Set(s.manifest.dead);
+    if (durable.size === 0 || s.manifest.segments.length === 0) return out;
     const byPath = new Map(s.manifest.segments.map((g) => [join(s.dir, g.file), g.file]));
     const rows = await s.conns.merge.all(
-      `SELECT filename AS f, count(*) AS n FROM read_parquet($1, hive_partitioning = false, filename = true)
-       WHERE seq IN (SELECT seq FROM dead) GROUP BY filename`,
+      `SELECT filename AS f, seq FROM read_parquet($1, hive_partitioning = false, filename = true)
+       WHERE seq IN (SELECT seq FROM dead)`,
       [[...byPath.keys()]],
     );
     for (const r of rows) {
       const rel = byPath.get(String(r['f']));
-      if (rel) out.set(rel, Number(r['n']));
+      if (rel && durable.has(Number(r['seq']))) out.set(rel, (out.get(rel) ?? 0) + 1);
     }
     return out;
   }
 
   async #merge(group: readonly SegmentEntry[]): Promise<void> {
     const s = this.#s;
+    // Tombstones in the manifest now stay there until this merge commits (merges run one at a time;
+    // a drop that removes some also removes their files, and this merge is then stale).
+    const durable = new Set(s.manifest.dead);
     const out = await writeMerge(
       {
         dir: s.dir,
@@ -76,6 +90,7 @@ export class Compactor {
         rowGroupSize: s.options.rowGroupSize,
         compressionLevel: s.options.compactionLevel,
         hashesOf: (f) => s.index.hashesOf(f),
+        purgeable: (q) => durable.has(q),
       },
       group,
     );

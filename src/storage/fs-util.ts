@@ -36,7 +36,20 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 
   }
   closeSync(fd);
   renameSync(tmp, path);
-  fsyncDir(dirname(path));
+  try {
+    fsyncDir(dirname(path));
+  } catch (err) {
+    // The new file already replaced the old one (not durably): a crash may leave either, so whatever
+    // either names must stay. The caller learns the write did not (surely) take.
+    throw new ReplacedError(path, err);
+  }
+}
+
+/** writeFileAtomic failed after the rename: `path` holds the new content now, perhaps not durably. */
+export class ReplacedError extends Error {
+  constructor(path: string, cause: unknown) {
+    super(`${path} was replaced but its folder could not be synced: ${(cause as Error).message}`, { cause });
+  }
 }
 
 export function ensureDir(dir: string): void {

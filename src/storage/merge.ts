@@ -17,6 +17,12 @@ export interface MergeContext {
   readonly compressionLevel: number;
   /** The id hashes of a live segment. */
   hashesOf(file: string): Float64Array;
+  /**
+   * Whether a dead seq may leave the disk: only tombstones already in the manifest. One that is only in
+   * the log may not be durable yet (reliable:false), nor the version that replaced the row: purging the
+   * row before a power cut would lose the record.
+   */
+  purgeable(seq: number): boolean;
 }
 
 export interface MergeOutput {
@@ -31,9 +37,9 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
   const ordered = [...group].sort((a, b) => a.min_created_us - b.min_created_us);
   const inputs = ordered.map((g) => join(ctx.dir, g.file));
   // Exactly the dead rows these files hold (other files' dead seqs may fall in the same ranges).
-  const purged = (await ctx.conn.all('SELECT seq FROM read_parquet($1, hive_partitioning = false) WHERE seq IN (SELECT seq FROM dead)', [inputs])).map((r) =>
-    Number(r['seq']),
-  );
+  const purged = (await ctx.conn.all('SELECT seq FROM read_parquet($1, hive_partitioning = false) WHERE seq IN (SELECT seq FROM dead)', [inputs]))
+    .map((r) => Number(r['seq']))
+    .filter((q) => ctx.purgeable(q));
   // Dead rows are dropped by a bitmap over the inputs' seq range, a filter that keeps the scan's
   // order; `seq NOT IN (subquery)` is a join, and DuckDB's joins do not keep it.
   let where = '';

@@ -27,20 +27,25 @@ export async function writeSealSegments(ctx: SealContext, table: MemTable): Prom
   const metricIds: Record<string, number> = { ...ctx.manifest.metric_ids };
   let nextMetric = Math.max(-1, ...Object.values(metricIds)) + 1;
   const added: WrittenSegment[] = [];
+  const ownDead = table.dead.filter((q) => q >= table.firstSeq);
   try {
     for (const part of table.partitions.values()) {
       const names = [...part.metrics].sort();
       for (const n of names) if (metricIds[n] === undefined) metricIds[n] = nextMetric++;
       const shredded = names.map((n, i) => `, metrics[$${4 + i}] AS m${metricIds[n]}`).join('');
+      // Only the table's own tombstones leave rows out: a row replaced from a newer log file stays in
+      // the segment (dead to readers) until that file is sealed too, since the newer file may not be
+      // on disk yet and the row is then the record's last durable version.
+      const own = `$${4 + names.length}`;
       const written = await writeSegment(ctx.conn, ctx.dir, {
         file: segmentPath(ctx.dir, partitionKey(part.projectId, part.runId, part.kind), ctx.nextSegment()),
         projectId: part.projectId,
         runId: part.runId,
         kind: part.kind,
         select: `SELECT *${shredded} FROM ${table.name}
-                 WHERE project_id = $1 AND run_id = $2 AND ${KIND_SQL} = $3 AND seq NOT IN (SELECT seq FROM dead)
+                 WHERE project_id = $1 AND run_id = $2 AND ${KIND_SQL} = $3 AND seq NOT IN (SELECT unnest(${own}::BIGINT[]))
                  ORDER BY created_at, id`,
-        params: [part.projectId, part.runId, part.kind, ...names],
+        params: [part.projectId, part.runId, part.kind, ...names, ownDead],
         rowGroupSize: ctx.rowGroupSize,
         metrics: names.map((n) => metricIds[n]!),
         hashes: Float64Array.from(part.hashes),

@@ -9,6 +9,7 @@ import { SealedIdIndex } from './id-index.js';
 import { saveManifest, type ManifestState } from './manifest.js';
 import type { MemInserter, MemTable } from './mem-tables.js';
 import { Mutex } from './mutex.js';
+import { ReplacedError } from './fs-util.js';
 import { removeSegmentFiles } from './segments.js';
 import type { WriteAheadLog } from './wal.js';
 
@@ -76,12 +77,17 @@ export class StoreState {
     return this.mem[this.mem.length - 1]!;
   }
 
-  /** Writes a new manifest; on failure removes `newFiles` and leaves everything as it was. */
+  /**
+   * Writes a new manifest; on failure leaves the in-memory state as it was and removes `newFiles`,
+   * unless the new manifest may already be on disk (its folder's fsync failed after the rename): then
+   * a crash may bring back either manifest, so the files of both stay (the next manifest written
+   * without them makes them leftovers, removed on open).
+   */
   commit(state: ManifestState, newFiles: readonly string[]): void {
     try {
       saveManifest(this.dir, state);
     } catch (err) {
-      for (const f of newFiles) removeSegmentFiles(this.dir, f);
+      if (!(err instanceof ReplacedError)) for (const f of newFiles) removeSegmentFiles(this.dir, f);
       throw new StorageError('writing the manifest failed', { cause: err });
     }
     this.manifest = state;
