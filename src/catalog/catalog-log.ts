@@ -140,6 +140,10 @@ export class CatalogLog {
   /** Bytes of whole commits in the log. */
   #size: number;
   #torn = false;
+  // After a failed write or fsync the file is not trusted again (Linux may drop the failed pages and
+  // report a later fsync as clean): the next commit first moves every acknowledged change into a fresh
+  // snapshot and starts the log empty.
+  #distrusted = false;
 
   private constructor(dir: string, fd: number, changes: number, size: number) {
     this.#dir = dir;
@@ -196,12 +200,21 @@ export class CatalogLog {
   write(tables: Tables, changes: readonly CatalogChange[]): void {
     const buf = Buffer.concat([encodeCommit(changes), Buffer.from('\n')]);
     if (this.#torn) this.#cutBack();
+    if (this.#distrusted) {
+      try {
+        this.#snapshot(tables);
+      } catch (err) {
+        throw new StorageError('writing the catalog failed: a snapshot after an earlier failed write could not be made', { cause: err });
+      }
+      this.#distrusted = false;
+    }
     try {
       let off = 0;
       while (off < buf.length) off += writeSync(this.#fd, buf, off, buf.length - off);
       fsyncSync(this.#fd);
     } catch (err) {
       this.#torn = true;
+      this.#distrusted = true;
       this.#cutBack();
       throw new StorageError('writing the catalog log failed', { cause: err });
     }

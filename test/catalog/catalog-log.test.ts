@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { Catalog, type Project } from '../../src/catalog/catalog.js';
 import { TraceStore } from '../../src/engine/trace-store.js';
+import { arm, disarm, installFaults } from '../support/fs-faults.js';
 import { tempDir } from '../support/helpers.js';
 
 const LOG = 'catalog.log';
@@ -159,4 +160,27 @@ test('folders written one change per line by earlier versions open, and take new
   // An earlier version padded a torn tail with a NUL and appended after it: those changes are whole.
   const glued = Buffer.from(`${JSON.stringify(old[0])}\n${JSON.stringify(old[1])}\0${JSON.stringify(old[3])}\n`);
   assert.deepEqual(withCatalog(folderWith(glued), names), ['old-one', 'old-three', 'old-two']);
+});
+
+test('after a failed fsync the log is not trusted again: the next commit starts from a fresh snapshot', (t) => {
+  installFaults();
+  const dir = tempDir(t);
+  withCatalog(dir, (c) => {
+    c.createProject({ name: 'alpha' }, null);
+    arm(dir, (call) => call.cls === 'fsync' && call.path.endsWith(LOG), () => 'EIO');
+    try {
+      assert.throws(() => c.createProject({ name: 'beta' }, null), /catalog log failed/);
+    } finally {
+      disarm();
+    }
+    assert.deepEqual(names(c), ['alpha'], 'a failed commit is not applied');
+    c.createProject({ name: 'gamma' }, null);
+    // Everything acknowledged before the failure now lives in the snapshot; the log holds only what came after.
+    const snapshot = JSON.parse(readFileSync(join(dir, 'catalog.json'), 'utf8')) as { projects: { name: string }[] };
+    assert.deepEqual(snapshot.projects.map((p) => p.name), ['alpha']);
+    const lines = readFileSync(join(dir, LOG), 'utf8').split('\n').filter(Boolean);
+    assert.equal(lines.length, 1, 'the log holds gamma\'s commit alone');
+    assert.match(lines[0]!, /gamma/);
+  });
+  withCatalog(dir, (c) => assert.deepEqual(names(c), ['alpha', 'gamma']));
 });
