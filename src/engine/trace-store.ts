@@ -403,6 +403,9 @@ export class TraceStore extends StoreBase {
   async compact(): Promise<{ merges: number; expired: number }> {
     this.assertOpen();
     const expired = await purgeExpired(this.#records, this.#db, this.catalog.projects().map((p) => p.id));
+    // Merges purge only tombstones the manifest holds (one only in the log may precede a durable
+    // replacement): sealing first brings the expiry's tombstones there.
+    if (expired > 0) await this.#records.seal();
     return { merges: await this.#records.compact(), expired };
   }
 
