@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, linkSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConflictError, StorageError } from '../errors.js';
-import { fsyncDir } from './fs-util.js';
+import { fsyncDir, fsyncFile } from './fs-util.js';
 
 export const LOCK_FILE = 'lock.duckdb';
 /** The pid file of earlier versions: no authority any more, removed by the holder. */
@@ -88,6 +88,9 @@ async function ensureLockFile(root: string, path: string): Promise<void> {
   const tmp = join(root, `${TMP_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
     (await DuckDBInstance.create(tmp, LOCK_DB_CONFIG)).closeSync();
+    // Its bytes are durable before its name is: after a power cut the lock file is whole or absent
+    // (an empty one would refuse every later open).
+    fsyncFile(tmp);
     linkSync(tmp, path);
     fsyncDir(root);
   } catch (err) {
