@@ -3,8 +3,7 @@
 // (memory stays flat whatever the size; a sort of 2M wide rows took over 1.5 GB) and does a third
 // less work. Seals write each segment sorted and follow the clock, so a merged file is sorted but
 // where its inputs' time ranges overlap (spans of traces that were open across a seal); row-group
-// statistics, which time windows use, stay tight. Inputs that overlap much (old traces loaded in
-// bulk) are sorted instead (overlapsMuch). This writes the file only; the store commits it.
+// statistics, which time windows use, stay tight. This writes the file only; the store commits it.
 import { join } from 'node:path';
 import type { Connection, Param } from '../db/database.js';
 import { partitionKey, type SegmentEntry } from './manifest.js';
@@ -37,7 +36,6 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
   const first = group[0]!;
   const ordered = [...group].sort((a, b) => a.min_created_us - b.min_created_us);
   const inputs = ordered.map((g) => join(ctx.dir, g.file));
-  const sort = overlapsMuch(ordered);
   // Exactly the dead rows these files hold (other files' dead seqs may fall in the same ranges).
   const purged = (await ctx.conn.all('SELECT seq FROM read_parquet($1, hive_partitioning = false) WHERE seq IN (SELECT seq FROM dead)', [inputs]))
     .map((r) => Number(r['seq']))
@@ -60,7 +58,7 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
     projectId: first.project_id,
     runId: first.run_id,
     kind: first.kind,
-    select: `SELECT * FROM read_parquet($1, hive_partitioning = false, union_by_name = true)${where}${sort ? ' ORDER BY created_at, id' : ''}`,
+    select: `SELECT * FROM read_parquet($1, hive_partitioning = false, union_by_name = true)${where}`,
     params,
     rowGroupSize: ctx.rowGroupSize,
     compressionLevel: ctx.compressionLevel,
@@ -68,22 +66,4 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
     hashes: unionHashes(group.map((g) => ctx.hashesOf(g.file))),
   });
   return { written, purged };
-}
-
-/**
- * True when the inputs' time ranges overlap by more than a tenth of the merged range: concatenated,
- * their row groups would each span most of the range and time windows would skip none of them (a bulk
- * load of old traces, measured: a newest-first page 4x slower). Then the merge sorts, spilling past
- * the memory limit. Inputs that follow the clock overlap only at their edges and are concatenated.
- */
-export function overlapsMuch(ordered: readonly Pick<SegmentEntry, 'min_created_us' | 'max_created_us'>[]): boolean {
-  if (ordered.length < 2) return false;
-  const range = Math.max(...ordered.map((g) => g.max_created_us)) - ordered[0]!.min_created_us;
-  let reach = ordered[0]!.max_created_us;
-  let overlap = 0;
-  for (const g of ordered.slice(1)) {
-    overlap += Math.max(0, Math.min(reach, g.max_created_us) - g.min_created_us);
-    reach = Math.max(reach, g.max_created_us);
-  }
-  return overlap > range / 10;
 }

@@ -6,7 +6,6 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { Database } from '../../src/db/database.js';
-import { overlapsMuch } from '../../src/storage/merge.js';
 import { RecordStore, type WireRow } from '../../src/storage/record-store.js';
 import { tempDir } from '../support/helpers.js';
 
@@ -98,32 +97,4 @@ test('a merge keeps its inputs in time order, each row once, dead rows left out'
   } finally {
     snap.release();
   }
-});
-
-test('a merge of segments whose times overlap much writes one file sorted by time', async (t) => {
-  const { dir, store } = await open(t);
-  // Four seals, each covering the whole time range (old traces loaded in bulk): concatenated, every
-  // row group would span the whole range.
-  for (let i = 0; i < 4; i++) {
-    await store.append(rows(i * 100, 100).map((r, j) => ({ ...r, created_at: 1_700_000_000_000_000 + j * 4 + i })), true);
-    await store.seal();
-  }
-  assert.equal(await store.compact(), 1);
-  const snap = store.snapshot();
-  try {
-    const [seg] = snap.segmentsFor({ projectId: P, runId: R, kinds: ['span'] });
-    const got = (await store.db.all('SELECT epoch_us(created_at) AS t FROM read_parquet($1, file_row_number = true) ORDER BY file_row_number', [join(dir, seg!.file)])).map((r) => Number(r['t']));
-    assert.equal(got.length, 400);
-    assert.deepEqual(got, [...got].sort((a, b) => a - b), 'rows in created_at order');
-  } finally {
-    snap.release();
-  }
-});
-
-test('merges sort only inputs whose time ranges overlap by more than a tenth', () => {
-  const seg = (min: number, max: number) => ({ min_created_us: min, max_created_us: max });
-  assert.equal(overlapsMuch([seg(0, 100), seg(100, 200), seg(195, 300)]), false, 'following the clock, edges touching');
-  assert.equal(overlapsMuch([seg(0, 100), seg(50, 200)]), true, 'half of one range');
-  assert.equal(overlapsMuch([seg(0, 1000), seg(1, 999), seg(2, 998)]), true, 'each covering the whole range');
-  assert.equal(overlapsMuch([seg(0, 100)]), false);
 });
