@@ -23,6 +23,7 @@ import { Ingest, type LogSpansResult, type LogTracesResult, type RunIds } from '
 import { metricInfoResolver } from './metric-info.js';
 import { logOtlpRequest, type OtlpLogOptions, type OtlpLogResult } from './otlp.js';
 import { OtlpWriter } from './otlp-log.js';
+import { resolveTarget } from './otlp-target.js';
 import { RecordQueries, type RunScope, type SearchResult } from './record-queries.js';
 import { storedToWire } from './row-codec.js';
 import { EXPORT_FORMATS, Exporter, type ExportFileOptions, type ExportSelection } from './export.js';
@@ -378,8 +379,7 @@ export class TraceStore extends StoreBase {
     for (const [field, v] of [['project', project], ['logStream', logStream]] as const) {
       if (typeof v !== 'string' || v.trim() === '') throw invalid([field], 'Input should be a non-empty name', v);
     }
-    const p = this.findProjects({ name: project })[0] ?? this.createProject({ name: project });
-    const run = this.listRuns(p.id, 'log_stream').find((r) => r.name === logStream) ?? this.createLogStream(p.id, logStream);
+    const { project: p, run } = resolveTarget(this, { project, logStream }, null);
     const sink: ImportSink = {
       write: (drafts) => this.#ingest.write(p.id, run.id, drafts, true),
       logBody: async (body) => {

@@ -66,13 +66,13 @@ export class Compactor {
     if (durable.size === 0 || s.manifest.segments.length === 0) return out;
     const byPath = new Map(s.manifest.segments.map((g) => [join(s.dir, g.file), g.file]));
     const rows = await s.conns.merge.all(
-      `SELECT filename AS f, seq FROM read_parquet($1, hive_partitioning = false, filename = true)
-       WHERE seq IN (SELECT seq FROM dead)`,
-      [[...byPath.keys()]],
+      `SELECT filename AS f, count(*) AS n FROM read_parquet($1, hive_partitioning = false, filename = true)
+       WHERE seq IN (SELECT unnest($2::BIGINT[])) GROUP BY filename`,
+      [[...byPath.keys()], [...durable]],
     );
     for (const r of rows) {
       const rel = byPath.get(String(r['f']));
-      if (rel && durable.has(Number(r['seq']))) out.set(rel, (out.get(rel) ?? 0) + 1);
+      if (rel) out.set(rel, Number(r['n']));
     }
     return out;
   }
