@@ -33,13 +33,15 @@ export class TokenSigner {
     return new TokenSigner(Buffer.from(readFileSync(path, 'utf8'), 'base64'), ttlSeconds);
   }
 
-  sign(sub: string, kid?: string, nowSeconds = Math.floor(Date.now() / 1000)): string {
-    const claims: TokenClaims = { sub, iat: nowSeconds, exp: nowSeconds + this.ttlSeconds, ...(kid ? { kid } : {}) };
+  // `exp` is rounded up and compared with the fractional clock, so a token lives at least its whole TTL
+  // (rounding both down gave a 1-second TTL anywhere between 0 and 1 s).
+  sign(sub: string, kid?: string, nowSeconds = Date.now() / 1000): string {
+    const claims: TokenClaims = { sub, iat: Math.floor(nowSeconds), exp: Math.ceil(nowSeconds + this.ttlSeconds), ...(kid ? { kid } : {}) };
     const head = `${b64(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${b64(JSON.stringify(claims))}`;
     return `${head}.${b64(createHmac('sha256', this.#secret).update(head).digest())}`;
   }
 
-  verify(token: string, nowSeconds = Math.floor(Date.now() / 1000)): TokenClaims {
+  verify(token: string, nowSeconds = Date.now() / 1000): TokenClaims {
     const parts = token.split('.');
     if (parts.length !== 3) throw new UnauthorizedError('Invalid token');
     const expected = createHmac('sha256', this.#secret).update(`${parts[0]}.${parts[1]}`).digest();

@@ -83,7 +83,8 @@ test('every route times every scheme: valid, missing, wrong, expired, revoked', 
 });
 
 test('an expired bearer token is refused on every route; the key it came from still works', async (t) => {
-  const store = await TraceStore.open(tempDir(t), { tokenTtlSeconds: 1 });
+  // Two seconds, so a loaded machine still makes the first request in time; the token lives under 3 s.
+  const store = await TraceStore.open(tempDir(t), { tokenTtlSeconds: 2 });
   t.after(() => store.close());
   const user = store.createUser({ email: 'e@test', role: 'admin' });
   const { key } = store.createApiKey(user.id);
@@ -92,7 +93,7 @@ test('an expired bearer token is refused on every route; the key it came from st
   t.after(() => app.close());
   const token = store.loginWithApiKey(key).access_token;
   assert.equal((await fetch(`${url}/projects/all`, { headers: { Authorization: `Bearer ${token}` } })).status, 200);
-  await new Promise((r) => setTimeout(r, 2100));
+  await new Promise((r) => setTimeout(r, 3100));
   const routes = (await routesOf(store)).filter((r) => !r.public && !r.url.startsWith('/public'));
   for (const r of routes) {
     const res = await fetch(`${url}${r.url.replace(/:[a-z_]+/g, () => randomUUID())}`, { method: r.method, headers: { Authorization: `Bearer ${token}` } });
