@@ -96,7 +96,8 @@ export class RecordQueries {
     const steps: string[] = [];
     // The keys query also returns the small base columns, has_children and the own values of the
     // metrics it reads; a selection within those needs no fetch.
-    const keys = await this.#pageKeys(snap, level, scope, plan, limit, start, [...BASE_COLUMNS, 'has_children'], steps);
+    const shown = selection !== null && !selection.allMetrics ? [...selection.metrics] : [];
+    const keys = await this.#pageKeys(snap, level, scope, plan, limit, start, [...BASE_COLUMNS, 'has_children'], shown, steps);
     const more = keys.length > limit;
     const pageKeys = more ? keys.slice(0, limit) : keys;
     const inKeys = selection !== null && !selection.allMetrics && [...selection.metrics].every((m) => keys.ownMetrics.has(m));
@@ -146,13 +147,13 @@ export class RecordQueries {
    * Keys of a page. Sorted by time (the default), it first looks only at the newest row groups that
    * could hold the page, widening the window 8x at a time until the page is full or the window is all.
    */
-  async #pageKeys(snap: Snapshot, level: Level, scope: RunScope, plan: PlanInput, limit: number, offset: number, also: readonly string[], steps: string[]): Promise<PageKey[] & { ownMetrics: Map<string, string> }> {
+  async #pageKeys(snap: Snapshot, level: Level, scope: RunScope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], steps: string[]): Promise<PageKey[] & { ownMetrics: Map<string, string> }> {
     const order = timeOrdered(plan.sort);
     const profile = order ? snap.timeProfile(this.#scope(scope, KINDS[level])) : null;
     let want = Math.max(this.#windowRows, (offset + limit + 1) * 20);
     for (;;) {
       const window: TimeWindow | null = profile && order ? chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending) : null;
-      const q = pageKeysQuery(plan, limit, offset, window, also);
+      const q = pageKeysQuery(plan, limit, offset, window, also, alsoMetrics);
       steps.push(`keys${window ? ' (window)' : ''}${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`);
       const rows = await this.#db.all(q.sql, q.params);
       if (window === null || rows.length > limit) return Object.assign(rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })), { ownMetrics: q.ownMetrics });

@@ -76,11 +76,13 @@ export function timeOrdered(sort: SortSpec | null): { ascending: boolean } | nul
 }
 
 /** The shared skeleton: CTEs (roll-ups), FROM with roll-up joins, WHERE, and ORDER BY. */
-function skeleton(input: PlanInput, params: Params, window: TimeWindow | null = null): Skeleton {
+function skeleton(input: PlanInput, params: Params, window: TimeWindow | null = null, shown: readonly string[] = []): Skeleton {
   const needed = metricsOf(input.filter);
   if (input.sort?.column.metric !== undefined) needed.add(input.sort.column.metric);
   const names = [...needed];
-  const base = input.base(params.values.length + 1, names);
+  // Metrics the page shows are read from the same scan (own values only: a shredded column each).
+  const read = [...names, ...shown.filter((n) => !needed.has(n))];
+  const base = input.base(params.values.length + 1, read);
   params.values.push(...base.params);
   const ctes: string[] = [];
   const joins: string[] = [];
@@ -143,7 +145,7 @@ function skeleton(input: PlanInput, params: Params, window: TimeWindow | null = 
     const expr = input.sort.column.metric !== undefined ? ctx.metric(input.sort.column.metric) : input.sort.column.sql;
     orderSql = `${expr} ${dir} NULLS LAST, r.id ${dir}`;
   }
-  return { ctes, recursive, fromSql: `${base.sql} r${joins.length ? ` ${joins.join(' ')}` : ''}`, whereSql, orderSql, rolled, own: new Map(names.map((n) => [n, base.metricColumn(n)])) };
+  return { ctes, recursive, fromSql: `${base.sql} r${joins.length ? ` ${joins.join(' ')}` : ''}`, whereSql, orderSql, rolled, own: new Map(read.map((n) => [n, base.metricColumn(n)])) };
 }
 
 /** A planned statement, and the metrics it rolls up (for the plan's report of its steps). */
@@ -156,12 +158,13 @@ export interface Planned {
 /**
  * Keys of one page in order (seq, and created_at as epoch µs), limit+1 rows to tell whether more
  * exist. The engine then fetches the page's columns by seq: wide text columns are read for 100 rows,
- * not for every row the sort looks at. The own value of every metric the query reads comes along
- * (`ownMetrics`: name -> result column), so a page showing only those needs no second read.
+ * not for every row the sort looks at. The own value of every metric the query reads, and of those
+ * in `alsoMetrics`, comes along (`ownMetrics`: name -> result column): a page showing only those
+ * needs no second read.
  */
-export function pageKeysQuery(input: PlanInput, limit: number, offset: number, window: TimeWindow | null = null, alsoColumns: readonly string[] = []): Planned & { ownMetrics: Map<string, string> } {
+export function pageKeysQuery(input: PlanInput, limit: number, offset: number, window: TimeWindow | null = null, alsoColumns: readonly string[] = [], alsoMetrics: readonly string[] = []): Planned & { ownMetrics: Map<string, string> } {
   const params = new Params();
-  const s = skeleton(input, params, window);
+  const s = skeleton(input, params, window, alsoMetrics);
   let also = alsoColumns.filter((c) => c !== 'seq' && c !== 'created_at' && c !== 'updated_at').map((c) => `, r.${c}`).join('');
   for (const col of s.own.values()) also += `, r.${col}`;
   const sql = `${withClause(s.ctes, s.recursive)}SELECT r.seq, epoch_us(r.created_at) AS c${also} FROM ${s.fromSql} WHERE ${s.whereSql} ORDER BY ${s.orderSql} LIMIT ${params.add(limit + 1)} OFFSET ${params.add(offset)}`;

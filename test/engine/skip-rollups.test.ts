@@ -188,8 +188,14 @@ test('a page selecting only the sort metric reads it once and runs no roll-up qu
   const other = await f.store.partialSearch('span', f.projectId, { ...body, select_columns: { column_ids: ['metrics/trace_only', 'name'], metric_columns_names: ['quality'] } });
   assert.ok(f.steps[2]!.includes('fetch'));
   assert.deepEqual(other.records.map((r) => [r['id'], r['name'], r['metrics']]), full.records.map((r) => [r['id'], r['name'], { quality: (r['metrics'] as Record<string, number>)['quality'] }]));
+  // A metric neither filtered nor sorted on comes from the keys scan too.
+  const byTime = { limit: 25, filters: [type('llm').filter] };
+  const timeLight = await f.store.partialSearch('span', f.projectId, { ...byTime, select_columns: { metric_columns_names: ['quality'] } });
+  assert.ok(!f.steps[3]!.includes('fetch') && !f.steps[3]!.includes('page roll-ups'), f.steps[3]!.join());
+  const timeFull = await f.store.search('span', f.projectId, byTime);
+  assert.deepEqual(timeLight.records.map((r) => [r['id'], r['metrics']]), timeFull.records.map((r) => [r['id'], { quality: (r['metrics'] as Record<string, number>)['quality'] }]));
   // Workflow spans have children: their page runs the roll-up query, and shows the roll-up.
   const wf = await f.store.partialSearch('span', f.projectId, { limit: 5, filters: [type('workflow').filter], select_columns: { metric_columns_names: ['quality'] } });
-  assert.ok(f.steps[3]!.includes('page roll-ups'));
+  assert.ok(f.steps[5]!.includes('page roll-ups'));
   for (const r of wf.records) assert.equal((r['metric_info'] as Record<string, { status_type: string }>)['quality']!.status_type, 'roll_up');
 });
