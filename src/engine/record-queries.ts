@@ -12,6 +12,7 @@ import type { RecordKind } from '../storage/record-columns.js';
 import type { RecordStore, Scope } from '../storage/record-store.js';
 import type { Snapshot } from '../storage/snapshot.js';
 import { DataFactsCache } from './data-facts.js';
+import { pageRollUpsQuery } from './page-rollups.js';
 import { defaultMetricInfo } from './metric-info.js';
 import { storedToRecord } from './row-codec.js';
 
@@ -116,7 +117,8 @@ export class RecordQueries {
     let rolled = new Map<string, Map<string, number>>();
     if (wantMetrics && parents.length > 0) {
       steps.push('page roll-ups');
-      rolled = await this.#pageRollUps(snap, level, scope, parents, [...new Set(pageKeys.map((k) => String(k.row['trace_id'])))]);
+      const names = selection === null || selection.allMetrics ? null : [...selection.metrics].filter((m) => carried === undefined || carried.has(m));
+      rolled = await this.#pageRollUps(snap, level, scope, parents, [...new Set(pageKeys.map((k) => String(k.row['trace_id'])))], names);
     }
     const counts = body.include_counts && page.length > 0 && level !== 'span' ? await this.#childCounts(snap, level, scope, page) : null;
     if (counts) steps.push('child counts');
@@ -270,26 +272,9 @@ export class RecordQueries {
   }
 
   /** Roll-ups of every metric for the page's records (those that can have any: `ids`, of `traces`) from their descendants (own values win later). */
-  async #pageRollUps(snap: Snapshot, level: Level, scope: RunScope, ids: string[], traces: string[]): Promise<Map<string, Map<string, number>>> {
+  async #pageRollUps(snap: Snapshot, level: Level, scope: RunScope, ids: string[], traces: string[], metrics: readonly string[] | null): Promise<Map<string, Map<string, number>>> {
     const s = { projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}) };
-    const aggs = 'avg(v) AS average, sum(v) AS sum, max(v) AS max, min(v) AS min, avg(CASE WHEN v <> 0 THEN 1.0 ELSE 0.0 END) AS percentage_true, avg(CASE WHEN v = 0 THEN 1.0 ELSE 0.0 END) AS percentage_false';
-    let sql: string;
-    let params: unknown[];
-    if (level === 'span') {
-      const src = snap.source({ ...s, kinds: ['span'] });
-      const n = src.params.length;
-      sql = `WITH RECURSIVE d AS (SELECT id, parent_id, trace_id, metrics FROM ${src.sql} WHERE list_contains($${n + 1}::VARCHAR[], trace_id)),
-        e AS (SELECT parent_id AS anc, unnest(map_keys(metrics)) AS k, unnest(map_values(metrics)) AS v FROM d WHERE parent_id <> trace_id),
-        up(anc, k, v) AS (SELECT anc, k, v FROM e UNION ALL SELECT p.parent_id, up.k, up.v FROM up JOIN d p ON p.id = up.anc WHERE p.parent_id <> p.trace_id)
-        SELECT anc AS id, k AS name, ${aggs} FROM up WHERE list_contains($${n + 2}::VARCHAR[], anc) GROUP BY ALL`;
-      params = [...src.params, traces, ids];
-    } else {
-      const src = snap.source({ ...s, kinds: DESCENDANTS[level] });
-      const n = src.params.length;
-      const link = level === 'trace' ? 'trace_id' : 'session_id';
-      sql = `SELECT id, k AS name, ${aggs} FROM (SELECT ${link} AS id, unnest(map_keys(metrics)) AS k, unnest(map_values(metrics)) AS v FROM ${src.sql} WHERE list_contains($${n + 1}::VARCHAR[], ${link})) GROUP BY ALL`;
-      params = [...src.params, ids];
-    }
+    const { sql, params } = pageRollUpsQuery(snap, level, s, DESCENDANTS[level], ids, traces, metrics);
     const rows = await this.#db.all(sql, params as never);
     const out = new Map<string, Map<string, number>>();
     for (const r of rows) {

@@ -199,3 +199,31 @@ test('a page selecting only the sort metric reads it once and runs no roll-up qu
   assert.ok(f.steps[5]!.includes('page roll-ups'));
   for (const r of wf.records) assert.equal((r['metric_info'] as Record<string, { status_type: string }>)['quality']!.status_type, 'roll_up');
 });
+
+test('roll-ups of selected metrics on a page equal those of full records, at every level', async (t) => {
+  const f = await open(t);
+  const stream = f.store.createLogStream(f.projectId, 'v2');
+  await f.store.logTraces(f.projectId, { log_stream_id: stream.id, traces: traces(12).slice(0, 6) } as never);
+  await f.store.flush();
+  await f.store.logTraces(f.projectId, { log_stream_id: stream.id, traces: traces(12).slice(6) } as never); // half in memory
+  const ref = new ReferenceEvaluator(await all(f.store, f.projectId));
+  const names = ['quality', 'trace_only', "it's; --"];
+  for (const level of LEVELS) {
+    const full = await f.store.search(level, f.projectId, { limit: 100 });
+    const part = await f.store.partialSearch(level, f.projectId, { limit: 100, select_columns: { metric_columns_names: names } });
+    assert.equal(part.records.length, full.records.length);
+    part.records.forEach((r, i) => {
+      const want = full.records[i]!;
+      assert.equal(r['id'], want['id']);
+      const info = (want['metric_info'] ?? {}) as Record<string, { value: number }>;
+      const picked = Object.fromEntries(names.filter((n) => info[n] !== undefined).map((n) => [n, info[n]]));
+      assert.deepEqual(r['metric_info'] ?? {}, picked, `${level} ${String(r['id'])}`);
+      for (const n of names) {
+        const got = (r['metric_info'] as Record<string, { value: number }> | null)?.[n]?.value;
+        const expect = ref.metric(want, n);
+        if (expect === undefined) assert.equal(got, undefined);
+        else assert.ok(Math.abs(got! - expect) < 1e-9, `${level} ${n}: ${got} vs ${expect}`);
+      }
+    });
+  }
+});
