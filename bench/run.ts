@@ -1,4 +1,4 @@
-// npm run bench -- [--size 10k|100k|1m|10m] [--only ingest,ingest-library,ingest-http,peers,scorers,shapes] [--shapes-size 100k] [--peers tracelake,duckdb-raw,sqlite,postgres] [--out bench/results]
+// npm run bench -- [--size 10k|100k|1m|10m] [--only ingest,ingest-library,ingest-http,peers,scorers,shapes] [--shapes-size 100k] [--shapes-match issue] [--peers tracelake,duckdb-raw,sqlite,postgres] [--out bench/results]
 // Runs the suites side by side in one process, prints a Markdown table and writes
 // bench/results/<date>-<size>.json. Figures are only comparable within one run.
 import { parseArgs } from 'node:util';
@@ -19,6 +19,7 @@ const { values } = parseArgs({
     'install-postgres': { type: 'boolean', default: false },
     peers: { type: 'string' },
     'shapes-size': { type: 'string', default: '100k' },
+    'shapes-match': { type: 'string' },
   },
 });
 
@@ -58,7 +59,7 @@ let shapeTable = '';
 if (only?.has('shapes')) {
   const n = parseSize(values['shapes-size']!);
   process.stderr.write(`shapes: every filter kind x type leaf x metric selection x sort, ${n} spans...\n`);
-  const r = await benchShapes(n, Number(values.runs));
+  const r = await benchShapes(n, Number(values.runs), values['shapes-match']);
   results['shapes'] = r.measurements;
   shapeTable = `\n\n#### Shapes at ${n} spans (ratio = tracelake / hand-written DuckDB over the same files; worst first)\n\n${r.table}`;
 }

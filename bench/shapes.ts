@@ -122,7 +122,7 @@ export interface ShapeResult {
   steps: string;
 }
 
-export async function benchShapes(spans: number, runs = 3): Promise<{ results: ShapeResult[]; measurements: Measurement[]; table: string }> {
+export async function benchShapes(spans: number, runs = 3, match?: string): Promise<{ results: ShapeResult[]; measurements: Measurement[]; table: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'tracelake-shapes-'));
   let steps: readonly string[] = [];
   const store = await TraceStore.open(join(dir, 'tracelake'), { onPlan: (s) => (steps = s) });
@@ -145,7 +145,7 @@ export async function benchShapes(spans: number, runs = 3): Promise<{ results: S
     const one = async (sql: string) => (await c.runAndReadAll(sql)).getRowObjectsJS();
     const midUs = Number((await one('SELECT epoch_us(quantile_disc(created_at, 0.5)) AS m FROM spans'))[0]!['m']);
     const traceIds = (await one('SELECT DISTINCT trace_id FROM spans ORDER BY trace_id LIMIT 20')).map((r) => String(r['trace_id']));
-    const all = [...issueShapes(col), ...shapes(filterKinds(midUs, traceIds), col)];
+    const all = [...issueShapes(col), ...shapes(filterKinds(midUs, traceIds), col)].filter((s) => match === undefined || s.name.includes(match));
     const results: ShapeResult[] = [];
     for (const s of all) {
       const viaStore = async () => {

@@ -6,6 +6,7 @@ import { invalid } from '../errors.js';
 import { appliesAt, METRIC_PREFIX, metricColumn, resolveColumn, STANDARD_COLUMNS, type ColumnDef, type Level, type MetricInfo, type RollUpMethod } from '../query/columns.js';
 import { chooseWindow, countQuery, deleteQuery, fetchQuery, pageKeysQuery, timeOrdered, type PlanInput, type TimeWindow } from '../query/plan.js';
 import { metricsOf } from '../query/filter-ast.js';
+import { columnsOf } from '../query/match-facts.js';
 import { parseRecordQuery, type QueryKind } from '../query/record-request.js';
 import type { AvailableColumnsRequest, FilterRequest, PartialSearchRequest, SearchRequest } from '../schemas/query.js';
 import type { RecordKind } from '../storage/record-columns.js';
@@ -81,7 +82,7 @@ export class RecordQueries {
   async #factPlan(snap: Snapshot, kind: QueryKind, level: Level, scope: RunScope, body: FilterRequest & { sort?: SearchRequest['sort'] }): Promise<PlanInput> {
     const plan = this.#plan(snap, kind, level, scope, body);
     if (level !== 'span' || (metricsOf(plan.filter).size === 0 && plan.sort?.column.metric === undefined)) return plan;
-    return { ...plan, facts: await this.#facts.facts(snap, this.#scope(scope, ['span'])) };
+    return { ...plan, facts: await this.#facts.facts(snap, this.#scope(scope, ['span']), columnsOf(plan.filter)) };
   }
 
   search(level: Level, scope: RunScope, body: PartialSearchRequest, partial: boolean): Promise<SearchResult> {

@@ -96,6 +96,17 @@ function typesOf(e: Expr, facts: DataFacts): TypeFact {
   return inner.exact ? { types: minus(ALL, inner.types), exact: true } : { types: ALL, exact: false };
 }
 
+/** Ids of the columns an expression tests (to ask the data only about those). */
+export function columnsOf(e: Expr | null, out = new Set<string>()): Set<string> {
+  if (e === null) return out;
+  if ('leaf' in e) {
+    if (e.leaf.kind !== 'fully_annotated') out.add(e.leaf.column.id);
+  } else if ('and' in e) e.and.forEach((x) => columnsOf(x, out));
+  else if ('or' in e) e.or.forEach((x) => columnsOf(x, out));
+  else columnsOf(e.not, out);
+  return out;
+}
+
 /** Whether a matching row can have has_children true (false only under a `has_children` test that excludes it). */
 function mayHaveChildren(e: Expr): boolean {
   if ('leaf' in e) {
