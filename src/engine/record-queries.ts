@@ -103,7 +103,7 @@ export class RecordQueries {
     const more = keys.length > limit;
     const pageKeys = more ? keys.slice(0, limit) : keys;
     const inKeys = selection !== null && !selection.allMetrics && [...selection.metrics].every((m) => keys.ownMetrics.has(m));
-    const light = selection !== null && selection.physical.every((c) => BASE_COLUMNS.includes(c) || (c === 'metrics' && inKeys));
+    const light = selection !== null && selection.physical.every((c) => BASE_COLUMNS.includes(c) || c === 'has_children' || (c === 'metrics' && inKeys));
     let page: Row[];
     if (light) page = pageKeys.map((k) => lightRow(k.row, selection.physical, keys.ownMetrics));
     else {

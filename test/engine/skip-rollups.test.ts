@@ -198,6 +198,13 @@ test('a page selecting only the sort metric reads it once and runs no roll-up qu
   const wf = await f.store.partialSearch('span', f.projectId, { limit: 5, filters: [type('workflow').filter], select_columns: { metric_columns_names: ['quality'] } });
   assert.ok(f.steps[5]!.includes('page roll-ups'));
   for (const r of wf.records) assert.equal((r['metric_info'] as Record<string, { status_type: string }>)['quality']!.status_type, 'roll_up');
+  // has_children comes with the keys: shown when selected, absent otherwise.
+  assert.ok(!('has_children' in light.records[0]!) && !('name' in light.records[0]!));
+  const hc = await f.store.partialSearch('span', f.projectId, { limit: 60, select_columns: { column_ids: ['has_children'] } });
+  assert.ok(!f.steps[6]!.includes('fetch'), f.steps[6]!.join());
+  const hcFull = await f.store.search('span', f.projectId, { limit: 60 });
+  assert.deepEqual(hc.records.map((r) => [r['id'], r['has_children']]), hcFull.records.map((r) => [r['id'], r['has_children']]));
+  assert.ok(hc.records.some((r) => r['has_children'] === true) && hc.records.some((r) => r['has_children'] === false));
 });
 
 test('roll-ups of selected metrics on a page equal those of full records, at every level', async (t) => {
