@@ -234,3 +234,31 @@ test('roll-ups of selected metrics on a page equal those of full records, at eve
     });
   }
 });
+
+test('OpenTelemetry and PATCH leave model off a workflow span, so the fact the planner measures holds', async (t) => {
+  const f = await open(t);
+  const now = Date.now();
+  const traceId = traceHex();
+  const wf = spanHex();
+  await f.store.logOtlp(
+    jsonRequest([
+      { traceId, spanId: wf, name: 'wf', startMs: now - 100, endMs: now, attributes: { 'tracelake.span.type': 'workflow', 'gen_ai.request.model': 'gpt-4o' } },
+      { traceId, spanId: spanHex(), parentSpanId: wf, name: 'inner', startMs: now - 90, endMs: now - 10, attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.usage.input_tokens': 9 } },
+    ]),
+    { project: 'p', logStream: 'otel' },
+  );
+  const otelRefs = await all(f.store, f.projectId);
+  const wfRec = otelRefs.span.find((s) => s['name'] === 'wf')!;
+  assert.equal(wfRec['type'], 'workflow');
+  const stream = f.store.createLogStream(f.projectId, 'v2');
+  await f.store.logTraces(f.projectId, { log_stream_id: stream.id, traces: traces(4) } as never);
+  const v2wf = (await f.store.search('span', f.projectId, { log_stream_id: stream.id, filters: [type('workflow').filter], limit: 1 })).records[0]!;
+  await f.store.updateRecord('span', f.projectId, String(v2wf['id']), { log_stream_id: stream.id, model: 'gpt-4o', tags: ['patched'] } as never);
+  for (const sealed of [false, true]) {
+    if (sealed) await f.store.flush();
+    const ref = new ReferenceEvaluator(await all(f.store, f.projectId));
+    assert.equal((await f.store.count('span', f.projectId, { filter_tree: { and: [type('workflow'), model] } } as never)).total_count, 0, 'no workflow span has a model');
+    assert.ok(ref.byLevel.span.some((s) => s['id'] === v2wf['id'] && (s['tags'] as string[]).includes('patched')), 'the PATCH was applied');
+    assert.ok(!rolledUp(await agrees(f, ref, 'span', { filter_tree: { and: [model, metric('num_input_tokens', 'gt', 0)] } }), 'num_input_tokens'));
+  }
+});
