@@ -48,7 +48,7 @@ export class DataFactsCache {
   async facts(snap: Snapshot, scope: Scope, columns: ReadonlySet<string>): Promise<DataFacts> {
     const wanted = KIND_COLUMNS.filter((c) => columns.has(c.id));
     const files = snap.segmentsFor(scope).map((s) => snap.path(s));
-    this.#prune(files);
+    this.#prune(snap);
     const parts = await Promise.all(files.map((f) => this.#file(f)));
     const mem = snap.memoryRows(scope);
     if (mem) parts.push(await this.#read(mem.sql, mem.params, wanted));
@@ -64,10 +64,11 @@ export class DataFactsCache {
     return { typesWith, typesWithChildren };
   }
 
-  /** Forgets files merged or deleted since (when the cache has grown well past what is live). */
-  #prune(live: readonly string[]): void {
-    if (this.#byFile.size <= 2 * live.length + 256) return;
-    const keep = new Set(live);
+  /** Forgets files merged or deleted since (of every project), once the cache has grown past what is live. */
+  #prune(snap: Snapshot): void {
+    const live = snap.segmentsOfKind('span');
+    if (this.#byFile.size <= 2 * live.length + 64) return;
+    const keep = new Set(live.map((s) => snap.path(s)));
     for (const f of this.#byFile.keys()) if (!keep.has(f)) this.#byFile.delete(f);
   }
 }
