@@ -36,11 +36,15 @@ export class Compactor {
         const dead = await this.#deadCounts();
         const group = pickMerge(this.#s.manifest.segments, (g) => dead.get(g.file) ?? 0, this.#s.options.compaction);
         if (!group || this.#s.closed) return merges;
+        // Taken in the same step as the pick: a drop committed after it leaves these files to us.
+        const release = this.#s.use(group.map((g) => g.file));
         try {
           await this.#merge(group);
         } catch (err) {
           // The inputs stay listed and untouched: nothing changed but a leftover file, removed on open.
           throw err instanceof StorageError ? err : new StorageError('merging segments failed', { cause: err });
+        } finally {
+          release();
         }
         merges++;
       }
@@ -65,11 +69,17 @@ export class Compactor {
     const durable = new Set(s.manifest.dead);
     if (durable.size === 0 || s.manifest.segments.length === 0) return out;
     const byPath = new Map(s.manifest.segments.map((g) => [join(s.dir, g.file), g.file]));
-    const rows = await s.conns.merge.all(
-      `SELECT filename AS f, count(*) AS n FROM read_parquet($1, hive_partitioning = false, filename = true)
-       WHERE seq IN (SELECT unnest($2::BIGINT[])) GROUP BY filename`,
-      [[...byPath.keys()], [...durable]],
-    );
+    const release = s.use([...byPath.values()]);
+    let rows;
+    try {
+      rows = await s.conns.merge.all(
+        `SELECT filename AS f, count(*) AS n FROM read_parquet($1, hive_partitioning = false, filename = true)
+         WHERE seq IN (SELECT unnest($2::BIGINT[])) GROUP BY filename`,
+        [[...byPath.keys()], [...durable]],
+      );
+    } finally {
+      release();
+    }
     for (const r of rows) {
       const rel = byPath.get(String(r['f']));
       if (rel) out.set(rel, Number(r['n']));

@@ -58,6 +58,8 @@ export class StoreState {
   /** Set when the memory tables stopped matching the log (an insert failed): writes wait for a reopen. */
   broken: unknown = null;
   closed = false;
+  readonly #inUse = new Map<string, number>();
+  readonly #retiredInUse = new Set<string>();
 
   constructor(
     readonly dir: string,
@@ -103,10 +105,36 @@ export class StoreState {
     this.db.afterStatementsInFlight(() => this.later('cleanup', fn));
   }
 
+  /**
+   * Marks segment files as read by a merge until the returned function is called. A merge reads
+   * outside the manifest lock and without a reader's pin (a pin would hold back every cleanup for the
+   * seconds a merge takes), so a drop that retires its inputs meanwhile leaves their files until then.
+   */
+  use(files: readonly string[]): () => void {
+    for (const f of files) this.#inUse.set(f, (this.#inUse.get(f) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      for (const f of files) {
+        const n = (this.#inUse.get(f) ?? 1) - 1;
+        if (n > 0) {
+          this.#inUse.set(f, n);
+          continue;
+        }
+        this.#inUse.delete(f);
+        if (this.#retiredInUse.delete(f)) removeSegmentFiles(this.dir, f);
+      }
+    };
+  }
+
   /** Deletes replaced files, then forgets their dead seqs, once no reader may still use them. */
   retire(files: readonly string[], purged: readonly number[]): void {
     this.afterReaders(async () => {
-      for (const f of files) removeSegmentFiles(this.dir, f);
+      for (const f of files) {
+        if (this.#inUse.has(f)) this.#retiredInUse.add(f);
+        else removeSegmentFiles(this.dir, f);
+      }
       await this.forget(purged);
     });
   }
