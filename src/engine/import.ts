@@ -13,14 +13,20 @@ import type { Draft } from '../ingest/flatten.js';
 import { ALL_KINDS } from '../query/columns.js';
 import { JsonText } from '../storage/batch-builder.js';
 import { RECORD_COLUMNS } from '../storage/record-columns.js';
+import type { BulkBatch } from '../storage/bulk-load.js';
 import { EXPORT_COLUMNS } from './export.js';
+import { DIRECT_BATCH_ROWS, importDirect } from './import-direct.js';
 
 export type ImportFormat = 'parquet' | 'jsonl' | 'arrow';
 
 export interface ImportOptions {
   /** Default: from the file name (.parquet, .jsonl/.ndjson/.json, .arrow/.arrows/.ipc/.feather). */
   format?: ImportFormat;
-  /** Records per batch (one log entry each; default 10,000). */
+  /**
+   * Records per batch: one atomic commit each. Parquet and JSON lines exports go straight into
+   * segments (default 1,000,000 per commit); Arrow files and v2 bodies go through the log (one entry
+   * each, default 10,000).
+   */
   batchRows?: number;
   /** Called after each batch is durable, with records written so far and the total when known. */
   onProgress?: (done: number, total: number | null) => void;
@@ -35,16 +41,18 @@ export interface ImportResult {
 /** Writes drafts of one batch into the target run (durably), or logs one v2 body. */
 export interface ImportSink {
   write(drafts: Draft[]): Promise<void>;
+  /** Writes flat rows read by DuckDB straight into segments, one commit (the direct path); optional. */
+  bulk?(batch: BulkBatch): Promise<number>;
   logBody(body: Record<string, unknown>, line: number): Promise<void>;
 }
 
-const TYPE: Record<string, string> = Object.fromEntries(RECORD_COLUMNS.map((c) => [c.name, c.type]));
+export const TYPE: Record<string, string> = Object.fromEntries(RECORD_COLUMNS.map((c) => [c.name, c.type]));
 const JSON_TEXT = new Set(['tags', 'metrics', 'user_metadata', 'dataset_metadata']);
 const PARSED_TEXT = new Set(['tools', 'extra']);
-const ID_COLUMNS = new Set(['id', 'session_id', 'trace_id', 'parent_id', 'previous_session_id']);
-const UUID = "'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'";
+export const ID_COLUMNS = new Set(['id', 'session_id', 'trace_id', 'parent_id', 'previous_session_id']);
+export const UUID = "'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'";
 
-const bad = (msg: string) => new InvalidRequestError([{ loc: ['file'], msg, type: 'value_error' }]);
+export const bad = (msg: string) => new InvalidRequestError([{ loc: ['file'], msg, type: 'value_error' }]);
 
 export function formatOf(path: string, given?: string): ImportFormat {
   if (given !== undefined) {
@@ -99,7 +107,7 @@ function selectList(present: ReadonlySet<string>): string {
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const VALID_TYPES = `[${ALL_KINDS.map((k) => `'${k}'`).join(', ')}]`;
+export const VALID_TYPES = `[${ALL_KINDS.map((k) => `'${k}'`).join(', ')}]`;
 
 export class Importer {
   readonly #db: Database;
@@ -111,8 +119,10 @@ export class Importer {
   async run(path: string, sink: ImportSink, options: ImportOptions = {}): Promise<ImportResult> {
     if (!existsSync(path) || !statSync(path).isFile()) throw bad(`no file at ${path}`);
     const format = formatOf(path, options.format);
-    const batchRows = options.batchRows ?? 10_000;
+    const direct = sink.bulk !== undefined && format !== 'arrow' && !(format === 'jsonl' && firstLineIsBody(path));
+    const batchRows = options.batchRows ?? (direct ? DIRECT_BATCH_ROWS : 10_000);
     if (!Number.isInteger(batchRows) || batchRows <= 0) throw new InvalidRequestError([{ loc: ['batchRows'], msg: 'Input should be a positive integer', type: 'value_error', input: batchRows }]);
+    if (direct) return { records: await importDirect(this.#db, path, format as 'parquet' | 'jsonl', (b) => sink.bulk!(b), batchRows, options.onProgress), bodies: 0 };
     if (format === 'arrow') return { records: await this.#arrow(path, sink, batchRows, options), bodies: 0 };
     if (format === 'jsonl' && firstLineIsBody(path)) return { records: 0, bodies: await this.#bodies(path, sink, options) };
     return { records: await this.#flat(path, format, sink, batchRows, options), bodies: 0 };
@@ -296,7 +306,8 @@ function arrowGetter(col: string, v: Vector): (r: number) => unknown {
  * costs more (measured: twice as slow per batch after 80k rows).
  */
 export async function importFile(path: string, sink: ImportSink, reader: { tempDirectory: string; threads?: number }, options: ImportOptions): Promise<ImportResult> {
-  const db = await Database.open({ connections: 1, memoryLimit: '256MB', tempDirectory: reader.tempDirectory, ...(reader.threads ? { threads: reader.threads } : {}) });
+  // The direct path sorts each kind's rows in DuckDB: room for that, spilling to <data>/tmp past it.
+  const db = await Database.open({ connections: 1, memoryLimit: '1GB', tempDirectory: reader.tempDirectory, ...(reader.threads ? { threads: reader.threads } : {}) });
   try {
     return await new Importer(db).run(path, sink, options);
   } finally {

@@ -18,6 +18,7 @@ import { BatchSource } from '../db/batch-source.js';
 import type { Database, Param, Row } from '../db/database.js';
 import { StorageError } from '../errors.js';
 import { BatchBuilder, type Row as WireRowLike } from './batch-builder.js';
+import { bulkLoad, type BulkBatch } from './bulk-load.js';
 import { DEFAULT_POLICY, type CompactionPolicy } from './compaction.js';
 import { Compactor } from './compactor.js';
 import { ensureDirDurable } from './fs-util.js';
@@ -86,6 +87,8 @@ export class RecordStore {
       // Dead rows may be the newest: their numbers stay taken (a row given one would be dead on arrival).
       if (seq >= s.nextSeq) s.nextSeq = seq + 1;
     }
+    // A bulk load's segments may hold numbers above sealed_seq (reserved while log files stayed unsealed).
+    for (const seg of manifest.segments) if (seg.max_seq >= s.nextSeq) s.nextSeq = seg.max_seq + 1;
     for (const seg of manifest.segments) s.index.add({ key: seg.file, partition: seg.file, hashes: await readHashes(conns.seal, dir, seg, idHash) });
     await writer.run('CREATE TABLE IF NOT EXISTS dead (seq BIGINT)');
     await writer.run(tableDdl(EMPTY_TABLE));
@@ -221,6 +224,17 @@ export class RecordStore {
       ]);
       return found.map((r) => Number(r['seq'])).filter((q) => !s.dead.has(q));
     });
+  }
+
+  /**
+   * Writes rows that are already flat (read by DuckDB) straight into segments of one run, one commit
+   * per call (see bulk-load.ts); returns the records written.
+   */
+  async bulkLoad(projectId: string, runId: string, batch: BulkBatch): Promise<number> {
+    this.#assertWritable();
+    const n = await bulkLoad(this.#s, projectId, runId, batch);
+    if (n > 0 && this.#s.options.autoCompact) this.#compactor.schedule();
+    return n;
   }
 
   /** Deletes rows by seq, durably: one tombstone entry in the log, visible at once. */
