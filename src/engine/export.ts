@@ -114,7 +114,7 @@ export class Exporter {
       } else {
         rows = await this.#records.read(async (snap) => {
           const q = this.#query(snap, scope, sel);
-          const format = options.format === 'parquet' ? "FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880" : 'FORMAT json';
+          const format = options.format === 'parquet' ? "FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 32768" : 'FORMAT json';
           // The path is ours (a uuid under <data>/tmp), never the user's: it is the one literal here.
           const done = await this.#db.runWithProgress(`COPY (${q.sql}) TO '${tmp.replaceAll("'", "''")}' (${format})`, q.params, (f) => options.onProgress?.(f));
           return Number(done[0]?.['Count'] ?? 0);
