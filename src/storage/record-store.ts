@@ -269,8 +269,14 @@ export class RecordStore {
 
   // ---------------------------------------------------------------- reading
 
-  /** Which records have expired (retention); reads leave them out. Set by the engine. */
-  retention: RetentionView | undefined;
+  /** Which records have expired (retention); reads leave them out and merges drop them. Set by the engine. */
+  get retention(): RetentionView | undefined {
+    return this.#s.retention;
+  }
+
+  set retention(view: RetentionView | undefined) {
+    this.#s.retention = view;
+  }
 
   /** A consistent view for reads; release it when done (see snapshot.ts). */
   snapshot(): Snapshot {

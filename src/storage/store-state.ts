@@ -11,6 +11,7 @@ import type { MemInserter, MemTable } from './mem-tables.js';
 import { Mutex } from './mutex.js';
 import { ReplacedError } from './fs-util.js';
 import { removeSegmentFiles } from './segments.js';
+import type { RetentionView } from './snapshot.js';
 import type { WriteAheadLog } from './wal.js';
 
 export interface StoreOptions {
@@ -58,6 +59,8 @@ export class StoreState {
   /** Set when the memory tables stopped matching the log (an insert failed): writes wait for a reopen. */
   broken: unknown = null;
   closed = false;
+  /** Retention (set by the engine): merges leave expired rows out. */
+  retention: RetentionView | undefined;
 
   constructor(
     readonly dir: string,
