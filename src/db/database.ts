@@ -171,16 +171,20 @@ export class Database {
   }
 
   /** Runs a statement (returning its rows), reporting DuckDB's progress estimate (0..1) about every `everyMs`. */
-  async runWithProgress(sql: string, params: readonly Param[], onProgress: (fraction: number) => void, everyMs = 200): Promise<Row[]> {
+  async runWithProgress(sql: string, params: readonly Param[], onProgress: (fraction: number) => void, everyMs = 200, settings: Readonly<Record<string, 'true' | 'false'>> = {}): Promise<Row[]> {
     return this.withConnection(async (conn) => {
       const timer = setInterval(() => {
         const p = conn.progress;
         if (p >= 0) onProgress(p);
       }, everyMs);
+      // Settings for this statement only (the connection goes back to the pool): names are ours, values booleans.
+      const names = Object.keys(settings).filter((n) => /^[a-z_]+$/.test(n));
       try {
+        for (const n of names) await conn.run(`SET ${n} = ${settings[n] === 'true' ? 'true' : 'false'}`);
         return await conn.all(sql, params);
       } finally {
         clearInterval(timer);
+        for (const n of names) await conn.run(`RESET ${n}`).catch(() => undefined);
       }
     });
   }
