@@ -144,3 +144,18 @@ test('reads while an import runs see whole batches, and afterwards agree with th
   assert.deepEqual(await question(target.store, target.projectId), await question(src.store, src.projectId));
   assert.deepEqual(await totals(target.store), [rows, rows]);
 });
+
+test('after a reopen, records logged next get numbers above the imported ones (nothing they share dies with them)', async (t) => {
+  const { file, rows } = await exported(t, 3);
+  const dir = join(tempDir(t), 'b');
+  const first = await openStore(t, {}, dir);
+  await first.store.importFile(file, { project: 'test-project', logStream: 'default' });
+  await first.store.close();
+  const store = await TraceStore.open(dir);
+  t.after(() => store.close());
+  await store.logTraces(first.projectId, { log_stream_id: first.logStreamId, traces: [{ id: uuidFor(50), name: 'new', input: 'i', output: 'new', spans: [] }] as never });
+  // Importing again marks the first import's rows dead by their numbers: the new record must not share one.
+  await store.importFile(file, { project: 'test-project', logStream: 'default' });
+  assert.deepEqual(await outputs({ store, projectId: first.projectId }, [uuidFor(50)]), [`${uuidFor(50)}=new`]);
+  assert.deepEqual(await totals(store), [rows + 2, rows + 2], 'the file once, and the new trace with its session');
+});
