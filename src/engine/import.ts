@@ -15,7 +15,7 @@ import { JsonText } from '../storage/batch-builder.js';
 import { RECORD_COLUMNS } from '../storage/record-columns.js';
 import type { BulkBatch } from '../storage/bulk-load.js';
 import { EXPORT_COLUMNS } from './export.js';
-import { DIRECT_BATCH_ROWS, importDirect } from './import-direct.js';
+import { arrowColumns, DIRECT_BATCH_ROWS, importDirect } from './import-direct.js';
 
 export type ImportFormat = 'parquet' | 'jsonl' | 'arrow';
 
@@ -23,9 +23,9 @@ export interface ImportOptions {
   /** Default: from the file name (.parquet, .jsonl/.ndjson/.json, .arrow/.arrows/.ipc/.feather). */
   format?: ImportFormat;
   /**
-   * Records per batch: one atomic commit each. Parquet and JSON lines exports go straight into
-   * segments (default 1,000,000 per commit); Arrow files and v2 bodies go through the log (one entry
-   * each, default 10,000).
+   * Records per batch: one atomic commit each. Exports go straight into segments (default 1,000,000
+   * per commit); v2 bodies, and Arrow files laid out otherwise than exports, go through the log (one
+   * entry each, default 10,000).
    */
   batchRows?: number;
   /** Called after each batch is durable, with records written so far and the total when known. */
@@ -119,10 +119,12 @@ export class Importer {
   async run(path: string, sink: ImportSink, options: ImportOptions = {}): Promise<ImportResult> {
     if (!existsSync(path) || !statSync(path).isFile()) throw bad(`no file at ${path}`);
     const format = formatOf(path, options.format);
-    const direct = sink.bulk !== undefined && format !== 'arrow' && !(format === 'jsonl' && firstLineIsBody(path));
+    // Arrow files go straight into segments when laid out as exports are (else value by value, through the log).
+    const layout = sink.bulk !== undefined && format === 'arrow' ? await arrowColumns(path) : null;
+    const direct = sink.bulk !== undefined && (format !== 'arrow' || layout !== null) && !(format === 'jsonl' && firstLineIsBody(path));
     const batchRows = options.batchRows ?? (direct ? DIRECT_BATCH_ROWS : 10_000);
     if (!Number.isInteger(batchRows) || batchRows <= 0) throw new InvalidRequestError([{ loc: ['batchRows'], msg: 'Input should be a positive integer', type: 'value_error', input: batchRows }]);
-    if (direct) return { records: await importDirect(this.#db, path, format as 'parquet' | 'jsonl', (b) => sink.bulk!(b), batchRows, options.onProgress), bodies: 0 };
+    if (direct) return { records: await importDirect(this.#db, path, format, (b) => sink.bulk!(b), batchRows, options.onProgress, layout ?? undefined), bodies: 0 };
     if (format === 'arrow') return { records: await this.#arrow(path, sink, batchRows, options), bodies: 0 };
     if (format === 'jsonl' && firstLineIsBody(path)) return { records: 0, bodies: await this.#bodies(path, sink, options) };
     return { records: await this.#flat(path, format, sink, batchRows, options), bodies: 0 };

@@ -14,7 +14,7 @@ import { everyKindTrace, openStore, tempDir } from '../support/helpers.js';
 type Fx = Awaited<ReturnType<typeof openStore>>;
 
 /** A source folder with `n` traces of every kind, sealed, exported to `format`. */
-async function exported(t: Parameters<typeof openStore>[0], n: number, format: 'parquet' | 'jsonl' = 'parquet', output = 'first') {
+async function exported(t: Parameters<typeof openStore>[0], n: number, format: 'parquet' | 'jsonl' | 'arrow' = 'parquet', output = 'first') {
   const src = await openStore(t);
   const traces = Array.from({ length: n }, (_, i) => ({ ...everyKindTrace(`t${i}`), id: uuidFor(i), output }));
   await src.store.logTraces(src.projectId, { log_stream_id: src.logStreamId, traces: traces as never });
@@ -66,7 +66,7 @@ test('a Parquet export is written straight into segments with the sealer layout'
   assert.deepEqual(meta.map((m) => m['compression']), ['ZSTD']);
 });
 
-for (const format of ['parquet', 'jsonl'] as const) {
+for (const format of ['parquet', 'jsonl', 'arrow'] as const) {
   test(`importing a ${format} export again replaces its records: each id once, the old rows dead, then purged`, async (t) => {
     const { file, rows } = await exported(t, 5, format);
     // No background merges: they would purge the dead rows while the test counts them.
