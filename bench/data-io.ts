@@ -16,8 +16,8 @@ import { TraceStore } from '../src/engine/trace-store.js';
 import { fmt, machine, parseSize, peakRssMiB, writeResults } from './common.js';
 import { spanBatches } from './workload.js';
 
-type Step = 'export-parquet' | 'export-jsonl' | 'export-arrow' | 'export-batches' | 'raw-copy' | 'raw-copy-sorted' | 'import-parquet' | 'import-jsonl';
-const STEPS: Step[] = ['export-parquet', 'export-jsonl', 'export-arrow', 'export-batches', 'raw-copy', 'raw-copy-sorted', 'import-parquet', 'import-jsonl'];
+type Step = 'export-parquet' | 'export-jsonl' | 'export-arrow' | 'export-batches' | 'raw-copy' | 'raw-copy-sorted' | 'import-parquet' | 'import-jsonl' | 'import-arrow';
+const STEPS: Step[] = ['export-parquet', 'export-jsonl', 'export-arrow', 'export-batches', 'raw-copy', 'raw-copy-sorted', 'import-parquet', 'import-jsonl', 'import-arrow'];
 
 async function step(name: Step, dir: string, work: string): Promise<Record<string, unknown>> {
   const started = performance.now();

@@ -17,6 +17,8 @@ export interface DatabaseOptions {
   tempDirectory?: string;
   /** Connections in the pool (default 4). */
   connections?: number;
+  /** A database file (default: in memory); its tables then live on disk, beyond the memory limit. */
+  path?: string;
 }
 
 export class Database {
@@ -41,7 +43,7 @@ export class Database {
     if (options.threads) config['threads'] = String(options.threads);
     if (options.memoryLimit) config['memory_limit'] = options.memoryLimit;
     if (options.tempDirectory) config['temp_directory'] = options.tempDirectory;
-    const db = new Database(await DuckDBInstance.create(':memory:', config));
+    const db = new Database(await DuckDBInstance.create(options.path ?? ':memory:', config));
     const n = options.connections ?? 4;
     for (let i = 0; i < n; i++) {
       const c = await db.#instance.connect();

@@ -4,7 +4,9 @@
 // again with its id replaces itself). Rows are written in batches, each one write-ahead-log entry:
 // a crash keeps every batch whole or leaves it out. The file is checked whole before anything is
 // written (ids, types and created_at present), so a bad file writes nothing.
-import { createReadStream, existsSync, openSync, readSync, closeSync, statSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { createReadStream, existsSync, mkdirSync, openSync, readSync, closeSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { RecordBatchReader, type RecordBatch, type Vector } from 'apache-arrow';
 import { Database, type Param } from '../db/database.js';
@@ -309,10 +311,15 @@ function arrowGetter(col: string, v: Vector): (r: number) => unknown {
  */
 export async function importFile(path: string, sink: ImportSink, reader: { tempDirectory: string; threads?: number }, options: ImportOptions): Promise<ImportResult> {
   // The direct path sorts each kind's rows in DuckDB: room for that, spilling to <data>/tmp past it.
-  const db = await Database.open({ connections: 1, memoryLimit: '1GB', tempDirectory: reader.tempDirectory, ...(reader.threads ? { threads: reader.threads } : {}) });
+  // A database file of its own (under <data>/tmp, which a crash leaves to the sweep on open) keeps
+  // JSON lines and Arrow rows loaded for the direct path on disk rather than in memory.
+  const file = join(reader.tempDirectory, `import-${randomUUID()}.duckdb`);
+  mkdirSync(reader.tempDirectory, { recursive: true });
+  const db = await Database.open({ path: file, connections: 1, memoryLimit: '1GB', tempDirectory: reader.tempDirectory, ...(reader.threads ? { threads: reader.threads } : {}) });
   try {
     return await new Importer(db).run(path, sink, options);
   } finally {
     await db.close();
+    for (const f of [file, `${file}.wal`]) rmSync(f, { force: true });
   }
 }
