@@ -226,10 +226,7 @@ export class RecordStore {
     });
   }
 
-  /**
-   * Writes rows that are already flat (read by DuckDB) straight into segments of one run, one commit
-   * per call (see bulk-load.ts); returns the records written.
-   */
+  /** Writes flat rows (read by DuckDB) straight into segments of one run, one commit (bulk-load.ts). */
   async bulkLoad(projectId: string, runId: string, batch: BulkBatch): Promise<number> {
     this.#assertWritable();
     const n = await bulkLoad(this.#s, projectId, runId, batch);
@@ -377,6 +374,8 @@ export class RecordStore {
     if (s.closed) return;
     if (options.seal !== false && s.broken === null) await this.seal().catch((err: unknown) => process.emitWarning(`tracelake: sealing on close failed: ${(err as Error).message}`));
     s.closed = true;
+    // A bulk load in progress holds the manifest lock until it has committed (or failed).
+    await s.maint.run(async () => undefined);
     await this.#sealer.idle();
     await this.#compactor.idle();
     await s.background;
