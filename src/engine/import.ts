@@ -6,6 +6,7 @@
 // written (ids, types and created_at present), so a bad file writes nothing.
 import { randomUUID } from 'node:crypto';
 import { createReadStream, existsSync, mkdirSync, openSync, readSync, closeSync, rmSync, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { RecordBatchReader, type RecordBatch, type Vector } from 'apache-arrow';
@@ -182,14 +183,17 @@ export class Importer {
 
   /** An Arrow IPC file (or stream) of export rows, read batch by batch. */
   async #arrow(path: string, sink: ImportSink, batchRows: number, options: ImportOptions): Promise<number> {
-    let reader;
+    let names: Set<string>;
+    const handle = await open(path, 'r');
     try {
-      reader = await RecordBatchReader.from(createReadStream(path));
+      const reader = await RecordBatchReader.from(handle);
       await reader.open();
+      names = new Set(reader.schema.fields.map((f) => f.name));
     } catch (err) {
       throw bad(`${path} cannot be read as Arrow IPC: ${(err as Error).message}`);
+    } finally {
+      await handle.close().catch(() => undefined);
     }
-    const names = new Set(reader.schema.fields.map((f) => f.name));
     for (const need of ['id', 'type', 'created_at']) if (!names.has(need)) throw bad(`${path} has no column ${need}: it is not a tracelake export`);
     // Checked whole first (a second pass), so a bad file writes nothing.
     await this.#arrowPass(path, async (batch) => {
@@ -225,9 +229,15 @@ export class Importer {
     return done;
   }
 
+  /** Every batch of the file in turn. Through a file handle: from a stream, apache-arrow buffers a whole IPC file. */
   async #arrowPass(path: string, fn: (batch: RecordBatch) => Promise<void>): Promise<void> {
-    const reader = await RecordBatchReader.from(createReadStream(path));
-    for await (const batch of reader) await fn(batch);
+    const handle = await open(path, 'r');
+    try {
+      const reader = await RecordBatchReader.from(handle);
+      for await (const batch of reader) await fn(batch);
+    } finally {
+      await handle.close().catch(() => undefined);
+    }
   }
 
   /** JSON lines of v2 logging bodies ({traces: [...]} or {trace_id, parent_id, spans: [...]}), each logged as sent. */

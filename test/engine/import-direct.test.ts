@@ -3,7 +3,9 @@
 // old rows dead, then purged); a record logged before the import is replaced by it and one logged
 // after wins over it, also across a seal and a reopen; reads while an import runs see whole batches.
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tableFromArrays, tableToIPC } from 'apache-arrow';
 import { test } from 'node:test';
 import { Database } from '../../src/db/database.js';
 import { TraceStore } from '../../src/engine/trace-store.js';
@@ -158,4 +160,17 @@ test('after a reopen, records logged next get numbers above the imported ones (n
   await store.importFile(file, { project: 'test-project', logStream: 'default' });
   assert.deepEqual(await outputs({ store, projectId: first.projectId }, [uuidFor(50)]), [`${uuidFor(50)}=new`]);
   assert.deepEqual(await totals(store), [rows + 2, rows + 2], 'the file once, and the new trace with its session');
+});
+
+test('an Arrow file laid out otherwise than an export (created_at as plain integers) goes through the log, value by value', async (t) => {
+  const { store } = await openStore(t);
+  const created = BigInt(Date.UTC(2026, 2, 1, 10)) * 1000n;
+  const table = tableFromArrays({ id: [uuidFor(1), uuidFor(2)], type: ['trace', 'llm'], name: ['a', 'b'], created_at: BigInt64Array.from([created, created + 1000n]) });
+  const file = join(tempDir(t), 'plain.arrow');
+  writeFileSync(file, tableToIPC(table, 'file'));
+  const res = await store.importFile(file, { project: 'test-project', logStream: 'default' });
+  assert.equal(res.records, 2);
+  assert.equal(store.stats.memRows, 2, 'logged, not written as segments');
+  const rows = await store.sql('SELECT id, epoch_us(created_at) AS c FROM spans UNION ALL SELECT id, epoch_us(created_at) AS c FROM traces ORDER BY id');
+  assert.deepEqual(rows.map((r) => [r['id'], Number(r['c'])]), [[uuidFor(1), Number(created)], [uuidFor(2), Number(created) + 1000]]);
 });
