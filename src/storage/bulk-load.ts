@@ -115,7 +115,8 @@ async function commitBatch(s: StoreState, projectId: string, runId: string, adde
     return all.some((hs) => hasHash(hs, h));
   };
   const looked = new Map<string, number>();
-  const memDead = new Set<string>();
+  /** Memory entries the batch replaces: key -> the seq that dies (a later append may have replaced it since). */
+  const memDead = new Map<string, number>();
   let pending = dead;
   for (;;) {
     if (pending.length > 0) {
@@ -136,7 +137,7 @@ async function commitBatch(s: StoreState, projectId: string, runId: string, adde
       looked.set(t.key, t.seq);
       const mine = found.get(t.id);
       if (mine === undefined) continue;
-      if (t.seq < mine) memDead.add(t.key);
+      if (t.seq < mine) memDead.set(t.key, t.seq);
       pending.push(Math.min(t.seq, mine));
       dead.push(Math.min(t.seq, mine));
     }
@@ -156,7 +157,7 @@ async function commitBatch(s: StoreState, projectId: string, runId: string, adde
     throw err;
   }
   for (const q of dead) s.dead.add(q);
-  for (const key of memDead) s.memIds.delete(key);
+  for (const [key, seq] of memDead) if (s.memIds.get(key)?.seq === seq) s.memIds.delete(key);
   for (const { entry, hashes } of added) s.index.add({ key: entry.file, partition: entry.file, hashes });
   // Appends that looked up sealed versions before this commit look again (they may replace these rows).
   s.sealGeneration += 1;

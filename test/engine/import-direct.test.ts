@@ -174,3 +174,35 @@ test('an Arrow file laid out otherwise than an export (created_at as plain integ
   const rows = await store.sql('SELECT id, epoch_us(created_at) AS c FROM spans UNION ALL SELECT id, epoch_us(created_at) AS c FROM traces ORDER BY id');
   assert.deepEqual(rows.map((r) => [r['id'], Number(r['c'])]), [[uuidFor(1), Number(created)], [uuidFor(2), Number(created) + 1000]]);
 });
+
+test('records logged while an import commits (the same ids) leave one version of each id, also after a seal and a reopen', async (t) => {
+  const { file } = await exported(t, 8, 'parquet', 'imported');
+  const target = await openStore(t, {}, join(tempDir(t), 'b'));
+  const { store, projectId, logStreamId } = target;
+  const ids = Array.from({ length: 8 }, (_, i) => uuidFor(i));
+  let done = false;
+  const importing = store.importFile(file, { project: 'test-project', logStream: 'default', batchRows: 10 }).finally(() => (done = true));
+  let round = 0;
+  while (!done && round < 200) {
+    const id = ids[round % ids.length]!;
+    await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [{ id, name: 'c', input: 'i', output: `concurrent-${round}`, spans: [] }] as never });
+    round++;
+  }
+  await importing;
+  const once = async (s: TraceStore) => {
+    const rows = await s.sql('SELECT id, count(*) AS n FROM traces GROUP BY id HAVING count(*) > 1');
+    assert.deepEqual(rows, [], 'no trace id twice');
+    assert.equal((await outputs({ store: s, projectId }, ids)).length, ids.length);
+  };
+  await once(store);
+  const before = await outputs(target, ids);
+  await store.flush();
+  await once(store);
+  assert.deepEqual(await outputs(target, ids), before, 'sealed: the same versions');
+  await store.close();
+  const again = await TraceStore.open(target.dir);
+  t.after(() => again.close());
+  await once(again);
+  assert.deepEqual(await outputs({ store: again, projectId }, ids), before, 'reopened: the same versions');
+  assert.ok(round > 0);
+});
