@@ -1,4 +1,4 @@
-// npm run bench -- [--size 10k|100k|1m|10m] [--only ingest,ingest-library,ingest-http,peers,scorers] [--peers tracelake,duckdb-raw,sqlite,postgres] [--out bench/results]
+// npm run bench -- [--size 10k|100k|1m|10m] [--only ingest,ingest-library,ingest-http,peers,scorers,shapes] [--shapes-size 100k] [--shapes-match issue] [--peers tracelake,duckdb-raw,sqlite,postgres] [--out bench/results]
 // Runs the suites side by side in one process, prints a Markdown table and writes
 // bench/results/<date>-<size>.json. Figures are only comparable within one run.
 import { parseArgs } from 'node:util';
@@ -6,6 +6,7 @@ import { benchHttpIngest, benchHttpIngestWithReads, benchLibraryIngest } from '.
 import { benchPeers, defaultPeers, peersTable } from './peers/run-peers.js';
 import { TracelakePeer } from './peers/tracelake-peer.js';
 import { benchScorerList } from './scorers.js';
+import { benchShapes } from './shapes.js';
 import { fmt, machine, parseSize, writeResults, type Measurement } from './common.js';
 
 const { values } = parseArgs({
@@ -17,6 +18,8 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '5' },
     'install-postgres': { type: 'boolean', default: false },
     peers: { type: 'string' },
+    'shapes-size': { type: 'string', default: '100k' },
+    'shapes-match': { type: 'string' },
   },
 });
 
@@ -51,6 +54,16 @@ if (want('peers')) {
   Object.assign(results, Object.fromEntries(Object.entries(peerResults).map(([k, v]) => [`peers/${k}`, v])));
 }
 
+let shapeTable = '';
+// Not part of a default run: asked for with --only shapes (its own size, --shapes-size).
+if (only?.has('shapes')) {
+  const n = parseSize(values['shapes-size']!);
+  process.stderr.write(`shapes: every filter kind x type leaf x metric selection x sort, ${n} spans...\n`);
+  const r = await benchShapes(n, Number(values.runs), values['shapes-match']);
+  results['shapes'] = r.measurements;
+  shapeTable = `\n\n#### Shapes at ${n} spans (ratio = tracelake / hand-written DuckDB over the same files; worst first)\n\n${r.table}`;
+}
+
 if (want('scorers')) {
   process.stderr.write('scorers: list 10,000 registered scorers with a filter and a sort...\n');
   results['scorers'] = await benchScorerList();
@@ -58,7 +71,7 @@ if (want('scorers')) {
 
 const lines = [`### ${size} spans (${started.slice(0, 10)})`, '', '| suite | measurement | value | unit | notes |', '|---|---|---:|---|---|'];
 for (const [suite, ms] of Object.entries(results)) {
-  if (suite.startsWith('peers/')) continue;
+  if (suite.startsWith('peers/') || suite === 'shapes') continue;
   for (const m of ms) {
     const { name, value, unit, ...rest } = m;
     const notes = Object.entries(rest)
@@ -67,7 +80,7 @@ for (const [suite, ms] of Object.entries(results)) {
     lines.push(`| ${suite} | ${name} | ${fmt(value)} | ${unit} | ${notes} |`);
   }
 }
-const table = `${lines.join('\n')}${peers ? `\n\n#### Peers (same data, same questions; ratio = peer / tracelake)\n\n${peers}` : ''}`;
+const table = `${lines.join('\n')}${peers ? `\n\n#### Peers (same data, same questions; ratio = peer / tracelake)\n\n${peers}` : ''}${shapeTable}`;
 process.stdout.write(`${table}\n`);
 const file = writeResults(values.out!, size, { size, spans, started, machine: machine(), results, table });
 process.stderr.write(`wrote ${file}\n`);

@@ -14,6 +14,7 @@ import { Database, type Param } from '../db/database.js';
 import { InvalidRequestError } from '../errors.js';
 import type { Draft } from '../ingest/flatten.js';
 import { ALL_KINDS } from '../query/columns.js';
+import { KIND_COLUMNS } from '../query/match-facts.js';
 import { JsonText } from '../storage/batch-builder.js';
 import { RECORD_COLUMNS } from '../storage/record-columns.js';
 import type { BulkBatch } from '../storage/bulk-load.js';
@@ -86,6 +87,9 @@ function toDraft(get: (col: string) => unknown): Draft {
     const text = get(io);
     if (typeof text === 'string' && get(`${io}_json`) === true) d[io] = new JsonText(text);
   }
+  // Kind-specific columns (model, tool_call_id, ...) only on the kinds the registry gives them, as
+  // every other way in keeps them: a record never shows them elsewhere, so a filter must not see them.
+  for (const c of KIND_COLUMNS) if (!c.applicable_types.includes(String(d['type']))) delete d[c.id];
   return d as unknown as Draft;
 }
 

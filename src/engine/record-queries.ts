@@ -5,11 +5,15 @@ import type { Database, Param, Row } from '../db/database.js';
 import { invalid } from '../errors.js';
 import { appliesAt, METRIC_PREFIX, metricColumn, resolveColumn, STANDARD_COLUMNS, type ColumnDef, type Level, type MetricInfo, type RollUpMethod } from '../query/columns.js';
 import { chooseWindow, countQuery, deleteQuery, fetchQuery, pageKeysQuery, timeOrdered, type PlanInput, type TimeWindow } from '../query/plan.js';
+import { metricsOf } from '../query/filter-ast.js';
+import { columnsOf } from '../query/match-facts.js';
 import { parseRecordQuery, type QueryKind } from '../query/record-request.js';
 import type { AvailableColumnsRequest, FilterRequest, PartialSearchRequest, SearchRequest } from '../schemas/query.js';
 import type { RecordKind } from '../storage/record-columns.js';
 import type { RecordStore, Scope } from '../storage/record-store.js';
 import type { Snapshot } from '../storage/snapshot.js';
+import { DataFactsCache } from './data-facts.js';
+import { pageRollUpsQuery } from './page-rollups.js';
 import { defaultMetricInfo } from './metric-info.js';
 import { storedToRecord } from './row-codec.js';
 
@@ -41,15 +45,20 @@ export class RecordQueries {
   readonly #records: RecordStore;
   readonly #db: Database;
   readonly #metricInfo: (name: string) => MetricInfo | undefined;
+  readonly #facts: DataFactsCache;
+  /** Told the steps each search or count ran (benchmarks and tests look at the plan). */
+  readonly #onPlan: ((steps: readonly string[]) => void) | undefined;
 
   /** Rows the first time window of a time-ordered page aims to cover (then 8x per widening). */
   readonly #windowRows: number;
 
-  constructor(records: RecordStore, db: Database, options: { windowRows?: number; metricInfo?: (name: string) => MetricInfo | undefined } = {}) {
+  constructor(records: RecordStore, db: Database, options: { windowRows?: number; metricInfo?: (name: string) => MetricInfo | undefined; onPlan?: (steps: readonly string[]) => void } = {}) {
+    this.#onPlan = options.onPlan;
     const metricInfo = options.metricInfo ?? defaultMetricInfo;
     this.#windowRows = options.windowRows ?? 50_000;
     this.#records = records;
     this.#db = db;
+    this.#facts = new DataFactsCache(db);
     this.#metricInfo = (name) => metricInfo(name) ?? defaultMetricInfo(name);
   }
 
@@ -65,7 +74,15 @@ export class RecordQueries {
       filter,
       sort,
       rollUp: this.#rollUp,
+      descendantMetrics: snap.metricNames(s(DESCENDANTS[level])),
     };
+  }
+
+  /** The plan with facts about the stored spans, when they could spare a roll-up (span metrics). */
+  async #factPlan(snap: Snapshot, kind: QueryKind, level: Level, scope: RunScope, body: FilterRequest & { sort?: SearchRequest['sort'] }): Promise<PlanInput> {
+    const plan = this.#plan(snap, kind, level, scope, body);
+    if (level !== 'span' || (metricsOf(plan.filter).size === 0 && plan.sort?.column.metric === undefined)) return plan;
+    return { ...plan, facts: await this.#facts.facts(snap, this.#scope(scope, ['span']), columnsOf(plan.filter)) };
   }
 
   search(level: Level, scope: RunScope, body: PartialSearchRequest, partial: boolean): Promise<SearchResult> {
@@ -76,17 +93,37 @@ export class RecordQueries {
     const start = body.pagination?.starting_token ?? body.starting_token ?? 0;
     const limit = body.pagination?.limit ?? body.limit ?? 100;
     if (limit > MAX_PAGE_SIZE) throw invalid(['body', body.pagination?.limit != null ? 'pagination' : 'limit'], `Input should be less than or equal to ${MAX_PAGE_SIZE}`, limit, 'less_than_equal');
-    const plan = this.#plan(snap, partial ? 'partial_search' : 'search', level, scope, body);
+    const plan = await this.#factPlan(snap, partial ? 'partial_search' : 'search', level, scope, body);
     const selection = partial ? this.#selection(level, body.select_columns ?? null) : null;
-    // The keys query also returns the small base columns; a selection within them needs no fetch.
-    const keys = await this.#pageKeys(snap, level, scope, plan, limit, start, BASE_COLUMNS);
+    const steps: string[] = [];
+    // The keys query also returns the small base columns, has_children and the own values of the
+    // metrics it reads; a selection within those needs no fetch.
+    const shown = selection !== null && !selection.allMetrics ? [...selection.metrics] : [];
+    const keys = await this.#pageKeys(snap, level, scope, plan, limit, start, [...BASE_COLUMNS, 'has_children'], shown, steps);
     const more = keys.length > limit;
     const pageKeys = more ? keys.slice(0, limit) : keys;
-    const light = selection !== null && selection.physical.every((c) => BASE_COLUMNS.includes(c));
-    const page = light ? pageKeys.map((k) => k.row) : await this.#fetch(snap, level, scope, selection ? selection.physical : '*', pageKeys);
-    const wantMetrics = selection === null || selection.allMetrics || selection.metrics.size > 0;
-    const rolled = wantMetrics && page.length > 0 ? await this.#pageRollUps(snap, level, scope, page) : new Map<string, Map<string, number>>();
+    const inKeys = selection !== null && !selection.allMetrics && [...selection.metrics].every((m) => keys.ownMetrics.has(m));
+    const light = selection !== null && selection.physical.every((c) => BASE_COLUMNS.includes(c) || c === 'has_children' || (c === 'metrics' && inKeys));
+    let page: Row[];
+    if (light) page = pageKeys.map((k) => lightRow(k.row, selection.physical, keys.ownMetrics));
+    else {
+      steps.push('fetch');
+      page = await this.#fetch(snap, level, scope, selection ? selection.physical : '*', pageKeys);
+    }
+    // Only records with children have roll-ups (has_children comes with the keys), and only of metrics
+    // some descendant carries.
+    const carried = plan.descendantMetrics;
+    const wantMetrics = selection === null || selection.allMetrics ? carried === undefined || carried.size > 0 : [...selection.metrics].some((m) => carried === undefined || carried.has(m));
+    const parents = pageKeys.filter((k) => level !== 'span' || k.row['has_children'] !== false).map((k) => String(k.row['id']));
+    let rolled = new Map<string, Map<string, number>>();
+    if (wantMetrics && parents.length > 0) {
+      steps.push('page roll-ups');
+      const names = selection === null || selection.allMetrics ? null : [...selection.metrics].filter((m) => carried === undefined || carried.has(m));
+      rolled = await this.#pageRollUps(snap, level, scope, parents, [...new Set(pageKeys.map((k) => String(k.row['trace_id'])))], names);
+    }
     const counts = body.include_counts && page.length > 0 && level !== 'span' ? await this.#childCounts(snap, level, scope, page) : null;
+    if (counts) steps.push('child counts');
+    this.#onPlan?.(steps);
     const records = page.map((row) => {
       const rec = storedToRecord(row, !partial);
       if ('metrics' in rec) {
@@ -113,15 +150,16 @@ export class RecordQueries {
    * Keys of a page. Sorted by time (the default), it first looks only at the newest row groups that
    * could hold the page, widening the window 8x at a time until the page is full or the window is all.
    */
-  async #pageKeys(snap: Snapshot, level: Level, scope: RunScope, plan: PlanInput, limit: number, offset: number, also: readonly string[]): Promise<{ seq: number; c: number; row: Row }[]> {
+  async #pageKeys(snap: Snapshot, level: Level, scope: RunScope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], steps: string[]): Promise<PageKey[] & { ownMetrics: Map<string, string> }> {
     const order = timeOrdered(plan.sort);
     const profile = order ? snap.timeProfile(this.#scope(scope, KINDS[level])) : null;
     let want = Math.max(this.#windowRows, (offset + limit + 1) * 20);
     for (;;) {
       const window: TimeWindow | null = profile && order ? chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending) : null;
-      const q = pageKeysQuery(plan, limit, offset, window, also);
+      const q = pageKeysQuery(plan, limit, offset, window, also, alsoMetrics);
+      steps.push(`keys${window ? ' (window)' : ''}${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`);
       const rows = await this.#db.all(q.sql, q.params);
-      if (window === null || rows.length > limit) return rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r }));
+      if (window === null || rows.length > limit) return Object.assign(rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })), { ownMetrics: q.ownMetrics });
       want *= 8;
     }
   }
@@ -148,7 +186,8 @@ export class RecordQueries {
 
   count(level: Level, scope: RunScope, body: FilterRequest): Promise<number> {
     return this.#records.read(async (snap) => {
-      const q = countQuery(this.#plan(snap, 'count', level, scope, body));
+      const q = countQuery(await this.#factPlan(snap, 'count', level, scope, body));
+      this.#onPlan?.([`count${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`]);
       const rows = await this.#db.all(q.sql, q.params);
       return Number(rows[0]!['n']);
     });
@@ -170,8 +209,7 @@ export class RecordQueries {
   }
 
   async #delete(snap: Snapshot, level: Level, scope: RunScope, body: FilterRequest): Promise<{ deleted: number; matched: number; childless: string[] }> {
-    const plan = this.#plan(snap, 'delete', level, scope, body);
-    const q = deleteQuery(plan);
+    const q = deleteQuery(await this.#factPlan(snap, 'delete', level, scope, body));
     const rows = await this.#db.all(q.sql, q.params);
     if (rows.length === 0) return { deleted: 0, matched: 0, childless: [] };
     const gone = new Set(rows.map((r) => String(r['id'])));
@@ -234,30 +272,10 @@ export class RecordQueries {
     return Object.keys(out).length > 0 ? out : null;
   }
 
-  /** Roll-ups of every metric for the page's records from their descendants (own values win later). */
-  async #pageRollUps(snap: Snapshot, level: Level, scope: RunScope, page: Row[]): Promise<Map<string, Map<string, number>>> {
-    const ids = page.filter((r) => level !== 'span' || r['has_children'] !== false).map((r) => String(r['id']));
-    if (ids.length === 0) return new Map();
+  /** Roll-ups of every metric for the page's records (those that can have any: `ids`, of `traces`) from their descendants (own values win later). */
+  async #pageRollUps(snap: Snapshot, level: Level, scope: RunScope, ids: string[], traces: string[], metrics: readonly string[] | null): Promise<Map<string, Map<string, number>>> {
     const s = { projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}) };
-    const aggs = 'avg(v) AS average, sum(v) AS sum, max(v) AS max, min(v) AS min, avg(CASE WHEN v <> 0 THEN 1.0 ELSE 0.0 END) AS percentage_true, avg(CASE WHEN v = 0 THEN 1.0 ELSE 0.0 END) AS percentage_false';
-    let sql: string;
-    let params: unknown[];
-    if (level === 'span') {
-      const traces = [...new Set(page.map((r) => String(r['trace_id'])))];
-      const src = snap.source({ ...s, kinds: ['span'] });
-      const n = src.params.length;
-      sql = `WITH RECURSIVE d AS (SELECT id, parent_id, trace_id, metrics FROM ${src.sql} WHERE list_contains($${n + 1}::VARCHAR[], trace_id)),
-        e AS (SELECT parent_id AS anc, unnest(map_keys(metrics)) AS k, unnest(map_values(metrics)) AS v FROM d WHERE parent_id <> trace_id),
-        up(anc, k, v) AS (SELECT anc, k, v FROM e UNION ALL SELECT p.parent_id, up.k, up.v FROM up JOIN d p ON p.id = up.anc WHERE p.parent_id <> p.trace_id)
-        SELECT anc AS id, k AS name, ${aggs} FROM up WHERE list_contains($${n + 2}::VARCHAR[], anc) GROUP BY ALL`;
-      params = [...src.params, traces, ids];
-    } else {
-      const src = snap.source({ ...s, kinds: DESCENDANTS[level] });
-      const n = src.params.length;
-      const link = level === 'trace' ? 'trace_id' : 'session_id';
-      sql = `SELECT id, k AS name, ${aggs} FROM (SELECT ${link} AS id, unnest(map_keys(metrics)) AS k, unnest(map_values(metrics)) AS v FROM ${src.sql} WHERE list_contains($${n + 1}::VARCHAR[], ${link})) GROUP BY ALL`;
-      params = [...src.params, ids];
-    }
+    const { sql, params } = pageRollUpsQuery(snap, level, s, DESCENDANTS[level], ids, traces, metrics);
     const rows = await this.#db.all(sql, params as never);
     const out = new Map<string, Map<string, number>>();
     for (const r of rows) {
@@ -286,6 +304,24 @@ export class RecordQueries {
     ]);
     return new Map(rows.map((r) => [String(r['id']), Number(r['n'])]));
   }
+}
+
+interface PageKey {
+  seq: number;
+  c: number;
+  row: Row;
+}
+
+/** A page row from its keys row: the selected columns, and `metrics` from the own values the keys query read. */
+function lightRow(keys: Row, physical: readonly string[], ownMetrics: ReadonlyMap<string, string>): Row {
+  const row: Row = {};
+  for (const c of physical) if (c !== 'metrics') row[c] = keys[c];
+  if (physical.includes('metrics')) {
+    const entries: { key: string; value: number }[] = [];
+    for (const [name, col] of ownMetrics) if (keys[col] !== null && keys[col] !== undefined) entries.push({ key: name, value: Number(keys[col]) });
+    row['metrics'] = entries;
+  }
+  return row;
 }
 
 /** The metrics a selection asks for (all of them without a selection or with include_all_metrics). */

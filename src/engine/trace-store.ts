@@ -54,6 +54,8 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   pageWindowRows?: number;
   /** Most spans one logging request may carry (default 100,000; more answers 413). */
   maxSpansPerRequest?: number;
+  /** Told the steps each search or count ran (keys, roll-ups, fetch), for benchmarks and tests. */
+  onPlan?: (steps: readonly string[]) => void;
 }
 
 export type { LogSpansResult, LogTracesResult, RunIds };
@@ -72,7 +74,7 @@ export class TraceStore extends StoreBase {
 
   private constructor(dir: string, lock: FolderLock, catalog: Catalog, db: Database, records: RecordStore, tokens: TokenSigner, options: TraceStoreOptions) {
     super(dir, catalog, tokens);
-    this.#queries = new RecordQueries(records, db, { metricInfo: metricInfoResolver(catalog), ...(options.pageWindowRows ? { windowRows: options.pageWindowRows } : {}) });
+    this.#queries = new RecordQueries(records, db, { metricInfo: metricInfoResolver(catalog), ...(options.pageWindowRows ? { windowRows: options.pageWindowRows } : {}), ...(options.onPlan ? { onPlan: options.onPlan } : {}) });
     this.#ingest = new Ingest(this, records, db, options.maxSpansPerRequest);
     this.#maxSpans = options.maxSpansPerRequest;
     this.#sqlLimits = { ...(options.threads ? { threads: options.threads } : {}), memoryLimit: options.memoryLimit ?? DEFAULT_MEMORY_LIMIT };

@@ -7,7 +7,8 @@ import type { Param } from '../db/database.js';
 import { invalid, invalidFields } from '../errors.js';
 import { resolveColumn, suggestColumn, type ColumnDef, type Level, type MetricInfo, type RollUpMethod } from './columns.js';
 import { compileFilter } from './compile-filter.js';
-import { metricsOf, metricsWithoutRollUp, onlyChildless, type Expr } from './filter-ast.js';
+import { metricsOf, type Expr } from './filter-ast.js';
+import { childlessMatch, metricsWithoutRollUp, type DataFacts } from './match-facts.js';
 import { Params } from './params.js';
 
 export interface Source {
@@ -31,6 +32,10 @@ export interface PlanInput {
   readonly filter: Expr | null;
   readonly sort: SortSpec | null;
   readonly rollUp: (metric: string) => RollUpMethod;
+  /** What the stored spans are known to hold (span level): lets roll-ups of childless matches go. */
+  readonly facts?: DataFacts;
+  /** Metrics some descendant record carries (from segment statistics); others roll up to nothing. */
+  readonly descendantMetrics?: ReadonlySet<string>;
 }
 
 /** Restricts rows to created_at >= us (newest-first pages) or <= us (oldest-first pages). */
@@ -54,6 +59,10 @@ interface Skeleton {
   fromSql: string;
   whereSql: string;
   orderSql: string;
+  /** Metrics the query rolls up from descendants (the others read own values only). */
+  rolled: string[];
+  /** Metric name -> the source column holding the record's own value. */
+  own: Map<string, string>;
 }
 
 function withClause(ctes: readonly string[], recursive: boolean): string {
@@ -67,26 +76,31 @@ export function timeOrdered(sort: SortSpec | null): { ascending: boolean } | nul
 }
 
 /** The shared skeleton: CTEs (roll-ups), FROM with roll-up joins, WHERE, and ORDER BY. */
-function skeleton(input: PlanInput, params: Params, window: TimeWindow | null = null): Skeleton {
+function skeleton(input: PlanInput, params: Params, window: TimeWindow | null = null, shown: readonly string[] = []): Skeleton {
   const needed = metricsOf(input.filter);
   if (input.sort?.column.metric !== undefined) needed.add(input.sort.column.metric);
   const names = [...needed];
-  const base = input.base(params.values.length + 1, names);
+  // Metrics the page shows are read from the same scan (own values only: a shredded column each).
+  const read = [...names, ...shown.filter((n) => !needed.has(n))];
+  const base = input.base(params.values.length + 1, read);
   params.values.push(...base.params);
   const ctes: string[] = [];
   const joins: string[] = [];
   const metricSql = new Map<string, string>();
   let recursive = false;
-  // Spans that cannot have descendants (llm, control) only ever have their own value: skip the roll-up.
+  // A metric no descendant carries rolls up to nothing; a matching span without children has only its
+  // own value. Either way the roll-up (a recursive climb or a join) cannot change the answer.
+  const own = new Set(input.descendantMetrics ? names.filter((n) => !input.descendantMetrics!.has(n)) : []);
   if (input.level === 'span') {
-    const skip = metricsWithoutRollUp(input.filter);
+    const skip = metricsWithoutRollUp(input.filter, input.facts);
     const sortMetric = input.sort?.column.metric;
     if (sortMetric !== undefined) {
-      if (onlyChildless(input.filter)) skip.add(sortMetric);
+      if (childlessMatch(input.filter, input.facts)) skip.add(sortMetric);
       else skip.delete(sortMetric);
     }
-    for (const name of names) if (skip.has(name)) metricSql.set(name, `r.${base.metricColumn(name)}`);
+    for (const n of skip) own.add(n);
   }
+  for (const name of names) if (own.has(name)) metricSql.set(name, `r.${base.metricColumn(name)}`);
   const rolled = names.filter((n) => !metricSql.has(n));
   if (rolled.length > 0) {
     const d = input.descendants(params.values.length + 1, rolled);
@@ -131,20 +145,30 @@ function skeleton(input: PlanInput, params: Params, window: TimeWindow | null = 
     const expr = input.sort.column.metric !== undefined ? ctx.metric(input.sort.column.metric) : input.sort.column.sql;
     orderSql = `${expr} ${dir} NULLS LAST, r.id ${dir}`;
   }
-  return { ctes, recursive, fromSql: `${base.sql} r${joins.length ? ` ${joins.join(' ')}` : ''}`, whereSql, orderSql };
+  return { ctes, recursive, fromSql: `${base.sql} r${joins.length ? ` ${joins.join(' ')}` : ''}`, whereSql, orderSql, rolled, own: new Map(read.map((n) => [n, base.metricColumn(n)])) };
+}
+
+/** A planned statement, and the metrics it rolls up (for the plan's report of its steps). */
+export interface Planned {
+  sql: string;
+  params: Param[];
+  rolled: string[];
 }
 
 /**
  * Keys of one page in order (seq, and created_at as epoch µs), limit+1 rows to tell whether more
  * exist. The engine then fetches the page's columns by seq: wide text columns are read for 100 rows,
- * not for every row the sort looks at.
+ * not for every row the sort looks at. The own value of every metric the query reads, and of those
+ * in `alsoMetrics`, comes along (`ownMetrics`: name -> result column): a page showing only those
+ * needs no second read.
  */
-export function pageKeysQuery(input: PlanInput, limit: number, offset: number, window: TimeWindow | null = null, alsoColumns: readonly string[] = []): { sql: string; params: Param[] } {
+export function pageKeysQuery(input: PlanInput, limit: number, offset: number, window: TimeWindow | null = null, alsoColumns: readonly string[] = [], alsoMetrics: readonly string[] = []): Planned & { ownMetrics: Map<string, string> } {
   const params = new Params();
-  const s = skeleton(input, params, window);
-  const also = alsoColumns.filter((c) => c !== 'seq' && c !== 'created_at' && c !== 'updated_at').map((c) => `, r.${c}`).join('');
+  const s = skeleton(input, params, window, alsoMetrics);
+  let also = alsoColumns.filter((c) => c !== 'seq' && c !== 'created_at' && c !== 'updated_at').map((c) => `, r.${c}`).join('');
+  for (const col of s.own.values()) also += `, r.${col}`;
   const sql = `${withClause(s.ctes, s.recursive)}SELECT r.seq, epoch_us(r.created_at) AS c${also} FROM ${s.fromSql} WHERE ${s.whereSql} ORDER BY ${s.orderSql} LIMIT ${params.add(limit + 1)} OFFSET ${params.add(offset)}`;
-  return { sql, params: params.values };
+  return { sql, params: params.values, rolled: s.rolled, ownMetrics: s.own };
 }
 
 /** Columns of the rows with these seqs (timestamps as epoch µs); `createdRange` lets DuckDB skip row groups. */
@@ -159,10 +183,10 @@ export function fetchQuery(source: Source, columns: readonly string[] | '*', seq
   return { sql: `SELECT ${select} FROM ${source.sql} r WHERE ${where}`, params: params.values };
 }
 
-export function countQuery(input: PlanInput): { sql: string; params: Param[] } {
+export function countQuery(input: PlanInput): Planned {
   const params = new Params();
   const s = skeleton({ ...input, sort: null }, params);
-  return { sql: `${withClause(s.ctes, s.recursive)}SELECT count(*) AS n FROM ${s.fromSql} WHERE ${s.whereSql}`, params: params.values };
+  return { sql: `${withClause(s.ctes, s.recursive)}SELECT count(*) AS n FROM ${s.fromSql} WHERE ${s.whereSql}`, params: params.values, rolled: s.rolled };
 }
 
 /**

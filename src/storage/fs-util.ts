@@ -1,6 +1,6 @@
 // Durable file primitives: every file that must survive a crash is written to a temporary name,
 // fsynced, renamed over the old one, and its folder fsynced, so a reader sees old or new, never half.
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 export function fsyncDir(dir: string): void {
@@ -16,6 +16,19 @@ export function fsyncFile(path: string): void {
   const fd = openSync(path, 'r+');
   try {
     fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * fsync on libuv's thread pool: a segment of tens or hundreds of MiB takes from tens of ms to seconds
+ * to reach the disk, and an fsyncSync would stall every request of the server for that long.
+ */
+export async function fsyncPathAsync(path: string, flags: 'r' | 'r+' = 'r+'): Promise<void> {
+  const fd = openSync(path, flags);
+  try {
+    await new Promise<void>((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
   } finally {
     closeSync(fd);
   }

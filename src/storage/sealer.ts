@@ -136,7 +136,7 @@ export class Sealer {
     s.mem = s.mem.filter((t) => t !== table);
     for (const [k, e] of s.memIds) if (e.table === table.number) s.memIds.delete(k);
     s.sealGeneration += 1;
-    s.wal.dropThrough(table.number);
+    await s.wal.dropThrough(table.number);
     s.afterReaders(async () => {
       await s.inserter.run(`DROP TABLE IF EXISTS ${table.name}`);
       await s.forget(purged);

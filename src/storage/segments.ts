@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import type { Connection, Param } from '../db/database.js';
-import { ensureDirDurable, fsyncDir, fsyncFile } from './fs-util.js';
+import { ensureDirDurable, fsyncFile, fsyncPathAsync } from './fs-util.js';
 import type { ManifestState, SegmentEntry } from './manifest.js';
 import type { RecordKind } from './record-columns.js';
 
@@ -59,7 +59,7 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
   try {
     const level = w.compressionLevel === undefined ? '' : `, COMPRESSION_LEVEL ${w.compressionLevel}`;
     await conn.run(`COPY (${w.select}) TO ${sqlString(abs)} (FORMAT parquet, COMPRESSION zstd${level}, ROW_GROUP_SIZE ${w.rowGroupSize})`, w.params);
-    fsyncFile(abs);
+    await fsyncPathAsync(abs);
     const meta = await conn.all(
       `SELECT epoch_us(stats_min::TIMESTAMP) AS lo, epoch_us(stats_max::TIMESTAMP) AS hi, row_group_num_rows AS n
        FROM parquet_metadata($1) WHERE path_in_schema = 'created_at' ORDER BY row_group_id`,
@@ -78,8 +78,8 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
     )[0]!;
     const hashes = w.hashes.slice().sort();
     writeFileSync(idsPath(abs), hashes);
-    fsyncFile(idsPath(abs));
-    fsyncDir(dirname(abs));
+    await fsyncPathAsync(idsPath(abs));
+    await fsyncPathAsync(dirname(abs), 'r');
     const entry: SegmentEntry = {
       file: rel,
       project_id: w.projectId,

@@ -148,6 +148,20 @@ export class Snapshot {
     };
   }
 
+  /**
+   * Rows of a scope still in memory tables, dead ones included (a superset, for facts about the
+   * data), as SQL with parameters from $1; null when there are none.
+   */
+  memoryRows(scope: Scope): { sql: string; params: Param[] } | null {
+    const mem = this.#memFor(scope);
+    if (mem.length === 0) return null;
+    const params: Param[] = [scope.projectId];
+    let where = 'project_id = $1';
+    if (scope.runId !== undefined) where += ` AND run_id = $${params.push(scope.runId)}`;
+    where += ` AND ${KIND_SQL} IN (SELECT unnest($${params.push([...scope.kinds])}::VARCHAR[]))`;
+    return { sql: `(${mem.map((t) => `SELECT ${COLS} FROM ${t.name} WHERE ${where}`).join(' UNION ALL ')})`, params };
+  }
+
   /** Live segments of a kind across every project (for SQL over the whole store). */
   segmentsOfKind(kind: RecordKind): SegmentEntry[] {
     return this.#manifest.segments.filter((s) => s.kind === kind);

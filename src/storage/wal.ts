@@ -7,6 +7,7 @@
 // not at all. A delete without rows is a zero-row batch. `reliable` appends wait for fsync;
 // concurrent ones share one fsync (group commit).
 import { closeSync, fsync, ftruncateSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Message, RecordBatch, RecordBatchStreamReader, Schema, Table, tableToIPC } from 'apache-arrow';
 import { StorageError } from '../errors.js';
@@ -329,9 +330,14 @@ export class WriteAheadLog {
     return closed;
   }
 
-  /** Deletes files up to and including `number` (their rows are sealed), never the open one. */
-  dropThrough(number: number): void {
-    for (const f of listWalFiles(this.#dir)) if (f.number <= number && f.number !== this.#number) rmSync(f.path, { force: true });
+  /**
+   * Deletes files up to and including `number` (their rows are sealed), never the open one. Unlinking
+   * a 64 MiB file takes tens of ms, so it runs on the thread pool; one not deleted (a crash, an error)
+   * is deleted on the next open, which knows it is sealed.
+   */
+  async dropThrough(number: number): Promise<void> {
+    const gone = listWalFiles(this.#dir).filter((f) => f.number <= number && f.number !== this.#number);
+    await Promise.all(gone.map((f) => rm(f.path, { force: true }).catch(() => undefined)));
   }
 
   async close(): Promise<void> {

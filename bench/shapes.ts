@@ -1,0 +1,184 @@
+// The shape matrix (issue 18): every filter kind, with and without a `type` leaf, with and without
+// a metric in the selection, sorted by time, by a metric and by text, plus a count of each filter;
+// and the two questions of the issue. Each shape runs through the tracelake library and as a
+// hand-written DuckDB query over the same span segments that gives the same answer (checked), and is
+// reported with both times, their ratio and the steps tracelake's plan ran. Where tracelake's answer
+// needs roll-ups (a metric read for spans that have children), the hand-written query computes them
+// too, in the cheapest form we know. Only ratios within one run mean anything on a shared machine.
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TraceStore } from '../src/engine/trace-store.js';
+import type { LogTracesRequest } from '../src/schemas/ingest.js';
+import { fmt, median, type Measurement } from './common.js';
+import { spanSegments } from './peers/duckdb-raw-peer.js';
+import { PAGE, spanBatches } from './workload.js';
+
+type Obj = Record<string, unknown>;
+
+interface FilterKind {
+  name: string;
+  leaf: Obj;
+  /** The same test in hand-written SQL over `r` (metric value: `M`). */
+  sql: string;
+  /** Whether every row it admits is childless in this data (llm-only columns, has_children false). */
+  childless: boolean;
+  readsMetric?: boolean;
+}
+
+interface Shape {
+  name: string;
+  count: boolean;
+  body: Obj;
+  sql: string;
+}
+
+const q = (s: string) => `'${s.replaceAll("'", "''")}'`;
+const METRIC = 'correctness';
+
+function filterKinds(midUs: number, traceIds: string[]): FilterKind[] {
+  return [
+    { name: 'text eq (model)', leaf: { type: 'text', column_id: 'model', operator: 'eq', value: 'gpt-4o' }, sql: `r.model = 'gpt-4o'`, childless: true },
+    { name: 'text contains (input, any case)', leaf: { type: 'text', column_id: 'input', operator: 'contains', value: 'warranty', case_sensitive: false }, sql: `contains(lower(r.input), 'warranty')`, childless: false },
+    { name: 'collection (tags)', leaf: { type: 'collection', column_id: 'tags', operator: 'contains', value: 'beta' }, sql: `list_contains(r.tags, 'beta')`, childless: false },
+    { name: 'id one_of (20 traces)', leaf: { type: 'id', column_id: 'trace_id', operator: 'one_of', value: traceIds }, sql: `r.trace_id IN (${traceIds.map(q).join(', ')})`, childless: false },
+    { name: 'date (newer half)', leaf: { type: 'date', column_id: 'created_at', operator: 'gte', value: new Date(midUs / 1000).toISOString() }, sql: `r.created_at >= make_timestamp(${midUs})`, childless: false },
+    { name: 'number (status 500)', leaf: { type: 'number', column_id: 'status_code', operator: 'eq', value: 500 }, sql: 'r.status_code = 500', childless: false },
+    { name: 'metric (correctness > 0.8)', leaf: { type: 'number', column_id: `metrics/${METRIC}`, operator: 'gt', value: 0.8 }, sql: 'M > 0.8', childless: false, readsMetric: true },
+    { name: 'boolean (childless)', leaf: { type: 'boolean', column_id: 'has_children', operator: 'eq', value: false }, sql: 'NOT r.has_children', childless: true },
+  ];
+}
+
+const SORTS = [
+  { name: 'time', api: null, sql: 'r.created_at DESC, r.id DESC', metric: false },
+  { name: 'metric', api: { column_id: `metrics/${METRIC}`, ascending: false }, sql: 'M DESC NULLS LAST, r.id DESC', metric: true },
+  { name: 'text', api: { column_id: 'name', ascending: true }, sql: 'r.name ASC NULLS LAST, r.id ASC', metric: false },
+] as const;
+
+/** FROM (with the roll-up a metric read over spans with children needs) and the metric expression. */
+function from(col: string, rollUp: boolean): { with: string; from: string; m: string } {
+  if (!rollUp) return { with: '', from: 'spans r', m: `r.${col}` };
+  return {
+    with: `WITH RECURSIVE d AS (SELECT id, parent_id, trace_id, has_children, ${col} AS v FROM spans),
+      par AS (SELECT id, parent_id FROM d WHERE has_children AND parent_id <> trace_id),
+      up(anc, v) AS (SELECT parent_id, v FROM d WHERE v IS NOT NULL AND parent_id <> trace_id UNION ALL SELECT p.parent_id, up.v FROM up JOIN par p ON p.id = up.anc),
+      ru AS (SELECT anc AS id, avg(v) AS v FROM up GROUP BY anc) `,
+    from: 'spans r LEFT JOIN ru ON ru.id = r.id',
+    m: `coalesce(r.${col}, ru.v)`,
+  };
+}
+
+function shapes(kinds: FilterKind[], col: string): Shape[] {
+  const out: Shape[] = [];
+  const typeLeaf = { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' };
+  for (const k of kinds) {
+    for (const typed of [false, true]) {
+      const leaves = typed ? [typeLeaf, k.leaf] : [k.leaf];
+      const where = typed ? `r.type = 'llm' AND ${k.sql}` : k.sql;
+      const childless = typed || k.childless;
+      const name = `${k.name}${typed ? ' + type' : ''}`;
+      const c = from(col, Boolean(k.readsMetric) && !childless);
+      out.push({ name: `count: ${name}`, count: true, body: { filters: leaves }, sql: `${c.with}SELECT count(*) AS n FROM ${c.from} WHERE ${where.replaceAll('M', c.m)}` });
+      for (const selected of [false, true]) {
+        for (const sort of SORTS) {
+          const f = from(col, (Boolean(k.readsMetric) || sort.metric) && !childless);
+          const select = selected ? `r.id, r.${col}` : 'r.id';
+          out.push({
+            name: `page: ${name}, by ${sort.name}${selected ? ', with metric' : ''}`,
+            count: false,
+            body: { filters: leaves, ...(sort.api ? { sort: sort.api } : {}), pagination: { starting_token: 0, limit: PAGE }, select_columns: { column_ids: ['id'], ...(selected ? { metric_columns_names: [METRIC] } : {}) } },
+            sql: `${f.with}SELECT ${select} FROM ${f.from} WHERE ${where.replaceAll('M', f.m)} ORDER BY ${sort.sql.replaceAll('M', f.m)} LIMIT ${PAGE}`,
+          });
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** The two questions of the issue's table, as asked and with the variant the issue found fast. */
+function issueShapes(col: string): Shape[] {
+  const model = { type: 'text', column_id: 'model', operator: 'eq', value: 'gpt-4o' };
+  const metric = { type: 'number', column_id: `metrics/${METRIC}`, operator: 'gt', value: 0.5 };
+  const tags = { type: 'collection', column_id: 'tags', operator: 'contains', value: 'prod' };
+  const type = { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' };
+  const countSql = (typed: boolean) => `SELECT count(*) AS n FROM spans r WHERE ${typed ? "r.type = 'llm' AND " : ''}r.model = 'gpt-4o' AND r.${col} > 0.5 AND list_contains(r.tags, 'prod')`;
+  const page = (sel: Obj) => ({ filters: [type], sort: { column_id: `metrics/${METRIC}`, ascending: false }, pagination: { starting_token: 0, limit: PAGE }, select_columns: sel });
+  const pageSql = (select: string) => `SELECT ${select} FROM spans r WHERE r.type = 'llm' ORDER BY r.${col} DESC NULLS LAST, r.id DESC LIMIT ${PAGE}`;
+  return [
+    { name: 'issue 1: count model + metric + tags', count: true, body: { filters: [model, metric, tags] }, sql: countSql(false) },
+    { name: 'issue 1, fast variant: + type llm', count: true, body: { filters: [type, model, metric, tags] }, sql: countSql(true) },
+    { name: 'issue 2: llm page by metric, selecting the metric', count: false, body: page({ metric_columns_names: [METRIC] }), sql: pageSql(`r.id, r.${col}`) },
+    { name: 'issue 2, fast variant: selecting id only', count: false, body: page({ column_ids: ['id'] }), sql: pageSql('r.id') },
+  ];
+}
+
+export interface ShapeResult {
+  name: string;
+  tracelake_ms: number;
+  duckdb_ms: number;
+  ratio: number;
+  steps: string;
+}
+
+export async function benchShapes(spans: number, runs = 3, match?: string): Promise<{ results: ShapeResult[]; measurements: Measurement[]; table: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'tracelake-shapes-'));
+  let steps: readonly string[] = [];
+  const store = await TraceStore.open(join(dir, 'tracelake'), { onPlan: (s) => (steps = s) });
+  let conn: DuckDBConnection | null = null;
+  let instance: DuckDBInstance | null = null;
+  try {
+    const projectId = store.createProject({ name: 'shapes' }).id;
+    const runId = store.createLogStream(projectId, 'bench').id;
+    for (const b of spanBatches({ spans })) await store.logTraces(projectId, { log_stream_id: runId, reliable: true, traces: b.traces } as unknown as LogTracesRequest);
+    await store.flush();
+    await store.compact();
+    const files = spanSegments(join(dir, 'tracelake'));
+    const ids = JSON.parse(readFileSync(join(dir, 'tracelake', 'manifest.json'), 'utf8')).metric_ids as Record<string, number>;
+    const col = `m${ids[METRIC]}`;
+    instance = await DuckDBInstance.create(':memory:');
+    conn = await instance.connect();
+    await conn.run('SET parquet_metadata_cache = true');
+    await conn.run(`CREATE VIEW spans AS SELECT * FROM read_parquet([${[...files].reverse().map(q).join(', ')}], hive_partitioning = false, union_by_name = true)`);
+    const c = conn;
+    const one = async (sql: string) => (await c.runAndReadAll(sql)).getRowObjectsJS();
+    const midUs = Number((await one('SELECT epoch_us(quantile_disc(created_at, 0.5)) AS m FROM spans'))[0]!['m']);
+    const traceIds = (await one('SELECT DISTINCT trace_id FROM spans ORDER BY trace_id LIMIT 20')).map((r) => String(r['trace_id']));
+    const all = [...issueShapes(col), ...shapes(filterKinds(midUs, traceIds), col)].filter((s) => match === undefined || s.name.includes(match));
+    const results: ShapeResult[] = [];
+    for (const s of all) {
+      const viaStore = async () => {
+        const body = { ...s.body, log_stream_id: runId };
+        return s.count ? [String((await store.count('span', projectId, body)).total_count)] : (await store.partialSearch('span', projectId, body)).records.map((r) => String(r['id']));
+      };
+      const viaSql = async () => (await one(s.sql)).map((r) => String(s.count ? r['n'] : r['id']));
+      const a = await viaStore();
+      const planned = steps.join(' → ');
+      const b = await viaSql();
+      if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error(`shape "${s.name}": tracelake and hand-written DuckDB disagree (${a.length} vs ${b.length} rows; first ${a[0]} vs ${b[0]})`);
+      const tl: number[] = [];
+      const raw: number[] = [];
+      for (let i = 0; i < runs; i++) {
+        let t0 = performance.now();
+        await viaStore();
+        tl.push(performance.now() - t0);
+        t0 = performance.now();
+        await viaSql();
+        raw.push(performance.now() - t0);
+      }
+      const r = { name: s.name, tracelake_ms: median(tl), duckdb_ms: median(raw), ratio: median(tl) / median(raw), steps: planned };
+      results.push(r);
+      process.stderr.write(`  ${r.name}: ${fmt(r.tracelake_ms)} ms vs ${fmt(r.duckdb_ms)} ms (${r.ratio.toFixed(2)}x) [${planned}]\n`);
+    }
+    const lines = ['| shape | tracelake ms | hand-written DuckDB ms | ratio | plan steps |', '|---|---:|---:|---:|---|'];
+    for (const r of [...results].sort((x, y) => y.ratio - x.ratio)) lines.push(`| ${r.name} | ${fmt(r.tracelake_ms)} | ${fmt(r.duckdb_ms)} | ${r.ratio.toFixed(2)} | ${r.steps} |`);
+    const measurements = results.map((r) => ({ name: r.name, value: r.tracelake_ms, unit: 'ms', duckdb_ms: r.duckdb_ms, ratio: r.ratio, steps: r.steps }));
+    return { results, measurements, table: lines.join('\n') };
+  } finally {
+    conn?.closeSync();
+    instance?.closeSync();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
