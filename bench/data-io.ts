@@ -1,25 +1,39 @@
 // Export and import throughput (issue #16): fills a folder with the bench workload, then, each in a
 // child process of its own so its peak RSS is its own: export to Parquet, JSON lines and Arrow IPC,
-// the library's Arrow batches, and import of the Parquet and JSON lines exports into new folders.
-//   node --import tsx bench/data-io.ts [--size 100k|1m|N] [--dir PATH]
-// Reports records/s (spans, traces and sessions are all records) and peak RSS per step.
+// the library's Arrow batches, and import of the Parquet and JSON lines exports into new folders; and,
+// as the floor on this machine in the same run, DuckDB alone copying the Parquet export (plain, and
+// sorted by created_at, id as segments are) into a ZSTD Parquet file.
+//   node --import tsx bench/data-io.ts [--size 100k|1m|N] [--dir PATH] [--reuse]
+// Reports records/s (spans, traces and sessions are all records), peak RSS per step, and the ratios
+// of export and import to the raw copy. --reuse keeps a source folder already filled in --dir.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { Database } from '../src/db/database.js';
 import { TraceStore } from '../src/engine/trace-store.js';
 import { fmt, machine, parseSize, peakRssMiB, writeResults } from './common.js';
 import { spanBatches } from './workload.js';
 
-type Step = 'export-parquet' | 'export-jsonl' | 'export-arrow' | 'export-batches' | 'import-parquet' | 'import-jsonl';
-const STEPS: Step[] = ['export-parquet', 'export-jsonl', 'export-arrow', 'export-batches', 'import-parquet', 'import-jsonl'];
+type Step = 'export-parquet' | 'export-jsonl' | 'export-arrow' | 'export-batches' | 'raw-copy' | 'raw-copy-sorted' | 'import-parquet' | 'import-jsonl' | 'import-arrow';
+const STEPS: Step[] = ['export-parquet', 'export-jsonl', 'export-arrow', 'export-batches', 'raw-copy', 'raw-copy-sorted', 'import-parquet', 'import-jsonl', 'import-arrow'];
 
 async function step(name: Step, dir: string, work: string): Promise<Record<string, unknown>> {
   const started = performance.now();
   let records = 0;
   let bytes = 0;
-  if (name.startsWith('export')) {
+  if (name.startsWith('raw-copy')) {
+    // DuckDB alone, with the store's default memory limit: the export file into a ZSTD Parquet file.
+    const db = await Database.open({ memoryLimit: '512MB', tempDirectory: work });
+    const order = name === 'raw-copy-sorted' ? ' ORDER BY created_at, id' : '';
+    const out = join(work, 'raw.parquet');
+    const r = await db.all(`COPY (SELECT * FROM read_parquet($1)${order}) TO '${out.replaceAll("'", "''")}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 32768)`, [join(work, 'all.parquet')]);
+    records = Number(r[0]?.['Count'] ?? 0);
+    bytes = statSync(out).size;
+    await db.close();
+    rmSync(out, { force: true });
+  } else if (name.startsWith('export')) {
     const store = await TraceStore.open(dir);
     const project = store.findProjects({ name: 'bench' })[0]!;
     if (name === 'export-batches') {
@@ -40,7 +54,7 @@ async function step(name: Step, dir: string, work: string): Promise<Record<strin
     await store.close(); // seals what the import left in memory: part of the cost
   }
   const seconds = (performance.now() - started) / 1000;
-  return { step: name, records, seconds: Number(seconds.toFixed(2)), records_per_s: Math.round(records / seconds), peak_rss_mib: peakRssMiB(), file_mib: bytes ? Number((bytes / 2 ** 20).toFixed(1)) : undefined };
+  return { step: name, records, seconds: Number(seconds.toFixed(2)), records_per_s: Math.round(records / seconds), peak_rss_mib: peakRssMiB(), load_1m: Number(loadavg()[0]!.toFixed(2)), file_mib: bytes ? Number((bytes / 2 ** 20).toFixed(1)) : undefined };
 }
 
 async function fill(dir: string, spans: number): Promise<void> {
@@ -53,7 +67,7 @@ async function fill(dir: string, spans: number): Promise<void> {
   await store.close();
 }
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { size: { type: 'string' }, dir: { type: 'string' } } });
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { size: { type: 'string' }, dir: { type: 'string' }, reuse: { type: 'boolean' } } });
 if (positionals[0] === 'step') {
   const [, name, dir, work] = positionals as [string, Step, string, string];
   process.stdout.write(`${JSON.stringify(await step(name, dir, work))}\n`);
@@ -63,17 +77,27 @@ if (positionals[0] === 'step') {
   const work = values.dir ?? mkdtempSync(join(tmpdir(), 'tracelake-data-io-'));
   const dir = join(work, 'source');
   const t0 = performance.now();
-  await fill(dir, spans);
-  process.stderr.write(`filled ${fmt(spans)} spans in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+  if (values.reuse && existsSync(join(dir, 'manifest.json'))) process.stderr.write(`reusing the source folder in ${dir}\n`);
+  else {
+    await fill(dir, spans);
+    process.stderr.write(`filled ${fmt(spans)} spans in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+  }
   const results: Record<string, unknown>[] = [];
   for (const s of STEPS) {
     const child = spawnSync(process.execPath, ['--import', 'tsx', new URL(import.meta.url).pathname, 'step', s, dir, work], { encoding: 'utf8', maxBuffer: 1 << 24 });
     if (child.status !== 0) throw new Error(`${s} failed: ${child.stderr}`);
     const r = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
     results.push(r);
-    process.stderr.write(`${s.padEnd(15)} ${fmt(Number(r['records']))} records in ${r['seconds']} s = ${fmt(Number(r['records_per_s']))}/s, peak RSS ${r['peak_rss_mib']} MiB\n`);
+    process.stderr.write(`${s.padEnd(15)} ${fmt(Number(r['records']))} records in ${r['seconds']} s = ${fmt(Number(r['records_per_s']))}/s, peak RSS ${r['peak_rss_mib']} MiB, load ${r['load_1m']}\n`);
   }
-  const file = writeResults(join(new URL('.', import.meta.url).pathname, 'results'), `data-io-${size}`, { machine: machine(), spans, results });
+  const rate = (s: Step) => Number(results.find((r) => r['step'] === s)?.['records_per_s'] ?? NaN);
+  const ratios = {
+    export_parquet_to_raw_copy: Number((rate('export-parquet') / rate('raw-copy')).toFixed(2)),
+    import_parquet_to_raw_copy: Number((rate('import-parquet') / rate('raw-copy')).toFixed(2)),
+    import_parquet_to_raw_sorted_copy: Number((rate('import-parquet') / rate('raw-copy-sorted')).toFixed(2)),
+  };
+  process.stderr.write(`ratios (records/s over DuckDB's raw copy of the same file): ${JSON.stringify(ratios)}\n`);
+  const file = writeResults(join(new URL('.', import.meta.url).pathname, 'results'), `data-io-${size}`, { machine: machine(), spans, results, ratios });
   process.stderr.write(`results: ${file}\n`);
   if (!values.dir) rmSync(work, { recursive: true, force: true });
 }

@@ -121,14 +121,15 @@ export async function importCommand(argv: string[]): Promise<void> {
   if (!path || positionals.length > 1) throw new Error('usage: tracelake import PATH --project NAME --log-stream NAME');
   if (!values.project) throw new Error('--project is required');
   if (!values['log-stream']) throw new Error('--log-stream is required');
-  const batchRows = positiveInt('--batch-rows', values['batch-rows'], 10_000);
+  // Left to the library when not given: its default depends on the path (segments or the log).
+  const batchRows = values['batch-rows'] === undefined ? undefined : positiveInt('--batch-rows', values['batch-rows'], 1);
   await withStore(values.data, async (store) => {
     const bar = progressBar('import');
     try {
       const res = await store.importFile(resolve(path), {
         project: values.project!,
         logStream: values['log-stream']!,
-        batchRows,
+        ...(batchRows !== undefined ? { batchRows } : {}),
         ...(values.format !== undefined ? { format: values.format as never } : {}),
         onProgress: (done, total) => {
           if (total) bar.update(done / total);

@@ -17,6 +17,8 @@ export interface DatabaseOptions {
   tempDirectory?: string;
   /** Connections in the pool (default 4). */
   connections?: number;
+  /** A database file (default: in memory); its tables then live on disk, beyond the memory limit. */
+  path?: string;
 }
 
 export class Database {
@@ -41,7 +43,7 @@ export class Database {
     if (options.threads) config['threads'] = String(options.threads);
     if (options.memoryLimit) config['memory_limit'] = options.memoryLimit;
     if (options.tempDirectory) config['temp_directory'] = options.tempDirectory;
-    const db = new Database(await DuckDBInstance.create(':memory:', config));
+    const db = new Database(await DuckDBInstance.create(options.path ?? ':memory:', config));
     const n = options.connections ?? 4;
     for (let i = 0; i < n; i++) {
       const c = await db.#instance.connect();
@@ -171,16 +173,20 @@ export class Database {
   }
 
   /** Runs a statement (returning its rows), reporting DuckDB's progress estimate (0..1) about every `everyMs`. */
-  async runWithProgress(sql: string, params: readonly Param[], onProgress: (fraction: number) => void, everyMs = 200): Promise<Row[]> {
+  async runWithProgress(sql: string, params: readonly Param[], onProgress: (fraction: number) => void, everyMs = 200, settings: Readonly<Record<string, 'true' | 'false'>> = {}): Promise<Row[]> {
     return this.withConnection(async (conn) => {
       const timer = setInterval(() => {
         const p = conn.progress;
         if (p >= 0) onProgress(p);
       }, everyMs);
+      // Settings for this statement only (the connection goes back to the pool): names are ours, values booleans.
+      const names = Object.keys(settings).filter((n) => /^[a-z_]+$/.test(n));
       try {
+        for (const n of names) await conn.run(`SET ${n} = ${settings[n] === 'true' ? 'true' : 'false'}`);
         return await conn.all(sql, params);
       } finally {
         clearInterval(timer);
+        for (const n of names) await conn.run(`RESET ${n}`).catch(() => undefined);
       }
     });
   }

@@ -114,9 +114,12 @@ export class Exporter {
       } else {
         rows = await this.#records.read(async (snap) => {
           const q = this.#query(snap, scope, sel);
-          const format = options.format === 'parquet' ? "FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880" : 'FORMAT json';
+          // ZSTD level 1: the writer's compression is most of an export's time (level 3 took 1.5-2.5x as
+          // long at 1M spans, for files 12% smaller). Rows in any order (an export promises none), so
+          // DuckDB's threads write row groups as they finish.
+          const format = options.format === 'parquet' ? 'FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 32768' : 'FORMAT json';
           // The path is ours (a uuid under <data>/tmp), never the user's: it is the one literal here.
-          const done = await this.#db.runWithProgress(`COPY (${q.sql}) TO '${tmp.replaceAll("'", "''")}' (${format})`, q.params, (f) => options.onProgress?.(f));
+          const done = await this.#db.runWithProgress(`COPY (${q.sql}) TO '${tmp.replaceAll("'", "''")}' (${format})`, q.params, (f) => options.onProgress?.(f), 200, { preserve_insertion_order: 'false' });
           return Number(done[0]?.['Count'] ?? 0);
         });
       }

@@ -4,7 +4,10 @@
 // again with its id replaces itself). Rows are written in batches, each one write-ahead-log entry:
 // a crash keeps every batch whole or leaves it out. The file is checked whole before anything is
 // written (ids, types and created_at present), so a bad file writes nothing.
-import { createReadStream, existsSync, openSync, readSync, closeSync, statSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { createReadStream, existsSync, mkdirSync, openSync, readSync, closeSync, rmSync, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { RecordBatchReader, type RecordBatch, type Vector } from 'apache-arrow';
 import { Database, type Param } from '../db/database.js';
@@ -14,14 +17,20 @@ import { ALL_KINDS } from '../query/columns.js';
 import { KIND_COLUMNS } from '../query/match-facts.js';
 import { JsonText } from '../storage/batch-builder.js';
 import { RECORD_COLUMNS } from '../storage/record-columns.js';
+import type { BulkBatch } from '../storage/bulk-load.js';
 import { EXPORT_COLUMNS } from './export.js';
+import { arrowColumns, DIRECT_BATCH_ROWS, importDirect } from './import-direct.js';
 
 export type ImportFormat = 'parquet' | 'jsonl' | 'arrow';
 
 export interface ImportOptions {
   /** Default: from the file name (.parquet, .jsonl/.ndjson/.json, .arrow/.arrows/.ipc/.feather). */
   format?: ImportFormat;
-  /** Records per batch (one log entry each; default 10,000). */
+  /**
+   * Records per batch: one atomic commit each. Exports go straight into segments (default 1,000,000
+   * per commit); v2 bodies, and Arrow files laid out otherwise than exports, go through the log (one
+   * entry each, default 10,000).
+   */
   batchRows?: number;
   /** Called after each batch is durable, with records written so far and the total when known. */
   onProgress?: (done: number, total: number | null) => void;
@@ -36,16 +45,18 @@ export interface ImportResult {
 /** Writes drafts of one batch into the target run (durably), or logs one v2 body. */
 export interface ImportSink {
   write(drafts: Draft[]): Promise<void>;
+  /** Writes flat rows read by DuckDB straight into segments, one commit (the direct path); optional. */
+  bulk?(batch: BulkBatch): Promise<number>;
   logBody(body: Record<string, unknown>, line: number): Promise<void>;
 }
 
-const TYPE: Record<string, string> = Object.fromEntries(RECORD_COLUMNS.map((c) => [c.name, c.type]));
+export const TYPE: Record<string, string> = Object.fromEntries(RECORD_COLUMNS.map((c) => [c.name, c.type]));
 const JSON_TEXT = new Set(['tags', 'metrics', 'user_metadata', 'dataset_metadata']);
 const PARSED_TEXT = new Set(['tools', 'extra']);
-const ID_COLUMNS = new Set(['id', 'session_id', 'trace_id', 'parent_id', 'previous_session_id']);
-const UUID = "'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'";
+export const ID_COLUMNS = new Set(['id', 'session_id', 'trace_id', 'parent_id', 'previous_session_id']);
+export const UUID = "'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'";
 
-const bad = (msg: string) => new InvalidRequestError([{ loc: ['file'], msg, type: 'value_error' }]);
+export const bad = (msg: string) => new InvalidRequestError([{ loc: ['file'], msg, type: 'value_error' }]);
 
 export function formatOf(path: string, given?: string): ImportFormat {
   if (given !== undefined) {
@@ -103,7 +114,7 @@ function selectList(present: ReadonlySet<string>): string {
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const VALID_TYPES = `[${ALL_KINDS.map((k) => `'${k}'`).join(', ')}]`;
+export const VALID_TYPES = `[${ALL_KINDS.map((k) => `'${k}'`).join(', ')}]`;
 
 export class Importer {
   readonly #db: Database;
@@ -115,8 +126,12 @@ export class Importer {
   async run(path: string, sink: ImportSink, options: ImportOptions = {}): Promise<ImportResult> {
     if (!existsSync(path) || !statSync(path).isFile()) throw bad(`no file at ${path}`);
     const format = formatOf(path, options.format);
-    const batchRows = options.batchRows ?? 10_000;
+    // Arrow files go straight into segments when laid out as exports are (else value by value, through the log).
+    const layout = sink.bulk !== undefined && format === 'arrow' ? await arrowColumns(path) : null;
+    const direct = sink.bulk !== undefined && (format !== 'arrow' || layout !== null) && !(format === 'jsonl' && firstLineIsBody(path));
+    const batchRows = options.batchRows ?? (direct ? DIRECT_BATCH_ROWS : 10_000);
     if (!Number.isInteger(batchRows) || batchRows <= 0) throw new InvalidRequestError([{ loc: ['batchRows'], msg: 'Input should be a positive integer', type: 'value_error', input: batchRows }]);
+    if (direct) return { records: await importDirect(this.#db, path, format, (b) => sink.bulk!(b), batchRows, options.onProgress, layout ?? undefined), bodies: 0 };
     if (format === 'arrow') return { records: await this.#arrow(path, sink, batchRows, options), bodies: 0 };
     if (format === 'jsonl' && firstLineIsBody(path)) return { records: 0, bodies: await this.#bodies(path, sink, options) };
     return { records: await this.#flat(path, format, sink, batchRows, options), bodies: 0 };
@@ -172,14 +187,17 @@ export class Importer {
 
   /** An Arrow IPC file (or stream) of export rows, read batch by batch. */
   async #arrow(path: string, sink: ImportSink, batchRows: number, options: ImportOptions): Promise<number> {
-    let reader;
+    let names: Set<string>;
+    const handle = await open(path, 'r');
     try {
-      reader = await RecordBatchReader.from(createReadStream(path));
+      const reader = await RecordBatchReader.from(handle);
       await reader.open();
+      names = new Set(reader.schema.fields.map((f) => f.name));
     } catch (err) {
       throw bad(`${path} cannot be read as Arrow IPC: ${(err as Error).message}`);
+    } finally {
+      await handle.close().catch(() => undefined);
     }
-    const names = new Set(reader.schema.fields.map((f) => f.name));
     for (const need of ['id', 'type', 'created_at']) if (!names.has(need)) throw bad(`${path} has no column ${need}: it is not a tracelake export`);
     // Checked whole first (a second pass), so a bad file writes nothing.
     await this.#arrowPass(path, async (batch) => {
@@ -215,9 +233,15 @@ export class Importer {
     return done;
   }
 
+  /** Every batch of the file in turn. Through a file handle: from a stream, apache-arrow buffers a whole IPC file. */
   async #arrowPass(path: string, fn: (batch: RecordBatch) => Promise<void>): Promise<void> {
-    const reader = await RecordBatchReader.from(createReadStream(path));
-    for await (const batch of reader) await fn(batch);
+    const handle = await open(path, 'r');
+    try {
+      const reader = await RecordBatchReader.from(handle);
+      for await (const batch of reader) await fn(batch);
+    } finally {
+      await handle.close().catch(() => undefined);
+    }
   }
 
   /** JSON lines of v2 logging bodies ({traces: [...]} or {trace_id, parent_id, spans: [...]}), each logged as sent. */
@@ -300,10 +324,16 @@ function arrowGetter(col: string, v: Vector): (r: number) => unknown {
  * costs more (measured: twice as slow per batch after 80k rows).
  */
 export async function importFile(path: string, sink: ImportSink, reader: { tempDirectory: string; threads?: number }, options: ImportOptions): Promise<ImportResult> {
-  const db = await Database.open({ connections: 1, memoryLimit: '256MB', tempDirectory: reader.tempDirectory, ...(reader.threads ? { threads: reader.threads } : {}) });
+  // The direct path sorts each kind's rows in DuckDB: room for that, spilling to <data>/tmp past it.
+  // A database file of its own (under <data>/tmp, which a crash leaves to the sweep on open) keeps
+  // JSON lines and Arrow rows loaded for the direct path on disk rather than in memory.
+  const file = join(reader.tempDirectory, `import-${randomUUID()}.duckdb`);
+  mkdirSync(reader.tempDirectory, { recursive: true });
+  const db = await Database.open({ path: file, connections: 1, memoryLimit: '1GB', tempDirectory: reader.tempDirectory, ...(reader.threads ? { threads: reader.threads } : {}) });
   try {
     return await new Importer(db).run(path, sink, options);
   } finally {
     await db.close();
+    for (const f of [file, `${file}.wal`]) rmSync(f, { force: true });
   }
 }

@@ -384,6 +384,7 @@ export class TraceStore extends StoreBase {
     const { project: p, run } = resolveTarget(this, { project, logStream }, null);
     const sink: ImportSink = {
       write: (drafts) => this.#ingest.write(p.id, run.id, drafts, true),
+      bulk: (batch) => this.#records.bulkLoad(p.id, run.id, batch),
       logBody: async (body) => {
         const { log_stream_id: _l, experiment_id: _e, metrics_testing_id: _m, ...fields } = body;
         const target = { ...fields, log_stream_id: run.id };

@@ -67,6 +67,7 @@ export class Compactor {
     const s = this.#s;
     const out = new Map<string, number>();
     const durable = new Set(s.manifest.dead);
+    await this.#addExpired(out);
     if (durable.size === 0 || s.manifest.segments.length === 0) return out;
     const byPath = new Map(s.manifest.segments.map((g) => [join(s.dir, g.file), g.file]));
     const release = s.use([...byPath.values()]);
@@ -87,6 +88,29 @@ export class Compactor {
     return out;
   }
 
+  /** The retention cutoff (epoch µs) of a segment's run, if its records expire. */
+  #cutoff(g: SegmentEntry): number | undefined {
+    return this.#s.retention?.cutoffs(g.project_id).get(g.run_id);
+  }
+
+  /**
+   * Expired rows (retention) count as dead for picking merges, so a merge after a seal also takes them
+   * off the disk: all rows of a segment past the cutoff, else counted in the file when it straddles it.
+   */
+  async #addExpired(out: Map<string, number>): Promise<void> {
+    const s = this.#s;
+    for (const g of s.manifest.segments) {
+      const cut = this.#cutoff(g);
+      if (cut === undefined || g.min_created_us >= cut) continue;
+      let n = g.rows;
+      if (g.max_created_us >= cut) {
+        const r = await s.conns.merge.all('SELECT count(*) AS n FROM read_parquet($1, hive_partitioning = false) WHERE created_at < make_timestamp($2)', [join(s.dir, g.file), cut]);
+        n = Number(r[0]!['n']);
+      }
+      out.set(g.file, Math.min(g.rows, (out.get(g.file) ?? 0) + n));
+    }
+  }
+
   async #merge(group: readonly SegmentEntry[]): Promise<void> {
     const s = this.#s;
     // Tombstones in the manifest now stay there until this merge commits (merges run one at a time;
@@ -101,6 +125,7 @@ export class Compactor {
         compressionLevel: s.options.compactionLevel,
         hashesOf: (f) => s.index.hashesOf(f),
         purgeable: (q) => durable.has(q),
+        ...(this.#cutoff(group[0]!) === undefined ? {} : { expiredBefore: this.#cutoff(group[0]!)! }),
       },
       group,
     );

@@ -23,6 +23,11 @@ export interface MergeContext {
    * row before a power cut would lose the record.
    */
   purgeable(seq: number): boolean;
+  /**
+   * Retention: rows created before this (epoch µs) have expired and are left out. Reads already hide
+   * them, whatever the version, so no tombstone is needed (nothing comes back that a read showed).
+   */
+  readonly expiredBefore?: number;
 }
 
 export interface MergeOutput {
@@ -52,6 +57,11 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
     await ctx.conn.run(`SET VARIABLE tl_merge_dead = (SELECT bitstring_agg(s, ${lo}, ${hi}) FROM (SELECT unnest($1::BIGINT[]) AS s))`, [purged]);
     where = ` WHERE get_bit(getvariable('tl_merge_dead'), (seq - $2)::INTEGER) = 0`;
     params.push(lo);
+  }
+  if (ctx.expiredBefore !== undefined) {
+    if (!Number.isSafeInteger(ctx.expiredBefore)) throw new Error(`bad retention cutoff ${ctx.expiredBefore}`);
+    where += `${where === '' ? ' WHERE' : ' AND'} created_at >= make_timestamp($${params.length + 1})`;
+    params.push(ctx.expiredBefore);
   }
   const written = await writeSegment(ctx.conn, ctx.dir, {
     file: segmentPath(ctx.dir, partitionKey(first.project_id, first.run_id, first.kind), ctx.nextSegment()),

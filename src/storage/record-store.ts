@@ -18,6 +18,7 @@ import { BatchSource } from '../db/batch-source.js';
 import type { Database, Param, Row } from '../db/database.js';
 import { StorageError } from '../errors.js';
 import { BatchBuilder, type Row as WireRowLike } from './batch-builder.js';
+import { bulkLoad, type BulkBatch } from './bulk-load.js';
 import { DEFAULT_POLICY, type CompactionPolicy } from './compaction.js';
 import { Compactor } from './compactor.js';
 import { ensureDirDurable } from './fs-util.js';
@@ -86,6 +87,8 @@ export class RecordStore {
       // Dead rows may be the newest: their numbers stay taken (a row given one would be dead on arrival).
       if (seq >= s.nextSeq) s.nextSeq = seq + 1;
     }
+    // A bulk load's segments may hold numbers above sealed_seq (reserved while log files stayed unsealed).
+    for (const seg of manifest.segments) if (seg.max_seq >= s.nextSeq) s.nextSeq = seg.max_seq + 1;
     for (const seg of manifest.segments) s.index.add({ key: seg.file, partition: seg.file, hashes: await readHashes(conns.seal, dir, seg, idHash) });
     await writer.run('CREATE TABLE IF NOT EXISTS dead (seq BIGINT)');
     await writer.run(tableDdl(EMPTY_TABLE));
@@ -223,6 +226,14 @@ export class RecordStore {
     });
   }
 
+  /** Writes flat rows (read by DuckDB) straight into segments of one run, one commit (bulk-load.ts). */
+  async bulkLoad(projectId: string, runId: string, batch: BulkBatch): Promise<number> {
+    this.#assertWritable();
+    const n = await bulkLoad(this.#s, projectId, runId, batch);
+    if (n > 0 && this.#s.options.autoCompact) this.#compactor.schedule();
+    return n;
+  }
+
   /** Deletes rows by seq, durably: one tombstone entry in the log, visible at once. */
   async deleteSeqs(seqs: readonly number[]): Promise<void> {
     this.#assertWritable();
@@ -255,8 +266,14 @@ export class RecordStore {
 
   // ---------------------------------------------------------------- reading
 
-  /** Which records have expired (retention); reads leave them out. Set by the engine. */
-  retention: RetentionView | undefined;
+  /** Which records have expired (retention); reads leave them out and merges drop them. Set by the engine. */
+  get retention(): RetentionView | undefined {
+    return this.#s.retention;
+  }
+
+  set retention(view: RetentionView | undefined) {
+    this.#s.retention = view;
+  }
 
   /** A consistent view for reads; release it when done (see snapshot.ts). */
   snapshot(): Snapshot {
@@ -357,6 +374,8 @@ export class RecordStore {
     if (s.closed) return;
     if (options.seal !== false && s.broken === null) await this.seal().catch((err: unknown) => process.emitWarning(`tracelake: sealing on close failed: ${(err as Error).message}`));
     s.closed = true;
+    // A bulk load in progress holds the manifest lock until it has committed (or failed).
+    await s.maint.run(async () => undefined);
     await this.#sealer.idle();
     await this.#compactor.idle();
     await s.background;

@@ -27,6 +27,8 @@ export async function replayLog(s: StoreState, files: readonly WalFile[]): Promi
     }
     await Promise.all(inserts);
   }
+  // A row the manifest marks dead (a bulk load replaced it) is no record's latest version.
+  for (const [key, e] of s.memIds) if (s.dead.has(e.seq)) s.memIds.delete(key);
 }
 
 type LinkRow = Omit<MemEntry, 'table'> & { id: string; run_id: string };

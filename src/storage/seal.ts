@@ -23,11 +23,11 @@ export interface SealOutput {
 }
 
 /** Writes the segments of a frozen table (its live rows, sorted by created_at then id). */
-export async function writeSealSegments(ctx: SealContext, table: MemTable): Promise<SealOutput> {
+/** `ownDead`: the table's tombstones of its own rows (left out). */
+export async function writeSealSegments(ctx: SealContext, table: MemTable, ownDead: readonly number[]): Promise<SealOutput> {
   const metricIds: Record<string, number> = { ...ctx.manifest.metric_ids };
   let nextMetric = Math.max(-1, ...Object.values(metricIds)) + 1;
   const added: WrittenSegment[] = [];
-  const ownDead = table.dead.filter((q) => q >= table.firstSeq);
   try {
     for (const part of table.partitions.values()) {
       const names = [...part.metrics].sort();

@@ -112,12 +112,15 @@ export class Sealer {
     const s = this.#s;
     await table.created;
     await table.settled();
-    const out = await writeSealSegments({ dir: s.dir, conn: s.conns.seal, manifest: s.manifest, nextSegment: () => s.nextSegment++, rowGroupSize: s.options.rowGroupSize }, table);
-    // Tombstones of rows in this table are not needed once it is sealed (those rows were left out);
-    // tombstones of older rows go to the manifest with the rows that replaced them, never before.
-    const purged = table.dead.filter((q) => q >= table.firstSeq);
+    // Tombstones of rows in this table are not needed once it is sealed (those rows are left out);
+    // tombstones of other rows go to the manifest with the rows that replaced them, never before. Which
+    // rows the table holds is asked, not inferred from firstSeq: a bulk load's rows (bulk-load.ts) take
+    // numbers inside a table's range while living in segments.
+    const own = table.dead.length === 0 ? new Set<number>() : new Set((await s.conns.seal.all(`SELECT seq FROM ${table.name} WHERE seq IN (SELECT unnest($1::BIGINT[]))`, [table.dead])).map((r) => Number(r['seq'])));
+    const out = await writeSealSegments({ dir: s.dir, conn: s.conns.seal, manifest: s.manifest, nextSegment: () => s.nextSegment++, rowGroupSize: s.options.rowGroupSize }, table, [...own]);
+    const purged = [...own];
     const kept = new Set(s.manifest.dead);
-    for (const q of table.dead) if (q < table.firstSeq) kept.add(q);
+    for (const q of table.dead) if (!own.has(q)) kept.add(q);
     const state: ManifestState = {
       ...s.manifest,
       generation: s.manifest.generation + 1,

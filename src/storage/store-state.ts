@@ -11,6 +11,7 @@ import type { MemInserter, MemTable } from './mem-tables.js';
 import { Mutex } from './mutex.js';
 import { ReplacedError } from './fs-util.js';
 import { removeSegmentFiles } from './segments.js';
+import type { RetentionView } from './snapshot.js';
 import type { WriteAheadLog } from './wal.js';
 
 export interface StoreOptions {
@@ -60,6 +61,8 @@ export class StoreState {
   closed = false;
   readonly #inUse = new Map<string, number>();
   readonly #retiredInUse = new Set<string>();
+  /** Retention (set by the engine): merges leave expired rows out. */
+  retention: RetentionView | undefined;
 
   constructor(
     readonly dir: string,

@@ -1,6 +1,6 @@
 // Guarantees: retention_days on a project or a log stream (the stream's own value wins) hides expired
 // records from every read at once (search, count, SQL, export), survives a reopen, and compaction takes
-// them off the disk; bad values are refused.
+// them off the disk (an explicit compact() and the merges after seals alike); bad values are refused.
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -77,6 +77,29 @@ test('expired records leave reads at once and the disk at compaction; a stream o
   assert.equal((await reopened.countSpans(projectId, {})).total_count, 18);
   reopened.setRetention(projectId, { log_stream_id: other, retention_days: null });
   assert.equal((await reopened.countSpans(projectId, {})).total_count, 12, 'cleared: the stream follows its project again');
+});
+
+test('merges after seals take expired records off the disk by themselves (no compact call)', async (t) => {
+  const { store, dir, projectId, logStreamId } = await openStore(t);
+  store.setRetention(projectId, { retention_days: 30 });
+  const old = new Date(Date.now() - 40 * 86_400_000).toISOString();
+  const recent = new Date(Date.now() - 2 * 86_400_000).toISOString();
+  await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [at(everyKindTrace('a'), old)] });
+  await store.flush(); // segments wholly expired
+  await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [at(everyKindTrace('b'), old), at(everyKindTrace('c'), recent)] });
+  await store.flush(); // segments half expired
+  const live = new Set((await store.sql('SELECT id FROM spans UNION ALL SELECT id FROM traces UNION ALL SELECT id FROM sessions')).map((r) => String(r['id'])));
+  assert.equal(live.size, 8, 'the recent trace, its 6 spans and its session');
+  // The merges run in the background after the seals: wait for them (bounded), then look at the files.
+  // A file may go between listing and reading it (a merge retired it): then look again.
+  const look = () => idsOnDisk(dir).catch(() => new Set(['(a file went while read)']));
+  let onDisk = await look();
+  for (let i = 0; i < 100 && [...onDisk].some((id) => !live.has(id)); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    onDisk = await look();
+  }
+  assert.deepEqual([...onDisk].sort(), [...live].sort(), 'only the live records are still on disk');
+  assert.equal((await store.countSpans(projectId, {})).total_count, 6);
 });
 
 test('bad retention values are refused', async (t) => {

@@ -95,3 +95,11 @@ test('a seal retried after a failure keeps a version replaced from a newer log f
   const points = cuts(run.journal.events.length, 'all');
   assert.deepEqual(await checkCuts(run, points), []);
 });
+
+test('power loss at every cut of a direct import (and the writes and re-import after it) keeps all of a commit or none', { timeout: 180_000 }, async () => {
+  const run = record('import', 3, 0);
+  const first = run.lines.find((l) => l.kind === 'put' && l.ids?.length === 5)!;
+  const points = cuts(run.journal.events.length, 'all').filter((k) => k >= first.sent);
+  assert.ok(points.length > 10);
+  assert.deepEqual(await checkCuts(run, points), []);
+});

@@ -47,6 +47,19 @@ async function op<T>(line: Omit<AckLine, 'op' | 'sent' | 'acked'>, fn: () => Pro
   return out;
 }
 
+/** A Parquet export (written by a store of its own, outside the recorded folder) of traces with these ids and output `tag`. */
+async function exportOf(ids: readonly string[], tag: string): Promise<string> {
+  const sideDir = join(journal, '..', `side-${tag}`);
+  const side = await TraceStore.open(sideDir, { threads: 1 });
+  const p = side.createProject({ name: 'side' });
+  const s = side.createLogStream(p.id, 'side');
+  await side.logTraces(p.id, { log_stream_id: s.id, traces: ids.map((id) => ({ id, name: 'imported', input: 'i', output: tag, spans: [{ type: 'tool', name: 'tool', input: 'x' }] })) as never });
+  const file = join(journal, '..', `import-${tag}.parquet`);
+  await side.exportFile(p.id, file, { format: 'parquet' });
+  await side.close();
+  return file;
+}
+
 // The reproduction merges only when asked (as in the review: four seals, the update, then compact).
 const store = await TraceStore.open(data, { memTableBytes: 24 * 1024, threads: 1, autoCompact: scenario !== 'dead-before-wal' });
 const runs: { projectId: string; runId: string }[] = [];
@@ -135,6 +148,27 @@ if (scenario === 'dead-before-wal') {
   arm(data, (c) => c.fn === 'fsync' && c.path.includes('/wal/'), () => 'EIO');
   await op({ kind: 'flush' }, () => store.flush()).catch(() => undefined);
   disarm();
+} else if (scenario === 'import') {
+  // The direct import (straight into segments) over records logged before it, sealed and not, then
+  // writes after it, a second import of the same file and merges.
+  await newProject();
+  const run = runs[0]!;
+  await logNew(true, run);
+  await op({ kind: 'flush' }, () => store.flush());
+  await logNew(true, run);
+  const ids = [...[...live.keys()].slice(0, 3), crypto.randomUUID(), crypto.randomUUID()];
+  const tag = `v${opNo + 1}`;
+  const file = await exportOf(ids, tag);
+  const target = { project: store.getProject(run.projectId).name, logStream: store.listRuns(run.projectId)[0]!.name };
+  const imported = { kind: 'put' as const, ids, projectId: run.projectId, runId: run.runId, tag, reliable: true };
+  await op(imported, () => store.importFile(file, target));
+  for (const id of ids) live.set(id, run);
+  await relog(ids[0]!);
+  await update(false, ids[1]!);
+  await logNew(true, run);
+  await op(imported, () => store.importFile(file, target));
+  await op({ kind: 'flush' }, () => store.flush());
+  await op({ kind: 'compact' }, () => store.compact());
 } else {
   await newProject();
   const ops = Number(opsText);

@@ -1,0 +1,171 @@
+// The direct import path: a Parquet, JSON lines or Arrow IPC export is read by DuckDB (Arrow through the
+// tl_batches table function, as the log's batches are) and written straight into
+// segments (storage/bulk-load.ts), never through the per-record JavaScript ingest or the log. The file
+// is checked whole first (as the log path does), then written in batches of `batchRows` rows, each one
+// atomic commit. The file path is a parameter; column names come from the column registry only.
+import { open } from 'node:fs/promises';
+import { RecordBatchReader, Precision, TimeUnit, Type, type DataType, type Field, type Float, type Int, type List, type Map_, type Timestamp } from 'apache-arrow';
+import type { AppendKind } from '../db/arrow-chunks.js';
+import { BatchSource, type SourceColumn } from '../db/batch-source.js';
+import type { Database, Param } from '../db/database.js';
+import type { BulkBatch } from '../storage/bulk-load.js';
+import { RECORD_COLUMNS } from '../storage/record-columns.js';
+import { EXPORT_COLUMNS } from './export.js';
+import { bad, ID_COLUMNS, TYPE, UUID, VALID_TYPES } from './import.js';
+
+/** Rows per commit of the direct path (a segment per kind each; merges join them later). */
+export const DIRECT_BATCH_ROWS = 1_000_000;
+
+/** Where the rows come from: a SQL source with a `file_row_number` column (0-based, in file order). */
+interface Source {
+  readonly from: string;
+  readonly params: Param[];
+}
+
+/**
+ * Imports export rows of a Parquet or JSON lines file through `bulk`; returns the rows written.
+ * JSON lines and Arrow files are first loaded into a table of the importer's own instance (DuckDB
+ * gives their rows no file position), Parquet is read where it lies.
+ */
+export async function importDirect(
+  db: Database,
+  path: string,
+  format: 'parquet' | 'jsonl' | 'arrow',
+  bulk: (batch: BulkBatch) => Promise<number>,
+  batchRows: number,
+  onProgress?: (done: number, total: number | null) => void,
+  arrowLayout?: readonly SourceColumn[],
+): Promise<number> {
+  let src: Source;
+  try {
+    if (format === 'parquet') src = { from: 'read_parquet($1, file_row_number = true)', params: [path] };
+    else if (format === 'jsonl') src = await stageJsonLines(db, path);
+    else src = await stageArrow(db, path, arrowLayout ?? []);
+  } catch (err) {
+    throw bad(`${path} cannot be read as ${format}: ${(err as Error).message}`);
+  }
+  let present: Set<string>;
+  try {
+    present = new Set((await db.all(`DESCRIBE SELECT * FROM ${src.from}`, src.params)).map((r) => String(r['column_name'])));
+  } catch (err) {
+    throw bad(`${path} cannot be read as ${format}: ${(err as Error).message}`);
+  }
+  for (const need of ['id', 'type', 'created_at']) if (!present.has(need)) throw bad(`${path} has no column ${need}: it is not a tracelake export`);
+  const cols = RECORD_COLUMNS.filter((c) => !['seq', 'project_id', 'run_id'].includes(c.name)).map((c) => {
+    if (!present.has(c.name)) return `NULL::${c.type} AS ${c.name}`;
+    // Ids are stored lowercase (lookups lowercase what they are given).
+    if (ID_COLUMNS.has(c.name)) return `lower(${c.name}::VARCHAR) AS ${c.name}`;
+    return `${c.name}::${c.type} AS ${c.name}`;
+  });
+  const check = (await db.all(
+    `SELECT count(*) AS n, count(*) FILTER (WHERE id IS NULL OR NOT regexp_full_match(lower(id::VARCHAR), ${UUID}) OR created_at IS NULL OR type IS NULL OR NOT list_contains(${VALID_TYPES}, type::VARCHAR)) AS invalid FROM ${src.from}`,
+    src.params,
+  ))[0]!;
+  if (Number(check['invalid']) > 0) throw bad(`${Number(check['invalid'])} row(s) of ${path} lack an id (a UUID), a created_at or a known type; nothing was imported`);
+  const total = Number(check['n']);
+  const lo = `$${src.params.length + 1}`;
+  const hi = `$${src.params.length + 2}`;
+  const select = `SELECT file_row_number - ${lo} AS rn, ${cols.join(', ')} FROM ${src.from} WHERE file_row_number BETWEEN ${lo} AND ${hi}`;
+  let done = 0;
+  for (let start = 0; start < total; start += batchRows) {
+    const rows = Math.min(batchRows, total - start);
+    await bulk({ db, select, params: [...src.params, start, start + rows - 1], rows });
+    done += rows;
+    onProgress?.(done, total);
+  }
+  return done;
+}
+
+/** Loads JSON lines of export rows into a table numbered in file order. */
+async function stageJsonLines(db: Database, path: string): Promise<Source> {
+  const columns = EXPORT_COLUMNS.map((c) => `${c}: '${TYPE[c]}'`).join(', ');
+  await db.run('DROP TABLE IF EXISTS tl_import_stage');
+  await db.run(`CREATE TABLE tl_import_stage AS SELECT row_number() OVER () - 1 AS file_row_number, * FROM read_json($1, format = 'newline_delimited', columns = {${columns}})`, [path]);
+  return { from: 'tl_import_stage', params: [] };
+}
+
+/** The column kind an Arrow field of an export maps to, or null when its layout is not the one tl_batches copies. */
+function kindOfField(f: Field, expected: string): AppendKind | null {
+  const t = f.type;
+  const utf8 = (x: DataType) => x.typeId === Type.Utf8;
+  switch (expected) {
+    case 'utf8':
+      return utf8(t) ? 'utf8' : null;
+    case 'i32':
+      return t.typeId === Type.Int && (t as Int).bitWidth === 32 && (t as Int).isSigned ? 'i32' : null;
+    case 'i64':
+      return t.typeId === Type.Int && (t as Int).bitWidth === 64 && (t as Int).isSigned ? 'i64' : null;
+    case 'f64':
+      return t.typeId === Type.Float && (t as Float).precision === Precision.DOUBLE ? 'f64' : null;
+    case 'bool':
+      return t.typeId === Type.Bool ? 'bool' : null;
+    case 'ts':
+      return t.typeId === Type.Timestamp && (t as Timestamp).unit === TimeUnit.MICROSECOND ? 'ts' : null;
+    case 'tags':
+      return t.typeId === Type.List && utf8((t as List).children[0]!.type) ? 'tags' : null;
+    case 'map_f64':
+    case 'map_utf8': {
+      if (t.typeId !== Type.Map) return null;
+      const [k, v] = (t as Map_).children[0]!.type.children as Field[];
+      const valueOk = expected === 'map_f64' ? v!.type.typeId === Type.Float && (v!.type as Float).precision === Precision.DOUBLE : utf8(v!.type);
+      return utf8(k!.type) && valueOk ? (expected as AppendKind) : null;
+    }
+    default:
+      return null;
+  }
+}
+
+/**
+ * The columns of an Arrow IPC export as tl_batches reads them, or null when a field is unknown or laid
+ * out otherwise (such a file goes through the log path, which converts value by value).
+ */
+export async function arrowColumns(path: string): Promise<SourceColumn[] | null> {
+  const handle = await open(path, 'r');
+  try {
+    let reader;
+    try {
+      reader = await RecordBatchReader.from(handle);
+      await reader.open();
+    } catch {
+      return null; // the log path reports what is wrong with the file
+    }
+    const out: SourceColumn[] = [];
+    for (const f of reader.schema.fields) {
+      const col = RECORD_COLUMNS.find((c) => c.name === f.name && c.name !== 'seq');
+      const kind = col ? kindOfField(f, col.kind) : null;
+      if (!kind) return null;
+      out.push({ name: f.name, kind });
+    }
+    return out;
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+/** Loads an Arrow IPC export into a table of the importer's instance, batch by batch, through tl_batches. */
+export async function stageArrow(db: Database, path: string, columns: readonly SourceColumn[]): Promise<Source> {
+  const source = new BatchSource(columns);
+  const conn = await db.dedicated(source.functions);
+  await conn.run('DROP TABLE IF EXISTS tl_import_stage');
+  await conn.run(`CREATE TABLE tl_import_stage (${columns.map((c) => `${c.name} ${RECORD_COLUMNS.find((r) => r.name === c.name)!.type}`).join(', ')})`);
+  // Read through a file handle: from a stream, apache-arrow buffers a whole IPC file (2.8 GiB RSS for
+  // a 1.4 GB file); with random access it reads the footer, then one batch at a time.
+  const handle = await open(path, 'r');
+  try {
+    const reader = await RecordBatchReader.from(handle);
+    for await (const batch of reader) {
+      if (batch.numRows === 0) continue;
+      const key = source.addBatches([batch]);
+      try {
+        // The key is our own counter, never file data.
+        await conn.run(`INSERT INTO tl_import_stage SELECT * FROM tl_batches(${Number(key)})`);
+      } finally {
+        source.release(key);
+      }
+    }
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+  // rowid numbers a table's rows in the order they were appended (nothing is deleted from it).
+  return { from: '(SELECT rowid AS file_row_number, * FROM tl_import_stage)', params: [] };
+}
