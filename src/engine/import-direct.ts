@@ -9,6 +9,7 @@ import type { AppendKind } from '../db/arrow-chunks.js';
 import { BatchSource, type SourceColumn } from '../db/batch-source.js';
 import type { Database, Param } from '../db/database.js';
 import type { BulkBatch } from '../storage/bulk-load.js';
+import { KIND_COLUMNS } from '../query/match-facts.js';
 import { RECORD_COLUMNS } from '../storage/record-columns.js';
 import { EXPORT_COLUMNS } from './export.js';
 import { bad, ID_COLUMNS, TYPE, UUID, VALID_TYPES } from './import.js';
@@ -27,6 +28,8 @@ interface Source {
  * JSON lines and Arrow files are first loaded into a table of the importer's own instance (DuckDB
  * gives their rows no file position), Parquet is read where it lies.
  */
+const KIND_ONLY = new Map(KIND_COLUMNS.map((c) => [c.id, c.applicable_types as readonly string[]]));
+
 export async function importDirect(
   db: Database,
   path: string,
@@ -55,6 +58,10 @@ export async function importDirect(
     if (!present.has(c.name)) return `NULL::${c.type} AS ${c.name}`;
     // Ids are stored lowercase (lookups lowercase what they are given).
     if (ID_COLUMNS.has(c.name)) return `lower(${c.name}::VARCHAR) AS ${c.name}`;
+    // Kind-specific columns (model, tool_call_id, ...) only on the kinds the registry gives them, as
+    // every other way in keeps them (the registry's type names are the only text written here).
+    const kinds = KIND_ONLY.get(c.name);
+    if (kinds) return `CASE WHEN list_contains([${kinds.map((k) => `'${k}'`).join(', ')}], type::VARCHAR) THEN ${c.name}::${c.type} END AS ${c.name}`;
     return `${c.name}::${c.type} AS ${c.name}`;
   });
   const check = (await db.all(
