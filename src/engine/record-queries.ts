@@ -8,7 +8,7 @@ import { chooseWindow, countQuery, deleteQuery, fetchQuery, pageKeysQuery, timeO
 import { metricsOf } from '../query/filter-ast.js';
 import { columnsOf } from '../query/match-facts.js';
 import { parseRecordQuery, type QueryKind } from '../query/record-request.js';
-import type { AvailableColumnsRequest, FilterRequest, PartialSearchRequest, SearchRequest } from '../schemas/query.js';
+import type { FilterRequest, PartialSearchRequest, SearchRequest } from '../schemas/query.js';
 import type { RecordKind } from '../storage/record-columns.js';
 import type { RecordStore, Scope } from '../storage/record-store.js';
 import type { Snapshot } from '../storage/snapshot.js';

@@ -8,7 +8,7 @@ import type { Catalog, ApiKey, Project, Run, RunKind, User } from '../catalog/ca
 import { visibleProjectIds } from '../catalog/members.js';
 import { fingerprint, newApiKey, verifySecret } from '../catalog/secrets.js';
 import type { TokenSigner } from '../catalog/tokens.js';
-import { ConflictError, invalid, invalidFields, NotFoundError, UnauthorizedError } from '../errors.js';
+import { ConflictError, invalidFields, NotFoundError, UnauthorizedError } from '../errors.js';
 import type { FilterRequest } from '../schemas/query.js';
 import type { Level } from '../query/columns.js';
 import { writeFileAtomic } from '../storage/fs-util.js';

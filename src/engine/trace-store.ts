@@ -4,11 +4,11 @@
 // record-queries.ts; storage in src/storage.
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Catalog, type User } from '../catalog/catalog.js';
+import { Catalog } from '../catalog/catalog.js';
 import { TokenSigner } from '../catalog/tokens.js';
 import { Database } from '../db/database.js';
 import type { RecordBatch, Table } from 'apache-arrow';
-import { InvalidRequestError, invalid, invalidFields, NotFoundError } from '../errors.js';
+import { InvalidRequestError, invalid, invalidFields } from '../errors.js';
 import type { Draft } from '../ingest/flatten.js';
 import { nowUs } from '../ingest/time.js';
 import { columnInfo, type ColumnInfo, type Level } from '../query/columns.js';
@@ -25,6 +25,7 @@ import { logOtlpRequest, type OtlpLogOptions, type OtlpLogResult } from './otlp.
 import { OtlpWriter } from './otlp-log.js';
 import { resolveTarget } from './otlp-target.js';
 import { RecordQueries, type RunScope, type SearchResult } from './record-queries.js';
+import { recordTree } from './record-tree.js';
 import { storedToWire } from './row-codec.js';
 import { EXPORT_FORMATS, Exporter, type ExportFileOptions, type ExportSelection } from './export.js';
 import { purgeExpired, Retention, type RetentionSetting } from './retention.js';
@@ -174,29 +175,7 @@ export class TraceStore extends StoreBase {
   /** One record with its descendants nested (a trace's spans, a span's subtree, a session's traces). */
   async getRecord(level: Level, projectId: string, id: string): Promise<Record<string, unknown>> {
     this.assertOpen();
-    const project = this.catalog.project(projectId);
-    const key = id.toLowerCase();
-    const filter = (column: string, value = key) => ({ filters: [{ type: 'id', column_id: column, operator: 'eq', value }] });
-    const found = await this.search(level, project.id, { ...filter('id'), limit: 1 });
-    const record = found.records[0];
-    if (!record) throw new NotFoundError(`${level} ${id} not found`);
-    const runIds = { log_stream_id: String(record['run_id']) } as RunIds;
-    const linkValue = level === 'span' ? String(record['trace_id']) : key;
-    const all = async (lvl: Level, column: string) => {
-      const out: Record<string, unknown>[] = [];
-      for (let token: number | null = 0; token !== null; ) {
-        const page = await this.search(lvl, project.id, { ...runScopeOf(this.catalog, project.id, runIds), ...filter(column, linkValue), starting_token: token, limit: 1000, sort: { column_id: 'created_at', ascending: true } });
-        out.push(...page.records);
-        token = page.next_starting_token;
-      }
-      return out;
-    };
-    if (level === 'session') {
-      const traces = await all('trace', 'session_id');
-      const spans = await all('span', 'session_id');
-      return { ...record, traces: traces.map((t) => ({ ...t, spans: nest(spans.filter((s) => s['trace_id'] === t['id']), String(t['id'])) })) };
-    }
-    return { ...record, spans: nest(await all('span', 'trace_id'), key) };
+    return recordTree(this, level, projectId, id);
   }
 
   // ------------------------------------------------------------------ reading, counting, deleting
@@ -447,28 +426,6 @@ export class TraceStore extends StoreBase {
   get stats(): RecordStore['stats'] {
     return this.#records.stats;
   }
-}
-
-/** Children of `parentId` among `spans`, each with its own children nested, in step order. */
-function nest(spans: Record<string, unknown>[], parentId: string): Record<string, unknown>[] {
-  const byParent = new Map<string, Record<string, unknown>[]>();
-  for (const sp of spans) {
-    const p = String(sp['parent_id']);
-    const list = byParent.get(p) ?? [];
-    list.push(sp);
-    byParent.set(p, list);
-  }
-  const build = (pid: string, depth: number): Record<string, unknown>[] =>
-    (byParent.get(pid) ?? [])
-      .sort((a, b) => Number(a['step_number'] ?? 0) - Number(b['step_number'] ?? 0))
-      .map((sp) => ({ ...sp, spans: depth > 256 ? [] : build(String(sp['id']), depth + 1) }));
-  return build(parentId, 0);
-}
-
-/** The run ids of a record's run, as a request body would give them. */
-function runScopeOf(catalog: Catalog, projectId: string, ids: RunIds): RunIds {
-  const run = catalog.run(projectId, String(ids.log_stream_id));
-  return run.kind === 'log_stream' ? { log_stream_id: run.id } : run.kind === 'experiment' ? { experiment_id: run.id } : { metrics_testing_id: run.id };
 }
 
 export { InvalidRequestError };

@@ -26,7 +26,6 @@ export const CATEGORICAL_ROLL_UPS = ['category_count', 'percentage_true', 'perce
 export const PAYLOAD_FORMATS = ['query', 'response', 'pairwise', 'node_input_output'] as const;
 
 const Strings = Type.Array(Type.String());
-const Timestamp = Type.String({ format: 'date-time' });
 
 // ------------------------------------------------------------------ parts of a scorer
 
