@@ -12,7 +12,7 @@ import type { BulkBatch } from '../storage/bulk-load.js';
 import { KIND_COLUMNS } from '../query/match-facts.js';
 import { RECORD_COLUMNS } from '../storage/record-columns.js';
 import { EXPORT_COLUMNS } from './export.js';
-import { bad, ID_COLUMNS, TYPE, UUID, VALID_TYPES } from './import.js';
+import { bad, exportColumnsOf, ID_COLUMNS, TYPE, UUID, VALID_TYPES } from './import.js';
 
 /** Rows per commit of the direct path (a segment per kind each; merges join them later). */
 export const DIRECT_BATCH_ROWS = 1_000_000;
@@ -47,13 +47,7 @@ export async function importDirect(
   } catch (err) {
     throw bad(`${path} cannot be read as ${format}: ${(err as Error).message}`);
   }
-  let present: Set<string>;
-  try {
-    present = new Set((await db.all(`DESCRIBE SELECT * FROM ${src.from}`, src.params)).map((r) => String(r['column_name'])));
-  } catch (err) {
-    throw bad(`${path} cannot be read as ${format}: ${(err as Error).message}`);
-  }
-  for (const need of ['id', 'type', 'created_at']) if (!present.has(need)) throw bad(`${path} has no column ${need}: it is not a tracelake export`);
+  const present = await exportColumnsOf(db, src.from, src.params, path, format);
   const cols = RECORD_COLUMNS.filter((c) => !['seq', 'project_id', 'run_id'].includes(c.name)).map((c) => {
     if (!present.has(c.name)) return `NULL::${c.type} AS ${c.name}`;
     // Ids are stored lowercase (lookups lowercase what they are given).

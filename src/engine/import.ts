@@ -116,6 +116,48 @@ function selectList(present: ReadonlySet<string>): string {
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const VALID_TYPES = `[${ALL_KINDS.map((k) => `'${k}'`).join(', ')}]`;
 
+/** The columns DuckDB finds in `from` (an export file): refused unless it has an id, a type and a created_at. */
+export async function exportColumnsOf(db: Database, from: string, params: Param[], path: string, format: string): Promise<Set<string>> {
+  let present: Set<string>;
+  try {
+    present = new Set((await db.all(`DESCRIBE SELECT * FROM ${from}`, params)).map((r) => String(r['column_name'])));
+  } catch (err) {
+    throw bad(`${path} cannot be read as ${format}: ${(err as Error).message}`);
+  }
+  for (const need of ['id', 'type', 'created_at']) if (!present.has(need)) throw bad(`${path} has no column ${need}: it is not a tracelake export`);
+  return present;
+}
+
+/** Rows gathered into batches of `size`, each written through the sink (one durable write) as it fills. */
+class DraftBatcher {
+  #pending: Draft[] = [];
+  #done = 0;
+
+  constructor(
+    private readonly sink: ImportSink,
+    private readonly size: number,
+    private readonly progress: (done: number) => void,
+  ) {}
+
+  async add(draft: Draft): Promise<void> {
+    this.#pending.push(draft);
+    if (this.#pending.length >= this.size) await this.#flush();
+  }
+
+  /** Writes what is left; returns the rows written. */
+  async finish(): Promise<number> {
+    if (this.#pending.length > 0) await this.#flush();
+    return this.#done;
+  }
+
+  async #flush(): Promise<void> {
+    await this.sink.write(this.#pending);
+    this.#done += this.#pending.length;
+    this.#pending = [];
+    this.progress(this.#done);
+  }
+}
+
 export class Importer {
   readonly #db: Database;
 
@@ -147,13 +189,7 @@ export class Importer {
       from = `read_json($1, format = 'newline_delimited', columns = {${columns}})`;
     }
     const params: Param[] = [path];
-    let present: Set<string>;
-    try {
-      present = new Set((await this.#db.all(`DESCRIBE SELECT * FROM ${from}`, params)).map((r) => String(r['column_name'])));
-    } catch (err) {
-      throw bad(`${path} cannot be read as ${format}: ${(err as Error).message}`);
-    }
-    for (const need of ['id', 'type', 'created_at']) if (!present.has(need)) throw bad(`${path} has no column ${need}: it is not a tracelake export`);
+    const present = await exportColumnsOf(this.#db, from, params, path, format);
     const sql = `SELECT ${selectList(present)} FROM ${from}`;
     const check = (await this.#db.all(
       `SELECT count(*) AS n, count(*) FILTER (WHERE id IS NULL OR NOT regexp_full_match(id, ${UUID}) OR created_at IS NULL OR type IS NULL OR NOT list_contains(${VALID_TYPES}, type)) AS invalid FROM (${sql})`,
@@ -161,28 +197,14 @@ export class Importer {
     ))[0]!;
     if (Number(check['invalid']) > 0) throw bad(`${Number(check['invalid'])} row(s) of ${path} lack an id (a UUID), a created_at or a known type; nothing was imported`);
     const total = Number(check['n']);
-    let done = 0;
-    let pending: Draft[] = [];
+    const out = new DraftBatcher(sink, batchRows, (done) => options.onProgress?.(done, total));
     for await (const { names, chunk } of this.#db.stream(sql, params)) {
       if (!chunk) break;
       const cols = chunk.getColumns();
       const index = new Map(names.map((n, i) => [n, i]));
-      for (let r = 0; r < chunk.rowCount; r++) {
-        pending.push(toDraft((c) => cols[index.get(c)!]![r]));
-        if (pending.length >= batchRows) {
-          await sink.write(pending);
-          done += pending.length;
-          pending = [];
-          options.onProgress?.(done, total);
-        }
-      }
+      for (let r = 0; r < chunk.rowCount; r++) await out.add(toDraft((c) => cols[index.get(c)!]![r]));
     }
-    if (pending.length > 0) {
-      await sink.write(pending);
-      done += pending.length;
-      options.onProgress?.(done, total);
-    }
-    return done;
+    return out.finish();
   }
 
   /** An Arrow IPC file (or stream) of export rows, read batch by batch. */
@@ -207,30 +229,16 @@ export class Importer {
         if (typeof id !== 'string' || !UUID_RE.test(id) || batch.getChild('created_at')!.get(r) === null || !(ALL_KINDS as readonly string[]).includes(type)) throw bad(`a row of ${path} lacks an id (a UUID), a created_at or a known type; nothing was imported`);
       }
     });
-    let done = 0;
-    let pending: Draft[] = [];
+    const out = new DraftBatcher(sink, batchRows, (done) => options.onProgress?.(done, null));
     await this.#arrowPass(path, async (batch) => {
       const getters = new Map<string, (r: number) => unknown>();
       for (const col of EXPORT_COLUMNS) {
         const v = batch.getChild(col);
         if (v) getters.set(col, arrowGetter(col, v));
       }
-      for (let r = 0; r < batch.numRows; r++) {
-        pending.push(toDraft((c) => getters.get(c)?.(r) ?? null));
-        if (pending.length >= batchRows) {
-          await sink.write(pending);
-          done += pending.length;
-          pending = [];
-          options.onProgress?.(done, null);
-        }
-      }
+      for (let r = 0; r < batch.numRows; r++) await out.add(toDraft((c) => getters.get(c)?.(r) ?? null));
     });
-    if (pending.length > 0) {
-      await sink.write(pending);
-      done += pending.length;
-      options.onProgress?.(done, null);
-    }
-    return done;
+    return out.finish();
   }
 
   /** Every batch of the file in turn. Through a file handle: from a stream, apache-arrow buffers a whole IPC file. */
