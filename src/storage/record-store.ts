@@ -21,6 +21,7 @@ import { BatchBuilder, type Row as WireRowLike } from './batch-builder.js';
 import { bulkLoad, type BulkBatch } from './bulk-load.js';
 import { DEFAULT_POLICY, type CompactionPolicy } from './compaction.js';
 import { Compactor } from './compactor.js';
+import { cpuTurn } from './cpu-turns.js';
 import { ensureDirDurable } from './fs-util.js';
 import { idHash } from './id-index.js';
 import { readLegacyWal, RejectedRequests } from './legacy-wal.js';
@@ -133,6 +134,8 @@ export class RecordStore {
     await this.#sealer.backpressure();
     if (s.wal.failed) this.#sealer.freeze();
     for (;;) {
+      // The batch is built in the continuation of this wait (or of the lookup below): see cpu-turns.ts.
+      await cpuTurn();
       // A seal that commits while we look up sealed versions moves ids out of the recent map: look again.
       const generation = s.sealGeneration;
       const dead = await this.#sealedVersions(rows.filter((r) => !s.memIds.has(memKey(r.run_id, r.id))));
