@@ -195,7 +195,7 @@ export class MemInserter {
     if (dead.length > 0) {
       const key = this.#source.addSeqs(dead);
       keys.push(key);
-      statements.push(`INSERT INTO dead SELECT seq FROM tl_seqs(${key})`);
+      statements.push(`INSERT INTO dead (seq) SELECT seq FROM tl_seqs(${key})`);
     }
     statements.push('COMMIT');
     try {

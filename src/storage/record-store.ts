@@ -91,9 +91,10 @@ export class RecordStore {
     // A bulk load's segments may hold numbers above sealed_seq (reserved while log files stayed unsealed).
     for (const seg of manifest.segments) if (seg.max_seq >= s.nextSeq) s.nextSeq = seg.max_seq + 1;
     for (const seg of manifest.segments) s.index.add({ key: seg.file, partition: seg.file, hashes: await readHashes(conns.seal, dir, seg, idHash) });
-    await writer.run('CREATE TABLE IF NOT EXISTS dead (seq BIGINT)');
+    // gen: the manifest generation from which a mark counts (0: at once; see snapshot.ts).
+    await writer.run('CREATE TABLE IF NOT EXISTS dead (seq BIGINT, gen BIGINT NOT NULL DEFAULT 0)');
     await writer.run(tableDdl(EMPTY_TABLE));
-    if (s.dead.size > 0) await writer.run('INSERT INTO dead SELECT unnest($1::BIGINT[])', [[...s.dead]]);
+    if (s.dead.size > 0) await writer.run('INSERT INTO dead (seq) SELECT unnest($1::BIGINT[])', [[...s.dead]]);
     await replayLog(s, replay);
     const number = wal.start(s.nextSeq);
     s.mem.push(new MemTable(number, s.nextSeq, s.inserter.create(`mem_${number}`)));
@@ -319,6 +320,12 @@ export class RecordStore {
     }
     const memRows = s.mem.reduce((n, t) => n + t.rows, 0);
     return { segments: s.manifest.segments.length, sealedRows, memRows, memTables: s.mem.length, dead: s.dead.size, diskBytes };
+  }
+
+  /** DuckDB's memory by what holds it (its buffer manager's view: tables, sorts, Parquet buffers), in bytes. */
+  async duckdbMemory(): Promise<Record<string, number>> {
+    const rows = await this.#s.db.all('SELECT tag, memory_usage_bytes AS b FROM duckdb_memory() WHERE memory_usage_bytes > 0');
+    return Object.fromEntries(rows.map((r) => [String(r['tag']).toLowerCase(), Number(r['b'])]));
   }
 
   // ---------------------------------------------------------------- maintenance
