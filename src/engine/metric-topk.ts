@@ -41,9 +41,9 @@ function compareKeys(av: number, aid: string, bv: number, bid: string, ascending
 }
 
 /** Whether the page's plan can be answered from the lists: an own (not rolled-up) sort metric and a filter over listed columns. */
-export function topKApplies(plan: PlanInput, offset: number, limit: number): boolean {
+export function topKApplies(plan: PlanInput, offset: number, limit: number, listRows = TOP_ROWS): boolean {
   const metric = plan.sort?.column.metric;
-  if (metric === undefined || offset + limit + 1 > TOP_ROWS) return false;
+  if (metric === undefined || offset + limit + 1 > listRows) return false;
   const metrics = metricsOf(plan.filter);
   if ([...metrics].some((m) => m !== metric)) return false;
   for (const id of columnsOf(plan.filter)) if (!CACHED.has(id) && id !== `metrics/${metric}`) return false;
@@ -60,7 +60,7 @@ export async function metricTopK(db: Database, cache: TopKCache, snap: Snapshot,
   const lists = await Promise.all(segments.map((s) => cache.list(snap, s, metricId, ascending)));
   const total = lists.reduce((n, l) => n + l.rows.length, 0);
   // Few candidates first (cheap to pass and scan); more only when a filter left too few of them.
-  const first = Math.min(Math.max(8 * (offset + limit + 1), 512), MAX_CANDIDATES);
+  const first = Math.min(Math.max(8 * (offset + limit + 1), cache.rows / 4), MAX_CANDIDATES);
   for (const cap of first < total ? [first, MAX_CANDIDATES] : [MAX_CANDIDATES]) {
     const page = await attempt(db, snap, scope, plan, limit, offset, also, alsoMetrics, segments, pick(lists, cap, ascending));
     if (page) return page;

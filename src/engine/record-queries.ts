@@ -55,14 +55,14 @@ export class RecordQueries {
   /** Rows the first time window of a time-ordered page aims to cover (then 8x per widening). */
   readonly #windowRows: number;
 
-  constructor(records: RecordStore, db: Database, options: { windowRows?: number; metricTopK?: boolean; metricInfo?: (name: string) => MetricInfo | undefined; onPlan?: (steps: readonly string[]) => void } = {}) {
+  constructor(records: RecordStore, db: Database, options: { windowRows?: number; metricTopK?: boolean; topKRows?: number; metricInfo?: (name: string) => MetricInfo | undefined; onPlan?: (steps: readonly string[]) => void } = {}) {
     this.#onPlan = options.onPlan;
     const metricInfo = options.metricInfo ?? defaultMetricInfo;
     this.#windowRows = options.windowRows ?? 50_000;
     this.#records = records;
     this.#db = db;
     this.#facts = new DataFactsCache(db);
-    this.#topK = options.metricTopK === false ? null : new TopKCache(db);
+    this.#topK = options.metricTopK === false ? null : new TopKCache(db, options.topKRows);
     this.#metricInfo = (name) => metricInfo(name) ?? defaultMetricInfo(name);
   }
 
@@ -155,7 +155,7 @@ export class RecordQueries {
    * could hold the page, widening the window 8x at a time until the page is full or the window is all.
    */
   async #pageKeys(snap: Snapshot, level: Level, scope: RunScope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], steps: string[]): Promise<PageKey[] & { ownMetrics: Map<string, string> }> {
-    if (this.#topK && topKApplies(plan, offset, limit)) {
+    if (this.#topK && topKApplies(plan, offset, limit, this.#topK.rows)) {
       const top = await metricTopK(this.#db, this.#topK, snap, this.#scope(scope, KINDS[level]), plan, limit, offset, also, alsoMetrics);
       if (top) {
         steps.push(`keys (top-k of ${top.candidates} listed rows)`);

@@ -41,9 +41,12 @@ const EMPTY: TopList = { rows: [], truncated: false };
 export class TopKCache {
   readonly #db: Database;
   readonly #lists = new Map<string, Promise<TopList>>();
+  /** Rows kept per list. */
+  readonly rows: number;
 
-  constructor(db: Database) {
+  constructor(db: Database, rows = TOP_ROWS) {
     this.#db = db;
+    this.rows = rows;
   }
 
   /** The list of a segment for a metric (by its id in the manifest), best first in the given direction. */
@@ -67,10 +70,10 @@ export class TopKCache {
     const col = `m${Math.trunc(metricId)}`;
     const rows = await this.#db.all(
       `SELECT seq, epoch_us(created_at) AS c, id, type, session_id, trace_id, parent_id, has_children, status_code, model, ${col} AS v
-       FROM read_parquet($1, hive_partitioning = false) WHERE ${col} IS NOT NULL ORDER BY ${col} ${dir}, id ${dir} LIMIT ${TOP_ROWS + 1}`,
+       FROM read_parquet($1, hive_partitioning = false) WHERE ${col} IS NOT NULL ORDER BY ${col} ${dir}, id ${dir} LIMIT ${this.rows + 1}`,
       [path],
     );
-    const list = rows.slice(0, TOP_ROWS).map((r) => ({
+    const list = rows.slice(0, this.rows).map((r) => ({
       seq: Number(r['seq']),
       c: Number(r['c']),
       id: String(r['id']),
@@ -83,7 +86,7 @@ export class TopKCache {
       model: (r['model'] as string | null) ?? null,
       v: Number(r['v']),
     }));
-    return { rows: list, truncated: rows.length > TOP_ROWS };
+    return { rows: list, truncated: rows.length > this.rows };
   }
 
   /** Forgets lists of files merged or deleted since, once the cache has grown past what is live. */
