@@ -100,9 +100,11 @@ async function attempt(db: Database, snap: Snapshot, scope: Scope, plan: PlanInp
   const metric = plan.sort!.column.metric!;
   const ascending = plan.sort!.ascending;
   const json = JSON.stringify(kept.map(({ row, seg }) => candidate(row, segments[seg]!)));
+  // Values go as a DOUBLE list (exact), beside the JSON of the other columns.
+  const values = kept.map(({ row }) => row.v);
   const topPlan: PlanInput = {
     ...plan,
-    base: (first, metrics) => snap.sourceWith(scope, first, metrics, CACHED_COLUMNS, (p) => listedRows(p(json), metrics, metric)),
+    base: (first, metrics) => snap.sourceWith(scope, first, metrics, CACHED_COLUMNS, (p) => listedRows(p(json), p(values), metrics, metric)),
   };
   // Only the sort metric's own value is listed; other metrics a page shows are fetched afterwards.
   const q = pageKeysQuery(topPlan, limit, offset, null, also, alsoMetrics.filter((m) => m === metric));
@@ -118,16 +120,18 @@ async function attempt(db: Database, snap: Snapshot, scope: Scope, plan: PlanInp
 
 /** A listed row as JSON for DuckDB, with its segment's project and run. */
 function candidate(r: TopRow, s: SegmentEntry): Record<string, unknown> {
-  return { ...r, project_id: s.project_id, run_id: s.run_id };
+  const { v: _v, ...rest } = r;
+  return { ...rest, project_id: s.project_id, run_id: s.run_id };
 }
 
 const JSON_SHAPE = JSON.stringify([
-  { seq: 'BIGINT', c: 'BIGINT', id: 'VARCHAR', type: 'VARCHAR', project_id: 'VARCHAR', run_id: 'VARCHAR', session_id: 'VARCHAR', trace_id: 'VARCHAR', parent_id: 'VARCHAR', has_children: 'BOOLEAN', status_code: 'INTEGER', model: 'VARCHAR', v: 'DOUBLE' },
+  { seq: 'BIGINT', c: 'BIGINT', id: 'VARCHAR', type: 'VARCHAR', project_id: 'VARCHAR', run_id: 'VARCHAR', session_id: 'VARCHAR', trace_id: 'VARCHAR', parent_id: 'VARCHAR', has_children: 'BOOLEAN', status_code: 'INTEGER', model: 'VARCHAR' },
 ]);
 
-/** The listed rows (a JSON parameter) as a SELECT of CACHED_COLUMNS, then the metric as mx0 (others are not listed: NULL). */
-function listedRows(param: string, metrics: readonly string[], metric: string): string {
+/** The listed rows (a JSON parameter, and their values) as a SELECT of CACHED_COLUMNS, then the metric as mx0 (others are not listed: NULL). */
+function listedRows(json: string, values: string, metrics: readonly string[], metric: string): string {
   const cols = CACHED_COLUMNS.map((c) => (c === 'created_at' ? 'make_timestamp(u.c) AS created_at' : `u.${c} AS ${c}`));
-  const ms = metrics.map((m, i) => (m === metric ? `u.v AS mx${i}` : `NULL::DOUBLE AS mx${i}`));
-  return `SELECT ${[...cols, ...ms].join(', ')} FROM (SELECT unnest(from_json(${param}::VARCHAR, '${JSON_SHAPE}')) AS u)`;
+  const ms = metrics.map((m, i) => (m === metric ? `v AS mx${i}` : `NULL::DOUBLE AS mx${i}`));
+  // Two unnests in one SELECT pair up by position.
+  return `SELECT ${[...cols, ...ms].join(', ')} FROM (SELECT unnest(from_json(${json}::VARCHAR, '${JSON_SHAPE}')) AS u, unnest(${values}::DOUBLE[]) AS v)`;
 }
