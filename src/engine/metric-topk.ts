@@ -61,9 +61,12 @@ export async function metricTopK(db: Database, cache: TopKCache, snap: Snapshot,
   const total = lists.reduce((n, l) => n + l.rows.length, 0);
   // Few candidates first (cheap to pass and scan); more only when a filter left too few of them.
   const first = Math.min(Math.max(8 * (offset + limit + 1), cache.rows / 4), MAX_CANDIDATES);
+  const k = offset + limit + 1;
   for (const cap of first < total ? [first, MAX_CANDIDATES] : [MAX_CANDIDATES]) {
     const page = await attempt(db, snap, scope, plan, limit, offset, also, alsoMetrics, segments, pick(lists, cap, ascending));
-    if (page) return page;
+    if (typeof page !== 'number') return page;
+    // Too few matched: more candidates help only if, matching at the same rate, they would fill the page.
+    if (page >= 0 && (page * Math.min(total, MAX_CANDIDATES)) / cap < k) return null;
   }
   return null;
 }
@@ -96,7 +99,7 @@ function pick(lists: readonly TopList[], cap: number, ascending: boolean): { kep
   return { kept, bounds };
 }
 
-async function attempt(db: Database, snap: Snapshot, scope: Scope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], segments: SegmentEntry[], { kept, bounds }: ReturnType<typeof pick>): Promise<TopKPage | null> {
+async function attempt(db: Database, snap: Snapshot, scope: Scope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], segments: SegmentEntry[], { kept, bounds }: ReturnType<typeof pick>): Promise<TopKPage | number> {
   const metric = plan.sort!.column.metric!;
   const ascending = plan.sort!.ascending;
   const json = JSON.stringify(kept.map(({ row, seg }) => candidate(row, segments[seg]!)));
@@ -109,12 +112,13 @@ async function attempt(db: Database, snap: Snapshot, scope: Scope, plan: PlanInp
   // Only the sort metric's own value is listed; other metrics a page shows are fetched afterwards.
   const q = pageKeysQuery(topPlan, limit, offset, null, also, alsoMetrics.filter((m) => m === metric));
   const rows = await db.all(q.sql, q.params as Param[]);
-  if (rows.length <= limit) return null;
+  // Not enough: at most how many rows matched (when the page is short), else -1.
+  if (rows.length <= limit) return offset + rows.length;
   const last = rows[rows.length - 1]!;
   const lastV = last[q.ownMetrics.get(metric)!];
-  if (lastV === null || lastV === undefined) return null;
+  if (lastV === null || lastV === undefined) return -1;
   const lastId = String(last['id']);
-  for (const b of bounds) if (compareKeys(Number(lastV), lastId, b.v, b.id, ascending) >= 0) return null;
+  for (const b of bounds) if (compareKeys(Number(lastV), lastId, b.v, b.id, ascending) >= 0) return -1;
   return { rows, ownMetrics: q.ownMetrics, candidates: kept.length };
 }
 
