@@ -37,6 +37,8 @@ function compareText(a: string, b: string): number {
 
 /** Negative when (v, id) comes first in the page's order. */
 function compareKeys(av: number, aid: string, bv: number, bid: string, ascending: boolean): number {
+  // NaN is never ordered here: its row is never taken as strictly better, so the full query decides.
+  if (Number.isNaN(av) || Number.isNaN(bv)) return 0;
   const c = av !== bv ? (av < bv ? -1 : 1) : compareText(aid, bid);
   return ascending ? c : -c;
 }
