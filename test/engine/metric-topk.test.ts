@@ -1,7 +1,7 @@
 // Guarantees: a page sorted by a metric, answered from each segment's list of its best rows
 // (src/engine/metric-topk.ts), is exactly the page the reference evaluator computes from every
-// record: over several segments and row groups, with rows still in memory, dead (deleted) rows in
-// the lists, rows retention hides, filters over listed columns and others, both directions, ties
+// record: over several segments and row groups, with rows still in memory, dead (deleted or
+// replaced: the new version in memory has the same id) rows in the lists, rows retention hides, filters over listed columns and others, both directions, ties
 // broken by id, at offsets, and again after a merge. The plan's steps show that the lists answered
 // (the keys query looked at fewer rows than the store holds) where they can, and not where they cannot.
 import assert from 'node:assert/strict';
@@ -74,8 +74,10 @@ test('metric-sorted pages from the segments\' lists equal the reference evaluato
   const now = Date.now();
   // Old traces (expired once retention is set) and recent ones, sealed into several segments.
   for (let b = 0; b < 1; b++) await store.logTraces(projectId, { log_stream_id, traces: traces(20, now - 60 * DAY + b * 100_000, rand, true) } as never);
+  const batches: Record<string, unknown>[][] = [];
   for (let b = 0; b < 12; b++) {
-    await store.logTraces(projectId, { log_stream_id, traces: traces(20, now - DAY + b * 100_000, rand) } as never);
+    batches.push(traces(20, now - DAY + b * 100_000, rand));
+    await store.logTraces(projectId, { log_stream_id, traces: batches[b]! } as never);
     // A segment every few requests.
     if (b % 3 === 2) await store.flush();
   }
@@ -86,6 +88,13 @@ test('metric-sorted pages from the segments\' lists equal the reference evaluato
   // Dead rows in the lists: the best recent llm spans are deleted (their rows stay in the segments).
   const best = await ids({ filters: [{ type: 'date', column_id: 'created_at', operator: 'gte', value: new Date(now - 2 * DAY).toISOString() }, { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }], sort: { column_id: 'metrics/quality', ascending: false }, limit: 6 });
   assert.equal((await store.delete('span', projectId, { filters: [{ type: 'id', column_id: 'id', operator: 'one_of', value: best }] })).deleted, 6);
+  // Updates: a batch logged again with new values of the top-level llm spans. The old versions stay
+  // in the segments' lists (dead), the new ones (same ids) are in memory.
+  const again = batches[1]!.map((tr) => {
+    const spans = tr['spans'] as Record<string, unknown>[];
+    return { ...tr, spans: [spans[0], { ...spans[1], metrics: { quality: Math.round(rand() * 100) / 100 } }] };
+  });
+  await store.logTraces(projectId, { log_stream_id, traces: again } as never);
   // Rows still in memory, some better than anything sealed.
   await store.logTraces(projectId, { log_stream_id, traces: traces(15, now - DAY / 2, rand, true) } as never);
   store.setRetention(projectId, { retention_days: 30 });
