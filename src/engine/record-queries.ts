@@ -14,7 +14,9 @@ import type { RecordStore, Scope } from '../storage/record-store.js';
 import type { Snapshot } from '../storage/snapshot.js';
 import { DataFactsCache } from './data-facts.js';
 import { pageRollUpsQuery } from './page-rollups.js';
+import { metricTopK, topKApplies } from './metric-topk.js';
 import { defaultMetricInfo } from './metric-info.js';
+import { TopKCache } from './topk-cache.js';
 import { storedToRecord } from './row-codec.js';
 
 export const MAX_PAGE_SIZE = 1000;
@@ -46,19 +48,21 @@ export class RecordQueries {
   readonly #db: Database;
   readonly #metricInfo: (name: string) => MetricInfo | undefined;
   readonly #facts: DataFactsCache;
+  readonly #topK: TopKCache | null;
   /** Told the steps each search or count ran (benchmarks and tests look at the plan). */
   readonly #onPlan: ((steps: readonly string[]) => void) | undefined;
 
   /** Rows the first time window of a time-ordered page aims to cover (then 8x per widening). */
   readonly #windowRows: number;
 
-  constructor(records: RecordStore, db: Database, options: { windowRows?: number; metricInfo?: (name: string) => MetricInfo | undefined; onPlan?: (steps: readonly string[]) => void } = {}) {
+  constructor(records: RecordStore, db: Database, options: { windowRows?: number; metricTopK?: boolean; topKRows?: number; metricInfo?: (name: string) => MetricInfo | undefined; onPlan?: (steps: readonly string[]) => void } = {}) {
     this.#onPlan = options.onPlan;
     const metricInfo = options.metricInfo ?? defaultMetricInfo;
     this.#windowRows = options.windowRows ?? 50_000;
     this.#records = records;
     this.#db = db;
     this.#facts = new DataFactsCache(db);
+    this.#topK = options.metricTopK === false ? null : new TopKCache(db, options.topKRows);
     this.#metricInfo = (name) => metricInfo(name) ?? defaultMetricInfo(name);
   }
 
@@ -151,6 +155,14 @@ export class RecordQueries {
    * could hold the page, widening the window 8x at a time until the page is full or the window is all.
    */
   async #pageKeys(snap: Snapshot, level: Level, scope: RunScope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], steps: string[]): Promise<PageKey[] & { ownMetrics: Map<string, string> }> {
+    if (this.#topK && topKApplies(plan, offset, limit, this.#topK.rows)) {
+      const top = await metricTopK(this.#db, this.#topK, snap, this.#scope(scope, KINDS[level]), plan, limit, offset, also, alsoMetrics);
+      if (top) {
+        steps.push(`keys (top-k of ${top.candidates} listed rows)`);
+        return Object.assign(top.rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })), { ownMetrics: top.ownMetrics });
+      }
+      steps.push('keys (top-k: not enough)');
+    }
     const order = timeOrdered(plan.sort);
     const profile = order ? snap.timeProfile(this.#scope(scope, KINDS[level])) : null;
     let want = Math.max(this.#windowRows, (offset + limit + 1) * 20);

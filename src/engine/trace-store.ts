@@ -53,6 +53,10 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   tokenTtlSeconds?: number;
   /** Rows the first created_at window of a newest-first page covers (default 50,000; tests shrink it). */
   pageWindowRows?: number;
+  /** Metric-sorted pages from per-segment lists of the best rows (default true; tests compare with false). */
+  metricTopK?: boolean;
+  /** Rows each segment's list of best rows keeps per metric and direction (default 2,048; tests shrink it). */
+  metricTopKRows?: number;
   /** Most spans one logging request may carry (default 100,000; more answers 413). */
   maxSpansPerRequest?: number;
   /** Told the steps each search or count ran (keys, roll-ups, fetch), for benchmarks and tests. */
@@ -75,7 +79,7 @@ export class TraceStore extends StoreBase {
 
   private constructor(dir: string, lock: FolderLock, catalog: Catalog, db: Database, records: RecordStore, tokens: TokenSigner, options: TraceStoreOptions) {
     super(dir, catalog, tokens);
-    this.#queries = new RecordQueries(records, db, { metricInfo: metricInfoResolver(catalog), ...(options.pageWindowRows ? { windowRows: options.pageWindowRows } : {}), ...(options.onPlan ? { onPlan: options.onPlan } : {}) });
+    this.#queries = new RecordQueries(records, db, { metricInfo: metricInfoResolver(catalog), ...(options.pageWindowRows ? { windowRows: options.pageWindowRows } : {}), ...(options.metricTopK === false ? { metricTopK: false } : {}), ...(options.metricTopKRows ? { topKRows: options.metricTopKRows } : {}), ...(options.onPlan ? { onPlan: options.onPlan } : {}) });
     this.#ingest = new Ingest(this, records, db, options.maxSpansPerRequest);
     this.#maxSpans = options.maxSpansPerRequest;
     this.#sqlLimits = { ...(options.threads ? { threads: options.threads } : {}), memoryLimit: options.memoryLimit ?? DEFAULT_MEMORY_LIMIT };

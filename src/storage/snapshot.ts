@@ -112,7 +112,16 @@ export class Snapshot {
     return { sql: `SELECT seq FROM ${src.sql}`, params: src.params };
   }
 
-  #source(scope: Scope, firstParam: number, metrics: readonly string[], expiredOnly: boolean): SourceSql {
+  /**
+   * A source whose sealed part is given: `segments(p)` is a SELECT of `columns` (then one DOUBLE per
+   * metric, named mx0, mx1, ...) standing in for the segments' rows (e.g. a cached top-k of them);
+   * memory tables, dead rows and retention are applied as for `source`.
+   */
+  sourceWith(scope: Scope, firstParam: number, metrics: readonly string[], columns: readonly string[], segments: (p: (v: Param) => string) => string): SourceSql {
+    return this.#source(scope, firstParam, metrics, false, { columns, segments });
+  }
+
+  #source(scope: Scope, firstParam: number, metrics: readonly string[], expiredOnly: boolean, given?: { columns: readonly string[]; segments: (p: (v: Param) => string) => string }): SourceSql {
     const segments = expiredOnly ? this.#manifest.segments.filter((s) => s.project_id === scope.projectId && (scope.runId === undefined || s.run_id === scope.runId) && scope.kinds.includes(s.kind)) : this.segmentsFor(scope);
     const files = segments.map((s) => join(this.#dir, s.file));
     const params: Param[] = [];
@@ -131,7 +140,9 @@ export class Snapshot {
     });
     const extra = (list: string[]) => (list.length > 0 ? `, ${list.join(', ')}` : '');
     const parts: string[] = [];
-    if (files.length > 0) parts.push(`SELECT ${COLS}${extra(segCols)} FROM read_parquet(${p(files)}, hive_partitioning = false, union_by_name = true)`);
+    const cols = given ? given.columns.join(', ') : COLS;
+    if (given) parts.push(given.segments(p));
+    else if (files.length > 0) parts.push(`SELECT ${COLS}${extra(segCols)} FROM read_parquet(${p(files)}, hive_partitioning = false, union_by_name = true)`);
     const mem = this.#memFor(scope);
     if (mem.length > 0) {
       // Parameters are numbered in order of appearance: none may be bound that the SQL does not use.
@@ -139,10 +150,10 @@ export class Snapshot {
       const where = [`project_id = ${p(scope.projectId)}`];
       if (scope.runId !== undefined) where.push(`run_id = ${p(scope.runId)}`);
       if (scope.kinds.length < 3) where.push(`${KIND_SQL} IN (SELECT unnest(${p([...scope.kinds])}::VARCHAR[]))`);
-      for (const t of mem) parts.push(`SELECT ${COLS}${extra(memCols)} FROM ${t.name} WHERE ${where.join(' AND ')}`);
+      for (const t of mem) parts.push(`SELECT ${cols}${extra(memCols)} FROM ${t.name} WHERE ${where.join(' AND ')}`);
     }
     // An empty scope still needs the columns (a query over it answers nothing).
-    if (parts.length === 0) parts.push(`SELECT ${COLS}${extra(metrics.map((_, i) => `NULL::DOUBLE AS mx${i}`))} FROM ${EMPTY_TABLE}`);
+    if (parts.length === 0) parts.push(`SELECT ${cols}${extra(metrics.map((_, i) => `NULL::DOUBLE AS mx${i}`))} FROM ${EMPTY_TABLE}`);
     const expired = [...this.cutoffs(scope.projectId, scope.runId)].map(([run, us]) => `(run_id = ${p(run)} AND created_at < make_timestamp(${p(us)}))`);
     const live = expired.length === 0 ? '' : expiredOnly ? ` AND (${expired.join(' OR ')})` : ` AND NOT (${expired.join(' OR ')})`;
     return {
