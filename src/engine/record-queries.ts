@@ -69,7 +69,7 @@ export class RecordQueries {
     const s = (kinds: readonly RecordKind[]): Scope => ({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds });
     return {
       level,
-      base: (first, metrics) => snap.source(s(KINDS[level]), first, metrics),
+      base: (first, metrics, text) => snap.source(s(KINDS[level]), first, metrics, text),
       descendants: (first, metrics) => snap.source(s(DESCENDANTS[level]), first, metrics),
       filter,
       sort,

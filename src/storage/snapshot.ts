@@ -9,6 +9,13 @@ import type { SealedIdIndex } from './id-index.js';
 import { partitionKey, type ManifestState, type SegmentEntry } from './manifest.js';
 import type { MemTable } from './mem-tables.js';
 import { COLUMN_NAMES, KIND_SQL, STORED_SELECT, type RecordKind } from './record-columns.js';
+import { candidateGroups, needleKeys, TEXT_COLUMNS, textIndexOf, type TextColumn, type TextNeed } from './text-index.js';
+
+/** A substring that every row a query wants holds in a text column (either case): see text-index.ts. */
+export interface TextRequirement {
+  readonly column: string;
+  readonly needle: string;
+}
 
 export interface Scope {
   projectId: string;
@@ -93,20 +100,21 @@ export class Snapshot {
    * parameters it uses (numbered from `firstParam`). Each metric in `metrics` is also exposed as a
    * DOUBLE column named by `metricColumn(name)` (the shredded column where sealed, a map lookup in memory).
    */
-  source(scope: Scope, firstParam = 1, metrics: readonly string[] = []): SourceSql {
-    return this.#source(scope, firstParam, metrics, false);
+  source(scope: Scope, firstParam = 1, metrics: readonly string[] = [], text: readonly TextRequirement[] = []): SourceSql {
+    return this.#source(scope, firstParam, metrics, false, text);
   }
 
   /** Sequence numbers of rows of a scope that retention has expired but are still stored (to purge them). */
   expiredSeqs(scope: Scope): { sql: string; params: Param[] } | null {
     if (this.cutoffs(scope.projectId, scope.runId).size === 0) return null;
-    const src = this.#source(scope, 1, [], true);
+    const src = this.#source(scope, 1, [], true, []);
     return { sql: `SELECT seq FROM ${src.sql}`, params: src.params };
   }
 
-  #source(scope: Scope, firstParam: number, metrics: readonly string[], expiredOnly: boolean): SourceSql {
+  #source(scope: Scope, firstParam: number, metrics: readonly string[], expiredOnly: boolean, text: readonly TextRequirement[]): SourceSql {
     const segments = expiredOnly ? this.#manifest.segments.filter((s) => s.project_id === scope.projectId && (scope.runId === undefined || s.run_id === scope.runId) && scope.kinds.includes(s.kind)) : this.segmentsFor(scope);
-    const files = segments.map((s) => join(this.#dir, s.file));
+    const { whole, partial } = this.#textCandidates(segments, text);
+    const files = whole.map((s) => join(this.#dir, s.file));
     const params: Param[] = [];
     const p = (v: Param) => {
       params.push(v);
@@ -118,12 +126,22 @@ export class Snapshot {
       const alias = `mx${i}`;
       aliases.set(name, alias);
       const id = this.#manifest.metric_ids[name];
-      const sealed = id !== undefined && segments.some((s) => s.metrics.includes(id));
+      const sealed = id !== undefined && whole.some((s) => s.metrics.includes(id));
       segCols.push(sealed ? `m${id} AS ${alias}` : `NULL::DOUBLE AS ${alias}`);
     });
     const extra = (list: string[]) => (list.length > 0 ? `, ${list.join(', ')}` : '');
     const parts: string[] = [];
     if (files.length > 0) parts.push(`SELECT ${COLS}${extra(segCols)} FROM read_parquet(${p(files)}, hive_partitioning = false, union_by_name = true)`);
+    // Segments the text index narrows to some row groups: one read each, on file_row_number ranges
+    // (DuckDB skips the row groups outside them). A file lacks the metric columns it never stored.
+    for (const { seg, ranges } of partial) {
+      const cols = metrics.map((name, i) => {
+        const id = this.#manifest.metric_ids[name];
+        return id !== undefined && seg.metrics.includes(id) ? `m${id} AS mx${i}` : `NULL::DOUBLE AS mx${i}`;
+      });
+      const where = ranges.map(([a, b]) => `file_row_number BETWEEN ${p(a)} AND ${p(b)}`).join(' OR ');
+      parts.push(`SELECT ${COLS}${extra(cols)} FROM read_parquet(${p(join(this.#dir, seg.file))}, hive_partitioning = false) WHERE ${where}`);
+    }
     const mem = this.#memFor(scope);
     if (mem.length > 0) {
       // Parameters are numbered in order of appearance: none may be bound that the SQL does not use.
@@ -146,6 +164,43 @@ export class Snapshot {
         return a;
       },
     };
+  }
+
+  /**
+   * Segments to read whole, and those the text index narrows to some row groups (as inclusive
+   * file_row_number ranges). Segments none of whose row groups can match are left out.
+   */
+  #textCandidates(segments: readonly SegmentEntry[], text: readonly TextRequirement[]): { whole: SegmentEntry[]; partial: { seg: SegmentEntry; ranges: [number, number][] }[] } {
+    const needs: TextNeed[] = [];
+    for (const t of text) {
+      const keys = needleKeys(t.needle);
+      if (keys.length > 0 && (TEXT_COLUMNS as readonly string[]).includes(t.column)) needs.push({ column: t.column as TextColumn, keys });
+    }
+    if (needs.length === 0) return { whole: [...segments], partial: [] };
+    const whole: SegmentEntry[] = [];
+    const partial: { seg: SegmentEntry; ranges: [number, number][] }[] = [];
+    for (const seg of segments) {
+      const rows = seg.row_groups.map((g) => g[2]);
+      const ix = textIndexOf(join(this.#dir, seg.file), rows);
+      const groups = ix ? candidateGroups(ix, needs) : null;
+      if (groups === null || groups.length === rows.length) {
+        whole.push(seg);
+        continue;
+      }
+      if (groups.length === 0) continue;
+      const starts: number[] = [];
+      rows.reduce((at, n) => (starts.push(at), at + n), 0);
+      const ranges: [number, number][] = [];
+      for (const g of groups) {
+        const a = starts[g]!;
+        const b = a + rows[g]! - 1;
+        const last = ranges[ranges.length - 1];
+        if (last && last[1] + 1 === a) last[1] = b;
+        else ranges.push([a, b]);
+      }
+      partial.push({ seg, ranges });
+    }
+    return { whole, partial };
   }
 
   /**
