@@ -170,7 +170,7 @@ export class Snapshot {
    * Segments to read whole, and those the text index narrows to some row groups (as inclusive
    * file_row_number ranges). Segments none of whose row groups can match are left out.
    */
-  #textCandidates(segments: readonly SegmentEntry[], text: readonly TextRequirement[]): { whole: SegmentEntry[]; partial: { seg: SegmentEntry; ranges: [number, number][] }[] } {
+  #textCandidates(segments: readonly SegmentEntry[], text: readonly TextRequirement[]): { whole: SegmentEntry[]; partial: { seg: SegmentEntry; groups: number[]; ranges: [number, number][] }[] } {
     const needs: TextNeed[] = [];
     for (const t of text) {
       const keys = needleKeys(t.needle);
@@ -178,7 +178,7 @@ export class Snapshot {
     }
     if (needs.length === 0) return { whole: [...segments], partial: [] };
     const whole: SegmentEntry[] = [];
-    const partial: { seg: SegmentEntry; ranges: [number, number][] }[] = [];
+    const partial: { seg: SegmentEntry; groups: number[]; ranges: [number, number][] }[] = [];
     for (const seg of segments) {
       const rows = seg.row_groups.map((g) => g[2]);
       const ix = textIndexOf(join(this.#dir, seg.file), rows);
@@ -198,7 +198,7 @@ export class Snapshot {
         if (last && last[1] + 1 === a) last[1] = b;
         else ranges.push([a, b]);
       }
-      partial.push({ seg, ranges });
+      partial.push({ seg, groups, ranges });
     }
     return { whole, partial };
   }
@@ -274,11 +274,15 @@ export class Snapshot {
     return names;
   }
 
-  /** Row groups (and rows in memory) of a scope, for choosing a created_at window. */
-  timeProfile(scope: Scope): { rowGroups: (readonly [number, number, number])[]; memRows: number } {
+  /**
+   * Row groups (and rows in memory) of a scope, for choosing a created_at window: only those a read
+   * with these text requirements would not skip, so the first window already holds enough of them.
+   */
+  timeProfile(scope: Scope, text: readonly TextRequirement[] = []): { rowGroups: (readonly [number, number, number])[]; memRows: number } {
     let memRows = 0;
     for (const t of this.#memFor(scope)) memRows += t.rows;
-    return { rowGroups: this.segmentsFor(scope).flatMap((s) => s.row_groups), memRows };
+    const { whole, partial } = this.#textCandidates(this.segmentsFor(scope), text);
+    return { rowGroups: [...whole.flatMap((s) => s.row_groups), ...partial.flatMap((p) => p.groups.map((g) => p.seg.row_groups[g]!))], memRows };
   }
 
   /** Live rows with these ids in a run (any kind), timestamps as epoch µs. */
