@@ -3,17 +3,23 @@
 // against another checkout (`--store <path to src/engine/trace-store.ts>`) in turns: on a shared
 // machine only ratios within one sitting mean anything.
 //   node --import tsx bench/text-index.ts --dir <store> --project <id> --run <id> [--store <module>] [--runs 5] [--build]
+//     [--needles a,b] [--plant 'text'] (logs and seals one trace with that input first)
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { median } from './common.js';
 
-const { values: a } = parseArgs({ options: { dir: { type: 'string' }, project: { type: 'string' }, run: { type: 'string' }, store: { type: 'string' }, runs: { type: 'string' }, build: { type: 'boolean' }, needles: { type: 'string' } } });
+const { values: a } = parseArgs({ options: { dir: { type: 'string' }, project: { type: 'string' }, run: { type: 'string' }, store: { type: 'string' }, runs: { type: 'string' }, build: { type: 'boolean' }, needles: { type: 'string' }, plant: { type: 'string' } } });
 const dir = a.dir!;
 const runs = Number(a.runs ?? 5);
 const needles = (a.needles ?? 'warranty,main-plan-6372,manager-prompts-8679').split(',');
 const mod = (await import(resolve(a.store ?? join(import.meta.dirname, '../src/engine/trace-store.ts')))) as typeof import('../src/engine/trace-store.js');
-const store = await mod.TraceStore.open(dir);
+const store = await mod.TraceStore.open(dir, { autoCompact: false });
+if (a.plant) {
+  // One trace whose input holds a rare string (a ticket number, an error text), sealed in a segment of its own.
+  await store.logTraces(a.project!, { log_stream_id: a.run!, reliable: true, traces: [{ name: 'planted', input: a.plant, created_at: '2026-01-01T08:00:00Z', spans: [{ type: 'tool', name: 'planted', input: a.plant }] }] } as never);
+  await store.flush();
+}
 const out: Record<string, number> = {};
 for (const needle of needles) {
   const body = { log_stream_id: a.run!, filters: [{ type: 'text', column_id: 'input', operator: 'contains', value: needle, case_sensitive: false }] };

@@ -1,11 +1,13 @@
 // The text index of a segment: per row group and per text column (name, input, output), the set of
 // trigrams of the lowercased text, kept beside the segment as `seg-N.tix`. A `contains` needle (either
 // case) can only match in a row group whose set holds every trigram of the lowercased needle, so reads
-// skip the others (snapshot.ts). Exactness rests on two facts, both of DuckDB's lower(): it maps each
-// code point on its own (so lower(text) contains lower(needle) whenever text contains needle, in
-// either case), and on ASCII it is plain A-Z -> a-z. The text is lowered by DuckDB itself; only runs
-// of three ASCII characters are indexed, and a needle uses only its ASCII windows (lowered in JS, the
-// same mapping). A needle with no such window, a missing index or a missing column reads everything.
+// skip the others (snapshot.ts). Exactness rests on facts of DuckDB's lower(): it maps each code
+// point on its own (so lower(text) contains lower(needle) whenever text contains needle, in either
+// case); on ASCII it is A-Z -> a-z; and the only other code points it maps into ASCII are U+0130
+// (to i) and U+212A, the Kelvin sign (to k) (test/storage/text-index.test.ts asks DuckDB about every
+// code point). Only runs of three such characters are indexed and looked up, lowered here by that
+// mapping (DuckDB's lower() over the text cost more than the rest of the build). A needle with no
+// such run, a missing index or a missing column reads everything.
 //
 // Like ClickHouse's ngrambf_v1, but exact rather than a Bloom filter: an ASCII trigram is a 21-bit
 // key, so a row group's set is a sorted key list (delta varints) or, when denser, a 2^21-bit bitmap
@@ -43,7 +45,9 @@ export function needleKeys(needle: string): number[] {
   let run = 0;
   for (let i = 0; i < needle.length; i++) {
     let c = needle.charCodeAt(i);
-    if (c >= 128) {
+    if (c === 0x130) c = 0x69;
+    else if (c === 0x212a) c = 0x6b;
+    else if (c >= 128) {
       run = 0;
       continue;
     }
@@ -54,16 +58,25 @@ export function needleKeys(needle: string): number[] {
   return [...out];
 }
 
-/** Adds the ASCII trigrams of already-lowercased UTF-8 text to a bitmap (bytes >= 128 end a run). */
+/** Adds the trigrams of UTF-8 text, lowered as DuckDB does, to a bitmap (other characters end a run). */
 function addText(text: Uint8Array, bits: Uint32Array): void {
   let key = 0;
   let run = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    let c = text[i]!;
     if (c >= 128) {
-      run = 0;
-      continue;
-    }
+      if (c === 0xc4 && text[i + 1] === 0xb0) {
+        c = 0x69; // U+0130
+        i += 1;
+      } else if (c === 0xe2 && text[i + 1] === 0x84 && text[i + 2] === 0xaa) {
+        c = 0x6b; // U+212A
+        i += 2;
+      } else {
+        run = 0;
+        continue;
+      }
+    } else if (c >= 65 && c <= 90) c += 32;
     key = ((key << 7) | c) & 0x1fffff;
     if (++run >= 3) bits[key >>> 5]! |= 1 << (key & 31);
   }
@@ -102,7 +115,7 @@ export function candidateGroups(index: TextIndex, needs: readonly TextNeed[]): n
 
 // ---------------------------------------------------------------- building and the file
 
-/** Reads a segment's text (lowercased by DuckDB) one row group at a time and builds its index file's bytes. */
+/** Reads a segment's text one row group at a time and builds its index file's bytes. */
 export async function buildTextIndex(conn: Connection, abs: string): Promise<Uint8Array> {
   const meta = await conn.all(`SELECT row_group_num_rows AS n FROM parquet_metadata($1) WHERE path_in_schema = 'seq' ORDER BY row_group_id`, [abs]);
   const rows = meta.map((m) => Number(m['n']));
@@ -116,17 +129,18 @@ export async function buildTextIndex(conn: Connection, abs: string): Promise<Uin
   parts.push(head);
   let first = 0;
   for (const n of rows) {
-    // A row group's text comes as one UTF-8 buffer per column, values joined by U+0080 (two bytes
-    // >= 128, so no trigram spans two values): a value per JS string cost twice as much. The
-    // file_row_number range lets DuckDB read only this row group.
+    // A row group's text comes as UTF-8 buffers of 256 values each, joined by U+0080 (two bytes >= 128,
+    // so no trigram spans two values): a JS string per value cost twice as much, one buffer per row
+    // group could pass DuckDB's 4 GB string limit. The file_row_number range lets DuckDB read only
+    // this row group.
     const cols = await conn.columns(
-      `SELECT ${TEXT_COLUMNS.map((c) => `encode(string_agg(lower(${c}), chr(128)))`).join(', ')} FROM read_parquet($1, hive_partitioning = false) WHERE file_row_number BETWEEN $2 AND $3`,
+      `SELECT ${TEXT_COLUMNS.map((c) => `encode(string_agg(${c}, chr(128)))`).join(', ')} FROM read_parquet($1, hive_partitioning = false)
+       WHERE file_row_number BETWEEN $2 AND $3 GROUP BY (file_row_number - $2) // 256`,
       [abs, first, first + n - 1],
     );
     first += n;
     for (const col of cols) {
-      const v = col[0];
-      if (v instanceof Uint8Array) addText(v, bits);
+      for (const v of col) if (v instanceof Uint8Array) addText(v, bits);
       parts.push(encodeSet(bits));
     }
   }
