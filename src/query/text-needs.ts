@@ -1,17 +1,17 @@
-// Substrings a filter requires of the indexed text columns: `contains` leaves (either case) that every
-// matching record must satisfy, i.e. reached from the root through AND nodes only. A leaf under OR or
-// NOT is not required (a record may match without it), so it gives the text index nothing to skip by.
-// The filter itself still runs on every row read: these only let reads leave out row groups.
+// Substrings a filter requires of the indexed text columns (name, input, output): `contains` leaves
+// (either case) that every matching record must satisfy. Required are the leaves reached from the
+// root through AND nodes, and an OR node whose every branch requires something becomes "one of these
+// lists". A leaf under NOT requires nothing (a record may match without it), nor does an OR with a
+// branch that requires nothing. The filter itself still runs on every row read: these only let
+// reads leave out row groups that cannot hold a match (src/storage/text-index.ts).
+import type { TextRequirement } from '../storage/text-index.js';
 import type { Expr } from './filter-ast.js';
 
-export interface TextRequirement {
-  /** Physical column (the registry's id of a text column). */
-  readonly column: string;
-  readonly needle: string;
-}
+export type { TextRequirement };
 
 const INDEXED = new Set(['name', 'input', 'output']);
 
+/** What every record matching `e` holds, as a list (all required); empty when nothing is known. */
 export function requiredContains(e: Expr | null): TextRequirement[] {
   if (e === null) return [];
   if ('leaf' in e) {
@@ -20,5 +20,9 @@ export function requiredContains(e: Expr | null): TextRequirement[] {
     return [];
   }
   if ('and' in e) return e.and.flatMap(requiredContains);
+  if ('or' in e) {
+    const alts = e.or.map(requiredContains);
+    return alts.length > 0 && alts.every((a) => a.length > 0) ? [{ any: alts }] : [];
+  }
   return [];
 }

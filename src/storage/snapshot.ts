@@ -9,13 +9,9 @@ import type { SealedIdIndex } from './id-index.js';
 import { partitionKey, type ManifestState, type SegmentEntry } from './manifest.js';
 import type { MemTable } from './mem-tables.js';
 import { COLUMN_NAMES, KIND_SQL, STORED_SELECT, type RecordKind } from './record-columns.js';
-import { candidateGroups, needleKeys, TEXT_COLUMNS, textIndexOf, type TextColumn, type TextNeed } from './text-index.js';
+import { candidateGroups, textIndexOf, textNeeds, type TextRequirement } from './text-index.js';
 
-/** A substring that every row a query wants holds in a text column (either case): see text-index.ts. */
-export interface TextRequirement {
-  readonly column: string;
-  readonly needle: string;
-}
+export type { TextRequirement };
 
 export interface Scope {
   projectId: string;
@@ -171,11 +167,7 @@ export class Snapshot {
    * file_row_number ranges). Segments none of whose row groups can match are left out.
    */
   #textCandidates(segments: readonly SegmentEntry[], text: readonly TextRequirement[]): { whole: SegmentEntry[]; partial: { seg: SegmentEntry; groups: number[]; ranges: [number, number][] }[] } {
-    const needs: TextNeed[] = [];
-    for (const t of text) {
-      const keys = needleKeys(t.needle);
-      if (keys.length > 0 && (TEXT_COLUMNS as readonly string[]).includes(t.column)) needs.push({ column: t.column as TextColumn, keys });
-    }
+    const needs = textNeeds(text);
     if (needs.length === 0) return { whole: [...segments], partial: [] };
     const whole: SegmentEntry[] = [];
     const partial: { seg: SegmentEntry; groups: number[]; ranges: [number, number][] }[] = [];

@@ -97,19 +97,36 @@ function has(set: KeySet, key: number): boolean {
   return false;
 }
 
-export interface TextNeed {
-  readonly column: TextColumn;
-  /** Trigram keys (needleKeys) that a matching row's column must hold. */
-  readonly keys: readonly number[];
+/** What a matching row holds: a substring of a column, or one of several lists of such (each all required). */
+export type TextRequirement = { readonly column: string; readonly needle: string } | { readonly any: readonly (readonly TextRequirement[])[] };
+
+/** A requirement as trigram keys: a column must hold all `keys`, or one alternative must hold entirely. */
+export type TextNeed = { readonly column: TextColumn; readonly keys: readonly number[] } | { readonly any: readonly (readonly TextNeed[])[] };
+
+/** Needs of a list of requirements (all required); those the index cannot test are left out. */
+export function textNeeds(reqs: readonly TextRequirement[]): TextNeed[] {
+  const out: TextNeed[] = [];
+  for (const r of reqs) {
+    if ('any' in r) {
+      const alts = r.any.map(textNeeds);
+      // An alternative the index cannot narrow admits every row group, and so does the whole OR.
+      if (alts.length > 0 && alts.every((a) => a.length > 0)) out.push({ any: alts });
+      continue;
+    }
+    const keys = needleKeys(r.needle);
+    if (keys.length > 0 && (TEXT_COLUMNS as readonly string[]).includes(r.column)) out.push({ column: r.column as TextColumn, keys });
+  }
+  return out;
 }
 
-/** Row groups that may hold a row meeting every need (all of them when the index has no say). */
+function meets(sets: readonly KeySet[], needs: readonly TextNeed[]): boolean {
+  return needs.every((n) => ('any' in n ? n.any.some((alt) => meets(sets, alt)) : n.keys.every((k) => has(sets[TEXT_COLUMNS.indexOf(n.column)]!, k))));
+}
+
+/** Row groups that may hold a row meeting every need. */
 export function candidateGroups(index: TextIndex, needs: readonly TextNeed[]): number[] {
   const out: number[] = [];
-  for (let g = 0; g < index.sets.length; g++) {
-    const sets = index.sets[g]!;
-    if (needs.every((n) => n.keys.every((k) => has(sets[TEXT_COLUMNS.indexOf(n.column)]!, k)))) out.push(g);
-  }
+  for (let g = 0; g < index.sets.length; g++) if (meets(index.sets[g]!, needs)) out.push(g);
   return out;
 }
 

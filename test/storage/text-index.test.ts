@@ -1,8 +1,8 @@
 // Guarantees of the text index (src/storage/text-index.ts, used by snapshot.ts):
 // - a `contains` count or page over several segments of small row groups, with rows in memory and a
 //   deleted row (pages through small time windows, chosen among the row groups not skipped), equals
-//   the brute-force answer (computed here in JS, and by the same query through an
-//   OR node, which the index never narrows), in either case, on name and input, under NOT and OR;
+//   the brute-force answer (computed here in JS, and by the same query under NOT NOT, which the index
+//   never narrows), in either case, on name and input, under AND, OR and NOT, and a delete by needle;
 // - row groups are really skipped: the input pages of the row groups a needle cannot be in are
 //   overwritten with garbage, the brute-force query then fails, the indexed one answers right;
 // - every listed segment has its index on disk, merged-away segments lose theirs, and a missing or
@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { TraceStore } from '../../src/engine/trace-store.js';
-import { candidateGroups, needleKeys, parseTextIndex, textIndexPath } from '../../src/storage/text-index.js';
+import { candidateGroups, parseTextIndex, textIndexPath, textNeeds } from '../../src/storage/text-index.js';
 import { tempDir } from '../support/helpers.js';
 
 const VOCAB = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet'];
@@ -125,8 +125,8 @@ test('contains counts and pages equal the brute-force answer, with rows in memor
     assert.equal(got.count, want.size, `${label}: count`);
     if (want.size <= 1000) assert.deepEqual(new Set(got.page), want, `${label}: page`);
     else assert.ok(got.page.every((i) => want.has(i)), `${label}: page`);
-    // The same test through an OR node reads every row group: it must agree.
-    assert.deepEqual(await answers(fx, { filter_tree: { or: [{ filter: leaf }] } }), got, `${label}: unindexed`);
+    // The same test under NOT NOT reads every row group (the index has no say under NOT): it must agree.
+    assert.deepEqual(await answers(fx, { filter_tree: { not: { not: { filter: leaf } } } }), got, `${label}: unindexed`);
     // With another leaf (an AND of leaves), and negated (NOT: the index has no say, complement).
     const typed = await answers(fx, { filters: [{ type: 'text', column_id: 'type', operator: 'eq', value: 'tool' }, leaf] });
     assert.equal(typed.count, want.size, `${label}: and type`);
@@ -138,6 +138,11 @@ test('contains counts and pages equal the brute-force answer, with rows in memor
   assert.deepEqual(new Set(both.page), new Set([12410]));
   const either = await answers(fx, { filters: [contains('input', 'fish', false)], filter_tree: { or: [{ filter: contains('name', 'step 5', true) }, { filter: contains('name', 'quokka', false) }] } });
   assert.deepEqual(new Set(either.page), new Set([5]));
+  // An OR of needles (each branch narrows) and an OR with a branch that does not.
+  const orNeedles = { or: [{ filter: contains('input', 'zebrafish', false) }, { and: [{ filter: contains('input', 'xylophone', false) }, { filter: contains('name', 'step', true) }] }] };
+  assert.deepEqual(new Set((await answers(fx, { filter_tree: orNeedles })).page), new Set([5, 15120]));
+  const orOpen = { or: [{ filter: contains('input', 'zebrafish', false) }, { filter: contains('name', 'quokka', false) }, { filter: { type: 'text', column_id: 'name', operator: 'eq', value: 'step 9' } }] };
+  assert.deepEqual(new Set((await answers(fx, { filter_tree: orOpen })).page), new Set([5, NAMED, 9]));
   // A delete by a needle (its plan reads through the index too) removes exactly the match.
   const removed = await fx.store.delete('span', fx.projectId, { log_stream_id: fx.runId, filters: [contains('input', 'KIWI', true)] });
   assert.equal(removed.deleted, 1);
@@ -187,7 +192,7 @@ function spanSegments(fx: Fixture): { file: string; rows: number[] }[] {
 
 test('row groups the needle cannot be in are not read', { timeout: 120_000 }, async (t) => {
   const fx = await load(t);
-  const needs = [{ column: 'input' as const, keys: needleKeys('zebrafish') }];
+  const needs = textNeeds([{ column: 'input', needle: 'zebrafish' }]);
   let spoiled = 0;
   let kept = 0;
   for (const seg of spanSegments(fx)) {
@@ -198,10 +203,13 @@ test('row groups the needle cannot be in are not read', { timeout: 120_000 }, as
   }
   assert.ok(spoiled >= 6 && kept <= 2, `spoiled ${spoiled} row groups, kept ${kept}`);
   const leaf = contains('input', 'zebrafish', false);
-  await assert.rejects(fx.store.count('span', fx.projectId, { log_stream_id: fx.runId, filter_tree: { or: [{ filter: leaf }] } }), 'reading a spoiled row group fails');
+  await assert.rejects(fx.store.count('span', fx.projectId, { log_stream_id: fx.runId, filter_tree: { not: { not: { filter: leaf } } } }), 'reading a spoiled row group fails');
   const got = await answers(fx, { filters: [leaf] });
   assert.equal(got.count, 1);
   assert.deepEqual(got.page, [5]);
+  // Under an OR whose every branch needs a needle the index narrows too (xylophone is only in memory).
+  const either = await answers(fx, { filter_tree: { or: [{ filter: leaf }, { filter: contains('input', 'xylophone', false) }] } });
+  assert.deepEqual(new Set(either.page), new Set([5, 15120]));
 });
 
 test('every listed segment has its index; merged inputs lose theirs; a missing or damaged one is rebuilt on open', { timeout: 120_000 }, async (t) => {
