@@ -1,53 +1,82 @@
 // Text index figures (issue 17, item 2): case-insensitive `contains` counts and first pages over an
-// existing store, and the cost of building the index of its segments. Run it against this tree and
-// against another checkout (`--store <path to src/engine/trace-store.ts>`) in turns: on a shared
-// machine only ratios within one sitting mean anything.
-//   node --import tsx bench/text-index.ts --dir <store> --project <id> --run <id> [--store <module>] [--runs 5] [--build]
-//     [--needles a,b] [--plant 'text'] (logs and seals one trace with that input first)
+// existing store, and the cost of building the index of its segments. With `--base-store` (another
+// checkout's src/engine/trace-store.ts) and `--base-dir` (a copy of the store for it), both trees
+// answer in one process, taking turns run by run: on a shared machine only such paired ratios mean
+// much.
+//   node --import tsx bench/text-index.ts --dir <store> --project <id> --run <id> [--runs 5]
+//     [--base-store <module> --base-dir <copy>] [--needles a,b] [--build]
+//     [--plant 'text']  (first logs and seals, in each store, one trace with that input)
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { median } from './common.js';
 
-const { values: a } = parseArgs({ options: { dir: { type: 'string' }, project: { type: 'string' }, run: { type: 'string' }, store: { type: 'string' }, runs: { type: 'string' }, build: { type: 'boolean' }, needles: { type: 'string' }, plant: { type: 'string' } } });
-const dir = a.dir!;
+const { values: a } = parseArgs({
+  options: {
+    dir: { type: 'string' },
+    project: { type: 'string' },
+    run: { type: 'string' },
+    'base-store': { type: 'string' },
+    'base-dir': { type: 'string' },
+    runs: { type: 'string' },
+    build: { type: 'boolean' },
+    needles: { type: 'string' },
+    plant: { type: 'string' },
+  },
+});
 const runs = Number(a.runs ?? 5);
-const needles = (a.needles ?? 'warranty,main-plan-6372,manager-prompts-8679').split(',');
-const mod = (await import(resolve(a.store ?? join(import.meta.dirname, '../src/engine/trace-store.ts')))) as typeof import('../src/engine/trace-store.js');
-const store = await mod.TraceStore.open(dir, { autoCompact: false });
-if (a.plant) {
-  // One trace whose input holds a rare string (a ticket number, an error text), sealed in a segment of its own.
-  await store.logTraces(a.project!, { log_stream_id: a.run!, reliable: true, traces: [{ name: 'planted', input: a.plant, created_at: '2026-01-01T08:00:00Z', spans: [{ type: 'tool', name: 'planted', input: a.plant }] }] } as never);
-  await store.flush();
+const needles = (a.needles ?? 'warranty').split(',');
+type Mod = typeof import('../src/engine/trace-store.js');
+type Store = Awaited<ReturnType<Mod['TraceStore']['open']>>;
+
+async function open(module: string, dir: string): Promise<Store> {
+  const mod = (await import(resolve(module))) as Mod;
+  const store = await mod.TraceStore.open(dir, { autoCompact: false });
+  if (a.plant) {
+    // One trace whose input holds a rare string (a ticket number, an error text), sealed in a segment of its own.
+    await store.logTraces(a.project!, { log_stream_id: a.run!, reliable: true, traces: [{ name: 'planted', input: a.plant, created_at: '2026-01-01T08:00:00Z', spans: [{ type: 'tool', name: 'planted', input: a.plant }] }] } as never);
+    await store.flush();
+  }
+  return store;
 }
-const out: Record<string, number> = {};
+
+const stores: [string, Store][] = [['index', await open(join(import.meta.dirname, '../src/engine/trace-store.ts'), a.dir!)]];
+if (a['base-store']) stores.push(['base', await open(a['base-store'], a['base-dir']!)]);
+const out: Record<string, unknown> = {};
 for (const needle of needles) {
   const body = { log_stream_id: a.run!, filters: [{ type: 'text', column_id: 'input', operator: 'contains', value: needle, case_sensitive: false }] };
   for (const kind of ['count', 'page'] as const) {
-    const once = async () => (kind === 'count' ? (await store.count('span', a.project!, body as never)).total_count : (await store.partialSearch('span', a.project!, { ...body, limit: 100 } as never)).records.length);
-    const n = await once();
-    const t: number[] = [];
+    const once = async (s: Store) => (kind === 'count' ? (await s.count('span', a.project!, body as never)).total_count : (await s.partialSearch('span', a.project!, { ...body, limit: 100 } as never)).records.length);
+    const answers = new Set<number>();
+    for (const [, s] of stores) answers.add(await once(s));
+    if (answers.size !== 1) throw new Error(`${needle} ${kind}: the stores disagree (${[...answers].join(' vs ')})`);
+    const t = stores.map(() => [] as number[]);
     for (let i = 0; i < runs; i++) {
-      const t0 = performance.now();
-      await once();
-      t.push(performance.now() - t0);
+      for (let k = 0; k < stores.length; k++) {
+        const t0 = performance.now();
+        await once(stores[k]![1]);
+        t[k]!.push(performance.now() - t0);
+      }
     }
-    out[`${needle} ${kind} (${n})`] = median(t);
+    const row: Record<string, number> = { matches: [...answers][0]! };
+    stores.forEach(([name], k) => (row[`${name}_ms`] = Number(median(t[k]!).toFixed(1))));
+    if (stores.length > 1) row['ratio'] = Number((median(t[0]!) / median(t[1]!)).toFixed(3));
+    out[`${needle} ${kind}`] = row;
   }
 }
-await store.close();
+for (const [, s] of stores) await s.close();
 if (a.build) {
   // Index build of every segment, against rewriting the segment as a merge does (COPY to ZSTD Parquet).
   const { Database } = await import('../src/db/database.js');
   const { buildTextIndex } = await import('../src/storage/text-index.js');
   const db = await Database.open();
   const conn = await db.dedicated();
-  const m = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { segments: { file: string; rows: number }[] };
+  const m = JSON.parse(readFileSync(join(a.dir!, 'manifest.json'), 'utf8')) as { segments: { file: string; rows: number }[] };
   let rows = 0;
   let build = 0;
   let copy = 0;
   for (const s of m.segments) {
-    const f = join(dir, s.file);
+    const f = join(a.dir!, s.file);
     let t0 = performance.now();
     await buildTextIndex(conn, f);
     build += performance.now() - t0;
@@ -56,8 +85,7 @@ if (a.build) {
     copy += performance.now() - t0;
     rows += s.rows;
   }
-  out['index build µs/row'] = (build * 1000) / rows;
-  out['segment rewrite (COPY) µs/row'] = (copy * 1000) / rows;
+  out['build'] = { rows, index_us_per_row: Number(((build * 1000) / rows).toFixed(2)), rewrite_us_per_row: Number(((copy * 1000) / rows).toFixed(2)) };
   await db.close();
 }
-console.log(JSON.stringify(out));
+console.log(JSON.stringify(out, null, 1));

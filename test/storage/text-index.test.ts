@@ -37,7 +37,7 @@ function trace(i: number): Record<string, unknown> {
     name: `t${i}`,
     input: 'q',
     created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, i * 10)).toISOString(),
-    spans: [{ type: 'tool', name: spanName(i), input: spanInput(i) }],
+    spans: [{ type: 'tool', name: spanName(i), input: spanInput(i), metrics: { score: i % 7 } }],
   };
 }
 
@@ -138,6 +138,9 @@ test('contains counts and pages equal the brute-force answer, with rows in memor
   assert.deepEqual(new Set(both.page), new Set([12410]));
   const either = await answers(fx, { filters: [contains('input', 'fish', false)], filter_tree: { or: [{ filter: contains('name', 'step 5', true) }, { filter: contains('name', 'quokka', false) }] } });
   assert.deepEqual(new Set(either.page), new Set([5]));
+  // With a metric read from the narrowed segments' own columns (filter and sort).
+  const scored = await answers(fx, { filters: [contains('input', 'kiwi', false), { type: 'number', column_id: 'metrics/score', operator: 'gte', value: 3 }], sort: { column_id: 'metrics/score', ascending: false } });
+  assert.deepEqual(scored.page, [123, 12410].filter((i) => i % 7 >= 3).sort((x, y) => (y % 7) - (x % 7)));
   // An OR of needles (each branch narrows) and an OR with a branch that does not.
   const orNeedles = { or: [{ filter: contains('input', 'zebrafish', false) }, { and: [{ filter: contains('input', 'xylophone', false) }, { filter: contains('name', 'step', true) }] }] };
   assert.deepEqual(new Set((await answers(fx, { filter_tree: orNeedles })).page), new Set([5, 15120]));
