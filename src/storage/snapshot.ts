@@ -175,7 +175,9 @@ export class Snapshot {
       const rows = seg.row_groups.map((g) => g[2]);
       const ix = textIndexOf(join(this.#dir, seg.file), rows);
       const groups = ix ? candidateGroups(ix, needs) : null;
-      if (groups === null || groups.length === rows.length) {
+      // Reading a file by row ranges costs a little per row: it pays only when most rows go.
+      const kept = groups?.reduce((n, g) => n + rows[g]!, 0) ?? seg.rows;
+      if (groups === null || (groups.length > 0 && kept * 2 > seg.rows)) {
         whole.push(seg);
         continue;
       }
