@@ -3,6 +3,7 @@
 //   deleted row (pages through small time windows, chosen among the row groups not skipped), equals
 //   the brute-force answer (computed here in JS, and by the same query under NOT NOT, which the index
 //   never narrows), in either case, on name and input, under AND, OR and NOT, and a delete by needle;
+//   and with retention expiring one segment whole and another in part;
 // - row groups are really skipped: the input pages of the row groups a needle cannot be in are
 //   overwritten with garbage, the brute-force query then fails, the indexed one answers right;
 // - every listed segment has its index on disk, merged-away segments lose theirs, and a missing or
@@ -32,11 +33,14 @@ function spanInput(i: number): string {
 }
 const spanName = (i: number) => (i === NAMED ? 'Quokka step' : `step ${i}`);
 
+/** A minute apart: the set spans ten and a half days, so retention can cut it in the middle. */
+const createdMs = (i: number) => Date.UTC(2026, 0, 1) + i * 60_000;
+
 function trace(i: number): Record<string, unknown> {
   return {
     name: `t${i}`,
     input: 'q',
-    created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, i * 10)).toISOString(),
+    created_at: new Date(createdMs(i)).toISOString(),
     spans: [{ type: 'tool', name: spanName(i), input: spanInput(i), metrics: { score: i % 7 } }],
   };
 }
@@ -164,6 +168,24 @@ test("DuckDB's lower() maps only U+0130 and U+212A from outside ASCII into ASCII
   } finally {
     conn.closeSync();
     inst.closeSync();
+  }
+});
+
+test('with retention cutting the sealed segments, answers stay those of the live rows', { timeout: 120_000 }, async (t) => {
+  const fx = await load(t);
+  const day = 86_400_000;
+  // A cutoff about five days into the set: the first segment expires whole, the second in part.
+  const days = Math.ceil((Date.now() - Date.UTC(2026, 0, 6)) / day);
+  fx.store.setRetention(fx.projectId, { log_stream_id: fx.runId, retention_days: days });
+  const cutoff = Date.now() - days * day;
+  const live = fx.alive.filter((i) => createdMs(i) >= cutoff);
+  assert.ok(live.length > 5000 && live.length < 10_000, `live rows: ${live.length}`);
+  for (const c of CASES) {
+    const leaf = contains(c.column, c.needle, c.cs);
+    const want = expected(live, c);
+    const got = await answers(fx, { filters: [leaf] });
+    assert.equal(got.count, want.size, `${c.column} "${c.needle}": count`);
+    if (want.size <= 1000) assert.deepEqual(new Set(got.page), want, `${c.column} "${c.needle}": page`);
   }
 });
 
