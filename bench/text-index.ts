@@ -6,7 +6,9 @@
 //   node --import tsx bench/text-index.ts --dir <store> --project <id> --run <id> [--runs 5]
 //     [--base-store <module> --base-dir <copy>] [--needles a,b] [--build]
 //     [--plant 'text']  (first logs and seals, in each store, one trace with that input)
-import { readFileSync } from 'node:fs';
+//   node --import tsx bench/text-index.ts --make 1000000 --dir <new store> [--base-dir <its copy>]
+//     builds the store (the workload's spans, seed 7, sealed and compacted) and prints its ids
+import { cpSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { median } from './common.js';
@@ -22,8 +24,25 @@ const { values: a } = parseArgs({
     build: { type: 'boolean' },
     needles: { type: 'string' },
     plant: { type: 'string' },
+    make: { type: 'string' },
   },
 });
+
+if (a.make) {
+  const { TraceStore } = await import('../src/engine/trace-store.js');
+  const { spanBatches } = await import('./workload.js');
+  const store = await TraceStore.open(a.dir!);
+  const projectId = store.createProject({ name: 'text-index' }).id;
+  const runId = store.createLogStream(projectId, 'bench').id;
+  for (const b of spanBatches({ spans: Number(a.make) })) await store.logTraces(projectId, { log_stream_id: runId, reliable: true, traces: b.traces } as never);
+  await store.flush();
+  await store.compact();
+  await store.close();
+  // The copy for the other tree (which removes the .tix files it does not know, on open).
+  if (a['base-dir']) cpSync(a.dir!, a['base-dir'], { recursive: true });
+  console.log(JSON.stringify({ project: projectId, run: runId }));
+  process.exit(0);
+}
 const runs = Number(a.runs ?? 5);
 const needles = (a.needles ?? 'warranty').split(',');
 type Mod = typeof import('../src/engine/trace-store.js');
