@@ -227,6 +227,16 @@ export class Connection {
       throw wrap(err, sql);
     }
   }
+
+  /** A result as one array per column (no object per row: for reading many rows of few columns). */
+  async columns(sql: string, params: readonly Param[] = []): Promise<unknown[][]> {
+    try {
+      const reader = await this.#c.runAndReadAll(sql, toValues(params), toTypes(params));
+      return reader.getColumnsJS() as unknown[][];
+    } catch (err) {
+      throw wrap(err, sql);
+    }
+  }
 }
 
 function toValues(params: readonly Param[]): DuckDBValue[] {

@@ -7,6 +7,7 @@ import { appliesAt, METRIC_PREFIX, metricColumn, resolveColumn, STANDARD_COLUMNS
 import { chooseWindow, countQuery, deleteQuery, fetchQuery, pageKeysQuery, timeOrdered, type PlanInput, type TimeWindow } from '../query/plan.js';
 import { metricsOf } from '../query/filter-ast.js';
 import { columnsOf } from '../query/match-facts.js';
+import { requiredContains } from '../query/text-needs.js';
 import { parseRecordQuery, type QueryKind } from '../query/record-request.js';
 import type { FilterRequest, PartialSearchRequest, SearchRequest } from '../schemas/query.js';
 import type { RecordKind } from '../storage/record-columns.js';
@@ -73,7 +74,7 @@ export class RecordQueries {
     const s = (kinds: readonly RecordKind[]): Scope => ({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds });
     return {
       level,
-      base: (first, metrics) => snap.source(s(KINDS[level]), first, metrics),
+      base: (first, metrics, text) => snap.source(s(KINDS[level]), first, metrics, text),
       descendants: (first, metrics) => snap.source(s(DESCENDANTS[level]), first, metrics),
       filter,
       sort,
@@ -164,7 +165,7 @@ export class RecordQueries {
       steps.push('keys (top-k: not enough)');
     }
     const order = timeOrdered(plan.sort);
-    const profile = order ? snap.timeProfile(this.#scope(scope, KINDS[level])) : null;
+    const profile = order ? snap.timeProfile(this.#scope(scope, KINDS[level]), requiredContains(plan.filter)) : null;
     let want = Math.max(this.#windowRows, (offset + limit + 1) * 20);
     for (;;) {
       const window: TimeWindow | null = profile && order ? chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending) : null;

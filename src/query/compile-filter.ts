@@ -92,13 +92,37 @@ function textLeaf(leaf: Extract<Leaf, { kind: 'text' }>, ctx: CompileContext): s
       return safe(`${col} = ${lower(ctx.params.add(leaf.value as string), cs)}`);
     case 'ne':
       return not(safe(`${col} = ${lower(ctx.params.add(leaf.value as string), cs)}`));
-    case 'contains':
+    case 'contains': {
+      const pattern = cs ? null : caselessPattern(leaf.value as string);
+      if (pattern !== null) return safe(`regexp_matches(${leaf.column.sql}, ${ctx.params.add(pattern)})`);
       return safe(`contains(${col}, ${lower(ctx.params.add(leaf.value as string), cs)})`);
+    }
     case 'one_of':
       return safe(memberOf(col, asList(leaf.value), cs, ctx));
     case 'not_in':
       return not(safe(memberOf(col, asList(leaf.value), cs, ctx)));
   }
+}
+
+/**
+ * A case-insensitive `contains` of an ASCII needle as a regular expression over the text as stored:
+ * exactly contains(lower(text), lower(needle)), without lowering every row (measured 1.3-1.9x faster
+ * at 300k spans). lower() maps each code point on its own, so a match is a run of code points each
+ * lowering to the needle's character: an ASCII letter's two cases, plus U+0130 for i and U+212A (the
+ * Kelvin sign) for k, the only code points outside ASCII that DuckDB lowers into it (checked over
+ * every code point in test/storage/text-index.test.ts); any other character only itself. Null (use
+ * lower()) for an empty or non-ASCII needle.
+ */
+export function caselessPattern(needle: string): string | null {
+  if (needle.length === 0 || !/^[\x00-\x7f]*$/.test(needle)) return null;
+  let out = '';
+  for (const ch of needle) {
+    const c = ch.toLowerCase();
+    if (c >= 'a' && c <= 'z') out += `[${c}${c.toUpperCase()}${c === 'i' ? '\\x{130}' : c === 'k' ? '\\x{212A}' : ''}]`;
+    else if (/[0-9]/.test(c)) out += c;
+    else out += `\\x{${c.charCodeAt(0).toString(16)}}`;
+  }
+  return out;
 }
 
 function collectionLeaf(leaf: Extract<Leaf, { kind: 'collection' }>, ctx: CompileContext): string {

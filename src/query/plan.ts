@@ -10,6 +10,7 @@ import { compileFilter } from './compile-filter.js';
 import { metricsOf, type Expr } from './filter-ast.js';
 import { childlessMatch, metricsWithoutRollUp, type DataFacts } from './match-facts.js';
 import { Params } from './params.js';
+import { requiredContains, type TextRequirement } from './text-needs.js';
 
 export interface Source {
   readonly sql: string;
@@ -25,8 +26,11 @@ export interface SortSpec {
 
 export interface PlanInput {
   readonly level: Level;
-  /** Records of the level, scoped and live, exposing the listed metrics as columns. */
-  readonly base: (firstParam: number, metrics: readonly string[]) => Source;
+  /**
+   * Records of the level, scoped and live, exposing the listed metrics as columns. `text`: substrings
+   * every matching record holds (the source may leave out row groups that cannot hold them).
+   */
+  readonly base: (firstParam: number, metrics: readonly string[], text: readonly TextRequirement[]) => Source;
   /** Descendant records (spans for spans and traces; spans and traces for sessions), for roll-ups. */
   readonly descendants: (firstParam: number, metrics: readonly string[]) => Source;
   readonly filter: Expr | null;
@@ -82,7 +86,7 @@ function skeleton(input: PlanInput, params: Params, window: TimeWindow | null = 
   const names = [...needed];
   // Metrics the page shows are read from the same scan (own values only: a shredded column each).
   const read = [...names, ...shown.filter((n) => !needed.has(n))];
-  const base = input.base(params.values.length + 1, read);
+  const base = input.base(params.values.length + 1, read, requiredContains(input.filter));
   params.values.push(...base.params);
   const ctes: string[] = [];
   const joins: string[] = [];

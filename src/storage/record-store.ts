@@ -31,6 +31,7 @@ import { RECORD_COLUMNS, tableDdl } from './record-columns.js';
 import { replayLog } from './replay.js';
 import { Sealer } from './sealer.js';
 import { readHashes, removeUnlisted } from './segments.js';
+import { ensureTextIndex } from './text-index.js';
 import { EMPTY_TABLE, Snapshot, type RetentionView, type Scope, type SourceSql } from './snapshot.js';
 import { memKey, StoreState, type MemEntry } from './store-state.js';
 import { encodeEntry, WriteAheadLog } from './wal.js';
@@ -91,6 +92,8 @@ export class RecordStore {
     // A bulk load's segments may hold numbers above sealed_seq (reserved while log files stayed unsealed).
     for (const seg of manifest.segments) if (seg.max_seq >= s.nextSeq) s.nextSeq = seg.max_seq + 1;
     for (const seg of manifest.segments) s.index.add({ key: seg.file, partition: seg.file, hashes: await readHashes(conns.seal, dir, seg, idHash) });
+    // Text indexes missing (a store of an earlier version), damaged or stale are rebuilt from the segment.
+    for (const seg of manifest.segments) await ensureTextIndex(conns.seal, join(dir, seg.file), seg.row_groups.map((g) => g[2]));
     // gen: the manifest generation from which a mark counts (0: at once; see snapshot.ts).
     await writer.run('CREATE TABLE IF NOT EXISTS dead (seq BIGINT, gen BIGINT NOT NULL DEFAULT 0)');
     await writer.run(tableDdl(EMPTY_TABLE));

@@ -1,4 +1,4 @@
-// Immutable Parquet segments on disk: writing one (COPY, fsync, row-group time stats, id hashes),
+// Immutable Parquet segments on disk: writing one (COPY, fsync, row-group time stats, id hashes, text index),
 // reading their id hashes back, and removing them. Paths below the data folder are ours (catalog ids
 // and a counter); the folder itself is the operator's and may hold quotes, so COPY's target (which
 // takes no parameter) is written as a quoted literal.
@@ -8,6 +8,7 @@ import type { Connection, Param } from '../db/database.js';
 import { ensureDirDurable, fsyncFile, fsyncPathAsync } from './fs-util.js';
 import type { ManifestState, SegmentEntry } from './manifest.js';
 import type { RecordKind } from './record-columns.js';
+import { removeTextIndex, textIndexPath, writeTextIndex } from './text-index.js';
 
 export interface SegmentFile {
   readonly rel: string;
@@ -79,6 +80,8 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
     const hashes = w.hashes.slice().sort();
     writeFileSync(idsPath(abs), hashes);
     await fsyncPathAsync(idsPath(abs));
+    // The text index is on disk (fsynced with the folder below) before any manifest lists the segment.
+    await writeTextIndex(conn, abs);
     await fsyncPathAsync(dirname(abs), 'r');
     const entry: SegmentEntry = {
       file: rel,
@@ -139,6 +142,7 @@ export function unionHashes(parts: readonly Float64Array[]): Float64Array {
 export function removeSegmentFiles(dir: string, rel: string): void {
   rmSync(join(dir, rel), { force: true });
   rmSync(idsPath(join(dir, rel)), { force: true });
+  removeTextIndex(join(dir, rel));
 }
 
 /**
@@ -146,7 +150,7 @@ export function removeSegmentFiles(dir: string, rel: string): void {
  * partition folders are leftovers of drops. Both go on open.
  */
 export function removeUnlisted(dir: string, manifest: ManifestState): void {
-  const live = new Set(manifest.segments.flatMap((s) => [s.file, idsPath(s.file)]));
+  const live = new Set(manifest.segments.flatMap((s) => [s.file, idsPath(s.file), textIndexPath(s.file)]));
   const walk = (d: string): boolean => {
     let empty = true;
     for (const e of readdirSync(d, { withFileTypes: true })) {

@@ -11,6 +11,9 @@ import type { SealedIdIndex } from './id-index.js';
 import { partitionKey, type ManifestState, type SegmentEntry } from './manifest.js';
 import type { MemTable } from './mem-tables.js';
 import { COLUMN_NAMES, KIND_SQL, STORED_SELECT, type RecordKind } from './record-columns.js';
+import { candidateGroups, textIndexOf, textNeeds, type TextRequirement } from './text-index.js';
+
+export type { TextRequirement };
 
 export interface Scope {
   projectId: string;
@@ -101,14 +104,14 @@ export class Snapshot {
    * parameters it uses (numbered from `firstParam`). Each metric in `metrics` is also exposed as a
    * DOUBLE column named by `metricColumn(name)` (the shredded column where sealed, a map lookup in memory).
    */
-  source(scope: Scope, firstParam = 1, metrics: readonly string[] = []): SourceSql {
-    return this.#source(scope, firstParam, metrics, false);
+  source(scope: Scope, firstParam = 1, metrics: readonly string[] = [], text: readonly TextRequirement[] = []): SourceSql {
+    return this.#source(scope, firstParam, metrics, false, text);
   }
 
   /** Sequence numbers of rows of a scope that retention has expired but are still stored (to purge them). */
   expiredSeqs(scope: Scope): { sql: string; params: Param[] } | null {
     if (this.cutoffs(scope.projectId, scope.runId).size === 0) return null;
-    const src = this.#source(scope, 1, [], true);
+    const src = this.#source(scope, 1, [], true, []);
     return { sql: `SELECT seq FROM ${src.sql}`, params: src.params };
   }
 
@@ -118,12 +121,13 @@ export class Snapshot {
    * memory tables, dead rows and retention are applied as for `source`.
    */
   sourceWith(scope: Scope, firstParam: number, metrics: readonly string[], columns: readonly string[], segments: (p: (v: Param) => string) => string): SourceSql {
-    return this.#source(scope, firstParam, metrics, false, { columns, segments });
+    return this.#source(scope, firstParam, metrics, false, [], { columns, segments });
   }
 
-  #source(scope: Scope, firstParam: number, metrics: readonly string[], expiredOnly: boolean, given?: { columns: readonly string[]; segments: (p: (v: Param) => string) => string }): SourceSql {
+  #source(scope: Scope, firstParam: number, metrics: readonly string[], expiredOnly: boolean, text: readonly TextRequirement[], given?: { columns: readonly string[]; segments: (p: (v: Param) => string) => string }): SourceSql {
     const segments = expiredOnly ? this.#manifest.segments.filter((s) => s.project_id === scope.projectId && (scope.runId === undefined || s.run_id === scope.runId) && scope.kinds.includes(s.kind)) : this.segmentsFor(scope);
-    const files = segments.map((s) => join(this.#dir, s.file));
+    const { whole, partial } = this.#textCandidates(segments, text);
+    const files = whole.map((s) => join(this.#dir, s.file));
     const params: Param[] = [];
     const p = (v: Param) => {
       params.push(v);
@@ -135,14 +139,26 @@ export class Snapshot {
       const alias = `mx${i}`;
       aliases.set(name, alias);
       const id = this.#manifest.metric_ids[name];
-      const sealed = id !== undefined && segments.some((s) => s.metrics.includes(id));
+      const sealed = id !== undefined && whole.some((s) => s.metrics.includes(id));
       segCols.push(sealed ? `m${id} AS ${alias}` : `NULL::DOUBLE AS ${alias}`);
     });
     const extra = (list: string[]) => (list.length > 0 ? `, ${list.join(', ')}` : '');
     const parts: string[] = [];
     const cols = given ? given.columns.join(', ') : COLS;
     if (given) parts.push(given.segments(p));
-    else if (files.length > 0) parts.push(`SELECT ${COLS}${extra(segCols)} FROM read_parquet(${p(files)}, hive_partitioning = false, union_by_name = true)`);
+    else {
+      if (files.length > 0) parts.push(`SELECT ${COLS}${extra(segCols)} FROM read_parquet(${p(files)}, hive_partitioning = false, union_by_name = true)`);
+      // Segments the text index narrows to some row groups: one read each, on file_row_number ranges
+      // (DuckDB skips the row groups outside them). A file lacks the metric columns it never stored.
+      for (const { seg, ranges } of partial) {
+        const segMetrics = metrics.map((name, i) => {
+          const id = this.#manifest.metric_ids[name];
+          return id !== undefined && seg.metrics.includes(id) ? `m${id} AS mx${i}` : `NULL::DOUBLE AS mx${i}`;
+        });
+        const where = ranges.map(([a, b]) => `file_row_number BETWEEN ${p(a)} AND ${p(b)}`).join(' OR ');
+        parts.push(`SELECT ${COLS}${extra(segMetrics)} FROM read_parquet(${p(join(this.#dir, seg.file))}, hive_partitioning = false) WHERE ${where}`);
+      }
+    }
     const mem = this.#memFor(scope);
     if (mem.length > 0) {
       // Parameters are numbered in order of appearance: none may be bound that the SQL does not use.
@@ -165,6 +181,41 @@ export class Snapshot {
         return a;
       },
     };
+  }
+
+  /**
+   * Segments to read whole, and those the text index narrows to some row groups (as inclusive
+   * file_row_number ranges). Segments none of whose row groups can match are left out.
+   */
+  #textCandidates(segments: readonly SegmentEntry[], text: readonly TextRequirement[]): { whole: SegmentEntry[]; partial: { seg: SegmentEntry; groups: number[]; ranges: [number, number][] }[] } {
+    const needs = textNeeds(text);
+    if (needs.length === 0) return { whole: [...segments], partial: [] };
+    const whole: SegmentEntry[] = [];
+    const partial: { seg: SegmentEntry; groups: number[]; ranges: [number, number][] }[] = [];
+    for (const seg of segments) {
+      const rows = seg.row_groups.map((g) => g[2]);
+      const ix = textIndexOf(join(this.#dir, seg.file), rows);
+      const groups = ix ? candidateGroups(ix, needs) : null;
+      // Reading a file by row ranges costs a little per row: it pays only when most rows go.
+      const kept = groups?.reduce((n, g) => n + rows[g]!, 0) ?? seg.rows;
+      if (groups === null || (groups.length > 0 && kept * 2 > seg.rows)) {
+        whole.push(seg);
+        continue;
+      }
+      if (groups.length === 0) continue;
+      const starts: number[] = [];
+      rows.reduce((at, n) => (starts.push(at), at + n), 0);
+      const ranges: [number, number][] = [];
+      for (const g of groups) {
+        const a = starts[g]!;
+        const b = a + rows[g]! - 1;
+        const last = ranges[ranges.length - 1];
+        if (last && last[1] + 1 === a) last[1] = b;
+        else ranges.push([a, b]);
+      }
+      partial.push({ seg, groups, ranges });
+    }
+    return { whole, partial };
   }
 
   /**
@@ -238,11 +289,15 @@ export class Snapshot {
     return names;
   }
 
-  /** Row groups (and rows in memory) of a scope, for choosing a created_at window. */
-  timeProfile(scope: Scope): { rowGroups: (readonly [number, number, number])[]; memRows: number } {
+  /**
+   * Row groups (and rows in memory) of a scope, for choosing a created_at window: only those a read
+   * with these text requirements would not skip, so the first window already holds enough of them.
+   */
+  timeProfile(scope: Scope, text: readonly TextRequirement[] = []): { rowGroups: (readonly [number, number, number])[]; memRows: number } {
     let memRows = 0;
     for (const t of this.#memFor(scope)) memRows += t.rows;
-    return { rowGroups: this.segmentsFor(scope).flatMap((s) => s.row_groups), memRows };
+    const { whole, partial } = this.#textCandidates(this.segmentsFor(scope), text);
+    return { rowGroups: [...whole.flatMap((s) => s.row_groups), ...partial.flatMap((p) => p.groups.map((g) => p.seg.row_groups[g]!))], memRows };
   }
 
   /** Live rows with these ids in a run (any kind), timestamps as epoch µs. */
