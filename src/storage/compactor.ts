@@ -125,6 +125,7 @@ export class Compactor {
         compressionLevel: s.options.compactionLevel,
         hashesOf: (f) => s.index.hashesOf(f),
         purgeable: (q) => durable.has(q),
+        childless: s.manifest.childless,
         ...(this.#cutoff(group[0]!) === undefined ? {} : { expiredBefore: this.#cutoff(group[0]!)! }),
       },
       group,
@@ -138,17 +139,19 @@ export class Compactor {
       }
       const gone = new Set(group.map((g) => g.file));
       const purged = new Set(out.purged);
+      const folded = new Set(out.folded);
       const state: ManifestState = {
         ...s.manifest,
         generation: s.manifest.generation + 1,
         next_segment: s.nextSegment,
         segments: [...s.manifest.segments.filter((g) => !gone.has(g.file)), ...(out.written ? [out.written.entry] : [])],
         dead: s.manifest.dead.filter((q) => !purged.has(q)),
+        childless: s.manifest.childless.filter((q) => !folded.has(q)),
       };
       s.commit(state, out.written ? [out.written.entry.file] : []);
       for (const f of gone) s.index.remove(f);
       if (out.written) s.index.add({ key: out.written.entry.file, partition: out.written.entry.file, hashes: out.written.hashes });
-      s.retire([...gone], out.purged);
+      s.retire([...gone], out.purged, out.folded);
     });
   }
 }

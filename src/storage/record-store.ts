@@ -4,7 +4,10 @@
 // table is frozen and sealed in the background into immutable ZSTD Parquet segments per (project,
 // run, kind), sorted by created_at then id; background merges keep segments few. Replacing or
 // deleting a row marks its sequence number dead (a tombstone logged with the request that caused it);
-// readers skip dead rows until a seal or merge leaves them out of the files.
+// readers skip dead rows until a seal or merge leaves them out of the files. A parent a delete leaves
+// without children is not rewritten: the seq of its row version is marked childless in the same log
+// entry, readers show has_children false for it, and a seal or merge writes that value into the file.
+// A newer version of the parent has a new seq, so the override never hides it.
 //
 // Invariants:
 // - the memory table mem_<n> holds exactly the rows of log file n; files up to manifest.sealed_wal are
@@ -90,9 +93,12 @@ export class RecordStore {
     // A bulk load's segments may hold numbers above sealed_seq (reserved while log files stayed unsealed).
     for (const seg of manifest.segments) if (seg.max_seq >= s.nextSeq) s.nextSeq = seg.max_seq + 1;
     for (const seg of manifest.segments) s.index.add({ key: seg.file, partition: seg.file, hashes: await readHashes(conns.seal, dir, seg, idHash) });
+    for (const seq of manifest.childless) s.childless.add(seq);
     await writer.run('CREATE TABLE IF NOT EXISTS dead (seq BIGINT)');
+    await writer.run('CREATE TABLE IF NOT EXISTS childless (seq BIGINT)');
     await writer.run(tableDdl(EMPTY_TABLE));
     if (s.dead.size > 0) await writer.run('INSERT INTO dead SELECT unnest($1::BIGINT[])', [[...s.dead]]);
+    if (s.childless.size > 0) await writer.run('INSERT INTO childless SELECT unnest($1::BIGINT[])', [[...s.childless]]);
     await replayLog(s, replay);
     const number = wal.start(s.nextSeq);
     s.mem.push(new MemTable(number, s.nextSeq, s.inserter.create(`mem_${number}`)));
@@ -188,10 +194,10 @@ export class RecordStore {
    * sealer then frees. One that keeps failing leaves DuckDB behind the log, so writes stop until the
    * store is reopened (the log replays the rows then).
    */
-  async #insert(table: MemTable, batch: Parameters<MemInserter['insert']>[1], dead: readonly number[]): Promise<void> {
+  async #insert(table: MemTable, batch: Parameters<MemInserter['insert']>[1], dead: readonly number[], childless: readonly number[] = []): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.#s.inserter.insert(table, batch, dead);
+        await this.#s.inserter.insert(table, batch, dead, childless);
         return;
       } catch (err) {
         if (attempt < INSERT_RETRIES.length && !this.#s.closed) {
@@ -234,21 +240,32 @@ export class RecordStore {
     return n;
   }
 
-  /** Deletes rows by seq, durably: one tombstone entry in the log, visible at once. */
-  async deleteSeqs(seqs: readonly number[]): Promise<void> {
+  /**
+   * Deletes rows by seq, durably: one tombstone entry in the log, visible at once. `childless`: row
+   * versions (parents the delete leaves without children) whose has_children reads false from now on,
+   * in the same entry, so a crash keeps both or neither.
+   */
+  async deleteSeqs(seqs: readonly number[], childless: readonly number[] = []): Promise<void> {
     this.#assertWritable();
     const s = this.#s;
     const fresh = [...new Set(seqs)].filter((q) => !s.dead.has(q));
-    if (fresh.length === 0) return;
+    const cleared = [...new Set(childless)].filter((q) => !s.childless.has(q) && !s.dead.has(q));
+    if (fresh.length === 0 && cleared.length === 0) return;
     if (s.wal.failed) this.#sealer.freeze();
-    const durable = s.wal.append(encodeEntry(null, fresh, s.nextSeq - 1), true);
+    const durable = s.wal.append(encodeEntry(null, fresh, s.nextSeq - 1, cleared), true);
     const table = s.active;
     for (const q of fresh) s.dead.add(q);
+    for (const q of cleared) s.childless.add(q);
     table.dead.push(...fresh);
+    table.childless.push(...cleared);
     const gone = new Set(fresh);
-    for (const [k, e] of s.memIds) if (gone.has(e.seq)) s.memIds.delete(k);
+    const off = new Set(cleared);
+    for (const [k, e] of s.memIds) {
+      if (gone.has(e.seq)) s.memIds.delete(k);
+      else if (off.has(e.seq)) s.memIds.set(k, { ...e, has_children: false });
+    }
     durable.catch(() => undefined);
-    await this.#insert(table, null, fresh);
+    await this.#insert(table, null, fresh, cleared);
     await durable;
     // A large delete can leave segments mostly dead: rewriting them gives the space back.
     if (s.options.autoCompact) this.#compactor.schedule();
@@ -279,7 +296,7 @@ export class RecordStore {
   snapshot(): Snapshot {
     this.#assertOpen();
     const s = this.#s;
-    return new Snapshot(s.dir, s.db, s.manifest, [...s.mem], s.index, this.retention);
+    return new Snapshot(s.dir, s.db, s.manifest, [...s.mem], s.index, this.retention, s.childless.size > 0);
   }
 
   /** Runs `fn` over a snapshot, released afterwards. */
@@ -352,16 +369,23 @@ export class RecordStore {
           ? []
           : (await s.db.all('SELECT seq FROM read_parquet($1, hive_partitioning = false) WHERE seq IN (SELECT seq FROM dead)', [gone.map((g) => join(s.dir, g.file))])).map((r) => Number(r['seq']));
       const goneSet = new Set(goneDead);
+      // The same for has_children overrides of rows in the removed files.
+      const goneChildless =
+        gone.length === 0 || s.manifest.childless.length === 0
+          ? []
+          : (await s.db.all('SELECT seq FROM read_parquet($1, hive_partitioning = false) WHERE seq IN (SELECT unnest($2::BIGINT[]))', [gone.map((g) => join(s.dir, g.file)), [...s.manifest.childless]])).map((r) => Number(r['seq']));
+      const goneOff = new Set(goneChildless);
       const state: ManifestState = {
         ...s.manifest,
         generation: s.manifest.generation + 1,
         segments: s.manifest.segments.filter((g) => !goneFiles.has(g.file)),
         dead: s.manifest.dead.filter((q) => !goneSet.has(q)),
+        childless: s.manifest.childless.filter((q) => !goneOff.has(q)),
       };
       s.commit(state, []);
       for (const [key, e] of s.memIds) if (e.project_id === projectId && (runId === undefined || key.startsWith(`${runId}/`))) s.memIds.delete(key);
       for (const f of goneFiles) s.index.remove(f);
-      s.retire([...goneFiles], goneDead);
+      s.retire([...goneFiles], goneDead, goneChildless);
       return removed;
     });
   }
