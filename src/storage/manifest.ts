@@ -44,13 +44,18 @@ export interface ManifestState {
    */
   readonly childless: readonly number[];
   /**
+   * Parent spans that children logged before them wait for, as [project id, run id, span id], oldest
+   * first: the parent gets has_children when it arrives, even after a restart.
+   */
+  readonly awaited: readonly (readonly [string, string, string])[];
+  /**
    * Metric name -> id. Sealed files carry each metric also as a plain DOUBLE column `m<id>` (scanning
    * one column is ~25x faster than looking a key up in the metrics map); names never enter SQL.
    */
   readonly metric_ids: Readonly<Record<string, number>>;
 }
 
-export const EMPTY_MANIFEST: ManifestState = { format: 2, generation: 0, sealed_seq: 0, sealed_wal: 0, next_segment: 1, segments: [], dead: [], childless: [], metric_ids: {} };
+export const EMPTY_MANIFEST: ManifestState = { format: 2, generation: 0, sealed_seq: 0, sealed_wal: 0, next_segment: 1, segments: [], dead: [], childless: [], awaited: [], metric_ids: {} };
 
 export function loadManifest(dir: string): ManifestState {
   const path = join(dir, 'manifest.json');
@@ -65,6 +70,7 @@ export function loadManifest(dir: string): ManifestState {
       sealed_wal: m.sealed_wal ?? 0,
       metric_ids: m.metric_ids ?? {},
       childless: m.childless ?? [],
+      awaited: m.awaited ?? [],
       segments: m.segments.map((g) => ({ ...g, metrics: g.metrics ?? [], row_groups: g.row_groups ?? [] })),
     };
   } catch (err) {

@@ -38,6 +38,11 @@ export class MemTable {
   readonly dead: number[] = [];
   /** Sequence numbers this table's log file marks childless (has_children overrides, see snapshot.ts). */
   readonly childless: number[] = [];
+  /**
+   * Awaited parents this table's log file adds ([project, run, id]) or resolves (null: the parent
+   * arrived), by run/id key, in the order of their last change; the seal applies them to the manifest.
+   */
+  readonly awaits = new Map<string, readonly [string, string, string] | null>();
   /** Inserts not yet committed; the sealer waits for them. */
   pending = 0;
   #idle: (() => void)[] = [];

@@ -39,6 +39,7 @@ export interface MemEntry {
 
 export const memKey = (runId: string, id: string): string => `${runId}/${id}`;
 
+
 export class StoreState {
   manifest: ManifestState;
   readonly index = new SealedIdIndex();
@@ -51,6 +52,11 @@ export class StoreState {
    * mirrored by the `childless` table; a seal or merge writes the value into the file and drops them.
    */
   readonly childless = new Set<number>();
+  /**
+   * Parent spans that children logged before them wait for (the manifest's and the log's), by run/id
+   * key, oldest first; a row logged with such an id gets has_children (see RecordStore.append).
+   */
+  readonly awaited = new Map<string, readonly [string, string, string]>();
   /** Memory tables, oldest first; the last one takes the writes. */
   mem: MemTable[] = [];
   nextSeq: number;

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { TraceStore } from '../../src/engine/trace-store.js';
+import type { LogTracesRequest } from '../../src/schemas/ingest.js';
 import { openStore, tempDir } from '../support/helpers.js';
 
 const T = '00000000-0000-4000-8000-0000000000a1';
@@ -18,10 +19,10 @@ const X = '00000000-0000-4000-8000-0000000000d1';
 const NO_COMPACT = { autoCompact: false };
 
 /** A trace with a workflow span W (one child C, tagged 'gone') and a tool span X beside it. */
-const trace = (ls: object) => ({
+const trace = (ls: object): LogTracesRequest => ({
   ...ls,
   traces: [{ id: T, name: 't', spans: [{ id: W, type: 'workflow', name: 'wf', spans: [{ id: C, type: 'tool', name: 'child', tags: ['gone'] }] }, { id: X, type: 'tool', name: 'x' }] }],
-});
+} as LogTracesRequest);
 const deleteChild = (ls: object) => ({ ...ls, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: 'gone' }] });
 const hcIs = (value: boolean) => ({ filters: [{ type: 'boolean', column_id: 'has_children', operator: 'eq', value }] });
 
@@ -143,7 +144,7 @@ for (const sealed of [false, true]) {
 test('deleting a whole run-wide selection: traces left without spans read as empty, and a filter finds them', async (t) => {
   const { store, projectId, logStreamId } = await openStore(t, NO_COMPACT);
   const ls = { log_stream_id: logStreamId };
-  const traces = Array.from({ length: 6 }, (_, i) => ({ name: `t${i}`, spans: [{ type: 'tool', name: `s${i}`, tags: i % 2 === 0 ? ['gone'] : [] }] }));
+  const traces = Array.from({ length: 6 }, (_, i) => ({ name: `t${i}`, spans: [{ type: 'tool' as const, name: `s${i}`, tags: i % 2 === 0 ? ['gone'] : [] }] }));
   await store.logTraces(projectId, { ...ls, traces });
   await store.flush();
   const rows = store.stats.sealedRows + store.stats.memRows;
