@@ -17,6 +17,7 @@
 // - for each id at most one live row exists across the memory tables and the segments;
 // - the in-memory state changes only after the manifest write that records the change succeeded.
 import { join } from 'node:path';
+import { noteAwaits, resolveAwaits } from './awaited.js';
 import { BatchSource } from '../db/batch-source.js';
 import type { Database, Param, Row } from '../db/database.js';
 import { StorageError } from '../errors.js';
@@ -94,6 +95,7 @@ export class RecordStore {
     for (const seg of manifest.segments) if (seg.max_seq >= s.nextSeq) s.nextSeq = seg.max_seq + 1;
     for (const seg of manifest.segments) s.index.add({ key: seg.file, partition: seg.file, hashes: await readHashes(conns.seal, dir, seg, idHash) });
     for (const seq of manifest.childless) s.childless.add(seq);
+    for (const e of manifest.awaited) s.awaited.set(memKey(e[1], e[2]), e);
     await writer.run('CREATE TABLE IF NOT EXISTS dead (seq BIGINT)');
     await writer.run('CREATE TABLE IF NOT EXISTS childless (seq BIGINT)');
     await writer.run(tableDdl(EMPTY_TABLE));
@@ -131,8 +133,10 @@ export class RecordStore {
   /**
    * Logs rows of one project and run (their seq is assigned here), replacing older versions of the
    * same ids. Resolves once they are in the log (on disk, if `sync`) and visible to every read.
+   * `awaits`: ids of parent spans (not logged yet) that these rows are children of; a row logged
+   * later with such an id gets has_children true, also after a restart (awaited.ts).
    */
-  async append(rows: readonly WireRow[], sync: boolean): Promise<void> {
+  async append(rows: readonly WireRow[], sync: boolean, awaits: readonly string[] = []): Promise<void> {
     this.#assertWritable();
     if (rows.length === 0) return;
     const s = this.#s;
@@ -160,13 +164,23 @@ export class RecordStore {
         if (earlier !== undefined) dead.push(earlier);
         inRequest.set(r.id, r.seq);
       }
+      // Parents that children logged before them wait for: they arrive with has_children.
+      const arrived: string[] = [];
+      if (s.awaited.size > 0) {
+        for (const r of rows) {
+          const k = memKey(r.run_id, r.id);
+          if (!s.awaited.has(k)) continue;
+          r['has_children'] = true;
+          arrived.push(k);
+        }
+      }
       const builder = this.#builders.pop() ?? new BatchBuilder();
       let batch: ReturnType<BatchBuilder['build']>;
       let bytes: Uint8Array;
       let durable: Promise<void>;
       try {
         batch = builder.build(rows);
-        bytes = encodeEntry(batch, dead, first + rows.length - 1);
+        bytes = encodeEntry(batch, dead, first + rows.length - 1, [], awaits);
         // Throws, with nothing written and nothing changed, when the log cannot take the request.
         durable = s.wal.append(bytes, sync);
       } catch (err) {
@@ -179,6 +193,8 @@ export class RecordStore {
       table.dead.push(...dead);
       for (const r of rows) s.memIds.set(memKey(r.run_id, r.id), entryOf(r, table.number));
       table.noteRows(rows[0]!.project_id, rows[0]!.run_id, rows, builder.metricsByKind, bytes.length);
+      if (arrived.length > 0) resolveAwaits(s, table, arrived);
+      if (awaits.length > 0) noteAwaits(s, table, rows[0]!.project_id, rows[0]!.run_id, awaits);
       const visible = this.#insert(table, batch, dead).finally(() => this.#builders.push(builder));
       this.#sealer.maybeFreeze();
       durable.catch(() => undefined);
@@ -381,9 +397,11 @@ export class RecordStore {
         segments: s.manifest.segments.filter((g) => !goneFiles.has(g.file)),
         dead: s.manifest.dead.filter((q) => !goneSet.has(q)),
         childless: s.manifest.childless.filter((q) => !goneOff.has(q)),
+        awaited: s.manifest.awaited.filter((e) => !(e[0] === projectId && (runId === undefined || e[1] === runId))),
       };
       s.commit(state, []);
       for (const [key, e] of s.memIds) if (e.project_id === projectId && (runId === undefined || key.startsWith(`${runId}/`))) s.memIds.delete(key);
+      for (const [key, e] of s.awaited) if (e[0] === projectId && (runId === undefined || e[1] === runId)) s.awaited.delete(key);
       for (const f of goneFiles) s.index.remove(f);
       s.retire([...goneFiles], goneDead, goneChildless);
       return removed;

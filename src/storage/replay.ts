@@ -3,6 +3,7 @@
 // (recent ids, partitions, dead and childless sets, next sequence number) are rebuilt from it. The
 // sealer takes the tables from there.
 import type { RecordBatch } from 'apache-arrow';
+import { noteAwaits, resolveAwaits } from './awaited.js';
 import { MemTable } from './mem-tables.js';
 import { kindOf, type RecordKind } from './record-columns.js';
 import { memKey, type MemEntry, type StoreState } from './store-state.js';
@@ -25,6 +26,9 @@ export async function replayLog(s: StoreState, files: readonly WalFile[]): Promi
         const rows = linkColumns(e.batch);
         for (const r of rows) s.memIds.set(memKey(r.run_id, r.id), { ...r, table: file.number });
         table.noteRows(rows[0]!.project_id, rows[0]!.run_id, rows, metricNames(e.batch, rows), 0);
+        // The same order as when they were logged: parents arriving first, then what the rows await.
+        if (s.awaited.size > 0) resolveAwaits(s, table, rows.map((r) => memKey(r.run_id, r.id)).filter((k) => s.awaited.has(k)));
+        if (e.awaits.length > 0) noteAwaits(s, table, rows[0]!.project_id, rows[0]!.run_id, e.awaits);
       }
       inserts.push(s.inserter.insert(table, e.batch, e.dead, e.childless));
     }

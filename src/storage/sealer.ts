@@ -2,6 +2,7 @@
 // same step, so table n and log file n hold the same rows), and turns frozen tables into segments in
 // the background, oldest first. Writers wait only when two frozen tables are already waiting.
 import { StorageError } from '../errors.js';
+import { sealedAwaits } from './awaited.js';
 import type { ManifestState } from './manifest.js';
 import { MemTable } from './mem-tables.js';
 import { writeSealSegments } from './seal.js';
@@ -135,6 +136,7 @@ export class Sealer {
       segments: [...s.manifest.segments, ...out.added.map((a) => a.entry)],
       dead: [...kept],
       childless: [...keptOff],
+      awaited: sealedAwaits(s.manifest.awaited, table),
       metric_ids: out.metricIds,
     };
     s.commit(state, out.added.map((a) => a.entry.file));
