@@ -3,7 +3,7 @@
 // Replaced files and the dead seqs they held go once no reader may still use them.
 import { join } from 'node:path';
 import { StorageError } from '../errors.js';
-import { pickMerge } from './compaction.js';
+import { DEFAULT_POLICY, pickMerge } from './compaction.js';
 import type { ManifestState, SegmentEntry } from './manifest.js';
 import { writeMerge } from './merge.js';
 import { removeSegmentFiles } from './segments.js';
@@ -34,7 +34,7 @@ export class Compactor {
       let merges = 0;
       for (;;) {
         const dead = await this.#deadCounts();
-        const group = pickMerge(this.#s.manifest.segments, (g) => dead.get(g.file) ?? 0, this.#s.options.compaction);
+        const group = pickMerge(this.#s.manifest.segments, (g) => dead.get(g.file) ?? 0, this.#s.options.compaction) ?? (await this.#mostOverridden());
         if (!group || this.#s.closed) return merges;
         // Taken in the same step as the pick: a drop committed after it leaves these files to us.
         const release = this.#s.use(group.map((g) => g.file));
@@ -86,6 +86,29 @@ export class Compactor {
       if (rel) out.set(rel, Number(r['n']));
     }
     return out;
+  }
+
+  /**
+   * The segment holding the most has_children overrides, when the manifest holds more than the policy
+   * allows (they stay there until a merge rewrites their segment, and big segments rarely merge).
+   */
+  async #mostOverridden(): Promise<SegmentEntry[] | null> {
+    const s = this.#s;
+    const childless = s.manifest.childless;
+    if (childless.length <= (s.options.compaction.maxChildless ?? DEFAULT_POLICY.maxChildless!) || s.manifest.segments.length === 0) return null;
+    const byPath = new Map(s.manifest.segments.map((g) => [join(s.dir, g.file), g]));
+    const release = s.use(s.manifest.segments.map((g) => g.file));
+    try {
+      const [top] = await s.conns.merge.all(
+        `SELECT filename AS f, count(*) AS n FROM read_parquet($1, hive_partitioning = false, filename = true)
+         WHERE seq IN (SELECT unnest($2::BIGINT[])) GROUP BY filename ORDER BY n DESC, f LIMIT 1`,
+        [[...byPath.keys()], [...childless]],
+      );
+      const g = top ? byPath.get(String(top['f'])) : undefined;
+      return g ? [g] : null;
+    } finally {
+      release();
+    }
   }
 
   /** The retention cutoff (epoch µs) of a segment's run, if its records expire. */

@@ -156,3 +156,24 @@ test('deleting a whole run-wide selection: traces left without spans read as emp
   const [n] = await store.sql('SELECT count(*) AS n FROM traces WHERE NOT has_children');
   assert.equal(Number(n!['n']), 3);
 });
+
+test('overrides past the policy bound make the compactor rewrite the segment holding them, however little of it is dead', async (t) => {
+  // deadShare above 1: no segment is ever rewritten for its dead rows; maxChildless 0: any override is too many.
+  const options = { autoCompact: false, compaction: { maxSegmentRows: 2_000_000, deadShare: 1.5, maxChildless: 0 } };
+  const { dir, store, projectId, logStreamId } = await openStore(t, options);
+  const ls = { log_stream_id: logStreamId };
+  await store.logTraces(projectId, trace(ls));
+  await store.flush();
+  await store.delete('span', projectId, deleteChild(ls));
+  await store.close();
+  assert.equal(manifest(dir).childless?.length, 1);
+  const again = await TraceStore.open(dir, options);
+  try {
+    assert.equal((await again.compact()).merges, 1);
+    assert.deepEqual(manifest(dir).childless, []);
+    assert.equal((await readW(again, projectId, ls)).hc, false);
+    assert.equal((await again.compact()).merges, 0, 'nothing left to fold');
+  } finally {
+    await again.close();
+  }
+});
