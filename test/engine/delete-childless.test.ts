@@ -21,7 +21,7 @@ const NO_COMPACT = { autoCompact: false };
 /** A trace with a workflow span W (one child C, tagged 'gone') and a tool span X beside it. */
 const trace = (ls: object): LogTracesRequest => ({
   ...ls,
-  traces: [{ id: T, name: 't', spans: [{ id: W, type: 'workflow', name: 'wf', spans: [{ id: C, type: 'tool', name: 'child', tags: ['gone'] }] }, { id: X, type: 'tool', name: 'x' }] }],
+  traces: [{ id: T, name: 't', spans: [{ id: W, type: 'workflow', name: 'wf', spans: [{ id: C, type: 'tool', name: 'child', tags: ['gone'], metrics: { score: 2 } }] }, { id: X, type: 'tool', name: 'x' }] }],
 } as LogTracesRequest);
 const deleteChild = (ls: object) => ({ ...ls, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: 'gone' }] });
 const hcIs = (value: boolean) => ({ filters: [{ type: 'boolean', column_id: 'has_children', operator: 'eq', value }] });
@@ -52,8 +52,13 @@ test('a delete of the last child (parent still in memory) marks the parent child
   await store.logTraces(projectId, trace(ls));
   const before = await readW(store, projectId, ls);
   assert.equal(before.hc, true);
+  // A metric filter: W matches through the roll-up of its child's value (the planner reads has_children).
+  const scored = { ...ls, filters: [{ type: 'number', column_id: 'metrics/score', operator: 'gte', value: 2 }] };
+  assert.deepEqual((await store.search('span', projectId, scored)).records.map((r) => r['id']).sort(), [W, C].sort());
   const rows = store.stats.memRows;
   assert.equal((await store.delete('span', projectId, deleteChild(ls))).deleted, 1);
+  assert.deepEqual((await store.search('span', projectId, scored)).records, [], 'nothing left to roll up');
+  assert.equal((await store.count('span', projectId, scored)).total_count, 0);
   const after = await readW(store, projectId, ls);
   assert.equal(after.hc, false);
   assert.equal(after.updatedAt, before.updatedAt, 'the parent row is the same version');
