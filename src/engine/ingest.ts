@@ -12,6 +12,7 @@ import { nowUs } from '../ingest/time.js';
 import { assertValid } from '../schemas/check.js';
 import { CreateSessionBody, LogSpansBody, LogTracesBody, UpdateRecordBody, type LogSpansRequest, type LogTracesRequest } from '../schemas/ingest.js';
 import type { RecordStore, Scope, WireRow } from '../storage/record-store.js';
+import { cpuTurn } from '../storage/cpu-turns.js';
 import { KeyedLock } from './keyed-lock.js';
 import type { OtlpHost } from './otlp-log.js';
 import { storedToWire } from './row-codec.js';
@@ -79,6 +80,7 @@ export class Ingest {
 
   /** Logs whole traces (the body the official client sends to POST /projects/{id}/traces). */
   async logTraces(projectId: string, body: LogTracesRequest): Promise<LogTracesResult> {
+    await cpuTurn();
     assertValid(LogTracesBody, body);
     const { project, run, field } = this.#host.resolveRun(projectId, body);
     const ctx = { projectId: project.id, runId: run.id, receivedUs: nowUs(), ...(this.#maxSpans ? { maxSpans: this.#maxSpans } : {}) };
@@ -124,6 +126,7 @@ export class Ingest {
 
   /** Logs spans under `parent_id` in trace `trace_id` (SPEC.md Log spans). Creates the trace if new. */
   async logSpans(projectId: string, body: LogSpansRequest): Promise<LogSpansResult> {
+    await cpuTurn();
     assertValid(LogSpansBody, body);
     const { project, run, field } = this.#host.resolveRun(projectId, body);
     const traceId = body.trace_id.toLowerCase();

@@ -112,8 +112,8 @@ async function dumpMemory(db: Database, snap: Snapshot, file: string): Promise<M
   const params: Param[] = names;
   const shred = names.map((_, i) => `, metrics[$${i + 1}] AS x${i}`).join('');
   // The empty table gives the file its columns when no memory table has rows.
-  const parts = [EMPTY_TABLE, ...snap.memTableNames()].map((t) => `(SELECT ${MEM_COLS}${shred}, ${KIND_SQL} AS kind_, false AS dead_ FROM ${t} WHERE seq NOT IN (SELECT seq FROM dead))`);
-  parts.push('(SELECT seq, true AS dead_ FROM dead)');
+  const parts = [EMPTY_TABLE, ...snap.memTableNames()].map((t) => `(SELECT ${MEM_COLS}${shred}, ${KIND_SQL} AS kind_, false AS dead_ FROM ${t} WHERE seq NOT IN ${snap.deadSeqs})`);
+  parts.push(`(SELECT seq, true AS dead_ FROM ${snap.deadSeqs})`);
   parts.push('(SELECT seq, true AS childless_ FROM childless)');
   await db.run(`COPY (${parts.join(' UNION ALL BY NAME ')}) TO ${literal(file)} (FORMAT parquet)`, params);
   return aliases;

@@ -409,6 +409,12 @@ export class TraceStore extends StoreBase {
   get stats(): RecordStore['stats'] {
     return this.#records.stats;
   }
+
+  /** Memory in use, in bytes: DuckDB's by tag (its buffer manager's view) and this process's. */
+  async memory(): Promise<{ duckdb: Record<string, number>; process: NodeJS.MemoryUsage }> {
+    this.assertOpen();
+    return { duckdb: await this.#records.duckdbMemory(), process: process.memoryUsage() };
+  }
 }
 
 export { InvalidRequestError };

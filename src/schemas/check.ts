@@ -34,11 +34,37 @@ export const MAX_NESTING = 1000;
 const shallowEnough = new WeakSet<object>();
 
 /**
- * Where a value nests deeper than `max`: the path to the field holding the too-deep value (up to its
- * last named key within the first 16 steps, so `{"metadata": [[[...]]]}` answers ["metadata"]), or
- * null when it is shallow enough.
+ * Whether a value nests deeper than `max`. Every request body is walked, so this pass keeps only
+ * depths (no paths, no closures): the path is worked out by `deepPath` for the rare body that fails.
  */
-function nestingExceeds(value: object, max: number): (string | number)[] | null {
+function nestsDeeper(value: object, max: number): boolean {
+  const stack: unknown[] = [value];
+  const depths: number[] = [0];
+  while (stack.length > 0) {
+    const v = stack.pop() as object;
+    const d = depths.pop()! + 1;
+    if (d > max) return true;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const x: unknown = v[i];
+        if (x !== null && typeof x === 'object') stack.push(x), depths.push(d);
+      }
+    } else {
+      for (const k in v) {
+        const x: unknown = (v as Record<string, unknown>)[k];
+        if (x !== null && typeof x === 'object') stack.push(x), depths.push(d);
+      }
+    }
+  }
+  return false;
+}
+
+/**
+ * The path to the field holding a value nested deeper than `max` (up to its last named key within
+ * the first 16 steps, so `{"metadata": [[[...]]]}` answers ["metadata"]), or null when it is shallow
+ * enough.
+ */
+function deepPath(value: object, max: number): (string | number)[] | null {
   const stack: object[] = [value];
   const depths: number[] = [0];
   // Only the first 16 steps of a path are kept: past them only the depth matters.
@@ -69,7 +95,7 @@ function nestingExceeds(value: object, max: number): (string | number)[] | null 
 /** The issues of a value against a schema, or null when it conforms. `part` is body, query or path. */
 export function issuesOf(schema: TSchema, value: unknown, part = 'body'): ValidationIssue[] | null {
   if (value !== null && typeof value === 'object' && !shallowEnough.has(value)) {
-    const deep = nestingExceeds(value, MAX_NESTING);
+    const deep = nestsDeeper(value, MAX_NESTING) ? deepPath(value, MAX_NESTING) : null;
     if (deep) return [{ loc: [part, ...deep], msg: `nested too deeply (more than ${MAX_NESTING} levels)`, type: 'too_deep' }];
     shallowEnough.add(value);
   }

@@ -120,8 +120,9 @@ async function commitBatch(s: StoreState, projectId: string, runId: string, adde
   let pending = dead;
   for (;;) {
     if (pending.length > 0) {
-      // Dead before listed: a reader in between misses the replaced record, never sees it twice.
-      await s.inserter.run('INSERT INTO dead SELECT unnest($1::BIGINT[])', [pending]);
+      // Marked before listed, effective from the commit's generation: a snapshot of the manifest before
+      // it still sees the replaced versions, one after it the new ones (maint is held: no other commit).
+      await s.inserter.run('INSERT INTO dead (seq, gen) SELECT unnest($1::BIGINT[]), $2', [pending, s.manifest.generation + 1]);
       pending = [];
     }
     const todo: { key: string; id: string; seq: number }[] = [];

@@ -203,7 +203,7 @@ export class MemInserter {
     if (dead.length > 0) {
       const key = this.#source.addSeqs(dead);
       keys.push(key);
-      statements.push(`INSERT INTO dead SELECT seq FROM tl_seqs(${key})`);
+      statements.push(`INSERT INTO dead (seq) SELECT seq FROM tl_seqs(${key})`);
     }
     const childless = group.flatMap((p) => p.childless);
     if (childless.length > 0) {

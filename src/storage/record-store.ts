@@ -25,6 +25,7 @@ import { BatchBuilder, type Row as WireRowLike } from './batch-builder.js';
 import { bulkLoad, type BulkBatch } from './bulk-load.js';
 import { DEFAULT_POLICY, type CompactionPolicy } from './compaction.js';
 import { Compactor } from './compactor.js';
+import { cpuTurn } from './cpu-turns.js';
 import { ensureDirDurable } from './fs-util.js';
 import { idHash } from './id-index.js';
 import { readLegacyWal, RejectedRequests } from './legacy-wal.js';
@@ -96,10 +97,11 @@ export class RecordStore {
     for (const seg of manifest.segments) s.index.add({ key: seg.file, partition: seg.file, hashes: await readHashes(conns.seal, dir, seg, idHash) });
     for (const seq of manifest.childless) s.childless.add(seq);
     for (const e of manifest.awaited) s.awaited.set(memKey(e[1], e[2]), e);
-    await writer.run('CREATE TABLE IF NOT EXISTS dead (seq BIGINT)');
+    // gen: the manifest generation from which a mark counts (0: at once; see snapshot.ts).
+    await writer.run('CREATE TABLE IF NOT EXISTS dead (seq BIGINT, gen BIGINT NOT NULL DEFAULT 0)');
     await writer.run('CREATE TABLE IF NOT EXISTS childless (seq BIGINT)');
     await writer.run(tableDdl(EMPTY_TABLE));
-    if (s.dead.size > 0) await writer.run('INSERT INTO dead SELECT unnest($1::BIGINT[])', [[...s.dead]]);
+    if (s.dead.size > 0) await writer.run('INSERT INTO dead (seq) SELECT unnest($1::BIGINT[])', [[...s.dead]]);
     if (s.childless.size > 0) await writer.run('INSERT INTO childless SELECT unnest($1::BIGINT[])', [[...s.childless]]);
     await replayLog(s, replay);
     const number = wal.start(s.nextSeq);
@@ -143,6 +145,8 @@ export class RecordStore {
     await this.#sealer.backpressure();
     if (s.wal.failed) this.#sealer.freeze();
     for (;;) {
+      // The batch is built in the continuation of this wait (or of the lookup below): see cpu-turns.ts.
+      await cpuTurn();
       // A seal that commits while we look up sealed versions moves ids out of the recent map: look again.
       const generation = s.sealGeneration;
       const dead = await this.#sealedVersions(rows.filter((r) => !s.memIds.has(memKey(r.run_id, r.id))));
@@ -349,6 +353,12 @@ export class RecordStore {
     }
     const memRows = s.mem.reduce((n, t) => n + t.rows, 0);
     return { segments: s.manifest.segments.length, sealedRows, memRows, memTables: s.mem.length, dead: s.dead.size, diskBytes };
+  }
+
+  /** DuckDB's memory by what holds it (its buffer manager's view: tables, sorts, Parquet buffers), in bytes. */
+  async duckdbMemory(): Promise<Record<string, number>> {
+    const rows = await this.#s.db.all('SELECT tag, memory_usage_bytes AS b FROM duckdb_memory() WHERE memory_usage_bytes > 0');
+    return Object.fromEntries(rows.map((r) => [String(r['tag']).toLowerCase(), Number(r['b'])]));
   }
 
   // ---------------------------------------------------------------- maintenance

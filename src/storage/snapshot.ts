@@ -2,9 +2,11 @@
 // when it was taken. Readers never wait for writers, seals or merges: a snapshot costs a few array
 // copies, and it pins the database so no file or table it names is deleted before it is released
 // (even if its statements start later). Dead rows are filtered by the `dead` table, read in the same
-// statement as the rows, so a replaced record shows its old or its new version, never both. Rows
-// whose seq is in the `childless` table (parents a delete left without children) read has_children
-// false; the expression is added only while any such override exists.
+// statement as the rows, so a replaced record shows its old or its new version, never both. Marks
+// that a commit makes effective (a bulk load's, written before its manifest) carry that commit's
+// generation: a snapshot of an older manifest ignores them, as it does the segments they go with.
+// Rows whose seq is in the `childless` table (parents a delete left without children) read
+// has_children false; the expression is added only while any such override exists.
 import { join } from 'node:path';
 import type { Database, Param, Row } from '../db/database.js';
 import type { SealedIdIndex } from './id-index.js';
@@ -63,6 +65,12 @@ export class Snapshot {
     this.#mem = mem;
     this.#index = index;
     this.#release = db.pin();
+    if (!Number.isSafeInteger(manifest.generation)) throw new Error(`bad manifest generation ${manifest.generation}`);
+  }
+
+  /** The dead sequence numbers this snapshot honours, as a subquery (the generation is the store's own counter). */
+  get deadSeqs(): string {
+    return `(SELECT seq FROM dead WHERE gen <= ${this.#manifest.generation})`;
   }
 
   /** Lets the files and tables this snapshot named go (call once, when every statement over it is done). */
@@ -146,7 +154,7 @@ export class Snapshot {
     const expired = [...this.cutoffs(scope.projectId, scope.runId)].map(([run, us]) => `(run_id = ${p(run)} AND created_at < make_timestamp(${p(us)}))`);
     const live = expired.length === 0 ? '' : expiredOnly ? ` AND (${expired.join(' OR ')})` : ` AND NOT (${expired.join(' OR ')})`;
     return {
-      sql: `(SELECT ${this.#star} FROM (${parts.join(' UNION ALL ')}) WHERE seq NOT IN (SELECT seq FROM dead)${live})`,
+      sql: `(SELECT ${this.#star} FROM (${parts.join(' UNION ALL ')}) WHERE seq NOT IN ${this.deadSeqs}${live})`,
       params,
       metricColumn: (name) => {
         const a = aliases.get(name);
@@ -208,7 +216,7 @@ export class Snapshot {
       where += ' AND run_id = $2';
     }
     const parts = mem.map((t) => `SELECT seq FROM ${t.name} WHERE ${where}`);
-    const rows = await this.#db.all(`SELECT seq FROM (${parts.join(' UNION ALL ')}) WHERE seq NOT IN (SELECT seq FROM dead)`, params);
+    const rows = await this.#db.all(`SELECT seq FROM (${parts.join(' UNION ALL ')}) WHERE seq NOT IN ${this.deadSeqs}`, params);
     return rows.map((r) => Number(r['seq']));
   }
 
@@ -250,6 +258,6 @@ export class Snapshot {
       for (const t of mem) parts.push(`SELECT ${COLS} FROM ${t.name} WHERE ${where}`);
     }
     if (files.size > 0) parts.push(`SELECT ${COLS} FROM read_parquet(${p([...files].map((f) => join(this.#dir, f)))}, hive_partitioning = false, union_by_name = true)`);
-    return this.#db.all(`${STORED_SELECT} FROM (SELECT ${this.#star} FROM (${parts.join(' UNION ALL ')}) WHERE id IN (SELECT unnest($1::VARCHAR[])) AND seq NOT IN (SELECT seq FROM dead))`, params);
+    return this.#db.all(`${STORED_SELECT} FROM (SELECT ${this.#star} FROM (${parts.join(' UNION ALL ')}) WHERE id IN (SELECT unnest($1::VARCHAR[])) AND seq NOT IN ${this.deadSeqs})`, params);
   }
 }

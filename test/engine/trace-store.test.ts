@@ -219,3 +219,14 @@ test('dropping a run removes its records (sealed and in memory) for good, and on
   assert.equal((await again.countSpans(projectId, { log_stream_id: logStreamId })).total_count, 0);
   assert.equal((await again.countSpans(projectId, { log_stream_id: other.id })).total_count, 6);
 });
+
+test('memory() reports the memory tables DuckDB holds, growing with logged rows', async (t) => {
+  const { store, projectId, logStreamId } = await openStore(t);
+  const total = (m: Record<string, number>) => Object.values(m).reduce((a, b) => a + b, 0);
+  const before = await store.memory();
+  const traces = Array.from({ length: 200 }, (_, i) => ({ ...everyKindTrace(`m${i}`), output: 'x'.repeat(2000) }));
+  await store.logTraces(projectId, { log_stream_id: logStreamId, traces: traces as never });
+  const after = await store.memory();
+  assert.ok(total(after.duckdb) > total(before.duckdb), JSON.stringify({ before: before.duckdb, after: after.duckdb }));
+  assert.ok(after.process.rss > 0 && after.process.heapUsed > 0);
+});

@@ -1,0 +1,28 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Type } from 'typebox';
+import { issuesOf, MAX_NESTING } from '../../src/schemas/check.js';
+
+const Body = Type.Object({ metadata: Type.Unknown() });
+
+/** `{metadata: [[...]]}` whose innermost list sits `levels` steps below the body. */
+function nested(levels: number): { metadata: unknown } {
+  let v: unknown = [];
+  for (let i = 1; i < levels; i++) v = [v];
+  return { metadata: v };
+}
+
+test('a body nested up to the limit passes and one level more is refused at its field', () => {
+  assert.equal(issuesOf(Body, nested(MAX_NESTING - 1)), null);
+  const issues = issuesOf(Body, nested(MAX_NESTING));
+  assert.ok(issues);
+  assert.deepEqual(issues[0]!.loc, ['body', 'metadata']);
+  assert.equal(issues[0]!.type, 'too_deep');
+});
+
+test('depth counts along each branch, not across siblings', () => {
+  const wide = { metadata: Array.from({ length: 5000 }, () => ({ a: [{ b: 1 }] })) };
+  assert.equal(issuesOf(Body, wide), null);
+  const deepInside = { metadata: [...wide.metadata, nested(MAX_NESTING).metadata] };
+  assert.deepEqual(issuesOf(Body, deepInside)?.[0]?.loc, ['body', 'metadata']);
+});
