@@ -1,6 +1,7 @@
 // Logging: whole traces, spans under a parent, explicit sessions and streaming updates, as records of
-// one run. Keeps what streaming clients need between requests: next step numbers, stand-in traces
-// whose spans came first, parents still awaited. Records are written through the record store.
+// one run. Keeps what streaming clients need between requests: next step numbers and stand-in traces
+// whose spans came first (parents still awaited are kept, durably, by the record store). Records are
+// written through the record store.
 import type { Catalog, Project, Run } from '../catalog/catalog.js';
 import type { Database } from '../db/database.js';
 import { invalid, NotFoundError } from '../errors.js';
@@ -67,8 +68,6 @@ export class Ingest {
    * before the trace itself: Log traces then merges into this stand-in instead of replacing it.
    */
   readonly #provisional = new Map<string, Provisional>();
-  /** Spans logged (reliable: false) before their parent span arrived: run/parent id. */
-  readonly #awaitedParents = new Set<string>();
   /** Serialises the requests that read and rewrite records of one trace (run/trace id). */
   readonly #traceLock = new KeyedLock();
 
@@ -106,7 +105,6 @@ export class Ingest {
     }
     for (const s of flat.spans) {
       s['session_id'] = sessionOfTrace.get(s['trace_id'] as string);
-      if (this.#awaitedParents.size > 0 && this.#awaitedParents.delete(`${run.id}/${s.id}`)) s.has_children = true;
       rows.push(s);
       const next = (s['step_number'] as number) + 1;
       const tid = s['trace_id'] as string;
@@ -175,15 +173,13 @@ export class Ingest {
     if (parent && parentId !== traceId && !parent['has_children']) rows.push(await this.#withChildren(project.id, run.id, parentId, receivedUs));
     for (const s of spans) {
       s['session_id'] = sessionId;
-      if (this.#awaitedParents.size > 0 && this.#awaitedParents.delete(`${run.id}/${s.id}`)) s.has_children = true;
       rows.push(s);
     }
     this.#rememberStep(traceId, Math.max(firstStep, ...spans.map((s) => (s['step_number'] as number) + 1)));
-    if (parentId !== traceId && !parent) {
-      this.#awaitedParents.add(`${run.id}/${parentId}`);
-      if (this.#awaitedParents.size > MAX_PENDING) this.#awaitedParents.delete(this.#awaitedParents.values().next().value as string);
-    }
-    await this.write(project.id, run.id, rows, body.reliable !== false);
+    // The parent is awaited: logged with these rows, so it gets has_children when it arrives, even
+    // after a restart (the record store keeps the id, see storage/awaited.ts).
+    const awaits = parentId !== traceId && !parent ? [parentId] : [];
+    await this.write(project.id, run.id, rows, body.reliable !== false, awaits);
     return {
       project_id: project.id,
       project_name: project.name,
@@ -399,8 +395,8 @@ export class Ingest {
     if (this.#nextStep.size > 100_000) this.#nextStep.delete(this.#nextStep.keys().next().value as string);
   }
 
-  /** Writes records of one run (also used to rewrite parents a delete left childless). */
-  async write(projectId: string, runId: string, drafts: Draft[], reliable: boolean): Promise<void> {
+  /** Writes records of one run; `awaits`: parent span ids the rows wait for (see RecordStore.append). */
+  async write(projectId: string, runId: string, drafts: Draft[], reliable: boolean, awaits: readonly string[] = []): Promise<void> {
     for (const d of drafts) {
       d.seq = 0; // assigned by RecordStore.append, in the order rows reach the log
       d.project_id = projectId;
@@ -409,7 +405,7 @@ export class Ingest {
     const rows = drafts as unknown as WireRow[];
     try {
       // Not reliable: no fsync to wait for, and a failure is only logged (SPEC.md, Log spans).
-      await this.#records.append(rows, reliable);
+      await this.#records.append(rows, reliable, awaits);
     } catch (err) {
       if (reliable) throw err;
       process.emitWarning(`tracelake: unreliable ingest failed: ${(err as Error).message}`);
@@ -417,7 +413,7 @@ export class Ingest {
   }
 }
 
-/** Most stand-in traces and awaited parents remembered at once (the oldest are forgotten first). */
+/** Most stand-in traces remembered at once (the oldest are forgotten first). */
 const MAX_PENDING = 100_000;
 
 interface RecordUpdate {

@@ -216,33 +216,42 @@ export class RecordQueries {
     return deleteQuery(this.#plan(snap, 'delete', level, scope, body));
   }
 
-  /** Deletes matching records and their descendants; returns what went and the parents left childless. */
-  delete(level: Level, scope: RunScope, body: FilterRequest): Promise<{ deleted: number; matched: number; childless: string[] }> {
+  /**
+   * Deletes matching records and their descendants. Parents left without a child (a trace whose spans
+   * all went stays, as an empty trace) are not rewritten: their row versions are marked childless in
+   * the delete's own log entry, so has_children reads false from then on.
+   */
+  delete(level: Level, scope: RunScope, body: FilterRequest): Promise<{ deleted: number; matched: number; childless: number }> {
     return this.#records.read((snap) => this.#delete(snap, level, scope, body));
   }
 
-  async #delete(snap: Snapshot, level: Level, scope: RunScope, body: FilterRequest): Promise<{ deleted: number; matched: number; childless: string[] }> {
+  async #delete(snap: Snapshot, level: Level, scope: RunScope, body: FilterRequest): Promise<{ deleted: number; matched: number; childless: number }> {
     const q = deleteQuery(await this.#factPlan(snap, 'delete', level, scope, body));
     const rows = await this.#db.all(q.sql, q.params);
-    if (rows.length === 0) return { deleted: 0, matched: 0, childless: [] };
+    if (rows.length === 0) return { deleted: 0, matched: 0, childless: 0 };
     const gone = new Set(rows.map((r) => String(r['id'])));
-    await this.#records.deleteSeqs(rows.map((r) => Number(r['seq'])));
-    // Parents that lost their last child (a trace whose spans all went stays, with has_children false).
+    const seqs = rows.map((r) => Number(r['seq']));
     const parents = [...new Set(rows.map((r) => r['parent_id']).filter((p): p is string => typeof p === 'string' && !gone.has(p)))];
-    const childless = parents.length > 0 ? await this.#childless(scope, parents) : [];
-    return { deleted: rows.length, matched: rows.length, childless };
+    const childless = parents.length > 0 ? await this.#childless(snap, scope, parents, seqs) : [];
+    await this.#records.deleteSeqs(seqs, childless);
+    return { deleted: rows.length, matched: rows.length, childless: childless.length };
   }
 
-  /** Parents (of deleted rows) that have no live child span left. */
-  #childless(scope: RunScope, parents: string[]): Promise<string[]> {
-    return this.#records.read(async (snap) => {
-      const src = snap.source({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds: ['span'] });
-      const n = src.params.length;
-      // A semi-join (hash) rather than list_contains, which compares every row with every listed id.
-      const left = await this.#db.all(`SELECT DISTINCT parent_id FROM ${src.sql} WHERE parent_id IN (SELECT unnest($${n + 1}::VARCHAR[]))`, [...src.params, parents]);
-      const still = new Set(left.map((r) => String(r['parent_id'])));
-      return parents.filter((p) => !still.has(p));
-    });
+  /**
+   * Seqs of the live versions (spans or traces, has_children true) of `parents` that no live child span
+   * outside `goneSeqs` is left under. Asked before the delete is logged, so both go in one entry.
+   */
+  async #childless(snap: Snapshot, scope: RunScope, parents: string[], goneSeqs: number[]): Promise<number[]> {
+    const s = this.#scope(scope, ['span']);
+    const children = snap.source(s);
+    const owners = snap.source({ ...s, kinds: ['span', 'trace'] }, children.params.length + 1);
+    const params: Param[] = [...children.params, ...owners.params];
+    const p = (v: Param) => `$${params.push(v)}`;
+    const ids = p(parents);
+    // Semi- and anti-joins (hash) rather than list_contains, which compares every row with every listed id.
+    const left = `SELECT parent_id FROM ${children.sql} WHERE parent_id IN (SELECT unnest(${ids}::VARCHAR[])) AND seq NOT IN (SELECT unnest(${p(goneSeqs)}::BIGINT[]))`;
+    const rows = await this.#db.all(`SELECT seq FROM ${owners.sql} WHERE id IN (SELECT unnest(${ids}::VARCHAR[])) AND has_children AND id NOT IN (${left})`, params);
+    return rows.map((r) => Number(r['seq']));
   }
 
   async availableColumns(level: Level, scope: RunScope, extraMetrics: Iterable<string> = []): Promise<ColumnDef[]> {

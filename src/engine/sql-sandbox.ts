@@ -1,8 +1,8 @@
 // Read-only SQL over the whole store (`store.sql`, `tracelake sql`). A query never runs on the store's
 // own DuckDB instance: each one gets a fresh in-memory instance that sees a snapshot through three
 // views (spans, traces, sessions) plus the catalog tables projects and runs (log streams, experiments), and nothing else:
-// - rows still in memory tables (and the dead sequence numbers) are copied by the store's instance,
-//   in one statement (one consistent view), into a Parquet file under <data>/tmp;
+// - rows still in memory tables (and the dead and childless sequence numbers) are copied by the
+//   store's instance, in one statement (one consistent view), into a Parquet file under <data>/tmp;
 // - the views read that file and the snapshot's segments, which are the only paths allowed once
 //   external access is switched off; then the configuration is locked, so SET cannot undo it;
 // - extensions are neither installed nor loaded, community ones not allowed;
@@ -17,7 +17,7 @@ import type { Database, Param } from '../db/database.js';
 import { readerToTable } from '../db/result-arrow.js';
 import { InvalidRequestError } from '../errors.js';
 import { COLUMN_NAMES, KIND_SQL, type RecordKind } from '../storage/record-columns.js';
-import { EMPTY_TABLE, type Snapshot } from '../storage/snapshot.js';
+import { EMPTY_TABLE, HAS_CHILDREN_READ, type Snapshot } from '../storage/snapshot.js';
 
 export type SqlParam = string | number | boolean | bigint | null;
 
@@ -54,6 +54,10 @@ const VIEWS: readonly [view: string, kind: RecordKind][] = [
 /** Columns of the views: the stored ones but the internal sequence number. */
 const VIEW_COLUMNS = COLUMN_NAMES.filter((c) => c !== 'seq');
 const COLS = COLUMN_NAMES.join(', ');
+/** The columns with has_children as readers see it (parents a delete left without children read false). */
+const withOverride = (read: string) => COLUMN_NAMES.map((c) => (c === 'has_children' ? read : c)).join(', ');
+const MEM_COLS = withOverride(HAS_CHILDREN_READ);
+const SEG_COLS = withOverride('(has_children AND seq NOT IN (SELECT seq FROM tracelake_childless)) AS has_children');
 
 const literal = (s: string) => `'${s.replaceAll("'", "''")}'`;
 const ident = (s: string) => `"${s.replaceAll('"', '""')}"`;
@@ -79,6 +83,7 @@ export async function runSandboxed(db: Database, snap: Snapshot, cfg: SandboxCon
     conn = await instance.connect();
     const allowed = [memFile];
     await conn.run(`CREATE TABLE tracelake_dead AS SELECT seq FROM read_parquet(${literal(memFile)}) WHERE dead_`);
+    await conn.run(`CREATE TABLE tracelake_childless AS SELECT seq FROM read_parquet(${literal(memFile)}) WHERE childless_`);
     // Retention: runs whose records expire, and from when (the views leave expired rows out).
     const cutoffs = new Map(cfg.projects.flatMap((p) => [...snap.cutoffs(p.id)]));
     await conn.run('CREATE TABLE tracelake_expiry (run_id VARCHAR, cutoff BIGINT)');
@@ -107,8 +112,9 @@ async function dumpMemory(db: Database, snap: Snapshot, file: string): Promise<M
   const params: Param[] = names;
   const shred = names.map((_, i) => `, metrics[$${i + 1}] AS x${i}`).join('');
   // The empty table gives the file its columns when no memory table has rows.
-  const parts = [EMPTY_TABLE, ...snap.memTableNames()].map((t) => `(SELECT ${COLS}${shred}, ${KIND_SQL} AS kind_, false AS dead_ FROM ${t} WHERE seq NOT IN ${snap.deadSeqs})`);
+  const parts = [EMPTY_TABLE, ...snap.memTableNames()].map((t) => `(SELECT ${MEM_COLS}${shred}, ${KIND_SQL} AS kind_, false AS dead_ FROM ${t} WHERE seq NOT IN ${snap.deadSeqs})`);
   parts.push(`(SELECT seq, true AS dead_ FROM ${snap.deadSeqs})`);
+  parts.push('(SELECT seq, true AS childless_ FROM childless)');
   await db.run(`COPY (${parts.join(' UNION ALL BY NAME ')}) TO ${literal(file)} (FORMAT parquet)`, params);
   return aliases;
 }
@@ -135,7 +141,7 @@ async function createView(conn: DuckDBConnection, snap: Snapshot, view: string, 
   const memCols = metrics.map((n, i) => (memMetrics.has(n) ? `${memMetrics.get(n)} AS mv${i}` : `NULL::DOUBLE AS mv${i}`));
   const extra = (cols: string[]) => cols.map((c) => `, ${c}`).join('');
   const parts: string[] = [];
-  if (files.length > 0) parts.push(`SELECT ${COLS}${extra(segCols)} FROM read_parquet([${files.map(literal).join(', ')}], hive_partitioning = false, union_by_name = true) WHERE seq NOT IN (SELECT seq FROM tracelake_dead)`);
+  if (files.length > 0) parts.push(`SELECT ${SEG_COLS}${extra(segCols)} FROM read_parquet([${files.map(literal).join(', ')}], hive_partitioning = false, union_by_name = true) WHERE seq NOT IN (SELECT seq FROM tracelake_dead)`);
   parts.push(`SELECT ${COLS}${extra(memCols)} FROM read_parquet(${literal(memFile)}, union_by_name = true) WHERE NOT dead_ AND kind_ = ${literal(kind)}`);
   const select = [...VIEW_COLUMNS, ...metrics.map((n, i) => `mv${i} AS ${ident(n)}`)].join(', ');
   const live = 'NOT EXISTS (SELECT 1 FROM tracelake_expiry e WHERE e.run_id = u.run_id AND epoch_us(u.created_at) < e.cutoff)';

@@ -9,8 +9,6 @@ import { TokenSigner } from '../catalog/tokens.js';
 import { Database } from '../db/database.js';
 import type { RecordBatch, Table } from 'apache-arrow';
 import { InvalidRequestError, invalid, invalidFields } from '../errors.js';
-import type { Draft } from '../ingest/flatten.js';
-import { nowUs } from '../ingest/time.js';
 import { columnInfo, type ColumnInfo, type Level } from '../query/columns.js';
 import { assertValid } from '../schemas/check.js';
 import type { LogSpansRequest, LogTracesRequest } from '../schemas/ingest.js';
@@ -26,7 +24,6 @@ import { OtlpWriter } from './otlp-log.js';
 import { resolveTarget } from './otlp-target.js';
 import { RecordQueries, type RunScope, type SearchResult } from './record-queries.js';
 import { recordTree } from './record-tree.js';
-import { storedToWire } from './row-codec.js';
 import { EXPORT_FORMATS, Exporter, type ExportFileOptions, type ExportSelection } from './export.js';
 import { purgeExpired, Retention, type RetentionSetting } from './retention.js';
 import { importFile, type ImportOptions, type ImportResult, type ImportSink } from './import.js';
@@ -214,7 +211,8 @@ export class TraceStore extends StoreBase {
   /**
    * Deletes matching records with all their descendants, durably. Refuses (422) a request with neither
    * a run id nor a filter, rather than wiping a project. A parent left without children keeps existing
-   * with has_children false (a trace whose spans all went stays, as an empty trace).
+   * with has_children false (a trace whose spans all went stays, as an empty trace): an override logged
+   * with the delete, not a new version of the parent (see record-queries.ts).
    */
   async delete(level: Level, projectId: string, body: FilterRequest = {}): Promise<{ message: string; deleted: number }> {
     this.assertOpen();
@@ -224,22 +222,7 @@ export class TraceStore extends StoreBase {
     if (scope.runId === undefined && !hasFilter) {
       throw invalidFields(['body'], [...RUN_ID_FIELDS.map(([f]) => f), 'filters'], 'refusing to delete every record of the project: give a run id (log_stream_id, experiment_id or metrics_testing_id) or a filter', 'missing');
     }
-    const { deleted, childless } = await this.#queries.delete(level, scope, body);
-    if (childless.length > 0 && scope.runId !== undefined) {
-      const now = nowUs();
-      const rows: Draft[] = [];
-      for (const row of await this.#records.lookup(scope.projectId, scope.runId, childless)) {
-        rows.push({ ...(storedToWire(row) as unknown as Draft), has_children: false, updated_at: now });
-      }
-      await this.#ingest.write(scope.projectId, scope.runId, rows, true);
-    } else if (childless.length > 0) {
-      for (const runId of new Set(this.catalog.runs(scope.projectId).map((r) => r.id))) {
-        const found = await this.#records.lookup(scope.projectId, runId, childless);
-        if (found.length === 0) continue;
-        const now = nowUs();
-        await this.#ingest.write(scope.projectId, runId, found.map((row) => ({ ...(storedToWire(row) as unknown as Draft), has_children: false, updated_at: now })), true);
-      }
-    }
+    const { deleted } = await this.#queries.delete(level, scope, body);
     return { message: `Deleted ${deleted} record${deleted === 1 ? '' : 's'}`, deleted };
   }
 

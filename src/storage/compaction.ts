@@ -12,9 +12,14 @@ export interface CompactionPolicy {
   maxSegmentRows: number;
   /** Share of dead rows that makes a segment worth rewriting alone (default 0.3). */
   deadShare: number;
+  /**
+   * has_children overrides the manifest may hold (default 50,000): past it, the segment holding the
+   * most is rewritten alone, which writes them in (merges that run anyway fold them too).
+   */
+  maxChildless?: number;
 }
 
-export const DEFAULT_POLICY: CompactionPolicy = { maxSegmentRows: 2_000_000, deadShare: 0.3 };
+export const DEFAULT_POLICY: CompactionPolicy = { maxSegmentRows: 2_000_000, deadShare: 0.3, maxChildless: 50_000 };
 
 /** The next merge to run, if any: segments of one partition. `deadIn` counts dead rows of a segment. */
 export function pickMerge(segments: readonly SegmentEntry[], deadIn: (s: SegmentEntry) => number, policy: CompactionPolicy = DEFAULT_POLICY): SegmentEntry[] | null {

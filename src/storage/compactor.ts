@@ -3,7 +3,7 @@
 // Replaced files and the dead seqs they held go once no reader may still use them.
 import { join } from 'node:path';
 import { StorageError } from '../errors.js';
-import { pickMerge } from './compaction.js';
+import { DEFAULT_POLICY, pickMerge } from './compaction.js';
 import type { ManifestState, SegmentEntry } from './manifest.js';
 import { writeMerge } from './merge.js';
 import { removeSegmentFiles } from './segments.js';
@@ -34,7 +34,7 @@ export class Compactor {
       let merges = 0;
       for (;;) {
         const dead = await this.#deadCounts();
-        const group = pickMerge(this.#s.manifest.segments, (g) => dead.get(g.file) ?? 0, this.#s.options.compaction);
+        const group = pickMerge(this.#s.manifest.segments, (g) => dead.get(g.file) ?? 0, this.#s.options.compaction) ?? (await this.#mostOverridden());
         if (!group || this.#s.closed) return merges;
         // Taken in the same step as the pick: a drop committed after it leaves these files to us.
         const release = this.#s.use(group.map((g) => g.file));
@@ -88,6 +88,29 @@ export class Compactor {
     return out;
   }
 
+  /**
+   * The segment holding the most has_children overrides, when the manifest holds more than the policy
+   * allows (they stay there until a merge rewrites their segment, and big segments rarely merge).
+   */
+  async #mostOverridden(): Promise<SegmentEntry[] | null> {
+    const s = this.#s;
+    const childless = s.manifest.childless;
+    if (childless.length <= (s.options.compaction.maxChildless ?? DEFAULT_POLICY.maxChildless!) || s.manifest.segments.length === 0) return null;
+    const byPath = new Map(s.manifest.segments.map((g) => [join(s.dir, g.file), g]));
+    const release = s.use(s.manifest.segments.map((g) => g.file));
+    try {
+      const [top] = await s.conns.merge.all(
+        `SELECT filename AS f, count(*) AS n FROM read_parquet($1, hive_partitioning = false, filename = true)
+         WHERE seq IN (SELECT unnest($2::BIGINT[])) GROUP BY filename ORDER BY n DESC, f LIMIT 1`,
+        [[...byPath.keys()], [...childless]],
+      );
+      const g = top ? byPath.get(String(top['f'])) : undefined;
+      return g ? [g] : null;
+    } finally {
+      release();
+    }
+  }
+
   /** The retention cutoff (epoch µs) of a segment's run, if its records expire. */
   #cutoff(g: SegmentEntry): number | undefined {
     return this.#s.retention?.cutoffs(g.project_id).get(g.run_id);
@@ -125,6 +148,7 @@ export class Compactor {
         compressionLevel: s.options.compactionLevel,
         hashesOf: (f) => s.index.hashesOf(f),
         purgeable: (q) => durable.has(q),
+        childless: s.manifest.childless,
         ...(this.#cutoff(group[0]!) === undefined ? {} : { expiredBefore: this.#cutoff(group[0]!)! }),
       },
       group,
@@ -138,17 +162,19 @@ export class Compactor {
       }
       const gone = new Set(group.map((g) => g.file));
       const purged = new Set(out.purged);
+      const folded = new Set(out.folded);
       const state: ManifestState = {
         ...s.manifest,
         generation: s.manifest.generation + 1,
         next_segment: s.nextSegment,
         segments: [...s.manifest.segments.filter((g) => !gone.has(g.file)), ...(out.written ? [out.written.entry] : [])],
         dead: s.manifest.dead.filter((q) => !purged.has(q)),
+        childless: s.manifest.childless.filter((q) => !folded.has(q)),
       };
       s.commit(state, out.written ? [out.written.entry.file] : []);
       for (const f of gone) s.index.remove(f);
       if (out.written) s.index.add({ key: out.written.entry.file, partition: out.written.entry.file, hashes: out.written.hashes });
-      s.retire([...gone], out.purged);
+      s.retire([...gone], out.purged, out.folded);
     });
   }
 }

@@ -1,6 +1,7 @@
-// The manifest names the live Parquet segments, the highest sealed sequence number and the dead
-// (deleted or superseded) sequence numbers. It is the one source of truth on disk: replaced
-// atomically, and files it does not name are leftovers of an interrupted seal, removed on open.
+// The manifest names the live Parquet segments, the highest sealed sequence number, the dead
+// (deleted or superseded) sequence numbers and the has_children overrides of sealed rows. It is the
+// one source of truth on disk: replaced atomically, and files it does not name are leftovers of an
+// interrupted seal, removed on open.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StorageError } from '../errors.js';
@@ -37,13 +38,24 @@ export interface ManifestState {
   /** Sequence numbers whose rows are deleted or replaced by a newer version. */
   readonly dead: readonly number[];
   /**
+   * Sequence numbers of sealed row versions whose has_children reads false (their last child was
+   * deleted): overrides consulted at read time instead of rewriting the parent, folded into the file
+   * (and dropped from here) when a merge rewrites the segment holding the row.
+   */
+  readonly childless: readonly number[];
+  /**
+   * Parent spans that children logged before them wait for, as [project id, run id, span id], oldest
+   * first: the parent gets has_children when it arrives, even after a restart.
+   */
+  readonly awaited: readonly (readonly [string, string, string])[];
+  /**
    * Metric name -> id. Sealed files carry each metric also as a plain DOUBLE column `m<id>` (scanning
    * one column is ~25x faster than looking a key up in the metrics map); names never enter SQL.
    */
   readonly metric_ids: Readonly<Record<string, number>>;
 }
 
-export const EMPTY_MANIFEST: ManifestState = { format: 2, generation: 0, sealed_seq: 0, sealed_wal: 0, next_segment: 1, segments: [], dead: [], metric_ids: {} };
+export const EMPTY_MANIFEST: ManifestState = { format: 2, generation: 0, sealed_seq: 0, sealed_wal: 0, next_segment: 1, segments: [], dead: [], childless: [], awaited: [], metric_ids: {} };
 
 export function loadManifest(dir: string): ManifestState {
   const path = join(dir, 'manifest.json');
@@ -57,6 +69,8 @@ export function loadManifest(dir: string): ManifestState {
       format: 2,
       sealed_wal: m.sealed_wal ?? 0,
       metric_ids: m.metric_ids ?? {},
+      childless: m.childless ?? [],
+      awaited: m.awaited ?? [],
       segments: m.segments.map((g) => ({ ...g, metrics: g.metrics ?? [], row_groups: g.row_groups ?? [] })),
     };
   } catch (err) {

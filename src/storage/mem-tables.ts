@@ -36,6 +36,13 @@ export class MemTable {
   readonly partitions = new Map<string, MemPartition>();
   /** Sequence numbers this table's log file marks dead (deletes and replaced versions). */
   readonly dead: number[] = [];
+  /** Sequence numbers this table's log file marks childless (has_children overrides, see snapshot.ts). */
+  readonly childless: number[] = [];
+  /**
+   * Awaited parents this table's log file adds ([project, run, id]) or resolves (null: the parent
+   * arrived), by run/id key, in the order of their last change; the seal applies them to the manifest.
+   */
+  readonly awaits = new Map<string, readonly [string, string, string] | null>();
   /** Inserts not yet committed; the sealer waits for them. */
   pending = 0;
   #idle: (() => void)[] = [];
@@ -100,6 +107,7 @@ type Pending =
       readonly table: MemTable;
       readonly batch: RecordBatch | null;
       readonly dead: readonly number[];
+      readonly childless: readonly number[];
       readonly resolve: () => void;
       readonly reject: (e: unknown) => void;
     }
@@ -128,10 +136,10 @@ export class MemInserter {
     return this.run(tableDdl(name));
   }
 
-  /** Rows and dead marks of one request; resolves once both are visible to readers. */
-  insert(table: MemTable, batch: RecordBatch | null, dead: readonly number[]): Promise<void> {
+  /** Rows, dead marks and has_children overrides of one request; resolves once all are visible to readers. */
+  insert(table: MemTable, batch: RecordBatch | null, dead: readonly number[], childless: readonly number[] = []): Promise<void> {
     table.pending++;
-    return new Promise((resolve, reject) => this.#push({ kind: 'insert', table, batch, dead, resolve, reject }));
+    return new Promise((resolve, reject) => this.#push({ kind: 'insert', table, batch, dead, childless, resolve, reject }));
   }
 
   /** Runs a statement after everything queued before it. */
@@ -196,6 +204,12 @@ export class MemInserter {
       const key = this.#source.addSeqs(dead);
       keys.push(key);
       statements.push(`INSERT INTO dead (seq) SELECT seq FROM tl_seqs(${key})`);
+    }
+    const childless = group.flatMap((p) => p.childless);
+    if (childless.length > 0) {
+      const key = this.#source.addSeqs(childless);
+      keys.push(key);
+      statements.push(`INSERT INTO childless SELECT seq FROM tl_seqs(${key})`);
     }
     statements.push('COMMIT');
     try {

@@ -1,4 +1,5 @@
-// A merge rewrites segments of one partition as one, without their dead rows. The segments are
+// A merge rewrites segments of one partition as one, without their dead rows and with the manifest's
+// has_children overrides of their rows written in. The segments are
 // concatenated in the order of their first created_at, not sorted again: DuckDB then streams them
 // (memory stays flat whatever the size; a sort of 2M wide rows took over 1.5 GB) and does a third
 // less work. Seals write each segment sorted and follow the clock, so a merged file is sorted but
@@ -23,6 +24,8 @@ export interface MergeContext {
    * row before a power cut would lose the record.
    */
   purgeable(seq: number): boolean;
+  /** has_children overrides in the manifest (durable): those of the inputs' rows are written as false. */
+  readonly childless: readonly number[];
   /**
    * Retention: rows created before this (epoch µs) have expired and are left out. Reads already hide
    * them, whatever the version, so no tombstone is needed (nothing comes back that a read showed).
@@ -35,6 +38,8 @@ export interface MergeOutput {
   readonly written: WrittenSegment | null;
   /** Dead sequence numbers the inputs held: gone from disk once the merge is committed. */
   readonly purged: number[];
+  /** has_children overrides now written into the merged file (or whose rows were purged). */
+  readonly folded: number[];
 }
 
 export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry[]): Promise<MergeOutput> {
@@ -45,19 +50,24 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
   const purged = (await ctx.conn.all('SELECT seq FROM read_parquet($1, hive_partitioning = false) WHERE seq IN (SELECT seq FROM dead)', [inputs]))
     .map((r) => Number(r['seq']))
     .filter((q) => ctx.purgeable(q));
+  const folded =
+    ctx.childless.length === 0 ? [] : (await ctx.conn.all('SELECT seq FROM read_parquet($1, hive_partitioning = false) WHERE seq IN (SELECT unnest($2::BIGINT[]))', [inputs, [...ctx.childless]])).map((r) => Number(r['seq']));
   // Dead rows are dropped by a bitmap over the inputs' seq range, a filter that keeps the scan's
-  // order; `seq NOT IN (subquery)` is a join, and DuckDB's joins do not keep it.
+  // order; `seq NOT IN (subquery)` is a join, and DuckDB's joins do not keep it. Overrides likewise.
   let where = '';
+  let star = '*';
   const params: Param[] = [inputs];
-  if (purged.length > 0) {
-    const lo = Math.min(...group.map((g) => g.min_seq));
-    const hi = Math.max(...group.map((g) => g.max_seq));
-    // bitstring_agg takes its bounds only as constants: they are the store's own sequence numbers.
-    if (!Number.isSafeInteger(lo) || !Number.isSafeInteger(hi)) throw new Error(`bad seq range ${lo}..${hi}`);
-    await ctx.conn.run(`SET VARIABLE tl_merge_dead = (SELECT bitstring_agg(s, ${lo}, ${hi}) FROM (SELECT unnest($1::BIGINT[]) AS s))`, [purged]);
-    where = ` WHERE get_bit(getvariable('tl_merge_dead'), (seq - $2)::INTEGER) = 0`;
-    params.push(lo);
-  }
+  const lo = Math.min(...group.map((g) => g.min_seq));
+  const hi = Math.max(...group.map((g) => g.max_seq));
+  // bitstring_agg takes its bounds only as constants: they are the store's own sequence numbers.
+  if (!Number.isSafeInteger(lo) || !Number.isSafeInteger(hi)) throw new Error(`bad seq range ${lo}..${hi}`);
+  const bitmap = async (name: string, seqs: readonly number[]): Promise<string> => {
+    await ctx.conn.run(`SET VARIABLE ${name} = (SELECT bitstring_agg(s, ${lo}, ${hi}) FROM (SELECT unnest($1::BIGINT[]) AS s))`, [[...seqs]]);
+    if (params.length === 1) params.push(lo);
+    return `get_bit(getvariable('${name}'), (seq - $2)::INTEGER) = 0`;
+  };
+  if (purged.length > 0) where = ` WHERE ${await bitmap('tl_merge_dead', purged)}`;
+  if (folded.length > 0) star = `* REPLACE (has_children AND ${await bitmap('tl_merge_off', folded)} AS has_children)`;
   if (ctx.expiredBefore !== undefined) {
     if (!Number.isSafeInteger(ctx.expiredBefore)) throw new Error(`bad retention cutoff ${ctx.expiredBefore}`);
     where += `${where === '' ? ' WHERE' : ' AND'} created_at >= make_timestamp($${params.length + 1})`;
@@ -68,12 +78,12 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
     projectId: first.project_id,
     runId: first.run_id,
     kind: first.kind,
-    select: `SELECT * FROM read_parquet($1, hive_partitioning = false, union_by_name = true)${where}`,
+    select: `SELECT ${star} FROM read_parquet($1, hive_partitioning = false, union_by_name = true)${where}`,
     params,
     rowGroupSize: ctx.rowGroupSize,
     compressionLevel: ctx.compressionLevel,
     metrics: [...new Set(group.flatMap((g) => g.metrics))],
     hashes: unionHashes(group.map((g) => ctx.hashesOf(g.file))),
   });
-  return { written, purged };
+  return { written, purged, folded };
 }

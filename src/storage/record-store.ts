@@ -4,7 +4,10 @@
 // table is frozen and sealed in the background into immutable ZSTD Parquet segments per (project,
 // run, kind), sorted by created_at then id; background merges keep segments few. Replacing or
 // deleting a row marks its sequence number dead (a tombstone logged with the request that caused it);
-// readers skip dead rows until a seal or merge leaves them out of the files.
+// readers skip dead rows until a seal or merge leaves them out of the files. A parent a delete leaves
+// without children is not rewritten: the seq of its row version is marked childless in the same log
+// entry, readers show has_children false for it, and a seal or merge writes that value into the file.
+// A newer version of the parent has a new seq, so the override never hides it.
 //
 // Invariants:
 // - the memory table mem_<n> holds exactly the rows of log file n; files up to manifest.sealed_wal are
@@ -14,6 +17,7 @@
 // - for each id at most one live row exists across the memory tables and the segments;
 // - the in-memory state changes only after the manifest write that records the change succeeded.
 import { join } from 'node:path';
+import { noteAwaits, resolveAwaits } from './awaited.js';
 import { BatchSource } from '../db/batch-source.js';
 import type { Database, Param, Row } from '../db/database.js';
 import { StorageError } from '../errors.js';
@@ -94,10 +98,14 @@ export class RecordStore {
     for (const seg of manifest.segments) s.index.add({ key: seg.file, partition: seg.file, hashes: await readHashes(conns.seal, dir, seg, idHash) });
     // Text indexes missing (a store of an earlier version), damaged or stale are rebuilt from the segment.
     for (const seg of manifest.segments) await ensureTextIndex(conns.seal, join(dir, seg.file), seg.row_groups.map((g) => g[2]));
+    for (const seq of manifest.childless) s.childless.add(seq);
+    for (const e of manifest.awaited) s.awaited.set(memKey(e[1], e[2]), e);
     // gen: the manifest generation from which a mark counts (0: at once; see snapshot.ts).
     await writer.run('CREATE TABLE IF NOT EXISTS dead (seq BIGINT, gen BIGINT NOT NULL DEFAULT 0)');
+    await writer.run('CREATE TABLE IF NOT EXISTS childless (seq BIGINT)');
     await writer.run(tableDdl(EMPTY_TABLE));
     if (s.dead.size > 0) await writer.run('INSERT INTO dead (seq) SELECT unnest($1::BIGINT[])', [[...s.dead]]);
+    if (s.childless.size > 0) await writer.run('INSERT INTO childless SELECT unnest($1::BIGINT[])', [[...s.childless]]);
     await replayLog(s, replay);
     const number = wal.start(s.nextSeq);
     s.mem.push(new MemTable(number, s.nextSeq, s.inserter.create(`mem_${number}`)));
@@ -130,8 +138,10 @@ export class RecordStore {
   /**
    * Logs rows of one project and run (their seq is assigned here), replacing older versions of the
    * same ids. Resolves once they are in the log (on disk, if `sync`) and visible to every read.
+   * `awaits`: ids of parent spans (not logged yet) that these rows are children of; a row logged
+   * later with such an id gets has_children true, also after a restart (awaited.ts).
    */
-  async append(rows: readonly WireRow[], sync: boolean): Promise<void> {
+  async append(rows: readonly WireRow[], sync: boolean, awaits: readonly string[] = []): Promise<void> {
     this.#assertWritable();
     if (rows.length === 0) return;
     const s = this.#s;
@@ -161,13 +171,23 @@ export class RecordStore {
         if (earlier !== undefined) dead.push(earlier);
         inRequest.set(r.id, r.seq);
       }
+      // Parents that children logged before them wait for: they arrive with has_children.
+      const arrived: string[] = [];
+      if (s.awaited.size > 0) {
+        for (const r of rows) {
+          const k = memKey(r.run_id, r.id);
+          if (!s.awaited.has(k)) continue;
+          r['has_children'] = true;
+          arrived.push(k);
+        }
+      }
       const builder = this.#builders.pop() ?? new BatchBuilder();
       let batch: ReturnType<BatchBuilder['build']>;
       let bytes: Uint8Array;
       let durable: Promise<void>;
       try {
         batch = builder.build(rows);
-        bytes = encodeEntry(batch, dead, first + rows.length - 1);
+        bytes = encodeEntry(batch, dead, first + rows.length - 1, [], awaits);
         // Throws, with nothing written and nothing changed, when the log cannot take the request.
         durable = s.wal.append(bytes, sync);
       } catch (err) {
@@ -180,6 +200,8 @@ export class RecordStore {
       table.dead.push(...dead);
       for (const r of rows) s.memIds.set(memKey(r.run_id, r.id), entryOf(r, table.number));
       table.noteRows(rows[0]!.project_id, rows[0]!.run_id, rows, builder.metricsByKind, bytes.length);
+      if (arrived.length > 0) resolveAwaits(s, table, arrived);
+      if (awaits.length > 0) noteAwaits(s, table, rows[0]!.project_id, rows[0]!.run_id, awaits);
       const visible = this.#insert(table, batch, dead).finally(() => this.#builders.push(builder));
       this.#sealer.maybeFreeze();
       durable.catch(() => undefined);
@@ -195,10 +217,10 @@ export class RecordStore {
    * sealer then frees. One that keeps failing leaves DuckDB behind the log, so writes stop until the
    * store is reopened (the log replays the rows then).
    */
-  async #insert(table: MemTable, batch: Parameters<MemInserter['insert']>[1], dead: readonly number[]): Promise<void> {
+  async #insert(table: MemTable, batch: Parameters<MemInserter['insert']>[1], dead: readonly number[], childless: readonly number[] = []): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.#s.inserter.insert(table, batch, dead);
+        await this.#s.inserter.insert(table, batch, dead, childless);
         return;
       } catch (err) {
         if (attempt < INSERT_RETRIES.length && !this.#s.closed) {
@@ -241,21 +263,32 @@ export class RecordStore {
     return n;
   }
 
-  /** Deletes rows by seq, durably: one tombstone entry in the log, visible at once. */
-  async deleteSeqs(seqs: readonly number[]): Promise<void> {
+  /**
+   * Deletes rows by seq, durably: one tombstone entry in the log, visible at once. `childless`: row
+   * versions (parents the delete leaves without children) whose has_children reads false from now on,
+   * in the same entry, so a crash keeps both or neither.
+   */
+  async deleteSeqs(seqs: readonly number[], childless: readonly number[] = []): Promise<void> {
     this.#assertWritable();
     const s = this.#s;
     const fresh = [...new Set(seqs)].filter((q) => !s.dead.has(q));
-    if (fresh.length === 0) return;
+    const cleared = [...new Set(childless)].filter((q) => !s.childless.has(q) && !s.dead.has(q));
+    if (fresh.length === 0 && cleared.length === 0) return;
     if (s.wal.failed) this.#sealer.freeze();
-    const durable = s.wal.append(encodeEntry(null, fresh, s.nextSeq - 1), true);
+    const durable = s.wal.append(encodeEntry(null, fresh, s.nextSeq - 1, cleared), true);
     const table = s.active;
     for (const q of fresh) s.dead.add(q);
+    for (const q of cleared) s.childless.add(q);
     table.dead.push(...fresh);
+    table.childless.push(...cleared);
     const gone = new Set(fresh);
-    for (const [k, e] of s.memIds) if (gone.has(e.seq)) s.memIds.delete(k);
+    const off = new Set(cleared);
+    for (const [k, e] of s.memIds) {
+      if (gone.has(e.seq)) s.memIds.delete(k);
+      else if (off.has(e.seq)) s.memIds.set(k, { ...e, has_children: false });
+    }
     durable.catch(() => undefined);
-    await this.#insert(table, null, fresh);
+    await this.#insert(table, null, fresh, cleared);
     await durable;
     // A large delete can leave segments mostly dead: rewriting them gives the space back.
     if (s.options.autoCompact) this.#compactor.schedule();
@@ -286,7 +319,7 @@ export class RecordStore {
   snapshot(): Snapshot {
     this.#assertOpen();
     const s = this.#s;
-    return new Snapshot(s.dir, s.db, s.manifest, [...s.mem], s.index, this.retention);
+    return new Snapshot(s.dir, s.db, s.manifest, [...s.mem], s.index, this.retention, s.childless.size > 0);
   }
 
   /** Runs `fn` over a snapshot, released afterwards. */
@@ -365,16 +398,25 @@ export class RecordStore {
           ? []
           : (await s.db.all('SELECT seq FROM read_parquet($1, hive_partitioning = false) WHERE seq IN (SELECT seq FROM dead)', [gone.map((g) => join(s.dir, g.file))])).map((r) => Number(r['seq']));
       const goneSet = new Set(goneDead);
+      // The same for has_children overrides of rows in the removed files.
+      const goneChildless =
+        gone.length === 0 || s.manifest.childless.length === 0
+          ? []
+          : (await s.db.all('SELECT seq FROM read_parquet($1, hive_partitioning = false) WHERE seq IN (SELECT unnest($2::BIGINT[]))', [gone.map((g) => join(s.dir, g.file)), [...s.manifest.childless]])).map((r) => Number(r['seq']));
+      const goneOff = new Set(goneChildless);
       const state: ManifestState = {
         ...s.manifest,
         generation: s.manifest.generation + 1,
         segments: s.manifest.segments.filter((g) => !goneFiles.has(g.file)),
         dead: s.manifest.dead.filter((q) => !goneSet.has(q)),
+        childless: s.manifest.childless.filter((q) => !goneOff.has(q)),
+        awaited: s.manifest.awaited.filter((e) => !(e[0] === projectId && (runId === undefined || e[1] === runId))),
       };
       s.commit(state, []);
       for (const [key, e] of s.memIds) if (e.project_id === projectId && (runId === undefined || key.startsWith(`${runId}/`))) s.memIds.delete(key);
+      for (const [key, e] of s.awaited) if (e[0] === projectId && (runId === undefined || e[1] === runId)) s.awaited.delete(key);
       for (const f of goneFiles) s.index.remove(f);
-      s.retire([...goneFiles], goneDead);
+      s.retire([...goneFiles], goneDead, goneChildless);
       return removed;
     });
   }

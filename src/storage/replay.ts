@@ -1,7 +1,9 @@
 // Opening after a restart: every log file not yet sealed becomes a frozen memory table again, holding
-// exactly its whole requests (rows and tombstones), and the in-memory notes (recent ids, partitions,
-// dead set, next sequence number) are rebuilt from it. The sealer takes the tables from there.
+// exactly its whole requests (rows, tombstones, has_children overrides), and the in-memory notes
+// (recent ids, partitions, dead and childless sets, next sequence number) are rebuilt from it. The
+// sealer takes the tables from there.
 import type { RecordBatch } from 'apache-arrow';
+import { noteAwaits, resolveAwaits } from './awaited.js';
 import { MemTable } from './mem-tables.js';
 import { kindOf, type RecordKind } from './record-columns.js';
 import { memKey, type MemEntry, type StoreState } from './store-state.js';
@@ -18,17 +20,26 @@ export async function replayLog(s: StoreState, files: readonly WalFile[]): Promi
       s.nextSeq = Math.max(s.nextSeq, e.lastSeq + 1);
       for (const q of e.dead) s.dead.add(q);
       table.dead.push(...e.dead);
+      for (const q of e.childless) s.childless.add(q);
+      table.childless.push(...e.childless);
       if (e.batch) {
         const rows = linkColumns(e.batch);
         for (const r of rows) s.memIds.set(memKey(r.run_id, r.id), { ...r, table: file.number });
         table.noteRows(rows[0]!.project_id, rows[0]!.run_id, rows, metricNames(e.batch, rows), 0);
+        // The same order as when they were logged: parents arriving first, then what the rows await.
+        if (s.awaited.size > 0) resolveAwaits(s, table, rows.map((r) => memKey(r.run_id, r.id)).filter((k) => s.awaited.has(k)));
+        if (e.awaits.length > 0) noteAwaits(s, table, rows[0]!.project_id, rows[0]!.run_id, e.awaits);
       }
-      inserts.push(s.inserter.insert(table, e.batch, e.dead));
+      inserts.push(s.inserter.insert(table, e.batch, e.dead, e.childless));
     }
     await Promise.all(inserts);
   }
   // A row the manifest marks dead (a bulk load replaced it) is no record's latest version.
-  for (const [key, e] of s.memIds) if (s.dead.has(e.seq)) s.memIds.delete(key);
+  // A row marked childless after it was logged (a delete took its last child) reads has_children false.
+  for (const [key, e] of s.memIds) {
+    if (s.dead.has(e.seq)) s.memIds.delete(key);
+    else if (e.has_children && s.childless.has(e.seq)) s.memIds.set(key, { ...e, has_children: false });
+  }
 }
 
 type LinkRow = Omit<MemEntry, 'table'> & { id: string; run_id: string };

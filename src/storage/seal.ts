@@ -22,9 +22,12 @@ export interface SealOutput {
   readonly metricIds: Record<string, number>;
 }
 
-/** Writes the segments of a frozen table (its live rows, sorted by created_at then id). */
-/** `ownDead`: the table's tombstones of its own rows (left out). */
-export async function writeSealSegments(ctx: SealContext, table: MemTable, ownDead: readonly number[]): Promise<SealOutput> {
+/**
+ * Writes the segments of a frozen table (its live rows, sorted by created_at then id). `ownDead`: the
+ * table's tombstones of its own rows (left out); `ownChildless`: its has_children overrides of its own
+ * rows (written as false, so the overrides can go).
+ */
+export async function writeSealSegments(ctx: SealContext, table: MemTable, ownDead: readonly number[], ownChildless: readonly number[] = []): Promise<SealOutput> {
   const metricIds: Record<string, number> = { ...ctx.manifest.metric_ids };
   let nextMetric = Math.max(-1, ...Object.values(metricIds)) + 1;
   const added: WrittenSegment[] = [];
@@ -37,15 +40,16 @@ export async function writeSealSegments(ctx: SealContext, table: MemTable, ownDe
       // the segment (dead to readers) until that file is sealed too, since the newer file may not be
       // on disk yet and the row is then the record's last durable version.
       const own = `$${4 + names.length}`;
+      const star = ownChildless.length === 0 ? '*' : `* REPLACE (has_children AND seq NOT IN (SELECT unnest($${5 + names.length}::BIGINT[])) AS has_children)`;
       const written = await writeSegment(ctx.conn, ctx.dir, {
         file: segmentPath(ctx.dir, partitionKey(part.projectId, part.runId, part.kind), ctx.nextSegment()),
         projectId: part.projectId,
         runId: part.runId,
         kind: part.kind,
-        select: `SELECT *${shredded} FROM ${table.name}
+        select: `SELECT ${star}${shredded} FROM ${table.name}
                  WHERE project_id = $1 AND run_id = $2 AND ${KIND_SQL} = $3 AND seq NOT IN (SELECT unnest(${own}::BIGINT[]))
                  ORDER BY created_at, id`,
-        params: [part.projectId, part.runId, part.kind, ...names, ownDead],
+        params: [part.projectId, part.runId, part.kind, ...names, ownDead, ...(ownChildless.length === 0 ? [] : [[...ownChildless]])],
         rowGroupSize: ctx.rowGroupSize,
         metrics: names.map((n) => metricIds[n]!),
         hashes: Float64Array.from(part.hashes),

@@ -2,6 +2,7 @@
 // same step, so table n and log file n hold the same rows), and turns frozen tables into segments in
 // the background, oldest first. Writers wait only when two frozen tables are already waiting.
 import { StorageError } from '../errors.js';
+import { sealedAwaits } from './awaited.js';
 import type { ManifestState } from './manifest.js';
 import { MemTable } from './mem-tables.js';
 import { writeSealSegments } from './seal.js';
@@ -116,11 +117,16 @@ export class Sealer {
     // tombstones of other rows go to the manifest with the rows that replaced them, never before. Which
     // rows the table holds is asked, not inferred from firstSeq: a bulk load's rows (bulk-load.ts) take
     // numbers inside a table's range while living in segments.
-    const own = table.dead.length === 0 ? new Set<number>() : new Set((await s.conns.seal.all(`SELECT seq FROM ${table.name} WHERE seq IN (SELECT unnest($1::BIGINT[]))`, [table.dead])).map((r) => Number(r['seq'])));
-    const out = await writeSealSegments({ dir: s.dir, conn: s.conns.seal, manifest: s.manifest, nextSegment: () => s.nextSegment++, rowGroupSize: s.options.rowGroupSize }, table, [...own]);
+    const own = await this.#held(table, table.dead);
+    // The same for has_children overrides: those of the table's own rows are written into the segment;
+    // the others (rows sealed earlier, or a bulk load's) go to the manifest for a merge to fold.
+    const ownOff = await this.#held(table, table.childless);
+    const out = await writeSealSegments({ dir: s.dir, conn: s.conns.seal, manifest: s.manifest, nextSegment: () => s.nextSegment++, rowGroupSize: s.options.rowGroupSize }, table, [...own], [...ownOff]);
     const purged = [...own];
     const kept = new Set(s.manifest.dead);
     for (const q of table.dead) if (!own.has(q)) kept.add(q);
+    const keptOff = new Set(s.manifest.childless);
+    for (const q of table.childless) if (!ownOff.has(q)) keptOff.add(q);
     const state: ManifestState = {
       ...s.manifest,
       generation: s.manifest.generation + 1,
@@ -129,6 +135,8 @@ export class Sealer {
       next_segment: s.nextSegment,
       segments: [...s.manifest.segments, ...out.added.map((a) => a.entry)],
       dead: [...kept],
+      childless: [...keptOff],
+      awaited: sealedAwaits(s.manifest.awaited, table),
       metric_ids: out.metricIds,
     };
     s.commit(state, out.added.map((a) => a.entry.file));
@@ -140,6 +148,14 @@ export class Sealer {
     s.afterReaders(async () => {
       await s.inserter.run(`DROP TABLE IF EXISTS ${table.name}`);
       await s.forget(purged);
+      await s.forgetChildless([...ownOff]);
     });
+  }
+
+  /** Which of `seqs` are rows of the table itself. */
+  async #held(table: MemTable, seqs: readonly number[]): Promise<Set<number>> {
+    if (seqs.length === 0) return new Set();
+    const rows = await this.#s.conns.seal.all(`SELECT seq FROM ${table.name} WHERE seq IN (SELECT unnest($1::BIGINT[]))`, [[...seqs]]);
+    return new Set(rows.map((r) => Number(r['seq'])));
   }
 }

@@ -5,6 +5,8 @@
 // statement as the rows, so a replaced record shows its old or its new version, never both. Marks
 // that a commit makes effective (a bulk load's, written before its manifest) carry that commit's
 // generation: a snapshot of an older manifest ignores them, as it does the segments they go with.
+// Rows whose seq is in the `childless` table (parents a delete left without children) read
+// has_children false; the expression is added only while any such override exists.
 import { join } from 'node:path';
 import type { Database, Param, Row } from '../db/database.js';
 import type { SealedIdIndex } from './id-index.js';
@@ -39,6 +41,9 @@ export interface SourceSql {
 
 const COLS = COLUMN_NAMES.join(', ');
 
+/** has_children as readers see it: false for row versions a delete left without children. */
+export const HAS_CHILDREN_READ = '(has_children AND seq NOT IN (SELECT seq FROM childless)) AS has_children';
+
 /** A table that stays empty: the source of a scope with no rows anywhere. */
 export const EMPTY_TABLE = 'mem_empty';
 
@@ -51,9 +56,12 @@ export class Snapshot {
   readonly #release: () => void;
   readonly #retention: RetentionView | undefined;
   readonly #cutoffCache = new Map<string, ReadonlyMap<string, number>>();
+  /** `SELECT *` with has_children overridden, or plain when no override exists (nothing to join). */
+  readonly #star: string;
 
-  constructor(dir: string, db: Database, manifest: ManifestState, mem: readonly MemTable[], index: SealedIdIndex, retention?: RetentionView) {
+  constructor(dir: string, db: Database, manifest: ManifestState, mem: readonly MemTable[], index: SealedIdIndex, retention?: RetentionView, overrides = true) {
     this.#dir = dir;
+    this.#star = overrides ? `* REPLACE (${HAS_CHILDREN_READ})` : '*';
     this.#retention = retention;
     this.#db = db;
     this.#manifest = manifest;
@@ -173,7 +181,7 @@ export class Snapshot {
     const expired = [...this.cutoffs(scope.projectId, scope.runId)].map(([run, us]) => `(run_id = ${p(run)} AND created_at < make_timestamp(${p(us)}))`);
     const live = expired.length === 0 ? '' : expiredOnly ? ` AND (${expired.join(' OR ')})` : ` AND NOT (${expired.join(' OR ')})`;
     return {
-      sql: `(SELECT * FROM (${parts.join(' UNION ALL ')}) WHERE seq NOT IN ${this.deadSeqs}${live})`,
+      sql: `(SELECT ${this.#star} FROM (${parts.join(' UNION ALL ')}) WHERE seq NOT IN ${this.deadSeqs}${live})`,
       params,
       metricColumn: (name) => {
         const a = aliases.get(name);
@@ -316,6 +324,6 @@ export class Snapshot {
       for (const t of mem) parts.push(`SELECT ${COLS} FROM ${t.name} WHERE ${where}`);
     }
     if (files.size > 0) parts.push(`SELECT ${COLS} FROM read_parquet(${p([...files].map((f) => join(this.#dir, f)))}, hive_partitioning = false, union_by_name = true)`);
-    return this.#db.all(`${STORED_SELECT} FROM (${parts.join(' UNION ALL ')}) WHERE id IN (SELECT unnest($1::VARCHAR[])) AND seq NOT IN ${this.deadSeqs}`, params);
+    return this.#db.all(`${STORED_SELECT} FROM (SELECT ${this.#star} FROM (${parts.join(' UNION ALL ')}) WHERE id IN (SELECT unnest($1::VARCHAR[])) AND seq NOT IN ${this.deadSeqs})`, params);
   }
 }

@@ -39,6 +39,7 @@ export interface MemEntry {
 
 export const memKey = (runId: string, id: string): string => `${runId}/${id}`;
 
+
 export class StoreState {
   manifest: ManifestState;
   readonly index = new SealedIdIndex();
@@ -46,6 +47,16 @@ export class StoreState {
   readonly memIds = new Map<string, MemEntry>();
   /** Every dead sequence number (the manifest's and the log's); mirrored by the `dead` table. */
   readonly dead = new Set<number>();
+  /**
+   * Sequence numbers of row versions whose has_children reads false (the manifest's and the log's),
+   * mirrored by the `childless` table; a seal or merge writes the value into the file and drops them.
+   */
+  readonly childless = new Set<number>();
+  /**
+   * Parent spans that children logged before them wait for (the manifest's and the log's), by run/id
+   * key, oldest first; a row logged with such an id gets has_children (see RecordStore.append).
+   */
+  readonly awaited = new Map<string, readonly [string, string, string]>();
   /** Memory tables, oldest first; the last one takes the writes. */
   mem: MemTable[] = [];
   nextSeq: number;
@@ -131,15 +142,23 @@ export class StoreState {
     };
   }
 
-  /** Deletes replaced files, then forgets their dead seqs, once no reader may still use them. */
-  retire(files: readonly string[], purged: readonly number[]): void {
+  /** Deletes replaced files, then forgets their dead seqs and folded overrides, once no reader may still use them. */
+  retire(files: readonly string[], purged: readonly number[], folded: readonly number[] = []): void {
     this.afterReaders(async () => {
       for (const f of files) {
         if (this.#inUse.has(f)) this.#retiredInUse.add(f);
         else removeSegmentFiles(this.dir, f);
       }
       await this.forget(purged);
+      await this.forgetChildless(folded);
     });
+  }
+
+  /** has_children overrides now written into the files (or whose rows are gone): dropped from the set. */
+  async forgetChildless(seqs: readonly number[]): Promise<void> {
+    if (seqs.length === 0) return;
+    for (const s of seqs) this.childless.delete(s);
+    await this.inserter.run('DELETE FROM childless WHERE seq IN (SELECT unnest($1::BIGINT[]))', [seqs as number[]]);
   }
 
   /** Dead seqs whose rows are gone from every file and table: dropped from the dead set. */

@@ -1,8 +1,10 @@
 // Write-ahead log: numbered files in the Arrow IPC stream format (`wal-000000042.arrows`), readable by
 // any Arrow reader (pyarrow.ipc.open_stream, arrow-rs, apache-arrow). A file starts with the record
 // schema; each request is one RecordBatch message whose custom metadata `tracelake.commit` holds
-// {last_seq, rows, dead, crc}: the highest sequence number it used, the sequence numbers it
-// deletes or replaces, and the CRC-32 of its body. A message that is cut short, or whose body does not
+// {last_seq, rows, dead, childless?, awaits?, crc}: the highest sequence number it used, the sequence
+// numbers it deletes or replaces, those whose has_children now reads false (parents a delete left
+// without children), the ids of parent spans its rows wait for (logged before their parent), and the
+// CRC-32 of its body. A message that is cut short, or whose body does not
 // match its CRC, ends the file: on open the file is cut there, so a request is wholly in the log or
 // not at all. A delete without rows is a zero-row batch. `reliable` appends wait for fsync;
 // concurrent ones share one fsync (group commit).
@@ -32,6 +34,10 @@ export interface WalEntry {
   readonly batch: RecordBatch | null;
   /** Sequence numbers this request deletes or replaces. */
   readonly dead: readonly number[];
+  /** Sequence numbers of rows whose has_children reads false from here on (overrides, see snapshot.ts). */
+  readonly childless: readonly number[];
+  /** Ids of parent spans (in the rows' run) that the rows wait for: the parent gets has_children. */
+  readonly awaits: readonly string[];
   readonly lastSeq: number;
 }
 
@@ -54,9 +60,10 @@ const BATCH_PREFIX = tableToIPC(new Table(RECORD_SCHEMA), 'stream').length - EOS
 const EMPTY = new BatchBuilder().build([]);
 
 /** One request as the bytes of a RecordBatch message, CRC patched into its metadata. */
-export function encodeEntry(batch: RecordBatch | null, dead: readonly number[], lastSeq: number): Uint8Array {
+export function encodeEntry(batch: RecordBatch | null, dead: readonly number[], lastSeq: number, childless: readonly number[] = [], awaits: readonly string[] = []): Uint8Array {
   const rows = batch?.numRows ?? 0;
-  const meta = JSON.stringify({ v: 1, last_seq: lastSeq, rows, dead, crc: CRC_PLACEHOLDER });
+  // `childless` and `awaits` only when there are some: entries of older versions read the same.
+  const meta = JSON.stringify({ v: 1, last_seq: lastSeq, rows, dead, ...(childless.length > 0 ? { childless } : {}), ...(awaits.length > 0 ? { awaits } : {}), crc: CRC_PLACEHOLDER });
   const withMeta = new RecordBatch(RECORD_SCHEMA, (batch ?? EMPTY).data, new Map([[COMMIT_KEY, meta]]));
   const ipc = tableToIPC(new Table([withMeta]), 'stream');
   const msg = Buffer.from(ipc.buffer, ipc.byteOffset + BATCH_PREFIX, ipc.length - BATCH_PREFIX - EOS.length);
@@ -119,14 +126,14 @@ export function readWalFile(path: string): { entries: WalEntry[]; firstSeq: numb
     const span = spans[i + 1]!;
     const meta = batches[i]!.metadata.get(COMMIT_KEY);
     if (!meta) break;
-    let commit: { last_seq: number; rows: number; dead: number[]; crc: string };
+    let commit: { last_seq: number; rows: number; dead: number[]; childless?: number[]; awaits?: string[]; crc: string };
     try {
       commit = JSON.parse(meta) as typeof commit;
     } catch {
       break;
     }
     if (crc32(buf.subarray(span.start + 8 + span.metaLen, span.end)).toString(16).padStart(8, '0') !== commit.crc) break;
-    entries.push({ batch: commit.rows > 0 ? batches[i]! : null, dead: commit.dead ?? [], lastSeq: commit.last_seq });
+    entries.push({ batch: commit.rows > 0 ? batches[i]! : null, dead: commit.dead ?? [], childless: commit.childless ?? [], awaits: commit.awaits ?? [], lastSeq: commit.last_seq });
     validBytes = span.end;
   }
   return { entries, firstSeq, validBytes, fileBytes: buf.length };

@@ -1,6 +1,6 @@
 // Guarantees: records sealed into segments that carry shredded metric columns (different columns per
 // segment) can still be looked up for writes: spans logged into a sealed trace, PATCHes of sealed
-// traces and spans, and deletes that rewrite a parent left childless. Found by the fuzzer: each of
+// traces and spans, and deletes that leave a sealed parent childless. Found by the fuzzer: each of
 // these answered 500 (a UNION of the in-memory batch with segments of more columns).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -27,7 +27,7 @@ test('writes that look up sealed records work when segments carry different metr
   await store.updateRecord('span', projectId, S1, { ...ls, output: 'wf done' });
   assert.equal((await store.count('span', projectId, ls)).total_count, 4);
   await store.flush();
-  // A delete that leaves the sealed workflow span childless rewrites it.
+  // A delete that leaves the sealed workflow span childless marks it so (an override, no rewrite).
   const del = await store.delete('span', projectId, { ...ls, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'child' }] });
   assert.equal(del.deleted, 1);
   const check = async (s: TraceStore) => {
