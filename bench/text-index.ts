@@ -31,7 +31,7 @@ const { values: a } = parseArgs({
 if (a.make) {
   const { TraceStore } = await import('../src/engine/trace-store.js');
   const { spanBatches } = await import('./workload.js');
-  const store = await TraceStore.open(a.dir!);
+  const store = await TraceStore.open(a.dir!, { textIndex: true });
   const projectId = store.createProject({ name: 'text-index' }).id;
   const runId = store.createLogStream(projectId, 'bench').id;
   for (const b of spanBatches({ spans: Number(a.make) })) await store.logTraces(projectId, { log_stream_id: runId, reliable: true, traces: b.traces } as never);
@@ -50,7 +50,7 @@ type Store = Awaited<ReturnType<Mod['TraceStore']['open']>>;
 
 async function open(module: string, dir: string): Promise<Store> {
   const mod = (await import(resolve(module))) as Mod;
-  const store = await mod.TraceStore.open(dir, { autoCompact: false });
+  const store = await mod.TraceStore.open(dir, { autoCompact: false, textIndex: true });
   if (a.plant) {
     // One trace whose input holds a rare string (a ticket number, an error text), sealed in a segment of its own.
     await store.logTraces(a.project!, { log_stream_id: a.run!, reliable: true, traces: [{ name: 'planted', input: a.plant, created_at: '2026-01-01T08:00:00Z', spans: [{ type: 'tool', name: 'planted', input: a.plant }] }] } as never);

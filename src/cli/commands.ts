@@ -16,7 +16,7 @@ export interface Command {
 export const COMMANDS: readonly Command[] = [
   {
     name: 'serve',
-    usage: ['serve [--data DIR] [--port N] [--host H] [--body-limit BYTES] [--request-timeout MS] [--memory-limit SIZE] [--rate-limit N] [--rate-limit-window MS] [--no-ui] [--quiet]'],
+    usage: ['serve [--data DIR] [--port N] [--host H] [--body-limit BYTES] [--request-timeout MS] [--memory-limit SIZE] [--text-index] [--rate-limit N] [--rate-limit-window MS] [--no-ui] [--quiet]'],
     run: serve,
   },
   {
@@ -65,6 +65,7 @@ export const ENVIRONMENT: ReadonlyArray<readonly [name: string, meaning: string]
   ['TRACELAKE_BODY_LIMIT', 'largest request body in bytes (default 33554432)'],
   ['TRACELAKE_REQUEST_TIMEOUT', 'request timeout in ms (default 120000)'],
   ['TRACELAKE_MEMORY_LIMIT', "DuckDB's memory limit (default 512MB)"],
+  ['TRACELAKE_TEXT_INDEX', '1: write a text index beside each segment (fast contains on rare strings; costs ingest)'],
   ['TRACELAKE_RATE_LIMIT', 'requests per API key and window (off by default; 429 with Retry-After beyond)'],
   ['TRACELAKE_RATE_LIMIT_WINDOW', 'the rate limit window in ms (default 60000)'],
   ['TRACELAKE_CACHE_DIR', 'single binary only: where it unpacks its libraries (default ~/.cache/tracelake)'],

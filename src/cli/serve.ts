@@ -20,6 +20,7 @@ export async function serve(argv: string[]): Promise<void> {
       'rate-limit-window': { type: 'string' },
       quiet: { type: 'boolean' },
       'no-ui': { type: 'boolean' },
+      'text-index': { type: 'boolean' },
     },
     strict: true,
   });
@@ -31,7 +32,8 @@ export async function serve(argv: string[]): Promise<void> {
   const memoryLimit = values['memory-limit'] ?? env('TRACELAKE_MEMORY_LIMIT');
   const rateMax = values['rate-limit'] ?? env('TRACELAKE_RATE_LIMIT');
   const rateLimit = rateMax === undefined ? undefined : { max: positiveInt('rate limit', rateMax, 0), windowMs: positiveInt('rate limit window', values['rate-limit-window'] ?? env('TRACELAKE_RATE_LIMIT_WINDOW'), 60_000) };
-  const store = await TraceStore.open(dataDir(values.data), memoryLimit === undefined ? {} : { memoryLimit });
+  const textIndex = values['text-index'] === true || env('TRACELAKE_TEXT_INDEX') === '1';
+  const store = await TraceStore.open(dataDir(values.data), { ...(memoryLimit === undefined ? {} : { memoryLimit }), ...(textIndex ? { textIndex } : {}) });
   const { generated, file } = store.bootstrapApiKey(env('TRACELAKE_API_KEY'));
   const app = buildServer({
     store,

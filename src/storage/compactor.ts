@@ -145,6 +145,7 @@ export class Compactor {
         conn: s.conns.merge,
         nextSegment: () => s.nextSegment++,
         rowGroupSize: s.options.rowGroupSize,
+        textIndex: s.options.textIndex,
         compressionLevel: s.options.compactionLevel,
         hashesOf: (f) => s.index.hashesOf(f),
         purgeable: (q) => durable.has(q),

@@ -15,6 +15,7 @@ export interface MergeContext {
   readonly conn: Connection;
   nextSegment(): number;
   readonly rowGroupSize: number;
+  readonly textIndex: boolean;
   readonly compressionLevel: number;
   /** The id hashes of a live segment. */
   hashesOf(file: string): Float64Array;
@@ -81,6 +82,7 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
     select: `SELECT ${star} FROM read_parquet($1, hive_partitioning = false, union_by_name = true)${where}`,
     params,
     rowGroupSize: ctx.rowGroupSize,
+    textIndex: ctx.textIndex,
     compressionLevel: ctx.compressionLevel,
     metrics: [...new Set(group.flatMap((g) => g.metrics))],
     hashes: unionHashes(group.map((g) => ctx.hashesOf(g.file))),

@@ -15,6 +15,7 @@ export interface SealContext {
   /** Reserves the next segment number. */
   nextSegment(): number;
   readonly rowGroupSize: number;
+  readonly textIndex: boolean;
 }
 
 export interface SealOutput {
@@ -51,6 +52,7 @@ export async function writeSealSegments(ctx: SealContext, table: MemTable, ownDe
                  ORDER BY created_at, id`,
         params: [part.projectId, part.runId, part.kind, ...names, ownDead, ...(ownChildless.length === 0 ? [] : [[...ownChildless]])],
         rowGroupSize: ctx.rowGroupSize,
+        textIndex: ctx.textIndex,
         metrics: names.map((n) => metricIds[n]!),
         hashes: Float64Array.from(part.hashes),
       });

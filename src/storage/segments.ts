@@ -39,6 +39,8 @@ export interface WriteSegment {
   readonly params: readonly Param[];
   readonly rowGroupSize: number;
   readonly compressionLevel?: number;
+  /** Whether to write the segment's text index (RecordStoreOptions.textIndex). */
+  readonly textIndex: boolean;
   readonly metrics: readonly number[];
   /** Id hashes of the rows (a superset is fine), sorted on write. */
   readonly hashes: Float64Array;
@@ -81,7 +83,7 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
     writeFileSync(idsPath(abs), hashes);
     await fsyncPathAsync(idsPath(abs));
     // The text index is on disk (fsynced with the folder below) before any manifest lists the segment.
-    await writeTextIndex(conn, abs);
+    if (w.textIndex) await writeTextIndex(conn, abs);
     await fsyncPathAsync(dirname(abs), 'r');
     const entry: SegmentEntry = {
       file: rel,

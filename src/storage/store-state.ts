@@ -20,6 +20,7 @@ export interface StoreOptions {
   /** Rows that freeze the active memory table. */
   readonly sealRows: number;
   readonly rowGroupSize: number;
+  readonly textIndex: boolean;
   readonly autoCompact: boolean;
   readonly compaction: CompactionPolicy;
   readonly compactionLevel: number;

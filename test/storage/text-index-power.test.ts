@@ -15,7 +15,7 @@ import { PowerJournal } from '../support/power-image.js';
 test('at every power cut, each listed segment has its text index', { timeout: 180_000 }, () => {
   const base = tempDir();
   const journalDir = join(base, 'journal');
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'test/support/power-workload.ts', journalDir, join(base, 'data'), 'mixed', '11', '30'], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'test/support/power-workload.ts', journalDir, join(base, 'data'), 'mixed', '11', '30'], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, TL_TEXT_INDEX: '1' } });
   assert.equal(r.status, 0, `the writer failed: ${r.stderr}`);
   const root = (JSON.parse(readFileSync(join(journalDir, 'acks.ndjson'), 'utf8').split('\n')[0]!) as { root: string }).root;
   const journal = PowerJournal.load(journalDir, root);

@@ -63,7 +63,7 @@ const DELETED = 7000;
  * groups at whole chunks of 2,048 rows, so each segment has three (2,048, 2,048, 904 span rows).
  */
 async function load(t: TestContext, dir = tempDir(t)): Promise<Fixture & { alive: number[] }> {
-  const store = await TraceStore.open(dir, { threads: 1, rowGroupSize: 2048, autoCompact: false, pageWindowRows: 1000 });
+  const store = await TraceStore.open(dir, { threads: 1, rowGroupSize: 2048, autoCompact: false, pageWindowRows: 1000, textIndex: true });
   t.after(() => store.close());
   const projectId = store.createProject({ name: 'p' }).id;
   const runId = store.createLogStream(projectId, 'r').id;
@@ -254,7 +254,7 @@ test('every listed segment has its index; merged inputs lose theirs; a missing o
   damaged[damaged.length >> 1] = damaged[damaged.length >> 1]! ^ 0x40;
   writeFileSync(textIndexPath(listed[1]!), damaged);
   writeFileSync(textIndexPath(listed[2]!), original.get(listed[2]!)!.subarray(0, 20));
-  const store = await TraceStore.open(dir, { threads: 1, rowGroupSize: 2048, autoCompact: false, pageWindowRows: 1000 });
+  const store = await TraceStore.open(dir, { threads: 1, rowGroupSize: 2048, autoCompact: false, pageWindowRows: 1000, textIndex: true });
   t.after(() => store.close());
   const fx = { dir, store, projectId: first.projectId, runId: first.runId };
   for (const f of listed.slice(0, 3)) assert.deepEqual(readFileSync(textIndexPath(f)), original.get(f), `${f}: rebuilt as written`);
@@ -268,4 +268,20 @@ test('every listed segment has its index; merged inputs lose theirs; a missing o
   for (const f of merged) assert.ok(parseTextIndex(readFileSync(textIndexPath(f))), `${f} (merged) has a valid index`);
   for (const f of listed.filter((x) => !merged.includes(x))) assert.ok(!existsSync(textIndexPath(f)), `${f}: its index went with it`);
   assert.deepEqual(await answers(fx, { filters: [contains('input', 'kiwi', false)] }), before);
+});
+
+test('without textIndex (the default) no index is written, and contains answers the same', async (t) => {
+  const dir = tempDir(t);
+  const store = await TraceStore.open(dir, { threads: 1, autoCompact: false });
+  t.after(() => store.close());
+  const project = store.createProject({ name: 'p' });
+  const run = store.createLogStream(project.id, 'r').id;
+  const traces = Array.from({ length: 30 }, (_, i) => ({ name: `t${i}`, input: i % 3 === 0 ? `needle-${i}` : 'hay', spans: [{ type: 'tool', name: `s${i}`, input: 'hay' }] }));
+  await store.logTraces(project.id, { log_stream_id: run, traces: traces as never });
+  await store.flush();
+  const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { segments: { file: string }[] };
+  assert.ok(manifest.segments.length > 0);
+  for (const s of manifest.segments) assert.equal(existsSync(textIndexPath(join(dir, s.file))), false, s.file);
+  const filter_tree = { filter: { type: 'text', column_id: 'input', operator: 'contains', value: 'NEEDLE', case_sensitive: false } };
+  assert.equal((await store.count('trace', project.id, { log_stream_id: run, filter_tree } as never)).total_count, 10);
 });

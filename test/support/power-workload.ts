@@ -61,7 +61,8 @@ async function exportOf(ids: readonly string[], tag: string): Promise<string> {
 }
 
 // The reproduction merges only when asked (as in the review: four seals, the update, then compact).
-const store = await TraceStore.open(data, { memTableBytes: 24 * 1024, threads: 1, autoCompact: scenario !== 'dead-before-wal' });
+// The text index's own power-loss test asks for it (it is off by default).
+const store = await TraceStore.open(data, { memTableBytes: 24 * 1024, threads: 1, autoCompact: scenario !== 'dead-before-wal', textIndex: process.env['TL_TEXT_INDEX'] === '1' });
 const runs: { projectId: string; runId: string }[] = [];
 const live = new Map<string, { projectId: string; runId: string }>();
 let traceNo = 0;
