@@ -15,6 +15,7 @@ import type { TraceStore } from '../../src/engine/trace-store.js';
 import { awkwardLabels, CAFE_NFC, labelOf, logAwkward, TWO_53, uid, type LoadMode } from '../support/awkward-data.js';
 import { openStore } from '../support/helpers.js';
 import { compareCodePoints, parseMicros, ReferenceEvaluator, type Filter, type FilterBody, type Rec, type Sort, type Tree } from '../support/reference-eval.js';
+import { prng } from '../support/fuzz/rng.js';
 
 // ------------------------------------------------------------------------------------------ fixture
 
@@ -286,16 +287,6 @@ function expectedIds(c: Case): string[] {
 
 // ------------------------------------------------------------------------------------------ random trees
 
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const NEW_TEXT = ['nope', '%', '_', '%%', '\\', "'", '"', 'ALPHA', 'zoë', 'ZOË', 'a_b', '100%', 'Ω', 'ω', 'x', 'X', 'null', 'NULL', ' ', 'ünï', 'tie', 'TIE', '{', '"k"', 'hello', 'HELLO', 'role', 'assistant', 'content'];
 const NEW_TAGS = ['red', 'RED', 'blue', 'green', 'GREEN', '', 'dup', 'nope', 'ünï', 'ÜNÏ', '🍏', 'g_1', 'g%1', 'g_%'];

@@ -27,6 +27,7 @@
  */
 import type { TraceStore } from '../../src/engine/trace-store.js';
 import type { LogSpansRequest, LogTracesRequest } from '../../src/schemas/ingest.js';
+import { prng } from './fuzz/rng.js';
 
 // ------------------------------------------------------------------------------------- ids
 
@@ -469,17 +470,6 @@ function spansCreatingT11(): Omit<LogSpansRequest, 'log_stream_id'> {
 
 // ------------------------------------------------------------------------------------- filler traces
 
-/** mulberry32: tiny seeded PRNG. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const F_NAMES = ['plain', 'Plain', 'PLAIN', '', 'x_y', 'xzy', '50%', '5000', "it''s", 'quo"te', 'bs\\x', '{"k": "v"}', 'ñandú', 'ÑANDÚ', '北京', '😀 smile', 'ωmega', 'ΩMEGA', ' lead', 'trail ', 'null', 'NULL', 'true'];
 const F_TEXT = [...F_NAMES, 'hello world', 'Hello World', 'multi\nline', 'tab\there', 'y'.repeat(3000), '%_%', '\\%', 'a"b', "a'b", '{"a": [1, {"b": null}]}', '[]', '{}', 'ünïcödé', 'ÜNÏCÖDÉ', '中文字符', '🙂🙃', 'Ελληνικά', 'ΕΛΛΗΝΙΚΆ'];

@@ -60,3 +60,15 @@ export class Rng {
     return new Rng(Math.floor(this.next() * 2 ** 32));
   }
 }
+
+/** mulberry32 as a plain function (seed 0 allowed): the generator the data helpers and tests share. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
