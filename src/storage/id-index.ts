@@ -23,6 +23,11 @@ export function sortedHashes(ids: Iterable<string>): Float64Array {
 }
 
 export function hasHash(sorted: Float64Array, h: number): boolean {
+  return hasSorted(sorted, h);
+}
+
+/** Binary search of an ascending array of numbers (id hashes here, trigram keys in text-index.ts). */
+export function hasSorted(sorted: ArrayLike<number>, h: number): boolean {
   let lo = 0;
   let hi = sorted.length - 1;
   while (lo <= hi) {

@@ -398,17 +398,18 @@ export class RecordStore {
       await this.deleteSeqs(await this.read((snap) => snap.memorySeqs(scope)));
       const gone = s.manifest.segments.filter((g) => g.project_id === projectId && (runId === undefined || g.run_id === runId));
       const goneFiles = new Set(gone.map((g) => g.file));
-      // Forget exactly the dead seqs the removed files hold (other runs' segments share seq ranges).
-      const goneDead =
-        gone.length === 0 || s.dead.size === 0
+      // Forget exactly the dead seqs and has_children overrides the removed files hold (other runs'
+      // segments share seq ranges): one read of the files for both.
+      const marked =
+        gone.length === 0 || (s.dead.size === 0 && s.manifest.childless.length === 0)
           ? []
-          : (await s.db.all('SELECT seq FROM read_parquet($1, hive_partitioning = false) WHERE seq IN (SELECT seq FROM dead)', [gone.map((g) => join(s.dir, g.file))])).map((r) => Number(r['seq']));
+          : await s.db.all(
+              `SELECT seq, d, c FROM (SELECT seq, seq IN (SELECT seq FROM dead) AS d, seq IN (SELECT unnest($2::BIGINT[])) AS c FROM read_parquet($1, hive_partitioning = false)) WHERE d OR c`,
+              [gone.map((g) => join(s.dir, g.file)), [...s.manifest.childless]],
+            );
+      const goneDead = marked.filter((r) => r['d'] === true).map((r) => Number(r['seq']));
       const goneSet = new Set(goneDead);
-      // The same for has_children overrides of rows in the removed files.
-      const goneChildless =
-        gone.length === 0 || s.manifest.childless.length === 0
-          ? []
-          : (await s.db.all('SELECT seq FROM read_parquet($1, hive_partitioning = false) WHERE seq IN (SELECT unnest($2::BIGINT[]))', [gone.map((g) => join(s.dir, g.file)), [...s.manifest.childless]])).map((r) => Number(r['seq']));
+      const goneChildless = marked.filter((r) => r['c'] === true).map((r) => Number(r['seq']));
       const goneOff = new Set(goneChildless);
       const state: ManifestState = {
         ...s.manifest,

@@ -16,6 +16,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Connection } from '../db/database.js';
 import { crc32 } from './crc32.js';
 import { fsyncPathAsync, writeFileAtomic } from './fs-util.js';
+import { hasSorted } from './id-index.js';
 
 export const TEXT_COLUMNS = ['name', 'input', 'output'] as const;
 export type TextColumn = (typeof TEXT_COLUMNS)[number];
@@ -84,17 +85,7 @@ function addText(text: Uint8Array, bits: Uint32Array): void {
 
 function has(set: KeySet, key: number): boolean {
   if ('bits' in set) return (set.bits[key >>> 5]! & (1 << (key & 31))) !== 0;
-  const k = set.keys;
-  let lo = 0;
-  let hi = k.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    const v = k[mid]!;
-    if (v === key) return true;
-    if (v < key) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return false;
+  return hasSorted(set.keys, key);
 }
 
 /** What a matching row holds: a substring of a column, or one of several lists of such (each all required). */
