@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { MemInserter } from '../../src/storage/mem-tables.js';
 import { everyKindTrace, openStore, tempDir } from '../support/helpers.js';
+import { holdSql } from '../support/hold-sql.js';
 
 test('a read between a re-import marking the old rows dead and listing the new ones sees the old versions', async (t) => {
   const src = await openStore(t);
@@ -21,31 +22,14 @@ test('a read between a re-import marking the old rows dead and listing the new o
   assert.equal(await count(), 5);
 
   // Hold the re-import right after its dead marks are in (DuckDB and the files stay real).
-  const original = MemInserter.prototype.run;
-  let marked!: () => void;
-  const atMarks = new Promise<void>((r) => (marked = r));
-  let open!: () => void;
-  const gate = new Promise<void>((r) => (open = r));
-  let held = false;
-  MemInserter.prototype.run = async function (this: MemInserter, sql: string, params?: Parameters<MemInserter['run']>[1]) {
-    const done = await original.call(this, sql, params);
-    if (!held && sql.startsWith('INSERT INTO dead')) {
-      held = true;
-      marked();
-      await gate;
-    }
-    return done;
-  } as MemInserter['run'];
-  t.after(() => {
-    MemInserter.prototype.run = original;
-  });
+  const hold = holdSql(t, MemInserter.prototype as never, (sql) => sql.startsWith('INSERT INTO dead'), { after: true });
 
   const again = store.importFile(file, { project: 'test-project', logStream: 'default' });
-  await atMarks;
+  await hold.reached;
   const during = await count();
-  open();
+  hold.release();
   await again;
-  MemInserter.prototype.run = original;
+  hold.restore();
   assert.equal(during, 5, 'the old versions stay visible until the new segments are listed');
   assert.equal(await count(), 5);
 });

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { Connection } from '../../src/db/database.js';
 import { openStore } from '../support/helpers.js';
+import { holdSql } from '../support/hold-sql.js';
 
 function segmentFiles(dir: string): string[] {
   const out: string[] = [];
@@ -31,31 +32,15 @@ test('a run deleted while a merge of its segments waits to copy: the merge ends 
   assert.ok(segmentFiles(dir).length >= 8, 'several segments per kind to merge');
 
   // Hold the merge's COPY at its start (DuckDB and the files stay real; only the timing is ours).
-  const original = Connection.prototype.run;
-  let reached!: () => void;
-  const atCopy = new Promise<void>((r) => (reached = r));
-  let open!: () => void;
-  const gate = new Promise<void>((r) => (open = r));
-  let held = false;
-  Connection.prototype.run = async function (this: Connection, sql: string, params?: Parameters<Connection['run']>[1]) {
-    if (!held && sql.startsWith('COPY (') && sql.includes(run)) {
-      held = true;
-      reached();
-      await gate;
-    }
-    return original.call(this, sql, params);
-  } as Connection['run'];
-  t.after(() => {
-    Connection.prototype.run = original;
-  });
+  const hold = holdSql(t, Connection.prototype as never, (sql) => sql.startsWith('COPY (') && sql.includes(run));
 
   const compaction = store.compact();
-  await atCopy;
+  await hold.reached;
   await store.deleteRun(projectId, run);
   await new Promise((r) => setTimeout(r, 100)); // the drop's cleanup runs meanwhile
-  open();
+  hold.release();
   await compaction; // rejected with "No files found" when the drop deleted the inputs under it
-  Connection.prototype.run = original;
+  hold.restore();
   await new Promise((r) => setTimeout(r, 100));
   assert.deepEqual(segmentFiles(dir), [], 'every file of the deleted run is gone once the merge let go');
   assert.equal((await store.count('span', projectId, {})).total_count, 0);
