@@ -6,14 +6,15 @@ import type { Catalog, Project, Run } from '../catalog/catalog.js';
 import type { Database } from '../db/database.js';
 import { invalid, NotFoundError } from '../errors.js';
 import { flattenSpans, flattenTraces, type Draft, type FlatTraces } from '../ingest/flatten.js';
-import { implicitSessionId, newId, uuidFromHash } from '../ingest/ids.js';
+import { implicitSessionId, newId } from '../ingest/ids.js';
 import { emptyRecord } from '../ingest/normalize-node.js';
 import { nowUs } from '../ingest/time.js';
 import { assertValid } from '../schemas/check.js';
 import { CreateSessionBody, LogSpansBody, LogTracesBody, UpdateRecordBody, type LogSpansRequest, type LogTracesRequest } from '../schemas/ingest.js';
-import type { RecordStore, Scope, WireRow } from '../storage/record-store.js';
+import type { RecordStore, WireRow } from '../storage/record-store.js';
 import { cpuTurn } from '../storage/cpu-turns.js';
 import { KeyedLock } from './keyed-lock.js';
+import { Sessions } from './sessions.js';
 import type { OtlpHost } from './otlp-log.js';
 import { storedToWire } from './row-codec.js';
 
@@ -70,12 +71,14 @@ export class Ingest {
   readonly #provisional = new Map<string, Provisional>();
   /** Serialises the requests that read and rewrite records of one trace (run/trace id). */
   readonly #traceLock = new KeyedLock();
+  readonly #sessions: Sessions;
 
   constructor(host: IngestHost, records: RecordStore, db: Database, maxSpans: number | undefined) {
     this.#host = host;
     this.#records = records;
     this.#db = db;
     this.#maxSpans = maxSpans;
+    this.#sessions = new Sessions(records, db);
   }
 
   /** Logs whole traces (the body the official client sends to POST /projects/{id}/traces). */
@@ -92,7 +95,7 @@ export class Ingest {
   }
 
   async #logFlatTraces(project: Project, run: Run, field: keyof RunIds, body: LogTracesRequest, flat: FlatTraces): Promise<LogTracesResult> {
-    const sessionRows = await this.#sessionsFor(project.id, run.id, flat.traces, body.session_external_id ?? null);
+    const sessionRows = await this.#sessions.forTraces(project.id, run.id, flat.traces, body.session_external_id ?? null);
     const settled = this.#provisional.size > 0 ? await this.#settleProvisional(project.id, run.id, flat.traces) : { rows: [], orphanSessions: [] };
     const rows: Draft[] = [...settled.rows, ...sessionRows];
     let firstSession: string | null = null;
@@ -111,7 +114,7 @@ export class Ingest {
       if ((this.#nextStep.get(tid) ?? 0) < next) this.#rememberStep(tid, next);
     }
     await this.write(project.id, run.id, rows, body.reliable !== false);
-    for (const sid of settled.orphanSessions) await this.#dropUnusedSession(project.id, run.id, sid);
+    for (const sid of settled.orphanSessions) await this.#sessions.dropUnused(project.id, run.id, sid);
     return {
       project_id: project.id,
       project_name: project.name,
@@ -164,7 +167,7 @@ export class Ingest {
       const record = emptyRecord(traceId, 'trace', created);
       record.trace_id = traceId;
       record.has_children = true;
-      const sessions = await this.#sessionsFor(project.id, run.id, [{ record, sessionId: body.session_id?.toLowerCase() ?? null }], null);
+      const sessions = await this.#sessions.forTraces(project.id, run.id, [{ record, sessionId: body.session_id?.toLowerCase() ?? null }], null);
       rows.push(...sessions, record);
       sessionId = record['session_id'] as string;
       this.#provisional.set(`${run.id}/${traceId}`, { sessionId, updates: [] });
@@ -210,20 +213,12 @@ export class Ingest {
       for (const u of prov.updates) applyUpdate(record, u);
       const sid = record['session_id'] as string;
       if (sid === prov.sessionId) continue;
-      const ids = (await this.#scan({ projectId, runId, kinds: ['span'] }, (src, p) => `SELECT id FROM ${src} WHERE trace_id = ${p}`, record.id)).map((r) => String(r['id']));
+      const ids = (await this.#sessions.scan({ projectId, runId, kinds: ['span'] }, (src, p) => `SELECT id FROM ${src} WHERE trace_id = ${p}`, record.id)).map((r) => String(r['id']));
       const now = nowUs();
       for (const row of await this.#records.lookup(projectId, runId, ids)) rows.push({ ...(storedToWire(row) as unknown as Draft), session_id: sid, updated_at: now });
       if (prov.sessionId === implicitSessionId(projectId, runId, record.id)) orphanSessions.push(prov.sessionId);
     }
     return { rows, orphanSessions };
-  }
-
-  /** Deletes a session record that no trace or span refers to any more (a stand-in's implicit session). */
-  async #dropUnusedSession(projectId: string, runId: string, sessionId: string): Promise<void> {
-    const used = await this.#scan({ projectId, runId, kinds: ['trace', 'span'] }, (src, p) => `SELECT 1 FROM ${src} WHERE session_id = ${p} LIMIT 1`, sessionId);
-    if (used.length > 0) return;
-    const [row] = await this.#records.lookup(projectId, runId, [sessionId]);
-    if (row && row['type'] === 'session') await this.#records.deleteSeqs([Number(row['seq'])]);
   }
 
   /** Trace and parent of a Log spans request, from the recent-records map when possible. */
@@ -300,45 +295,6 @@ export class Ingest {
     });
   }
 
-  /**
-   * Session records for traces: a trace without a session gets its own implicit one (id derived from
-   * the trace id, so retries match); a named session that does not exist yet is created.
-   */
-  async #sessionsFor(projectId: string, runId: string, traces: { record: Draft; sessionId: string | null }[], externalId: string | null): Promise<Draft[]> {
-    let byExternal: string | null = null;
-    if (externalId !== null) {
-      byExternal = await this.#sessionByExternalId(projectId, runId, externalId);
-    }
-    const explicit = [...new Set(traces.map((t) => t.sessionId).filter((s): s is string => s !== null))];
-    const existing = new Set<string>();
-    const unsure: string[] = [];
-    for (const id of explicit) {
-      const recent = this.#records.recent(runId, id);
-      if (recent?.type === 'session') existing.add(id);
-      else if (!recent && this.#records.mayExist(projectId, runId, id)) unsure.push(id);
-    }
-    for (const r of await this.#records.lookup(projectId, runId, unsure)) if (r['type'] === 'session') existing.add(String(r['id']));
-    const out = new Map<string, Draft>();
-    for (const t of traces) {
-      const explicitId = t.sessionId ?? byExternal;
-      const sid = explicitId ?? implicitSessionId(projectId, runId, t.record.id);
-      t.record['session_id'] = sid;
-      if (existing.has(sid) || out.has(sid)) continue;
-      const session = emptyRecord(sid, 'session', t.record.created_at);
-      session.input = t.record.input ?? '';
-      session.output = t.record.output ?? null;
-      session.has_children = true;
-      if (externalId !== null && explicitId === byExternal) session.external_id = externalId;
-      out.set(sid, session);
-    }
-    return [...out.values()];
-  }
-
-  async #sessionByExternalId(projectId: string, runId: string, externalId: string): Promise<string> {
-    const rows = await this.#scan({ projectId, runId, kinds: ['session'] }, (src, p) => `SELECT id FROM ${src} WHERE external_id = ${p} ORDER BY created_at LIMIT 1`, externalId);
-    return rows.length > 0 ? String(rows[0]!['id']) : uuidFromHash('session-external', projectId, runId, externalId);
-  }
-
   /** What the OpenTelemetry writer (otlp-log.ts) borrows: the same locks, lookups, sessions, steps and write. */
   otlpHost(): OtlpHost {
     return {
@@ -353,38 +309,20 @@ export class Ingest {
           const rows = await this.#db.all(`SELECT id FROM ${src.sql} WHERE trace_id = $${n + 1}${byParent}`, [...src.params, traceId, ...(parentId === undefined ? [] : [parentId])]);
           return rows.map((row) => String(row['id']));
         }),
-      dropUnusedSession: (p, r, sessionId) => this.#dropUnusedSession(p, r, sessionId),
-      sessionRows: (p, r, traces) => this.#sessionsFor(p, r, traces, null),
-      sessionsByExternalId: async (p, r, externalIds) => {
-        const derived = (e: string) => uuidFromHash('session-external', p, r, e);
-        // Only POST .../sessions gives a session with an external id an id not derived from it (and marks the run).
-        if (!this.#host.catalog.get<Run>('runs', r)?.has_user_created_sessions) return new Map(externalIds.map((e) => [e, derived(e)]));
-        const rows = await this.#records.read((snap) => {
-          const src = snap.source({ projectId: p, runId: r, kinds: ['session'] });
-          return this.#db.all(`SELECT external_id, id FROM ${src.sql} WHERE external_id IN (SELECT unnest($${src.params.length + 1}::VARCHAR[])) ORDER BY created_at DESC`, [...src.params, [...externalIds]]);
-        });
-        const found = new Map(rows.map((row) => [String(row['external_id']), String(row['id'])])); // the oldest wins
-        return new Map(externalIds.map((e) => [e, found.get(e) ?? derived(e)]));
-      },
+      dropUnusedSession: (p, r, sessionId) => this.#sessions.dropUnused(p, r, sessionId),
+      sessionRows: (p, r, traces) => this.#sessions.forTraces(p, r, traces, null),
+      sessionsByExternalId: (p, r, externalIds) => this.#sessions.byExternalIds(p, r, externalIds, this.#host.catalog.get<Run>('runs', r)?.has_user_created_sessions === true),
       stepAfter: (p, r, traceId, exists) => this.#stepAfter(p, r, traceId, exists),
       rememberStep: (traceId, next) => this.#rememberStep(traceId, next),
       write: (p, r, rows) => this.write(p, r, rows, true),
     };
   }
 
-  /** Rows of a query over a scope's live records (`src`), with one more parameter (`p`). */
-  #scan(scope: Scope, sql: (src: string, p: string) => string, value: string): Promise<Record<string, unknown>[]> {
-    return this.#records.read((snap) => {
-      const src = snap.source(scope);
-      return this.#db.all(sql(src.sql, `$${src.params.length + 1}`), [...src.params, value]);
-    });
-  }
-
   async #stepAfter(projectId: string, runId: string, traceId: string, exists: boolean): Promise<number> {
     if (!exists) return 1;
     const cached = this.#nextStep.get(traceId);
     if (cached !== undefined) return cached;
-    const rows = await this.#scan({ projectId, runId, kinds: ['span'] }, (src, p) => `SELECT max(step_number) AS m FROM ${src} WHERE trace_id = ${p}`, traceId);
+    const rows = await this.#sessions.scan({ projectId, runId, kinds: ['span'] }, (src, p) => `SELECT max(step_number) AS m FROM ${src} WHERE trace_id = ${p}`, traceId);
     const m = rows[0]?.['m'];
     return m === null || m === undefined ? 1 : Number(m) + 1;
   }

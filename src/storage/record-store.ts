@@ -17,15 +17,13 @@
 // - for each id at most one live row exists across the memory tables and the segments;
 // - the in-memory state changes only after the manifest write that records the change succeeded.
 import { join } from 'node:path';
-import { noteAwaits, resolveAwaits } from './awaited.js';
+import { Appender, type WireRow } from './appender.js';
 import { BatchSource } from '../db/batch-source.js';
 import type { Database, Param, Row } from '../db/database.js';
 import { StorageError } from '../errors.js';
-import { BatchBuilder, type Row as WireRowLike } from './batch-builder.js';
 import { bulkLoad, type BulkBatch } from './bulk-load.js';
 import { DEFAULT_POLICY, type CompactionPolicy } from './compaction.js';
 import { Compactor } from './compactor.js';
-import { cpuTurn } from './cpu-turns.js';
 import { ensureDirDurable } from './fs-util.js';
 import { idHash } from './id-index.js';
 import { readLegacyWal, RejectedRequests } from './legacy-wal.js';
@@ -38,7 +36,7 @@ import { readHashes, removeUnlisted } from './segments.js';
 import { ensureTextIndex } from './text-index.js';
 import { EMPTY_TABLE, Snapshot, type RetentionView, type Scope, type SourceSql } from './snapshot.js';
 import { memKey, StoreState, type MemEntry } from './store-state.js';
-import { encodeEntry, WriteAheadLog } from './wal.js';
+import { WriteAheadLog } from './wal.js';
 
 export interface RecordStoreOptions {
   /** Bytes of logged rows that freeze the active memory table for sealing (default 64 MiB). */
@@ -63,22 +61,17 @@ export interface RecordStoreOptions {
   compactionLevel?: number;
 }
 
-/** A row as the engine hands it over: column name -> JS value (see batch-builder.ts). */
-export type WireRow = WireRowLike & { seq: number; id: string; type: string; project_id: string; run_id: string };
-
-/** Waits (ms) before each new try of a failed insert into a memory table. */
-const INSERT_RETRIES = [50, 250, 1000, 4000];
-
 export class RecordStore {
   readonly #s: StoreState;
   readonly #sealer: Sealer;
   readonly #compactor: Compactor;
-  readonly #builders: BatchBuilder[] = [];
+  readonly #appender: Appender;
 
   private constructor(state: StoreState) {
     this.#s = state;
     this.#sealer = new Sealer(state);
     this.#compactor = new Compactor(state);
+    this.#appender = new Appender(state, this.#sealer, <T>(fn: (snap: Snapshot) => Promise<T>) => this.read(fn), () => this.#compactor.schedule());
     this.#sealer.onSealed = () => {
       if (state.options.autoCompact && !state.closed) this.#compactor.schedule();
     };
@@ -144,121 +137,10 @@ export class RecordStore {
   /**
    * Logs rows of one project and run (their seq is assigned here), replacing older versions of the
    * same ids. Resolves once they are in the log (on disk, if `sync`) and visible to every read.
-   * `awaits`: ids of parent spans (not logged yet) that these rows are children of; a row logged
-   * later with such an id gets has_children true, also after a restart (awaited.ts).
+   * `awaits`: ids of parent spans (not logged yet) that these rows are children of (awaited.ts).
    */
-  async append(rows: readonly WireRow[], sync: boolean, awaits: readonly string[] = []): Promise<void> {
-    this.#assertWritable();
-    if (rows.length === 0) return;
-    const s = this.#s;
-    await this.#sealer.backpressure();
-    if (s.wal.failed) this.#sealer.freeze();
-    for (;;) {
-      // The batch is built in the continuation of this wait (or of the lookup below): see cpu-turns.ts.
-      await cpuTurn();
-      // A seal that commits while we look up sealed versions moves ids out of the recent map: look again.
-      const generation = s.sealGeneration;
-      const dead = await this.#sealedVersions(rows.filter((r) => !s.memIds.has(memKey(r.run_id, r.id))));
-      if (generation !== s.sealGeneration) continue;
-      this.#assertWritable();
-      for (const r of rows) {
-        const prev = s.memIds.get(memKey(r.run_id, r.id));
-        if (prev !== undefined) dead.push(prev.seq);
-      }
-      // Sequence numbers are taken in the same synchronous step as the log write, so the log holds
-      // them in order.
-      const first = s.nextSeq;
-      const inRequest = new Map<string, number>();
-      for (let i = 0; i < rows.length; i++) {
-        const r = rows[i] as WireRow;
-        r.seq = first + i;
-        // The same id twice in one request: the later row wins.
-        const earlier = inRequest.get(r.id);
-        if (earlier !== undefined) dead.push(earlier);
-        inRequest.set(r.id, r.seq);
-      }
-      // Parents that children logged before them wait for: they arrive with has_children.
-      const arrived: string[] = [];
-      if (s.awaited.size > 0) {
-        for (const r of rows) {
-          const k = memKey(r.run_id, r.id);
-          if (!s.awaited.has(k)) continue;
-          r['has_children'] = true;
-          arrived.push(k);
-        }
-      }
-      const builder = this.#builders.pop() ?? new BatchBuilder();
-      let batch: ReturnType<BatchBuilder['build']>;
-      let bytes: Uint8Array;
-      let durable: Promise<void>;
-      try {
-        batch = builder.build(rows);
-        bytes = encodeEntry(batch, dead, first + rows.length - 1, [], awaits);
-        // Throws, with nothing written and nothing changed, when the log cannot take the request.
-        durable = s.wal.append(bytes, sync);
-      } catch (err) {
-        this.#builders.push(builder);
-        throw err instanceof StorageError ? err : new StorageError(`the rows could not be stored: ${(err as Error).message}`, { cause: err });
-      }
-      s.nextSeq = first + rows.length;
-      const table = s.active;
-      for (const q of dead) s.dead.add(q);
-      table.dead.push(...dead);
-      for (const r of rows) s.memIds.set(memKey(r.run_id, r.id), entryOf(r, table.number));
-      table.noteRows(rows[0]!.project_id, rows[0]!.run_id, rows, builder.metricsByKind, bytes.length);
-      if (arrived.length > 0) resolveAwaits(s, table, arrived);
-      if (awaits.length > 0) noteAwaits(s, table, rows[0]!.project_id, rows[0]!.run_id, awaits);
-      const visible = this.#insert(table, batch, dead).finally(() => this.#builders.push(builder));
-      this.#sealer.maybeFreeze();
-      durable.catch(() => undefined);
-      await visible;
-      await durable;
-      return;
-    }
-  }
-
-  /**
-   * Inserts into DuckDB. A failed insert changed nothing (its transaction rolled back), so it is tried
-   * again a few times: most failures are memory running short while a seal or merge runs, which the
-   * sealer then frees. One that keeps failing leaves DuckDB behind the log, so writes stop until the
-   * store is reopened (the log replays the rows then).
-   */
-  async #insert(table: MemTable, batch: Parameters<MemInserter['insert']>[1], dead: readonly number[], childless: readonly number[] = []): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await this.#s.inserter.insert(table, batch, dead, childless);
-        return;
-      } catch (err) {
-        if (attempt < INSERT_RETRIES.length && !this.#s.closed) {
-          this.#sealer.kick();
-          await new Promise((r) => setTimeout(r, INSERT_RETRIES[attempt]));
-          continue;
-        }
-        this.#s.broken ??= err;
-        throw new StorageError('adding rows to the in-memory table failed; writes are refused until the store is reopened', { cause: err });
-      }
-    }
-  }
-
-  /** Seqs of live sealed rows with the ids of `rows` (in the same project and run). */
-  async #sealedVersions(rows: readonly WireRow[]): Promise<number[]> {
-    const s = this.#s;
-    const files = new Set<string>();
-    const wanted: string[] = [];
-    for (const r of rows) {
-      const hit = s.index.candidates(r.id, `records/${partitionKey(r.project_id, r.run_id)}`);
-      if (hit.length === 0) continue;
-      wanted.push(r.id);
-      for (const f of hit) files.add(f);
-    }
-    if (wanted.length === 0) return [];
-    return this.read(async () => {
-      const found = await s.db.all(`SELECT seq FROM read_parquet($1, hive_partitioning = false) WHERE id IN (SELECT unnest($2::VARCHAR[]))`, [
-        [...files].map((f) => join(s.dir, f)),
-        wanted,
-      ]);
-      return found.map((r) => Number(r['seq'])).filter((q) => !s.dead.has(q));
-    });
+  append(rows: readonly WireRow[], sync: boolean, awaits: readonly string[] = []): Promise<void> {
+    return this.#appender.append(rows, sync, awaits);
   }
 
   /** Writes flat rows (read by DuckDB) straight into segments of one run, one commit (bulk-load.ts). */
@@ -269,35 +151,9 @@ export class RecordStore {
     return n;
   }
 
-  /**
-   * Deletes rows by seq, durably: one tombstone entry in the log, visible at once. `childless`: row
-   * versions (parents the delete leaves without children) whose has_children reads false from now on,
-   * in the same entry, so a crash keeps both or neither.
-   */
-  async deleteSeqs(seqs: readonly number[], childless: readonly number[] = []): Promise<void> {
-    this.#assertWritable();
-    const s = this.#s;
-    const fresh = [...new Set(seqs)].filter((q) => !s.dead.has(q));
-    const cleared = [...new Set(childless)].filter((q) => !s.childless.has(q) && !s.dead.has(q));
-    if (fresh.length === 0 && cleared.length === 0) return;
-    if (s.wal.failed) this.#sealer.freeze();
-    const durable = s.wal.append(encodeEntry(null, fresh, s.nextSeq - 1, cleared), true);
-    const table = s.active;
-    for (const q of fresh) s.dead.add(q);
-    for (const q of cleared) s.childless.add(q);
-    table.dead.push(...fresh);
-    table.childless.push(...cleared);
-    const gone = new Set(fresh);
-    const off = new Set(cleared);
-    for (const [k, e] of s.memIds) {
-      if (gone.has(e.seq)) s.memIds.delete(k);
-      else if (off.has(e.seq)) s.memIds.set(k, { ...e, has_children: false });
-    }
-    durable.catch(() => undefined);
-    await this.#insert(table, null, fresh, cleared);
-    await durable;
-    // A large delete can leave segments mostly dead: rewriting them gives the space back.
-    if (s.options.autoCompact) this.#compactor.schedule();
+  /** Deletes rows by seq and marks parents childless, durably, in one log entry (see Appender.deleteSeqs). */
+  deleteSeqs(seqs: readonly number[], childless: readonly number[] = []): Promise<void> {
+    return this.#appender.deleteSeqs(seqs, childless);
   }
 
   /** The latest version of a record in a memory table, if any (no DuckDB round trip). */
@@ -474,16 +330,4 @@ function resolveOptions(o: RecordStoreOptions): StoreState['options'] {
   };
 }
 
-function entryOf(r: WireRow, table: number): MemEntry {
-  return {
-    seq: r.seq,
-    project_id: r.project_id,
-    type: r.type,
-    trace_id: (r['trace_id'] as string | null | undefined) ?? null,
-    session_id: (r['session_id'] as string | null | undefined) ?? null,
-    has_children: r['has_children'] === true,
-    table,
-  };
-}
-
-export type { MemEntry, Row, Param, SourceSql, Scope };
+export type { MemEntry, Row, Param, SourceSql, Scope, WireRow };
