@@ -12,7 +12,7 @@ import type { Database, Param, Row } from '../db/database.js';
 import type { SealedIdIndex } from './id-index.js';
 import { partitionKey, type ManifestState, type SegmentEntry } from './manifest.js';
 import type { MemTable } from './mem-tables.js';
-import { COLUMN_NAMES, KIND_SQL, STORED_SELECT, type RecordKind } from './record-columns.js';
+import { COLUMN_NAMES, KIND_SQL, STORED_SELECT, TAG_LIST_COLUMN, TAG_SET_COLUMN, type RecordKind } from './record-columns.js';
 import { candidateGroups, textIndexOf, textNeeds, type TextRequirement } from './text-index.js';
 
 export type { TextRequirement };
@@ -135,7 +135,6 @@ export class Snapshot {
   #source(scope: Scope, firstParam: number, metrics: readonly string[], expiredOnly: boolean, text: readonly TextRequirement[], given?: { columns: readonly string[]; segments: (p: (v: Param) => string) => string }): SourceSql {
     const segments = expiredOnly ? this.#manifest.segments.filter((s) => s.project_id === scope.projectId && (scope.runId === undefined || s.run_id === scope.runId) && scope.kinds.includes(s.kind)) : this.segmentsFor(scope);
     const { whole, partial } = this.#textCandidates(segments, text);
-    const files = whole.map((s) => join(this.#dir, s.file));
     const params: Param[] = [];
     const p = (v: Param) => {
       params.push(v);
@@ -152,10 +151,17 @@ export class Snapshot {
     });
     const extra = (list: string[]) => (list.length > 0 ? `, ${list.join(', ')}` : '');
     const parts: string[] = [];
-    const cols = given ? given.columns.join(', ') : COLS;
+    // tag_set where segments store it, else tag_list (record-columns.ts): a filter reads one per row.
+    const stored = `${COLS}, ${TAG_SET_COLUMN}, NULL::VARCHAR[] AS ${TAG_LIST_COLUMN}`;
+    const derived = `${COLS}, NULL::VARCHAR AS ${TAG_SET_COLUMN}, tags AS ${TAG_LIST_COLUMN}`;
+    const colsOf = (seg: SegmentEntry) => (seg.tag_set === true ? stored : derived);
+    const cols = given ? given.columns.join(', ') : derived;
     if (given) parts.push(given.segments(p));
     else {
-      if (files.length > 0) parts.push(`SELECT ${COLS}${extra(segCols)} FROM read_parquet(${p(files)}, hive_partitioning = false, union_by_name = true)`);
+      for (const withTags of [true, false]) {
+        const some = whole.filter((s) => (s.tag_set === true) === withTags).map((s) => join(this.#dir, s.file));
+        if (some.length > 0) parts.push(`SELECT ${withTags ? stored : derived}${extra(segCols)} FROM read_parquet(${p(some)}, hive_partitioning = false, union_by_name = true)`);
+      }
       // Segments the text index narrows to some row groups: one read each, on file_row_number ranges
       // (DuckDB skips the row groups outside them). A file lacks the metric columns it never stored.
       for (const { seg, ranges } of partial) {
@@ -164,7 +170,7 @@ export class Snapshot {
           return id !== undefined && seg.metrics.includes(id) ? `m${id} AS mx${i}` : `NULL::DOUBLE AS mx${i}`;
         });
         const where = ranges.map(([a, b]) => `file_row_number BETWEEN ${p(a)} AND ${p(b)}`).join(' OR ');
-        parts.push(`SELECT ${COLS}${extra(segMetrics)} FROM read_parquet(${p(join(this.#dir, seg.file))}, hive_partitioning = false) WHERE ${where}`);
+        parts.push(`SELECT ${colsOf(seg)}${extra(segMetrics)} FROM read_parquet(${p(join(this.#dir, seg.file))}, hive_partitioning = false) WHERE ${where}`);
       }
     }
     const mem = this.#memFor(scope);
