@@ -97,9 +97,19 @@ if (a['memory-only']) {
   const s = await open(a['base-store'] ?? 'src/engine/trace-store.ts', a.dir!);
   global.gc?.();
   const opened = rssMiB();
+  const openedJs = { heap_used_mib: process.memoryUsage().heapUsed / 1048576, array_buffers_mib: process.memoryUsage().arrayBuffers / 1048576 };
   const count = await ask(s);
   global.gc?.();
-  console.log(JSON.stringify({ tree: a['base-store'] ?? 'this', before_open_mib: before, opened_mib: opened, after_count_mib: rssMiB(), count, stats: s.store.stats }));
+  const mib = (n: number) => n / 1024 / 1024;
+  const js = () => {
+    const m = process.memoryUsage();
+    return { heap_used_mib: mib(m.heapUsed), array_buffers_mib: mib(m.arrayBuffers) };
+  };
+  const afterCount = { rss_mib: rssMiB(), ...js() };
+  // A text count loads the text indexes (lazily since issue 17; on open before).
+  await s.store.count('span', s.projectId, { log_stream_id: s.runId, filters: [{ type: 'text', column_id: 'input', operator: 'contains', value: 'warranty', case_sensitive: false }] } as never);
+  global.gc?.();
+  console.log(JSON.stringify({ tree: a['base-store'] ?? 'this', before_open_mib: before, opened_mib: opened, opened_js: openedJs, after_count: afterCount, after_text_count: { rss_mib: rssMiB(), ...js() }, count, stats: s.store.stats }));
   await s.store.close();
   process.exit(0);
 }
