@@ -202,6 +202,8 @@ export class RecordQueries {
       const plan = await this.#factPlan(snap, 'count', level, scope, body);
       // One transaction: segments without dead rows, as it sees them, are read without the dead-row filter.
       return this.#db.withConnection(async (c) => {
+        // Memory tables created once the transaction has begun would be invisible to it: left out.
+        snap.fixMemory();
         await c.run('BEGIN TRANSACTION');
         try {
           snap.assumeDeadFree(await snap.deadFreeSegments(c));

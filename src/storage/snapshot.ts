@@ -59,6 +59,7 @@ export class Snapshot {
   /** `SELECT *` with has_children overridden, or plain when no override exists (nothing to join). */
   readonly #star: string;
   #deadFree: ReadonlySet<string> | null = null;
+  #fixed: ReadonlySet<MemTable> | null = null;
 
   constructor(dir: string, db: Database, manifest: ManifestState, mem: readonly MemTable[], index: SealedIdIndex, retention?: RetentionView, overrides = true) {
     this.#dir = dir;
@@ -82,6 +83,7 @@ export class Snapshot {
    * (checked by seq range: a superset of the dirty ones). A statement in the same transaction may read
    * them without the dead-row filter (assumeDeadFree): a record replaced after the transaction began
    * shows only its old version there, since its new row and the old one's mark commit together.
+   * Call fixMemory() before the transaction begins.
    */
   async deadFreeSegments(conn: Connection): Promise<Set<string>> {
     const segs = this.#manifest.segments;
@@ -131,7 +133,15 @@ export class Snapshot {
   }
 
   #memFor(scope: Scope): MemTable[] {
-    return this.#mem.filter((t) => t.ready && t.hasScope(scope.projectId, scope.runId, scope.kinds));
+    return this.#mem.filter((t) => (this.#fixed ? this.#fixed.has(t) : t.ready) && t.hasScope(scope.projectId, scope.runId, scope.kinds));
+  }
+
+  /**
+   * From now on, reads only the memory tables that exist now (not those created later): call before
+   * beginning a transaction, whose statements could not see a table created after it began.
+   */
+  fixMemory(): void {
+    this.#fixed = new Set(this.#mem.filter((t) => t.ready));
   }
 
   /**

@@ -44,6 +44,7 @@ test('segments are read without the dead-row filter only while no dead mark of t
     const snap = store.snapshot();
     try {
       return await db.withConnection(async (c) => {
+        snap.fixMemory();
         await c.run('BEGIN TRANSACTION');
         try {
           const free = await snap.deadFreeSegments(c);
