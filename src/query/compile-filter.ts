@@ -22,6 +22,7 @@
 // - `between [a, b]` is inclusive on both ends.
 // - fully_annotated matches nothing: tracelake has no annotation queues yet.
 import type { Expr, Leaf } from './filter-ast.js';
+import { TAG_LIST_COLUMN, TAG_SET_COLUMN, tagSetNeedle } from '../storage/record-columns.js';
 import type { Params } from './params.js';
 
 export interface CompileContext {
@@ -33,6 +34,20 @@ export interface CompileContext {
 /** A context whose metric values are the record's own (no roll-ups). */
 export function ownMetrics(params: Params): CompileContext {
   return { params, metric: (name) => `r.metrics[${params.add(name)}]` };
+}
+
+/**
+ * The filter as a WHERE condition: the same rows as compileFilter, but leaves outside any NOT drop
+ * their coalesce(..., false). Without NOT, AND and OR are monotone, so a NULL leaf that a WHERE then
+ * treats as false gives the result false would; under NOT (and in ne, not_in) NULL must become false
+ * first, so those keep it. Plain comparisons let DuckDB push conjunctions into the Parquet scan
+ * (skipping row groups by their min/max statistics) and cost less per row.
+ */
+export function compileWhere(e: Expr, ctx: CompileContext): string {
+  if ('leaf' in e) return compileLeaf(e.leaf, ctx, true);
+  if ('and' in e) return e.and.length === 0 ? 'true' : e.and.length === 1 ? compileWhere(e.and[0]!, ctx) : `(${e.and.map((x) => compileWhere(x, ctx)).join(' AND ')})`;
+  if ('or' in e) return e.or.length === 0 ? 'false' : e.or.length === 1 ? compileWhere(e.or[0]!, ctx) : `(${e.or.map((x) => compileWhere(x, ctx)).join(' OR ')})`;
+  return `(NOT ${compileFilter(e.not, ctx)})`;
 }
 
 export function compileFilter(e: Expr, ctx: CompileContext): string {
@@ -61,20 +76,22 @@ function memberOf(col: string, values: string[], cs: boolean, ctx: CompileContex
 
 const COMPARE = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
 
-function compileLeaf(leaf: Leaf, ctx: CompileContext): string {
+/** `loose`: the leaf stands outside any NOT (see compileWhere), so a positive test may yield NULL. */
+function compileLeaf(leaf: Leaf, ctx: CompileContext, loose = false): string {
+  const ok = loose ? (sql: string) => sql : safe;
   switch (leaf.kind) {
     case 'text':
-      return textLeaf(leaf, ctx);
+      return textLeaf(leaf, ctx, ok);
     case 'collection':
-      return collectionLeaf(leaf, ctx);
+      return collectionLeaf(leaf, ctx, ok);
     case 'id':
-      return idLeaf(leaf, ctx);
+      return idLeaf(leaf, ctx, ok);
     case 'date':
-      return dateLeaf(leaf, ctx);
+      return dateLeaf(leaf, ctx, ok);
     case 'number':
-      return numberLeaf(leaf, ctx);
+      return numberLeaf(leaf, ctx, ok);
     case 'boolean':
-      return booleanLeaf(leaf, ctx);
+      return booleanLeaf(leaf, ctx, ok);
     case 'fully_annotated':
       return 'false';
     default: {
@@ -84,21 +101,21 @@ function compileLeaf(leaf: Leaf, ctx: CompileContext): string {
   }
 }
 
-function textLeaf(leaf: Extract<Leaf, { kind: 'text' }>, ctx: CompileContext): string {
+function textLeaf(leaf: Extract<Leaf, { kind: 'text' }>, ctx: CompileContext, ok: (sql: string) => string): string {
   const cs = leaf.caseSensitive;
   const col = lower(leaf.column.sql, cs);
   switch (leaf.op) {
     case 'eq':
-      return safe(`${col} = ${lower(ctx.params.add(leaf.value as string), cs)}`);
+      return ok(`${col} = ${lower(ctx.params.add(leaf.value as string), cs)}`);
     case 'ne':
       return not(safe(`${col} = ${lower(ctx.params.add(leaf.value as string), cs)}`));
     case 'contains': {
       const pattern = cs ? null : caselessPattern(leaf.value as string);
-      if (pattern !== null) return safe(`regexp_matches(${leaf.column.sql}, ${ctx.params.add(pattern)})`);
-      return safe(`contains(${col}, ${lower(ctx.params.add(leaf.value as string), cs)})`);
+      if (pattern !== null) return ok(`regexp_matches(${leaf.column.sql}, ${ctx.params.add(pattern)})`);
+      return ok(`contains(${col}, ${lower(ctx.params.add(leaf.value as string), cs)})`);
     }
     case 'one_of':
-      return safe(memberOf(col, asList(leaf.value), cs, ctx));
+      return ok(memberOf(col, asList(leaf.value), cs, ctx));
     case 'not_in':
       return not(safe(memberOf(col, asList(leaf.value), cs, ctx)));
   }
@@ -125,55 +142,75 @@ export function caselessPattern(needle: string): string | null {
   return out;
 }
 
-function collectionLeaf(leaf: Extract<Leaf, { kind: 'collection' }>, ctx: CompileContext): string {
+function collectionLeaf(leaf: Extract<Leaf, { kind: 'collection' }>, ctx: CompileContext, ok: (sql: string) => string): string {
   const cs = leaf.caseSensitive;
+  if (leaf.column.sql === 'r.tags' && leaf.op !== 'eq' && asList(leaf.value).length <= LONG_LIST) return tagSetLeaf(leaf, ctx, ok);
   const col = lowerList(`coalesce(${leaf.column.sql}, [])`, cs);
   switch (leaf.op) {
     case 'contains':
-      return safe(`list_contains(${col}, ${lower(ctx.params.add(leaf.value as string), cs)})`);
+      return ok(`list_contains(${col}, ${lower(ctx.params.add(leaf.value as string), cs)})`);
     case 'eq':
-      return safe(`list_sort(list_distinct(${col})) = list_sort(list_distinct(${lowerList(`${ctx.params.add(asList(leaf.value))}::VARCHAR[]`, cs)}))`);
+      return ok(`list_sort(list_distinct(${col})) = list_sort(list_distinct(${lowerList(`${ctx.params.add(asList(leaf.value))}::VARCHAR[]`, cs)}))`);
     case 'one_of':
-      return safe(`list_has_any(${col}, ${lowerList(`${ctx.params.add(asList(leaf.value))}::VARCHAR[]`, cs)})`);
+      return ok(`list_has_any(${col}, ${lowerList(`${ctx.params.add(asList(leaf.value))}::VARCHAR[]`, cs)})`);
     case 'not_in':
       return not(safe(`list_has_any(${col}, ${lowerList(`${ctx.params.add(asList(leaf.value))}::VARCHAR[]`, cs)})`));
   }
 }
 
-function idLeaf(leaf: Extract<Leaf, { kind: 'id' }>, ctx: CompileContext): string {
+/**
+ * Tag membership as substring tests on the tag_set column where segments store it, exactly
+ * list_contains over tags (src/storage/record-columns.ts: each tag enclosed in \x1f and escaped, so a
+ * match is one whole tag; lower() maps each code point alone and never to \x1e, \x1f, 0 or 1); the
+ * list test on tag_list elsewhere (memory tables, older segments). A source gives each row one of the
+ * two (the other NULL), so only one column is read per part.
+ */
+function tagSetLeaf(leaf: Extract<Leaf, { kind: 'collection' }>, ctx: CompileContext, ok: (sql: string) => string): string {
+  const cs = leaf.caseSensitive;
+  const values = asList(leaf.value);
+  const set = lower(`r.${TAG_SET_COLUMN}`, cs);
+  const list = lowerList(`r.${TAG_LIST_COLUMN}`, cs);
+  const any = values.map((v) => `contains(${set}, ${lower(ctx.params.add(tagSetNeedle(v)), cs)})`);
+  const bySet = any.length === 0 ? 'false' : any.length === 1 ? any[0]! : `(${any.join(' OR ')})`;
+  const byList = leaf.op === 'contains' ? `list_contains(${list}, ${lower(ctx.params.add(values[0]!), cs)})` : `list_has_any(${list}, ${lowerList(`${ctx.params.add(values)}::VARCHAR[]`, cs)})`;
+  const has = `coalesce(${bySet}, ${byList})`;
+  return leaf.op === 'not_in' ? not(safe(has)) : ok(has);
+}
+
+function idLeaf(leaf: Extract<Leaf, { kind: 'id' }>, ctx: CompileContext, ok: (sql: string) => string): string {
   const col = leaf.column.sql;
   switch (leaf.op) {
     case 'eq':
-      return safe(`${col} = ${ctx.params.add(leaf.value as string)}`);
+      return ok(`${col} = ${ctx.params.add(leaf.value as string)}`);
     case 'ne':
       return not(safe(`${col} = ${ctx.params.add(leaf.value as string)}`));
     case 'contains':
-      return safe(`contains(${col}, ${ctx.params.add(leaf.value as string)})`);
+      return ok(`contains(${col}, ${ctx.params.add(leaf.value as string)})`);
     case 'one_of':
-      return safe(memberOf(col, asList(leaf.value), true, ctx));
+      return ok(memberOf(col, asList(leaf.value), true, ctx));
     case 'not_in':
       return not(safe(memberOf(col, asList(leaf.value), true, ctx)));
   }
 }
 
-function dateLeaf(leaf: Extract<Leaf, { kind: 'date' }>, ctx: CompileContext): string {
+function dateLeaf(leaf: Extract<Leaf, { kind: 'date' }>, ctx: CompileContext, ok: (sql: string) => string): string {
   const v = `make_timestamp(${ctx.params.add(leaf.value)}::BIGINT)`;
   if (leaf.op === 'ne') return not(safe(`${leaf.column.sql} = ${v}`));
-  return safe(`${leaf.column.sql} ${COMPARE[leaf.op]} ${v}`);
+  return ok(`${leaf.column.sql} ${COMPARE[leaf.op]} ${v}`);
 }
 
-function numberLeaf(leaf: Extract<Leaf, { kind: 'number' }>, ctx: CompileContext): string {
+function numberLeaf(leaf: Extract<Leaf, { kind: 'number' }>, ctx: CompileContext, ok: (sql: string) => string): string {
   const col = leaf.column.metric !== undefined ? ctx.metric(leaf.column.metric) : leaf.column.sql;
   if (leaf.op === 'between') {
     const [lo, hi] = leaf.value as [number, number];
-    return safe(`${col} BETWEEN ${ctx.params.add(lo)} AND ${ctx.params.add(hi)}`);
+    return ok(`${col} BETWEEN ${ctx.params.add(lo)} AND ${ctx.params.add(hi)}`);
   }
   const v = ctx.params.add(leaf.value as number);
   if (leaf.op === 'ne') return not(safe(`${col} = ${v}`));
-  return safe(`${col} ${COMPARE[leaf.op]} ${v}`);
+  return ok(`${col} ${COMPARE[leaf.op]} ${v}`);
 }
 
-function booleanLeaf(leaf: Extract<Leaf, { kind: 'boolean' }>, ctx: CompileContext): string {
+function booleanLeaf(leaf: Extract<Leaf, { kind: 'boolean' }>, ctx: CompileContext, ok: (sql: string) => string): string {
   const v = ctx.params.add(leaf.value);
-  return leaf.op === 'eq' ? safe(`${leaf.column.sql} = ${v}`) : not(safe(`${leaf.column.sql} = ${v}`));
+  return leaf.op === 'eq' ? ok(`${leaf.column.sql} = ${v}`) : not(safe(`${leaf.column.sql} = ${v}`));
 }

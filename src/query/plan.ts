@@ -6,7 +6,7 @@
 import type { Param } from '../db/database.js';
 import { invalid, invalidFields } from '../errors.js';
 import { resolveColumn, suggestColumn, type ColumnDef, type Level, type MetricInfo, type RollUpMethod } from './columns.js';
-import { compileFilter } from './compile-filter.js';
+import { compileWhere } from './compile-filter.js';
 import { metricsOf, type Expr } from './filter-ast.js';
 import { childlessMatch, metricsWithoutRollUp, type DataFacts } from './match-facts.js';
 import { Params } from './params.js';
@@ -141,7 +141,7 @@ function skeleton(input: PlanInput, params: Params, window: TimeWindow | null = 
       return sql;
     },
   };
-  let whereSql = input.filter ? compileFilter(input.filter, ctx) : 'true';
+  let whereSql = input.filter ? compileWhere(input.filter, ctx) : 'true';
   if (window) whereSql = `${whereSql} AND r.created_at ${window.op} make_timestamp(${params.add(window.us)}::BIGINT)`;
   let orderSql = 'r.created_at DESC, r.id DESC';
   if (input.sort) {

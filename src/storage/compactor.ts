@@ -6,7 +6,8 @@ import { StorageError } from '../errors.js';
 import { DEFAULT_POLICY, pickMerge } from './compaction.js';
 import type { ManifestState, SegmentEntry } from './manifest.js';
 import { writeMerge } from './merge.js';
-import { removeSegmentFiles } from './segments.js';
+import { idHash } from './id-index.js';
+import { readHashes, removeSegmentFiles } from './segments.js';
 import type { StoreState } from './store-state.js';
 
 export class Compactor {
@@ -147,7 +148,7 @@ export class Compactor {
         rowGroupSize: s.options.rowGroupSize,
         textIndex: s.options.textIndex,
         compressionLevel: s.options.compactionLevel,
-        hashesOf: (f) => s.index.hashesOf(f),
+        hashesOf: (g) => readHashes(s.conns.merge, s.dir, g, idHash),
         purgeable: (q) => durable.has(q),
         childless: s.manifest.childless,
         ...(this.#cutoff(group[0]!) === undefined ? {} : { expiredBefore: this.#cutoff(group[0]!)! }),

@@ -2,6 +2,7 @@
 // of duplicating it. Sealed segments each keep a sorted array of 53-bit id hashes (persisted next
 // to the segment); one Bloom filter over all of them answers "certainly new" for almost every id
 // in one or two cache misses. A hash hit is only a candidate: the caller confirms it in DuckDB.
+// In memory each segment keeps its hashes packed (PackedHashes, ~4.4 bytes per id instead of 8).
 
 /** 53-bit hash of an id string (two FNV-1a variants), exact as a JS number. */
 export function idHash(id: string): number {
@@ -40,7 +41,73 @@ export function hasSorted(sorted: ArrayLike<number>, h: number): boolean {
   return false;
 }
 
-/** A blocked Bloom filter sized for `capacity` keys at ~1% false positives; grows by rebuilding. */
+/**
+ * A segment's sorted id hashes in about 4.4 bytes each instead of 8: the top `bits` bits of a hash
+ * pick a bucket (2^bits buckets, n/8 to n/4 of them: 0.25-0.5 bytes per hash of offsets), and the
+ * next 32 bits are stored. So 32 + bits (about 29 + log2 n) of the 53 bits are compared: a segment
+ * answers "maybe" for an absent id about once in 2^29 lookups, and every hit is a candidate the
+ * caller confirms in DuckDB anyway. The full hashes stay in the segment's .ids file (merges read them
+ * from there).
+ */
+export class PackedHashes {
+  readonly length: number;
+  readonly bits: number;
+  readonly #offsets: Uint32Array;
+  readonly #low: Uint32Array;
+
+  constructor(sorted: Float64Array) {
+    this.length = sorted.length;
+    this.bits = Math.max(0, Math.min(21, Math.floor(Math.log2(Math.max(1, sorted.length))) - 3));
+    const buckets = 2 ** this.bits;
+    this.#offsets = new Uint32Array(buckets + 1);
+    this.#low = new Uint32Array(sorted.length);
+    const span = 2 ** (53 - this.bits);
+    const step = 2 ** (21 - this.bits);
+    let b = 0;
+    for (let i = 0; i < sorted.length; i++) {
+      const h = sorted[i]!;
+      const p = Math.floor(h / span);
+      while (b < p) this.#offsets[++b] = i;
+      this.#low[i] = Math.floor(h / step) % 0x100000000;
+    }
+    while (b < buckets) this.#offsets[++b] = sorted.length;
+  }
+
+  /** Bytes held. */
+  get bytes(): number {
+    return this.#offsets.byteLength + this.#low.byteLength;
+  }
+
+  has(h: number): boolean {
+    const p = Math.floor(h / 2 ** (53 - this.bits));
+    const q = Math.floor(h / 2 ** (21 - this.bits)) % 0x100000000;
+    let lo = this.#offsets[p]!;
+    let hi = this.#offsets[p + 1]! - 1;
+    const low = this.#low;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const v = low[mid]!;
+      if (v === q) return true;
+      if (v < q) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return false;
+  }
+
+  /** Calls `fn` with the top 32 bits of every hash (what the Bloom filter is keyed on). */
+  forEachTop(fn: (top: number) => void): void {
+    const shift = 2 ** this.bits;
+    const hiMul = 2 ** (32 - this.bits);
+    for (let p = 0; p + 1 < this.#offsets.length; p++) {
+      for (let i = this.#offsets[p]!; i < this.#offsets[p + 1]!; i++) fn(p * hiMul + Math.floor(this.#low[i]! / shift));
+    }
+  }
+}
+
+/** The top 32 bits of a 53-bit id hash. */
+const top32 = (h: number) => Math.floor(h / 0x200000);
+
+/** A Bloom filter over the top 32 bits of id hashes, ~10-20 bits per key; grows by rebuilding. */
 class Bloom {
   readonly bits: Uint32Array;
   readonly mask: number;
@@ -50,19 +117,19 @@ class Bloom {
     this.bits = new Uint32Array(words);
     this.mask = words - 1;
   }
-  add(h: number): void {
-    const hi = Math.floor(h / 0x200000);
-    let x = hi;
+  add(top: number): void {
+    let x = top;
+    const y = Math.imul(top ^ (top >>> 15), 0x2c1b3c6d) | 1;
     for (let k = 0; k < 7; k++) {
-      x = Math.imul(x ^ (x >>> 16), 0x45d9f3b) + (h & 0x1fffff) * (k + 1);
+      x = Math.imul(x ^ (x >>> 16), 0x45d9f3b) + y;
       this.bits[(x >>> 5) & this.mask]! |= 1 << (x & 31);
     }
   }
-  has(h: number): boolean {
-    const hi = Math.floor(h / 0x200000);
-    let x = hi;
+  has(top: number): boolean {
+    let x = top;
+    const y = Math.imul(top ^ (top >>> 15), 0x2c1b3c6d) | 1;
     for (let k = 0; k < 7; k++) {
-      x = Math.imul(x ^ (x >>> 16), 0x45d9f3b) + (h & 0x1fffff) * (k + 1);
+      x = Math.imul(x ^ (x >>> 16), 0x45d9f3b) + y;
       if ((this.bits[(x >>> 5) & this.mask]! & (1 << (x & 31))) === 0) return false;
     }
     return true;
@@ -73,19 +140,27 @@ export interface IndexedSegment {
   /** Stable key of the segment (its file path relative to the data folder). */
   readonly key: string;
   readonly partition: string;
+  /** Its sorted 53-bit hashes (kept packed, not as given). */
   readonly hashes: Float64Array;
 }
 
+interface Packed {
+  readonly partition: string;
+  readonly hashes: PackedHashes;
+}
+
 export class SealedIdIndex {
-  #segments = new Map<string, IndexedSegment>();
+  #segments = new Map<string, Packed>();
   #bloom = new Bloom(1 << 16);
   #count = 0;
 
   add(segment: IndexedSegment): void {
-    this.#segments.set(segment.key, segment);
-    this.#count += segment.hashes.length;
+    this.remove(segment.key);
+    const packed = new PackedHashes(segment.hashes);
+    this.#segments.set(segment.key, { partition: segment.partition, hashes: packed });
+    this.#count += packed.length;
     if (this.#count * 10 > this.#bloom.bits.length * 32) this.#rebuild();
-    else for (const h of segment.hashes) this.#bloom.add(h);
+    else for (const h of segment.hashes) this.#bloom.add(top32(h));
   }
 
   /** Removing leaves stale bits in the filter until the next rebuild: harmless false positives. */
@@ -99,25 +174,27 @@ export class SealedIdIndex {
   /** Segments of `partition` that may hold `id` (almost always none). */
   candidates(id: string, partitionPrefix: string): string[] {
     const h = idHash(id);
-    if (!this.#bloom.has(h)) return [];
+    if (!this.#bloom.has(top32(h))) return [];
     const out: string[] = [];
-    for (const seg of this.#segments.values()) {
-      if (seg.partition.startsWith(partitionPrefix) && hasHash(seg.hashes, h)) out.push(seg.key);
+    for (const [key, seg] of this.#segments) {
+      if (seg.partition.startsWith(partitionPrefix) && seg.hashes.has(h)) out.push(key);
     }
     return out;
-  }
-
-  /** The sorted hashes of a segment (empty when unknown). */
-  hashesOf(key: string): Float64Array {
-    return this.#segments.get(key)?.hashes ?? new Float64Array(0);
   }
 
   get size(): number {
     return this.#count;
   }
 
+  /** Bytes held by the packed hashes and the filter (for stats and benchmarks). */
+  get bytes(): number {
+    let n = this.#bloom.bits.byteLength;
+    for (const seg of this.#segments.values()) n += seg.hashes.bytes;
+    return n;
+  }
+
   #rebuild(): void {
     this.#bloom = new Bloom(Math.max(this.#count * 2, 1 << 16));
-    for (const seg of this.#segments.values()) for (const h of seg.hashes) this.#bloom.add(h);
+    for (const seg of this.#segments.values()) seg.hashes.forEachTop((t) => this.#bloom.add(t));
   }
 }

@@ -24,6 +24,8 @@ export interface SegmentEntry {
   readonly metrics: readonly number[];
   /** Per row group: [min created_at µs, max created_at µs, rows]; lets a query pick a time window. */
   readonly row_groups: readonly (readonly [number, number, number])[];
+  /** Whether the file stores the derived tag_set column (record-columns.ts); segments of older versions do not. */
+  readonly tag_set?: boolean;
 }
 
 export interface ManifestState {

@@ -17,8 +17,8 @@ export interface MergeContext {
   readonly rowGroupSize: number;
   readonly textIndex: boolean;
   readonly compressionLevel: number;
-  /** The id hashes of a live segment. */
-  hashesOf(file: string): Float64Array;
+  /** The id hashes of a live segment (its .ids file: the index in memory keeps them packed). */
+  hashesOf(segment: SegmentEntry): Promise<Float64Array>;
   /**
    * Whether a dead seq may leave the disk: only tombstones already in the manifest. One that is only in
    * the log may not be durable yet (reliable:false), nor the version that replaced the row: purging the
@@ -85,7 +85,7 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
     textIndex: ctx.textIndex,
     compressionLevel: ctx.compressionLevel,
     metrics: [...new Set(group.flatMap((g) => g.metrics))],
-    hashes: unionHashes(group.map((g) => ctx.hashesOf(g.file))),
+    hashes: unionHashes(await Promise.all(group.map((g) => ctx.hashesOf(g)))),
   });
   return { written, purged, folded };
 }

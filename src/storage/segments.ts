@@ -7,7 +7,7 @@ import { dirname, join, relative } from 'node:path';
 import type { Connection, Param } from '../db/database.js';
 import { ensureDirDurable, fsyncFile, fsyncPathAsync } from './fs-util.js';
 import type { ManifestState, SegmentEntry } from './manifest.js';
-import type { RecordKind } from './record-columns.js';
+import { TAG_SET_COLUMN, TAG_SET_SQL, type RecordKind } from './record-columns.js';
 import { removeTextIndex, textIndexPath, writeTextIndex } from './text-index.js';
 
 export interface SegmentFile {
@@ -61,7 +61,9 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
   ensureDirDurable(dirname(abs), dir);
   try {
     const level = w.compressionLevel === undefined ? '' : `, COMPRESSION_LEVEL ${w.compressionLevel}`;
-    await conn.run(`COPY (${w.select}) TO ${sqlString(abs)} (FORMAT parquet, COMPRESSION zstd${level}, ROW_GROUP_SIZE ${w.rowGroupSize})`, w.params);
+    // Every segment also stores tag_set, derived from tags (recomputed when the rows come from segments).
+    const select = `SELECT COLUMNS(lambda c: c <> '${TAG_SET_COLUMN}'), ${TAG_SET_SQL} AS ${TAG_SET_COLUMN} FROM (${w.select})`;
+    await conn.run(`COPY (${select}) TO ${sqlString(abs)} (FORMAT parquet, COMPRESSION zstd${level}, ROW_GROUP_SIZE ${w.rowGroupSize})`, w.params);
     await fsyncPathAsync(abs);
     const meta = await conn.all(
       `SELECT epoch_us(stats_min::TIMESTAMP) AS lo, epoch_us(stats_max::TIMESTAMP) AS hi, row_group_num_rows AS n
@@ -98,6 +100,7 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
       max_created_us: Number(range['d']),
       metrics: [...w.metrics].sort((a, b) => a - b),
       row_groups: meta.map((m) => [Number(m['lo']), Number(m['hi']), Number(m['n'])] as const),
+      tag_set: true,
     };
     return { entry, hashes };
   } catch (err) {

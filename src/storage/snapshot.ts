@@ -8,11 +8,11 @@
 // Rows whose seq is in the `childless` table (parents a delete left without children) read
 // has_children false; the expression is added only while any such override exists.
 import { join } from 'node:path';
-import type { Database, Param, Row } from '../db/database.js';
+import type { Connection, Database, Param, Row } from '../db/database.js';
 import type { SealedIdIndex } from './id-index.js';
 import { partitionKey, type ManifestState, type SegmentEntry } from './manifest.js';
 import type { MemTable } from './mem-tables.js';
-import { COLUMN_NAMES, KIND_SQL, STORED_SELECT, type RecordKind } from './record-columns.js';
+import { COLUMN_NAMES, KIND_SQL, STORED_SELECT, TAG_LIST_COLUMN, TAG_SET_COLUMN, type RecordKind } from './record-columns.js';
 import { candidateGroups, textIndexOf, textNeeds, type TextRequirement } from './text-index.js';
 
 export type { TextRequirement };
@@ -58,6 +58,8 @@ export class Snapshot {
   readonly #cutoffCache = new Map<string, ReadonlyMap<string, number>>();
   /** `SELECT *` with has_children overridden, or plain when no override exists (nothing to join). */
   readonly #star: string;
+  #deadFree: ReadonlySet<string> | null = null;
+  #fixed: ReadonlySet<MemTable> | null = null;
 
   constructor(dir: string, db: Database, manifest: ManifestState, mem: readonly MemTable[], index: SealedIdIndex, retention?: RetentionView, overrides = true) {
     this.#dir = dir;
@@ -74,6 +76,33 @@ export class Snapshot {
   /** The dead sequence numbers this snapshot honours, as a subquery (the generation is the store's own counter). */
   get deadSeqs(): string {
     return `(SELECT seq FROM dead WHERE gen <= ${this.#manifest.generation})`;
+  }
+
+  /**
+   * Segments (files) none of whose rows is dead as the transaction `conn` is in sees the `dead` table
+   * (checked by seq range: a superset of the dirty ones). A statement in the same transaction may read
+   * them without the dead-row filter (assumeDeadFree): a record replaced after the transaction began
+   * shows only its old version there, since its new row and the old one's mark commit together.
+   * Call fixMemory() before the transaction begins.
+   */
+  async deadFreeSegments(conn: Connection): Promise<Set<string>> {
+    const segs = this.#manifest.segments;
+    if (segs.length === 0) return new Set();
+    const rows = await conn.all(
+      `SELECT i FROM (SELECT unnest($1::BIGINT[]) AS i, unnest($2::BIGINT[]) AS lo, unnest($3::BIGINT[]) AS hi) r
+       WHERE EXISTS (SELECT 1 FROM dead d WHERE d.gen <= ${this.#manifest.generation} AND d.seq BETWEEN r.lo AND r.hi)`,
+      [segs.map((_, i) => i), segs.map((g) => g.min_seq), segs.map((g) => g.max_seq)],
+    );
+    const dirty = new Set(rows.map((r) => Number(r['i'])));
+    return new Set(segs.filter((_, i) => !dirty.has(i)).map((g) => g.file));
+  }
+
+  /**
+   * Sources built while this is set read these segments without the dead-row filter (null, the
+   * default: every part is filtered). Only for statements in the transaction deadFreeSegments ran in.
+   */
+  assumeDeadFree(files: ReadonlySet<string> | null): void {
+    this.#deadFree = files;
   }
 
   /** Lets the files and tables this snapshot named go (call once, when every statement over it is done). */
@@ -104,7 +133,15 @@ export class Snapshot {
   }
 
   #memFor(scope: Scope): MemTable[] {
-    return this.#mem.filter((t) => t.ready && t.hasScope(scope.projectId, scope.runId, scope.kinds));
+    return this.#mem.filter((t) => (this.#fixed ? this.#fixed.has(t) : t.ready) && t.hasScope(scope.projectId, scope.runId, scope.kinds));
+  }
+
+  /**
+   * From now on, reads only the memory tables that exist now (not those created later): call before
+   * beginning a transaction, whose statements could not see a table created after it began.
+   */
+  fixMemory(): void {
+    this.#fixed = new Set(this.#mem.filter((t) => t.ready));
   }
 
   /**
@@ -135,7 +172,6 @@ export class Snapshot {
   #source(scope: Scope, firstParam: number, metrics: readonly string[], expiredOnly: boolean, text: readonly TextRequirement[], given?: { columns: readonly string[]; segments: (p: (v: Param) => string) => string }): SourceSql {
     const segments = expiredOnly ? this.#manifest.segments.filter((s) => s.project_id === scope.projectId && (scope.runId === undefined || s.run_id === scope.runId) && scope.kinds.includes(s.kind)) : this.segmentsFor(scope);
     const { whole, partial } = this.#textCandidates(segments, text);
-    const files = whole.map((s) => join(this.#dir, s.file));
     const params: Param[] = [];
     const p = (v: Param) => {
       params.push(v);
@@ -152,10 +188,24 @@ export class Snapshot {
     });
     const extra = (list: string[]) => (list.length > 0 ? `, ${list.join(', ')}` : '');
     const parts: string[] = [];
-    const cols = given ? given.columns.join(', ') : COLS;
+    /** Parts read without the dead-row filter (segments deadFreeSegments cleared). */
+    const clean = new Set<string>();
+    const deadFree = given || expiredOnly ? null : this.#deadFree;
+    // tag_set where segments store it, else tag_list (record-columns.ts): a filter reads one per row.
+    const stored = `${COLS}, ${TAG_SET_COLUMN}, NULL::VARCHAR[] AS ${TAG_LIST_COLUMN}`;
+    const derived = `${COLS}, NULL::VARCHAR AS ${TAG_SET_COLUMN}, tags AS ${TAG_LIST_COLUMN}`;
+    const colsOf = (seg: SegmentEntry) => (seg.tag_set === true ? stored : derived);
+    const cols = given ? given.columns.join(', ') : derived;
     if (given) parts.push(given.segments(p));
     else {
-      if (files.length > 0) parts.push(`SELECT ${COLS}${extra(segCols)} FROM read_parquet(${p(files)}, hive_partitioning = false, union_by_name = true)`);
+      for (const withTags of [true, false]) {
+        for (const free of deadFree ? [true, false] : [false]) {
+          const some = whole.filter((s) => (s.tag_set === true) === withTags && (deadFree === null || deadFree.has(s.file) === free)).map((s) => join(this.#dir, s.file));
+          if (some.length === 0) continue;
+          parts.push(`SELECT ${withTags ? stored : derived}${extra(segCols)} FROM read_parquet(${p(some)}, hive_partitioning = false, union_by_name = true)`);
+          if (free) clean.add(parts[parts.length - 1]!);
+        }
+      }
       // Segments the text index narrows to some row groups: one read each, on file_row_number ranges
       // (DuckDB skips the row groups outside them). A file lacks the metric columns it never stored.
       for (const { seg, ranges } of partial) {
@@ -164,7 +214,8 @@ export class Snapshot {
           return id !== undefined && seg.metrics.includes(id) ? `m${id} AS mx${i}` : `NULL::DOUBLE AS mx${i}`;
         });
         const where = ranges.map(([a, b]) => `file_row_number BETWEEN ${p(a)} AND ${p(b)}`).join(' OR ');
-        parts.push(`SELECT ${COLS}${extra(segMetrics)} FROM read_parquet(${p(join(this.#dir, seg.file))}, hive_partitioning = false) WHERE ${where}`);
+        parts.push(`SELECT ${colsOf(seg)}${extra(segMetrics)} FROM read_parquet(${p(join(this.#dir, seg.file))}, hive_partitioning = false) WHERE ${where}`);
+        if (deadFree?.has(seg.file)) clean.add(parts[parts.length - 1]!);
       }
     }
     const mem = this.#memFor(scope);
@@ -180,8 +231,13 @@ export class Snapshot {
     if (parts.length === 0) parts.push(`SELECT ${cols}${extra(metrics.map((_, i) => `NULL::DOUBLE AS mx${i}`))} FROM ${EMPTY_TABLE}`);
     const expired = [...this.cutoffs(scope.projectId, scope.runId)].map(([run, us]) => `(run_id = ${p(run)} AND created_at < make_timestamp(${p(us)}))`);
     const live = expired.length === 0 ? '' : expiredOnly ? ` AND (${expired.join(' OR ')})` : ` AND NOT (${expired.join(' OR ')})`;
+    // With dead-free segments, only the other parts are filtered (their seq column is not even read).
+    const sql =
+      deadFree === null
+        ? `(SELECT ${this.#star} FROM (${parts.join(' UNION ALL ')}) WHERE seq NOT IN ${this.deadSeqs}${live})`
+        : `(SELECT ${this.#star} FROM (${parts.map((x) => (clean.has(x) ? x : `SELECT * FROM (${x}) WHERE seq NOT IN ${this.deadSeqs}`)).join(' UNION ALL ')}) WHERE true${live})`;
     return {
-      sql: `(SELECT ${this.#star} FROM (${parts.join(' UNION ALL ')}) WHERE seq NOT IN ${this.deadSeqs}${live})`,
+      sql,
       params,
       metricColumn: (name) => {
         const a = aliases.get(name);

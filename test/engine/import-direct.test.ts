@@ -60,7 +60,9 @@ test('a Parquet export is written straight into segments with the sealer layout'
   const seg = loadManifest(target.dir).segments.find((g) => g.kind === 'span')!;
   const cols = (await db.all('DESCRIBE SELECT * FROM read_parquet($1, hive_partitioning = false)', [join(target.dir, seg.file)])).map((c) => String(c['column_name']));
   assert.deepEqual(cols.slice(0, COLUMN_NAMES.length), [...COLUMN_NAMES]);
-  assert.ok(cols.slice(COLUMN_NAMES.length).every((c) => /^m\d+$/.test(c)) && cols.length > COLUMN_NAMES.length);
+  // Then the shredded metrics and the derived tag_set (src/storage/record-columns.ts), last.
+  assert.equal(cols[cols.length - 1], 'tag_set');
+  assert.ok(cols.slice(COLUMN_NAMES.length, -1).every((c) => /^m\d+$/.test(c)) && cols.length > COLUMN_NAMES.length + 1);
   const order = await db.all('SELECT epoch_us(created_at) AS c, id FROM read_parquet($1, file_row_number = true, hive_partitioning = false) ORDER BY file_row_number', [join(target.dir, seg.file)]);
   const keys = order.map((r) => `${String(r['c']).padStart(20, '0')} ${r['id']}`);
   assert.deepEqual(keys, [...keys].sort(), 'sorted by created_at, then id');

@@ -1,9 +1,10 @@
 // Guarantees: every filter kind and operator compiles to exactly this SQL and these parameters
-// (identifiers from the registry, every value a numbered placeholder), and trees combine as written.
+// (identifiers from the registry, every value a numbered placeholder), and trees combine as written;
+// as a WHERE condition (compileWhere) leaves outside any NOT drop their coalesce, those under NOT keep it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { resolveColumn, type ColumnDef } from '../../src/query/columns.js';
-import { compileFilter, ownMetrics } from '../../src/query/compile-filter.js';
+import { compileFilter, compileWhere, ownMetrics } from '../../src/query/compile-filter.js';
 import { OPERATORS, type Expr, type Leaf } from '../../src/query/filter-ast.js';
 import { Params } from '../../src/query/params.js';
 
@@ -33,11 +34,11 @@ const GOLDEN: [string, Leaf, string, unknown[]][] = [
   ['text one_of, long list', { kind: 'text', column: col('name'), op: 'one_of', value: LONG, caseSensitive: true }, 'coalesce(r.name IN (SELECT unnest($1::VARCHAR[])), false)', [LONG]],
   ['text one_of, long list ci', { kind: 'text', column: col('name'), op: 'one_of', value: LONG, caseSensitive: false }, 'coalesce(lower(r.name) IN (SELECT lower(unnest($1::VARCHAR[]))), false)', [LONG]],
   ['id not_in, long list', { kind: 'id', column: col('id'), op: 'not_in', value: LONG }, '(NOT coalesce(r.id IN (SELECT unnest($1::VARCHAR[])), false))', [LONG]],
-  ['collection contains', { kind: 'collection', column: col('tags'), op: 'contains', value: 't', caseSensitive: true }, 'coalesce(list_contains(coalesce(r.tags, []), $1), false)', ['t']],
-  ['collection contains ci', { kind: 'collection', column: col('tags'), op: 'contains', value: 'T', caseSensitive: false }, 'coalesce(list_contains(list_transform(coalesce(r.tags, []), lambda x: lower(x)), lower($1)), false)', ['T']],
+  ['collection contains', { kind: 'collection', column: col('tags'), op: 'contains', value: 't', caseSensitive: true }, 'coalesce(coalesce(contains(r.tag_set, $1), list_contains(r.tag_list, $2)), false)', ['\x1ft\x1f', 't']],
+  ['collection contains ci', { kind: 'collection', column: col('tags'), op: 'contains', value: 'T', caseSensitive: false }, 'coalesce(coalesce(contains(lower(r.tag_set), lower($1)), list_contains(list_transform(r.tag_list, lambda x: lower(x)), lower($2))), false)', ['\x1fT\x1f', 'T']],
   ['collection eq', { kind: 'collection', column: col('tags'), op: 'eq', value: ['a', 'b'], caseSensitive: true }, 'coalesce(list_sort(list_distinct(coalesce(r.tags, []))) = list_sort(list_distinct($1::VARCHAR[])), false)', [['a', 'b']]],
-  ['collection one_of', { kind: 'collection', column: col('tags'), op: 'one_of', value: ['a'], caseSensitive: true }, 'coalesce(list_has_any(coalesce(r.tags, []), $1::VARCHAR[]), false)', [['a']]],
-  ['collection not_in', { kind: 'collection', column: col('tags'), op: 'not_in', value: ['a'], caseSensitive: true }, '(NOT coalesce(list_has_any(coalesce(r.tags, []), $1::VARCHAR[]), false))', [['a']]],
+  ['collection one_of', { kind: 'collection', column: col('tags'), op: 'one_of', value: ['a'], caseSensitive: true }, 'coalesce(coalesce(contains(r.tag_set, $1), list_has_any(r.tag_list, $2::VARCHAR[])), false)', ['\x1fa\x1f', ['a']]],
+  ['collection not_in', { kind: 'collection', column: col('tags'), op: 'not_in', value: ['a'], caseSensitive: true }, '(NOT coalesce(coalesce(contains(r.tag_set, $1), list_has_any(r.tag_list, $2::VARCHAR[])), false))', ['\x1fa\x1f', ['a']]],
   ['id eq', { kind: 'id', column: col('trace_id'), op: 'eq', value: 'abc' }, 'coalesce(r.trace_id = $1, false)', ['abc']],
   ['id ne', { kind: 'id', column: col('id'), op: 'ne', value: 'abc' }, '(NOT coalesce(r.id = $1, false))', ['abc']],
   ['id contains', { kind: 'id', column: col('id'), op: 'contains', value: 'ab' }, 'coalesce(contains(r.id, $1), false)', ['ab']],
@@ -85,4 +86,19 @@ test('trees: and, or, not nest; parameters are numbered in order of appearance',
   assert.deepEqual(compile({ and: [] }), { sql: 'true', params: [] });
   assert.deepEqual(compile({ or: [] }), { sql: 'false', params: [] });
   assert.deepEqual(compile({ and: [a] }), { sql: 'coalesce(r.name = $1, false)', params: ['a'] });
+});
+
+test('as a WHERE condition, leaves outside NOT drop coalesce; under NOT, and ne / not_in, keep it', () => {
+  const a = leaf({ kind: 'text', column: col('name'), op: 'eq', value: 'a', caseSensitive: true });
+  const b = leaf({ kind: 'number', column: col('metrics/m'), op: 'gt', value: 1 });
+  const c = leaf({ kind: 'boolean', column: col('has_children'), op: 'eq', value: false });
+  const t = leaf({ kind: 'collection', column: col('tags'), op: 'contains', value: 'x', caseSensitive: true });
+  const ne = leaf({ kind: 'text', column: col('model'), op: 'ne', value: 'm', caseSensitive: true });
+  const params = new Params();
+  const sql = compileWhere({ or: [a, { and: [b, { not: { or: [c, t] } }, ne] }, t] }, ownMetrics(params));
+  assert.equal(
+    sql,
+    '(r.name = $1 OR (r.metrics[$2] > $3 AND (NOT (coalesce(r.has_children = $4, false) OR coalesce(coalesce(contains(r.tag_set, $5), list_contains(r.tag_list, $6)), false))) AND (NOT coalesce(r.model = $7, false))) OR coalesce(contains(r.tag_set, $8), list_contains(r.tag_list, $9)))',
+  );
+  assert.deepEqual(params.values, ['a', 'm', 1, false, '\x1fx\x1f', 'x', 'm', '\x1fx\x1f', 'x']);
 });

@@ -7,14 +7,15 @@
 // - row groups are really skipped: the input pages of the row groups a needle cannot be in are
 //   overwritten with garbage, the brute-force query then fails, the indexed one answers right;
 // - every listed segment has its index on disk, merged-away segments lose theirs, and a missing or
-//   damaged index is rebuilt on open (byte for byte the same) with answers unchanged.
+//   damaged index is rebuilt on open (byte for byte the same) with answers unchanged; indexes are
+//   held in memory only from a segment's first text query.
 import assert from 'node:assert/strict';
 import { existsSync, openSync, readFileSync, rmSync, writeFileSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { TraceStore } from '../../src/engine/trace-store.js';
-import { candidateGroups, parseTextIndex, textIndexPath, textNeeds } from '../../src/storage/text-index.js';
+import { candidateGroups, loadedTextIndexes, parseTextIndex, textIndexPath, textNeeds } from '../../src/storage/text-index.js';
 import { tempDir } from '../support/helpers.js';
 
 const VOCAB = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet'];
@@ -257,8 +258,11 @@ test('every listed segment has its index; merged inputs lose theirs; a missing o
   const store = await TraceStore.open(dir, { threads: 1, rowGroupSize: 2048, autoCompact: false, pageWindowRows: 1000, textIndex: true });
   t.after(() => store.close());
   const fx = { dir, store, projectId: first.projectId, runId: first.runId };
+  // Checked (and rebuilt) on open, but held in memory only from a segment's first text query.
+  assert.equal(loadedTextIndexes(dir), 0, 'no index is held after open');
   for (const f of listed.slice(0, 3)) assert.deepEqual(readFileSync(textIndexPath(f)), original.get(f), `${f}: rebuilt as written`);
   assert.deepEqual(await answers(fx, { filters: [contains('input', 'kiwi', false)] }), before);
+  assert.equal(loadedTextIndexes(dir), listed.length, 'a text query loads each segment it reads');
 
   // A merge writes the merged segment's index and its inputs' go with them.
   await store.compact();

@@ -1,0 +1,66 @@
+// Guarantees of the id index's packed form (src/storage/id-index.ts): every stored hash is found, an
+// absent hash is reported only when the 32 + bits compared bits all agree with a stored one (so the
+// caller's DuckDB check runs about never), and the index stays right across removals and rebuilds of
+// its Bloom filter.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { idHash, PackedHashes, SealedIdIndex, sortedHashes } from '../../src/storage/id-index.js';
+import { Rng } from '../support/fuzz/rng.js';
+
+const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+
+/** The bits a PackedHashes of `bits` bucket bits compares: the top 32 + bits of the 53. */
+const compared = (h: number, bits: number) => Math.floor(h / 2 ** (21 - bits));
+
+test('packed hashes find every stored hash and no absent one whose compared bits differ', () => {
+  for (const n of [0, 1, 7, 100, 5_000, 70_000]) {
+    const present = sortedHashes(ids(`p${n}`, n));
+    const packed = new PackedHashes(present);
+    assert.equal(packed.length, n);
+    for (const h of present) assert.ok(packed.has(h), `stored hash ${h} of ${n} not found`);
+    const keys = new Set(Array.from(present, (h) => compared(h, packed.bits)));
+    let falseHits = 0;
+    for (const id of ids(`absent${n}`, 5_000)) {
+      const h = idHash(id);
+      const expected = keys.has(compared(h, packed.bits));
+      assert.equal(packed.has(h), expected, `absent ${id} in a set of ${n}`);
+      if (expected) falseHits++;
+    }
+    assert.equal(falseHits, 0);
+    // Fewer bytes than the 8 of a Float64 per hash (a handful of bytes of offsets for tiny sets).
+    if (n >= 100) assert.ok(packed.bytes < n * 5, `${packed.bytes} bytes for ${n} hashes`);
+  }
+});
+
+test('hashes at the edges of the 53-bit range and equal in their compared bits are found', () => {
+  const rng = new Rng(17);
+  const edge = [0, 1, 2 ** 21 - 1, 2 ** 21, 2 ** 32, 2 ** 53 - 1, 2 ** 52, 2 ** 53 - 2 ** 21];
+  const random = Array.from({ length: 3_000 }, () => Math.floor(rng.next() * 2 ** 32) * 2 ** 21 + rng.int(0, 2 ** 21 - 1));
+  const sorted = Float64Array.from([...edge, ...random]).sort();
+  const packed = new PackedHashes(sorted);
+  for (const h of sorted) assert.ok(packed.has(h), `hash ${h}`);
+  // A hash sharing a stored one's compared bits is a candidate (the caller confirms it): never missed.
+  const twin = Math.floor(edge[5]! / 2 ** (21 - packed.bits)) * 2 ** (21 - packed.bits);
+  assert.ok(packed.has(twin));
+});
+
+test('the index finds ids across segments, forgets removed ones and survives Bloom rebuilds', () => {
+  const index = new SealedIdIndex();
+  const segs = Array.from({ length: 6 }, (_, i) => ({ key: `records/p/r${i % 2}/seg-${i}.parquet`, partition: `records/p/r${i % 2}/seg-${i}.parquet`, names: ids(`s${i}`, 40_000) }));
+  // 240k hashes: the 64k-key filter is rebuilt (from the packed hashes) several times on the way.
+  for (const s of segs) index.add({ key: s.key, partition: s.partition, hashes: sortedHashes(s.names) });
+  assert.equal(index.size, 240_000);
+  for (const s of segs) for (const id of s.names.filter((_, i) => i % 97 === 0)) assert.deepEqual(index.candidates(id, s.key.slice(0, 'records/p/r0'.length)), [s.key]);
+  // Another run's prefix does not see them.
+  assert.deepEqual(index.candidates(segs[0]!.names[0]!, 'records/p/r1'), []);
+  let hits = 0;
+  for (const id of ids('new', 20_000)) hits += index.candidates(id, 'records/p/').length;
+  assert.equal(hits, 0);
+  index.remove(segs[0]!.key);
+  assert.equal(index.size, 200_000);
+  assert.deepEqual(index.candidates(segs[0]!.names[5]!, 'records/p/'), []);
+  // Adding a key again replaces it (size counts it once).
+  index.add({ key: segs[1]!.key, partition: segs[1]!.partition, hashes: sortedHashes(segs[1]!.names) });
+  assert.equal(index.size, 200_000);
+  assert.ok(index.bytes < 200_000 * 8);
+});
