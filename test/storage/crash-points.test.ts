@@ -94,7 +94,7 @@ for (const [point, nths] of [
         // One request was in flight at each stop: a batch cut in half is gone; at a seal's step the
         // request may have reached the log (and counts), but whole: 10-40 spans.
         if (point === 'wal-half') assert.equal(unacked.length, 0, `${point} #${nth}: the half-written request was replayed`);
-        assert.ok(unacked.length <= nths.indexOf(nth) + 1, `${point} #${nth}: ${unacked.length} unacknowledged traces`);
+        assert.ok(unacked.length <= (nths as readonly number[]).indexOf(nth) + 1, `${point} #${nth}: ${unacked.length} unacknowledged traces`);
         for (const id of unacked) {
           const n = perTrace.get(id)!;
           assert.ok(n >= 10 && n <= 40, `${point} #${nth}: unacknowledged trace ${id} has ${n} spans`);
