@@ -64,7 +64,7 @@ export const ENVIRONMENT: ReadonlyArray<readonly [name: string, meaning: string]
   ['TRACELAKE_API_KEY', 'an API key to accept; otherwise one is generated on first start'],
   ['TRACELAKE_BODY_LIMIT', 'largest request body in bytes (default 33554432)'],
   ['TRACELAKE_REQUEST_TIMEOUT', 'request timeout in ms (default 120000)'],
-  ['TRACELAKE_MEMORY_LIMIT', "DuckDB's memory limit (default 512MB)"],
+  ['TRACELAKE_MEMORY_LIMIT', "DuckDB's memory limit (default 384MB)"],
   ['TRACELAKE_TEXT_INDEX', '1: write a text index beside each segment (fast contains on rare strings; costs ingest)'],
   ['TRACELAKE_RATE_LIMIT', 'requests per API key and window (off by default; 429 with Retry-After beyond)'],
   ['TRACELAKE_RATE_LIMIT_WINDOW', 'the rate limit window in ms (default 60000)'],

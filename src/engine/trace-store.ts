@@ -32,17 +32,18 @@ import { RUN_ID_FIELDS, StoreBase } from './store-base.js';
 
 /**
  * DuckDB's memory limit unless given. Memory tables, a seal's sort and a merge's buffers fit in it
- * (merges stream); larger sorts spill to <data>/tmp. With it, the whole process stayed near 1.1 GiB
- * while ingesting and compacting 1M spans (2.6 GiB with 2GB and sorted merges).
+ * (merges stream); larger sorts spill to <data>/tmp. Merges fill whatever limit there is, so it sets
+ * the process's peak: with 384MB the server's peak RSS over 300k spans of HTTP ingest was 927-942 MiB,
+ * with 512MB 1,113-1,127 MiB, at the same ingest rate (2026-11-24, two alternating runs each).
  */
-export const DEFAULT_MEMORY_LIMIT = '512MB';
+export const DEFAULT_MEMORY_LIMIT = '384MB';
 const MEMORY_SIZE = /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
 
 export interface TraceStoreOptions extends RecordStoreOptions {
   /** DuckDB worker threads (default: all cores). */
   threads?: number;
   /**
-   * DuckDB's memory limit, e.g. '4GB' (default '512MB'; DuckDB's own default is 80% of RAM). Sorts beyond
+   * DuckDB's memory limit, e.g. '4GB' (default '384MB'; DuckDB's own default is 80% of RAM). Sorts beyond
    * it spill to `<dir>/tmp`; merges stream.
    */
   memoryLimit?: string;
