@@ -38,6 +38,7 @@ export async function importDirect(
   batchRows: number,
   onProgress?: (done: number, total: number | null) => void,
   arrowLayout?: readonly SourceColumn[],
+  sortRowsGiven?: number,
 ): Promise<number> {
   let src: Source;
   try {
@@ -67,7 +68,7 @@ export async function importDirect(
   const lo = `$${src.params.length + 1}`;
   const hi = `$${src.params.length + 2}`;
   const select = `SELECT file_row_number - ${lo} AS rn, ${cols.join(', ')} FROM ${src.from} WHERE file_row_number BETWEEN ${lo} AND ${hi}`;
-  const sortRows = format === 'parquet' ? await sortRowsOf(db, path) : DEFAULT_SORT_ROWS;
+  const sortRows = sortRowsGiven ?? (format === 'parquet' ? await sortRowsOf(db, path) : DEFAULT_SORT_ROWS);
   let done = 0;
   for (let start = 0; start < total; start += batchRows) {
     const rows = Math.min(batchRows, total - start);
