@@ -119,7 +119,7 @@ export class Exporter {
           // DuckDB's threads write row groups as they finish.
           const format = options.format === 'parquet' ? 'FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 32768' : 'FORMAT json';
           // The path is ours (a uuid under <data>/tmp), never the user's: it is the one literal here.
-          const done = await this.#db.runWithProgress(`COPY (${q.sql}) TO '${tmp.replaceAll("'", "''")}' (${format})`, q.params, (f) => options.onProgress?.(f), 200);
+          const done = await this.#db.runWithProgress(`COPY (${q.sql}) TO '${tmp.replaceAll("'", "''")}' (${format})`, q.params, (f) => options.onProgress?.(f), 200, { preserve_insertion_order: 'false' });
           return Number(done[0]?.['Count'] ?? 0);
         });
       }
