@@ -34,6 +34,11 @@ export interface ImportOptions {
   batchRows?: number;
   /** Called after each batch is durable, with records written so far and the total when known. */
   onProgress?: (done: number, total: number | null) => void;
+  /**
+   * Rows of a batch DuckDB sorts at a time when they come out of created_at order (default: ~128 MB
+   * of them by a Parquet file's footer, else 150,000), so a sort stays within the importer's memory.
+   */
+  sortRows?: number;
 }
 
 export interface ImportResult {
@@ -160,9 +165,12 @@ class DraftBatcher {
 
 export class Importer {
   readonly #db: Database;
+  readonly #stageDir: string;
 
-  constructor(db: Database) {
+  /** `stageDir`: where JSON lines are staged as Parquet for the direct path (removed when done). */
+  constructor(db: Database, stageDir: string) {
     this.#db = db;
+    this.#stageDir = stageDir;
   }
 
   async run(path: string, sink: ImportSink, options: ImportOptions = {}): Promise<ImportResult> {
@@ -173,7 +181,15 @@ export class Importer {
     const direct = sink.bulk !== undefined && (format !== 'arrow' || layout !== null) && !(format === 'jsonl' && firstLineIsBody(path));
     const batchRows = options.batchRows ?? (direct ? DIRECT_BATCH_ROWS : 10_000);
     if (!Number.isInteger(batchRows) || batchRows <= 0) throw new InvalidRequestError([{ loc: ['batchRows'], msg: 'Input should be a positive integer', type: 'value_error', input: batchRows }]);
-    if (direct) return { records: await importDirect(this.#db, path, format, (b) => sink.bulk!(b), batchRows, options.onProgress, layout ?? undefined), bodies: 0 };
+    if (options.sortRows !== undefined && (!Number.isInteger(options.sortRows) || options.sortRows <= 0)) throw new InvalidRequestError([{ loc: ['sortRows'], msg: 'Input should be a positive integer', type: 'value_error', input: options.sortRows }]);
+    if (direct) {
+      const stage = join(this.#stageDir, `import-${randomUUID()}.parquet`);
+      try {
+        return { records: await importDirect(this.#db, path, format, (b) => sink.bulk!(b), batchRows, { onProgress: options.onProgress, arrowLayout: layout ?? undefined, sortRows: options.sortRows, stageFile: stage }), bodies: 0 };
+      } finally {
+        rmSync(stage, { force: true });
+      }
+    }
     if (format === 'arrow') return { records: await this.#arrow(path, sink, batchRows, options), bodies: 0 };
     if (format === 'jsonl' && firstLineIsBody(path)) return { records: 0, bodies: await this.#bodies(path, sink, options) };
     return { records: await this.#flat(path, format, sink, batchRows, options), bodies: 0 };
@@ -339,7 +355,7 @@ export async function importFile(path: string, sink: ImportSink, reader: { tempD
   mkdirSync(reader.tempDirectory, { recursive: true });
   const db = await Database.open({ path: file, connections: 1, memoryLimit: '1GB', tempDirectory: reader.tempDirectory, ...(reader.threads ? { threads: reader.threads } : {}) });
   try {
-    return await new Importer(db).run(path, sink, options);
+    return await new Importer(db, reader.tempDirectory).run(path, sink, options);
   } finally {
     await db.close();
     for (const f of [file, `${file}.wal`]) rmSync(f, { force: true });
