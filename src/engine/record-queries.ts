@@ -4,7 +4,7 @@
 import type { Database, Param, Row } from '../db/database.js';
 import { invalid } from '../errors.js';
 import { appliesAt, METRIC_PREFIX, metricColumn, resolveColumn, STANDARD_COLUMNS, type ColumnDef, type Level, type MetricInfo, type RollUpMethod } from '../query/columns.js';
-import { chooseWindow, countQuery, deleteQuery, fetchQuery, pageKeysQuery, timeOrdered, type PlanInput, type TimeWindow } from '../query/plan.js';
+import { chooseWindow, countQuery, deleteQuery, fetchQuery, pageKeysQuery, pageTimesQuery, timeOrdered, timeRanges, type PlanInput, type TimeWindow } from '../query/plan.js';
 import { metricsOf } from '../query/filter-ast.js';
 import { columnsOf } from '../query/match-facts.js';
 import { requiredContains } from '../query/text-needs.js';
@@ -21,6 +21,8 @@ import { TopKCache } from './topk-cache.js';
 import { storedToRecord } from './row-codec.js';
 
 export const MAX_PAGE_SIZE = 1000;
+/** Ranges of created_at a page's keys query may test (beyond, one bound). */
+const MAX_RANGES = 64;
 
 const KINDS: Record<Level, readonly RecordKind[]> = { span: ['span'], trace: ['trace'], session: ['session'] };
 const DESCENDANTS: Record<Level, readonly RecordKind[]> = { span: ['span'], trace: ['span'], session: ['span', 'trace'] };
@@ -166,15 +168,40 @@ export class RecordQueries {
     }
     const order = timeOrdered(plan.sort);
     const profile = order ? snap.timeProfile(this.#scope(scope, KINDS[level]), requiredContains(plan.filter)) : null;
-    let want = Math.max(this.#windowRows, (offset + limit + 1) * 20);
-    for (;;) {
-      const window: TimeWindow | null = profile && order ? chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending) : null;
-      const q = pageKeysQuery(plan, limit, offset, window, also, alsoMetrics);
-      steps.push(`keys${window ? ' (window)' : ''}${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`);
+    const k = offset + limit + 1;
+    let want = Math.max(this.#windowRows, k * 20);
+    let window: TimeWindow | null = profile && order ? chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending) : null;
+    const keys = async (w: TimeWindow | null) => {
+      const q = pageKeysQuery(plan, limit, offset, w, also, alsoMetrics);
+      steps.push(`keys${w ? ' (window)' : ''}${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`);
       const rows = await this.#db.all(q.sql, q.params);
-      if (window === null || rows.length > limit) return Object.assign(rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })), { ownMetrics: q.ownMetrics });
-      want *= 8;
+      return Object.assign(rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })), { ownMetrics: q.ownMetrics });
+    };
+    let rows = await keys(window);
+    if (window === null || rows.length > limit) return rows;
+    // The window was short. Matching at the rate it saw, a window `grow` times wider would hold the page:
+    // widen once when that is still a small part of the rows.
+    const total = profile!.rowGroups.reduce((n, g) => n + g[2], 0) + profile!.memRows;
+    const seen = rows.length > 0 ? offset + rows.length : 0;
+    if (seen > 0) {
+      want *= Math.max(8, Math.ceil((2 * k) / seen));
+      if (want * 4 <= total) {
+        window = chooseWindow(profile!.rowGroups, profile!.memRows, want, order!.ascending);
+        rows = await keys(window);
+        if (window === null || rows.length > limit) return rows;
+      }
     }
+    // A selective filter: rather than widening step by step (each a read of every key column of more
+    // row groups), one read of created_at and the filter's columns finds when the page's rows were
+    // created; the keys query then reads only the row groups holding those instants.
+    const t = pageTimesQuery(plan, k);
+    steps.push(`page times${t.rolled.length > 0 ? ` + roll-up of ${t.rolled.join(', ')}` : ''}`);
+    const times = ((await this.#db.all(t.sql, t.params))[0]!['cs'] as unknown[] | null) ?? [];
+    // Nothing matches anywhere: the (empty) short window was the answer.
+    if (times.length === 0) return rows;
+    const ranges = timeRanges(times.map(Number), profile!.rowGroups);
+    // Many scattered instants: one bound from the earliest (latest) of them holds them all.
+    return keys(ranges.length <= MAX_RANGES ? { ranges } : order!.ascending ? { op: '<=', us: ranges[ranges.length - 1]![1] } : { op: '>=', us: ranges[0]![0] });
   }
 
   /** The page's rows by seq, in the order of the keys. */

@@ -35,3 +35,55 @@ test('windowed pages equal full-scan pages', { timeout: 60_000 }, async (t) => {
     }
   }
 });
+
+// A selective filter leaves the first window short. Then one read of created_at and the filter's
+// columns finds when the page's rows were created, and the keys query reads only the row groups
+// holding those instants, instead of widening the window step by step. The page must still equal a
+// full scan's: with many rows sharing one created_at (the page ends inside a tie), rows still in
+// memory, both orders, offsets, and a filter nothing matches.
+test('a short window finds the page by its rows\' times, and the page stays exact', { timeout: 60_000 }, async (t) => {
+  const steps: string[][] = [];
+  const opts = { sealRows: 100_000, walRollBytes: 200_000, autoCompact: false };
+  const small = await openStore(t, { ...opts, pageWindowRows: 50, onPlan: (s) => steps.push([...s]) });
+  const full = await openStore(t, { ...opts, pageWindowRows: 10_000_000 });
+  // 400 traces of 3 spans a minute apart; the 'rare' ones are traces 0-9, which share one instant (30
+  // spans created at the same µs), and traces 50 and 60.
+  const batch = (from: number, to: number) =>
+    Array.from({ length: to - from }, (_, j) => {
+      const i = from + j;
+      const at = new Date(Date.UTC(2026, 0, 1, 0, i < 10 ? 0 : i)).toISOString();
+      const name = i < 10 || i === 50 || i === 60 ? 'rare' : 'common';
+      const id = (s: number) => `00000000-0000-4000-8000-${String(i * 10 + s).padStart(12, '0')}`;
+      return { id: id(9), name, input: 'q', created_at: at, spans: [0, 1, 2].map((s) => ({ id: id(s), type: 'llm', name: `${name}-${s}`, input: 'x', created_at: at, model: 'm' })) };
+    });
+  for (const fx of [small, full]) {
+    // Six segments of an hour each (DuckDB writes no row group under 2,048 rows: segments make the windows).
+    for (let from = 0; from < 360; from += 60) {
+      await fx.store.logTraces(fx.projectId, { log_stream_id: fx.logStreamId, traces: batch(from, from + 60) } as never);
+      await fx.store.flush();
+    }
+    await fx.store.logTraces(fx.projectId, { log_stream_id: fx.logStreamId, traces: batch(360, 400) } as never); // in memory
+  }
+  const rare = [{ type: 'text', column_id: 'name', operator: 'contains', value: 'rare-' }];
+  const none = [{ type: 'text', column_id: 'name', operator: 'eq', value: 'no such name' }];
+  let timed = 0;
+  for (const f of [rare, none]) {
+    for (const ascending of [false, true]) {
+      for (const [offset, limit] of [[0, 10], [5, 20], [0, 40], [30, 10], [3, 4], [0, 1]] as const) {
+        const body = { filters: f, starting_token: offset, limit, ...(ascending ? { sort: { column_id: 'created_at', ascending } } : {}) };
+        steps.length = 0;
+        const a = await small.store.search('span', small.projectId, { ...body, log_stream_id: small.logStreamId });
+        const b = await full.store.search('span', full.projectId, { ...body, log_stream_id: full.logStreamId });
+        const what = `${JSON.stringify(f)} asc=${ascending} offset=${offset} limit=${limit}`;
+        assert.deepEqual(a.records.map((r) => r['id']), b.records.map((r) => r['id']), what);
+        assert.equal(a.next_starting_token, b.next_starting_token, what);
+        const keys = steps[0]!.filter((s) => s.startsWith('keys'));
+        // The first window, at most one widening, then (if still short) the page's times and one more.
+        assert.ok(keys.length <= 3, `${what}: ${steps[0]!.join(' → ')}`);
+        if (steps[0]!.includes('page times')) timed++;
+      }
+    }
+  }
+  assert.ok(timed >= 12, `the short windows asked for the page's times (${timed})`);
+  assert.ok(small.store.stats.memRows > 0 && small.store.stats.sealedRows > 0, 'rows both sealed and in memory');
+});
