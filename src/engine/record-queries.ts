@@ -4,7 +4,7 @@
 import type { Database, Param, Row } from '../db/database.js';
 import { invalid } from '../errors.js';
 import { appliesAt, METRIC_PREFIX, metricColumn, resolveColumn, STANDARD_COLUMNS, type ColumnDef, type Level, type MetricInfo, type RollUpMethod } from '../query/columns.js';
-import { chooseWindow, countQuery, deleteQuery, fetchQuery, pageKeysQuery, pageTimesQuery, timeOrdered, timeRanges, type PlanInput, type TimeWindow } from '../query/plan.js';
+import { chooseWindow, countQuery, deleteQuery, fetchQuery, matchTimesQuery, pageKeysQuery, timeOrdered, timeRanges, type PlanInput, type TimeWindow } from '../query/plan.js';
 import { metricsOf } from '../query/filter-ast.js';
 import { columnsOf } from '../query/match-facts.js';
 import { requiredContains } from '../query/text-needs.js';
@@ -23,6 +23,10 @@ import { storedToRecord } from './row-codec.js';
 export const MAX_PAGE_SIZE = 1000;
 /** Ranges of created_at a page's keys query may test (beyond, one bound). */
 const MAX_RANGES = 64;
+/** Matches a page in another order than time looks for before its keys query (see #fewMatches). */
+const FEW = 4096;
+/** Columns of free text: reading them costs about what the keys query does, so no read goes before it. */
+const FREE_TEXT = new Set(['input', 'output', 'dataset_input', 'dataset_output', 'user_metadata', 'dataset_metadata', 'error_message', 'progress_message', 'tools']);
 
 const KINDS: Record<Level, readonly RecordKind[]> = { span: ['span'], trace: ['trace'], session: ['session'] };
 const DESCENDANTS: Record<Level, readonly RecordKind[]> = { span: ['span'], trace: ['span'], session: ['span', 'trace'] };
@@ -167,26 +171,27 @@ export class RecordQueries {
       steps.push('keys (top-k: not enough)');
     }
     const order = timeOrdered(plan.sort);
-    const profile = order ? snap.timeProfile(this.#scope(scope, KINDS[level]), requiredContains(plan.filter)) : null;
+    const profile = snap.timeProfile(this.#scope(scope, KINDS[level]), requiredContains(plan.filter));
     const k = offset + limit + 1;
-    let want = Math.max(this.#windowRows, k * 20);
-    let window: TimeWindow | null = profile && order ? chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending) : null;
     const keys = async (w: TimeWindow | null) => {
       const q = pageKeysQuery(plan, limit, offset, w, also, alsoMetrics);
       steps.push(`keys${w ? ' (window)' : ''}${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`);
       const rows = await this.#db.all(q.sql, q.params);
       return Object.assign(rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })), { ownMetrics: q.ownMetrics });
     };
+    if (order === null) return keys(await this.#fewMatches(plan, profile, steps));
+    let want = Math.max(this.#windowRows, k * 20);
+    let window: TimeWindow | null = chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending);
     let rows = await keys(window);
     if (window === null || rows.length > limit) return rows;
     // The window was short. Matching at the rate it saw, a window `grow` times wider would hold the page:
     // widen once when that is still a small part of the rows.
-    const total = profile!.rowGroups.reduce((n, g) => n + g[2], 0) + profile!.memRows;
+    const total = profile.rowGroups.reduce((n, g) => n + g[2], 0) + profile.memRows;
     const seen = rows.length > 0 ? offset + rows.length : 0;
     if (seen > 0) {
       want *= Math.max(8, Math.ceil((2 * k) / seen));
       if (want * 4 <= total) {
-        window = chooseWindow(profile!.rowGroups, profile!.memRows, want, order!.ascending);
+        window = chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending);
         rows = await keys(window);
         if (window === null || rows.length > limit) return rows;
       }
@@ -194,14 +199,37 @@ export class RecordQueries {
     // A selective filter: rather than widening step by step (each a read of every key column of more
     // row groups), one read of created_at and the filter's columns finds when the page's rows were
     // created; the keys query then reads only the row groups holding those instants.
-    const t = pageTimesQuery(plan, k);
+    const t = matchTimesQuery(plan, k);
     steps.push(`page times${t.rolled.length > 0 ? ` + roll-up of ${t.rolled.join(', ')}` : ''}`);
     const times = ((await this.#db.all(t.sql, t.params))[0]!['cs'] as unknown[] | null) ?? [];
     // Nothing matches anywhere: the (empty) short window was the answer.
     if (times.length === 0) return rows;
-    const ranges = timeRanges(times.map(Number), profile!.rowGroups);
+    const ranges = timeRanges(times.map(Number), profile.rowGroups);
     // Many scattered instants: one bound from the earliest (latest) of them holds them all.
-    return keys(ranges.length <= MAX_RANGES ? { ranges } : order!.ascending ? { op: '<=', us: ranges[ranges.length - 1]![1] } : { op: '>=', us: ranges[0]![0] });
+    return keys(ranges.length <= MAX_RANGES ? { ranges } : order.ascending ? { op: '<=', us: ranges[ranges.length - 1]![1] } : { op: '>=', us: ranges[0]![0] });
+  }
+
+  /**
+   * For a page in another order than time: when the filter admits few rows (at most FEW), the
+   * created_at ranges holding all of them, so the keys query reads only their row groups. Asked only
+   * when that read is cheap (no roll-up, no free-text column) and stops at FEW + 1 matches; null when
+   * the matches are many or spread over most rows (the keys query then reads everything, as before).
+   */
+  async #fewMatches(plan: PlanInput, profile: ReturnType<Snapshot['timeProfile']>, steps: string[]): Promise<TimeWindow | null> {
+    const total = profile.rowGroups.reduce((n, g) => n + g[2], 0) + profile.memRows;
+    if (plan.filter === null || profile.rowGroups.length < 4 || [...columnsOf(plan.filter)].some((c) => FREE_TEXT.has(c))) return null;
+    const t = matchTimesQuery(plan, FEW + 1);
+    if (t.rolled.length > 0) return null;
+    steps.push('match times');
+    const got = (await this.#db.all(t.sql, t.params))[0]!;
+    if (Number(got['n']) > FEW) return null;
+    const times = (got['cs'] as unknown[] | null) ?? [];
+    // Nothing matches: an empty range (DuckDB skips every row group).
+    if (times.length === 0) return { ranges: [[1, 0]] };
+    const ranges = timeRanges(times.map(Number), profile.rowGroups);
+    if (ranges.length > MAX_RANGES) return null;
+    const read = profile.rowGroups.filter((g) => ranges.some(([a, b]) => g[0] <= b && a <= g[1])).reduce((n, g) => n + g[2], 0) + profile.memRows;
+    return read * 2 <= total ? { ranges } : null;
   }
 
   /** The page's rows by seq, in the order of the keys. */

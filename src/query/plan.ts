@@ -179,19 +179,19 @@ export function pageKeysQuery(input: PlanInput, limit: number, offset: number, w
 }
 
 /**
- * When the page's rows were created: the created_at (epoch µs, `cs`) of the first k matching records
- * in the page's time order (all of them when fewer match). Every row of the page was created at one
- * of those instants (ties at the k-th included), so a window of ranges holding them holds the page.
- * Reads only the columns the filter tests and created_at, never the page's id columns.
+ * When matching records were created: the created_at (epoch µs, `cs`) of up to k of them, the first k
+ * in a time-ordered page's order (then every row of the page was created at one of those instants,
+ * ties at the k-th included), or any k for other sorts (then fewer than k means all of them). A window
+ * of ranges holding those instants holds the page. Reads only the columns the filter tests and
+ * created_at, never the page's id columns.
  */
-export function pageTimesQuery(input: PlanInput, k: number): Planned {
+export function matchTimesQuery(input: PlanInput, k: number): Planned {
   const order = timeOrdered(input.sort);
-  if (order === null) throw new Error('page times need a time-ordered page');
   const params = new Params();
   const s = skeleton(input, params);
-  const dir = order.ascending ? 'ASC' : 'DESC';
   // Ties on created_at need no id order: a window keeps every row at an instant it holds.
-  const sql = `${withClause(s.ctes, s.recursive)}SELECT list(DISTINCT c) AS cs FROM (SELECT epoch_us(r.created_at) AS c FROM ${s.fromSql} WHERE ${s.whereSql} ORDER BY r.created_at ${dir} LIMIT ${params.add(k)})`;
+  const orderSql = order ? ` ORDER BY r.created_at ${order.ascending ? 'ASC' : 'DESC'}` : '';
+  const sql = `${withClause(s.ctes, s.recursive)}SELECT list(DISTINCT c) AS cs, count(*) AS n FROM (SELECT epoch_us(r.created_at) AS c FROM ${s.fromSql} WHERE ${s.whereSql}${orderSql} LIMIT ${params.add(k)})`;
   return { sql, params: params.values, rolled: s.rolled };
 }
 
