@@ -14,7 +14,7 @@ import type { RecordKind } from '../storage/record-columns.js';
 import type { RecordStore, Scope } from '../storage/record-store.js';
 import type { Snapshot } from '../storage/snapshot.js';
 import { DataFactsCache } from './data-facts.js';
-import { pageRollUpsQuery } from './page-rollups.js';
+import { pageRollUpsQuery, traceTimesQuery } from './page-rollups.js';
 import { metricTopK, topKApplies } from './metric-topk.js';
 import { defaultMetricInfo } from './metric-info.js';
 import { TopKCache } from './topk-cache.js';
@@ -130,7 +130,7 @@ export class RecordQueries {
     if (wantMetrics && parents.length > 0) {
       steps.push('page roll-ups');
       const names = selection === null || selection.allMetrics ? null : [...selection.metrics].filter((m) => carried === undefined || carried.has(m));
-      rolled = await this.#pageRollUps(snap, level, scope, parents, [...new Set(pageKeys.map((k) => String(k.row['trace_id'])))], names);
+      rolled = await this.#pageRollUps(snap, level, scope, parents, [...new Set(pageKeys.map((k) => String(k.row['trace_id'])))], names, steps);
     }
     const counts = body.include_counts && page.length > 0 && level !== 'span' ? await this.#childCounts(snap, level, scope, page) : null;
     if (counts) steps.push('child counts');
@@ -350,9 +350,27 @@ export class RecordQueries {
   }
 
   /** Roll-ups of every metric for the page's records (those that can have any: `ids`, of `traces`) from their descendants (own values win later). */
-  async #pageRollUps(snap: Snapshot, level: Level, scope: RunScope, ids: string[], traces: string[], metrics: readonly string[] | null): Promise<Map<string, Map<string, number>>> {
+  /**
+   * Span roll-ups of a page read the spans of its traces; one read of trace_id and created_at finds the
+   * row groups holding them all. Ranges when those are at most half the rows, else null (read all).
+   */
+  async #traceRanges(snap: Snapshot, scope: { projectId: string; runId?: string }, traces: string[], steps: string[]): Promise<(readonly [number, number])[] | null> {
+    const profile = snap.timeProfile({ ...scope, kinds: ['span'] });
+    const total = profile.rowGroups.reduce((n, g) => n + g[2], 0) + profile.memRows;
+    if (profile.rowGroups.length < 4) return null;
+    const q = traceTimesQuery(snap, scope, traces);
+    const times = ((await this.#db.all(q.sql, q.params))[0]!['cs'] as unknown[] | null) ?? [];
+    const ranges = timeRanges(times.map(Number), profile.rowGroups);
+    const read = profile.rowGroups.filter((g) => ranges.some(([a, b]) => g[0] <= b && a <= g[1])).reduce((n, g) => n + g[2], 0) + profile.memRows;
+    const use = times.length > 0 && ranges.length <= MAX_RANGES && read * 2 <= total;
+    // Reported before the page roll-ups it narrows.
+    steps.splice(steps.length - 1, 0, use ? 'trace times (narrows)' : 'trace times');
+    return use ? ranges : null;
+  }
+
+  async #pageRollUps(snap: Snapshot, level: Level, scope: RunScope, ids: string[], traces: string[], metrics: readonly string[] | null, steps: string[]): Promise<Map<string, Map<string, number>>> {
     const s = { projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}) };
-    const { sql, params } = pageRollUpsQuery(snap, level, s, DESCENDANTS[level], ids, traces, metrics);
+    const { sql, params } = pageRollUpsQuery(snap, level, s, DESCENDANTS[level], ids, traces, metrics, level === 'span' ? await this.#traceRanges(snap, s, traces, steps) : null);
     const rows = await this.#db.all(sql, params as never);
     const out = new Map<string, Map<string, number>>();
     for (const r of rows) {

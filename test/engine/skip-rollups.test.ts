@@ -264,3 +264,52 @@ test('OpenTelemetry and PATCH leave model off a workflow span, so the fact the p
     assert.ok(!rolledUp(await agrees(f, ref, 'span', { filter_tree: { and: [model, metric('num_input_tokens', 'gt', 0)] } }), 'num_input_tokens'));
   }
 });
+
+test('page roll-ups read only the row groups holding the page\'s traces, with the same values', async (t) => {
+  const steps: string[][] = [];
+  const store = await TraceStore.open(tempDir(t), { threads: 1, autoCompact: false, onPlan: (s) => steps.push([...s]) });
+  t.after(() => store.close());
+  const projectId = store.createProject({ name: 'p' }).id;
+  const stream = store.createLogStream(projectId, 'v2');
+  const all = traces(70);
+  // Six segments (the row groups the ranges pick from), the last ten traces in memory.
+  for (let i = 0; i < 70; i += 10) {
+    await store.logTraces(projectId, { log_stream_id: stream.id, traces: all.slice(i, i + 10) } as never);
+    if (i < 60) await store.flush();
+  }
+  const f: Fixture = { store, projectId, steps };
+  const byLevel = await (async () => {
+    const out = {} as Record<Level, Rec[]>;
+    for (const level of LEVELS) out[level] = (await store.search(level, projectId, { limit: 1000 })).records;
+    return out;
+  })();
+  const ref = new ReferenceEvaluator(byLevel);
+  const traceIds = [...new Set(byLevel.span.map((s) => String(s['trace_id'])))];
+  const oldest = byLevel.trace.filter((r) => r['name'] === 't0' || r['name'] === 't1').map((r) => String(r['id']));
+  const newest = byLevel.trace.filter((r) => r['name'] === 't65').map((r) => String(r['id']));
+  const cases = [
+    { filters: [{ type: 'id', column_id: 'trace_id', operator: 'one_of', value: oldest }], narrows: true },
+    { filters: [{ type: 'id', column_id: 'trace_id', operator: 'one_of', value: [...oldest, ...newest] }], narrows: true },
+    { filters: [{ type: 'id', column_id: 'trace_id', operator: 'one_of', value: traceIds }], narrows: false },
+  ];
+  for (const c of cases) {
+    const body = { limit: 300, filters: c.filters, sort: { column_id: 'name', ascending: true } };
+    f.steps.length = 0;
+    const part = await store.partialSearch('span', projectId, { ...body, select_columns: { column_ids: ['name'], metric_columns_names: ['quality'] } });
+    const ran = f.steps[0]!;
+    assert.equal(ran.includes('trace times (narrows)'), c.narrows, ran.join(' → '));
+    const full = await store.search('span', projectId, body);
+    assert.equal(part.records.length, full.records.length);
+    let rolled = 0;
+    part.records.forEach((r, i) => {
+      const want = full.records[i]!;
+      assert.equal(r['id'], want['id']);
+      const got = (r['metric_info'] as Record<string, { value: number; status_type: string }> | null)?.['quality'];
+      const expect = ref.metric(want, 'quality');
+      if (expect === undefined) assert.equal(got, undefined);
+      else assert.ok(Math.abs(got!.value - expect) < 1e-9, `${String(r['name'])}: ${got?.value} vs ${expect}`);
+      if (got?.status_type === 'roll_up') rolled++;
+    });
+    assert.ok(rolled > 0, 'the page shows roll-ups');
+  }
+});
