@@ -9,10 +9,6 @@ import type { Snapshot } from '../storage/snapshot.js';
 
 const AGGS = 'avg(v) AS average, sum(v) AS sum, max(v) AS max, min(v) AS min, avg(CASE WHEN v <> 0 THEN 1.0 ELSE 0.0 END) AS percentage_true, avg(CASE WHEN v = 0 THEN 1.0 ELSE 0.0 END) AS percentage_false';
 
-/**
- * Rows (id, name, one column per roll-up method) for records `ids` (of traces `traces`, at span
- * level); `metrics` null means every metric.
- */
 /** When the spans of these traces were created (epoch µs), reading only trace_id and created_at. */
 export function traceTimesQuery(snap: Snapshot, scope: { projectId: string; runId?: string }, traces: string[]): { sql: string; params: Param[] } {
   const src = snap.source({ ...scope, kinds: ['span'] });
@@ -20,6 +16,10 @@ export function traceTimesQuery(snap: Snapshot, scope: { projectId: string; runI
   return { sql: `SELECT list(DISTINCT epoch_us(created_at)) AS cs FROM ${src.sql} WHERE list_contains($${params.length}::VARCHAR[], trace_id)`, params };
 }
 
+/**
+ * Rows (id, name, one column per roll-up method) for records `ids` (of traces `traces`, at span
+ * level); `metrics` null means every metric.
+ */
 export function pageRollUpsQuery(snap: Snapshot, level: Level, scope: { projectId: string; runId?: string }, descendants: readonly RecordKind[], ids: string[], traces: string[], metrics: readonly string[] | null, ranges: readonly (readonly [number, number])[] | null = null): { sql: string; params: Param[] } {
   const src = snap.source({ ...scope, kinds: level === 'span' ? ['span'] : descendants }, 1, metrics ?? []);
   const params: Param[] = [...src.params];

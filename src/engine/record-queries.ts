@@ -4,7 +4,7 @@
 import type { Database, Param, Row } from '../db/database.js';
 import { invalid } from '../errors.js';
 import { appliesAt, METRIC_PREFIX, metricColumn, resolveColumn, STANDARD_COLUMNS, type ColumnDef, type Level, type MetricInfo, type RollUpMethod } from '../query/columns.js';
-import { chooseWindow, countQuery, deleteQuery, fetchQuery, matchTimesQuery, pageKeysQuery, timeOrdered, timeRanges, type PlanInput, type TimeWindow } from '../query/plan.js';
+import { chooseWindow, countQuery, deleteQuery, fetchQuery, pageKeysQuery, timeOrdered, type PlanInput, type TimeWindow } from '../query/plan.js';
 import { metricsOf } from '../query/filter-ast.js';
 import { columnsOf } from '../query/match-facts.js';
 import { requiredContains } from '../query/text-needs.js';
@@ -14,19 +14,14 @@ import type { RecordKind } from '../storage/record-columns.js';
 import type { RecordStore, Scope } from '../storage/record-store.js';
 import type { Snapshot } from '../storage/snapshot.js';
 import { DataFactsCache } from './data-facts.js';
-import { pageRollUpsQuery, traceTimesQuery } from './page-rollups.js';
+import { fewMatchesWindow, pageTimesWindow, traceRanges } from './match-ranges.js';
+import { pageRollUpsQuery } from './page-rollups.js';
 import { metricTopK, topKApplies } from './metric-topk.js';
 import { defaultMetricInfo } from './metric-info.js';
 import { TopKCache } from './topk-cache.js';
 import { storedToRecord } from './row-codec.js';
 
 export const MAX_PAGE_SIZE = 1000;
-/** Ranges of created_at a page's keys query may test (beyond, one bound). */
-const MAX_RANGES = 64;
-/** Matches a page in another order than time looks for before its keys query (see #fewMatches). */
-const FEW = 4096;
-/** Columns of free text: reading them costs about what the keys query does, so no read goes before it. */
-const FREE_TEXT = new Set(['input', 'output', 'dataset_input', 'dataset_output', 'user_metadata', 'dataset_metadata', 'error_message', 'progress_message', 'tools']);
 
 const KINDS: Record<Level, readonly RecordKind[]> = { span: ['span'], trace: ['trace'], session: ['session'] };
 const DESCENDANTS: Record<Level, readonly RecordKind[]> = { span: ['span'], trace: ['span'], session: ['span', 'trace'] };
@@ -179,7 +174,7 @@ export class RecordQueries {
       const rows = await this.#db.all(q.sql, q.params);
       return Object.assign(rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })), { ownMetrics: q.ownMetrics });
     };
-    if (order === null) return keys(await this.#fewMatches(plan, profile, steps));
+    if (order === null) return keys(await fewMatchesWindow(this.#db, plan, profile, steps));
     let want = Math.max(this.#windowRows, k * 20);
     let window: TimeWindow | null = chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending);
     let rows = await keys(window);
@@ -199,37 +194,8 @@ export class RecordQueries {
     // A selective filter: rather than widening step by step (each a read of every key column of more
     // row groups), one read of created_at and the filter's columns finds when the page's rows were
     // created; the keys query then reads only the row groups holding those instants.
-    const t = matchTimesQuery(plan, k);
-    steps.push(`page times${t.rolled.length > 0 ? ` + roll-up of ${t.rolled.join(', ')}` : ''}`);
-    const times = ((await this.#db.all(t.sql, t.params))[0]!['cs'] as unknown[] | null) ?? [];
-    // Nothing matches anywhere: the (empty) short window was the answer.
-    if (times.length === 0) return rows;
-    const ranges = timeRanges(times.map(Number), profile.rowGroups);
-    // Many scattered instants: one bound from the earliest (latest) of them holds them all.
-    return keys(ranges.length <= MAX_RANGES ? { ranges } : order.ascending ? { op: '<=', us: ranges[ranges.length - 1]![1] } : { op: '>=', us: ranges[0]![0] });
-  }
-
-  /**
-   * For a page in another order than time: when the filter admits few rows (at most FEW), the
-   * created_at ranges holding all of them, so the keys query reads only their row groups. Asked only
-   * when that read is cheap (no roll-up, no free-text column) and stops at FEW + 1 matches; null when
-   * the matches are many or spread over most rows (the keys query then reads everything, as before).
-   */
-  async #fewMatches(plan: PlanInput, profile: ReturnType<Snapshot['timeProfile']>, steps: string[]): Promise<TimeWindow | null> {
-    const total = profile.rowGroups.reduce((n, g) => n + g[2], 0) + profile.memRows;
-    if (plan.filter === null || profile.rowGroups.length < 4 || [...columnsOf(plan.filter)].some((c) => FREE_TEXT.has(c))) return null;
-    const t = matchTimesQuery(plan, FEW + 1);
-    if (t.rolled.length > 0) return null;
-    steps.push('match times');
-    const got = (await this.#db.all(t.sql, t.params))[0]!;
-    if (Number(got['n']) > FEW) return null;
-    const times = (got['cs'] as unknown[] | null) ?? [];
-    // Nothing matches: an empty range (DuckDB skips every row group).
-    if (times.length === 0) return { ranges: [[1, 0]] };
-    const ranges = timeRanges(times.map(Number), profile.rowGroups);
-    if (ranges.length > MAX_RANGES) return null;
-    const read = profile.rowGroups.filter((g) => ranges.some(([a, b]) => g[0] <= b && a <= g[1])).reduce((n, g) => n + g[2], 0) + profile.memRows;
-    return read * 2 <= total ? { ranges } : null;
+    const exact = await pageTimesWindow(this.#db, plan, k, profile, order.ascending, steps);
+    return exact === null ? rows : keys(exact);
   }
 
   /** The page's rows by seq, in the order of the keys. */
@@ -350,27 +316,9 @@ export class RecordQueries {
   }
 
   /** Roll-ups of every metric for the page's records (those that can have any: `ids`, of `traces`) from their descendants (own values win later). */
-  /**
-   * Span roll-ups of a page read the spans of its traces; one read of trace_id and created_at finds the
-   * row groups holding them all. Ranges when those are at most half the rows, else null (read all).
-   */
-  async #traceRanges(snap: Snapshot, scope: { projectId: string; runId?: string }, traces: string[], steps: string[]): Promise<(readonly [number, number])[] | null> {
-    const profile = snap.timeProfile({ ...scope, kinds: ['span'] });
-    const total = profile.rowGroups.reduce((n, g) => n + g[2], 0) + profile.memRows;
-    if (profile.rowGroups.length < 4) return null;
-    const q = traceTimesQuery(snap, scope, traces);
-    const times = ((await this.#db.all(q.sql, q.params))[0]!['cs'] as unknown[] | null) ?? [];
-    const ranges = timeRanges(times.map(Number), profile.rowGroups);
-    const read = profile.rowGroups.filter((g) => ranges.some(([a, b]) => g[0] <= b && a <= g[1])).reduce((n, g) => n + g[2], 0) + profile.memRows;
-    const use = times.length > 0 && ranges.length <= MAX_RANGES && read * 2 <= total;
-    // Reported before the page roll-ups it narrows.
-    steps.splice(steps.length - 1, 0, use ? 'trace times (narrows)' : 'trace times');
-    return use ? ranges : null;
-  }
-
   async #pageRollUps(snap: Snapshot, level: Level, scope: RunScope, ids: string[], traces: string[], metrics: readonly string[] | null, steps: string[]): Promise<Map<string, Map<string, number>>> {
     const s = { projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}) };
-    const { sql, params } = pageRollUpsQuery(snap, level, s, DESCENDANTS[level], ids, traces, metrics, level === 'span' ? await this.#traceRanges(snap, s, traces, steps) : null);
+    const { sql, params } = pageRollUpsQuery(snap, level, s, DESCENDANTS[level], ids, traces, metrics, level === 'span' ? await traceRanges(this.#db, snap, s, traces, steps) : null);
     const rows = await this.#db.all(sql, params as never);
     const out = new Map<string, Map<string, number>>();
     for (const r of rows) {
