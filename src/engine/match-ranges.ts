@@ -1,12 +1,11 @@
 // Reading only the row groups an answer can come from, when few rows match: a first read of
-// created_at (and the filter's columns, or trace_id) tells when the rows the answer needs were
+// created_at and the filter's columns tells when the rows the answer needs were
 // created, and the query after it tests created_at ranges holding those instants (DuckDB skips the
 // row groups outside). The ranges always hold every instant read, so the answer is the same.
 import type { Database } from '../db/database.js';
 import { columnsOf } from '../query/match-facts.js';
 import { matchTimesQuery, timeRanges, type PlanInput, type TimeWindow } from '../query/plan.js';
 import type { Snapshot } from '../storage/snapshot.js';
-import { traceTimesQuery } from './page-rollups.js';
 
 /** Ranges of created_at a query may test (beyond, one bound or none). */
 const MAX_RANGES = 64;
@@ -58,20 +57,4 @@ export async function fewMatchesWindow(db: Database, plan: PlanInput, profile: P
   if (cs.length === 0) return { ranges: [[1, 0]] };
   const ranges = timeRanges(cs, profile.rowGroups);
   return ranges.length <= MAX_RANGES && rowsIn(profile, ranges) * 2 <= totalRows(profile) ? { ranges } : null;
-}
-
-/**
- * Span roll-ups of a page read the spans of its traces; one read of trace_id and created_at finds the
- * row groups holding them all. Ranges when those are at most half the rows, else null (read all).
- */
-export async function traceRanges(db: Database, snap: Snapshot, scope: { projectId: string; runId?: string }, traces: string[], steps: string[]): Promise<(readonly [number, number])[] | null> {
-  const profile = snap.timeProfile({ ...scope, kinds: ['span'] });
-  if (profile.rowGroups.length < 4) return null;
-  const q = traceTimesQuery(snap, scope, traces);
-  const { cs } = await times(db, q.sql, q.params);
-  const ranges = timeRanges(cs, profile.rowGroups);
-  const use = cs.length > 0 && ranges.length <= MAX_RANGES && rowsIn(profile, ranges) * 2 <= totalRows(profile);
-  // Reported before the page roll-ups it narrows.
-  steps.splice(steps.length - 1, 0, use ? 'trace times (narrows)' : 'trace times');
-  return use ? ranges : null;
 }

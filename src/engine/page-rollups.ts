@@ -9,18 +9,11 @@ import type { Snapshot } from '../storage/snapshot.js';
 
 const AGGS = 'avg(v) AS average, sum(v) AS sum, max(v) AS max, min(v) AS min, avg(CASE WHEN v <> 0 THEN 1.0 ELSE 0.0 END) AS percentage_true, avg(CASE WHEN v = 0 THEN 1.0 ELSE 0.0 END) AS percentage_false';
 
-/** When the spans of these traces were created (epoch µs), reading only trace_id and created_at. */
-export function traceTimesQuery(snap: Snapshot, scope: { projectId: string; runId?: string }, traces: string[]): { sql: string; params: Param[] } {
-  const src = snap.source({ ...scope, kinds: ['span'] });
-  const params: Param[] = [...src.params, traces];
-  return { sql: `SELECT list(DISTINCT epoch_us(created_at)) AS cs FROM ${src.sql} WHERE list_contains($${params.length}::VARCHAR[], trace_id)`, params };
-}
-
 /**
  * Rows (id, name, one column per roll-up method) for records `ids` (of traces `traces`, at span
  * level); `metrics` null means every metric.
  */
-export function pageRollUpsQuery(snap: Snapshot, level: Level, scope: { projectId: string; runId?: string }, descendants: readonly RecordKind[], ids: string[], traces: string[], metrics: readonly string[] | null, ranges: readonly (readonly [number, number])[] | null = null): { sql: string; params: Param[] } {
+export function pageRollUpsQuery(snap: Snapshot, level: Level, scope: { projectId: string; runId?: string }, descendants: readonly RecordKind[], ids: string[], traces: string[], metrics: readonly string[] | null): { sql: string; params: Param[] } {
   const src = snap.source({ ...scope, kinds: level === 'span' ? ['span'] : descendants }, 1, metrics ?? []);
   const params: Param[] = [...src.params];
   const p = (v: Param) => `$${params.push(v)}`;
@@ -32,9 +25,7 @@ export function pageRollUpsQuery(snap: Snapshot, level: Level, scope: { projectI
   const cols = metrics === null ? 'metrics' : metrics.map((m) => src.metricColumn(m)).join(', ');
   if (level === 'span') {
     const inTraces = p(traces);
-    // `ranges`: created_at ranges holding every span of the page's traces (DuckDB skips the row groups outside).
-    const within = ranges ? ` AND (${ranges.map(([a, b]) => `created_at BETWEEN make_timestamp(${p(a)}::BIGINT) AND make_timestamp(${p(b)}::BIGINT)`).join(' OR ')})` : '';
-    const d = `d AS (SELECT id, parent_id, trace_id, ${cols} FROM ${src.sql} WHERE list_contains(${inTraces}::VARCHAR[], trace_id)${within})`;
+    const d = `d AS (SELECT id, parent_id, trace_id, ${cols} FROM ${src.sql} WHERE list_contains(${inTraces}::VARCHAR[], trace_id))`;
     const e = `e AS (${pairs('parent_id', 'd', 'parent_id <> trace_id')})`;
     const up = 'up(anc, k, v) AS (SELECT anc, k, v FROM e UNION ALL SELECT p.parent_id, up.k, up.v FROM up JOIN d p ON p.id = up.anc WHERE p.parent_id <> p.trace_id)';
     return { sql: `WITH RECURSIVE ${d}, ${e}, ${up} SELECT anc AS id, k AS name, ${AGGS} FROM up WHERE list_contains(${p(ids)}::VARCHAR[], anc) GROUP BY ALL`, params };

@@ -14,7 +14,7 @@ import type { RecordKind } from '../storage/record-columns.js';
 import type { RecordStore, Scope } from '../storage/record-store.js';
 import type { Snapshot } from '../storage/snapshot.js';
 import { DataFactsCache } from './data-facts.js';
-import { fewMatchesWindow, pageTimesWindow, traceRanges } from './match-ranges.js';
+import { fewMatchesWindow, pageTimesWindow } from './match-ranges.js';
 import { pageRollUpsQuery } from './page-rollups.js';
 import { metricTopK, topKApplies } from './metric-topk.js';
 import { defaultMetricInfo } from './metric-info.js';
@@ -125,7 +125,7 @@ export class RecordQueries {
     if (wantMetrics && parents.length > 0) {
       steps.push('page roll-ups');
       const names = selection === null || selection.allMetrics ? null : [...selection.metrics].filter((m) => carried === undefined || carried.has(m));
-      rolled = await this.#pageRollUps(snap, level, scope, parents, [...new Set(pageKeys.map((k) => String(k.row['trace_id'])))], names, steps);
+      rolled = await this.#pageRollUps(snap, level, scope, parents, [...new Set(pageKeys.map((k) => String(k.row['trace_id'])))], names);
     }
     const counts = body.include_counts && page.length > 0 && level !== 'span' ? await this.#childCounts(snap, level, scope, page) : null;
     if (counts) steps.push('child counts');
@@ -316,9 +316,9 @@ export class RecordQueries {
   }
 
   /** Roll-ups of every metric for the page's records (those that can have any: `ids`, of `traces`) from their descendants (own values win later). */
-  async #pageRollUps(snap: Snapshot, level: Level, scope: RunScope, ids: string[], traces: string[], metrics: readonly string[] | null, steps: string[]): Promise<Map<string, Map<string, number>>> {
+  async #pageRollUps(snap: Snapshot, level: Level, scope: RunScope, ids: string[], traces: string[], metrics: readonly string[] | null): Promise<Map<string, Map<string, number>>> {
     const s = { projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}) };
-    const { sql, params } = pageRollUpsQuery(snap, level, s, DESCENDANTS[level], ids, traces, metrics, level === 'span' ? await traceRanges(this.#db, snap, s, traces, steps) : null);
+    const { sql, params } = pageRollUpsQuery(snap, level, s, DESCENDANTS[level], ids, traces, metrics);
     const rows = await this.#db.all(sql, params as never);
     const out = new Map<string, Map<string, number>>();
     for (const r of rows) {
