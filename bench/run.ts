@@ -1,4 +1,4 @@
-// npm run bench -- [--size 10k|100k|1m|10m] [--only ingest,ingest-library,ingest-http,peers,scorers,shapes] [--shapes-size 100k] [--shapes-match issue] [--peers tracelake,duckdb-raw,sqlite,postgres] [--out bench/results]
+// npm run bench -- [--size 10k|100k|1m|10m] [--only ingest,ingest-library,ingest-http,peers,scorers,shapes] [--shapes-size 100k] [--shapes-match 'issue|by text'] [--shapes-dir keep/here] [--peers tracelake,duckdb-raw,sqlite,postgres] [--out bench/results]
 // Runs the suites side by side in one process, prints a Markdown table and writes
 // bench/results/<date>-<size>.json. Figures are only comparable within one run.
 import { parseArgs } from 'node:util';
@@ -20,6 +20,7 @@ const { values } = parseArgs({
     peers: { type: 'string' },
     'shapes-size': { type: 'string', default: '100k' },
     'shapes-match': { type: 'string' },
+    'shapes-dir': { type: 'string' },
   },
 });
 
@@ -59,7 +60,7 @@ let shapeTable = '';
 if (only?.has('shapes')) {
   const n = parseSize(values['shapes-size']!);
   process.stderr.write(`shapes: every filter kind x type leaf x metric selection x sort, ${n} spans...\n`);
-  const r = await benchShapes(n, Number(values.runs), values['shapes-match']);
+  const r = await benchShapes(n, Number(values.runs), values['shapes-match'], values['shapes-dir']);
   results['shapes'] = r.measurements;
   shapeTable = `\n\n#### Shapes at ${n} spans (ratio = tracelake / hand-written DuckDB over the same files; worst first)\n\n${r.table}`;
 }

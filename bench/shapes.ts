@@ -6,7 +6,7 @@
 // needs roll-ups (a metric read for spans that have children), the hand-written query computes them
 // too, in the cheapest form we know. Only ratios within one run mean anything on a shared machine.
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TraceStore } from '../src/engine/trace-store.js';
@@ -122,18 +122,31 @@ export interface ShapeResult {
   steps: string;
 }
 
-export async function benchShapes(spans: number, runs = 3, match?: string): Promise<{ results: ShapeResult[]; measurements: Measurement[]; table: string }> {
-  const dir = mkdtempSync(join(tmpdir(), 'tracelake-shapes-'));
+/**
+ * `keep`: a folder that holds the store between runs (made on the first run, reused after, never
+ * removed), so old and new builds can be compared on the same files without logging them again.
+ */
+export async function benchShapes(spans: number, runs = 3, match?: string, keep?: string): Promise<{ results: ShapeResult[]; measurements: Measurement[]; table: string }> {
+  const dir = keep ?? mkdtempSync(join(tmpdir(), 'tracelake-shapes-'));
+  const idsFile = join(dir, 'shapes-ids.json');
+  const reuse = keep !== undefined && existsSync(idsFile);
+  if (keep !== undefined) mkdirSync(keep, { recursive: true });
   let steps: readonly string[] = [];
   const store = await TraceStore.open(join(dir, 'tracelake'), { onPlan: (s) => (steps = s) });
   let conn: DuckDBConnection | null = null;
   let instance: DuckDBInstance | null = null;
   try {
-    const projectId = store.createProject({ name: 'shapes' }).id;
-    const runId = store.createLogStream(projectId, 'bench').id;
-    for (const b of spanBatches({ spans })) await store.logTraces(projectId, { log_stream_id: runId, reliable: true, traces: b.traces } as unknown as LogTracesRequest);
-    await store.flush();
-    await store.compact();
+    let projectId: string;
+    let runId: string;
+    if (reuse) ({ projectId, runId } = JSON.parse(readFileSync(idsFile, 'utf8')) as { projectId: string; runId: string });
+    else {
+      projectId = store.createProject({ name: 'shapes' }).id;
+      runId = store.createLogStream(projectId, 'bench').id;
+      for (const b of spanBatches({ spans })) await store.logTraces(projectId, { log_stream_id: runId, reliable: true, traces: b.traces } as unknown as LogTracesRequest);
+      await store.flush();
+      await store.compact();
+      if (keep !== undefined) writeFileSync(idsFile, JSON.stringify({ projectId, runId }));
+    }
     const files = spanSegments(join(dir, 'tracelake'));
     const ids = JSON.parse(readFileSync(join(dir, 'tracelake', 'manifest.json'), 'utf8')).metric_ids as Record<string, number>;
     const col = `m${ids[METRIC]}`;
@@ -145,7 +158,7 @@ export async function benchShapes(spans: number, runs = 3, match?: string): Prom
     const one = async (sql: string) => (await c.runAndReadAll(sql)).getRowObjectsJS();
     const midUs = Number((await one('SELECT epoch_us(quantile_disc(created_at, 0.5)) AS m FROM spans'))[0]!['m']);
     const traceIds = (await one('SELECT DISTINCT trace_id FROM spans ORDER BY trace_id LIMIT 20')).map((r) => String(r['trace_id']));
-    const all = [...issueShapes(col), ...shapes(filterKinds(midUs, traceIds), col)].filter((s) => match === undefined || s.name.includes(match));
+    const all = [...issueShapes(col), ...shapes(filterKinds(midUs, traceIds), col)].filter((s) => match === undefined || match.split('|').some((m) => s.name.includes(m)));
     const results: ShapeResult[] = [];
     for (const s of all) {
       const viaStore = async () => {
@@ -179,6 +192,6 @@ export async function benchShapes(spans: number, runs = 3, match?: string): Prom
     conn?.closeSync();
     instance?.closeSync();
     await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    if (keep === undefined) rmSync(dir, { recursive: true, force: true });
   }
 }

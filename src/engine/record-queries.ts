@@ -14,6 +14,7 @@ import type { RecordKind } from '../storage/record-columns.js';
 import type { RecordStore, Scope } from '../storage/record-store.js';
 import type { Snapshot } from '../storage/snapshot.js';
 import { DataFactsCache } from './data-facts.js';
+import { fewMatchesWindow, pageTimesWindow } from './match-ranges.js';
 import { pageRollUpsQuery } from './page-rollups.js';
 import { metricTopK, topKApplies } from './metric-topk.js';
 import { defaultMetricInfo } from './metric-info.js';
@@ -165,16 +166,36 @@ export class RecordQueries {
       steps.push('keys (top-k: not enough)');
     }
     const order = timeOrdered(plan.sort);
-    const profile = order ? snap.timeProfile(this.#scope(scope, KINDS[level]), requiredContains(plan.filter)) : null;
-    let want = Math.max(this.#windowRows, (offset + limit + 1) * 20);
-    for (;;) {
-      const window: TimeWindow | null = profile && order ? chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending) : null;
-      const q = pageKeysQuery(plan, limit, offset, window, also, alsoMetrics);
-      steps.push(`keys${window ? ' (window)' : ''}${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`);
+    const profile = snap.timeProfile(this.#scope(scope, KINDS[level]), requiredContains(plan.filter));
+    const k = offset + limit + 1;
+    const keys = async (w: TimeWindow | null) => {
+      const q = pageKeysQuery(plan, limit, offset, w, also, alsoMetrics);
+      steps.push(`keys${w ? ' (window)' : ''}${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`);
       const rows = await this.#db.all(q.sql, q.params);
-      if (window === null || rows.length > limit) return Object.assign(rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })), { ownMetrics: q.ownMetrics });
-      want *= 8;
+      return Object.assign(rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })), { ownMetrics: q.ownMetrics });
+    };
+    if (order === null) return keys(await fewMatchesWindow(this.#db, plan, profile, steps));
+    let want = Math.max(this.#windowRows, k * 20);
+    let window: TimeWindow | null = chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending);
+    let rows = await keys(window);
+    if (window === null || rows.length > limit) return rows;
+    // The window was short. Matching at the rate it saw, a window `grow` times wider would hold the page:
+    // widen once when that is still a small part of the rows.
+    const total = profile.rowGroups.reduce((n, g) => n + g[2], 0) + profile.memRows;
+    const seen = rows.length > 0 ? offset + rows.length : 0;
+    if (seen > 0) {
+      want *= Math.max(8, Math.ceil((2 * k) / seen));
+      if (want * 4 <= total) {
+        window = chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending);
+        rows = await keys(window);
+        if (window === null || rows.length > limit) return rows;
+      }
     }
+    // A selective filter: rather than widening step by step (each a read of every key column of more
+    // row groups), one read of created_at and the filter's columns finds when the page's rows were
+    // created; the keys query then reads only the row groups holding those instants.
+    const exact = await pageTimesWindow(this.#db, plan, k, profile, order.ascending, steps);
+    return exact === null ? rows : keys(exact);
   }
 
   /** The page's rows by seq, in the order of the keys. */

@@ -42,11 +42,11 @@ export interface PlanInput {
   readonly descendantMetrics?: ReadonlySet<string>;
 }
 
-/** Restricts rows to created_at >= us (newest-first pages) or <= us (oldest-first pages). */
-export interface TimeWindow {
-  readonly op: '>=' | '<=';
-  readonly us: number;
-}
+/**
+ * Restricts rows to created_at >= us (newest-first pages) or <= us (oldest-first pages), or to
+ * created_at within one of `ranges` (inclusive, epoch µs): DuckDB skips row groups outside them.
+ */
+export type TimeWindow = { readonly op: '>=' | '<='; readonly us: number } | { readonly ranges: readonly (readonly [number, number])[] };
 
 export const AGGREGATE: Record<RollUpMethod, (v: string) => string> = {
   average: (v) => `avg(${v})`,
@@ -142,7 +142,10 @@ function skeleton(input: PlanInput, params: Params, window: TimeWindow | null = 
     },
   };
   let whereSql = input.filter ? compileWhere(input.filter, ctx) : 'true';
-  if (window) whereSql = `${whereSql} AND r.created_at ${window.op} make_timestamp(${params.add(window.us)}::BIGINT)`;
+  if (window && 'ranges' in window) {
+    const ts = (us: number) => `make_timestamp(${params.add(us)}::BIGINT)`;
+    whereSql = `${whereSql} AND (${window.ranges.map(([a, b]) => `r.created_at BETWEEN ${ts(a)} AND ${ts(b)}`).join(' OR ')})`;
+  } else if (window) whereSql = `${whereSql} AND r.created_at ${window.op} make_timestamp(${params.add(window.us)}::BIGINT)`;
   let orderSql = 'r.created_at DESC, r.id DESC';
   if (input.sort) {
     const dir = input.sort.ascending ? 'ASC' : 'DESC';
@@ -173,6 +176,38 @@ export function pageKeysQuery(input: PlanInput, limit: number, offset: number, w
   for (const col of s.own.values()) also += `, r.${col}`;
   const sql = `${withClause(s.ctes, s.recursive)}SELECT r.seq, epoch_us(r.created_at) AS c${also} FROM ${s.fromSql} WHERE ${s.whereSql} ORDER BY ${s.orderSql} LIMIT ${params.add(limit + 1)} OFFSET ${params.add(offset)}`;
   return { sql, params: params.values, rolled: s.rolled, ownMetrics: s.own };
+}
+
+/**
+ * When matching records were created: the created_at (epoch µs, `cs`) of up to k of them, the first k
+ * in a time-ordered page's order (then every row of the page was created at one of those instants,
+ * ties at the k-th included), or any k for other sorts (then fewer than k means all of them). A window
+ * of ranges holding those instants holds the page. Reads only the columns the filter tests and
+ * created_at, never the page's id columns.
+ */
+export function matchTimesQuery(input: PlanInput, k: number): Planned {
+  const order = timeOrdered(input.sort);
+  const params = new Params();
+  const s = skeleton(input, params);
+  // Ties on created_at need no id order: a window keeps every row at an instant it holds.
+  const orderSql = order ? ` ORDER BY r.created_at ${order.ascending ? 'ASC' : 'DESC'}` : '';
+  const sql = `${withClause(s.ctes, s.recursive)}SELECT list(DISTINCT c) AS cs, count(*) AS n FROM (SELECT epoch_us(r.created_at) AS c FROM ${s.fromSql} WHERE ${s.whereSql}${orderSql} LIMIT ${params.add(k)})`;
+  return { sql, params: params.values, rolled: s.rolled };
+}
+
+/**
+ * Ranges covering the instants `times`: neighbours (in time order) join one range when a row group
+ * holds both, so a range never reaches into row groups that hold none of them.
+ */
+export function timeRanges(times: readonly number[], rowGroups: readonly (readonly [number, number, number])[]): [number, number][] {
+  const sorted = [...times].sort((a, b) => a - b);
+  const out: [number, number][] = [];
+  for (const t of sorted) {
+    const last = out[out.length - 1];
+    if (last && rowGroups.some((g) => g[0] <= last[1] && t <= g[1])) last[1] = t;
+    else out.push([t, t]);
+  }
+  return out;
 }
 
 /** Columns of the rows with these seqs (timestamps as epoch µs); `createdRange` lets DuckDB skip row groups. */
