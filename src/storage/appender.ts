@@ -42,7 +42,7 @@ export class Appender {
    * later with such an id gets has_children true, also after a restart (awaited.ts).
    */
   async append(rows: readonly WireRow[], sync: boolean, awaits: readonly string[] = []): Promise<void> {
-    this.#assertWritable();
+    this.#s.assertWritable();
     if (rows.length === 0) return;
     const s = this.#s;
     await this.#sealer.backpressure();
@@ -54,7 +54,7 @@ export class Appender {
       const generation = s.sealGeneration;
       const dead = await this.#sealedVersions(rows.filter((r) => !s.memIds.has(memKey(r.run_id, r.id))));
       if (generation !== s.sealGeneration) continue;
-      this.#assertWritable();
+      this.#s.assertWritable();
       for (const r of rows) {
         const prev = s.memIds.get(memKey(r.run_id, r.id));
         if (prev !== undefined) dead.push(prev.seq);
@@ -140,7 +140,7 @@ export class Appender {
    * in the same entry, so a crash keeps both or neither.
    */
   async deleteSeqs(seqs: readonly number[], childless: readonly number[] = []): Promise<void> {
-    this.#assertWritable();
+    this.#s.assertWritable();
     const s = this.#s;
     const fresh = [...new Set(seqs)].filter((q) => !s.dead.has(q));
     const cleared = [...new Set(childless)].filter((q) => !s.childless.has(q) && !s.dead.has(q));
@@ -184,11 +184,6 @@ export class Appender {
       ]);
       return found.map((r) => Number(r['seq'])).filter((q) => !s.dead.has(q));
     });
-  }
-
-  #assertWritable(): void {
-    if (this.#s.closed) throw new StorageError('record store is closed');
-    if (this.#s.broken) throw new StorageError('the in-memory tables no longer match the log after a failed insert; reopen the store', { cause: this.#s.broken });
   }
 }
 

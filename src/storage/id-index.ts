@@ -27,10 +27,13 @@ export function hasHash(sorted: Float64Array, h: number): boolean {
   return hasSorted(sorted, h);
 }
 
-/** Binary search of an ascending array of numbers (id hashes here, trigram keys in text-index.ts). */
-export function hasSorted(sorted: ArrayLike<number>, h: number): boolean {
-  let lo = 0;
-  let hi = sorted.length - 1;
+/**
+ * Binary search of an ascending array of numbers, or of its slice [from, to) (id hashes here, a
+ * packed bucket below, trigram keys in text-index.ts).
+ */
+export function hasSorted(sorted: ArrayLike<number>, h: number, from = 0, to = sorted.length): boolean {
+  let lo = from;
+  let hi = to - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1;
     const v = sorted[mid]!;
@@ -81,17 +84,7 @@ export class PackedHashes {
   has(h: number): boolean {
     const p = Math.floor(h / 2 ** (53 - this.bits));
     const q = Math.floor(h / 2 ** (21 - this.bits)) % 0x100000000;
-    let lo = this.#offsets[p]!;
-    let hi = this.#offsets[p + 1]! - 1;
-    const low = this.#low;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      const v = low[mid]!;
-      if (v === q) return true;
-      if (v < q) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return false;
+    return hasSorted(this.#low, q, this.#offsets[p]!, this.#offsets[p + 1]!);
   }
 
   /** Calls `fn` with the top 32 bits of every hash (what the Bloom filter is keyed on). */

@@ -20,7 +20,6 @@ import { join } from 'node:path';
 import { Appender, type WireRow } from './appender.js';
 import { BatchSource } from '../db/batch-source.js';
 import type { Database, Param, Row } from '../db/database.js';
-import { StorageError } from '../errors.js';
 import { bulkLoad, type BulkBatch } from './bulk-load.js';
 import { DEFAULT_POLICY, type CompactionPolicy } from './compaction.js';
 import { Compactor } from './compactor.js';
@@ -145,7 +144,7 @@ export class RecordStore {
 
   /** Writes flat rows (read by DuckDB) straight into segments of one run, one commit (bulk-load.ts). */
   async bulkLoad(projectId: string, runId: string, batch: BulkBatch): Promise<number> {
-    this.#assertWritable();
+    this.#s.assertWritable();
     const n = await bulkLoad(this.#s, projectId, runId, batch);
     if (n > 0 && this.#s.options.autoCompact) this.#compactor.schedule();
     return n;
@@ -179,7 +178,7 @@ export class RecordStore {
 
   /** A consistent view for reads; release it when done (see snapshot.ts). */
   snapshot(): Snapshot {
-    this.#assertOpen();
+    this.#s.assertOpen();
     const s = this.#s;
     return new Snapshot(s.dir, s.db, s.manifest, [...s.mem], s.index, this.retention, s.childless.size > 0);
   }
@@ -230,13 +229,13 @@ export class RecordStore {
 
   /** Seals everything in memory now (also happens by itself as tables fill up). */
   async seal(): Promise<void> {
-    this.#assertOpen();
+    this.#s.assertOpen();
     await this.#sealer.sealAll();
   }
 
   /** Merges small segments and rewrites mostly-dead ones until the policy is satisfied; returns merges done. */
   compact(): Promise<number> {
-    this.#assertOpen();
+    this.#s.assertOpen();
     return this.#compactor.run();
   }
 
@@ -245,7 +244,7 @@ export class RecordStore {
    * segments leave the manifest and then the disk. Returns how many records went.
    */
   async dropScope(projectId: string, runId?: string): Promise<number> {
-    this.#assertWritable();
+    this.#s.assertWritable();
     const s = this.#s;
     return s.maint.run(async () => {
       const scope: Scope = { projectId, ...(runId === undefined ? {} : { runId }), kinds: ['span', 'trace', 'session'] };
@@ -301,15 +300,6 @@ export class RecordStore {
     await s.background;
     await s.inserter.idle();
     await s.wal.close();
-  }
-
-  #assertOpen(): void {
-    if (this.#s.closed) throw new StorageError('record store is closed');
-  }
-
-  #assertWritable(): void {
-    this.#assertOpen();
-    if (this.#s.broken) throw new StorageError('the in-memory tables no longer match the log after a failed insert; reopen the store', { cause: this.#s.broken });
   }
 
   /** Raw SQL access for the engine's queries (over a snapshot's sources). */

@@ -71,6 +71,16 @@ export class StoreState {
   /** Set when the memory tables stopped matching the log (an insert failed): writes wait for a reopen. */
   broken: unknown = null;
   closed = false;
+
+  assertOpen(): void {
+    if (this.closed) throw new StorageError('record store is closed');
+  }
+
+  /** Writes need the memory tables to match the log (see `broken`). */
+  assertWritable(): void {
+    this.assertOpen();
+    if (this.broken) throw new StorageError('the in-memory tables no longer match the log after a failed insert; reopen the store', { cause: this.broken });
+  }
   readonly #inUse = new Map<string, number>();
   readonly #retiredInUse = new Set<string>();
   /** Retention (set by the engine): merges leave expired rows out. */

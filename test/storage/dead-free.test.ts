@@ -6,9 +6,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { Database } from '../../src/db/database.js';
-import { RecordStore, type WireRow } from '../../src/storage/record-store.js';
-import { tempDir } from '../support/helpers.js';
+import type { WireRow } from '../../src/storage/record-store.js';
+import { openRecordStore } from '../support/helpers.js';
 
 const P = '11111111-1111-4111-8111-111111111111';
 const R = '22222222-2222-4222-8222-222222222222';
@@ -22,13 +21,7 @@ function rows(from: number, n: number, name = 'r'): WireRow[] {
 }
 
 test('segments are read without the dead-row filter only while no dead mark of theirs is visible', async (t) => {
-  const dir = tempDir(t);
-  const db = await Database.open({ tempDirectory: join(dir, 'tmp') });
-  const store = await RecordStore.open(dir, db, { autoCompact: false });
-  t.after(async () => {
-    await store.close();
-    await db.close();
-  });
+  const { dir, db, store } = await openRecordStore(t);
   await store.append(rows(0, 10), true);
   await store.seal();
   await store.append(rows(10, 10), true);

@@ -4,10 +4,9 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { test, type TestContext } from 'node:test';
-import { Database } from '../../src/db/database.js';
-import { RecordStore, type WireRow } from '../../src/storage/record-store.js';
-import { tempDir } from '../support/helpers.js';
+import { test } from 'node:test';
+import type { WireRow } from '../../src/storage/record-store.js';
+import { openRecordStore } from '../support/helpers.js';
 
 const P = '11111111-1111-4111-8111-111111111111';
 const R = '22222222-2222-4222-8222-222222222222';
@@ -20,19 +19,8 @@ function rows(from: number, n: number): WireRow[] {
   });
 }
 
-async function open(t: TestContext): Promise<{ dir: string; db: Database; store: RecordStore }> {
-  const dir = tempDir(t);
-  const db = await Database.open({ tempDirectory: join(dir, 'tmp') });
-  const store = await RecordStore.open(dir, db, { autoCompact: false });
-  t.after(async () => {
-    await store.close();
-    await db.close();
-  });
-  return { dir, db, store };
-}
-
 test('a lookup planned before a merge answers from the files it planned over; they go after it is released', async (t) => {
-  const { dir, db, store } = await open(t);
+  const { dir, db, store } = await openRecordStore(t);
   for (let i = 0; i < 4; i++) {
     await store.append(rows(i * 10, 10), true);
     await store.seal();
@@ -53,7 +41,7 @@ test('a lookup planned before a merge answers from the files it planned over; th
 });
 
 test('a memory table sealed while a snapshot names it stays queryable through that snapshot', async (t) => {
-  const { store } = await open(t);
+  const { store } = await openRecordStore(t);
   await store.append(rows(0, 5), true);
   const snap = store.snapshot();
   await store.seal();
@@ -65,7 +53,7 @@ test('a memory table sealed while a snapshot names it stays queryable through th
 });
 
 test('an update replaces the old version atomically: every read sees exactly one version', async (t) => {
-  const { store } = await open(t);
+  const { store } = await openRecordStore(t);
   await store.append(rows(0, 3), true);
   await store.seal();
   const reads: Promise<number>[] = [];
@@ -79,7 +67,7 @@ test('an update replaces the old version atomically: every read sees exactly one
 });
 
 test('a merge keeps its inputs in time order, each row once, dead rows left out', async (t) => {
-  const { dir, store } = await open(t);
+  const { dir, store } = await openRecordStore(t);
   for (let i = 0; i < 4; i++) {
     await store.append(rows(i * 100, 100), true);
     await store.seal();

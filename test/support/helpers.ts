@@ -4,7 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
+import { Database } from '../../src/db/database.js';
 import { TraceStore, type TraceStoreOptions } from '../../src/engine/trace-store.js';
+import { RecordStore } from '../../src/storage/record-store.js';
 import { buildServer, type ServerOptions } from '../../src/server/build-server.js';
 
 // Temporary folders are removed when the test process exits, after every store a test opened (in
@@ -18,6 +20,18 @@ export function tempDir(_t?: TestContext, prefix = 'tracelake-test-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   folders.push(dir);
   return dir;
+}
+
+/** A bare record store (no catalog) over its own DuckDB, without background merges; closed after the test. */
+export async function openRecordStore(t: TestContext): Promise<{ dir: string; db: Database; store: RecordStore }> {
+  const dir = tempDir(t);
+  const db = await Database.open({ tempDirectory: join(dir, 'tmp') });
+  const store = await RecordStore.open(dir, db, { autoCompact: false });
+  t.after(async () => {
+    await store.close();
+    await db.close();
+  });
+  return { dir, db, store };
 }
 
 export interface StoreFixture {
