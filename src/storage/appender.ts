@@ -95,6 +95,7 @@ export class Appender {
         throw err instanceof StorageError ? err : new StorageError(`the rows could not be stored: ${(err as Error).message}`, { cause: err });
       }
       s.nextSeq = first + rows.length;
+      const at = ++s.clock;
       const table = s.active;
       for (const q of dead) s.dead.add(q);
       table.dead.push(...dead);
@@ -102,7 +103,7 @@ export class Appender {
       table.noteRows(rows[0]!.project_id, rows[0]!.run_id, rows, builder.metricsByKind, bytes.length);
       if (arrived.length > 0) resolveAwaits(s, table, arrived);
       if (awaits.length > 0) noteAwaits(s, table, rows[0]!.project_id, rows[0]!.run_id, awaits);
-      const visible = this.#insert(table, batch, dead).finally(() => this.#builders.push(builder));
+      const visible = this.#insert(table, batch, at, dead).finally(() => this.#builders.push(builder));
       this.#sealer.maybeFreeze();
       durable.catch(() => undefined);
       await visible;
@@ -117,10 +118,10 @@ export class Appender {
    * sealer then frees. One that keeps failing leaves DuckDB behind the log, so writes stop until the
    * store is reopened (the log replays the rows then).
    */
-  async #insert(table: MemTable, batch: Parameters<MemInserter['insert']>[1], dead: readonly number[], childless: readonly number[] = []): Promise<void> {
+  async #insert(table: MemTable, batch: Parameters<MemInserter['insert']>[1], at: number, dead: readonly number[], childless: readonly number[] = []): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.#s.inserter.insert(table, batch, dead, childless);
+        await this.#s.inserter.insert(table, batch, dead, childless, at);
         return;
       } catch (err) {
         if (attempt < INSERT_RETRIES.length && !this.#s.closed) {
@@ -147,6 +148,7 @@ export class Appender {
     if (fresh.length === 0 && cleared.length === 0) return;
     if (s.wal.failed) this.#sealer.freeze();
     const durable = s.wal.append(encodeEntry(null, fresh, s.nextSeq - 1, cleared), true);
+    const at = ++s.clock;
     const table = s.active;
     for (const q of fresh) s.dead.add(q);
     for (const q of cleared) s.childless.add(q);
@@ -159,7 +161,7 @@ export class Appender {
       else if (off.has(e.seq)) s.memIds.set(k, { ...e, has_children: false });
     }
     durable.catch(() => undefined);
-    await this.#insert(table, null, fresh, cleared);
+    await this.#insert(table, null, at, fresh, cleared);
     await durable;
     // A large delete can leave segments mostly dead: rewriting them gives the space back.
     if (s.options.autoCompact) this.#afterDelete();

@@ -108,6 +108,8 @@ type Pending =
       readonly batch: RecordBatch | null;
       readonly dead: readonly number[];
       readonly childless: readonly number[];
+      /** The log entry's number (StoreState.clock; 0 when replayed): stamped on its marks. */
+      readonly at: number;
       readonly resolve: () => void;
       readonly reject: (e: unknown) => void;
     }
@@ -137,9 +139,9 @@ export class MemInserter {
   }
 
   /** Rows, dead marks and has_children overrides of one request; resolves once all are visible to readers. */
-  insert(table: MemTable, batch: RecordBatch | null, dead: readonly number[], childless: readonly number[] = []): Promise<void> {
+  insert(table: MemTable, batch: RecordBatch | null, dead: readonly number[], childless: readonly number[] = [], at = 0): Promise<void> {
     table.pending++;
-    return new Promise((resolve, reject) => this.#push({ kind: 'insert', table, batch, dead, childless, resolve, reject }));
+    return new Promise((resolve, reject) => this.#push({ kind: 'insert', table, batch, dead, childless, at, resolve, reject }));
   }
 
   /** Runs a statement after everything queued before it. */
@@ -193,6 +195,7 @@ export class MemInserter {
   async #commit(table: MemTable, group: readonly Insert[]): Promise<void> {
     const batches = group.flatMap((p) => (p.batch && p.batch.numRows > 0 ? [p.batch] : []));
     const dead = group.flatMap((p) => p.dead);
+    const deadAt = group.flatMap((p) => p.dead.map(() => p.at));
     const keys: number[] = [];
     const statements: string[] = ['BEGIN TRANSACTION'];
     if (batches.length > 0) {
@@ -201,15 +204,15 @@ export class MemInserter {
       statements.push(`INSERT INTO ${table.name} SELECT * FROM tl_batches(${key})`);
     }
     if (dead.length > 0) {
-      const key = this.#source.addSeqs(dead);
+      const key = this.#source.addSeqs(dead, deadAt);
       keys.push(key);
-      statements.push(`INSERT INTO dead (seq) SELECT seq FROM tl_seqs(${key})`);
+      statements.push(`INSERT INTO dead (seq, clock) SELECT seq, clock FROM tl_seqs(${key})`);
     }
     const childless = group.flatMap((p) => p.childless);
     if (childless.length > 0) {
-      const key = this.#source.addSeqs(childless);
+      const key = this.#source.addSeqs(childless, group.flatMap((p) => p.childless.map(() => p.at)));
       keys.push(key);
-      statements.push(`INSERT INTO childless SELECT seq FROM tl_seqs(${key})`);
+      statements.push(`INSERT INTO childless (seq, clock) SELECT seq, clock FROM tl_seqs(${key})`);
     }
     statements.push('COMMIT');
     try {

@@ -98,12 +98,13 @@ export class RecordStore {
     if (s.options.textIndex) for (const seg of manifest.segments) await ensureTextIndex(conns.seal, join(dir, seg.file), seg.row_groups.map((g) => g[2]));
     for (const seq of manifest.childless) s.childless.add(seq);
     for (const e of manifest.awaited) s.awaited.set(memKey(e[1], e[2]), e);
-    // gen: the manifest generation from which a mark counts (0: at once; see snapshot.ts).
-    await writer.run('CREATE TABLE IF NOT EXISTS dead (seq BIGINT, gen BIGINT NOT NULL DEFAULT 0)');
-    await writer.run('CREATE TABLE IF NOT EXISTS childless (seq BIGINT)');
+    // gen: the manifest generation from which a mark counts (bulk loads; 0: at once). clock: the log
+    // entry that made it (StoreState.clock; 0: before open). See Snapshot.deadSeqs.
+    await writer.run('CREATE TABLE IF NOT EXISTS dead (seq BIGINT, gen BIGINT NOT NULL DEFAULT 0, clock BIGINT NOT NULL DEFAULT 0)');
+    await writer.run('CREATE TABLE IF NOT EXISTS childless (seq BIGINT, clock BIGINT NOT NULL DEFAULT 0)');
     await writer.run(tableDdl(EMPTY_TABLE));
     if (s.dead.size > 0) await writer.run('INSERT INTO dead (seq) SELECT unnest($1::BIGINT[])', [[...s.dead]]);
-    if (s.childless.size > 0) await writer.run('INSERT INTO childless SELECT unnest($1::BIGINT[])', [[...s.childless]]);
+    if (s.childless.size > 0) await writer.run('INSERT INTO childless (seq) SELECT unnest($1::BIGINT[])', [[...s.childless]]);
     await replayLog(s, replay);
     const number = wal.start(s.nextSeq);
     s.mem.push(new MemTable(number, s.nextSeq, s.inserter.create(`mem_${number}`)));
@@ -180,7 +181,7 @@ export class RecordStore {
   snapshot(): Snapshot {
     this.#s.assertOpen();
     const s = this.#s;
-    return new Snapshot(s.dir, s.db, s.manifest, [...s.mem], s.index, this.retention, s.childless.size > 0);
+    return new Snapshot(s.dir, s.db, s.manifest, [...s.mem], s.index, { clock: s.clock, lastSeq: s.nextSeq - 1, dead: s.dead }, this.retention, s.childless.size > 0);
   }
 
   /** Runs `fn` over a snapshot, released afterwards. */
