@@ -63,7 +63,7 @@ export class RecordQueries {
     this.#windowRows = options.windowRows ?? 50_000;
     this.#records = records;
     this.#db = db;
-    this.#facts = new DataFactsCache(db);
+    this.#facts = new DataFactsCache(db, records.notedColumns);
     this.#topK = options.metricTopK === false ? null : new TopKCache(db, options.topKRows);
     this.#metricInfo = (name) => metricInfo(name) ?? defaultMetricInfo(name);
   }

@@ -15,6 +15,7 @@ import type { LogSpansRequest, LogTracesRequest } from '../schemas/ingest.js';
 import { AvailableColumnsBody, FilterBody, PartialSearchBody, SearchBody, type FilterRequest, type PartialSearchRequest, type SearchRequest } from '../schemas/query.js';
 import { removeLeftovers } from '../storage/leftovers.js';
 import { FolderLock } from '../storage/lock.js';
+import { NOTED_COLUMNS } from './data-facts.js';
 import { RecordStore, type RecordStoreOptions } from '../storage/record-store.js';
 import * as catalogApi from './catalog-api.js';
 import { Ingest, type LogSpansResult, type LogTracesResult, type RunIds } from './ingest.js';
@@ -103,7 +104,7 @@ export class TraceStore extends StoreBase {
       catalog = Catalog.open(root);
       mkdirSync(join(root, 'tmp'), { recursive: true });
       db = await Database.open({ threads: options.threads, memoryLimit, tempDirectory: join(root, 'tmp') });
-      const records = await RecordStore.open(root, db, options);
+      const records = await RecordStore.open(root, db, { ...options, notedColumns: NOTED_COLUMNS });
       const store = new TraceStore(root, lock, catalog, db, records, TokenSigner.forFolder(root, options.tokenTtlSeconds), options);
       await store.#finishPendingDrops();
       return store;

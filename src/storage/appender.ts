@@ -100,7 +100,7 @@ export class Appender {
       for (const q of dead) s.dead.add(q);
       table.dead.push(...dead);
       for (const r of rows) s.memIds.set(memKey(r.run_id, r.id), entryOf(r, table.number));
-      table.noteRows(rows[0]!.project_id, rows[0]!.run_id, rows, builder.metricsByKind, bytes.length);
+      table.noteRows(rows[0]!.project_id, rows[0]!.run_id, rows, builder.metricsByKind, bytes.length, s.options.notedColumns);
       if (arrived.length > 0) resolveAwaits(s, table, arrived);
       if (awaits.length > 0) noteAwaits(s, table, rows[0]!.project_id, rows[0]!.run_id, awaits);
       const visible = this.#insert(table, batch, at, dead).finally(() => this.#builders.push(builder));

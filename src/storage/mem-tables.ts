@@ -19,7 +19,16 @@ export interface MemPartition {
   readonly hashes: number[];
   readonly metrics: Set<string>;
   rows: number;
+  /**
+   * Span partitions: per type, whether any row has children and which noted columns any row sets (a
+   * superset of the live rows'), so the planner's facts need not scan the table; null once rows came
+   * whose columns were not looked at (replayed from the log).
+   */
+  types: TypeNotes | null;
 }
+
+/** Span type -> whether a row of it has children, and the noted columns some row of it sets. */
+export type TypeNotes = Map<string, { children: boolean; columns: Set<string> }>;
 
 export class MemTable {
   readonly number: number;
@@ -62,7 +71,7 @@ export class MemTable {
    * Notes rows appended (in the log already, in DuckDB soon) for the sealer: their partitions, id
    * hashes and metric names. The rows of one append belong to one project and run.
    */
-  noteRows(projectId: string, runId: string, rows: readonly { id: string; type: string }[], metricsByKind: ReadonlyMap<RecordKind, ReadonlySet<string>>, bytes: number): void {
+  noteRows(projectId: string, runId: string, rows: readonly ({ id: string; type: string } & Record<string, unknown>)[], metricsByKind: ReadonlyMap<RecordKind, ReadonlySet<string>>, bytes: number, noted: readonly string[] | null): void {
     this.rows += rows.length;
     this.bytes += bytes;
     let last: MemPartition | undefined;
@@ -71,6 +80,10 @@ export class MemTable {
       if (!last || last.kind !== kind) last = this.#partition(projectId, runId, kind);
       last.rows++;
       last.hashes.push(idHash(r.id));
+      if (kind === 'span' && last.types) {
+        if (noted === null) last.types = null;
+        else noteType(last.types, r, noted);
+      }
     }
     for (const [kind, names] of metricsByKind) for (const n of names) this.#partition(projectId, runId, kind).metrics.add(n);
   }
@@ -78,7 +91,7 @@ export class MemTable {
   #partition(projectId: string, runId: string, kind: RecordKind): MemPartition {
     const key = `${projectId}/${runId}/${kind}`;
     let p = this.partitions.get(key);
-    if (!p) this.partitions.set(key, (p = { projectId, runId, kind, hashes: [], metrics: new Set(), rows: 0 }));
+    if (!p) this.partitions.set(key, (p = { projectId, runId, kind, hashes: [], metrics: new Set(), rows: 0, types: kind === 'span' ? new Map() : null }));
     return p;
   }
 
@@ -99,6 +112,13 @@ export class MemTable {
     }
     return false;
   }
+}
+
+function noteType(types: TypeNotes, r: { type: string } & Record<string, unknown>, noted: readonly string[]): void {
+  let t = types.get(r.type);
+  if (!t) types.set(r.type, (t = { children: false, columns: new Set() }));
+  if (r['has_children'] === true) t.children = true;
+  for (const c of noted) if (r[c] != null) t.columns.add(c);
 }
 
 type Pending =

@@ -58,6 +58,11 @@ export interface RecordStoreOptions {
   compaction?: CompactionPolicy;
   /** ZSTD level of merged segments (default 3: the level seals use; higher costs twice the CPU for ~5% less disk). */
   compactionLevel?: number;
+  /**
+   * Columns whose presence memory tables note per span type as rows arrive (the engine passes the
+   * kind-specific ones), so the planner's facts about unsealed spans cost no scan (default none).
+   */
+  notedColumns?: readonly string[];
 }
 
 export class RecordStore {
@@ -303,6 +308,11 @@ export class RecordStore {
     await s.wal.close();
   }
 
+  /** The columns memory tables note per span type (RecordStoreOptions.notedColumns). */
+  get notedColumns(): readonly string[] {
+    return this.#s.options.notedColumns;
+  }
+
   /** Raw SQL access for the engine's queries (over a snapshot's sources). */
   get db(): Database {
     return this.#s.db;
@@ -318,6 +328,7 @@ function resolveOptions(o: RecordStoreOptions): StoreState['options'] {
     compaction: o.compaction ?? DEFAULT_POLICY,
     compactionLevel: o.compactionLevel ?? 3,
     textIndex: o.textIndex ?? false,
+    notedColumns: o.notedColumns ?? [],
   };
 }
 

@@ -17,7 +17,7 @@ import type { Database, Param, Row } from '../db/database.js';
 import type { DeadSet } from './dead-set.js';
 import type { SealedIdIndex } from './id-index.js';
 import { partitionKey, type ManifestState, type SegmentEntry } from './manifest.js';
-import type { MemTable } from './mem-tables.js';
+import type { MemTable, TypeNotes } from './mem-tables.js';
 import { COLUMN_NAMES, KIND_SQL, STORED_SELECT, TAG_LIST_COLUMN, TAG_SET_COLUMN, type RecordKind } from './record-columns.js';
 import { candidateGroups, textIndexOf, textNeeds, type TextRequirement } from './text-index.js';
 
@@ -286,14 +286,29 @@ export class Snapshot {
    * Rows of a scope still in memory tables, dead ones included (a superset, for facts about the
    * data), as SQL with parameters from $1; null when there are none.
    */
-  memoryRows(scope: Scope): { sql: string; params: Param[] } | null {
-    const mem = this.#memFor(scope);
+  memoryRows(scope: Scope, tables?: readonly MemTable[]): { sql: string; params: Param[] } | null {
+    const mem = tables ?? this.#memFor(scope);
     if (mem.length === 0) return null;
     const params: Param[] = [scope.projectId];
     let where = 'project_id = $1';
     if (scope.runId !== undefined) where += ` AND run_id = $${params.push(scope.runId)}`;
     where += ` AND ${KIND_SQL} IN (SELECT unnest($${params.push([...scope.kinds])}::VARCHAR[]))`;
     return { sql: `(${mem.map((t) => `SELECT ${COLS} FROM ${t.name} WHERE ${where}`).join(' UNION ALL ')})`, params };
+  }
+
+  /**
+   * What the memory tables noted about a scope's spans as they arrived (see MemPartition.types), and
+   * the tables whose notes are incomplete (rows replayed from the log): those need memoryRows.
+   */
+  memoryNotes(scope: Scope): { notes: TypeNotes[]; unnoted: MemTable[] } {
+    const notes: TypeNotes[] = [];
+    const unnoted: MemTable[] = [];
+    for (const t of this.#memFor(scope)) {
+      const parts = [...t.partitions.values()].filter((p) => p.kind === 'span' && p.projectId === scope.projectId && (scope.runId === undefined || p.runId === scope.runId));
+      if (parts.some((p) => p.types === null)) unnoted.push(t);
+      else for (const p of parts) notes.push(p.types!);
+    }
+    return { notes, unnoted };
   }
 
   /** Live segments of a kind across every project (for SQL over the whole store). */

@@ -25,6 +25,7 @@ export interface StoreOptions {
   readonly autoCompact: boolean;
   readonly compaction: CompactionPolicy;
   readonly compactionLevel: number;
+  readonly notedColumns: readonly string[];
 }
 
 /** What the engine needs to know about a recent record without asking DuckDB (links, for logging spans). */
