@@ -103,6 +103,12 @@ export class Snapshot {
     return `seq <= ${this.#bounds.lastSeq}`;
   }
 
+  /** Whether no dead seq lies in a memory table's seq range (up to the next table's first, or the snapshot's last). */
+  #memDeadFree(t: MemTable): boolean {
+    const next = this.#mem[this.#mem.indexOf(t) + 1];
+    return !this.#bounds.dead.anyIn(t.firstSeq, next ? next.firstSeq - 1 : this.#bounds.lastSeq);
+  }
+
   /**
    * Segments none of whose rows is dead (checked by seq range against the store's dead set: a
    * superset of the dirty ones). Reads take them without the dead-row filter (see the header).
@@ -188,7 +194,7 @@ export class Snapshot {
     });
     const extra = (list: string[]) => (list.length > 0 ? `, ${list.join(', ')}` : '');
     const parts: string[] = [];
-    /** Parts read without the dead-row filter (segments without dead rows). */
+    /** Parts read without the dead-row filter (segments and memory tables without dead rows). */
     const clean = new Set<string>();
     const deadFree = given || expiredOnly ? null : this.deadFreeFiles();
     // tag_set where segments store it, else tag_list (record-columns.ts): a filter reads one per row.
@@ -225,7 +231,10 @@ export class Snapshot {
       const where = [`project_id = ${p(scope.projectId)}`, this.memBound];
       if (scope.runId !== undefined) where.push(`run_id = ${p(scope.runId)}`);
       if (scope.kinds.length < 3) where.push(`${KIND_SQL} IN (SELECT unnest(${p([...scope.kinds])}::VARCHAR[]))`);
-      for (const t of mem) parts.push(`SELECT ${cols}${extra(memCols)} FROM ${t.name} WHERE ${where.join(' AND ')}`);
+      for (const t of mem) {
+        parts.push(`SELECT ${cols}${extra(memCols)} FROM ${t.name} WHERE ${where.join(' AND ')}`);
+        if (deadFree !== null && this.#memDeadFree(t)) clean.add(parts[parts.length - 1]!);
+      }
     }
     // An empty scope still needs the columns (a query over it answers nothing).
     if (parts.length === 0) parts.push(`SELECT ${cols}${extra(metrics.map((_, i) => `NULL::DOUBLE AS mx${i}`))} FROM ${EMPTY_TABLE}`);

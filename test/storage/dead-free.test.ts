@@ -42,30 +42,33 @@ async function setUp(t: Parameters<typeof openRecordStore>[0]) {
 
 test('a snapshot ignores replacements and deletes logged after it, in clean and dirty segments alike', async (t) => {
   const { store, a, b, read } = await setUp(t);
-  // Segment b gets a dead row first, so it is read with the dead-row filter; a stays clean.
+  // Segment b gets a dead row first, so it is read with the dead-row filter; a stays clean. So does
+  // the memory table, by replacing a record it holds (21).
   await store.append(rows(12, 1, 'new'), true);
+  await store.append(rows(21, 1, 'new'), true);
   // Released before the store closes (close waits for readers).
   const old = store.snapshot();
-  const before = await read(old, 5, 12, 15);
+  const before = await read(old, 5, 12, 15, 21, 22);
   assert.deepEqual(before.free, [a], 'only segment a is free of dead rows');
-  assert.deepEqual(before.names, ['new12', 'r15', 'r5']);
+  assert.deepEqual(before.names, ['new12', 'new21', 'r15', 'r22', 'r5']);
   assert.equal(before.total, 25);
 
-  // After the snapshot: record 5 (clean segment a) and 15 (dirty segment b) replaced, record 3 deleted.
-  await store.append([...rows(5, 1, 'new'), ...rows(15, 1, 'new')], true);
+  // After the snapshot: records 5 (clean segment a), 15 (dirty segment b) and 22 (memory) replaced,
+  // record 3 deleted.
+  await store.append([...rows(5, 1, 'new'), ...rows(15, 1, 'new'), ...rows(22, 1, 'new')], true);
   const sealed3 = await store.lookup(P, R, [idOf(3)]);
   await store.deleteSeqs([Number(sealed3[0]!['seq'])]);
 
-  const same = await read(old, 3, 5, 12, 15);
+  const same = await read(old, 3, 5, 12, 15, 21, 22);
   old.release();
-  assert.deepEqual(same.names, ['new12', 'r15', 'r3', 'r5'], 'the old snapshot shows the records as they were, each once');
+  assert.deepEqual(same.names, ['new12', 'new21', 'r15', 'r22', 'r3', 'r5'], 'the old snapshot shows the records as they were, each once');
   assert.equal(same.total, 25);
 
   const now = store.snapshot();
-  const fresh = await read(now, 3, 5, 12, 15);
+  const fresh = await read(now, 3, 5, 12, 15, 21, 22);
   now.release();
   assert.deepEqual(fresh.free, [], 'both segments have dead rows now');
-  assert.deepEqual(fresh.names, ['new12', 'new15', 'new5']);
+  assert.deepEqual(fresh.names, ['new12', 'new15', 'new21', 'new22', 'new5']);
   assert.equal(fresh.total, 24);
 });
 
