@@ -21,12 +21,22 @@ export type WireRow = WireRowLike & { seq: number; id: string; type: string; pro
 /** Waits (ms) before each new try of a failed insert into a memory table. */
 const INSERT_RETRIES = [50, 250, 1000, 4000];
 
+/**
+ * Acknowledged requests whose insert may still be running before an append waits for the oldest: a
+ * caller's next batch is built while DuckDB inserts the last one, and the batches held stay few.
+ */
+const MAX_UNSEEN = 4;
+
 export class Appender {
   readonly #s: StoreState;
   readonly #sealer: Sealer;
   readonly #builders: BatchBuilder[] = [];
   readonly #read: <T>(fn: (snap: Snapshot) => Promise<T>) => Promise<T>;
   readonly #afterDelete: () => void;
+  /** Inserts of acknowledged requests not yet visible, oldest first (reads wait for them: `visible`). */
+  readonly #unseen: Promise<void>[] = [];
+  /** Why an acknowledged request's rows never reached DuckDB (reads refuse to miss them: see `visible`). */
+  #lost: unknown = null;
 
   constructor(state: StoreState, sealer: Sealer, read: <T>(fn: (snap: Snapshot) => Promise<T>) => Promise<T>, afterDelete: () => void) {
     this.#s = state;
@@ -37,7 +47,9 @@ export class Appender {
 
   /**
    * Logs rows of one project and run (their seq is assigned here), replacing older versions of the
-   * same ids. Resolves once they are in the log (on disk, if `sync`) and visible to every read.
+   * same ids. Resolves once they are in the log (on disk, if `sync`); a read that starts after that
+   * sees them (it waits for their insert into DuckDB: `visible`), while the caller goes on to build
+   * its next request as DuckDB inserts this one.
    * `awaits`: ids of parent spans (not logged yet) that these rows are children of; a row logged
    * later with such an id gets has_children true, also after a restart (awaited.ts).
    */
@@ -102,13 +114,46 @@ export class Appender {
       table.noteRows(rows[0]!.project_id, rows[0]!.run_id, rows, builder.metricsByKind, bytes.length);
       if (arrived.length > 0) resolveAwaits(s, table, arrived);
       if (awaits.length > 0) noteAwaits(s, table, rows[0]!.project_id, rows[0]!.run_id, awaits);
-      const visible = this.#insert(table, batch, dead).finally(() => this.#builders.push(builder));
+      let failed: unknown = null;
+      let acked = false;
+      const visible = this.#insert(table, batch, dead)
+        .catch((err: unknown) => {
+          failed = err;
+          // Acknowledged rows that no read would see: reads fail from now on (a reopen replays the log).
+          if (acked) this.#lost ??= err;
+          throw err;
+        })
+        .finally(() => {
+          this.#builders.push(builder);
+          this.#unseen.splice(this.#unseen.indexOf(visible), 1);
+        });
+      visible.catch(() => undefined);
+      this.#unseen.push(visible);
       this.#sealer.maybeFreeze();
       durable.catch(() => undefined);
-      await visible;
       await durable;
+      if (failed !== null) throw failed;
+      acked = true;
+      // Bounded: a caller faster than DuckDB waits for its oldest insert (an error there is the reads').
+      while (this.#unseen.length > MAX_UNSEEN) await this.#unseen[0]!.catch(() => undefined);
       return;
     }
+  }
+
+  /**
+   * Null when every acknowledged append is visible in DuckDB; else a promise that resolves once those
+   * acknowledged so far are (a read waits for it before taking its snapshot, so it sees every
+   * acknowledged row), or rejects when one of them never will be until the store is reopened.
+   */
+  visible(): Promise<void> | null {
+    if (this.#lost !== null) return Promise.reject(lostError(this.#lost));
+    if (this.#unseen.length === 0) return null;
+    return Promise.all(this.#unseen).then(
+      () => undefined,
+      (err: unknown) => {
+        throw lostError(err);
+      },
+    );
   }
 
   /**
@@ -118,6 +163,16 @@ export class Appender {
    * store is reopened (the log replays the rows then).
    */
   async #insert(table: MemTable, batch: Parameters<MemInserter['insert']>[1], dead: readonly number[], childless: readonly number[] = []): Promise<void> {
+    // Counted as pending across the retries, so the table is not sealed in a wait between two tries.
+    table.pending++;
+    try {
+      await this.#tries(table, batch, dead, childless);
+    } finally {
+      table.done(1);
+    }
+  }
+
+  async #tries(table: MemTable, batch: Parameters<MemInserter['insert']>[1], dead: readonly number[], childless: readonly number[]): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
         await this.#s.inserter.insert(table, batch, dead, childless);
@@ -185,6 +240,10 @@ export class Appender {
       return found.map((r) => Number(r['seq'])).filter((q) => !s.dead.has(q));
     });
   }
+}
+
+function lostError(cause: unknown): StorageError {
+  return new StorageError('acknowledged rows could not be added to the in-memory table; reads and writes are refused until the store is reopened (the log replays them)', { cause });
 }
 
 function entryOf(r: WireRow, table: number): MemEntry {

@@ -19,6 +19,10 @@ export interface MemPartition {
   readonly hashes: number[];
   readonly metrics: Set<string>;
   rows: number;
+  /** created_at (epoch µs) of its oldest and newest row, and how far the most belated row came behind the newest before it. */
+  oldestUs: number;
+  newestUs: number;
+  behindUs: number;
 }
 
 export class MemTable {
@@ -62,7 +66,7 @@ export class MemTable {
    * Notes rows appended (in the log already, in DuckDB soon) for the sealer: their partitions, id
    * hashes and metric names. The rows of one append belong to one project and run.
    */
-  noteRows(projectId: string, runId: string, rows: readonly { id: string; type: string }[], metricsByKind: ReadonlyMap<RecordKind, ReadonlySet<string>>, bytes: number): void {
+  noteRows(projectId: string, runId: string, rows: readonly { id: string; type: string; created_at?: unknown }[], metricsByKind: ReadonlyMap<RecordKind, ReadonlySet<string>>, bytes: number): void {
     this.rows += rows.length;
     this.bytes += bytes;
     let last: MemPartition | undefined;
@@ -71,6 +75,11 @@ export class MemTable {
       if (!last || last.kind !== kind) last = this.#partition(projectId, runId, kind);
       last.rows++;
       last.hashes.push(idHash(r.id));
+      // Rows without a time (a replayed log's link columns) count as out of order: the seal sorts.
+      const c = typeof r.created_at === 'number' ? r.created_at : Number.NaN;
+      if (c < last.oldestUs) last.oldestUs = c;
+      if (c > last.newestUs) last.newestUs = c;
+      else if (!(last.newestUs - c <= last.behindUs)) last.behindUs = Number.isNaN(c) ? Infinity : last.newestUs - c;
     }
     for (const [kind, names] of metricsByKind) for (const n of names) this.#partition(projectId, runId, kind).metrics.add(n);
   }
@@ -78,7 +87,7 @@ export class MemTable {
   #partition(projectId: string, runId: string, kind: RecordKind): MemPartition {
     const key = `${projectId}/${runId}/${kind}`;
     let p = this.partitions.get(key);
-    if (!p) this.partitions.set(key, (p = { projectId, runId, kind, hashes: [], metrics: new Set(), rows: 0 }));
+    if (!p) this.partitions.set(key, (p = { projectId, runId, kind, hashes: [], metrics: new Set(), rows: 0, oldestUs: Infinity, newestUs: -Infinity, behindUs: 0 }));
     return p;
   }
 

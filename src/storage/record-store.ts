@@ -135,8 +135,8 @@ export class RecordStore {
 
   /**
    * Logs rows of one project and run (their seq is assigned here), replacing older versions of the
-   * same ids. Resolves once they are in the log (on disk, if `sync`) and visible to every read.
-   * `awaits`: ids of parent spans (not logged yet) that these rows are children of (awaited.ts).
+   * same ids. Resolves once they are in the log (on disk, if `sync`); every read that starts later
+   * sees them (it waits for their DuckDB insert). `awaits`: ids of parent spans (not logged yet) that these rows are children of (awaited.ts).
    */
   append(rows: readonly WireRow[], sync: boolean, awaits: readonly string[] = []): Promise<void> {
     return this.#appender.append(rows, sync, awaits);
@@ -176,7 +176,15 @@ export class RecordStore {
     this.#s.retention = view;
   }
 
-  /** A consistent view for reads; release it when done (see snapshot.ts). */
+  /**
+   * Resolves once every acknowledged append is visible to a snapshot taken afterwards (appends return
+   * before their DuckDB insert commits). `read` and `lookup` wait for it; a caller of `snapshot` must.
+   */
+  async settled(): Promise<void> {
+    await this.#appender.visible();
+  }
+
+  /** A consistent view for reads, of what is in DuckDB (see `settled`); release it when done (see snapshot.ts). */
   snapshot(): Snapshot {
     this.#s.assertOpen();
     const s = this.#s;
@@ -185,6 +193,8 @@ export class RecordStore {
 
   /** Runs `fn` over a snapshot, released afterwards. */
   async read<T>(fn: (snap: Snapshot) => Promise<T>): Promise<T> {
+    const unseen = this.#appender.visible();
+    if (unseen) await unseen;
     const snap = this.snapshot();
     try {
       return await fn(snap);
@@ -195,6 +205,7 @@ export class RecordStore {
 
   /** Live rows with these ids in a run (any kind), timestamps as epoch µs. Sees every acknowledged row. */
   lookup(projectId: string, runId: string, ids: readonly string[]): Promise<Row[]> {
+    if (ids.length === 0) return Promise.resolve([]);
     const inMem = ids.some((id) => this.#s.memIds.has(memKey(runId, id)));
     return this.read((snap) => snap.lookup(projectId, runId, ids, inMem));
   }

@@ -28,12 +28,14 @@ test('segments are read without the dead-row filter only while no dead mark of t
   await store.seal();
   await store.append(rows(20, 5), true);
   const scope = { projectId: P, runId: R, kinds: ['span'] as const };
+  await store.settled(); // appends return before their insert: a snapshot taken directly waits for them
   const first = store.snapshot();
   const [a, b] = first.segmentsFor(scope).sort((x, y) => x.min_seq - y.min_seq).map((s) => s.file) as [string, string];
   first.release();
 
   /** Names of the live rows with this id, read in one transaction; `between` runs after it began. */
   const readIn = async (between: () => Promise<void>) => {
+    await store.settled();
     const snap = store.snapshot();
     try {
       return await db.withConnection(async (c) => {
