@@ -41,7 +41,8 @@ const root = process.env['TL_ROOT'] ?? new URL('..', import.meta.url).pathname;
 const { TraceStore } = (await import(join(root, 'src/engine/trace-store.ts'))) as typeof import('../src/engine/trace-store.js');
 const spans = Number(process.argv[2] ?? 300_000);
 const dir = mkdtempSync(join(tmpdir(), 'tracelake-prof-'));
-const store = await TraceStore.open(dir);
+// TL_OPTS: store options as JSON (e.g. '{"memTableBytes":1e12}': no seal before the flush).
+const store = await TraceStore.open(dir, JSON.parse(process.env['TL_OPTS'] ?? '{}') as Record<string, unknown>);
 const project = store.createProject({ name: 'bench' });
 const ls = store.createLogStream(project.id, 'ingest');
 let inside = 0;
@@ -59,6 +60,7 @@ for (const batch of generateBatches({ spans, batchSpans: 1000, seed: 7 })) {
   inside += mark - t;
   n += r.spans_count;
 }
+const cpuF = threadCpu();
 const tf = performance.now();
 await store.flush();
 const flushMs = performance.now() - tf;
@@ -84,6 +86,7 @@ console.log(
       rate_with_compaction: Math.round((n / (ingestMs + compactMs)) * 1000),
       us_per_span: { inside_logTraces: perSpan(inside), outside_generating: perSpan(outside), flush: perSpan(flushMs), compact: perSpan(compactMs) },
       cpu_s_ingest: diff(cpu0, cpu1),
+      cpu_s_flush: diff(cpuF, cpu1),
       cpu_s_compact: diff(cpu1, cpu2),
       wall_s: Math.round(wall) / 1000,
       peak_rss_mib: peakRssMiB(),
