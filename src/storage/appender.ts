@@ -25,7 +25,7 @@ const INSERT_RETRIES = [50, 250, 1000, 4000];
  * Acknowledged requests whose insert may still be running before an append waits for the oldest: a
  * caller's next batch is built while DuckDB inserts the last one, and the batches held stay few.
  */
-const MAX_UNSEEN = 4;
+const MAX_UNSEEN = 8;
 
 export class Appender {
   readonly #s: StoreState;
@@ -135,7 +135,10 @@ export class Appender {
       if (failed !== null) throw failed;
       acked = true;
       // Bounded: a caller faster than DuckDB waits for its oldest insert (an error there is the reads').
-      while (this.#unseen.length > MAX_UNSEEN) await this.#unseen[0]!.catch(() => undefined);
+      while (this.#unseen.length > MAX_UNSEEN) {
+        s.inserter.flush();
+        await this.#unseen[0]!.catch(() => undefined);
+      }
       return;
     }
   }
@@ -148,6 +151,7 @@ export class Appender {
   visible(): Promise<void> | null {
     if (this.#lost !== null) return Promise.reject(lostError(this.#lost));
     if (this.#unseen.length === 0) return null;
+    this.#s.inserter.flush();
     return Promise.all(this.#unseen).then(
       () => undefined,
       (err: unknown) => {

@@ -125,6 +125,14 @@ type Pending =
 type Insert = Extract<Pending, { kind: 'insert' }>;
 
 /**
+ * Rows of queued inserts that start a group at once; fewer wait up to LINGER_MS for more to join, so a
+ * statement's fixed cost (~0.11 ms a column) is shared. Nothing waits for it: appends are acknowledged
+ * once logged, and whoever needs the rows in DuckDB (a read, the sealer, a full pipeline) calls flush().
+ */
+const GROUP_ROWS = 8192;
+const LINGER_MS = 20;
+
+/**
  * Inserts into memory tables through one connection, a transaction per group of requests. Other
  * statements on the writer's tables (dropping a sealed table, forgetting dead seqs) queue behind the
  * inserts before them.
@@ -134,6 +142,8 @@ export class MemInserter {
   readonly #source: BatchSource;
   #queue: Pending[] = [];
   #running = false;
+  #queuedRows = 0;
+  #linger: NodeJS.Timeout | null = null;
 
   constructor(conn: Connection, source: BatchSource) {
     this.#conn = conn;
@@ -158,7 +168,18 @@ export class MemInserter {
 
   #push(p: Pending): void {
     this.#queue.push(p);
-    if (!this.#running) void this.#loop();
+    if (p.kind === 'insert' && p.batch) this.#queuedRows += p.batch.numRows;
+    if (this.#running) return;
+    // Deletes and other statements go at once (their callers wait); row inserts may linger.
+    if (p.kind === 'run' || !p.batch || this.#queuedRows >= GROUP_ROWS) this.flush();
+    else this.#linger ??= setTimeout(() => this.flush(), LINGER_MS);
+  }
+
+  /** Starts what is queued now (a caller needs it visible). */
+  flush(): void {
+    if (this.#linger) clearTimeout(this.#linger);
+    this.#linger = null;
+    if (!this.#running && this.#queue.length > 0) void this.#loop();
   }
 
   /** Resolves once everything queued so far has run. */
@@ -184,6 +205,7 @@ export class MemInserter {
           n++;
         }
         const group = this.#queue.splice(0, n) as Insert[];
+        for (const p of group) if (p.batch) this.#queuedRows -= p.batch.numRows;
         try {
           await head.table.created;
           await this.#commit(head.table, group);

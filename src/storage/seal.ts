@@ -63,7 +63,8 @@ export async function writeSealSegments(ctx: SealContext, table: MemTable, ownDe
     const bitmap = async (name: string, seqs: readonly number[]): Promise<string> => {
       if (!Number.isSafeInteger(lo) || !Number.isSafeInteger(hi)) throw new Error(`bad seq range ${lo}..${hi}`);
       await ctx.conn.run(`SET VARIABLE ${name} = (SELECT bitstring_agg(s, ${lo}, ${hi}) FROM (SELECT unnest($1::BIGINT[]) AS s))`, [[...seqs]]);
-      return `(seq NOT BETWEEN ${lo} AND ${hi} OR get_bit(getvariable('${name}'), (seq - ${lo})::INTEGER) = 0)`;
+      // CASE, not OR: DuckDB evaluates both sides of an OR, and get_bit outside the range throws.
+      return `(CASE WHEN seq BETWEEN ${lo} AND ${hi} THEN get_bit(getvariable('${name}'), (seq - ${lo})::INTEGER) = 0 ELSE true END)`;
     };
     const where = ownDead.length === 0 ? '' : ` AND ${await bitmap('tl_seal_dead', ownDead)}`;
     const star = ownChildless.length === 0 ? '*' : `* REPLACE (has_children AND ${await bitmap('tl_seal_off', ownChildless)} AS has_children)`;
