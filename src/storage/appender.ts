@@ -21,12 +21,6 @@ export type WireRow = WireRowLike & { seq: number; id: string; type: string; pro
 /** Waits (ms) before each new try of a failed insert into a memory table. */
 const INSERT_RETRIES = [50, 250, 1000, 4000];
 
-/**
- * Acknowledged requests whose insert may still be running before an append waits for the oldest: a
- * caller's next batch is built while DuckDB inserts the last one, and the batches held stay few.
- */
-const MAX_UNSEEN = 8;
-
 export class Appender {
   readonly #s: StoreState;
   readonly #sealer: Sealer;
@@ -132,13 +126,14 @@ export class Appender {
       this.#sealer.maybeFreeze();
       durable.catch(() => undefined);
       await durable;
-      if (failed !== null) throw failed;
-      acked = true;
-      // Bounded: a caller faster than DuckDB waits for its oldest insert (an error there is the reads').
-      while (this.#unseen.length > MAX_UNSEEN) {
+      // At most pipelineDepth acknowledged appends not yet visible (0: this one is visible before it is
+      // acknowledged); a caller faster than DuckDB waits for its oldest insert.
+      while (failed === null && this.#unseen.indexOf(visible) >= s.options.pipelineDepth) {
         s.inserter.flush();
         await this.#unseen[0]!.catch(() => undefined);
       }
+      if (failed !== null) throw failed;
+      acked = true;
       return;
     }
   }

@@ -129,7 +129,7 @@ type Insert = Extract<Pending, { kind: 'insert' }>;
  * statement's fixed cost (~0.11 ms a column) is shared. Nothing waits for it: appends are acknowledged
  * once logged, and whoever needs the rows in DuckDB (a read, the sealer, a full pipeline) calls flush().
  */
-const GROUP_ROWS = 8192;
+const GROUP_ROWS = 4096;
 const LINGER_MS = 20;
 
 /**

@@ -56,6 +56,13 @@ export interface RecordStoreOptions {
   autoCompact?: boolean;
   /** When segments merge (see compaction.ts). */
   compaction?: CompactionPolicy;
+  /**
+   * Appends acknowledged once logged whose DuckDB insert may still run (default 3): a caller that logs
+   * one request at a time builds the next while DuckDB inserts the last, and reads wait for those
+   * inserts. 0: each append waits for its own insert, so reads wait for none (what a server with
+   * concurrent writers and readers wants: its writers overlap one another anyway).
+   */
+  pipelineDepth?: number;
   /** ZSTD level of merged segments (default 3: the level seals use; higher costs twice the CPU for ~5% less disk). */
   compactionLevel?: number;
 }
@@ -328,6 +335,7 @@ function resolveOptions(o: RecordStoreOptions): StoreState['options'] {
     compaction: o.compaction ?? DEFAULT_POLICY,
     compactionLevel: o.compactionLevel ?? 3,
     textIndex: o.textIndex ?? false,
+    pipelineDepth: o.pipelineDepth ?? 3,
   };
 }
 

@@ -24,6 +24,8 @@ export interface StoreOptions {
   readonly autoCompact: boolean;
   readonly compaction: CompactionPolicy;
   readonly compactionLevel: number;
+  /** Acknowledged appends whose insert may still run (RecordStoreOptions.pipelineDepth). */
+  readonly pipelineDepth: number;
 }
 
 /** What the engine needs to know about a recent record without asking DuckDB (links, for logging spans). */

@@ -65,3 +65,24 @@ test('appends acknowledged without waiting for DuckDB come back after a reopen',
     await db.close();
   }
 });
+
+test('pipelineDepth 0: an append resolves only once its rows are in DuckDB (a snapshot taken at once sees them)', async (t) => {
+  const dir = tempDir(t);
+  const db = await Database.open();
+  const store = await RecordStore.open(dir, db, { autoCompact: false, pipelineDepth: 0 });
+  t.after(async () => {
+    await store.close();
+    await db.close();
+  });
+  for (let i = 0; i < 6; i++) {
+    await store.append(rows(i * 400, 400), i % 2 === 0);
+    const snap = store.snapshot();
+    try {
+      const src = snap.source({ projectId: P, runId: R, kinds: ['span'] });
+      const [row] = await store.db.all(`SELECT count(*) AS n FROM ${src.sql}`, src.params);
+      assert.equal(Number(row!['n']), (i + 1) * 400);
+    } finally {
+      snap.release();
+    }
+  }
+});
