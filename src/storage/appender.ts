@@ -27,8 +27,10 @@ export class Appender {
   readonly #builders: BatchBuilder[] = [];
   readonly #read: <T>(fn: (snap: Snapshot) => Promise<T>) => Promise<T>;
   readonly #afterDelete: () => void;
-  /** Inserts of acknowledged requests not yet visible, oldest first (reads wait for them: `visible`). */
+  /** Inserts of appends not yet visible, oldest first (acknowledged or not). */
   readonly #unseen: Promise<void>[] = [];
+  /** Those of acknowledged appends: what a read waits for (`visible`). */
+  readonly #ackedUnseen = new Set<Promise<void>>();
   /** Why an acknowledged request's rows never reached DuckDB (reads refuse to miss them: see `visible`). */
   #lost: unknown = null;
 
@@ -120,9 +122,12 @@ export class Appender {
         .finally(() => {
           this.#builders.push(builder);
           this.#unseen.splice(this.#unseen.indexOf(visible), 1);
+          this.#ackedUnseen.delete(visible);
         });
       visible.catch(() => undefined);
       this.#unseen.push(visible);
+      // A caller that waits for its insert anyway has it start at once (no lingering for a group).
+      if (s.options.pipelineDepth === 0) s.inserter.flush();
       this.#sealer.maybeFreeze();
       durable.catch(() => undefined);
       await durable;
@@ -134,6 +139,7 @@ export class Appender {
       }
       if (failed !== null) throw failed;
       acked = true;
+      if (this.#unseen.includes(visible)) this.#ackedUnseen.add(visible);
       return;
     }
   }
@@ -145,9 +151,9 @@ export class Appender {
    */
   visible(): Promise<void> | null {
     if (this.#lost !== null) return Promise.reject(lostError(this.#lost));
-    if (this.#unseen.length === 0) return null;
+    if (this.#ackedUnseen.size === 0) return null;
     this.#s.inserter.flush();
-    return Promise.all(this.#unseen).then(
+    return Promise.all(this.#ackedUnseen).then(
       () => undefined,
       (err: unknown) => {
         throw lostError(err);
