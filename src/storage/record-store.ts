@@ -239,6 +239,7 @@ export class RecordStore {
 
   /** DuckDB's memory by what holds it (its buffer manager's view: tables, sorts, Parquet buffers), in bytes. */
   async duckdbMemory(): Promise<Record<string, number>> {
+    await this.settled(); // what acknowledged appends hold counts too
     const rows = await this.#s.db.all('SELECT tag, memory_usage_bytes AS b FROM duckdb_memory() WHERE memory_usage_bytes > 0');
     return Object.fromEntries(rows.map((r) => [String(r['tag']).toLowerCase(), Number(r['b'])]));
   }
