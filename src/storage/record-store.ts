@@ -56,6 +56,13 @@ export interface RecordStoreOptions {
   autoCompact?: boolean;
   /** When segments merge (see compaction.ts). */
   compaction?: CompactionPolicy;
+  /**
+   * Appends acknowledged once logged whose DuckDB insert may still run (default 3): a caller that logs
+   * one request at a time builds the next while DuckDB inserts the last, and reads wait for those
+   * inserts. 0: each append waits for its own insert, so reads wait for none (what a server with
+   * concurrent writers and readers wants: its writers overlap one another anyway).
+   */
+  pipelineDepth?: number;
   /** ZSTD level of merged segments (default 3: the level seals use; higher costs twice the CPU for ~5% less disk). */
   compactionLevel?: number;
   /**
@@ -141,8 +148,8 @@ export class RecordStore {
 
   /**
    * Logs rows of one project and run (their seq is assigned here), replacing older versions of the
-   * same ids. Resolves once they are in the log (on disk, if `sync`) and visible to every read.
-   * `awaits`: ids of parent spans (not logged yet) that these rows are children of (awaited.ts).
+   * same ids. Resolves once they are in the log (on disk, if `sync`); every read that starts later
+   * sees them (it waits for their DuckDB insert). `awaits`: ids of parent spans (not logged yet) that these rows are children of (awaited.ts).
    */
   append(rows: readonly WireRow[], sync: boolean, awaits: readonly string[] = []): Promise<void> {
     return this.#appender.append(rows, sync, awaits);
@@ -182,7 +189,15 @@ export class RecordStore {
     this.#s.retention = view;
   }
 
-  /** A consistent view for reads; release it when done (see snapshot.ts). */
+  /**
+   * Resolves once every acknowledged append is visible to a snapshot taken afterwards (appends return
+   * before their DuckDB insert commits). `read` and `lookup` wait for it; a caller of `snapshot` must.
+   */
+  async settled(): Promise<void> {
+    await this.#appender.visible();
+  }
+
+  /** A consistent view for reads, of what is in DuckDB (see `settled`); release it when done (see snapshot.ts). */
   snapshot(): Snapshot {
     this.#s.assertOpen();
     const s = this.#s;
@@ -191,6 +206,8 @@ export class RecordStore {
 
   /** Runs `fn` over a snapshot, released afterwards. */
   async read<T>(fn: (snap: Snapshot) => Promise<T>): Promise<T> {
+    const unseen = this.#appender.visible();
+    if (unseen) await unseen;
     const snap = this.snapshot();
     try {
       return await fn(snap);
@@ -201,6 +218,7 @@ export class RecordStore {
 
   /** Live rows with these ids in a run (any kind), timestamps as epoch µs. Sees every acknowledged row. */
   lookup(projectId: string, runId: string, ids: readonly string[]): Promise<Row[]> {
+    if (ids.length === 0) return Promise.resolve([]);
     const inMem = ids.some((id) => this.#s.memIds.has(memKey(runId, id)));
     return this.read((snap) => snap.lookup(projectId, runId, ids, inMem));
   }
@@ -227,6 +245,7 @@ export class RecordStore {
 
   /** DuckDB's memory by what holds it (its buffer manager's view: tables, sorts, Parquet buffers), in bytes. */
   async duckdbMemory(): Promise<Record<string, number>> {
+    await this.settled(); // what acknowledged appends hold counts too
     const rows = await this.#s.db.all('SELECT tag, memory_usage_bytes AS b FROM duckdb_memory() WHERE memory_usage_bytes > 0');
     return Object.fromEntries(rows.map((r) => [String(r['tag']).toLowerCase(), Number(r['b'])]));
   }
@@ -329,6 +348,7 @@ function resolveOptions(o: RecordStoreOptions): StoreState['options'] {
     compactionLevel: o.compactionLevel ?? 3,
     textIndex: o.textIndex ?? false,
     notedColumns: o.notedColumns ?? [],
+    pipelineDepth: o.pipelineDepth ?? 3,
   };
 }
 

@@ -26,6 +26,8 @@ export interface StoreOptions {
   readonly compaction: CompactionPolicy;
   readonly compactionLevel: number;
   readonly notedColumns: readonly string[];
+  /** Acknowledged appends whose insert may still run (RecordStoreOptions.pipelineDepth). */
+  readonly pipelineDepth: number;
 }
 
 /** What the engine needs to know about a recent record without asking DuckDB (links, for logging spans). */

@@ -27,6 +27,7 @@ async function setUp(t: Parameters<typeof openRecordStore>[0]) {
   await store.append(rows(10, 10), true);
   await store.seal();
   await store.append(rows(20, 5), true);
+  await store.settled(); // appends return before their insert: a snapshot taken directly waits for them
   const first = store.snapshot();
   const [a, b] = first.segmentsFor(scope).sort((x, y) => x.min_seq - y.min_seq).map((s) => s.file) as [string, string];
   first.release();
@@ -47,6 +48,7 @@ test('a snapshot ignores replacements and deletes logged after it, in clean and 
   await store.append(rows(12, 1, 'new'), true);
   await store.append(rows(21, 1, 'new'), true);
   // Released before the store closes (close waits for readers).
+  await store.settled();
   const old = store.snapshot();
   const before = await read(old, 5, 12, 15, 21, 22);
   assert.deepEqual(before.free, [a], 'only segment a is free of dead rows');
@@ -64,6 +66,7 @@ test('a snapshot ignores replacements and deletes logged after it, in clean and 
   assert.deepEqual(same.names, ['new12', 'new21', 'r15', 'r22', 'r3', 'r5'], 'the old snapshot shows the records as they were, each once');
   assert.equal(same.total, 25);
 
+  await store.settled();
   const now = store.snapshot();
   const fresh = await read(now, 3, 5, 12, 15, 21, 22);
   now.release();
@@ -74,11 +77,13 @@ test('a snapshot ignores replacements and deletes logged after it, in clean and 
 
 test('after a seal the replaced record still shows once, and clean segments are read unfiltered', async (t) => {
   const { store, a, b, read } = await setUp(t);
+  await store.settled();
   const snap0 = store.snapshot();
   assert.deepEqual((await read(snap0, 5)).free, [a, b].sort(), 'no dead rows: both segments unfiltered');
   snap0.release();
   await store.append(rows(5, 1, 'new'), true);
   await store.seal();
+  await store.settled();
   const snap = store.snapshot();
   const got = await read(snap, 5);
   snap.release();
