@@ -136,7 +136,7 @@ async function runPeer(peer: Peer, spans: number, questions: readonly Question[]
     if (opts.template && peer.adopt) {
       await peer.adopt(await openCopy(opts.template.dir, opts.template.info, dir));
       run.copied = true;
-      run.spans = opts.template.info.spans;
+      run.spans = opts.template.info.loaded ?? opts.template.info.spans;
     }
     for (const batch of run.copied ? [] : spanBatches({ spans, seed: opts.seed, batchSpans: opts.batchSpans })) {
       for (const r of batch.rows) hash.update(r.id);

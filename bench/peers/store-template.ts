@@ -12,7 +12,10 @@ import { spanBatches } from '../workload.js';
 import { LibraryLoad } from './library-load.js';
 
 export interface TemplateInfo {
+  /** The size asked for. */
   spans: number;
+  /** Spans the generator gave for it (batches end at trace boundaries; absent in early templates). */
+  loaded?: number;
   seed: number;
   batchSpans: number;
   /** sha256 of the loaded span ids in load order (the harness's fingerprint), first 16 hex digits. */
@@ -53,6 +56,7 @@ export async function ensureTemplate(dataDir: string, spans: number, seed: numbe
   }
   const info: TemplateInfo = {
     spans,
+    loaded: n,
     seed,
     batchSpans,
     fingerprint: hash.digest('hex').slice(0, 16),
