@@ -2,9 +2,8 @@
 // delete question through the library for each tag given, one after another, wall and process CPU.
 // Run from two checkouts over the same template to compare old and new code.
 //   node --import tsx bench/delete-steps.ts /work/data-10m [canary,eval,staging]
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { readFileSync } from 'node:fs';
 import { openCopy, type TemplateInfo } from './peers/store-template.js';
 import { QUESTIONS } from './workload.js';
 
