@@ -1,4 +1,4 @@
-// npm run bench -- [--size 10k|100k|1m|10m] [--only ingest,ingest-library,ingest-http,ingest-reads,peers,scorers,shapes] [--shapes-size 100k] [--shapes-match 'issue|by text'] [--shapes-dir keep/here] [--peers tracelake,duckdb-raw,sqlite,postgres] [--out bench/results]
+// npm run bench -- [--size 10k|100k|1m|10m] [--data-dir /keep/store] [--questions count-tree,delete-filter] [--only ingest,ingest-library,ingest-http,ingest-reads,peers,scorers,shapes] [--shapes-size 100k] [--shapes-match 'issue|by text'] [--shapes-dir keep/here] [--peers tracelake,duckdb-raw,sqlite,postgres] [--out bench/results]
 // Runs the suites side by side in one process, prints a Markdown table and writes
 // bench/results/<date>-<size>.json. Figures are only comparable within one run.
 import { parseArgs } from 'node:util';
@@ -7,6 +7,7 @@ import { benchPeers, defaultPeers, peersTable } from './peers/run-peers.js';
 import { TracelakePeer } from './peers/tracelake-peer.js';
 import { benchScorerList } from './scorers.js';
 import { benchShapes } from './shapes.js';
+import { QUESTIONS } from './workload.js';
 import { fmt, machine, parseSize, writeResults, type Measurement } from './common.js';
 
 const { values } = parseArgs({
@@ -21,6 +22,10 @@ const { values } = parseArgs({
     'shapes-size': { type: 'string', default: '100k' },
     'shapes-match': { type: 'string' },
     'shapes-dir': { type: 'string' },
+    // Peers: a folder holding a settled tracelake store of this size, built on first use and copied
+    // for each library peer (bench/peers/store-template.ts); and a subset of the questions by id.
+    'data-dir': { type: 'string' },
+    questions: { type: 'string' },
   },
 });
 
@@ -53,7 +58,10 @@ if (want('peers')) {
   const wantedPeers = values.peers ? new Set(values.peers.split(',')) : null;
   const all = [new TracelakePeer(), ...defaultPeers({ installPostgres: values['install-postgres'] })];
   const chosen = all.filter((p) => wantedPeers === null || wantedPeers.has(p.name));
-  const peerResults = await benchPeers(spans, { peers: chosen, runs: Number(values.runs) });
+  const ids = values.questions ? new Set(values.questions.split(',')) : null;
+  const questions = ids ? QUESTIONS.filter((q) => ids.has(q.id)) : undefined;
+  if (questions && questions.length !== ids!.size) throw new Error(`unknown question in --questions: known are ${QUESTIONS.map((q) => q.id).join(', ')}`);
+  const peerResults = await benchPeers(spans, { peers: chosen, runs: Number(values.runs), ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}), ...(questions ? { questions } : {}) });
   peers = peersTable(peerResults);
   Object.assign(results, Object.fromEntries(Object.entries(peerResults).map(([k, v]) => [`peers/${k}`, v])));
 }

@@ -39,6 +39,10 @@ export class DuckDbRawPeer implements Peer {
     this.#load = await LibraryLoad.open(dir);
   }
 
+  async adopt(load: LibraryLoad): Promise<void> {
+    this.#load = load;
+  }
+
   async insert(batch: SpanBatch): Promise<void> {
     await this.#load!.insert(batch);
   }

@@ -24,6 +24,11 @@ export class LibraryLoad {
     return new LibraryLoad(dir, store, project.id, store.createLogStream(project.id, 'bench').id);
   }
 
+  /** A store already holding the set (a copy of a template, see store-template.ts). */
+  static adopt(dir: string, store: TraceStore, projectId: string, logStreamId: string): LibraryLoad {
+    return new LibraryLoad(dir, store, projectId, logStreamId);
+  }
+
   async insert(batch: SpanBatch): Promise<void> {
     const body = { log_stream_id: this.logStreamId, reliable: true, traces: batch.traces } as unknown as LogTracesRequest;
     await this.store.logTraces(this.projectId, body);

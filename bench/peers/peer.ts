@@ -4,6 +4,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Question, SpanBatch } from '../workload.js';
+import type { LibraryLoad } from './library-load.js';
 
 /** What a question returns: a count, or the ids of a first page in order. */
 export interface Answer {
@@ -17,6 +18,9 @@ export interface Peer {
   /** Creates the store in `dir` (an empty folder the harness owns and removes afterwards). Throws
    * PeerUnavailableError when the store cannot run on this machine. */
   setup(dir: string): Promise<void>;
+  /** Takes a store already holding the set (a copy of a settled template, `--data-dir`) instead of
+   * setup + insert; finishLoad still follows. Only peers that load through the tracelake library. */
+  adopt?(load: LibraryLoad): Promise<void>;
   /** Stores one batch durably (as the peer's users would: a transaction, a COPY, a logged request). */
   insert(batch: SpanBatch): Promise<void>;
   /** Whatever must happen before queries (index statistics, sealing); timed as part of ingest. */

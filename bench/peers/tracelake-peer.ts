@@ -14,6 +14,10 @@ export class TracelakePeer implements Peer {
     this.#load = await LibraryLoad.open(dir);
   }
 
+  async adopt(load: LibraryLoad): Promise<void> {
+    this.#load = load;
+  }
+
   async insert(batch: SpanBatch): Promise<void> {
     await this.#load!.insert(batch);
   }

@@ -16,6 +16,7 @@ import type { Snapshot } from '../storage/snapshot.js';
 import { DataFactsCache } from './data-facts.js';
 import { fewMatchesWindow, pageTimesWindow } from './match-ranges.js';
 import { pageRollUpsQuery } from './page-rollups.js';
+import { childlessParents, rowsToDelete } from './record-delete.js';
 import { metricTopK, topKApplies } from './metric-topk.js';
 import { defaultMetricInfo } from './metric-info.js';
 import { TopKCache } from './topk-cache.js';
@@ -247,32 +248,14 @@ export class RecordQueries {
   }
 
   async #delete(snap: Snapshot, level: Level, scope: RunScope, body: FilterRequest): Promise<{ deleted: number; matched: number; childless: number }> {
-    const q = deleteQuery(await this.#factPlan(snap, 'delete', level, scope, body));
-    const rows = await this.#db.all(q.sql, q.params);
+    const rows = await rowsToDelete(this.#db, await this.#factPlan(snap, 'delete', level, scope, body));
     if (rows.length === 0) return { deleted: 0, matched: 0, childless: 0 };
-    const gone = new Set(rows.map((r) => String(r['id'])));
-    const seqs = rows.map((r) => Number(r['seq']));
-    const parents = [...new Set(rows.map((r) => r['parent_id']).filter((p): p is string => typeof p === 'string' && !gone.has(p)))];
-    const childless = parents.length > 0 ? await this.#childless(snap, scope, parents, seqs) : [];
+    const gone = new Set(rows.map((r) => r.id));
+    const seqs = rows.map((r) => r.seq);
+    const parents = [...new Set(rows.map((r) => r.parent_id).filter((p): p is string => p !== null && !gone.has(p)))];
+    const childless = parents.length > 0 ? await childlessParents(this.#db, snap, this.#scope(scope, ['span']), parents, seqs) : [];
     await this.#records.deleteSeqs(seqs, childless);
     return { deleted: rows.length, matched: rows.length, childless: childless.length };
-  }
-
-  /**
-   * Seqs of the live versions (spans or traces, has_children true) of `parents` that no live child span
-   * outside `goneSeqs` is left under. Asked before the delete is logged, so both go in one entry.
-   */
-  async #childless(snap: Snapshot, scope: RunScope, parents: string[], goneSeqs: number[]): Promise<number[]> {
-    const s = this.#scope(scope, ['span']);
-    const children = snap.source(s);
-    const owners = snap.source({ ...s, kinds: ['span', 'trace'] }, children.params.length + 1);
-    const params: Param[] = [...children.params, ...owners.params];
-    const p = (v: Param) => `$${params.push(v)}`;
-    const ids = p(parents);
-    // Semi- and anti-joins (hash) rather than list_contains, which compares every row with every listed id.
-    const left = `SELECT parent_id FROM ${children.sql} WHERE parent_id IN (SELECT unnest(${ids}::VARCHAR[])) AND seq NOT IN (SELECT unnest(${p(goneSeqs)}::BIGINT[]))`;
-    const rows = await this.#db.all(`SELECT seq FROM ${owners.sql} WHERE id IN (SELECT unnest(${ids}::VARCHAR[])) AND has_children AND id NOT IN (${left})`, params);
-    return rows.map((r) => Number(r['seq']));
   }
 
   async availableColumns(level: Level, scope: RunScope, extraMetrics: Iterable<string> = []): Promise<ColumnDef[]> {

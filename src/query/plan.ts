@@ -249,6 +249,30 @@ export function deleteQuery(input: PlanInput): { sql: string; params: Param[] } 
   return { sql: `${withClause(ctes, true)}${tail}`, params: params.values };
 }
 
+/**
+ * A span delete's matching spans (the first of its two steps), with has_children as read: only those
+ * with children need the second step (subtreeQuery), which reads every span's links. A delete of leaf
+ * spans (the common case: llm spans) then reads only the columns its filter tests.
+ */
+export function deleteHitsQuery(input: PlanInput): { sql: string; params: Param[] } {
+  const params = new Params();
+  const s = skeleton({ ...input, sort: null }, params);
+  return { sql: `${withClause(s.ctes, s.recursive)}SELECT r.id, r.seq, r.parent_id, r.has_children FROM ${s.fromSql} WHERE ${s.whereSql}`, params: params.values };
+}
+
+/** Every span below the spans `ids` (not those themselves), with its parent: the rest of a span delete. */
+export function subtreeQuery(descendants: PlanInput['descendants'], ids: readonly string[]): { sql: string; params: Param[] } {
+  const params = new Params();
+  const d = descendants(1, []);
+  params.values.push(...d.params);
+  const seeds = params.add([...ids]);
+  const ctes = [
+    `s AS (SELECT id, seq, parent_id FROM ${d.sql})`,
+    `sub(id, seq, parent_id) AS (SELECT id, seq, parent_id FROM s WHERE parent_id IN (SELECT unnest(${seeds}::VARCHAR[])) UNION SELECT s.id, s.seq, s.parent_id FROM sub JOIN s ON s.parent_id = sub.id)`,
+  ];
+  return { sql: `${withClause(ctes, true)}SELECT id, seq, parent_id FROM sub`, params: params.values };
+}
+
 /** Validates the sort clause (column_id or name; ascending defaults to true). Null means the default order. */
 export function validateSort(sort: { column_id?: string | null; name?: string | null; ascending?: boolean | null; sort_type?: string | null } | null | undefined, level: Level, metrics?: (n: string) => MetricInfo | undefined): SortSpec | null {
   if (!sort) return null;

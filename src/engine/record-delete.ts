@@ -1,0 +1,56 @@
+// What a delete removes and which parents it leaves without children, as the engine asks DuckDB
+// before logging the delete (record-queries.ts logs it). A span delete runs in steps: the matching
+// spans with their has_children, then the subtrees of only those that have children. Most deletes hit
+// leaf spans (llm spans carry no children), and the subtree step, which reads the links (id,
+// parent_id) of every span and joins them, was most of a 1% delete at 10M spans. has_children is the
+// store's own record of a span's children (set when a child is logged, cleared by a delete's
+// childless mark), the same fact the planner's data facts rely on.
+import type { Database, Param } from '../db/database.js';
+import { deleteHitsQuery, deleteQuery, subtreeQuery, type PlanInput } from '../query/plan.js';
+import type { Scope } from '../storage/record-store.js';
+import type { Snapshot } from '../storage/snapshot.js';
+
+export interface GoneRow {
+  id: string;
+  seq: number;
+  parent_id: string | null;
+}
+
+/** The rows a delete removes: the matching records and all their descendants (each once). */
+export async function rowsToDelete(db: Database, plan: PlanInput): Promise<GoneRow[]> {
+  const row = (r: Record<string, unknown>): GoneRow => ({ id: String(r['id']), seq: Number(r['seq']), parent_id: typeof r['parent_id'] === 'string' ? r['parent_id'] : null });
+  if (plan.level !== 'span') {
+    const q = deleteQuery(plan);
+    return (await db.all(q.sql, q.params)).map(row);
+  }
+  const q = deleteHitsQuery(plan);
+  const hits = await db.all(q.sql, q.params);
+  const out = hits.map(row);
+  const parents = hits.filter((r) => r['has_children'] !== false).map((r) => String(r['id']));
+  if (parents.length === 0) return out;
+  const sub = subtreeQuery(plan.descendants, parents);
+  const seen = new Set(out.map((r) => r.seq));
+  for (const r of (await db.all(sub.sql, sub.params)).map(row)) {
+    if (seen.has(r.seq)) continue;
+    seen.add(r.seq);
+    out.push(r);
+  }
+  return out;
+}
+
+/**
+ * Seqs of the live versions (spans or traces, has_children true) of `parents` that no live child span
+ * outside `goneSeqs` is left under. Asked before the delete is logged, so both go in one entry.
+ */
+export async function childlessParents(db: Database, snap: Snapshot, scope: Scope, parents: string[], goneSeqs: number[]): Promise<number[]> {
+  const s: Scope = { ...scope, kinds: ['span'] };
+  const children = snap.source(s);
+  const owners = snap.source({ ...s, kinds: ['span', 'trace'] }, children.params.length + 1);
+  const params: Param[] = [...children.params, ...owners.params];
+  const p = (v: Param) => `$${params.push(v)}`;
+  const ids = p(parents);
+  // Semi- and anti-joins (hash) rather than list_contains, which compares every row with every listed id.
+  const left = `SELECT parent_id FROM ${children.sql} WHERE parent_id IN (SELECT unnest(${ids}::VARCHAR[])) AND seq NOT IN (SELECT unnest(${p(goneSeqs)}::BIGINT[]))`;
+  const rows = await db.all(`SELECT seq FROM ${owners.sql} WHERE id IN (SELECT unnest(${ids}::VARCHAR[])) AND has_children AND id NOT IN (${left})`, params);
+  return rows.map((r) => Number(r['seq']));
+}
