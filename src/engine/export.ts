@@ -2,13 +2,12 @@
 // descendants of what matches, as a delete would take), in one schema for every format: the stored
 // columns but the internal sequence number (docs/storage-format.md, "Exports"). Parquet and JSON
 // lines are written by DuckDB straight from the segments (COPY streams); Arrow batches are converted
-// from DuckDB's result chunks as they arrive, so memory stays bounded whatever the size.
+// from DuckDB's result chunks as they arrive and written to the file one at a time (arrow-file.ts),
+// so memory stays bounded whatever the size.
 import { randomUUID } from 'node:crypto';
-import { copyFileSync, createWriteStream, renameSync, rmSync } from 'node:fs';
+import { copyFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { RecordBatchFileWriter, type RecordBatch } from 'apache-arrow';
+import type { RecordBatch } from 'apache-arrow';
 import type { Database, Param } from '../db/database.js';
 import { ChunkToArrow } from '../db/chunk-arrow.js';
 import { ArrowConverter } from '../db/result-arrow.js';
@@ -17,6 +16,7 @@ import type { FilterRequest } from '../schemas/query.js';
 import { COLUMN_NAMES } from '../storage/record-columns.js';
 import type { RecordStore } from '../storage/record-store.js';
 import type { Snapshot } from '../storage/snapshot.js';
+import { writeArrowFile } from './arrow-file.js';
 import type { RecordQueries, RunScope } from './record-queries.js';
 
 /** Columns of an export, in order. */
@@ -109,8 +109,7 @@ export class Exporter {
             yield b;
           }
         };
-        await pipeline(Readable.from(counted()), RecordBatchFileWriter.throughNode(), createWriteStream(tmp));
-        rows = done;
+        rows = await writeArrowFile(tmp, counted());
       } else {
         rows = await this.#records.read(async (snap) => {
           const q = this.#query(snap, scope, sel);
