@@ -185,7 +185,7 @@ export class Importer {
     if (direct) {
       const stage = join(this.#stageDir, `import-${randomUUID()}.parquet`);
       try {
-        return { records: await importDirect(this.#db, path, format, (b) => sink.bulk!(b), batchRows, { onProgress: options.onProgress, arrowLayout: layout ?? undefined, sortRows: options.sortRows, stageFile: stage }), bodies: 0 };
+        return { records: await importDirect(this.#db, path, format, (b) => sink.bulk!(b), batchRows, { onProgress: options.onProgress, arrowLayout: layout ?? undefined, sortRows: options.sortRows, stageFile: stage, alignBatches: options.batchRows === undefined }), bodies: 0 };
       } finally {
         rmSync(stage, { force: true });
       }

@@ -11,6 +11,8 @@ import { StorageError } from '../errors.js';
 import { hasHash, idHash, idHashAt } from './id-index.js';
 import { partitionKey, type ManifestState } from './manifest.js';
 import { KIND_SQL, RECORD_COLUMNS, type RecordKind } from './record-columns.js';
+import { type BatchPages, writePageSegment } from './bulk-pages.js';
+import { SpliceMismatch } from './parquet-splice.js';
 import { removeSegmentFiles, segmentPath, writeSegment, type WrittenSegment } from './segments.js';
 import type { StoreState } from './store-state.js';
 
@@ -34,6 +36,8 @@ export interface BulkBatch {
   readonly sortRows?: number;
   /** The caller has checked that no id repeats among the batch's rows (the check is skipped). */
   readonly unique?: boolean;
+  /** The batch's rows are rows of this Parquet file, some of whose row groups may be copied as they are. */
+  readonly pages?: BatchPages;
 }
 
 /**
@@ -108,21 +112,38 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
             : [...bounds, null]
                 .map((_, i) => `(${rows}${i > 0 ? ` AND created_at >= make_timestamp(${b(i - 1)})` : ''}${i < bounds.length ? ` AND created_at < make_timestamp(${b(i)})` : ''} ORDER BY created_at, id)`)
                 .join(' UNION ALL ');
-        const written = await batch.db.withConnection((conn) =>
-          writeSegment(conn, s.dir, {
-            file: segmentPath(s.dir, partitionKey(projectId, runId, kind), s.nextSegment++),
-            projectId,
-            runId,
-            kind,
-            select,
-            params: [...batch.params, base, projectId, runId, kind, ...metrics, ...bounds],
-            compressionLevel: IMPORT_COMPRESSION_LEVEL,
-            rowGroupSize: s.options.rowGroupSize,
-            textIndex: s.options.textIndex,
-            metrics: metrics.map((m) => metricIds[m]!),
-            hashes: kindHashes,
-          }),
-        );
+        const params = [...batch.params, base, projectId, runId, kind, ...metrics, ...bounds];
+        // Rows in order that are whole, unchanged row groups of the source: their pages are copied.
+        const groups = batch.pages && inOrder.has(kind) ? batch.pages.groups.filter((g) => g.kind === kind) : [];
+        const pages =
+          batch.pages && groups.length > 0 && groups.reduce((n, g) => n + g.rows, 0) === kindHashes.length
+            ? { pages: batch.pages, groups, select, params, base, projectId, runId, metrics: metrics.map((m) => [m, metricIds[m]!] as const), compressionLevel: IMPORT_COMPRESSION_LEVEL, scratch: join(s.dir, 'tmp') }
+            : null;
+        const write = (viaPages: boolean) =>
+          batch.db.withConnection((conn) =>
+            writeSegment(conn, s.dir, {
+              file: segmentPath(s.dir, partitionKey(projectId, runId, kind), s.nextSegment++),
+              projectId,
+              runId,
+              kind,
+              select,
+              params,
+              ...(viaPages && pages ? { write: (abs: string) => writePageSegment(conn, abs, pages) } : {}),
+              compressionLevel: IMPORT_COMPRESSION_LEVEL,
+              rowGroupSize: s.options.rowGroupSize,
+              textIndex: s.options.textIndex,
+              metrics: metrics.map((m) => metricIds[m]!),
+              hashes: kindHashes,
+            }),
+          );
+        let written;
+        try {
+          written = await write(pages !== null);
+        } catch (err) {
+          // A column laid out otherwise than the segment's (an older export): written the usual way.
+          if (!(err instanceof SpliceMismatch)) throw err;
+          written = await write(false);
+        }
         if (written) added.push(written);
       }
       return await commitBatch(s, projectId, runId, added, metricIds);

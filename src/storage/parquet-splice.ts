@@ -1,5 +1,6 @@
 // Joins Parquet files into one by copying their row groups' column chunks byte for byte, keeping a
-// subset of columns: no page is decoded or compressed again. An export of sealed segments is this:
+// subset of columns, or taking a row group's columns from several files: no page is decoded or
+// compressed again. An export of sealed segments is this:
 // the segments' export columns, as stored. Every input must hold each kept column with the same
 // schema as the first input (the "template", written by DuckDB with exactly the kept columns, in
 // order); else SpliceMismatch is thrown and the caller writes the file the ordinary way. Page indexes
@@ -11,7 +12,7 @@ import { decodeStruct, encodeStruct, T, type TField, type TList, type TStruct, t
 export class SpliceMismatch extends Error {}
 
 const MAGIC = new TextEncoder().encode('PAR1');
-/** Footer key naming how many row groups were copied (for tests and curious readers). */
+/** Footer key naming how many row groups were copied from files other than the template (for tests and curious readers). */
 export const SPLICE_KEY = 'tracelake.spliced_row_groups';
 
 interface Footer {
@@ -55,87 +56,116 @@ function readFooter(fd: number, path: string): Footer {
 const i64 = (v: number | bigint): TField => ({ type: T.I64, value: BigInt(v) });
 const num = (f: TField | undefined): number => Number(f?.value ?? 0);
 
+/** Where an output row group's columns come from: row group `group` of each file (the first that has a column gives it). */
+export type GroupSources = readonly { path: string; group: number }[];
+
 /**
  * Writes `out` holding the row groups of every file in `inputs` (in order), with the columns of
  * `inputs[0]` (the template) only. Returns the rows written.
  */
 export function spliceParquet(out: string, inputs: readonly string[]): number {
-  const fds = inputs.map((p) => openSync(p, 'r'));
+  const groups: GroupSources[] = [];
+  for (const path of inputs) {
+    const fd = openSync(path, 'r');
+    try {
+      const n = ((readFooter(fd, path).meta.get(4)?.value as TList | undefined)?.items ?? []).length;
+      for (let g = 0; g < n; g++) groups.push([{ path, group: g }]);
+    } finally {
+      closeSync(fd);
+    }
+  }
+  return spliceGroups(out, inputs[0]!, groups);
+}
+
+/**
+ * Writes `out` with the columns of the template file (a DuckDB file with no rows is enough), one row
+ * group per entry of `groups`, each column copied from the first of its sources that has it; every
+ * source of a group must have as many rows. Throws SpliceMismatch when a column's schema differs
+ * from the template's or a group's sources disagree. Returns the rows written.
+ */
+export function spliceGroups(out: string, template: string, groups: readonly GroupSources[]): number {
+  const paths = [...new Set([template, ...groups.flatMap((g) => g.map((x) => x.path))])];
+  const fds = new Map(paths.map((p) => [p, openSync(p, 'r')]));
   const ofd = openSync(out, 'w');
   try {
-    const footers = inputs.map((p, i) => readFooter(fds[i]!, p));
-    const template = footers[0]!;
-    const names = [...template.columns.keys()];
-    for (const [i, f] of footers.entries()) {
-      for (const name of names) {
-        if (f.columns.get(name)?.encoded !== template.columns.get(name)!.encoded) throw new SpliceMismatch(`${inputs[i]}: column ${name} differs from the template`);
-      }
-    }
+    const footers = new Map(paths.map((p) => [p, readFooter(fds.get(p)!, p)]));
+    const tpl = footers.get(template)!;
+    const names = [...tpl.columns.keys()];
     let pos = 0;
     const write = (b: Uint8Array) => {
       for (let done = 0; done < b.length; ) done += writeSync(ofd, b, done, b.length - done);
       pos += b.length;
     };
     write(MAGIC);
-    const groups: TStruct[] = [];
+    const written: TStruct[] = [];
     let rows = 0n;
+    let copied = 0;
     let buf = Buffer.alloc(1 << 20);
-    for (const [i, f] of footers.entries()) {
-      const fileGroups = ((f.meta.get(4)?.value as TList | undefined)?.items ?? []) as TStruct[];
-      for (const g of fileGroups) {
-        const chunks = (g.get(1)!.value as TList).items as TStruct[];
-        const kept: TStruct[] = [];
-        let compressed = 0;
-        let uncompressed = 0;
-        const groupStart = pos;
-        for (const name of names) {
-          for (const leaf of f.columns.get(name)!.leaves) {
-            const chunk = chunks[leaf]!;
-            const meta = chunk.get(3)!.value as TStruct;
-            const dataAt = num(meta.get(9));
-            const dictAt = meta.has(11) ? num(meta.get(11)) : dataAt;
-            const start = Math.min(dataAt, dictAt);
-            const len = num(meta.get(7));
-            if (buf.length < len) buf = Buffer.alloc(len);
-            if (readSync(fds[i]!, buf, 0, len, start) !== len) throw new Error(`${inputs[i]}: short read of a column chunk`);
-            const shift = pos - start;
-            write(buf.subarray(0, len));
-            const newMeta: TStruct = new Map(meta);
-            newMeta.set(9, i64(dataAt + shift));
-            if (meta.has(11)) newMeta.set(11, i64(dictAt + shift));
-            if (meta.has(10)) newMeta.set(10, i64(num(meta.get(10)) + shift));
-            // Bloom filter: stored outside the chunk, not copied.
-            newMeta.delete(14);
-            newMeta.delete(15);
-            // file_offset, then the column chunk's metadata; no page index (offsets 4-7 dropped).
-            kept.push(new Map<number, TField>([
-              [2, i64(pos - len)],
-              [3, { type: T.STRUCT, value: newMeta }],
-            ]));
-            compressed += len;
-            uncompressed += num(meta.get(6));
-          }
+    for (const sources of groups) {
+      const rgs = sources.map(({ path, group }) => {
+        const g = ((footers.get(path)!.meta.get(4)?.value as TList | undefined)?.items ?? [])[group] as TStruct | undefined;
+        if (!g) throw new SpliceMismatch(`${path} has no row group ${group}`);
+        return g;
+      });
+      const n = rgs[0]!.get(3)!.value as bigint;
+      if (rgs.some((g) => g.get(3)!.value !== n)) throw new SpliceMismatch('the sources of a row group differ in rows');
+      if (!sources.some((x) => x.path === template)) copied++;
+      const kept: TStruct[] = [];
+      let compressed = 0;
+      let uncompressed = 0;
+      const groupStart = pos;
+      for (const name of names) {
+        const want = tpl.columns.get(name)!;
+        const at = sources.findIndex((x) => footers.get(x.path)!.columns.has(name));
+        if (at < 0) throw new SpliceMismatch(`no source of a row group has column ${name}`);
+        const { path } = sources[at]!;
+        const col = footers.get(path)!.columns.get(name)!;
+        if (col.encoded !== want.encoded) throw new SpliceMismatch(`${path}: column ${name} differs from the template`);
+        const chunks = (rgs[at]!.get(1)!.value as TList).items as TStruct[];
+        for (const leaf of col.leaves) {
+          const meta = chunks[leaf]!.get(3)!.value as TStruct;
+          const dataAt = num(meta.get(9));
+          const dictAt = meta.has(11) ? num(meta.get(11)) : dataAt;
+          const start = Math.min(dataAt, dictAt);
+          const len = num(meta.get(7));
+          if (buf.length < len) buf = Buffer.alloc(len);
+          if (readSync(fds.get(path)!, buf, 0, len, start) !== len) throw new Error(`${path}: short read of a column chunk`);
+          const shift = pos - start;
+          write(buf.subarray(0, len));
+          const newMeta: TStruct = new Map(meta);
+          newMeta.set(9, i64(dataAt + shift));
+          if (meta.has(11)) newMeta.set(11, i64(dictAt + shift));
+          if (meta.has(10)) newMeta.set(10, i64(num(meta.get(10)) + shift));
+          // Bloom filter: stored outside the chunk, not copied.
+          newMeta.delete(14);
+          newMeta.delete(15);
+          // file_offset, then the column chunk's metadata; no page index (offsets 4-7 dropped).
+          kept.push(new Map<number, TField>([
+            [2, i64(pos - len)],
+            [3, { type: T.STRUCT, value: newMeta }],
+          ]));
+          compressed += len;
+          uncompressed += num(meta.get(6));
         }
-        const n = g.get(3)!.value as bigint;
-        rows += n;
-        groups.push(new Map<number, TField>([
-          [1, { type: T.LIST, value: { elemType: T.STRUCT, items: kept } }],
-          [2, i64(uncompressed)],
-          [3, i64(n)],
-          [5, i64(groupStart)],
-          [6, i64(compressed)],
-          [7, { type: T.I16, value: groups.length }],
-        ]));
       }
+      rows += n;
+      written.push(new Map<number, TField>([
+        [1, { type: T.LIST, value: { elemType: T.STRUCT, items: kept } }],
+        [2, i64(uncompressed)],
+        [3, i64(n)],
+        [5, i64(groupStart)],
+        [6, i64(compressed)],
+        [7, { type: T.I16, value: written.length }],
+      ]));
     }
-    const meta: TStruct = new Map(template.meta);
+    const meta: TStruct = new Map(tpl.meta);
     meta.set(3, i64(rows));
-    meta.set(4, { type: T.LIST, value: { elemType: T.STRUCT, items: groups } });
+    meta.set(4, { type: T.LIST, value: { elemType: T.STRUCT, items: written } });
     const kv = ((meta.get(5)?.value as TList | undefined)?.items ?? []).filter((e) => new TextDecoder().decode((e as TStruct).get(1)!.value as Uint8Array) !== SPLICE_KEY);
     const enc = new TextEncoder();
     kv.push(new Map<number, TField>([
       [1, { type: T.BINARY, value: enc.encode(SPLICE_KEY) }],
-      [2, { type: T.BINARY, value: enc.encode(String(groups.length - (((template.meta.get(4)?.value as TList | undefined)?.items.length) ?? 0))) }],
+      [2, { type: T.BINARY, value: enc.encode(String(copied)) }],
     ]));
     meta.set(5, { type: T.LIST, value: { elemType: T.STRUCT, items: kv } });
     const footer = encodeStruct(meta);
@@ -147,6 +177,16 @@ export function spliceParquet(out: string, inputs: readonly string[]): number {
     return Number(rows);
   } finally {
     closeSync(ofd);
-    for (const fd of fds) closeSync(fd);
+    for (const fd of fds.values()) closeSync(fd);
+  }
+}
+
+/** Rows of each row group of a Parquet file, in order (from its footer). */
+export function rowGroupRows(path: string): number[] {
+  const fd = openSync(path, 'r');
+  try {
+    return (((readFooter(fd, path).meta.get(4)?.value as TList | undefined)?.items ?? []) as TStruct[]).map((g) => Number(g.get(3)!.value));
+  } finally {
+    closeSync(fd);
   }
 }
