@@ -117,7 +117,7 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
         const groups = batch.pages && inOrder.has(kind) ? batch.pages.groups.filter((g) => g.kind === kind) : [];
         const pages =
           batch.pages && groups.length > 0 && groups.reduce((n, g) => n + g.rows, 0) === kindHashes.length
-            ? { pages: batch.pages, groups, select, params, base, projectId, runId, metrics: metrics.map((m) => [m, metricIds[m]!] as const), compressionLevel: IMPORT_COMPRESSION_LEVEL, scratch: join(s.dir, 'tmp') }
+            ? { db: batch.db, pages: batch.pages, groups, select, params, base, projectId, runId, metrics: metrics.map((m) => [m, metricIds[m]!] as const), compressionLevel: IMPORT_COMPRESSION_LEVEL, scratch: join(s.dir, 'tmp') }
             : null;
         const write = (viaPages: boolean) =>
           batch.db.withConnection((conn) =>
