@@ -4,7 +4,7 @@
 // the segments' export columns, as stored. Every input must hold each kept column with the same
 // schema as the first input (the "template", written by DuckDB with exactly the kept columns, in
 // order); else SpliceMismatch is thrown and the caller writes the file the ordinary way. Page indexes
-// and Bloom filters (stored apart from the chunks) are left out; statistics, encodings and
+// (stored apart from the chunks) are left out, Bloom filters copied too; statistics, encodings and
 // dictionaries travel with the chunks.
 import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { decodeStruct, encodeStruct, T, type TField, type TList, type TStruct, type TValue } from './thrift-compact.js';
@@ -101,6 +101,7 @@ export function spliceGroups(out: string, template: string, groups: readonly Gro
     let rows = 0n;
     let copied = 0;
     let buf = Buffer.alloc(1 << 20);
+    const blooms: { path: string; at: number; len: number; meta: TStruct }[] = [];
     for (const sources of groups) {
       const rgs = sources.map(({ path, group }) => {
         const g = ((footers.get(path)!.meta.get(4)?.value as TList | undefined)?.items ?? [])[group] as TStruct | undefined;
@@ -136,9 +137,13 @@ export function spliceGroups(out: string, template: string, groups: readonly Gro
           newMeta.set(9, i64(dataAt + shift));
           if (meta.has(11)) newMeta.set(11, i64(dictAt + shift));
           if (meta.has(10)) newMeta.set(10, i64(num(meta.get(10)) + shift));
-          // Bloom filter: stored outside the chunk, not copied.
-          newMeta.delete(14);
-          newMeta.delete(15);
+          // A Bloom filter is stored apart from the chunk: copied after the row groups (as DuckDB places
+          // them) when its length is known, else left out (it is optional).
+          if (meta.has(14) && meta.has(15)) blooms.push({ path, at: num(meta.get(14)), len: num(meta.get(15)), meta: newMeta });
+          else {
+            newMeta.delete(14);
+            newMeta.delete(15);
+          }
           // file_offset, then the column chunk's metadata; no page index (offsets 4-7 dropped).
           kept.push(new Map<number, TField>([
             [2, i64(pos - len)],
@@ -157,6 +162,12 @@ export function spliceGroups(out: string, template: string, groups: readonly Gro
         [6, i64(compressed)],
         [7, { type: T.I16, value: written.length }],
       ]));
+    }
+    for (const b of blooms) {
+      if (buf.length < b.len) buf = Buffer.alloc(b.len);
+      if (readSync(fds.get(b.path)!, buf, 0, b.len, b.at) !== b.len) throw new Error(`${b.path}: short read of a Bloom filter`);
+      b.meta.set(14, i64(pos));
+      write(buf.subarray(0, b.len));
     }
     const meta: TStruct = new Map(tpl.meta);
     meta.set(3, i64(rows));

@@ -68,6 +68,13 @@ test('a whole Parquet export copies live segments and equals the export DuckDB w
   assert.equal(Number(diff[0]!['n']), 0, 'the same rows');
   const n = Number((await db.all(`SELECT count(*) AS n FROM read_parquet('${spliced}')`))[0]!['n']);
   assert.equal(n, a.rows);
+  // The segments' Bloom filters come along, and equality filters that probe them find every row.
+  const blooms = await db.all('SELECT count(bloom_filter_offset) AS n FROM parquet_metadata($1)', [spliced]);
+  assert.ok(Number(blooms[0]!['n']) > 0, 'Bloom filters copied');
+  for (const r of await db.all(`SELECT name, type, count(*) AS n FROM read_parquet('${spliced}') GROUP BY ALL`)) {
+    const hit = await db.all(`SELECT count(*) AS n FROM read_parquet('${spliced}') WHERE name = $1 AND type = $2`, [String(r['name']), String(r['type'])]);
+    assert.equal(Number(hit[0]!['n']), Number(r['n']), `name ${r['name']}, type ${r['type']}`);
+  }
   // What the mix makes sure of.
   const of = async (id: string) => (await db.all(`SELECT output, has_children FROM read_parquet('${spliced}') WHERE id = $1`, [id])).map((r) => `${r['output']}/${r['has_children']}`);
   assert.deepEqual(await of(uuidFor(3)), ['relogged/true'], 'the newer version only');
