@@ -113,10 +113,14 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
                 .map((_, i) => `(${rows}${i > 0 ? ` AND created_at >= make_timestamp(${b(i - 1)})` : ''}${i < bounds.length ? ` AND created_at < make_timestamp(${b(i)})` : ''} ORDER BY created_at, id)`)
                 .join(' UNION ALL ');
         const params = [...batch.params, base, projectId, runId, kind, ...metrics, ...bounds];
-        // Rows in order that are whole, unchanged row groups of the source: their pages are copied.
+        // Rows in order that are whole, unchanged row groups of the source, none much larger than the
+        // store's own (merges leave groups a few percent over it, and DuckDB does not keep to small
+        // settings: a seal at 8 wrote 180 rows to a group; so up to twice it or DuckDB's default of
+        // 122,880): their pages are copied.
         const groups = batch.pages && inOrder.has(kind) ? batch.pages.groups.filter((g) => g.kind === kind) : [];
+        const fit = groups.every((g) => g.rows <= Math.max(2 * s.options.rowGroupSize, 122_880));
         const pages =
-          batch.pages && groups.length > 0 && groups.reduce((n, g) => n + g.rows, 0) === kindHashes.length
+          batch.pages && fit && groups.length > 0 && groups.reduce((n, g) => n + g.rows, 0) === kindHashes.length
             ? { db: batch.db, pages: batch.pages, groups, select, params, base, projectId, runId, metrics: metrics.map((m) => [m, metricIds[m]!] as const), compressionLevel: IMPORT_COMPRESSION_LEVEL, scratch: join(s.dir, 'tmp') }
             : null;
         const write = (viaPages: boolean) =>
