@@ -1,4 +1,4 @@
-// npm run bench -- [--size 10k|100k|1m|10m] [--only ingest,ingest-library,ingest-http,peers,scorers,shapes] [--shapes-size 100k] [--shapes-match 'issue|by text'] [--shapes-dir keep/here] [--peers tracelake,duckdb-raw,sqlite,postgres] [--out bench/results]
+// npm run bench -- [--size 10k|100k|1m|10m] [--only ingest,ingest-library,ingest-http,ingest-reads,peers,scorers,shapes] [--shapes-size 100k] [--shapes-match 'issue|by text'] [--shapes-dir keep/here] [--peers tracelake,duckdb-raw,sqlite,postgres] [--out bench/results]
 // Runs the suites side by side in one process, prints a Markdown table and writes
 // bench/results/<date>-<size>.json. Figures are only comparable within one run.
 import { parseArgs } from 'node:util';
@@ -37,11 +37,14 @@ if (want('ingest') || want('ingest-library')) {
   process.stderr.write(`ingest: library, ${spans} spans...\n`);
   (results['ingest'] ??= []).push(...(await benchLibraryIngest(spans)));
 }
-if (want('ingest') || want('ingest-http')) {
+if (want('ingest') || want('ingest-http') || want('ingest-reads')) {
   process.stderr.write(`ingest: HTTP with a reader, ${spans} spans...\n`);
   (results['ingest'] ??= []).push(...(await benchHttpIngestWithReads(spans, Number(values.connections))));
+}
+// 'ingest-reads': the reader phase alone (A/B runs of read latency during ingest).
+if (want('ingest') || want('ingest-http')) {
   process.stderr.write(`ingest: HTTP, v2 JSON beside OTLP, ${spans} spans...\n`);
-  results['ingest'].push(...(await benchHttpIngest(spans, Number(values.connections))));
+  (results['ingest'] ??= []).push(...(await benchHttpIngest(spans, Number(values.connections))));
 }
 
 let peers = '';

@@ -39,7 +39,8 @@ export async function serve(argv: string[]): Promise<void> {
   // default factor before collecting. 25% cut the server's peak RSS at 1M spans of HTTP ingest from
   // 1,205 to 930-955 MiB, for about 9% of the ingest rate. `node --heap-growing-percent=N` overrides.
   if (!process.execArgv.some((a) => a.startsWith('--heap-growing-percent'))) v8.setFlagsFromString('--heap-growing-percent=25');
-  const store = await TraceStore.open(dataDir(values.data), { ...(memoryLimit === undefined ? {} : { memoryLimit }), ...(textIndex ? { textIndex } : {}) });
+  // Requests are acknowledged once visible: reads then never wait for inserts (pipelineDepth 0).
+  const store = await TraceStore.open(dataDir(values.data), { pipelineDepth: 0, ...(memoryLimit === undefined ? {} : { memoryLimit }), ...(textIndex ? { textIndex } : {}) });
   const { generated, file } = store.bootstrapApiKey(env('TRACELAKE_API_KEY'));
   const app = buildServer({
     store,

@@ -33,7 +33,7 @@ interface ScanState {
 /** Batches and seq lists waiting to be read by a statement, by key. */
 export class BatchSource {
   readonly #batches = new Map<number, readonly RecordBatch[]>();
-  readonly #seqs = new Map<number, Float64Array>();
+  readonly #seqs = new Map<number, readonly [Float64Array, Float64Array]>();
   #next = 0;
   readonly functions: DuckDBTableFunction[];
 
@@ -70,21 +70,24 @@ export class BatchSource {
       parameterTypes: [BIGINT],
       bindFunction: (info) => {
         info.addResultColumn('seq', BIGINT);
+        info.addResultColumn('clock', BIGINT);
         info.setBindData({ key: Number(info.getParameter(0) as bigint) });
       },
       initFunction: (info) => info.setInitData({ batch: 0, row: 0 } satisfies ScanState),
       mainFunction: (info, out) => {
         const key = (info.getBindData() as { key: number }).key;
         const state = info.getInitData() as ScanState;
-        const list = this.#seqs.get(key) ?? new Float64Array(0);
-        const count = Math.min(VECTOR_SIZE, list.length - state.row);
+        const lists = this.#seqs.get(key) ?? [new Float64Array(0), new Float64Array(0)];
+        const count = Math.min(VECTOR_SIZE, lists[0].length - state.row);
         if (count <= 0) {
           out.rowCount = 0;
           return;
         }
-        const vals = new BigInt64Array(count);
-        for (let i = 0; i < count; i++) vals[i] = BigInt(list[state.row + i]!);
-        duckdb.copy_data_to_vector(duckdb.data_chunk_get_vector(out.chunk, 0), 0, vals.buffer, 0, count * 8);
+        lists.forEach((list, c) => {
+          const vals = new BigInt64Array(count);
+          for (let i = 0; i < count; i++) vals[i] = BigInt(list[state.row + i]!);
+          duckdb.copy_data_to_vector(duckdb.data_chunk_get_vector(out.chunk, c), 0, vals.buffer, 0, count * 8);
+        });
         duckdb.data_chunk_set_size(out.chunk, count);
         state.row += count;
       },
@@ -99,10 +102,13 @@ export class BatchSource {
     return key;
   }
 
-  /** Makes sequence numbers readable as `tl_seqs(key)` until `release(key)`. */
-  addSeqs(seqs: ArrayLike<number>): number {
+  /** Makes sequence numbers, each with a number `clock` (0 if not given), readable as `tl_seqs(key)` until `release(key)`. */
+  addSeqs(seqs: ArrayLike<number>, at?: ArrayLike<number>): number {
     const key = ++this.#next;
-    this.#seqs.set(key, Float64Array.from(seqs));
+    const s = Float64Array.from(seqs);
+    const a = at ? Float64Array.from(at) : new Float64Array(s.length);
+    if (a.length !== s.length) throw new Error('addSeqs: seqs and at differ in length');
+    this.#seqs.set(key, [s, a]);
     return key;
   }
 

@@ -2,13 +2,14 @@
 // which span types carry each kind-specific column, and which have children. Measured from the rows,
 // never assumed: OpenTelemetry gives llm spans children, imports may carry a model on any span.
 // Segments never change, so each one is read once (a GROUP BY over a few narrow columns) and its facts
-// kept by file name; rows still in memory are read each time, only the columns the question tests
-// (type and has_children are narrow; a memory table scans fast). Dead rows count too: a superset of
-// the truth only ever skips less.
+// kept by file name. Rows still in memory come from the notes their tables keep as rows arrive
+// (mem-tables.ts), or, for rows replayed from the log, from a scan of the columns the question tests.
+// Dead rows count too: a superset of the truth only ever skips less.
 import type { Database, Param } from '../db/database.js';
 import type { ColumnDef } from '../query/columns.js';
 import { KIND_COLUMNS, type DataFacts } from '../query/match-facts.js';
 import type { Scope } from '../storage/record-store.js';
+import type { TypeNotes } from '../storage/mem-tables.js';
 import type { Snapshot } from '../storage/snapshot.js';
 
 /** type -> [has children somewhere, kind columns (ids) set somewhere]. */
@@ -16,12 +17,28 @@ type TypeFacts = Map<string, { children: boolean; columns: Set<string> }>;
 
 const select = (columns: readonly ColumnDef[]) => `SELECT r.type AS type, bool_or(r.has_children) AS hc${columns.map((c, i) => `, bool_or(${c.sql} IS NOT NULL) AS k${i}`).join('')}`;
 
+/** The stored column a kind column reads (`r.model` -> model), or null for a computed one. */
+export const storedName = (c: ColumnDef): string | null => /^r\.([a-z_][a-z0-9_]*)$/.exec(c.sql)?.[1] ?? null;
+
+/** The columns a store's memory tables should note: the kind columns that are plain stored ones. */
+export const NOTED_COLUMNS: readonly string[] = KIND_COLUMNS.map(storedName).filter((n): n is string => n !== null);
+
+function fromNotes(notes: TypeNotes, wanted: readonly ColumnDef[], names: readonly string[]): TypeFacts {
+  const out: TypeFacts = new Map();
+  for (const [type, f] of notes) out.set(type, { children: f.children, columns: new Set(wanted.filter((_, i) => f.columns.has(names[i]!)).map((c) => c.id)) });
+  return out;
+}
+
 export class DataFactsCache {
   readonly #db: Database;
   readonly #byFile = new Map<string, Promise<TypeFacts>>();
 
-  constructor(db: Database) {
+  readonly #noted: ReadonlySet<string>;
+
+  /** `noted`: the columns memory tables note per span type (RecordStoreOptions.notedColumns). */
+  constructor(db: Database, noted: readonly string[] = []) {
     this.#db = db;
+    this.#noted = new Set(noted);
   }
 
   async #read(sql: string, params: Param[], kindColumns: readonly ColumnDef[]): Promise<TypeFacts> {
@@ -50,7 +67,12 @@ export class DataFactsCache {
     const files = snap.segmentsFor(scope).map((s) => snap.path(s));
     this.#prune(snap);
     const parts = await Promise.all(files.map((f) => this.#file(f)));
-    const mem = snap.memoryRows(scope);
+    // Rows in memory: what their tables noted at ingest, when it covers the columns asked for.
+    const names = wanted.map(storedName);
+    const { notes, unnoted } = snap.memoryNotes(scope);
+    const covered = names.every((n) => n !== null && this.#noted.has(n));
+    if (covered) for (const n of notes) parts.push(fromNotes(n, wanted, names as string[]));
+    const mem = snap.memoryRows(scope, covered ? unnoted : undefined);
     if (mem) parts.push(await this.#read(mem.sql, mem.params, wanted));
     // Columns not asked for are left out: unknown, so the analysis assumes any kind carries them.
     const typesWith = new Map<string, Set<string>>(wanted.map((c) => [c.id, new Set<string>()]));

@@ -66,6 +66,7 @@ export class Exporter {
 
   /** The selected records as Arrow RecordBatches (one per DuckDB chunk, ~2,048 rows), read lazily. */
   async *batches(scope: RunScope, sel: ExportSelection): AsyncGenerator<RecordBatch> {
+    await this.#records.settled();
     const snap = this.#records.snapshot();
     try {
       // Validated (filter errors thrown) before the first batch is asked for.

@@ -63,7 +63,7 @@ export class RecordQueries {
     this.#windowRows = options.windowRows ?? 50_000;
     this.#records = records;
     this.#db = db;
-    this.#facts = new DataFactsCache(db);
+    this.#facts = new DataFactsCache(db, records.notedColumns);
     this.#topK = options.metricTopK === false ? null : new TopKCache(db, options.topKRows);
     this.#metricInfo = (name) => metricInfo(name) ?? defaultMetricInfo(name);
   }
@@ -221,22 +221,9 @@ export class RecordQueries {
   count(level: Level, scope: RunScope, body: FilterRequest): Promise<number> {
     return this.#records.read(async (snap) => {
       const plan = await this.#factPlan(snap, 'count', level, scope, body);
-      // One transaction: segments without dead rows, as it sees them, are read without the dead-row filter.
-      return this.#db.withConnection(async (c) => {
-        // Memory tables created once the transaction has begun would be invisible to it: left out.
-        snap.fixMemory();
-        await c.run('BEGIN TRANSACTION');
-        try {
-          snap.assumeDeadFree(await snap.deadFreeSegments(c));
-          const q = countQuery(plan);
-          snap.assumeDeadFree(null);
-          this.#onPlan?.([`count${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`]);
-          return Number((await c.all(q.sql, q.params))[0]!['n']);
-        } finally {
-          snap.assumeDeadFree(null);
-          await c.run('ROLLBACK');
-        }
-      });
+      const q = countQuery(plan);
+      this.#onPlan?.([`count${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`]);
+      return Number((await this.#db.all(q.sql, q.params))[0]!['n']);
     });
   }
 

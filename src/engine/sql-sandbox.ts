@@ -17,7 +17,7 @@ import type { Database, Param } from '../db/database.js';
 import { readerToTable } from '../db/result-arrow.js';
 import { InvalidRequestError } from '../errors.js';
 import { COLUMN_NAMES, KIND_SQL, type RecordKind } from '../storage/record-columns.js';
-import { EMPTY_TABLE, HAS_CHILDREN_READ, type Snapshot } from '../storage/snapshot.js';
+import { EMPTY_TABLE, type Snapshot } from '../storage/snapshot.js';
 
 export type SqlParam = string | number | boolean | bigint | null;
 
@@ -56,7 +56,6 @@ const VIEW_COLUMNS = COLUMN_NAMES.filter((c) => c !== 'seq');
 const COLS = COLUMN_NAMES.join(', ');
 /** The columns with has_children as readers see it (parents a delete left without children read false). */
 const withOverride = (read: string) => COLUMN_NAMES.map((c) => (c === 'has_children' ? read : c)).join(', ');
-const MEM_COLS = withOverride(HAS_CHILDREN_READ);
 const SEG_COLS = withOverride('(has_children AND seq NOT IN (SELECT seq FROM tracelake_childless)) AS has_children');
 
 const literal = (s: string) => `'${s.replaceAll("'", "''")}'`;
@@ -112,9 +111,10 @@ async function dumpMemory(db: Database, snap: Snapshot, file: string): Promise<M
   const params: Param[] = names;
   const shred = names.map((_, i) => `, metrics[$${i + 1}] AS x${i}`).join('');
   // The empty table gives the file its columns when no memory table has rows.
-  const parts = [EMPTY_TABLE, ...snap.memTableNames()].map((t) => `(SELECT ${MEM_COLS}${shred}, ${KIND_SQL} AS kind_, false AS dead_ FROM ${t} WHERE seq NOT IN ${snap.deadSeqs})`);
+  const memCols = withOverride(`(has_children AND seq NOT IN ${snap.childlessSeqs}) AS has_children`);
+  const parts = [EMPTY_TABLE, ...snap.memTableNames()].map((t) => `(SELECT ${memCols}${shred}, ${KIND_SQL} AS kind_, false AS dead_ FROM ${t} WHERE ${snap.memBound} AND seq NOT IN ${snap.deadSeqs})`);
   parts.push(`(SELECT seq, true AS dead_ FROM ${snap.deadSeqs})`);
-  parts.push('(SELECT seq, true AS childless_ FROM childless)');
+  parts.push(`(SELECT seq, true AS childless_ FROM ${snap.childlessSeqs})`);
   await db.run(`COPY (${parts.join(' UNION ALL BY NAME ')}) TO ${literal(file)} (FORMAT parquet)`, params);
   return aliases;
 }

@@ -15,7 +15,8 @@ import type { LogSpansRequest, LogTracesRequest } from '../schemas/ingest.js';
 import { AvailableColumnsBody, FilterBody, PartialSearchBody, SearchBody, type FilterRequest, type PartialSearchRequest, type SearchRequest } from '../schemas/query.js';
 import { removeLeftovers } from '../storage/leftovers.js';
 import { FolderLock } from '../storage/lock.js';
-import { RecordStore, type RecordStoreOptions } from '../storage/record-store.js';
+import { NOTED_COLUMNS } from './data-facts.js';
+import { RecordStore } from '../storage/record-store.js';
 import * as catalogApi from './catalog-api.js';
 import { Ingest, type LogSpansResult, type LogTracesResult, type RunIds } from './ingest.js';
 import { metricInfoResolver } from './metric-info.js';
@@ -29,38 +30,9 @@ import { purgeExpired, Retention, type RetentionSetting } from './retention.js';
 import { importFile, type ImportOptions, type ImportResult, type ImportSink } from './import.js';
 import { runSandboxed, type SqlOptions, type SqlParam } from './sql-sandbox.js';
 import { RUN_ID_FIELDS, StoreBase } from './store-base.js';
+import { DEFAULT_MEMORY_LIMIT, MEMORY_SIZE, type TraceStoreOptions } from './store-options.js';
 
-/**
- * DuckDB's memory limit unless given. Memory tables, a seal's sort and a merge's buffers fit in it
- * (merges stream); larger sorts spill to <data>/tmp. Merges fill whatever limit there is, so it sets
- * the process's peak: with 384MB the server's peak RSS over 300k spans of HTTP ingest was 927-942 MiB,
- * with 512MB 1,113-1,127 MiB, at the same ingest rate (2026-11-24, two alternating runs each).
- */
-export const DEFAULT_MEMORY_LIMIT = '384MB';
-const MEMORY_SIZE = /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
-
-export interface TraceStoreOptions extends RecordStoreOptions {
-  /** DuckDB worker threads (default: all cores). */
-  threads?: number;
-  /**
-   * DuckDB's memory limit, e.g. '4GB' (default '384MB'; DuckDB's own default is 80% of RAM). Sorts beyond
-   * it spill to `<dir>/tmp`; merges stream.
-   */
-  memoryLimit?: string;
-  /** Lifetime of bearer tokens in seconds (default 30 days). */
-  tokenTtlSeconds?: number;
-  /** Rows the first created_at window of a newest-first page covers (default 50,000; tests shrink it). */
-  pageWindowRows?: number;
-  /** Metric-sorted pages from per-segment lists of the best rows (default true; tests compare with false). */
-  metricTopK?: boolean;
-  /** Rows each segment's list of best rows keeps per metric and direction (default 2,048; tests shrink it). */
-  metricTopKRows?: number;
-  /** Most spans one logging request may carry (default 100,000; more answers 413). */
-  maxSpansPerRequest?: number;
-  /** Told the steps each search or count ran (keys, roll-ups, fetch), for benchmarks and tests. */
-  onPlan?: (steps: readonly string[]) => void;
-}
-
+export { DEFAULT_MEMORY_LIMIT, type TraceStoreOptions };
 export type { LogSpansResult, LogTracesResult, RunIds };
 
 export class TraceStore extends StoreBase {
@@ -103,7 +75,7 @@ export class TraceStore extends StoreBase {
       catalog = Catalog.open(root);
       mkdirSync(join(root, 'tmp'), { recursive: true });
       db = await Database.open({ threads: options.threads, memoryLimit, tempDirectory: join(root, 'tmp') });
-      const records = await RecordStore.open(root, db, options);
+      const records = await RecordStore.open(root, db, { ...options, notedColumns: NOTED_COLUMNS });
       const store = new TraceStore(root, lock, catalog, db, records, TokenSigner.forFolder(root, options.tokenTtlSeconds), options);
       await store.#finishPendingDrops();
       return store;

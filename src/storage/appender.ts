@@ -27,6 +27,12 @@ export class Appender {
   readonly #builders: BatchBuilder[] = [];
   readonly #read: <T>(fn: (snap: Snapshot) => Promise<T>) => Promise<T>;
   readonly #afterDelete: () => void;
+  /** Inserts of appends not yet visible, oldest first (acknowledged or not). */
+  readonly #unseen: Promise<void>[] = [];
+  /** Those of acknowledged appends: what a read waits for (`visible`). */
+  readonly #ackedUnseen = new Set<Promise<void>>();
+  /** Why an acknowledged request's rows never reached DuckDB (reads refuse to miss them: see `visible`). */
+  #lost: unknown = null;
 
   constructor(state: StoreState, sealer: Sealer, read: <T>(fn: (snap: Snapshot) => Promise<T>) => Promise<T>, afterDelete: () => void) {
     this.#s = state;
@@ -37,7 +43,9 @@ export class Appender {
 
   /**
    * Logs rows of one project and run (their seq is assigned here), replacing older versions of the
-   * same ids. Resolves once they are in the log (on disk, if `sync`) and visible to every read.
+   * same ids. Resolves once they are in the log (on disk, if `sync`); a read that starts after that
+   * sees them (it waits for their insert into DuckDB: `visible`), while the caller goes on to build
+   * its next request as DuckDB inserts this one.
    * `awaits`: ids of parent spans (not logged yet) that these rows are children of; a row logged
    * later with such an id gets has_children true, also after a restart (awaited.ts).
    */
@@ -95,20 +103,63 @@ export class Appender {
         throw err instanceof StorageError ? err : new StorageError(`the rows could not be stored: ${(err as Error).message}`, { cause: err });
       }
       s.nextSeq = first + rows.length;
+      const at = ++s.clock;
       const table = s.active;
       for (const q of dead) s.dead.add(q);
       table.dead.push(...dead);
       for (const r of rows) s.memIds.set(memKey(r.run_id, r.id), entryOf(r, table.number));
-      table.noteRows(rows[0]!.project_id, rows[0]!.run_id, rows, builder.metricsByKind, bytes.length);
+      table.noteRows(rows[0]!.project_id, rows[0]!.run_id, rows, builder.metricsByKind, bytes.length, s.options.notedColumns);
       if (arrived.length > 0) resolveAwaits(s, table, arrived);
       if (awaits.length > 0) noteAwaits(s, table, rows[0]!.project_id, rows[0]!.run_id, awaits);
-      const visible = this.#insert(table, batch, dead).finally(() => this.#builders.push(builder));
+      let failed: unknown = null;
+      let acked = false;
+      const visible = this.#insert(table, batch, at, dead)
+        .catch((err: unknown) => {
+          failed = err;
+          // Acknowledged rows that no read would see: reads fail from now on (a reopen replays the log).
+          if (acked) this.#lost ??= err;
+          throw err;
+        })
+        .finally(() => {
+          this.#builders.push(builder);
+          this.#unseen.splice(this.#unseen.indexOf(visible), 1);
+          this.#ackedUnseen.delete(visible);
+        });
+      visible.catch(() => undefined);
+      this.#unseen.push(visible);
+      // A caller that waits for its insert anyway has it start at once (no lingering for a group).
+      if (s.options.pipelineDepth === 0) s.inserter.flush();
       this.#sealer.maybeFreeze();
       durable.catch(() => undefined);
-      await visible;
       await durable;
+      // At most pipelineDepth acknowledged appends not yet visible (0: this one is visible before it is
+      // acknowledged); a caller faster than DuckDB waits for its oldest insert.
+      while (failed === null && this.#unseen.indexOf(visible) >= s.options.pipelineDepth) {
+        s.inserter.flush();
+        await this.#unseen[0]!.catch(() => undefined);
+      }
+      if (failed !== null) throw failed;
+      acked = true;
+      if (this.#unseen.includes(visible)) this.#ackedUnseen.add(visible);
       return;
     }
+  }
+
+  /**
+   * Null when every acknowledged append is visible in DuckDB; else a promise that resolves once those
+   * acknowledged so far are (a read waits for it before taking its snapshot, so it sees every
+   * acknowledged row), or rejects when one of them never will be until the store is reopened.
+   */
+  visible(): Promise<void> | null {
+    if (this.#lost !== null) return Promise.reject(lostError(this.#lost));
+    if (this.#ackedUnseen.size === 0) return null;
+    this.#s.inserter.flush();
+    return Promise.all(this.#ackedUnseen).then(
+      () => undefined,
+      (err: unknown) => {
+        throw lostError(err);
+      },
+    );
   }
 
   /**
@@ -117,10 +168,20 @@ export class Appender {
    * sealer then frees. One that keeps failing leaves DuckDB behind the log, so writes stop until the
    * store is reopened (the log replays the rows then).
    */
-  async #insert(table: MemTable, batch: Parameters<MemInserter['insert']>[1], dead: readonly number[], childless: readonly number[] = []): Promise<void> {
+  async #insert(table: MemTable, batch: Parameters<MemInserter['insert']>[1], at: number, dead: readonly number[], childless: readonly number[] = []): Promise<void> {
+    // Counted as pending across the retries, so the table is not sealed in a wait between two tries.
+    table.pending++;
+    try {
+      await this.#tries(table, batch, at, dead, childless);
+    } finally {
+      table.done(1);
+    }
+  }
+
+  async #tries(table: MemTable, batch: Parameters<MemInserter['insert']>[1], at: number, dead: readonly number[], childless: readonly number[]): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.#s.inserter.insert(table, batch, dead, childless);
+        await this.#s.inserter.insert(table, batch, dead, childless, at);
         return;
       } catch (err) {
         if (attempt < INSERT_RETRIES.length && !this.#s.closed) {
@@ -147,6 +208,7 @@ export class Appender {
     if (fresh.length === 0 && cleared.length === 0) return;
     if (s.wal.failed) this.#sealer.freeze();
     const durable = s.wal.append(encodeEntry(null, fresh, s.nextSeq - 1, cleared), true);
+    const at = ++s.clock;
     const table = s.active;
     for (const q of fresh) s.dead.add(q);
     for (const q of cleared) s.childless.add(q);
@@ -159,7 +221,7 @@ export class Appender {
       else if (off.has(e.seq)) s.memIds.set(k, { ...e, has_children: false });
     }
     durable.catch(() => undefined);
-    await this.#insert(table, null, fresh, cleared);
+    await this.#insert(table, null, at, fresh, cleared);
     await durable;
     // A large delete can leave segments mostly dead: rewriting them gives the space back.
     if (s.options.autoCompact) this.#afterDelete();
@@ -185,6 +247,10 @@ export class Appender {
       return found.map((r) => Number(r['seq'])).filter((q) => !s.dead.has(q));
     });
   }
+}
+
+function lostError(cause: unknown): StorageError {
+  return new StorageError('acknowledged rows could not be added to the in-memory table; reads and writes are refused until the store is reopened (the log replays them)', { cause });
 }
 
 function entryOf(r: WireRow, table: number): MemEntry {

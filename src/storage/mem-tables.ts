@@ -19,7 +19,20 @@ export interface MemPartition {
   readonly hashes: number[];
   readonly metrics: Set<string>;
   rows: number;
+  /**
+   * Span partitions: per type, whether any row has children and which noted columns any row sets (a
+   * superset of the live rows'), so the planner's facts need not scan the table; null once rows came
+   * whose columns were not looked at (replayed from the log).
+   */
+  types: TypeNotes | null;
+  /** created_at (epoch µs) of its oldest and newest row, and how far the most belated row came behind the newest before it. */
+  oldestUs: number;
+  newestUs: number;
+  behindUs: number;
 }
+
+/** Span type -> whether a row of it has children, and the noted columns some row of it sets. */
+export type TypeNotes = Map<string, { children: boolean; columns: Set<string> }>;
 
 export class MemTable {
   readonly number: number;
@@ -62,7 +75,7 @@ export class MemTable {
    * Notes rows appended (in the log already, in DuckDB soon) for the sealer: their partitions, id
    * hashes and metric names. The rows of one append belong to one project and run.
    */
-  noteRows(projectId: string, runId: string, rows: readonly { id: string; type: string }[], metricsByKind: ReadonlyMap<RecordKind, ReadonlySet<string>>, bytes: number): void {
+  noteRows(projectId: string, runId: string, rows: readonly ({ id: string; type: string; created_at?: unknown } & Record<string, unknown>)[], metricsByKind: ReadonlyMap<RecordKind, ReadonlySet<string>>, bytes: number, noted: readonly string[] | null): void {
     this.rows += rows.length;
     this.bytes += bytes;
     let last: MemPartition | undefined;
@@ -71,6 +84,15 @@ export class MemTable {
       if (!last || last.kind !== kind) last = this.#partition(projectId, runId, kind);
       last.rows++;
       last.hashes.push(idHash(r.id));
+      if (kind === 'span' && last.types) {
+        if (noted === null) last.types = null;
+        else noteType(last.types, r, noted);
+      }
+      // Rows without a time (a replayed log's link columns) count as out of order: the seal sorts.
+      const c = typeof r.created_at === 'number' ? r.created_at : Number.NaN;
+      if (c < last.oldestUs) last.oldestUs = c;
+      if (c > last.newestUs) last.newestUs = c;
+      else if (!(last.newestUs - c <= last.behindUs)) last.behindUs = Number.isNaN(c) ? Infinity : last.newestUs - c;
     }
     for (const [kind, names] of metricsByKind) for (const n of names) this.#partition(projectId, runId, kind).metrics.add(n);
   }
@@ -78,7 +100,7 @@ export class MemTable {
   #partition(projectId: string, runId: string, kind: RecordKind): MemPartition {
     const key = `${projectId}/${runId}/${kind}`;
     let p = this.partitions.get(key);
-    if (!p) this.partitions.set(key, (p = { projectId, runId, kind, hashes: [], metrics: new Set(), rows: 0 }));
+    if (!p) this.partitions.set(key, (p = { projectId, runId, kind, hashes: [], metrics: new Set(), rows: 0, types: kind === 'span' ? new Map() : null, oldestUs: Infinity, newestUs: -Infinity, behindUs: 0 }));
     return p;
   }
 
@@ -101,6 +123,13 @@ export class MemTable {
   }
 }
 
+function noteType(types: TypeNotes, r: { type: string } & Record<string, unknown>, noted: readonly string[]): void {
+  let t = types.get(r.type);
+  if (!t) types.set(r.type, (t = { children: false, columns: new Set() }));
+  if (r['has_children'] === true) t.children = true;
+  for (const c of noted) if (r[c] != null) t.columns.add(c);
+}
+
 type Pending =
   | {
       readonly kind: 'insert';
@@ -108,12 +137,22 @@ type Pending =
       readonly batch: RecordBatch | null;
       readonly dead: readonly number[];
       readonly childless: readonly number[];
+      /** The log entry's number (StoreState.clock; 0 when replayed): stamped on its marks. */
+      readonly at: number;
       readonly resolve: () => void;
       readonly reject: (e: unknown) => void;
     }
   | { readonly kind: 'run'; readonly sql: string; readonly params: Param[]; readonly resolve: () => void; readonly reject: (e: unknown) => void };
 
 type Insert = Extract<Pending, { kind: 'insert' }>;
+
+/**
+ * Rows of queued inserts that start a group at once; fewer wait up to LINGER_MS for more to join, so a
+ * statement's fixed cost (~0.11 ms a column) is shared. Nothing waits for it: appends are acknowledged
+ * once logged, and whoever needs the rows in DuckDB (a read, the sealer, a full pipeline) calls flush().
+ */
+const GROUP_ROWS = 4096;
+const LINGER_MS = 20;
 
 /**
  * Inserts into memory tables through one connection, a transaction per group of requests. Other
@@ -125,6 +164,8 @@ export class MemInserter {
   readonly #source: BatchSource;
   #queue: Pending[] = [];
   #running = false;
+  #queuedRows = 0;
+  #linger: NodeJS.Timeout | null = null;
 
   constructor(conn: Connection, source: BatchSource) {
     this.#conn = conn;
@@ -137,9 +178,9 @@ export class MemInserter {
   }
 
   /** Rows, dead marks and has_children overrides of one request; resolves once all are visible to readers. */
-  insert(table: MemTable, batch: RecordBatch | null, dead: readonly number[], childless: readonly number[] = []): Promise<void> {
+  insert(table: MemTable, batch: RecordBatch | null, dead: readonly number[], childless: readonly number[] = [], at = 0): Promise<void> {
     table.pending++;
-    return new Promise((resolve, reject) => this.#push({ kind: 'insert', table, batch, dead, childless, resolve, reject }));
+    return new Promise((resolve, reject) => this.#push({ kind: 'insert', table, batch, dead, childless, at, resolve, reject }));
   }
 
   /** Runs a statement after everything queued before it. */
@@ -149,7 +190,18 @@ export class MemInserter {
 
   #push(p: Pending): void {
     this.#queue.push(p);
-    if (!this.#running) void this.#loop();
+    if (p.kind === 'insert' && p.batch) this.#queuedRows += p.batch.numRows;
+    if (this.#running) return;
+    // Deletes and other statements go at once (their callers wait); row inserts may linger.
+    if (p.kind === 'run' || !p.batch || this.#queuedRows >= GROUP_ROWS) this.flush();
+    else this.#linger ??= setTimeout(() => this.flush(), LINGER_MS);
+  }
+
+  /** Starts what is queued now (a caller needs it visible). */
+  flush(): void {
+    if (this.#linger) clearTimeout(this.#linger);
+    this.#linger = null;
+    if (!this.#running && this.#queue.length > 0) void this.#loop();
   }
 
   /** Resolves once everything queued so far has run. */
@@ -175,6 +227,7 @@ export class MemInserter {
           n++;
         }
         const group = this.#queue.splice(0, n) as Insert[];
+        for (const p of group) if (p.batch) this.#queuedRows -= p.batch.numRows;
         try {
           await head.table.created;
           await this.#commit(head.table, group);
@@ -193,6 +246,7 @@ export class MemInserter {
   async #commit(table: MemTable, group: readonly Insert[]): Promise<void> {
     const batches = group.flatMap((p) => (p.batch && p.batch.numRows > 0 ? [p.batch] : []));
     const dead = group.flatMap((p) => p.dead);
+    const deadAt = group.flatMap((p) => p.dead.map(() => p.at));
     const keys: number[] = [];
     const statements: string[] = ['BEGIN TRANSACTION'];
     if (batches.length > 0) {
@@ -201,15 +255,15 @@ export class MemInserter {
       statements.push(`INSERT INTO ${table.name} SELECT * FROM tl_batches(${key})`);
     }
     if (dead.length > 0) {
-      const key = this.#source.addSeqs(dead);
+      const key = this.#source.addSeqs(dead, deadAt);
       keys.push(key);
-      statements.push(`INSERT INTO dead (seq) SELECT seq FROM tl_seqs(${key})`);
+      statements.push(`INSERT INTO dead (seq, clock) SELECT seq, clock FROM tl_seqs(${key})`);
     }
     const childless = group.flatMap((p) => p.childless);
     if (childless.length > 0) {
-      const key = this.#source.addSeqs(childless);
+      const key = this.#source.addSeqs(childless, group.flatMap((p) => p.childless.map(() => p.at)));
       keys.push(key);
-      statements.push(`INSERT INTO childless SELECT seq FROM tl_seqs(${key})`);
+      statements.push(`INSERT INTO childless (seq, clock) SELECT seq, clock FROM tl_seqs(${key})`);
     }
     statements.push('COMMIT');
     try {

@@ -56,8 +56,20 @@ export interface RecordStoreOptions {
   autoCompact?: boolean;
   /** When segments merge (see compaction.ts). */
   compaction?: CompactionPolicy;
+  /**
+   * Appends acknowledged once logged whose DuckDB insert may still run (default 3): a caller that logs
+   * one request at a time builds the next while DuckDB inserts the last, and reads wait for those
+   * inserts. 0: each append waits for its own insert, so reads wait for none (what a server with
+   * concurrent writers and readers wants: its writers overlap one another anyway).
+   */
+  pipelineDepth?: number;
   /** ZSTD level of merged segments (default 3: the level seals use; higher costs twice the CPU for ~5% less disk). */
   compactionLevel?: number;
+  /**
+   * Columns whose presence memory tables note per span type as rows arrive (the engine passes the
+   * kind-specific ones), so the planner's facts about unsealed spans cost no scan (default none).
+   */
+  notedColumns?: readonly string[];
 }
 
 export class RecordStore {
@@ -98,12 +110,13 @@ export class RecordStore {
     if (s.options.textIndex) for (const seg of manifest.segments) await ensureTextIndex(conns.seal, join(dir, seg.file), seg.row_groups.map((g) => g[2]));
     for (const seq of manifest.childless) s.childless.add(seq);
     for (const e of manifest.awaited) s.awaited.set(memKey(e[1], e[2]), e);
-    // gen: the manifest generation from which a mark counts (0: at once; see snapshot.ts).
-    await writer.run('CREATE TABLE IF NOT EXISTS dead (seq BIGINT, gen BIGINT NOT NULL DEFAULT 0)');
-    await writer.run('CREATE TABLE IF NOT EXISTS childless (seq BIGINT)');
+    // gen: the manifest generation from which a mark counts (bulk loads; 0: at once). clock: the log
+    // entry that made it (StoreState.clock; 0: before open). See Snapshot.deadSeqs.
+    await writer.run('CREATE TABLE IF NOT EXISTS dead (seq BIGINT, gen BIGINT NOT NULL DEFAULT 0, clock BIGINT NOT NULL DEFAULT 0)');
+    await writer.run('CREATE TABLE IF NOT EXISTS childless (seq BIGINT, clock BIGINT NOT NULL DEFAULT 0)');
     await writer.run(tableDdl(EMPTY_TABLE));
     if (s.dead.size > 0) await writer.run('INSERT INTO dead (seq) SELECT unnest($1::BIGINT[])', [[...s.dead]]);
-    if (s.childless.size > 0) await writer.run('INSERT INTO childless SELECT unnest($1::BIGINT[])', [[...s.childless]]);
+    if (s.childless.size > 0) await writer.run('INSERT INTO childless (seq) SELECT unnest($1::BIGINT[])', [[...s.childless]]);
     await replayLog(s, replay);
     const number = wal.start(s.nextSeq);
     s.mem.push(new MemTable(number, s.nextSeq, s.inserter.create(`mem_${number}`)));
@@ -135,8 +148,8 @@ export class RecordStore {
 
   /**
    * Logs rows of one project and run (their seq is assigned here), replacing older versions of the
-   * same ids. Resolves once they are in the log (on disk, if `sync`) and visible to every read.
-   * `awaits`: ids of parent spans (not logged yet) that these rows are children of (awaited.ts).
+   * same ids. Resolves once they are in the log (on disk, if `sync`); every read that starts later
+   * sees them (it waits for their DuckDB insert). `awaits`: ids of parent spans (not logged yet) that these rows are children of (awaited.ts).
    */
   append(rows: readonly WireRow[], sync: boolean, awaits: readonly string[] = []): Promise<void> {
     return this.#appender.append(rows, sync, awaits);
@@ -176,15 +189,25 @@ export class RecordStore {
     this.#s.retention = view;
   }
 
-  /** A consistent view for reads; release it when done (see snapshot.ts). */
+  /**
+   * Resolves once every acknowledged append is visible to a snapshot taken afterwards (appends return
+   * before their DuckDB insert commits). `read` and `lookup` wait for it; a caller of `snapshot` must.
+   */
+  async settled(): Promise<void> {
+    await this.#appender.visible();
+  }
+
+  /** A consistent view for reads, of what is in DuckDB (see `settled`); release it when done (see snapshot.ts). */
   snapshot(): Snapshot {
     this.#s.assertOpen();
     const s = this.#s;
-    return new Snapshot(s.dir, s.db, s.manifest, [...s.mem], s.index, this.retention, s.childless.size > 0);
+    return new Snapshot(s.dir, s.db, s.manifest, [...s.mem], s.index, { clock: s.clock, lastSeq: s.nextSeq - 1, dead: s.dead }, this.retention, s.childless.size > 0);
   }
 
   /** Runs `fn` over a snapshot, released afterwards. */
   async read<T>(fn: (snap: Snapshot) => Promise<T>): Promise<T> {
+    const unseen = this.#appender.visible();
+    if (unseen) await unseen;
     const snap = this.snapshot();
     try {
       return await fn(snap);
@@ -195,6 +218,7 @@ export class RecordStore {
 
   /** Live rows with these ids in a run (any kind), timestamps as epoch µs. Sees every acknowledged row. */
   lookup(projectId: string, runId: string, ids: readonly string[]): Promise<Row[]> {
+    if (ids.length === 0) return Promise.resolve([]);
     const inMem = ids.some((id) => this.#s.memIds.has(memKey(runId, id)));
     return this.read((snap) => snap.lookup(projectId, runId, ids, inMem));
   }
@@ -221,6 +245,7 @@ export class RecordStore {
 
   /** DuckDB's memory by what holds it (its buffer manager's view: tables, sorts, Parquet buffers), in bytes. */
   async duckdbMemory(): Promise<Record<string, number>> {
+    await this.settled(); // what acknowledged appends hold counts too
     const rows = await this.#s.db.all('SELECT tag, memory_usage_bytes AS b FROM duckdb_memory() WHERE memory_usage_bytes > 0');
     return Object.fromEntries(rows.map((r) => [String(r['tag']).toLowerCase(), Number(r['b'])]));
   }
@@ -302,6 +327,11 @@ export class RecordStore {
     await s.wal.close();
   }
 
+  /** The columns memory tables note per span type (RecordStoreOptions.notedColumns). */
+  get notedColumns(): readonly string[] {
+    return this.#s.options.notedColumns;
+  }
+
   /** Raw SQL access for the engine's queries (over a snapshot's sources). */
   get db(): Database {
     return this.#s.db;
@@ -317,6 +347,8 @@ function resolveOptions(o: RecordStoreOptions): StoreState['options'] {
     compaction: o.compaction ?? DEFAULT_POLICY,
     compactionLevel: o.compactionLevel ?? 3,
     textIndex: o.textIndex ?? false,
+    notedColumns: o.notedColumns ?? [],
+    pipelineDepth: o.pipelineDepth ?? 3,
   };
 }
 

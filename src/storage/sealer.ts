@@ -112,6 +112,7 @@ export class Sealer {
   async #seal(table: MemTable): Promise<void> {
     const s = this.#s;
     await table.created;
+    s.inserter.flush();
     await table.settled();
     // Tombstones of rows in this table are not needed once it is sealed (those rows are left out);
     // tombstones of other rows go to the manifest with the rows that replaced them, never before. Which

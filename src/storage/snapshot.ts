@@ -7,11 +7,17 @@
 // generation: a snapshot of an older manifest ignores them, as it does the segments they go with.
 // Rows whose seq is in the `childless` table (parents a delete left without children) read
 // has_children false; the expression is added only while any such override exists.
+// Every statement over one snapshot sees the same state, however many it runs: memory rows logged
+// after it began (seq above its last one) and marks logged after it (`clock` above its own) are left
+// out, and a request's rows and marks commit in one transaction, so an entry counts whole or not at
+// all. That makes reading segments without any dead row (per the store's own dead set) without the
+// dead-row filter safe: a mark logged later is ignored everywhere, so is the row it came with.
 import { join } from 'node:path';
-import type { Connection, Database, Param, Row } from '../db/database.js';
+import type { Database, Param, Row } from '../db/database.js';
+import type { DeadSet } from './dead-set.js';
 import type { SealedIdIndex } from './id-index.js';
 import { partitionKey, type ManifestState, type SegmentEntry } from './manifest.js';
-import type { MemTable } from './mem-tables.js';
+import type { MemTable, TypeNotes } from './mem-tables.js';
 import { COLUMN_NAMES, KIND_SQL, STORED_SELECT, TAG_LIST_COLUMN, TAG_SET_COLUMN, type RecordKind } from './record-columns.js';
 import { candidateGroups, textIndexOf, textNeeds, type TextRequirement } from './text-index.js';
 
@@ -32,6 +38,16 @@ export interface RetentionView {
   cutoffs(projectId: string): ReadonlyMap<string, number>;
 }
 
+/** Where a snapshot's view of the log ends (see the header). */
+export interface SnapshotBounds {
+  /** The last log entry it sees (StoreState.clock when taken). */
+  readonly clock: number;
+  /** The last seq logged when it was taken. */
+  readonly lastSeq: number;
+  /** The store's dead seqs (live: a superset of those the snapshot honours, for its segments). */
+  readonly dead: DeadSet;
+}
+
 export interface SourceSql {
   readonly sql: string;
   readonly params: Param[];
@@ -41,8 +57,6 @@ export interface SourceSql {
 
 const COLS = COLUMN_NAMES.join(', ');
 
-/** has_children as readers see it: false for row versions a delete left without children. */
-export const HAS_CHILDREN_READ = '(has_children AND seq NOT IN (SELECT seq FROM childless)) AS has_children';
 
 /** A table that stays empty: the source of a scope with no rows anywhere. */
 export const EMPTY_TABLE = 'mem_empty';
@@ -58,12 +72,13 @@ export class Snapshot {
   readonly #cutoffCache = new Map<string, ReadonlyMap<string, number>>();
   /** `SELECT *` with has_children overridden, or plain when no override exists (nothing to join). */
   readonly #star: string;
+  readonly #bounds: SnapshotBounds;
   #deadFree: ReadonlySet<string> | null = null;
-  #fixed: ReadonlySet<MemTable> | null = null;
 
-  constructor(dir: string, db: Database, manifest: ManifestState, mem: readonly MemTable[], index: SealedIdIndex, retention?: RetentionView, overrides = true) {
+  constructor(dir: string, db: Database, manifest: ManifestState, mem: readonly MemTable[], index: SealedIdIndex, bounds: SnapshotBounds, retention?: RetentionView, overrides = true) {
     this.#dir = dir;
-    this.#star = overrides ? `* REPLACE (${HAS_CHILDREN_READ})` : '*';
+    this.#bounds = bounds;
+    this.#star = overrides ? `* REPLACE ((has_children AND seq NOT IN ${this.childlessSeqs}) AS has_children)` : '*';
     this.#retention = retention;
     this.#db = db;
     this.#manifest = manifest;
@@ -73,36 +88,35 @@ export class Snapshot {
     if (!Number.isSafeInteger(manifest.generation)) throw new Error(`bad manifest generation ${manifest.generation}`);
   }
 
-  /** The dead sequence numbers this snapshot honours, as a subquery (the generation is the store's own counter). */
+  /** The dead sequence numbers this snapshot honours, as a subquery (generation and clock are the store's own counters). */
   get deadSeqs(): string {
-    return `(SELECT seq FROM dead WHERE gen <= ${this.#manifest.generation})`;
+    return `(SELECT seq FROM dead WHERE gen <= ${this.#manifest.generation} AND clock <= ${this.#bounds.clock})`;
+  }
+
+  /** The has_children overrides this snapshot honours, as a subquery. */
+  get childlessSeqs(): string {
+    return `(SELECT seq FROM childless WHERE clock <= ${this.#bounds.clock})`;
+  }
+
+  /** The condition on a memory table's rows that leaves out those logged after the snapshot. */
+  get memBound(): string {
+    return `seq <= ${this.#bounds.lastSeq}`;
+  }
+
+  /** Whether no dead seq lies in a memory table's seq range (up to the next table's first, or the snapshot's last). */
+  #memDeadFree(t: MemTable): boolean {
+    const next = this.#mem[this.#mem.indexOf(t) + 1];
+    return !this.#bounds.dead.anyIn(t.firstSeq, next ? next.firstSeq - 1 : this.#bounds.lastSeq);
   }
 
   /**
-   * Segments (files) none of whose rows is dead as the transaction `conn` is in sees the `dead` table
-   * (checked by seq range: a superset of the dirty ones). A statement in the same transaction may read
-   * them without the dead-row filter (assumeDeadFree): a record replaced after the transaction began
-   * shows only its old version there, since its new row and the old one's mark commit together.
-   * Call fixMemory() before the transaction begins.
+   * Segments none of whose rows is dead (checked by seq range against the store's dead set: a
+   * superset of the dirty ones). Reads take them without the dead-row filter (see the header).
    */
-  async deadFreeSegments(conn: Connection): Promise<Set<string>> {
-    const segs = this.#manifest.segments;
-    if (segs.length === 0) return new Set();
-    const rows = await conn.all(
-      `SELECT i FROM (SELECT unnest($1::BIGINT[]) AS i, unnest($2::BIGINT[]) AS lo, unnest($3::BIGINT[]) AS hi) r
-       WHERE EXISTS (SELECT 1 FROM dead d WHERE d.gen <= ${this.#manifest.generation} AND d.seq BETWEEN r.lo AND r.hi)`,
-      [segs.map((_, i) => i), segs.map((g) => g.min_seq), segs.map((g) => g.max_seq)],
-    );
-    const dirty = new Set(rows.map((r) => Number(r['i'])));
-    return new Set(segs.filter((_, i) => !dirty.has(i)).map((g) => g.file));
-  }
-
-  /**
-   * Sources built while this is set read these segments without the dead-row filter (null, the
-   * default: every part is filtered). Only for statements in the transaction deadFreeSegments ran in.
-   */
-  assumeDeadFree(files: ReadonlySet<string> | null): void {
-    this.#deadFree = files;
+  deadFreeFiles(): ReadonlySet<string> {
+    if (this.#deadFree) return this.#deadFree;
+    const dead = this.#bounds.dead;
+    return (this.#deadFree = new Set(this.#manifest.segments.filter((g) => !dead.anyIn(g.min_seq, g.max_seq)).map((g) => g.file)));
   }
 
   /** Lets the files and tables this snapshot named go (call once, when every statement over it is done). */
@@ -133,15 +147,7 @@ export class Snapshot {
   }
 
   #memFor(scope: Scope): MemTable[] {
-    return this.#mem.filter((t) => (this.#fixed ? this.#fixed.has(t) : t.ready) && t.hasScope(scope.projectId, scope.runId, scope.kinds));
-  }
-
-  /**
-   * From now on, reads only the memory tables that exist now (not those created later): call before
-   * beginning a transaction, whose statements could not see a table created after it began.
-   */
-  fixMemory(): void {
-    this.#fixed = new Set(this.#mem.filter((t) => t.ready));
+    return this.#mem.filter((t) => t.ready && t.hasScope(scope.projectId, scope.runId, scope.kinds));
   }
 
   /**
@@ -188,9 +194,9 @@ export class Snapshot {
     });
     const extra = (list: string[]) => (list.length > 0 ? `, ${list.join(', ')}` : '');
     const parts: string[] = [];
-    /** Parts read without the dead-row filter (segments deadFreeSegments cleared). */
+    /** Parts read without the dead-row filter (segments and memory tables without dead rows). */
     const clean = new Set<string>();
-    const deadFree = given || expiredOnly ? null : this.#deadFree;
+    const deadFree = given || expiredOnly ? null : this.deadFreeFiles();
     // tag_set where segments store it, else tag_list (record-columns.ts): a filter reads one per row.
     const stored = `${COLS}, ${TAG_SET_COLUMN}, NULL::VARCHAR[] AS ${TAG_LIST_COLUMN}`;
     const derived = `${COLS}, NULL::VARCHAR AS ${TAG_SET_COLUMN}, tags AS ${TAG_LIST_COLUMN}`;
@@ -222,10 +228,13 @@ export class Snapshot {
     if (mem.length > 0) {
       // Parameters are numbered in order of appearance: none may be bound that the SQL does not use.
       const memCols = metrics.map((name, i) => `metrics[${p(name)}] AS mx${i}`);
-      const where = [`project_id = ${p(scope.projectId)}`];
+      const where = [`project_id = ${p(scope.projectId)}`, this.memBound];
       if (scope.runId !== undefined) where.push(`run_id = ${p(scope.runId)}`);
       if (scope.kinds.length < 3) where.push(`${KIND_SQL} IN (SELECT unnest(${p([...scope.kinds])}::VARCHAR[]))`);
-      for (const t of mem) parts.push(`SELECT ${cols}${extra(memCols)} FROM ${t.name} WHERE ${where.join(' AND ')}`);
+      for (const t of mem) {
+        parts.push(`SELECT ${cols}${extra(memCols)} FROM ${t.name} WHERE ${where.join(' AND ')}`);
+        if (deadFree !== null && this.#memDeadFree(t)) clean.add(parts[parts.length - 1]!);
+      }
     }
     // An empty scope still needs the columns (a query over it answers nothing).
     if (parts.length === 0) parts.push(`SELECT ${cols}${extra(metrics.map((_, i) => `NULL::DOUBLE AS mx${i}`))} FROM ${EMPTY_TABLE}`);
@@ -286,14 +295,29 @@ export class Snapshot {
    * Rows of a scope still in memory tables, dead ones included (a superset, for facts about the
    * data), as SQL with parameters from $1; null when there are none.
    */
-  memoryRows(scope: Scope): { sql: string; params: Param[] } | null {
-    const mem = this.#memFor(scope);
+  memoryRows(scope: Scope, tables?: readonly MemTable[]): { sql: string; params: Param[] } | null {
+    const mem = tables ?? this.#memFor(scope);
     if (mem.length === 0) return null;
     const params: Param[] = [scope.projectId];
     let where = 'project_id = $1';
     if (scope.runId !== undefined) where += ` AND run_id = $${params.push(scope.runId)}`;
     where += ` AND ${KIND_SQL} IN (SELECT unnest($${params.push([...scope.kinds])}::VARCHAR[]))`;
     return { sql: `(${mem.map((t) => `SELECT ${COLS} FROM ${t.name} WHERE ${where}`).join(' UNION ALL ')})`, params };
+  }
+
+  /**
+   * What the memory tables noted about a scope's spans as they arrived (see MemPartition.types), and
+   * the tables whose notes are incomplete (rows replayed from the log): those need memoryRows.
+   */
+  memoryNotes(scope: Scope): { notes: TypeNotes[]; unnoted: MemTable[] } {
+    const notes: TypeNotes[] = [];
+    const unnoted: MemTable[] = [];
+    for (const t of this.#memFor(scope)) {
+      const parts = [...t.partitions.values()].filter((p) => p.kind === 'span' && p.projectId === scope.projectId && (scope.runId === undefined || p.runId === scope.runId));
+      if (parts.some((p) => p.types === null)) unnoted.push(t);
+      else for (const p of parts) notes.push(p.types!);
+    }
+    return { notes, unnoted };
   }
 
   /** Live segments of a kind across every project (for SQL over the whole store). */
@@ -328,7 +352,7 @@ export class Snapshot {
     const mem = this.#memFor(scope);
     if (mem.length === 0) return [];
     const params: Param[] = [scope.projectId];
-    let where = 'project_id = $1';
+    let where = `project_id = $1 AND ${this.memBound}`;
     if (scope.runId !== undefined) {
       params.push(scope.runId);
       where += ' AND run_id = $2';
@@ -376,7 +400,7 @@ export class Snapshot {
     // Named columns: sealed files also carry shredded metric columns (m<id>), different per file.
     const parts: string[] = [];
     if (mem.length > 0) {
-      const where = `project_id = ${p(projectId)} AND run_id = ${p(runId)}`;
+      const where = `project_id = ${p(projectId)} AND run_id = ${p(runId)} AND ${this.memBound}`;
       for (const t of mem) parts.push(`SELECT ${COLS} FROM ${t.name} WHERE ${where}`);
     }
     if (files.size > 0) parts.push(`SELECT ${COLS} FROM read_parquet(${p([...files].map((f) => join(this.#dir, f)))}, hive_partitioning = false, union_by_name = true)`);

@@ -5,6 +5,7 @@
 import type { Connection, Database } from '../db/database.js';
 import { StorageError } from '../errors.js';
 import type { CompactionPolicy } from './compaction.js';
+import { DeadSet } from './dead-set.js';
 import { SealedIdIndex } from './id-index.js';
 import { saveManifest, type ManifestState } from './manifest.js';
 import type { MemInserter, MemTable } from './mem-tables.js';
@@ -24,6 +25,9 @@ export interface StoreOptions {
   readonly autoCompact: boolean;
   readonly compaction: CompactionPolicy;
   readonly compactionLevel: number;
+  readonly notedColumns: readonly string[];
+  /** Acknowledged appends whose insert may still run (RecordStoreOptions.pipelineDepth). */
+  readonly pipelineDepth: number;
 }
 
 /** What the engine needs to know about a recent record without asking DuckDB (links, for logging spans). */
@@ -47,7 +51,12 @@ export class StoreState {
   /** Every record in a memory table, by run and id (its newest version). */
   readonly memIds = new Map<string, MemEntry>();
   /** Every dead sequence number (the manifest's and the log's); mirrored by the `dead` table. */
-  readonly dead = new Set<number>();
+  readonly dead = new DeadSet();
+  /**
+   * Log entries taken since open. Each entry's dead marks and childless marks carry its number in their
+   * `clock` column, so a snapshot ignores marks logged after it began (see snapshot.ts).
+   */
+  clock = 0;
   /**
    * Sequence numbers of row versions whose has_children reads false (the manifest's and the log's),
    * mirrored by the `childless` table; a seal or merge writes the value into the file and drops them.

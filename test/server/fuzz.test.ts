@@ -24,7 +24,7 @@ const env = (name: string, fallback: number) => Number(process.env[name] ?? fall
 const OPTIONS = {
   seed: env('TRACELAKE_FUZZ_SEED', 20261121),
   iterations: env('TRACELAKE_FUZZ_ITERATIONS', 6000),
-  seconds: env('TRACELAKE_FUZZ_SECONDS', 35),
+  seconds: env('TRACELAKE_FUZZ_SECONDS', 25),
   concurrency: env('TRACELAKE_FUZZ_CONCURRENCY', 4),
   timeoutMs: env('TRACELAKE_FUZZ_TIMEOUT_MS', 15_000),
   maxBodyBytes: 4 * 1024 * 1024,

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { formatReport, runLoad } from '../../bench/load.js';
 
-const SECONDS = Number(process.env['TRACELAKE_LOAD_SECONDS'] ?? 20);
+const SECONDS = Number(process.env['TRACELAKE_LOAD_SECONDS'] ?? 15);
 /** Peak resident memory allowed for the whole process (server, store, DuckDB and the clients). */
 const RSS_LIMIT_MIB = 1536;
 

@@ -11,7 +11,7 @@ import { BatchBuilder } from '../../src/storage/batch-builder.js';
 import { encodeEntry, listWalFiles } from '../../src/storage/wal.js';
 import { tempDir } from '../support/helpers.js';
 
-const ROUNDS = Number(process.env['TRACELAKE_CRASH_ROUNDS'] ?? 6);
+const ROUNDS = Number(process.env['TRACELAKE_CRASH_ROUNDS'] ?? 4);
 
 function runAndKill(dir: string, projectId: string, logStreamId: string, round: number, afterMs: number): Promise<Map<string, number>> {
   return new Promise((resolve, reject) => {

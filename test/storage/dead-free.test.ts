@@ -1,17 +1,17 @@
-// Guarantees of reading segments without the dead-row filter (Snapshot.deadFreeSegments and
-// assumeDeadFree, used by counts): a segment is read unfiltered only when no dead mark in its seq
-// range is visible to the transaction the read runs in; a mark committed after that transaction began
-// is unseen there (so is the new row a replacement commits with it); a transaction begun after it
-// filters the segment; a replaced record shows its new version once, in memory and after a seal.
+// Guarantees of a snapshot's bounds and of reading segments without the dead-row filter: every
+// statement over one snapshot sees the same records, whatever is logged meanwhile (rows logged after
+// it and marks logged after it are left out together); a segment is read unfiltered only when the
+// store's dead set has no seq in its range; a replaced record shows one version, never both or none.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import type { WireRow } from '../../src/storage/record-store.js';
+import type { Snapshot } from '../../src/storage/snapshot.js';
 import { openRecordStore } from '../support/helpers.js';
 
 const P = '11111111-1111-4111-8111-111111111111';
 const R = '22222222-2222-4222-8222-222222222222';
 const idOf = (k: number) => `00000000-0000-4000-8000-${String(k).padStart(12, '0')}`;
+const scope = { projectId: P, runId: R, kinds: ['span'] as const };
 
 function rows(from: number, n: number, name = 'r'): WireRow[] {
   return Array.from({ length: n }, (_, i) => {
@@ -20,74 +20,74 @@ function rows(from: number, n: number, name = 'r'): WireRow[] {
   });
 }
 
-test('segments are read without the dead-row filter only while no dead mark of theirs is visible', async (t) => {
-  const { dir, db, store } = await openRecordStore(t);
+async function setUp(t: Parameters<typeof openRecordStore>[0]) {
+  const { db, store } = await openRecordStore(t);
   await store.append(rows(0, 10), true);
   await store.seal();
   await store.append(rows(10, 10), true);
   await store.seal();
   await store.append(rows(20, 5), true);
-  const scope = { projectId: P, runId: R, kinds: ['span'] as const };
+  await store.settled(); // appends return before their insert: a snapshot taken directly waits for them
   const first = store.snapshot();
   const [a, b] = first.segmentsFor(scope).sort((x, y) => x.min_seq - y.min_seq).map((s) => s.file) as [string, string];
   first.release();
-
-  /** Names of the live rows with this id, read in one transaction; `between` runs after it began. */
-  const readIn = async (between: () => Promise<void>) => {
-    const snap = store.snapshot();
-    try {
-      return await db.withConnection(async (c) => {
-        snap.fixMemory();
-        await c.run('BEGIN TRANSACTION');
-        try {
-          const free = await snap.deadFreeSegments(c);
-          await between();
-          snap.assumeDeadFree(free);
-          const src = snap.source(scope);
-          snap.assumeDeadFree(null);
-          const got = await c.all(`SELECT name FROM ${src.sql} r WHERE id = $${src.params.length + 1}`, [...src.params, idOf(5)]);
-          const total = await c.all(`SELECT count(*) AS n FROM ${src.sql} r`, src.params);
-          return { free: [...free].sort(), names: got.map((r) => String(r['name'])), total: Number(total[0]!['n']) };
-        } finally {
-          await c.run('ROLLBACK');
-        }
-      });
-    } finally {
-      snap.release();
-    }
+  /** What a snapshot shows: the names of records k, the live total, the segments it reads unfiltered. */
+  const read = async (snap: Snapshot, ...ks: number[]) => {
+    const src = snap.source(scope);
+    const got = await db.all(`SELECT name FROM ${src.sql} r WHERE id IN (SELECT unnest($${src.params.length + 1}::VARCHAR[])) ORDER BY name`, [...src.params, ks.map(idOf)]);
+    const total = await db.all(`SELECT count(*) AS n FROM ${src.sql} r`, src.params);
+    return { names: got.map((r) => String(r['name'])), total: Number(total[0]!['n']), free: [...snap.deadFreeFiles()].sort() };
   };
+  return { db, store, a, b, read };
+}
 
-  const none = async () => {};
-  const before = await readIn(none);
-  assert.deepEqual(before.free, [a, b].sort(), 'no dead rows: both segments unfiltered');
-  assert.deepEqual(before.names, ['r5']);
+test('a snapshot ignores replacements and deletes logged after it, in clean and dirty segments alike', async (t) => {
+  const { store, a, b, read } = await setUp(t);
+  // Segment b gets a dead row first, so it is read with the dead-row filter; a stays clean. So does
+  // the memory table, by replacing a record it holds (21).
+  await store.append(rows(12, 1, 'new'), true);
+  await store.append(rows(21, 1, 'new'), true);
+  // Released before the store closes (close waits for readers).
+  await store.settled();
+  const old = store.snapshot();
+  const before = await read(old, 5, 12, 15, 21, 22);
+  assert.deepEqual(before.free, [a], 'only segment a is free of dead rows');
+  assert.deepEqual(before.names, ['new12', 'new21', 'r15', 'r22', 'r5']);
   assert.equal(before.total, 25);
 
-  // A delete of record 5 (in segment a) committed after the transaction began (its mark written
-  // straight into the dead table, as a delete's commit does): unseen there, so the row still counts.
-  const seq5 = Number((await db.all(`SELECT seq FROM read_parquet($1) WHERE id = $2`, [join(dir, a), idOf(5)]))[0]!['seq']);
-  const during = await readIn(() => db.run('INSERT INTO dead (seq) VALUES ($1)', [seq5]));
-  assert.deepEqual(during.free, [a, b].sort());
-  assert.deepEqual(during.names, ['r5']);
-  assert.equal(during.total, 25);
-  const gone = await readIn(none);
-  assert.deepEqual(gone.free, [b], 'a transaction begun after the mark filters segment a');
-  assert.deepEqual(gone.names, []);
-  assert.equal(gone.total, 24);
+  // After the snapshot: records 5 (clean segment a), 15 (dirty segment b) and 22 (memory) replaced,
+  // record 3 deleted.
+  await store.append([...rows(5, 1, 'new'), ...rows(15, 1, 'new'), ...rows(22, 1, 'new')], true);
+  const sealed3 = await store.lookup(P, R, [idOf(3)]);
+  await store.deleteSeqs([Number(sealed3[0]!['seq'])]);
 
-  // Record 5 replaced through the store: segment a has a dead row now.
+  const same = await read(old, 3, 5, 12, 15, 21, 22);
+  old.release();
+  assert.deepEqual(same.names, ['new12', 'new21', 'r15', 'r22', 'r3', 'r5'], 'the old snapshot shows the records as they were, each once');
+  assert.equal(same.total, 25);
+
+  await store.settled();
+  const now = store.snapshot();
+  const fresh = await read(now, 3, 5, 12, 15, 21, 22);
+  now.release();
+  assert.deepEqual(fresh.free, [], 'both segments have dead rows now');
+  assert.deepEqual(fresh.names, ['new12', 'new15', 'new21', 'new22', 'new5']);
+  assert.equal(fresh.total, 24);
+});
+
+test('after a seal the replaced record still shows once, and clean segments are read unfiltered', async (t) => {
+  const { store, a, b, read } = await setUp(t);
+  await store.settled();
+  const snap0 = store.snapshot();
+  assert.deepEqual((await read(snap0, 5)).free, [a, b].sort(), 'no dead rows: both segments unfiltered');
+  snap0.release();
   await store.append(rows(5, 1, 'new'), true);
-
-  // Afterwards segment a has a dead row: it is filtered, and the new version shows once.
-  const after = await readIn(none);
-  assert.deepEqual(after.free, [b]);
-  assert.deepEqual(after.names, ['new5']);
-  assert.equal(after.total, 25);
-
-  // Sealed into a third segment, with the dead mark in the manifest: the same.
   await store.seal();
-  const sealed = await readIn(none);
-  assert.ok(!sealed.free.includes(a) && sealed.free.includes(b), 'a stays filtered while its dead row is stored');
-  assert.deepEqual(sealed.names, ['new5']);
-  assert.equal(sealed.total, 25);
+  await store.settled();
+  const snap = store.snapshot();
+  const got = await read(snap, 5);
+  snap.release();
+  assert.ok(!got.free.includes(a) && got.free.includes(b), 'a stays filtered while its dead row is stored');
+  assert.deepEqual(got.names, ['new5']);
+  assert.equal(got.total, 25);
 });

@@ -2,7 +2,7 @@
 // one folder at the same instant, over and over; in no trial do two of them hold it at once. Half of
 // the trials race on a fresh folder (the lock file does not exist yet), half on a folder that holds a
 // stale pid LOCK file of an earlier version naming a dead process.
-// TRACELAKE_LOCK_TRIALS sets the two-process trial count (default 300; 3 and 4 processes get a third
+// TRACELAKE_LOCK_TRIALS sets the two-process trial count (default 150; 3 and 4 processes get a third
 // each); docs/hostile-testing.md has a longer run.
 import assert from 'node:assert/strict';
 import { fork, type ChildProcess } from 'node:child_process';
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { tempDir } from '../support/helpers.js';
 
-const TRIALS = Number(process.env['TRACELAKE_LOCK_TRIALS'] ?? 300);
+const TRIALS = Number(process.env['TRACELAKE_LOCK_TRIALS'] ?? 150);
 const HOLD_MS = 8;
 /** Bounds each test; a longer run (a larger TRACELAKE_LOCK_TRIALS) gets proportionally longer. */
 const TIMEOUT_MS = Math.max(120_000, TRIALS * 400);

@@ -43,6 +43,7 @@ test('a lookup planned before a merge answers from the files it planned over; th
 test('a memory table sealed while a snapshot names it stays queryable through that snapshot', async (t) => {
   const { store } = await openRecordStore(t);
   await store.append(rows(0, 5), true);
+  await store.settled(); // appends return before their insert: a snapshot taken directly waits for them
   const snap = store.snapshot();
   await store.seal();
   const src = snap.source({ projectId: P, runId: R, kinds: ['span'] });

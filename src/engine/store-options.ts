@@ -1,0 +1,34 @@
+// The engine's options (TraceStore.open), beside the record store's own (storage/record-store.ts).
+import type { RecordStoreOptions } from '../storage/record-store.js';
+
+/**
+ * DuckDB's memory limit unless given. Memory tables, a seal's sort and a merge's buffers fit in it
+ * (merges stream); larger sorts spill to <data>/tmp. Merges fill whatever limit there is, so it sets
+ * the process's peak: with 384MB the server's peak RSS over 300k spans of HTTP ingest was 927-942 MiB,
+ * with 512MB 1,113-1,127 MiB, at the same ingest rate (2026-11-24, two alternating runs each).
+ */
+export const DEFAULT_MEMORY_LIMIT = '384MB';
+export const MEMORY_SIZE = /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
+
+export interface TraceStoreOptions extends RecordStoreOptions {
+  /** DuckDB worker threads (default: all cores). */
+  threads?: number;
+  /**
+   * DuckDB's memory limit, e.g. '4GB' (default '384MB'; DuckDB's own default is 80% of RAM). Sorts beyond
+   * it spill to `<dir>/tmp`; merges stream.
+   */
+  memoryLimit?: string;
+  /** Lifetime of bearer tokens in seconds (default 30 days). */
+  tokenTtlSeconds?: number;
+  /** Rows the first created_at window of a newest-first page covers (default 50,000; tests shrink it). */
+  pageWindowRows?: number;
+  /** Metric-sorted pages from per-segment lists of the best rows (default true; tests compare with false). */
+  metricTopK?: boolean;
+  /** Rows each segment's list of best rows keeps per metric and direction (default 2,048; tests shrink it). */
+  metricTopKRows?: number;
+  /** Most spans one logging request may carry (default 100,000; more answers 413). */
+  maxSpansPerRequest?: number;
+  /** Told the steps each search or count ran (keys, roll-ups, fetch), for benchmarks and tests. */
+  onPlan?: (steps: readonly string[]) => void;
+}
+
