@@ -23,7 +23,7 @@ export const EXPORT_PARQUET_OPTIONS = 'FORMAT parquet, COMPRESSION zstd, COMPRES
 async function wholeSegments(snap: Snapshot, db: Database, segments: readonly SegmentEntry[], scope: RunScope): Promise<SegmentEntry[]> {
   if (segments.length === 0) return [];
   const cut = snap.cutoffs(scope.projectId, scope.runId);
-  const deadFree = await db.withConnection((conn) => snap.deadFreeSegments(conn));
+  const deadFree = snap.deadFreeFiles();
   const overridden = new Set(
     (
       await db.all(
