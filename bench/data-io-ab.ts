@@ -2,7 +2,7 @@
 // bench/data-io.ts runs in a child process of the build's own checkout (its own peak RSS), old then
 // new, round after round; medians and new/old ratios are reported. Imports of both builds read the
 // same files in --work (all.parquet, all.jsonl, made by a data-io run); each build exports into a
-// folder of its own.
+// folder of its own. Medians of records/s, process CPU seconds (cpu_ratio: old/new) and peak RSS.
 //   node --import tsx bench/data-io-ab.ts --old PATH --new PATH --work DIR [--rounds 3] [--steps import-parquet,...] [--once export-arrow] [--name 1m-ab]
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -34,7 +34,7 @@ function run(build: 'old' | 'new', step: string): Record<string, unknown> {
   const child = spawnSync(process.execPath, ['--import', 'tsx', join(repo, 'bench/data-io.ts'), 'step', step, source, into], { cwd: repo, encoding: 'utf8', maxBuffer: 1 << 24 });
   if (child.status !== 0) throw new Error(`${build} ${step} failed: ${child.stderr}`);
   const r = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
-  process.stderr.write(`${build} ${step.padEnd(15)} ${fmt(Number(r['records_per_s']))} records/s, ${r['seconds']} s, peak RSS ${r['peak_rss_mib']} MiB, load ${r['load_1m']}\n`);
+  process.stderr.write(`${build} ${step.padEnd(15)} ${fmt(Number(r['records_per_s']))} records/s, ${r['seconds']} s, ${r['cpu_s']} CPU-s, peak RSS ${r['peak_rss_mib']} MiB, load ${r['load_1m']}\n`);
   return { build, ...r };
 }
 
@@ -65,6 +65,9 @@ for (const step of [...steps, ...values.once!.split(',').filter(Boolean)]) {
     old_spans_per_s: Math.round(median(of('old', 'records_per_s')) * 0.866),
     new_spans_per_s: Math.round(median(of('new', 'records_per_s')) * 0.866),
     speedup: Number((median(of('new', 'records_per_s')) / median(of('old', 'records_per_s'))).toFixed(2)),
+    old_cpu_s: median(of('old', 'cpu_s')),
+    new_cpu_s: median(of('new', 'cpu_s')),
+    cpu_ratio: Number((median(of('old', 'cpu_s')) / median(of('new', 'cpu_s'))).toFixed(2)),
     old_peak_rss_mib: median(of('old', 'peak_rss_mib')),
     new_peak_rss_mib: median(of('new', 'peak_rss_mib')),
   };

@@ -3,7 +3,7 @@
 // the library's Arrow batches, and import of the Parquet and JSON lines exports into new folders; and,
 // as the floor on this machine in the same run, DuckDB alone copying the Parquet export (plain, and
 // sorted by created_at, id as segments are) into a ZSTD Parquet file.
-//   node --import tsx bench/data-io.ts [--size 100k|1m|N] [--dir PATH] [--reuse]
+//   node --import tsx bench/data-io.ts [--size 100k|1m|N] [--dir PATH] [--reuse] [--steps import-parquet,...]
 // Reports records/s (spans, traces and sessions are all records), peak RSS per step, and the ratios
 // of export and import to the raw copy. --reuse keeps a source folder already filled in --dir.
 import { spawnSync } from 'node:child_process';
@@ -21,6 +21,7 @@ const STEPS: Step[] = ['export-parquet', 'export-jsonl', 'export-arrow', 'export
 
 async function step(name: Step, dir: string, work: string): Promise<Record<string, unknown>> {
   const started = performance.now();
+  const cpu0 = process.cpuUsage();
   let records = 0;
   let bytes = 0;
   if (name.startsWith('raw-copy')) {
@@ -54,7 +55,10 @@ async function step(name: Step, dir: string, work: string): Promise<Record<strin
     await store.close(); // seals what the import left in memory: part of the cost
   }
   const seconds = (performance.now() - started) / 1000;
-  return { step: name, records, seconds: Number(seconds.toFixed(2)), records_per_s: Math.round(records / seconds), peak_rss_mib: peakRssMiB(), load_1m: Number(loadavg()[0]!.toFixed(2)), file_mib: bytes ? Number((bytes / 2 ** 20).toFixed(1)) : undefined };
+  // Process CPU time (all of DuckDB's threads and node's): a shared machine's load inflates wall time, not this.
+  const cpu = process.cpuUsage(cpu0);
+  const cpuS = (cpu.user + cpu.system) / 1e6;
+  return { step: name, records, seconds: Number(seconds.toFixed(2)), cpu_s: Number(cpuS.toFixed(2)), records_per_cpu_s: Math.round(records / cpuS), records_per_s: Math.round(records / seconds), peak_rss_mib: peakRssMiB(), load_1m: Number(loadavg()[0]!.toFixed(2)), file_mib: bytes ? Number((bytes / 2 ** 20).toFixed(1)) : undefined };
 }
 
 async function fill(dir: string, spans: number): Promise<void> {
@@ -67,7 +71,7 @@ async function fill(dir: string, spans: number): Promise<void> {
   await store.close();
 }
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { size: { type: 'string' }, dir: { type: 'string' }, reuse: { type: 'boolean' } } });
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { size: { type: 'string' }, dir: { type: 'string' }, reuse: { type: 'boolean' }, steps: { type: 'string' } } });
 if (positionals[0] === 'step') {
   const [, name, dir, work] = positionals as [string, Step, string, string];
   process.stdout.write(`${JSON.stringify(await step(name, dir, work))}\n`);
@@ -83,12 +87,13 @@ if (positionals[0] === 'step') {
     process.stderr.write(`filled ${fmt(spans)} spans in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
   }
   const results: Record<string, unknown>[] = [];
-  for (const s of STEPS) {
+  const steps = values.steps === undefined ? STEPS : (values.steps.split(',').filter(Boolean) as Step[]);
+  for (const s of steps) {
     const child = spawnSync(process.execPath, ['--import', 'tsx', new URL(import.meta.url).pathname, 'step', s, dir, work], { encoding: 'utf8', maxBuffer: 1 << 24 });
     if (child.status !== 0) throw new Error(`${s} failed: ${child.stderr}`);
     const r = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
     results.push(r);
-    process.stderr.write(`${s.padEnd(15)} ${fmt(Number(r['records']))} records in ${r['seconds']} s = ${fmt(Number(r['records_per_s']))}/s, peak RSS ${r['peak_rss_mib']} MiB, load ${r['load_1m']}\n`);
+    process.stderr.write(`${s.padEnd(15)} ${fmt(Number(r['records']))} records in ${r['seconds']} s = ${fmt(Number(r['records_per_s']))}/s, ${r['cpu_s']} CPU-s, peak RSS ${r['peak_rss_mib']} MiB, load ${r['load_1m']}\n`);
   }
   const rate = (s: Step) => Number(results.find((r) => r['step'] === s)?.['records_per_s'] ?? NaN);
   const ratios = {

@@ -2,13 +2,12 @@
 // descendants of what matches, as a delete would take), in one schema for every format: the stored
 // columns but the internal sequence number (docs/storage-format.md, "Exports"). Parquet and JSON
 // lines are written by DuckDB straight from the segments (COPY streams); Arrow batches are converted
-// from DuckDB's result chunks as they arrive, so memory stays bounded whatever the size.
+// from DuckDB's result chunks as they arrive and written to the file one at a time (arrow-file.ts),
+// so memory stays bounded whatever the size.
 import { randomUUID } from 'node:crypto';
-import { copyFileSync, createWriteStream, renameSync, rmSync } from 'node:fs';
+import { copyFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { RecordBatchFileWriter, type RecordBatch } from 'apache-arrow';
+import type { RecordBatch } from 'apache-arrow';
 import type { Database, Param } from '../db/database.js';
 import { ChunkToArrow } from '../db/chunk-arrow.js';
 import { ArrowConverter } from '../db/result-arrow.js';
@@ -17,6 +16,8 @@ import type { FilterRequest } from '../schemas/query.js';
 import { COLUMN_NAMES } from '../storage/record-columns.js';
 import type { RecordStore } from '../storage/record-store.js';
 import type { Snapshot } from '../storage/snapshot.js';
+import { writeArrowFile } from './arrow-file.js';
+import { EXPORT_PARQUET_OPTIONS, spliceExport } from './export-splice.js';
 import type { RecordQueries, RunScope } from './record-queries.js';
 
 /** Columns of an export, in order. */
@@ -110,15 +111,19 @@ export class Exporter {
             yield b;
           }
         };
-        await pipeline(Readable.from(counted()), RecordBatchFileWriter.throughNode(), createWriteStream(tmp));
-        rows = done;
+        rows = await writeArrowFile(tmp, counted());
       } else {
-        rows = await this.#records.read(async (snap) => {
+        // A whole Parquet export copies the live segments' pages as they are (export-splice.ts).
+        const spliced =
+          options.format === 'parquet' && sel.level === undefined
+            ? await this.#records.read((snap) => spliceExport(snap, this.#db, this.#dir, scope, tmp, `${tmp}.rest`, (f) => options.onProgress?.(f)))
+            : null;
+        rows = spliced ?? await this.#records.read(async (snap) => {
           const q = this.#query(snap, scope, sel);
           // ZSTD level 1: the writer's compression is most of an export's time (level 3 took 1.5-2.5x as
           // long at 1M spans, for files 12% smaller). Rows in any order (an export promises none), so
           // DuckDB's threads write row groups as they finish.
-          const format = options.format === 'parquet' ? 'FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 32768' : 'FORMAT json';
+          const format = options.format === 'parquet' ? EXPORT_PARQUET_OPTIONS : 'FORMAT json';
           // The path is ours (a uuid under <data>/tmp), never the user's: it is the one literal here.
           const done = await this.#db.runWithProgress(`COPY (${q.sql}) TO '${tmp.replaceAll("'", "''")}' (${format})`, q.params, (f) => options.onProgress?.(f), 200, { preserve_insertion_order: 'false' });
           return Number(done[0]?.['Count'] ?? 0);

@@ -9,8 +9,10 @@ import type { AppendKind } from '../db/arrow-chunks.js';
 import { BatchSource, type SourceColumn } from '../db/batch-source.js';
 import type { Database, Param } from '../db/database.js';
 import type { BulkBatch } from '../storage/bulk-load.js';
+import type { SourceGroup } from '../storage/bulk-pages.js';
+import { rowGroupRows } from '../storage/parquet-splice.js';
+import { KIND_SQL, RECORD_COLUMNS, type RecordKind } from '../storage/record-columns.js';
 import { KIND_COLUMNS } from '../query/match-facts.js';
-import { RECORD_COLUMNS } from '../storage/record-columns.js';
 import { EXPORT_COLUMNS } from './export.js';
 import { bad, exportColumnsOf, ID_COLUMNS, TYPE, UUID, VALID_TYPES } from './import.js';
 
@@ -37,6 +39,11 @@ export interface DirectOptions {
   sortRows?: number | undefined;
   /** Where JSON lines are staged as a Parquet file (the caller removes it). */
   stageFile: string;
+  /**
+   * End a Parquet file's batches at a row group's end when one lies in a batch's second half (the
+   * default batch size only: a batch size given is kept exactly), so whole row groups can be copied.
+   */
+  alignBatches?: boolean | undefined;
 }
 
 export async function importDirect(
@@ -68,23 +75,69 @@ export async function importDirect(
     return `${c.name}::${c.type} AS ${c.name}`;
   });
   const check = (await db.all(
-    `SELECT count(*) AS n, count(*) FILTER (WHERE id IS NULL OR NOT regexp_full_match(lower(id::VARCHAR), ${UUID}) OR created_at IS NULL OR type IS NULL OR NOT list_contains(${VALID_TYPES}, type::VARCHAR)) AS invalid FROM ${src.from}`,
+    `SELECT count(*) AS n, count(DISTINCT lower(id::VARCHAR)) AS ids, count(*) FILTER (WHERE id IS NULL OR NOT regexp_full_match(lower(id::VARCHAR), ${UUID}) OR created_at IS NULL OR type IS NULL OR NOT list_contains(${VALID_TYPES}, type::VARCHAR)) AS invalid FROM ${src.from}`,
     src.params,
   ))[0]!;
   if (Number(check['invalid']) > 0) throw bad(`${Number(check['invalid'])} row(s) of ${path} lack an id (a UUID), a created_at or a known type; nothing was imported`);
   const total = Number(check['n']);
+  // No id twice in the file (an export's case): no batch needs its own duplicate check.
+  const unique = Number(check['ids']) === total;
   const lo = `$${src.params.length + 1}`;
   const hi = `$${src.params.length + 2}`;
   const select = `SELECT file_row_number - ${lo} AS rn, ${cols.join(', ')} FROM ${src.from} WHERE file_row_number BETWEEN ${lo} AND ${hi}`;
   const sortRows = sortRowsGiven ?? (format === 'arrow' ? DEFAULT_SORT_ROWS : await sortRowsOf(db, format === 'parquet' ? path : opts.stageFile));
+  // A Parquet file with every export column may lend its row groups to segments as they are.
+  const groupRows = format === 'parquet' && EXPORT_COLUMNS.every((c) => present.has(c)) ? rowGroupRows(path) : null;
   let done = 0;
-  for (let start = 0; start < total; start += batchRows) {
-    const rows = Math.min(batchRows, total - start);
-    await bulk({ db, select, params: [...src.params, start, start + rows - 1], rows, sortRows });
+  for (let start = 0; start < total; ) {
+    let rows = Math.min(batchRows, total - start);
+    if (groupRows && opts.alignBatches && start + rows < total) {
+      let end = 0;
+      for (const n of groupRows) {
+        if (end + n > start + rows) break;
+        end += n;
+      }
+      if (end - start >= rows / 2) rows = end - start;
+    }
+    const pages = groupRows ? { path, lo: start, groups: await cleanGroups(db, path, groupRows, start, start + rows - 1) } : undefined;
+    await bulk({ db, select, params: [...src.params, start, start + rows - 1], rows, sortRows, unique, ...(pages ? { pages } : {}) });
     done += rows;
+    start += rows;
     onProgress?.(done, total);
   }
   return done;
+}
+
+/**
+ * Row groups of the file wholly within file rows [lo, hi] that hold one kind only and that the
+ * import would not change: ids already lowercase, kind-specific columns empty on other kinds.
+ */
+async function cleanGroups(db: Database, path: string, groupRows: readonly number[], lo: number, hi: number): Promise<SourceGroup[]> {
+  const inside: { group: number; start: number; rows: number }[] = [];
+  let at = 0;
+  groupRows.forEach((rows, group) => {
+    if (at >= lo && at + rows - 1 <= hi && rows > 0) inside.push({ group, start: at, rows });
+    at += rows;
+  });
+  if (inside.length === 0) return [];
+  // Column names and kind lists come from the registry.
+  const clean = [
+    ...[...ID_COLUMNS].map((c) => `(${c} IS NULL OR ${c}::VARCHAR = lower(${c}::VARCHAR))`),
+    ...[...KIND_ONLY].map(([c, kinds]) => `(${c} IS NULL OR list_contains([${kinds.map((k) => `'${k}'`).join(', ')}], type::VARCHAR))`),
+  ].join(' AND ');
+  const rows = await db.all(
+    `SELECT g.i AS i, count(*) AS n, min(${KIND_SQL}) AS k0, max(${KIND_SQL}) AS k1, bool_and(${clean}) AS ok
+     FROM read_parquet($1, file_row_number = true) s JOIN (SELECT unnest($2::BIGINT[]) AS i, unnest($3::BIGINT[]) AS a, unnest($4::BIGINT[]) AS b) g ON s.file_row_number BETWEEN g.a AND g.b
+     WHERE s.file_row_number BETWEEN $5 AND $6 GROUP BY g.i`,
+    [path, inside.map((g) => g.group), inside.map((g) => g.start), inside.map((g) => g.start + g.rows - 1), lo, hi],
+  );
+  const byGroup = new Map(inside.map((g) => [g.group, g]));
+  const out: SourceGroup[] = [];
+  for (const r of rows) {
+    const g = byGroup.get(Number(r['i']))!;
+    if (r['ok'] === true && r['k0'] === r['k1'] && Number(r['n']) === g.rows) out.push({ kind: r['k0'] as RecordKind, ...g });
+  }
+  return out.sort((a, b) => a.group - b.group);
 }
 
 /**

@@ -20,6 +20,7 @@ import { RECORD_COLUMNS } from '../storage/record-columns.js';
 import type { BulkBatch } from '../storage/bulk-load.js';
 import { EXPORT_COLUMNS } from './export.js';
 import { arrowColumns, DIRECT_BATCH_ROWS, importDirect } from './import-direct.js';
+import { SIDE_WRITERS } from '../storage/bulk-pages.js';
 
 export type ImportFormat = 'parquet' | 'jsonl' | 'arrow';
 
@@ -185,7 +186,7 @@ export class Importer {
     if (direct) {
       const stage = join(this.#stageDir, `import-${randomUUID()}.parquet`);
       try {
-        return { records: await importDirect(this.#db, path, format, (b) => sink.bulk!(b), batchRows, { onProgress: options.onProgress, arrowLayout: layout ?? undefined, sortRows: options.sortRows, stageFile: stage }), bodies: 0 };
+        return { records: await importDirect(this.#db, path, format, (b) => sink.bulk!(b), batchRows, { onProgress: options.onProgress, arrowLayout: layout ?? undefined, sortRows: options.sortRows, stageFile: stage, alignBatches: options.batchRows === undefined }), bodies: 0 };
       } finally {
         rmSync(stage, { force: true });
       }
@@ -353,7 +354,7 @@ export async function importFile(path: string, sink: ImportSink, reader: { tempD
   // JSON lines and Arrow rows loaded for the direct path on disk rather than in memory.
   const file = join(reader.tempDirectory, `import-${randomUUID()}.duckdb`);
   mkdirSync(reader.tempDirectory, { recursive: true });
-  const db = await Database.open({ path: file, connections: 1, memoryLimit: '1GB', tempDirectory: reader.tempDirectory, ...(reader.threads ? { threads: reader.threads } : {}) });
+  const db = await Database.open({ path: file, connections: 1 + SIDE_WRITERS, memoryLimit: '1GB', tempDirectory: reader.tempDirectory, ...(reader.threads ? { threads: reader.threads } : {}) });
   try {
     return await new Importer(db, reader.tempDirectory).run(path, sink, options);
   } finally {

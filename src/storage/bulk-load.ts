@@ -8,9 +8,11 @@
 import { join } from 'node:path';
 import type { Database, Param } from '../db/database.js';
 import { StorageError } from '../errors.js';
-import { hasHash, idHash } from './id-index.js';
+import { hasHash, idHash, idHashAt } from './id-index.js';
 import { partitionKey, type ManifestState } from './manifest.js';
 import { KIND_SQL, RECORD_COLUMNS, type RecordKind } from './record-columns.js';
+import { type BatchPages, writePageSegment } from './bulk-pages.js';
+import { SpliceMismatch } from './parquet-splice.js';
 import { removeSegmentFiles, segmentPath, writeSegment, type WrittenSegment } from './segments.js';
 import type { StoreState } from './store-state.js';
 
@@ -32,6 +34,10 @@ export interface BulkBatch {
    * ranges of ~150k, one after another, into the same file.
    */
   readonly sortRows?: number;
+  /** The caller has checked that no id repeats among the batch's rows (the check is skipped). */
+  readonly unique?: boolean;
+  /** The batch's rows are rows of this Parquet file, some of whose row groups may be copied as they are. */
+  readonly pages?: BatchPages;
 }
 
 /**
@@ -56,10 +62,10 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
     const n = batch.params.length;
     const p = (i: number) => `$${n + i}`;
     let src = `(${batch.select})`;
-    const dup = (await batch.db.all(`SELECT count(*) - count(DISTINCT id) AS d FROM ${src}`, batch.params))[0]!;
     // The same id twice in the file: only its last row is written (the others would be dead on arrival).
-    const dups = Number(dup['d']) > 0;
+    const dups = batch.unique !== true && Number((await batch.db.all(`SELECT count(*) - count(DISTINCT id) AS d FROM ${src}`, batch.params))[0]!['d']) > 0;
     if (dups) src = `(SELECT * FROM ${src} QUALIFY rn = max(rn) OVER (PARTITION BY id))`;
+    const { hashes, behindUs, ranges } = await scanBlocks(batch, src, Math.max(1, Math.min(BLOCK_ROWS, Math.floor(s.options.rowGroupSize / 4))));
     // Kinds whose rows come nearly in created_at order (an export does: it holds the segments' runs,
     // sorted, in order) are written in the order they come, without a sort (two thirds of an import's
     // CPU time at 1M spans). "Nearly": no row is older than the newest before it by more than
@@ -68,14 +74,12 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
     // keeps a scan's order (DuckDB preserves insertion order); the window of `dups` does not.
     const inOrder = new Set<string>();
     if (!dups) {
-      const order = await batch.db.all(
-        `SELECT kind, count(*) AS n, epoch_us(max(created_at)) - epoch_us(min(created_at)) AS range_us, max(epoch_us(newest) - epoch_us(created_at)) AS behind_us
-         FROM (SELECT ${KIND_SQL} AS kind, created_at, max(created_at) OVER (PARTITION BY ${KIND_SQL} ORDER BY rn ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS newest FROM ${src}) GROUP BY kind`,
-        batch.params,
-      );
-      for (const r of order) {
-        const groupUs = (Number(r['range_us']) * s.options.rowGroupSize) / Math.max(1, Number(r['n']));
-        if (Number(r['behind_us'] ?? 0) <= NEAR_ORDER_GROUPS * groupUs) inOrder.add(String(r['kind']));
+      for (const kind of KINDS) {
+        const n = hashes.get(kind)!.length;
+        const r = ranges.get(kind);
+        if (n === 0 || r === undefined) continue;
+        const groupUs = ((r[1] - r[0]) * s.options.rowGroupSize) / n;
+        if (behindUs.get(kind)! <= NEAR_ORDER_GROUPS * groupUs) inOrder.add(kind);
       }
     }
 
@@ -84,12 +88,6 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
     const names = new Map<RecordKind, string[]>(KINDS.map((k) => [k, []]));
     for (const r of await batch.db.all(`SELECT DISTINCT ${KIND_SQL} AS kind, unnest(map_keys(metrics)) AS name FROM ${src} ORDER BY name`, batch.params)) {
       names.get(r['kind'] as RecordKind)!.push(String(r['name']));
-    }
-    const hashes = new Map<RecordKind, number[]>(KINDS.map((k) => [k, []]));
-    for await (const { chunk } of batch.db.stream(`SELECT ${KIND_SQL} AS kind, id FROM ${src}`, batch.params)) {
-      if (!chunk) break;
-      const [kinds, ids] = chunk.getColumns() as [string[], string[]];
-      for (let i = 0; i < chunk.rowCount; i++) hashes.get(kinds[i] as RecordKind)!.push(idHash(ids[i]!));
     }
 
     const added: WrittenSegment[] = [];
@@ -114,21 +112,42 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
             : [...bounds, null]
                 .map((_, i) => `(${rows}${i > 0 ? ` AND created_at >= make_timestamp(${b(i - 1)})` : ''}${i < bounds.length ? ` AND created_at < make_timestamp(${b(i)})` : ''} ORDER BY created_at, id)`)
                 .join(' UNION ALL ');
-        const written = await batch.db.withConnection((conn) =>
-          writeSegment(conn, s.dir, {
-            file: segmentPath(s.dir, partitionKey(projectId, runId, kind), s.nextSegment++),
-            projectId,
-            runId,
-            kind,
-            select,
-            params: [...batch.params, base, projectId, runId, kind, ...metrics, ...bounds],
-            compressionLevel: IMPORT_COMPRESSION_LEVEL,
-            rowGroupSize: s.options.rowGroupSize,
-            textIndex: s.options.textIndex,
-            metrics: metrics.map((m) => metricIds[m]!),
-            hashes: Float64Array.from(kindHashes),
-          }),
-        );
+        const params = [...batch.params, base, projectId, runId, kind, ...metrics, ...bounds];
+        // Rows in order that are whole, unchanged row groups of the source, none much larger than the
+        // store's own (merges leave groups a few percent over it, and DuckDB does not keep to small
+        // settings: a seal at 8 wrote 180 rows to a group; so up to twice it or DuckDB's default of
+        // 122,880): their pages are copied.
+        const groups = batch.pages && inOrder.has(kind) ? batch.pages.groups.filter((g) => g.kind === kind) : [];
+        const fit = groups.every((g) => g.rows <= Math.max(2 * s.options.rowGroupSize, 122_880));
+        const pages =
+          batch.pages && fit && groups.length > 0 && groups.reduce((n, g) => n + g.rows, 0) === kindHashes.length
+            ? { db: batch.db, pages: batch.pages, groups, select, params, base, projectId, runId, metrics: metrics.map((m) => [m, metricIds[m]!] as const), compressionLevel: IMPORT_COMPRESSION_LEVEL, scratch: join(s.dir, 'tmp') }
+            : null;
+        const write = (viaPages: boolean) =>
+          batch.db.withConnection((conn) =>
+            writeSegment(conn, s.dir, {
+              file: segmentPath(s.dir, partitionKey(projectId, runId, kind), s.nextSegment++),
+              projectId,
+              runId,
+              kind,
+              select,
+              params,
+              ...(viaPages && pages ? { write: (abs: string) => writePageSegment(conn, abs, pages) } : {}),
+              compressionLevel: IMPORT_COMPRESSION_LEVEL,
+              rowGroupSize: s.options.rowGroupSize,
+              textIndex: s.options.textIndex,
+              metrics: metrics.map((m) => metricIds[m]!),
+              hashes: kindHashes,
+            }),
+          );
+        let written;
+        try {
+          written = await write(pages !== null);
+        } catch (err) {
+          // A column laid out otherwise than the segment's (an older export): written the usual way.
+          if (!(err instanceof SpliceMismatch)) throw err;
+          written = await write(false);
+        }
         if (written) added.push(written);
       }
       return await commitBatch(s, projectId, runId, added, metricIds);
@@ -137,6 +156,64 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
       throw err instanceof StorageError ? err : new StorageError(`importing into segments failed: ${(err as Error).message}`, { cause: err });
     }
   });
+}
+
+/** Most rows per block of scanBlocks (a quarter of a row group if less): a block's ids come as one string (~300 KB). */
+const BLOCK_ROWS = 8192;
+
+interface BlockScan {
+  /** Each kind's id hashes (unsorted). */
+  hashes: Map<RecordKind, Float64Array>;
+  /**
+   * Per kind, a bound on how far (µs) a row's created_at lies behind the newest created_at before it
+   * in the batch: per block of rows in batch order, the newest so far (this block's included) minus
+   * the block's oldest. It overstates by at most a block's own time span (about a quarter row group's).
+   */
+  behindUs: Map<RecordKind, number>;
+  /** Each kind's oldest and newest created_at (epoch µs). */
+  ranges: Map<RecordKind, [number, number]>;
+}
+
+/**
+ * One aggregate over the batch: per kind and block of rows, the ids joined into one string (hashed
+ * here out of it: a JS string per id cost ~4x as much at 1M spans) and the created_at range (what the
+ * order check needs; a window over every row cost as much again).
+ */
+async function scanBlocks(batch: BulkBatch, src: string, blockRows: number): Promise<BlockScan> {
+  const blocks = await batch.db.withConnection((conn) =>
+    conn.columns(
+      `SELECT ${KIND_SQL} AS kind, rn // ${blockRows} AS block, count(*) AS n, epoch_us(min(created_at))::DOUBLE AS lo, epoch_us(max(created_at))::DOUBLE AS hi, string_agg(id, '') AS ids
+       FROM ${src} GROUP BY ALL ORDER BY kind, block`,
+      batch.params,
+    ),
+  );
+  const [kinds, , counts, los, his, ids] = blocks as [string[], unknown[], bigint[], number[], number[], string[]];
+  const sizes = new Map<RecordKind, number>(KINDS.map((k) => [k, 0]));
+  for (let i = 0; i < kinds.length; i++) sizes.set(kinds[i] as RecordKind, sizes.get(kinds[i] as RecordKind)! + Number(counts[i]));
+  const hashes = new Map<RecordKind, Float64Array>(KINDS.map((k) => [k, new Float64Array(sizes.get(k)!)]));
+  const filled = new Map<RecordKind, number>(KINDS.map((k) => [k, 0]));
+  const behindUs = new Map<RecordKind, number>(KINDS.map((k) => [k, 0]));
+  const ranges = new Map<RecordKind, [number, number]>();
+  const newest = new Map<RecordKind, number>();
+  for (let i = 0; i < kinds.length; i++) {
+    const kind = kinds[i] as RecordKind;
+    const text = ids[i]!;
+    const n = Number(counts[i]);
+    // Ids are UUIDs (the caller checked): 36 characters each, so the joined string needs no separator.
+    if (text.length !== n * 36) throw new StorageError('bulk load: ids must be 36-character UUIDs');
+    const out = hashes.get(kind)!;
+    let o = filled.get(kind)!;
+    for (let at = 0; at < text.length; at += 36) out[o++] = idHashAt(text, at, at + 36);
+    filled.set(kind, o);
+    const lo = los[i]!;
+    const hi = his[i]!;
+    const top = Math.max(newest.get(kind) ?? -Infinity, hi);
+    newest.set(kind, top);
+    behindUs.set(kind, Math.max(behindUs.get(kind)!, top - lo));
+    const r = ranges.get(kind);
+    ranges.set(kind, r ? [Math.min(r[0], lo), Math.max(r[1], hi)] : [lo, hi]);
+  }
+  return { hashes, behindUs, ranges };
 }
 
 /**

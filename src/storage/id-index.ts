@@ -6,10 +6,18 @@
 
 /** 53-bit hash of an id string (two FNV-1a variants), exact as a JS number. */
 export function idHash(id: string): number {
+  return idHashAt(id, 0, id.length);
+}
+
+/**
+ * idHash of text.slice(from, to), without making that string: a bulk load hashes ids out of one
+ * string per block of rows (no JS string per id).
+ */
+export function idHashAt(text: string, from: number, to: number): number {
   let a = 0x811c9dc5;
   let b = 0x01000193 ^ 0x5bd1e995;
-  for (let i = 0; i < id.length; i++) {
-    const c = id.charCodeAt(i);
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
     a = Math.imul(a ^ c, 0x01000193);
     b = Math.imul(b ^ c, 0x5bd1e995);
     b ^= b >>> 15;

@@ -36,6 +36,11 @@ export interface WriteSegment {
   readonly kind: RecordKind;
   /** The SELECT whose rows (already in order) become the file. */
   readonly select: string;
+  /**
+   * Writes the file at the path instead of a COPY of `select` (the same columns, in order): a bulk load
+   * that copies pages of its source. May throw SpliceMismatch before the segment exists (nothing is left).
+   */
+  readonly write?: (abs: string) => Promise<void>;
   readonly params: readonly Param[];
   readonly rowGroupSize: number;
   readonly compressionLevel?: number;
@@ -63,7 +68,8 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
     const level = w.compressionLevel === undefined ? '' : `, COMPRESSION_LEVEL ${w.compressionLevel}`;
     // Every segment also stores tag_set, derived from tags (recomputed when the rows come from segments).
     const select = `SELECT COLUMNS(lambda c: c <> '${TAG_SET_COLUMN}'), ${TAG_SET_SQL} AS ${TAG_SET_COLUMN} FROM (${w.select})`;
-    await conn.run(`COPY (${select}) TO ${sqlString(abs)} (FORMAT parquet, COMPRESSION zstd${level}, ROW_GROUP_SIZE ${w.rowGroupSize})`, w.params);
+    if (w.write) await w.write(abs);
+    else await conn.run(`COPY (${select}) TO ${sqlString(abs)} (FORMAT parquet, COMPRESSION zstd${level}, ROW_GROUP_SIZE ${w.rowGroupSize})`, w.params);
     await fsyncPathAsync(abs);
     const meta = await conn.all(
       `SELECT epoch_us(stats_min::TIMESTAMP) AS lo, epoch_us(stats_max::TIMESTAMP) AS hi, row_group_num_rows AS n
