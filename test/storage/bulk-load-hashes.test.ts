@@ -10,7 +10,7 @@ import { Database } from '../../src/db/database.js';
 import { idHash, idHashAt } from '../../src/storage/id-index.js';
 import { loadManifest } from '../../src/storage/manifest.js';
 import { idsPath } from '../../src/storage/segments.js';
-import { everyKindTrace, openStore, tempDir } from '../support/helpers.js';
+import { everyKindTrace, openStore, parquetExportOf, tempDir } from '../support/helpers.js';
 
 const uuidFor = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
 
@@ -55,13 +55,8 @@ test("a direct import's segments carry their rows' id hashes, and a re-logged id
 });
 
 test('a Parquet file holding an id twice imports its later row only', async (t) => {
-  const src = await openStore(t);
   const traces = Array.from({ length: 6 }, (_, i) => ({ ...everyKindTrace(`t${i}`), id: uuidFor(i) }));
-  await src.store.logTraces(src.projectId, { log_stream_id: src.logStreamId, traces: traces as never });
-  await src.store.flush();
-  const dir = tempDir(t);
-  const plain = join(dir, 'plain.parquet');
-  await src.store.exportFile(src.projectId, plain, { format: 'parquet' });
+  const { dir, plain } = await parquetExportOf(t, traces);
   // The file again with trace 2 repeated at its end, its output changed (our own test SQL and paths).
   const file = join(dir, 'twice.parquet');
   const db = await Database.open({ connections: 1 });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { Database } from '../../src/db/database.js';
 import { loadManifest } from '../../src/storage/manifest.js';
-import { openStore, tempDir } from '../support/helpers.js';
+import { openStore, parquetExportOf } from '../support/helpers.js';
 
 const N = 240;
 const uuidFor = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
@@ -15,13 +15,8 @@ const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 
 /** An export of N traces one second apart, rewritten in the order `orderBy` gives (our SQL, no user values). */
 async function exportIn(t: TestContext, orderBy: string): Promise<{ file: string; keys: string[] }> {
-  const src = await openStore(t);
   const traces = Array.from({ length: N }, (_, i) => ({ type: 'trace', name: `t${i}`, input: 'q', output: 'a', created_at: new Date(T0 + i * 1000).toISOString(), id: uuidFor(i) }));
-  await src.store.logTraces(src.projectId, { log_stream_id: src.logStreamId, traces: traces as never });
-  await src.store.flush();
-  const dir = tempDir(t);
-  const plain = join(dir, 'plain.parquet');
-  await src.store.exportFile(src.projectId, plain, { format: 'parquet' });
+  const { dir, plain } = await parquetExportOf(t, traces);
   const file = join(dir, 'reordered.parquet');
   const db = await Database.open({});
   try {

@@ -4,21 +4,11 @@
 // store's dead set has no seq in its range; a replaced record shows one version, never both or none.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { WireRow } from '../../src/storage/record-store.js';
 import type { Snapshot } from '../../src/storage/snapshot.js';
-import { openRecordStore } from '../support/helpers.js';
+import { openRecordStore, ROWS_PROJECT, ROWS_RUN, rowId, toolRows } from '../support/helpers.js';
 
-const P = '11111111-1111-4111-8111-111111111111';
-const R = '22222222-2222-4222-8222-222222222222';
-const idOf = (k: number) => `00000000-0000-4000-8000-${String(k).padStart(12, '0')}`;
-const scope = { projectId: P, runId: R, kinds: ['span'] as const };
-
-function rows(from: number, n: number, name = 'r'): WireRow[] {
-  return Array.from({ length: n }, (_, i) => {
-    const k = from + i;
-    return { seq: 0, id: idOf(k), type: 'tool', project_id: P, run_id: R, trace_id: idOf(k), name: `${name}${k}`, input: 'x', created_at: 1_700_000_000_000_000 + k, updated_at: 0, is_complete: true, has_children: false };
-  });
-}
+const scope = { projectId: ROWS_PROJECT, runId: ROWS_RUN, kinds: ['span'] as const };
+const rows = (from: number, n: number, name = 'r') => toolRows(from, n, { name });
 
 async function setUp(t: Parameters<typeof openRecordStore>[0]) {
   const { db, store } = await openRecordStore(t);
@@ -34,7 +24,7 @@ async function setUp(t: Parameters<typeof openRecordStore>[0]) {
   /** What a snapshot shows: the names of records k, the live total, the segments it reads unfiltered. */
   const read = async (snap: Snapshot, ...ks: number[]) => {
     const src = snap.source(scope);
-    const got = await db.all(`SELECT name FROM ${src.sql} r WHERE id IN (SELECT unnest($${src.params.length + 1}::VARCHAR[])) ORDER BY name`, [...src.params, ks.map(idOf)]);
+    const got = await db.all(`SELECT name FROM ${src.sql} r WHERE id IN (SELECT unnest($${src.params.length + 1}::VARCHAR[])) ORDER BY name`, [...src.params, ks.map(rowId)]);
     const total = await db.all(`SELECT count(*) AS n FROM ${src.sql} r`, src.params);
     return { names: got.map((r) => String(r['name'])), total: Number(total[0]!['n']), free: [...snap.deadFreeFiles()].sort() };
   };
@@ -58,7 +48,7 @@ test('a snapshot ignores replacements and deletes logged after it, in clean and 
   // After the snapshot: records 5 (clean segment a), 15 (dirty segment b) and 22 (memory) replaced,
   // record 3 deleted.
   await store.append([...rows(5, 1, 'new'), ...rows(15, 1, 'new'), ...rows(22, 1, 'new')], true);
-  const sealed3 = await store.lookup(P, R, [idOf(3)]);
+  const sealed3 = await store.lookup(ROWS_PROJECT, ROWS_RUN, [rowId(3)]);
   await store.deleteSeqs([Number(sealed3[0]!['seq'])]);
 
   const same = await read(old, 3, 5, 12, 15, 21, 22);

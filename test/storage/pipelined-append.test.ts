@@ -4,19 +4,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Database } from '../../src/db/database.js';
-import { RecordStore, type WireRow } from '../../src/storage/record-store.js';
-import { openRecordStore, tempDir } from '../support/helpers.js';
+import { RecordStore } from '../../src/storage/record-store.js';
+import { openRecordStore, ROWS_PROJECT, ROWS_RUN, tempDir, toolRows } from '../support/helpers.js';
 
-const P = '11111111-1111-4111-8111-111111111111';
-const R = '22222222-2222-4222-8222-222222222222';
-
-function rows(from: number, n: number): WireRow[] {
-  return Array.from({ length: n }, (_, i) => {
-    const k = from + i;
-    const id = `00000000-0000-4000-8000-${String(k).padStart(12, '0')}`;
-    return { seq: 0, id, type: 'tool', project_id: P, run_id: R, trace_id: id, name: `r${k}`, input: 'x'.repeat(200), created_at: 1_700_000_000_000_000 + k, updated_at: 0, is_complete: true, has_children: false };
-  });
-}
+const P = ROWS_PROJECT;
+const R = ROWS_RUN;
+const rows = (from: number, n: number) => toolRows(from, n, { input: 'x'.repeat(200) });
 
 test('a read that starts after an append resolved sees its rows, request after request', async (t) => {
   const { store } = await openRecordStore(t);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { Database } from '../../src/db/database.js';
 import { TraceStore, type TraceStoreOptions } from '../../src/engine/trace-store.js';
-import { RecordStore } from '../../src/storage/record-store.js';
+import { RecordStore, type WireRow } from '../../src/storage/record-store.js';
 import { buildServer, type ServerOptions } from '../../src/server/build-server.js';
 
 // Temporary folders are removed when the test process exits, after every store a test opened (in
@@ -20,6 +20,21 @@ export function tempDir(_t?: TestContext, prefix = 'tracelake-test-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   folders.push(dir);
   return dir;
+}
+
+/** Project and run of the rows `toolRows` makes, for record-store tests. */
+export const ROWS_PROJECT = '11111111-1111-4111-8111-111111111111';
+export const ROWS_RUN = '22222222-2222-4222-8222-222222222222';
+/** The id of row k of `toolRows`. */
+export const rowId = (k: number): string => `00000000-0000-4000-8000-${String(k).padStart(12, '0')}`;
+
+/** Flat tool rows k = from .. from + n - 1 (each its own trace, created_at one µs apart), named `${name}${k}`. */
+export function toolRows(from: number, n: number, { name = 'r', input = 'x' }: { name?: string; input?: string } = {}): WireRow[] {
+  return Array.from({ length: n }, (_, i) => {
+    const k = from + i;
+    const id = rowId(k);
+    return { seq: 0, id, type: 'tool', project_id: ROWS_PROJECT, run_id: ROWS_RUN, trace_id: id, name: `${name}${k}`, input, created_at: 1_700_000_000_000_000 + k, updated_at: 0, is_complete: true, has_children: false };
+  });
 }
 
 /** A bare record store (no catalog) over its own DuckDB, without background merges; closed after the test. */
@@ -48,6 +63,17 @@ export async function openStore(t: TestContext, options: TraceStoreOptions = {},
   const project = store.createProject({ name: 'test-project' });
   const stream = store.createLogStream(project.id, 'default');
   return { dir, store, projectId: project.id, logStreamId: stream.id };
+}
+
+/** A store holding `traces` (flushed) and its whole export as Parquet in a fresh folder (`dir`). */
+export async function parquetExportOf(t: TestContext, traces: readonly unknown[]): Promise<{ dir: string; plain: string }> {
+  const src = await openStore(t);
+  await src.store.logTraces(src.projectId, { log_stream_id: src.logStreamId, traces: traces as never });
+  await src.store.flush();
+  const dir = tempDir(t);
+  const plain = join(dir, 'plain.parquet');
+  await src.store.exportFile(src.projectId, plain, { format: 'parquet' });
+  return { dir, plain };
 }
 
 export interface ServerFixture extends StoreFixture {
