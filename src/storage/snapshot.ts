@@ -183,15 +183,14 @@ export class Snapshot {
       params.push(v);
       return `$${firstParam + params.length - 1}`;
     };
-    const aliases = new Map<string, string>();
-    const segCols: string[] = [];
-    metrics.forEach((name, i) => {
-      const alias = `mx${i}`;
-      aliases.set(name, alias);
-      const id = this.#manifest.metric_ids[name];
-      const sealed = id !== undefined && whole.some((s) => s.metrics.includes(id));
-      segCols.push(sealed ? `m${id} AS ${alias}` : `NULL::DOUBLE AS ${alias}`);
-    });
+    const aliases = new Map<string, string>(metrics.map((name, i) => [name, `mx${i}`]));
+    // A metric column exists only in files that stored it; union_by_name fills it for the others of
+    // one read, so a read of files none of which has it must select NULL instead.
+    const segCols = (segs: readonly SegmentEntry[]) =>
+      metrics.map((name, i) => {
+        const id = this.#manifest.metric_ids[name];
+        return id !== undefined && segs.some((s) => s.metrics.includes(id)) ? `m${id} AS mx${i}` : `NULL::DOUBLE AS mx${i}`;
+      });
     const extra = (list: string[]) => (list.length > 0 ? `, ${list.join(', ')}` : '');
     const parts: string[] = [];
     /** Parts read without the dead-row filter (segments and memory tables without dead rows). */
@@ -206,21 +205,18 @@ export class Snapshot {
     else {
       for (const withTags of [true, false]) {
         for (const free of deadFree ? [true, false] : [false]) {
-          const some = whole.filter((s) => (s.tag_set === true) === withTags && (deadFree === null || deadFree.has(s.file) === free)).map((s) => join(this.#dir, s.file));
+          const some = whole.filter((s) => (s.tag_set === true) === withTags && (deadFree === null || deadFree.has(s.file) === free));
           if (some.length === 0) continue;
-          parts.push(`SELECT ${withTags ? stored : derived}${extra(segCols)} FROM read_parquet(${p(some)}, hive_partitioning = false, union_by_name = true)`);
+          const files = some.map((s) => join(this.#dir, s.file));
+          parts.push(`SELECT ${withTags ? stored : derived}${extra(segCols(some))} FROM read_parquet(${p(files)}, hive_partitioning = false, union_by_name = true)`);
           if (free) clean.add(parts[parts.length - 1]!);
         }
       }
       // Segments the text index narrows to some row groups: one read each, on file_row_number ranges
-      // (DuckDB skips the row groups outside them). A file lacks the metric columns it never stored.
+      // (DuckDB skips the row groups outside them).
       for (const { seg, ranges } of partial) {
-        const segMetrics = metrics.map((name, i) => {
-          const id = this.#manifest.metric_ids[name];
-          return id !== undefined && seg.metrics.includes(id) ? `m${id} AS mx${i}` : `NULL::DOUBLE AS mx${i}`;
-        });
         const where = ranges.map(([a, b]) => `file_row_number BETWEEN ${p(a)} AND ${p(b)}`).join(' OR ');
-        parts.push(`SELECT ${colsOf(seg)}${extra(segMetrics)} FROM read_parquet(${p(join(this.#dir, seg.file))}, hive_partitioning = false) WHERE ${where}`);
+        parts.push(`SELECT ${colsOf(seg)}${extra(segCols([seg]))} FROM read_parquet(${p(join(this.#dir, seg.file))}, hive_partitioning = false) WHERE ${where}`);
         if (deadFree?.has(seg.file)) clean.add(parts[parts.length - 1]!);
       }
     }

@@ -81,3 +81,24 @@ test('after a seal the replaced record still shows once, and clean segments are 
   assert.deepEqual(got.names, ['new5']);
   assert.equal(got.total, 25);
 });
+
+test('a metric stored only by dirty segments reads as null from the clean ones (they lack its column)', async (t) => {
+  const { db, store } = await openRecordStore(t);
+  await store.append(toolRows(0, 5).map((r, i) => ({ ...r, metrics: { score: i / 10 } })), true);
+  await store.seal();
+  await store.append(rows(5, 5), true);
+  await store.seal();
+  // A record of the first segment replaced: that segment is dirty, the second (no score column) clean.
+  await store.append(rows(1, 1, 'new'), true);
+  await store.settled();
+  const snap = store.snapshot();
+  const free = snap.deadFreeFiles().size;
+  const src = snap.source(scope, 1, ['score']);
+  const got = await db.all(`SELECT name, ${src.metricColumn('score')} AS s FROM ${src.sql} r ORDER BY s DESC NULLS LAST, name`, src.params);
+  snap.release();
+  assert.equal(free, 1, 'one segment clean, one dirty');
+  assert.deepEqual(
+    got.map((r) => [r['name'], r['s']]),
+    [['r4', 0.4], ['r3', 0.3], ['r2', 0.2], ['r0', 0], ['new1', null], ['r5', null], ['r6', null], ['r7', null], ['r8', null], ['r9', null]],
+  );
+});
