@@ -59,7 +59,7 @@ for (const [point, nths] of [
   ['segment-written', [1, 6]],
   ['manifest-renamed', [1, 6]],
 ] as const) {
-  test(`SIGKILL at ${point} keeps every acknowledged span once and nothing torn`, { timeout: 120_000 }, async (t) => {
+  test(`SIGKILL at ${point} keeps every acknowledged span once and nothing torn`, { timeout: 300_000 }, async (t) => {
     const dir = tempDir(t);
     let projectId: string;
     let runId: string;
