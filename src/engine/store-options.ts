@@ -20,7 +20,7 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   memoryLimit?: string;
   /** Lifetime of bearer tokens in seconds (default 30 days). */
   tokenTtlSeconds?: number;
-  /** Rows the first created_at window of a newest-first page covers (default 50,000; tests shrink it). */
+  /** Rows the first created_at window of a newest-first page covers (default 8,192; tests shrink it). */
   pageWindowRows?: number;
   /** Metric-sorted pages from per-segment lists of the best rows (default true; tests compare with false). */
   metricTopK?: boolean;

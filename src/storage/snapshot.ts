@@ -155,8 +155,8 @@ export class Snapshot {
    * parameters it uses (numbered from `firstParam`). Each metric in `metrics` is also exposed as a
    * DOUBLE column named by `metricColumn(name)` (the shredded column where sealed, a map lookup in memory).
    */
-  source(scope: Scope, firstParam = 1, metrics: readonly string[] = [], text: readonly TextRequirement[] = []): SourceSql {
-    return this.#source(scope, firstParam, metrics, false, text);
+  source(scope: Scope, firstParam = 1, metrics: readonly string[] = [], text: readonly TextRequirement[] = [], created: readonly (readonly [number, number])[] | null = null): SourceSql {
+    return this.#source(scope, firstParam, metrics, false, text, undefined, created);
   }
 
   /** Sequence numbers of rows of a scope that retention has expired but are still stored (to purge them). */
@@ -175,8 +175,12 @@ export class Snapshot {
     return this.#source(scope, firstParam, metrics, false, [], { columns, segments });
   }
 
-  #source(scope: Scope, firstParam: number, metrics: readonly string[], expiredOnly: boolean, text: readonly TextRequirement[], given?: { columns: readonly string[]; segments: (p: (v: Param) => string) => string }): SourceSql {
-    const segments = expiredOnly ? this.#manifest.segments.filter((s) => s.project_id === scope.projectId && (scope.runId === undefined || s.run_id === scope.runId) && scope.kinds.includes(s.kind)) : this.segmentsFor(scope);
+  #source(scope: Scope, firstParam: number, metrics: readonly string[], expiredOnly: boolean, text: readonly TextRequirement[], given?: { columns: readonly string[]; segments: (p: (v: Param) => string) => string }, created: readonly (readonly [number, number])[] | null = null): SourceSql {
+    let segments = expiredOnly ? this.#manifest.segments.filter((s) => s.project_id === scope.projectId && (scope.runId === undefined || s.run_id === scope.runId) && scope.kinds.includes(s.kind)) : this.segmentsFor(scope);
+    // A caller that keeps only rows created within `created` (a page's time window) reads no segment
+    // created wholly outside it: listing a file costs DuckDB its metadata and statistics checks even
+    // when every row group is skipped.
+    if (created !== null) segments = segments.filter((s) => created.some(([a, b]) => s.max_created_us >= a && s.min_created_us <= b));
     const { whole, partial } = this.#textCandidates(segments, text);
     const params: Param[] = [];
     const p = (v: Param) => {
