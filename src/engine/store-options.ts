@@ -26,6 +26,8 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   metricTopK?: boolean;
   /** Rows each segment's list of best rows keeps per metric and direction (default 2,048; tests shrink it). */
   metricTopKRows?: number;
+  /** Counts keep each segment's share per filter and reuse it (count-cache.ts; default true; tests compare with false). */
+  segmentCounts?: boolean;
   /** Most spans one logging request may carry (default 100,000; more answers 413). */
   maxSpansPerRequest?: number;
   /** Told the steps each search or count ran (keys, roll-ups, fetch), for benchmarks and tests. */
