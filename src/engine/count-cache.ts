@@ -16,14 +16,21 @@ import type { Snapshot, SourcePick } from '../storage/snapshot.js';
 
 /** Segment counts kept at most (each a short string key and a number; least recently used go first). */
 const MAX_ENTRIES = 20_000;
+/**
+ * Smaller segments are read by the count of the rest: each kept segment costs the first count one
+ * statement of its own, and small segments are cheap to read and soon merged.
+ */
+export const MIN_ROWS = 100_000;
 
 export class SegmentCounts {
   readonly #counts = new Map<string, number>();
   readonly #max: number;
+  readonly minRows: number;
   /** Segment counts answered from memory and counted by a query, since the store opened (for tests and benchmarks). */
   readonly stats = { hits: 0, misses: 0 };
 
-  constructor(max = MAX_ENTRIES) {
+  constructor(minRows = MIN_ROWS, max = MAX_ENTRIES) {
+    this.minRows = minRows;
     this.#max = max;
   }
 
@@ -51,9 +58,9 @@ export async function countBySegment(db: Database, cache: SegmentCounts, snap: S
   if (columnsOf(plan.filter).has('has_children') || countQuery(plan).rolled.length > 0) return null;
   const deadFree = snap.deadFreeFiles();
   const cut = snap.cutoffs(scope.projectId, scope.runId);
-  // Segments whose every row is live and unexpired at this snapshot (a segment wholly expired is not
-  // in segmentsFor at all).
-  const whole = snap.segmentsFor(scope).filter((s) => deadFree.has(s.file) && !(cut.has(s.run_id) && s.min_created_us < cut.get(s.run_id)!));
+  // Segments (large enough) whose every row is live and unexpired at this snapshot (a segment wholly
+  // expired is not in segmentsFor at all).
+  const whole = snap.segmentsFor(scope).filter((s) => s.rows >= cache.minRows && deadFree.has(s.file) && !(cut.has(s.run_id) && s.min_created_us < cut.get(s.run_id)!));
   if (whole.length === 0) return null;
   const filterKey = `${plan.level}\n${JSON.stringify(plan.filter)}`;
   const key = (s: SegmentEntry) => `${s.file}\n${s.rows}\n${s.min_seq}\n${s.max_seq}\n${filterKey}`;

@@ -66,7 +66,7 @@ export class RecordQueries {
   /** Each segment's count per filter (count-cache.ts). */
   readonly #counts: SegmentCounts | null;
 
-  constructor(records: RecordStore, db: Database, options: { windowRows?: number; metricTopK?: boolean; segmentCounts?: boolean; topKRows?: number; metricInfo?: (name: string) => MetricInfo | undefined; onPlan?: (steps: readonly string[]) => void } = {}) {
+  constructor(records: RecordStore, db: Database, options: { windowRows?: number; metricTopK?: boolean; segmentCounts?: boolean; segmentCountMinRows?: number; topKRows?: number; metricInfo?: (name: string) => MetricInfo | undefined; onPlan?: (steps: readonly string[]) => void } = {}) {
     this.#onPlan = options.onPlan;
     const metricInfo = options.metricInfo ?? defaultMetricInfo;
     this.#windowRows = options.windowRows ?? 8_192;
@@ -74,7 +74,7 @@ export class RecordQueries {
     this.#db = db;
     this.#facts = new DataFactsCache(db, records.notedColumns);
     this.#topK = options.metricTopK === false ? null : new TopKCache(db, options.topKRows);
-    this.#counts = options.segmentCounts === false ? null : new SegmentCounts();
+    this.#counts = options.segmentCounts === false ? null : new SegmentCounts(options.segmentCountMinRows);
     this.#metricInfo = (name) => metricInfo(name) ?? defaultMetricInfo(name);
   }
 

@@ -28,6 +28,8 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   metricTopKRows?: number;
   /** Counts keep each segment's share per filter and reuse it (count-cache.ts; default true; tests compare with false). */
   segmentCounts?: boolean;
+  /** Segments of fewer rows are counted each time (default 100,000; tests shrink it). */
+  segmentCountMinRows?: number;
   /** Most spans one logging request may carry (default 100,000; more answers 413). */
   maxSpansPerRequest?: number;
   /** Told the steps each search or count ran (keys, roll-ups, fetch), for benchmarks and tests. */
