@@ -41,23 +41,16 @@ export async function rowsToDelete(db: Database, plan: PlanInput): Promise<GoneR
 /**
  * Seqs of the live versions (spans or traces, has_children true) of `parents` that no live child span
  * outside `goneSeqs` is left under. Asked before the delete is logged, so both go in one entry.
- * Two statements: first which parents keep a child (reads every span's parent_id), then the rows of
- * only the others. Most parents of deleted spans keep a child (at 10M spans, 5,150 of the 104,864
- * parents of a 1% delete did not), so the second reads the ids with a short list to match, and is
- * left out when every parent keeps one.
  */
 export async function childlessParents(db: Database, snap: Snapshot, scope: Scope, parents: string[], goneSeqs: number[]): Promise<number[]> {
   const s: Scope = { ...scope, kinds: ['span'] };
   const children = snap.source(s);
-  const kp: Param[] = [...children.params];
-  const k = (v: Param) => `$${kp.push(v)}`;
-  // Semi-joins (hash) rather than list_contains, which compares every row with every listed id.
-  const keep = await db.all(`SELECT DISTINCT parent_id FROM ${children.sql} WHERE parent_id IN (SELECT unnest(${k(parents)}::VARCHAR[])) AND seq NOT IN (SELECT unnest(${k(goneSeqs)}::BIGINT[]))`, kp);
-  const kept = new Set(keep.map((r) => String(r['parent_id'])));
-  const left = parents.filter((id) => !kept.has(id));
-  if (left.length === 0) return [];
-  const owners = snap.source({ ...s, kinds: ['span', 'trace'] });
-  const op: Param[] = [...owners.params];
-  const rows = await db.all(`SELECT seq FROM ${owners.sql} WHERE id IN (SELECT unnest($${op.push(left)}::VARCHAR[])) AND has_children`, op);
+  const owners = snap.source({ ...s, kinds: ['span', 'trace'] }, children.params.length + 1);
+  const params: Param[] = [...children.params, ...owners.params];
+  const p = (v: Param) => `$${params.push(v)}`;
+  const ids = p(parents);
+  // Semi- and anti-joins (hash) rather than list_contains, which compares every row with every listed id.
+  const left = `SELECT parent_id FROM ${children.sql} WHERE parent_id IN (SELECT unnest(${ids}::VARCHAR[])) AND seq NOT IN (SELECT unnest(${p(goneSeqs)}::BIGINT[]))`;
+  const rows = await db.all(`SELECT seq FROM ${owners.sql} WHERE id IN (SELECT unnest(${ids}::VARCHAR[])) AND has_children AND id NOT IN (${left})`, params);
   return rows.map((r) => Number(r['seq']));
 }
