@@ -65,3 +65,29 @@ test('kept segment counts give the full count after deletes, merges and retentio
   }
   await check('after seal and merge');
 });
+
+// A trace whose only span is deleted gets a childless mark, not a dead row: its trace segment stays
+// dead-free, so a kept count of a has_children filter would still count it.
+test('a has_children filter is counted afresh after a delete leaves a trace childless', async (t) => {
+  const kept = await openStore(t, { autoCompact: false, segmentCountMinRows: 1 });
+  const plain = await openStore(t, { autoCompact: false, segmentCounts: false });
+  const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+  const traces = [1, 2].map((i) => ({ id: id(i), name: `t${i}`, input: 'q', created_at: '2026-01-01T00:00:00Z', spans: [{ id: id(10 + i), type: 'llm', name: `s${i}`, input: 'x', created_at: '2026-01-01T00:00:01Z', model: 'm' }] }));
+  const filters = [{ type: 'boolean', column_id: 'has_children', operator: 'eq', value: true }];
+  const counts = async () => {
+    const out: number[] = [];
+    for (const fx of [kept, plain]) out.push((await fx.store.count('trace', fx.projectId, { log_stream_id: fx.logStreamId, filters } as never)).total_count);
+    return out;
+  };
+  for (const fx of [kept, plain]) {
+    await fx.store.logTraces(fx.projectId, { log_stream_id: fx.logStreamId, traces } as never);
+    await fx.store.flush();
+  }
+  assert.deepEqual(await counts(), [2, 2]);
+  assert.deepEqual(await counts(), [2, 2]);
+  for (const fx of [kept, plain]) {
+    const gone = await fx.store.delete('span', fx.projectId, { log_stream_id: fx.logStreamId, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 's1' }] } as never);
+    assert.equal(gone.deleted, 1);
+  }
+  assert.deepEqual(await counts(), [1, 1]);
+});
