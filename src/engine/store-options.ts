@@ -20,12 +20,16 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   memoryLimit?: string;
   /** Lifetime of bearer tokens in seconds (default 30 days). */
   tokenTtlSeconds?: number;
-  /** Rows the first created_at window of a newest-first page covers (default 50,000; tests shrink it). */
+  /** Rows the first created_at window of a newest-first page covers (default 8,192; tests shrink it). */
   pageWindowRows?: number;
   /** Metric-sorted pages from per-segment lists of the best rows (default true; tests compare with false). */
   metricTopK?: boolean;
   /** Rows each segment's list of best rows keeps per metric and direction (default 2,048; tests shrink it). */
   metricTopKRows?: number;
+  /** Counts keep each segment's share per filter and reuse it (count-cache.ts; default true; tests compare with false). */
+  segmentCounts?: boolean;
+  /** Segments of fewer rows are counted each time (default 100,000; tests shrink it). */
+  segmentCountMinRows?: number;
   /** Most spans one logging request may carry (default 100,000; more answers 413). */
   maxSpansPerRequest?: number;
   /** Told the steps each search or count ran (keys, roll-ups, fetch), for benchmarks and tests. */

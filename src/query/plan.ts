@@ -30,7 +30,7 @@ export interface PlanInput {
    * Records of the level, scoped and live, exposing the listed metrics as columns. `text`: substrings
    * every matching record holds (the source may leave out row groups that cannot hold them).
    */
-  readonly base: (firstParam: number, metrics: readonly string[], text: readonly TextRequirement[]) => Source;
+  readonly base: (firstParam: number, metrics: readonly string[], text: readonly TextRequirement[], created: CreatedRanges | null) => Source;
   /** Descendant records (spans for spans and traces; spans and traces for sessions), for roll-ups. */
   readonly descendants: (firstParam: number, metrics: readonly string[]) => Source;
   readonly filter: Expr | null;
@@ -47,6 +47,19 @@ export interface PlanInput {
  * created_at within one of `ranges` (inclusive, epoch µs): DuckDB skips row groups outside them.
  */
 export type TimeWindow = { readonly op: '>=' | '<='; readonly us: number } | { readonly ranges: readonly (readonly [number, number])[] };
+
+/**
+ * Inclusive created_at ranges (epoch µs) every row a query keeps lies in, from its time window: the
+ * source may leave out whole segments outside them (DuckDB would skip their row groups, but still opens
+ * every listed file and checks each row group's statistics, ~10 ms per large segment).
+ */
+export type CreatedRanges = readonly (readonly [number, number])[];
+
+export function windowRanges(window: TimeWindow | null): CreatedRanges | null {
+  if (window === null) return null;
+  if ('ranges' in window) return window.ranges;
+  return window.op === '>=' ? [[window.us, Infinity]] : [[-Infinity, window.us]];
+}
 
 export const AGGREGATE: Record<RollUpMethod, (v: string) => string> = {
   average: (v) => `avg(${v})`,
@@ -86,7 +99,7 @@ function skeleton(input: PlanInput, params: Params, window: TimeWindow | null = 
   const names = [...needed];
   // Metrics the page shows are read from the same scan (own values only: a shredded column each).
   const read = [...names, ...shown.filter((n) => !needed.has(n))];
-  const base = input.base(params.values.length + 1, read, requiredContains(input.filter));
+  const base = input.base(params.values.length + 1, read, requiredContains(input.filter), windowRanges(window));
   params.values.push(...base.params);
   const ctes: string[] = [];
   const joins: string[] = [];

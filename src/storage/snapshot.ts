@@ -48,6 +48,13 @@ export interface SnapshotBounds {
   readonly dead: DeadSet;
 }
 
+/** Part of a scope's records: only the segments in `files` (only: true) or all but those, memory tables or not. */
+export interface SourcePick {
+  readonly files: ReadonlySet<string>;
+  readonly only: boolean;
+  readonly memory: boolean;
+}
+
 export interface SourceSql {
   readonly sql: string;
   readonly params: Param[];
@@ -155,8 +162,8 @@ export class Snapshot {
    * parameters it uses (numbered from `firstParam`). Each metric in `metrics` is also exposed as a
    * DOUBLE column named by `metricColumn(name)` (the shredded column where sealed, a map lookup in memory).
    */
-  source(scope: Scope, firstParam = 1, metrics: readonly string[] = [], text: readonly TextRequirement[] = []): SourceSql {
-    return this.#source(scope, firstParam, metrics, false, text);
+  source(scope: Scope, firstParam = 1, metrics: readonly string[] = [], text: readonly TextRequirement[] = [], created: readonly (readonly [number, number])[] | null = null, pick?: SourcePick): SourceSql {
+    return this.#source(scope, firstParam, metrics, false, text, undefined, created, pick);
   }
 
   /** Sequence numbers of rows of a scope that retention has expired but are still stored (to purge them). */
@@ -175,8 +182,13 @@ export class Snapshot {
     return this.#source(scope, firstParam, metrics, false, [], { columns, segments });
   }
 
-  #source(scope: Scope, firstParam: number, metrics: readonly string[], expiredOnly: boolean, text: readonly TextRequirement[], given?: { columns: readonly string[]; segments: (p: (v: Param) => string) => string }): SourceSql {
-    const segments = expiredOnly ? this.#manifest.segments.filter((s) => s.project_id === scope.projectId && (scope.runId === undefined || s.run_id === scope.runId) && scope.kinds.includes(s.kind)) : this.segmentsFor(scope);
+  #source(scope: Scope, firstParam: number, metrics: readonly string[], expiredOnly: boolean, text: readonly TextRequirement[], given?: { columns: readonly string[]; segments: (p: (v: Param) => string) => string }, created: readonly (readonly [number, number])[] | null = null, pick?: SourcePick): SourceSql {
+    let segments = expiredOnly ? this.#manifest.segments.filter((s) => s.project_id === scope.projectId && (scope.runId === undefined || s.run_id === scope.runId) && scope.kinds.includes(s.kind)) : this.segmentsFor(scope);
+    // A caller that keeps only rows created within `created` (a page's time window) reads no segment
+    // created wholly outside it: listing a file costs DuckDB its metadata and statistics checks even
+    // when every row group is skipped.
+    if (created !== null) segments = segments.filter((s) => created.some(([a, b]) => s.max_created_us >= a && s.min_created_us <= b));
+    if (pick) segments = segments.filter((s) => pick.files.has(s.file) === pick.only);
     const { whole, partial } = this.#textCandidates(segments, text);
     const params: Param[] = [];
     const p = (v: Param) => {
@@ -220,7 +232,7 @@ export class Snapshot {
         if (deadFree?.has(seg.file)) clean.add(parts[parts.length - 1]!);
       }
     }
-    const mem = this.#memFor(scope);
+    const mem = pick?.memory === false ? [] : this.#memFor(scope);
     if (mem.length > 0) {
       // Parameters are numbered in order of appearance: none may be bound that the SQL does not use.
       const memCols = metrics.map((name, i) => `metrics[${p(name)}] AS mx${i}`);
