@@ -41,7 +41,7 @@ const textIndex = a['text-index'] === true;
 if (a.make) {
   const { TraceStore } = await import('../src/engine/trace-store.js');
   const { spanBatches } = await import('./workload.js');
-  const store = await TraceStore.open(a.dir!, { textIndex });
+  const store = await TraceStore.open(a.dir!, { textIndex, segmentCounts: false });
   const projectId = store.createProject({ name: 'count-scale' }).id;
   const runId = store.createLogStream(projectId, 'bench').id;
   let n = 0;
@@ -82,7 +82,7 @@ const rssMiB = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync('/proc/self/statu
 
 async function open(module: string, dir: string): Promise<{ store: Store; projectId: string; runId: string }> {
   const mod = (await import(resolve(module))) as Mod;
-  const store = await mod.TraceStore.open(dir, { autoCompact: false, textIndex });
+  const store = await mod.TraceStore.open(dir, { autoCompact: false, textIndex, segmentCounts: false });
   return { store, projectId: a.project!, runId: a.run! };
 }
 

@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TraceStore } from '../src/engine/trace-store.js';
+import { BENCH_STORE } from './peers/library-load.js';
 import type { LogTracesRequest } from '../src/schemas/ingest.js';
 import { fmt, median, type Measurement } from './common.js';
 import { spanSegments } from './peers/duckdb-raw-peer.js';
@@ -132,7 +133,7 @@ export async function benchShapes(spans: number, runs = 3, match?: string, keep?
   const reuse = keep !== undefined && existsSync(idsFile);
   if (keep !== undefined) mkdirSync(keep, { recursive: true });
   let steps: readonly string[] = [];
-  const store = await TraceStore.open(join(dir, 'tracelake'), { onPlan: (s) => (steps = s) });
+  const store = await TraceStore.open(join(dir, 'tracelake'), { ...BENCH_STORE, onPlan: (s) => (steps = s) });
   let conn: DuckDBConnection | null = null;
   let instance: DuckDBInstance | null = null;
   try {

@@ -9,7 +9,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { spanBatches } from '../workload.js';
-import { LibraryLoad } from './library-load.js';
+import { BENCH_STORE, LibraryLoad } from './library-load.js';
 
 export interface TemplateInfo {
   /** The size asked for. */
@@ -74,7 +74,7 @@ export async function ensureTemplate(dataDir: string, spans: number, seed: numbe
 export async function openCopy(dataDir: string, info: TemplateInfo, parent: string): Promise<LibraryLoad> {
   const dir = join(parent, 'tracelake');
   cpSync(join(dataDir, 'tracelake'), dir, { recursive: true });
-  return LibraryLoad.adopt(dir, await TraceStore.open(dir), info.projectId, info.logStreamId);
+  return LibraryLoad.adopt(dir, await TraceStore.open(dir, BENCH_STORE), info.projectId, info.logStreamId);
 }
 
 // Run alone to build a template ahead of a benchmark:
