@@ -31,10 +31,14 @@ interface FilterKind {
 interface Shape {
   name: string;
   count: boolean;
+  /** The page shows the metric (own value, else the roll-up): the answer includes it (`v`). */
+  shows?: boolean;
   body: Obj;
   sql: string;
 }
 
+/** A shown metric value, to 9 significant digits (sums of doubles depend on the order they are read in). */
+const shown = (v: unknown) => (v === null || v === undefined ? '-' : Number(v).toPrecision(9));
 const q = (s: string) => `'${s.replaceAll("'", "''")}'`;
 const METRIC = 'correctness';
 
@@ -70,6 +74,23 @@ function from(col: string, rollUp: boolean): { with: string; from: string; m: st
   };
 }
 
+/**
+ * A page that shows the metric: the page's rows, then (as tracelake's metric_info does) the roll-up
+ * of the metric for rows on it that have children but no value of their own, from the spans of their
+ * traces only. When `full` holds every span's roll-up already (a metric filter or sort), the page reads
+ * it from there.
+ */
+function shownPage(col: string, where: string, order: string, full: ReturnType<typeof from>, rollUp: boolean): string {
+  if (!rollUp) return `${full.with}SELECT r.id, r.${col} AS v FROM ${full.from} WHERE ${where.replaceAll('M', full.m)} ORDER BY ${order.replaceAll('M', full.m)} LIMIT ${PAGE}`;
+  if (full.with) return `${full.with}SELECT r.id, ${full.m} AS v FROM ${full.from} WHERE ${where.replaceAll('M', full.m)} ORDER BY ${order.replaceAll('M', full.m)} LIMIT ${PAGE}`;
+  const key = order.includes('created_at') ? 'r.created_at' : 'r.name';
+  return `WITH RECURSIVE p AS (SELECT r.id, ${key}, r.trace_id, r.has_children, r.${col} AS own FROM spans r WHERE ${where} ORDER BY ${order} LIMIT ${PAGE}),
+    d AS (SELECT id, parent_id, trace_id, ${col} AS v FROM spans WHERE trace_id IN (SELECT trace_id FROM p WHERE has_children AND own IS NULL)),
+    up(anc, v) AS (SELECT parent_id, v FROM d WHERE v IS NOT NULL AND parent_id <> trace_id UNION ALL SELECT d.parent_id, up.v FROM up JOIN d ON d.id = up.anc WHERE d.parent_id <> d.trace_id),
+    ru AS (SELECT anc, avg(v) AS v FROM up GROUP BY anc)
+    SELECT r.id, coalesce(r.own, CASE WHEN r.has_children THEN ru.v END) AS v FROM p r LEFT JOIN ru ON ru.anc = r.id ORDER BY ${order}`;
+}
+
 function shapes(kinds: FilterKind[], col: string): Shape[] {
   const out: Shape[] = [];
   const typeLeaf = { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' };
@@ -84,12 +105,14 @@ function shapes(kinds: FilterKind[], col: string): Shape[] {
       for (const selected of [false, true]) {
         for (const sort of SORTS) {
           const f = from(col, (Boolean(k.readsMetric) || sort.metric) && !childless);
-          const select = selected ? `r.id, r.${col}` : 'r.id';
           out.push({
             name: `page: ${name}, by ${sort.name}${selected ? ', with metric' : ''}`,
             count: false,
+            shows: selected,
             body: { filters: leaves, ...(sort.api ? { sort: sort.api } : {}), pagination: { starting_token: 0, limit: PAGE }, select_columns: { column_ids: ['id'], ...(selected ? { metric_columns_names: [METRIC] } : {}) } },
-            sql: `${f.with}SELECT ${select} FROM ${f.from} WHERE ${where.replaceAll('M', f.m)} ORDER BY ${sort.sql.replaceAll('M', f.m)} LIMIT ${PAGE}`,
+            sql: selected
+              ? shownPage(col, where, sort.sql, f, !childless)
+              : `${f.with}SELECT r.id FROM ${f.from} WHERE ${where.replaceAll('M', f.m)} ORDER BY ${sort.sql.replaceAll('M', f.m)} LIMIT ${PAGE}`,
           });
         }
       }
@@ -110,7 +133,7 @@ function issueShapes(col: string): Shape[] {
   return [
     { name: 'issue 1: count model + metric + tags', count: true, body: { filters: [model, metric, tags] }, sql: countSql(false) },
     { name: 'issue 1, fast variant: + type llm', count: true, body: { filters: [type, model, metric, tags] }, sql: countSql(true) },
-    { name: 'issue 2: llm page by metric, selecting the metric', count: false, body: page({ metric_columns_names: [METRIC] }), sql: pageSql(`r.id, r.${col}`) },
+    { name: 'issue 2: llm page by metric, selecting the metric', count: false, shows: true, body: page({ metric_columns_names: [METRIC] }), sql: pageSql(`r.id, r.${col} AS v`) },
     { name: 'issue 2, fast variant: selecting id only', count: false, body: page({ column_ids: ['id'] }), sql: pageSql('r.id') },
   ];
 }
@@ -164,9 +187,11 @@ export async function benchShapes(spans: number, runs = 3, match?: string, keep?
     for (const s of all) {
       const viaStore = async () => {
         const body = { ...s.body, log_stream_id: runId };
-        return s.count ? [String((await store.count('span', projectId, body)).total_count)] : (await store.partialSearch('span', projectId, body)).records.map((r) => String(r['id']));
+        if (s.count) return [String((await store.count('span', projectId, body)).total_count)];
+        const records = (await store.partialSearch('span', projectId, body)).records;
+        return records.map((r) => (s.shows ? `${String(r['id'])} ${shown((r['metric_info'] as Record<string, { value?: unknown }> | null)?.[METRIC]?.value)}` : String(r['id'])));
       };
-      const viaSql = async () => (await one(s.sql)).map((r) => String(s.count ? r['n'] : r['id']));
+      const viaSql = async () => (await one(s.sql)).map((r) => (s.count ? String(r['n']) : s.shows ? `${String(r['id'])} ${shown(r['v'])}` : String(r['id'])));
       const a = await viaStore();
       const planned = steps.join(' → ');
       const b = await viaSql();

@@ -22,15 +22,20 @@ export function pageRollUpsQuery(snap: Snapshot, level: Level, scope: { projectI
     if (metrics === null) return `SELECT ${owner} AS anc, unnest(map_keys(metrics)) AS k, unnest(map_values(metrics)) AS v FROM ${from} WHERE ${where}`;
     return metrics.map((m) => `SELECT ${owner} AS anc, ${p(m)} AS k, ${src.metricColumn(m)} AS v FROM ${from} WHERE ${where} AND ${src.metricColumn(m)} IS NOT NULL`).join(' UNION ALL ');
   };
+  // A page's traces or ids as an IN list of placeholders: DuckDB pushes it into the Parquet scan (row
+  // groups skipped by min/max and Bloom filters) and probes a hash, where list_contains over a list
+  // parameter compares every row with every value after decoding every column. A long list (pages of
+  // up to 1,000) becomes a semi-join on the unnested parameter.
+  const inList = (col: string, values: readonly string[]): string =>
+    values.length === 0 ? 'false' : values.length > 256 ? `${col} IN (SELECT unnest(${p([...values])}::VARCHAR[]))` : `${col} IN (${values.map((v) => p(v)).join(', ')})`;
   const cols = metrics === null ? 'metrics' : metrics.map((m) => src.metricColumn(m)).join(', ');
   if (level === 'span') {
-    const inTraces = p(traces);
-    const d = `d AS (SELECT id, parent_id, trace_id, ${cols} FROM ${src.sql} WHERE list_contains(${inTraces}::VARCHAR[], trace_id))`;
+    const d = `d AS (SELECT id, parent_id, trace_id, ${cols} FROM ${src.sql} WHERE ${inList('trace_id', traces)})`;
     const e = `e AS (${pairs('parent_id', 'd', 'parent_id <> trace_id')})`;
     const up = 'up(anc, k, v) AS (SELECT anc, k, v FROM e UNION ALL SELECT p.parent_id, up.k, up.v FROM up JOIN d p ON p.id = up.anc WHERE p.parent_id <> p.trace_id)';
-    return { sql: `WITH RECURSIVE ${d}, ${e}, ${up} SELECT anc AS id, k AS name, ${AGGS} FROM up WHERE list_contains(${p(ids)}::VARCHAR[], anc) GROUP BY ALL`, params };
+    return { sql: `WITH RECURSIVE ${d}, ${e}, ${up} SELECT anc AS id, k AS name, ${AGGS} FROM up WHERE ${inList('anc', ids)} GROUP BY ALL`, params };
   }
   const link = level === 'trace' ? 'trace_id' : 'session_id';
-  const inIds = p(ids);
-  return { sql: `SELECT anc AS id, k AS name, ${AGGS} FROM (${pairs(link, src.sql, `list_contains(${inIds}::VARCHAR[], ${link})`)}) GROUP BY ALL`, params };
+  const inIds = inList(link, ids);
+  return { sql: `SELECT anc AS id, k AS name, ${AGGS} FROM (${pairs(link, src.sql, inIds)}) GROUP BY ALL`, params };
 }

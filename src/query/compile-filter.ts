@@ -64,14 +64,22 @@ const lowerList = (sql: string, cs: boolean) => (cs ? sql : `list_transform(${sq
 const asList = (v: string | string[]) => (Array.isArray(v) ? v : [v]);
 
 /**
- * Membership of a column in a list parameter. list_contains compares each row with every value, fine
- * for a few values; a long list (more than LONG_LIST) becomes a hash semi-join instead.
+ * Membership of a column in a list of values. Up to LONG_LIST values are one placeholder each in an
+ * IN list: DuckDB then pushes the test into the Parquet scan (row groups skipped by min/max and Bloom
+ * filters, e.g. 20 trace ids) and answers it with a hash probe, which list_contains over a list
+ * parameter never does. A longer list becomes a semi-join on the unnested list parameter. A NULL
+ * column yields NULL either way, which compileWhere's positive tests treat as false.
  */
-export const LONG_LIST = 16;
+export const LONG_LIST = 256;
+/** Tag lists up to this long are tested as substrings of tag_set (one test per value). */
+const TAG_SET_LIST = 16;
 function memberOf(col: string, values: string[], cs: boolean, ctx: CompileContext): string {
-  const p = `${ctx.params.add(values)}::VARCHAR[]`;
-  if (values.length > LONG_LIST) return cs ? `${col} IN (SELECT unnest(${p}))` : `${col} IN (SELECT lower(unnest(${p})))`;
-  return `list_contains(${lowerList(p, cs)}, ${col})`;
+  if (values.length === 0) return 'false';
+  if (values.length > LONG_LIST) {
+    const p = `${ctx.params.add(values)}::VARCHAR[]`;
+    return cs ? `${col} IN (SELECT unnest(${p}))` : `${col} IN (SELECT lower(unnest(${p})))`;
+  }
+  return `${col} IN (${values.map((v) => lower(ctx.params.add(v), cs)).join(', ')})`;
 }
 
 const COMPARE = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
@@ -144,7 +152,7 @@ export function caselessPattern(needle: string): string | null {
 
 function collectionLeaf(leaf: Extract<Leaf, { kind: 'collection' }>, ctx: CompileContext, ok: (sql: string) => string): string {
   const cs = leaf.caseSensitive;
-  if (leaf.column.sql === 'r.tags' && leaf.op !== 'eq' && asList(leaf.value).length <= LONG_LIST) return tagSetLeaf(leaf, ctx, ok);
+  if (leaf.column.sql === 'r.tags' && leaf.op !== 'eq' && asList(leaf.value).length <= TAG_SET_LIST) return tagSetLeaf(leaf, ctx, ok);
   const col = lowerList(`coalesce(${leaf.column.sql}, [])`, cs);
   switch (leaf.op) {
     case 'contains':
