@@ -16,12 +16,13 @@
 // is imported again: an import of the same rows twice is an import once).
 //   node --import tsx bench/build-100m.ts [--template /work/data-10m] [--out /work/data-100m] [--work /work/h23-tmp]
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { TraceStore } from '../src/engine/trace-store.js';
+import { rowGroupRows, spliceGroups, type GroupSources } from '../src/storage/parquet-splice.js';
 import type { TemplateInfo } from './peers/store-template.js';
 
 export const COPIES = 10;
@@ -30,6 +31,8 @@ export const COPY_DIGITS = ['0', '1', '2', '3', '5', '6', '7', '8', '9'] as cons
 export const WEEK_US = 7 * 86_400 * 1_000_000;
 const ID_COLS = ['id', 'session_id', 'trace_id', 'parent_id', 'previous_session_id'];
 const TIME_COLS = ['created_at', 'updated_at'];
+/** Larger than any part: each part is imported as one batch, so one segment. */
+const BATCH_ROWS = 20_000_000;
 
 /** SQL (DuckDB) for copy k's value of a column, or the column itself. Column names are the export's own. */
 export function remapExpr(col: string, k: number): string {
@@ -38,6 +41,60 @@ export function remapExpr(col: string, k: number): string {
   if (ID_COLS.includes(col)) return `substr(${q}, 1, 14) || '${COPY_DIGITS[k - 1]}' || substr(${q}, 16) AS ${q}`;
   if (TIME_COLS.includes(col)) return `${q} + to_microseconds(${k * WEEK_US}::BIGINT) AS ${q}`;
   return q;
+}
+
+/** A template segment's row groups in the export: [first, end), and its kind. */
+interface Part {
+  first: number;
+  end: number;
+  kind: string;
+}
+
+const OPTS = 'FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1';
+const sidePath = (work: string, k: number, g: number) => join(work, `sides-${k}`, `g${g}.parquet`);
+
+/**
+ * Writes copy k of the export at `base` without re-encoding what does not change: DuckDB writes the
+ * remapped columns (ids, times) of each row group of `base` as a small file of one row group (kept
+ * in `<work>/sides-k`), and the copy takes every other column chunk of `base` byte for byte
+ * (spliceGroups), so it has `base`'s row groups and its import copies their pages in turn.
+ * Re-encoding every column with DuckDB took ~5 minutes per copy here (load 11-14; the texts are most
+ * of the bytes). Returns one file per span segment of the template: the export holds the segments
+ * one after the other and two of them overlap in time, so an import batch across their boundary is
+ * out of created_at order and gets sorted (2.5 minutes at load 13, spilling, against ~15 s for an
+ * in-order 1M rows). Trace and session row groups are spliced later, all copies in one file each.
+ */
+async function writeCopy(db: DuckDBInstance, base: string, names: readonly string[], groupRows: readonly number[], k: number, work: string, parts: readonly Part[], template: string): Promise<string[]> {
+  mkdirSync(join(work, `sides-${k}`), { recursive: true });
+  const changed = names.filter((c) => ID_COLS.includes(c) || TIME_COLS.includes(c));
+  const starts = groupRows.map((_, g) => groupRows.slice(0, g).reduce((a, b) => a + b, 0));
+  let next = 0;
+  const worker = async () => {
+    const c = await db.connect();
+    try {
+      for (let g = next++; g < groupRows.length; g = next++) {
+        const lo = starts[g]!;
+        await c.run(
+          `COPY (SELECT ${changed.map((x) => remapExpr(x, k)).join(', ')} FROM read_parquet('${base}', file_row_number = true) WHERE file_row_number BETWEEN ${lo} AND ${lo + groupRows[g]! - 1}) TO '${sidePath(work, k, g)}' (${OPTS}, ROW_GROUP_SIZE ${groupRows[g]! * 2})`,
+        );
+      }
+    } finally {
+      c.closeSync();
+    }
+  };
+  await Promise.all([worker(), worker()]);
+  const files: string[] = [];
+  parts.forEach((p, i) => {
+    if (p.kind !== 'span') return;
+    const file = join(work, `copy-${k}-p${i}.parquet`);
+    const groups: GroupSources[] = [];
+    for (let g = p.first; g < p.end; g++) groups.push([{ path: sidePath(work, k, g), group: 0 }, { path: base, group: g }]);
+    spliceGroups(`${file}.part`, template, groups);
+    renameSync(`${file}.part`, file);
+    for (let g = p.first; g < p.end; g++) rmSync(sidePath(work, k, g));
+    files.push(file);
+  });
+  return files;
 }
 
 interface Step {
@@ -110,37 +167,65 @@ async function main(): Promise<void> {
   const conn = await db.connect();
   const names = (await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${base}')`)).getRows().map((r) => String(r[0]));
   for (const c of [...ID_COLS, ...TIME_COLS]) if (!names.includes(c)) throw new Error(`the export has no column ${c}`);
+  const groupRows = rowGroupRows(base);
+  // The export holds the template's segments in manifest order, each its row groups: where each begins.
+  const tplManifest = JSON.parse(readFileSync(join(tpl, 'tracelake', 'manifest.json'), 'utf8')) as { segments: { kind: string; row_groups: [number, number, number][] }[] };
+  const parts: Part[] = [];
+  let g0 = 0;
+  for (const seg of tplManifest.segments) {
+    const n = seg.row_groups.length;
+    if (seg.row_groups.some((rg, i) => groupRows[g0 + i] !== rg[2])) throw new Error("the export's row groups are not the template segments' (a segment with dead rows?): cannot split it by segment");
+    parts.push({ first: g0, end: g0 + n, kind: seg.kind });
+    g0 += n;
+  }
+  if (g0 !== groupRows.length) throw new Error(`the export has ${groupRows.length} row groups, the template's segments ${g0}`);
   // The remap relies on the version nibble: every id of the template must carry '4' there.
   const odd = (await conn.runAndReadAll(`SELECT count(*) FROM read_parquet('${base}') WHERE ${ID_COLS.map((c) => `substr("${c}", 15, 1) <> '4'`).join(' OR ')}`)).getRows()[0]![0];
   if (Number(odd) !== 0) throw new Error(`${String(odd)} rows of the template have an id whose 15th character is not '4': the remap would not be one to one`);
   const span = (await conn.runAndReadAll(`SELECT epoch_us(max(created_at)) - epoch_us(min(created_at)) FROM read_parquet('${base}')`)).getRows()[0]![0];
   if (Number(span) >= WEEK_US) throw new Error(`the template spans ${Number(span) / 86_400e6} days: copies a week apart would overlap in time`);
 
-  const ts = await TraceStore.open(store);
+  // Every column of a copy is the export's, types included: one template file serves every splice.
+  const template = join(work, 'template.parquet');
+  await conn.run(`COPY (SELECT ${names.map((c) => remapExpr(c, 1)).join(', ')} FROM read_parquet('${base}') LIMIT 0) TO '${template}' (${OPTS})`);
+  // No merges while building (they would rewrite the imported segments at level 3 as they come), and
+  // each part is one batch, so one segment: span segments of 2.9M and 7.1M rows, past the merge
+  // policy's 2M-row cap, and one trace and one session segment for all nine copies: the built store
+  // gives the compactor nothing to do when the harness opens it.
+  const ts = await TraceStore.open(store, { autoCompact: false, threads: Number(values.threads) });
+  const importOne = (step: string, file: string) => timed(step, async () => ts.importFile(file, { project: 'peers', logStream: 'bench', batchRows: BATCH_ROWS }), (r) => ({ records: r.records, bytes: statSync(file).size }));
   try {
     for (let k = 1; k < COPIES; k++) {
       if (state.done.includes(k)) continue;
-      const file = join(work, `copy-${k}.parquet`);
-      if (!existsSync(file)) {
-        const part = `${file}.part`;
-        await timed(
-          `copy ${k}: remapped export written`,
-          // Written in the export's order, so the import finds the rows nearly in created_at order and
-          // copies the row groups that hold one kind.
-          async () => conn.run(`COPY (SELECT ${names.map((c) => remapExpr(c, k)).join(', ')} FROM read_parquet('${base}')) TO '${part}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 32768)`),
-          () => ({ bytes: statSync(part).size }),
-        );
-        cpSync(part, file);
-        rmSync(part);
+      const listed = join(work, `copy-${k}.json`);
+      if (!existsSync(listed)) {
+        const files = await timed(`copy ${k}: remapped side files and span parts written`, async () => writeCopy(db, base, names, groupRows, k, work, parts, template), (f) => ({ bytes: f.reduce((n, x) => n + statSync(x).size, 0) }));
+        writeFileSync(listed, JSON.stringify(files));
       }
-      await timed(`copy ${k}: imported`, async () => ts.importFile(file, { project: 'peers', logStream: 'bench' }), (r) => ({ records: r.records }));
-      rmSync(file);
+      for (const file of JSON.parse(readFileSync(listed, 'utf8')) as string[]) {
+        if (!existsSync(file)) continue; // imported before an interruption
+        await importOne(`copy ${k}: spans ${file.slice(-11, -8)} imported`, file);
+        rmSync(file);
+      }
+      rmSync(listed);
       state.done.push(k);
+      save();
+    }
+    for (const [i, p] of parts.entries()) {
+      if (p.kind === 'span' || state.done.includes(100 + i)) continue;
+      const file = join(work, `copies-p${i}.parquet`);
+      const groups: GroupSources[] = [];
+      for (let k = 1; k < COPIES; k++) for (let g = p.first; g < p.end; g++) groups.push([{ path: sidePath(work, k, g), group: 0 }, { path: base, group: g }]);
+      await timed(`copies 1-9: ${p.kind}s spliced`, async () => spliceGroups(file, template, groups));
+      await importOne(`copies 1-9: ${p.kind}s imported`, file);
+      rmSync(file);
+      state.done.push(100 + i);
       save();
     }
   } finally {
     await timed('store closed', async () => ts.close());
   }
+  for (let k = 1; k < COPIES; k++) rmSync(join(work, `sides-${k}`), { recursive: true, force: true });
   conn.closeSync();
   rmSync(base, { force: true });
 
