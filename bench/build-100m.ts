@@ -31,8 +31,14 @@ export const COPY_DIGITS = ['0', '1', '2', '3', '5', '6', '7', '8', '9'] as cons
 export const WEEK_US = 7 * 86_400 * 1_000_000;
 const ID_COLS = ['id', 'session_id', 'trace_id', 'parent_id', 'previous_session_id'];
 const TIME_COLS = ['created_at', 'updated_at'];
-/** Larger than any part: each part is imported as one batch, so one segment. */
-const BATCH_ROWS = 20_000_000;
+/**
+ * The store gets ~1M-row segments (the import's batches), which the merge policy would merge (it
+ * leaves segments of 2M rows and more alone): built.json asks the harness to open copies with
+ * autoCompact off, so questions are asked of the built layout, not of one being merged under them.
+ * Batches of a whole part (2.95M-7.05M rows) would have made 2M+ segments, but spilled gigabytes to
+ * disk in the importer (8.6 GB after 4 minutes for one 2.95M-row batch) where a 1M-row batch took ~15 s.
+ */
+export const OPEN_OPTIONS = { autoCompact: false } as const;
 
 /** SQL (DuckDB) for copy k's value of a column, or the column itself. Column names are the export's own. */
 export function remapExpr(col: string, k: number): string {
@@ -188,12 +194,10 @@ async function main(): Promise<void> {
   // Every column of a copy is the export's, types included: one template file serves every splice.
   const template = join(work, 'template.parquet');
   await conn.run(`COPY (SELECT ${names.map((c) => remapExpr(c, 1)).join(', ')} FROM read_parquet('${base}') LIMIT 0) TO '${template}' (${OPTS})`);
-  // No merges while building (they would rewrite the imported segments at level 3 as they come), and
-  // each part is one batch, so one segment: span segments of 2.9M and 7.1M rows, past the merge
-  // policy's 2M-row cap, and one trace and one session segment for all nine copies: the built store
-  // gives the compactor nothing to do when the harness opens it.
-  const ts = await TraceStore.open(store, { autoCompact: false, threads: Number(values.threads) });
-  const importOne = (step: string, file: string) => timed(step, async () => ts.importFile(file, { project: 'peers', logStream: 'bench', batchRows: BATCH_ROWS }), (r) => ({ records: r.records, bytes: statSync(file).size }));
+  // No merges while building (they would rewrite the imported segments at level 3 as they come).
+  const ts = await TraceStore.open(store, { autoCompact: false, threads: Number(values.threads), memoryLimit: '3GB' });
+  // The import's own batches (1M rows, ending at row groups' ends): larger ones spilled gigabytes.
+  const importOne = (step: string, file: string) => timed(step, async () => ts.importFile(file, { project: 'peers', logStream: 'bench' }), (r) => ({ records: r.records, bytes: statSync(file).size }));
   try {
     for (let k = 1; k < COPIES; k++) {
       if (state.done.includes(k)) continue;
@@ -241,6 +245,7 @@ async function main(): Promise<void> {
     logStreamId: info.logStreamId,
     loadSeconds: state.steps.reduce((n, s) => n + s.seconds, 0),
     builtAt: new Date().toISOString(),
+    open: OPEN_OPTIONS,
     derivedFrom: { template: tpl, fingerprint: info.fingerprint, copies: COPIES, copyDigits: COPY_DIGITS, shiftUs: WEEK_US, how: 'bench/build-100m.ts' },
     steps: state.steps,
     cpus: cpus().length,

@@ -29,6 +29,8 @@ const { values } = parseArgs({
     work: { type: 'string', default: '/work/h23-tmp/check' },
     out: { type: 'string', default: 'bench/results/2026-11-24-100m-check.json' },
     deletes: { type: 'string', default: '2' },
+    expected: { type: 'string', default: '/work/h23-tmp/expected-100m.json' },
+    'expected-only': { type: 'boolean', default: false },
   },
 });
 const log = (s: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${s}\n`);
@@ -36,56 +38,64 @@ const remap = (id: string, k: number) => (k === 0 ? id : `${id.slice(0, 14)}${CO
 const byKeyThenId = (a: { v: number | null; id: string }, b: { v: number | null; id: string }) =>
   a.v === b.v ? (a.id < b.id ? 1 : a.id > b.id ? -1 : 0) : a.v === null ? 1 : b.v === null ? -1 : b.v - a.v;
 
-// ---- expected answers from the 10M export ----
-const db = await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: '3GB' });
-const c = await db.connect();
-await c.run(`CREATE VIEW spans AS SELECT * FROM read_parquet('${values.base!.replaceAll("'", "''")}') WHERE type NOT IN ('trace', 'session')`);
-const rows = async (sql: string, params: DuckDBValue[] = []) => (await c.runAndReadAll(sql, params)).getRowObjectsJS();
+// ---- expected answers from the 10M export (cached in --expected: they never change) ----
 const expected = new Map<string, Answer[]>();
 const at10m = new Map<string, Answer[]>();
-const topOfCopies = (top: { id: string; v: number | null }[]) =>
-  top.flatMap((r) => Array.from({ length: COPIES }, (_, k) => ({ id: remap(r.id, k), v: r.v }))).sort(byKeyThenId).slice(0, 100).map((r) => r.id);
-for (const q of QUESTIONS) {
-  const t = performance.now();
-  const params = q.variants[0]! as DuckDBValue[];
-  if (q.id === 'delete-filter') {
-    // The harness deletes variant i on run i of one copy: each count leaves out the earlier variants' rows.
-    const n = Number(values.deletes);
-    const exp: Answer[] = [];
-    const ten: Answer[] = [];
-    for (let i = 0; i < n; i++) {
-      const [type, tag] = q.variants[i]! as [string, string];
-      const earlier = q.variants.slice(0, i).map((v) => `AND NOT list_contains(tags, '${String(v[1])}')`).join(' ');
-      const got = Number((await rows(`SELECT count(*) AS n FROM spans WHERE type = $1 AND list_contains(tags, $2) ${earlier}`, [type, tag]))[0]!['n']);
-      ten.push({ count: got });
-      exp.push({ count: got * COPIES });
+if (existsSync(values.expected!)) {
+  const cached = JSON.parse(readFileSync(values.expected!, 'utf8')) as { expected: [string, Answer[]][]; at10m: [string, Answer[]][] };
+  for (const [k, v] of cached.expected) expected.set(k, v);
+  for (const [k, v] of cached.at10m) at10m.set(k, v);
+} else {
+  const db = await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: '3GB' });
+  const c = await db.connect();
+  await c.run(`CREATE VIEW spans AS SELECT * FROM read_parquet('${values.base!.replaceAll("'", "''")}') WHERE type NOT IN ('trace', 'session')`);
+  const rows = async (sql: string, params: DuckDBValue[] = []) => (await c.runAndReadAll(sql, params)).getRowObjectsJS();
+  const topOfCopies = (top: { id: string; v: number | null }[]) =>
+    top.flatMap((r) => Array.from({ length: COPIES }, (_, k) => ({ id: remap(r.id, k), v: r.v }))).sort(byKeyThenId).slice(0, 100).map((r) => r.id);
+  for (const q of QUESTIONS) {
+    const t = performance.now();
+    const params = q.variants[0]! as DuckDBValue[];
+    if (q.id === 'delete-filter') {
+      // The harness deletes variant i on run i of one copy: each count leaves out the earlier variants' rows.
+      const n = Number(values.deletes);
+      const exp: Answer[] = [];
+      const ten: Answer[] = [];
+      for (let i = 0; i < n; i++) {
+        const [type, tag] = q.variants[i]! as [string, string];
+        const earlier = q.variants.slice(0, i).map((v) => `AND NOT list_contains(tags, '${String(v[1])}')`).join(' ');
+        const got = Number((await rows(`SELECT count(*) AS n FROM spans WHERE type = $1 AND list_contains(tags, $2) ${earlier}`, [type, tag]))[0]!['n']);
+        ten.push({ count: got });
+        exp.push({ count: got * COPIES });
+      }
+      at10m.set(q.id, ten);
+      expected.set(q.id, exp);
+    } else if (q.answer === 'count') {
+      const n = Number((await rows(q.sql.duckdb, params))[0]!['n']);
+      at10m.set(q.id, [{ count: n }]);
+      expected.set(q.id, [{ count: n * COPIES }]);
+    } else if (q.id === 'page-filtered' || q.id === 'text-page') {
+      const ids = (await rows(q.sql.duckdb, params)).map((r) => String(r['id']));
+      at10m.set(q.id, [{ ids }]);
+      expected.set(q.id, [{ ids: ids.map((id) => remap(id, COPIES - 1)) }]);
+    } else if (q.id === 'page-sorted-metric') {
+      const top = (await rows(`SELECT id, metrics['correctness'] AS v FROM spans WHERE type = $1 ORDER BY v DESC NULLS LAST, id DESC LIMIT 100`, params)).map((r) => ({ id: String(r['id']), v: r['v'] === null ? null : Number(r['v']) }));
+      at10m.set(q.id, [{ ids: top.map((r) => r.id) }]);
+      expected.set(q.id, [{ ids: topOfCopies(top) }]);
+    } else if (q.id === 'rollup-trace') {
+      const top = (await rows(`SELECT trace_id AS id, sum(metrics['num_total_tokens']) AS v FROM spans WHERE metrics['num_total_tokens'] IS NOT NULL GROUP BY trace_id ORDER BY v DESC, trace_id DESC LIMIT 100`)).map((r) => ({ id: String(r['id']), v: Number(r['v']) }));
+      at10m.set(q.id, [{ ids: top.map((r) => r.id) }]);
+      expected.set(q.id, [{ ids: topOfCopies(top) }]);
+    } else {
+      const ids = (await rows(q.sql.duckdb, params)).map((r) => String(r['id']));
+      at10m.set(q.id, [{ ids }]);
+      expected.set(q.id, [{ ids }]);
     }
-    at10m.set(q.id, ten);
-    expected.set(q.id, exp);
-  } else if (q.answer === 'count') {
-    const n = Number((await rows(q.sql.duckdb, params))[0]!['n']);
-    at10m.set(q.id, [{ count: n }]);
-    expected.set(q.id, [{ count: n * COPIES }]);
-  } else if (q.id === 'page-filtered' || q.id === 'text-page') {
-    const ids = (await rows(q.sql.duckdb, params)).map((r) => String(r['id']));
-    at10m.set(q.id, [{ ids }]);
-    expected.set(q.id, [{ ids: ids.map((id) => remap(id, COPIES - 1)) }]);
-  } else if (q.id === 'page-sorted-metric') {
-    const top = (await rows(`SELECT id, metrics['correctness'] AS v FROM spans WHERE type = $1 ORDER BY v DESC NULLS LAST, id DESC LIMIT 100`, params)).map((r) => ({ id: String(r['id']), v: r['v'] === null ? null : Number(r['v']) }));
-    at10m.set(q.id, [{ ids: top.map((r) => r.id) }]);
-    expected.set(q.id, [{ ids: topOfCopies(top) }]);
-  } else if (q.id === 'rollup-trace') {
-    const top = (await rows(`SELECT trace_id AS id, sum(metrics['num_total_tokens']) AS v FROM spans WHERE metrics['num_total_tokens'] IS NOT NULL GROUP BY trace_id ORDER BY v DESC, trace_id DESC LIMIT 100`)).map((r) => ({ id: String(r['id']), v: Number(r['v']) }));
-    at10m.set(q.id, [{ ids: top.map((r) => r.id) }]);
-    expected.set(q.id, [{ ids: topOfCopies(top) }]);
-  } else {
-    const ids = (await rows(q.sql.duckdb, params)).map((r) => String(r['id']));
-    at10m.set(q.id, [{ ids }]);
-    expected.set(q.id, [{ ids }]);
+    log(`expected ${q.id}: ${JSON.stringify(expected.get(q.id)!.map((a) => a.count ?? `${a.ids!.length} ids`))} (${((performance.now() - t) / 1000).toFixed(1)} s)`);
   }
-  log(`expected ${q.id}: ${JSON.stringify(expected.get(q.id)!.map((a) => a.count ?? `${a.ids!.length} ids`))} (${((performance.now() - t) / 1000).toFixed(1)} s)`);
+  c.closeSync();
+  writeFileSync(values.expected!, JSON.stringify({ expected: [...expected], at10m: [...at10m] }));
 }
-c.closeSync();
+if (values['expected-only']) process.exit(0);
 
 // ---- tracelake at 100M, on a copy ----
 const info = JSON.parse(readFileSync(join(values.store!, 'built.json'), 'utf8')) as TemplateInfo;
@@ -98,7 +108,7 @@ const manifestBytes = statSync(join(dir, 'manifest.json')).size;
 const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { segments: { kind: string; rows: number; row_groups: unknown[] }[]; dead: unknown[] };
 const before = process.memoryUsage();
 t = performance.now();
-const store = await TraceStore.open(dir);
+const store = await TraceStore.open(dir, info.open ?? {});
 const openMs = performance.now() - t;
 const afterOpen = process.memoryUsage();
 const peer = new TracelakePeer();

@@ -24,6 +24,12 @@ export interface TemplateInfo {
   logStreamId: string;
   loadSeconds: number;
   builtAt: string;
+  /**
+   * Options every copy is opened with (TraceStore.open). A derived store (bench/build-100m.ts) sets
+   * autoCompact: false: its import segments are ones the merge policy would merge, in the background,
+   * under the questions.
+   */
+  open?: { autoCompact?: boolean };
 }
 
 const infoFile = (dataDir: string) => join(dataDir, 'built.json');
@@ -110,7 +116,7 @@ export function copyStore(from: string, to: string): { linked: number; copied: n
 export async function openCopy(dataDir: string, info: TemplateInfo, parent: string): Promise<LibraryLoad> {
   const dir = join(parent, 'tracelake');
   copyStore(join(dataDir, 'tracelake'), dir);
-  return LibraryLoad.adopt(dir, await TraceStore.open(dir), info.projectId, info.logStreamId);
+  return LibraryLoad.adopt(dir, await TraceStore.open(dir, info.open ?? {}), info.projectId, info.logStreamId);
 }
 
 // Run alone to build a template ahead of a benchmark:
