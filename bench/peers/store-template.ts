@@ -5,7 +5,7 @@
 // the delete question changes the data. `built.json` beside the store says what it holds; a template
 // of another size or seed is refused, not silently reused.
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { spanBatches } from '../workload.js';
@@ -24,6 +24,12 @@ export interface TemplateInfo {
   logStreamId: string;
   loadSeconds: number;
   builtAt: string;
+  /**
+   * Options every copy is opened with (TraceStore.open). A derived store (bench/build-100m.ts) sets
+   * autoCompact: false: its import segments are ones the merge policy would merge, in the background,
+   * under the questions.
+   */
+  open?: { autoCompact?: boolean };
 }
 
 const infoFile = (dataDir: string) => join(dataDir, 'built.json');
@@ -70,11 +76,47 @@ export async function ensureTemplate(dataDir: string, spans: number, seed: numbe
   return info;
 }
 
-/** Copies the template's store into `<parent>/tracelake` and opens it as a LibraryLoad would. */
+/** Files a store writes once and never changes (segments, their id and text indexes): shared, not copied. */
+const IMMUTABLE = /\.(parquet|ids|tix)$/;
+
+/**
+ * Copies a store folder: segment files are hard links (a store never writes one in place: merges and
+ * deletes write new files and unlink old ones, and index files are replaced by rename), everything
+ * else (manifest, catalog log, write-ahead log, lock) is copied. At 100M spans a byte copy is ~30 GB
+ * and minutes per peer; this is seconds. Falls back to copying across file systems.
+ */
+export function copyStore(from: string, to: string): { linked: number; copied: number } {
+  const n = { linked: 0, copied: 0 };
+  mkdirSync(to, { recursive: true });
+  for (const e of readdirSync(from, { withFileTypes: true })) {
+    const a = join(from, e.name);
+    const b = join(to, e.name);
+    if (e.isDirectory()) {
+      const sub = copyStore(a, b);
+      n.linked += sub.linked;
+      n.copied += sub.copied;
+    } else if (IMMUTABLE.test(e.name)) {
+      try {
+        linkSync(a, b);
+        n.linked++;
+      } catch (err) {
+        if (!['EXDEV', 'EPERM', 'EMLINK'].includes((err as NodeJS.ErrnoException).code ?? '')) throw err;
+        copyFileSync(a, b);
+        n.copied++;
+      }
+    } else {
+      copyFileSync(a, b);
+      n.copied++;
+    }
+  }
+  return n;
+}
+
+/** Copies the template's store into `<parent>/tracelake` (copyStore) and opens it as a LibraryLoad would. */
 export async function openCopy(dataDir: string, info: TemplateInfo, parent: string): Promise<LibraryLoad> {
   const dir = join(parent, 'tracelake');
-  cpSync(join(dataDir, 'tracelake'), dir, { recursive: true });
-  return LibraryLoad.adopt(dir, await TraceStore.open(dir, BENCH_STORE), info.projectId, info.logStreamId);
+  copyStore(join(dataDir, 'tracelake'), dir);
+  return LibraryLoad.adopt(dir, await TraceStore.open(dir, { ...BENCH_STORE, ...(info.open ?? {}) }), info.projectId, info.logStreamId);
 }
 
 // Run alone to build a template ahead of a benchmark:

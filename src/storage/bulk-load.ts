@@ -239,7 +239,11 @@ async function commitBatch(s: StoreState, projectId: string, runId: string, adde
   if (added.length === 0) return 0;
   const newFiles = added.map((a) => join(s.dir, a.entry.file));
   const dead: number[] = [];
-  const existing = s.manifest.segments.filter((g) => g.project_id === projectId && g.run_id === runId).map((g) => join(s.dir, g.file));
+  // Only the run's segments whose id hashes meet the batch's (usually none) can hold a replaced version.
+  const run = s.manifest.segments.filter((g) => g.project_id === projectId && g.run_id === runId).map((g) => g.file);
+  const meet = new Set<string>();
+  for (const a of added) for (const f of s.index.mayHoldAny(run.filter((f) => !meet.has(f)), a.hashes)) meet.add(f);
+  const existing = run.filter((f) => meet.has(f)).map((f) => join(s.dir, f));
   if (existing.length > 0) {
     const pairs = await s.conns.seal.all(
       `SELECT e.seq AS old, i.seq AS new FROM read_parquet($1, hive_partitioning = false) e JOIN read_parquet($2, hive_partitioning = false) i ON e.id = i.id

@@ -183,6 +183,37 @@ export class SealedIdIndex {
     return out;
   }
 
+  /**
+   * Of the segments `keys`, those that may hold one of `hashes`: a key the index does not hold is
+   * kept (nothing known), others only on a hash hit. A bulk load's batch asks this before joining
+   * its ids with the run's segments: with new ids that is none of them, where the join read the id
+   * column of every segment of the run (at 100M spans, 100M ids per 1M-row batch).
+   */
+  mayHoldAny(keys: readonly string[], hashes: ArrayLike<number>): Set<string> {
+    const out = new Set<string>();
+    const open: Packed[] = [];
+    const openKeys: string[] = [];
+    for (const key of keys) {
+      const seg = this.#segments.get(key);
+      if (!seg) out.add(key);
+      else {
+        open.push(seg);
+        openKeys.push(key);
+      }
+    }
+    for (let i = 0; i < hashes.length && open.length > 0; i++) {
+      const h = hashes[i]!;
+      if (!this.#bloom.has(top32(h))) continue;
+      for (let j = open.length - 1; j >= 0; j--) {
+        if (!open[j]!.hashes.has(h)) continue;
+        out.add(openKeys[j]!);
+        open.splice(j, 1);
+        openKeys.splice(j, 1);
+      }
+    }
+    return out;
+  }
+
   get size(): number {
     return this.#count;
   }

@@ -19,9 +19,9 @@ export async function replayLog(s: StoreState, files: readonly WalFile[]): Promi
     for (const e of entries) {
       s.nextSeq = Math.max(s.nextSeq, e.lastSeq + 1);
       for (const q of e.dead) s.dead.add(q);
-      table.dead.push(...e.dead);
+      for (const q of e.dead) table.dead.push(q); // a spread of a large delete overflows the stack
       for (const q of e.childless) s.childless.add(q);
-      table.childless.push(...e.childless);
+      for (const q of e.childless) table.childless.push(q);
       if (e.batch) {
         const rows = linkColumns(e.batch);
         for (const r of rows) s.memIds.set(memKey(r.run_id, r.id), { ...r, table: file.number });

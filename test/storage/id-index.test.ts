@@ -64,3 +64,18 @@ test('the index finds ids across segments, forgets removed ones and survives Blo
   assert.equal(index.size, 200_000);
   assert.ok(index.bytes < 200_000 * 8);
 });
+
+test('mayHoldAny names the segments holding one of the hashes, none for new ids, and keeps segments it does not index', () => {
+  const index = new SealedIdIndex();
+  const a = ids('a', 20_000);
+  const b = ids('b', 20_000);
+  index.add({ key: 'A', partition: 'A', hashes: sortedHashes(a) });
+  index.add({ key: 'B', partition: 'B', hashes: sortedHashes(b) });
+  assert.deepEqual([...index.mayHoldAny(['A', 'B'], sortedHashes(ids('new', 50_000)))], []);
+  assert.deepEqual([...index.mayHoldAny(['A', 'B'], sortedHashes([...ids('new', 1_000), b[12_345]!]))], ['B']);
+  assert.deepEqual(new Set(index.mayHoldAny(['A', 'B'], sortedHashes([a[0]!, b[19_999]!]))), new Set(['A', 'B']));
+  // Only the keys asked about, and one the index has never seen stays in (nothing is known of it).
+  assert.deepEqual(new Set(index.mayHoldAny(['B', 'C'], sortedHashes([a[0]!]))), new Set(['C']));
+  index.remove('B');
+  assert.deepEqual(new Set(index.mayHoldAny(['A', 'B'], sortedHashes([b[5]!]))), new Set(['B']), 'a removed segment is unknown again');
+});
