@@ -243,6 +243,22 @@ export class RecordStore {
     return { segments: s.manifest.segments.length, sealedRows, memRows, memTables: s.mem.length, dead: s.dead.size, diskBytes };
   }
 
+  /** Sizes of the store's JS structures that can grow with stored rows (for memory benchmarks). */
+  jsSizes(): Record<string, number> {
+    const s = this.#s;
+    return {
+      idIndexHashes: s.index.size,
+      idIndexBytes: s.index.bytes,
+      memIds: s.memIds.size,
+      dead: s.dead.size,
+      childless: s.childless.size,
+      awaited: s.awaited.size,
+      memTables: s.mem.length,
+      segments: s.manifest.segments.length,
+      manifestJsonBytes: JSON.stringify(s.manifest).length,
+    };
+  }
+
   /** DuckDB's memory by what holds it (its buffer manager's view: tables, sorts, Parquet buffers), in bytes. */
   async duckdbMemory(): Promise<Record<string, number>> {
     await this.settled(); // what acknowledged appends hold counts too
