@@ -18,6 +18,12 @@ const store = await TraceStore.open(dir, JSON.parse(process.env['TL_OPTS'] ?? '{
 const project = store.createProject({ name: 'bench' });
 const ls = store.createLogStream(project.id, 'ingest');
 const rows: Record<string, unknown>[] = [];
+// The highest RSS since the last step, with V8's share of it at that moment (sampled every 200 ms).
+let peak = { rss: 0, heapTotal: 0, heapUsed: 0, arrayBuffers: 0 };
+const timer = setInterval(() => {
+  const u = process.memoryUsage();
+  if (u.rss > peak.rss) peak = { rss: u.rss, heapTotal: u.heapTotal, heapUsed: u.heapUsed, arrayBuffers: u.arrayBuffers };
+}, 200);
 async function sample(label: string, spans: number): Promise<void> {
   const heapBefore = process.memoryUsage().heapUsed;
   gc!();
@@ -30,12 +36,15 @@ async function sample(label: string, spans: number): Promise<void> {
     hwmMiB: r(hwm()),
     heapUsedBeforeGcMiB: r(heapBefore / MiB),
     heapUsedMiB: r(m.process.heapUsed / MiB),
+    heapTotalMiB: r(m.process.heapTotal / MiB),
+    stepPeakMiB: Object.fromEntries(Object.entries(peak).map(([k, v]) => [k, r(v / MiB)])),
     externalMiB: r(m.process.external / MiB),
     arrayBuffersMiB: r(m.process.arrayBuffers / MiB),
     duckdbMiB: Object.fromEntries(Object.entries(m.duckdb).map(([k, v]) => [k, Math.round((v / MiB) * 10) / 10])),
     js: m.js,
   });
   console.log(JSON.stringify(rows.at(-1)));
+  peak = { rss: 0, heapTotal: 0, heapUsed: 0, arrayBuffers: 0 };
 }
 await sample('open', 0);
 let n = 0;
@@ -55,6 +64,7 @@ if (process.argv.includes('--compact')) {
   await sample('compacted', n);
 }
 const wallS = (performance.now() - t0) / 1000;
+clearInterval(timer);
 await store.close();
 rmSync(dir, { recursive: true, force: true });
 console.log(JSON.stringify({ wallS: Math.round(wallS), load: readFileSync('/proc/loadavg', 'utf8').trim() }));
