@@ -25,6 +25,8 @@ const timer = setInterval(() => {
   if (u.rss > peak.rss) peak = { rss: u.rss, heapTotal: u.heapTotal, heapUsed: u.heapUsed, arrayBuffers: u.arrayBuffers };
 }, 200);
 async function sample(label: string, spans: number): Promise<void> {
+  // MEM_WAIT_MS: wait this long first, so cleanups queued by the seal (a sealed table's DROP) have run.
+  await new Promise((r) => setTimeout(r, Number(process.env['MEM_WAIT_MS'] ?? 0)));
   const heapBefore = process.memoryUsage().heapUsed;
   gc!();
   const m = await store.memory();
@@ -42,6 +44,7 @@ async function sample(label: string, spans: number): Promise<void> {
     arrayBuffersMiB: r(m.process.arrayBuffers / MiB),
     duckdbMiB: Object.fromEntries(Object.entries(m.duckdb).map(([k, v]) => [k, Math.round((v / MiB) * 10) / 10])),
     js: m.js,
+    tables: m.tables,
   });
   console.log(JSON.stringify(rows.at(-1)));
   peak = { rss: 0, heapTotal: 0, heapUsed: 0, arrayBuffers: 0 };

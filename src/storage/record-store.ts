@@ -259,6 +259,12 @@ export class RecordStore {
     };
   }
 
+  /** DuckDB's tables with their estimated row counts (for memory benchmarks: what still holds rows). */
+  async duckdbTables(): Promise<Record<string, number>> {
+    const rows = await this.#s.db.all('SELECT table_name AS t, estimated_size AS n FROM duckdb_tables()');
+    return Object.fromEntries(rows.map((r) => [String(r['t']), Number(r['n'])]));
+  }
+
   /** DuckDB's memory by what holds it (its buffer manager's view: tables, sorts, Parquet buffers), in bytes. */
   async duckdbMemory(): Promise<Record<string, number>> {
     await this.settled(); // what acknowledged appends hold counts too
