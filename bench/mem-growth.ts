@@ -29,6 +29,13 @@ async function sample(label: string, spans: number): Promise<void> {
   await new Promise((r) => setTimeout(r, Number(process.env['MEM_WAIT_MS'] ?? 0)));
   const heapBefore = process.memoryUsage().heapUsed;
   gc!();
+  if (process.env['MEM_GC_TWICE']) {
+    // Finalizers of collected DuckDB wrappers (results, prepared statements) run after the GC; a second
+    // GC after they ran shows whether native memory was waiting on JS garbage.
+    await new Promise((r) => setTimeout(r, 200));
+    gc!();
+    await new Promise((r) => setTimeout(r, 200));
+  }
   const m = await store.memory();
   const r = Math.round;
   rows.push({
