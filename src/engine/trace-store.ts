@@ -388,9 +388,9 @@ export class TraceStore extends StoreBase {
   }
 
   /** Memory in use, in bytes: DuckDB's by tag (its buffer manager's view) and this process's. */
-  async memory(): Promise<{ duckdb: Record<string, number>; process: NodeJS.MemoryUsage }> {
+  async memory(): Promise<{ duckdb: Record<string, number>; process: NodeJS.MemoryUsage; js: Record<string, number>; tables: Record<string, number> }> {
     this.assertOpen();
-    return { duckdb: await this.#records.duckdbMemory(), process: process.memoryUsage() };
+    return { duckdb: await this.#records.duckdbMemory(), process: process.memoryUsage(), js: this.#records.jsSizes(), tables: await this.#records.duckdbTables() };
   }
 }
 

@@ -243,6 +243,28 @@ export class RecordStore {
     return { segments: s.manifest.segments.length, sealedRows, memRows, memTables: s.mem.length, dead: s.dead.size, diskBytes };
   }
 
+  /** Sizes of the store's JS structures that can grow with stored rows (for memory benchmarks). */
+  jsSizes(): Record<string, number> {
+    const s = this.#s;
+    return {
+      idIndexHashes: s.index.size,
+      idIndexBytes: s.index.bytes,
+      memIds: s.memIds.size,
+      dead: s.dead.size,
+      childless: s.childless.size,
+      awaited: s.awaited.size,
+      memTables: s.mem.length,
+      segments: s.manifest.segments.length,
+      manifestJsonBytes: JSON.stringify(s.manifest).length,
+    };
+  }
+
+  /** DuckDB's tables with their estimated row counts (for memory benchmarks: what still holds rows). */
+  async duckdbTables(): Promise<Record<string, number>> {
+    const rows = await this.#s.db.all('SELECT table_name AS t, estimated_size AS n FROM duckdb_tables()');
+    return Object.fromEntries(rows.map((r) => [String(r['t']), Number(r['n'])]));
+  }
+
   /** DuckDB's memory by what holds it (its buffer manager's view: tables, sorts, Parquet buffers), in bytes. */
   async duckdbMemory(): Promise<Record<string, number>> {
     await this.settled(); // what acknowledged appends hold counts too

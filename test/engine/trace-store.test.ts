@@ -229,4 +229,11 @@ test('memory() reports the memory tables DuckDB holds, growing with logged rows'
   const after = await store.memory();
   assert.ok(total(after.duckdb) > total(before.duckdb), JSON.stringify({ before: before.duckdb, after: after.duckdb }));
   assert.ok(after.process.rss > 0 && after.process.heapUsed > 0);
+  // Rows in memory are keyed by id; a seal moves them to the sealed id index and empties that map.
+  assert.ok(after.js['memIds']! > 0 && after.js['idIndexHashes'] === 0, JSON.stringify(after.js));
+  await store.flush();
+  const sealed = await store.memory();
+  assert.equal(sealed.js['memIds'], 0);
+  assert.equal(sealed.js['idIndexHashes'], after.js['memIds']);
+  assert.ok(sealed.js['segments']! > 0 && sealed.js['idIndexBytes']! > 0, JSON.stringify(sealed.js));
 });
