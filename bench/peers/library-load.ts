@@ -31,8 +31,10 @@ export class LibraryLoad {
   }
 
   /** A store already holding the set (a copy of a template, see store-template.ts). */
-  static adopt(dir: string, store: TraceStore, projectId: string, logStreamId: string): LibraryLoad {
-    return new LibraryLoad(dir, store, projectId, logStreamId);
+  static adopt(dir: string, store: TraceStore, projectId: string, logStreamId: string, compactOnSettle = true): LibraryLoad {
+    const load = new LibraryLoad(dir, store, projectId, logStreamId);
+    load.#compactOnSettle = compactOnSettle;
+    return load;
   }
 
   async insert(batch: SpanBatch): Promise<void> {
@@ -41,8 +43,11 @@ export class LibraryLoad {
   }
 
   /** Seals and compacts: the state a store settles in. */
+  /** False for a template built to be asked as it is (the 100M store: its merges would rewrite ~28 GB). */
+  #compactOnSettle = true;
+
   async settle(): Promise<void> {
     await this.store.flush();
-    await this.store.compact();
+    if (this.#compactOnSettle) await this.store.compact();
   }
 }

@@ -116,7 +116,7 @@ export function copyStore(from: string, to: string): { linked: number; copied: n
 export async function openCopy(dataDir: string, info: TemplateInfo, parent: string): Promise<LibraryLoad> {
   const dir = join(parent, 'tracelake');
   copyStore(join(dataDir, 'tracelake'), dir);
-  return LibraryLoad.adopt(dir, await TraceStore.open(dir, { ...BENCH_STORE, ...(info.open ?? {}) }), info.projectId, info.logStreamId);
+  return LibraryLoad.adopt(dir, await TraceStore.open(dir, { ...BENCH_STORE, ...(info.open ?? {}) }), info.projectId, info.logStreamId, info.open?.autoCompact !== false);
 }
 
 // Run alone to build a template ahead of a benchmark:
