@@ -50,6 +50,7 @@ export class Appender {
    * later with such an id gets has_children true, also after a restart (awaited.ts).
    */
   async append(rows: readonly WireRow[], sync: boolean, awaits: readonly string[] = []): Promise<void> {
+    this.#s.lastAppend = performance.now();
     this.#s.assertWritable();
     if (rows.length === 0) return;
     const s = this.#s;

@@ -25,15 +25,20 @@ export class Compactor {
    */
   schedule(): void {
     if (this.#running || this.#s.closed) return;
-    void this.run().catch((err: unknown) => process.emitWarning(`tracelake: background compaction failed: ${(err as Error).message}`));
+    void this.run(true).catch((err: unknown) => process.emitWarning(`tracelake: background compaction failed: ${(err as Error).message}`));
   }
 
-  /** Merges small segments and rewrites mostly-dead ones until the policy is satisfied; returns merges done. */
-  run(): Promise<number> {
+  /**
+   * Merges small segments and rewrites mostly-dead ones until the policy is satisfied; returns merges
+   * done. In the background each merge first waits for a pause in appends (mergePauseMs, at most
+   * mergeMaxDelayMs): while rows pour in, a merge's CPU would come out of the writes and the reads.
+   */
+  run(background = false): Promise<number> {
     if (this.#running) return this.#running;
     this.#running = (async () => {
       let merges = 0;
       for (;;) {
+        if (background) await this.#pause();
         const dead = await this.#deadCounts();
         const group = pickMerge(this.#s.manifest.segments, (g) => dead.get(g.file) ?? 0, this.#s.options.compaction) ?? (await this.#mostOverridden());
         if (!group || this.#s.closed) return merges;
@@ -53,6 +58,20 @@ export class Compactor {
       this.#running = null;
     });
     return this.#running;
+  }
+
+  /** Resolves once appends have paused for mergePauseMs, mergeMaxDelayMs have passed, or the store closes. */
+  async #pause(): Promise<void> {
+    const { mergePauseMs: pause, mergeMaxDelayMs: most } = this.#s.options;
+    const until = performance.now() + most;
+    for (;;) {
+      const now = performance.now();
+      const quietFor = now - this.#s.lastAppend;
+      if (this.#s.closed || quietFor >= pause || now >= until) return;
+      // Short ticks, so a close waits at most one of them.
+      const wait = Math.min(pause - quietFor, until - now, 100);
+      await new Promise<void>((r) => setTimeout(r, Math.max(1, wait)));
+    }
   }
 
   async idle(): Promise<void> {

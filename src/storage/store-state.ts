@@ -28,6 +28,8 @@ export interface StoreOptions {
   readonly notedColumns: readonly string[];
   /** Acknowledged appends whose insert may still run (RecordStoreOptions.pipelineDepth). */
   readonly pipelineDepth: number;
+  readonly mergePauseMs: number;
+  readonly mergeMaxDelayMs: number;
 }
 
 /** What the engine needs to know about a recent record without asking DuckDB (links, for logging spans). */
@@ -57,6 +59,8 @@ export class StoreState {
    * `clock` column, so a snapshot ignores marks logged after it began (see snapshot.ts).
    */
   clock = 0;
+  /** When rows were last appended (performance.now()): background merges wait for a pause in writing. */
+  lastAppend = -Infinity;
   /**
    * Sequence numbers of row versions whose has_children reads false (the manifest's and the log's),
    * mirrored by the `childless` table; a seal or merge writes the value into the file and drops them.

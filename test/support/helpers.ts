@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { Database } from '../../src/db/database.js';
 import { TraceStore, type TraceStoreOptions } from '../../src/engine/trace-store.js';
-import { RecordStore, type WireRow } from '../../src/storage/record-store.js';
+import { RecordStore, type RecordStoreOptions, type WireRow } from '../../src/storage/record-store.js';
 import { buildServer, type ServerOptions } from '../../src/server/build-server.js';
 
 // Temporary folders are removed when the test process exits, after every store a test opened (in
@@ -37,11 +37,11 @@ export function toolRows(from: number, n: number, { name = 'r', input = 'x' }: {
   });
 }
 
-/** A bare record store (no catalog) over its own DuckDB, without background merges; closed after the test. */
-export async function openRecordStore(t: TestContext): Promise<{ dir: string; db: Database; store: RecordStore }> {
+/** A bare record store (no catalog) over its own DuckDB, without background merges unless `options` ask for them; closed after the test. */
+export async function openRecordStore(t: TestContext, options: RecordStoreOptions = {}): Promise<{ dir: string; db: Database; store: RecordStore }> {
   const dir = tempDir(t);
   const db = await Database.open({ tempDirectory: join(dir, 'tmp') });
-  const store = await RecordStore.open(dir, db, { autoCompact: false });
+  const store = await RecordStore.open(dir, db, { autoCompact: false, ...options });
   t.after(async () => {
     await store.close();
     await db.close();

@@ -4,7 +4,8 @@
 import { TraceStore } from '../../src/engine/trace-store.js';
 
 const [dir, projectId, logStreamId, round] = process.argv.slice(2) as [string, string, string, string];
-const store = await TraceStore.open(dir, { memTableBytes: 48 * 1024, compaction: { maxSegmentRows: 5_000, deadShare: 0.3 } });
+// mergePauseMs 0: merges run while rows still arrive, so kills land in them too.
+const store = await TraceStore.open(dir, { memTableBytes: 48 * 1024, compaction: { maxSegmentRows: 5_000, deadShare: 0.3 }, mergePauseMs: 0 });
 process.stdout.write('ready\n');
 for (let i = 0; ; i++) {
   const n = 10 + (i % 31);

@@ -45,7 +45,8 @@ fs.renameSync = ((from: fs.PathLike, to: fs.PathLike) => {
 }) as typeof fs.renameSync;
 syncBuiltinESMExports();
 
-const store = await TraceStore.open(dir, { memTableBytes: 48 * 1024, compaction: { maxSegmentRows: 5_000, deadShare: 0.3 } });
+// mergePauseMs 0: merges run while rows still arrive, so kills land in them too.
+const store = await TraceStore.open(dir, { memTableBytes: 48 * 1024, compaction: { maxSegmentRows: 5_000, deadShare: 0.3 }, mergePauseMs: 0 });
 armed = true;
 for (let i = 0; ; i++) {
   const n = 10 + (i % 31);
