@@ -19,6 +19,8 @@ export class LibraryLoad {
     readonly store: TraceStore,
     readonly projectId: string,
     readonly logStreamId: string,
+    /** False for a template built to be asked as it is (the 100M store: its merges would rewrite ~28 GB). */
+    private readonly compactOnSettle = true,
   ) {}
 
   /** Opens a store in `<parent>/tracelake` with the project and log stream the load goes into. */
@@ -32,9 +34,7 @@ export class LibraryLoad {
 
   /** A store already holding the set (a copy of a template, see store-template.ts). */
   static adopt(dir: string, store: TraceStore, projectId: string, logStreamId: string, compactOnSettle = true): LibraryLoad {
-    const load = new LibraryLoad(dir, store, projectId, logStreamId);
-    load.#compactOnSettle = compactOnSettle;
-    return load;
+    return new LibraryLoad(dir, store, projectId, logStreamId, compactOnSettle);
   }
 
   async insert(batch: SpanBatch): Promise<void> {
@@ -43,11 +43,8 @@ export class LibraryLoad {
   }
 
   /** Seals and compacts: the state a store settles in. */
-  /** False for a template built to be asked as it is (the 100M store: its merges would rewrite ~28 GB). */
-  #compactOnSettle = true;
-
   async settle(): Promise<void> {
     await this.store.flush();
-    if (this.#compactOnSettle) await this.store.compact();
+    if (this.compactOnSettle) await this.store.compact();
   }
 }

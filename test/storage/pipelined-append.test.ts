@@ -60,13 +60,7 @@ test('appends acknowledged without waiting for DuckDB come back after a reopen',
 });
 
 test('pipelineDepth 0: an append resolves only once its rows are in DuckDB (a snapshot taken at once sees them)', async (t) => {
-  const dir = tempDir(t);
-  const db = await Database.open();
-  const store = await RecordStore.open(dir, db, { autoCompact: false, pipelineDepth: 0 });
-  t.after(async () => {
-    await store.close();
-    await db.close();
-  });
+  const { store } = await openRecordStore(t, { pipelineDepth: 0 });
   for (let i = 0; i < 6; i++) {
     await store.append(rows(i * 400, 400), i % 2 === 0);
     const snap = store.snapshot();

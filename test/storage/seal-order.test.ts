@@ -4,11 +4,10 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { Database } from '../../src/db/database.js';
 import { RecordStore, type WireRow } from '../../src/storage/record-store.js';
 import { MemTable } from '../../src/storage/mem-tables.js';
 import { nearlyOrdered } from '../../src/storage/seal.js';
-import { openRecordStore, tempDir } from '../support/helpers.js';
+import { openRecordStore } from '../support/helpers.js';
 
 const P = '11111111-1111-4111-8111-111111111111';
 const R = '22222222-2222-4222-8222-222222222222';
@@ -53,13 +52,7 @@ test('rows that came in time order are sealed as they came, without dead rows, o
 
 test('a row far out of time order makes the seal sort', async (t) => {
   // Row groups of 4 rows: 31 rows over ~10 s, a group holds ~1.3 s of time; the late row lags 10 s.
-  const dir = tempDir(t);
-  const db = await Database.open();
-  const store = await RecordStore.open(dir, db, { autoCompact: false, rowGroupSize: 4 });
-  t.after(async () => {
-    await store.close();
-    await db.close();
-  });
+  const { dir, store } = await openRecordStore(t, { rowGroupSize: 4 });
   const rows: WireRow[] = [];
   for (let k = 0; k < 30; k++) rows.push(row(k, T0 + k * 1000));
   rows.push(row(99, T0 - 10_000_000));
