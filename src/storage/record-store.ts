@@ -71,7 +71,7 @@ export interface RecordStoreOptions {
    * concurrent writers and readers wants: its writers overlap one another anyway).
    */
   pipelineDepth?: number;
-  /** ZSTD level of merged segments (default 3: the level seals use; higher costs twice the CPU for ~5% less disk). */
+  /** ZSTD level of merged segments (default 3; seals write level 1, since merges rewrite them anyway; higher than 3 costs twice the CPU for ~5% less disk). */
   compactionLevel?: number;
   /**
    * Columns whose presence memory tables note per span type as rows arrive (the engine passes the
