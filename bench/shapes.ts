@@ -40,6 +40,14 @@ interface Shape {
 /** A shown metric value, to 9 significant digits (sums of doubles depend on the order they are read in). */
 const shown = (v: unknown) => (v === null || v === undefined ? '-' : Number(v).toPrecision(9));
 const q = (s: string) => `'${s.replaceAll("'", "''")}'`;
+/**
+ * What a page returns for each record whatever was selected (tracelake's partial records carry these
+ * base fields, as the API does), so the hand-written query gives the same answer only if it reads them.
+ * project_id and run_id are one value for the whole scope, so they are left out of both sides.
+ */
+const BASE = ['id', 'type', 'session_id', 'trace_id', 'parent_id'] as const;
+const BASE_SQL = BASE.map((c) => `r.${c}`).join(', ');
+const baseOf = (r: Obj) => BASE.map((c) => String(r[c] ?? '-')).join(' ');
 const METRIC = 'correctness';
 
 function filterKinds(midUs: number, traceIds: string[]): FilterKind[] {
@@ -81,14 +89,14 @@ function from(col: string, rollUp: boolean): { with: string; from: string; m: st
  * it from there.
  */
 function shownPage(col: string, where: string, order: string, full: ReturnType<typeof from>, rollUp: boolean): string {
-  if (!rollUp) return `${full.with}SELECT r.id, r.${col} AS v FROM ${full.from} WHERE ${where.replaceAll('M', full.m)} ORDER BY ${order.replaceAll('M', full.m)} LIMIT ${PAGE}`;
-  if (full.with) return `${full.with}SELECT r.id, ${full.m} AS v FROM ${full.from} WHERE ${where.replaceAll('M', full.m)} ORDER BY ${order.replaceAll('M', full.m)} LIMIT ${PAGE}`;
+  if (!rollUp) return `${full.with}SELECT ${BASE_SQL}, r.${col} AS v FROM ${full.from} WHERE ${where.replaceAll('M', full.m)} ORDER BY ${order.replaceAll('M', full.m)} LIMIT ${PAGE}`;
+  if (full.with) return `${full.with}SELECT ${BASE_SQL}, ${full.m} AS v FROM ${full.from} WHERE ${where.replaceAll('M', full.m)} ORDER BY ${order.replaceAll('M', full.m)} LIMIT ${PAGE}`;
   const key = order.includes('created_at') ? 'r.created_at' : 'r.name';
-  return `WITH RECURSIVE p AS (SELECT r.id, ${key}, r.trace_id, r.has_children, r.${col} AS own FROM spans r WHERE ${where} ORDER BY ${order} LIMIT ${PAGE}),
+  return `WITH RECURSIVE p AS (SELECT ${BASE_SQL}, ${key}, r.has_children, r.${col} AS own FROM spans r WHERE ${where} ORDER BY ${order} LIMIT ${PAGE}),
     d AS (SELECT id, parent_id, trace_id, ${col} AS v FROM spans WHERE trace_id IN (SELECT trace_id FROM p WHERE has_children AND own IS NULL)),
     up(anc, v) AS (SELECT parent_id, v FROM d WHERE v IS NOT NULL AND parent_id <> trace_id UNION ALL SELECT d.parent_id, up.v FROM up JOIN d ON d.id = up.anc WHERE d.parent_id <> d.trace_id),
     ru AS (SELECT anc, avg(v) AS v FROM up GROUP BY anc)
-    SELECT r.id, coalesce(r.own, CASE WHEN r.has_children THEN ru.v END) AS v FROM p r LEFT JOIN ru ON ru.anc = r.id ORDER BY ${order}`;
+    SELECT ${BASE_SQL}, coalesce(r.own, CASE WHEN r.has_children THEN ru.v END) AS v FROM p r LEFT JOIN ru ON ru.anc = r.id ORDER BY ${order}`;
 }
 
 function shapes(kinds: FilterKind[], col: string): Shape[] {
@@ -112,7 +120,7 @@ function shapes(kinds: FilterKind[], col: string): Shape[] {
             body: { filters: leaves, ...(sort.api ? { sort: sort.api } : {}), pagination: { starting_token: 0, limit: PAGE }, select_columns: { column_ids: ['id'], ...(selected ? { metric_columns_names: [METRIC] } : {}) } },
             sql: selected
               ? shownPage(col, where, sort.sql, f, !childless)
-              : `${f.with}SELECT r.id FROM ${f.from} WHERE ${where.replaceAll('M', f.m)} ORDER BY ${sort.sql.replaceAll('M', f.m)} LIMIT ${PAGE}`,
+              : `${f.with}SELECT ${BASE_SQL} FROM ${f.from} WHERE ${where.replaceAll('M', f.m)} ORDER BY ${sort.sql.replaceAll('M', f.m)} LIMIT ${PAGE}`,
           });
         }
       }
@@ -133,8 +141,8 @@ function issueShapes(col: string): Shape[] {
   return [
     { name: 'issue 1: count model + metric + tags', count: true, body: { filters: [model, metric, tags] }, sql: countSql(false) },
     { name: 'issue 1, fast variant: + type llm', count: true, body: { filters: [type, model, metric, tags] }, sql: countSql(true) },
-    { name: 'issue 2: llm page by metric, selecting the metric', count: false, shows: true, body: page({ metric_columns_names: [METRIC] }), sql: pageSql(`r.id, r.${col} AS v`) },
-    { name: 'issue 2, fast variant: selecting id only', count: false, body: page({ column_ids: ['id'] }), sql: pageSql('r.id') },
+    { name: 'issue 2: llm page by metric, selecting the metric', count: false, shows: true, body: page({ metric_columns_names: [METRIC] }), sql: pageSql(`${BASE_SQL}, r.${col} AS v`) },
+    { name: 'issue 2, fast variant: selecting id only', count: false, body: page({ column_ids: ['id'] }), sql: pageSql(BASE_SQL) },
   ];
 }
 
@@ -189,9 +197,9 @@ export async function benchShapes(spans: number, runs = 3, match?: string, keep?
         const body = { ...s.body, log_stream_id: runId };
         if (s.count) return [String((await store.count('span', projectId, body)).total_count)];
         const records = (await store.partialSearch('span', projectId, body)).records;
-        return records.map((r) => (s.shows ? `${String(r['id'])} ${shown((r['metric_info'] as Record<string, { value?: unknown }> | null)?.[METRIC]?.value)}` : String(r['id'])));
+        return records.map((r) => (s.shows ? `${baseOf(r)} ${shown((r['metric_info'] as Record<string, { value?: unknown }> | null)?.[METRIC]?.value)}` : baseOf(r)));
       };
-      const viaSql = async () => (await one(s.sql)).map((r) => (s.count ? String(r['n']) : s.shows ? `${String(r['id'])} ${shown(r['v'])}` : String(r['id'])));
+      const viaSql = async () => (await one(s.sql)).map((r) => (s.count ? String(r['n']) : s.shows ? `${baseOf(r)} ${shown(r['v'])}` : baseOf(r)));
       const a = await viaStore();
       const planned = steps.join(' → ');
       const b = await viaSql();
