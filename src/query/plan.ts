@@ -122,7 +122,9 @@ function skeleton(input: PlanInput, params: Params, window: TimeWindow | null = 
   if (rolled.length > 0) {
     const d = input.descendants(params.values.length + 1, rolled);
     params.values.push(...d.params);
-    ctes.push(`d AS (SELECT id, parent_id, trace_id, session_id, has_children, ${rolled.map((n) => d.metricColumn(n)).join(', ')} FROM ${d.sql})`);
+    // Only the link columns the level's climb or grouping uses: d is read over every descendant.
+    const links = input.level === 'span' ? 'id, parent_id, trace_id, has_children' : input.level === 'trace' ? 'trace_id' : 'session_id';
+    ctes.push(`d AS (SELECT ${links}, ${rolled.map((n) => d.metricColumn(n)).join(', ')} FROM ${d.sql})`);
     if (input.level === 'span') {
       // The climb only ever steps through spans that have children and hang under another span.
       ctes.push('par AS (SELECT id, parent_id FROM d WHERE has_children AND parent_id <> trace_id)');
