@@ -41,8 +41,33 @@ export async function rowsToDelete(db: Database, plan: PlanInput): Promise<GoneR
 /**
  * Seqs of the live versions (spans or traces, has_children true) of `parents` that no live child span
  * outside `goneSeqs` is left under. Asked before the delete is logged, so both go in one entry.
+ * Sealed rows are looked up in the segments' child indexes (hashes of parent_id and of owners' ids,
+ * storage/child-index.ts), rows in memory as they are; without the indexes (retention on the scope,
+ * a file missing), the segments' own columns are read.
  */
 export async function childlessParents(db: Database, snap: Snapshot, scope: Scope, parents: string[], goneSeqs: number[]): Promise<number[]> {
+  const s: Scope = { ...scope, kinds: ['span'] };
+  const o: Scope = { ...scope, kinds: ['span', 'trace'] };
+  const kids = snap.childIndexes(s);
+  const owned = snap.childIndexes(o);
+  if (kids === null || owned === null) return childlessByScan(db, snap, scope, parents, goneSeqs);
+  const memOnly = { files: new Set<string>(), only: true, memory: true };
+  const children = snap.source(s, 1, [], [], null, memOnly);
+  const owners = snap.source(o, children.params.length + 1, [], [], null, memOnly);
+  const params: Param[] = [...children.params, ...owners.params];
+  const p = (v: Param) => `$${params.push(v)}`;
+  const read = (files: string[]) => `read_parquet(${p(files)}, hive_partitioning = false)`;
+  const keep = [`SELECT hash(parent_id) AS h FROM ${children.sql} WHERE parent_id IN (SELECT id FROM pid) AND seq NOT IN (SELECT seq FROM g)`];
+  const found = [`SELECT seq FROM ${owners.sql} WHERE id IN (SELECT id FROM pid) AND has_children AND hash(id) NOT IN (SELECT h FROM keep)`];
+  const ctes = [`pid AS (SELECT unnest(${p(parents)}::VARCHAR[]) AS id)`, 'ph AS (SELECT DISTINCT hash(id) AS h FROM pid)', `g AS (SELECT unnest(${p(goneSeqs)}::BIGINT[]) AS seq)`];
+  if (kids.length > 0) keep.push(`SELECT ph FROM ${read(kids)} WHERE ph IN (SELECT h FROM ph) AND seq NOT IN (SELECT seq FROM g) AND seq NOT IN ${snap.deadSeqs}`);
+  if (owned.length > 0) found.push(`SELECT seq FROM ${read(owned)} WHERE ih IN (SELECT h FROM ph) AND ih NOT IN (SELECT h FROM keep) AND seq NOT IN ${snap.deadSeqs} AND seq NOT IN ${snap.childlessSeqs}`);
+  const sql = `WITH ${[...ctes, `keep AS (${keep.join(' UNION ALL ')})`].join(', ')} ${found.join(' UNION ALL ')}`;
+  return (await db.all(sql, params)).map((r) => Number(r['seq']));
+}
+
+/** childlessParents over the segments' parent_id and id columns (what the child indexes stand for). */
+export async function childlessByScan(db: Database, snap: Snapshot, scope: Scope, parents: string[], goneSeqs: number[]): Promise<number[]> {
   const s: Scope = { ...scope, kinds: ['span'] };
   const children = snap.source(s);
   const owners = snap.source({ ...s, kinds: ['span', 'trace'] }, children.params.length + 1);
