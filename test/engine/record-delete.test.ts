@@ -1,10 +1,10 @@
 // Guarantee: the parents a delete leaves without children, found through the segments' child indexes
-// (hashes of parent_id and of owners' ids), are exactly those a read of the segments' own columns
-// finds, with children spread over several segments and memory, replaced and deleted children, and
+// (hashes of parent_id and of owners' ids; from the parents' ids or from the deleted rows' seqs alone),
+// are exactly those a read of the segments' own columns finds, with children spread over several segments and memory, replaced and deleted children, and
 // parents already marked childless.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { childlessByScan, childlessParents } from '../../src/engine/record-delete.js';
+import { childlessByScan, childlessOfLeaves, childlessParents } from '../../src/engine/record-delete.js';
 import type { WireRow } from '../../src/storage/appender.js';
 import type { Scope } from '../../src/storage/snapshot.js';
 import { openRecordStore, ROWS_PROJECT, ROWS_RUN } from '../support/helpers.js';
@@ -107,13 +107,16 @@ test('child indexes find the same childless parents as the segments, memory, dea
     const goneIds = new Set(gone.map((r) => String(r['id'])));
     const parents = [...new Set(gone.map((r) => r['parent_id']).filter((p): p is string => typeof p === 'string' && !goneIds.has(p)))];
     const seqs = gone.map((r) => Number(r['seq']));
-    const [viaIndex, viaScan, indexed] = await store.read(async (snap) => [
+    const [viaIndex, viaScan, viaHashes, indexed] = await store.read(async (snap) => [
       (await childlessParents(db, snap, scope, parents, seqs)).sort((a, b) => a - b),
       (await childlessByScan(db, snap, scope, parents, seqs)).sort((a, b) => a - b),
+      // From the deleted rows' seqs alone (their parents' hashes come from the indexes).
+      (await childlessOfLeaves(db, snap, scope, seqs)).sort((a, b) => a - b),
       snap.childIndexes({ ...scope, kinds: ['span', 'trace'] }),
     ]);
     assert.ok(indexed !== null && indexed.length === 5, 'every segment has its child index (so it is what was read)');
     assert.deepEqual(viaIndex, viaScan, `trial ${trial}`);
+    assert.deepEqual(viaHashes, viaScan, `trial ${trial}, from seqs`);
     found += viaIndex.length;
     kept += parents.length - viaIndex.length;
   }
