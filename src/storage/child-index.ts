@@ -9,6 +9,8 @@
 // hash() is DuckDB's own and may change between its versions: the file records hash() of a probe
 // string, and a file whose probe differs from this DuckDB's is stale (rebuilt on open, like a
 // missing or damaged one). Written and fsynced with its segment, before any manifest lists it.
+// Uncompressed: hashes barely compress beyond Parquet's dictionary pages, and a delete at 10M spans
+// read them 2.4x faster so (103 against 255 ms of CPU), for 18 bytes per row on disk instead of 7.
 import { existsSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Connection } from '../db/database.js';
@@ -35,7 +37,7 @@ async function build(conn: Connection, abs: string, target: string): Promise<voi
   if (!/^\d+$/.test(p)) throw new Error(`unexpected hash probe ${p}`);
   await conn.run(
     `COPY (SELECT hash(parent_id) AS ph, CASE WHEN has_children THEN hash(id) END AS ih, seq FROM read_parquet($1, hive_partitioning = false))
-     TO ${sqlString(target)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 131072, KV_METADATA {tracelake_hash_probe: '${p}'})`,
+     TO ${sqlString(target)} (FORMAT parquet, COMPRESSION uncompressed, ROW_GROUP_SIZE 131072, KV_METADATA {tracelake_hash_probe: '${p}'})`,
     [abs],
   );
   await fsyncPathAsync(target);
