@@ -48,13 +48,23 @@ export async function writeChildIndex(conn: Connection, abs: string): Promise<vo
   await build(conn, abs, childIndexPath(abs));
 }
 
-/** Whether the index beside `abs` is whole, of `rows` rows, and hashed by this DuckDB. */
-export async function childIndexUsable(conn: Connection, abs: string, rows: number): Promise<boolean> {
+/** What an index must agree with: its segment's manifest entry. */
+export interface IndexedRows {
+  readonly rows: number;
+  readonly min_seq: number;
+  readonly max_seq: number;
+}
+
+/** Whether the index beside `abs` is whole, of its segment's rows (count and seq range), and hashed by this DuckDB. */
+export async function childIndexUsable(conn: Connection, abs: string, seg: IndexedRows): Promise<boolean> {
   const path = childIndexPath(abs);
   if (!existsSync(path)) return false;
   try {
-    const [meta] = await conn.all('SELECT num_rows AS n FROM parquet_file_metadata($1)', [path]);
-    if (Number(meta?.['n']) !== rows) return false;
+    const [meta] = await conn.all(
+      `SELECT sum(row_group_num_rows) AS n, min(stats_min::BIGINT) AS lo, max(stats_max::BIGINT) AS hi FROM parquet_metadata($1) WHERE path_in_schema = 'seq'`,
+      [path],
+    );
+    if (Number(meta?.['n']) !== seg.rows || Number(meta?.['lo']) !== seg.min_seq || Number(meta?.['hi']) !== seg.max_seq) return false;
     const kv = await conn.all(`SELECT decode(value) AS v FROM parquet_kv_metadata($1) WHERE decode(key) = 'tracelake_hash_probe'`, [path]);
     return kv.length === 1 && String(kv[0]!['v']) === (await probe(conn));
   } catch {
@@ -63,8 +73,8 @@ export async function childIndexUsable(conn: Connection, abs: string, rows: numb
 }
 
 /** Checks a listed segment's index on open; rebuilds it when missing, damaged or stale. Returns whether it did. */
-export async function ensureChildIndex(conn: Connection, abs: string, rows: number): Promise<boolean> {
-  if (await childIndexUsable(conn, abs, rows)) return false;
+export async function ensureChildIndex(conn: Connection, abs: string, seg: IndexedRows): Promise<boolean> {
+  if (await childIndexUsable(conn, abs, seg)) return false;
   // Built aside and renamed: a crash leaves the old file (rebuilt on the next open) or the new one.
   const tmp = `${childIndexPath(abs)}.tmp-${process.pid}`;
   try {

@@ -118,7 +118,7 @@ export class RecordStore {
     // Text indexes missing (a store of an earlier version), damaged or stale are rebuilt from the segment.
     if (s.options.textIndex) for (const seg of manifest.segments) await ensureTextIndex(conns.seal, join(dir, seg.file), seg.row_groups.map((g) => g[2]));
     // So are child indexes (the parents a delete leaves childless are found through them).
-    for (const seg of manifest.segments) await ensureChildIndex(conns.seal, join(dir, seg.file), seg.rows);
+    for (const seg of manifest.segments) await ensureChildIndex(conns.seal, join(dir, seg.file), seg);
     for (const seq of manifest.childless) s.childless.add(seq);
     for (const e of manifest.awaited) s.awaited.set(memKey(e[1], e[2]), e);
     // gen: the manifest generation from which a mark counts (bulk loads; 0: at once). clock: the log
