@@ -47,7 +47,9 @@ function seqList(p: (v: Param) => string, seqs: readonly number[]): string {
 /**
  * childlessParents for a delete of the rows `goneSeqs` that have no children: their parents are the
  * parent_id hashes of those rows (from the child indexes, or the rows themselves in memory). A row's
- * id is unique in its run, so a parent that is itself deleted is left out by its seq.
+ * id is unique in its run, so a parent that is itself deleted is left out by its seq; hashes of
+ * deleted rows' own ids (those with children) are left out too, as the string path leaves out
+ * deleted ids (it matters only for ids repeated across the runs of a project-wide delete).
  */
 export async function childlessOfLeaves(db: Database, snap: Snapshot, scope: Scope, goneSeqs: readonly number[]): Promise<number[]> {
   const s: Scope = { ...scope, kinds: ['span'] };
