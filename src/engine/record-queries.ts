@@ -17,7 +17,7 @@ import { DataFactsCache } from './data-facts.js';
 import { countBySegment, SegmentCounts } from './count-cache.js';
 import { fewMatchesWindow, pageTimesWindow } from './match-ranges.js';
 import { pageRollUpsQuery } from './page-rollups.js';
-import { childlessParents, rowsToDelete } from './record-delete.js';
+import { deleteSet } from './record-delete.js';
 import { metricTopK, topKApplies } from './metric-topk.js';
 import { defaultMetricInfo } from './metric-info.js';
 import { TopKCache } from './topk-cache.js';
@@ -263,14 +263,10 @@ export class RecordQueries {
   }
 
   async #delete(snap: Snapshot, level: Level, scope: RunScope, body: FilterRequest): Promise<{ deleted: number; matched: number; childless: number }> {
-    const rows = await rowsToDelete(this.#db, await this.#factPlan(snap, 'delete', level, scope, body));
-    if (rows.length === 0) return { deleted: 0, matched: 0, childless: 0 };
-    const gone = new Set(rows.map((r) => r.id));
-    const seqs = rows.map((r) => r.seq);
-    const parents = [...new Set(rows.map((r) => r.parent_id).filter((p): p is string => p !== null && !gone.has(p)))];
-    const childless = parents.length > 0 ? await childlessParents(this.#db, snap, this.#scope(scope, ['span']), parents, seqs) : [];
+    const { seqs, childless } = await deleteSet(this.#db, snap, await this.#factPlan(snap, 'delete', level, scope, body), this.#scope(scope, ['span']));
+    if (seqs.length === 0) return { deleted: 0, matched: 0, childless: 0 };
     await this.#records.deleteSeqs(seqs, childless);
-    return { deleted: rows.length, matched: rows.length, childless: childless.length };
+    return { deleted: seqs.length, matched: seqs.length, childless: childless.length };
   }
 
   async availableColumns(level: Level, scope: RunScope, extraMetrics: Iterable<string> = []): Promise<ColumnDef[]> {

@@ -269,12 +269,15 @@ export function deleteQuery(input: PlanInput): { sql: string; params: Param[] } 
 /**
  * A span delete's matching spans (the first of its two steps), with has_children as read: only those
  * with children need the second step (subtreeQuery), which reads every span's links. A delete of leaf
- * spans (the common case: llm spans) then reads only the columns its filter tests.
+ * spans (the common case: llm spans) then reads only the columns its filter tests. Without `links`,
+ * only seq and has_children (record-delete.ts then finds the leaves' parents in the child indexes).
  */
-export function deleteHitsQuery(input: PlanInput): { sql: string; params: Param[] } {
+export function deleteHitsQuery(input: PlanInput, links = true): { sql: string; params: Param[] } {
   const params = new Params();
   const s = skeleton({ ...input, sort: null }, params);
-  return { sql: `${withClause(s.ctes, s.recursive)}SELECT r.id, r.seq, r.parent_id, r.has_children FROM ${s.fromSql} WHERE ${s.whereSql}`, params: params.values };
+  // Without links (id, parent_id) the read decodes no id string: most of the cost at 10M spans.
+  const cols = links ? 'r.id, r.seq, r.parent_id, r.has_children' : 'r.seq, r.has_children';
+  return { sql: `${withClause(s.ctes, s.recursive)}SELECT ${cols} FROM ${s.fromSql} WHERE ${s.whereSql}`, params: params.values };
 }
 
 /** Every span below the spans `ids` (not those themselves), with its parent: the rest of a span delete. */

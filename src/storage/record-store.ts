@@ -32,6 +32,7 @@ import { RECORD_COLUMNS, tableDdl } from './record-columns.js';
 import { replayLog } from './replay.js';
 import { Sealer } from './sealer.js';
 import { readHashes, removeUnlisted } from './segments.js';
+import { ensureChildIndex } from './child-index.js';
 import { ensureTextIndex } from './text-index.js';
 import { EMPTY_TABLE, Snapshot, type RetentionView, type Scope, type SourceSql } from './snapshot.js';
 import { memKey, StoreState, type MemEntry } from './store-state.js';
@@ -116,6 +117,8 @@ export class RecordStore {
     for (const seg of manifest.segments) s.index.add({ key: seg.file, partition: seg.file, hashes: await readHashes(conns.seal, dir, seg, idHash) });
     // Text indexes missing (a store of an earlier version), damaged or stale are rebuilt from the segment.
     if (s.options.textIndex) for (const seg of manifest.segments) await ensureTextIndex(conns.seal, join(dir, seg.file), seg.row_groups.map((g) => g[2]));
+    // So are child indexes (the parents a delete leaves childless are found through them).
+    for (const seg of manifest.segments) await ensureChildIndex(conns.seal, join(dir, seg.file), seg);
     for (const seq of manifest.childless) s.childless.add(seq);
     for (const e of manifest.awaited) s.awaited.set(memKey(e[1], e[2]), e);
     // gen: the manifest generation from which a mark counts (bulk loads; 0: at once). clock: the log

@@ -1,4 +1,4 @@
-// Immutable Parquet segments on disk: writing one (COPY, fsync, row-group time stats, id hashes, text index),
+// Immutable Parquet segments on disk: writing one (COPY, fsync, row-group time stats, id hashes, text and child indexes),
 // reading their id hashes back, and removing them. Paths below the data folder are ours (catalog ids
 // and a counter); the folder itself is the operator's and may hold quotes, so COPY's target (which
 // takes no parameter) is written as a quoted literal.
@@ -8,6 +8,7 @@ import type { Connection, Param } from '../db/database.js';
 import { ensureDirDurable, fsyncFile, fsyncPathAsync } from './fs-util.js';
 import type { ManifestState, SegmentEntry } from './manifest.js';
 import { TAG_SET_COLUMN, TAG_SET_SQL, type RecordKind } from './record-columns.js';
+import { childIndexPath, removeChildIndex, writeChildIndex } from './child-index.js';
 import { removeTextIndex, textIndexPath, writeTextIndex } from './text-index.js';
 
 export interface SegmentFile {
@@ -92,6 +93,7 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
     await fsyncPathAsync(idsPath(abs));
     // The text index is on disk (fsynced with the folder below) before any manifest lists the segment.
     if (w.textIndex) await writeTextIndex(conn, abs);
+    await writeChildIndex(conn, abs);
     await fsyncPathAsync(dirname(abs), 'r');
     const entry: SegmentEntry = {
       file: rel,
@@ -154,6 +156,7 @@ export function removeSegmentFiles(dir: string, rel: string): void {
   rmSync(join(dir, rel), { force: true });
   rmSync(idsPath(join(dir, rel)), { force: true });
   removeTextIndex(join(dir, rel));
+  removeChildIndex(join(dir, rel));
 }
 
 /**
@@ -161,7 +164,7 @@ export function removeSegmentFiles(dir: string, rel: string): void {
  * partition folders are leftovers of drops. Both go on open.
  */
 export function removeUnlisted(dir: string, manifest: ManifestState): void {
-  const live = new Set(manifest.segments.flatMap((s) => [s.file, idsPath(s.file), textIndexPath(s.file)]));
+  const live = new Set(manifest.segments.flatMap((s) => [s.file, idsPath(s.file), textIndexPath(s.file), childIndexPath(s.file)]));
   const walk = (d: string): boolean => {
     let empty = true;
     for (const e of readdirSync(d, { withFileTypes: true })) {

@@ -12,8 +12,10 @@
 // out, and a request's rows and marks commit in one transaction, so an entry counts whole or not at
 // all. That makes reading segments without any dead row (per the store's own dead set) without the
 // dead-row filter safe: a mark logged later is ignored everywhere, so is the row it came with.
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Database, Param, Row } from '../db/database.js';
+import { childIndexPath } from './child-index.js';
 import type { DeadSet } from './dead-set.js';
 import type { SealedIdIndex } from './id-index.js';
 import { partitionKey, type ManifestState, type SegmentEntry } from './manifest.js';
@@ -141,6 +143,16 @@ export class Snapshot {
         // A segment whose newest row has expired is not read at all.
         !(cut.has(s.run_id) && s.max_created_us < cut.get(s.run_id)!),
     );
+  }
+
+  /**
+   * The child indexes (child-index.ts) of a scope's segments, as absolute paths; null when retention
+   * cuts the scope (the index knows no created_at) or a file is missing (callers read the segments).
+   */
+  childIndexes(scope: Scope): string[] | null {
+    if (this.cutoffs(scope.projectId, scope.runId).size > 0) return null;
+    const out = this.segmentsFor(scope).map((s) => childIndexPath(join(this.#dir, s.file)));
+    return out.every((f) => existsSync(f)) ? out : null;
   }
 
   /** Runs of a project (or the one run) whose records expire, with their cutoffs (epoch µs). */

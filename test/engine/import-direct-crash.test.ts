@@ -11,6 +11,7 @@ import { ROOT } from '../../scripts/binary/config.js';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { idsPath } from '../../src/storage/segments.js';
 import { textIndexPath } from '../../src/storage/text-index.js';
+import { childIndexPath } from '../../src/storage/child-index.js';
 import { loadManifest } from '../../src/storage/manifest.js';
 import { cpSync } from 'node:fs';
 import { tempDir } from '../support/helpers.js';
@@ -82,7 +83,7 @@ test('SIGKILL at any fsync of a direct import leaves all of it or none, and no s
       // Nothing but what the manifest lists under records/, no temporary file anywhere (once the
       // replayed log is sealed: that seal writes its files before listing them).
       await store.flush();
-      const listed = new Set(loadManifest(dir).segments.flatMap((g) => [g.file, relative(dir, idsPath(join(dir, g.file))), relative(dir, textIndexPath(join(dir, g.file)))]));
+      const listed = new Set(loadManifest(dir).segments.flatMap((g) => [g.file, relative(dir, idsPath(join(dir, g.file))), relative(dir, textIndexPath(join(dir, g.file))), relative(dir, childIndexPath(join(dir, g.file)))]));
       const stray = files(dir).filter((f) => (f.startsWith('records/') && !listed.has(f)) || /\.tmp-\d+$/.test(f) || f.startsWith('tmp/'));
       assert.deepEqual(stray, [], `kill at fsync ${killAt}: stray files`);
       await store.logTraces(p.id, { log_stream_id: s.id, traces: [trace(99, 'after')] as never });

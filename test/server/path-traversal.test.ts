@@ -21,7 +21,7 @@ const TRAVERSALS = [...PATH_PAYLOADS, '../../../../../../etc/passwd', '..%2F..%2
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 /** Every file a data folder may hold. */
 const LAYOUT = new RegExp(
-  `^(manifest\\.json|catalog\\.log|catalog\\.json|token-secret|api-key|lock\\.duckdb|tmp(/.*)?|wal/wal-\\d{9}\\.arrows|wal/rejected\\.ndjson|records/project_id=${UUID}/run_id=${UUID}/kind=(span|trace|session)/seg-\\d{9}\\.(parquet|ids))$`,
+  `^(manifest\\.json|catalog\\.log|catalog\\.json|token-secret|api-key|lock\\.duckdb|tmp(/.*)?|wal/wal-\\d{9}\\.arrows|wal/rejected\\.ndjson|records/project_id=${UUID}/run_id=${UUID}/kind=(span|trace|session)/seg-\\d{9}\\.(parquet|ids|kids))$`,
 );
 
 function filesUnder(dir: string): string[] {
