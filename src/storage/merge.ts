@@ -12,7 +12,10 @@ import { segmentPath, unionHashes, writeSegment, type WrittenSegment } from './s
 
 export interface MergeContext {
   readonly dir: string;
+  /** A connection to the store's database (the `dead` table). */
   readonly conn: Connection;
+  /** Where the merged file is written: a separate database's connection (RecordStoreOptions.mergeThreads), or `conn`. */
+  readonly writeConn: Connection;
   nextSegment(): number;
   readonly rowGroupSize: number;
   readonly textIndex: boolean;
@@ -63,7 +66,7 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
   // bitstring_agg takes its bounds only as constants: they are the store's own sequence numbers.
   if (!Number.isSafeInteger(lo) || !Number.isSafeInteger(hi)) throw new Error(`bad seq range ${lo}..${hi}`);
   const bitmap = async (name: string, seqs: readonly number[]): Promise<string> => {
-    await ctx.conn.run(`SET VARIABLE ${name} = (SELECT bitstring_agg(s, ${lo}, ${hi}) FROM (SELECT unnest($1::BIGINT[]) AS s))`, [[...seqs]]);
+    await ctx.writeConn.run(`SET VARIABLE ${name} = (SELECT bitstring_agg(s, ${lo}, ${hi}) FROM (SELECT unnest($1::BIGINT[]) AS s))`, [[...seqs]]);
     if (params.length === 1) params.push(lo);
     return `get_bit(getvariable('${name}'), (seq - $2)::INTEGER) = 0`;
   };
@@ -74,7 +77,7 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
     where += `${where === '' ? ' WHERE' : ' AND'} created_at >= make_timestamp($${params.length + 1})`;
     params.push(ctx.expiredBefore);
   }
-  const written = await writeSegment(ctx.conn, ctx.dir, {
+  const written = await writeSegment(ctx.writeConn, ctx.dir, {
     file: segmentPath(ctx.dir, partitionKey(first.project_id, first.run_id, first.kind), ctx.nextSegment()),
     projectId: first.project_id,
     runId: first.run_id,

@@ -19,7 +19,7 @@
 import { join } from 'node:path';
 import { Appender, type WireRow } from './appender.js';
 import { BatchSource } from '../db/batch-source.js';
-import type { Database, Param, Row } from '../db/database.js';
+import { Database, type Param, type Row } from '../db/database.js';
 import { bulkLoad, type BulkBatch } from './bulk-load.js';
 import { DEFAULT_POLICY, type CompactionPolicy } from './compaction.js';
 import { Compactor } from './compactor.js';
@@ -71,6 +71,14 @@ export interface RecordStoreOptions {
    * concurrent writers and readers wants: its writers overlap one another anyway).
    */
   pipelineDepth?: number;
+  /**
+   * DuckDB threads of the separate database that merges write their files with (default 1; 0: merges
+   * write on the store's own database, as before 2026-11-25). A merge is one long statement: on the
+   * store's database it held back the cleanup of every memory table dropped while it ran (MVCC keeps
+   * what an older transaction may read), and its parallel scan buffered row groups for the output's
+   * order. On its own database, with one thread, neither happens (see bench/results/2026-11-25-library-memory.md).
+   */
+  mergeThreads?: number;
   /** ZSTD level of merged segments (default 3: the level seals use; higher costs twice the CPU for ~5% less disk). */
   compactionLevel?: number;
   /**
@@ -104,8 +112,12 @@ export class RecordStore {
     const { wal, replay } = WriteAheadLog.open(join(dir, 'wal'), manifest.sealed_wal);
     const source = new BatchSource(RECORD_COLUMNS);
     const writer = await db.dedicated(source.functions);
-    const conns = { seal: await db.dedicated(), merge: await db.dedicated() };
-    const s = new StoreState(dir, db, wal, new MemInserter(writer, source), conns, resolveOptions(options), manifest);
+    const resolved = resolveOptions(options);
+    const mergeDb = resolved.mergeThreads > 0 ? await Database.open({ threads: resolved.mergeThreads, memoryLimit: MERGE_MEMORY_LIMIT, tempDirectory: join(dir, 'tmp', 'merge'), connections: 1 }) : null;
+    const merge = await db.dedicated();
+    const conns = { seal: await db.dedicated(), merge, mergeWrite: mergeDb ? await mergeDb.dedicated() : merge };
+    const s = new StoreState(dir, db, wal, new MemInserter(writer, source), conns, resolved, manifest);
+    s.mergeDb = mergeDb;
     for (const seq of manifest.dead) {
       s.dead.add(seq);
       // Dead rows may be the newest: their numbers stay taken (a row given one would be dead on arrival).
@@ -354,6 +366,7 @@ export class RecordStore {
     await new Promise<void>((r) => s.db.afterStatementsInFlight(r));
     await s.background;
     await s.inserter.idle();
+    await s.mergeDb?.close();
     await s.wal.close();
   }
 
@@ -362,11 +375,22 @@ export class RecordStore {
     return this.#s.options.notedColumns;
   }
 
+  /** The database merges write their files with: its own (RecordStoreOptions.mergeThreads), or `db`. */
+  get mergeDb(): Database {
+    return this.#s.mergeDb ?? this.#s.db;
+  }
+
   /** Raw SQL access for the engine's queries (over a snapshot's sources). */
   get db(): Database {
     return this.#s.db;
   }
 }
+
+/**
+ * The merge database's limit: one thread streams a merge a row group at a time (32,768 rows of up to a
+ * few KB each), so this is a ceiling, not an allocation.
+ */
+const MERGE_MEMORY_LIMIT = '256MB';
 
 function resolveOptions(o: RecordStoreOptions): StoreState['options'] {
   return {
@@ -381,6 +405,7 @@ function resolveOptions(o: RecordStoreOptions): StoreState['options'] {
     pipelineDepth: o.pipelineDepth ?? 3,
     mergePauseMs: o.mergePauseMs ?? 500,
     mergeMaxDelayMs: o.mergeMaxDelayMs ?? 30_000,
+    mergeThreads: o.mergeThreads ?? 1,
   };
 }
 
