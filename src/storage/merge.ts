@@ -6,7 +6,7 @@
 // where its inputs' time ranges overlap (spans of traces that were open across a seal); row-group
 // statistics, which time windows use, stay tight. This writes the file only; the store commits it.
 import { join } from 'node:path';
-import type { Connection, Param } from '../db/database.js';
+import { Database, type Connection, type Param } from '../db/database.js';
 import { partitionKey, type SegmentEntry } from './manifest.js';
 import { segmentPath, unionHashes, writeSegment, type WrittenSegment } from './segments.js';
 
@@ -44,6 +44,15 @@ export interface MergeOutput {
   readonly purged: number[];
   /** has_children overrides now written into the merged file (or whose rows were purged). */
   readonly folded: number[];
+}
+
+/**
+ * The database merges write their files with (RecordStoreOptions.mergeThreads). Its limit is a ceiling,
+ * not an allocation: one thread streams a merge a row group at a time (32,768 rows of up to a few KB
+ * each; a merge of a 333 MB segment used ~250 MiB of RSS).
+ */
+export function openMergeDatabase(dir: string, threads: number): Promise<Database> {
+  return Database.open({ threads, memoryLimit: '256MB', tempDirectory: join(dir, 'tmp', 'merge'), connections: 1 });
 }
 
 export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry[]): Promise<MergeOutput> {

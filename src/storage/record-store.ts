@@ -19,10 +19,11 @@
 import { join } from 'node:path';
 import { Appender, type WireRow } from './appender.js';
 import { BatchSource } from '../db/batch-source.js';
-import { Database, type Param, type Row } from '../db/database.js';
+import type { Database, Param, Row } from '../db/database.js';
 import { bulkLoad, type BulkBatch } from './bulk-load.js';
 import { DEFAULT_POLICY, type CompactionPolicy } from './compaction.js';
 import { Compactor } from './compactor.js';
+import { openMergeDatabase } from './merge.js';
 import { ensureDirDurable } from './fs-util.js';
 import { idHash } from './id-index.js';
 import { readLegacyWal, RejectedRequests } from './legacy-wal.js';
@@ -118,37 +119,43 @@ export class RecordStore {
     const source = new BatchSource(RECORD_COLUMNS);
     const writer = await db.dedicated(source.functions);
     const resolved = resolveOptions(options);
-    const mergeDb = resolved.mergeThreads > 0 ? await Database.open({ threads: resolved.mergeThreads, memoryLimit: MERGE_MEMORY_LIMIT, tempDirectory: join(dir, 'tmp', 'merge'), connections: 1 }) : null;
-    const merge = await db.dedicated();
-    const conns = { seal: await db.dedicated(), merge, mergeWrite: mergeDb ? await mergeDb.dedicated() : merge };
-    const s = new StoreState(dir, db, wal, new MemInserter(writer, source), conns, resolved, manifest);
-    s.mergeDb = mergeDb;
-    for (const seq of manifest.dead) {
-      s.dead.add(seq);
-      // Dead rows may be the newest: their numbers stay taken (a row given one would be dead on arrival).
-      if (seq >= s.nextSeq) s.nextSeq = seq + 1;
+    const mergeDb = resolved.mergeThreads > 0 ? await openMergeDatabase(dir, resolved.mergeThreads) : null;
+    // A failed open closes the merge database (the caller closes `db`).
+    try {
+      const merge = await db.dedicated();
+      const conns = { seal: await db.dedicated(), merge, mergeWrite: mergeDb ? await mergeDb.dedicated() : merge };
+      const s = new StoreState(dir, db, wal, new MemInserter(writer, source), conns, resolved, manifest);
+      s.mergeDb = mergeDb;
+      for (const seq of manifest.dead) {
+        s.dead.add(seq);
+        // Dead rows may be the newest: their numbers stay taken (a row given one would be dead on arrival).
+        if (seq >= s.nextSeq) s.nextSeq = seq + 1;
+      }
+      // A bulk load's segments may hold numbers above sealed_seq (reserved while log files stayed unsealed).
+      for (const seg of manifest.segments) if (seg.max_seq >= s.nextSeq) s.nextSeq = seg.max_seq + 1;
+      for (const seg of manifest.segments) s.index.add({ key: seg.file, partition: seg.file, hashes: await readHashes(conns.seal, dir, seg, idHash) });
+      // Text indexes missing (a store of an earlier version), damaged or stale are rebuilt from the segment.
+      if (s.options.textIndex) for (const seg of manifest.segments) await ensureTextIndex(conns.seal, join(dir, seg.file), seg.row_groups.map((g) => g[2]));
+      for (const seq of manifest.childless) s.childless.add(seq);
+      for (const e of manifest.awaited) s.awaited.set(memKey(e[1], e[2]), e);
+      // gen: the manifest generation from which a mark counts (bulk loads; 0: at once). clock: the log
+      // entry that made it (StoreState.clock; 0: before open). See Snapshot.deadSeqs.
+      await writer.run('CREATE TABLE IF NOT EXISTS dead (seq BIGINT, gen BIGINT NOT NULL DEFAULT 0, clock BIGINT NOT NULL DEFAULT 0)');
+      await writer.run('CREATE TABLE IF NOT EXISTS childless (seq BIGINT, clock BIGINT NOT NULL DEFAULT 0)');
+      await writer.run(tableDdl(EMPTY_TABLE));
+      if (s.dead.size > 0) await writer.run('INSERT INTO dead (seq) SELECT unnest($1::BIGINT[])', [[...s.dead]]);
+      if (s.childless.size > 0) await writer.run('INSERT INTO childless (seq) SELECT unnest($1::BIGINT[])', [[...s.childless]]);
+      await replayLog(s, replay);
+      const number = wal.start(s.nextSeq);
+      s.mem.push(new MemTable(number, s.nextSeq, s.inserter.create(`mem_${number}`)));
+      const store = new RecordStore(s);
+      await store.#convertLegacy();
+      if (s.mem.some((t) => t.frozen)) store.#sealer.kick();
+      return store;
+    } catch (err) {
+      await mergeDb?.close();
+      throw err;
     }
-    // A bulk load's segments may hold numbers above sealed_seq (reserved while log files stayed unsealed).
-    for (const seg of manifest.segments) if (seg.max_seq >= s.nextSeq) s.nextSeq = seg.max_seq + 1;
-    for (const seg of manifest.segments) s.index.add({ key: seg.file, partition: seg.file, hashes: await readHashes(conns.seal, dir, seg, idHash) });
-    // Text indexes missing (a store of an earlier version), damaged or stale are rebuilt from the segment.
-    if (s.options.textIndex) for (const seg of manifest.segments) await ensureTextIndex(conns.seal, join(dir, seg.file), seg.row_groups.map((g) => g[2]));
-    for (const seq of manifest.childless) s.childless.add(seq);
-    for (const e of manifest.awaited) s.awaited.set(memKey(e[1], e[2]), e);
-    // gen: the manifest generation from which a mark counts (bulk loads; 0: at once). clock: the log
-    // entry that made it (StoreState.clock; 0: before open). See Snapshot.deadSeqs.
-    await writer.run('CREATE TABLE IF NOT EXISTS dead (seq BIGINT, gen BIGINT NOT NULL DEFAULT 0, clock BIGINT NOT NULL DEFAULT 0)');
-    await writer.run('CREATE TABLE IF NOT EXISTS childless (seq BIGINT, clock BIGINT NOT NULL DEFAULT 0)');
-    await writer.run(tableDdl(EMPTY_TABLE));
-    if (s.dead.size > 0) await writer.run('INSERT INTO dead (seq) SELECT unnest($1::BIGINT[])', [[...s.dead]]);
-    if (s.childless.size > 0) await writer.run('INSERT INTO childless (seq) SELECT unnest($1::BIGINT[])', [[...s.childless]]);
-    await replayLog(s, replay);
-    const number = wal.start(s.nextSeq);
-    s.mem.push(new MemTable(number, s.nextSeq, s.inserter.create(`mem_${number}`)));
-    const store = new RecordStore(s);
-    await store.#convertLegacy();
-    if (s.mem.some((t) => t.frozen)) store.#sealer.kick();
-    return store;
   }
 
   /** Requests logged by the NDJSON log of earlier versions are logged again (ids are kept, so it is idempotent). */
@@ -390,12 +397,6 @@ export class RecordStore {
     return this.#s.db;
   }
 }
-
-/**
- * The merge database's limit: one thread streams a merge a row group at a time (32,768 rows of up to a
- * few KB each), so this is a ceiling, not an allocation.
- */
-const MERGE_MEMORY_LIMIT = '256MB';
 
 function resolveOptions(o: RecordStoreOptions): StoreState['options'] {
   return {
