@@ -66,6 +66,8 @@ export class TraceStore extends StoreBase {
     const root = resolve(dir);
     const memoryLimit = options.memoryLimit ?? DEFAULT_MEMORY_LIMIT;
     if (!MEMORY_SIZE.test(memoryLimit)) throw invalid(['memoryLimit'], "Input should be a size such as '512MB' or '4GB'", memoryLimit);
+    const mt = options.mergeThreads;
+    if (mt !== undefined && !(Number.isInteger(mt) && mt >= 0 && mt <= 256)) throw invalid(['mergeThreads'], 'Input should be a whole number from 0 to 256', mt);
     mkdirSync(root, { recursive: true });
     const lock = await FolderLock.acquire(root);
     let catalog: Catalog | undefined;

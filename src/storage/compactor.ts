@@ -163,6 +163,7 @@ export class Compactor {
       {
         dir: s.dir,
         conn: s.conns.merge,
+        writeConn: s.conns.mergeWrite,
         nextSegment: () => s.nextSegment++,
         rowGroupSize: s.options.rowGroupSize,
         textIndex: s.options.textIndex,

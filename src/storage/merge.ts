@@ -6,13 +6,16 @@
 // where its inputs' time ranges overlap (spans of traces that were open across a seal); row-group
 // statistics, which time windows use, stay tight. This writes the file only; the store commits it.
 import { join } from 'node:path';
-import type { Connection, Param } from '../db/database.js';
+import { Database, type Connection, type Param } from '../db/database.js';
 import { partitionKey, type SegmentEntry } from './manifest.js';
 import { segmentPath, unionHashes, writeSegment, type WrittenSegment } from './segments.js';
 
 export interface MergeContext {
   readonly dir: string;
+  /** A connection to the store's database (the `dead` table). */
   readonly conn: Connection;
+  /** Where the merged file is written: a separate database's connection (RecordStoreOptions.mergeThreads), or `conn`. */
+  readonly writeConn: Connection;
   nextSegment(): number;
   readonly rowGroupSize: number;
   readonly textIndex: boolean;
@@ -43,6 +46,15 @@ export interface MergeOutput {
   readonly folded: number[];
 }
 
+/**
+ * The database merges write their files with (RecordStoreOptions.mergeThreads). Its limit is a ceiling,
+ * not an allocation: one thread streams a merge a row group at a time (32,768 rows of up to a few KB
+ * each; a merge of a 333 MB segment used ~250 MiB of RSS).
+ */
+export function openMergeDatabase(dir: string, threads: number): Promise<Database> {
+  return Database.open({ threads, memoryLimit: '256MB', tempDirectory: join(dir, 'tmp', 'merge'), connections: 1 });
+}
+
 export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry[]): Promise<MergeOutput> {
   const first = group[0]!;
   const ordered = [...group].sort((a, b) => a.min_created_us - b.min_created_us);
@@ -63,7 +75,7 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
   // bitstring_agg takes its bounds only as constants: they are the store's own sequence numbers.
   if (!Number.isSafeInteger(lo) || !Number.isSafeInteger(hi)) throw new Error(`bad seq range ${lo}..${hi}`);
   const bitmap = async (name: string, seqs: readonly number[]): Promise<string> => {
-    await ctx.conn.run(`SET VARIABLE ${name} = (SELECT bitstring_agg(s, ${lo}, ${hi}) FROM (SELECT unnest($1::BIGINT[]) AS s))`, [[...seqs]]);
+    await ctx.writeConn.run(`SET VARIABLE ${name} = (SELECT bitstring_agg(s, ${lo}, ${hi}) FROM (SELECT unnest($1::BIGINT[]) AS s))`, [[...seqs]]);
     if (params.length === 1) params.push(lo);
     return `get_bit(getvariable('${name}'), (seq - $2)::INTEGER) = 0`;
   };
@@ -74,7 +86,7 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
     where += `${where === '' ? ' WHERE' : ' AND'} created_at >= make_timestamp($${params.length + 1})`;
     params.push(ctx.expiredBefore);
   }
-  const written = await writeSegment(ctx.conn, ctx.dir, {
+  const written = await writeSegment(ctx.writeConn, ctx.dir, {
     file: segmentPath(ctx.dir, partitionKey(first.project_id, first.run_id, first.kind), ctx.nextSegment()),
     projectId: first.project_id,
     runId: first.run_id,

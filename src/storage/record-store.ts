@@ -23,6 +23,7 @@ import type { Database, Param, Row } from '../db/database.js';
 import { bulkLoad, type BulkBatch } from './bulk-load.js';
 import { DEFAULT_POLICY, type CompactionPolicy } from './compaction.js';
 import { Compactor } from './compactor.js';
+import { openMergeDatabase } from './merge.js';
 import { ensureDirDurable } from './fs-util.js';
 import { idHash } from './id-index.js';
 import { readLegacyWal, RejectedRequests } from './legacy-wal.js';
@@ -39,7 +40,12 @@ import { memKey, StoreState, type MemEntry } from './store-state.js';
 import { WriteAheadLog } from './wal.js';
 
 export interface RecordStoreOptions {
-  /** Bytes of logged rows that freeze the active memory table for sealing (default 64 MiB). */
+  /**
+   * Bytes of logged rows that freeze the active memory table for sealing (default 32 MiB). Up to three
+   * tables are in DuckDB at once (the active one and two frozen ones waiting for the sealer), and a
+   * seal's transient grows with its table: with 64 MiB tables a library process peaked ~110 MiB higher
+   * at 300k spans (mean of three runs each, 2026-11-25).
+   */
   memTableBytes?: number;
   /** Rows that freeze the active memory table (default 1,000,000). */
   sealRows?: number;
@@ -72,6 +78,14 @@ export interface RecordStoreOptions {
    * concurrent writers and readers wants: its writers overlap one another anyway).
    */
   pipelineDepth?: number;
+  /**
+   * DuckDB threads of the separate database that merges write their files with (default 1; 0: merges
+   * write on the store's own database, as before 2026-11-25). A merge is one long statement: on the
+   * store's database it held back the cleanup of every memory table dropped while it ran (MVCC keeps
+   * what an older transaction may read), and its parallel scan buffered row groups for the output's
+   * order. On its own database, with one thread, neither happens (see bench/results/2026-11-25-library-memory.md).
+   */
+  mergeThreads?: number;
   /** ZSTD level of merged segments (default 3; seals write level 1, since merges rewrite them anyway; higher than 3 costs twice the CPU for ~5% less disk). */
   compactionLevel?: number;
   /**
@@ -105,36 +119,46 @@ export class RecordStore {
     const { wal, replay } = WriteAheadLog.open(join(dir, 'wal'), manifest.sealed_wal);
     const source = new BatchSource(RECORD_COLUMNS);
     const writer = await db.dedicated(source.functions);
-    const conns = { seal: await db.dedicated(), merge: await db.dedicated() };
-    const s = new StoreState(dir, db, wal, new MemInserter(writer, source), conns, resolveOptions(options), manifest);
-    for (const seq of manifest.dead) {
-      s.dead.add(seq);
-      // Dead rows may be the newest: their numbers stay taken (a row given one would be dead on arrival).
-      if (seq >= s.nextSeq) s.nextSeq = seq + 1;
+    const resolved = resolveOptions(options);
+    const mergeDb = resolved.mergeThreads > 0 ? await openMergeDatabase(dir, resolved.mergeThreads) : null;
+    // A failed open closes the merge database (the caller closes `db`).
+    try {
+      const merge = await db.dedicated();
+      const conns = { seal: await db.dedicated(), merge, mergeWrite: mergeDb ? await mergeDb.dedicated() : merge };
+      const s = new StoreState(dir, db, wal, new MemInserter(writer, source), conns, resolved, manifest);
+      s.mergeDb = mergeDb;
+      for (const seq of manifest.dead) {
+        s.dead.add(seq);
+        // Dead rows may be the newest: their numbers stay taken (a row given one would be dead on arrival).
+        if (seq >= s.nextSeq) s.nextSeq = seq + 1;
+      }
+      // A bulk load's segments may hold numbers above sealed_seq (reserved while log files stayed unsealed).
+      for (const seg of manifest.segments) if (seg.max_seq >= s.nextSeq) s.nextSeq = seg.max_seq + 1;
+      for (const seg of manifest.segments) s.index.add({ key: seg.file, partition: seg.file, hashes: await readHashes(conns.seal, dir, seg, idHash) });
+      // Text indexes missing (a store of an earlier version), damaged or stale are rebuilt from the segment.
+      if (s.options.textIndex) for (const seg of manifest.segments) await ensureTextIndex(conns.seal, join(dir, seg.file), seg.row_groups.map((g) => g[2]));
+      // So are child indexes (the parents a delete leaves childless are found through them).
+      for (const seg of manifest.segments) await ensureChildIndex(conns.seal, join(dir, seg.file), seg);
+      for (const seq of manifest.childless) s.childless.add(seq);
+      for (const e of manifest.awaited) s.awaited.set(memKey(e[1], e[2]), e);
+      // gen: the manifest generation from which a mark counts (bulk loads; 0: at once). clock: the log
+      // entry that made it (StoreState.clock; 0: before open). See Snapshot.deadSeqs.
+      await writer.run('CREATE TABLE IF NOT EXISTS dead (seq BIGINT, gen BIGINT NOT NULL DEFAULT 0, clock BIGINT NOT NULL DEFAULT 0)');
+      await writer.run('CREATE TABLE IF NOT EXISTS childless (seq BIGINT, clock BIGINT NOT NULL DEFAULT 0)');
+      await writer.run(tableDdl(EMPTY_TABLE));
+      if (s.dead.size > 0) await writer.run('INSERT INTO dead (seq) SELECT unnest($1::BIGINT[])', [[...s.dead]]);
+      if (s.childless.size > 0) await writer.run('INSERT INTO childless (seq) SELECT unnest($1::BIGINT[])', [[...s.childless]]);
+      await replayLog(s, replay);
+      const number = wal.start(s.nextSeq);
+      s.mem.push(new MemTable(number, s.nextSeq, s.inserter.create(`mem_${number}`)));
+      const store = new RecordStore(s);
+      await store.#convertLegacy();
+      if (s.mem.some((t) => t.frozen)) store.#sealer.kick();
+      return store;
+    } catch (err) {
+      await mergeDb?.close();
+      throw err;
     }
-    // A bulk load's segments may hold numbers above sealed_seq (reserved while log files stayed unsealed).
-    for (const seg of manifest.segments) if (seg.max_seq >= s.nextSeq) s.nextSeq = seg.max_seq + 1;
-    for (const seg of manifest.segments) s.index.add({ key: seg.file, partition: seg.file, hashes: await readHashes(conns.seal, dir, seg, idHash) });
-    // Text indexes missing (a store of an earlier version), damaged or stale are rebuilt from the segment.
-    if (s.options.textIndex) for (const seg of manifest.segments) await ensureTextIndex(conns.seal, join(dir, seg.file), seg.row_groups.map((g) => g[2]));
-    // So are child indexes (the parents a delete leaves childless are found through them).
-    for (const seg of manifest.segments) await ensureChildIndex(conns.seal, join(dir, seg.file), seg);
-    for (const seq of manifest.childless) s.childless.add(seq);
-    for (const e of manifest.awaited) s.awaited.set(memKey(e[1], e[2]), e);
-    // gen: the manifest generation from which a mark counts (bulk loads; 0: at once). clock: the log
-    // entry that made it (StoreState.clock; 0: before open). See Snapshot.deadSeqs.
-    await writer.run('CREATE TABLE IF NOT EXISTS dead (seq BIGINT, gen BIGINT NOT NULL DEFAULT 0, clock BIGINT NOT NULL DEFAULT 0)');
-    await writer.run('CREATE TABLE IF NOT EXISTS childless (seq BIGINT, clock BIGINT NOT NULL DEFAULT 0)');
-    await writer.run(tableDdl(EMPTY_TABLE));
-    if (s.dead.size > 0) await writer.run('INSERT INTO dead (seq) SELECT unnest($1::BIGINT[])', [[...s.dead]]);
-    if (s.childless.size > 0) await writer.run('INSERT INTO childless (seq) SELECT unnest($1::BIGINT[])', [[...s.childless]]);
-    await replayLog(s, replay);
-    const number = wal.start(s.nextSeq);
-    s.mem.push(new MemTable(number, s.nextSeq, s.inserter.create(`mem_${number}`)));
-    const store = new RecordStore(s);
-    await store.#convertLegacy();
-    if (s.mem.some((t) => t.frozen)) store.#sealer.kick();
-    return store;
   }
 
   /** Requests logged by the NDJSON log of earlier versions are logged again (ids are kept, so it is idempotent). */
@@ -357,12 +381,18 @@ export class RecordStore {
     await new Promise<void>((r) => s.db.afterStatementsInFlight(r));
     await s.background;
     await s.inserter.idle();
+    await s.mergeDb?.close();
     await s.wal.close();
   }
 
   /** The columns memory tables note per span type (RecordStoreOptions.notedColumns). */
   get notedColumns(): readonly string[] {
     return this.#s.options.notedColumns;
+  }
+
+  /** The database merges write their files with: its own (RecordStoreOptions.mergeThreads), or `db`. */
+  get mergeDb(): Database {
+    return this.#s.mergeDb ?? this.#s.db;
   }
 
   /** Raw SQL access for the engine's queries (over a snapshot's sources). */
@@ -373,7 +403,7 @@ export class RecordStore {
 
 function resolveOptions(o: RecordStoreOptions): StoreState['options'] {
   return {
-    memTableBytes: o.memTableBytes ?? o.walRollBytes ?? 64 << 20,
+    memTableBytes: o.memTableBytes ?? o.walRollBytes ?? 32 << 20,
     sealRows: o.sealRows ?? 1_000_000,
     rowGroupSize: o.rowGroupSize ?? 32_768,
     autoCompact: o.autoCompact ?? true,
@@ -384,6 +414,7 @@ function resolveOptions(o: RecordStoreOptions): StoreState['options'] {
     pipelineDepth: o.pipelineDepth ?? 3,
     mergePauseMs: o.mergePauseMs ?? 500,
     mergeMaxDelayMs: o.mergeMaxDelayMs ?? 30_000,
+    mergeThreads: o.mergeThreads ?? 1,
   };
 }
 

@@ -30,6 +30,7 @@ export interface StoreOptions {
   readonly pipelineDepth: number;
   readonly mergePauseMs: number;
   readonly mergeMaxDelayMs: number;
+  readonly mergeThreads: number;
 }
 
 /** What the engine needs to know about a recent record without asking DuckDB (links, for logging spans). */
@@ -96,6 +97,8 @@ export class StoreState {
   }
   readonly #inUse = new Map<string, number>();
   readonly #retiredInUse = new Set<string>();
+  /** The separate database merges write with (RecordStoreOptions.mergeThreads), closed with the store; null: they use `db`. */
+  mergeDb: Database | null = null;
   /** Retention (set by the engine): merges leave expired rows out. */
   retention: RetentionView | undefined;
 
@@ -104,7 +107,7 @@ export class StoreState {
     readonly db: Database,
     readonly wal: WriteAheadLog,
     readonly inserter: MemInserter,
-    readonly conns: { readonly seal: Connection; readonly merge: Connection },
+    readonly conns: { readonly seal: Connection; readonly merge: Connection; readonly mergeWrite: Connection },
     readonly options: StoreOptions,
     manifest: ManifestState,
   ) {

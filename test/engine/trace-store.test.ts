@@ -203,6 +203,14 @@ test('a memory limit that is not a size is refused before anything opens; a vali
   await store.close(); // the refused open left no lock behind, and the valid limit opened
 });
 
+test('mergeThreads that is not a whole number from 0 is refused before anything opens; 0 and 2 open', async (t) => {
+  const dir = tempDir(t);
+  for (const bad of [-1, 1.5, Number.NaN, '2' as unknown as number]) {
+    await assert.rejects(TraceStore.open(dir, { mergeThreads: bad }), (e: InvalidRequestError) => e instanceof InvalidRequestError && e.issues[0]?.loc[0] === 'mergeThreads' && /whole number/.test(e.message));
+  }
+  for (const ok of [0, 2]) await (await TraceStore.open(dir, { mergeThreads: ok })).close();
+});
+
 test('dropping a run removes its records (sealed and in memory) for good, and only its records', async (t) => {
   const { dir, store, projectId, logStreamId } = await openStore(t);
   const other = store.createLogStream(projectId, 'other');
