@@ -189,13 +189,14 @@ export class RecordQueries {
     let window: TimeWindow | null = chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending);
     let rows = await keys(window);
     if (window === null || rows.length > limit) return rows;
-    // The window was short. Matching at the rate it saw, a window `grow` times wider would hold the page:
-    // widen once when that is still a small part of the rows.
+    // The window was short. Matching at the rate it saw over the rows it covered (whole row groups: often
+    // more than asked for), twice the rows that rate needs would hold the page: widen once when that is
+    // at most half the rows (past that, the page-times read below costs less).
     const total = profile.rowGroups.reduce((n, g) => n + g[2], 0) + profile.memRows;
     const seen = rows.length > 0 ? offset + rows.length : 0;
     if (seen > 0) {
-      want *= Math.max(8, Math.ceil((2 * k) / seen));
-      if (want * 4 <= total) {
+      want = Math.ceil(Math.max(want, windowCovers(profile, window, order.ascending)) * Math.max(2, (2 * k) / seen));
+      if (want * 2 <= total) {
         window = chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending);
         rows = await keys(window);
         if (window === null || rows.length > limit) return rows;
@@ -370,3 +371,9 @@ function pick(values: Record<string, unknown>, sel: { metrics: Set<string>; allM
 }
 
 export { METRIC_PREFIX };
+
+/** Rows a one-bound time window reads: every row group reaching past its bound, and the rows in memory. */
+function windowCovers(profile: { rowGroups: readonly (readonly [number, number, number])[]; memRows: number }, w: TimeWindow, ascending: boolean): number {
+  if (!('us' in w)) return 0;
+  return profile.rowGroups.filter((g) => (ascending ? g[0] <= w.us : g[1] >= w.us)).reduce((n, g) => n + g[2], 0) + profile.memRows;
+}
