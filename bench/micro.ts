@@ -14,7 +14,7 @@ import { LogTracesBody } from '../src/schemas/ingest.js';
 import { BatchBuilder } from '../src/storage/batch-builder.js';
 import { MemInserter, MemTable } from '../src/storage/mem-tables.js';
 import { RECORD_COLUMNS } from '../src/storage/record-columns.js';
-import { sqlString } from '../src/storage/segments.js';
+import { sqlString } from '../src/db/sql-string.js';
 import { encodeEntry } from '../src/storage/wal.js';
 import { generateBatches } from '../test/support/generator.js';
 import { writeResults } from './common.js';

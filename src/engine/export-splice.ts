@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import type { Database } from '../db/database.js';
+import { sqlString } from '../db/sql-string.js';
 import { SpliceMismatch, spliceParquet } from '../storage/parquet-splice.js';
 import { COLUMN_NAMES } from '../storage/record-columns.js';
 import type { SegmentEntry } from '../storage/manifest.js';
@@ -54,7 +55,7 @@ export async function spliceExport(snap: Snapshot, db: Database, dir: string, sc
   const exportCols = COLUMN_NAMES.filter((c) => c !== 'seq');
   try {
     // The scratch path is ours (a uuid under <data>/tmp): the one literal here.
-    await db.runWithProgress(`COPY (SELECT ${exportCols.join(', ')} FROM ${src.sql}) TO '${rest.replaceAll("'", "''")}' (${EXPORT_PARQUET_OPTIONS})`, src.params, (f) => onProgress(f * 0.5), 200, { preserve_insertion_order: 'false' });
+    await db.runWithProgress(`COPY (SELECT ${exportCols.join(', ')} FROM ${src.sql}) TO ${sqlString(rest)} (${EXPORT_PARQUET_OPTIONS})`, src.params, (f) => onProgress(f * 0.5), 200, { preserve_insertion_order: 'false' });
     try {
       // The template first (DuckDB's part), then the segments in the manifest's order.
       return spliceParquet(out, [rest, ...whole.map((s) => join(dir, s.file))]);

@@ -11,6 +11,7 @@ import type { RecordBatch } from 'apache-arrow';
 import type { Database, Param } from '../db/database.js';
 import { ChunkToArrow } from '../db/chunk-arrow.js';
 import { ArrowConverter } from '../db/result-arrow.js';
+import { sqlString } from '../db/sql-string.js';
 import type { Level } from '../query/columns.js';
 import type { FilterRequest } from '../schemas/query.js';
 import { COLUMN_NAMES } from '../storage/record-columns.js';
@@ -125,7 +126,7 @@ export class Exporter {
           // DuckDB's threads write row groups as they finish.
           const format = options.format === 'parquet' ? EXPORT_PARQUET_OPTIONS : 'FORMAT json';
           // The path is ours (a uuid under <data>/tmp), never the user's: it is the one literal here.
-          const done = await this.#db.runWithProgress(`COPY (${q.sql}) TO '${tmp.replaceAll("'", "''")}' (${format})`, q.params, (f) => options.onProgress?.(f), 200, { preserve_insertion_order: 'false' });
+          const done = await this.#db.runWithProgress(`COPY (${q.sql}) TO ${sqlString(tmp)} (${format})`, q.params, (f) => options.onProgress?.(f), 200, { preserve_insertion_order: 'false' });
           return Number(done[0]?.['Count'] ?? 0);
         });
       }

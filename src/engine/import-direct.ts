@@ -8,6 +8,7 @@ import { RecordBatchReader, Precision, TimeUnit, Type, type DataType, type Field
 import type { AppendKind } from '../db/arrow-chunks.js';
 import { BatchSource, type SourceColumn } from '../db/batch-source.js';
 import type { Database, Param } from '../db/database.js';
+import { sqlString } from '../db/sql-string.js';
 import type { BulkBatch } from '../storage/bulk-load.js';
 import type { SourceGroup } from '../storage/bulk-pages.js';
 import { rowGroupRows } from '../storage/parquet-splice.js';
@@ -162,7 +163,7 @@ async function sortRowsOf(db: Database, path: string): Promise<number> {
 async function stageJsonLines(db: Database, path: string, stageFile: string): Promise<Source> {
   const columns = EXPORT_COLUMNS.map((c) => `${c}: '${TYPE[c]}'`).join(', ');
   // The stage path is ours (a uuid under <data>/tmp): the one literal here; the user's path is a parameter.
-  await db.run(`COPY (SELECT * FROM read_json($1, format = 'newline_delimited', columns = {${columns}})) TO '${stageFile.replaceAll("'", "''")}' (FORMAT parquet, COMPRESSION lz4_raw)`, [path]);
+  await db.run(`COPY (SELECT * FROM read_json($1, format = 'newline_delimited', columns = {${columns}})) TO ${sqlString(stageFile)} (FORMAT parquet, COMPRESSION lz4_raw)`, [path]);
   return { from: 'read_parquet($1, file_row_number = true)', params: [stageFile] };
 }
 

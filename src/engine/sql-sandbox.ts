@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { DuckDBInstance, listValue, StatementType, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import type { Table } from 'apache-arrow';
 import type { Database, Param } from '../db/database.js';
+import { sqlString } from '../db/sql-string.js';
 import { readerToTable } from '../db/result-arrow.js';
 import { InvalidRequestError } from '../errors.js';
 import { COLUMN_NAMES, KIND_SQL, type RecordKind } from '../storage/record-columns.js';
@@ -58,7 +59,6 @@ const COLS = COLUMN_NAMES.join(', ');
 const withOverride = (read: string) => COLUMN_NAMES.map((c) => (c === 'has_children' ? read : c)).join(', ');
 const SEG_COLS = withOverride('(has_children AND seq NOT IN (SELECT seq FROM tracelake_childless)) AS has_children');
 
-const literal = (s: string) => `'${s.replaceAll("'", "''")}'`;
 const ident = (s: string) => `"${s.replaceAll('"', '""')}"`;
 
 /** Runs one read-only query; see the file comment for what it can reach. */
@@ -81,16 +81,16 @@ export async function runSandboxed(db: Database, snap: Snapshot, cfg: SandboxCon
     });
     conn = await instance.connect();
     const allowed = [memFile];
-    await conn.run(`CREATE TABLE tracelake_dead AS SELECT seq FROM read_parquet(${literal(memFile)}) WHERE dead_`);
-    await conn.run(`CREATE TABLE tracelake_childless AS SELECT seq FROM read_parquet(${literal(memFile)}) WHERE childless_`);
+    await conn.run(`CREATE TABLE tracelake_dead AS SELECT seq FROM read_parquet(${sqlString(memFile)}) WHERE dead_`);
+    await conn.run(`CREATE TABLE tracelake_childless AS SELECT seq FROM read_parquet(${sqlString(memFile)}) WHERE childless_`);
     // Retention: runs whose records expire, and from when (the views leave expired rows out).
     const cutoffs = new Map(cfg.projects.flatMap((p) => [...snap.cutoffs(p.id)]));
     await conn.run('CREATE TABLE tracelake_expiry (run_id VARCHAR, cutoff BIGINT)');
     if (cutoffs.size > 0) await conn.run('INSERT INTO tracelake_expiry SELECT * FROM (SELECT unnest($1::VARCHAR[]), unnest($2::BIGINT[]))', [listValue([...cutoffs.keys()]), listValue([...cutoffs.values()].map((v) => BigInt(v)))]);
     for (const [view, kind] of VIEWS) allowed.push(...(await createView(conn, snap, view, kind, memFile, memMetrics, cutoffs)));
     await catalogTables(conn, cfg);
-    await conn.run(`SET allowed_paths = [${allowed.map(literal).join(', ')}]`);
-    await conn.run(`SET allowed_directories = [${literal(work)}]`);
+    await conn.run(`SET allowed_paths = [${allowed.map(sqlString).join(', ')}]`);
+    await conn.run(`SET allowed_directories = [${sqlString(work)}]`);
     await conn.run('SET enable_external_access = false');
     await conn.run('SET lock_configuration = true');
     return await runOne(conn, query, params, options);
@@ -115,7 +115,7 @@ async function dumpMemory(db: Database, snap: Snapshot, file: string): Promise<M
   const parts = [EMPTY_TABLE, ...snap.memTableNames()].map((t) => `(SELECT ${memCols}${shred}, ${KIND_SQL} AS kind_, false AS dead_ FROM ${t} WHERE ${snap.memBound} AND seq NOT IN ${snap.deadSeqs})`);
   parts.push(`(SELECT seq, true AS dead_ FROM ${snap.deadSeqs})`);
   parts.push(`(SELECT seq, true AS childless_ FROM ${snap.childlessSeqs})`);
-  await db.run(`COPY (${parts.join(' UNION ALL BY NAME ')}) TO ${literal(file)} (FORMAT parquet)`, params);
+  await db.run(`COPY (${parts.join(' UNION ALL BY NAME ')}) TO ${sqlString(file)} (FORMAT parquet)`, params);
   return aliases;
 }
 
@@ -141,8 +141,8 @@ async function createView(conn: DuckDBConnection, snap: Snapshot, view: string, 
   const memCols = metrics.map((n, i) => (memMetrics.has(n) ? `${memMetrics.get(n)} AS mv${i}` : `NULL::DOUBLE AS mv${i}`));
   const extra = (cols: string[]) => cols.map((c) => `, ${c}`).join('');
   const parts: string[] = [];
-  if (files.length > 0) parts.push(`SELECT ${SEG_COLS}${extra(segCols)} FROM read_parquet([${files.map(literal).join(', ')}], hive_partitioning = false, union_by_name = true) WHERE seq NOT IN (SELECT seq FROM tracelake_dead)`);
-  parts.push(`SELECT ${COLS}${extra(memCols)} FROM read_parquet(${literal(memFile)}, union_by_name = true) WHERE NOT dead_ AND kind_ = ${literal(kind)}`);
+  if (files.length > 0) parts.push(`SELECT ${SEG_COLS}${extra(segCols)} FROM read_parquet([${files.map(sqlString).join(', ')}], hive_partitioning = false, union_by_name = true) WHERE seq NOT IN (SELECT seq FROM tracelake_dead)`);
+  parts.push(`SELECT ${COLS}${extra(memCols)} FROM read_parquet(${sqlString(memFile)}, union_by_name = true) WHERE NOT dead_ AND kind_ = ${sqlString(kind)}`);
   const select = [...VIEW_COLUMNS, ...metrics.map((n, i) => `mv${i} AS ${ident(n)}`)].join(', ');
   const live = 'NOT EXISTS (SELECT 1 FROM tracelake_expiry e WHERE e.run_id = u.run_id AND epoch_us(u.created_at) < e.cutoff)';
   await conn.run(`CREATE VIEW ${view} AS SELECT ${select} FROM (${parts.join(' UNION ALL ')}) u WHERE ${live}`);

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Connection, Database, Param } from '../db/database.js';
 import { spliceGroups, type GroupSources } from './parquet-splice.js';
 import { TAG_SET_COLUMN, TAG_SET_SQL, type RecordKind } from './record-columns.js';
-import { sqlString } from './segments.js';
+import { sqlString } from '../db/sql-string.js';
 
 /** A row group of the source the batch may take as it is. */
 export interface SourceGroup {

@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import type { Connection, Param } from '../db/database.js';
+import { sqlString } from '../db/sql-string.js';
 import { ensureDirDurable, fsyncFile, fsyncPathAsync } from './fs-util.js';
 import type { ManifestState, SegmentEntry } from './manifest.js';
 import { TAG_SET_COLUMN, TAG_SET_SQL, type RecordKind } from './record-columns.js';
@@ -25,10 +26,6 @@ export function idsPath(path: string): string {
   return path.replace(/\.parquet$/, '.ids');
 }
 
-/** A SQL string literal (DuckDB: quotes doubled, backslashes literal). */
-export function sqlString(text: string): string {
-  return `'${text.replaceAll("'", "''")}'`;
-}
 
 export interface WriteSegment {
   readonly file: SegmentFile;
