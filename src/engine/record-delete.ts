@@ -45,6 +45,25 @@ function seqList(p: (v: Param) => string, seqs: readonly number[]): string {
 }
 
 /**
+ * What both index lookups read: the child index files of the scope's span segments (children) and of
+ * its span and trace segments (owners), and the rows in memory of each as SQL sources, with their
+ * parameters. Null when a segment lacks its index (retention on the scope, a file missing).
+ */
+function indexedParts(snap: Snapshot, scope: Scope) {
+  const s: Scope = { ...scope, kinds: ['span'] };
+  const o: Scope = { ...scope, kinds: ['span', 'trace'] };
+  const kids = snap.childIndexes(s);
+  const owned = snap.childIndexes(o);
+  if (kids === null || owned === null) return null;
+  const memOnly = { files: new Set<string>(), only: true, memory: true };
+  const children = snap.source(s, 1, [], [], null, memOnly);
+  const owners = snap.source(o, children.params.length + 1, [], [], null, memOnly);
+  const params: Param[] = [...children.params, ...owners.params];
+  const p = (v: Param) => `$${params.push(v)}`;
+  return { kids, owned, children, owners, params, p };
+}
+
+/**
  * childlessParents for a delete of the rows `goneSeqs` that have no children: their parents are the
  * parent_id hashes of those rows (from the child indexes, or the rows themselves in memory). A row's
  * id is unique in its run, so a parent that is itself deleted is left out by its seq; hashes of
@@ -52,16 +71,9 @@ function seqList(p: (v: Param) => string, seqs: readonly number[]): string {
  * deleted ids (it matters only for ids repeated across the runs of a project-wide delete).
  */
 export async function childlessOfLeaves(db: Database, snap: Snapshot, scope: Scope, goneSeqs: readonly number[]): Promise<number[]> {
-  const s: Scope = { ...scope, kinds: ['span'] };
-  const o: Scope = { ...scope, kinds: ['span', 'trace'] };
-  const kids = snap.childIndexes(s);
-  const owned = snap.childIndexes(o);
-  if (kids === null || owned === null) throw new Error('childlessOfLeaves needs the child indexes');
-  const memOnly = { files: new Set<string>(), only: true, memory: true };
-  const children = snap.source(s, 1, [], [], null, memOnly);
-  const owners = snap.source(o, children.params.length + 1, [], [], null, memOnly);
-  const params: Param[] = [...children.params, ...owners.params];
-  const p = (v: Param) => `$${params.push(v)}`;
+  const ix = indexedParts(snap, scope);
+  if (ix === null) throw new Error('childlessOfLeaves needs the child indexes');
+  const { kids, owned, children, owners, params, p } = ix;
   const ctes = [`g AS (SELECT unnest(${seqList(p, goneSeqs)}) AS seq)`];
   const links = [`SELECT hash(parent_id) AS ph, CASE WHEN has_children THEN hash(id) END AS ih FROM ${children.sql} WHERE seq IN (SELECT seq FROM g) AND parent_id IS NOT NULL`];
   const keep = [`SELECT hash(parent_id) AS h FROM ${children.sql} WHERE parent_id IS NOT NULL AND hash(parent_id) IN (SELECT h FROM ph) AND seq NOT IN (SELECT seq FROM g)`];
@@ -115,16 +127,9 @@ export async function rowsToDelete(db: Database, plan: PlanInput): Promise<GoneR
  * a file missing), the segments' own columns are read.
  */
 export async function childlessParents(db: Database, snap: Snapshot, scope: Scope, parents: string[], goneSeqs: number[]): Promise<number[]> {
-  const s: Scope = { ...scope, kinds: ['span'] };
-  const o: Scope = { ...scope, kinds: ['span', 'trace'] };
-  const kids = snap.childIndexes(s);
-  const owned = snap.childIndexes(o);
-  if (kids === null || owned === null) return childlessByScan(db, snap, scope, parents, goneSeqs);
-  const memOnly = { files: new Set<string>(), only: true, memory: true };
-  const children = snap.source(s, 1, [], [], null, memOnly);
-  const owners = snap.source(o, children.params.length + 1, [], [], null, memOnly);
-  const params: Param[] = [...children.params, ...owners.params];
-  const p = (v: Param) => `$${params.push(v)}`;
+  const ix = indexedParts(snap, scope);
+  if (ix === null) return childlessByScan(db, snap, scope, parents, goneSeqs);
+  const { kids, owned, children, owners, params, p } = ix;
   const read = (files: string[]) => `read_parquet(${p(files)}, hive_partitioning = false)`;
   const keep = [`SELECT hash(parent_id) AS h FROM ${children.sql} WHERE parent_id IN (SELECT id FROM pid) AND seq NOT IN (SELECT seq FROM g)`];
   const found = [`SELECT seq FROM ${owners.sql} WHERE id IN (SELECT id FROM pid) AND has_children AND hash(id) NOT IN (SELECT h FROM keep)`];

@@ -14,20 +14,25 @@
 import { existsSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Connection } from '../db/database.js';
+import { sqlString } from '../db/sql-string.js';
 import { fsyncPathAsync } from './fs-util.js';
 
 const PROBE = 'tracelake child index v1';
 
-/** A SQL string literal (as segments.ts writes COPY targets: DuckDB doubles quotes, keeps backslashes). */
-const sqlString = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 export function childIndexPath(parquetPath: string): string {
   return parquetPath.replace(/\.parquet$/, '.kids');
 }
 
+/** Probes asked already: one DuckDB binary answers the same, so an open checking every segment asks once. */
+let probed: Promise<string> | undefined;
+
 /** This DuckDB's hash() of the probe string, as text (a UBIGINT does not fit a JS number). */
-async function probe(conn: Connection): Promise<string> {
-  return String((await conn.all(`SELECT hash($1::VARCHAR)::VARCHAR AS h`, [PROBE]))[0]!['h']);
+function probe(conn: Connection): Promise<string> {
+  probed ??= conn.all(`SELECT hash($1::VARCHAR)::VARCHAR AS h`, [PROBE]).then((rows) => String(rows[0]!['h']));
+  // A failed ask is not kept: the next one tries again.
+  probed.catch(() => (probed = undefined));
+  return probed;
 }
 
 /** Writes the index of the segment at `abs` to `target` and fsyncs it (the caller fsyncs the folder). */
