@@ -279,6 +279,7 @@ export async function benchHttpIngestWithReads(spans: number, connections = 4, s
     const latencies: number[] = [];
     let ingesting = true;
     const reads: number[] = [];
+    const byPath: Record<string, number[]> = { 'spans/count': [], 'spans/partial_search': [] };
     let readErrors = 0;
     const reader = async () => {
       const count = JSON.stringify({ log_stream_id: ls.id, filters: [{ type: 'text', column_id: 'model', operator: 'eq', value: 'gpt-4o' }] });
@@ -293,6 +294,7 @@ export async function benchHttpIngestWithReads(spans: number, connections = 4, s
           await res.arrayBuffer();
           if (!ingesting) break;
           reads.push(performance.now() - t);
+          byPath[path]!.push(performance.now() - t);
           if (res.status !== 200) readErrors++;
         }
       }
@@ -316,6 +318,7 @@ export async function benchHttpIngestWithReads(spans: number, connections = 4, s
     ingesting = false;
     await readLoop;
     reads.sort((a, b) => a - b);
+    for (const l of Object.values(byPath)) l.sort((a, b) => a - b);
     const count = (await (await fetch(`${server.url}/projects/${project.id}/spans/count`, { method: 'POST', headers, body: JSON.stringify({ log_stream_id: ls.id }) })).json()) as { total_count: number };
     const peak = peakRssMiB(server.pid);
     latencies.sort((a, b) => a - b);
@@ -333,7 +336,7 @@ export async function benchHttpIngestWithReads(spans: number, connections = 4, s
         ratio_to_json_parse: n / ms / (n / parseMs),
         counted: count.total_count,
       },
-      { name: 'reads during HTTP ingest (filtered count, first page)', value: pct(reads, 0.5), unit: 'ms p50', p95_ms: pct(reads, 0.95), max_ms: reads[reads.length - 1], reads: reads.length, errors: readErrors },
+      { name: 'reads during HTTP ingest (filtered count, first page)', value: pct(reads, 0.5), unit: 'ms p50', p95_ms: pct(reads, 0.95), max_ms: reads[reads.length - 1], reads: reads.length, errors: readErrors, count_p50_ms: pct(byPath['spans/count']!, 0.5), count_p95_ms: pct(byPath['spans/count']!, 0.95), page_p50_ms: pct(byPath['spans/partial_search']!, 0.5), page_p95_ms: pct(byPath['spans/partial_search']!, 0.95) },
       { name: 'peak RSS (server process, VmHWM)', value: peak ?? 0, unit: 'MiB' },
     ];
   } finally {
