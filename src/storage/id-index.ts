@@ -108,30 +108,38 @@ export class PackedHashes {
 /** The top 32 bits of a 53-bit id hash. */
 const top32 = (h: number) => Math.floor(h / 0x200000);
 
-/** A Bloom filter over the top 32 bits of id hashes, ~10-20 bits per key; grows by rebuilding. */
-class Bloom {
+/**
+ * A Bloom filter over the top 32 bits of id hashes, ~10-20 bits per key; grows by rebuilding. Blocked:
+ * a key's 7 bits lie in one 64-byte block, so an add or a lookup costs one cache miss, where 7 bits
+ * spread over the whole array cost 7 (opening a 10M-span store spent ~4 s of CPU filling the filter).
+ * At 10 bits a key it answers "maybe" for ~1.0% of absent keys (0.8% unblocked).
+ */
+export class IdBloom {
   readonly bits: Uint32Array;
-  readonly mask: number;
+  /** log2 of the number of 16-word blocks. */
+  readonly #blockBits: number;
   constructor(capacity: number) {
     let words = 1024;
     while (words * 32 < capacity * 10) words *= 2;
     this.bits = new Uint32Array(words);
-    this.mask = words - 1;
+    this.#blockBits = Math.log2(words / 16);
   }
   add(top: number): void {
-    let x = top;
-    const y = Math.imul(top ^ (top >>> 15), 0x2c1b3c6d) | 1;
+    const base = (top >>> (32 - this.#blockBits)) << 4;
+    let x = Math.imul(top ^ (top >>> 16), 0x85ebca6b);
     for (let k = 0; k < 7; k++) {
-      x = Math.imul(x ^ (x >>> 16), 0x45d9f3b) + y;
-      this.bits[(x >>> 5) & this.mask]! |= 1 << (x & 31);
+      x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35) + k;
+      const bit = x >>> 23;
+      this.bits[base + (bit >>> 5)]! |= 1 << (bit & 31);
     }
   }
   has(top: number): boolean {
-    let x = top;
-    const y = Math.imul(top ^ (top >>> 15), 0x2c1b3c6d) | 1;
+    const base = (top >>> (32 - this.#blockBits)) << 4;
+    let x = Math.imul(top ^ (top >>> 16), 0x85ebca6b);
     for (let k = 0; k < 7; k++) {
-      x = Math.imul(x ^ (x >>> 16), 0x45d9f3b) + y;
-      if ((this.bits[(x >>> 5) & this.mask]! & (1 << (x & 31))) === 0) return false;
+      x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35) + k;
+      const bit = x >>> 23;
+      if ((this.bits[base + (bit >>> 5)]! & (1 << (bit & 31))) === 0) return false;
     }
     return true;
   }
@@ -152,7 +160,7 @@ interface Packed {
 
 export class SealedIdIndex {
   #segments = new Map<string, Packed>();
-  #bloom = new Bloom(1 << 16);
+  #bloom = new IdBloom(1 << 16);
   #count = 0;
 
   add(segment: IndexedSegment): void {
@@ -226,7 +234,7 @@ export class SealedIdIndex {
   }
 
   #rebuild(): void {
-    this.#bloom = new Bloom(Math.max(this.#count * 2, 1 << 16));
+    this.#bloom = new IdBloom(Math.max(this.#count * 2, 1 << 16));
     for (const seg of this.#segments.values()) seg.hashes.forEachTop((t) => this.#bloom.add(t));
   }
 }
