@@ -1,8 +1,11 @@
 // Which record ids already exist, so a retried or updated record replaces its old version instead
 // of duplicating it. Sealed segments each keep a sorted array of 53-bit id hashes (persisted next
 // to the segment); one Bloom filter over all of them answers "certainly new" for almost every id
-// in one or two cache misses. A hash hit is only a candidate: the caller confirms it in DuckDB.
+// in one cache miss. A hash hit is only a candidate: the caller confirms it in DuckDB.
 // In memory each segment keeps its hashes packed (PackedHashes, ~4.4 bytes per id instead of 8).
+// The filter is keyed on the top 32 bits of the hashes (all a packed segment keeps for sure), so it
+// answers "maybe" for at least ids/2^32 of new ids (2.7% at 115M ids); each "maybe" costs a binary
+// search per segment.
 
 /** 53-bit hash of an id string (two FNV-1a variants), exact as a JS number. */
 export function idHash(id: string): number {
@@ -95,37 +98,56 @@ export class PackedHashes {
     return hasSorted(this.#low, q, this.#offsets[p]!, this.#offsets[p + 1]!);
   }
 
-  /** Calls `fn` with the top 32 bits of every hash (what the Bloom filter is keyed on). */
-  forEachTop(fn: (top: number) => void): void {
+  /** Number of buckets. */
+  get buckets(): number {
+    return this.#offsets.length - 1;
+  }
+
+  /**
+   * Calls `fn` with the top 32 bits of every hash in buckets [from, to) (what the Bloom filter is
+   * keyed on), in ascending order; returns how many.
+   */
+  forEachTop(fn: (top: number) => void, from = 0, to = this.buckets): number {
     const shift = 2 ** this.bits;
     const hiMul = 2 ** (32 - this.bits);
-    for (let p = 0; p + 1 < this.#offsets.length; p++) {
+    for (let p = from; p < to; p++) {
       for (let i = this.#offsets[p]!; i < this.#offsets[p + 1]!; i++) fn(p * hiMul + Math.floor(this.#low[i]! / shift));
     }
+    return this.#offsets[to]! - this.#offsets[from]!;
   }
 }
 
 /** The top 32 bits of a 53-bit id hash. */
 const top32 = (h: number) => Math.floor(h / 0x200000);
 
+/** Bits of filter per key when it is built; it is rebuilt (bigger) once it holds 10 bits a key. */
+const BUILD_BITS = 15;
+const FULL_BITS = 10;
+
 /**
- * A Bloom filter over the top 32 bits of id hashes, ~10-20 bits per key; grows by rebuilding. Blocked:
- * a key's 7 bits lie in one 64-byte block, so an add or a lookup costs one cache miss, where 7 bits
- * spread over the whole array cost 7 (opening a 10M-span store spent ~4 s of CPU filling the filter).
- * At 10 bits a key it answers "maybe" for ~1.0% of absent keys (0.8% unblocked).
+ * A Bloom filter over the top 32 bits of id hashes. Blocked: a key's 7 bits lie in one 64-byte block,
+ * so an add or a lookup touches one cache line; and the block is picked by the key's top bits, so a
+ * segment's sorted hashes fill it front to back (a 10M-id store's filter filled in 0.6 s of CPU, where
+ * 7 bits spread over the whole array took 3.1 s). At 10 bits a key it answers "maybe" for ~1% of
+ * absent keys (0.8% unblocked). Sized to the key count, not to a power of two: at 100M ids a power of
+ * two made it 512 MiB.
  */
 export class IdBloom {
   readonly bits: Uint32Array;
-  /** log2 of the number of 16-word blocks. */
-  readonly #blockBits: number;
-  constructor(capacity: number) {
-    let words = 1024;
-    while (words * 32 < capacity * 10) words *= 2;
-    this.bits = new Uint32Array(words);
-    this.#blockBits = Math.log2(words / 16);
+  readonly #blocks: number;
+  constructor(capacity: number, bitsPerKey = FULL_BITS) {
+    this.#blocks = Math.max(64, Math.ceil((capacity * bitsPerKey) / 512));
+    this.bits = new Uint32Array(this.#blocks * 16);
+  }
+  /** Keys it holds at FULL_BITS a key. */
+  get capacity(): number {
+    return (this.bits.length * 32) / FULL_BITS;
+  }
+  #base(top: number): number {
+    return Math.min(this.#blocks - 1, Math.floor((top / 4294967296) * this.#blocks)) * 16;
   }
   add(top: number): void {
-    const base = (top >>> (32 - this.#blockBits)) << 4;
+    const base = this.#base(top);
     let x = Math.imul(top ^ (top >>> 16), 0x85ebca6b);
     for (let k = 0; k < 7; k++) {
       x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35) + k;
@@ -134,7 +156,7 @@ export class IdBloom {
     }
   }
   has(top: number): boolean {
-    const base = (top >>> (32 - this.#blockBits)) << 4;
+    const base = this.#base(top);
     let x = Math.imul(top ^ (top >>> 16), 0x85ebca6b);
     for (let k = 0; k < 7; k++) {
       x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35) + k;
@@ -161,15 +183,50 @@ interface Packed {
 export class SealedIdIndex {
   #segments = new Map<string, Packed>();
   #bloom = new IdBloom(1 << 16);
+  /** The bigger filter being filled, a slice per event-loop turn; #bloom answers until it is whole. */
+  #next: IdBloom | null = null;
+  /** Segments were added without filling the filter (`add(.., false)`) and `refill` has not run. */
+  #unfilled = false;
   #count = 0;
 
-  add(segment: IndexedSegment): void {
+  /**
+   * `fill` false (opening a store): the filter is left alone until `refill`, which sizes it once for
+   * every segment; adding them one by one refilled a growing filter from all segments held so far
+   * (16 s of CPU at 100M ids).
+   */
+  add(segment: IndexedSegment, fill = true): void {
     this.remove(segment.key);
     const packed = new PackedHashes(segment.hashes);
     this.#segments.set(segment.key, { partition: segment.partition, hashes: packed });
     this.#count += packed.length;
-    if (this.#count * 10 > this.#bloom.bits.length * 32) this.#rebuild();
-    else for (const h of segment.hashes) this.#bloom.add(top32(h));
+    if (!fill) {
+      this.#unfilled = true;
+      return;
+    }
+    for (const h of segment.hashes) {
+      this.#bloom.add(top32(h));
+      this.#next?.add(top32(h));
+    }
+    if (this.#next === null && this.#count > this.#bloom.capacity) this.#grow();
+  }
+
+  /** A filter sized for the segments held, filled from their hashes at once. */
+  refill(): void {
+    const bloom = new IdBloom(Math.max(this.#count, 1 << 16), BUILD_BITS);
+    for (const [seg, from, to] of fillOrder(bloom, [...this.#segments.values()].map((x) => x.hashes))) seg.forEachTop((t) => bloom.add(t), from, to);
+    this.#bloom = bloom;
+    this.#next = null;
+    this.#unfilled = false;
+  }
+
+  /** Whether the filter may hold `id` (false: no segment holds it). */
+  maybe(id: string): boolean {
+    return this.#unfilled || this.#bloom.has(top32(idHash(id)));
+  }
+
+  /** A bigger filter is being filled. */
+  get growing(): boolean {
+    return this.#next !== null;
   }
 
   /** Removing leaves stale bits in the filter until the next rebuild: harmless false positives. */
@@ -183,7 +240,7 @@ export class SealedIdIndex {
   /** Segments of `partition` that may hold `id` (almost always none). */
   candidates(id: string, partitionPrefix: string): string[] {
     const h = idHash(id);
-    if (!this.#bloom.has(top32(h))) return [];
+    if (!this.#unfilled && !this.#bloom.has(top32(h))) return [];
     const out: string[] = [];
     for (const [key, seg] of this.#segments) {
       if (seg.partition.startsWith(partitionPrefix) && seg.hashes.has(h)) out.push(key);
@@ -211,7 +268,7 @@ export class SealedIdIndex {
     }
     for (let i = 0; i < hashes.length && open.length > 0; i++) {
       const h = hashes[i]!;
-      if (!this.#bloom.has(top32(h))) continue;
+      if (!this.#unfilled && !this.#bloom.has(top32(h))) continue;
       for (let j = open.length - 1; j >= 0; j--) {
         if (!open[j]!.hashes.has(h)) continue;
         out.add(openKeys[j]!);
@@ -233,8 +290,49 @@ export class SealedIdIndex {
     return n;
   }
 
-  #rebuild(): void {
-    this.#bloom = new IdBloom(Math.max(this.#count * 2, 1 << 16));
-    for (const seg of this.#segments.values()) seg.hashes.forEachTop((t) => this.#bloom.add(t));
+  /**
+   * A filter for 1.5x the keys, filled from the packed hashes in slices of ~64k keys, one per
+   * event-loop turn (at 100M ids a whole refill is seconds of CPU: writes and reads would wait
+   * behind it). Keys added meanwhile go into both filters; the full one answers until then (more
+   * "maybe"s, each confirmed by the segments' hashes, never a wrong "no").
+   */
+  #grow(): void {
+    const next = new IdBloom(this.#count * 1.5, BUILD_BITS);
+    this.#next = next;
+    const order = fillOrder(next, [...this.#segments.values()].map((x) => x.hashes));
+    const slice = () => {
+      if (this.#next !== next) return;
+      for (let done = 0; done < 65_536; ) {
+        const step = order.next();
+        if (step.done) {
+          this.#bloom = next;
+          this.#next = null;
+          // Segments added while it filled may have outgrown it already.
+          if (this.#count > next.capacity) this.#grow();
+          return;
+        }
+        const [seg, from, to] = step.value;
+        done += seg.forEachTop((t) => next.add(t), from, to);
+      }
+      setImmediate(slice).unref();
+    };
+    slice();
+  }
+}
+
+/**
+ * The order in which to fill `bloom` from sorted segments: a stripe of ~256 KiB of the filter at a
+ * time (a key's block follows its top bits, like the segments' buckets), from every segment in turn,
+ * so the adds stay in cache. Segment by segment, each key of a 1M-id segment in a 100M-id filter
+ * was a cache miss: 13.5 s of CPU to fill it at open.
+ */
+function* fillOrder(bloom: IdBloom, segments: readonly PackedHashes[]): Generator<[PackedHashes, number, number]> {
+  const stripes = Math.max(1, Math.ceil(bloom.bits.byteLength / 262_144));
+  for (let r = 0; r < stripes; r++) {
+    for (const seg of segments) {
+      const from = Math.floor((r * seg.buckets) / stripes);
+      const to = Math.floor(((r + 1) * seg.buckets) / stripes);
+      if (to > from) yield [seg, from, to];
+    }
   }
 }

@@ -134,7 +134,8 @@ export class RecordStore {
       }
       // A bulk load's segments may hold numbers above sealed_seq (reserved while log files stayed unsealed).
       for (const seg of manifest.segments) if (seg.max_seq >= s.nextSeq) s.nextSeq = seg.max_seq + 1;
-      for (const seg of manifest.segments) s.index.add({ key: seg.file, partition: seg.file, hashes: await readHashes(conns.seal, dir, seg, idHash) });
+      for (const seg of manifest.segments) s.index.add({ key: seg.file, partition: seg.file, hashes: await readHashes(conns.seal, dir, seg, idHash) }, false);
+      s.index.refill();
       // Text indexes missing (a store of an earlier version), damaged or stale are rebuilt from the segment.
       if (s.options.textIndex) for (const seg of manifest.segments) await ensureTextIndex(conns.seal, join(dir, seg.file), seg.row_groups.map((g) => g[2]));
       // So are child indexes (the parents a delete leaves childless are found through them).

@@ -95,3 +95,42 @@ test('the id filter finds every key it holds and answers "maybe" for few others,
   // bits cost a little more. Every bit set in one place would answer "maybe" almost always.
   assert.ok(maybe / asked < 0.02, `false positive rate ${maybe / asked}`);
 });
+
+test('the filter grows in slices, a turn of the event loop each, and answers right while it does', async () => {
+  const index = new SealedIdIndex();
+  const segs = Array.from({ length: 4 }, (_, i) => ({ key: `records/p/r/seg-${i}.parquet`, names: ids(`g${i}`, 100_000) }));
+  for (const s of segs) index.add({ key: s.key, partition: s.key, hashes: sortedHashes(s.names) });
+  // 400k keys outgrew the first filter (65,536 keys at 10 bits): a bigger one is being filled.
+  assert.ok(index.growing);
+  const before = index.bytes;
+  for (const s of segs) assert.deepEqual(index.candidates(s.names[17]!, 'records/p/'), [s.key]);
+  let turns = 0;
+  while (index.growing) {
+    await new Promise((r) => setImmediate(r));
+    turns++;
+    // Between slices: every held id is still found, new ones are not.
+    const s = segs[turns % 4]!;
+    assert.deepEqual(index.candidates(s.names[turns]!, 'records/p/'), [s.key]);
+    assert.deepEqual(index.candidates(`new-${turns}`, 'records/p/'), []);
+  }
+  assert.ok(turns >= 4, `filled in ${turns} turns`);
+  assert.ok(index.bytes > before);
+  for (const s of segs) for (const id of s.names.filter((_, i) => i % 101 === 0)) assert.ok(index.maybe(id), id);
+  let maybe = 0;
+  for (const id of ids('absent', 50_000)) if (index.maybe(id)) maybe++;
+  // The grown filter holds 400k keys at 10 bits or more each (the first one held them at under 3).
+  assert.ok(maybe / 50_000 < 0.02, `false positive rate ${maybe / 50_000}`);
+});
+
+test('segments added without filling the filter are found before and after one refill', () => {
+  const index = new SealedIdIndex();
+  const segs = Array.from({ length: 3 }, (_, i) => ({ key: `records/p/r/seg-${i}.parquet`, names: ids(`f${i}`, 50_000) }));
+  for (const s of segs) index.add({ key: s.key, partition: s.key, hashes: sortedHashes(s.names) }, false);
+  assert.ok(!index.growing);
+  for (const s of segs) assert.deepEqual(index.candidates(s.names[3]!, 'records/p/'), [s.key]);
+  index.refill();
+  for (const s of segs) for (const id of s.names.filter((_, i) => i % 97 === 0)) assert.deepEqual(index.candidates(id, 'records/p/'), [s.key]);
+  let maybe = 0;
+  for (const id of ids('absent', 50_000)) if (index.maybe(id)) maybe++;
+  assert.ok(maybe / 50_000 < 0.01, `false positive rate ${maybe / 50_000}`);
+});
