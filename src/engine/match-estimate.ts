@@ -48,10 +48,10 @@ export const totalRows = (p: Profile) => p.rowGroups.reduce((n, g) => n + g[2], 
  * roll-up, a free-text column, fewer than MIN_GROUPS row groups): then the planner runs one statement
  * where only an estimate would choose a narrowing plan.
  */
-export async function estimateMatches(db: Database, plan: PlanInput, profile: Profile, mode: PlanEstimate, steps: string[]): Promise<MatchEstimate | null> {
+export async function estimateMatches(db: Database, plan: PlanInput, profile: Profile, mode: PlanEstimate, steps: string[], minGroups = MIN_GROUPS): Promise<MatchEstimate | null> {
   if (mode === 'few') return { rate: 0, spread: 0, matches: 0 };
   if (mode === 'many') return { rate: 1, spread: 1, matches: totalRows(profile) };
-  if (plan.filter === null || profile.rowGroups.length < MIN_GROUPS || [...columnsOf(plan.filter)].some((c) => FREE_TEXT.has(c))) return null;
+  if (plan.filter === null || profile.rowGroups.length < minGroups || [...columnsOf(plan.filter)].some((c) => FREE_TEXT.has(c))) return null;
   // Evenly spaced row groups in time order; each sampled range is one row group's created_at span
   // (rows of other segments' row groups overlapping it are read and counted too).
   const groups = [...profile.rowGroups].sort((a, b) => a[0] - b[0]);

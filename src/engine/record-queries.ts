@@ -68,12 +68,15 @@ export class RecordQueries {
   readonly #counts: SegmentCounts | null;
   /** How the planner estimates a filter's matches (tests force wrong estimates). */
   readonly #estimateMode: PlanEstimate;
+  /** Row groups from which the estimate samples (tests lower it). */
+  readonly #estimateMinGroups: number | undefined;
 
-  constructor(records: RecordStore, db: Database, options: { windowRows?: number; metricTopK?: boolean; segmentCounts?: boolean; segmentCountMinRows?: number; topKRows?: number; planEstimate?: PlanEstimate; metricInfo?: (name: string) => MetricInfo | undefined; onPlan?: (steps: readonly string[]) => void } = {}) {
+  constructor(records: RecordStore, db: Database, options: { windowRows?: number; metricTopK?: boolean; segmentCounts?: boolean; segmentCountMinRows?: number; topKRows?: number; planEstimate?: PlanEstimate; estimateMinGroups?: number; metricInfo?: (name: string) => MetricInfo | undefined; onPlan?: (steps: readonly string[]) => void } = {}) {
     this.#onPlan = options.onPlan;
     const metricInfo = options.metricInfo ?? defaultMetricInfo;
     this.#windowRows = options.windowRows ?? 8_192;
     this.#estimateMode = options.planEstimate ?? 'measured';
+    this.#estimateMinGroups = options.estimateMinGroups;
     this.#records = records;
     this.#db = db;
     this.#facts = new DataFactsCache(db, records.notedColumns);
@@ -189,7 +192,7 @@ export class RecordQueries {
     // The estimate of how many records match and where (a sample of a few row groups), asked at most
     // once, only where it chooses the plan.
     let estimate: MatchEstimate | null | undefined;
-    const estimated = async () => (estimate === undefined ? (estimate = await estimateMatches(this.#db, plan, profile, this.#estimateMode, steps)) : estimate);
+    const estimated = async () => (estimate === undefined ? (estimate = await estimateMatches(this.#db, plan, profile, this.#estimateMode, steps, this.#estimateMinGroups)) : estimate);
     if (this.#topK && topKApplies(plan, offset, limit, this.#topK.rows)) {
       // The lists hold each segment's best rows; a filter admitting fewer than k of the most candidates
       // an attempt looks at (at the sampled rate) leaves it short, and the full query runs after it.

@@ -29,6 +29,8 @@ export interface TraceStoreOptions extends RecordStoreOptions {
    * 'many' to check that a wrong estimate never changes an answer.
    */
   planEstimate?: PlanEstimate;
+  /** Row groups a store needs before the planner samples them for its estimate (default 64; tests lower it). */
+  estimateMinGroups?: number;
   /** Metric-sorted pages from per-segment lists of the best rows (default true; tests compare with false). */
   metricTopK?: boolean;
   /** Rows each segment's list of best rows keeps per metric and direction (default 2,048; tests shrink it). */
