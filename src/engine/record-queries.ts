@@ -125,7 +125,12 @@ export class RecordQueries {
     // The scope's project (and its run, when given) is one value for every row it holds: filled in,
     // not decoded for every row the keys query looks at.
     const constant: Row = { project_id: scope.projectId, ...(scope.runId !== undefined ? { run_id: scope.runId } : {}) };
-    const keys = await this.#pageKeys(snap, level, scope, plan, limit, start, [...BASE_COLUMNS, 'has_children'].filter((c) => !(c in constant)), shown, steps);
+    // A page shown from the keys alone (its columns among the keys', its metrics read there) needs no
+    // row locators; has_children only tells which rows can have roll-ups.
+    const fromKeys = selection !== null && !selection.allMetrics && selection.physical.every((c) => BASE_COLUMNS.includes(c) || c === 'has_children' || c === 'metrics');
+    const children = selection === null || selection.allMetrics || selection.metrics.size > 0 || selection.physical.includes('has_children');
+    const keyColumns = [...BASE_COLUMNS, ...(children ? ['has_children'] : [])].filter((c) => !(c in constant));
+    const keys = await this.#pageKeys(snap, level, scope, plan, limit, start, keyColumns, shown, steps, !fromKeys);
     for (const k of keys) for (const c in constant) if (!(c in k.row)) k.row[c] = constant[c];
     const more = keys.length > limit;
     const pageKeys = more ? keys.slice(0, limit) : keys;
@@ -133,6 +138,7 @@ export class RecordQueries {
     const light = selection !== null && selection.physical.every((c) => BASE_COLUMNS.includes(c) || c === 'has_children' || (c === 'metrics' && inKeys));
     let page: Row[];
     if (light) page = pageKeys.map((k) => lightRow(k.row, selection.physical, keys.ownMetrics));
+    else if (pageKeys.some((k) => k.row['seq'] === null)) throw new Error('internal: a page to fetch was planned without row locators');
     else {
       steps.push('fetch');
       page = await this.#fetch(snap, level, scope, selection ? selection.physical : '*', pageKeys);
@@ -185,7 +191,7 @@ export class RecordQueries {
    * Keys of a page. Sorted by time (the default), it first looks only at the newest row groups that
    * could hold the page, widening the window 8x at a time until the page is full or the window is all.
    */
-  async #pageKeys(snap: Snapshot, level: Level, scope: RunScope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], steps: string[]): Promise<PageKey[] & { ownMetrics: Map<string, string>; rolledMetrics: Map<string, string> }> {
+  async #pageKeys(snap: Snapshot, level: Level, scope: RunScope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], steps: string[], locators: boolean): Promise<PageKey[] & { ownMetrics: Map<string, string>; rolledMetrics: Map<string, string> }> {
     const order = timeOrdered(plan.sort);
     const profile = snap.timeProfile(this.#scope(scope, KINDS[level]), requiredContains(plan.filter));
     const k = offset + limit + 1;
@@ -208,7 +214,7 @@ export class RecordQueries {
       }
     }
     const keys = async (w: TimeWindow | null) => {
-      const q = pageKeysQuery(plan, limit, offset, w, also, alsoMetrics);
+      const q = pageKeysQuery(plan, limit, offset, w, also, alsoMetrics, locators);
       steps.push(`keys${w ? ' (window)' : ''}${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`);
       const rows = await this.#db.all(q.sql, q.params);
       return Object.assign(rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })), { ownMetrics: q.ownMetrics, rolledMetrics: q.rolledMetrics });
