@@ -23,6 +23,7 @@ import { estimateMatches, totalRows, type MatchEstimate, type PlanEstimate } fro
 import { defaultMetricInfo } from './metric-info.js';
 import { TopKCache } from './topk-cache.js';
 import { storedToRecord } from './row-codec.js';
+import { addRolled, lightRow, pick, roundRollUp } from './page-rows.js';
 
 export const MAX_PAGE_SIZE = 1000;
 
@@ -386,41 +387,10 @@ export class RecordQueries {
   }
 }
 
-/** Sums of doubles depend on the order rows are read in (which compaction changes): 12 significant digits keep the same record reading the same. */
-function roundRollUp(v: unknown): number {
-  return Number(Number(v).toPrecision(12));
-}
-
-function addRolled(out: Map<string, Map<string, number>>, id: string, name: string, v: unknown): void {
-  let m = out.get(id);
-  if (!m) out.set(id, (m = new Map()));
-  m.set(name, roundRollUp(v));
-}
-
 interface PageKey {
   seq: number;
   c: number;
   row: Row;
-}
-
-/** A page row from its keys row: the selected columns, and `metrics` from the own values the keys query read. */
-function lightRow(keys: Row, physical: readonly string[], ownMetrics: ReadonlyMap<string, string>): Row {
-  const row: Row = {};
-  for (const c of physical) if (c !== 'metrics') row[c] = keys[c];
-  if (physical.includes('metrics')) {
-    const entries: { key: string; value: number }[] = [];
-    for (const [name, col] of ownMetrics) if (keys[col] !== null && keys[col] !== undefined) entries.push({ key: name, value: Number(keys[col]) });
-    row['metrics'] = entries;
-  }
-  return row;
-}
-
-/** The metrics a selection asks for (all of them without a selection or with include_all_metrics). */
-function pick(values: Record<string, unknown>, sel: { metrics: Set<string>; allMetrics: boolean } | null): Record<string, unknown> {
-  if (sel === null || sel.allMetrics) return values;
-  const out: Record<string, unknown> = {};
-  for (const k of sel.metrics) if (values[k] !== undefined) out[k] = values[k];
-  return out;
 }
 
 export { METRIC_PREFIX };
