@@ -6,6 +6,7 @@ import type { Database } from '../db/database.js';
 import { columnsOf } from '../query/match-facts.js';
 import { matchTimesQuery, timeRanges, type PlanInput, type TimeWindow } from '../query/plan.js';
 import type { Snapshot } from '../storage/snapshot.js';
+import type { MatchEstimate } from './match-estimate.js';
 
 /** Ranges of created_at a query may test (beyond, one bound or none). */
 const MAX_RANGES = 64;
@@ -44,9 +45,14 @@ export async function pageTimesWindow(db: Database, plan: PlanInput, k: number, 
  * For a page in another order than time: when the filter admits few rows (at most FEW), the
  * created_at ranges holding all of them. Asked only when that read is cheap (no roll-up, no free-text
  * column) and stops at FEW + 1 matches; null when the matches are many or sit in over half the rows
- * (the keys query then reads everything, as before).
+ * (the keys query then reads everything, as before). Asked only when the estimate (a sample of
+ * row groups) found no match at all and expects at most FEW: a filter with matches in a sampled row
+ * group is likely to have them in many (at 1M spans, 20 traces' spans sit in 11 of 30 row groups),
+ * where the narrowed keys query costs what the plain one does and this read comes on top. Without an
+ * estimate, no read: the plain keys query is what a hand-written query does.
  */
-export async function fewMatchesWindow(db: Database, plan: PlanInput, profile: Profile, steps: string[]): Promise<TimeWindow | null> {
+export async function fewMatchesWindow(db: Database, plan: PlanInput, profile: Profile, steps: string[], estimate: MatchEstimate | null): Promise<TimeWindow | null> {
+  if (estimate === null || estimate.spread > 0 || estimate.matches > FEW) return null;
   if (plan.filter === null || profile.rowGroups.length < 4 || [...columnsOf(plan.filter)].some((c) => FREE_TEXT.has(c))) return null;
   const t = matchTimesQuery(plan, FEW + 1);
   if (t.rolled.length > 0) return null;

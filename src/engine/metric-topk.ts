@@ -18,7 +18,7 @@ import { CACHED_COLUMNS, TOP_ROWS, type TopKCache, type TopList, type TopRow } f
 
 const CACHED = new Set<string>(CACHED_COLUMNS);
 /** Candidates kept for one page: enough for filters that drop most of them, few enough to pass cheaply. */
-const MAX_CANDIDATES = 4096;
+export const MAX_CANDIDATES = 4096;
 
 export interface TopKPage {
   rows: Row[];

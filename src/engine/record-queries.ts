@@ -18,10 +18,12 @@ import { countBySegment, SegmentCounts } from './count-cache.js';
 import { fewMatchesWindow, pageTimesWindow } from './match-ranges.js';
 import { pageRollUpsQuery } from './page-rollups.js';
 import { deleteSet } from './record-delete.js';
-import { metricTopK, topKApplies } from './metric-topk.js';
+import { MAX_CANDIDATES, metricTopK, topKApplies } from './metric-topk.js';
+import { estimateMatches, totalRows, type MatchEstimate, type PlanEstimate } from './match-estimate.js';
 import { defaultMetricInfo } from './metric-info.js';
 import { TopKCache } from './topk-cache.js';
 import { storedToRecord } from './row-codec.js';
+import { addRolled, lightRow, pick, roundRollUp } from './page-rows.js';
 
 export const MAX_PAGE_SIZE = 1000;
 
@@ -65,11 +67,17 @@ export class RecordQueries {
   readonly #windowRows: number;
   /** Each segment's count per filter (count-cache.ts). */
   readonly #counts: SegmentCounts | null;
+  /** How the planner estimates a filter's matches (tests force wrong estimates). */
+  readonly #estimateMode: PlanEstimate;
+  /** Row groups from which the estimate samples (tests lower it). */
+  readonly #estimateMinGroups: number | undefined;
 
-  constructor(records: RecordStore, db: Database, options: { windowRows?: number; metricTopK?: boolean; segmentCounts?: boolean; segmentCountMinRows?: number; topKRows?: number; metricInfo?: (name: string) => MetricInfo | undefined; onPlan?: (steps: readonly string[]) => void } = {}) {
+  constructor(records: RecordStore, db: Database, options: { windowRows?: number; metricTopK?: boolean; segmentCounts?: boolean; segmentCountMinRows?: number; topKRows?: number; planEstimate?: PlanEstimate; estimateMinGroups?: number; metricInfo?: (name: string) => MetricInfo | undefined; onPlan?: (steps: readonly string[]) => void } = {}) {
     this.#onPlan = options.onPlan;
     const metricInfo = options.metricInfo ?? defaultMetricInfo;
     this.#windowRows = options.windowRows ?? 8_192;
+    this.#estimateMode = options.planEstimate ?? 'measured';
+    this.#estimateMinGroups = options.estimateMinGroups;
     this.#records = records;
     this.#db = db;
     this.#facts = new DataFactsCache(db, records.notedColumns);
@@ -115,27 +123,45 @@ export class RecordQueries {
     // The keys query also returns the small base columns, has_children and the own values of the
     // metrics it reads; a selection within those needs no fetch.
     const shown = selection !== null && !selection.allMetrics ? [...selection.metrics] : [];
-    const keys = await this.#pageKeys(snap, level, scope, plan, limit, start, [...BASE_COLUMNS, 'has_children'], shown, steps);
+    // The scope's project (and its run, when given) is one value for every row it holds: filled in,
+    // not decoded for every row the keys query looks at.
+    const constant: Row = { project_id: scope.projectId, ...(scope.runId !== undefined ? { run_id: scope.runId } : {}) };
+    // A page shown from the keys alone (its columns among the keys', its metrics read there) needs no
+    // row locators; has_children only tells which rows can have roll-ups.
+    const fromKeys = selection !== null && !selection.allMetrics && selection.physical.every((c) => BASE_COLUMNS.includes(c) || c === 'has_children' || c === 'metrics');
+    const children = selection === null || selection.allMetrics || selection.metrics.size > 0 || selection.physical.includes('has_children');
+    const keyColumns = [...BASE_COLUMNS, ...(children ? ['has_children'] : [])].filter((c) => !(c in constant));
+    const keys = await this.#pageKeys(snap, level, scope, plan, limit, start, keyColumns, shown, steps, !fromKeys);
+    for (const k of keys) for (const c in constant) if (!(c in k.row)) k.row[c] = constant[c];
     const more = keys.length > limit;
     const pageKeys = more ? keys.slice(0, limit) : keys;
     const inKeys = selection !== null && !selection.allMetrics && [...selection.metrics].every((m) => keys.ownMetrics.has(m));
     const light = selection !== null && selection.physical.every((c) => BASE_COLUMNS.includes(c) || c === 'has_children' || (c === 'metrics' && inKeys));
     let page: Row[];
     if (light) page = pageKeys.map((k) => lightRow(k.row, selection.physical, keys.ownMetrics));
+    else if (pageKeys.some((k) => k.row['seq'] === null)) throw new Error('internal: a page to fetch was planned without row locators');
     else {
       steps.push('fetch');
       page = await this.#fetch(snap, level, scope, selection ? selection.physical : '*', pageKeys);
     }
     // Only records with children have roll-ups (has_children comes with the keys), and only of metrics
-    // some descendant carries.
+    // some descendant carries. Those the keys query rolled up for its filter or sort came with it.
     const carried = plan.descendantMetrics;
-    const wantMetrics = selection === null || selection.allMetrics ? carried === undefined || carried.size > 0 : [...selection.metrics].some((m) => carried === undefined || carried.has(m));
-    const parents = pageKeys.filter((k) => level !== 'span' || k.row['has_children'] !== false).map((k) => String(k.row['id']));
     let rolled = new Map<string, Map<string, number>>();
+    for (const k of pageKeys) {
+      for (const [name, col] of keys.rolledMetrics) {
+        const v = k.row[col];
+        if (v !== null && v !== undefined) addRolled(rolled, String(k.row['id']), name, v);
+      }
+    }
+    const names = selection === null || selection.allMetrics ? null : [...selection.metrics].filter((m) => (carried === undefined || carried.has(m)) && !keys.rolledMetrics.has(m));
+    const wantMetrics = names === null ? carried === undefined || carried.size > 0 : names.length > 0;
+    const parents = pageKeys.filter((k) => level !== 'span' || k.row['has_children'] !== false).map((k) => String(k.row['id']));
     if (wantMetrics && parents.length > 0) {
       steps.push('page roll-ups');
-      const names = selection === null || selection.allMetrics ? null : [...selection.metrics].filter((m) => carried === undefined || carried.has(m));
-      rolled = await this.#pageRollUps(snap, level, scope, parents, [...new Set(pageKeys.map((k) => String(k.row['trace_id'])))], names);
+      const more = await this.#pageRollUps(snap, level, scope, parents, [...new Set(pageKeys.map((k) => String(k.row['trace_id'])))], names);
+      if (rolled.size === 0) rolled = more;
+      else for (const [id, m] of more) for (const [name, v] of m) addRolled(rolled, id, name, v);
     }
     const counts = body.include_counts && page.length > 0 && level !== 'span' ? await this.#childCounts(snap, level, scope, page) : null;
     if (counts) steps.push('child counts');
@@ -166,45 +192,64 @@ export class RecordQueries {
    * Keys of a page. Sorted by time (the default), it first looks only at the newest row groups that
    * could hold the page, widening the window 8x at a time until the page is full or the window is all.
    */
-  async #pageKeys(snap: Snapshot, level: Level, scope: RunScope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], steps: string[]): Promise<PageKey[] & { ownMetrics: Map<string, string> }> {
-    if (this.#topK && topKApplies(plan, offset, limit, this.#topK.rows)) {
-      const top = await metricTopK(this.#db, this.#topK, snap, this.#scope(scope, KINDS[level]), plan, limit, offset, also, alsoMetrics);
-      if (top) {
-        steps.push(`keys (top-k of ${top.candidates} listed rows)`);
-        return Object.assign(top.rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })), { ownMetrics: top.ownMetrics });
-      }
-      steps.push('keys (top-k: not enough)');
-    }
+  async #pageKeys(snap: Snapshot, level: Level, scope: RunScope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], steps: string[], locators: boolean): Promise<PageKey[] & { ownMetrics: Map<string, string>; rolledMetrics: Map<string, string> }> {
     const order = timeOrdered(plan.sort);
     const profile = snap.timeProfile(this.#scope(scope, KINDS[level]), requiredContains(plan.filter));
     const k = offset + limit + 1;
+    // The estimate of how many records match and where (a sample of a few row groups), asked at most
+    // once, only where it chooses the plan.
+    let estimate: MatchEstimate | null | undefined;
+    const estimated = async () => (estimate === undefined ? (estimate = await estimateMatches(this.#db, plan, profile, this.#estimateMode, steps, this.#estimateMinGroups)) : estimate);
+    if (this.#topK && topKApplies(plan, offset, limit, this.#topK.rows)) {
+      // The lists hold each segment's best rows; a filter admitting fewer than k of the most candidates
+      // an attempt looks at (at the sampled rate) leaves it short, and the full query runs after it.
+      const e = plan.filter === null ? null : await estimated();
+      if (e !== null && e.rate * MAX_CANDIDATES < k) steps.push('keys (top-k: skipped, few matches)');
+      else {
+        const top = await metricTopK(this.#db, this.#topK, snap, this.#scope(scope, KINDS[level]), plan, limit, offset, also, alsoMetrics);
+        if (top) {
+          steps.push(`keys (top-k of ${top.candidates} listed rows)`);
+          return Object.assign(top.rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })), { ownMetrics: top.ownMetrics, rolledMetrics: new Map<string, string>() });
+        }
+        steps.push('keys (top-k: not enough)');
+      }
+    }
     const keys = async (w: TimeWindow | null) => {
-      const q = pageKeysQuery(plan, limit, offset, w, also, alsoMetrics);
+      const q = pageKeysQuery(plan, limit, offset, w, also, alsoMetrics, locators);
       steps.push(`keys${w ? ' (window)' : ''}${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`);
       const rows = await this.#db.all(q.sql, q.params);
-      return Object.assign(rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })), { ownMetrics: q.ownMetrics });
+      return Object.assign(rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })), { ownMetrics: q.ownMetrics, rolledMetrics: q.rolledMetrics });
     };
-    if (order === null) return keys(await fewMatchesWindow(this.#db, plan, profile, steps));
+    if (order === null) return keys(await fewMatchesWindow(this.#db, plan, profile, steps, await estimated()));
     let want = Math.max(this.#windowRows, k * 20);
     let window: TimeWindow | null = chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending);
     let rows = await keys(window);
     if (window === null || rows.length > limit) return rows;
     // The window was short. Matching at the rate it saw over the rows it covered (whole row groups: often
     // more than asked for), twice the rows that rate needs would hold the page: widen once when that is
-    // at most half the rows (past that, the page-times read below costs less).
-    const total = profile.rowGroups.reduce((n, g) => n + g[2], 0) + profile.memRows;
+    // at most half the rows.
+    const total = totalRows(profile);
+    const covered = Math.max(want, windowCovers(profile, window, order.ascending));
     const seen = rows.length > 0 ? offset + rows.length : 0;
-    if (seen > 0) {
-      want = Math.ceil(Math.max(want, windowCovers(profile, window, order.ascending)) * Math.max(2, (2 * k) / seen));
-      if (want * 2 <= total) {
+    // Nothing in the window: the sample's rate (if it saw a match) says whether the page needs most rows.
+    const rate = seen > 0 ? seen / covered : ((await estimated())?.rate ?? 0);
+    if (rate > 0) {
+      want = Math.ceil(Math.max(2 * covered, (2 * k) / rate));
+      // The page's rows spread over more than a quarter of all rows: narrowing to their row groups (a
+      // read of the filter's columns everywhere first) saves less than it costs (at 1M spans, 20
+      // traces' llm spans: 30 ms for it, and the narrowed keys query cost what the plain one does).
+      // One statement, as a hand-written query would be.
+      if (want * 2 > total) return keys(null);
+      if (seen > 0) {
         window = chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending);
         rows = await keys(window);
         if (window === null || rows.length > limit) return rows;
       }
     }
-    // A selective filter: rather than widening step by step (each a read of every key column of more
-    // row groups), one read of created_at and the filter's columns finds when the page's rows were
-    // created; the keys query then reads only the row groups holding those instants.
+    // A selective filter whose matches sit away from the newest rows (or the widened window was short
+    // too): rather than widening step by step (each a read of every key column of more row groups), one
+    // read of created_at and the filter's columns finds when the page's rows were created; the keys
+    // query then reads only the row groups holding those instants.
     const exact = await pageTimesWindow(this.#db, plan, k, profile, order.ascending, steps);
     return exact === null ? rows : keys(exact);
   }
@@ -323,9 +368,7 @@ export class RecordQueries {
       const id = String(r['id']);
       let m = out.get(id);
       if (!m) out.set(id, (m = new Map()));
-      // Sums of doubles depend on the order rows are read in (which compaction changes): 12 significant
-      // digits keep the same record reading the same.
-      m.set(name, Number(Number(v).toPrecision(12)));
+      m.set(name, roundRollUp(v));
     }
     return out;
   }
@@ -348,26 +391,6 @@ interface PageKey {
   seq: number;
   c: number;
   row: Row;
-}
-
-/** A page row from its keys row: the selected columns, and `metrics` from the own values the keys query read. */
-function lightRow(keys: Row, physical: readonly string[], ownMetrics: ReadonlyMap<string, string>): Row {
-  const row: Row = {};
-  for (const c of physical) if (c !== 'metrics') row[c] = keys[c];
-  if (physical.includes('metrics')) {
-    const entries: { key: string; value: number }[] = [];
-    for (const [name, col] of ownMetrics) if (keys[col] !== null && keys[col] !== undefined) entries.push({ key: name, value: Number(keys[col]) });
-    row['metrics'] = entries;
-  }
-  return row;
-}
-
-/** The metrics a selection asks for (all of them without a selection or with include_all_metrics). */
-function pick(values: Record<string, unknown>, sel: { metrics: Set<string>; allMetrics: boolean } | null): Record<string, unknown> {
-  if (sel === null || sel.allMetrics) return values;
-  const out: Record<string, unknown> = {};
-  for (const k of sel.metrics) if (values[k] !== undefined) out[k] = values[k];
-  return out;
 }
 
 export { METRIC_PREFIX };

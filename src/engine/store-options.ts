@@ -1,5 +1,6 @@
 // The engine's options (TraceStore.open), beside the record store's own (storage/record-store.ts).
 import type { RecordStoreOptions } from '../storage/record-store.js';
+import type { PlanEstimate } from './match-estimate.js';
 
 /**
  * DuckDB's memory limit unless given. Memory tables, a seal's sort and a merge's buffers fit in it
@@ -22,6 +23,14 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   tokenTtlSeconds?: number;
   /** Rows the first created_at window of a newest-first page covers (default 8,192; tests shrink it). */
   pageWindowRows?: number;
+  /**
+   * How the planner estimates how many records a filter admits, to choose between one statement and
+   * its narrowing plans (default 'measured': a sample of a few row groups). Tests force 'few' or
+   * 'many' to check that a wrong estimate never changes an answer.
+   */
+  planEstimate?: PlanEstimate;
+  /** Row groups a store needs before the planner samples them for its estimate (default 64; tests lower it). */
+  estimateMinGroups?: number;
   /** Metric-sorted pages from per-segment lists of the best rows (default true; tests compare with false). */
   metricTopK?: boolean;
   /** Rows each segment's list of best rows keeps per metric and direction (default 2,048; tests shrink it). */

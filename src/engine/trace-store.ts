@@ -49,7 +49,7 @@ export class TraceStore extends StoreBase {
 
   private constructor(dir: string, lock: FolderLock, catalog: Catalog, db: Database, records: RecordStore, tokens: TokenSigner, options: TraceStoreOptions) {
     super(dir, catalog, tokens);
-    this.#queries = new RecordQueries(records, db, { metricInfo: metricInfoResolver(catalog), ...(options.pageWindowRows ? { windowRows: options.pageWindowRows } : {}), ...(options.metricTopK === false ? { metricTopK: false } : {}), ...(options.segmentCounts === false ? { segmentCounts: false } : {}), ...(options.segmentCountMinRows !== undefined ? { segmentCountMinRows: options.segmentCountMinRows } : {}), ...(options.metricTopKRows ? { topKRows: options.metricTopKRows } : {}), ...(options.onPlan ? { onPlan: options.onPlan } : {}) });
+    this.#queries = new RecordQueries(records, db, { metricInfo: metricInfoResolver(catalog), ...(options.pageWindowRows ? { windowRows: options.pageWindowRows } : {}), ...(options.metricTopK === false ? { metricTopK: false } : {}), ...(options.segmentCounts === false ? { segmentCounts: false } : {}), ...(options.segmentCountMinRows !== undefined ? { segmentCountMinRows: options.segmentCountMinRows } : {}), ...(options.metricTopKRows ? { topKRows: options.metricTopKRows } : {}), ...(options.planEstimate ? { planEstimate: options.planEstimate } : {}), ...(options.estimateMinGroups !== undefined ? { estimateMinGroups: options.estimateMinGroups } : {}), ...(options.onPlan ? { onPlan: options.onPlan } : {}) });
     this.#ingest = new Ingest(this, records, db, options.maxSpansPerRequest);
     this.#maxSpans = options.maxSpansPerRequest;
     this.#sqlLimits = { ...(options.threads ? { threads: options.threads } : {}), memoryLimit: options.memoryLimit ?? DEFAULT_MEMORY_LIMIT };

@@ -184,13 +184,20 @@ export interface Planned {
  * in `alsoMetrics`, comes along (`ownMetrics`: name -> result column): a page showing only those
  * needs no second read.
  */
-export function pageKeysQuery(input: PlanInput, limit: number, offset: number, window: TimeWindow | null = null, alsoColumns: readonly string[] = [], alsoMetrics: readonly string[] = []): Planned & { ownMetrics: Map<string, string> } {
+export function pageKeysQuery(input: PlanInput, limit: number, offset: number, window: TimeWindow | null = null, alsoColumns: readonly string[] = [], alsoMetrics: readonly string[] = [], locators = true): Planned & { ownMetrics: Map<string, string>; rolledMetrics: Map<string, string> } {
   const params = new Params();
   const s = skeleton(input, params, window, alsoMetrics);
   let also = alsoColumns.filter((c) => c !== 'seq' && c !== 'created_at' && c !== 'updated_at').map((c) => `, r.${c}`).join('');
   for (const col of s.own.values()) also += `, r.${col}`;
-  const sql = `${withClause(s.ctes, s.recursive)}SELECT r.seq, epoch_us(r.created_at) AS c${also} FROM ${s.fromSql} WHERE ${s.whereSql} ORDER BY ${s.orderSql} LIMIT ${params.add(limit + 1)} OFFSET ${params.add(offset)}`;
-  return { sql, params: params.values, rolled: s.rolled, ownMetrics: s.own };
+  // The roll-ups the query computes for its filter or sort come along too (`rolledMetrics`: name ->
+  // result column): the page shows them without a second roll-up over the page's traces.
+  const rolledMetrics = new Map(s.rolled.map((n, i) => [n, `rv${i}`]));
+  for (const [, col] of rolledMetrics) also += `, ru${col.slice(2)}.v AS ${col}`;
+  // Without `locators` (a page shown from this query alone, fetching nothing) seq and created_at are
+  // not decoded for every row the query looks at.
+  const head = locators ? 'r.seq, epoch_us(r.created_at) AS c' : 'NULL AS seq, NULL AS c';
+  const sql = `${withClause(s.ctes, s.recursive)}SELECT ${head}${also} FROM ${s.fromSql} WHERE ${s.whereSql} ORDER BY ${s.orderSql} LIMIT ${params.add(limit + 1)} OFFSET ${params.add(offset)}`;
+  return { sql, params: params.values, rolled: s.rolled, ownMetrics: s.own, rolledMetrics };
 }
 
 /**
@@ -208,6 +215,24 @@ export function matchTimesQuery(input: PlanInput, k: number): Planned {
   const orderSql = order ? ` ORDER BY r.created_at ${order.ascending ? 'ASC' : 'DESC'}` : '';
   const sql = `${withClause(s.ctes, s.recursive)}SELECT list(DISTINCT c) AS cs, count(*) AS n FROM (SELECT epoch_us(r.created_at) AS c FROM ${s.fromSql} WHERE ${s.whereSql}${orderSql} LIMIT ${params.add(k)})`;
   return { sql, params: params.values, rolled: s.rolled };
+}
+
+/**
+ * Matching records within each of `ranges` (inclusive created_at, epoch µs): rows (g = the range's
+ * index, n). The planner's estimate of how many records a filter admits and how widely they spread
+ * (src/engine/match-estimate.ts). One count per range, each its own window: DuckDB skips the row
+ * groups outside it (an OR of the ranges in one scan cost more than a count of everything, at 1M).
+ */
+export function sampleQuery(input: PlanInput, ranges: readonly (readonly [number, number])[]): Planned {
+  const params = new Params();
+  const parts: string[] = [];
+  const rolled = new Set<string>();
+  ranges.forEach((range, i) => {
+    const s = skeleton({ ...input, sort: null }, params, { ranges: [range] });
+    for (const n of s.rolled) rolled.add(n);
+    parts.push(`${withClause(s.ctes, s.recursive)}SELECT ${i} AS g, count(*) AS n FROM ${s.fromSql} WHERE ${s.whereSql}`);
+  });
+  return { sql: parts.map((p) => `(${p})`).join(' UNION ALL '), params: params.values, rolled: [...rolled] };
 }
 
 /**
