@@ -20,6 +20,8 @@ import { peakRssMiB } from './common.js';
 
 export interface LoadOptions {
   durationSec: number;
+  /** Requests of each kind to send, each kind stopping at its count (the duration still ends all). */
+  stopAfter?: { log: number; search: number; count: number; delete: number };
   loggers?: number;
   searchers?: number;
   counters?: number;
@@ -127,10 +129,13 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
     const batches: Batch[] = [];
     const deadline = Date.now() + options.durationSec * 1000;
     const running = () => Date.now() < deadline;
+    const sent = { log: 0, search: 0, count: 0, delete: 0 };
+    /** Whether a client of `kind` sends another request (and counts it when it does). */
+    const another = (kind: keyof typeof sent) => running() && (options.stopAfter === undefined || sent[kind] < options.stopAfter[kind]) && (++sent[kind], true);
 
     const logger = async (index: number) => {
       const traces = generateTraces({ seed: seed + index * 7919, spans: Number.MAX_SAFE_INTEGER, startTime: Date.UTC(2026, 0, 1) + index * 3_600_000 });
-      for (let b = 0; running(); b++) {
+      for (let b = 0; another('log'); b++) {
         const tag = `batch-${index}-${b}`;
         const list: GenTrace[] = [];
         let spans = 0;
@@ -151,12 +156,13 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
     let seq = 0;
     const next = (n: number) => (seq = (seq * 1103515245 + 12345 + n) % 2 ** 31);
     const deleter = async () => {
-      while (running()) {
+      while (running() && (options.stopAfter === undefined || sent.delete < options.stopAfter.delete)) {
         const candidates = batches.filter((x) => !x.deleted && !x.deleting);
         if (candidates.length < 5) {
           await new Promise((r) => setTimeout(r, 50));
           continue;
         }
+        another('delete');
         const victim = candidates[next(candidates.length) % candidates.length]!;
         victim.deleting = true;
         const res = await post('delete', `/projects/${project.id}/traces/delete`, { log_stream_id: victim.runId, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: victim.tag }] });
@@ -178,14 +184,14 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
       (run: string) => ['/v2/projects/P/spans/available_columns', { log_stream_id: run }] as const,
     ];
     const searcher = async (index: number) => {
-      for (let i = index; running(); i++) {
+      for (let i = index; another('search'); i++) {
         const [path, body] = SEARCHES[i % SEARCHES.length]!(runs[i % runs.length]!);
         const res = await post('search', path.replace('/P/', `/${project.id}/`), body);
         if (res && !Array.isArray(res.records) && !Array.isArray(res.columns)) fail(`search ${path}: no records in the answer`);
       }
     };
     const counter = async (index: number) => {
-      for (let i = index; running(); i++) {
+      for (let i = index; another('count'); i++) {
         const level = (['spans', 'traces', 'sessions'] as const)[i % 3];
         const body = i % 2 === 0 ? { log_stream_id: runs[i % runs.length] } : { filters: [{ type: 'text', column_id: 'name', operator: 'ne', value: 'x' }] };
         const res = await post('count', `/v2/projects/${project.id}/${level}/count`, body);

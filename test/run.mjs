@@ -1,27 +1,55 @@
-// Runs every test file (test/**/*.test.ts) with node:test through the tsx loader.
+// Runs every test file (test/**/*.test.ts) with node:test.
 // Usage: node test/run.mjs [substring-filter ...]
+//
+// When dist/ (tsc's output of src, test, scripts and bench: `npm test` and `npm install` write it) is
+// newer than every source file, the compiled test files run from dist/ and the children they start do
+// too (TRACELAKE_TEST_DIST=1, see test/support/node-entry.ts): tsx costs about a second of CPU per
+// process, and the suite starts some hundreds. Otherwise everything goes through tsx, as before, so an
+// edit made since the last build is always what runs.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..');
-const files = [];
-const walk = (dir) => {
+const walk = (dir, out) => {
   for (const name of readdirSync(dir).sort()) {
     const p = join(dir, name);
-    if (statSync(p).isDirectory()) walk(p);
-    else if (name.endsWith('.test.ts')) files.push(relative(root, p));
+    if (statSync(p).isDirectory()) walk(p, out);
+    else out.push(relative(root, p));
   }
+  return out;
 };
-walk(join(root, 'test'));
+const files = walk(join(root, 'test'), []).filter((f) => f.endsWith('.test.ts'));
 const filters = process.argv.slice(2);
 const selected = filters.length ? files.filter((f) => filters.some((x) => f.includes(x))) : files;
 if (selected.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
+
+const compiled = (f) => join('dist', f.replace(/\.ts$/, '.js'));
+/** The first source file whose compiled copy is missing or older, or undefined when dist/ is current. */
+function staleSource() {
+  for (const dir of ['src', 'test', 'scripts', 'bench']) {
+    for (const f of walk(join(root, dir), [])) {
+      if (!f.endsWith('.ts') || f.endsWith('.d.ts')) continue;
+      const out = join(root, compiled(f));
+      // The viewer's own files (src/ui) are bundled by esbuild, not tsc; tsc compiles only those a test imports.
+      if (!existsSync(out)) {
+        if (f.startsWith(join('src', 'ui'))) continue;
+        return f;
+      }
+      if (statSync(out).mtimeMs < statSync(join(root, f)).mtimeMs) return f;
+    }
+  }
+  return undefined;
+}
+const stale = process.env['TRACELAKE_TEST_TSX'] === '1' ? 'TRACELAKE_TEST_TSX=1' : staleSource();
+const dist = stale === undefined;
+if (!dist) console.error(`test/run.mjs: running through tsx (dist/ is not current: ${stale}); \`npx tsc -p tsconfig.json\` makes the run faster`);
 // Every server a test starts (in process or as a child) checks its answers against the OpenAPI document.
-const env = { ...process.env, TRACELAKE_CHECK_CONTRACT: '1' };
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...selected], { cwd: root, stdio: 'inherit', env });
+const env = { ...process.env, TRACELAKE_CHECK_CONTRACT: '1', TRACELAKE_TEST_DIST: dist ? '1' : '0' };
+const args = dist ? ['--enable-source-maps', '--test', '--test-reporter=spec', ...selected.map(compiled)] : ['--import', 'tsx', '--test', '--test-reporter=spec', ...selected];
+const result = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env });
 process.exit(result.status ?? 1);

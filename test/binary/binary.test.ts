@@ -14,6 +14,7 @@ import { COMMANDS } from '../../src/cli/commands.js';
 import { VERSION } from '../../src/version.js';
 import { everyKindTrace, tempDir } from '../support/helpers.js';
 import { buildOnce, cacheEntries, outsideFolder, presetCount, runBinary, serveBinary, unsupported } from './support.js';
+import { USE_DIST } from '../support/node-entry.js';
 
 const skip = unsupported();
 
@@ -104,7 +105,9 @@ test('the binary: the official-client end-to-end suite passes against it', { ski
   const suite = ['test/e2e/official-client.test.ts', 'test/e2e/official-client-older.test.ts'];
   // A test run of its own: without NODE_TEST_CONTEXT it does not report into this one.
   const { NODE_TEST_CONTEXT: _inner, ...env } = process.env;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...suite], {
+  // Compiled from dist/ when run.mjs found it current (node-entry.ts), else through tsx.
+  const run = USE_DIST ? ['--enable-source-maps', '--test', '--test-reporter=spec', ...suite.map((f) => join('dist', f.replace(/\.ts$/, '.js')))] : ['--import', 'tsx', '--test', '--test-reporter=spec', ...suite];
+  const child = spawn(process.execPath, run, {
     cwd: ROOT,
     env: { ...env, TRACELAKE_E2E_SERVER: binary, TRACELAKE_CACHE_DIR: join(tempDir(), 'cache') },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,15 +3,17 @@
 // whole catalog once, and permissions follow the caller and the actions asked for.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import type { User } from '../../src/catalog/catalog.js';
 import type { ScorerRow } from '../../src/catalog/scorer-row.js';
 import type { TraceStore } from '../../src/engine/trace-store.js';
 import { InvalidRequestError } from '../../src/errors.js';
 import type { ScorerFilter, ScorerSort } from '../../src/schemas/scorers.js';
+import { ROOT } from '../../scripts/binary/config.js';
 import { openStore } from '../support/helpers.js';
 
-const PRESETS = JSON.parse(readFileSync(new URL('../../data/scorers/presets.json', import.meta.url), 'utf8')) as { name: string; model_type: string | null; multimodal_capabilities: string[] }[];
+const PRESETS = JSON.parse(readFileSync(join(ROOT, 'data', 'scorers', 'presets.json'), 'utf8')) as { name: string; model_type: string | null; multimodal_capabilities: string[] }[];
 const REGISTERED: ScorerFilter = { name: 'scorer_type', operator: 'ne', value: 'preset' };
 
 interface Fixture {

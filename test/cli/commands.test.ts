@@ -9,8 +9,9 @@ import { test } from 'node:test';
 import { COMMANDS, ENVIRONMENT, usage } from '../../src/cli/commands.js';
 import { ROOT } from '../../scripts/binary/config.js';
 import { tempDir } from '../support/helpers.js';
+import { nodeEntry } from '../support/node-entry.js';
 
-const cli = (args: string[], data = '') => spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, TRACELAKE_DATA: data } });
+const cli = (args: string[], data = '') => spawnSync(process.execPath, [...nodeEntry(join(ROOT, 'src', 'cli.ts')), ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, TRACELAKE_DATA: data } });
 
 test('the help text is generated from the table', () => {
   const text = usage();

@@ -8,8 +8,9 @@ import { test } from 'node:test';
 import { ROOT } from '../../scripts/binary/config.js';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { everyKindTrace, tempDir } from '../support/helpers.js';
+import { nodeEntry } from '../support/node-entry.js';
 
-const cli = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args], { cwd: ROOT, encoding: 'utf8' });
+const cli = (args: string[]) => spawnSync(process.execPath, [...nodeEntry(join(ROOT, 'src', 'cli.ts')), ...args], { cwd: ROOT, encoding: 'utf8' });
 
 async function folderWithTraces(n: number): Promise<string> {
   const dir = join(tempDir(), 'data');

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { tempDir } from '../support/helpers.js';
+import { nodeEntry } from '../support/node-entry.js';
 
 const T = '00000000-0000-4000-8000-0000000000e1';
 const P = '00000000-0000-4000-8000-0000000000f1';
@@ -34,7 +35,7 @@ async function parentHasChildren(store: TraceStore, projectId: string, ls: objec
 test('a crash between a child logged before its parent and the parent: the parent still gets has_children', async (t) => {
   const dir = tempDir(t);
   const { projectId, ls } = await setup(dir);
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'test/support/ops-then-die.ts', dir, JSON.stringify([['spans', projectId, child(ls)]])], { encoding: 'utf8' });
+  const run = spawnSync(process.execPath, [...nodeEntry('test/support/ops-then-die.ts'), dir, JSON.stringify([['spans', projectId, child(ls)]])], { encoding: 'utf8' });
   assert.equal(run.signal, 'SIGKILL', run.stderr);
   const store = await TraceStore.open(dir);
   try {

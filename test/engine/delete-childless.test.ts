@@ -11,6 +11,7 @@ import { test } from 'node:test';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import type { LogTracesRequest } from '../../src/schemas/ingest.js';
 import { openStore, tempDir } from '../support/helpers.js';
+import { nodeEntry } from '../support/node-entry.js';
 
 const T = '00000000-0000-4000-8000-0000000000a1';
 const W = '00000000-0000-4000-8000-0000000000b1';
@@ -105,7 +106,7 @@ test('after a crash right after the delete, the replayed log keeps the parent ch
   const ls = { log_stream_id: store.createLogStream(p.id, 's').id };
   await store.close();
   const ops = [['log', p.id, trace(ls)], ['flush'], ['delete', 'span', p.id, deleteChild(ls)]];
-  const child = spawnSync(process.execPath, ['--import', 'tsx', 'test/support/ops-then-die.ts', dir, JSON.stringify(ops)], { encoding: 'utf8' });
+  const child = spawnSync(process.execPath, [...nodeEntry('test/support/ops-then-die.ts'), dir, JSON.stringify(ops)], { encoding: 'utf8' });
   assert.equal(child.signal, 'SIGKILL', child.stderr);
   store = await TraceStore.open(dir, NO_COMPACT);
   try {

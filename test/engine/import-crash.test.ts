@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { ROOT } from '../../scripts/binary/config.js';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { everyKindTrace, openStore, tempDir } from '../support/helpers.js';
+import { nodeEntry } from '../support/node-entry.js';
 
 const BATCH = 25;
 
@@ -21,7 +22,7 @@ test('SIGKILL mid-import keeps whole batches; a second import completes it', asy
 
   const dir = join(tempDir(t), 'target');
   for (const afterBatches of [1, 4]) {
-    const child = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'support', 'import-then-die.ts'), dir, file, String(BATCH), String(afterBatches)], { cwd: ROOT, encoding: 'utf8' });
+    const child = spawnSync(process.execPath, [...nodeEntry(join(ROOT, 'test', 'support', 'import-then-die.ts')), dir, file, String(BATCH), String(afterBatches)], { cwd: ROOT, encoding: 'utf8' });
     assert.equal(child.signal, 'SIGKILL', child.stderr);
     assert.equal(child.stdout, '', 'killed before the import finished');
     const reopened = await TraceStore.open(dir);

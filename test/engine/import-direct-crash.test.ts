@@ -15,6 +15,7 @@ import { childIndexPath } from '../../src/storage/child-index.js';
 import { loadManifest } from '../../src/storage/manifest.js';
 import { cpSync } from 'node:fs';
 import { tempDir } from '../support/helpers.js';
+import { nodeEntry } from '../support/node-entry.js';
 
 const TRACES = 6;
 const uuidFor = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
@@ -55,7 +56,7 @@ test('SIGKILL at any fsync of a direct import leaves all of it or none, and no s
   for (let killAt = 1; killAt <= 40 && !finished; killAt++) {
     const dir = join(tempDir(), 'data');
     cpSync(template, dir, { recursive: true });
-    const child = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'support', 'bulk-import-then-die.ts'), dir, file, String(killAt), JSON.stringify([trace(2, 'before')])], { cwd: ROOT, encoding: 'utf8' });
+    const child = spawnSync(process.execPath, [...nodeEntry(join(ROOT, 'test', 'support', 'bulk-import-then-die.ts')), dir, file, String(killAt), JSON.stringify([trace(2, 'before')])], { cwd: ROOT, encoding: 'utf8' });
     assert.equal(child.signal, 'SIGKILL', child.stderr);
     finished = child.stdout.includes('finished');
     // No background merges; the seal of the replayed log is awaited below, before files are listed.

@@ -16,6 +16,7 @@ import { send } from '../support/fuzz/client.js';
 import { collectRoutes } from '../support/fuzz/fuzzer.js';
 import { PATH_PAYLOADS } from '../support/fuzz/values.js';
 import { openStore, tempDir } from '../support/helpers.js';
+import { nodeEntry } from '../support/node-entry.js';
 
 const TRAVERSALS = [...PATH_PAYLOADS, '../../../../../../etc/passwd', '..%2F..%2F..%2Fetc%2Fpasswd', '%2e%2e%2f%2e%2e%2fetc%2fpasswd', '..%252f..%252f', '..%c0%af..%c0%af', 'records', 'manifest.json', '00000000-0000-0000-0000-000000000000/../../x'];
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
@@ -134,7 +135,7 @@ test('a data folder named with quotes, semicolons, spaces and unicode: log, seal
   }
   // The CLI with such a folder: serve, log over HTTP, SIGTERM (which seals), reopen.
   const dir = join(base, "cli's; folder");
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--data', dir, '--port', '0', '--quiet'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TRACELAKE_API_KEY: '' } });
+  const child = spawn(process.execPath, [...nodeEntry('src/cli.ts'), 'serve', '--data', dir, '--port', '0', '--quiet'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TRACELAKE_API_KEY: '' } });
   t.after(() => child.kill('SIGKILL'));
   let out = '';
   let err = '';

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { test } from 'node:test';
 import { buildServer } from '../../src/server/build-server.js';
 import { openStore, tempDir } from '../support/helpers.js';
+import { nodeEntry } from '../support/node-entry.js';
 
 test('off by default: many requests with one key are all answered', async (t) => {
   const { store } = await openStore(t);
@@ -50,7 +51,7 @@ test('bad settings are refused', async (t) => {
 test('the CLI takes the limit from TRACELAKE_RATE_LIMIT (or --rate-limit)', { timeout: 60_000 }, async (t) => {
   const dir = tempDir(t);
   const key = `tl_rate_${Date.now()}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--data', dir, '--port', '0', '--quiet', '--rate-limit-window', '60000'], {
+  const child = spawn(process.execPath, [...nodeEntry('src/cli.ts'), 'serve', '--data', dir, '--port', '0', '--quiet', '--rate-limit-window', '60000'], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, TRACELAKE_API_KEY: key, TRACELAKE_RATE_LIMIT: '2' },
   });

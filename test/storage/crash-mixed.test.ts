@@ -15,6 +15,7 @@ import { assertConsistent, scan } from '../support/consistency.js';
 import { runField, type CrashOp, type CrashState } from '../support/crash-ops.js';
 import { Rng } from '../support/fuzz/rng.js';
 import { tempDir } from '../support/helpers.js';
+import { nodeEntry } from '../support/node-entry.js';
 
 const ROUNDS = Number(process.env['TRACELAKE_CRASH_ROUNDS'] ?? 8);
 
@@ -74,7 +75,7 @@ function apply(m: Model, op: CrashOp): void {
 
 function runRound(dir: string, stateFile: string, seed: number, killAfterMs: number, env: Record<string, string> = {}): Promise<{ acked: CrashOp[]; inflight: CrashOp | null; signal: string | null }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/crash-worker.ts', dir, stateFile, String(seed)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [...nodeEntry('test/support/crash-worker.ts'), dir, stateFile, String(seed)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     const acked: CrashOp[] = [];
     let inflight: CrashOp | null = null;
     let buf = '';

@@ -10,13 +10,14 @@ import { join, relative } from 'node:path';
 import { test } from 'node:test';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { tempDir } from '../support/helpers.js';
+import { nodeEntry } from '../support/node-entry.js';
 
 type Point = 'wal-half' | 'segment-written' | 'manifest-renamed';
 
 /** Runs the writer until it stops at the n-th `point`, kills it, and returns the acknowledged traces. */
 function stopAndKill(dir: string, projectId: string, runId: string, point: Point, nth: number): Promise<Map<string, number>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/stop-writer.ts', dir, projectId, runId, point, String(nth)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeEntry('test/support/stop-writer.ts'), dir, projectId, runId, point, String(nth)], { stdio: ['ignore', 'pipe', 'pipe'] });
     const acked = new Map<string, number>();
     let buf = '';
     let err = '';

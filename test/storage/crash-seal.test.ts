@@ -10,12 +10,13 @@ import { TraceStore } from '../../src/engine/trace-store.js';
 import { BatchBuilder } from '../../src/storage/batch-builder.js';
 import { encodeEntry, listWalFiles } from '../../src/storage/wal.js';
 import { tempDir } from '../support/helpers.js';
+import { nodeEntry } from '../support/node-entry.js';
 
 const ROUNDS = Number(process.env['TRACELAKE_CRASH_ROUNDS'] ?? 4);
 
 function runAndKill(dir: string, projectId: string, logStreamId: string, round: number, afterMs: number): Promise<Map<string, number>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/seal-writer.ts', dir, projectId, logStreamId, String(round)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeEntry('test/support/seal-writer.ts'), dir, projectId, logStreamId, String(round)], { stdio: ['ignore', 'pipe', 'pipe'] });
     const acked = new Map<string, number>();
     let buf = '';
     let err = '';

@@ -5,12 +5,13 @@ import { spawn } from 'node:child_process';
 import { test } from 'node:test';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { tempDir } from '../support/helpers.js';
+import { nodeEntry } from '../support/node-entry.js';
 
 const ROUNDS = Number(process.env['TRACELAKE_CRASH_ROUNDS'] ?? 6);
 
 function runAndKill(dir: string, projectId: string, logStreamId: string, round: number, afterMs: number): Promise<Map<string, number>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/crash-writer.ts', dir, projectId, logStreamId, String(round)], {
+    const child = spawn(process.execPath, [...nodeEntry('test/support/crash-writer.ts'), dir, projectId, logStreamId, String(round)], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const acked = new Map<string, number>();

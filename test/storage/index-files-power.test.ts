@@ -14,6 +14,7 @@ import { childIndexPath } from '../../src/storage/child-index.js';
 import { parseTextIndex, textIndexPath } from '../../src/storage/text-index.js';
 import { tempDir } from '../support/helpers.js';
 import { PowerJournal } from '../support/power-image.js';
+import { nodeEntry } from '../support/node-entry.js';
 
 /** Whether the bytes are a whole Parquet file: PAR1, a body, the footer's length, PAR1. */
 function wholeParquet(buf: Buffer): boolean {
@@ -25,7 +26,7 @@ function wholeParquet(buf: Buffer): boolean {
 test('at every power cut, each listed segment has its text index and its child index', { timeout: 180_000 }, () => {
   const base = tempDir();
   const journalDir = join(base, 'journal');
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'test/support/power-workload.ts', journalDir, join(base, 'data'), 'mixed', '11', '30'], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, TL_TEXT_INDEX: '1' } });
+  const r = spawnSync(process.execPath, [...nodeEntry('test/support/power-workload.ts'), journalDir, join(base, 'data'), 'mixed', '11', '30'], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, TL_TEXT_INDEX: '1' } });
   assert.equal(r.status, 0, `the writer failed: ${r.stderr}`);
   const root = (JSON.parse(readFileSync(join(journalDir, 'acks.ndjson'), 'utf8').split('\n')[0]!) as { root: string }).root;
   const journal = PowerJournal.load(journalDir, root);

@@ -10,6 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { tempDir } from '../support/helpers.js';
+import { entryExecArgv, nodeEntry } from '../support/node-entry.js';
 
 const TRIALS = Number(process.env['TRACELAKE_LOCK_TRIALS'] ?? 150);
 const HOLD_MS = 8;
@@ -27,7 +28,7 @@ interface Outcome {
 }
 
 async function contenders(n: number): Promise<ChildProcess[]> {
-  const children = Array.from({ length: n }, () => fork('test/support/lock-contender.ts', [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  const children = Array.from({ length: n }, () => fork(nodeEntry('test/support/lock-contender.ts').at(-1)!, [], { execArgv: entryExecArgv(), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
   await Promise.all(children.map((c) => new Promise((resolve, reject) => {
     c.once('message', resolve);
     c.once('exit', (code) => reject(new Error(`contender exited with ${code} before it was ready`)));

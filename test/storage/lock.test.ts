@@ -10,8 +10,9 @@ import { test } from 'node:test';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import type { ConflictError } from '../../src/errors.js';
 import { tempDir } from '../support/helpers.js';
+import { nodeEntry } from '../support/node-entry.js';
 
-const HOLDER = ['--import', 'tsx', 'test/support/lock-holder.ts'];
+const HOLDER = [...nodeEntry('test/support/lock-holder.ts')];
 
 /** Starts a holder (optionally under a prefix command such as unshare) and waits for its first line. */
 async function startHolder(dir: string, prefix: string[] = []): Promise<{ child: ChildProcess; line: string }> {
@@ -41,14 +42,14 @@ test('a refused open (library or CLI admin command) names the holding process; a
   t.after(() => child.kill('SIGKILL'));
   assert.equal(line, `held ${child.pid}`);
   await assert.rejects(TraceStore.open(dir), (e: ConflictError) => isLocked(e) && e.message.includes(`in use by process ${child.pid}`));
-  const admin = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'users', 'list', '--data', dir], { encoding: 'utf8' });
+  const admin = spawnSync(process.execPath, [...nodeEntry('src/cli.ts'), 'users', 'list', '--data', dir], { encoding: 'utf8' });
   assert.equal(admin.status, 1, 'an admin command is refused while a server holds the folder');
   assert.match(admin.stderr, new RegExp(`in use by process ${child.pid}`));
   child.kill('SIGKILL');
   await exited(child);
   const store = await TraceStore.open(dir); // the kernel dropped the dead holder's lock: nothing to take over
   await store.close();
-  const after = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'users', 'list', '--data', dir], { encoding: 'utf8' });
+  const after = spawnSync(process.execPath, [...nodeEntry('src/cli.ts'), 'users', 'list', '--data', dir], { encoding: 'utf8' });
   assert.equal(after.status, 0, after.stderr);
 });
 

@@ -17,6 +17,7 @@ import { test } from 'node:test';
 import { tempDir } from '../support/helpers.js';
 import { PowerJournal } from '../support/power-image.js';
 import { PowerModel, type AckLine } from '../support/power-model.js';
+import { nodeEntry } from '../support/node-entry.js';
 
 const SEED = Number(process.env['TRACELAKE_POWER_SEED'] ?? 7);
 const OPS = Number(process.env['TRACELAKE_POWER_OPS'] ?? 60);
@@ -34,7 +35,7 @@ function record(scenario: string, seed: number, ops: number): Run {
   const base = tempDir();
   const journalDir = join(base, 'journal');
   const data = join(base, 'data');
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'test/support/power-workload.ts', journalDir, data, scenario, String(seed), String(ops)], { encoding: 'utf8', timeout: 90_000 });
+  const r = spawnSync(process.execPath, [...nodeEntry('test/support/power-workload.ts'), journalDir, data, scenario, String(seed), String(ops)], { encoding: 'utf8', timeout: 90_000 });
   assert.equal(r.status, 0, `the writer failed: ${r.stderr}`);
   const raw = readFileSync(join(journalDir, 'acks.ndjson'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
   const root = (raw.shift() as { root: string }).root;

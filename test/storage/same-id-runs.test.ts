@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { spawnSync } from 'node:child_process';
 import { openStore, tempDir } from '../support/helpers.js';
+import { nodeEntry } from '../support/node-entry.js';
 
 const ID = '11111111-2222-4333-8444-555555555555';
 const SPAN = '11111111-2222-4333-8444-666666666666';
@@ -57,7 +58,7 @@ test('replaying the log after a crash keeps same-id records of different runs an
     [p1.id, { experiment_id: e1.id, traces: [trace('b')] }],
     [p2.id, { log_stream_id: s2.id, traces: [trace('c')] }],
   ];
-  const child = spawnSync(process.execPath, ['--import', 'tsx', 'test/support/log-then-die.ts', dir, JSON.stringify(requests)], { encoding: 'utf8' });
+  const child = spawnSync(process.execPath, [...nodeEntry('test/support/log-then-die.ts'), dir, JSON.stringify(requests)], { encoding: 'utf8' });
   assert.equal(child.signal, 'SIGKILL', child.stderr);
   const again = await TraceStore.open(dir);
   try {

@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { tempDir } from '../support/helpers.js';
+import { nodeEntry } from '../support/node-entry.js';
 
 test('after a crash that followed a delete of the newest records, new records are visible and the deleted stay gone', async (t) => {
   const dir = tempDir(t);
@@ -20,7 +21,7 @@ test('after a crash that followed a delete of the newest records, new records ar
     ['log', p.id, { ...ls, traces: [{ name: 'gone', tags: ['gone'], spans: [{ type: 'tool', name: 'gone-span' }] }] }],
     ['delete', 'trace', p.id, { ...ls, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: 'gone' }] }],
   ];
-  const child = spawnSync(process.execPath, ['--import', 'tsx', 'test/support/ops-then-die.ts', dir, JSON.stringify(ops)], { encoding: 'utf8' });
+  const child = spawnSync(process.execPath, [...nodeEntry('test/support/ops-then-die.ts'), dir, JSON.stringify(ops)], { encoding: 'utf8' });
   assert.equal(child.signal, 'SIGKILL', child.stderr);
   const names = async (s: TraceStore) => (await s.search('trace', p.id, ls)).records.map((r) => r['name']).sort();
   store = await TraceStore.open(dir);

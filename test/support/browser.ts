@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { ROOT } from '../../scripts/binary/config.js';
 
 // TRACELAKE_CHROMIUM, when set, is the only browser tried.
 const CANDIDATES = process.env['TRACELAKE_CHROMIUM'] ? [process.env['TRACELAKE_CHROMIUM']] : ['/usr/bin/chromium', '/usr/lib/chromium/chromium', '/usr/bin/chromium-browser'];
@@ -44,7 +45,7 @@ export async function newPage(browser: Browser, options: { colorScheme?: 'light'
   return { context, page, errors };
 }
 
-export const ARTIFACTS = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', 'artifacts', 'ui');
+export const ARTIFACTS = join(ROOT, 'test', 'artifacts', 'ui');
 
 /** A screenshot of the page into test/artifacts/ui (git-ignored), for people to look at. */
 export async function shot(page: Page, name: string): Promise<string> {

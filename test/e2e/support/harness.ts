@@ -8,11 +8,13 @@ import { readFileSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
+import { ROOT } from '../../../scripts/binary/config.js';
 import { jsonCaller, tempDir } from '../../support/helpers.js';
+import { nodeEntry, USE_DIST } from '../../support/node-entry.js';
 
-export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+// The repository root (also when this runs compiled, from dist/test/e2e/support).
+export { ROOT };
 export const FLOWS = join(ROOT, 'test', 'e2e', 'flows');
 
 export interface Tracelake {
@@ -25,7 +27,7 @@ export interface Tracelake {
 }
 
 /**
- * Starts `tracelake serve` on 127.0.0.1 with an ephemeral port: through tsx from src/, or, when
+ * Starts `tracelake serve` on 127.0.0.1 with an ephemeral port: src/cli.ts (see node-entry.ts), or, when
  * TRACELAKE_E2E_SERVER names an executable (the single binary), that executable run as under `env -i`
  * from the temporary folder: only the API key, TRACELAKE_CACHE_DIR when set, and a PATH with nothing on it.
  */
@@ -42,12 +44,12 @@ export async function startTracelake(t: TestContext): Promise<Tracelake> {
         env: { TRACELAKE_API_KEY: key, PATH: join(home, 'empty-path'), ...(cache ? { TRACELAKE_CACHE_DIR: cache } : {}) },
         stdio: ['ignore', 'pipe', 'pipe'],
       })
-    : spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...serveArgs], {
+    : spawn(process.execPath, [...nodeEntry(join(ROOT, 'src', 'cli.ts')), ...serveArgs], {
         cwd: ROOT,
         env: { ...withoutGalileoEnv(process.env), TRACELAKE_API_KEY: key },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
-  t.diagnostic(`server: ${server ?? 'src/cli.ts through tsx'}`);
+  t.diagnostic(`server: ${server ?? `src/cli.ts ${USE_DIST ? 'compiled in dist/' : 'through tsx'}`}`);
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const url = await new Promise<string>((resolve, reject) => {
@@ -234,12 +236,12 @@ function withoutGalileoEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 }
 
 /**
- * Runs test/e2e/flows/<file> in a fresh Node process (through tsx) with only the given GALILEO_*
+ * Runs test/e2e/flows/<file> in a fresh Node process (see node-entry.ts) with only the given GALILEO_*
  * variables set; the flow writes its result as JSON to the file named by FLOW_OUT.
  */
 export async function runFlow<R>(t: TestContext, file: string, env: Record<string, string>, args: unknown = {}, timeoutMs = 60_000): Promise<FlowRun<R>> {
   const out = join(tempDir(t, 'tracelake-flow-'), 'result.json');
-  const child = spawn(process.execPath, ['--import', 'tsx', join(FLOWS, file)], {
+  const child = spawn(process.execPath, nodeEntry(join(FLOWS, file)), {
     cwd: ROOT,
     env: { ...withoutGalileoEnv(process.env), ...env, FLOW_OUT: out, FLOW_ARGS: JSON.stringify(args) },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -7,6 +7,7 @@ import type { Browser, Page } from 'playwright-core';
 import { buildUi, packageRoot } from '../../../scripts/build-ui.js';
 import { browserSkip, launch, newPage, shot } from '../../support/browser.js';
 import { jsonCaller, tempDir } from '../../support/helpers.js';
+import { nodeEntry } from '../../support/node-entry.js';
 
 describe('a new user, from `tracelake serve` to a trace’s spans', { skip: browserSkip() }, () => {
   const root = packageRoot();
@@ -22,7 +23,7 @@ describe('a new user, from `tracelake serve` to a trace’s spans', { skip: brow
     await buildUi();
     const env = { ...process.env };
     delete env['TRACELAKE_API_KEY'];
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli.ts'), 'serve', '--data', join(tempDir(undefined, 'tracelake-first-'), 'data'), '--port', '0', '--quiet'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeEntry(join(root, 'src', 'cli.ts')), 'serve', '--data', join(tempDir(undefined, 'tracelake-first-'), 'data'), '--port', '0', '--quiet'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     stop = () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();
