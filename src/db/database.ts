@@ -58,6 +58,10 @@ export class Database {
     // this much is free (default 128 MiB).
     await db.run(`SET write_buffer_row_group_memory_limit = '64MB'`);
     await db.run(`SET allocator_flush_threshold = '32MB'`);
+    // Freeing more than this at once (a Parquet row group written, a sealed table dropped) returns the
+    // allocator's free pages to the system (default 512 MiB: never, for our sizes). A merge's COPY alone
+    // peaked 237-238 MiB of RSS with 16 MB against 301-399 MiB without (bench/results/2026-11-25-library-memory-10m.md).
+    await db.run(`SET allocator_bulk_deallocation_flush_threshold = '16MB'`);
     return db;
   }
 

@@ -97,7 +97,8 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
     textIndex: ctx.textIndex,
     compressionLevel: ctx.compressionLevel,
     metrics: [...new Set(group.flatMap((g) => g.metrics))],
-    hashes: unionHashes(await Promise.all(group.map((g) => ctx.hashesOf(g)))),
+    // Read once the file is written: not held in memory through the merge's COPY.
+    hashes: async () => unionHashes(await Promise.all(group.map((g) => ctx.hashesOf(g)))),
   });
   return { written, purged, folded };
 }

@@ -54,6 +54,13 @@ export interface RecordStoreOptions {
   /** Rows per Parquet row group (default 32,768): smaller skips more and buffers less, larger compresses better. */
   rowGroupSize?: number;
   /**
+   * Rows per row group of sealed segments (default 8,192, at most rowGroupSize). A seal's COPY buffers a
+   * row group before writing it: with whole-table row groups (a 32 MiB table is ~25k wide rows) each seal
+   * added the table's size again to the peak, at the moment a merge also holds its own row group. Sealed
+   * segments are few and short-lived (merges rewrite them in rowGroupSize groups).
+   */
+  sealRowGroupSize?: number;
+  /**
    * Write a text index beside each segment, so `contains` on name, input and output skips row groups
    * (default false). A rare string among 1M spans is then found in ms instead of ~1 s, but every seal,
    * merge and import pays 11-25 µs a row, and the server's peak RSS at 1M rose by ~230 MiB.
@@ -407,6 +414,7 @@ function resolveOptions(o: RecordStoreOptions): StoreState['options'] {
     memTableBytes: o.memTableBytes ?? o.walRollBytes ?? 32 << 20,
     sealRows: o.sealRows ?? 1_000_000,
     rowGroupSize: o.rowGroupSize ?? 32_768,
+    sealRowGroupSize: Math.min(o.sealRowGroupSize ?? 8_192, o.rowGroupSize ?? 32_768),
     autoCompact: o.autoCompact ?? true,
     compaction: o.compaction ?? DEFAULT_POLICY,
     compactionLevel: o.compactionLevel ?? 3,

@@ -29,7 +29,10 @@ export interface SealContext {
   readonly manifest: ManifestState;
   /** Reserves the next segment number. */
   nextSegment(): number;
+  /** Rows per row group of merged segments (what nearlyOrdered measures lags in). */
   readonly rowGroupSize: number;
+  /** Rows per row group of the segments written here (RecordStoreOptions.sealRowGroupSize; rowGroupSize if absent). */
+  readonly sealRowGroupSize?: number;
   readonly textIndex: boolean;
 }
 
@@ -85,7 +88,7 @@ export async function writeSealSegments(ctx: SealContext, table: MemTable, ownDe
         select: `SELECT ${star}${shredded} FROM ${table.name}
                  WHERE project_id = $1 AND run_id = $2 AND ${KIND_SQL} = $3${where}${order}`,
         params,
-        rowGroupSize: ctx.rowGroupSize,
+        rowGroupSize: ctx.sealRowGroupSize ?? ctx.rowGroupSize,
         compressionLevel: SEAL_COMPRESSION_LEVEL,
         textIndex: ctx.textIndex,
         metrics: names.map((n) => metricIds[n]!),

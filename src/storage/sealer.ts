@@ -122,7 +122,7 @@ export class Sealer {
     // The same for has_children overrides: those of the table's own rows are written into the segment;
     // the others (rows sealed earlier, or a bulk load's) go to the manifest for a merge to fold.
     const ownOff = await this.#held(table, table.childless);
-    const out = await writeSealSegments({ dir: s.dir, conn: s.conns.seal, manifest: s.manifest, nextSegment: () => s.nextSegment++, rowGroupSize: s.options.rowGroupSize, textIndex: s.options.textIndex }, table, [...own], [...ownOff]);
+    const out = await writeSealSegments({ dir: s.dir, conn: s.conns.seal, manifest: s.manifest, nextSegment: () => s.nextSegment++, rowGroupSize: s.options.rowGroupSize, sealRowGroupSize: s.options.sealRowGroupSize, textIndex: s.options.textIndex }, table, [...own], [...ownOff]);
     const purged = [...own];
     const kept = new Set(s.manifest.dead);
     for (const q of table.dead) if (!own.has(q)) kept.add(q);

@@ -45,8 +45,12 @@ export interface WriteSegment {
   /** Whether to write the segment's text index (RecordStoreOptions.textIndex). */
   readonly textIndex: boolean;
   readonly metrics: readonly number[];
-  /** Id hashes of the rows (a superset is fine), sorted on write. */
-  readonly hashes: Float64Array;
+  /**
+   * Id hashes of the rows (a superset is fine), sorted on write (a copy). Or a function that gives them
+   * once the file is written (the array is then sorted in place): a merge's union of its inputs' hashes
+   * (8 bytes a row, 16 MB for a 2M-row merge) is then not held through its COPY.
+   */
+  readonly hashes: Float64Array | (() => Promise<Float64Array>);
 }
 
 export interface WrittenSegment {
@@ -85,7 +89,7 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
         [abs],
       )
     )[0]!;
-    const hashes = w.hashes.slice().sort();
+    const hashes = typeof w.hashes === 'function' ? (await w.hashes()).sort() : w.hashes.slice().sort();
     writeFileSync(idsPath(abs), hashes);
     await fsyncPathAsync(idsPath(abs));
     // The text index is on disk (fsynced with the folder below) before any manifest lists the segment.
@@ -120,6 +124,8 @@ export async function readHashes(conn: Connection, dir: string, seg: SegmentEntr
   try {
     const buf = readFileSync(path);
     if (buf.byteLength % 8 === 0 && buf.byteLength / 8 >= seg.rows) {
+      // A view when the buffer is 8-byte aligned (a large file's buffer is its own), else a copy.
+      if (buf.byteOffset % 8 === 0) return new Float64Array(buf.buffer, buf.byteOffset, buf.byteLength / 8);
       const out = new Float64Array(buf.byteLength / 8);
       new Uint8Array(out.buffer).set(buf);
       return out;
@@ -134,19 +140,29 @@ export async function readHashes(conn: Connection, dir: string, seg: SegmentEntr
   return hashes;
 }
 
-/** Sorted union of sorted hash arrays (a merged segment's hashes: a superset of its ids). */
+/**
+ * Sorted union of sorted hash arrays (a merged segment's hashes: a superset of its ids), merged in one
+ * pass into one array (a view of its distinct prefix): no concatenated copy to sort, no trimmed copy.
+ */
 export function unionHashes(parts: readonly Float64Array[]): Float64Array {
   const total = parts.reduce((n, p) => n + p.length, 0);
   const out = new Float64Array(total);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  out.sort();
+  const at = parts.map(() => 0);
   let w = 0;
-  for (let i = 0; i < out.length; i++) if (i === 0 || out[i] !== out[w - 1]) out[w++] = out[i]!;
-  return out.slice(0, w);
+  for (;;) {
+    let best = -1;
+    let v = Infinity;
+    for (let k = 0; k < parts.length; k++) {
+      if (at[k]! < parts[k]!.length && parts[k]![at[k]!]! < v) {
+        v = parts[k]![at[k]!]!;
+        best = k;
+      }
+    }
+    if (best < 0) break;
+    at[best]!++;
+    if (w === 0 || out[w - 1] !== v) out[w++] = v;
+  }
+  return out.subarray(0, w);
 }
 
 export function removeSegmentFiles(dir: string, rel: string): void {

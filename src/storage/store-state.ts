@@ -21,6 +21,8 @@ export interface StoreOptions {
   /** Rows that freeze the active memory table. */
   readonly sealRows: number;
   readonly rowGroupSize: number;
+  /** Rows per row group of sealed segments (RecordStoreOptions.sealRowGroupSize). */
+  readonly sealRowGroupSize: number;
   readonly textIndex: boolean;
   readonly autoCompact: boolean;
   readonly compaction: CompactionPolicy;
