@@ -4,6 +4,7 @@
 // maps result rows once. It builds no SQL from request data.
 import { DOUBLE, DuckDBInstance, type DuckDBDataChunk, type DuckDBType as ColumnType, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBTableFunction, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import { StorageError } from '../errors.js';
+import { sqlString } from './sql-string.js';
 
 export type Param = string | number | boolean | bigint | null | readonly string[] | readonly number[];
 export type Row = Record<string, unknown>;
@@ -19,6 +20,13 @@ export interface DatabaseOptions {
   connections?: number;
   /** A database file (default: in memory); its tables then live on disk, beyond the memory limit. */
   path?: string;
+  /**
+   * Freeing more than this at once returns the allocator's free pages to the system (DuckDB's
+   * `allocator_bulk_deallocation_flush_threshold`, default 512 MiB: never, for our sizes). Merges set it
+   * (merge.ts); the store's own database does not: at 16 MB a text scan of 10M inputs took 1.57x as long
+   * (pages given back and faulted in again for every vector of strings).
+   */
+  bulkFreeThreshold?: string;
 }
 
 export class Database {
@@ -58,10 +66,7 @@ export class Database {
     // this much is free (default 128 MiB).
     await db.run(`SET write_buffer_row_group_memory_limit = '64MB'`);
     await db.run(`SET allocator_flush_threshold = '32MB'`);
-    // Freeing more than this at once (a Parquet row group written, a sealed table dropped) returns the
-    // allocator's free pages to the system (default 512 MiB: never, for our sizes). A merge's COPY alone
-    // peaked 237-238 MiB of RSS with 16 MB against 301-399 MiB without (bench/results/2026-11-25-library-memory-10m.md).
-    await db.run(`SET allocator_bulk_deallocation_flush_threshold = '16MB'`);
+    if (options.bulkFreeThreshold) await db.run(`SET allocator_bulk_deallocation_flush_threshold = ${sqlString(options.bulkFreeThreshold)}`);
     return db;
   }
 

@@ -52,7 +52,9 @@ export interface MergeOutput {
  * each; a merge of a 333 MB segment used ~250 MiB of RSS).
  */
 export function openMergeDatabase(dir: string, threads: number): Promise<Database> {
-  return Database.open({ threads, memoryLimit: '256MB', tempDirectory: join(dir, 'tmp', 'merge'), connections: 1 });
+  // A merge's COPY frees a written row group at a time: given back to the system past 16 MB, its peak
+  // was ~125 instead of ~245 MiB above its start (bench/results/2026-11-25-library-memory-10m.md).
+  return Database.open({ threads, memoryLimit: '256MB', tempDirectory: join(dir, 'tmp', 'merge'), connections: 1, bulkFreeThreshold: '16MB' });
 }
 
 export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry[]): Promise<MergeOutput> {

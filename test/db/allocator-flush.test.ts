@@ -1,8 +1,8 @@
 // Guarantee: memory DuckDB frees in bulk (a Parquet row group written and the buffers read for it: a
 // merge does little else) goes back to the allocator's pool for reuse and to the system, instead of
 // piling up as free pages while the COPY runs. With DuckDB's default threshold (512 MiB) a merge-like
-// COPY of 240k rows of ~1.3 KB peaked ~245 MiB above where it began; with the store's setting
-// (Database.open) ~125 MiB (the bound here is 180). Measured in child processes of their own.
+// COPY of 240k rows of ~1.3 KB peaked ~245 MiB above where it began; on the merge database
+// (openMergeDatabase, which sets it) ~125 MiB (the bound here is 180). Measured in child processes of their own.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';

@@ -1,14 +1,14 @@
 // Child process of test/db/allocator-flush.test.ts. `prepare DIR`: writes DIR/in.parquet (120k wide rows
 // in row groups of 32,768, as a segment). `copy DIR`: on a database opened as the store opens its own
-// (Database.open, one thread, as merges run), rewrites it as a merge does and prints RSS before and
+// (openMergeDatabase, one thread), rewrites it as a merge does and prints RSS before and
 // the process's peak (VmHWM) after, in MiB. Processes of their own, so nothing else moves the peak.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Database } from '../../src/db/database.js';
+import { openMergeDatabase } from '../../src/storage/merge.js';
 
 const status = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(readFileSync('/proc/self/status', 'utf8'))![1]) / 1024;
 const [mode, dir] = process.argv.slice(2) as [string, string];
-const db = await Database.open({ connections: 1, threads: 1 });
+const db = await openMergeDatabase(dir, 1);
 const input = join(dir, 'in.parquet');
 if (mode === 'prepare') {
   await db.run(
