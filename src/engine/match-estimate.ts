@@ -22,8 +22,8 @@ const SAMPLE_GROUPS = 2;
  * one statement. From 64 row groups (2M spans) it is under a tenth of a full read.
  */
 export const MIN_GROUPS = 64;
-/** Columns of free text: a sample of them costs too much to pay for itself. */
-const FREE_TEXT = new Set(['input', 'output', 'dataset_input', 'dataset_output', 'user_metadata', 'dataset_metadata', 'error_message', 'progress_message', 'tools']);
+/** Columns of free text: reading them (a sample, or the match-times read) costs about what the keys query does. */
+export const FREE_TEXT = new Set(['input', 'output', 'dataset_input', 'dataset_output', 'user_metadata', 'dataset_metadata', 'error_message', 'progress_message', 'tools']);
 
 export interface MatchEstimate {
   /** Matching records per record, over the rows sampled. */
@@ -43,6 +43,10 @@ export type PlanEstimate = 'measured' | 'few' | 'many';
 
 export const totalRows = (p: Profile) => p.rowGroups.reduce((n, g) => n + g[2], 0) + p.memRows;
 
+/** Rows of the row groups whose created_at span meets one of `ranges` (rows in memory not counted). */
+export const groupRowsIn = (p: Profile, ranges: readonly (readonly [number, number])[]) =>
+  p.rowGroups.filter((g) => ranges.some(([a, b]) => g[0] <= b && a <= g[1])).reduce((n, g) => n + g[2], 0);
+
 /**
  * The estimate for a plan's filter, or null when there is nothing to sample cheaply (no filter, a
  * roll-up, a free-text column, fewer than MIN_GROUPS row groups): then the planner runs one statement
@@ -61,7 +65,7 @@ export async function estimateMatches(db: Database, plan: PlanInput, profile: Pr
   if (q.rolled.length > 0) return null;
   steps.push('estimate');
   const rows = await db.all(q.sql, q.params);
-  const read = groups.filter((g) => ranges.some(([a, b]) => g[0] <= b && a <= g[1])).reduce((n, g) => n + g[2], 0);
+  const read = groupRowsIn(profile, ranges);
   let n = 0;
   let hit = 0;
   for (const r of rows) {

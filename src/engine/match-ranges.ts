@@ -6,20 +6,17 @@ import type { Database } from '../db/database.js';
 import { columnsOf } from '../query/match-facts.js';
 import { matchTimesQuery, timeRanges, type PlanInput, type TimeWindow } from '../query/plan.js';
 import type { Snapshot } from '../storage/snapshot.js';
-import type { MatchEstimate } from './match-estimate.js';
+import { FREE_TEXT, groupRowsIn, totalRows, type MatchEstimate } from './match-estimate.js';
 
 /** Ranges of created_at a query may test (beyond, one bound or none). */
 const MAX_RANGES = 64;
 /** Matches a page in another order than time looks for before its keys query. */
 const FEW = 4096;
-/** Columns of free text: reading them costs about what the keys query does, so no read goes before it. */
-const FREE_TEXT = new Set(['input', 'output', 'dataset_input', 'dataset_output', 'user_metadata', 'dataset_metadata', 'error_message', 'progress_message', 'tools']);
 
 type Profile = ReturnType<Snapshot['timeProfile']>;
 
-const totalRows = (p: Profile) => p.rowGroups.reduce((n, g) => n + g[2], 0) + p.memRows;
 /** Rows of the row groups (and memory) the ranges can read. */
-const rowsIn = (p: Profile, ranges: readonly (readonly [number, number])[]) => p.rowGroups.filter((g) => ranges.some(([a, b]) => g[0] <= b && a <= g[1])).reduce((n, g) => n + g[2], 0) + p.memRows;
+const rowsIn = (p: Profile, ranges: readonly (readonly [number, number])[]) => groupRowsIn(p, ranges) + p.memRows;
 
 async function times(db: Database, sql: string, params: readonly unknown[]): Promise<{ cs: number[]; n: number }> {
   const row = (await db.all(sql, params as never))[0]!;

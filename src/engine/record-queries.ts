@@ -19,7 +19,7 @@ import { fewMatchesWindow, pageTimesWindow } from './match-ranges.js';
 import { pageRollUpsQuery } from './page-rollups.js';
 import { deleteSet } from './record-delete.js';
 import { metricTopK, topKApplies } from './metric-topk.js';
-import { estimateMatches, totalRows, type MatchEstimate, type PlanEstimate } from './match-estimate.js';
+import { estimateMatches, groupRowsIn, totalRows, type MatchEstimate, type PlanEstimate } from './match-estimate.js';
 import { defaultMetricInfo } from './metric-info.js';
 import { TopKCache } from './topk-cache.js';
 import { storedToRecord } from './row-codec.js';
@@ -147,7 +147,7 @@ export class RecordQueries {
     // Only records with children have roll-ups (has_children comes with the keys), and only of metrics
     // some descendant carries. Those the keys query rolled up for its filter or sort came with it.
     const carried = plan.descendantMetrics;
-    let rolled = new Map<string, Map<string, number>>();
+    const rolled = new Map<string, Map<string, number>>();
     for (const k of pageKeys) {
       for (const [name, col] of keys.rolledMetrics) {
         const v = k.row[col];
@@ -160,8 +160,7 @@ export class RecordQueries {
     if (wantMetrics && parents.length > 0) {
       steps.push('page roll-ups');
       const more = await this.#pageRollUps(snap, level, scope, parents, [...new Set(pageKeys.map((k) => String(k.row['trace_id'])))], names);
-      if (rolled.size === 0) rolled = more;
-      else for (const [id, m] of more) for (const [name, v] of m) addRolled(rolled, id, name, v);
+      for (const [id, m] of more) for (const [name, v] of m) addRolled(rolled, id, name, v);
     }
     const counts = body.include_counts && page.length > 0 && level !== 'span' ? await this.#childCounts(snap, level, scope, page) : null;
     if (counts) steps.push('child counts');
@@ -362,10 +361,7 @@ export class RecordQueries {
       const name = String(r['name']);
       const v = r[this.#rollUp(name)];
       if (v === null || v === undefined) continue;
-      const id = String(r['id']);
-      let m = out.get(id);
-      if (!m) out.set(id, (m = new Map()));
-      m.set(name, roundRollUp(v));
+      addRolled(out, String(r['id']), name, v);
     }
     return out;
   }
@@ -393,7 +389,7 @@ interface PageKey {
 export { METRIC_PREFIX };
 
 /** Rows a one-bound time window reads: every row group reaching past its bound, and the rows in memory. */
-function windowCovers(profile: { rowGroups: readonly (readonly [number, number, number])[]; memRows: number }, w: TimeWindow, ascending: boolean): number {
+function windowCovers(profile: Parameters<typeof totalRows>[0], w: TimeWindow, ascending: boolean): number {
   if (!('us' in w)) return 0;
-  return profile.rowGroups.filter((g) => (ascending ? g[0] <= w.us : g[1] >= w.us)).reduce((n, g) => n + g[2], 0) + profile.memRows;
+  return groupRowsIn(profile, [ascending ? [-Infinity, w.us] : [w.us, Infinity]]) + profile.memRows;
 }

@@ -132,8 +132,7 @@ export class RecordStore {
     try {
       const merge = await db.dedicated();
       const conns = { seal: await db.dedicated(), merge, mergeWrite: mergeDb ? await mergeDb.dedicated() : merge };
-      const s = new StoreState(dir, db, wal, new MemInserter(writer, source), conns, resolved, manifest);
-      s.mergeDb = mergeDb;
+      const s = new StoreState(dir, db, wal, new MemInserter(writer, source), conns, resolved, manifest, mergeDb);
       for (const seq of manifest.dead) {
         s.dead.add(seq);
         // Dead rows may be the newest: their numbers stay taken (a row given one would be dead on arrival).

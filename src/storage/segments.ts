@@ -26,7 +26,6 @@ export function idsPath(path: string): string {
   return path.replace(/\.parquet$/, '.ids');
 }
 
-
 export interface WriteSegment {
   readonly file: SegmentFile;
   readonly projectId: string;

@@ -99,8 +99,6 @@ export class StoreState {
   }
   readonly #inUse = new Map<string, number>();
   readonly #retiredInUse = new Set<string>();
-  /** The separate database merges write with (RecordStoreOptions.mergeThreads), closed with the store; null: they use `db`. */
-  mergeDb: Database | null = null;
   /** Retention (set by the engine): merges leave expired rows out. */
   retention: RetentionView | undefined;
 
@@ -112,6 +110,8 @@ export class StoreState {
     readonly conns: { readonly seal: Connection; readonly merge: Connection; readonly mergeWrite: Connection },
     readonly options: StoreOptions,
     manifest: ManifestState,
+    /** The separate database merges write with (RecordStoreOptions.mergeThreads), closed with the store; null: they use `db`. */
+    readonly mergeDb: Database | null = null,
   ) {
     this.manifest = manifest;
     this.nextSeq = manifest.sealed_seq + 1;
