@@ -55,7 +55,7 @@ function filterKinds(midUs: number, traceIds: string[]): FilterKind[] {
     { name: 'text eq (model)', leaf: { type: 'text', column_id: 'model', operator: 'eq', value: 'gpt-4o' }, sql: `r.model = 'gpt-4o'`, childless: true },
     { name: 'text contains (input, any case)', leaf: { type: 'text', column_id: 'input', operator: 'contains', value: 'warranty', case_sensitive: false }, sql: `contains(lower(r.input), 'warranty')`, childless: false },
     { name: 'collection (tags)', leaf: { type: 'collection', column_id: 'tags', operator: 'contains', value: 'beta' }, sql: `list_contains(r.tags, 'beta')`, childless: false },
-    { name: 'id one_of (20 traces)', leaf: { type: 'id', column_id: 'trace_id', operator: 'one_of', value: traceIds }, sql: `r.trace_id IN (${traceIds.map(q).join(', ')})`, childless: false },
+    { name: 'id one_of (20 traces)', leaf: { type: 'id', column_id: 'trace_id', operator: 'one_of', value: traceIds }, sql: `(r.trace_id IN (${traceIds.map(q).join(', ')}) AND list_contains([${traceIds.map(q).join(', ')}], r.trace_id))`, childless: false },
     { name: 'date (newer half)', leaf: { type: 'date', column_id: 'created_at', operator: 'gte', value: new Date(midUs / 1000).toISOString() }, sql: `r.created_at >= make_timestamp(${midUs})`, childless: false },
     { name: 'number (status 500)', leaf: { type: 'number', column_id: 'status_code', operator: 'eq', value: 500 }, sql: 'r.status_code = 500', childless: false },
     { name: 'metric (correctness > 0.8)', leaf: { type: 'number', column_id: `metrics/${METRIC}`, operator: 'gt', value: 0.8 }, sql: 'M > 0.8', childless: false, readsMetric: true },

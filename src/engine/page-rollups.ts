@@ -4,6 +4,7 @@
 // of the page's traces. Metric names are parameters, never SQL text.
 import type { Param } from '../db/database.js';
 import type { Level } from '../query/columns.js';
+import { inPlaceholders, LONG_LIST } from '../query/compile-filter.js';
 import type { RecordKind } from '../storage/record-columns.js';
 import type { Snapshot } from '../storage/snapshot.js';
 
@@ -22,12 +23,10 @@ export function pageRollUpsQuery(snap: Snapshot, level: Level, scope: { projectI
     if (metrics === null) return `SELECT ${owner} AS anc, unnest(map_keys(metrics)) AS k, unnest(map_values(metrics)) AS v FROM ${from} WHERE ${where}`;
     return metrics.map((m) => `SELECT ${owner} AS anc, ${p(m)} AS k, ${src.metricColumn(m)} AS v FROM ${from} WHERE ${where} AND ${src.metricColumn(m)} IS NOT NULL`).join(' UNION ALL ');
   };
-  // A page's traces or ids as an IN list of placeholders: DuckDB pushes it into the Parquet scan (row
-  // groups skipped by min/max and Bloom filters) and probes a hash, where list_contains over a list
-  // parameter compares every row with every value after decoding every column. A long list (pages of
-  // up to 1,000) becomes a semi-join on the unnested parameter.
+  // A page's traces or ids as placeholders, tested as filters test a one_of list (compile-filter.ts:
+  // memberOf). A long list (pages of up to 1,000) becomes a semi-join on the unnested parameter.
   const inList = (col: string, values: readonly string[]): string =>
-    values.length === 0 ? 'false' : values.length > 256 ? `${col} IN (SELECT unnest(${p([...values])}::VARCHAR[]))` : `${col} IN (${values.map((v) => p(v)).join(', ')})`;
+    values.length === 0 ? 'false' : values.length > LONG_LIST ? `${col} IN (SELECT unnest(${p([...values])}::VARCHAR[]))` : inPlaceholders(col, values.map((v) => p(v)));
   const cols = metrics === null ? 'metrics' : metrics.map((m) => src.metricColumn(m)).join(', ');
   if (level === 'span') {
     const d = `d AS (SELECT id, parent_id, trace_id, ${cols} FROM ${src.sql} WHERE ${inList('trace_id', traces)})`;

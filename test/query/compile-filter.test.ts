@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { resolveColumn, type ColumnDef } from '../../src/query/columns.js';
-import { compileFilter, compileWhere, LONG_LIST, ownMetrics } from '../../src/query/compile-filter.js';
+import { compileFilter, compileWhere, LONG_LIST, ownMetrics, SHORT_LIST } from '../../src/query/compile-filter.js';
 import { OPERATORS, type Expr, type Leaf } from '../../src/query/filter-ast.js';
 import { Params } from '../../src/query/params.js';
 
@@ -19,6 +19,8 @@ function compile(e: Expr): { sql: string; params: unknown[] } {
 const leaf = (l: Leaf): Expr => ({ leaf: l });
 /** Longer than LONG_LIST: matched by a semi-join rather than an IN list of placeholders. */
 const LONG = Array.from({ length: LONG_LIST + 1 }, (_, i) => `v${i}`);
+/** Longer than SHORT_LIST: an IN list alone. */
+const MID = Array.from({ length: SHORT_LIST + 1 }, (_, i) => `m${i}`);
 
 const GOLDEN: [string, Leaf, string, unknown[]][] = [
   ['text eq', { kind: 'text', column: col('name'), op: 'eq', value: 'a', caseSensitive: true }, 'coalesce(r.name = $1, false)', ['a']],
@@ -28,8 +30,10 @@ const GOLDEN: [string, Leaf, string, unknown[]][] = [
   ['text contains ci', { kind: 'text', column: col('input'), op: 'contains', value: 'X', caseSensitive: false }, 'coalesce(regexp_matches(r.input, $1), false)', ['[xX]']],
   ['text contains ci (pattern)', { kind: 'text', column: col('input'), op: 'contains', value: 'Ki.5%', caseSensitive: false }, 'coalesce(regexp_matches(r.input, $1), false)', ['[kK\\x{212A}][iI\\x{130}]\\x{2e}5\\x{25}']],
   ['text contains ci (non-ASCII)', { kind: 'text', column: col('input'), op: 'contains', value: 'É', caseSensitive: false }, 'coalesce(contains(lower(r.input), lower($1)), false)', ['É']],
-  ['text one_of', { kind: 'text', column: col('model'), op: 'one_of', value: ['a', 'b'], caseSensitive: true }, 'coalesce(r.model IN ($1, $2), false)', ['a', 'b']],
+  ['text one_of', { kind: 'text', column: col('model'), op: 'one_of', value: ['a', 'b'], caseSensitive: true }, 'coalesce((r.model IN ($1, $2) AND list_contains([$1, $2], r.model)), false)', ['a', 'b']],
   ['text one_of ci', { kind: 'text', column: col('model'), op: 'one_of', value: ['A'], caseSensitive: false }, 'coalesce(lower(r.model) IN (lower($1)), false)', ['A']],
+  ['text one_of ci, two', { kind: 'text', column: col('model'), op: 'one_of', value: ['A', 'b'], caseSensitive: false }, 'coalesce((lower(r.model) IN (lower($1), lower($2)) AND list_contains([lower($1), lower($2)], lower(r.model))), false)', ['A', 'b']],
+  ['id one_of, above SHORT_LIST', { kind: 'id', column: col('id'), op: 'one_of', value: MID }, `coalesce(r.id IN (${MID.map((_, i) => `$${i + 1}`).join(', ')}), false)`, MID],
   ['text not_in', { kind: 'text', column: col('model'), op: 'not_in', value: [], caseSensitive: true }, '(NOT coalesce(false, false))', []],
   ['text one_of, long list', { kind: 'text', column: col('name'), op: 'one_of', value: LONG, caseSensitive: true }, 'coalesce(r.name IN (SELECT unnest($1::VARCHAR[])), false)', [LONG]],
   ['text one_of, long list ci', { kind: 'text', column: col('name'), op: 'one_of', value: LONG, caseSensitive: false }, 'coalesce(lower(r.name) IN (SELECT lower(unnest($1::VARCHAR[]))), false)', [LONG]],
@@ -42,7 +46,7 @@ const GOLDEN: [string, Leaf, string, unknown[]][] = [
   ['id eq', { kind: 'id', column: col('trace_id'), op: 'eq', value: 'abc' }, 'coalesce(r.trace_id = $1, false)', ['abc']],
   ['id ne', { kind: 'id', column: col('id'), op: 'ne', value: 'abc' }, '(NOT coalesce(r.id = $1, false))', ['abc']],
   ['id contains', { kind: 'id', column: col('id'), op: 'contains', value: 'ab' }, 'coalesce(contains(r.id, $1), false)', ['ab']],
-  ['id one_of', { kind: 'id', column: col('session_id'), op: 'one_of', value: ['a', 'b'] }, 'coalesce(r.session_id IN ($1, $2), false)', ['a', 'b']],
+  ['id one_of', { kind: 'id', column: col('session_id'), op: 'one_of', value: ['a', 'b'] }, 'coalesce((r.session_id IN ($1, $2) AND list_contains([$1, $2], r.session_id)), false)', ['a', 'b']],
   ['id not_in', { kind: 'id', column: col('parent_id'), op: 'not_in', value: ['a'] }, '(NOT coalesce(r.parent_id IN ($1), false))', ['a']],
   ['date gt', { kind: 'date', column: col('created_at'), op: 'gt', value: 1_000_000 }, 'coalesce(r.created_at > make_timestamp($1::BIGINT), false)', [1_000_000]],
   ['date lte', { kind: 'date', column: col('updated_at'), op: 'lte', value: 5 }, 'coalesce(r.updated_at <= make_timestamp($1::BIGINT), false)', [5]],
