@@ -44,7 +44,7 @@ export function tokenLeaves(e: Expr | null): TokenLeaf[] | null {
 function matchingRows(ix: TokenIndex, leaves: readonly TokenLeaf[]): Uint32Array {
   let acc: Uint32Array | null = null;
   for (const l of leaves) {
-    const col = ix.columns[l.column]!;
+    const col = ix.column(l.column)!;
     const bits = new Uint32Array(Math.ceil(ix.rows / 32));
     markRows(ix, col, tokensContaining(col, l.needle), bits);
     if (acc === null) acc = bits;
@@ -75,7 +75,8 @@ export async function countByTokens(db: Database, snap: Snapshot, scope: Scope, 
   const indexed: { seg: SegmentEntry; ix: TokenIndex }[] = [];
   for (const seg of snap.segmentsFor(scope)) {
     const ix = tokenIndexOf(snap.path(seg), seg.rows);
-    if (ix !== null) indexed.push({ seg, ix });
+    // A column found damaged when first read leaves its segment to the plain count.
+    if (ix !== null && leaves.every((l) => ix.column(l.column) !== null)) indexed.push({ seg, ix });
   }
   if (indexed.length === 0) return null;
   const deadFree = snap.deadFreeFiles();
@@ -87,7 +88,7 @@ export async function countByTokens(db: Database, snap: Snapshot, scope: Scope, 
     const expiring = cutoff !== undefined && seg.min_created_us < cutoff;
     if (leaves.length === 1 && deadFree.has(seg.file) && !expiring) {
       // One leaf: tokens containing the needle rarely share rows, but they may; one token needs no union.
-      const col = ix.columns[leaves[0]!.column]!;
+      const col = ix.column(leaves[0]!.column)!;
       const tokens = tokensContaining(col, leaves[0]!.needle);
       if (tokens.length <= 1) {
         n += tokens.length === 0 ? 0 : col.counts[tokens[0]!]!;

@@ -310,7 +310,7 @@ export async function writeTextIndex(conn: Connection, abs: string): Promise<voi
 export function tokenIndexOf(abs: string, rows: number): TokenIndex | null {
   let ix = loadedTokens.get(abs);
   if (ix === undefined) loadedTokens.set(abs, (ix = loadTokenIndex(tokenIndexPath(abs))));
-  return ix !== null && ix.rows === rows && ix.columns.length === TEXT_COLUMNS.length ? ix : null;
+  return ix !== null && ix.rows === rows && ix.columns === TEXT_COLUMNS.length ? ix : null;
 }
 
 /** Whether a segment's token index file is whole (checksum and all) and of `rows` rows. */

@@ -263,7 +263,9 @@ export interface TokenColumn {
 export interface TokenIndex {
   readonly path: string;
   readonly rows: number;
-  readonly columns: readonly TokenColumn[];
+  readonly columns: number;
+  /** A column's dictionary, read on its first use (a count reads only the columns it tests); null when damaged. */
+  column(c: number): TokenColumn | null;
 }
 
 const readVarint = (buf: Uint8Array, pos: { o: number }): number => {
@@ -285,9 +287,53 @@ export function tokenFileSound(buf: Uint8Array): boolean {
   return v.getUint32(0, true) === MAGIC && crc32(buf.subarray(0, buf.length - 4)) === v.getUint32(buf.length - 4, true);
 }
 
+function readAt(path: string, at: number, len: number): Buffer {
+  const fd = openSync(path, 'r');
+  try {
+    const b = Buffer.allocUnsafe(len);
+    if (readSync(fd, b, 0, len, at) !== len) throw new Error('short');
+    return b;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A column's dictionary, token counts and postings offsets, from its section at `o`; null when damaged. */
+function loadColumn(path: string, o: number): TokenColumn | null {
+  try {
+    const h = readAt(path, o, 16);
+    const n = h.readUInt32LE(0);
+    const dictLen = h.readUInt32LE(4);
+    const metaLen = h.readUInt32LE(8);
+    const postLen = h.readUInt32LE(12);
+    o += 16;
+    const both = readAt(path, o, dictLen + metaLen);
+    const dict = both.subarray(0, dictLen);
+    const starts = new Uint32Array(n + 1);
+    let t = 0;
+    for (let i = 0; i < dictLen; i++) if (dict[i] === 10) starts[++t] = i + 1;
+    if (t !== n) return null;
+    const meta = both.subarray(dictLen);
+    const counts = new Uint32Array(n);
+    const at = new Float64Array(n + 1);
+    const pos = { o: 0 };
+    let p = o + dictLen + metaLen;
+    for (let i = 0; i < n; i++) {
+      counts[i] = readVarint(meta, pos);
+      at[i] = p;
+      p += readVarint(meta, pos);
+    }
+    at[n] = p;
+    return pos.o === metaLen && p === o + dictLen + metaLen + postLen ? { dict, starts, counts, at } : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
- * Reads a file's header and dictionaries (not its postings: read per query); null when damaged or
- * missing. The checksum is tested on open (ensureTextIndex), not here: this reads a few MB, not all.
+ * Reads a file's header and the places of its column sections (dictionaries are read on first use,
+ * postings per query); null when damaged or missing. The checksum is tested on open
+ * (ensureTextIndex), not here: a query reads a few MB of the file, not all of it.
  */
 export function loadTokenIndex(path: string): TokenIndex | null {
   let fd: number;
@@ -307,37 +353,25 @@ export function loadTokenIndex(path: string): TokenIndex | null {
     if (head.readUInt32LE(0) !== MAGIC) return null;
     const rows = head.readUInt32LE(4);
     const ncol = head.readUInt32LE(8);
+    const sections: number[] = [];
     let o = 12;
-    const columns: TokenColumn[] = [];
     for (let c = 0; c < ncol; c++) {
+      sections.push(o);
       const h = read(o, 16);
-      const n = h.readUInt32LE(0);
-      const dictLen = h.readUInt32LE(4);
-      const metaLen = h.readUInt32LE(8);
-      const postLen = h.readUInt32LE(12);
-      o += 16;
-      const dict = read(o, dictLen);
-      const starts = new Uint32Array(n + 1);
-      let t = 0;
-      for (let i = 0; i < dictLen; i++) if (dict[i] === 10) starts[++t] = i + 1;
-      if (t !== n) return null;
-      o += dictLen;
-      const meta = read(o, metaLen);
-      const counts = new Uint32Array(n);
-      const at = new Float64Array(n + 1);
-      const pos = { o: 0 };
-      let p = o + metaLen;
-      for (let i = 0; i < n; i++) {
-        counts[i] = readVarint(meta, pos);
-        at[i] = p;
-        p += readVarint(meta, pos);
-      }
-      at[n] = p;
-      if (pos.o !== metaLen || p !== o + metaLen + postLen) return null;
-      columns.push({ dict, starts, counts, at });
-      o = p;
+      o += 16 + h.readUInt32LE(4) + h.readUInt32LE(8) + h.readUInt32LE(12);
     }
-    return o + 4 === total ? { path, rows, columns } : null;
+    if (o + 4 !== total) return null;
+    const loaded = new Map<number, TokenColumn | null>();
+    return {
+      path,
+      rows,
+      columns: ncol,
+      column(c) {
+        let col = loaded.get(c);
+        if (col === undefined) loaded.set(c, (col = c < sections.length ? loadColumn(path, sections[c]!) : null));
+        return col;
+      },
+    };
   } catch {
     return null;
   } finally {

@@ -70,7 +70,9 @@ test('token postings equal DuckDB case-insensitive contains on adversarial text'
     for (let c = 0; c < TEXT_COLUMNS.length; c++) {
       const column = TEXT_COLUMNS[c]!;
       const bits = new Uint32Array(Math.ceil(n / 32));
-      markRows(ix, ix.columns[c]!, tokensContaining(ix.columns[c]!, lowered), bits);
+      const col = ix.column(c);
+      assert.ok(col);
+      markRows(ix, col, tokensContaining(col, lowered), bits);
       const got: number[] = [];
       for (let r = 0; r < n; r++) if (bits[r >>> 5]! & (1 << (r & 31))) got.push(r);
       const byPattern = await conn.all(`SELECT seq FROM read_parquet($1) WHERE regexp_matches(${column}, $2) ORDER BY seq`, [file, caselessPattern(needle)!]);
