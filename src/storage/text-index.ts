@@ -17,7 +17,8 @@ import type { Connection } from '../db/database.js';
 import { crc32 } from './crc32.js';
 import { fsyncPathAsync, writeFileAtomic } from './fs-util.js';
 import { hasSorted } from './id-index.js';
-import { encodeTokenIndex, loadTokenIndex, tokenFileSound, TokenBuilder, type TokenIndex } from './token-index.js';
+import { encodeTokenIndex, TokenBuilder } from './token-builder.js';
+import { loadTokenIndex, tokenFileSound, type TokenIndex } from './token-index.js';
 
 export const TEXT_COLUMNS = ['name', 'input', 'output'] as const;
 export type TextColumn = (typeof TEXT_COLUMNS)[number];
