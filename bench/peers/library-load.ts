@@ -11,7 +11,13 @@ import type { SpanBatch } from '../workload.js';
  * Peers keep no result caches, and each question is asked again after a warm-up: kept segment counts
  * (count-cache.ts) would time a lookup, not the count. Benchmarks time what a first ask costs.
  */
-export const BENCH_STORE = { segmentCounts: false } as const;
+export const BENCH_STORE = {
+  segmentCounts: false,
+  // bench/run.ts --text-index: the opt-in text index (a template without one builds it on open), and
+  // --no-token-counts: with it, counts as before the token index (trigram sets only), for old-vs-new runs.
+  ...(process.env['TRACELAKE_BENCH_TEXT_INDEX'] === '1' ? { textIndex: true } : {}),
+  ...(process.env['TRACELAKE_BENCH_TOKEN_COUNTS'] === '0' ? { tokenCounts: false } : {}),
+} as const;
 
 export class LibraryLoad {
   private constructor(

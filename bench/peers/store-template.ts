@@ -77,7 +77,7 @@ export async function ensureTemplate(dataDir: string, spans: number, seed: numbe
 }
 
 /** Files a store writes once and never changes (segments, their id and text indexes): shared, not copied. */
-const IMMUTABLE = /\.(parquet|ids|tix|kids)$/;
+const IMMUTABLE = /\.(parquet|ids|tix|tok|kids)$/;
 
 /**
  * Copies a store folder: segment files are hard links (a store never writes one in place: merges and

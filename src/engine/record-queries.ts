@@ -15,6 +15,7 @@ import type { RecordStore, Scope } from '../storage/record-store.js';
 import type { Snapshot } from '../storage/snapshot.js';
 import { DataFactsCache } from './data-facts.js';
 import { countBySegment, SegmentCounts } from './count-cache.js';
+import { countByTokens } from './token-count.js';
 import { fewMatchesWindow, pageTimesWindow } from './match-ranges.js';
 import { pageRollUpsQuery } from './page-rollups.js';
 import { deleteSet } from './record-delete.js';
@@ -67,12 +68,14 @@ export class RecordQueries {
   readonly #windowRows: number;
   /** Each segment's count per filter (count-cache.ts). */
   readonly #counts: SegmentCounts | null;
+  /** Whether counts of text filters may use segments' token indexes (token-count.ts). */
+  readonly #tokenCounts: boolean;
   /** How the planner estimates a filter's matches (tests force wrong estimates). */
   readonly #estimateMode: PlanEstimate;
   /** Row groups from which the estimate samples (tests lower it). */
   readonly #estimateMinGroups: number | undefined;
 
-  constructor(records: RecordStore, db: Database, options: { windowRows?: number; metricTopK?: boolean; segmentCounts?: boolean; segmentCountMinRows?: number; topKRows?: number; planEstimate?: PlanEstimate; estimateMinGroups?: number; metricInfo?: (name: string) => MetricInfo | undefined; onPlan?: (steps: readonly string[]) => void } = {}) {
+  constructor(records: RecordStore, db: Database, options: { windowRows?: number; metricTopK?: boolean; segmentCounts?: boolean; tokenCounts?: boolean; segmentCountMinRows?: number; topKRows?: number; planEstimate?: PlanEstimate; estimateMinGroups?: number; metricInfo?: (name: string) => MetricInfo | undefined; onPlan?: (steps: readonly string[]) => void } = {}) {
     this.#onPlan = options.onPlan;
     const metricInfo = options.metricInfo ?? defaultMetricInfo;
     this.#windowRows = options.windowRows ?? 8_192;
@@ -83,6 +86,7 @@ export class RecordQueries {
     this.#facts = new DataFactsCache(db, records.notedColumns);
     this.#topK = options.metricTopK === false ? null : new TopKCache(db, options.topKRows);
     this.#counts = options.segmentCounts === false ? null : new SegmentCounts(options.segmentCountMinRows);
+    this.#tokenCounts = options.tokenCounts !== false;
     this.#metricInfo = (name) => metricInfo(name) ?? defaultMetricInfo(name);
   }
 
@@ -274,6 +278,11 @@ export class RecordQueries {
     return this.#records.read(async (snap) => {
       const plan = await this.#factPlan(snap, 'count', level, scope, body);
       const steps: string[] = [];
+      const byTokens = this.#tokenCounts ? await countByTokens(this.#db, snap, this.#scope(scope, KINDS[level]), plan, steps) : null;
+      if (byTokens !== null) {
+        this.#onPlan?.(steps);
+        return byTokens;
+      }
       const kept = this.#counts && (await countBySegment(this.#db, this.#counts, snap, this.#scope(scope, KINDS[level]), plan, steps));
       if (kept !== null) {
         this.#onPlan?.(steps);

@@ -37,6 +37,8 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   metricTopKRows?: number;
   /** Counts keep each segment's share per filter and reuse it (count-cache.ts; default true; tests compare with false). */
   segmentCounts?: boolean;
+  /** Counts of text filters from the token index where segments have one (token-count.ts; default true with textIndex; tests and benchmarks compare with false). */
+  tokenCounts?: boolean;
   /** Segments of fewer rows are counted each time (default 100,000; tests shrink it). */
   segmentCountMinRows?: number;
   /** Most spans one logging request may carry (default 100,000; more answers 413). */

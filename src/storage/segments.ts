@@ -10,7 +10,7 @@ import { ensureDirDurable, fsyncFile, fsyncPathAsync } from './fs-util.js';
 import type { ManifestState, SegmentEntry } from './manifest.js';
 import { TAG_SET_COLUMN, TAG_SET_SQL, type RecordKind } from './record-columns.js';
 import { childIndexPath, removeChildIndex, writeChildIndex } from './child-index.js';
-import { removeTextIndex, textIndexPath, writeTextIndex } from './text-index.js';
+import { removeTextIndex, textIndexPath, tokenIndexPath, writeTextIndex } from './text-index.js';
 
 export interface SegmentFile {
   readonly rel: string;
@@ -176,7 +176,7 @@ export function removeSegmentFiles(dir: string, rel: string): void {
  * partition folders are leftovers of drops. Both go on open.
  */
 export function removeUnlisted(dir: string, manifest: ManifestState): void {
-  const live = new Set(manifest.segments.flatMap((s) => [s.file, idsPath(s.file), textIndexPath(s.file), childIndexPath(s.file)]));
+  const live = new Set(manifest.segments.flatMap((s) => [s.file, idsPath(s.file), textIndexPath(s.file), tokenIndexPath(s.file), childIndexPath(s.file)]));
   const walk = (d: string): boolean => {
     let empty = true;
     for (const e of readdirSync(d, { withFileTypes: true })) {

@@ -17,6 +17,8 @@ import type { Connection } from '../db/database.js';
 import { crc32 } from './crc32.js';
 import { fsyncPathAsync, writeFileAtomic } from './fs-util.js';
 import { hasSorted } from './id-index.js';
+import { encodeTokenIndex, TokenBuilder } from './token-builder.js';
+import { loadTokenIndex, tokenFileSound, type TokenIndex } from './token-index.js';
 
 export const TEXT_COLUMNS = ['name', 'input', 'output'] as const;
 export type TextColumn = (typeof TEXT_COLUMNS)[number];
@@ -37,6 +39,10 @@ export interface TextIndex {
 
 export function textIndexPath(parquetPath: string): string {
   return parquetPath.replace(/\.parquet$/, '.tix');
+}
+
+export function tokenIndexPath(parquetPath: string): string {
+  return parquetPath.replace(/\.parquet$/, '.tok');
 }
 
 /** Keys of the ASCII trigrams of a (lowercased) needle; empty when it has none (then nothing is skipped). */
@@ -123,11 +129,15 @@ export function candidateGroups(index: TextIndex, needs: readonly TextNeed[]): n
 
 // ---------------------------------------------------------------- building and the file
 
-/** Reads a segment's text one row group at a time and builds its index file's bytes. */
-export async function buildTextIndex(conn: Connection, abs: string): Promise<Uint8Array> {
+/**
+ * Reads a segment's text one row group at a time and builds its index files' bytes: the trigram sets
+ * (`tix`) and the token index (`tok`, token-index.ts), from the same bytes.
+ */
+export async function buildTextIndex(conn: Connection, abs: string): Promise<{ tix: Uint8Array; tok: Uint8Array }> {
   const meta = await conn.all(`SELECT row_group_num_rows AS n FROM parquet_metadata($1) WHERE path_in_schema = 'seq' ORDER BY row_group_id`, [abs]);
   const rows = meta.map((m) => Number(m['n']));
   const bits = new Uint32Array(WORDS);
+  const tokens = TEXT_COLUMNS.map(() => new TokenBuilder());
   const parts: Uint8Array[] = [];
   const head = new Uint8Array(8 + rows.length * 4);
   const hv = new DataView(head.buffer);
@@ -140,19 +150,37 @@ export async function buildTextIndex(conn: Connection, abs: string): Promise<Uin
     // A row group's text comes as UTF-8 buffers of 256 values each, joined by U+0080 (two bytes >= 128,
     // so no trigram spans two values): a JS string per value cost twice as much, one buffer per row
     // group could pass DuckDB's 4 GB string limit. The file_row_number range lets DuckDB read only
-    // this row group.
+    // this row group. Each buffer comes with its values' byte lengths (NULL for a NULL value, which
+    // string_agg leaves out) and its first row, so the token index knows each value's row.
     const cols = await conn.columns(
-      `SELECT ${TEXT_COLUMNS.map((c) => `encode(string_agg(${c}, chr(128)))`).join(', ')} FROM read_parquet($1, hive_partitioning = false)
-       WHERE file_row_number BETWEEN $2 AND $3 GROUP BY (file_row_number - $2) // 256`,
+      `SELECT (file_row_number - $2) // 256 AS k, ${TEXT_COLUMNS.map((c) => `encode(string_agg(${c}, chr(128) ORDER BY file_row_number)), list(strlen(${c})::INTEGER ORDER BY file_row_number)`).join(', ')}
+       FROM read_parquet($1, hive_partitioning = false)
+       WHERE file_row_number BETWEEN $2 AND $3 GROUP BY k ORDER BY k`,
       [abs, first, first + n - 1],
     );
-    first += n;
-    for (const col of cols) {
-      for (const v of col) if (v instanceof Uint8Array) addText(v, bits);
+    const keys = cols[0]!;
+    for (let c = 0; c < TEXT_COLUMNS.length; c++) {
+      const texts = cols[1 + c * 2]!;
+      const lens = cols[2 + c * 2]!;
+      for (let g = 0; g < texts.length; g++) {
+        const v = texts[g];
+        if (!(v instanceof Uint8Array)) continue;
+        addText(v, bits);
+        let row = first + Number(keys[g]) * 256;
+        let at = 0;
+        for (const len of lens[g] as (number | null)[]) {
+          if (len !== null) {
+            tokens[c]!.add(v, at, at + len, row);
+            at += len + 2;
+          }
+          row++;
+        }
+      }
       parts.push(encodeSet(bits));
     }
+    first += n;
   }
-  return withCrc(parts);
+  return { tix: withCrc(parts), tok: encodeTokenIndex(first, tokens) };
 }
 
 /** Encodes (and clears) a bitmap: tag 0 + count + delta varints, or tag 1 + the bitmap when smaller. */
@@ -265,12 +293,36 @@ export function parseTextIndex(buf: Uint8Array): TextIndex | null {
  */
 const loaded = new Map<string, TextIndex | null>();
 
-/** Writes a new segment's index and fsyncs it (the caller fsyncs the folder before the manifest lists the segment). */
+/** Token indexes by absolute segment path, loaded (dictionaries only) on a segment's first token count. */
+const loadedTokens = new Map<string, TokenIndex | null>();
+
+/** Writes a new segment's index files and fsyncs them (the caller fsyncs the folder before the manifest lists the segment). */
 export async function writeTextIndex(conn: Connection, abs: string): Promise<void> {
-  const bytes = await buildTextIndex(conn, abs);
-  writeFileSync(textIndexPath(abs), bytes);
+  const { tix, tok } = await buildTextIndex(conn, abs);
+  writeFileSync(textIndexPath(abs), tix);
+  writeFileSync(tokenIndexPath(abs), tok);
   await fsyncPathAsync(textIndexPath(abs));
+  await fsyncPathAsync(tokenIndexPath(abs));
   loaded.delete(abs);
+  loadedTokens.delete(abs);
+}
+
+/** The token index of a segment of `rows` rows, or null when it has none usable (count by reading). */
+export function tokenIndexOf(abs: string, rows: number): TokenIndex | null {
+  let ix = loadedTokens.get(abs);
+  if (ix === undefined) loadedTokens.set(abs, (ix = loadTokenIndex(tokenIndexPath(abs))));
+  return ix !== null && ix.rows === rows && ix.columns === TEXT_COLUMNS.length ? ix : null;
+}
+
+/** Whether a segment's token index file is whole (checksum and all) and of `rows` rows. */
+function tokenIndexSound(abs: string, rows: number): boolean {
+  let buf: Uint8Array;
+  try {
+    buf = readFileSync(tokenIndexPath(abs));
+  } catch {
+    return false;
+  }
+  return tokenFileSound(buf) && new DataView(buf.buffer, buf.byteOffset).getUint32(4, true) === rows;
 }
 
 /** The index of a segment with these row-group sizes, or null when it has none usable (read everything). */
@@ -288,18 +340,21 @@ export function textIndexOf(abs: string, rowGroupRows: readonly number[]): TextI
   return ix;
 }
 
-/** Checks a listed segment's index on open; rebuilds it when missing, damaged or stale. Returns whether it did. */
+/** Checks a listed segment's index files on open; rebuilds them when missing, damaged or stale. Returns whether it did. */
 export async function ensureTextIndex(conn: Connection, abs: string, rowGroupRows: readonly number[]): Promise<boolean> {
   loaded.delete(abs);
+  loadedTokens.delete(abs);
   // A segment listed without row-group sizes (an old manifest) has no use for one.
   if (rowGroupRows.length === 0) return false;
   const usable = textIndexOf(abs, rowGroupRows) !== null;
   // Checked, then let go: loaded again on the segment's first text query.
   loaded.delete(abs);
-  if (usable) return false;
-  const bytes = await buildTextIndex(conn, abs);
+  const tokens = tokenIndexSound(abs, rowGroupRows.reduce((a, b) => a + b, 0));
+  if (usable && tokens) return false;
+  const { tix, tok } = await buildTextIndex(conn, abs);
   // Replaced atomically: a crash mid-write leaves the old (damaged) file or the new one, never half.
-  writeFileAtomic(textIndexPath(abs), bytes);
+  if (!usable) writeFileAtomic(textIndexPath(abs), tix);
+  if (!tokens) writeFileAtomic(tokenIndexPath(abs), tok);
   return true;
 }
 
@@ -312,5 +367,7 @@ export function loadedTextIndexes(dir: string): number {
 
 export function removeTextIndex(abs: string): void {
   loaded.delete(abs);
+  loadedTokens.delete(abs);
   rmSync(textIndexPath(abs), { force: true });
+  rmSync(tokenIndexPath(abs), { force: true });
 }

@@ -2,7 +2,7 @@
 // manifest lists the segment. Under the power-loss model of test/support/fs-recorder.ts (after a cut,
 // a folder holds the entries of its last fsync and a file the bytes of its last fsync), at every cut
 // of a workload with seals and merges, every segment the surviving manifest lists has beside it a
-// whole, current text index and a whole Parquet child index (its magic at both ends, the footer inside
+// whole, current text index (trigram sets and token index) and a whole Parquet child index (its magic at both ends, the footer inside
 // the file): none needs the rebuild on open (which would cover a missing one, at the cost of reading
 // the segment). One workload run serves both checks.
 import assert from 'node:assert/strict';
@@ -11,7 +11,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { childIndexPath } from '../../src/storage/child-index.js';
-import { parseTextIndex, textIndexPath } from '../../src/storage/text-index.js';
+import { parseTextIndex, textIndexPath, tokenIndexPath } from '../../src/storage/text-index.js';
+import { tokenFileSound } from '../../src/storage/token-index.js';
 import { tempDir } from '../support/helpers.js';
 import { PowerJournal } from '../support/power-image.js';
 import { nodeEntry } from '../support/node-entry.js';
@@ -42,6 +43,10 @@ test('at every power cut, each listed segment has its text index and its child i
       const ix = existsSync(text) ? parseTextIndex(readFileSync(text)) : null;
       assert.ok(ix, `cut after event ${k}: ${s.file} is listed without a whole text index`);
       assert.deepEqual(ix.rows, s.row_groups.map((g) => g[2]), `cut after event ${k}: ${s.file}'s text index has the segment's row groups`);
+      const tok = tokenIndexPath(join(image, s.file));
+      const tokBytes = existsSync(tok) ? readFileSync(tok) : null;
+      assert.ok(tokBytes && tokenFileSound(tokBytes), `cut after event ${k}: ${s.file} is listed without a whole token index`);
+      assert.equal(tokBytes.readUInt32LE(4), s.row_groups.reduce((n, g) => n + g[2], 0), `cut after event ${k}: ${s.file}'s token index has the segment's rows`);
       const kids = childIndexPath(join(image, s.file));
       assert.ok(existsSync(kids) && wholeParquet(readFileSync(kids)), `cut after event ${k}: ${s.file} is listed without a whole child index`);
       listed++;
