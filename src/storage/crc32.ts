@@ -1,11 +1,11 @@
 // CRC-32 (IEEE) of a byte range: zlib's native one where Node has it (20.15+), else a table in JS.
 import * as zlib from 'node:zlib';
 
-const native = (zlib as unknown as { crc32?: (data: Uint8Array) => number }).crc32;
+const native = (zlib as unknown as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
 
 let table: Uint32Array | null = null;
 
-function crc32Js(data: Uint8Array): number {
+function crc32Js(data: Uint8Array, prev = 0): number {
   if (!table) {
     table = new Uint32Array(256);
     for (let n = 0; n < 256; n++) {
@@ -14,13 +14,14 @@ function crc32Js(data: Uint8Array): number {
       table[n] = c >>> 0;
     }
   }
-  let crc = 0xffffffff;
+  let crc = (prev ^ 0xffffffff) >>> 0;
   for (let i = 0; i < data.length; i++) crc = table[(crc ^ data[i]!) & 0xff]! ^ (crc >>> 8);
   return (crc ^ 0xffffffff) >>> 0;
 }
 
-export function crc32(data: Uint8Array): number {
-  return native ? native(data) >>> 0 : crc32Js(data);
+/** `prev`: the CRC of the bytes before `data`, to checksum a file a chunk at a time. */
+export function crc32(data: Uint8Array, prev = 0): number {
+  return native ? native(data, prev) >>> 0 : crc32Js(data, prev);
 }
 
 export { crc32Js };

@@ -18,7 +18,7 @@ import { crc32 } from './crc32.js';
 import { fsyncPathAsync, writeFileAtomic } from './fs-util.js';
 import { hasSorted } from './id-index.js';
 import { encodeTokenIndex, TokenBuilder } from './token-builder.js';
-import { loadTokenIndex, tokenFileSound, type TokenIndex } from './token-index.js';
+import { loadTokenIndex, tokenFileRows, type TokenIndex } from './token-index.js';
 
 export const TEXT_COLUMNS = ['name', 'input', 'output'] as const;
 export type TextColumn = (typeof TEXT_COLUMNS)[number];
@@ -316,13 +316,7 @@ export function tokenIndexOf(abs: string, rows: number): TokenIndex | null {
 
 /** Whether a segment's token index file is whole (checksum and all) and of `rows` rows. */
 function tokenIndexSound(abs: string, rows: number): boolean {
-  let buf: Uint8Array;
-  try {
-    buf = readFileSync(tokenIndexPath(abs));
-  } catch {
-    return false;
-  }
-  return tokenFileSound(buf) && new DataView(buf.buffer, buf.byteOffset).getUint32(4, true) === rows;
+  return tokenFileRows(tokenIndexPath(abs)) === rows;
 }
 
 /** The index of a segment with these row-group sizes, or null when it has none usable (read everything). */

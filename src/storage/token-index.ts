@@ -52,6 +52,43 @@ export function tokenFileSound(buf: Uint8Array): boolean {
   return v.getUint32(0, true) === MAGIC && crc32(buf.subarray(0, buf.length - 4)) === v.getUint32(buf.length - 4, true);
 }
 
+/**
+ * The row count of a file that is sound (magic, length and checksum), or null; read a chunk at a time,
+ * so checking a segment's index on open never holds the file (hundreds of MB at 10M spans) in memory.
+ */
+export function tokenFileRows(path: string, chunkBytes = 4 << 20): number | null {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const total = fstatSync(fd).size;
+    if (total < 16) return null;
+    const chunk = Buffer.allocUnsafe(Math.max(8, Math.min(total, chunkBytes)));
+    let crc = 0;
+    let rows = -1;
+    for (let at = 0; at < total - 4; ) {
+      const n = readSync(fd, chunk, 0, Math.min(chunk.length, total - 4 - at), at);
+      if (n <= 0) return null;
+      if (at === 0) {
+        if (n < 8 || chunk.readUInt32LE(0) !== MAGIC) return null;
+        rows = chunk.readUInt32LE(4);
+      }
+      crc = crc32(chunk.subarray(0, n), crc);
+      at += n;
+    }
+    const tail = Buffer.alloc(4);
+    if (readSync(fd, tail, 0, 4, total - 4) !== 4) return null;
+    return tail.readUInt32LE(0) === crc ? rows : null;
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 function readAt(path: string, at: number, len: number): Buffer {
   const fd = openSync(path, 'r');
   try {

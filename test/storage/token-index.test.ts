@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import { Database } from '../../src/db/database.js';
 import { caselessPattern } from '../../src/query/compile-filter.js';
 import { buildTextIndex, TEXT_COLUMNS } from '../../src/storage/text-index.js';
-import { loadTokenIndex, markRows, tokenFileSound, tokenNeedle, tokensContaining } from '../../src/storage/token-index.js';
+import { loadTokenIndex, markRows, tokenFileRows, tokenFileSound, tokenNeedle, tokensContaining } from '../../src/storage/token-index.js';
 import { tempDir } from '../support/helpers.js';
 
 const FRAGMENTS = [
@@ -86,10 +86,16 @@ test('token postings equal DuckDB case-insensitive contains on adversarial text'
   // A needle with anything but ASCII letters and digits is not for the token index.
   for (const bad of ['war ranty', 'war-ranty', 'é', '', 'İ', 'k_i']) assert.equal(tokenNeedle(bad), null, bad);
 
-  // Damage: a flipped byte fails the checksum, a cut file does not load.
+  // Damage: a flipped byte fails the checksum, a cut file does not load. The check on open reads the
+  // file a chunk at a time (chunks of 7 and 4,096 bytes here: a checksum carried across chunks).
+  assert.equal(tokenFileRows(path, 7), n);
+  assert.equal(tokenFileRows(path, 4096), n);
   const damaged = Buffer.from(tok);
   damaged[damaged.length >> 1]! ^= 0x10;
   assert.equal(tokenFileSound(damaged), false);
+  writeFileSync(path, damaged);
+  assert.equal(tokenFileRows(path, 7), null);
+  assert.equal(tokenFileRows(path), null);
   writeFileSync(path, tok.subarray(0, tok.length - 9));
   assert.equal(loadTokenIndex(path), null);
 });
