@@ -54,7 +54,8 @@ export interface MergeOutput {
 export function openMergeDatabase(dir: string, threads: number): Promise<Database> {
   // A merge's COPY frees a written row group at a time: given back to the system past 16 MB, its peak
   // was ~125 instead of ~245 MiB above its start (bench/results/2026-11-25-library-memory-10m.md).
-  return Database.open({ threads, memoryLimit: '256MB', tempDirectory: join(dir, 'tmp', 'merge'), connections: 1, bulkFreeThreshold: '16MB' });
+  // It reads each input once: no footer cache (it would keep every merged-away segment's footer).
+  return Database.open({ threads, memoryLimit: '256MB', tempDirectory: join(dir, 'tmp', 'merge'), connections: 1, bulkFreeThreshold: '16MB', footerCache: false });
 }
 
 export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry[]): Promise<MergeOutput> {

@@ -131,7 +131,12 @@ export class RecordStore {
     // A failed open closes the merge database (the caller closes `db`).
     try {
       const merge = await db.dedicated();
-      const conns = { seal: await db.dedicated(), merge, mergeWrite: mergeDb ? await mergeDb.dedicated() : merge };
+      const seal = await db.dedicated();
+      // Seals and merges read a segment's footer once (its stats after writing it, a merge's inputs):
+      // cached, it would stay in DuckDB's object cache after the file is merged away, for every segment
+      // ever written (bench/results/2026-11-25-library-memory-10m-3.md). Reads still cache footers.
+      for (const c of [seal, merge]) await c.run('SET SESSION parquet_metadata_cache = false');
+      const conns = { seal, merge, mergeWrite: mergeDb ? await mergeDb.dedicated() : merge };
       const s = new StoreState(dir, db, wal, new MemInserter(writer, source), conns, resolved, manifest, mergeDb);
       for (const seq of manifest.dead) {
         s.dead.add(seq);
