@@ -7,7 +7,7 @@
 //   node dist/bench/lib-mem.js [spans=300000] [--no-compact] [--gen-only] [--no-yardstick]
 // TL_OPTS='{"memoryLimit":"256MB"}' passes store options. --gen-only runs the generator and the
 // JSON.stringify/parse of each request without a store (what the benchmark itself holds).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -42,6 +42,28 @@ const timer = setInterval(() => {
 }, 250);
 timer.unref();
 
+// Segments listed in the manifest during ingest, once a second (merges that starve show as a count
+// that only grows): the highest count, the count when ingest ends, and one sample every ~10 s.
+const manifestPath = (): string | null => {
+  for (const p of [join(dir, 'manifest.json'), ...readdirSync(dir).map((d) => join(dir, d, 'manifest.json'))]) if (existsSync(p)) return p;
+  return null;
+};
+let segNow = 0;
+let segMax = 0;
+const segSeries: number[] = [];
+let segTicks = 0;
+const segTimer = setInterval(() => {
+  try {
+    const p = manifestPath();
+    segNow = p ? (JSON.parse(readFileSync(p, 'utf8')) as { segments: unknown[] }).segments.length : 0;
+  } catch {
+    return; // a manifest being replaced: the next tick reads it
+  }
+  segMax = Math.max(segMax, segNow);
+  if (segTicks++ % 10 === 0) segSeries.push(segNow);
+}, 1000);
+segTimer.unref();
+
 // RSS every 20 ms from a worker thread (the main thread's timers are late while it works, and the
 // peak is a spike of a second or less): the ten highest samples, with the seconds since the start.
 const rssWorker = new Worker(
@@ -69,6 +91,8 @@ if (store) await store.flush();
 const ingestS = (performance.now() - t0) / 1000;
 const cpuIngest = process.cpuUsage(cpu0);
 const hwmIngest = status('VmHWM');
+clearInterval(segTimer);
+const segAtFlush = segNow;
 const t1 = performance.now();
 if (store && !process.argv.includes('--no-compact')) await store.compact();
 const compactS = (performance.now() - t1) / 1000;
@@ -92,6 +116,7 @@ console.log(
     cpuS: r1((cpu.user + cpu.system) / 1e6),
     cpuUsPerSpan: r1((cpu.user + cpu.system) / n),
     ingestS: r1(ingestS),
+    segments: { max: segMax, atFlush: segAtFlush, every10s: segSeries },
     rssTop: top,
     atPeakMiB: Object.fromEntries(Object.entries(peak).map(([k, v]) => [k, Math.round(v)])),
     load: readFileSync('/proc/loadavg', 'utf8').trim(),

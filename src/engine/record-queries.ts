@@ -20,7 +20,7 @@ import { fewMatchesWindow, pageTimesWindow } from './match-ranges.js';
 import { pageRollUpsQuery } from './page-rollups.js';
 import { deleteSet } from './record-delete.js';
 import { metricTopK, topKApplies } from './metric-topk.js';
-import { estimateMatches, groupRowsIn, totalRows, type MatchEstimate, type PlanEstimate } from './match-estimate.js';
+import { estimateMatches, FREE_TEXT, groupRowsIn, totalRows, type MatchEstimate, type PlanEstimate } from './match-estimate.js';
 import { defaultMetricInfo } from './metric-info.js';
 import { TopKCache } from './topk-cache.js';
 import { storedToRecord } from './row-codec.js';
@@ -134,15 +134,20 @@ export class RecordQueries {
     // row locators; has_children only tells which rows can have roll-ups.
     const fromKeys = selection !== null && !selection.allMetrics && selection.physical.every((c) => BASE_COLUMNS.includes(c) || c === 'has_children' || c === 'metrics');
     const children = selection === null || selection.allMetrics || selection.metrics.size > 0 || selection.physical.includes('has_children');
-    const keyColumns = [...BASE_COLUMNS, ...(children ? ['has_children'] : [])].filter((c) => !(c in constant));
+    // Selected columns the keys query reads anyway (its filter's, short of free text) come along, and
+    // created_at is its sort key: a page of only those needs no fetch, one statement less (while
+    // logging goes on, each statement also waits its turn on a busy main thread).
+    const tested = columnsOf(plan.filter);
+    const withKeys = selection === null ? [] : selection.physical.filter((c) => !BASE_COLUMNS.includes(c) && tested.has(c) && !FREE_TEXT.has(c));
+    const keyColumns = [...BASE_COLUMNS, ...(children ? ['has_children'] : []), ...withKeys].filter((c) => !(c in constant));
     const keys = await this.#pageKeys(snap, level, scope, plan, limit, start, keyColumns, shown, steps, !fromKeys);
     for (const k of keys) for (const c in constant) if (!(c in k.row)) k.row[c] = constant[c];
     const more = keys.length > limit;
     const pageKeys = more ? keys.slice(0, limit) : keys;
     const inKeys = selection !== null && !selection.allMetrics && [...selection.metrics].every((m) => keys.ownMetrics.has(m));
-    const light = selection !== null && selection.physical.every((c) => BASE_COLUMNS.includes(c) || c === 'has_children' || (c === 'metrics' && inKeys));
+    const light = selection !== null && selection.physical.every((c) => BASE_COLUMNS.includes(c) || c === 'has_children' || withKeys.includes(c) || (c === 'created_at' && !fromKeys) || (c === 'metrics' && inKeys));
     let page: Row[];
-    if (light) page = pageKeys.map((k) => lightRow(k.row, selection.physical, keys.ownMetrics));
+    if (light) page = pageKeys.map((k) => lightRow(selection.physical.includes('created_at') ? { ...k.row, created_at: k.c } : k.row, selection.physical, keys.ownMetrics));
     else if (pageKeys.some((k) => k.row['seq'] === null)) throw new Error('internal: a page to fetch was planned without row locators');
     else {
       steps.push('fetch');
@@ -222,7 +227,7 @@ export class RecordQueries {
     };
     if (order === null) return keys(await fewMatchesWindow(this.#db, plan, profile, steps, await estimated()));
     let want = Math.max(this.#windowRows, k * 20);
-    let window: TimeWindow | null = chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending);
+    let window: TimeWindow | null = chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending, profile.memGroups);
     let rows = await keys(window);
     if (window === null || rows.length > limit) return rows;
     // The window was short. Matching at the rate it saw over the rows it covered (whole row groups: often
@@ -241,7 +246,7 @@ export class RecordQueries {
       // One statement, as a hand-written query would be.
       if (want * 2 > total) return keys(null);
       if (seen > 0) {
-        window = chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending);
+        window = chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending, profile.memGroups);
         rows = await keys(window);
         if (window === null || rows.length > limit) return rows;
       }
@@ -264,7 +269,9 @@ export class RecordQueries {
       hi = Math.max(hi, k.c);
     }
     const withSeq = columns === '*' ? columns : [...new Set([...columns, 'seq'])];
-    const q = fetchQuery(snap.source(this.#scope(scope, KINDS[level])), withSeq, keys.map((k) => k.seq), [lo, hi]);
+    // Only the segments and memory tables whose rows may lie within the page's created_at span are
+    // listed (each listed file costs DuckDB its metadata, each memory table a scan).
+    const q = fetchQuery(snap.source(this.#scope(scope, KINDS[level]), 1, [], [], [[lo, hi]]), withSeq, keys.map((k) => k.seq), [lo, hi]);
     const rows = await this.#db.all(q.sql, q.params);
     const bySeq = new Map(rows.map((r) => [Number(r['seq']), r]));
     return keys.map((k) => bySeq.get(k.seq)).filter((r): r is Row => r !== undefined);

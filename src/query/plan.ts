@@ -335,14 +335,16 @@ export function validateSort(sort: { column_id?: string | null; name?: string | 
 }
 
 /**
- * A created_at bound holding at least `want` rows of the ordered side, from the row groups' min/max
- * (rows in memory always count). Null when the window would cover everything anyway.
+ * A created_at bound holding at least `want` rows of the ordered side, from the row groups' min/max.
+ * Memory tables count as row groups when their created_at ranges are known (`memGroups`; a source
+ * then leaves out those wholly outside the window), else their rows always count. Null when the window
+ * would cover everything anyway.
  */
-export function chooseWindow(rowGroups: readonly (readonly [number, number, number])[], memRows: number, want: number, ascending: boolean): TimeWindow | null {
+export function chooseWindow(rowGroups: readonly (readonly [number, number, number])[], memRows: number, want: number, ascending: boolean, memGroups: readonly (readonly [number, number, number])[] | null = null): TimeWindow | null {
   const total = rowGroups.reduce((n, g) => n + g[2], 0) + memRows;
   if (want >= total) return null;
-  const sorted = [...rowGroups].sort((a, b) => (ascending ? a[0] - b[0] : b[1] - a[1]));
-  let rows = memRows;
+  const sorted = [...rowGroups, ...(memGroups ?? [])].sort((a, b) => (ascending ? a[0] - b[0] : b[1] - a[1]));
+  let rows = memGroups ? 0 : memRows;
   let bound = ascending ? -Infinity : Infinity;
   for (const g of sorted) {
     rows += g[2];

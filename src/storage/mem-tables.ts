@@ -115,6 +115,22 @@ export class MemTable {
     if (this.pending === 0) for (const r of this.#idle.splice(0)) r();
   }
 
+  /**
+   * created_at (epoch µs) of the oldest and newest row of a scope noted here (a superset of what any
+   * snapshot sees), or null when some row came without a time (a replayed log's): then it may hold any.
+   */
+  createdRange(projectId: string, runId: string | undefined, kinds: readonly RecordKind[]): readonly [number, number] | null {
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const p of this.partitions.values()) {
+      if (p.projectId !== projectId || (runId !== undefined && p.runId !== runId) || !kinds.includes(p.kind)) continue;
+      if (!Number.isFinite(p.behindUs)) return null;
+      lo = Math.min(lo, p.oldestUs);
+      hi = Math.max(hi, p.newestUs);
+    }
+    return [lo, hi];
+  }
+
   hasScope(projectId: string, runId: string | undefined, kinds: readonly RecordKind[]): boolean {
     for (const p of this.partitions.values()) {
       if (p.projectId === projectId && (runId === undefined || p.runId === runId) && kinds.includes(p.kind)) return true;

@@ -16,7 +16,12 @@ export class Sealer {
   #running: Promise<void> | null = null;
   #failure: unknown = null;
   #waiters: (() => void)[] = [];
-  /** Called after each pass over the frozen tables (the store starts compaction there). */
+  /**
+   * Called after each seal (the store starts compaction there). Not only once no frozen table is
+   * left: when tables freeze as fast as they are sealed that moment never comes while logging lasts,
+   * and segments piled up unmerged until ingest stopped (the compactor's own pause rules decide when
+   * a merge actually runs).
+   */
   onSealed: () => void = () => undefined;
 
   constructor(state: StoreState) {
@@ -90,8 +95,8 @@ export class Sealer {
         return;
       }
       this.#wake();
+      this.onSealed();
     }
-    this.onSealed();
   }
 
   /** Seals everything in memory now; throws if a seal fails. */

@@ -165,6 +165,12 @@ export class Snapshot {
     return one === undefined ? new Map() : new Map([[runId, one]]);
   }
 
+  /** Whether a memory table may hold rows of the scope created within one of `created`. */
+  #memMeets(t: MemTable, scope: Scope, created: readonly (readonly [number, number])[]): boolean {
+    const r = t.createdRange(scope.projectId, scope.runId, scope.kinds);
+    return r === null || created.some(([a, b]) => r[1] >= a && r[0] <= b);
+  }
+
   #memFor(scope: Scope): MemTable[] {
     return this.#mem.filter((t) => t.ready && t.hasScope(scope.projectId, scope.runId, scope.kinds));
   }
@@ -244,7 +250,10 @@ export class Snapshot {
         if (deadFree?.has(seg.file)) clean.add(parts[parts.length - 1]!);
       }
     }
-    const mem = pick?.memory === false ? [] : this.#memFor(scope);
+    let mem = pick?.memory === false ? [] : this.#memFor(scope);
+    // Memory tables too: while logging goes on, a newest-first page's window often lies within the
+    // newest table, and each table read is a scan of all its rows.
+    if (created !== null) mem = mem.filter((t) => this.#memMeets(t, scope, created));
     if (mem.length > 0) {
       // Parameters are numbered in order of appearance: none may be bound that the SQL does not use.
       const memCols = metrics.map((name, i) => `metrics[${p(name)}] AS mx${i}`);
@@ -401,11 +410,18 @@ export class Snapshot {
    * Row groups (and rows in memory) of a scope, for choosing a created_at window: only those a read
    * with these text requirements would not skip, so the first window already holds enough of them.
    */
-  timeProfile(scope: Scope, text: readonly TextRequirement[] = []): { rowGroups: (readonly [number, number, number])[]; memRows: number } {
+  timeProfile(scope: Scope, text: readonly TextRequirement[] = []): { rowGroups: (readonly [number, number, number])[]; memRows: number; memGroups: (readonly [number, number, number])[] | null } {
     let memRows = 0;
-    for (const t of this.#memFor(scope)) memRows += t.rows;
+    // Each memory table's created_at range and rows, like a row group's (null: some table's range is unknown).
+    let memGroups: (readonly [number, number, number])[] | null = [];
+    for (const t of this.#memFor(scope)) {
+      memRows += t.rows;
+      const r = t.createdRange(scope.projectId, scope.runId, scope.kinds);
+      if (r === null) memGroups = null;
+      else if (memGroups !== null && r[0] <= r[1]) memGroups.push([r[0], r[1], t.rows]);
+    }
     const { whole, partial } = this.#textCandidates(this.segmentsFor(scope), text);
-    return { rowGroups: [...whole.flatMap((s) => s.row_groups), ...partial.flatMap((p) => p.groups.map((g) => p.seg.row_groups[g]!))], memRows };
+    return { rowGroups: [...whole.flatMap((s) => s.row_groups), ...partial.flatMap((p) => p.groups.map((g) => p.seg.row_groups[g]!))], memRows, memGroups };
   }
 
   /** Live rows with these ids in a run (any kind), timestamps as epoch µs. */
