@@ -14,6 +14,7 @@ import { pageKeysQuery, type PlanInput } from '../query/plan.js';
 import type { SegmentEntry } from '../storage/manifest.js';
 import type { Scope } from '../storage/record-store.js';
 import type { Snapshot } from '../storage/snapshot.js';
+import { listedMatchBound } from './topk-bound.js';
 import { CACHED_COLUMNS, TOP_ROWS, type TopKCache, type TopList, type TopRow } from './topk-cache.js';
 
 const CACHED = new Set<string>(CACHED_COLUMNS);
@@ -56,7 +57,7 @@ export function topKApplies(plan: PlanInput, offset: number, limit: number, list
   return pageKeysQuery(plan, limit, offset).rolled.length === 0;
 }
 
-export async function metricTopK(db: Database, cache: TopKCache, snap: Snapshot, scope: Scope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[]): Promise<TopKPage | null> {
+export async function metricTopK(db: Database, cache: TopKCache, snap: Snapshot, scope: Scope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[]): Promise<TopKPage | 'too few' | null> {
   const metric = plan.sort!.column.metric!;
   const ascending = plan.sort!.ascending;
   const segments = snap.segmentsFor(scope);
@@ -64,9 +65,11 @@ export async function metricTopK(db: Database, cache: TopKCache, snap: Snapshot,
   const metricId = snap.metricIds[metric];
   const lists = await Promise.all(segments.map((s) => cache.list(snap, s, metricId, ascending)));
   const total = lists.reduce((n, l) => n + l.rows.length, 0);
+  const k = offset + limit + 1;
+  // Rows in memory are read as they are by the attempt: each may match.
+  if (listedMatchBound(plan.filter, lists, k) + snap.timeProfile(scope).memRows < k) return 'too few';
   // Few candidates first (cheap to pass and scan); more only when a filter left too few of them.
   const first = Math.min(Math.max(8 * (offset + limit + 1), cache.rows / 4), MAX_CANDIDATES);
-  const k = offset + limit + 1;
   for (const cap of first < total ? [first, MAX_CANDIDATES] : [MAX_CANDIDATES]) {
     const page = await attempt(db, snap, scope, plan, limit, offset, also, alsoMetrics, segments, pick(lists, cap, ascending));
     if (typeof page !== 'number') return page;

@@ -213,11 +213,11 @@ export class RecordQueries {
       // answer, and at 10M spans the estimate's sample (~20 ms) cost more than the attempt (15 ms).
       // A filter admitting too few of its candidates leaves it short; the full query runs after it.
       const top = await metricTopK(this.#db, this.#topK, snap, this.#scope(scope, KINDS[level]), plan, limit, offset, also, alsoMetrics);
-      if (top) {
+      if (top === 'too few') steps.push('keys (top-k: too few listed rows can match)');
+      else if (top) {
         steps.push(`keys (top-k of ${top.candidates} listed rows)`);
         return Object.assign(top.rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })), { ownMetrics: top.ownMetrics, rolledMetrics: new Map<string, string>() });
-      }
-      steps.push('keys (top-k: not enough)');
+      } else steps.push('keys (top-k: not enough)');
     }
     const keys = async (w: TimeWindow | null) => {
       const q = pageKeysQuery(plan, limit, offset, w, also, alsoMetrics, locators);
