@@ -57,14 +57,7 @@ export function tokenFileSound(buf: Uint8Array): boolean {
  * so checking a segment's index on open never holds the file (hundreds of MB at 10M spans) in memory.
  */
 export function tokenFileRows(path: string, chunkBytes = 4 << 20): number | null {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch {
-    return null;
-  }
-  try {
-    const total = fstatSync(fd).size;
+  return withFile(path, (fd, total) => {
     if (total < 16) return null;
     const chunk = Buffer.allocUnsafe(Math.max(8, Math.min(total, chunkBytes)));
     let crc = 0;
@@ -82,6 +75,19 @@ export function tokenFileRows(path: string, chunkBytes = 4 << 20): number | null
     const tail = Buffer.alloc(4);
     if (readSync(fd, tail, 0, 4, total - 4) !== 4) return null;
     return tail.readUInt32LE(0) === crc ? rows : null;
+  });
+}
+
+/** `use(fd, size)` on an open file; null when it is missing or anything throws. */
+function withFile<T>(path: string, use: (fd: number, total: number) => T | null): T | null {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    return use(fd, fstatSync(fd).size);
   } catch {
     return null;
   } finally {
@@ -138,14 +144,7 @@ function loadColumn(path: string, o: number): TokenColumn | null {
  * (ensureTextIndex), not here: a query reads a few MB of the file, not all of it.
  */
 export function loadTokenIndex(path: string): TokenIndex | null {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch {
-    return null;
-  }
-  try {
-    const total = fstatSync(fd).size;
+  return withFile(path, (fd, total): TokenIndex | null => {
     const read = (at: number, len: number): Buffer => {
       const b = Buffer.allocUnsafe(len);
       if (at + len > total || readSync(fd, b, 0, len, at) !== len) throw new Error('short');
@@ -174,11 +173,7 @@ export function loadTokenIndex(path: string): TokenIndex | null {
         return col;
       },
     };
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
-  }
+  });
 }
 
 /** Ids of the tokens of a column that contain `needle` (lowercase ASCII letters and digits). */
