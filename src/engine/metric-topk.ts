@@ -57,7 +57,8 @@ export function topKApplies(plan: PlanInput, offset: number, limit: number, list
   return pageKeysQuery(plan, limit, offset).rolled.length === 0;
 }
 
-export async function metricTopK(db: Database, cache: TopKCache, snap: Snapshot, scope: Scope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[]): Promise<TopKPage | 'too few' | null> {
+/** `memRows`: rows of the scope in memory tables (the attempt reads them as they are; each may match). */
+export async function metricTopK(db: Database, cache: TopKCache, snap: Snapshot, scope: Scope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], memRows: number): Promise<TopKPage | 'too few' | null> {
   const metric = plan.sort!.column.metric!;
   const ascending = plan.sort!.ascending;
   const segments = snap.segmentsFor(scope);
@@ -66,10 +67,9 @@ export async function metricTopK(db: Database, cache: TopKCache, snap: Snapshot,
   const lists = await Promise.all(segments.map((s) => cache.list(snap, s, metricId, ascending)));
   const total = lists.reduce((n, l) => n + l.rows.length, 0);
   const k = offset + limit + 1;
-  // Rows in memory are read as they are by the attempt: each may match.
-  if (listedMatchBound(plan.filter, lists, k) + snap.timeProfile(scope).memRows < k) return 'too few';
+  if (listedMatchBound(plan.filter, lists, k) + memRows < k) return 'too few';
   // Few candidates first (cheap to pass and scan); more only when a filter left too few of them.
-  const first = Math.min(Math.max(8 * (offset + limit + 1), cache.rows / 4), MAX_CANDIDATES);
+  const first = Math.min(Math.max(8 * k, cache.rows / 4), MAX_CANDIDATES);
   for (const cap of first < total ? [first, MAX_CANDIDATES] : [MAX_CANDIDATES]) {
     const page = await attempt(db, snap, scope, plan, limit, offset, also, alsoMetrics, segments, pick(lists, cap, ascending));
     if (typeof page !== 'number') return page;

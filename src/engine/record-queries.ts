@@ -212,7 +212,7 @@ export class RecordQueries {
       // Tried before any estimate: when the lists fill the page (most metric sorts) it is the whole
       // answer, and at 10M spans the estimate's sample (~20 ms) cost more than the attempt (15 ms).
       // A filter admitting too few of its candidates leaves it short; the full query runs after it.
-      const top = await metricTopK(this.#db, this.#topK, snap, this.#scope(scope, KINDS[level]), plan, limit, offset, also, alsoMetrics);
+      const top = await metricTopK(this.#db, this.#topK, snap, this.#scope(scope, KINDS[level]), plan, limit, offset, also, alsoMetrics, profile.memRows);
       if (top === 'too few') steps.push('keys (top-k: too few listed rows can match)');
       else if (top) {
         steps.push(`keys (top-k of ${top.candidates} listed rows)`);

@@ -24,4 +24,17 @@ export function crc32(data: Uint8Array, prev = 0): number {
   return native ? native(data, prev) >>> 0 : crc32Js(data, prev);
 }
 
+/** The parts joined, followed by their CRC-32 (little-endian): the layout of our index files. */
+export function withCrc(parts: readonly Uint8Array[]): Uint8Array {
+  const total = parts.reduce((n, p) => n + p.length, 0);
+  const out = new Uint8Array(total + 4);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  new DataView(out.buffer).setUint32(total, crc32(out.subarray(0, total)), true);
+  return out;
+}
+
 export { crc32Js };

@@ -14,7 +14,7 @@
 // (256 KiB at most; a 32k-row group holds megabytes of text). No false positives beyond the trigrams.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Connection } from '../db/database.js';
-import { crc32 } from './crc32.js';
+import { crc32, withCrc } from './crc32.js';
 import { fsyncPathAsync, writeFileAtomic } from './fs-util.js';
 import { hasSorted } from './id-index.js';
 import { encodeTokenIndex, TokenBuilder } from './token-builder.js';
@@ -221,18 +221,6 @@ function encodeSet(bits: Uint32Array): Uint8Array {
     out.set(new Uint8Array(bits.buffer), 8);
   }
   bits.fill(0);
-  return out;
-}
-
-function withCrc(parts: readonly Uint8Array[]): Uint8Array {
-  const total = parts.reduce((n, p) => n + p.length, 0);
-  const out = new Uint8Array(total + 4);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  new DataView(out.buffer).setUint32(total, crc32(out.subarray(0, total)), true);
   return out;
 }
 

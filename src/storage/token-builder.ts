@@ -3,7 +3,7 @@
 // over the segment (text-index.ts), then encoded. A tight loop over the bytes and a hash table over
 // byte ranges: no JS string per value or token. A token seen in one row only keeps that row inline
 // (most distinct tokens are rare); others grow a byte buffer of their own.
-import { crc32 } from './crc32.js';
+import { withCrc } from './crc32.js';
 import { TOKEN_MAGIC as MAGIC } from './token-index.js';
 
 /** Lowered ASCII token byte, or 0 for a byte that ends a token. */
@@ -226,13 +226,5 @@ export function encodeTokenIndex(rows: number, columns: readonly TokenBuilder[])
   hv.setUint32(8, columns.length, true);
   parts.push(head);
   for (const c of columns) parts.push(...c.encode());
-  const total = parts.reduce((n, x) => n + x.length, 0);
-  const out = new Uint8Array(total + 4);
-  let o = 0;
-  for (const x of parts) {
-    out.set(x, o);
-    o += x.length;
-  }
-  new DataView(out.buffer).setUint32(total, crc32(out.subarray(0, total)), true);
-  return out;
+  return withCrc(parts);
 }
