@@ -1,6 +1,4 @@
-// Opening a record store: its folders, manifest and log are checked and replayed, the indexes, dead and
-// childless tables rebuilt, logs of earlier versions converted, options given their defaults; apart
-// from record-store.ts, which holds what an open store does.
+// Opening a record store (manifest, log replay, indexes, legacy logs, option defaults), apart from what an open store does.
 import { join } from 'node:path';
 import type { WireRow } from './appender.js';
 import { BatchSource } from '../db/batch-source.js';

@@ -1,6 +1,4 @@
-// The SQL of a snapshot's FROM source: the segments and memory tables snapshot.ts chose for a scope,
-// read as one UNION ALL with the dead-row and retention filters; apart so snapshot.ts says what is
-// live and this file only how it is read.
+// A snapshot's SQL source (read_parquet, memory tables, dead-row and retention filters), apart from what snapshot.ts picks to read.
 import { join } from 'node:path';
 import type { Param } from '../db/database.js';
 import type { SegmentEntry } from './manifest.js';

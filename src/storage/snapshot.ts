@@ -299,10 +299,7 @@ export class Snapshot {
     return names;
   }
 
-  /**
-   * Row groups (and rows in memory) of a scope, for choosing a created_at window: only those a read
-   * with these text requirements would not skip (time-profile.ts).
-   */
+  /** The scope's created_at profile, for choosing a page's time window (time-profile.ts). */
   timeProfile(scope: Scope, text: readonly TextRequirement[] = []): TimeProfile {
     return timeProfile(this.#dir, this.#memFor(scope), this.segmentsFor(scope), scope, text);
   }

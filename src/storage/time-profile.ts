@@ -1,6 +1,4 @@
-// The row groups of a snapshot's segments that a read with text requirements cannot skip (by the text
-// index), and the created_at profile of those and of the memory tables that a time-ordered page
-// chooses its first window from: apart from snapshot.ts (what is live) and snapshot-source.ts (its SQL).
+// A snapshot's time profile (row groups the text index leaves, memory tables) for page windows, apart from its SQL sources.
 import { join } from 'node:path';
 import type { SegmentEntry } from './manifest.js';
 import type { MemTable } from './mem-tables.js';
