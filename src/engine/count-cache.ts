@@ -12,7 +12,8 @@ import { columnsOf } from '../query/match-facts.js';
 import { countQuery, type PlanInput } from '../query/plan.js';
 import type { Scope } from '../storage/record-store.js';
 import type { SegmentEntry } from '../storage/manifest.js';
-import type { Snapshot, SourcePick } from '../storage/snapshot.js';
+import type { Snapshot } from '../storage/snapshot.js';
+import type { SourcePick } from '../storage/snapshot-source.js';
 
 /** Segment counts kept at most (each a short string key and a number; least recently used go first). */
 const MAX_ENTRIES = 20_000;

@@ -11,7 +11,8 @@ import { sqlString } from '../db/sql-string.js';
 import { SpliceMismatch, spliceParquet } from '../storage/parquet-splice.js';
 import { COLUMN_NAMES } from '../storage/record-columns.js';
 import type { SegmentEntry } from '../storage/manifest.js';
-import { EMPTY_TABLE, type Snapshot } from '../storage/snapshot.js';
+import type { Snapshot } from '../storage/snapshot.js';
+import { EMPTY_TABLE } from '../storage/snapshot-source.js';
 import type { RunScope } from './record-queries.js';
 
 /** The COPY options of a Parquet export (the template's, so DuckDB-written chunks match it). */

@@ -1,13 +1,12 @@
 // Search, partial search, count, delete and available columns for one level of the tree, as the
 // engine runs them: validate -> plan (src/query) -> run in DuckDB -> shape records. Roll-ups and child
-// counts for a page are computed for that page's records only.
+// counts for a page are computed for that page's records only; page-keys.ts finds a page's keys.
 import type { Database, Param, Row } from '../db/database.js';
 import { invalid } from '../errors.js';
 import { appliesAt, METRIC_PREFIX, metricColumn, resolveColumn, STANDARD_COLUMNS, type ColumnDef, type Level, type MetricInfo, type RollUpMethod } from '../query/columns.js';
-import { chooseWindow, countQuery, deleteQuery, fetchQuery, pageKeysQuery, timeOrdered, type PlanInput, type TimeWindow } from '../query/plan.js';
+import { countQuery, deleteQuery, fetchQuery, type PlanInput } from '../query/plan.js';
 import { metricsOf } from '../query/filter-ast.js';
 import { columnsOf } from '../query/match-facts.js';
-import { requiredContains } from '../query/text-needs.js';
 import { parseRecordQuery, type QueryKind } from '../query/record-request.js';
 import type { FilterRequest, PartialSearchRequest, SearchRequest } from '../schemas/query.js';
 import type { RecordKind } from '../storage/record-columns.js';
@@ -16,15 +15,14 @@ import type { Snapshot } from '../storage/snapshot.js';
 import { DataFactsCache } from './data-facts.js';
 import { countBySegment, SegmentCounts } from './count-cache.js';
 import { countByTokens } from './token-count.js';
-import { fewMatchesWindow, pageTimesWindow } from './match-ranges.js';
 import { pageRollUpsQuery } from './page-rollups.js';
 import { deleteSet } from './record-delete.js';
-import { metricTopK, topKApplies } from './metric-topk.js';
-import { estimateMatches, FREE_TEXT, groupRowsIn, totalRows, type MatchEstimate, type PlanEstimate } from './match-estimate.js';
+import { FREE_TEXT, type PlanEstimate } from './match-estimate.js';
 import { defaultMetricInfo } from './metric-info.js';
 import { TopKCache } from './topk-cache.js';
 import { storedToRecord } from './row-codec.js';
 import { addRolled, lightRow, pick, roundRollUp } from './page-rows.js';
+import { findPageKeys, type PageKeySettings } from './page-keys.js';
 
 export const MAX_PAGE_SIZE = 1000;
 
@@ -55,36 +53,28 @@ export class RecordQueries {
   readonly #db: Database;
   readonly #metricInfo: (name: string) => MetricInfo | undefined;
   readonly #facts: DataFactsCache;
-  readonly #topK: TopKCache | null;
+  /** How a page's keys are found (page-keys.ts). */
+  readonly #keys: PageKeySettings;
   /** Told the steps each search or count ran (benchmarks and tests look at the plan). */
   readonly #onPlan: ((steps: readonly string[]) => void) | undefined;
-
-  /**
-   * Rows the first time window of a time-ordered page aims to cover (then 8x per widening). Windows are
-   * whole row groups (32k rows), so 8,192 means the newest row group (and the memory tables): at 10M
-   * spans a 3.5% text filter's first page took half the CPU it did with 50,000 (two row groups), and a
-   * 0.15% filter, which widens either way, a third.
-   */
-  readonly #windowRows: number;
   /** Each segment's count per filter (count-cache.ts). */
   readonly #counts: SegmentCounts | null;
   /** Whether counts of text filters may use segments' token indexes (token-count.ts). */
   readonly #tokenCounts: boolean;
-  /** How the planner estimates a filter's matches (tests force wrong estimates). */
-  readonly #estimateMode: PlanEstimate;
-  /** Row groups from which the estimate samples (tests lower it). */
-  readonly #estimateMinGroups: number | undefined;
 
   constructor(records: RecordStore, db: Database, options: { windowRows?: number; metricTopK?: boolean; segmentCounts?: boolean; tokenCounts?: boolean; segmentCountMinRows?: number; topKRows?: number; planEstimate?: PlanEstimate; estimateMinGroups?: number; metricInfo?: (name: string) => MetricInfo | undefined; onPlan?: (steps: readonly string[]) => void } = {}) {
     this.#onPlan = options.onPlan;
     const metricInfo = options.metricInfo ?? defaultMetricInfo;
-    this.#windowRows = options.windowRows ?? 8_192;
-    this.#estimateMode = options.planEstimate ?? 'measured';
-    this.#estimateMinGroups = options.estimateMinGroups;
     this.#records = records;
     this.#db = db;
     this.#facts = new DataFactsCache(db, records.notedColumns);
-    this.#topK = options.metricTopK === false ? null : new TopKCache(db, options.topKRows);
+    this.#keys = {
+      db,
+      topK: options.metricTopK === false ? null : new TopKCache(db, options.topKRows),
+      windowRows: options.windowRows ?? 8_192,
+      estimateMode: options.planEstimate ?? 'measured',
+      estimateMinGroups: options.estimateMinGroups,
+    };
     this.#counts = options.segmentCounts === false ? null : new SegmentCounts(options.segmentCountMinRows);
     this.#tokenCounts = options.tokenCounts !== false;
     this.#metricInfo = (name) => metricInfo(name) ?? defaultMetricInfo(name);
@@ -140,7 +130,7 @@ export class RecordQueries {
     const tested = columnsOf(plan.filter);
     const withKeys = selection === null ? [] : selection.physical.filter((c) => !BASE_COLUMNS.includes(c) && tested.has(c) && !FREE_TEXT.has(c));
     const keyColumns = [...BASE_COLUMNS, ...(children ? ['has_children'] : []), ...withKeys].filter((c) => !(c in constant));
-    const keys = await this.#pageKeys(snap, level, scope, plan, limit, start, keyColumns, shown, steps, !fromKeys);
+    const keys = await findPageKeys(this.#keys, snap, this.#scope(scope, KINDS[level]), plan, limit, start, keyColumns, shown, steps, !fromKeys);
     for (const k of keys) for (const c in constant) if (!(c in k.row)) k.row[c] = constant[c];
     const more = keys.length > limit;
     const pageKeys = more ? keys.slice(0, limit) : keys;
@@ -194,69 +184,6 @@ export class RecordQueries {
       next_starting_token: more ? start + records.length : null,
       last_row_id: records.length > 0 ? String(records[records.length - 1]!['id']) : null,
     };
-  }
-
-  /**
-   * Keys of a page. Sorted by time (the default), it first looks only at the newest row groups that
-   * could hold the page, widening the window 8x at a time until the page is full or the window is all.
-   */
-  async #pageKeys(snap: Snapshot, level: Level, scope: RunScope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], steps: string[], locators: boolean): Promise<PageKey[] & { ownMetrics: Map<string, string>; rolledMetrics: Map<string, string> }> {
-    const order = timeOrdered(plan.sort);
-    const profile = snap.timeProfile(this.#scope(scope, KINDS[level]), requiredContains(plan.filter));
-    const k = offset + limit + 1;
-    // The estimate of how many records match and where (a sample of a few row groups), asked at most
-    // once, only where it chooses the plan.
-    let estimate: MatchEstimate | null | undefined;
-    const estimated = async () => (estimate === undefined ? (estimate = await estimateMatches(this.#db, plan, profile, this.#estimateMode, steps, this.#estimateMinGroups)) : estimate);
-    if (this.#topK && topKApplies(plan, offset, limit, this.#topK.rows)) {
-      // Tried before any estimate: when the lists fill the page (most metric sorts) it is the whole
-      // answer, and at 10M spans the estimate's sample (~20 ms) cost more than the attempt (15 ms).
-      // A filter admitting too few of its candidates leaves it short; the full query runs after it.
-      const top = await metricTopK(this.#db, this.#topK, snap, this.#scope(scope, KINDS[level]), plan, limit, offset, also, alsoMetrics, profile.memRows);
-      if (top === 'too few') steps.push('keys (top-k: too few listed rows can match)');
-      else if (top) {
-        steps.push(`keys (top-k of ${top.candidates} listed rows)`);
-        return Object.assign(top.rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })), { ownMetrics: top.ownMetrics, rolledMetrics: new Map<string, string>() });
-      } else steps.push('keys (top-k: not enough)');
-    }
-    const keys = async (w: TimeWindow | null) => {
-      const q = pageKeysQuery(plan, limit, offset, w, also, alsoMetrics, locators);
-      steps.push(`keys${w ? ' (window)' : ''}${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`);
-      const rows = await this.#db.all(q.sql, q.params);
-      return Object.assign(rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })), { ownMetrics: q.ownMetrics, rolledMetrics: q.rolledMetrics });
-    };
-    if (order === null) return keys(await fewMatchesWindow(this.#db, plan, profile, steps, await estimated()));
-    let want = Math.max(this.#windowRows, k * 20);
-    let window: TimeWindow | null = chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending, profile.memGroups);
-    let rows = await keys(window);
-    if (window === null || rows.length > limit) return rows;
-    // The window was short. Matching at the rate it saw over the rows it covered (whole row groups: often
-    // more than asked for), twice the rows that rate needs would hold the page: widen once when that is
-    // at most half the rows.
-    const total = totalRows(profile);
-    const covered = Math.max(want, windowCovers(profile, window, order.ascending));
-    const seen = rows.length > 0 ? offset + rows.length : 0;
-    // Nothing in the window: the sample's rate (if it saw a match) says whether the page needs most rows.
-    const rate = seen > 0 ? seen / covered : ((await estimated())?.rate ?? 0);
-    if (rate > 0) {
-      want = Math.ceil(Math.max(2 * covered, (2 * k) / rate));
-      // The page's rows spread over more than a quarter of all rows: narrowing to their row groups (a
-      // read of the filter's columns everywhere first) saves less than it costs (at 1M spans, 20
-      // traces' llm spans: 30 ms for it, and the narrowed keys query cost what the plain one does).
-      // One statement, as a hand-written query would be.
-      if (want * 2 > total) return keys(null);
-      if (seen > 0) {
-        window = chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending, profile.memGroups);
-        rows = await keys(window);
-        if (window === null || rows.length > limit) return rows;
-      }
-    }
-    // A selective filter whose matches sit away from the newest rows (or the widened window was short
-    // too): rather than widening step by step (each a read of every key column of more row groups), one
-    // read of created_at and the filter's columns finds when the page's rows were created; the keys
-    // query then reads only the row groups holding those instants.
-    const exact = await pageTimesWindow(this.#db, plan, k, profile, order.ascending, steps);
-    return exact === null ? rows : keys(exact);
   }
 
   /** The page's rows by seq, in the order of the keys. */
@@ -396,16 +323,4 @@ export class RecordQueries {
   }
 }
 
-interface PageKey {
-  seq: number;
-  c: number;
-  row: Row;
-}
-
 export { METRIC_PREFIX };
-
-/** Rows a one-bound time window reads: every row group reaching past its bound, and the rows in memory. */
-function windowCovers(profile: Parameters<typeof totalRows>[0], w: TimeWindow, ascending: boolean): number {
-  if (!('us' in w)) return 0;
-  return groupRowsIn(profile, [ascending ? [-Infinity, w.us] : [w.us, Infinity]]) + profile.memRows;
-}

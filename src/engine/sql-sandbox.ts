@@ -18,7 +18,8 @@ import { sqlString } from '../db/sql-string.js';
 import { readerToTable } from '../db/result-arrow.js';
 import { InvalidRequestError } from '../errors.js';
 import { COLUMN_NAMES, KIND_SQL, type RecordKind } from '../storage/record-columns.js';
-import { EMPTY_TABLE, type Snapshot } from '../storage/snapshot.js';
+import type { Snapshot } from '../storage/snapshot.js';
+import { EMPTY_TABLE } from '../storage/snapshot-source.js';
 
 export type SqlParam = string | number | boolean | bigint | null;
 

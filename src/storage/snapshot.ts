@@ -20,8 +20,10 @@ import type { DeadSet } from './dead-set.js';
 import type { SealedIdIndex } from './id-index.js';
 import { partitionKey, type ManifestState, type SegmentEntry } from './manifest.js';
 import type { MemTable, TypeNotes } from './mem-tables.js';
-import { COLUMN_NAMES, KIND_SQL, STORED_SELECT, TAG_LIST_COLUMN, TAG_SET_COLUMN, type RecordKind } from './record-columns.js';
-import { candidateGroups, textIndexOf, textNeeds, type TextRequirement } from './text-index.js';
+import { COLUMN_NAMES, KIND_SQL, STORED_SELECT, type RecordKind } from './record-columns.js';
+import { sourceSql, type SourceParts, type SourcePick, type SourceSql } from './snapshot-source.js';
+import type { TextRequirement } from './text-index.js';
+import { textCandidates, timeProfile, type TimeProfile } from './time-profile.js';
 
 export type { TextRequirement };
 
@@ -50,25 +52,7 @@ export interface SnapshotBounds {
   readonly dead: DeadSet;
 }
 
-/** Part of a scope's records: only the segments in `files` (only: true) or all but those, memory tables or not. */
-export interface SourcePick {
-  readonly files: ReadonlySet<string>;
-  readonly only: boolean;
-  readonly memory: boolean;
-}
-
-export interface SourceSql {
-  readonly sql: string;
-  readonly params: Param[];
-  /** Column (in the source's output) holding a requested metric's value. */
-  metricColumn(name: string): string;
-}
-
 const COLS = COLUMN_NAMES.join(', ');
-
-
-/** A table that stays empty: the source of a scope with no rows anywhere. */
-export const EMPTY_TABLE = 'mem_empty';
 
 export class Snapshot {
   readonly #dir: string;
@@ -200,124 +184,33 @@ export class Snapshot {
     return this.#source(scope, firstParam, metrics, false, [], { columns, segments });
   }
 
-  #source(scope: Scope, firstParam: number, metrics: readonly string[], expiredOnly: boolean, text: readonly TextRequirement[], given?: { columns: readonly string[]; segments: (p: (v: Param) => string) => string }, created: readonly (readonly [number, number])[] | null = null, pick?: SourcePick): SourceSql {
+  #source(scope: Scope, firstParam: number, metrics: readonly string[], expiredOnly: boolean, text: readonly TextRequirement[], given?: SourceParts['given'], created: readonly (readonly [number, number])[] | null = null, pick?: SourcePick): SourceSql {
     let segments = expiredOnly ? this.#manifest.segments.filter((s) => s.project_id === scope.projectId && (scope.runId === undefined || s.run_id === scope.runId) && scope.kinds.includes(s.kind)) : this.segmentsFor(scope);
     // A caller that keeps only rows created within `created` (a page's time window) reads no segment
     // created wholly outside it: listing a file costs DuckDB its metadata and statistics checks even
     // when every row group is skipped.
     if (created !== null) segments = segments.filter((s) => created.some(([a, b]) => s.max_created_us >= a && s.min_created_us <= b));
     if (pick) segments = segments.filter((s) => pick.files.has(s.file) === pick.only);
-    const { whole, partial } = this.#textCandidates(segments, text);
-    const params: Param[] = [];
-    const p = (v: Param) => {
-      params.push(v);
-      return `$${firstParam + params.length - 1}`;
-    };
-    const aliases = new Map<string, string>(metrics.map((name, i) => [name, `mx${i}`]));
-    // A metric column exists only in files that stored it; union_by_name fills it for the others of
-    // one read, so a read of files none of which has it must select NULL instead.
-    const segCols = (segs: readonly SegmentEntry[]) =>
-      metrics.map((name, i) => {
-        const id = this.#manifest.metric_ids[name];
-        return id !== undefined && segs.some((s) => s.metrics.includes(id)) ? `m${id} AS mx${i}` : `NULL::DOUBLE AS mx${i}`;
-      });
-    const extra = (list: string[]) => (list.length > 0 ? `, ${list.join(', ')}` : '');
-    const parts: string[] = [];
-    /** Parts read without the dead-row filter (segments and memory tables without dead rows). */
-    const clean = new Set<string>();
-    const deadFree = given || expiredOnly ? null : this.deadFreeFiles();
-    // tag_set where segments store it, else tag_list (record-columns.ts): a filter reads one per row.
-    const stored = `${COLS}, ${TAG_SET_COLUMN}, NULL::VARCHAR[] AS ${TAG_LIST_COLUMN}`;
-    const derived = `${COLS}, NULL::VARCHAR AS ${TAG_SET_COLUMN}, tags AS ${TAG_LIST_COLUMN}`;
-    const colsOf = (seg: SegmentEntry) => (seg.tag_set === true ? stored : derived);
-    const cols = given ? given.columns.join(', ') : derived;
-    if (given) parts.push(given.segments(p));
-    else {
-      for (const withTags of [true, false]) {
-        for (const free of deadFree ? [true, false] : [false]) {
-          const some = whole.filter((s) => (s.tag_set === true) === withTags && (deadFree === null || deadFree.has(s.file) === free));
-          if (some.length === 0) continue;
-          const files = some.map((s) => join(this.#dir, s.file));
-          parts.push(`SELECT ${withTags ? stored : derived}${extra(segCols(some))} FROM read_parquet(${p(files)}, hive_partitioning = false, union_by_name = true)`);
-          if (free) clean.add(parts[parts.length - 1]!);
-        }
-      }
-      // Segments the text index narrows to some row groups: one read each, on file_row_number ranges
-      // (DuckDB skips the row groups outside them).
-      for (const { seg, ranges } of partial) {
-        const where = ranges.map(([a, b]) => `file_row_number BETWEEN ${p(a)} AND ${p(b)}`).join(' OR ');
-        parts.push(`SELECT ${colsOf(seg)}${extra(segCols([seg]))} FROM read_parquet(${p(join(this.#dir, seg.file))}, hive_partitioning = false) WHERE ${where}`);
-        if (deadFree?.has(seg.file)) clean.add(parts[parts.length - 1]!);
-      }
-    }
     let mem = pick?.memory === false ? [] : this.#memFor(scope);
     // Memory tables too: while logging goes on, a newest-first page's window often lies within the
     // newest table, and each table read is a scan of all its rows.
     if (created !== null) mem = mem.filter((t) => this.#memMeets(t, scope, created));
-    if (mem.length > 0) {
-      // Parameters are numbered in order of appearance: none may be bound that the SQL does not use.
-      const memCols = metrics.map((name, i) => `metrics[${p(name)}] AS mx${i}`);
-      const where = [`project_id = ${p(scope.projectId)}`, this.memBound];
-      if (scope.runId !== undefined) where.push(`run_id = ${p(scope.runId)}`);
-      if (scope.kinds.length < 3) where.push(`${KIND_SQL} IN (SELECT unnest(${p([...scope.kinds])}::VARCHAR[]))`);
-      for (const t of mem) {
-        parts.push(`SELECT ${cols}${extra(memCols)} FROM ${t.name} WHERE ${where.join(' AND ')}`);
-        if (deadFree !== null && this.#memDeadFree(t)) clean.add(parts[parts.length - 1]!);
-      }
-    }
-    // An empty scope still needs the columns (a query over it answers nothing).
-    if (parts.length === 0) parts.push(`SELECT ${cols}${extra(metrics.map((_, i) => `NULL::DOUBLE AS mx${i}`))} FROM ${EMPTY_TABLE}`);
-    const expired = [...this.cutoffs(scope.projectId, scope.runId)].map(([run, us]) => `(run_id = ${p(run)} AND created_at < make_timestamp(${p(us)}))`);
-    const live = expired.length === 0 ? '' : expiredOnly ? ` AND (${expired.join(' OR ')})` : ` AND NOT (${expired.join(' OR ')})`;
-    // With dead-free segments, only the other parts are filtered (their seq column is not even read).
-    const sql =
-      deadFree === null
-        ? `(SELECT ${this.#star} FROM (${parts.join(' UNION ALL ')}) WHERE seq NOT IN ${this.deadSeqs}${live})`
-        : `(SELECT ${this.#star} FROM (${parts.map((x) => (clean.has(x) ? x : `SELECT * FROM (${x}) WHERE seq NOT IN ${this.deadSeqs}`)).join(' UNION ALL ')}) WHERE true${live})`;
-    return {
-      sql,
-      params,
-      metricColumn: (name) => {
-        const a = aliases.get(name);
-        if (!a) throw new Error(`metric ${name} was not requested from the source`);
-        return a;
-      },
+    const from: SourceParts = {
+      dir: this.#dir,
+      scope,
+      metricIds: this.#manifest.metric_ids,
+      segments: textCandidates(this.#dir, segments, text),
+      mem,
+      deadFree: given || expiredOnly ? null : this.deadFreeFiles(),
+      memDeadFree: (t) => this.#memDeadFree(t),
+      deadSeqs: this.deadSeqs,
+      memBound: this.memBound,
+      star: this.#star,
+      cutoffs: this.cutoffs(scope.projectId, scope.runId),
+      expiredOnly,
+      given,
     };
-  }
-
-  /**
-   * Segments to read whole, and those the text index narrows to some row groups (as inclusive
-   * file_row_number ranges). Segments none of whose row groups can match are left out.
-   */
-  #textCandidates(segments: readonly SegmentEntry[], text: readonly TextRequirement[]): { whole: SegmentEntry[]; partial: { seg: SegmentEntry; groups: number[]; ranges: [number, number][] }[] } {
-    const needs = textNeeds(text);
-    if (needs.length === 0) return { whole: [...segments], partial: [] };
-    const whole: SegmentEntry[] = [];
-    const partial: { seg: SegmentEntry; groups: number[]; ranges: [number, number][] }[] = [];
-    for (const seg of segments) {
-      const rows = seg.row_groups.map((g) => g[2]);
-      const ix = textIndexOf(join(this.#dir, seg.file), rows);
-      const groups = ix ? candidateGroups(ix, needs) : null;
-      // Reading a file by row ranges costs a little per row: it pays only when most rows go.
-      const kept = groups?.reduce((n, g) => n + rows[g]!, 0) ?? seg.rows;
-      if (groups === null || (groups.length > 0 && kept * 2 > seg.rows)) {
-        whole.push(seg);
-        continue;
-      }
-      if (groups.length === 0) continue;
-      const starts: number[] = [];
-      rows.reduce((at, n) => (starts.push(at), at + n), 0);
-      const ranges: [number, number][] = [];
-      for (const g of groups) {
-        const a = starts[g]!;
-        const b = a + rows[g]! - 1;
-        const last = ranges[ranges.length - 1];
-        if (last && last[1] + 1 === a) last[1] = b;
-        else ranges.push([a, b]);
-      }
-      partial.push({ seg, groups, ranges });
-    }
-    return { whole, partial };
+    return sourceSql(from, firstParam, metrics);
   }
 
   /**
@@ -406,22 +299,9 @@ export class Snapshot {
     return names;
   }
 
-  /**
-   * Row groups (and rows in memory) of a scope, for choosing a created_at window: only those a read
-   * with these text requirements would not skip, so the first window already holds enough of them.
-   */
-  timeProfile(scope: Scope, text: readonly TextRequirement[] = []): { rowGroups: (readonly [number, number, number])[]; memRows: number; memGroups: (readonly [number, number, number])[] | null } {
-    let memRows = 0;
-    // Each memory table's created_at range and rows, like a row group's (null: some table's range is unknown).
-    let memGroups: (readonly [number, number, number])[] | null = [];
-    for (const t of this.#memFor(scope)) {
-      memRows += t.rows;
-      const r = t.createdRange(scope.projectId, scope.runId, scope.kinds);
-      if (r === null) memGroups = null;
-      else if (memGroups !== null && r[0] <= r[1]) memGroups.push([r[0], r[1], t.rows]);
-    }
-    const { whole, partial } = this.#textCandidates(this.segmentsFor(scope), text);
-    return { rowGroups: [...whole.flatMap((s) => s.row_groups), ...partial.flatMap((p) => p.groups.map((g) => p.seg.row_groups[g]!))], memRows, memGroups };
+  /** The scope's created_at profile, for choosing a page's time window (time-profile.ts). */
+  timeProfile(scope: Scope, text: readonly TextRequirement[] = []): TimeProfile {
+    return timeProfile(this.#dir, this.#memFor(scope), this.segmentsFor(scope), scope, text);
   }
 
   /** Live rows with these ids in a run (any kind), timestamps as epoch µs. */

@@ -1,7 +1,7 @@
 // The text index of a segment: per row group and per text column (name, input, output), the set of
 // trigrams of the lowercased text, kept beside the segment as `seg-N.tix`. A `contains` needle (either
 // case) can only match in a row group whose set holds every trigram of the lowercased needle, so reads
-// skip the others (snapshot.ts). Exactness rests on facts of DuckDB's lower(): it maps each code
+// skip the others (time-profile.ts). Exactness rests on facts of DuckDB's lower(): it maps each code
 // point on its own (so lower(text) contains lower(needle) whenever text contains needle, in either
 // case); on ASCII it is A-Z -> a-z; and the only other code points it maps into ASCII are U+0130
 // (to i) and U+212A, the Kelvin sign (to k) (test/storage/text-index.test.ts asks DuckDB about every

@@ -1,4 +1,4 @@
-// Guarantees of the text index (src/storage/text-index.ts, used by snapshot.ts):
+// Guarantees of the text index (src/storage/text-index.ts, used by time-profile.ts):
 // - a `contains` count or page over several segments of small row groups, with rows in memory and a
 //   deleted row (pages through small time windows, chosen among the row groups not skipped), equals
 //   the brute-force answer (computed here in JS, and by the same query under NOT NOT, which the index

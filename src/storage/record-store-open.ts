@@ -1,0 +1,112 @@
+// Opening a record store (manifest, log replay, indexes, legacy logs, option defaults), apart from what an open store does.
+import { join } from 'node:path';
+import type { WireRow } from './appender.js';
+import { BatchSource } from '../db/batch-source.js';
+import type { Database } from '../db/database.js';
+import { DEFAULT_POLICY } from './compaction.js';
+import { openMergeDatabase } from './merge.js';
+import { ensureDirDurable } from './fs-util.js';
+import { idHash } from './id-index.js';
+import { readLegacyWal, RejectedRequests } from './legacy-wal.js';
+import { loadManifest } from './manifest.js';
+import { MemInserter, MemTable } from './mem-tables.js';
+import { RECORD_COLUMNS, tableDdl } from './record-columns.js';
+import type { RecordStoreOptions } from './record-store.js';
+import { replayLog } from './replay.js';
+import { readHashes, removeUnlisted } from './segments.js';
+import { ensureChildIndex } from './child-index.js';
+import { ensureTextIndex } from './text-index.js';
+import { EMPTY_TABLE } from './snapshot-source.js';
+import { memKey, StoreState } from './store-state.js';
+import { WriteAheadLog } from './wal.js';
+
+/**
+ * The state of the store in `dir` as the log and the manifest leave it, with a new memory table for
+ * writes; `finish` makes the store of it (RecordStore.open).
+ */
+export async function openStoreState<T>(dir: string, db: Database, options: RecordStoreOptions, finish: (s: StoreState) => Promise<T>): Promise<T> {
+  ensureDirDurable(join(dir, 'records'), dir);
+  ensureDirDurable(join(dir, 'wal'), dir);
+  const manifest = loadManifest(dir);
+  removeUnlisted(dir, manifest);
+  const { wal, replay } = WriteAheadLog.open(join(dir, 'wal'), manifest.sealed_wal);
+  const source = new BatchSource(RECORD_COLUMNS);
+  const writer = await db.dedicated(source.functions);
+  const resolved = resolveOptions(options);
+  const mergeDb = resolved.mergeThreads > 0 ? await openMergeDatabase(dir, resolved.mergeThreads) : null;
+  // A failed open closes the merge database (the caller closes `db`).
+  try {
+    const merge = await db.dedicated();
+    const seal = await db.dedicated();
+    // Seals and merges read a segment's footer once (its stats after writing it, a merge's inputs):
+    // cached, it would stay in DuckDB's object cache after the file is merged away, for every segment
+    // ever written (bench/results/2026-11-25-library-memory-10m-3.md). Reads still cache footers.
+    for (const c of [seal, merge]) await c.run('SET SESSION parquet_metadata_cache = false');
+    const conns = { seal, merge, mergeWrite: mergeDb ? await mergeDb.dedicated() : merge };
+    const s = new StoreState(dir, db, wal, new MemInserter(writer, source), conns, resolved, manifest, mergeDb);
+    for (const seq of manifest.dead) {
+      s.dead.add(seq);
+      // Dead rows may be the newest: their numbers stay taken (a row given one would be dead on arrival).
+      if (seq >= s.nextSeq) s.nextSeq = seq + 1;
+    }
+    // A bulk load's segments may hold numbers above sealed_seq (reserved while log files stayed unsealed).
+    for (const seg of manifest.segments) if (seg.max_seq >= s.nextSeq) s.nextSeq = seg.max_seq + 1;
+    for (const seg of manifest.segments) s.index.add({ key: seg.file, partition: seg.file, hashes: await readHashes(conns.seal, dir, seg, idHash) }, false);
+    s.index.refill();
+    // Text indexes missing (a store of an earlier version), damaged or stale are rebuilt from the segment.
+    if (s.options.textIndex) for (const seg of manifest.segments) await ensureTextIndex(conns.seal, join(dir, seg.file), seg.row_groups.map((g) => g[2]));
+    // So are child indexes (the parents a delete leaves childless are found through them).
+    for (const seg of manifest.segments) await ensureChildIndex(conns.seal, join(dir, seg.file), seg);
+    for (const seq of manifest.childless) s.childless.add(seq);
+    for (const e of manifest.awaited) s.awaited.set(memKey(e[1], e[2]), e);
+    // gen: the manifest generation from which a mark counts (bulk loads; 0: at once). clock: the log
+    // entry that made it (StoreState.clock; 0: before open). See Snapshot.deadSeqs.
+    await writer.run('CREATE TABLE IF NOT EXISTS dead (seq BIGINT, gen BIGINT NOT NULL DEFAULT 0, clock BIGINT NOT NULL DEFAULT 0)');
+    await writer.run('CREATE TABLE IF NOT EXISTS childless (seq BIGINT, clock BIGINT NOT NULL DEFAULT 0)');
+    await writer.run(tableDdl(EMPTY_TABLE));
+    if (s.dead.size > 0) await writer.run('INSERT INTO dead (seq) SELECT unnest($1::BIGINT[])', [[...s.dead]]);
+    if (s.childless.size > 0) await writer.run('INSERT INTO childless (seq) SELECT unnest($1::BIGINT[])', [[...s.childless]]);
+    await replayLog(s, replay);
+    const number = wal.start(s.nextSeq);
+    s.mem.push(new MemTable(number, s.nextSeq, s.inserter.create(`mem_${number}`)));
+    return await finish(s);
+  } catch (err) {
+    await mergeDb?.close();
+    throw err;
+  }
+}
+
+/** Requests logged by the NDJSON log of earlier versions are logged again (ids are kept, so it is idempotent). */
+export async function convertLegacy(s: StoreState, append: (rows: WireRow[]) => Promise<void>): Promise<void> {
+  const { files, requests } = readLegacyWal(join(s.dir, 'wal'), s.manifest.sealed_seq);
+  if (files.length === 0) return;
+  const rejected = new RejectedRequests(join(s.dir, 'wal', 'rejected.ndjson'));
+  for (const rows of requests) {
+    try {
+      await append(rows as WireRow[]);
+    } catch (err) {
+      if (s.broken) throw err;
+      // A request the new log cannot take (a value validation would refuse) is kept aside, not dropped.
+      rejected.keep(rows, err);
+    }
+  }
+  rejected.finish(files);
+}
+
+function resolveOptions(o: RecordStoreOptions): StoreState['options'] {
+  return {
+    memTableBytes: o.memTableBytes ?? o.walRollBytes ?? 32 << 20,
+    sealRows: o.sealRows ?? 1_000_000,
+    rowGroupSize: o.rowGroupSize ?? 32_768,
+    sealRowGroupSize: Math.min(o.sealRowGroupSize ?? 8_192, o.rowGroupSize ?? 32_768),
+    autoCompact: o.autoCompact ?? true,
+    compaction: o.compaction ?? DEFAULT_POLICY,
+    compactionLevel: o.compactionLevel ?? 3,
+    textIndex: o.textIndex ?? false,
+    notedColumns: o.notedColumns ?? [],
+    pipelineDepth: o.pipelineDepth ?? 3,
+    mergePauseMs: o.mergePauseMs ?? 500,
+    mergeMaxDelayMs: o.mergeMaxDelayMs ?? 30_000,
+    mergeThreads: o.mergeThreads ?? 1,
+  };
+}
