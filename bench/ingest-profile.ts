@@ -48,6 +48,15 @@ const ls = store.createLogStream(project.id, 'ingest');
 let inside = 0;
 let outside = 0;
 let n = 0;
+let lastStep = 0;
+let stepInside = 0;
+let stepT = performance.now();
+let stepCpu = threadCpu();
+function countFiles(d: string): number {
+  let k = 0;
+  for (const e of readdirSync(d, { withFileTypes: true, recursive: true })) if (e.isFile() && e.name.endsWith('.parquet')) k++;
+  return k;
+}
 const cpu0 = threadCpu();
 const t0 = performance.now();
 let mark = t0;
@@ -55,10 +64,19 @@ for (const batch of generateBatches({ spans, batchSpans: 1000, seed: 7 })) {
   JSON.stringify({ log_stream_id: ls.id, traces: batch }); // as bench/ingest.ts does between calls
   const t = performance.now();
   outside += t - mark;
-  const r = await store.logTraces(project.id, { log_stream_id: ls.id, reliable: true, traces: batch as never });
+  const r = await store.logTraces(project.id, { log_stream_id: ls.id, reliable: process.env['RELIABLE'] !== '0', traces: batch as never });
   mark = performance.now();
   inside += mark - t;
   n += r.spans_count;
+  if (process.env['STEP'] && n - lastStep >= Number(process.env['STEP'])) {
+    const c = threadCpu();
+    const now = performance.now();
+    const d = (k: string) => ((((c.get(k) ?? 0) - (stepCpu.get(k) ?? 0)) * 1e6) / (n - lastStep)).toFixed(1);
+    const segs = (store as unknown as { records: { manifestSegments?: () => number } }).records;
+    console.error(`at ${n}: wall/span ${(((now - stepT) * 1000) / (n - lastStep)).toFixed(1)} µs, inside ${(((inside - stepInside) * 1000) / (n - lastStep)).toFixed(1)}, cpu main ${d('main')} other ${d('other')} µs/span, files ${countFiles(dir)}, rss ${Math.round(Number(readFileSync('/proc/self/statm', 'utf8').split(' ')[1]) * 4096 / 1048576)} MiB, load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`);
+    void segs;
+    lastStep = n; stepCpu = c; stepT = now; stepInside = inside;
+  }
 }
 const cpuF = threadCpu();
 const tf = performance.now();

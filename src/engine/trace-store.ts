@@ -389,10 +389,11 @@ export class TraceStore extends StoreBase {
     return this.#records.stats;
   }
 
-  /** Memory in use, in bytes: DuckDB's by tag (its buffer manager's view) and this process's. */
-  async memory(): Promise<{ duckdb: Record<string, number>; process: NodeJS.MemoryUsage; js: Record<string, number>; tables: Record<string, number> }> {
+  /** Memory in use, in bytes: DuckDB's by tag (its buffer manager's view; merges have a database of their own) and this process's. */
+  async memory(): Promise<{ duckdb: Record<string, number>; duckdbMerge: Record<string, number>; process: NodeJS.MemoryUsage; js: Record<string, number>; tables: Record<string, number> }> {
     this.assertOpen();
-    return { duckdb: await this.#records.duckdbMemory(), process: process.memoryUsage(), js: this.#records.jsSizes(), tables: await this.#records.duckdbTables() };
+    const r = this.#records;
+    return { duckdb: await r.duckdbMemory(), duckdbMerge: await r.mergeDbMemory(), process: process.memoryUsage(), js: r.jsSizes(), tables: await r.duckdbTables() };
   }
 }
 

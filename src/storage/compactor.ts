@@ -1,9 +1,9 @@
-// The compactor: picks merges by the tiered policy (compaction.ts), writes them on a connection of its
+// The compactor: picks merges by the policies of compaction.ts, writes them on a connection of its
 // own (merge.ts), and commits each under the manifest lock, unless the partition changed meanwhile.
 // Replaced files and the dead seqs they held go once no reader may still use them.
 import { join } from 'node:path';
 import { StorageError } from '../errors.js';
-import { DEFAULT_POLICY, pickMerge } from './compaction.js';
+import { DEFAULT_POLICY, pickDead, pickMerge, pickTiered } from './compaction.js';
 import type { ManifestState, SegmentEntry } from './manifest.js';
 import { writeMerge } from './merge.js';
 import { idHash } from './id-index.js';
@@ -30,29 +30,42 @@ export class Compactor {
 
   /**
    * Merges small segments and rewrites mostly-dead ones until the policy is satisfied; returns merges
-   * done. In the background each merge first waits for a pause in appends (mergePauseMs, at most
+   * done. In the background each round first waits for a pause in appends (mergePauseMs, at most
    * mergeMaxDelayMs): while rows pour in, a merge's CPU would come out of the writes and the reads.
+   * A round that found no pause merges by size tiers, one merge per partition (compaction.ts).
    */
   run(background = false): Promise<number> {
     if (this.#running) return this.#running;
     this.#running = (async () => {
       let merges = 0;
       for (;;) {
-        if (background) await this.#pause();
+        const busy = background && !(await this.#pause());
         const dead = await this.#deadCounts();
-        const group = pickMerge(this.#s.manifest.segments, (g) => dead.get(g.file) ?? 0, this.#s.options.compaction) ?? (await this.#mostOverridden());
-        if (!group || this.#s.closed) return merges;
-        // Taken in the same step as the pick: a drop committed after it leaves these files to us.
-        const release = this.#s.use(group.map((g) => g.file));
-        try {
-          await this.#merge(group);
-        } catch (err) {
-          // The inputs stay listed and untouched: nothing changed but a leftover file, removed on open.
-          throw err instanceof StorageError ? err : new StorageError('merging segments failed', { cause: err });
-        } finally {
-          release();
+        const segments = this.#s.manifest.segments;
+        const policy = this.#s.options.compaction;
+        const deadIn = (g: SegmentEntry) => dead.get(g.file) ?? 0;
+        const groups = busy ? pickTiered(segments, policy) : [];
+        if (groups.length === 0) {
+          const one = (busy ? pickDead(segments, deadIn, policy) : pickMerge(segments, deadIn, policy)) ?? (await this.#mostOverridden());
+          if (one) groups.push(one);
         }
-        merges++;
+        if (groups.length === 0 || this.#s.closed) return merges;
+        // Taken in the same step as the pick: a drop committed after it leaves these files to us.
+        const releases = groups.map((group) => this.#s.use(group.map((g) => g.file)));
+        try {
+          for (const group of groups) {
+            if (this.#s.closed) return merges;
+            try {
+              await this.#merge(group);
+            } catch (err) {
+              // The inputs stay listed and untouched: nothing changed but a leftover file, removed on open.
+              throw err instanceof StorageError ? err : new StorageError('merging segments failed', { cause: err });
+            }
+            merges++;
+          }
+        } finally {
+          for (const release of releases) release();
+        }
       }
     })().finally(() => {
       this.#running = null;
@@ -60,14 +73,18 @@ export class Compactor {
     return this.#running;
   }
 
-  /** Resolves once appends have paused for mergePauseMs, mergeMaxDelayMs have passed, or the store closes. */
-  async #pause(): Promise<void> {
+  /**
+   * Resolves once appends have paused for mergePauseMs (true), mergeMaxDelayMs have passed (false: rows
+   * keep arriving), or the store closes (true).
+   */
+  async #pause(): Promise<boolean> {
     const { mergePauseMs: pause, mergeMaxDelayMs: most } = this.#s.options;
     const until = performance.now() + most;
     for (;;) {
       const now = performance.now();
       const quietFor = now - this.#s.lastAppend;
-      if (this.#s.closed || quietFor >= pause || now >= until) return;
+      if (this.#s.closed || quietFor >= pause) return true;
+      if (now >= until) return false;
       // Short ticks, so a close waits at most one of them.
       const wait = Math.min(pause - quietFor, until - now, 100);
       await new Promise<void>((r) => setTimeout(r, Math.max(1, wait)));

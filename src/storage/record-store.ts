@@ -245,6 +245,14 @@ export class RecordStore {
     return Object.fromEntries(rows.map((r) => [String(r['tag']).toLowerCase(), Number(r['b'])]));
   }
 
+  /** The merge database's memory by tag, every tag listed (empty when merges share the store's database). */
+  async mergeDbMemory(): Promise<Record<string, number>> {
+    const db = this.#s.mergeDb;
+    if (!db) return {};
+    const rows = await db.all('SELECT tag, memory_usage_bytes AS b FROM duckdb_memory()');
+    return Object.fromEntries(rows.map((r) => [String(r['tag']).toLowerCase(), Number(r['b'])]));
+  }
+
   // ---------------------------------------------------------------- maintenance
 
   /** Seals everything in memory now (also happens by itself as tables fill up). */

@@ -237,6 +237,8 @@ test('memory() reports the memory tables DuckDB holds, growing with logged rows'
   const after = await store.memory();
   assert.ok(total(after.duckdb) > total(before.duckdb), JSON.stringify({ before: before.duckdb, after: after.duckdb }));
   assert.ok(after.process.rss > 0 && after.process.heapUsed > 0);
+  // Merges run on a database of their own: its buffer manager's tags are listed too.
+  assert.ok(Object.keys(after.duckdbMerge).length > 0 && Object.values(after.duckdbMerge).every((b) => b >= 0), JSON.stringify(after.duckdbMerge));
   // Rows in memory are keyed by id; a seal moves them to the sealed id index and empties that map.
   assert.ok(after.js['memIds']! > 0 && after.js['idIndexHashes'] === 0, JSON.stringify(after.js));
   await store.flush();

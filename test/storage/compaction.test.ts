@@ -6,7 +6,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { TraceStore } from '../../src/engine/trace-store.js';
-import { pickMerge } from '../../src/storage/compaction.js';
+import { MAX_TIER_FANIN, pickMerge, pickTiered } from '../../src/storage/compaction.js';
 import type { SegmentEntry } from '../../src/storage/manifest.js';
 import { generateBatches } from '../support/generator.js';
 import { everyKindTrace, openStore } from '../support/helpers.js';
@@ -20,6 +20,32 @@ test('the merge policy: four small segments of a partition merge; mostly dead on
   assert.deepEqual(pickMerge([seg('a', 40), seg('b', 10), seg('c', 30), seg('d', 20), seg('e', 3_000_000)], () => 0)!.map((s) => s.file), ['b', 'd', 'c', 'a']);
   assert.equal(pickMerge([seg('a', 10), seg('b', 10), seg('c', 10, { kind: 'trace' }), seg('d', 10, { run_id: 'x' })], () => 0), null, 'partitions merge apart');
   assert.deepEqual(pickMerge([seg('a', 100), seg('b', 100)], (s) => (s.file === 'b' ? 40 : 0))!.map((s) => s.file), ['b']);
+});
+
+test('the merge policy while logging goes on: segments of one size tier merge, one merge per partition', () => {
+  const files = (groups: SegmentEntry[][]) => groups.map((g) => g.map((s) => s.file).sort());
+  // A big segment does not join a merge of new small ones (pickMerge would rewrite it with them).
+  assert.deepEqual(files(pickTiered([seg('big', 1_500_000), seg('a', 24_000), seg('b', 24_000), seg('c', 23_000), seg('d', 25_000)])), [['a', 'b', 'c', 'd']]);
+  assert.deepEqual(files(pickTiered([seg('big', 1_500_000), seg('a', 24_000), seg('b', 24_000), seg('c', 23_000)])), [], 'three of a size wait for a fourth');
+  // Sizes more than a factor four apart are different tiers; the smallest full tier goes first.
+  assert.deepEqual(files(pickTiered([seg('a', 10), seg('b', 10), seg('c', 10), seg('m', 100), seg('n', 100), seg('o', 100), seg('p', 100)])), [['m', 'n', 'o', 'p']]);
+  assert.deepEqual(files(pickTiered([seg('a', 10), seg('b', 20), seg('c', 30), seg('d', 40), seg('e', 41)])), [['a', 'b', 'c', 'd']]);
+  // Every partition with a full tier gets its merge in the same round: trace and session segments
+  // do not wait behind the spans'.
+  const trace = { kind: 'trace' as const };
+  const other = { run_id: 'x' };
+  const round = pickTiered([
+    ...['s1', 's2', 's3', 's4', 's5'].map((f) => seg(f, 24_000)),
+    ...['t1', 't2', 't3', 't4'].map((f) => seg(f, 2_800, trace)),
+    ...['x1', 'x2', 'x3', 'x4'].map((f) => seg(f, 500, other)),
+  ]);
+  assert.deepEqual(files(round), [['s1', 's2', 's3', 's4', 's5'], ['t1', 't2', 't3', 't4'], ['x1', 'x2', 'x3', 'x4']]);
+  // At most MAX_TIER_FANIN at once, and never past the size cap.
+  const many = Array.from({ length: 50 }, (_, i) => seg(`m${i}`, 1000));
+  assert.equal(pickTiered(many)[0]!.length, MAX_TIER_FANIN);
+  const capped = pickTiered(Array.from({ length: 6 }, (_, i) => seg(`c${i}`, 600_000)));
+  assert.equal(capped[0]!.length, 4, 'four always merge; more only while under the cap');
+  assert.deepEqual(pickTiered([seg('a', 10), seg('b', 10), seg('c', 10, trace), seg('d', 10, other)]), [], 'partitions merge apart');
 });
 
 test('compaction keeps every record, drops dead rows, and replaced/deleted records stay so after reopen', { timeout: 120_000 }, async (t) => {

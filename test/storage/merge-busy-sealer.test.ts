@@ -42,3 +42,36 @@ test('segments merge while tables freeze as fast as they are sealed', { timeout:
   await store.seal();
   assert.equal(segmentRows(store).reduce((a, b) => a + b, 0), k);
 });
+
+test('while rows keep arriving, merges take segments of one size: a big segment is not rewritten with each burst of small ones', { timeout: 120_000 }, async (t) => {
+  const ROWS = 20;
+  const { store } = await openRecordStore(t, { autoCompact: true, sealRows: ROWS, mergePauseMs: 600_000, mergeMaxDelayMs: 0 });
+  // One append fills one table: a segment of 20 tables' worth, far above a seal's size.
+  await store.append(toolRows(0, 20 * ROWS), false);
+  await store.seal();
+  const files = () => {
+    const snap = store.snapshot();
+    try {
+      return snap.segmentsFor(scope).map((g) => ({ file: g.file, rows: g.rows }));
+    } finally {
+      snap.release();
+    }
+  };
+  const [big] = files();
+  assert.equal(big!.rows, 20 * ROWS);
+  let k = 20 * ROWS;
+  let merged = false;
+  for (let round = 0; round < 100 && !merged; round++) {
+    const batch = [];
+    for (let i = 0; i < 4; i++, k += ROWS) batch.push(store.append(toolRows(k, ROWS), false));
+    await Promise.all(batch);
+    merged = files().some((g) => g.rows > ROWS && g.file !== big!.file);
+  }
+  assert.ok(merged, 'small segments merged while logging went on');
+  assert.ok(
+    files().some((g) => g.file === big!.file),
+    'the big segment was rewritten with small ones',
+  );
+  await store.seal();
+  assert.equal(files().reduce((a, g) => a + g.rows, 0), k);
+});
