@@ -35,6 +35,17 @@ export function peakRssMiB(pid = process.pid): number | null {
   }
 }
 
+/** CPU seconds a process has used (user + system, every thread), or null when it is gone. */
+export function cpuSeconds(pid = process.pid): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100; // clock ticks of 1/100 s on Linux
+  } catch {
+    return null;
+  }
+}
+
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;

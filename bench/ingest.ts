@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { TraceStore } from '../src/engine/trace-store.js';
 import { generateBatches } from '../test/support/generator.js';
-import { folderBytes, peakRssMiB, type Measurement } from './common.js';
+import { cpuSeconds, folderBytes, peakRssMiB, type Measurement } from './common.js';
 import { otlpBody } from './otlp-bodies.js';
 
 export type HttpRoute = 'json' | 'otlp';
@@ -96,7 +96,9 @@ async function writeBodies(path: string, spans: number, logStreamId: string, see
 
 async function startServer(dir: string, key: string): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
   const cli = fileURLToPath(new URL('../src/cli.js', import.meta.url));
-  const child = spawn(process.execPath, [cli, 'serve', '--data', dir, '--port', '0', '--quiet'], {
+  // TRACELAKE_BENCH_SERVER_NODE_ARGS: Node flags for the server (e.g. --heap-growing-percent=100), for A/B runs.
+  const nodeArgs = (process.env['TRACELAKE_BENCH_SERVER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+  const child = spawn(process.execPath, [...nodeArgs, cli, 'serve', '--data', dir, '--port', '0', '--quiet'], {
     env: { ...process.env, TRACELAKE_API_KEY: key },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -300,6 +302,7 @@ export async function benchHttpIngestWithReads(spans: number, connections = 4, s
       }
     };
     const t0 = performance.now();
+    const cpu0 = cpuSeconds(server.pid);
     const readLoop = reader();
     const worker = async () => {
       for (;;) {
@@ -315,6 +318,7 @@ export async function benchHttpIngestWithReads(spans: number, connections = 4, s
     };
     await Promise.all(Array.from({ length: connections }, worker));
     const ms = performance.now() - t0;
+    const cpu1 = cpuSeconds(server.pid);
     ingesting = false;
     await readLoop;
     reads.sort((a, b) => a - b);
@@ -335,6 +339,10 @@ export async function benchHttpIngestWithReads(spans: number, connections = 4, s
         json_parse_spans_per_s: (n / parseMs) * 1000,
         ratio_to_json_parse: n / ms / (n / parseMs),
         counted: count.total_count,
+        // The server's CPU per span while it ingested and answered the reader: what the rate would be
+        // bound by on a machine of its own (the clients share these cores).
+        server_cpu_us_per_span: cpu0 === null || cpu1 === null ? null : ((cpu1 - cpu0) * 1e6) / n,
+        server_cores: cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / (ms / 1000),
       },
       { name: 'reads during HTTP ingest (filtered count, first page)', value: pct(reads, 0.5), unit: 'ms p50', p95_ms: pct(reads, 0.95), max_ms: reads[reads.length - 1], reads: reads.length, errors: readErrors, count_p50_ms: pct(byPath['spans/count']!, 0.5), count_p95_ms: pct(byPath['spans/count']!, 0.95), page_p50_ms: pct(byPath['spans/partial_search']!, 0.5), page_p95_ms: pct(byPath['spans/partial_search']!, 0.95) },
       { name: 'peak RSS (server process, VmHWM)', value: peak ?? 0, unit: 'MiB' },
