@@ -41,7 +41,7 @@ test('the merge policy while logging goes on: segments of one size tier merge, o
   ]);
   assert.deepEqual(files(round), [['s1', 's2', 's3', 's4', 's5'], ['t1', 't2', 't3', 't4'], ['x1', 'x2', 'x3', 'x4']]);
   // At most MAX_TIER_FANIN at once, and never past the size cap.
-  const many = Array.from({ length: 50 }, (_, i) => seg(`m${i}`, 1000));
+  const many = Array.from({ length: MAX_TIER_FANIN + 20 }, (_, i) => seg(`m${i}`, 1000));
   assert.equal(pickTiered(many)[0]!.length, MAX_TIER_FANIN);
   const capped = pickTiered(Array.from({ length: 6 }, (_, i) => seg(`c${i}`, 600_000)));
   assert.equal(capped[0]!.length, 4, 'four always merge; more only while under the cap');
