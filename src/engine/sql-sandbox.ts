@@ -16,8 +16,10 @@ import type { Table } from 'apache-arrow';
 import type { Database, Param } from '../db/database.js';
 import { sqlString } from '../db/sql-string.js';
 import { readerToTable } from '../db/result-arrow.js';
-import { InvalidRequestError } from '../errors.js';
+import type { Catalog } from '../catalog/catalog.js';
+import { InvalidRequestError, invalid } from '../errors.js';
 import { COLUMN_NAMES, KIND_SQL, type RecordKind } from '../storage/record-columns.js';
+import type { RecordStore } from '../storage/record-store.js';
 import type { Snapshot } from '../storage/snapshot.js';
 import { EMPTY_TABLE } from '../storage/snapshot-source.js';
 
@@ -61,6 +63,17 @@ const withOverride = (read: string) => COLUMN_NAMES.map((c) => (c === 'has_child
 const SEG_COLS = withOverride('(has_children AND seq NOT IN (SELECT seq FROM tracelake_childless)) AS has_children');
 
 const ident = (s: string) => `"${s.replaceAll('"', '""')}"`;
+
+/** TraceStore.sql once the store is known open: checks the params, then runs the query over a snapshot with the catalog's projects and runs. */
+export function storeSql(catalog: Catalog, records: RecordStore, db: Database, cfg: Omit<SandboxConfig, 'projects' | 'runs'>, query: string, params: readonly SqlParam[], options: SqlOptions): Promise<Record<string, unknown>[] | Table> {
+  if (!Array.isArray(params)) throw invalid(['params'], 'Input should be an array', params);
+  params.forEach((p, i) => {
+    if (p !== null && !['string', 'number', 'boolean', 'bigint'].includes(typeof p)) throw invalid(['params', i], 'Input should be a string, number, boolean or null', p);
+  });
+  const projects = catalog.projects().map((p) => ({ id: p.id, name: p.name }));
+  const runs = projects.flatMap((p) => catalog.runs(p.id).map((r) => ({ id: r.id, project_id: r.project_id, name: r.name, kind: r.kind })));
+  return records.read((snap) => runSandboxed(db, snap, { ...cfg, projects, runs }, query, params, options));
+}
 
 /** Runs one read-only query; see the file comment for what it can reach. */
 export async function runSandboxed(db: Database, snap: Snapshot, cfg: SandboxConfig, query: string, params: readonly SqlParam[], options: SqlOptions): Promise<Record<string, unknown>[] | Table> {

@@ -1,4 +1,5 @@
 // The engine's options (TraceStore.open), beside the record store's own (storage/record-store.ts).
+import { invalid } from '../errors.js';
 import type { RecordStoreOptions } from '../storage/record-store.js';
 import type { PlanEstimate } from './match-estimate.js';
 
@@ -47,3 +48,11 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   onPlan?: (steps: readonly string[]) => void;
 }
 
+/** Checks the options TraceStore.open validates itself, before it touches the folder; returns DuckDB's memory limit. */
+export function checkedMemoryLimit(options: TraceStoreOptions): string {
+  const memoryLimit = options.memoryLimit ?? DEFAULT_MEMORY_LIMIT;
+  if (!MEMORY_SIZE.test(memoryLimit)) throw invalid(['memoryLimit'], "Input should be a size such as '512MB' or '4GB'", memoryLimit);
+  const mt = options.mergeThreads;
+  if (mt !== undefined && !(Number.isInteger(mt) && mt >= 0 && mt <= 256)) throw invalid(['mergeThreads'], 'Input should be a whole number from 0 to 256', mt);
+  return memoryLimit;
+}

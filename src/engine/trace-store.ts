@@ -1,14 +1,15 @@
 // TraceStore: the engine. Opens a data folder (lock, catalog, record store, DuckDB) and offers every
 // operation the server has, as typed library methods taking the same request shapes. The catalog
 // side (users, keys, projects, runs, scorers) is in store-base.ts; logging in ingest.ts; queries in
-// record-queries.ts; storage in src/storage.
+// record-queries.ts; export and import in transfer-api.ts; drops, compaction, retention and memory in
+// maintenance-api.ts; storage in src/storage.
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Catalog } from '../catalog/catalog.js';
 import { TokenSigner } from '../catalog/tokens.js';
 import { Database } from '../db/database.js';
 import type { RecordBatch, Table } from 'apache-arrow';
-import { InvalidRequestError, invalid, invalidFields } from '../errors.js';
+import { InvalidRequestError, invalidFields } from '../errors.js';
 import { columnInfo, type ColumnInfo, type Level } from '../query/columns.js';
 import { assertValid } from '../schemas/check.js';
 import type { LogSpansRequest, LogTracesRequest } from '../schemas/ingest.js';
@@ -17,20 +18,20 @@ import { removeLeftovers } from '../storage/leftovers.js';
 import { FolderLock } from '../storage/lock.js';
 import { NOTED_COLUMNS } from './data-facts.js';
 import { RecordStore } from '../storage/record-store.js';
-import * as catalogApi from './catalog-api.js';
 import { Ingest, type LogSpansResult, type LogTracesResult, type RunIds } from './ingest.js';
 import { metricInfoResolver } from './metric-info.js';
 import { logOtlpRequest, type OtlpLogOptions, type OtlpLogResult } from './otlp.js';
 import { OtlpWriter } from './otlp-log.js';
-import { resolveTarget } from './otlp-target.js';
 import { RecordQueries, type RunScope, type SearchResult } from './record-queries.js';
 import { recordTree } from './record-tree.js';
-import { EXPORT_FORMATS, Exporter, type ExportFileOptions, type ExportSelection } from './export.js';
-import { purgeExpired, Retention, type RetentionSetting } from './retention.js';
-import { importFile, type ImportOptions, type ImportResult, type ImportSink } from './import.js';
-import { runSandboxed, type SqlOptions, type SqlParam } from './sql-sandbox.js';
+import { Exporter, type ExportFileOptions, type ExportSelection } from './export.js';
+import { Retention, type RetentionSetting } from './retention.js';
+import type { ImportOptions, ImportResult } from './import.js';
+import * as maintenance from './maintenance-api.js';
+import * as transfer from './transfer-api.js';
+import { storeSql, type SqlOptions, type SqlParam } from './sql-sandbox.js';
 import { RUN_ID_FIELDS, StoreBase } from './store-base.js';
-import { DEFAULT_MEMORY_LIMIT, MEMORY_SIZE, type TraceStoreOptions } from './store-options.js';
+import { checkedMemoryLimit, DEFAULT_MEMORY_LIMIT, type TraceStoreOptions } from './store-options.js';
 
 export { DEFAULT_MEMORY_LIMIT, type TraceStoreOptions };
 export type { LogSpansResult, LogTracesResult, RunIds };
@@ -64,10 +65,7 @@ export class TraceStore extends StoreBase {
   /** Opens (creating if needed) a data folder. Fails with STORE_LOCKED if another process has it open. */
   static async open(dir: string, options: TraceStoreOptions = {}): Promise<TraceStore> {
     const root = resolve(dir);
-    const memoryLimit = options.memoryLimit ?? DEFAULT_MEMORY_LIMIT;
-    if (!MEMORY_SIZE.test(memoryLimit)) throw invalid(['memoryLimit'], "Input should be a size such as '512MB' or '4GB'", memoryLimit);
-    const mt = options.mergeThreads;
-    if (mt !== undefined && !(Number.isInteger(mt) && mt >= 0 && mt <= 256)) throw invalid(['mergeThreads'], 'Input should be a whole number from 0 to 256', mt);
+    const memoryLimit = checkedMemoryLimit(options);
     mkdirSync(root, { recursive: true });
     const lock = await FolderLock.acquire(root);
     let catalog: Catalog | undefined;
@@ -79,7 +77,7 @@ export class TraceStore extends StoreBase {
       db = await Database.open({ threads: options.threads, memoryLimit, tempDirectory: join(root, 'tmp') });
       const records = await RecordStore.open(root, db, { ...options, notedColumns: NOTED_COLUMNS });
       const store = new TraceStore(root, lock, catalog, db, records, TokenSigner.forFolder(root, options.tokenTtlSeconds), options);
-      await store.#finishPendingDrops();
+      await maintenance.finishPendingDrops(store);
       return store;
     } catch (err) {
       await db?.close();
@@ -236,20 +234,7 @@ export class TraceStore extends StoreBase {
    */
   async finishingDrop(projectId: string, runId: string | null, removeFromCatalog: () => void): Promise<void> {
     this.assertOpen();
-    const id = runId ?? projectId;
-    this.catalog.put('pending_drops', { id, project_id: projectId, run_id: runId });
-    removeFromCatalog();
-    await this.#records.dropScope(projectId, runId ?? undefined);
-    this.catalog.commit([{ op: 'del', table: 'pending_drops', id }]);
-  }
-
-  async #finishPendingDrops(): Promise<void> {
-    for (const d of this.catalog.table<{ id: string; project_id: string; run_id: string | null }>('pending_drops')) {
-      const stillListed = d.run_id === null ? this.catalog.get('projects', d.project_id) : this.catalog.get('runs', d.run_id);
-      await this.finishingDrop(d.project_id, d.run_id, () => {
-        if (stillListed) (d.run_id === null ? catalogApi.removeProjectEntries : catalogApi.removeRunEntries)(this, d.project_id, d.run_id ?? '');
-      });
-    }
+    return maintenance.finishingDrop(this, this.#records, projectId, runId, removeFromCatalog);
   }
 
   /** Removes every record of a project, or of one run, durably (used when a project or run is deleted). */
@@ -270,24 +255,10 @@ export class TraceStore extends StoreBase {
   sql(query: string, params: readonly SqlParam[] | undefined, options: SqlOptions & { format: 'arrow' }): Promise<Table>;
   async sql(query: string, params: readonly SqlParam[] = [], options: SqlOptions = {}): Promise<Record<string, unknown>[] | Table> {
     this.assertOpen();
-    if (!Array.isArray(params)) throw invalid(['params'], 'Input should be an array', params);
-    params.forEach((p, i) => {
-      if (p !== null && !['string', 'number', 'boolean', 'bigint'].includes(typeof p)) throw invalid(['params', i], 'Input should be a string, number, boolean or null', p);
-    });
-    const projects = this.catalog.projects().map((p) => ({ id: p.id, name: p.name }));
-    const runs = projects.flatMap((p) => this.catalog.runs(p.id).map((r) => ({ id: r.id, project_id: r.project_id, name: r.name, kind: r.kind })));
-    return this.#records.read((snap) => runSandboxed(this.#db, snap, { dir: this.dir, ...this.#sqlLimits, projects, runs }, query, params, options));
+    return storeSql(this.catalog, this.#records, this.#db, { dir: this.dir, ...this.#sqlLimits }, query, params, options);
   }
 
-  // ------------------------------------------------------------------ export (export.ts)
-
-  #exportScope(projectId: string, body: ExportSelection & RunIds): RunScope {
-    const { level, ...filter } = body;
-    if (level !== undefined && !['span', 'trace', 'session'].includes(level)) throw invalid(['body', 'level'], "Input should be 'span', 'trace' or 'session'", level, 'literal_error');
-    assertValid(FilterBody, filter);
-    if (level !== undefined) this.#queries.validateFilter(level, filter);
-    return this.resolveScope(projectId, body);
-  }
+  // ------------------------------------------------------------------ export (export.ts, transfer-api.ts)
 
   /**
    * The live records of a project, or of one run (`log_stream_id`...), as Arrow RecordBatches, read
@@ -296,20 +267,16 @@ export class TraceStore extends StoreBase {
    */
   export(projectId: string, body: ExportSelection & RunIds = {}): AsyncIterable<RecordBatch> {
     this.assertOpen();
-    const scope = this.#exportScope(projectId, body);
-    return this.#exporter.batches(scope, body);
+    return transfer.exportBatches(this, this.#queries, this.#exporter, projectId, body);
   }
 
   /** Writes an export as one Parquet, JSON lines or Arrow IPC file at `out` (whole, or not at all). */
   async exportFile(projectId: string, out: string, options: ExportSelection & RunIds & ExportFileOptions): Promise<{ rows: number }> {
     this.assertOpen();
-    const { format, onProgress, ...body } = options;
-    if (!EXPORT_FORMATS.includes(format)) throw invalid(['format'], `Input should be one of ${EXPORT_FORMATS.join(', ')}`, format, 'literal_error');
-    const scope = this.#exportScope(projectId, body);
-    return this.#exporter.toFile(scope, body, out, { format, ...(onProgress ? { onProgress } : {}) });
+    return transfer.exportFile(this, this.#queries, this.#exporter, projectId, out, options);
   }
 
-  // ------------------------------------------------------------------ import (import.ts)
+  // ------------------------------------------------------------------ import (import.ts, transfer-api.ts)
 
   /**
    * Imports an export file (Parquet, JSON lines or Arrow IPC) or JSON lines of v2 logging bodies into
@@ -318,26 +285,10 @@ export class TraceStore extends StoreBase {
    */
   async importFile(path: string, options: ImportOptions & { project: string; logStream: string }): Promise<ImportResult & { projectId: string; logStreamId: string }> {
     this.assertOpen();
-    const { project, logStream, ...rest } = options;
-    for (const [field, v] of [['project', project], ['logStream', logStream]] as const) {
-      if (typeof v !== 'string' || v.trim() === '') throw invalid([field], 'Input should be a non-empty name', v);
-    }
-    const { project: p, run } = resolveTarget(this, { project, logStream }, null);
-    const sink: ImportSink = {
-      write: (drafts) => this.#ingest.write(p.id, run.id, drafts, true),
-      bulk: (batch) => this.#records.bulkLoad(p.id, run.id, batch),
-      logBody: async (body) => {
-        const { log_stream_id: _l, experiment_id: _e, metrics_testing_id: _m, ...fields } = body;
-        const target = { ...fields, log_stream_id: run.id };
-        if (Array.isArray(body['traces'])) await this.logTraces(p.id, target as unknown as LogTracesRequest);
-        else await this.logSpans(p.id, target as unknown as LogSpansRequest);
-      },
-    };
-    const result = await importFile(path, sink, { tempDirectory: join(this.dir, 'tmp'), ...(this.#sqlLimits.threads ? { threads: this.#sqlLimits.threads } : {}) }, rest);
-    return { ...result, projectId: p.id, logStreamId: run.id };
+    return transfer.importInto(this, this.#ingest, this.#records, this.#sqlLimits.threads, path, options);
   }
 
-  // ------------------------------------------------------------------ maintenance
+  // ------------------------------------------------------------------ maintenance (maintenance-api.ts)
 
   /**
    * Merges small segments and purges deleted rows from disk now (it also runs by itself after seals).
@@ -346,14 +297,10 @@ export class TraceStore extends StoreBase {
    */
   async compact(): Promise<{ merges: number; expired: number }> {
     this.assertOpen();
-    const expired = await purgeExpired(this.#records, this.#db, this.catalog.projects().map((p) => p.id));
-    // Merges purge only tombstones the manifest holds (one only in the log may precede a durable
-    // replacement): sealing first brings the expiry's tombstones there.
-    if (expired > 0) await this.#records.seal();
-    return { merges: await this.#records.compact(), expired };
+    return maintenance.compact(this, this.#records, this.#db);
   }
 
-  // ------------------------------------------------------------------ retention (retention.ts)
+  // ------------------------------------------------------------------ retention (retention.ts, maintenance-api.ts)
 
   /**
    * Sets how many days records of a project (no run id) or of one log stream (`log_stream_id`) are
@@ -362,21 +309,12 @@ export class TraceStore extends StoreBase {
    */
   setRetention(projectId: string, body: { retention_days: number | null } & RunIds): RetentionSetting {
     this.assertOpen();
-    const days = Retention.validate(body?.retention_days);
-    const scope = this.#retentionScope(projectId, body);
-    this.#retention.set(scope.projectId, scope.runId, days);
-    return this.#retention.get(scope.projectId, scope.runId);
+    return maintenance.setRetention(this, this.#retention, projectId, body);
   }
 
   getRetention(projectId: string, body: RunIds = {}): RetentionSetting {
     this.assertOpen();
-    const scope = this.#retentionScope(projectId, body);
-    return this.#retention.get(scope.projectId, scope.runId);
-  }
-
-  #retentionScope(projectId: string, ids: RunIds): { projectId: string; runId: string | null } {
-    const scope = this.resolveScope(projectId, ids);
-    return { projectId: scope.projectId, runId: scope.runId ?? null };
+    return maintenance.getRetention(this, this.#retention, projectId, body);
   }
 
   /** Seals the in-memory batch into Parquet now (it also happens by itself). */
@@ -392,8 +330,7 @@ export class TraceStore extends StoreBase {
   /** Memory in use, in bytes: DuckDB's by tag (its buffer manager's view; merges have a database of their own) and this process's. */
   async memory(): Promise<{ duckdb: Record<string, number>; duckdbMerge: Record<string, number>; process: NodeJS.MemoryUsage; js: Record<string, number>; tables: Record<string, number> }> {
     this.assertOpen();
-    const r = this.#records;
-    return { duckdb: await r.duckdbMemory(), duckdbMerge: await r.mergeDbMemory(), process: process.memoryUsage(), js: r.jsSizes(), tables: await r.duckdbTables() };
+    return maintenance.memory(this.#records);
   }
 }
 
