@@ -38,12 +38,17 @@ export function peakRssMiB(pid = process.pid): number | null {
 /** CPU seconds a process has used (user + system, every thread), or null when it is gone. */
 export function cpuSeconds(pid = process.pid): number | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100; // clock ticks of 1/100 s on Linux
+    return statCpu(readFileSync(`/proc/${pid}/stat`, 'utf8')).seconds;
   } catch {
     return null;
   }
+}
+
+/** Name and CPU seconds (user + system) from a /proc stat line of a process or thread. */
+export function statCpu(stat: string): { name: string; seconds: number } {
+  const close = stat.lastIndexOf(')');
+  const f = stat.slice(close + 2).split(' ');
+  return { name: stat.slice(stat.indexOf('(') + 1, close), seconds: (Number(f[11]) + Number(f[12])) / 100 }; // ticks of 1/100 s on Linux
 }
 
 export function median(xs: number[]): number {

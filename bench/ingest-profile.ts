@@ -8,9 +8,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateBatches } from '../test/support/generator.js';
-import { peakRssMiB } from './common.js';
+import { peakRssMiB, statCpu } from './common.js';
 
-const TICK = 100; // clock ticks per second on Linux
 
 /** CPU seconds by thread name (comm), the main thread apart. */
 function threadCpu(): Map<string, number> {
@@ -22,11 +21,9 @@ function threadCpu(): Map<string, number> {
     } catch {
       continue;
     }
-    const close = stat.lastIndexOf(')');
-    const comm = tid === String(process.pid) ? 'main' : process.argv.includes('--tids') ? `${stat.slice(stat.indexOf('(') + 1, close)}:${tid}` : 'other';
-    const f = stat.slice(close + 2).split(' ');
-    const s = (Number(f[11]) + Number(f[12])) / TICK;
-    out.set(comm, (out.get(comm) ?? 0) + s);
+    const { name, seconds } = statCpu(stat);
+    const comm = tid === String(process.pid) ? 'main' : process.argv.includes('--tids') ? `${name}:${tid}` : 'other';
+    out.set(comm, (out.get(comm) ?? 0) + seconds);
   }
   return out;
 }

@@ -58,6 +58,5 @@ function retentionScope(store: TraceStore, projectId: string, ids: RunIds): { pr
 // ------------------------------------------------------------------ memory
 
 export async function memory(records: RecordStore): Promise<{ duckdb: Record<string, number>; duckdbMerge: Record<string, number>; process: NodeJS.MemoryUsage; js: Record<string, number>; tables: Record<string, number> }> {
-  const r = records;
-  return { duckdb: await r.duckdbMemory(), duckdbMerge: await r.mergeDbMemory(), process: process.memoryUsage(), js: r.jsSizes(), tables: await r.duckdbTables() };
+  return { duckdb: await records.duckdbMemory(), duckdbMerge: await records.mergeDbMemory(), process: process.memoryUsage(), js: records.jsSizes(), tables: await records.duckdbTables() };
 }

@@ -36,8 +36,7 @@ export const DEFAULT_POLICY: CompactionPolicy = { maxSegmentRows: 2_000_000, dea
 
 /** The next merge to run, if any: segments of one partition. `deadIn` counts dead rows of a segment. */
 export function pickMerge(segments: readonly SegmentEntry[], deadIn: (s: SegmentEntry) => number, policy: CompactionPolicy = DEFAULT_POLICY): SegmentEntry[] | null {
-  for (const list of byPartition(segments)) {
-    const small = list.filter((s) => s.rows < policy.maxSegmentRows).sort((a, b) => a.rows - b.rows);
+  for (const small of smallByPartition(segments, policy)) {
     if (small.length >= MERGE_FANIN) {
       const pick: SegmentEntry[] = [];
       let rows = 0;
@@ -65,8 +64,7 @@ export function pickDead(segments: readonly SegmentEntry[], deadIn: (s: SegmentE
  */
 export function pickTiered(segments: readonly SegmentEntry[], policy: CompactionPolicy = DEFAULT_POLICY): SegmentEntry[][] {
   const out: SegmentEntry[][] = [];
-  for (const list of byPartition(segments)) {
-    const small = list.filter((s) => s.rows < policy.maxSegmentRows).sort((a, b) => a.rows - b.rows);
+  for (const small of smallByPartition(segments, policy)) {
     for (let i = 0; i + MERGE_FANIN <= small.length; i++) {
       const top = Math.max(small[i]!.rows, 1) * MERGE_FANIN;
       if (small[i + MERGE_FANIN - 1]!.rows > top) continue;
@@ -86,13 +84,15 @@ export function pickTiered(segments: readonly SegmentEntry[], policy: Compaction
   return out;
 }
 
-function byPartition(segments: readonly SegmentEntry[]): Iterable<SegmentEntry[]> {
+/** Each partition's segments below the size cap, smallest first. */
+function smallByPartition(segments: readonly SegmentEntry[], policy: CompactionPolicy): SegmentEntry[][] {
   const out = new Map<string, SegmentEntry[]>();
   for (const s of segments) {
+    if (s.rows >= policy.maxSegmentRows) continue;
     const key = `${s.project_id}/${s.run_id}/${s.kind}`;
     const list = out.get(key) ?? [];
     list.push(s);
     out.set(key, list);
   }
-  return out.values();
+  return [...out.values()].map((list) => list.sort((a, b) => a.rows - b.rows));
 }

@@ -40,12 +40,13 @@ export class Compactor {
       let merges = 0;
       for (;;) {
         const busy = background && !(await this.#pause());
-        const dead = await this.#deadCounts();
-        const segments = this.#s.manifest.segments;
         const policy = this.#s.options.compaction;
-        const deadIn = (g: SegmentEntry) => dead.get(g.file) ?? 0;
-        const groups = busy ? pickTiered(segments, policy) : [];
+        const groups = busy ? pickTiered(this.#s.manifest.segments, policy) : [];
         if (groups.length === 0) {
+          // Counted only when a pick uses them: it reads the seq column of every segment.
+          const dead = await this.#deadCounts();
+          const segments = this.#s.manifest.segments;
+          const deadIn = (g: SegmentEntry) => dead.get(g.file) ?? 0;
           const one = (busy ? pickDead(segments, deadIn, policy) : pickMerge(segments, deadIn, policy)) ?? (await this.#mostOverridden());
           if (one) groups.push(one);
         }

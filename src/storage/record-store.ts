@@ -241,16 +241,12 @@ export class RecordStore {
   /** DuckDB's memory by what holds it (its buffer manager's view: tables, sorts, Parquet buffers), in bytes. */
   async duckdbMemory(): Promise<Record<string, number>> {
     await this.settled(); // what acknowledged appends hold counts too
-    const rows = await this.#s.db.all('SELECT tag, memory_usage_bytes AS b FROM duckdb_memory() WHERE memory_usage_bytes > 0');
-    return Object.fromEntries(rows.map((r) => [String(r['tag']).toLowerCase(), Number(r['b'])]));
+    return memoryByTag(this.#s.db, false);
   }
 
   /** The merge database's memory by tag, every tag listed (empty when merges share the store's database). */
   async mergeDbMemory(): Promise<Record<string, number>> {
-    const db = this.#s.mergeDb;
-    if (!db) return {};
-    const rows = await db.all('SELECT tag, memory_usage_bytes AS b FROM duckdb_memory()');
-    return Object.fromEntries(rows.map((r) => [String(r['tag']).toLowerCase(), Number(r['b'])]));
+    return this.#s.mergeDb ? memoryByTag(this.#s.mergeDb, true) : {};
   }
 
   // ---------------------------------------------------------------- maintenance
@@ -348,3 +344,9 @@ export class RecordStore {
 }
 
 export type { MemEntry, Row, Param, SourceSql, Scope, WireRow };
+
+/** A database's memory by buffer-manager tag, in bytes (`all`: tags holding nothing too). */
+async function memoryByTag(db: Database, all: boolean): Promise<Record<string, number>> {
+  const rows = await db.all(`SELECT tag, memory_usage_bytes AS b FROM duckdb_memory()${all ? '' : ' WHERE memory_usage_bytes > 0'}`);
+  return Object.fromEntries(rows.map((r) => [String(r['tag']).toLowerCase(), Number(r['b'])]));
+}
