@@ -4,7 +4,7 @@
 // run goes once through the v2 JSON route and once, with the same spans, through OTLP protobuf
 // (POST /v1/traces), each against a fresh server.
 import { spawn } from 'node:child_process';
-import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -253,12 +253,37 @@ function pct(sorted: readonly number[], p: number): number {
   return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 }
 
+/** Resident set (VmRSS) of a process in MiB, from /proc (Linux). */
+function rssMiB(pid: number): number | null {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Parquet segments under a data folder (how far the server's merges have got). */
+function segmentFiles(dir: string): number {
+  let n = 0;
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(d, e.name));
+      else if (e.name.endsWith('.parquet')) n++;
+    }
+  };
+  walk(dir);
+  return n;
+}
+
 /**
  * HTTP ingest: `connections` clients post pre-written bodies to POST /projects/{id}/traces while one
  * more client reads in a loop (a filtered count, then a first page): how long reads take while the
- * server ingests, and how much memory the server process reaches.
+ * server ingests, and how much memory the server process reaches. With `settleSeconds`, the server is
+ * then left alone that long (its merges run once writing pauses) and its memory is reported again:
+ * ingesting and compacting, as a server that logs and then idles would.
  */
-export async function benchHttpIngestWithReads(spans: number, connections = 4, seed = 11): Promise<Measurement[]> {
+export async function benchHttpIngestWithReads(spans: number, connections = 4, seed = 11, settleSeconds = 0): Promise<Measurement[]> {
   const dir = mkdtempSync(join(tmpdir(), 'tracelake-bench-http-'));
   const key = `tl_bench_${Date.now()}`;
   const server = await startServer(join(dir, 'data'), key);
@@ -303,6 +328,10 @@ export async function benchHttpIngestWithReads(spans: number, connections = 4, s
     };
     const t0 = performance.now();
     const cpu0 = cpuSeconds(server.pid);
+    // RSS and segment files every 5 s: where memory goes as stored spans grow (the 10M run).
+    const samples: { s: number; rss_mib: number | null; segments: number }[] = [];
+    const sample = () => samples.push({ s: Math.round((performance.now() - t0) / 1000), rss_mib: rssMiB(server.pid), segments: segmentFiles(join(dir, 'data')) });
+    const sampler = setInterval(sample, 5000);
     const readLoop = reader();
     const worker = async () => {
       for (;;) {
@@ -325,6 +354,12 @@ export async function benchHttpIngestWithReads(spans: number, connections = 4, s
     for (const l of Object.values(byPath)) l.sort((a, b) => a - b);
     const count = (await (await fetch(`${server.url}/projects/${project.id}/spans/count`, { method: 'POST', headers, body: JSON.stringify({ log_stream_id: ls.id }) })).json()) as { total_count: number };
     const peak = peakRssMiB(server.pid);
+    const segmentsAfterIngest = segmentFiles(join(dir, 'data'));
+    const settleStart = performance.now();
+    while (performance.now() - settleStart < settleSeconds * 1000) await new Promise((r) => setTimeout(r, 1000));
+    clearInterval(sampler);
+    sample();
+    const settled = settleSeconds > 0 ? [{ name: `peak RSS (server process, VmHWM) after ${settleSeconds} s idle: its merges included`, value: peakRssMiB(server.pid) ?? 0, unit: 'MiB', segments_after_ingest: segmentsAfterIngest, segments_after_settle: segmentFiles(join(dir, 'data')), server_cpu_s_settling: (cpuSeconds(server.pid) ?? 0) - (cpu1 ?? 0) }] : [];
     latencies.sort((a, b) => a - b);
     return [
       {
@@ -345,7 +380,8 @@ export async function benchHttpIngestWithReads(spans: number, connections = 4, s
         server_cores: cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / (ms / 1000),
       },
       { name: 'reads during HTTP ingest (filtered count, first page)', value: pct(reads, 0.5), unit: 'ms p50', p95_ms: pct(reads, 0.95), max_ms: reads[reads.length - 1], reads: reads.length, errors: readErrors, count_p50_ms: pct(byPath['spans/count']!, 0.5), count_p95_ms: pct(byPath['spans/count']!, 0.95), page_p50_ms: pct(byPath['spans/partial_search']!, 0.5), page_p95_ms: pct(byPath['spans/partial_search']!, 0.95) },
-      { name: 'peak RSS (server process, VmHWM)', value: peak ?? 0, unit: 'MiB' },
+      { name: 'peak RSS (server process, VmHWM)', value: peak ?? 0, unit: 'MiB', segments_after_ingest: segmentsAfterIngest, max_rss_sample_mib: Math.max(...samples.map((x) => x.rss_mib ?? 0)), rss_samples: samples },
+      ...settled,
     ];
   } finally {
     await server.stop();

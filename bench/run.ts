@@ -1,4 +1,4 @@
-// npm run bench -- [--size 10k|100k|1m|10m] [--data-dir /keep/store] [--questions count-tree,delete-filter] [--only ingest,ingest-library,ingest-http,ingest-reads,peers,scorers,shapes] [--shapes-size 100k] [--shapes-match 'issue|by text'] [--shapes-dir keep/here] [--peers tracelake,duckdb-raw,sqlite,postgres] [--out bench/results]
+// npm run bench -- [--size 10k|100k|1m|10m] [--data-dir /keep/store] [--questions count-tree,delete-filter] [--only ingest,ingest-library,ingest-http,ingest-reads,peers,scorers,shapes] [--settle 300] [--shapes-size 100k] [--shapes-match 'issue|by text'] [--shapes-dir keep/here] [--peers tracelake,duckdb-raw,sqlite,postgres] [--out bench/results]
 // Peers over the opt-in text index: TRACELAKE_BENCH_TEXT_INDEX=1 (a --data-dir template without one builds it on open);
 // with TRACELAKE_BENCH_TOKEN_COUNTS=0 too, counts as before the token index (bench/peers/library-load.ts).
 // Runs the suites side by side in one process, prints a Markdown table and writes
@@ -18,6 +18,8 @@ const { values } = parseArgs({
     only: { type: 'string' },
     out: { type: 'string', default: 'bench/results' },
     connections: { type: 'string', default: '4' },
+    // ingest-reads: seconds to leave the server idle after ingest (its merges), then its memory again.
+    settle: { type: 'string', default: '0' },
     runs: { type: 'string', default: '5' },
     'install-postgres': { type: 'boolean', default: false },
     peers: { type: 'string' },
@@ -46,7 +48,7 @@ if (want('ingest') || want('ingest-library')) {
 }
 if (want('ingest') || want('ingest-http') || want('ingest-reads')) {
   process.stderr.write(`ingest: HTTP with a reader, ${spans} spans...\n`);
-  (results['ingest'] ??= []).push(...(await benchHttpIngestWithReads(spans, Number(values.connections))));
+  (results['ingest'] ??= []).push(...(await benchHttpIngestWithReads(spans, Number(values.connections), 11, Number(values.settle))));
 }
 // 'ingest-reads': the reader phase alone (A/B runs of read latency during ingest).
 if (want('ingest') || want('ingest-http')) {
@@ -89,6 +91,7 @@ for (const [suite, ms] of Object.entries(results)) {
   for (const m of ms) {
     const { name, value, unit, ...rest } = m;
     const notes = Object.entries(rest)
+      .filter(([, v]) => !Array.isArray(v)) // samples go to the JSON file only
       .map(([k, v]) => `${k}: ${typeof v === 'number' ? fmt(v) : String(v)}`)
       .join(', ');
     lines.push(`| ${suite} | ${name} | ${fmt(value)} | ${unit} | ${notes} |`);
