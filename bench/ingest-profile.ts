@@ -38,7 +38,7 @@ const root = process.env['TL_ROOT'] ?? new URL('..', import.meta.url).pathname;
 const { TraceStore } = (await import(join(root, 'src/engine/trace-store.ts'))) as typeof import('../src/engine/trace-store.js');
 const spans = Number(process.argv[2] ?? 300_000);
 const dir = mkdtempSync(join(tmpdir(), 'tracelake-prof-'));
-// TL_OPTS: store options as JSON (e.g. '{"memTableBytes":1e12}': no seal before the flush).
+// TL_OPTS: store options as JSON (e.g. '{"memTableBytes":1e9,"memoryLimit":"4GB"}': no seal before the flush).
 const store = await TraceStore.open(dir, JSON.parse(process.env['TL_OPTS'] ?? '{}') as Record<string, unknown>);
 const project = store.createProject({ name: 'bench' });
 const ls = store.createLogStream(project.id, 'ingest');

@@ -18,8 +18,8 @@ Connection.prototype.all = async function (sql, params) {
   return r;
 };
 const dir = mkdtempSync(join(tmpdir(), 'memfacts-'));
-// Nothing sealed: the memory table takes every row.
-const store = await TraceStore.open(join(dir, 's'), { memTableBytes: 1_500_000_000, sealRows: 10_000_000, autoCompact: false });
+// Nothing sealed: the memory table takes every row (a memory limit to match, as TraceStore.open asks).
+const store = await TraceStore.open(join(dir, 's'), { memTableBytes: 1_500_000_000, memoryLimit: '4GB', sealRows: 10_000_000, autoCompact: false });
 const p = store.createProject({ name: 'p' }).id;
 const run = store.createLogStream(p, 'b').id;
 for (const b of spanBatches({ spans: n })) await store.logTraces(p, { log_stream_id: run, reliable: true, traces: b.traces } as never);

@@ -48,10 +48,27 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   onPlan?: (steps: readonly string[]) => void;
 }
 
+/** Bytes of a size MEMORY_SIZE accepts, read as DuckDB reads it (KB, MB, ... are powers of 1,000; KiB, MiB, ... of 1,024). */
+export function sizeBytes(size: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([KMGT]?)(I?)B$/i.exec(size.trim());
+  if (!m) return Number.NaN;
+  const power = ' KMGT'.indexOf(m[2]!.toUpperCase() || ' ');
+  return Number(m[1]) * (m[3] ? 1024 : 1000) ** power;
+}
+
 /** Checks the options TraceStore.open validates itself, before it touches the folder; returns DuckDB's memory limit. */
 export function checkedMemoryLimit(options: TraceStoreOptions): string {
   const memoryLimit = options.memoryLimit ?? DEFAULT_MEMORY_LIMIT;
   if (!MEMORY_SIZE.test(memoryLimit)) throw invalid(['memoryLimit'], "Input should be a size such as '512MB' or '4GB'", memoryLimit);
+  // A seal copies a whole memory table inside DuckDB's memory limit, and a failed seal is retried, not
+  // given up: with the default 384MB, 192 MiB tables sealed and 256 MiB ones failed with Out of Memory
+  // (300k spans, 2026-11-28), and a table of every row failed at the flush.
+  const key = options.memTableBytes !== undefined ? 'memTableBytes' : 'walRollBytes';
+  const table = options.memTableBytes ?? options.walRollBytes;
+  if (table !== undefined) {
+    if (typeof table !== 'number' || !(table > 0)) throw invalid([key], 'Input should be a positive number of bytes', table);
+    if (table > sizeBytes(memoryLimit) / 2) throw invalid([key], `Input should be at most half of memoryLimit (${memoryLimit}): a seal holds its memory table in DuckDB's memory. Raise memoryLimit with it`, table);
+  }
   const mt = options.mergeThreads;
   if (mt !== undefined && !(Number.isInteger(mt) && mt >= 0 && mt <= 256)) throw invalid(['mergeThreads'], 'Input should be a whole number from 0 to 256', mt);
   return memoryLimit;

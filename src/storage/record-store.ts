@@ -34,7 +34,8 @@ export interface RecordStoreOptions {
    * Bytes of logged rows that freeze the active memory table for sealing (default 32 MiB). Up to three
    * tables are in DuckDB at once (the active one and two frozen ones waiting for the sealer), and a
    * seal's transient grows with its table: with 64 MiB tables a library process peaked ~110 MiB higher
-   * at 300k spans (mean of three runs each, 2026-11-25).
+   * at 300k spans (mean of three runs each, 2026-11-25). TraceStore.open refuses more than half its
+   * memoryLimit (a seal copies the table inside that limit).
    */
   memTableBytes?: number;
   /** Rows that freeze the active memory table (default 1,000,000). */

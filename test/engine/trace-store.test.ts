@@ -3,6 +3,7 @@
 // create it and its session; the folder cannot be opened twice.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { sizeBytes } from '../../src/engine/store-options.js';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { ConflictError, InvalidRequestError, NotFoundError } from '../../src/errors.js';
 import { everyKindTrace, openStore, tempDir } from '../support/helpers.js';
@@ -201,6 +202,26 @@ test('a memory limit that is not a size is refused before anything opens; a vali
   await assert.rejects(TraceStore.open(dir, { memoryLimit: "1GB'; DROP TABLE mem; --" }), (e: InvalidRequestError) => e instanceof InvalidRequestError && /size such as/.test(e.message));
   const store = await TraceStore.open(dir, { memoryLimit: '768MB' });
   await store.close(); // the refused open left no lock behind, and the valid limit opened
+});
+
+test('memory tables larger than half the memory limit are refused before anything opens; raising the limit with them opens', async (t) => {
+  const dir = tempDir(t);
+  const refused = (loc: string, msg: RegExp) => (e: InvalidRequestError) => e instanceof InvalidRequestError && e.issues[0]?.loc[0] === loc && msg.test(e.message);
+  // The default limit is 384MB (384,000,000 bytes): 192,000,000 is the most a table may hold.
+  await assert.rejects(TraceStore.open(dir, { memTableBytes: 192_000_001 }), refused('memTableBytes', /at most half of memoryLimit \(384MB\)/));
+  await assert.rejects(TraceStore.open(dir, { walRollBytes: 1e12 }), refused('walRollBytes', /at most half/));
+  await assert.rejects(TraceStore.open(dir, { memTableBytes: 600 * 2 ** 20, memoryLimit: '1GB' }), refused('memTableBytes', /memoryLimit \(1GB\)/));
+  for (const bad of [0, -1, Number.NaN, '32' as unknown as number]) await assert.rejects(TraceStore.open(dir, { memTableBytes: bad }), refused('memTableBytes', /positive number/));
+  await (await TraceStore.open(dir, { memTableBytes: 192_000_000 })).close();
+  await (await TraceStore.open(dir, { memTableBytes: 600 * 2 ** 20, memoryLimit: '1.5GiB' })).close();
+});
+
+test('sizes are read as DuckDB reads them', () => {
+  assert.equal(sizeBytes('384MB'), 384e6);
+  assert.equal(sizeBytes('1.5GiB'), 1.5 * 2 ** 30);
+  assert.equal(sizeBytes('512 kib'), 512 * 1024);
+  assert.equal(sizeBytes('100B'), 100);
+  assert.ok(Number.isNaN(sizeBytes('lots')));
 });
 
 test('mergeThreads that is not a whole number from 0 is refused before anything opens; 0 and 2 open', async (t) => {

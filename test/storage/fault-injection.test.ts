@@ -29,7 +29,8 @@ function faultPoints(calls: readonly FsCall[], dir: string): number[] {
   calls.forEach((c, i) => last.set(`${c.fn} ${c.path.slice(dir.length).replace(/(project_id|run_id)=[^/]+/g, '$1').replace(/kind=\w+/, 'kind').replace(/\d+/g, '#')}`, i + 1));
   return [...last.values()].sort((a, b) => a - b);
 }
-const OPTIONS = { threads: 1, autoCompact: false, memTableBytes: 1 << 30 } as const;
+// Tables never freeze by size (seals come from flush() only); TraceStore.open asks for a memory limit twice that.
+const OPTIONS = { threads: 1, autoCompact: false, memTableBytes: 1 << 30, memoryLimit: '4GB' } as const;
 
 interface Template {
   dir: string;
