@@ -3,6 +3,7 @@
 // positional parameters on a small pool of connections (one statement at a time per connection) and
 // maps result rows once. It builds no SQL from request data.
 import { DOUBLE, DuckDBInstance, type DuckDBDataChunk, type DuckDBType as ColumnType, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBTableFunction, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import duckdb from '@duckdb/node-bindings';
 import { StorageError } from '../errors.js';
 import { sqlString } from './sql-string.js';
 
@@ -47,6 +48,8 @@ export class Database {
   #epoch = 0;
   readonly #inFlight = new Map<number, number>();
   readonly #afterDrain: { epoch: number; fn: () => void }[] = [];
+  /** Whether DuckDB runs worker threads of its own (threads > 1): Connection.runPolled needs one. */
+  #workers = false;
 
   private constructor(instance: DuckDBInstance) {
     this.#instance = instance;
@@ -77,6 +80,7 @@ export class Database {
     await db.run(`SET write_buffer_row_group_memory_limit = '64MB'`);
     await db.run(`SET allocator_flush_threshold = '32MB'`);
     if (options.bulkFreeThreshold) await db.run(`SET allocator_bulk_deallocation_flush_threshold = ${sqlString(options.bulkFreeThreshold)}`);
+    db.#workers = Number((await db.all("SELECT current_setting('threads') AS t"))[0]!['t']) > 1;
     return db;
   }
 
@@ -99,7 +103,7 @@ export class Database {
     try {
       const c = await this.#acquire();
       try {
-        return await fn(new Connection(c));
+        return await fn(new Connection(c, this.#workers));
       } finally {
         this.#release(c);
       }
@@ -133,7 +137,7 @@ export class Database {
     const c = await this.#instance.connect();
     for (const f of functions) c.registerTableFunction(f);
     this.#all.push(c);
-    return new Connection(c);
+    return new Connection(c, this.#workers);
   }
 
   /** Calls `fn` once every statement already started (or queued) and every pin taken has finished; at once if none. */
@@ -220,8 +224,10 @@ export class Database {
 
 export class Connection {
   readonly #c: DuckDBConnection;
-  constructor(c: DuckDBConnection) {
+  readonly #workers: boolean;
+  constructor(c: DuckDBConnection, workers = false) {
     this.#c = c;
+    this.#workers = workers;
   }
 
   /** DuckDB's estimate of the running statement's progress, 0..1 (negative when it has none). */
@@ -233,6 +239,37 @@ export class Connection {
   async run(sql: string, params: readonly Param[] = []): Promise<void> {
     try {
       await this.#c.run(sql, toValues(params), toTypes(params));
+    } catch (err) {
+      throw wrap(err, sql);
+    }
+  }
+
+  /**
+   * Runs one statement that returns nothing, leaving its tasks to DuckDB's worker threads and checking
+   * every `pollMs` whether they are done, instead of waiting inside DuckDB: a thread waiting there
+   * spins on DuckDB's task queue while a worker runs the statement, and an insert from a table function
+   * (tl_batches) keeps its worker waiting on callbacks into the main thread. Inserts into memory tables
+   * this way: the server's CPU a span 85-87 -> 77-81 µs, reads during ingest p50 70-75 -> 61-62 ms
+   * (1M spans over HTTP, old and new in turns, 2026-11-28). Without worker threads (threads = 1) nobody
+   * would run the tasks: the statement runs as run() does.
+   */
+  async runPolled(sql: string, pollMs = 1): Promise<void> {
+    if (!this.#workers) return this.run(sql);
+    try {
+      const prepared = await this.#c.prepare(sql);
+      try {
+        const pending = prepared.start();
+        // node-api keeps the C handle in a field of its own; its public runTask would run tasks on this thread.
+        const handle = (pending as unknown as { pending_result?: duckdb.PendingResult }).pending_result;
+        while (handle !== undefined) {
+          const state = duckdb.pending_execute_check_state(handle);
+          if (state === duckdb.PendingState.RESULT_READY || state === duckdb.PendingState.ERROR) break;
+          await new Promise((r) => setTimeout(r, pollMs));
+        }
+        await pending.getResult(); // at once when ready; throws the statement's error
+      } finally {
+        prepared.destroySync();
+      }
     } catch (err) {
       throw wrap(err, sql);
     }

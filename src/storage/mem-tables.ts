@@ -264,26 +264,28 @@ export class MemInserter {
     const dead = group.flatMap((p) => p.dead);
     const deadAt = group.flatMap((p) => p.dead.map(() => p.at));
     const keys: number[] = [];
-    const statements: string[] = ['BEGIN TRANSACTION'];
+    const inserts: string[] = [];
     if (batches.length > 0) {
       const key = this.#source.addBatches(batches);
       keys.push(key);
-      statements.push(`INSERT INTO ${table.name} SELECT * FROM tl_batches(${key})`);
+      inserts.push(`INSERT INTO ${table.name} SELECT * FROM tl_batches(${key})`);
     }
     if (dead.length > 0) {
       const key = this.#source.addSeqs(dead, deadAt);
       keys.push(key);
-      statements.push(`INSERT INTO dead (seq, clock) SELECT seq, clock FROM tl_seqs(${key})`);
+      inserts.push(`INSERT INTO dead (seq, clock) SELECT seq, clock FROM tl_seqs(${key})`);
     }
     const childless = group.flatMap((p) => p.childless);
     if (childless.length > 0) {
       const key = this.#source.addSeqs(childless, group.flatMap((p) => p.childless.map(() => p.at)));
       keys.push(key);
-      statements.push(`INSERT INTO childless (seq, clock) SELECT seq, clock FROM tl_seqs(${key})`);
+      inserts.push(`INSERT INTO childless (seq, clock) SELECT seq, clock FROM tl_seqs(${key})`);
     }
-    statements.push('COMMIT');
     try {
-      await this.#conn.run(statements.join('; '));
+      // The inserts read table functions whose callbacks run on the main thread: polled (see runPolled).
+      await this.#conn.run('BEGIN TRANSACTION');
+      for (const sql of inserts) await this.#conn.runPolled(sql);
+      await this.#conn.run('COMMIT');
     } catch (err) {
       await this.#conn.run('ROLLBACK').catch(() => undefined);
       throw err;
