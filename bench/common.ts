@@ -25,14 +25,26 @@ export function machine(): Record<string, unknown> {
   return { cpus: cpus().length, cpu: cpus()[0]?.model, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform };
 }
 
-/** Peak resident set (VmHWM) of a process in MiB, from /proc (Linux). */
-export function peakRssMiB(pid = process.pid): number | null {
+/** A memory field of a process's /proc status (VmHWM: peak resident set, VmRSS: resident now) in MiB (Linux). */
+export function statusMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number | null {
   try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Math.round(Number(m[1]) / 1024) : null;
   } catch {
     return null;
   }
+}
+
+/** Peak resident set (VmHWM) of a process in MiB, from /proc (Linux). */
+export function peakRssMiB(pid = process.pid): number | null {
+  return statusMiB(pid, 'VmHWM');
+}
+
+/** The Parquet files under a folder (segments of a data folder), paths in full. */
+export function parquetFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.parquet'))
+    .map((f) => join(dir, f));
 }
 
 /** CPU seconds a process has used (user + system, every thread), or null when it is gone. */

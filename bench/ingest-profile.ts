@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateBatches } from '../test/support/generator.js';
-import { peakRssMiB, statCpu } from './common.js';
+import { parquetFiles, peakRssMiB, statCpu } from './common.js';
 
 
 /** CPU seconds by thread name (comm), the main thread apart. */
@@ -49,11 +49,6 @@ let lastStep = 0;
 let stepInside = 0;
 let stepT = performance.now();
 let stepCpu = threadCpu();
-function countFiles(d: string): number {
-  let k = 0;
-  for (const e of readdirSync(d, { withFileTypes: true, recursive: true })) if (e.isFile() && e.name.endsWith('.parquet')) k++;
-  return k;
-}
 const cpu0 = threadCpu();
 const t0 = performance.now();
 let mark = t0;
@@ -70,7 +65,7 @@ for (const batch of generateBatches({ spans, batchSpans: 1000, seed: 7 })) {
     const now = performance.now();
     const d = (k: string) => ((((c.get(k) ?? 0) - (stepCpu.get(k) ?? 0)) * 1e6) / (n - lastStep)).toFixed(1);
     const segs = (store as unknown as { records: { manifestSegments?: () => number } }).records;
-    console.error(`at ${n}: wall/span ${(((now - stepT) * 1000) / (n - lastStep)).toFixed(1)} µs, inside ${(((inside - stepInside) * 1000) / (n - lastStep)).toFixed(1)}, cpu main ${d('main')} other ${d('other')} µs/span, files ${countFiles(dir)}, rss ${Math.round(Number(readFileSync('/proc/self/statm', 'utf8').split(' ')[1]) * 4096 / 1048576)} MiB, load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`);
+    console.error(`at ${n}: wall/span ${(((now - stepT) * 1000) / (n - lastStep)).toFixed(1)} µs, inside ${(((inside - stepInside) * 1000) / (n - lastStep)).toFixed(1)}, cpu main ${d('main')} other ${d('other')} µs/span, files ${parquetFiles(dir).length}, rss ${Math.round(Number(readFileSync('/proc/self/statm', 'utf8').split(' ')[1]) * 4096 / 1048576)} MiB, load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`);
     void segs;
     lastStep = n; stepCpu = c; stepT = now; stepInside = inside;
   }

@@ -4,14 +4,14 @@
 // run goes once through the v2 JSON route and once, with the same spans, through OTLP protobuf
 // (POST /v1/traces), each against a fresh server.
 import { spawn } from 'node:child_process';
-import { createReadStream, createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { TraceStore } from '../src/engine/trace-store.js';
 import { generateBatches } from '../test/support/generator.js';
-import { cpuSeconds, folderBytes, peakRssMiB, type Measurement } from './common.js';
+import { cpuSeconds, folderBytes, parquetFiles, peakRssMiB, statusMiB, type Measurement } from './common.js';
 import { otlpBody } from './otlp-bodies.js';
 
 export type HttpRoute = 'json' | 'otlp';
@@ -253,29 +253,6 @@ function pct(sorted: readonly number[], p: number): number {
   return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 }
 
-/** Resident set (VmRSS) of a process in MiB, from /proc (Linux). */
-function rssMiB(pid: number): number | null {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Math.round(Number(m[1]) / 1024) : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Parquet segments under a data folder (how far the server's merges have got). */
-function segmentFiles(dir: string): number {
-  let n = 0;
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      if (e.isDirectory()) walk(join(d, e.name));
-      else if (e.name.endsWith('.parquet')) n++;
-    }
-  };
-  walk(dir);
-  return n;
-}
-
 /**
  * HTTP ingest: `connections` clients post pre-written bodies to POST /projects/{id}/traces while one
  * more client reads in a loop (a filtered count, then a first page): how long reads take while the
@@ -330,7 +307,7 @@ export async function benchHttpIngestWithReads(spans: number, connections = 4, s
     const cpu0 = cpuSeconds(server.pid);
     // RSS and segment files every 5 s: where memory goes as stored spans grow (the 10M run).
     const samples: { s: number; rss_mib: number | null; segments: number }[] = [];
-    const sample = () => samples.push({ s: Math.round((performance.now() - t0) / 1000), rss_mib: rssMiB(server.pid), segments: segmentFiles(join(dir, 'data')) });
+    const sample = () => samples.push({ s: Math.round((performance.now() - t0) / 1000), rss_mib: statusMiB(server.pid, 'VmRSS'), segments: parquetFiles(join(dir, 'data')).length });
     const sampler = setInterval(sample, 5000);
     const readLoop = reader();
     const worker = async () => {
@@ -354,12 +331,12 @@ export async function benchHttpIngestWithReads(spans: number, connections = 4, s
     for (const l of Object.values(byPath)) l.sort((a, b) => a - b);
     const count = (await (await fetch(`${server.url}/projects/${project.id}/spans/count`, { method: 'POST', headers, body: JSON.stringify({ log_stream_id: ls.id }) })).json()) as { total_count: number };
     const peak = peakRssMiB(server.pid);
-    const segmentsAfterIngest = segmentFiles(join(dir, 'data'));
+    const segmentsAfterIngest = parquetFiles(join(dir, 'data')).length;
     const settleStart = performance.now();
     while (performance.now() - settleStart < settleSeconds * 1000) await new Promise((r) => setTimeout(r, 1000));
     clearInterval(sampler);
     sample();
-    const settled = settleSeconds > 0 ? [{ name: `peak RSS (server process, VmHWM) after ${settleSeconds} s idle: its merges included`, value: peakRssMiB(server.pid) ?? 0, unit: 'MiB', segments_after_ingest: segmentsAfterIngest, segments_after_settle: segmentFiles(join(dir, 'data')), server_cpu_s_settling: (cpuSeconds(server.pid) ?? 0) - (cpu1 ?? 0) }] : [];
+    const settled = settleSeconds > 0 ? [{ name: `peak RSS (server process, VmHWM) after ${settleSeconds} s idle: its merges included`, value: peakRssMiB(server.pid) ?? 0, unit: 'MiB', segments_after_ingest: segmentsAfterIngest, segments_after_settle: parquetFiles(join(dir, 'data')).length, server_cpu_s_settling: (cpuSeconds(server.pid) ?? 0) - (cpu1 ?? 0) }] : [];
     latencies.sort((a, b) => a - b);
     return [
       {

@@ -3,7 +3,7 @@
 // ZSTD level 1 (today's seals), Snappy, LZ4, uncompressed, and with dictionaries turned off. Variants
 // take turns, `--rounds` times, on one table; the file size of each is reported too.
 //   node --import tsx bench/seal-codec.ts [--spans 200000] [--rounds 3]
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -12,7 +12,7 @@ import { sqlString } from '../src/db/sql-string.js';
 import { TraceStore } from '../src/engine/trace-store.js';
 import { TAG_SET_COLUMN, TAG_SET_SQL } from '../src/storage/record-columns.js';
 import { generateBatches } from '../test/support/generator.js';
-import { median } from './common.js';
+import { median, parquetFiles } from './common.js';
 
 const { values } = parseArgs({ options: { spans: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '3' } } });
 const spans = Number(values.spans);
@@ -27,18 +27,6 @@ const VARIANTS: Record<string, string> = {
   'zstd 1, no dictionaries': 'COMPRESSION zstd, COMPRESSION_LEVEL 1, DICTIONARY_SIZE_LIMIT 0',
 };
 
-function parquetFiles(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      if (e.isDirectory()) walk(join(d, e.name));
-      else if (e.name.endsWith('.parquet') && d.includes('kind=span')) out.push(join(d, e.name));
-    }
-  };
-  walk(dir);
-  return out;
-}
-
 const dir = mkdtempSync(join(tmpdir(), 'tracelake-seal-codec-'));
 try {
   const store = await TraceStore.open(join(dir, 'store'), { autoCompact: false });
@@ -47,7 +35,7 @@ try {
   for (const batch of generateBatches({ spans, batchSpans: 1000, seed: 7 })) await store.logTraces(project.id, { log_stream_id: ls.id, traces: batch as never });
   await store.flush();
   await store.close();
-  const files = parquetFiles(join(dir, 'store'));
+  const files = parquetFiles(join(dir, 'store')).filter((f) => f.includes('kind=span'));
   const db = await Database.open({ threads: 2, memoryLimit: '2GB', footerCache: false });
   // A memory table as a seal sees it: the segments' own columns (without tag_set, which a seal computes).
   await db.run(`CREATE TABLE t AS SELECT COLUMNS(lambda c: c <> '${TAG_SET_COLUMN}' AND NOT regexp_matches(c, '^m[0-9]+$')) FROM read_parquet(${sqlString(files[0]!)}, union_by_name = true) LIMIT 0`);

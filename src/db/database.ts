@@ -80,7 +80,7 @@ export class Database {
     await db.run(`SET write_buffer_row_group_memory_limit = '64MB'`);
     await db.run(`SET allocator_flush_threshold = '32MB'`);
     if (options.bulkFreeThreshold) await db.run(`SET allocator_bulk_deallocation_flush_threshold = ${sqlString(options.bulkFreeThreshold)}`);
-    db.#workers = Number((await db.all("SELECT current_setting('threads') AS t"))[0]!['t']) > 1;
+    db.#workers = (options.threads ?? Number((await db.all("SELECT current_setting('threads') AS t"))[0]!['t'])) > 1;
     return db;
   }
 

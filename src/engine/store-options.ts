@@ -50,10 +50,10 @@ export interface TraceStoreOptions extends RecordStoreOptions {
 
 /** Bytes of a size MEMORY_SIZE accepts, read as DuckDB reads it (KB, MB, ... are powers of 1,000; KiB, MiB, ... of 1,024). */
 export function sizeBytes(size: string): number {
-  const m = /^(\d+(?:\.\d+)?)\s*([KMGT]?)(I?)B$/i.exec(size.trim());
+  const m = MEMORY_SIZE.exec(size);
   if (!m) return Number.NaN;
-  const power = ' KMGT'.indexOf(m[2]!.toUpperCase() || ' ');
-  return Number(m[1]) * (m[3] ? 1024 : 1000) ** power;
+  const unit = m[2]!.toUpperCase(); // B, KB ... TB, KIB ... TIB
+  return Number.parseFloat(size) * (unit.includes('I') ? 1024 : 1000) ** ' KMGT'.indexOf(unit.length === 1 ? ' ' : unit[0]!);
 }
 
 /** Checks the options TraceStore.open validates itself, before it touches the folder; returns DuckDB's memory limit. */
