@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { TraceStore } from '../src/engine/trace-store.js';
-import { rowGroupRows, spliceGroups, type GroupSources } from '../src/storage/parquet-splice.js';
+import { rowGroupRows, spliceGroups, type GroupSources } from '../src/storage/parquet/parquet-splice.js';
 import type { TemplateInfo } from './peers/store-template.js';
 
 export const COPIES = 10;

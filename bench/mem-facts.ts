@@ -1,5 +1,5 @@
 // Issue 18, "mem data facts per query": what the planner's per-query facts read over rows still in
-// memory (a GROUP BY over the memory tables, src/engine/data-facts.ts) costs a span query, with every
+// memory (a GROUP BY over the memory tables, src/query/exec/data-facts.ts) costs a span query, with every
 // row unsealed. `node --import tsx bench/mem-facts.ts [spans]` (default 100k). Not part of a run.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -11,11 +11,11 @@ import { Database } from '../src/db/database.js';
 import { flattenTraces } from '../src/ingest/flatten.js';
 import { issuesOf } from '../src/schemas/check.js';
 import { LogTracesBody } from '../src/schemas/ingest.js';
-import { BatchBuilder } from '../src/storage/batch-builder.js';
-import { MemInserter, MemTable } from '../src/storage/mem-tables.js';
-import { RECORD_COLUMNS } from '../src/storage/record-columns.js';
+import { BatchBuilder } from '../src/storage/memtable/batch-builder.js';
+import { MemInserter, MemTable } from '../src/storage/memtable/mem-tables.js';
+import { RECORD_COLUMNS } from '../src/record/record-columns.js';
 import { sqlString } from '../src/db/sql-string.js';
-import { encodeEntry } from '../src/storage/wal.js';
+import { encodeEntry } from '../src/storage/wal/wal.js';
 import { generateBatches } from '../test/support/generator.js';
 import { writeResults } from './common.js';
 

@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { Database } from '../src/db/database.js';
 import { sqlString } from '../src/db/sql-string.js';
 import { TraceStore } from '../src/engine/trace-store.js';
-import { TAG_SET_COLUMN, TAG_SET_SQL } from '../src/storage/record-columns.js';
+import { TAG_SET_COLUMN, TAG_SET_SQL } from '../src/record/record-columns.js';
 import { generateBatches } from '../test/support/generator.js';
 import { median, parquetFiles } from './common.js';
 

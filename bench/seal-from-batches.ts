@@ -18,9 +18,9 @@ import { BatchSource } from '../src/db/batch-source.js';
 import { Database } from '../src/db/database.js';
 import { sqlString } from '../src/db/sql-string.js';
 import { flattenTraces } from '../src/ingest/flatten.js';
-import { BatchBuilder } from '../src/storage/batch-builder.js';
-import { MemInserter, MemTable } from '../src/storage/mem-tables.js';
-import { RECORD_COLUMNS, TAG_SET_COLUMN, TAG_SET_SQL } from '../src/storage/record-columns.js';
+import { BatchBuilder } from '../src/storage/memtable/batch-builder.js';
+import { MemInserter, MemTable } from '../src/storage/memtable/mem-tables.js';
+import { RECORD_COLUMNS, TAG_SET_COLUMN, TAG_SET_SQL } from '../src/record/record-columns.js';
 import { generateBatches } from '../test/support/generator.js';
 import { median, statCpu } from './common.js';
 

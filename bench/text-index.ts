@@ -87,7 +87,7 @@ for (const [, s] of stores) await s.close();
 if (a.build) {
   // Index build of every segment, against rewriting the segment as a merge does (COPY to ZSTD Parquet).
   const { Database } = await import('../src/db/database.js');
-  const { buildTextIndex } = await import('../src/storage/text-index.js');
+  const { buildTextIndex } = await import('../src/storage/indexes/text-index.js');
   const db = await Database.open();
   const conn = await db.dedicated();
   const m = JSON.parse(readFileSync(join(a.dir!, 'manifest.json'), 'utf8')) as { segments: { file: string; rows: number }[] };

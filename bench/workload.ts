@@ -104,7 +104,7 @@ export const PAGE = 100;
 //   sqlite:   spans(id TEXT PK, trace_id, parent_id, session_id, type, name, created_at INTEGER µs,
 //             status_code, model, attributes TEXT JSON {input, output, tags, metrics, user_metadata, ...})
 //   postgres: the same columns with uuid ids, timestamptz and attributes JSONB
-//   duckdb:   `spans`, a view over tracelake's span segments (src/storage/record-columns.ts)
+//   duckdb:   `spans`, a view over tracelake's span segments (src/record/record-columns.ts)
 //
 // Semantics shared by all: a record without a metric, or without tags, never satisfies a leaf on it
 // (SQL NULL); text matching is case-insensitive substring matching over the stored text of `input`

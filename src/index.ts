@@ -1,7 +1,7 @@
 // The public surface of the library.
 export { TraceStore } from './engine/trace-store.js';
 export type { TraceStoreOptions, RunIds, LogSpansResult, LogTracesResult } from './engine/trace-store.js';
-export type { SearchResult, RunScope } from './engine/record-queries.js';
+export type { SearchResult, RunScope } from './query/exec/record-queries.js';
 export type { SearchRequest, PartialSearchRequest, FilterRequest, AvailableColumnsRequest } from './schemas/query.js';
 export type { ColumnDef, Level, MetricInfo } from './query/columns.js';
 export { buildServer, type ServerOptions } from './server/build-server.js';

@@ -14,12 +14,12 @@ import { ArrowConverter } from '../db/result-arrow.js';
 import { sqlString } from '../db/sql-string.js';
 import type { Level } from '../query/columns.js';
 import type { FilterRequest } from '../schemas/query.js';
-import { COLUMN_NAMES } from '../storage/record-columns.js';
+import { COLUMN_NAMES } from '../record/record-columns.js';
 import type { RecordStore } from '../storage/record-store.js';
-import type { Snapshot } from '../storage/snapshot.js';
+import type { Snapshot } from '../storage/snapshot/snapshot.js';
 import { writeArrowFile } from './arrow-file.js';
 import { EXPORT_PARQUET_OPTIONS, spliceExport } from './export-splice.js';
-import type { RecordQueries, RunScope } from './record-queries.js';
+import type { RecordQueries, RunScope } from '../query/exec/record-queries.js';
 
 /** Columns of an export, in order. */
 export const EXPORT_COLUMNS: readonly string[] = COLUMN_NAMES.filter((c) => c !== 'seq');

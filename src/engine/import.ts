@@ -15,12 +15,12 @@ import { InvalidRequestError } from '../errors.js';
 import type { Draft } from '../ingest/flatten.js';
 import { ALL_KINDS } from '../query/columns.js';
 import { KIND_COLUMNS } from '../query/match-facts.js';
-import { JsonText } from '../storage/batch-builder.js';
-import { RECORD_COLUMNS } from '../storage/record-columns.js';
-import type { BulkBatch } from '../storage/bulk-load.js';
+import { JsonText } from '../storage/memtable/batch-builder.js';
+import { RECORD_COLUMNS } from '../record/record-columns.js';
+import type { BulkBatch } from '../storage/segments/bulk-load.js';
 import { EXPORT_COLUMNS } from './export.js';
 import { arrowColumns, DIRECT_BATCH_ROWS, importDirect } from './import-direct.js';
-import { SIDE_WRITERS } from '../storage/bulk-pages.js';
+import { SIDE_WRITERS } from '../storage/segments/bulk-pages.js';
 
 export type ImportFormat = 'parquet' | 'jsonl' | 'arrow';
 

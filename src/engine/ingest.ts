@@ -12,11 +12,11 @@ import { nowUs } from '../ingest/time.js';
 import { assertValid } from '../schemas/check.js';
 import { CreateSessionBody, LogSpansBody, LogTracesBody, UpdateRecordBody, type LogSpansRequest, type LogTracesRequest } from '../schemas/ingest.js';
 import type { RecordStore, WireRow } from '../storage/record-store.js';
-import { cpuTurn } from '../storage/cpu-turns.js';
+import { cpuTurn } from '../storage/memtable/cpu-turns.js';
 import { KeyedLock } from './keyed-lock.js';
 import { Sessions } from './sessions.js';
 import type { OtlpHost } from './otlp-log.js';
-import { storedToWire } from './row-codec.js';
+import { storedToWire } from '../record/row-codec.js';
 
 /** Which run a request addresses: exactly one of the three run ids. */
 export interface RunIds {

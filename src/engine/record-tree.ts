@@ -4,7 +4,7 @@ import { NotFoundError } from '../errors.js';
 import type { Level } from '../query/columns.js';
 import type { SearchRequest } from '../schemas/query.js';
 import type { RunIds } from './ingest.js';
-import type { SearchResult } from './record-queries.js';
+import type { SearchResult } from '../query/exec/record-queries.js';
 
 interface TreeHost {
   readonly catalog: Catalog;

@@ -6,7 +6,7 @@ import type { Catalog } from '../catalog/catalog.js';
 import type { Database } from '../db/database.js';
 import { invalid } from '../errors.js';
 import type { RecordStore } from '../storage/record-store.js';
-import type { RetentionView } from '../storage/snapshot.js';
+import type { RetentionView } from '../storage/snapshot/snapshot.js';
 
 const DAY_US = 86_400_000_000;
 /** A century: longer is no retention, and keeps the cutoff a safe integer. */

@@ -18,10 +18,10 @@ import { sqlString } from '../db/sql-string.js';
 import { readerToTable } from '../db/result-arrow.js';
 import type { Catalog } from '../catalog/catalog.js';
 import { InvalidRequestError, invalid } from '../errors.js';
-import { COLUMN_NAMES, KIND_SQL, type RecordKind } from '../storage/record-columns.js';
+import { COLUMN_NAMES, KIND_SQL, type RecordKind } from '../record/record-columns.js';
 import type { RecordStore } from '../storage/record-store.js';
-import type { Snapshot } from '../storage/snapshot.js';
-import { EMPTY_TABLE } from '../storage/snapshot-source.js';
+import type { Snapshot } from '../storage/snapshot/snapshot.js';
+import { EMPTY_TABLE } from '../storage/snapshot/snapshot-source.js';
 
 export type SqlParam = string | number | boolean | bigint | null;
 

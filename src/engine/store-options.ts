@@ -1,7 +1,7 @@
 // The engine's options (TraceStore.open), beside the record store's own (storage/record-store.ts).
 import { invalid } from '../errors.js';
 import type { RecordStoreOptions } from '../storage/record-store.js';
-import type { PlanEstimate } from './match-estimate.js';
+import type { PlanEstimate } from '../query/exec/match-estimate.js';
 
 /**
  * DuckDB's memory limit unless given. Memory tables, a seal's sort and a merge's buffers fit in it

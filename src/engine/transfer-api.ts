@@ -10,7 +10,7 @@ import { EXPORT_FORMATS, type Exporter, type ExportFileOptions, type ExportSelec
 import { importFile, type ImportOptions, type ImportResult, type ImportSink } from './import.js';
 import type { Ingest, RunIds } from './ingest.js';
 import { resolveTarget } from './otlp-target.js';
-import type { RecordQueries, RunScope } from './record-queries.js';
+import type { RecordQueries, RunScope } from '../query/exec/record-queries.js';
 import type { TraceStore } from './trace-store.js';
 
 function exportScope(store: TraceStore, queries: RecordQueries, projectId: string, body: ExportSelection & RunIds): RunScope {

@@ -22,7 +22,7 @@
 // - `between [a, b]` is inclusive on both ends.
 // - fully_annotated matches nothing: tracelake has no annotation queues yet.
 import type { Expr, Leaf } from './filter-ast.js';
-import { TAG_LIST_COLUMN, TAG_SET_COLUMN, tagSetNeedle } from '../storage/record-columns.js';
+import { TAG_LIST_COLUMN, TAG_SET_COLUMN, tagSetNeedle } from '../record/record-columns.js';
 import type { Params } from './params.js';
 
 export interface CompileContext {
@@ -146,7 +146,7 @@ function textLeaf(leaf: Extract<Leaf, { kind: 'text' }>, ctx: CompileContext, ok
  * at 300k spans). lower() maps each code point on its own, so a match is a run of code points each
  * lowering to the needle's character: an ASCII letter's two cases, plus U+0130 for i and U+212A (the
  * Kelvin sign) for k, the only code points outside ASCII that DuckDB lowers into it (checked over
- * every code point in test/storage/text-index.test.ts); any other character only itself. Null (use
+ * every code point in test/storage/indexes/text-index.test.ts); any other character only itself. Null (use
  * lower()) for an empty or non-ASCII needle.
  */
 export function caselessPattern(needle: string): string | null {
@@ -179,7 +179,7 @@ function collectionLeaf(leaf: Extract<Leaf, { kind: 'collection' }>, ctx: Compil
 
 /**
  * Tag membership as substring tests on the tag_set column where segments store it, exactly
- * list_contains over tags (src/storage/record-columns.ts: each tag enclosed in \x1f and escaped, so a
+ * list_contains over tags (src/record/record-columns.ts: each tag enclosed in \x1f and escaped, so a
  * match is one whole tag; lower() maps each code point alone and never to \x1e, \x1f, 0 or 1); the
  * list test on tag_list elsewhere (memory tables, older segments). A source gives each row one of the
  * two (the other NULL), so only one column is read per part.

@@ -2,7 +2,7 @@
 // span types a matching span can have and whether it can have children. The planner uses them to
 // leave out roll-ups that cannot change the answer. Nothing here is assumed about the data: the
 // facts about rows (which types carry a column, which types have children) are measured from the
-// rows themselves (src/engine/data-facts.ts), since OpenTelemetry, unreliable logging and imports can
+// rows themselves (src/query/exec/data-facts.ts), since OpenTelemetry, unreliable logging and imports can
 // give an llm span children or a workflow span a model. Without data facts nothing is skipped.
 import { SPAN_KINDS, STANDARD_COLUMNS, type ColumnDef } from './columns.js';
 import type { Expr, Leaf } from './filter-ast.js';

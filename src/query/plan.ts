@@ -220,7 +220,7 @@ export function matchTimesQuery(input: PlanInput, k: number): Planned {
 /**
  * Matching records within each of `ranges` (inclusive created_at, epoch µs): rows (g = the range's
  * index, n). The planner's estimate of how many records a filter admits and how widely they spread
- * (src/engine/match-estimate.ts). One count per range, each its own window: DuckDB skips the row
+ * (src/query/exec/match-estimate.ts). One count per range, each its own window: DuckDB skips the row
  * groups outside it (an OR of the ranges in one scan cost more than a count of everything, at 1M).
  */
 export function sampleQuery(input: PlanInput, ranges: readonly (readonly [number, number])[]): Planned {

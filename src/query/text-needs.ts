@@ -3,8 +3,8 @@
 // root through AND nodes, and an OR node whose every branch requires something becomes "one of these
 // lists". A leaf under NOT requires nothing (a record may match without it), nor does an OR with a
 // branch that requires nothing. The filter itself still runs on every row read: these only let
-// reads leave out row groups that cannot hold a match (src/storage/text-index.ts).
-import type { TextRequirement } from '../storage/text-index.js';
+// reads leave out row groups that cannot hold a match (src/storage/indexes/text-index.ts).
+import type { TextRequirement } from '../storage/indexes/text-index.js';
 import type { Expr } from './filter-ast.js';
 
 export type { TextRequirement };

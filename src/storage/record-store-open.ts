@@ -1,24 +1,24 @@
 // Opening a record store (manifest, log replay, indexes, legacy logs, option defaults), apart from what an open store does.
 import { join } from 'node:path';
-import type { WireRow } from './appender.js';
+import type { WireRow } from './memtable/appender.js';
 import { BatchSource } from '../db/batch-source.js';
 import type { Database } from '../db/database.js';
-import { DEFAULT_POLICY } from './compaction.js';
-import { openMergeDatabase } from './merge.js';
+import { DEFAULT_POLICY } from './segments/compaction.js';
+import { openMergeDatabase } from './segments/merge.js';
 import { ensureDirDurable } from './fs-util.js';
-import { idHash } from './id-index.js';
-import { readLegacyWal, RejectedRequests } from './legacy-wal.js';
-import { loadManifest } from './manifest.js';
-import { MemInserter, MemTable } from './mem-tables.js';
-import { RECORD_COLUMNS, tableDdl } from './record-columns.js';
+import { idHash } from './indexes/id-index.js';
+import { readLegacyWal, RejectedRequests } from './wal/legacy-wal.js';
+import { loadManifest } from './manifest/manifest.js';
+import { MemInserter, MemTable } from './memtable/mem-tables.js';
+import { RECORD_COLUMNS, tableDdl } from '../record/record-columns.js';
 import type { RecordStoreOptions } from './record-store.js';
-import { replayLog } from './replay.js';
-import { readHashes, removeUnlisted } from './segments.js';
-import { ensureChildIndex } from './child-index.js';
-import { ensureTextIndex } from './text-index.js';
-import { EMPTY_TABLE } from './snapshot-source.js';
+import { replayLog } from './wal/replay.js';
+import { readHashes, removeUnlisted } from './segments/segments.js';
+import { ensureChildIndex } from './indexes/child-index.js';
+import { ensureTextIndex } from './indexes/text-index.js';
+import { EMPTY_TABLE } from './snapshot/snapshot-source.js';
 import { memKey, StoreState } from './store-state.js';
-import { WriteAheadLog } from './wal.js';
+import { WriteAheadLog } from './wal/wal.js';
 
 /**
  * The state of the store in `dir` as the log and the manifest leave it, with a new memory table for

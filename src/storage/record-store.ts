@@ -17,16 +17,16 @@
 // - for each id at most one live row exists across the memory tables and the segments;
 // - the in-memory state changes only after the manifest write that records the change succeeded.
 import { join } from 'node:path';
-import { Appender, type WireRow } from './appender.js';
+import { Appender, type WireRow } from './memtable/appender.js';
 import type { Database, Param, Row } from '../db/database.js';
-import { bulkLoad, type BulkBatch } from './bulk-load.js';
-import type { CompactionPolicy } from './compaction.js';
-import { Compactor } from './compactor.js';
-import { partitionKey, type ManifestState } from './manifest.js';
+import { bulkLoad, type BulkBatch } from './segments/bulk-load.js';
+import type { CompactionPolicy } from './segments/compaction.js';
+import { Compactor } from './segments/compactor.js';
+import { partitionKey, type ManifestState } from './manifest/manifest.js';
 import { convertLegacy, openStoreState } from './record-store-open.js';
-import { Sealer } from './sealer.js';
-import type { SourceSql } from './snapshot-source.js';
-import { Snapshot, type RetentionView, type Scope } from './snapshot.js';
+import { Sealer } from './segments/sealer.js';
+import type { SourceSql } from './snapshot/snapshot-source.js';
+import { Snapshot, type RetentionView, type Scope } from './snapshot/snapshot.js';
 import { memKey, type MemEntry, type StoreState } from './store-state.js';
 
 export interface RecordStoreOptions {

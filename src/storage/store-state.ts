@@ -4,16 +4,16 @@
 // the in-memory state only after the new manifest is on disk.
 import type { Connection, Database } from '../db/database.js';
 import { StorageError } from '../errors.js';
-import type { CompactionPolicy } from './compaction.js';
-import { DeadSet } from './dead-set.js';
-import { SealedIdIndex } from './id-index.js';
-import { saveManifest, type ManifestState } from './manifest.js';
-import type { MemInserter, MemTable } from './mem-tables.js';
+import type { CompactionPolicy } from './segments/compaction.js';
+import { DeadSet } from './manifest/dead-set.js';
+import { SealedIdIndex } from './indexes/id-index.js';
+import { saveManifest, type ManifestState } from './manifest/manifest.js';
+import type { MemInserter, MemTable } from './memtable/mem-tables.js';
 import { Mutex } from './mutex.js';
 import { ReplacedError } from './fs-util.js';
-import { removeSegmentFiles } from './segments.js';
-import type { RetentionView } from './snapshot.js';
-import type { WriteAheadLog } from './wal.js';
+import { removeSegmentFiles } from './segments/segments.js';
+import type { RetentionView } from './snapshot/snapshot.js';
+import type { WriteAheadLog } from './wal/wal.js';
 
 export interface StoreOptions {
   /** Bytes of logged rows that freeze the active memory table for sealing. */

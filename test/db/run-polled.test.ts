@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { BatchSource } from '../../src/db/batch-source.js';
 import { Database } from '../../src/db/database.js';
 import { StorageError } from '../../src/errors.js';
-import { RECORD_COLUMNS } from '../../src/storage/record-columns.js';
+import { RECORD_COLUMNS } from '../../src/record/record-columns.js';
 
 for (const threads of [2, 1]) {
   test(`runPolled inserts from a table function, commits and rolls back as run() does (threads: ${threads})`, { timeout: 60_000 }, async (t) => {

@@ -1,7 +1,7 @@
 // Guarantees: a span delete removes the matching spans and every span below them, each once, whether
 // the subtree lies in sealed segments, in memory or both, and when a matching span also lies below
 // another matching span. A delete of leaf spans removes exactly them. (A span delete reads the
-// subtrees of only the matches that have children: src/engine/record-delete.ts.)
+// subtrees of only the matches that have children: src/query/exec/record-delete.ts.)
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { LogSpansRequest, LogTracesRequest } from '../../src/schemas/ingest.js';

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { Database } from '../../src/db/database.js';
 import { EXPORT_COLUMNS } from '../../src/engine/export.js';
 import { TYPE } from '../../src/engine/import.js';
-import { spliceParquet, SpliceMismatch, SPLICE_KEY } from '../../src/storage/parquet-splice.js';
+import { spliceParquet, SpliceMismatch, SPLICE_KEY } from '../../src/storage/parquet/parquet-splice.js';
 import { everyKindTrace, openStore, tempDir } from '../support/helpers.js';
 
 const uuidFor = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;

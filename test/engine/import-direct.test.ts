@@ -9,9 +9,9 @@ import { tableFromArrays, tableToIPC } from 'apache-arrow';
 import { test } from 'node:test';
 import { Database } from '../../src/db/database.js';
 import { TraceStore } from '../../src/engine/trace-store.js';
-import { loadManifest } from '../../src/storage/manifest.js';
-import { NEAR_ORDER_GROUPS } from '../../src/storage/bulk-load.js';
-import { COLUMN_NAMES } from '../../src/storage/record-columns.js';
+import { loadManifest } from '../../src/storage/manifest/manifest.js';
+import { NEAR_ORDER_GROUPS } from '../../src/storage/segments/bulk-load.js';
+import { COLUMN_NAMES } from '../../src/record/record-columns.js';
 import { everyKindTrace, openStore, tempDir } from '../support/helpers.js';
 
 type Fx = Awaited<ReturnType<typeof openStore>>;
@@ -61,7 +61,7 @@ test('a Parquet export is written straight into segments with the sealer layout'
   const seg = loadManifest(target.dir).segments.find((g) => g.kind === 'span')!;
   const cols = (await db.all('DESCRIBE SELECT * FROM read_parquet($1, hive_partitioning = false)', [join(target.dir, seg.file)])).map((c) => String(c['column_name']));
   assert.deepEqual(cols.slice(0, COLUMN_NAMES.length), [...COLUMN_NAMES]);
-  // Then the shredded metrics and the derived tag_set (src/storage/record-columns.ts), last.
+  // Then the shredded metrics and the derived tag_set (src/record/record-columns.ts), last.
   assert.equal(cols[cols.length - 1], 'tag_set');
   assert.ok(cols.slice(COLUMN_NAMES.length, -1).every((c) => /^m\d+$/.test(c)) && cols.length > COLUMN_NAMES.length + 1);
   const order = await db.all('SELECT epoch_us(created_at) AS c, id FROM read_parquet($1, file_row_number = true, hive_partitioning = false) ORDER BY file_row_number', [join(target.dir, seg.file)]);

@@ -7,8 +7,8 @@ import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { test } from 'node:test';
 import { TraceStore } from '../../src/engine/trace-store.js';
-import { BatchBuilder } from '../../src/storage/batch-builder.js';
-import { encodeEntry, listWalFiles } from '../../src/storage/wal.js';
+import { BatchBuilder } from '../../src/storage/memtable/batch-builder.js';
+import { encodeEntry, listWalFiles } from '../../src/storage/wal/wal.js';
 import { tempDir } from '../support/helpers.js';
 import { nodeEntry } from '../support/node-entry.js';
 

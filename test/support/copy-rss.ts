@@ -4,7 +4,7 @@
 // the process's peak (VmHWM) after, in MiB. Processes of their own, so nothing else moves the peak.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openMergeDatabase } from '../../src/storage/merge.js';
+import { openMergeDatabase } from '../../src/storage/segments/merge.js';
 
 const status = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(readFileSync('/proc/self/status', 'utf8'))![1]) / 1024;
 const [mode, dir] = process.argv.slice(2) as [string, string];

@@ -1,0 +1,91 @@
+// Counts that remember each segment's share. A segment never changes, so the number of its rows a
+// filter matches is the same on every ask as long as none of its rows is dead, retention cuts none of
+// them and nothing else decided at read time enters the filter: the count of such a segment is kept
+// (per segment file, level and filter), and a repeated count reads only the rest (segments with dead
+// rows, partly expired ones, memory tables). Search engines keep per-segment filter results the same
+// way. A text count at 10M spans reads ~1 GB of input text (most of its time: the test itself is a
+// small part), so only not reading it helps; the first count of a filter still reads everything.
+// Not kept: filters on has_children (childless marks change it without a dead row) and counts
+// needing roll-ups (they read other records).
+import type { Database } from '../../db/database.js';
+import { columnsOf } from '../match-facts.js';
+import { countQuery, type PlanInput } from '../plan.js';
+import type { Scope } from '../../storage/record-store.js';
+import type { SegmentEntry } from '../../storage/manifest/manifest.js';
+import type { Snapshot } from '../../storage/snapshot/snapshot.js';
+import type { SourcePick } from '../../storage/snapshot/snapshot-source.js';
+
+/** Segment counts kept at most (each a short string key and a number; least recently used go first). */
+const MAX_ENTRIES = 20_000;
+/**
+ * Smaller segments are read by the count of the rest: each kept segment costs the first count one
+ * statement of its own, and small segments are cheap to read and soon merged.
+ */
+export const MIN_ROWS = 100_000;
+
+export class SegmentCounts {
+  readonly #counts = new Map<string, number>();
+  readonly #max: number;
+  readonly minRows: number;
+  /** Segment counts answered from memory and counted by a query, since the store opened (for tests and benchmarks). */
+  readonly stats = { hits: 0, misses: 0 };
+
+  constructor(minRows = MIN_ROWS, max = MAX_ENTRIES) {
+    this.minRows = minRows;
+    this.#max = max;
+  }
+
+  get(key: string): number | undefined {
+    const v = this.#counts.get(key);
+    if (v !== undefined) {
+      this.#counts.delete(key);
+      this.#counts.set(key, v);
+    }
+    return v;
+  }
+
+  set(key: string, n: number): void {
+    this.#counts.delete(key);
+    this.#counts.set(key, n);
+    while (this.#counts.size > this.#max) this.#counts.delete(this.#counts.keys().next().value!);
+  }
+}
+
+/**
+ * The count of `plan` over `scope`, from kept segment counts where they apply, or null when the plan
+ * cannot use them (then the caller runs its one count query). `steps` gets what was read.
+ */
+export async function countBySegment(db: Database, cache: SegmentCounts, snap: Snapshot, scope: Scope, plan: PlanInput, steps: string[]): Promise<number | null> {
+  if (columnsOf(plan.filter).has('has_children') || countQuery(plan).rolled.length > 0) return null;
+  const deadFree = snap.deadFreeFiles();
+  const cut = snap.cutoffs(scope.projectId, scope.runId);
+  // Segments (large enough) whose every row is live and unexpired at this snapshot (a segment wholly
+  // expired is not in segmentsFor at all).
+  const whole = snap.segmentsFor(scope).filter((s) => s.rows >= cache.minRows && deadFree.has(s.file) && !(cut.has(s.run_id) && s.min_created_us < cut.get(s.run_id)!));
+  if (whole.length === 0) return null;
+  const filterKey = `${plan.level}\n${JSON.stringify(plan.filter)}`;
+  const key = (s: SegmentEntry) => `${s.file}\n${s.rows}\n${s.min_seq}\n${s.max_seq}\n${filterKey}`;
+  const over = (pick: SourcePick): PlanInput => ({ ...plan, base: (first, metrics, text, created) => snap.source(scope, first, metrics, text, created, pick) });
+  const run = async (p: PlanInput) => {
+    const q = countQuery(p);
+    return Number((await db.all(q.sql, q.params))[0]!['n']);
+  };
+  let n = 0;
+  let kept = 0;
+  for (const s of whole) {
+    const v = cache.get(key(s));
+    if (v !== undefined) {
+      n += v;
+      kept++;
+      cache.stats.hits++;
+      continue;
+    }
+    const c = await run(over({ files: new Set([s.file]), only: true, memory: false }));
+    cache.set(key(s), c);
+    cache.stats.misses++;
+    n += c;
+  }
+  n += await run(over({ files: new Set(whole.map((s) => s.file)), only: false, memory: true }));
+  steps.push(`count (${kept} of ${whole.length} segment counts kept)`);
+  return n;
+}

@@ -1,0 +1,101 @@
+// How a search finds a page's keys (metric top-k, time windows, estimates), apart from record-queries.ts, which shapes the page.
+import type { Database, Row } from '../../db/database.js';
+import { chooseWindow, pageKeysQuery, timeOrdered, type PlanInput, type TimeWindow } from '../plan.js';
+import { requiredContains } from '../text-needs.js';
+import type { Scope, Snapshot } from '../../storage/snapshot/snapshot.js';
+import { fewMatchesWindow, pageTimesWindow } from './match-ranges.js';
+import { metricTopK, topKApplies } from './metric-topk.js';
+import { estimateMatches, groupRowsIn, totalRows, type MatchEstimate, type PlanEstimate } from './match-estimate.js';
+import type { TopKCache } from './topk-cache.js';
+
+/** What the search of a RecordQueries fixes for every page it finds keys for. */
+export interface PageKeySettings {
+  readonly db: Database;
+  readonly topK: TopKCache | null;
+  /**
+   * Rows the first time window of a time-ordered page aims to cover (then 8x per widening). Windows are
+   * whole row groups (32k rows), so 8,192 means the newest row group (and the memory tables): at 10M
+   * spans a 3.5% text filter's first page took half the CPU it did with 50,000 (two row groups), and a
+   * 0.15% filter, which widens either way, a third.
+   */
+  readonly windowRows: number;
+  /** How the planner estimates a filter's matches (tests force wrong estimates). */
+  readonly estimateMode: PlanEstimate;
+  /** Row groups from which the estimate samples (tests lower it). */
+  readonly estimateMinGroups: number | undefined;
+}
+
+export interface PageKey {
+  seq: number;
+  c: number;
+  row: Row;
+}
+
+/**
+ * Keys of a page. Sorted by time (the default), it first looks only at the newest row groups that
+ * could hold the page, widening the window 8x at a time until the page is full or the window is all.
+ */
+export async function findPageKeys(o: PageKeySettings, snap: Snapshot, scope: Scope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], steps: string[], locators: boolean): Promise<PageKey[] & { ownMetrics: Map<string, string>; rolledMetrics: Map<string, string> }> {
+  const order = timeOrdered(plan.sort);
+  const profile = snap.timeProfile(scope, requiredContains(plan.filter));
+  const k = offset + limit + 1;
+  // The estimate of how many records match and where (a sample of a few row groups), asked at most
+  // once, only where it chooses the plan.
+  let estimate: MatchEstimate | null | undefined;
+  const estimated = async () => (estimate === undefined ? (estimate = await estimateMatches(o.db, plan, profile, o.estimateMode, steps, o.estimateMinGroups)) : estimate);
+  if (o.topK && topKApplies(plan, offset, limit, o.topK.rows)) {
+    // Tried before any estimate: when the lists fill the page (most metric sorts) it is the whole
+    // answer, and at 10M spans the estimate's sample (~20 ms) cost more than the attempt (15 ms).
+    // A filter admitting too few of its candidates leaves it short; the full query runs after it.
+    const top = await metricTopK(o.db, o.topK, snap, scope, plan, limit, offset, also, alsoMetrics, profile.memRows);
+    if (top === 'too few') steps.push('keys (top-k: too few listed rows can match)');
+    else if (top) {
+      steps.push(`keys (top-k of ${top.candidates} listed rows)`);
+      return Object.assign(top.rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })), { ownMetrics: top.ownMetrics, rolledMetrics: new Map<string, string>() });
+    } else steps.push('keys (top-k: not enough)');
+  }
+  const keys = async (w: TimeWindow | null) => {
+    const q = pageKeysQuery(plan, limit, offset, w, also, alsoMetrics, locators);
+    steps.push(`keys${w ? ' (window)' : ''}${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`);
+    const rows = await o.db.all(q.sql, q.params);
+    return Object.assign(rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })), { ownMetrics: q.ownMetrics, rolledMetrics: q.rolledMetrics });
+  };
+  if (order === null) return keys(await fewMatchesWindow(o.db, plan, profile, steps, await estimated()));
+  let want = Math.max(o.windowRows, k * 20);
+  let window: TimeWindow | null = chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending, profile.memGroups);
+  let rows = await keys(window);
+  if (window === null || rows.length > limit) return rows;
+  // The window was short. Matching at the rate it saw over the rows it covered (whole row groups: often
+  // more than asked for), twice the rows that rate needs would hold the page: widen once when that is
+  // at most half the rows.
+  const total = totalRows(profile);
+  const covered = Math.max(want, windowCovers(profile, window, order.ascending));
+  const seen = rows.length > 0 ? offset + rows.length : 0;
+  // Nothing in the window: the sample's rate (if it saw a match) says whether the page needs most rows.
+  const rate = seen > 0 ? seen / covered : ((await estimated())?.rate ?? 0);
+  if (rate > 0) {
+    want = Math.ceil(Math.max(2 * covered, (2 * k) / rate));
+    // The page's rows spread over more than a quarter of all rows: narrowing to their row groups (a
+    // read of the filter's columns everywhere first) saves less than it costs (at 1M spans, 20
+    // traces' llm spans: 30 ms for it, and the narrowed keys query cost what the plain one does).
+    // One statement, as a hand-written query would be.
+    if (want * 2 > total) return keys(null);
+    if (seen > 0) {
+      window = chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending, profile.memGroups);
+      rows = await keys(window);
+      if (window === null || rows.length > limit) return rows;
+    }
+  }
+  // A selective filter whose matches sit away from the newest rows (or the widened window was short
+  // too): rather than widening step by step (each a read of every key column of more row groups), one
+  // read of created_at and the filter's columns finds when the page's rows were created; the keys
+  // query then reads only the row groups holding those instants.
+  const exact = await pageTimesWindow(o.db, plan, k, profile, order.ascending, steps);
+  return exact === null ? rows : keys(exact);
+}
+
+/** Rows a one-bound time window reads: every row group reaching past its bound, and the rows in memory. */
+function windowCovers(profile: Parameters<typeof totalRows>[0], w: TimeWindow, ascending: boolean): number {
+  if (!('us' in w)) return 0;
+  return groupRowsIn(profile, [ascending ? [-Infinity, w.us] : [w.us, Infinity]]) + profile.memRows;
+}

@@ -1,0 +1,116 @@
+// Counts answered from the token index (src/storage/indexes/token-index.ts) without reading the text: a
+// filter that is one case-insensitive `contains` of ASCII letters and digits on name, input or
+// output, or an AND of such leaves. For each segment in scope that has a token index, the matching
+// rows are the union of the postings of the tokens containing the needle (intersected across
+// leaves). A segment none of whose rows is dead or expired counts them as they are; another has
+// them checked by DuckDB against the dead rows and the retention cutoff of this snapshot (reading
+// only seq and created_at of those rows). Memory tables and segments without a token index are
+// counted by the plan's own query, as count-cache.ts does.
+import type { Database, Param } from '../../db/database.js';
+import type { Expr } from '../filter-ast.js';
+import { countQuery, type PlanInput } from '../plan.js';
+import type { Scope } from '../../storage/record-store.js';
+import type { SegmentEntry } from '../../storage/manifest/manifest.js';
+import type { Snapshot } from '../../storage/snapshot/snapshot.js';
+import { TEXT_COLUMNS, tokenIndexOf } from '../../storage/indexes/text-index.js';
+import { markRows, popcount, tokenNeedle, tokensContaining, type TokenIndex } from '../../storage/indexes/token-index.js';
+
+interface TokenLeaf {
+  readonly column: number;
+  readonly needle: string;
+}
+
+/** The filter as token leaves (all required), or null when it is anything else. */
+export function tokenLeaves(e: Expr | null): TokenLeaf[] | null {
+  if (e === null) return null;
+  if ('and' in e) {
+    const out: TokenLeaf[] = [];
+    for (const x of e.and) {
+      const l = tokenLeaves(x);
+      if (l === null) return null;
+      out.push(...l);
+    }
+    return out.length > 0 ? out : null;
+  }
+  if (!('leaf' in e)) return null;
+  const l = e.leaf;
+  if (l.kind !== 'text' || l.op !== 'contains' || l.caseSensitive || typeof l.value !== 'string') return null;
+  const column = (TEXT_COLUMNS as readonly string[]).indexOf(l.column.id);
+  const needle = tokenNeedle(l.value);
+  return column < 0 || needle === null || l.column.sql !== `r.${l.column.id}` ? null : [{ column, needle }];
+}
+
+/** Rows of a segment matching every leaf, as a bitmap over its file row numbers. */
+function matchingRows(ix: TokenIndex, leaves: readonly TokenLeaf[]): Uint32Array {
+  let acc: Uint32Array | null = null;
+  for (const l of leaves) {
+    const col = ix.column(l.column)!;
+    const bits = new Uint32Array(Math.ceil(ix.rows / 32));
+    markRows(ix, col, tokensContaining(col, l.needle), bits);
+    if (acc === null) acc = bits;
+    else for (let i = 0; i < acc.length; i++) acc[i]! &= bits[i]!;
+  }
+  return acc!;
+}
+
+function rowsOf(bits: Uint32Array): number[] {
+  const out: number[] = [];
+  for (let w = 0; w < bits.length; w++) {
+    let x = bits[w]!;
+    while (x !== 0) {
+      out.push(w * 32 + (31 - Math.clz32(x & -x)));
+      x &= x - 1;
+    }
+  }
+  return out;
+}
+
+/**
+ * The count of `plan` over `scope` with the token index's help, or null when the filter is not made
+ * of token leaves or no segment in scope has a token index (then the caller counts as usual).
+ */
+export async function countByTokens(db: Database, snap: Snapshot, scope: Scope, plan: PlanInput, steps: string[]): Promise<number | null> {
+  const leaves = tokenLeaves(plan.filter);
+  if (leaves === null) return null;
+  const indexed: { seg: SegmentEntry; ix: TokenIndex }[] = [];
+  for (const seg of snap.segmentsFor(scope)) {
+    const ix = tokenIndexOf(snap.path(seg), seg.rows);
+    // A column found damaged when first read leaves its segment to the plain count.
+    if (ix !== null && leaves.every((l) => ix.column(l.column) !== null)) indexed.push({ seg, ix });
+  }
+  if (indexed.length === 0) return null;
+  const deadFree = snap.deadFreeFiles();
+  const cut = snap.cutoffs(scope.projectId, scope.runId);
+  let n = 0;
+  let checked = 0;
+  for (const { seg, ix } of indexed) {
+    const cutoff = cut.get(seg.run_id);
+    const expiring = cutoff !== undefined && seg.min_created_us < cutoff;
+    if (leaves.length === 1 && deadFree.has(seg.file) && !expiring) {
+      // One leaf: tokens containing the needle rarely share rows, but they may; one token needs no union.
+      const col = ix.column(leaves[0]!.column)!;
+      const tokens = tokensContaining(col, leaves[0]!.needle);
+      if (tokens.length <= 1) {
+        n += tokens.length === 0 ? 0 : col.counts[tokens[0]!]!;
+        continue;
+      }
+    }
+    const bits = matchingRows(ix, leaves);
+    if (deadFree.has(seg.file) && !expiring) {
+      n += popcount(bits);
+      continue;
+    }
+    const rows = rowsOf(bits);
+    if (rows.length === 0) continue;
+    checked++;
+    const params: Param[] = [snap.path(seg), rows];
+    const live = expiring ? ` AND created_at >= make_timestamp($${params.push(cutoff)})` : '';
+    const sql = `SELECT count(*) AS n FROM read_parquet($1, hive_partitioning = false) WHERE file_row_number IN (SELECT unnest($2::BIGINT[])) AND seq NOT IN ${snap.deadSeqs}${live}`;
+    n += Number((await db.all(sql, params))[0]!['n']);
+  }
+  const rest: PlanInput = { ...plan, base: (first, metrics, text, created) => snap.source(scope, first, metrics, text, created, { files: new Set(indexed.map((x) => x.seg.file)), only: false, memory: true }) };
+  const q = countQuery(rest);
+  n += Number((await db.all(q.sql, q.params))[0]!['n']);
+  steps.push(`count (token index: ${indexed.length} segments, ${checked} checked for dead or expired rows)`);
+  return n;
+}

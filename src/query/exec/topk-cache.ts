@@ -1,0 +1,99 @@
+// The best rows of each segment by one metric: for a (segment, metric, direction), the first
+// TOP_ROWS rows with a value in the order a metric-sorted page uses (value, then id), with the narrow
+// columns a page's keys show and simple filters test. Segments never change, so each list is read
+// once (one scan of the file) and kept by file name; a metric-sorted page then picks its candidates
+// from these lists instead of scanning every row group (src/query/exec/metric-topk.ts). Dead rows are
+// listed too (the list is of the file): liveness is checked when a page is asked.
+import type { Database } from '../../db/database.js';
+import type { SegmentEntry } from '../../storage/manifest/manifest.js';
+import type { Snapshot } from '../../storage/snapshot/snapshot.js';
+
+/** Rows kept per list: a first page of up to 1,000 rows, with room for filters that drop some. */
+export const TOP_ROWS = 2048;
+
+/** The physical columns a list keeps (besides the metric's value `v`); filters on these need no scan. */
+export const CACHED_COLUMNS = ['seq', 'created_at', 'id', 'type', 'project_id', 'run_id', 'session_id', 'trace_id', 'parent_id', 'has_children', 'status_code', 'model'] as const;
+
+/** One listed row: `c` is created_at in epoch µs; project_id and run_id are the segment's. */
+export interface TopRow {
+  seq: number;
+  c: number;
+  id: string;
+  type: string | null;
+  session_id: string | null;
+  trace_id: string | null;
+  parent_id: string | null;
+  has_children: boolean | null;
+  status_code: number | null;
+  model: string | null;
+  v: number;
+}
+
+export interface TopList {
+  /** Best first. */
+  readonly rows: readonly TopRow[];
+  /** Whether the segment has more rows with a value than the list holds (then rows after it are no better than its last). */
+  readonly truncated: boolean;
+}
+
+const EMPTY: TopList = { rows: [], truncated: false };
+
+export class TopKCache {
+  readonly #db: Database;
+  readonly #lists = new Map<string, Promise<TopList>>();
+  /** Rows kept per list. */
+  readonly rows: number;
+
+  constructor(db: Database, rows = TOP_ROWS) {
+    this.#db = db;
+    this.rows = rows;
+  }
+
+  /** The list of a segment for a metric (by its id in the manifest), best first in the given direction. */
+  list(snap: Snapshot, segment: SegmentEntry, metricId: number | undefined, ascending: boolean): Promise<TopList> {
+    if (metricId === undefined || !segment.metrics.includes(metricId)) return Promise.resolve(EMPTY);
+    const path = snap.path(segment);
+    const key = `${path}\n${metricId}\n${ascending ? 'asc' : 'desc'}`;
+    let p = this.#lists.get(key);
+    if (!p) {
+      p = this.#read(path, metricId, ascending);
+      // A failed read is not remembered (the next query tries again).
+      p.catch(() => this.#lists.delete(key));
+      this.#lists.set(key, p);
+    }
+    return p;
+  }
+
+  async #read(path: string, metricId: number, ascending: boolean): Promise<TopList> {
+    const dir = ascending ? 'ASC' : 'DESC';
+    // The metric id is a number from the manifest, never user text.
+    const col = `m${Math.trunc(metricId)}`;
+    const rows = await this.#db.all(
+      `SELECT seq, epoch_us(created_at) AS c, id, type, session_id, trace_id, parent_id, has_children, status_code, model, ${col} AS v
+       FROM read_parquet($1, hive_partitioning = false) WHERE ${col} IS NOT NULL ORDER BY ${col} ${dir}, id ${dir} LIMIT ${this.rows + 1}`,
+      [path],
+    );
+    const list = rows.slice(0, this.rows).map((r) => ({
+      seq: Number(r['seq']),
+      c: Number(r['c']),
+      id: String(r['id']),
+      type: (r['type'] as string | null) ?? null,
+      session_id: (r['session_id'] as string | null) ?? null,
+      trace_id: (r['trace_id'] as string | null) ?? null,
+      parent_id: (r['parent_id'] as string | null) ?? null,
+      has_children: (r['has_children'] as boolean | null) ?? null,
+      status_code: r['status_code'] === null || r['status_code'] === undefined ? null : Number(r['status_code']),
+      model: (r['model'] as string | null) ?? null,
+      v: Number(r['v']),
+    }));
+    return { rows: list, truncated: rows.length > this.rows };
+  }
+
+  /** Forgets lists of files merged or deleted since, once the cache has grown past what is live. */
+  prune(snap: Snapshot): void {
+    const live = [...snap.segmentsOfKind('span'), ...snap.segmentsOfKind('trace'), ...snap.segmentsOfKind('session')];
+    if (this.#lists.size <= 4 * live.length + 64) return;
+    const keep = new Set(live.map((s) => snap.path(s)));
+    for (const k of this.#lists.keys()) if (!keep.has(k.split('\n')[0]!)) this.#lists.delete(k);
+  }
+}

@@ -1,0 +1,269 @@
+// The write half of the record store: logs a request's rows as one Arrow batch and inserts it into
+// the active memory table before the request is acknowledged (append), and logs tombstones and
+// has_children overrides (deleteSeqs). Sequence numbers are taken in the same synchronous step as the
+// log write, so the log holds them in order; the in-memory state changes only once the log has
+// taken the entry (see record-store.ts for the invariants).
+import { join } from 'node:path';
+import { noteAwaits, resolveAwaits } from './awaited.js';
+import { StorageError } from '../../errors.js';
+import { BatchBuilder, type Row as WireRowLike } from './batch-builder.js';
+import { cpuTurn } from './cpu-turns.js';
+import { partitionKey } from '../manifest/manifest.js';
+import type { MemInserter, MemTable } from './mem-tables.js';
+import type { Sealer } from '../segments/sealer.js';
+import type { Snapshot } from '../snapshot/snapshot.js';
+import { memKey, type MemEntry, type StoreState } from '../store-state.js';
+import { encodeEntry } from '../wal/wal.js';
+
+/** A row as the engine hands it over: column name -> JS value (see batch-builder.ts). */
+export type WireRow = WireRowLike & { seq: number; id: string; type: string; project_id: string; run_id: string };
+
+/** Waits (ms) before each new try of a failed insert into a memory table. */
+const INSERT_RETRIES = [50, 250, 1000, 4000];
+
+export class Appender {
+  readonly #s: StoreState;
+  readonly #sealer: Sealer;
+  readonly #builders: BatchBuilder[] = [];
+  readonly #read: <T>(fn: (snap: Snapshot) => Promise<T>) => Promise<T>;
+  readonly #afterDelete: () => void;
+  /** Inserts of appends not yet visible, oldest first (acknowledged or not). */
+  readonly #unseen: Promise<void>[] = [];
+  /** Those of acknowledged appends: what a read waits for (`visible`). */
+  readonly #ackedUnseen = new Set<Promise<void>>();
+  /** Why an acknowledged request's rows never reached DuckDB (reads refuse to miss them: see `visible`). */
+  #lost: unknown = null;
+
+  constructor(state: StoreState, sealer: Sealer, read: <T>(fn: (snap: Snapshot) => Promise<T>) => Promise<T>, afterDelete: () => void) {
+    this.#s = state;
+    this.#sealer = sealer;
+    this.#read = read;
+    this.#afterDelete = afterDelete;
+  }
+
+  /**
+   * Logs rows of one project and run (their seq is assigned here), replacing older versions of the
+   * same ids. Resolves once they are in the log (on disk, if `sync`); a read that starts after that
+   * sees them (it waits for their insert into DuckDB: `visible`), while the caller goes on to build
+   * its next request as DuckDB inserts this one.
+   * `awaits`: ids of parent spans (not logged yet) that these rows are children of; a row logged
+   * later with such an id gets has_children true, also after a restart (awaited.ts).
+   */
+  async append(rows: readonly WireRow[], sync: boolean, awaits: readonly string[] = []): Promise<void> {
+    this.#s.lastAppend = performance.now();
+    this.#s.assertWritable();
+    if (rows.length === 0) return;
+    const s = this.#s;
+    await this.#sealer.backpressure();
+    if (s.wal.failed) this.#sealer.freeze();
+    for (;;) {
+      // The batch is built in the continuation of this wait (or of the lookup below): see cpu-turns.ts.
+      await cpuTurn();
+      // A seal that commits while we look up sealed versions moves ids out of the recent map: look again.
+      const generation = s.sealGeneration;
+      const dead = await this.#sealedVersions(rows.filter((r) => !s.memIds.has(memKey(r.run_id, r.id))));
+      if (generation !== s.sealGeneration) continue;
+      this.#s.assertWritable();
+      for (const r of rows) {
+        const prev = s.memIds.get(memKey(r.run_id, r.id));
+        if (prev !== undefined) dead.push(prev.seq);
+      }
+      // Sequence numbers are taken in the same synchronous step as the log write, so the log holds
+      // them in order.
+      const first = s.nextSeq;
+      const inRequest = new Map<string, number>();
+      for (let i = 0; i < rows.length; i++) {
+        const r = rows[i] as WireRow;
+        r.seq = first + i;
+        // The same id twice in one request: the later row wins.
+        const earlier = inRequest.get(r.id);
+        if (earlier !== undefined) dead.push(earlier);
+        inRequest.set(r.id, r.seq);
+      }
+      // Parents that children logged before them wait for: they arrive with has_children.
+      const arrived: string[] = [];
+      if (s.awaited.size > 0) {
+        for (const r of rows) {
+          const k = memKey(r.run_id, r.id);
+          if (!s.awaited.has(k)) continue;
+          r['has_children'] = true;
+          arrived.push(k);
+        }
+      }
+      const builder = this.#builders.pop() ?? new BatchBuilder();
+      let batch: ReturnType<BatchBuilder['build']>;
+      let bytes: Uint8Array;
+      let durable: Promise<void>;
+      try {
+        batch = builder.build(rows);
+        bytes = encodeEntry(batch, dead, first + rows.length - 1, [], awaits);
+        // Throws, with nothing written and nothing changed, when the log cannot take the request.
+        durable = s.wal.append(bytes, sync);
+      } catch (err) {
+        this.#builders.push(builder);
+        throw err instanceof StorageError ? err : new StorageError(`the rows could not be stored: ${(err as Error).message}`, { cause: err });
+      }
+      s.nextSeq = first + rows.length;
+      const at = ++s.clock;
+      const table = s.active;
+      for (const q of dead) s.dead.add(q);
+      // One push per value: a spread of a 1M-span delete's seqs overflows the call stack (found at 100M).
+      for (const q of dead) table.dead.push(q);
+      for (const r of rows) s.memIds.set(memKey(r.run_id, r.id), entryOf(r, table.number));
+      table.noteRows(rows[0]!.project_id, rows[0]!.run_id, rows, builder.metricsByKind, bytes.length, s.options.notedColumns);
+      if (arrived.length > 0) resolveAwaits(s, table, arrived);
+      if (awaits.length > 0) noteAwaits(s, table, rows[0]!.project_id, rows[0]!.run_id, awaits);
+      let failed: unknown = null;
+      let acked = false;
+      const visible = this.#insert(table, batch, at, dead)
+        .catch((err: unknown) => {
+          failed = err;
+          // Acknowledged rows that no read would see: reads fail from now on (a reopen replays the log).
+          if (acked) this.#lost ??= err;
+          throw err;
+        })
+        .finally(() => {
+          this.#builders.push(builder);
+          this.#unseen.splice(this.#unseen.indexOf(visible), 1);
+          this.#ackedUnseen.delete(visible);
+        });
+      visible.catch(() => undefined);
+      this.#unseen.push(visible);
+      // A caller that waits for its insert anyway has it start at once (no lingering for a group).
+      if (s.options.pipelineDepth === 0) s.inserter.flush();
+      this.#sealer.maybeFreeze();
+      durable.catch(() => undefined);
+      await durable;
+      // At most pipelineDepth acknowledged appends not yet visible (0: this one is visible before it is
+      // acknowledged); a caller faster than DuckDB waits for its oldest insert.
+      while (failed === null && this.#unseen.indexOf(visible) >= s.options.pipelineDepth) {
+        s.inserter.flush();
+        await this.#unseen[0]!.catch(() => undefined);
+      }
+      if (failed !== null) throw failed;
+      acked = true;
+      if (this.#unseen.includes(visible)) this.#ackedUnseen.add(visible);
+      return;
+    }
+  }
+
+  /**
+   * Null when every acknowledged append is visible in DuckDB; else a promise that resolves once those
+   * acknowledged so far are (a read waits for it before taking its snapshot, so it sees every
+   * acknowledged row), or rejects when one of them never will be until the store is reopened.
+   */
+  visible(): Promise<void> | null {
+    if (this.#lost !== null) return Promise.reject(lostError(this.#lost));
+    if (this.#ackedUnseen.size === 0) return null;
+    this.#s.inserter.flush();
+    return Promise.all(this.#ackedUnseen).then(
+      () => undefined,
+      (err: unknown) => {
+        throw lostError(err);
+      },
+    );
+  }
+
+  /**
+   * Inserts into DuckDB. A failed insert changed nothing (its transaction rolled back), so it is tried
+   * again a few times: most failures are memory running short while a seal or merge runs, which the
+   * sealer then frees. One that keeps failing leaves DuckDB behind the log, so writes stop until the
+   * store is reopened (the log replays the rows then).
+   */
+  async #insert(table: MemTable, batch: Parameters<MemInserter['insert']>[1], at: number, dead: readonly number[], childless: readonly number[] = []): Promise<void> {
+    // Counted as pending across the retries, so the table is not sealed in a wait between two tries.
+    table.pending++;
+    try {
+      await this.#tries(table, batch, at, dead, childless);
+    } finally {
+      table.done(1);
+    }
+  }
+
+  async #tries(table: MemTable, batch: Parameters<MemInserter['insert']>[1], at: number, dead: readonly number[], childless: readonly number[]): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.#s.inserter.insert(table, batch, dead, childless, at);
+        return;
+      } catch (err) {
+        if (attempt < INSERT_RETRIES.length && !this.#s.closed) {
+          this.#sealer.kick();
+          await new Promise((r) => setTimeout(r, INSERT_RETRIES[attempt]));
+          continue;
+        }
+        this.#s.broken ??= err;
+        throw new StorageError('adding rows to the in-memory table failed; writes are refused until the store is reopened', { cause: err });
+      }
+    }
+  }
+
+  /**
+   * Deletes rows by seq, durably: one tombstone entry in the log, visible at once. `childless`: row
+   * versions (parents the delete leaves without children) whose has_children reads false from now on,
+   * in the same entry, so a crash keeps both or neither.
+   */
+  async deleteSeqs(seqs: readonly number[], childless: readonly number[] = []): Promise<void> {
+    this.#s.assertWritable();
+    const s = this.#s;
+    const fresh = [...new Set(seqs)].filter((q) => !s.dead.has(q));
+    const cleared = [...new Set(childless)].filter((q) => !s.childless.has(q) && !s.dead.has(q));
+    if (fresh.length === 0 && cleared.length === 0) return;
+    if (s.wal.failed) this.#sealer.freeze();
+    const durable = s.wal.append(encodeEntry(null, fresh, s.nextSeq - 1, cleared), true);
+    const at = ++s.clock;
+    const table = s.active;
+    for (const q of fresh) s.dead.add(q);
+    for (const q of cleared) s.childless.add(q);
+    // One push per value: push(...fresh) of a 1% delete at 100M spans (1.07M seqs) overflowed the stack.
+    for (const q of fresh) table.dead.push(q);
+    for (const q of cleared) table.childless.push(q);
+    const gone = new Set(fresh);
+    const off = new Set(cleared);
+    for (const [k, e] of s.memIds) {
+      if (gone.has(e.seq)) s.memIds.delete(k);
+      else if (off.has(e.seq)) s.memIds.set(k, { ...e, has_children: false });
+    }
+    durable.catch(() => undefined);
+    await this.#insert(table, null, at, fresh, cleared);
+    await durable;
+    // A large delete can leave segments mostly dead: rewriting them gives the space back.
+    if (s.options.autoCompact) this.#afterDelete();
+  }
+
+  /** Seqs of live sealed rows with the ids of `rows` (in the same project and run). */
+  async #sealedVersions(rows: readonly WireRow[]): Promise<number[]> {
+    const s = this.#s;
+    const files = new Set<string>();
+    const wanted: string[] = [];
+    for (const r of rows) {
+      const hit = s.index.candidates(r.id, `records/${partitionKey(r.project_id, r.run_id)}`);
+      if (hit.length === 0) continue;
+      wanted.push(r.id);
+      for (const f of hit) files.add(f);
+    }
+    if (wanted.length === 0) return [];
+    return this.#read(async () => {
+      const found = await s.db.all(`SELECT seq FROM read_parquet($1, hive_partitioning = false) WHERE id IN (SELECT unnest($2::VARCHAR[]))`, [
+        [...files].map((f) => join(s.dir, f)),
+        wanted,
+      ]);
+      return found.map((r) => Number(r['seq'])).filter((q) => !s.dead.has(q));
+    });
+  }
+}
+
+function lostError(cause: unknown): StorageError {
+  return new StorageError('acknowledged rows could not be added to the in-memory table; reads and writes are refused until the store is reopened (the log replays them)', { cause });
+}
+
+function entryOf(r: WireRow, table: number): MemEntry {
+  return {
+    seq: r.seq,
+    project_id: r.project_id,
+    type: r.type,
+    trace_id: (r['trace_id'] as string | null | undefined) ?? null,
+    session_id: (r['session_id'] as string | null | undefined) ?? null,
+    has_children: r['has_children'] === true,
+    table,
+  };
+}

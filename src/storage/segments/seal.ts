@@ -1,0 +1,104 @@
+// Sealing: a frozen memory table becomes one sorted ZSTD Parquet segment per project, run and kind,
+// with each metric also shredded into its own DOUBLE column (`m<id>`). This writes the files only;
+// the record store commits them (manifest first, then its in-memory state). It runs on a connection
+// of its own, so neither writers nor readers wait for it.
+import type { Connection, Param } from '../../db/database.js';
+import { NEAR_ORDER_GROUPS } from './bulk-load.js';
+import { partitionKey, type ManifestState } from '../manifest/manifest.js';
+import type { MemPartition, MemTable } from '../memtable/mem-tables.js';
+import { KIND_SQL } from '../../record/record-columns.js';
+import { removeSegmentFiles, segmentPath, writeSegment, type WrittenSegment } from './segments.js';
+
+/**
+ * ZSTD level of sealed segments. Level 1 writes faster than the default 3 for files ~12% larger
+ * (IMPORT_COMPRESSION_LEVEL measured the same); merges rewrite them at the store's compaction level.
+ */
+export const SEAL_COMPRESSION_LEVEL = 1;
+
+/** Whether a partition's rows came in created_at order but for lags of a few row groups' worth of time. */
+export function nearlyOrdered(part: MemPartition, rowGroupSize: number): boolean {
+  if (!(part.behindUs < Infinity)) return false;
+  if (part.behindUs === 0) return true;
+  const groupUs = ((part.newestUs - part.oldestUs) * rowGroupSize) / Math.max(1, part.rows);
+  return part.behindUs <= NEAR_ORDER_GROUPS * groupUs;
+}
+
+export interface SealContext {
+  readonly dir: string;
+  readonly conn: Connection;
+  readonly manifest: ManifestState;
+  /** Reserves the next segment number. */
+  nextSegment(): number;
+  /** Rows per row group of merged segments (what nearlyOrdered measures lags in). */
+  readonly rowGroupSize: number;
+  /** Rows per row group of the segments written here (RecordStoreOptions.sealRowGroupSize; rowGroupSize if absent). */
+  readonly sealRowGroupSize?: number;
+  readonly textIndex: boolean;
+}
+
+export interface SealOutput {
+  readonly added: WrittenSegment[];
+  readonly metricIds: Record<string, number>;
+}
+
+/**
+ * Writes the segments of a frozen table (its live rows in created_at order, or nearly: see nearlyOrdered). `ownDead`: the
+ * table's tombstones of its own rows (left out); `ownChildless`: its has_children overrides of its own
+ * rows (written as false, so the overrides can go).
+ */
+export async function writeSealSegments(ctx: SealContext, table: MemTable, ownDead: readonly number[], ownChildless: readonly number[] = []): Promise<SealOutput> {
+  const metricIds: Record<string, number> = { ...ctx.manifest.metric_ids };
+  let nextMetric = Math.max(-1, ...Object.values(metricIds)) + 1;
+  const added: WrittenSegment[] = [];
+  // The bitmaps span the marked seqs (bitstring_agg takes its bounds only as constants; they are the
+  // store's own numbers); a row outside that range is marked by neither.
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const q of [ownDead, ownChildless].flat()) {
+    if (q < lo) lo = q;
+    if (q > hi) hi = q;
+  }
+  try {
+    // Only the table's own tombstones leave rows out: a row replaced from a newer log file stays in
+    // the segment (dead to readers) until that file is sealed too, since the newer file may not be
+    // on disk yet and the row is then the record's last durable version. Both sets are tested by a
+    // bitmap: a filter keeps the scan's order, `seq NOT IN (subquery)` is a join and does not (see below).
+    const bitmap = async (name: string, seqs: readonly number[]): Promise<string> => {
+      if (!Number.isSafeInteger(lo) || !Number.isSafeInteger(hi)) throw new Error(`bad seq range ${lo}..${hi}`);
+      await ctx.conn.run(`SET VARIABLE ${name} = (SELECT bitstring_agg(s, ${lo}, ${hi}) FROM (SELECT unnest($1::BIGINT[]) AS s))`, [[...seqs]]);
+      // CASE, not OR: DuckDB evaluates both sides of an OR, and get_bit outside the range throws.
+      return `(CASE WHEN seq BETWEEN ${lo} AND ${hi} THEN get_bit(getvariable('${name}'), (seq - ${lo})::INTEGER) = 0 ELSE true END)`;
+    };
+    const where = ownDead.length === 0 ? '' : ` AND ${await bitmap('tl_seal_dead', ownDead)}`;
+    const star = ownChildless.length === 0 ? '*' : `* REPLACE (has_children AND ${await bitmap('tl_seal_off', ownChildless)} AS has_children)`;
+    for (const part of table.partitions.values()) {
+      const names = [...part.metrics].sort();
+      for (const n of names) if (metricIds[n] === undefined) metricIds[n] = nextMetric++;
+      const params: Param[] = [part.projectId, part.runId, part.kind, ...names];
+      const shredded = names.map((n, i) => `, metrics[$${4 + i}] AS m${metricIds[n]}`).join('');
+      // Rows that came nearly in created_at order are written as they came (DuckDB keeps a table's
+      // insertion order through filters): the sort was a third of a seal's CPU, and row groups' time
+      // ranges stay as tight as in the segments merges concatenate (NEAR_ORDER_GROUPS, bulk-load.ts).
+      const order = nearlyOrdered(part, ctx.rowGroupSize) ? '' : ' ORDER BY created_at, id';
+      const written = await writeSegment(ctx.conn, ctx.dir, {
+        file: segmentPath(ctx.dir, partitionKey(part.projectId, part.runId, part.kind), ctx.nextSegment()),
+        projectId: part.projectId,
+        runId: part.runId,
+        kind: part.kind,
+        select: `SELECT ${star}${shredded} FROM ${table.name}
+                 WHERE project_id = $1 AND run_id = $2 AND ${KIND_SQL} = $3${where}${order}`,
+        params,
+        rowGroupSize: ctx.sealRowGroupSize ?? ctx.rowGroupSize,
+        compressionLevel: SEAL_COMPRESSION_LEVEL,
+        textIndex: ctx.textIndex,
+        metrics: names.map((n) => metricIds[n]!),
+        hashes: Float64Array.from(part.hashes),
+      });
+      if (written) added.push(written);
+    }
+  } catch (err) {
+    for (const seg of added) removeSegmentFiles(ctx.dir, seg.entry.file);
+    throw err;
+  }
+  return { added, metricIds };
+}

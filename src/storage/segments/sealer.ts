@@ -1,0 +1,167 @@
+// The sealer: freezes the active memory table when it is full (the log rolls to a new file in the
+// same step, so table n and log file n hold the same rows), and turns frozen tables into segments in
+// the background, oldest first. Writers wait only when two frozen tables are already waiting.
+import { StorageError } from '../../errors.js';
+import { sealedAwaits } from '../memtable/awaited.js';
+import type { ManifestState } from '../manifest/manifest.js';
+import { MemTable } from '../memtable/mem-tables.js';
+import { writeSealSegments } from './seal.js';
+import type { StoreState } from '../store-state.js';
+
+/** Frozen tables waiting for the sealer before writers wait (bounds memory at about three tables). */
+const MAX_FROZEN = 2;
+
+export class Sealer {
+  readonly #s: StoreState;
+  #running: Promise<void> | null = null;
+  #failure: unknown = null;
+  #waiters: (() => void)[] = [];
+  /**
+   * Called after each seal (the store starts compaction there). Not only once no frozen table is
+   * left: when tables freeze as fast as they are sealed that moment never comes while logging lasts,
+   * and segments piled up unmerged until ingest stopped (the compactor's own pause rules decide when
+   * a merge actually runs).
+   */
+  onSealed: () => void = () => undefined;
+
+  constructor(state: StoreState) {
+    this.#s = state;
+  }
+
+  /**
+   * Freezes the active table (if it holds anything) and starts a fresh one with a new log file; the
+   * sealer takes it from there. After a failed fsync this is also how the log gets a trusted file
+   * again: what the failed file held is made durable by the seal, which writes (and fsyncs) new files.
+   */
+  freeze(): void {
+    const s = this.#s;
+    const active = s.active;
+    if (active.rows === 0 && active.dead.length === 0 && !s.wal.failed) return;
+    try {
+      s.wal.roll(s.nextSeq);
+    } catch (err) {
+      // The log stays on its file and the table keeps taking rows; the next append tries again.
+      process.emitWarning(`tracelake: starting a new log file failed: ${(err as Error).message}`);
+      return;
+    }
+    const number = s.wal.number;
+    active.frozen = true;
+    s.mem.push(new MemTable(number, s.nextSeq, s.inserter.create(`mem_${number}`)));
+    this.kick();
+  }
+
+  /** Freezes the active table when it is full. */
+  maybeFreeze(): void {
+    const t = this.#s.active;
+    if (t.bytes >= this.#s.options.memTableBytes || t.rows >= this.#s.options.sealRows) this.freeze();
+  }
+
+  /** Writers wait while the sealer is behind (memory stays bounded); never forever (a failing seal lets them pass). */
+  async backpressure(): Promise<void> {
+    while (this.#frozen() >= MAX_FROZEN && !this.#s.closed && this.#failure === null) {
+      this.kick();
+      await new Promise<void>((r) => this.#waiters.push(r));
+    }
+  }
+
+  #frozen(): number {
+    let n = 0;
+    for (const t of this.#s.mem) if (t.frozen) n++;
+    return n;
+  }
+
+  kick(): void {
+    if (this.#running) return;
+    this.#running = this.#sealAll().finally(() => {
+      this.#running = null;
+      this.#wake();
+    });
+  }
+
+  #wake(): void {
+    for (const r of this.#waiters.splice(0)) r();
+  }
+
+  async #sealAll(): Promise<void> {
+    this.#failure = null;
+    for (;;) {
+      const table = this.#s.mem.find((t) => t.frozen);
+      if (!table) break;
+      try {
+        await this.#s.maint.run(() => this.#seal(table));
+      } catch (err) {
+        this.#failure = err;
+        process.emitWarning(`tracelake: sealing failed (will retry at the next seal): ${(err as Error).message}`);
+        return;
+      }
+      this.#wake();
+      this.onSealed();
+    }
+  }
+
+  /** Seals everything in memory now; throws if a seal fails. */
+  async sealAll(): Promise<void> {
+    this.freeze();
+    while (this.#s.mem.some((t) => t.frozen)) {
+      this.kick();
+      await this.#running;
+      if (this.#failure) throw new StorageError('sealing the in-memory tables failed', { cause: this.#failure });
+    }
+  }
+
+  /** Resolves once no seal is running. */
+  async idle(): Promise<void> {
+    if (this.#running) await this.#running;
+  }
+
+  async #seal(table: MemTable): Promise<void> {
+    const s = this.#s;
+    await table.created;
+    s.inserter.flush();
+    await table.settled();
+    // Tombstones of rows in this table are not needed once it is sealed (those rows are left out);
+    // tombstones of other rows go to the manifest with the rows that replaced them, never before. Which
+    // rows the table holds is asked, not inferred from firstSeq: a bulk load's rows (bulk-load.ts) take
+    // numbers inside a table's range while living in segments.
+    const own = await this.#held(table, table.dead);
+    // The same for has_children overrides: those of the table's own rows are written into the segment;
+    // the others (rows sealed earlier, or a bulk load's) go to the manifest for a merge to fold.
+    const ownOff = await this.#held(table, table.childless);
+    const out = await writeSealSegments({ dir: s.dir, conn: s.conns.seal, manifest: s.manifest, nextSegment: () => s.nextSegment++, rowGroupSize: s.options.rowGroupSize, sealRowGroupSize: s.options.sealRowGroupSize, textIndex: s.options.textIndex }, table, [...own], [...ownOff]);
+    const purged = [...own];
+    const kept = new Set(s.manifest.dead);
+    for (const q of table.dead) if (!own.has(q)) kept.add(q);
+    const keptOff = new Set(s.manifest.childless);
+    for (const q of table.childless) if (!ownOff.has(q)) keptOff.add(q);
+    const state: ManifestState = {
+      ...s.manifest,
+      generation: s.manifest.generation + 1,
+      sealed_wal: table.number,
+      sealed_seq: Math.max(s.manifest.sealed_seq, ...out.added.map((a) => a.entry.max_seq)),
+      next_segment: s.nextSegment,
+      segments: [...s.manifest.segments, ...out.added.map((a) => a.entry)],
+      dead: [...kept],
+      childless: [...keptOff],
+      awaited: sealedAwaits(s.manifest.awaited, table),
+      metric_ids: out.metricIds,
+    };
+    s.commit(state, out.added.map((a) => a.entry.file));
+    for (const { entry, hashes } of out.added) s.index.add({ key: entry.file, partition: entry.file, hashes });
+    s.mem = s.mem.filter((t) => t !== table);
+    for (const [k, e] of s.memIds) if (e.table === table.number) s.memIds.delete(k);
+    s.sealGeneration += 1;
+    await s.wal.dropThrough(table.number);
+    s.afterReaders(async () => {
+      await s.inserter.run(`DROP TABLE IF EXISTS ${table.name}`);
+      await s.forget(purged);
+      await s.forgetChildless([...ownOff]);
+    });
+  }
+
+  /** Which of `seqs` are rows of the table itself. */
+  async #held(table: MemTable, seqs: readonly number[]): Promise<Set<number>> {
+    if (seqs.length === 0) return new Set();
+    const rows = await this.#s.conns.seal.all(`SELECT seq FROM ${table.name} WHERE seq IN (SELECT unnest($1::BIGINT[]))`, [[...seqs]]);
+    return new Set(rows.map((r) => Number(r['seq'])));
+  }
+}

@@ -1,0 +1,193 @@
+// Immutable Parquet segments on disk: writing one (COPY, fsync, row-group time stats, id hashes, text and child indexes),
+// reading their id hashes back, and removing them. Paths below the data folder are ours (catalog ids
+// and a counter); the folder itself is the operator's and may hold quotes, so COPY's target (which
+// takes no parameter) is written as a quoted literal.
+import { readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import type { Connection, Param } from '../../db/database.js';
+import { sqlString } from '../../db/sql-string.js';
+import { ensureDirDurable, fsyncFile, fsyncPathAsync } from '../fs-util.js';
+import type { ManifestState, SegmentEntry } from '../manifest/manifest.js';
+import { TAG_SET_COLUMN, TAG_SET_SQL, type RecordKind } from '../../record/record-columns.js';
+import { childIndexPath, removeChildIndex, writeChildIndex } from '../indexes/child-index.js';
+import { removeTextIndex, textIndexPath, tokenIndexPath, writeTextIndex } from '../indexes/text-index.js';
+
+export interface SegmentFile {
+  readonly rel: string;
+  readonly abs: string;
+}
+
+export function segmentPath(dir: string, partition: string, number: number): SegmentFile {
+  const rel = join('records', partition, `seg-${String(number).padStart(9, '0')}.parquet`);
+  return { rel, abs: join(dir, rel) };
+}
+
+export function idsPath(path: string): string {
+  return path.replace(/\.parquet$/, '.ids');
+}
+
+export interface WriteSegment {
+  readonly file: SegmentFile;
+  readonly projectId: string;
+  readonly runId: string;
+  readonly kind: RecordKind;
+  /** The SELECT whose rows (already in order) become the file. */
+  readonly select: string;
+  /**
+   * Writes the file at the path instead of a COPY of `select` (the same columns, in order): a bulk load
+   * that copies pages of its source. May throw SpliceMismatch before the segment exists (nothing is left).
+   */
+  readonly write?: (abs: string) => Promise<void>;
+  readonly params: readonly Param[];
+  readonly rowGroupSize: number;
+  readonly compressionLevel?: number;
+  /** Whether to write the segment's text index (RecordStoreOptions.textIndex). */
+  readonly textIndex: boolean;
+  readonly metrics: readonly number[];
+  /**
+   * Id hashes of the rows (a superset is fine), sorted on write (a copy). Or a function that gives them
+   * once the file is written (the array is then sorted in place): a merge's union of its inputs' hashes
+   * (8 bytes a row, 16 MB for a 2M-row merge) is then not held through its COPY.
+   */
+  readonly hashes: Float64Array | (() => Promise<Float64Array>);
+}
+
+export interface WrittenSegment {
+  readonly entry: SegmentEntry;
+  /** Its id hashes, sorted. */
+  readonly hashes: Float64Array;
+}
+
+/**
+ * Writes a segment and its id hashes, fsynced with their folder (created durably if new). Returns its
+ * manifest entry, or null when the SELECT gave no rows (nothing is left on disk then).
+ */
+export async function writeSegment(conn: Connection, dir: string, w: WriteSegment): Promise<WrittenSegment | null> {
+  const { abs, rel } = w.file;
+  ensureDirDurable(dirname(abs), dir);
+  try {
+    const level = w.compressionLevel === undefined ? '' : `, COMPRESSION_LEVEL ${w.compressionLevel}`;
+    // Every segment also stores tag_set, derived from tags (recomputed when the rows come from segments).
+    const select = `SELECT COLUMNS(lambda c: c <> '${TAG_SET_COLUMN}'), ${TAG_SET_SQL} AS ${TAG_SET_COLUMN} FROM (${w.select})`;
+    if (w.write) await w.write(abs);
+    else await conn.run(`COPY (${select}) TO ${sqlString(abs)} (FORMAT parquet, COMPRESSION zstd${level}, ROW_GROUP_SIZE ${w.rowGroupSize})`, w.params);
+    await fsyncPathAsync(abs);
+    const meta = await conn.all(
+      `SELECT epoch_us(stats_min::TIMESTAMP) AS lo, epoch_us(stats_max::TIMESTAMP) AS hi, row_group_num_rows AS n
+       FROM parquet_metadata($1) WHERE path_in_schema = 'created_at' ORDER BY row_group_id`,
+      [abs],
+    );
+    const rows = meta.reduce((n, m) => n + Number(m['n']), 0);
+    if (rows === 0) {
+      removeSegmentFiles(dir, rel);
+      return null;
+    }
+    const range = (
+      await conn.all(
+        `SELECT min(seq) AS a, max(seq) AS b, epoch_us(min(created_at)) AS c, epoch_us(max(created_at)) AS d FROM read_parquet($1, hive_partitioning = false)`,
+        [abs],
+      )
+    )[0]!;
+    const hashes = typeof w.hashes === 'function' ? (await w.hashes()).sort() : w.hashes.slice().sort();
+    writeFileSync(idsPath(abs), hashes);
+    await fsyncPathAsync(idsPath(abs));
+    // The text index is on disk (fsynced with the folder below) before any manifest lists the segment.
+    if (w.textIndex) await writeTextIndex(conn, abs);
+    await writeChildIndex(conn, abs);
+    await fsyncPathAsync(dirname(abs), 'r');
+    const entry: SegmentEntry = {
+      file: rel,
+      project_id: w.projectId,
+      run_id: w.runId,
+      kind: w.kind,
+      rows,
+      bytes: statSync(abs).size,
+      min_seq: Number(range['a']),
+      max_seq: Number(range['b']),
+      min_created_us: Number(range['c']),
+      max_created_us: Number(range['d']),
+      metrics: [...w.metrics].sort((a, b) => a - b),
+      row_groups: meta.map((m) => [Number(m['lo']), Number(m['hi']), Number(m['n'])] as const),
+      tag_set: true,
+    };
+    return { entry, hashes };
+  } catch (err) {
+    removeSegmentFiles(dir, rel);
+    throw err;
+  }
+}
+
+/** The id hashes kept beside a segment; rebuilt from the Parquet file when missing or damaged. */
+export async function readHashes(conn: Connection, dir: string, seg: SegmentEntry, hash: (id: string) => number): Promise<Float64Array> {
+  const path = idsPath(join(dir, seg.file));
+  try {
+    const buf = readFileSync(path);
+    if (buf.byteLength % 8 === 0 && buf.byteLength / 8 >= seg.rows) {
+      // A view when the buffer is 8-byte aligned (a large file's buffer is its own), else a copy.
+      if (buf.byteOffset % 8 === 0) return new Float64Array(buf.buffer, buf.byteOffset, buf.byteLength / 8);
+      const out = new Float64Array(buf.byteLength / 8);
+      new Uint8Array(out.buffer).set(buf);
+      return out;
+    }
+  } catch {
+    // rebuilt below
+  }
+  const ids = await conn.all('SELECT id FROM read_parquet($1, hive_partitioning = false)', [join(dir, seg.file)]);
+  const hashes = Float64Array.from(ids.map((r) => hash(String(r['id'])))).sort();
+  writeFileSync(path, hashes);
+  fsyncFile(path);
+  return hashes;
+}
+
+/**
+ * Sorted union of sorted hash arrays (a merged segment's hashes: a superset of its ids), merged in one
+ * pass into one array (a view of its distinct prefix): no concatenated copy to sort, no trimmed copy.
+ */
+export function unionHashes(parts: readonly Float64Array[]): Float64Array {
+  const total = parts.reduce((n, p) => n + p.length, 0);
+  const out = new Float64Array(total);
+  const at = parts.map(() => 0);
+  let w = 0;
+  for (;;) {
+    let best = -1;
+    let v = Infinity;
+    for (let k = 0; k < parts.length; k++) {
+      if (at[k]! < parts[k]!.length && parts[k]![at[k]!]! < v) {
+        v = parts[k]![at[k]!]!;
+        best = k;
+      }
+    }
+    if (best < 0) break;
+    at[best]!++;
+    if (w === 0 || out[w - 1] !== v) out[w++] = v;
+  }
+  return out.subarray(0, w);
+}
+
+export function removeSegmentFiles(dir: string, rel: string): void {
+  rmSync(join(dir, rel), { force: true });
+  rmSync(idsPath(join(dir, rel)), { force: true });
+  removeTextIndex(join(dir, rel));
+  removeChildIndex(join(dir, rel));
+}
+
+/**
+ * Segment files the manifest does not name are leftovers of an interrupted seal or merge; empty
+ * partition folders are leftovers of drops. Both go on open.
+ */
+export function removeUnlisted(dir: string, manifest: ManifestState): void {
+  const live = new Set(manifest.segments.flatMap((s) => [s.file, idsPath(s.file), textIndexPath(s.file), tokenIndexPath(s.file), childIndexPath(s.file)]));
+  const walk = (d: string): boolean => {
+    let empty = true;
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) {
+        if (walk(p)) rmdirSync(p);
+        else empty = false;
+      } else if (!live.has(relative(dir, p))) rmSync(p, { force: true });
+      else empty = false;
+    }
+    return empty;
+  };
+  walk(join(dir, 'records'));
+}

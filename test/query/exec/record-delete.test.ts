@@ -1,0 +1,124 @@
+// Guarantee: the parents a delete leaves without children, found through the segments' child indexes
+// (hashes of parent_id and of owners' ids; from the parents' ids or from the deleted rows' seqs alone),
+// are exactly those a read of the segments' own columns finds, with children spread over several segments and memory, replaced and deleted children, and
+// parents already marked childless.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { childlessByScan, childlessOfLeaves, childlessParents } from '../../../src/query/exec/record-delete.js';
+import type { WireRow } from '../../../src/storage/memtable/appender.js';
+import type { Scope } from '../../../src/storage/snapshot/snapshot.js';
+import { openRecordStore, ROWS_PROJECT, ROWS_RUN } from '../../support/helpers.js';
+
+/** A small deterministic generator (mulberry32). */
+function rng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const id = (k: number) => `00000000-0000-4000-8000-${String(k).padStart(12, '0')}`;
+let clock = 1_700_000_000_000_000;
+const row = (k: number, type: string, trace: number, parent: number | null, hasChildren: boolean): WireRow => ({
+  seq: 0,
+  id: id(k),
+  type,
+  project_id: ROWS_PROJECT,
+  run_id: ROWS_RUN,
+  trace_id: id(trace),
+  ...(parent === null ? {} : { parent_id: id(parent) }),
+  name: `r${k}`,
+  created_at: clock++,
+  updated_at: 0,
+  is_complete: true,
+  has_children: hasChildren,
+});
+
+test('child indexes find the same childless parents as the segments, memory, dead and marked rows included', { timeout: 120_000 }, async (t) => {
+  const { db, store } = await openRecordStore(t);
+  const random = rng(17);
+  const parentOf = new Map<number, number>();
+  let next = 1;
+  /** Traces with a root span, some middle spans and leaves; returns the span numbers that have children. */
+  const traces = (n: number): { rows: WireRow[]; parents: number[] } => {
+    const rows: WireRow[] = [];
+    const parents: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const tr = next++;
+      const root = next++;
+      rows.push(row(tr, 'trace', tr, null, true), row(root, 'task', tr, tr, true));
+      parentOf.set(root, tr);
+      parents.push(root);
+      for (let m = 0, mids = 1 + Math.floor(random() * 3); m < mids; m++) {
+        const mid = next++;
+        const leaves = Math.floor(random() * 4);
+        rows.push(row(mid, 'chain', tr, root, leaves > 0));
+        parentOf.set(mid, root);
+        if (leaves > 0) parents.push(mid);
+        for (let l = 0; l < leaves; l++) {
+          const leaf = next++;
+          rows.push(row(leaf, 'llm', tr, mid, false));
+          parentOf.set(leaf, mid);
+        }
+      }
+    }
+    return { rows, parents };
+  };
+  const first = traces(40);
+  await store.append(first.rows, true);
+  await store.seal();
+  await store.append(traces(40).rows, true);
+  await store.seal();
+  // More children of sealed parents, in a third segment and in memory: a parent's children are then spread.
+  const extra = (from: number[], k: number): WireRow[] =>
+    from.slice(0, k).map((p) => {
+      const leaf = next++;
+      parentOf.set(leaf, p);
+      return row(leaf, 'llm', 1, p, false);
+    });
+  await store.append(extra(first.parents, 15), true);
+  await store.seal();
+  await store.append(extra(first.parents.slice(5), 15), true);
+  // Replaced children (the old version dead, the new one in memory) and a deleted one.
+  const some = [...parentOf.keys()].filter((k) => parentOf.get(k)! > 1).slice(10, 20);
+  await store.append(some.map((k) => row(k, 'llm', 1, parentOf.get(k)!, false)), true);
+  const all = async () =>
+    store.read((snap) => {
+      const src = snap.source({ projectId: ROWS_PROJECT, runId: ROWS_RUN, kinds: ['span'] });
+      return db.all(`SELECT id, seq, parent_id FROM ${src.sql}`, src.params);
+    });
+  const before = await all();
+  // One parent already marked childless (an override) while its rows say has_children.
+  const marked = before.find((r) => r['id'] === id(first.parents[3]!))!;
+  await store.deleteSeqs([Number(before[7]!['seq'])], [Number(marked['seq'])]);
+
+  const spans = await all();
+  const scope: Scope = { projectId: ROWS_PROJECT, runId: ROWS_RUN, kinds: ['span'] };
+  let found = 0;
+  let kept = 0;
+  for (let trial = 0; trial < 12; trial++) {
+    // Delete a random share of the spans (from 5% to 60%), as a delete's rows would be.
+    const share = 0.05 + trial * 0.05;
+    // Every other trial takes all children of the marked parent (it must not be found again).
+    const gone = spans.filter((r) => random() < share || (trial % 2 === 1 && r['parent_id'] === marked['id']));
+    const goneIds = new Set(gone.map((r) => String(r['id'])));
+    const parents = [...new Set(gone.map((r) => r['parent_id']).filter((p): p is string => typeof p === 'string' && !goneIds.has(p)))];
+    const seqs = gone.map((r) => Number(r['seq']));
+    const [viaIndex, viaScan, viaHashes, indexed] = await store.read(async (snap) => [
+      (await childlessParents(db, snap, scope, parents, seqs)).sort((a, b) => a - b),
+      (await childlessByScan(db, snap, scope, parents, seqs)).sort((a, b) => a - b),
+      // From the deleted rows' seqs alone (their parents' hashes come from the indexes).
+      (await childlessOfLeaves(db, snap, scope, seqs)).sort((a, b) => a - b),
+      snap.childIndexes({ ...scope, kinds: ['span', 'trace'] }),
+    ]);
+    assert.ok(indexed !== null && indexed.length === 5, 'every segment has its child index (so it is what was read)');
+    assert.deepEqual(viaIndex, viaScan, `trial ${trial}`);
+    assert.deepEqual(viaHashes, viaScan, `trial ${trial}, from seqs`);
+    found += viaIndex.length;
+    kept += parents.length - viaIndex.length;
+  }
+  assert.ok(found > 20 && kept > 20, `both answers occur (childless ${found}, kept ${kept})`);
+});

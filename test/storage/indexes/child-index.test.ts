@@ -1,0 +1,107 @@
+// Guarantees of the child indexes (src/storage/indexes/child-index.ts): every listed segment has one, of its
+// rows, written by seals and merges; a merged-away segment's goes with it; a missing, damaged
+// (truncated), stale (another segment's, or hashed by another DuckDB: a different probe) one, and
+// one left half-built by a crash, are replaced on open; and deletes answer the same through rebuilt
+// indexes as through the ones written with the segments (has_children of every span and trace).
+import assert from 'node:assert/strict';
+import { copyFileSync, cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { Database } from '../../../src/db/database.js';
+import { TraceStore } from '../../../src/engine/trace-store.js';
+import { childIndexPath, childIndexUsable } from '../../../src/storage/indexes/child-index.js';
+import { tempDir } from '../../support/helpers.js';
+
+const OPTIONS = { threads: 1, rowGroupSize: 512, autoCompact: false } as const;
+
+/** Traces of a root span with middle spans, each with `tag`-tagged llm leaves (some of them only). */
+function traces(from: number, n: number): Record<string, unknown>[] {
+  return Array.from({ length: n }, (_, i) => {
+    const k = from + i;
+    const leaves = (m: number) => Array.from({ length: (k + m) % 4 }, (_, l) => ({ type: 'llm', name: `l${k}-${m}-${l}`, tags: (k + m + l) % 3 === 0 ? ['gone'] : ['stay'] }));
+    return { name: `t${k}`, spans: [{ type: 'agent', name: `root${k}`, spans: [0, 1, 2].map((m) => ({ type: 'workflow', name: `c${k}-${m}`, spans: leaves(m) })) }] };
+  });
+}
+
+async function load(t: TestContext, dir: string): Promise<{ store: TraceStore; projectId: string; runId: string }> {
+  const store = await TraceStore.open(dir, OPTIONS);
+  t.after(() => store.close());
+  const projectId = store.createProject({ name: 'p' }).id;
+  const runId = store.createLogStream(projectId, 'r').id;
+  for (let s = 0; s < 4; s++) {
+    await store.logTraces(projectId, { log_stream_id: runId, traces: traces(s * 300, 300) } as never);
+    await store.flush();
+  }
+  return { store, projectId, runId };
+}
+
+const listed = (dir: string) => (JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { segments: { file: string; rows: number; min_seq: number; max_seq: number }[] }).segments.map((s) => ({ ...s, abs: join(dir, s.file) }));
+
+async function usable(dir: string): Promise<boolean[]> {
+  const db = await Database.open({});
+  try {
+    const conn = await db.dedicated();
+    const out: boolean[] = [];
+    for (const s of listed(dir)) out.push(await childIndexUsable(conn, s.abs, s));
+    return out;
+  } finally {
+    await db.close();
+  }
+}
+
+/** has_children of every span and trace after deleting the 'gone' leaves, by name. */
+async function afterDelete(store: TraceStore, projectId: string, runId: string): Promise<{ deleted: number; hc: [string, boolean][] }> {
+  const ls = { log_stream_id: runId };
+  const { deleted } = await store.delete('span', projectId, { ...ls, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: 'gone' }] });
+  const rows = await store.sql('SELECT name, has_children FROM spans UNION ALL SELECT name, has_children FROM traces ORDER BY name', []);
+  return { deleted, hc: rows.map((r) => [String(r['name']), r['has_children'] === true]) };
+}
+
+test('child indexes: written with every segment, replaced when missing, damaged, stale or half-built; merges keep them', { timeout: 120_000 }, async (t) => {
+  const dir = tempDir(t);
+  const first = await load(t, dir);
+  const segs = listed(dir);
+  assert.ok(segs.length >= 8, `segments: ${segs.length}`);
+  assert.deepEqual(await usable(dir), segs.map(() => true), 'every listed segment has a usable index');
+  await first.store.close();
+
+  // The answer through the indexes as written, on a copy of the folder.
+  const copy = tempDir(t);
+  cpSync(dir, copy, { recursive: true });
+  const reference = await TraceStore.open(copy, OPTIONS);
+  const expected = await afterDelete(reference, first.projectId, first.runId);
+  await reference.close();
+  assert.ok(expected.deleted > 100 && expected.hc.some(([, hc]) => !hc) && expected.hc.some(([name, hc]) => name.startsWith('c') && hc), 'some parents lose every child, others keep one');
+
+  // Missing, truncated, another segment's, another DuckDB's probe, and a half-built leftover.
+  const spans = segs.filter((s) => s.abs.includes('kind=span'));
+  rmSync(childIndexPath(spans[0]!.abs));
+  writeFileSync(childIndexPath(spans[1]!.abs), readFileSync(childIndexPath(spans[1]!.abs)).subarray(0, 100));
+  copyFileSync(childIndexPath(spans[3]!.abs), childIndexPath(spans[2]!.abs));
+  const db = await Database.open({});
+  const conn = await db.dedicated();
+  const odd = `${childIndexPath(spans[3]!.abs)}.odd`;
+  await conn.run(`COPY (SELECT * FROM read_parquet($1)) TO '${odd}' (FORMAT parquet, KV_METADATA {tracelake_hash_probe: '1'})`, [childIndexPath(spans[3]!.abs)]);
+  await db.close();
+  renameSync(odd, childIndexPath(spans[3]!.abs));
+  const leftover = `${childIndexPath(spans[0]!.abs)}.tmp-999999`;
+  writeFileSync(leftover, 'half');
+  const before = await usable(dir);
+  assert.deepEqual(before.filter((u) => !u).length, 4, 'four indexes are unusable before the open');
+
+  const store = await TraceStore.open(dir, OPTIONS);
+  t.after(() => store.close());
+  assert.deepEqual(await usable(dir), segs.map(() => true), 'all rebuilt on open');
+  assert.equal(existsSync(leftover), false, 'the half-built leftover is gone');
+  assert.deepEqual(await afterDelete(store, first.projectId, first.runId), expected, 'the same answers through rebuilt indexes');
+
+  // A merge writes the merged segment's index; the inputs' go with them.
+  await store.compact();
+  await new Promise((r) => setTimeout(r, 100));
+  const merged = listed(dir);
+  assert.ok(merged.length < segs.length, 'segments were merged');
+  assert.deepEqual(await usable(dir), merged.map(() => true), 'merged segments have usable indexes');
+  for (const s of segs.filter((x) => !merged.some((m) => m.abs === x.abs))) assert.equal(existsSync(childIndexPath(s.abs)), false, `${s.abs}: its index went with it`);
+  const kids = readdirSync(dirname(merged.find((s) => s.abs.includes('kind=span'))!.abs)).filter((f) => f.endsWith('.kids'));
+  assert.equal(kids.length, merged.filter((s) => s.abs.includes('kind=span')).length, 'one index per span segment, no other');
+});

@@ -1,0 +1,104 @@
+// Guarantees of a snapshot's bounds and of reading segments without the dead-row filter: every
+// statement over one snapshot sees the same records, whatever is logged meanwhile (rows logged after
+// it and marks logged after it are left out together); a segment is read unfiltered only when the
+// store's dead set has no seq in its range; a replaced record shows one version, never both or none.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Snapshot } from '../../../src/storage/snapshot/snapshot.js';
+import { openRecordStore, ROWS_PROJECT, ROWS_RUN, rowId, toolRows } from '../../support/helpers.js';
+
+const scope = { projectId: ROWS_PROJECT, runId: ROWS_RUN, kinds: ['span'] as const };
+const rows = (from: number, n: number, name = 'r') => toolRows(from, n, { name });
+
+async function setUp(t: Parameters<typeof openRecordStore>[0]) {
+  const { db, store } = await openRecordStore(t);
+  await store.append(rows(0, 10), true);
+  await store.seal();
+  await store.append(rows(10, 10), true);
+  await store.seal();
+  await store.append(rows(20, 5), true);
+  await store.settled(); // appends return before their insert: a snapshot taken directly waits for them
+  const first = store.snapshot();
+  const [a, b] = first.segmentsFor(scope).sort((x, y) => x.min_seq - y.min_seq).map((s) => s.file) as [string, string];
+  first.release();
+  /** What a snapshot shows: the names of records k, the live total, the segments it reads unfiltered. */
+  const read = async (snap: Snapshot, ...ks: number[]) => {
+    const src = snap.source(scope);
+    const got = await db.all(`SELECT name FROM ${src.sql} r WHERE id IN (SELECT unnest($${src.params.length + 1}::VARCHAR[])) ORDER BY name`, [...src.params, ks.map(rowId)]);
+    const total = await db.all(`SELECT count(*) AS n FROM ${src.sql} r`, src.params);
+    return { names: got.map((r) => String(r['name'])), total: Number(total[0]!['n']), free: [...snap.deadFreeFiles()].sort() };
+  };
+  return { db, store, a, b, read };
+}
+
+test('a snapshot ignores replacements and deletes logged after it, in clean and dirty segments alike', async (t) => {
+  const { store, a, b, read } = await setUp(t);
+  // Segment b gets a dead row first, so it is read with the dead-row filter; a stays clean. So does
+  // the memory table, by replacing a record it holds (21).
+  await store.append(rows(12, 1, 'new'), true);
+  await store.append(rows(21, 1, 'new'), true);
+  // Released before the store closes (close waits for readers).
+  await store.settled();
+  const old = store.snapshot();
+  const before = await read(old, 5, 12, 15, 21, 22);
+  assert.deepEqual(before.free, [a], 'only segment a is free of dead rows');
+  assert.deepEqual(before.names, ['new12', 'new21', 'r15', 'r22', 'r5']);
+  assert.equal(before.total, 25);
+
+  // After the snapshot: records 5 (clean segment a), 15 (dirty segment b) and 22 (memory) replaced,
+  // record 3 deleted.
+  await store.append([...rows(5, 1, 'new'), ...rows(15, 1, 'new'), ...rows(22, 1, 'new')], true);
+  const sealed3 = await store.lookup(ROWS_PROJECT, ROWS_RUN, [rowId(3)]);
+  await store.deleteSeqs([Number(sealed3[0]!['seq'])]);
+
+  const same = await read(old, 3, 5, 12, 15, 21, 22);
+  old.release();
+  assert.deepEqual(same.names, ['new12', 'new21', 'r15', 'r22', 'r3', 'r5'], 'the old snapshot shows the records as they were, each once');
+  assert.equal(same.total, 25);
+
+  await store.settled();
+  const now = store.snapshot();
+  const fresh = await read(now, 3, 5, 12, 15, 21, 22);
+  now.release();
+  assert.deepEqual(fresh.free, [], 'both segments have dead rows now');
+  assert.deepEqual(fresh.names, ['new12', 'new15', 'new21', 'new22', 'new5']);
+  assert.equal(fresh.total, 24);
+});
+
+test('after a seal the replaced record still shows once, and clean segments are read unfiltered', async (t) => {
+  const { store, a, b, read } = await setUp(t);
+  await store.settled();
+  const snap0 = store.snapshot();
+  assert.deepEqual((await read(snap0, 5)).free, [a, b].sort(), 'no dead rows: both segments unfiltered');
+  snap0.release();
+  await store.append(rows(5, 1, 'new'), true);
+  await store.seal();
+  await store.settled();
+  const snap = store.snapshot();
+  const got = await read(snap, 5);
+  snap.release();
+  assert.ok(!got.free.includes(a) && got.free.includes(b), 'a stays filtered while its dead row is stored');
+  assert.deepEqual(got.names, ['new5']);
+  assert.equal(got.total, 25);
+});
+
+test('a metric stored only by dirty segments reads as null from the clean ones (they lack its column)', async (t) => {
+  const { db, store } = await openRecordStore(t);
+  await store.append(toolRows(0, 5).map((r, i) => ({ ...r, metrics: { score: i / 10 } })), true);
+  await store.seal();
+  await store.append(rows(5, 5), true);
+  await store.seal();
+  // A record of the first segment replaced: that segment is dirty, the second (no score column) clean.
+  await store.append(rows(1, 1, 'new'), true);
+  await store.settled();
+  const snap = store.snapshot();
+  const free = snap.deadFreeFiles().size;
+  const src = snap.source(scope, 1, ['score']);
+  const got = await db.all(`SELECT name, ${src.metricColumn('score')} AS s FROM ${src.sql} r ORDER BY s DESC NULLS LAST, name`, src.params);
+  snap.release();
+  assert.equal(free, 1, 'one segment clean, one dirty');
+  assert.deepEqual(
+    got.map((r) => [r['name'], r['s']]),
+    [['r4', 0.4], ['r3', 0.3], ['r2', 0.2], ['r0', 0], ['new1', null], ['r5', null], ['r6', null], ['r7', null], ['r8', null], ['r9', null]],
+  );
+});
