@@ -3,7 +3,7 @@
 // A project may be left without an owner; admins can always manage it.
 import { invalid, NotFoundError } from '../errors.js';
 import type { Catalog, User } from './catalog.js';
-import type { CatalogChange } from './catalog-log.js';
+import { putChange, type CatalogChange } from './catalog-log.js';
 import { PROJECT_ROLES, type ProjectRole } from './permissions.js';
 
 export interface Member {
@@ -27,7 +27,7 @@ const memberId = (projectId: string, userId: string): string => `${projectId}:${
 
 export function memberChange(projectId: string, userId: string, role: ProjectRole, createdAt: string): CatalogChange {
   const value: Member = { id: memberId(projectId, userId), project_id: projectId, user_id: userId, role, created_at: createdAt };
-  return { op: 'put', table: 'project_members', value: value as unknown as { id: string } & Record<string, unknown> };
+  return putChange('project_members', value);
 }
 
 export function roleOf(catalog: Catalog, projectId: string, userId: string | null | undefined): ProjectRole | null {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { RecordBatch } from 'apache-arrow';
 import { invalid } from '../errors.js';
 import { assertValid } from '../schemas/check.js';
-import type { LogSpansRequest, LogTracesRequest } from '../schemas/ingest.js';
+import { LogSpansBody, LogTracesBody, type LogSpansRequest, type LogTracesRequest } from '../schemas/ingest.js';
 import { FilterBody } from '../schemas/query.js';
 import type { RecordStore } from '../storage/record-store.js';
 import { EXPORT_FORMATS, type Exporter, type ExportFileOptions, type ExportSelection } from './export.js';
@@ -45,8 +45,14 @@ export async function importInto(store: TraceStore, ingest: Ingest, records: Rec
     logBody: async (body) => {
       const { log_stream_id: _l, experiment_id: _e, metrics_testing_id: _m, ...fields } = body;
       const target = { ...fields, log_stream_id: run.id };
-      if (Array.isArray(body['traces'])) await store.logTraces(p.id, target as unknown as LogTracesRequest);
-      else await store.logSpans(p.id, target as unknown as LogSpansRequest);
+      // Checked here for its type (the same check, and so the same error, as logging it makes).
+      if (Array.isArray(body['traces'])) {
+        assertValid<LogTracesRequest>(LogTracesBody, target);
+        await store.logTraces(p.id, target);
+      } else {
+        assertValid<LogSpansRequest>(LogSpansBody, target);
+        await store.logSpans(p.id, target);
+      }
     },
   };
   const result = await importFile(path, sink, { tempDirectory: join(store.dir, 'tmp'), ...(threads ? { threads } : {}) }, rest);
