@@ -22,11 +22,13 @@ export interface PhysicalColumn {
   readonly holds: ColumnHolds;
 }
 
-const c = <N extends string, K extends ColumnKind>(name: N, type: string, kind: K) => ({ name, type, kind, holds: 'value' }) as const;
-const text = <N extends string>(name: N) => c(name, 'VARCHAR', 'utf8');
-const json = <N extends string>(name: N) => ({ ...text(name), holds: 'json' }) as const;
-const io = <N extends string>(name: N) => ({ ...text(name), holds: 'io' }) as const;
-const flag = <N extends string>(name: N) => ({ ...c(name, 'BOOLEAN', 'bool'), holds: 'flag' }) as const;
+// One literal for every column, so all of them share one object shape (the batch builder reads them per row).
+const column = <N extends string, K extends ColumnKind, H extends ColumnHolds>(name: N, type: string, kind: K, holds: H) => ({ name, type, kind, holds }) as const;
+const c = <N extends string, K extends ColumnKind>(name: N, type: string, kind: K) => column(name, type, kind, 'value');
+const text = <N extends string>(name: N) => column(name, 'VARCHAR', 'utf8', 'value');
+const json = <N extends string>(name: N) => column(name, 'VARCHAR', 'utf8', 'json');
+const io = <N extends string>(name: N) => column(name, 'VARCHAR', 'utf8', 'io');
+const flag = <N extends string>(name: N) => column(name, 'BOOLEAN', 'bool', 'flag');
 
 /**
  * Input and output keep their original shape: a string is stored as-is, any other value as JSON text
