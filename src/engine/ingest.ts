@@ -8,7 +8,7 @@ import { invalid, NotFoundError } from '../errors.js';
 import { flattenSpans, flattenTraces, type Draft, type FlatTraces } from '../ingest/flatten.js';
 import { implicitSessionId, newId } from '../ingest/ids.js';
 import { emptyRecord } from '../ingest/normalize-node.js';
-import { nowUs } from '../ingest/time.js';
+import { nowUs } from '../record/time.js';
 import { assertValid } from '../schemas/check.js';
 import { CreateSessionBody, LogSpansBody, LogTracesBody, UpdateRecordBody, type LogSpansRequest, type LogTracesRequest } from '../schemas/ingest.js';
 import type { RecordStore, WireRow } from '../storage/record-store.js';

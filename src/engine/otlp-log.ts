@@ -17,7 +17,7 @@ import { implicitSessionId } from '../ingest/ids.js';
 import { spanUuid, type MappedSpan } from '../ingest/otlp/map-span.js';
 import { resourceMetadata } from '../ingest/otlp/metadata.js';
 import { emptyRecord } from '../ingest/normalize-node.js';
-import { nowUs } from '../ingest/time.js';
+import { nowUs } from '../record/time.js';
 import { storedToWire } from '../record/row-codec.js';
 
 /** What the trace store lends the OTLP writer (its private storage and session helpers). */

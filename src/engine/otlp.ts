@@ -7,7 +7,7 @@ import { mapSpan, traceUuid, type MappedSpan } from '../ingest/otlp/map-span.js'
 import { describeSpan, type OtelResource } from '../ingest/otlp/model.js';
 import { batchFromProtobuf } from '../ingest/otlp/wire.js';
 import { DEFAULT_MAX_SPANS } from '../ingest/flatten.js';
-import { nowUs } from '../ingest/time.js';
+import { nowUs } from '../record/time.js';
 import type { OtlpWriter } from './otlp-log.js';
 import { resolveTarget, targetNames, type OtlpLogOptions } from './otlp-target.js';
 import type { TraceStore } from './trace-store.js';

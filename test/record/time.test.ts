@@ -1,7 +1,7 @@
 // Guarantees: timestamps parse to exact epoch microseconds (zones applied, no zone = UTC) and format back.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatTimestampUs, parseTimestampUs } from '../../src/ingest/time.js';
+import { formatTimestampUs, parseTimestampUs } from '../../src/record/time.js';
 
 test('parse and format timestamps', () => {
   const base = Date.UTC(2026, 10, 21, 22, 23, 31, 766) * 1000;
