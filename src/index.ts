@@ -10,7 +10,7 @@ export { CatalogLogError } from './catalog/catalog-log.js';
 export type { LogSpansRequest, LogTracesRequest, SpanInput, TraceInput, SpanType, RecordType } from './schemas/ingest.js';
 export type { Project, Run, RunKind, User } from './catalog/catalog.js';
 export { VERSION } from './version.js';
-export type { OtlpLogOptions, OtlpLogResult } from './engine/otlp.js';
+export type { OtlpLogOptions, OtlpLogResult } from './engine/otlp/otlp.js';
 
 // Catalog (issue 4): projects, runs, roles, scorers.
 export { PROJECT_ACTIONS, PROJECT_ROLES, SCORER_ACTIONS } from './catalog/permissions.js';
@@ -24,7 +24,7 @@ export type { RunScorerSettings, RunScorerSettingsBody, ScorerConfig } from './s
 export type { CreateScorerBody, ListScorersBody, ListScorersResponse, Scorer, ScorerFilter, ScorerSort, ScorerVersion, ScorerVersionInput, UpdateScorerBody } from './schemas/scorers.js';
 
 // Data in and out (issue 16): SQL, export, import, retention.
-export { SqlError, type SqlOptions, type SqlParam } from './engine/sql-sandbox.js';
-export { EXPORT_COLUMNS, EXPORT_FORMATS, type ExportFileOptions, type ExportFormat, type ExportSelection } from './engine/export.js';
-export type { ImportFormat, ImportOptions, ImportResult } from './engine/import.js';
-export { MAX_RETENTION_DAYS, type RetentionSetting } from './engine/retention.js';
+export { SqlError, type SqlOptions, type SqlParam } from './engine/data/sql-sandbox.js';
+export { EXPORT_COLUMNS, EXPORT_FORMATS, type ExportFileOptions, type ExportFormat, type ExportSelection } from './engine/data/export.js';
+export type { ImportFormat, ImportOptions, ImportResult } from './engine/data/import.js';
+export { MAX_RETENTION_DAYS, type RetentionSetting } from './engine/data/retention.js';

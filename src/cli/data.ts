@@ -1,7 +1,7 @@
 // `tracelake sql | export | import`: data in and out of a folder no server holds (they open it).
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
-import { EXPORT_FORMATS, type ExportFormat } from '../engine/export.js';
+import { EXPORT_FORMATS, type ExportFormat } from '../engine/data/export.js';
 import { TraceStore } from '../engine/trace-store.js';
 import type { Level } from '../query/columns.js';
 import { dataDir, positiveInt } from './options.js';

@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Catalog } from '../catalog/catalog.js';
-import { TokenSigner } from '../catalog/tokens.js';
+import { TokenSigner } from '../server/auth/tokens.js';
 import { Database } from '../db/database.js';
 import type { RecordBatch, Table } from 'apache-arrow';
 import { InvalidRequestError, invalidFields } from '../errors.js';
@@ -18,19 +18,19 @@ import { removeLeftovers } from '../storage/leftovers.js';
 import { FolderLock } from '../storage/lock.js';
 import { NOTED_COLUMNS } from '../query/exec/data-facts.js';
 import { RecordStore } from '../storage/record-store.js';
-import { Ingest, type LogSpansResult, type LogTracesResult, type RunIds } from './ingest.js';
+import { Ingest, type LogSpansResult, type LogTracesResult, type RunIds } from './records/ingest.js';
 import { metricInfoResolver } from '../catalog/metric-info.js';
-import { logOtlpRequest, type OtlpLogOptions, type OtlpLogResult } from './otlp.js';
-import { OtlpWriter } from './otlp-log.js';
+import { logOtlpRequest, type OtlpLogOptions, type OtlpLogResult } from './otlp/otlp.js';
+import { OtlpWriter } from './otlp/otlp-log.js';
 import { RecordQueries, type RunScope, type SearchResult } from '../query/exec/record-queries.js';
-import { recordTree } from './record-tree.js';
-import { Exporter, type ExportFileOptions, type ExportSelection } from './export.js';
-import { Retention, type RetentionSetting } from './retention.js';
-import type { ImportOptions, ImportResult } from './import.js';
-import * as maintenance from './maintenance-api.js';
-import * as transfer from './transfer-api.js';
-import { storeSql, type SqlOptions, type SqlParam } from './sql-sandbox.js';
-import { RUN_ID_FIELDS, StoreBase } from './store-base.js';
+import { recordTree } from './records/record-tree.js';
+import { Exporter, type ExportFileOptions, type ExportSelection } from './data/export.js';
+import { Retention, type RetentionSetting } from './data/retention.js';
+import type { ImportOptions, ImportResult } from './data/import.js';
+import * as maintenance from './maintenance.js';
+import * as transfer from './data/data.js';
+import { storeSql, type SqlOptions, type SqlParam } from './data/sql-sandbox.js';
+import { RUN_ID_FIELDS, StoreBase } from './users.js';
 import { checkedMemoryLimit, DEFAULT_MEMORY_LIMIT, type TraceStoreOptions } from './store-options.js';
 
 export { DEFAULT_MEMORY_LIMIT, type TraceStoreOptions };
@@ -335,4 +335,4 @@ export class TraceStore extends StoreBase {
 }
 
 export { InvalidRequestError };
-export { publicUser } from './store-base.js';
+export { publicUser } from './users.js';

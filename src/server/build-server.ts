@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { TraceStore } from '../engine/trace-store.js';
 import { installAccess } from './access.js';
-import { installAuth } from './auth.js';
+import { installAuth } from './auth/request-auth.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.js';
 import { PREFIXES } from './prefixes.js';
 import { authRoutes } from './routes/auth.js';

@@ -7,8 +7,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Database } from '../../src/db/database.js';
-import { EXPORT_COLUMNS } from '../../src/engine/export.js';
-import { TYPE } from '../../src/engine/import.js';
+import { EXPORT_COLUMNS } from '../../src/engine/data/export.js';
+import { TYPE } from '../../src/engine/data/import.js';
 import { spliceParquet, SpliceMismatch, SPLICE_KEY } from '../../src/storage/parquet/parquet-splice.js';
 import { everyKindTrace, openStore, tempDir } from '../support/helpers.js';
 

@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { TraceStore } from '../../src/engine/trace-store.js';
-import type { ExportFormat } from '../../src/engine/export.js';
+import type { ExportFormat } from '../../src/engine/data/export.js';
 import { InvalidRequestError } from '../../src/errors.js';
 import { everyKindTrace, openStore, tempDir } from '../support/helpers.js';
 

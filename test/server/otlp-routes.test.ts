@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { deflateSync, gzipSync } from 'node:zlib';
-import { decodeExportResponse, decodeStatus } from '../../src/engine/otlp.js';
+import { decodeExportResponse, decodeStatus } from '../../src/engine/otlp/otlp.js';
 import { jsonRequest, postOtlp, protobufRequest, spanHex, traceHex, type SpanSpec } from '../support/otlp.js';
 import { startServer } from '../support/helpers.js';
 

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { gunzip, inflate, type InputType, type ZlibOptions } from 'node:zlib';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { encodeExportResponse, encodeStatus, loadOtlpTypes } from '../../engine/otlp.js';
+import { encodeExportResponse, encodeStatus, loadOtlpTypes } from '../../engine/otlp/otlp.js';
 import type { TraceStore } from '../../engine/trace-store.js';
 import { BadRequestError, OverloadedError, PayloadTooLargeError, TraceLakeError } from '../../errors.js';
 import { toResponse } from '../errors.js';

@@ -4,7 +4,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { TraceStore } from '../../engine/trace-store.js';
-import { MAX_RETENTION_DAYS } from '../../engine/retention.js';
+import { MAX_RETENTION_DAYS } from '../../engine/data/retention.js';
 import { ProjectIdParams } from '../../schemas/common.js';
 import { RunPathParams } from '../../schemas/log-streams.js';
 

@@ -1,17 +1,17 @@
 // The export and import operations of TraceStore (selection checks, the import's sink), kept out of trace-store.ts so it stays about logging and queries; TraceStore's methods delegate here.
 import { join } from 'node:path';
 import type { RecordBatch } from 'apache-arrow';
-import { invalid } from '../errors.js';
-import { assertValid } from '../schemas/check.js';
-import type { LogSpansRequest, LogTracesRequest } from '../schemas/ingest.js';
-import { FilterBody } from '../schemas/query.js';
-import type { RecordStore } from '../storage/record-store.js';
+import { invalid } from '../../errors.js';
+import { assertValid } from '../../schemas/check.js';
+import type { LogSpansRequest, LogTracesRequest } from '../../schemas/ingest.js';
+import { FilterBody } from '../../schemas/query.js';
+import type { RecordStore } from '../../storage/record-store.js';
 import { EXPORT_FORMATS, type Exporter, type ExportFileOptions, type ExportSelection } from './export.js';
 import { importFile, type ImportOptions, type ImportResult, type ImportSink } from './import.js';
-import type { Ingest, RunIds } from './ingest.js';
-import { resolveTarget } from './otlp-target.js';
-import type { RecordQueries, RunScope } from '../query/exec/record-queries.js';
-import type { TraceStore } from './trace-store.js';
+import type { Ingest, RunIds } from '../records/ingest.js';
+import { resolveTarget } from '../otlp/otlp-target.js';
+import type { RecordQueries, RunScope } from '../../query/exec/record-queries.js';
+import type { TraceStore } from '../trace-store.js';
 
 function exportScope(store: TraceStore, queries: RecordQueries, projectId: string, body: ExportSelection & RunIds): RunScope {
   const { level, ...filter } = body;

@@ -6,14 +6,14 @@
 // DuckDB COPY of the segments took ~7 CPU s, nearly all decoding and encoding pages again.
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
-import type { Database } from '../db/database.js';
-import { sqlString } from '../db/sql-string.js';
-import { SpliceMismatch, spliceParquet } from '../storage/parquet/parquet-splice.js';
-import { COLUMN_NAMES } from '../record/record-columns.js';
-import type { SegmentEntry } from '../storage/manifest/manifest.js';
-import type { Snapshot } from '../storage/snapshot/snapshot.js';
-import { EMPTY_TABLE } from '../storage/snapshot/snapshot-source.js';
-import type { RunScope } from '../query/exec/record-queries.js';
+import type { Database } from '../../db/database.js';
+import { sqlString } from '../../db/sql-string.js';
+import { SpliceMismatch, spliceParquet } from '../../storage/parquet/parquet-splice.js';
+import { COLUMN_NAMES } from '../../record/record-columns.js';
+import type { SegmentEntry } from '../../storage/manifest/manifest.js';
+import type { Snapshot } from '../../storage/snapshot/snapshot.js';
+import { EMPTY_TABLE } from '../../storage/snapshot/snapshot-source.js';
+import type { RunScope } from '../../query/exec/record-queries.js';
 
 /** The COPY options of a Parquet export (the template's, so DuckDB-written chunks match it). */
 export const EXPORT_PARQUET_OPTIONS = 'FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 32768';

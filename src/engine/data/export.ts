@@ -8,18 +8,18 @@ import { randomUUID } from 'node:crypto';
 import { copyFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RecordBatch } from 'apache-arrow';
-import type { Database, Param } from '../db/database.js';
-import { ChunkToArrow } from '../db/chunk-arrow.js';
-import { ArrowConverter } from '../db/result-arrow.js';
-import { sqlString } from '../db/sql-string.js';
-import type { Level } from '../query/columns.js';
-import type { FilterRequest } from '../schemas/query.js';
-import { COLUMN_NAMES } from '../record/record-columns.js';
-import type { RecordStore } from '../storage/record-store.js';
-import type { Snapshot } from '../storage/snapshot/snapshot.js';
+import type { Database, Param } from '../../db/database.js';
+import { ChunkToArrow } from '../../db/chunk-arrow.js';
+import { ArrowConverter } from '../../db/result-arrow.js';
+import { sqlString } from '../../db/sql-string.js';
+import type { Level } from '../../query/columns.js';
+import type { FilterRequest } from '../../schemas/query.js';
+import { COLUMN_NAMES } from '../../record/record-columns.js';
+import type { RecordStore } from '../../storage/record-store.js';
+import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 import { writeArrowFile } from './arrow-file.js';
 import { EXPORT_PARQUET_OPTIONS, spliceExport } from './export-splice.js';
-import type { RecordQueries, RunScope } from '../query/exec/record-queries.js';
+import type { RecordQueries, RunScope } from '../../query/exec/record-queries.js';
 
 /** Columns of an export, in order. */
 export const EXPORT_COLUMNS: readonly string[] = COLUMN_NAMES.filter((c) => c !== 'seq');

@@ -2,7 +2,7 @@
 import { mock, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { TokenSigner } from '../../src/catalog/tokens.js';
+import { TokenSigner } from '../../../src/server/auth/tokens.js';
 
 test('a token lives at least its whole TTL and less than one second more, wherever in a second it was signed', () => {
   const signer = new TokenSigner(randomBytes(32), 1);

@@ -5,15 +5,15 @@
 // atomic commit. The file path is a parameter; column names come from the column registry only.
 import { open } from 'node:fs/promises';
 import { RecordBatchReader, Precision, TimeUnit, Type, type DataType, type Field, type Float, type Int, type List, type Map_, type Timestamp } from 'apache-arrow';
-import type { AppendKind } from '../db/arrow-chunks.js';
-import { BatchSource, type SourceColumn } from '../db/batch-source.js';
-import type { Database, Param } from '../db/database.js';
-import { sqlString } from '../db/sql-string.js';
-import type { BulkBatch } from '../storage/segments/bulk-load.js';
-import type { SourceGroup } from '../storage/segments/bulk-pages.js';
-import { rowGroupRows } from '../storage/parquet/parquet-splice.js';
-import { KIND_SQL, RECORD_COLUMNS, type RecordKind } from '../record/record-columns.js';
-import { KIND_COLUMNS } from '../query/match-facts.js';
+import type { AppendKind } from '../../db/arrow-chunks.js';
+import { BatchSource, type SourceColumn } from '../../db/batch-source.js';
+import type { Database, Param } from '../../db/database.js';
+import { sqlString } from '../../db/sql-string.js';
+import type { BulkBatch } from '../../storage/segments/bulk-load.js';
+import type { SourceGroup } from '../../storage/segments/bulk-pages.js';
+import { rowGroupRows } from '../../storage/parquet/parquet-splice.js';
+import { KIND_SQL, RECORD_COLUMNS, type RecordKind } from '../../record/record-columns.js';
+import { KIND_COLUMNS } from '../../query/match-facts.js';
 import { EXPORT_COLUMNS } from './export.js';
 import { bad, exportColumnsOf, ID_COLUMNS, TYPE, UUID, VALID_TYPES } from './import.js';
 

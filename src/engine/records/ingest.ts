@@ -2,21 +2,21 @@
 // one run. Keeps what streaming clients need between requests: next step numbers and stand-in traces
 // whose spans came first (parents still awaited are kept, durably, by the record store). Records are
 // written through the record store.
-import type { Catalog, Project, Run } from '../catalog/catalog.js';
-import type { Database } from '../db/database.js';
-import { invalid, NotFoundError } from '../errors.js';
-import { flattenSpans, flattenTraces, type Draft, type FlatTraces } from '../ingest/flatten.js';
-import { implicitSessionId, newId } from '../ingest/ids.js';
-import { emptyRecord } from '../ingest/normalize-node.js';
-import { nowUs } from '../record/time.js';
-import { assertValid } from '../schemas/check.js';
-import { CreateSessionBody, LogSpansBody, LogTracesBody, UpdateRecordBody, type LogSpansRequest, type LogTracesRequest } from '../schemas/ingest.js';
-import type { RecordStore, WireRow } from '../storage/record-store.js';
-import { cpuTurn } from '../storage/memtable/cpu-turns.js';
+import type { Catalog, Project, Run } from '../../catalog/catalog.js';
+import type { Database } from '../../db/database.js';
+import { invalid, NotFoundError } from '../../errors.js';
+import { flattenSpans, flattenTraces, type Draft, type FlatTraces } from '../../ingest/flatten.js';
+import { implicitSessionId, newId } from '../../ingest/ids.js';
+import { emptyRecord } from '../../ingest/normalize-node.js';
+import { nowUs } from '../../record/time.js';
+import { assertValid } from '../../schemas/check.js';
+import { CreateSessionBody, LogSpansBody, LogTracesBody, UpdateRecordBody, type LogSpansRequest, type LogTracesRequest } from '../../schemas/ingest.js';
+import type { RecordStore, WireRow } from '../../storage/record-store.js';
+import { cpuTurn } from '../../storage/memtable/cpu-turns.js';
 import { KeyedLock } from './keyed-lock.js';
 import { Sessions } from './sessions.js';
-import type { OtlpHost } from './otlp-log.js';
-import { storedToWire } from '../record/row-codec.js';
+import type { OtlpHost } from '../otlp/otlp-log.js';
+import { storedToWire } from '../../record/row-codec.js';
 
 /** Which run a request addresses: exactly one of the three run ids. */
 export interface RunIds {

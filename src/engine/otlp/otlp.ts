@@ -1,19 +1,19 @@
 // store.logOtlp: an OTLP ExportTraceServiceRequest (JSON form, or protobuf bytes) -> decoded spans ->
 // mapped records -> per project and log stream, written by OtlpWriter. A span that cannot be mapped
 // is refused alone and named in the result; the others are written.
-import { BadRequestError, InvalidRequestError, PayloadTooLargeError } from '../errors.js';
-import { batchFromJson } from '../ingest/otlp/from-json.js';
-import { mapSpan, traceUuid, type MappedSpan } from '../ingest/otlp/map-span.js';
-import { describeSpan, type OtelResource } from '../ingest/otlp/model.js';
-import { batchFromProtobuf } from '../ingest/otlp/wire.js';
-import { DEFAULT_MAX_SPANS } from '../ingest/flatten.js';
-import { nowUs } from '../record/time.js';
+import { BadRequestError, InvalidRequestError, PayloadTooLargeError } from '../../errors.js';
+import { batchFromJson } from '../../ingest/otlp/from-json.js';
+import { mapSpan, traceUuid, type MappedSpan } from '../../ingest/otlp/map-span.js';
+import { describeSpan, type OtelResource } from '../../ingest/otlp/model.js';
+import { batchFromProtobuf } from '../../ingest/otlp/wire.js';
+import { DEFAULT_MAX_SPANS } from '../../ingest/flatten.js';
+import { nowUs } from '../../record/time.js';
 import type { OtlpWriter } from './otlp-log.js';
 import { resolveTarget, targetNames, type OtlpLogOptions } from './otlp-target.js';
-import type { TraceStore } from './trace-store.js';
+import type { TraceStore } from '../trace-store.js';
 
 export type { OtlpLogOptions } from './otlp-target.js';
-export { encodeExportResponse, encodeStatus, decodeExportResponse, decodeStatus, encodeExportRequest, loadOtlpTypes } from '../ingest/otlp/wire.js';
+export { encodeExportResponse, encodeStatus, decodeExportResponse, decodeStatus, encodeExportRequest, loadOtlpTypes } from '../../ingest/otlp/wire.js';
 
 export interface OtlpLogResult {
   /** Spans stored now or already stored (a retried export). */

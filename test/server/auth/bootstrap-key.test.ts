@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { TraceStore } from '../../src/engine/trace-store.js';
-import { tempDir } from '../support/helpers.js';
+import { TraceStore } from '../../../src/engine/trace-store.js';
+import { tempDir } from '../../support/helpers.js';
 
 function liveKeys(store: TraceStore): number {
   return store.listApiKeys().filter((k) => k.revoked_at === null).length;

@@ -1,10 +1,10 @@
 // The upkeep operations of TraceStore (crash-safe drops of a project or run, compaction, retention settings, memory report), kept out of trace-store.ts so it stays about logging and queries; TraceStore's methods delegate here.
 import type { Database } from '../db/database.js';
 import type { RecordStore } from '../storage/record-store.js';
-import * as catalogApi from './catalog-api.js';
-import type { RunIds } from './ingest.js';
-import { purgeExpired, Retention, type RetentionSetting } from './retention.js';
-import type { StoreBase } from './store-base.js';
+import * as catalogApi from './store-catalog.js';
+import type { RunIds } from './records/ingest.js';
+import { purgeExpired, Retention, type RetentionSetting } from './data/retention.js';
+import type { StoreBase } from './users.js';
 import type { TraceStore } from './trace-store.js';
 
 // ------------------------------------------------------------------ drops

@@ -10,17 +10,17 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { RecordBatchReader, type RecordBatch, type Vector } from 'apache-arrow';
-import { Database, type Param } from '../db/database.js';
-import { InvalidRequestError } from '../errors.js';
-import type { Draft } from '../ingest/flatten.js';
-import { ALL_KINDS } from '../query/columns.js';
-import { KIND_COLUMNS } from '../query/match-facts.js';
-import { JsonText } from '../storage/memtable/batch-builder.js';
-import { RECORD_COLUMNS } from '../record/record-columns.js';
-import type { BulkBatch } from '../storage/segments/bulk-load.js';
+import { Database, type Param } from '../../db/database.js';
+import { InvalidRequestError } from '../../errors.js';
+import type { Draft } from '../../ingest/flatten.js';
+import { ALL_KINDS } from '../../query/columns.js';
+import { KIND_COLUMNS } from '../../query/match-facts.js';
+import { JsonText } from '../../storage/memtable/batch-builder.js';
+import { RECORD_COLUMNS } from '../../record/record-columns.js';
+import type { BulkBatch } from '../../storage/segments/bulk-load.js';
 import { EXPORT_COLUMNS } from './export.js';
 import { arrowColumns, DIRECT_BATCH_ROWS, importDirect } from './import-direct.js';
-import { SIDE_WRITERS } from '../storage/segments/bulk-pages.js';
+import { SIDE_WRITERS } from '../../storage/segments/bulk-pages.js';
 
 export type ImportFormat = 'parquet' | 'jsonl' | 'arrow';
 

@@ -7,13 +7,13 @@ import { join } from 'node:path';
 import type { Catalog, ApiKey, Project, Run, RunKind, User } from '../catalog/catalog.js';
 import { visibleProjectIds } from '../catalog/members.js';
 import { fingerprint, newApiKey, verifySecret } from '../catalog/secrets.js';
-import type { TokenSigner } from '../catalog/tokens.js';
+import type { TokenSigner } from '../server/auth/tokens.js';
 import { ConflictError, invalidFields, NotFoundError, UnauthorizedError } from '../errors.js';
 import type { FilterRequest } from '../schemas/query.js';
 import type { Level } from '../query/columns.js';
 import { writeFileAtomic } from '../storage/fs-util.js';
-import * as catalogApi from './catalog-api.js';
-import type { RunIds } from './ingest.js';
+import * as catalogApi from './store-catalog.js';
+import type { RunIds } from './records/ingest.js';
 
 export const RUN_ID_FIELDS: readonly [keyof RunIds, RunKind][] = [
   ['log_stream_id', 'log_stream'],

@@ -13,15 +13,15 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance, listValue, StatementType, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import type { Table } from 'apache-arrow';
-import type { Database, Param } from '../db/database.js';
-import { sqlString } from '../db/sql-string.js';
-import { readerToTable } from '../db/result-arrow.js';
-import type { Catalog } from '../catalog/catalog.js';
-import { InvalidRequestError, invalid } from '../errors.js';
-import { COLUMN_NAMES, KIND_SQL, type RecordKind } from '../record/record-columns.js';
-import type { RecordStore } from '../storage/record-store.js';
-import type { Snapshot } from '../storage/snapshot/snapshot.js';
-import { EMPTY_TABLE } from '../storage/snapshot/snapshot-source.js';
+import type { Database, Param } from '../../db/database.js';
+import { sqlString } from '../../db/sql-string.js';
+import { readerToTable } from '../../db/result-arrow.js';
+import type { Catalog } from '../../catalog/catalog.js';
+import { InvalidRequestError, invalid } from '../../errors.js';
+import { COLUMN_NAMES, KIND_SQL, type RecordKind } from '../../record/record-columns.js';
+import type { RecordStore } from '../../storage/record-store.js';
+import type { Snapshot } from '../../storage/snapshot/snapshot.js';
+import { EMPTY_TABLE } from '../../storage/snapshot/snapshot-source.js';
 
 export type SqlParam = string | number | boolean | bigint | null;
 

@@ -4,10 +4,10 @@
 // are created on first use when the caller may: any user may create a project (and owns it), a log
 // stream needs create_run in the project, logging needs log_data. A project the caller cannot see
 // answers 404, as it does everywhere.
-import type { Project, Run, User } from '../catalog/catalog.js';
-import { NotFoundError } from '../errors.js';
-import type { Attrs } from '../ingest/otlp/model.js';
-import type { TraceStore } from './trace-store.js';
+import type { Project, Run, User } from '../../catalog/catalog.js';
+import { NotFoundError } from '../../errors.js';
+import type { Attrs } from '../../ingest/otlp/model.js';
+import type { TraceStore } from '../trace-store.js';
 
 export interface OtlpLogOptions {
   /** Project name for every span (the header `project` / `x-project-name`); else the resource attributes decide. */

@@ -1,11 +1,11 @@
 // Session records of logging: the implicit session each trace without one gets, named sessions
 // created on first use, sessions found by external id, and the stand-in sessions dropped when no
 // record uses them any more. Also the scoped one-parameter scans logging asks of live records.
-import type { Database } from '../db/database.js';
-import type { Draft } from '../ingest/flatten.js';
-import { implicitSessionId, uuidFromHash } from '../ingest/ids.js';
-import { emptyRecord } from '../ingest/normalize-node.js';
-import type { RecordStore, Scope } from '../storage/record-store.js';
+import type { Database } from '../../db/database.js';
+import type { Draft } from '../../ingest/flatten.js';
+import { implicitSessionId, uuidFromHash } from '../../ingest/ids.js';
+import { emptyRecord } from '../../ingest/normalize-node.js';
+import type { RecordStore, Scope } from '../../storage/record-store.js';
 
 export class Sessions {
   readonly #records: RecordStore;

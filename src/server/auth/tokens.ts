@@ -4,8 +4,8 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { UnauthorizedError } from '../errors.js';
-import { writeFileAtomic } from '../storage/fs-util.js';
+import { UnauthorizedError } from '../../errors.js';
+import { writeFileAtomic } from '../../storage/fs-util.js';
 
 export interface TokenClaims {
   sub: string;

@@ -2,10 +2,10 @@
 // Service-API-Key, Splunk-AO-API-Key), a bearer token from /login or /login/api_key, or HTTP Basic
 // (email and password). Routes marked `config.public` (healthcheck, login) need nothing.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { User } from '../catalog/catalog.js';
-import type { TraceStore } from '../engine/trace-store.js';
-import { UnauthorizedError } from '../errors.js';
-import { isNotApi } from './openapi/surface.js';
+import type { User } from '../../catalog/catalog.js';
+import type { TraceStore } from '../../engine/trace-store.js';
+import { UnauthorizedError } from '../../errors.js';
+import { isNotApi } from '../openapi/surface.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

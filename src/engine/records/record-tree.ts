@@ -1,10 +1,10 @@
 // A record with its descendants nested, read through the store's own searches (paged by created_at).
-import type { Catalog } from '../catalog/catalog.js';
-import { NotFoundError } from '../errors.js';
-import type { Level } from '../query/columns.js';
-import type { SearchRequest } from '../schemas/query.js';
+import type { Catalog } from '../../catalog/catalog.js';
+import { NotFoundError } from '../../errors.js';
+import type { Level } from '../../query/columns.js';
+import type { SearchRequest } from '../../schemas/query.js';
 import type { RunIds } from './ingest.js';
-import type { SearchResult } from '../query/exec/record-queries.js';
+import type { SearchResult } from '../../query/exec/record-queries.js';
 
 interface TreeHost {
   readonly catalog: Catalog;

@@ -2,11 +2,11 @@
 // the catalog (table `retention`, keyed by the project or run id). Reads leave expired records out
 // at once (the snapshot's cutoffs, see snapshot.ts); `compact()` logs them as deleted and rewrites
 // segments that are mostly dead, which takes them off the disk.
-import type { Catalog } from '../catalog/catalog.js';
-import type { Database } from '../db/database.js';
-import { invalid } from '../errors.js';
-import type { RecordStore } from '../storage/record-store.js';
-import type { RetentionView } from '../storage/snapshot/snapshot.js';
+import type { Catalog } from '../../catalog/catalog.js';
+import type { Database } from '../../db/database.js';
+import { invalid } from '../../errors.js';
+import type { RecordStore } from '../../storage/record-store.js';
+import type { RetentionView } from '../../storage/snapshot/snapshot.js';
 
 const DAY_US = 86_400_000_000;
 /** A century: longer is no retention, and keeps the cutoff a safe integer. */

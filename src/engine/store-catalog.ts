@@ -18,7 +18,7 @@ import type { LogStreamPage, LogStreamSearchBody } from '../schemas/log-streams.
 import type { ProjectsBody, ProjectsBodyV1, ProjectsPage, ProjectsPageV1 } from '../schemas/projects.js';
 import type { RunScorerSettings, RunScorerSettingsBody } from '../schemas/scorer-settings.js';
 import type { CreateScorerBody, ListScorersBody, ListScorersResponse, Scorer, ScorerVersion, ScorerVersionInput, UpdateScorerBody } from '../schemas/scorers.js';
-import type { StoreBase } from './store-base.js';
+import type { StoreBase } from './users.js';
 
 type U = User | null | undefined;
 const who = (user: U): User | null => user ?? null;

@@ -10,15 +10,15 @@
 //    under the trace;
 //  - session.id / gen_ai.conversation.id name the trace's session by external id (one session per
 //    id in the log stream, shared by every trace that names it); otherwise the trace gets its own.
-import type { Project, Run } from '../catalog/catalog.js';
-import type { Row } from '../db/database.js';
-import type { Draft } from '../ingest/flatten.js';
-import { implicitSessionId } from '../ingest/ids.js';
-import { spanUuid, type MappedSpan } from '../ingest/otlp/map-span.js';
-import { resourceMetadata } from '../ingest/otlp/metadata.js';
-import { emptyRecord } from '../ingest/normalize-node.js';
-import { nowUs } from '../record/time.js';
-import { storedToWire } from '../record/row-codec.js';
+import type { Project, Run } from '../../catalog/catalog.js';
+import type { Row } from '../../db/database.js';
+import type { Draft } from '../../ingest/flatten.js';
+import { implicitSessionId } from '../../ingest/ids.js';
+import { spanUuid, type MappedSpan } from '../../ingest/otlp/map-span.js';
+import { resourceMetadata } from '../../ingest/otlp/metadata.js';
+import { emptyRecord } from '../../ingest/normalize-node.js';
+import { nowUs } from '../../record/time.js';
+import { storedToWire } from '../../record/row-codec.js';
 
 /** What the trace store lends the OTLP writer (its private storage and session helpers). */
 export interface OtlpHost {
