@@ -1,62 +1,53 @@
-// The upkeep operations of TraceStore (crash-safe drops of a project or run, compaction, retention settings, memory report), kept out of trace-store.ts so it stays about logging and queries; TraceStore's methods delegate here.
+// store.maintenance: the upkeep a store also does by itself. compact() merges small segments and takes
+// deleted and expired records off the disk now; memory() reports what the store holds in memory.
+import type { Catalog } from '../catalog/catalog.js';
 import type { Database } from '../db/database.js';
 import type { RecordStore } from '../storage/record-store.js';
-import * as catalogApi from './store-catalog.js';
-import type { RunIds } from './records/ingest.js';
-import { purgeExpired, Retention, type RetentionSetting } from './data/retention.js';
-import type { StoreBase } from './users.js';
-import type { TraceStore } from './trace-store.js';
+import { purgeExpired } from './data/retention.js';
+import type { OpenGuard } from './open-guard.js';
 
-// ------------------------------------------------------------------ drops
-
-export async function finishingDrop(store: StoreBase, records: RecordStore, projectId: string, runId: string | null, removeFromCatalog: () => void): Promise<void> {
-  const id = runId ?? projectId;
-  store.catalog.put('pending_drops', { id, project_id: projectId, run_id: runId });
-  removeFromCatalog();
-  await records.dropScope(projectId, runId ?? undefined);
-  store.catalog.commit([{ op: 'del', table: 'pending_drops', id }]);
+export interface MemoryReport {
+  /** DuckDB's memory by tag, as its buffer manager sees it. */
+  duckdb: Record<string, number>;
+  /** The same for the database merges write with (their own). */
+  duckdbMerge: Record<string, number>;
+  process: NodeJS.MemoryUsage;
+  /** Sizes of the store's own structures in the JS heap. */
+  js: Record<string, number>;
+  tables: Record<string, number>;
 }
 
-export async function finishPendingDrops(store: StoreBase): Promise<void> {
-  for (const d of store.catalog.table<{ id: string; project_id: string; run_id: string | null }>('pending_drops')) {
-    const stillListed = d.run_id === null ? store.catalog.get('projects', d.project_id) : store.catalog.get('runs', d.run_id);
-    await store.finishingDrop(d.project_id, d.run_id, () => {
-      if (stillListed) (d.run_id === null ? catalogApi.removeProjectEntries : catalogApi.removeRunEntries)(store, d.project_id, d.run_id ?? '');
-    });
+export class Maintenance {
+  readonly #guard: OpenGuard;
+  readonly #catalog: Catalog;
+  readonly #records: RecordStore;
+  readonly #db: Database;
+
+  constructor(guard: OpenGuard, catalog: Catalog, records: RecordStore, db: Database) {
+    this.#guard = guard;
+    this.#catalog = catalog;
+    this.#records = records;
+    this.#db = db;
   }
-}
 
-// ------------------------------------------------------------------ compaction
+  /**
+   * Merges small segments and purges deleted rows from disk now (it also runs by itself after seals).
+   * Records past their retention are first logged as deleted, so the rewrite of their segments
+   * (a segment at least 30% dead, see compaction.ts) takes them off the disk.
+   */
+  async compact(): Promise<{ merges: number; expired: number }> {
+    this.#guard.assertOpen();
+    const expired = await purgeExpired(this.#records, this.#db, this.#catalog.projects().map((p) => p.id));
+    // Merges purge only tombstones the manifest holds (one only in the log may precede a durable
+    // replacement): sealing first brings the expiry's tombstones there.
+    if (expired > 0) await this.#records.seal();
+    return { merges: await this.#records.compact(), expired };
+  }
 
-export async function compact(store: StoreBase, records: RecordStore, db: Database): Promise<{ merges: number; expired: number }> {
-  const expired = await purgeExpired(records, db, store.catalog.projects().map((p) => p.id));
-  // Merges purge only tombstones the manifest holds (one only in the log may precede a durable
-  // replacement): sealing first brings the expiry's tombstones there.
-  if (expired > 0) await records.seal();
-  return { merges: await records.compact(), expired };
-}
-
-// ------------------------------------------------------------------ retention (retention.ts)
-
-export function setRetention(store: TraceStore, retention: Retention, projectId: string, body: { retention_days: number | null } & RunIds): RetentionSetting {
-  const days = Retention.validate(body?.retention_days);
-  const scope = retentionScope(store, projectId, body);
-  retention.set(scope.projectId, scope.runId, days);
-  return retention.get(scope.projectId, scope.runId);
-}
-
-export function getRetention(store: TraceStore, retention: Retention, projectId: string, body: RunIds): RetentionSetting {
-  const scope = retentionScope(store, projectId, body);
-  return retention.get(scope.projectId, scope.runId);
-}
-
-function retentionScope(store: TraceStore, projectId: string, ids: RunIds): { projectId: string; runId: string | null } {
-  const scope = store.resolveScope(projectId, ids);
-  return { projectId: scope.projectId, runId: scope.runId ?? null };
-}
-
-// ------------------------------------------------------------------ memory
-
-export async function memory(records: RecordStore): Promise<{ duckdb: Record<string, number>; duckdbMerge: Record<string, number>; process: NodeJS.MemoryUsage; js: Record<string, number>; tables: Record<string, number> }> {
-  return { duckdb: await records.duckdbMemory(), duckdbMerge: await records.mergeDbMemory(), process: process.memoryUsage(), js: records.jsSizes(), tables: await records.duckdbTables() };
+  /** Memory in use, in bytes: DuckDB's by tag (merges have a database of their own) and this process's. */
+  async memory(): Promise<MemoryReport> {
+    this.#guard.assertOpen();
+    const records = this.#records;
+    return { duckdb: await records.duckdbMemory(), duckdbMerge: await records.mergeDbMemory(), process: process.memoryUsage(), js: records.jsSizes(), tables: await records.duckdbTables() };
+  }
 }

@@ -39,7 +39,7 @@ test('a crash between a child logged before its parent and the parent: the paren
   assert.equal(run.signal, 'SIGKILL', run.stderr);
   const store = await TraceStore.open(dir);
   try {
-    await store.logSpans(projectId, parent(ls));
+    await store.records.logSpans(projectId, parent(ls));
     assert.equal(await parentHasChildren(store, projectId, ls), true);
   } finally {
     await store.close();
@@ -50,12 +50,12 @@ test('a child sealed before a clean restart: the parent logged afterwards gets h
   const dir = tempDir(t);
   const { projectId, ls } = await setup(dir);
   let store = await TraceStore.open(dir);
-  await store.logSpans(projectId, child(ls));
+  await store.records.logSpans(projectId, child(ls));
   await store.close(); // seals the child; the awaited parent goes to the manifest
   assert.equal(awaited(dir)?.length, 1);
   store = await TraceStore.open(dir);
   try {
-    await store.logSpans(projectId, parent(ls));
+    await store.records.logSpans(projectId, parent(ls));
     assert.equal(await parentHasChildren(store, projectId, ls), true);
     await store.flush();
     assert.deepEqual(awaited(dir), [], 'the parent arrived: nothing is awaited any more');

@@ -32,11 +32,11 @@ async function readW(store: TraceStore, projectId: string, ls: object): Promise<
   const spans = (await store.search('span', projectId, ls)).records;
   const w = spans.find((r) => r['id'] === W)!;
   const partial = (await store.partialSearch('span', projectId, { ...ls, select_columns: { column_ids: ['has_children'] } })).records.find((r) => r['id'] === W)!;
-  const tree = await store.getRecord('trace', projectId, T);
+  const tree = await store.records.getRecord('trace', projectId, T);
   const inTree = (tree['spans'] as Record<string, unknown>[]).find((s) => s['id'] === W)!;
-  const [sql] = await store.sql('SELECT has_children FROM spans WHERE id = $1', [W]);
+  const [sql] = await store.data.sql('SELECT has_children FROM spans WHERE id = $1', [W]);
   const exported: Record<string, unknown>[] = [];
-  for await (const b of store.export(projectId, ls)) for (const row of b) exported.push(row.toJSON() as Record<string, unknown>);
+  for await (const b of store.data.export(projectId, ls)) for (const row of b) exported.push(row.toJSON() as Record<string, unknown>);
   const withChildren = (await store.search('span', projectId, { ...ls, ...hcIs(true) })).records.map((r) => r['id']);
   const without = (await store.count('span', projectId, { ...ls, ...hcIs(false) })).total_count;
   const hc = w['has_children'] as boolean;
@@ -56,14 +56,14 @@ test('a delete of the last child (parent still in memory) marks the parent child
   // A metric filter: W matches through the roll-up of its child's value (the planner reads has_children).
   const scored = { ...ls, filters: [{ type: 'number', column_id: 'metrics/score', operator: 'gte', value: 2 }] };
   assert.deepEqual((await store.search('span', projectId, scored)).records.map((r) => r['id']).sort(), [W, C].sort());
-  const rows = store.stats.memRows;
-  assert.equal((await store.delete('span', projectId, deleteChild(ls))).deleted, 1);
+  const rows = store.records.stats.memRows;
+  assert.equal((await store.records.delete('span', projectId, deleteChild(ls))).deleted, 1);
   assert.deepEqual((await store.search('span', projectId, scored)).records, [], 'nothing left to roll up');
   assert.equal((await store.count('span', projectId, scored)).total_count, 0);
   const after = await readW(store, projectId, ls);
   assert.equal(after.hc, false);
   assert.equal(after.updatedAt, before.updatedAt, 'the parent row is the same version');
-  assert.equal(store.stats.memRows, rows, 'no row was written for the parent');
+  assert.equal(store.records.stats.memRows, rows, 'no row was written for the parent');
   // The trace keeps a child (X): it is not marked.
   assert.equal((await store.search('trace', projectId, ls)).records[0]!['has_children'], true);
 });
@@ -74,8 +74,8 @@ test('a sealed parent left childless: the override survives reopen, the seal and
   await store.logTraces(projectId, trace(ls));
   await store.flush();
   const before = await readW(store, projectId, ls);
-  await store.delete('span', projectId, deleteChild(ls));
-  assert.equal(store.stats.memRows, 0, 'nothing but the tombstone and the override was logged');
+  await store.records.delete('span', projectId, deleteChild(ls));
+  assert.equal(store.records.stats.memRows, 0, 'nothing but the tombstone and the override was logged');
   assert.deepEqual(await readW(store, projectId, ls), { hc: false, updatedAt: before.updatedAt });
   await store.close(); // seals: the override of a row sealed earlier goes to the manifest
   assert.equal(manifest(dir).childless?.length, 1);
@@ -83,7 +83,7 @@ test('a sealed parent left childless: the override survives reopen, the seal and
   try {
     assert.deepEqual(await readW(again, projectId, ls), { hc: false, updatedAt: before.updatedAt });
     // The segment holding W is a third dead (C): the merge rewrites it and writes the value in.
-    assert.ok((await again.compact()).merges >= 1);
+    assert.ok((await again.maintenance.compact()).merges >= 1);
     assert.deepEqual(manifest(dir).childless, []);
     assert.deepEqual(await readW(again, projectId, ls), { hc: false, updatedAt: before.updatedAt });
   } finally {
@@ -92,7 +92,7 @@ test('a sealed parent left childless: the override survives reopen, the seal and
   again = await TraceStore.open(dir, NO_COMPACT);
   try {
     assert.deepEqual(await readW(again, projectId, ls), { hc: false, updatedAt: before.updatedAt });
-    const [stored] = await again.sql('SELECT count(*) AS n FROM spans WHERE id = $1', [W]);
+    const [stored] = await again.data.sql('SELECT count(*) AS n FROM spans WHERE id = $1', [W]);
     assert.equal(Number(stored!['n']), 1);
   } finally {
     await again.close();
@@ -125,18 +125,18 @@ for (const sealed of [false, true]) {
     const ls = { log_stream_id: logStreamId };
     await store.logTraces(projectId, trace(ls));
     if (sealed) await store.flush();
-    await store.delete('span', projectId, deleteChild(ls));
+    await store.records.delete('span', projectId, deleteChild(ls));
     // A PATCH writes a new version from what reads show: still childless, with the new output.
-    await store.updateRecord('span', projectId, W, { ...ls, output: 'patched' });
+    await store.records.updateRecord('span', projectId, W, { ...ls, output: 'patched' });
     assert.equal((await readW(store, projectId, ls)).hc, false);
     if (sealed) await store.flush();
     // A child logged again under it: the new version has children, whatever the override says.
-    await store.logSpans(projectId, { ...ls, trace_id: T, parent_id: W, spans: [{ type: 'tool', name: 'again' }] });
+    await store.records.logSpans(projectId, { ...ls, trace_id: T, parent_id: W, spans: [{ type: 'tool', name: 'again' }] });
     assert.equal((await readW(store, projectId, ls)).hc, true);
     await store.close();
     const again = await TraceStore.open(dir, NO_COMPACT);
     try {
-      await again.compact();
+      await again.maintenance.compact();
       const w = await readW(again, projectId, ls);
       assert.equal(w.hc, true);
       const spans = (await again.search('span', projectId, ls)).records;
@@ -153,13 +153,13 @@ test('deleting a whole run-wide selection: traces left without spans read as emp
   const traces = Array.from({ length: 6 }, (_, i) => ({ name: `t${i}`, spans: [{ type: 'tool' as const, name: `s${i}`, tags: i % 2 === 0 ? ['gone'] : [] }] }));
   await store.logTraces(projectId, { ...ls, traces });
   await store.flush();
-  const rows = store.stats.sealedRows + store.stats.memRows;
-  assert.equal((await store.delete('span', projectId, deleteChild(ls))).deleted, 3);
-  assert.equal(store.stats.sealedRows + store.stats.memRows, rows, 'no trace was rewritten');
+  const rows = store.records.stats.sealedRows + store.records.stats.memRows;
+  assert.equal((await store.records.delete('span', projectId, deleteChild(ls))).deleted, 3);
+  assert.equal(store.records.stats.sealedRows + store.records.stats.memRows, rows, 'no trace was rewritten');
   const empty = (await store.search('trace', projectId, { ...ls, ...hcIs(false) })).records.map((r) => r['name']).sort();
   assert.deepEqual(empty, ['t0', 't2', 't4']);
   assert.equal((await store.count('trace', projectId, { ...ls, ...hcIs(true) })).total_count, 3);
-  const [n] = await store.sql('SELECT count(*) AS n FROM traces WHERE NOT has_children');
+  const [n] = await store.data.sql('SELECT count(*) AS n FROM traces WHERE NOT has_children');
   assert.equal(Number(n!['n']), 3);
 });
 
@@ -170,15 +170,15 @@ test('overrides past the policy bound make the compactor rewrite the segment hol
   const ls = { log_stream_id: logStreamId };
   await store.logTraces(projectId, trace(ls));
   await store.flush();
-  await store.delete('span', projectId, deleteChild(ls));
+  await store.records.delete('span', projectId, deleteChild(ls));
   await store.close();
   assert.equal(manifest(dir).childless?.length, 1);
   const again = await TraceStore.open(dir, options);
   try {
-    assert.equal((await again.compact()).merges, 1);
+    assert.equal((await again.maintenance.compact()).merges, 1);
     assert.deepEqual(manifest(dir).childless, []);
     assert.equal((await readW(again, projectId, ls)).hc, false);
-    assert.equal((await again.compact()).merges, 0, 'nothing left to fold');
+    assert.equal((await again.maintenance.compact()).merges, 0, 'nothing left to fold');
   } finally {
     await again.close();
   }

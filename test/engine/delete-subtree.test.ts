@@ -40,9 +40,9 @@ for (const sealed of [false, true]) {
     await store.logTraces(projectId, traces(ls));
     if (sealed) await store.flush();
     // A later child of A, logged on its own (in memory while the rest may be sealed).
-    await store.logSpans(projectId, { ...ls, trace_id: T1, parent_id: A, spans: [{ id: M, type: 'tool', name: 'm' }] } as unknown as LogSpansRequest);
+    await store.records.logSpans(projectId, { ...ls, trace_id: T1, parent_id: A, spans: [{ id: M, type: 'tool', name: 'm' }] } as unknown as LogSpansRequest);
     // W and C1 both match; C1 is also under W: W's subtree (W, A, C1, C2, M, L) goes, each counted once.
-    const r = await store.delete('span', projectId, tagged(ls, 'root', 'x') as never);
+    const r = await store.records.delete('span', projectId, tagged(ls, 'root', 'x') as never);
     assert.equal(r.deleted, 6);
     assert.deepEqual(await spanIds(store, projectId, ls), [K, V, D].sort());
     assert.equal((await store.count('span', projectId, ls)).total_count, 3);
@@ -54,7 +54,7 @@ test('a delete of leaf spans removes exactly them and leaves their parents and s
   const ls = { log_stream_id: logStreamId };
   await store.logTraces(projectId, traces(ls));
   await store.flush();
-  const r = await store.delete('span', projectId, tagged(ls, 'leaf') as never);
+  const r = await store.records.delete('span', projectId, tagged(ls, 'leaf') as never);
   assert.equal(r.deleted, 2);
   assert.deepEqual(await spanIds(store, projectId, ls), [W, A, C1, C2, V, D].sort());
   // W keeps A as a child; the trace keeps W.
@@ -68,8 +68,8 @@ test('a span whose last children a delete took, given a new child later, loses i
   await store.logTraces(projectId, traces(ls));
   await store.flush();
   // V's only child D goes: V is marked childless. A new child of V then arrives, and V is deleted.
-  assert.equal((await store.delete('span', projectId, { ...ls, filters: [{ type: 'id', column_id: 'id', value: D }] } as never)).deleted, 1);
-  await store.logSpans(projectId, { ...ls, trace_id: T2, parent_id: V, spans: [{ id: M, type: 'tool', name: 'm' }] } as unknown as LogSpansRequest);
-  assert.equal((await store.delete('span', projectId, { ...ls, filters: [{ type: 'id', column_id: 'id', value: V }] } as never)).deleted, 2);
+  assert.equal((await store.records.delete('span', projectId, { ...ls, filters: [{ type: 'id', column_id: 'id', value: D }] } as never)).deleted, 1);
+  await store.records.logSpans(projectId, { ...ls, trace_id: T2, parent_id: V, spans: [{ id: M, type: 'tool', name: 'm' }] } as unknown as LogSpansRequest);
+  assert.equal((await store.records.delete('span', projectId, { ...ls, filters: [{ type: 'id', column_id: 'id', value: V }] } as never)).deleted, 2);
   assert.deepEqual(await spanIds(store, projectId, ls), [W, A, C1, C2, L, K].sort());
 });

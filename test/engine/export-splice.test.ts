@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { Database } from '../../src/db/database.js';
 import { EXPORT_COLUMNS } from '../../src/engine/data/export.js';
-import { TYPE } from '../../src/engine/data/import.js';
+import { TYPE } from '../../src/engine/data/import-checks.js';
 import { spliceParquet, SpliceMismatch, SPLICE_KEY } from '../../src/storage/parquet/parquet-splice.js';
 import { everyKindTrace, openStore, tempDir } from '../support/helpers.js';
 
@@ -27,20 +27,20 @@ test('a whole Parquet export copies live segments and equals the export DuckDB w
   // A segment with a has_children override: a workflow span whose only child is deleted.
   await log([{ id: uuidFor(100), name: 't', created_at: recent, spans: [{ id: uuidFor(101), type: 'workflow', name: 'wf', spans: [{ id: uuidFor(102), type: 'tool', name: 'child', tags: ['gone'] }] }] }]);
   await store.flush();
-  await store.delete('span', projectId, { ...ls, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: 'gone' }] } as never);
+  await store.records.delete('span', projectId, { ...ls, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: 'gone' }] } as never);
   await store.flush();
   // A has_children override on a segment without dead rows: a child logged before its parent (so in
   // an earlier segment), then deleted.
-  await store.logSpans(projectId, { ...ls, trace_id: uuidFor(110), parent_id: uuidFor(111), reliable: false, spans: [{ id: uuidFor(112), type: 'tool', name: 'early', tags: ['gone2'] }] } as never);
+  await store.records.logSpans(projectId, { ...ls, trace_id: uuidFor(110), parent_id: uuidFor(111), reliable: false, spans: [{ id: uuidFor(112), type: 'tool', name: 'early', tags: ['gone2'] }] } as never);
   await store.flush();
-  await store.logSpans(projectId, { ...ls, trace_id: uuidFor(110), parent_id: uuidFor(110), spans: [{ id: uuidFor(111), type: 'workflow', name: 'late parent' }] } as never);
+  await store.records.logSpans(projectId, { ...ls, trace_id: uuidFor(110), parent_id: uuidFor(110), spans: [{ id: uuidFor(111), type: 'workflow', name: 'late parent' }] } as never);
   await store.flush();
-  await store.delete('span', projectId, { ...ls, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: 'gone2' }] } as never);
+  await store.records.delete('span', projectId, { ...ls, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: 'gone2' }] } as never);
   await store.flush();
   // A segment with expired rows beside live ones (retention 365 days).
   await log([200, 201, 202, 203].map((i) => ({ ...everyKindTrace(`r${i}`), id: uuidFor(i), created_at: i % 2 === 0 ? old : recent })));
   await store.flush();
-  store.setRetention(projectId, { retention_days: 365 });
+  store.data.setRetention(projectId, { retention_days: 365 });
   // A dead row in a whole segment's neighbour: trace 3 logged again (the new version in memory), and
   // rows only in memory.
   await log([{ ...everyKindTrace('again'), id: uuidFor(3), output: 'relogged', created_at: recent }]);
@@ -49,9 +49,9 @@ test('a whole Parquet export copies live segments and equals the export DuckDB w
   const dir = tempDir(t);
   const spliced = join(dir, 'spliced.parquet');
   const plain = join(dir, 'plain.jsonl');
-  const a = await store.exportFile(projectId, spliced, { format: 'parquet' });
+  const a = await store.data.exportFile(projectId, spliced, { format: 'parquet' });
   // JSON lines: the whole export through DuckDB's COPY.
-  const b = await store.exportFile(projectId, plain, { format: 'jsonl' });
+  const b = await store.data.exportFile(projectId, plain, { format: 'jsonl' });
   assert.equal(a.rows, b.rows);
 
   const db = await Database.open({ connections: 1 });

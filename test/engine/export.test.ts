@@ -17,7 +17,7 @@ async function filled(t: Parameters<typeof openStore>[0]) {
   await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [everyKindTrace('a') as any, everyKindTrace('b') as any] });
   await store.flush();
   await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [everyKindTrace('c') as any] });
-  await store.delete('trace', projectId, { log_stream_id: logStreamId, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'trace-b' }] } as any);
+  await store.records.delete('trace', projectId, { log_stream_id: logStreamId, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'trace-b' }] } as any);
   return fx;
 }
 
@@ -35,17 +35,17 @@ async function readWithDuckDB(sql: string): Promise<Record<string, unknown>[]> {
 test('every format holds the live records in the export columns', async (t) => {
   const { store, projectId, logStreamId } = await filled(t);
   // Traces a and c with 6 spans each, and the session(s) they were logged into.
-  const expected = await store.countAllRecords(projectId, logStreamId);
+  const expected = await store.records.countAll(projectId, logStreamId);
   assert.ok(expected >= 14);
   const out = tempDir(t);
   const parquet = join(out, 'x.parquet');
   const jsonl = join(out, 'x.jsonl');
   const arrow = join(out, 'x.arrow');
   const fractions: number[] = [];
-  assert.equal((await store.exportFile(projectId, parquet, { format: 'parquet', onProgress: (f) => fractions.push(f) })).rows, expected);
+  assert.equal((await store.data.exportFile(projectId, parquet, { format: 'parquet', onProgress: (f) => fractions.push(f) })).rows, expected);
   assert.equal(fractions.at(-1), 1);
-  assert.equal((await store.exportFile(projectId, jsonl, { format: 'jsonl', log_stream_id: logStreamId })).rows, expected);
-  assert.equal((await store.exportFile(projectId, arrow, { format: 'arrow' })).rows, expected);
+  assert.equal((await store.data.exportFile(projectId, jsonl, { format: 'jsonl', log_stream_id: logStreamId })).rows, expected);
+  assert.equal((await store.data.exportFile(projectId, arrow, { format: 'arrow' })).rows, expected);
 
   const pq = await readWithDuckDB(`SELECT * FROM read_parquet('${parquet}') ORDER BY id`);
   assert.equal(pq.length, expected);
@@ -66,7 +66,7 @@ test('every format holds the live records in the export columns', async (t) => {
 test('a level and filter select matching records and their descendants, as Arrow batches', async (t) => {
   const { store, projectId, logStreamId } = await filled(t);
   const batches = [];
-  for await (const b of store.export(projectId, { log_stream_id: logStreamId, level: 'trace', filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'trace-c' }] } as any)) batches.push(b);
+  for await (const b of store.data.export(projectId, { log_stream_id: logStreamId, level: 'trace', filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'trace-c' }] } as any)) batches.push(b);
   const rows = batches.flatMap((b) => [...b]);
   assert.equal(rows.length, 7, 'the trace and its 6 spans');
   assert.equal(new Set(rows.map((r) => r.trace_id)).size, 1);
@@ -75,7 +75,7 @@ test('a level and filter select matching records and their descendants, as Arrow
   assert.equal(llm.metrics.toJSON()['num_input_tokens'], 12);
   // Nothing matches: one empty batch still carries the columns.
   const none = [];
-  for await (const b of store.export(projectId, { level: 'span', filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'nothing' }] } as any)) none.push(b);
+  for await (const b of store.data.export(projectId, { level: 'span', filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'nothing' }] } as any)) none.push(b);
   assert.equal(none.reduce((n, b) => n + b.numRows, 0), 0);
   assert.deepEqual(none[0]!.schema.fields.map((f) => f.name), EXPORT_COLUMNS);
 });
@@ -83,9 +83,9 @@ test('a level and filter select matching records and their descendants, as Arrow
 test('bad selections are refused and write nothing', async (t) => {
   const { store, projectId } = await filled(t);
   const out = join(tempDir(t), 'x.parquet');
-  await assert.rejects(store.exportFile(projectId, out, { format: 'csv' as never }), InvalidRequestError);
-  await assert.rejects(store.exportFile(projectId, out, { format: 'parquet', level: 'row' as never }), InvalidRequestError);
-  await assert.rejects(store.exportFile(projectId, out, { format: 'parquet', level: 'span', filters: [{ type: 'text', column_id: 'no_such', operator: 'eq', value: 'x' }] } as any), InvalidRequestError);
-  assert.throws(() => store.export(projectId, { level: 'span', filter_tree: { nonsense: true } } as any), InvalidRequestError);
+  await assert.rejects(store.data.exportFile(projectId, out, { format: 'csv' as never }), InvalidRequestError);
+  await assert.rejects(store.data.exportFile(projectId, out, { format: 'parquet', level: 'row' as never }), InvalidRequestError);
+  await assert.rejects(store.data.exportFile(projectId, out, { format: 'parquet', level: 'span', filters: [{ type: 'text', column_id: 'no_such', operator: 'eq', value: 'x' }] } as any), InvalidRequestError);
+  assert.throws(() => store.data.export(projectId, { level: 'span', filter_tree: { nonsense: true } } as any), InvalidRequestError);
   assert.equal(existsSync(out), false);
 });

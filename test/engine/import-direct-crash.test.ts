@@ -38,7 +38,7 @@ test('SIGKILL at any fsync of a direct import leaves all of it or none, and no s
   const ss = side.createLogStream(sp.id, 'main');
   await side.logTraces(sp.id, { log_stream_id: ss.id, traces: Array.from({ length: TRACES }, (_, i) => trace(i, 'imported')) as never });
   const file = join(tempDir(), 'all.parquet');
-  const { rows } = await side.exportFile(sp.id, file, { format: 'parquet' });
+  const { rows } = await side.data.exportFile(sp.id, file, { format: 'parquet' });
   await side.close();
   // The target: traces 0..2 logged before (0 and 1 sealed; the child logs 2, which stays in its log).
   const template = join(tempDir(), 'template');
@@ -47,7 +47,7 @@ test('SIGKILL at any fsync of a direct import leaves all of it or none, and no s
   const s = t0.createLogStream(p.id, 'main');
   await t0.logTraces(p.id, { log_stream_id: s.id, traces: [trace(0, 'before'), trace(1, 'before')] as never });
   await t0.flush();
-  const countAll = async (st: TraceStore) => Number((await st.sql('SELECT (SELECT count(*) FROM spans) + (SELECT count(*) FROM traces) + (SELECT count(*) FROM sessions) AS n'))[0]!['n']);
+  const countAll = async (st: TraceStore) => Number((await st.data.sql('SELECT (SELECT count(*) FROM spans) + (SELECT count(*) FROM traces) + (SELECT count(*) FROM sessions) AS n'))[0]!['n']);
   await t0.close();
   const before = 3 * 3; // traces 0..2, each with a span and a session
 
@@ -65,9 +65,9 @@ test('SIGKILL at any fsync of a direct import leaves all of it or none, and no s
       // First thing (before the replayed log is sealed in the background): trace 2, logged before the
       // import (the import made that row dead), is logged again; it must replace every older version.
       await store.logTraces(p.id, { log_stream_id: s.id, traces: [trace(2, 'again')] as never });
-      const two = await store.sql('SELECT output FROM traces WHERE id = $1', [uuidFor(2)]);
+      const two = await store.data.sql('SELECT output FROM traces WHERE id = $1', [uuidFor(2)]);
       assert.deepEqual(two.map((r) => r['output']), ['again'], `kill at fsync ${killAt}: the record logged after the reopen replaces every older version`);
-      const got = await store.sql('SELECT id, output FROM traces ORDER BY id');
+      const got = await store.data.sql('SELECT id, output FROM traces ORDER BY id');
       const outs = new Map(got.map((r) => [String(r['id']), String(r['output'])]));
       assert.equal(outs.size, got.length, `kill at fsync ${killAt}: no id twice`);
       const others = [...outs].filter(([id]) => id !== uuidFor(2)).map(([, o]) => o);
@@ -77,7 +77,7 @@ test('SIGKILL at any fsync of a direct import leaves all of it or none, and no s
       if (finished) assert.ok(all, 'a finished import is all there');
       outcomes.add(all ? 'all' : 'none');
       // The import replaces the sessions too (ids are kept): the union of the two, each id once.
-      const [ids] = await store.sql('SELECT count(DISTINCT id) AS d, count(*) AS n FROM (SELECT id FROM spans UNION ALL SELECT id FROM traces UNION ALL SELECT id FROM sessions)');
+      const [ids] = await store.data.sql('SELECT count(DISTINCT id) AS d, count(*) AS n FROM (SELECT id FROM spans UNION ALL SELECT id FROM traces UNION ALL SELECT id FROM sessions)');
       assert.equal(Number(ids!['n']), Number(ids!['d']), `kill at fsync ${killAt}: no record twice`);
       if (!all) assert.equal(await countAll(store), before, `kill at fsync ${killAt}: nothing of the import`);
       else assert.ok((await countAll(store)) >= rows, `kill at fsync ${killAt}: every imported record`);
@@ -89,8 +89,8 @@ test('SIGKILL at any fsync of a direct import leaves all of it or none, and no s
       assert.deepEqual(stray, [], `kill at fsync ${killAt}: stray files`);
       await store.logTraces(p.id, { log_stream_id: s.id, traces: [trace(99, 'after')] as never });
       if (!all) {
-        await store.importFile(file, { project: 'target', logStream: 'main' });
-        const again = await store.sql("SELECT count(*) AS n FROM traces WHERE output = 'imported'");
+        await store.data.importFile(file, { project: 'target', logStream: 'main' });
+        const again = await store.data.sql("SELECT count(*) AS n FROM traces WHERE output = 'imported'");
         assert.equal(Number(again[0]!['n']), TRACES, 'importing again completes it (and replaces what was logged before)');
       }
     } finally {

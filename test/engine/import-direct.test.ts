@@ -23,29 +23,29 @@ async function exported(t: Parameters<typeof openStore>[0], n: number, format: '
   await src.store.logTraces(src.projectId, { log_stream_id: src.logStreamId, traces: traces as never });
   await src.store.flush();
   const file = join(tempDir(t), `all.${format}`);
-  const { rows } = await src.store.exportFile(src.projectId, file, { format });
+  const { rows } = await src.store.data.exportFile(src.projectId, file, { format });
   return { src, file, rows };
 }
 
 const uuidFor = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
 
 async function outputs(fx: Fx | { store: TraceStore; projectId: string }, ids: readonly string[]): Promise<string[]> {
-  const rows = await fx.store.sql(`SELECT id, output FROM traces WHERE id IN (${ids.map((_, i) => `$${i + 1}`).join(', ')}) ORDER BY id`, [...ids]);
+  const rows = await fx.store.data.sql(`SELECT id, output FROM traces WHERE id IN (${ids.map((_, i) => `$${i + 1}`).join(', ')}) ORDER BY id`, [...ids]);
   return rows.map((r) => `${r['id']}=${r['output']}`);
 }
 
 async function totals(store: TraceStore): Promise<[number, number]> {
-  const r = (await store.sql('SELECT count(*) AS n, count(DISTINCT id) AS ids FROM (SELECT id FROM spans UNION ALL SELECT id FROM traces UNION ALL SELECT id FROM sessions)'))[0]!;
+  const r = (await store.data.sql('SELECT count(*) AS n, count(DISTINCT id) AS ids FROM (SELECT id FROM spans UNION ALL SELECT id FROM traces UNION ALL SELECT id FROM sessions)'))[0]!;
   return [Number(r['n']), Number(r['ids'])];
 }
 
 test('a Parquet export is written straight into segments with the sealer layout', async (t) => {
   const { src, file, rows } = await exported(t, 6);
   const target = await openStore(t, {}, join(tempDir(t), 'b'));
-  const res = await target.store.importFile(file, { project: 'test-project', logStream: 'default' });
+  const res = await target.store.data.importFile(file, { project: 'test-project', logStream: 'default' });
   assert.equal(res.records, rows);
-  assert.equal(target.store.stats.memRows, 0, 'nothing went through the memory tables');
-  assert.equal(target.store.stats.sealedRows, rows);
+  assert.equal(target.store.records.stats.memRows, 0, 'nothing went through the memory tables');
+  assert.equal(target.store.records.stats.sealedRows, rows);
   const db = await Database.open({ connections: 1 });
   t.after(() => db.close());
   const schemaOf = async (dir: string, kind: string) => {
@@ -86,19 +86,19 @@ for (const format of ['parquet', 'jsonl', 'arrow'] as const) {
     const { file, rows } = await exported(t, 5, format);
     // No background merges: they would purge the dead rows while the test counts them.
     const target = await openStore(t, { autoCompact: false } as never, join(tempDir(t), 'b'));
-    await target.store.importFile(file, { project: 'test-project', logStream: 'default' });
+    await target.store.data.importFile(file, { project: 'test-project', logStream: 'default' });
     assert.deepEqual(await totals(target.store), [rows, rows]);
-    await target.store.importFile(file, { project: 'test-project', logStream: 'default' });
+    await target.store.data.importFile(file, { project: 'test-project', logStream: 'default' });
     assert.deepEqual(await totals(target.store), [rows, rows], 'replaced, not duplicated');
-    assert.equal(target.store.stats.dead, rows, "the first import's rows are dead");
-    assert.equal(target.store.stats.memRows, 0);
-    await target.store.compact();
+    assert.equal(target.store.records.stats.dead, rows, "the first import's rows are dead");
+    assert.equal(target.store.records.stats.memRows, 0);
+    await target.store.maintenance.compact();
     await target.store.close();
     const again = await TraceStore.open(target.dir);
     t.after(() => again.close());
     assert.deepEqual(await totals(again), [rows, rows]);
-    assert.equal(again.stats.dead, 0, 'a merge took the dead rows off the disk');
-    assert.equal(again.stats.sealedRows, rows);
+    assert.equal(again.records.stats.dead, 0, 'a merge took the dead rows off the disk');
+    assert.equal(again.records.stats.sealedRows, rows);
   });
 }
 
@@ -112,7 +112,7 @@ test('an import replaces records logged before it (sealed or in memory); a recor
   await log(1, 'logged-before');
   await log(9, 'other');
   const ids = [0, 1, 2, 3].map(uuidFor);
-  await store.importFile(file, { project: 'test-project', logStream: 'default' });
+  await store.data.importFile(file, { project: 'test-project', logStream: 'default' });
   assert.deepEqual(await outputs(target, ids), ids.map((id) => `${id}=imported`));
   // Logged after the import, into the memory table that was active while it ran.
   await log(2, 'logged-after');
@@ -127,7 +127,7 @@ test('an import replaces records logged before it (sealed or in memory); a recor
   t.after(() => again.close());
   assert.deepEqual(await outputs({ store: again, projectId }, ids), expected, 'after a reopen (the log replayed)');
   await again.flush();
-  await again.compact();
+  await again.maintenance.compact();
   assert.deepEqual(await outputs({ store: again, projectId }, ids), expected, 'after a seal and merges');
   const [n, distinct] = await totals(again);
   assert.equal(n, distinct, 'no id twice');
@@ -142,7 +142,7 @@ test('reads while an import runs see whole batches, and afterwards agree with th
   const batchRows = 16;
   const seen = new Set<number>();
   let done = false;
-  const importing = target.store.importFile(file, { project: 'test-project', logStream: 'default', batchRows }).finally(() => (done = true));
+  const importing = target.store.data.importFile(file, { project: 'test-project', logStream: 'default', batchRows }).finally(() => (done = true));
   while (!done) {
     const n = (await totals(target.store))[0];
     seen.add(n);
@@ -153,7 +153,7 @@ test('reads while an import runs see whole batches, and afterwards agree with th
   const question = async (store: TraceStore, projectId: string) => [
     (await store.count('span', projectId, { filters: [{ type: 'number', column_id: 'metrics/num_input_tokens', operator: 'gt', value: 5 }] } as never)).total_count,
     (await store.count('trace', projectId, {} as never)).total_count,
-    await store.sql('SELECT type, count(*) AS n, sum(num_input_tokens) AS tokens FROM spans GROUP BY type ORDER BY type'),
+    await store.data.sql('SELECT type, count(*) AS n, sum(num_input_tokens) AS tokens FROM spans GROUP BY type ORDER BY type'),
     (await store.search('span', projectId, { limit: 1000, sort: { column_id: 'created_at', ascending: true } } as never)).records.map((r) => [r['id'], r['name'], r['output']]),
   ];
   assert.deepEqual(await question(target.store, target.projectId), await question(src.store, src.projectId));
@@ -164,13 +164,13 @@ test('after a reopen, records logged next get numbers above the imported ones (n
   const { file, rows } = await exported(t, 3);
   const dir = join(tempDir(t), 'b');
   const first = await openStore(t, {}, dir);
-  await first.store.importFile(file, { project: 'test-project', logStream: 'default' });
+  await first.store.data.importFile(file, { project: 'test-project', logStream: 'default' });
   await first.store.close();
   const store = await TraceStore.open(dir);
   t.after(() => store.close());
   await store.logTraces(first.projectId, { log_stream_id: first.logStreamId, traces: [{ id: uuidFor(50), name: 'new', input: 'i', output: 'new', spans: [] }] as never });
   // Importing again marks the first import's rows dead by their numbers: the new record must not share one.
-  await store.importFile(file, { project: 'test-project', logStream: 'default' });
+  await store.data.importFile(file, { project: 'test-project', logStream: 'default' });
   assert.deepEqual(await outputs({ store, projectId: first.projectId }, [uuidFor(50)]), [`${uuidFor(50)}=new`]);
   assert.deepEqual(await totals(store), [rows + 2, rows + 2], 'the file once, and the new trace with its session');
 });
@@ -181,10 +181,10 @@ test('an Arrow file laid out otherwise than an export (created_at as plain integ
   const table = tableFromArrays({ id: [uuidFor(1), uuidFor(2)], type: ['trace', 'llm'], name: ['a', 'b'], created_at: BigInt64Array.from([created, created + 1000n]) });
   const file = join(tempDir(t), 'plain.arrow');
   writeFileSync(file, tableToIPC(table, 'file'));
-  const res = await store.importFile(file, { project: 'test-project', logStream: 'default' });
+  const res = await store.data.importFile(file, { project: 'test-project', logStream: 'default' });
   assert.equal(res.records, 2);
-  assert.equal(store.stats.memRows, 2, 'logged, not written as segments');
-  const rows = await store.sql('SELECT id, epoch_us(created_at) AS c FROM spans UNION ALL SELECT id, epoch_us(created_at) AS c FROM traces ORDER BY id');
+  assert.equal(store.records.stats.memRows, 2, 'logged, not written as segments');
+  const rows = await store.data.sql('SELECT id, epoch_us(created_at) AS c FROM spans UNION ALL SELECT id, epoch_us(created_at) AS c FROM traces ORDER BY id');
   assert.deepEqual(rows.map((r) => [r['id'], Number(r['c'])]), [[uuidFor(1), Number(created)], [uuidFor(2), Number(created) + 1000]]);
 });
 
@@ -194,7 +194,7 @@ test('records logged while an import commits (the same ids) leave one version of
   const { store, projectId, logStreamId } = target;
   const ids = Array.from({ length: 8 }, (_, i) => uuidFor(i));
   let done = false;
-  const importing = store.importFile(file, { project: 'test-project', logStream: 'default', batchRows: 10 }).finally(() => (done = true));
+  const importing = store.data.importFile(file, { project: 'test-project', logStream: 'default', batchRows: 10 }).finally(() => (done = true));
   let round = 0;
   while (!done && round < 200) {
     const id = ids[round % ids.length]!;
@@ -203,7 +203,7 @@ test('records logged while an import commits (the same ids) leave one version of
   }
   await importing;
   const once = async (s: TraceStore) => {
-    const rows = await s.sql('SELECT id, count(*) AS n FROM traces GROUP BY id HAVING count(*) > 1');
+    const rows = await s.data.sql('SELECT id, count(*) AS n FROM traces GROUP BY id HAVING count(*) > 1');
     assert.deepEqual(rows, [], 'no trace id twice');
     assert.equal((await outputs({ store: s, projectId }, ids)).length, ids.length);
   };

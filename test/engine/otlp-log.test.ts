@@ -31,21 +31,21 @@ test('children first, parents later (across a restart), retries stored once', as
   let store = await TraceStore.open(dir);
   const f = family();
   const options = { project: 'p', logStream: 'ls' };
-  await store.logOtlp(jsonRequest([f.leaf]), options);
+  await store.otlp.log(jsonRequest([f.leaf]), options);
   const projectId = store.findProjects({ name: 'p' })[0]!.id;
   assert.deepEqual(await tree(store, projectId, f.traceId), { leaf: 'TRACE' });
   await store.close();
   store = await TraceStore.open(dir);
   t.after(() => store.close());
-  await store.logOtlp(protobufRequest([f.mid]), options); // the leaf's parent, after a restart: found from the stored leaf
+  await store.otlp.log(protobufRequest([f.mid]), options); // the leaf's parent, after a restart: found from the stored leaf
   assert.deepEqual(await tree(store, projectId, f.traceId), { leaf: 'mid', mid: 'TRACE +children' });
   const before = (await store.search('span', projectId, { limit: 100 })).records.map((s) => [s['id'], s['step_number']]);
-  const retry = await store.logOtlp(jsonRequest([f.leaf, f.mid]), options);
+  const retry = await store.otlp.log(jsonRequest([f.leaf, f.mid]), options);
   assert.deepEqual([retry.accepted_spans, retry.duplicate_spans, retry.rejected_spans], [2, 2, 0]);
   assert.deepEqual((await store.search('span', projectId, { limit: 100 })).records.map((s) => [s['id'], s['step_number']]), before, 'a retry changes nothing');
-  await store.logOtlp(jsonRequest([f.root]), options);
+  await store.otlp.log(jsonRequest([f.root]), options);
   assert.deepEqual(await tree(store, projectId, f.traceId), { leaf: 'mid', mid: 'root +children', root: 'TRACE +children' });
-  const trace = await store.getRecord('trace', projectId, uuidOf(f.traceId));
+  const trace = await store.records.getRecord('trace', projectId, uuidOf(f.traceId));
   assert.deepEqual([trace['name'], trace['input'], trace['output']], ['root', 'in', 'out']);
   assert.equal((await store.count('span', projectId, {})).total_count, 3);
   assert.equal((await store.count('trace', projectId, {})).total_count, 1);
@@ -56,7 +56,7 @@ test('a whole trace in one export, in any order, links the same way', async (t) 
   const store = await TraceStore.open(tempDir(t));
   t.after(() => store.close());
   const f = family();
-  await store.logOtlp(jsonRequest([f.leaf, f.root, f.mid]));
+  await store.otlp.log(jsonRequest([f.leaf, f.root, f.mid]));
   const projectId = store.findProjects({ name: 'default' })[0]!.id;
   assert.deepEqual(await tree(store, projectId, f.traceId), { leaf: 'mid', mid: 'root +children', root: 'TRACE +children' });
   const steps = (await store.search('span', projectId, { sort: { column_id: 'step_number', ascending: true } })).records.map((s) => s['name']);
@@ -71,10 +71,10 @@ test('one session per external id, shared by the traces that name it; others get
   const c = family();
   a.leaf.attributes!['session.id'] = 'chat-1';
   b.root.attributes!['gen_ai.conversation.id'] = 'chat-1';
-  await store.logOtlp(jsonRequest([a.leaf, a.mid, a.root]));
-  await store.logOtlp(jsonRequest([b.leaf])); // no session named yet: its own
-  await store.logOtlp(jsonRequest([b.mid, b.root])); // now it names chat-1: it moves there
-  await store.logOtlp(jsonRequest([c.root]));
+  await store.otlp.log(jsonRequest([a.leaf, a.mid, a.root]));
+  await store.otlp.log(jsonRequest([b.leaf])); // no session named yet: its own
+  await store.otlp.log(jsonRequest([b.mid, b.root])); // now it names chat-1: it moves there
+  await store.otlp.log(jsonRequest([c.root]));
   const projectId = store.findProjects({ name: 'default' })[0]!.id;
   const sessions = (await store.search('session', projectId, {})).records;
   assert.equal(sessions.length, 2);
@@ -92,19 +92,19 @@ test('targets: options, then resource attributes, then default; rights; typed er
   const store = await TraceStore.open(tempDir(t), { maxSpansPerRequest: 3 });
   t.after(() => store.close());
   const one = () => [family().root];
-  const r = await store.logOtlp(jsonRequest(one(), { 'tracelake.project.name': 'from-res', 'tracelake.log_stream.name': 'rs' }));
+  const r = await store.otlp.log(jsonRequest(one(), { 'tracelake.project.name': 'from-res', 'tracelake.log_stream.name': 'rs' }));
   assert.deepEqual(r.targets.map((x) => [x.project_name, x.log_stream_name, x.spans]), [['from-res', 'rs', 1]]);
-  const o = await store.logOtlp(jsonRequest(one(), { 'tracelake.project.name': 'from-res' }), { project: 'from-options' });
+  const o = await store.otlp.log(jsonRequest(one(), { 'tracelake.project.name': 'from-res' }), { project: 'from-options' });
   assert.deepEqual(o.targets.map((x) => [x.project_name, x.log_stream_name]), [['from-options', 'default']]);
-  const viewer = store.createUser({ email: 'v@x' });
-  store.addProjectMember(store.findProjects({ name: 'from-res' })[0]!.id, viewer.id, 'viewer');
-  await assert.rejects(store.logOtlp(jsonRequest(one()), { project: 'from-res', user: viewer }), ForbiddenError);
-  await assert.rejects(store.logOtlp(new Uint8Array([0xff, 0x01])), BadRequestError);
-  await assert.rejects(store.logOtlp('a string'), BadRequestError);
+  const viewer = store.users.create({ email: 'v@x' });
+  store.catalog.addProjectMember(store.findProjects({ name: 'from-res' })[0]!.id, viewer.id, 'viewer');
+  await assert.rejects(store.otlp.log(jsonRequest(one()), { project: 'from-res', user: viewer }), ForbiddenError);
+  await assert.rejects(store.otlp.log(new Uint8Array([0xff, 0x01])), BadRequestError);
+  await assert.rejects(store.otlp.log('a string'), BadRequestError);
   const f = family();
-  await assert.rejects(store.logOtlp(jsonRequest([f.root, f.mid, f.leaf, family().root])), PayloadTooLargeError);
-  const text = await store.logOtlp(JSON.stringify(jsonRequest(one())), { project: 'from-text' });
+  await assert.rejects(store.otlp.log(jsonRequest([f.root, f.mid, f.leaf, family().root])), PayloadTooLargeError);
+  const text = await store.otlp.log(JSON.stringify(jsonRequest(one())), { project: 'from-text' });
   assert.deepEqual(text.targets.map((x) => [x.project_name, x.spans]), [['from-text', 1]]);
-  const empty = await store.logOtlp({});
+  const empty = await store.otlp.log({});
   assert.deepEqual([empty.accepted_spans, empty.targets], [0, []]);
 });

@@ -46,25 +46,25 @@ test('expired records leave reads at once and the disk at compaction; a stream o
   for (const run of [logStreamId, other]) await store.logTraces(projectId, { log_stream_id: run, traces: [at(everyKindTrace('old'), old)] });
   await store.flush(); // the old records in segments of their own
   for (const run of [logStreamId, other]) await store.logTraces(projectId, { log_stream_id: run, traces: [at(everyKindTrace('new'), recent)] });
-  const oldIds = new Set((await store.sql("SELECT id FROM spans WHERE created_at < now() - INTERVAL 30 DAY")).map((r) => String(r['id'])));
+  const oldIds = new Set((await store.data.sql("SELECT id FROM spans WHERE created_at < now() - INTERVAL 30 DAY")).map((r) => String(r['id'])));
   assert.equal(oldIds.size, 12);
-  assert.equal((await store.countSpans(projectId, {})).total_count, 24);
+  assert.equal((await store.count('span', projectId, {})).total_count, 24);
 
-  assert.deepEqual(store.setRetention(projectId, { retention_days: 30 }), { retention_days: 30, effective_retention_days: 30 });
-  assert.equal((await store.countSpans(projectId, {})).total_count, 12, 'project retention: old spans of both streams are gone');
+  assert.deepEqual(store.data.setRetention(projectId, { retention_days: 30 }), { retention_days: 30, effective_retention_days: 30 });
+  assert.equal((await store.count('span', projectId, {})).total_count, 12, 'project retention: old spans of both streams are gone');
   assert.equal((await store.count('trace', projectId, { log_stream_id: other })).total_count, 1);
-  assert.equal((await store.searchSpans(projectId, { limit: 100 })).records.filter((r) => oldIds.has(String(r['id']))).length, 0);
-  assert.equal(Number((await store.sql('SELECT count(*) AS n FROM spans'))[0]!['n']), 12, 'SQL sees the same');
+  assert.equal((await store.search('span', projectId, { limit: 100 })).records.filter((r) => oldIds.has(String(r['id']))).length, 0);
+  assert.equal(Number((await store.data.sql('SELECT count(*) AS n FROM spans'))[0]!['n']), 12, 'SQL sees the same');
   let exported = 0;
-  for await (const b of store.export(projectId)) exported += b.numRows;
-  assert.equal(exported, await store.countAllRecords(projectId));
+  for await (const b of store.data.export(projectId)) exported += b.numRows;
+  assert.equal(exported, await store.records.countAll(projectId));
 
   // A stream's own value wins over its project's.
-  assert.deepEqual(store.setRetention(projectId, { log_stream_id: other, retention_days: 365 }), { retention_days: 365, effective_retention_days: 365 });
-  assert.equal((await store.countSpans(projectId, { log_stream_id: other })).total_count, 12);
-  assert.equal((await store.countSpans(projectId, { log_stream_id: logStreamId })).total_count, 6);
+  assert.deepEqual(store.data.setRetention(projectId, { log_stream_id: other, retention_days: 365 }), { retention_days: 365, effective_retention_days: 365 });
+  assert.equal((await store.count('span', projectId, { log_stream_id: other })).total_count, 12);
+  assert.equal((await store.count('span', projectId, { log_stream_id: logStreamId })).total_count, 6);
 
-  const { expired } = await store.compact();
+  const { expired } = await store.maintenance.compact();
   assert.equal(expired, 8, 'the old trace, its 6 spans and its session in the stream without its own retention');
   const onDisk = await idsOnDisk(dir);
   const stillThere = [...oldIds].filter((id) => onDisk.has(id));
@@ -73,22 +73,22 @@ test('expired records leave reads at once and the disk at compaction; a stream o
 
   const reopened = await TraceStore.open(dir);
   t.after(() => reopened.close());
-  assert.deepEqual(reopened.getRetention(projectId, { log_stream_id: logStreamId }), { retention_days: null, effective_retention_days: 30 });
-  assert.equal((await reopened.countSpans(projectId, {})).total_count, 18);
-  reopened.setRetention(projectId, { log_stream_id: other, retention_days: null });
-  assert.equal((await reopened.countSpans(projectId, {})).total_count, 12, 'cleared: the stream follows its project again');
+  assert.deepEqual(reopened.data.getRetention(projectId, { log_stream_id: logStreamId }), { retention_days: null, effective_retention_days: 30 });
+  assert.equal((await reopened.count('span', projectId, {})).total_count, 18);
+  reopened.data.setRetention(projectId, { log_stream_id: other, retention_days: null });
+  assert.equal((await reopened.count('span', projectId, {})).total_count, 12, 'cleared: the stream follows its project again');
 });
 
 test('merges after seals take expired records off the disk by themselves (no compact call)', async (t) => {
   const { store, dir, projectId, logStreamId } = await openStore(t);
-  store.setRetention(projectId, { retention_days: 30 });
+  store.data.setRetention(projectId, { retention_days: 30 });
   const old = new Date(Date.now() - 40 * 86_400_000).toISOString();
   const recent = new Date(Date.now() - 2 * 86_400_000).toISOString();
   await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [at(everyKindTrace('a'), old)] });
   await store.flush(); // segments wholly expired
   await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [at(everyKindTrace('b'), old), at(everyKindTrace('c'), recent)] });
   await store.flush(); // segments half expired
-  const live = new Set((await store.sql('SELECT id FROM spans UNION ALL SELECT id FROM traces UNION ALL SELECT id FROM sessions')).map((r) => String(r['id'])));
+  const live = new Set((await store.data.sql('SELECT id FROM spans UNION ALL SELECT id FROM traces UNION ALL SELECT id FROM sessions')).map((r) => String(r['id'])));
   assert.equal(live.size, 8, 'the recent trace, its 6 spans and its session');
   // The merges run in the background after the seals: wait for them (bounded), then look at the files.
   // A file may go between listing and reading it (a merge retired it): then look again.
@@ -99,13 +99,13 @@ test('merges after seals take expired records off the disk by themselves (no com
     onDisk = await look();
   }
   assert.deepEqual([...onDisk].sort(), [...live].sort(), 'only the live records are still on disk');
-  assert.equal((await store.countSpans(projectId, {})).total_count, 6);
+  assert.equal((await store.count('span', projectId, {})).total_count, 6);
 });
 
 test('bad retention values are refused', async (t) => {
   const { store, projectId } = await openStore(t);
   for (const bad of [0, -1, 1.5, '7', 40_000, undefined]) {
-    assert.throws(() => store.setRetention(projectId, { retention_days: bad as never }), InvalidRequestError, String(bad));
+    assert.throws(() => store.data.setRetention(projectId, { retention_days: bad as never }), InvalidRequestError, String(bad));
   }
-  assert.deepEqual(store.getRetention(projectId), { retention_days: null, effective_retention_days: null });
+  assert.deepEqual(store.data.getRetention(projectId), { retention_days: null, effective_retention_days: null });
 });

@@ -39,7 +39,7 @@ async function answers(store: TraceStore, projectId: string): Promise<unknown> {
     out.push(portable(page.records));
     out.push((await store.count(q.level, projectId, q.body as never)).total_count);
   }
-  out.push(await store.sql('SELECT type, count(*) AS n, sum(num_input_tokens) AS tokens FROM spans GROUP BY type ORDER BY type'));
+  out.push(await store.data.sql('SELECT type, count(*) AS n, sum(num_input_tokens) AS tokens FROM spans GROUP BY type ORDER BY type'));
   return out;
 }
 
@@ -51,9 +51,9 @@ async function source(t: Parameters<typeof openStore>[0]) {
   await store.logTraces(projectId, { log_stream_id: logStreamId, traces: traces.slice(0, 2) });
   await store.flush();
   await store.logTraces(projectId, { log_stream_id: logStreamId, traces: traces.slice(2) });
-  await store.delete('span', projectId, { log_stream_id: logStreamId, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'guard' }, { type: 'text', column_id: 'input', operator: 'eq', value: 'check' }] } as never);
+  await store.records.delete('span', projectId, { log_stream_id: logStreamId, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'guard' }, { type: 'text', column_id: 'input', operator: 'eq', value: 'check' }] } as never);
   const [one] = (await store.search('trace', projectId, { log_stream_id: logStreamId, limit: 1 })).records;
-  await store.updateRecord('trace', projectId, String(one!['id']), { log_stream_id: logStreamId, output: 'revised', tags: ['x'] } as never);
+  await store.records.updateRecord('trace', projectId, String(one!['id']), { log_stream_id: logStreamId, output: 'revised', tags: ['x'] } as never);
   return fx;
 }
 
@@ -62,13 +62,13 @@ for (const format of ['parquet', 'jsonl', 'arrow'] as ExportFormat[]) {
     const { store, projectId } = await source(t);
     const expected = await answers(store, projectId);
     const file = join(tempDir(t), `all.${format}`);
-    const { rows } = await store.exportFile(projectId, file, { format });
+    const { rows } = await store.data.exportFile(projectId, file, { format });
     const target = await openStore(t, {}, join(tempDir(t), 'b'));
-    const first = await target.store.importFile(file, { project: 'test-project', logStream: 'default', batchRows: 7 });
+    const first = await target.store.data.importFile(file, { project: 'test-project', logStream: 'default', batchRows: 7 });
     assert.equal(first.records, rows);
     assert.equal(first.projectId, target.projectId, 'the named project is used, not a new one');
     assert.deepEqual(await answers(target.store, target.projectId), expected);
-    await target.store.importFile(file, { project: 'test-project', logStream: 'default' });
+    await target.store.data.importFile(file, { project: 'test-project', logStream: 'default' });
     assert.deepEqual(await answers(target.store, target.projectId), expected, 'a second import changes nothing');
     await target.store.flush();
     assert.deepEqual(await answers(target.store, target.projectId), expected, 'sealed, the same');
@@ -79,25 +79,25 @@ test('JSON lines of v2 bodies import as the requests they are, into a project cr
   const { store, dir } = await openStore(t);
   const file = join(dir, '..', 'bodies.jsonl');
   writeFileSync(file, [JSON.stringify({ traces: [everyKindTrace('a')] }), '', JSON.stringify({ traces: [everyKindTrace('b'), everyKindTrace('c')] })].join('\n'));
-  const res = await store.importFile(file, { project: 'imported', logStream: 'bodies' });
+  const res = await store.data.importFile(file, { project: 'imported', logStream: 'bodies' });
   assert.equal(res.bodies, 2);
-  assert.equal((await store.countSpans(res.projectId, {})).total_count, 18);
-  await store.importFile(file, { project: 'imported', logStream: 'bodies' });
-  assert.equal((await store.countSpans(res.projectId, {})).total_count, 18, 'minted ids are stable: the same bodies replace themselves');
+  assert.equal((await store.count('span', res.projectId, {})).total_count, 18);
+  await store.data.importFile(file, { project: 'imported', logStream: 'bodies' });
+  assert.equal((await store.count('span', res.projectId, {})).total_count, 18, 'minted ids are stable: the same bodies replace themselves');
 });
 
 test('a bad file imports nothing', async (t) => {
   const { store, dir } = await openStore(t);
   const bodies = join(dir, '..', 'bad.jsonl');
   writeFileSync(bodies, `${JSON.stringify({ traces: [everyKindTrace('a')] })}\nnot json\n`);
-  await assert.rejects(store.importFile(bodies, { project: 'p', logStream: 's' }), InvalidRequestError);
+  await assert.rejects(store.data.importFile(bodies, { project: 'p', logStream: 's' }), InvalidRequestError);
   const rows = join(dir, '..', 'rows.jsonl');
   const ok = { id: '0b6f6a4e-51cf-4bd8-9d2d-0cb1b0bcb4a1', type: 'trace', created_at: '2026-03-01 10:00:00' };
   writeFileSync(rows, `${JSON.stringify(ok)}\n${JSON.stringify({ ...ok, id: 'x2', type: 'banana' })}\n`);
-  await assert.rejects(store.importFile(rows, { project: 'p', logStream: 's' }), /known type/);
+  await assert.rejects(store.data.importFile(rows, { project: 'p', logStream: 's' }), /known type/);
   writeFileSync(rows, `${JSON.stringify(ok)}\n${JSON.stringify({ ...ok, id: 'not-a-uuid' })}\n`);
-  await assert.rejects(store.importFile(rows, { project: 'p', logStream: 's' }), /a UUID/);
-  await assert.rejects(store.importFile(join(dir, 'nope.parquet'), { project: 'p', logStream: 's' }), InvalidRequestError);
+  await assert.rejects(store.data.importFile(rows, { project: 'p', logStream: 's' }), /a UUID/);
+  await assert.rejects(store.data.importFile(join(dir, 'nope.parquet'), { project: 'p', logStream: 's' }), InvalidRequestError);
   const p = store.findProjects({ name: 'p' })[0]!;
-  assert.equal(await store.countAllRecords(p.id), 0);
+  assert.equal(await store.records.countAll(p.id), 0);
 });

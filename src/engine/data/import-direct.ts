@@ -15,7 +15,7 @@ import { rowGroupRows } from '../../storage/parquet/parquet-splice.js';
 import { KIND_SQL, RECORD_COLUMNS, type RecordKind } from '../../record/record-columns.js';
 import { KIND_COLUMNS } from '../../query/match-facts.js';
 import { EXPORT_COLUMNS } from './export.js';
-import { bad, exportColumnsOf, ID_COLUMNS, TYPE, UUID, VALID_TYPES } from './import.js';
+import { bad, exportColumnsOf, ID_COLUMNS, TYPE, UUID, VALID_TYPES } from './import-checks.js';
 
 /** Rows per commit of the direct path (a segment per kind each; merges join them later). */
 export const DIRECT_BATCH_ROWS = 1_000_000;

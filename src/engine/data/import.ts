@@ -20,6 +20,7 @@ import { RECORD_COLUMNS } from '../../record/record-columns.js';
 import type { BulkBatch } from '../../storage/segments/bulk-load.js';
 import { EXPORT_COLUMNS } from './export.js';
 import { arrowColumns, DIRECT_BATCH_ROWS, importDirect } from './import-direct.js';
+import { bad, exportColumnsOf, ID_COLUMNS, TYPE, UUID, VALID_TYPES } from './import-checks.js';
 import { SIDE_WRITERS } from '../../storage/segments/bulk-pages.js';
 
 export type ImportFormat = 'parquet' | 'jsonl' | 'arrow';
@@ -56,14 +57,8 @@ export interface ImportSink {
   logBody(body: Record<string, unknown>, line: number): Promise<void>;
 }
 
-export const TYPE: Record<string, string> = Object.fromEntries(RECORD_COLUMNS.map((c) => [c.name, c.type]));
 const JSON_TEXT = new Set(['tags', 'metrics', 'user_metadata', 'dataset_metadata']);
 const PARSED_TEXT = new Set(['tools', 'extra']);
-export const ID_COLUMNS = new Set(['id', 'session_id', 'trace_id', 'parent_id', 'previous_session_id']);
-export const UUID = "'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'";
-
-export const bad = (msg: string) => new InvalidRequestError([{ loc: ['file'], msg, type: 'value_error' }]);
-
 export function formatOf(path: string, given?: string): ImportFormat {
   if (given !== undefined) {
     if (given === 'parquet' || given === 'jsonl' || given === 'arrow') return given;
@@ -120,19 +115,6 @@ function selectList(present: ReadonlySet<string>): string {
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const VALID_TYPES = `[${ALL_KINDS.map((k) => `'${k}'`).join(', ')}]`;
-
-/** The columns DuckDB finds in `from` (an export file): refused unless it has an id, a type and a created_at. */
-export async function exportColumnsOf(db: Database, from: string, params: Param[], path: string, format: string): Promise<Set<string>> {
-  let present: Set<string>;
-  try {
-    present = new Set((await db.all(`DESCRIBE SELECT * FROM ${from}`, params)).map((r) => String(r['column_name'])));
-  } catch (err) {
-    throw bad(`${path} cannot be read as ${format}: ${(err as Error).message}`);
-  }
-  for (const need of ['id', 'type', 'created_at']) if (!present.has(need)) throw bad(`${path} has no column ${need}: it is not a tracelake export`);
-  return present;
-}
 
 /** Rows gathered into batches of `size`, each written through the sink (one durable write) as it fills. */
 class DraftBatcher {

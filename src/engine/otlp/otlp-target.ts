@@ -5,9 +5,20 @@
 // stream needs create_run in the project, logging needs log_data. A project the caller cannot see
 // answers 404, as it does everywhere.
 import type { Project, Run, User } from '../../catalog/catalog.js';
+import type { ProjectAction } from '../../catalog/permissions.js';
 import { NotFoundError } from '../../errors.js';
 import type { Attrs } from '../../ingest/otlp/model.js';
-import type { TraceStore } from '../trace-store.js';
+
+/** What finding or creating a target needs of the catalog (the catalog part, and a lookup by name that ignores visibility). */
+export interface TargetCatalog {
+  findProjects(query: { name?: string }, user?: User | null): Project[];
+  /** The project of that name whether or not the caller may see it. */
+  projectNamed(name: string): Project | undefined;
+  createProject(input: { name: string }, user?: User | null): Project;
+  authorize(projectId: string, action: ProjectAction, user: User | null): void;
+  listRuns(projectId: string, kind: 'log_stream'): Run[];
+  createLogStream(projectId: string, name: string, user?: User | null): Run;
+}
 
 export interface OtlpLogOptions {
   /** Project name for every span (the header `project` / `x-project-name`); else the resource attributes decide. */
@@ -40,17 +51,17 @@ export function targetNames(resource: Attrs, options: OtlpLogOptions): { project
 }
 
 /** The project and log stream, created when missing and allowed; throws 403/404 otherwise. Synchronous: no interleaving. */
-export function resolveTarget(store: TraceStore, names: { project: string; logStream: string }, user: User | null): { project: Project; run: Run } {
-  let project = store.findProjects({ name: names.project }, user)[0];
+export function resolveTarget(catalog: TargetCatalog, names: { project: string; logStream: string }, user: User | null): { project: Project; run: Run } {
+  let project = catalog.findProjects({ name: names.project }, user)[0];
   if (!project) {
-    if (store.catalog.projectByName(names.project)) throw new NotFoundError(`Project ${names.project} not found`);
-    project = store.createProject({ name: names.project }, user);
+    if (catalog.projectNamed(names.project)) throw new NotFoundError(`Project ${names.project} not found`);
+    project = catalog.createProject({ name: names.project }, user);
   }
-  store.authorize(project.id, 'log_data', user);
-  let run = store.listRuns(project.id, 'log_stream').find((r) => r.name === names.logStream);
+  catalog.authorize(project.id, 'log_data', user);
+  let run = catalog.listRuns(project.id, 'log_stream').find((r) => r.name === names.logStream);
   if (!run) {
-    store.authorize(project.id, 'create_run', user);
-    run = store.createLogStream(project.id, names.logStream, user);
+    catalog.authorize(project.id, 'create_run', user);
+    run = catalog.createLogStream(project.id, names.logStream, user);
   }
   return { project, run };
 }

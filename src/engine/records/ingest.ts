@@ -16,14 +16,8 @@ import { cpuTurn } from '../../storage/memtable/cpu-turns.js';
 import { KeyedLock } from './keyed-lock.js';
 import { Sessions } from './sessions.js';
 import type { OtlpHost } from '../otlp/otlp-log.js';
+import type { RunIds } from '../run-scope.js';
 import { storedToWire } from '../../record/row-codec.js';
-
-/** Which run a request addresses: exactly one of the three run ids. */
-export interface RunIds {
-  log_stream_id?: string | null;
-  experiment_id?: string | null;
-  metrics_testing_id?: string | null;
-}
 
 /** What logging needs from the store: the catalog and run resolution. */
 export interface IngestHost {

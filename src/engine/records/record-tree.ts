@@ -3,7 +3,7 @@ import type { Catalog } from '../../catalog/catalog.js';
 import { NotFoundError } from '../../errors.js';
 import type { Level } from '../../query/columns.js';
 import type { SearchRequest } from '../../schemas/query.js';
-import type { RunIds } from './ingest.js';
+import type { RunIds } from '../run-scope.js';
 import type { SearchResult } from '../../query/exec/record-queries.js';
 
 interface TreeHost {

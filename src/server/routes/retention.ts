@@ -14,14 +14,14 @@ const RetentionSetting = Type.Object({ retention_days: Days, effective_retention
 
 export const retentionRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
   async (app) => {
-    app.get('/projects/:project_id/retention', { schema: { params: ProjectIdParams, response: { 200: RetentionSetting } } }, async (req) => store.getRetention(req.params.project_id));
+    app.get('/projects/:project_id/retention', { schema: { params: ProjectIdParams, response: { 200: RetentionSetting } } }, async (req) => store.data.getRetention(req.params.project_id));
     app.put('/projects/:project_id/retention', { schema: { params: ProjectIdParams, body: RetentionBody, response: { 200: RetentionSetting } } }, async (req) =>
-      store.setRetention(req.params.project_id, { retention_days: req.body.retention_days }),
+      store.data.setRetention(req.params.project_id, { retention_days: req.body.retention_days }),
     );
     app.get('/projects/:project_id/log_streams/:run_id/retention', { schema: { params: RunPathParams, response: { 200: RetentionSetting } } }, async (req) =>
-      store.getRetention(req.params.project_id, { log_stream_id: req.params.run_id }),
+      store.data.getRetention(req.params.project_id, { log_stream_id: req.params.run_id }),
     );
     app.put('/projects/:project_id/log_streams/:run_id/retention', { schema: { params: RunPathParams, body: RetentionBody, response: { 200: RetentionSetting } } }, async (req) =>
-      store.setRetention(req.params.project_id, { log_stream_id: req.params.run_id, retention_days: req.body.retention_days }),
+      store.data.setRetention(req.params.project_id, { log_stream_id: req.params.run_id, retention_days: req.body.retention_days }),
     );
   };

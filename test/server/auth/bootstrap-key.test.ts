@@ -6,9 +6,11 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { TraceStore } from '../../../src/engine/trace-store.js';
 import { tempDir } from '../../support/helpers.js';
+import { bootstrapApiKey } from '../../../src/server/auth/bootstrap-key.js';
+import { storeCredentials } from '../../../src/server/auth/credentials.js';
 
 function liveKeys(store: TraceStore): number {
-  return store.listApiKeys().filter((k) => k.revoked_at === null).length;
+  return store.users.listApiKeys().filter((k) => k.revoked_at === null).length;
 }
 
 test('a failed write of the api-key file leaves no live key, and the next start generates a usable one', async (t) => {
@@ -19,7 +21,7 @@ test('a failed write of the api-key file leaves no live key, and the next start 
     // A folder where the temporary file must go makes the atomic write fail, as a crash or full disk would.
     const squat = `${file}.tmp-${process.pid}`;
     mkdirSync(squat);
-    assert.throws(() => store.bootstrapApiKey());
+    assert.throws(() => bootstrapApiKey(store));
     rmSync(squat, { recursive: true });
     assert.equal(existsSync(file), false);
     assert.equal(liveKeys(store), 0, 'no key is live whose clear text was not written');
@@ -27,10 +29,10 @@ test('a failed write of the api-key file leaves no live key, and the next start 
   }
   const store = await TraceStore.open(dir);
   try {
-    const { generated } = store.bootstrapApiKey();
+    const { generated } = bootstrapApiKey(store);
     assert.ok(generated, 'the next start generates a key');
     assert.equal(readFileSync(file, 'utf8').trim(), generated);
-    assert.equal(store.authenticateApiKey(generated).role, 'admin');
+    assert.equal(storeCredentials(store).authenticateApiKey(generated).role, 'admin');
   } finally {
     await store.close();
   }
@@ -42,12 +44,12 @@ test('an api-key file whose key never reached the catalog is replaced by a worki
   writeFileSync(join(dir, 'api-key'), 'tl-never-committed\n'); // the file was written, the commit was not
   const store = await TraceStore.open(dir);
   try {
-    const { generated } = store.bootstrapApiKey();
+    const { generated } = bootstrapApiKey(store);
     assert.ok(generated);
     assert.equal(readFileSync(file, 'utf8').trim(), generated);
-    assert.equal(store.authenticateApiKey(generated).role, 'admin');
+    assert.equal(storeCredentials(store).authenticateApiKey(generated).role, 'admin');
     assert.equal(liveKeys(store), 1);
-    assert.deepEqual(store.bootstrapApiKey(), { generated: null, file }, 'later starts keep it');
+    assert.deepEqual(bootstrapApiKey(store), { generated: null, file }, 'later starts keep it');
   } finally {
     await store.close();
   }
