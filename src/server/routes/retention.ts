@@ -1,6 +1,6 @@
 // Retention of a project and of one log stream: GET reads the setting and what applies, PUT sets
 // `retention_days` (a whole number of days, or null to remove it). Expired records leave reads at once
-// and the disk at the next compaction (see src/engine/retention.ts).
+// and the disk at the next compaction (see src/engine/data/retention.ts).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { TraceStore } from '../../engine/trace-store.js';

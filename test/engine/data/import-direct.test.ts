@@ -7,12 +7,12 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tableFromArrays, tableToIPC } from 'apache-arrow';
 import { test } from 'node:test';
-import { Database } from '../../src/db/database.js';
-import { TraceStore } from '../../src/engine/trace-store.js';
-import { loadManifest } from '../../src/storage/manifest/manifest.js';
-import { NEAR_ORDER_GROUPS } from '../../src/storage/segments/bulk-load.js';
-import { COLUMN_NAMES } from '../../src/record/record-columns.js';
-import { everyKindTrace, openStore, tempDir } from '../support/helpers.js';
+import { Database } from '../../../src/db/database.js';
+import { TraceStore } from '../../../src/engine/trace-store.js';
+import { loadManifest } from '../../../src/storage/manifest/manifest.js';
+import { NEAR_ORDER_GROUPS } from '../../../src/storage/segments/bulk-load.js';
+import { COLUMN_NAMES } from '../../../src/record/record-columns.js';
+import { everyKindTrace, openStore, tempDir } from '../../support/helpers.js';
 
 type Fx = Awaited<ReturnType<typeof openStore>>;
 

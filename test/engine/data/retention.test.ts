@@ -6,9 +6,9 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { TraceStore } from '../../src/engine/trace-store.js';
-import { InvalidRequestError } from '../../src/errors.js';
-import { everyKindTrace, openStore } from '../support/helpers.js';
+import { TraceStore } from '../../../src/engine/trace-store.js';
+import { InvalidRequestError } from '../../../src/errors.js';
+import { everyKindTrace, openStore } from '../../support/helpers.js';
 
 /** The trace with every created_at moved to `iso`. */
 function at(trace: any, iso: string): any {

@@ -5,10 +5,10 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ROOT } from '../../scripts/binary/config.js';
-import { TraceStore } from '../../src/engine/trace-store.js';
-import { everyKindTrace, openStore, tempDir } from '../support/helpers.js';
-import { nodeEntry } from '../support/node-entry.js';
+import { ROOT } from '../../../scripts/binary/config.js';
+import { TraceStore } from '../../../src/engine/trace-store.js';
+import { everyKindTrace, openStore, tempDir } from '../../support/helpers.js';
+import { nodeEntry } from '../../support/node-entry.js';
 
 const BATCH = 25;
 

@@ -6,11 +6,11 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { Database } from '../../src/db/database.js';
-import { EXPORT_COLUMNS } from '../../src/engine/data/export.js';
-import { TYPE } from '../../src/engine/data/import-checks.js';
-import { spliceParquet, SpliceMismatch, SPLICE_KEY } from '../../src/storage/parquet/parquet-splice.js';
-import { everyKindTrace, openStore, tempDir } from '../support/helpers.js';
+import { Database } from '../../../src/db/database.js';
+import { EXPORT_COLUMNS } from '../../../src/engine/data/export.js';
+import { TYPE } from '../../../src/engine/data/import-checks.js';
+import { spliceParquet, SpliceMismatch, SPLICE_KEY } from '../../../src/storage/parquet/parquet-splice.js';
+import { everyKindTrace, openStore, tempDir } from '../../support/helpers.js';
 
 const uuidFor = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
 const DAY = 86_400_000;

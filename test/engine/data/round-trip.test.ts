@@ -5,10 +5,10 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { TraceStore } from '../../src/engine/trace-store.js';
-import type { ExportFormat } from '../../src/engine/data/export.js';
-import { InvalidRequestError } from '../../src/errors.js';
-import { everyKindTrace, openStore, tempDir } from '../support/helpers.js';
+import type { TraceStore } from '../../../src/engine/trace-store.js';
+import type { ExportFormat } from '../../../src/engine/data/export.js';
+import { InvalidRequestError } from '../../../src/errors.js';
+import { everyKindTrace, openStore, tempDir } from '../../support/helpers.js';
 
 type Rec = Record<string, unknown>;
 

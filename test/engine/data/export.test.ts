@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { tableFromIPC } from 'apache-arrow';
-import { EXPORT_COLUMNS } from '../../src/engine/data/export.js';
-import { InvalidRequestError } from '../../src/errors.js';
-import { everyKindTrace, openStore, tempDir } from '../support/helpers.js';
+import { EXPORT_COLUMNS } from '../../../src/engine/data/export.js';
+import { InvalidRequestError } from '../../../src/errors.js';
+import { everyKindTrace, openStore, tempDir } from '../../support/helpers.js';
 
 async function filled(t: Parameters<typeof openStore>[0]) {
   const fx = await openStore(t);

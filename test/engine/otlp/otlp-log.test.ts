@@ -4,10 +4,10 @@
 // options, else the resource attributes, else "default"; typed errors for what cannot be decoded.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { TraceStore } from '../../src/engine/trace-store.js';
-import { BadRequestError, ForbiddenError, PayloadTooLargeError } from '../../src/errors.js';
-import { jsonRequest, protobufRequest, spanHex, traceHex, type SpanSpec } from '../support/otlp.js';
-import { tempDir } from '../support/helpers.js';
+import { TraceStore } from '../../../src/engine/trace-store.js';
+import { BadRequestError, ForbiddenError, PayloadTooLargeError } from '../../../src/errors.js';
+import { jsonRequest, protobufRequest, spanHex, traceHex, type SpanSpec } from '../../support/otlp.js';
+import { tempDir } from '../../support/helpers.js';
 
 const uuidOf = (hex: string) => `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 

@@ -4,8 +4,8 @@
 // makes the next query fail. Found while checking the filter language with extreme numbers.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { InvalidRequestError } from '../../src/errors.js';
-import { openStore } from '../support/helpers.js';
+import { InvalidRequestError } from '../../../src/errors.js';
+import { openStore } from '../../support/helpers.js';
 
 for (const field of ['status_code', 'control_id', 'step_number'] as const) {
   test(`${field} = 2^31 is refused or stored, and never loses acknowledged records`, async (t) => {
@@ -53,7 +53,7 @@ test('a log file the database refuses is loaded request by request; the refused 
     `${walDir}/wal-${String(n).padStart(9, '0')}.ndjson`,
     [line(90, {}), '{"commit":90}', line(91, { status_code: 2 ** 40 }), '{"commit":91}', line(92, {}), '{"commit":92}', ''].join('\n'),
   );
-  const { TraceStore } = await import('../../src/engine/trace-store.js');
+  const { TraceStore } = await import('../../../src/engine/trace-store.js');
   const again = await TraceStore.open(dir);
   const names = (await again.search('span', projectId, L)).records.map((r) => r['name']).sort();
   await again.close(); // before the fixture removes the folder

@@ -8,10 +8,10 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { TraceStore } from '../../src/engine/trace-store.js';
-import type { LogTracesRequest } from '../../src/schemas/ingest.js';
-import { openStore, tempDir } from '../support/helpers.js';
-import { nodeEntry } from '../support/node-entry.js';
+import { TraceStore } from '../../../src/engine/trace-store.js';
+import type { LogTracesRequest } from '../../../src/schemas/ingest.js';
+import { openStore, tempDir } from '../../support/helpers.js';
+import { nodeEntry } from '../../support/node-entry.js';
 
 const T = '00000000-0000-4000-8000-0000000000a1';
 const W = '00000000-0000-4000-8000-0000000000b1';

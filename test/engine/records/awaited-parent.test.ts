@@ -6,9 +6,9 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { TraceStore } from '../../src/engine/trace-store.js';
-import { tempDir } from '../support/helpers.js';
-import { nodeEntry } from '../support/node-entry.js';
+import { TraceStore } from '../../../src/engine/trace-store.js';
+import { tempDir } from '../../support/helpers.js';
+import { nodeEntry } from '../../support/node-entry.js';
 
 const T = '00000000-0000-4000-8000-0000000000e1';
 const P = '00000000-0000-4000-8000-0000000000f1';

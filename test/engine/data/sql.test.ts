@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { InvalidRequestError } from '../../src/errors.js';
-import { everyKindTrace, openStore, tempDir } from '../support/helpers.js';
+import { InvalidRequestError } from '../../../src/errors.js';
+import { everyKindTrace, openStore, tempDir } from '../../support/helpers.js';
 
 test('views hold the live rows of memory tables and segments, metrics as columns', async (t) => {
   const { store, projectId, logStreamId } = await openStore(t);

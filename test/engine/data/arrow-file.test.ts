@@ -6,8 +6,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Float64, Table, tableFromIPC, Utf8, vectorFromArray, type RecordBatch } from 'apache-arrow';
-import { writeArrowFile } from '../../src/engine/data/arrow-file.js';
-import { tempDir } from '../support/helpers.js';
+import { writeArrowFile } from '../../../src/engine/data/arrow-file.js';
+import { tempDir } from '../../support/helpers.js';
 
 function batchOf(from: number, n: number): RecordBatch {
   const ids = Array.from({ length: n }, (_, i) => `id-${from + i}`);

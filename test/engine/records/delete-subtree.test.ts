@@ -4,8 +4,8 @@
 // subtrees of only the matches that have children: src/query/exec/record-delete.ts.)
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { LogSpansRequest, LogTracesRequest } from '../../src/schemas/ingest.js';
-import { openStore } from '../support/helpers.js';
+import type { LogSpansRequest, LogTracesRequest } from '../../../src/schemas/ingest.js';
+import { openStore } from '../../support/helpers.js';
 
 const id = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
 const T1 = id(0x100);
@@ -29,7 +29,7 @@ const traces = (ls: object): LogTracesRequest =>
     ],
   }) as LogTracesRequest;
 
-const spanIds = async (store: import('../../src/engine/trace-store.js').TraceStore, projectId: string, ls: object) =>
+const spanIds = async (store: import('../../../src/engine/trace-store.js').TraceStore, projectId: string, ls: object) =>
   (await store.search('span', projectId, { ...ls, pagination: { limit: 100 } } as never)).records.map((r) => String(r['id'])).sort();
 const tagged = (ls: object, ...tags: string[]) => ({ ...ls, filter_tree: { or: tags.map((value) => ({ filter: { type: 'collection', column_id: 'tags', operator: 'contains', value } })) } });
 
