@@ -1,4 +1,4 @@
-// The engine's options (TraceStore.open), beside the record store's own (storage/record-store.ts).
+// The engine's options (TraceStore.open), beside the record store's own (storage/record-store-options.ts).
 import { invalid } from '../errors.js';
 import type { RecordStoreOptions } from '../storage/record-store.js';
 import type { PlanEstimate } from '../query/exec/match-estimate.js';
