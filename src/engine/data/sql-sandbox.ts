@@ -1,4 +1,4 @@
-// Read-only SQL over the whole store (`store.sql`, `tracelake sql`). A query never runs on the store's
+// Read-only SQL over the whole store (`store.data.sql`, `tracelake sql`). A query never runs on the store's
 // own DuckDB instance: each one gets a fresh in-memory instance that sees a snapshot through three
 // views (spans, traces, sessions) plus the catalog tables projects and runs (log streams, experiments), and nothing else:
 // - rows still in memory tables (and the dead and childless sequence numbers) are copied by the
@@ -64,7 +64,7 @@ const SEG_COLS = withOverride('(has_children AND seq NOT IN (SELECT seq FROM tra
 
 const ident = (s: string) => `"${s.replaceAll('"', '""')}"`;
 
-/** TraceStore.sql once the store is known open: checks the params, then runs the query over a snapshot with the catalog's projects and runs. */
+/** store.data.sql once the store is known open: checks the params, then runs the query over a snapshot with the catalog's projects and runs. */
 export function storeSql(catalog: Catalog, records: RecordStore, db: Database, cfg: Omit<SandboxConfig, 'projects' | 'runs'>, query: string, params: readonly SqlParam[], options: SqlOptions): Promise<Record<string, unknown>[] | Table> {
   if (!Array.isArray(params)) throw invalid(['params'], 'Input should be an array', params);
   params.forEach((p, i) => {

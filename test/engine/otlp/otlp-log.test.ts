@@ -1,4 +1,4 @@
-// Guarantees: store.logOtlp stores each OTel span once however often it is exported; children that
+// Guarantees: store.otlp.log stores each OTel span once however often it is exported; children that
 // arrive before their parent move under it when it comes, even after the store was closed and opened
 // again in between; traces naming one session id share one session; the target comes from the
 // options, else the resource attributes, else "default"; typed errors for what cannot be decoded.
