@@ -13,7 +13,7 @@ import { RECORD_COLUMNS, tableDdl } from '../record/record-columns.js';
 import { fieldsFrom, isLogRow } from '../record/record-checks.js';
 import type { LogRow } from '../record/record.js';
 import { StorageError } from '../errors.js';
-import type { RecordStoreOptions } from './record-store.js';
+import type { RecordStoreOptions } from './record-store-options.js';
 import { replayLog } from './wal/replay.js';
 import { readHashes, removeUnlisted } from './segments/segments.js';
 import { ensureChildIndex } from './indexes/child-index.js';
