@@ -2,10 +2,19 @@
 // its lock; the SQL sandbox opens its own locked-down instances). Runs the SQL it is given with
 // positional parameters on a small pool of connections (one statement at a time per connection) and
 // maps result rows once. It builds no SQL from request data.
-import { DOUBLE, DuckDBInstance, type DuckDBDataChunk, type DuckDBType as ColumnType, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBTableFunction, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import { DOUBLE, DuckDBInstance, type DuckDBDataChunk, type DuckDBPendingResult, type DuckDBType as ColumnType, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBTableFunction, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import duckdb from '@duckdb/node-bindings';
 import { StorageError } from '../errors.js';
 import { sqlString } from './sql-string.js';
+
+/**
+ * The C handle of a pending result, which node-api keeps in a private field (untyped in its
+ * declarations): polling it is the only way to wait without running tasks on this thread, as the
+ * public runTask would.
+ */
+function pendingHandle(pending: DuckDBPendingResult): duckdb.PendingResult | undefined {
+  return pending['pending_result'];
+}
 
 export type Param = string | number | boolean | bigint | null | readonly string[] | readonly number[];
 export type Row = Record<string, unknown>;
@@ -259,8 +268,7 @@ export class Connection {
       const prepared = await this.#c.prepare(sql);
       try {
         const pending = prepared.start();
-        // node-api keeps the C handle in a field of its own; its public runTask would run tasks on this thread.
-        const handle = (pending as unknown as { pending_result?: duckdb.PendingResult }).pending_result;
+        const handle = pendingHandle(pending);
         while (handle !== undefined) {
           const state = duckdb.pending_execute_check_state(handle);
           if (state === duckdb.PendingState.RESULT_READY || state === duckdb.PendingState.ERROR) break;
