@@ -284,6 +284,20 @@ export class Connection {
     }
   }
 
+  /** The names of the columns a query returns, from its prepared form (nothing runs). */
+  async columnNames(sql: string): Promise<string[]> {
+    try {
+      const prepared = await this.#c.prepare(sql);
+      try {
+        return Array.from({ length: prepared.columnCount }, (_, i) => prepared.columnName(i));
+      } finally {
+        prepared.destroySync();
+      }
+    } catch (err) {
+      throw wrap(err, sql);
+    }
+  }
+
   /** A result as one array per column (no object per row: for reading many rows of few columns). */
   async columns(sql: string, params: readonly Param[] = []): Promise<unknown[][]> {
     try {

@@ -30,6 +30,7 @@ import type { ImportOptions, ImportResult } from './import.js';
 import * as maintenance from './maintenance-api.js';
 import * as transfer from './transfer-api.js';
 import { storeSql, type SqlOptions, type SqlParam } from './sql-sandbox.js';
+import { Iceberg } from '../iceberg/publish.js';
 import { RUN_ID_FIELDS, StoreBase } from './store-base.js';
 import { checkedMemoryLimit, DEFAULT_MEMORY_LIMIT, type TraceStoreOptions } from './store-options.js';
 
@@ -47,6 +48,7 @@ export class TraceStore extends StoreBase {
   readonly #exporter: Exporter;
   readonly #retention: Retention;
   #otlp: OtlpWriter | undefined;
+  #iceberg: Iceberg | undefined;
 
   private constructor(dir: string, lock: FolderLock, catalog: Catalog, db: Database, records: RecordStore, tokens: TokenSigner, options: TraceStoreOptions) {
     super(dir, catalog, tokens);
@@ -286,6 +288,25 @@ export class TraceStore extends StoreBase {
   async importFile(path: string, options: ImportOptions & { project: string; logStream: string }): Promise<ImportResult & { projectId: string; logStreamId: string }> {
     this.assertOpen();
     return transfer.importInto(this, this.#ingest, this.#records, this.#sqlLimits.threads, path, options);
+  }
+
+  // ------------------------------------------------------------------ Iceberg tables (src/iceberg)
+
+  /** Publishes the live records as Iceberg v2 tables (`store.iceberg.publish({ to?, s3? })`). */
+  get iceberg(): Iceberg {
+    this.assertOpen();
+    const records = this.#records;
+    this.#iceberg ??= new Iceberg({
+      dir: this.dir,
+      prepare: async () => {
+        await records.seal();
+        await records.foldOverrides();
+      },
+      pin: () => records.pinSealed(),
+      cutoffs: (projectId) => this.#retention.cutoffs(projectId),
+      withConnection: (fn) => this.#db.withConnection(fn),
+    });
+    return this.#iceberg;
   }
 
   // ------------------------------------------------------------------ maintenance (maintenance-api.ts)
