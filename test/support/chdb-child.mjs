@@ -7,11 +7,13 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
 const require = createRequire(join(root, 'test', 'deps', 'package.json'));
-const chdb = require('chdb');
+const { Session } = require('chdb');
 const queries = JSON.parse(process.env['TL_CHDB_QUERIES'] ?? '[]');
+// One session for all queries, so a database created by one (DataLakeCatalog) is there for the next.
+const session = new Session();
 const out = [];
 for (const q of queries) {
-  const text = chdb.query(q, 'JSONEachRow');
+  const text = session.query(q, 'JSONEachRow');
   out.push(
     text
       .split('\n')
@@ -19,4 +21,5 @@ for (const q of queries) {
       .map((l) => JSON.parse(l)),
   );
 }
+session.cleanup();
 process.stdout.write(JSON.stringify(out));
