@@ -284,15 +284,11 @@ export class Connection {
     }
   }
 
-  /** The names of the columns a query returns, from its prepared form (nothing runs). */
-  async columnNames(sql: string): Promise<string[]> {
+  /** The names of the columns a query returns (run with LIMIT 0: a Parquet source reads only its footers). */
+  async columnNames(sql: string, params: readonly Param[] = []): Promise<string[]> {
     try {
-      const prepared = await this.#c.prepare(sql);
-      try {
-        return Array.from({ length: prepared.columnCount }, (_, i) => prepared.columnName(i));
-      } finally {
-        prepared.destroySync();
-      }
+      const reader = await this.#c.runAndReadAll(`SELECT * FROM (${sql}) LIMIT 0`, toValues(params), toTypes(params));
+      return reader.columnNames();
     } catch (err) {
       throw wrap(err, sql);
     }

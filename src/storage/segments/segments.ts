@@ -73,7 +73,7 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
     if (w.write) await w.write(abs);
     else {
       // Parquet field ids (record/field-ids.ts), so readers that match columns by id (Iceberg) need no name mapping.
-      const ids = fieldIdsOption(await conn.columnNames(select));
+      const ids = fieldIdsOption(await conn.columnNames(select, w.params));
       await conn.run(`COPY (${select}) TO ${sqlString(abs)} (FORMAT parquet, COMPRESSION zstd${level}, ROW_GROUP_SIZE ${w.rowGroupSize}${ids})`, w.params);
     }
     await fsyncPathAsync(abs);
