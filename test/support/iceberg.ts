@@ -43,9 +43,14 @@ export async function scenarioStore(t: TestContext): Promise<Scenario> {
   const projectId = store.createProject({ name: 'lake' }).id;
   const a = store.createLogStream(projectId, 'a').id;
   const b = store.createLogStream(projectId, 'b').id;
-  await store.logTraces(projectId, { log_stream_id: a, traces: tracesAt('a', 30, (i) => i * 60_000) as never });
-  await store.logTraces(projectId, { log_stream_id: b, traces: [...tracesAt('b', 20, (i) => i * 60_000), ...tracesAt('old', 10, () => 40 * DAY)] as never });
-  await store.flush();
+  // Four seals of each run, so a compaction merges them.
+  const aTraces = tracesAt('a', 32, (i) => i * 60_000);
+  const bTraces = [...tracesAt('b', 20, (i) => i * 60_000), ...tracesAt('old', 12, () => 40 * DAY)];
+  for (let k = 0; k < 4; k++) {
+    await store.logTraces(projectId, { log_stream_id: a, traces: aTraces.slice(k * 8, k * 8 + 8) as never });
+    await store.logTraces(projectId, { log_stream_id: b, traces: bTraces.slice(k * 8, k * 8 + 8) as never });
+    await store.flush();
+  }
   // Updates: new versions of spans and traces (the old rows stay in their segments, dead).
   const llm = await store.sql("SELECT id, run_id FROM spans WHERE name = 'chat' ORDER BY id LIMIT 6");
   for (const r of llm) await store.updateRecord('span', projectId, String(r['id']), { log_stream_id: String(r['run_id']), output: 'revised', duration_ns: 7 });
@@ -57,7 +62,7 @@ export async function scenarioStore(t: TestContext): Promise<Scenario> {
   const under = String(lookup[0]!['id']);
   await store.delete('span', projectId, { log_stream_id: a, filters: [{ type: 'id', name: 'parent_id', operator: 'eq', value: under }] } as never);
   await store.flush();
-  await store.compact(); // merges the segments, purging what is dead so far
+  assert.ok((await store.compact()).merges > 0, 'the seals merged, purging what is dead so far');
   // After the merge: more tombstones in merged segments, and records of b past its retention.
   await store.delete('trace', projectId, { log_stream_id: b, filters: [{ type: 'text', name: 'name', operator: 'eq', value: 'trace-b3' }] } as never);
   const more = await store.sql("SELECT id FROM spans WHERE name = 'planner' AND run_id = $1 ORDER BY id LIMIT 2", [b]);
