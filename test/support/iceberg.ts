@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { TraceStore } from '../../src/engine/trace-store.js';
+import type { PutFileResult, Target } from '../../src/iceberg/target.js';
 import { everyKindTrace, tempDir } from './helpers.js';
 
 export interface Scenario {
@@ -114,5 +115,69 @@ export function clickhouseAnswers(rows: Record<string, unknown>[][]): Record<str
   }
   out['spans.metric'] = rows[i++]!.map((r) => ({ run_id: r['run_id'], s: Number(r['s']), d: Number(r['d']) }));
   out['spans.parents'] = rows[i++]!.map((r) => String(r['id']));
+  return out;
+}
+
+/**
+ * A target that stops a publish before its `at`-th write (put, file placement, or one removal):
+ * `throw` fails it as a refused upload would; `kill` ends the process on the spot (SIGKILL).
+ */
+export class InterruptingTarget implements Target {
+  #steps = 0;
+  constructor(
+    readonly inner: Target,
+    readonly at: number,
+    readonly how: 'throw' | 'kill',
+  ) {}
+
+  get root(): string {
+    return this.inner.root;
+  }
+
+  /** Writes done or attempted so far. */
+  get steps(): number {
+    return this.#steps;
+  }
+
+  #step(what: string): void {
+    if (++this.#steps !== this.at) return;
+    if (this.how === 'kill') process.kill(process.pid, 'SIGKILL');
+    throw new Error(`interrupted before write ${this.at} (${what})`);
+  }
+
+  uri(rel: string): string {
+    return this.inner.uri(rel);
+  }
+
+  list(relDir: string): Promise<Map<string, number>> {
+    return this.inner.list(relDir);
+  }
+
+  get(rel: string): Promise<Buffer | null> {
+    return this.inner.get(rel);
+  }
+
+  async put(rel: string, bytes: Uint8Array): Promise<void> {
+    this.#step(`put ${rel}`);
+    await this.inner.put(rel, bytes);
+  }
+
+  async putFile(rel: string, source: string, size: number): Promise<PutFileResult> {
+    this.#step(`place ${rel}`);
+    return this.inner.putFile(rel, source, size);
+  }
+
+  async remove(rels: readonly string[]): Promise<void> {
+    for (const rel of rels) {
+      this.#step(`remove ${rel}`);
+      await this.inner.remove([rel]);
+    }
+  }
+}
+
+/** Per table, the ids tracelake's reads return now. */
+export async function idsByTable(store: TraceStore): Promise<Record<string, string[]>> {
+  const out: Record<string, string[]> = {};
+  for (const table of TABLES) out[table] = (await store.sql(`SELECT id FROM ${table} ORDER BY id`)).map((r) => String(r['id']));
   return out;
 }
