@@ -65,7 +65,7 @@ export class S3Client {
         last = err;
       }
     }
-    throw last instanceof StorageError ? last : new StorageError(`S3 ${what} failed`, { cause: last });
+    throw last instanceof StorageError ? last : new StorageError(`S3 ${what} failed: ${(last as Error).message}`, { cause: last });
   }
 
   /** Keys under a prefix with their sizes (every page of ListObjectsV2). */
