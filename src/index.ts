@@ -28,3 +28,8 @@ export { SqlError, type SqlOptions, type SqlParam } from './engine/sql-sandbox.j
 export { EXPORT_COLUMNS, EXPORT_FORMATS, type ExportFileOptions, type ExportFormat, type ExportSelection } from './engine/export.js';
 export type { ImportFormat, ImportOptions, ImportResult } from './engine/import.js';
 export { MAX_RETENTION_DAYS, type RetentionSetting } from './engine/retention.js';
+
+// Iceberg tables of the store (issue 31): store.iceberg.publish({ to?, s3? }).
+export { DEFAULT_KEEP_SNAPSHOTS, DEFAULT_MAX_SNAPSHOT_AGE_SECONDS, type Iceberg, type PublishOptions, type PublishResult } from './iceberg/publish.js';
+export type { TableResult } from './iceberg/publish-table.js';
+export type { S3Options } from './iceberg/s3-client.js';

@@ -9,9 +9,10 @@ import { randomUUID } from 'node:crypto';
 import type { Connection } from '../db/database.js';
 import type { SegmentEntry } from '../storage/manifest/manifest.js';
 import type { RecordKind } from '../record/record-columns.js';
-import { CONTENT, manifestFile, manifestList, STATUS, type ManifestEntry, type ManifestListEntry } from './avro.js';
 import { deadPositions, writeDeleteFile } from './deletes.js';
-import { newSnapshotId, nextMetadata, PARTITION_SPEC, resolveSchema, type TableMetadata } from './metadata.js';
+import { removeUnnamed } from './expire.js';
+import { writeManifests } from './manifests.js';
+import { newSnapshotId, nextMetadata, resolveSchema, type TableMetadata } from './metadata.js';
 import { metricColumns, nameMapping, TABLE_OF, tableSchema } from './schema.js';
 import { EMPTY_TABLE_STATE, latestVersion, metadataRel, parseTableState, stateRel, type DataFileState, type DeletesState, type TableState } from './table-state.js';
 import type { Target } from './target.js';
@@ -164,57 +165,8 @@ export async function publishTable(target: Target, input: TableInput): Promise<T
     return { table, snapshotId: prevMeta['current-snapshot-id'], sequenceNumber: prevMeta['last-sequence-number'], committed: false, metadata: target.uri(metadataRel(table, prevVersion)), ...tally(prev.files), bytesSent, filesPlaced, filesRemoved: 0 };
   }
 
-  // Manifests: every live file, those added by this snapshot as ADDED, the others as EXISTING with
-  // the sequence number they were added with (position deletes apply to data of lower or equal numbers).
-  const specJson = JSON.stringify(PARTITION_SPEC.fields);
-  const schemaJson = JSON.stringify(schema);
-  const entry = (status: number, snap: number, seq: number, content: number, rel: string, f: DataFileState, records: number, bytes: number, ref?: string): ManifestEntry => ({
-    status,
-    snapshotId: snap,
-    sequenceNumber: seq,
-    fileSequenceNumber: seq,
-    content,
-    path: target.uri(rel),
-    partition: { project_id: f.project_id, run_id: f.run_id },
-    records,
-    bytes,
-    ...(ref ? { referencedDataFile: ref } : {}),
-  });
-  const dataEntries: ManifestEntry[] = [];
-  const deleteEntries: ManifestEntry[] = [];
-  for (const f of Object.values(files)) {
-    dataEntries.push(entry(f.snapshotId === snapshotId ? STATUS.ADDED : STATUS.EXISTING, f.snapshotId, f.sequenceNumber, CONTENT.DATA, f.rel, f, f.rows, f.bytes));
-    const d = f.deletes;
-    if (d) deleteEntries.push(entry(d.snapshotId === snapshotId ? STATUS.ADDED : STATUS.EXISTING, d.snapshotId, d.sequenceNumber, CONTENT.POSITION_DELETES, d.rel, f, d.count, d.bytes, target.uri(f.rel)));
-  }
-  const listEntries: ManifestListEntry[] = [];
-  for (const [content, entries, name] of [
-    [CONTENT.DATA, dataEntries, 'data'],
-    [CONTENT.POSITION_DELETES, deleteEntries, 'deletes'],
-  ] as const) {
-    if (entries.length === 0) continue;
-    const bytes = await manifestFile(entries, { schemaJson, schemaId: schema['schema-id'], specJson, content: content === CONTENT.DATA ? 'data' : 'deletes' });
-    const rel = `${table}/metadata/snap-${snapshotId}-${name}.avro`;
-    await target.put(rel, bytes);
-    const isAdded = (e: ManifestEntry) => e.status === STATUS.ADDED;
-    listEntries.push({
-      path: target.uri(rel),
-      length: bytes.byteLength,
-      content,
-      sequenceNumber: seqNo,
-      minSequenceNumber: Math.min(...entries.map((e) => e.sequenceNumber)),
-      addedSnapshotId: snapshotId,
-      added: entries.filter(isAdded).length,
-      existing: entries.filter((e) => !isAdded(e)).length,
-      deleted: 0,
-      addedRows: entries.filter(isAdded).reduce((n, e) => n + e.records, 0),
-      existingRows: entries.filter((e) => !isAdded(e)).reduce((n, e) => n + e.records, 0),
-      deletedRows: 0,
-    });
-  }
   const parent = prevMeta?.['current-snapshot-id'];
-  const listRel = `${table}/metadata/snap-${snapshotId}-list.avro`;
-  await target.put(listRel, await manifestList(listEntries, { snapshotId, parentSnapshotId: parent ?? null, sequenceNumber: seqNo }));
+  const listRel = await writeManifests(target, { table, snapshotId, sequenceNumber: seqNo, parent: parent ?? null, schema, files: Object.values(files) });
 
   const t = tally(files);
   const version = prevVersion + 1;
@@ -259,23 +211,6 @@ export async function publishTable(target: Target, input: TableInput): Promise<T
   // The commit point is the metadata file above; the hint only helps readers that ask for it.
   await target.put(`${table}/metadata/version-hint.text`, Buffer.from(String(version)));
 
-  // Expiry: remove what nothing kept names (expired snapshots' files, retired files past every kept
-  // snapshot, files of interrupted publishes, metadata versions out of the log).
-  let filesRemoved = 0;
-  if (knownHistory) {
-    const keep = new Set<string>([...now, ...Object.keys(retired), metadataRel(table, version), stateRel(table, version), `${table}/metadata/version-hint.text`]);
-    const keptSnaps = new Set(meta.snapshots.map((s) => String(s['snapshot-id'])));
-    const keptMeta = new Set(meta['metadata-log'].map((e) => e['metadata-file']));
-    const gone: string[] = [];
-    for (const rel of listed.keys()) {
-      if (keep.has(rel)) continue;
-      const snap = /\/metadata\/snap-(\d+)-/.exec(rel);
-      if (snap && keptSnaps.has(snap[1]!)) continue;
-      if (rel.endsWith('.metadata.json') && keptMeta.has(target.uri(rel))) continue;
-      gone.push(rel);
-    }
-    await target.remove(gone);
-    filesRemoved = gone.length;
-  }
+  const filesRemoved = knownHistory ? await removeUnnamed(target, table, listed.keys(), meta, new Set([...now, ...Object.keys(retired), metadataRel(table, version), stateRel(table, version)])) : 0;
   return { table, snapshotId, sequenceNumber: seqNo, committed: true, metadata: target.uri(metadataRel(table, version)), ...t, bytesSent, filesPlaced, filesRemoved };
 }
