@@ -94,6 +94,8 @@ export class Compactor {
 
   /** Merges each segment holding has_children overrides on its own (after any merge under way). */
   async foldOverrides(): Promise<number> {
+    // Nothing to fold: no need to wait for a merge under way (it may take seconds).
+    if (this.#s.manifest.childless.length === 0) return 0;
     while (this.#running) await this.idle();
     const run = (async () => {
       const s = this.#s;
