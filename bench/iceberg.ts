@@ -54,7 +54,7 @@ if (a.s3) {
   const { createRequire } = await import('node:module');
   const require = createRequire(resolve('test', 'deps', 'package.json'));
   const S3rver = require('s3rver') as new (o: object) => { run(): Promise<{ port: number }>; close(): Promise<void> };
-  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: join(root, 'iceberg-bench-s3'), configureBuckets: [{ name: 'lake' }] });
+  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: join(root, 'iceberg-bench-s3.tmp'), configureBuckets: [{ name: 'lake' }] });
   const { port } = await server.run();
   s3 = { endpoint: `http://127.0.0.1:${port}`, close: () => server.close() };
   to = 's3://lake/bench';
