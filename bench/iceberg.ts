@@ -45,7 +45,7 @@ async function logSpans(n: number, seed: number): Promise<number> {
 const results: Record<string, unknown> = { size: spans, machine: machine(), load_before: loadavg() };
 if (fresh) {
   results['log_seconds'] = await logSpans(spans, 7);
-  await store.compact();
+  await store.maintenance.compact();
 }
 let s3: { endpoint: string; close(): Promise<void> } | undefined;
 let to: string | undefined;
@@ -78,7 +78,7 @@ const t1 = performance.now();
 const tlCount = (await store.count('span', projectId, { log_stream_id: runId })).total_count;
 const tlCountMs = performance.now() - t1;
 const t2 = performance.now();
-const tlAgg = Number((await store.sql("SELECT sum(num_input_tokens) AS s FROM spans WHERE type = 'llm' AND model = $1", ['gpt-4o']))[0]!['s']);
+const tlAgg = Number((await store.data.sql("SELECT sum(num_input_tokens) AS s FROM spans WHERE type = 'llm' AND model = $1", ['gpt-4o']))[0]!['s']);
 const tlAggMs = performance.now() - t2;
 await store.close();
 const from = to && s3 ? `icebergS3('${s3.endpoint}/lake/bench/spans/', 'S3RVER', 'S3RVER')` : `icebergLocal('${join(dir, 'iceberg', 'spans').slice(root.length + 1)}')`;

@@ -33,15 +33,15 @@ async function storeWithHistory(dir: string): Promise<{ store: TraceStore }> {
 
 /** Deletes, replaces, adds and merges: every kind of write a publish then makes. */
 async function changeStore(store: TraceStore): Promise<void> {
-  const [row] = await store.sql("SELECT project_id, run_id FROM traces LIMIT 1");
+  const [row] = await store.data.sql("SELECT project_id, run_id FROM traces LIMIT 1");
   const projectId = String(row!['project_id']);
   const ls = String(row!['run_id']);
-  await store.delete('trace', projectId, { log_stream_id: ls, filters: [{ type: 'text', name: 'name', operator: 'one_of', value: ['trace-b0x1', 'trace-b2x3'] }] } as never);
-  const [one] = await store.sql("SELECT id FROM spans WHERE name = 'chat' ORDER BY id LIMIT 1");
-  await store.updateRecord('span', projectId, String(one!['id']), { log_stream_id: ls, output: 'changed' });
+  await store.records.delete('trace', projectId, { log_stream_id: ls, filters: [{ type: 'text', name: 'name', operator: 'one_of', value: ['trace-b0x1', 'trace-b2x3'] }] } as never);
+  const [one] = await store.data.sql("SELECT id FROM spans WHERE name = 'chat' ORDER BY id LIMIT 1");
+  await store.records.updateRecord('span', projectId, String(one!['id']), { log_stream_id: ls, output: 'changed' });
   await store.logTraces(projectId, { log_stream_id: ls, traces: [everyKindTrace('late')] as never });
-  assert.ok((await store.compact()).merges > 0);
-  await store.delete('trace', projectId, { log_stream_id: ls, filters: [{ type: 'text', name: 'name', operator: 'eq', value: 'trace-b1x0' }] } as never);
+  assert.ok((await store.maintenance.compact()).merges > 0);
+  await store.records.delete('trace', projectId, { log_stream_id: ls, filters: [{ type: 'text', name: 'name', operator: 'eq', value: 'trace-b1x0' }] } as never);
   await store.flush();
 }
 

@@ -42,8 +42,8 @@ test('ClickHouse reads the published tables as tracelake answers: local folder, 
 
   // The REST catalog of the server over the S3 target: an admin's API key, sent as a header or
   // exchanged for a token at /iceberg/v1/oauth/tokens.
-  const admin = s.store.createUser({ email: 'lake-admin@test', role: 'admin' });
-  const key = s.store.createApiKey(admin.id).key;
+  const admin = s.store.users.create({ email: 'lake-admin@test', role: 'admin' });
+  const key = s.store.users.createApiKey(admin.id).key;
   const app = buildServer({ store: s.store, viewer: false, iceberg: { to: `s3://${s3.bucket}/tl`, s3: s3opts } });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(() => app.close());

@@ -33,9 +33,9 @@ test('a snapshot published before a merge reads the same after the merge and a l
   const segs1 = segmentsUnder(join(dir, 'records'));
   assert.equal((await store.iceberg.publish()).tables.spans.committed, false, 'nothing new: no snapshot');
 
-  await store.delete('trace', projectId, { log_stream_id: ls, filters: [{ type: 'text', name: 'name', operator: 'eq', value: 'trace-s1x1' }] } as never);
+  await store.records.delete('trace', projectId, { log_stream_id: ls, filters: [{ type: 'text', name: 'name', operator: 'eq', value: 'trace-s1x1' }] } as never);
   await store.logTraces(projectId, { log_stream_id: ls, traces: [everyKindTrace('later')] as never });
-  assert.ok((await store.compact()).merges > 0);
+  assert.ok((await store.maintenance.compact()).merges > 0);
   const merged = segs1.filter((f) => !segmentsUnder(join(dir, 'records')).includes(f));
   assert.ok(merged.length >= 4, 'the merge removed the first snapshot’s segments from the store');
   const second = await store.iceberg.publish();

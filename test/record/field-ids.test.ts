@@ -51,6 +51,6 @@ test('sealed and merged segments carry the field ids, metric columns included', 
     return files.length;
   };
   assert.equal(await check('sealed'), 4);
-  assert.ok((await store.compact()).merges > 0);
+  assert.ok((await store.maintenance.compact()).merges > 0);
   assert.equal(await check('merged'), 1);
 });

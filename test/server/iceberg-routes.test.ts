@@ -9,8 +9,8 @@ import { everyKindTrace, startServer } from '../support/helpers.js';
 
 test('the Iceberg REST catalog serves the published tables to admins', async (t) => {
   const { store, url, key, projectId, logStreamId } = await startServer(t);
-  const admin = store.createUser({ email: 'iceberg-admin@test', role: 'admin' });
-  const adminKey = store.createApiKey(admin.id).key;
+  const admin = store.users.create({ email: 'iceberg-admin@test', role: 'admin' });
+  const adminKey = store.users.createApiKey(admin.id).key;
   const get = async (path: string, headers: Record<string, string> = { 'Galileo-API-Key': adminKey }) => {
     const res = await fetch(`${url}/iceberg/v1${path}`, { headers });
     return { status: res.status, body: (await res.json()) as any };

@@ -5,9 +5,9 @@
 // route, and only admins: the tables hold every project's records. Errors answer Iceberg's error model.
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { TraceStore } from '../../engine/trace-store.js';
 import { ForbiddenError, TraceLakeError, UnauthorizedError } from '../../errors.js';
 import { NoSuchIcebergError, RestCatalog } from '../../iceberg/rest-catalog.js';
+import type { Credentials } from '../auth/credentials.js';
 
 export const ICEBERG_PREFIX = '/iceberg';
 
@@ -29,7 +29,7 @@ function errorAnswer(error: Error): { status: number; body: { error: { message: 
   return { status, body: { error: { message: status >= 500 ? 'Internal Server Error' : error.message, type, code: status } } };
 }
 
-export const icebergRoutes = (store: TraceStore, catalog: RestCatalog): FastifyPluginAsync =>
+export const icebergRoutes = (credentials: Credentials, catalog: RestCatalog): FastifyPluginAsync =>
   async (app) => {
     app.setErrorHandler((error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
       const { status, body } = errorAnswer(error);
@@ -100,7 +100,7 @@ export const icebergRoutes = (store: TraceStore, catalog: RestCatalog): FastifyP
       async (req) => {
         const body = req.body as { grant_type: string; client_secret?: string };
         if (body.grant_type !== 'client_credentials' || !body.client_secret) throw new UnauthorizedError('send grant_type=client_credentials with an API key as client_secret');
-        const token = store.loginWithApiKey(body.client_secret);
+        const token = credentials.loginWithApiKey(body.client_secret);
         return { ...token, issued_token_type: 'urn:ietf:params:oauth:token-type:access_token' };
       },
     );
