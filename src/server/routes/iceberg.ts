@@ -5,17 +5,20 @@
 // route, and only admins: the tables hold every project's records. Errors answer Iceberg's error model.
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { ForbiddenError, TraceLakeError, UnauthorizedError } from '../../errors.js';
+import { ForbiddenError, InvalidRequestError, TraceLakeError, UnauthorizedError } from '../../errors.js';
 import { NoSuchIcebergError, RestCatalog } from '../../iceberg/rest-catalog.js';
 import type { Credentials } from '../auth/credentials.js';
 
 export const ICEBERG_PREFIX = '/iceberg';
 
+// Iceberg's error model, plus `detail` as every other route of the server answers it (readers of the
+// Iceberg model ignore it).
+const Detail = Type.Union([Type.String(), Type.Array(Type.Object({ loc: Type.Array(Type.Union([Type.String(), Type.Integer()])), msg: Type.String(), type: Type.String() }, { additionalProperties: true }))]);
 const ErrorModel = Type.Object(
-  { error: Type.Object({ message: Type.String(), type: Type.String(), code: Type.Integer() }) },
-  { description: 'The Iceberg REST catalog error model' },
+  { error: Type.Object({ message: Type.String(), type: Type.String(), code: Type.Integer() }), detail: Detail },
+  { description: 'The Iceberg REST error model, with detail as every route gives it' },
 );
-const OAuthError = Type.Object({ error: Type.String(), error_description: Type.Optional(Type.String()) }, { description: 'An OAuth2 error' });
+const OAuthError = Type.Object({ error: Type.String(), error_description: Type.Optional(Type.String()), detail: Detail }, { description: 'An OAuth2 error' });
 const errors = Object.fromEntries([400, 401, 403, 404, 406, 415, 422, 429, 500].map((s) => [s, ErrorModel]));
 const Namespace = Type.Array(Type.String());
 const Identifier = Type.Object({ namespace: Namespace, name: Type.String() });
@@ -23,19 +26,21 @@ const tags = ['iceberg'];
 
 const TYPES: Record<number, string> = { 400: 'BadRequestException', 401: 'NotAuthorizedException', 403: 'ForbiddenException', 404: 'NoSuchTableException', 429: 'TooManyRequestsException' };
 
-function errorAnswer(error: Error): { status: number; body: { error: { message: string; type: string; code: number } } } {
+function errorAnswer(error: Error): { status: number; message: string; detail: unknown; body: object } {
   const status = error instanceof TraceLakeError ? error.statusCode : ((error as FastifyError).statusCode ?? 500);
   const type = error instanceof NoSuchIcebergError ? error.icebergType : (TYPES[status] ?? (status >= 500 ? 'ServiceFailureException' : 'BadRequestException'));
-  return { status, body: { error: { message: status >= 500 ? 'Internal Server Error' : error.message, type, code: status } } };
+  const message = status >= 500 ? 'Internal Server Error' : error.message;
+  const detail = error instanceof InvalidRequestError && status === 422 ? error.issues : message;
+  return { status, message, detail, body: { error: { message, type, code: status }, detail } };
 }
 
 export const icebergRoutes = (credentials: Credentials, catalog: RestCatalog): FastifyPluginAsync =>
   async (app) => {
     app.setErrorHandler((error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
-      const { status, body } = errorAnswer(error);
+      const { status, message, body } = errorAnswer(error);
       if (status >= 500) request.log.error({ err: error }, 'Iceberg catalog request failed');
       if (request.routeOptions.url?.endsWith('/oauth/tokens') && status < 500) {
-        return reply.code(status === 401 ? 401 : 400).send({ error: status === 401 ? 'invalid_client' : 'invalid_request', error_description: error.message });
+        return reply.code(status === 401 ? 401 : 400).send({ error: status === 401 ? 'invalid_client' : 'invalid_request', error_description: message, detail: message });
       }
       return reply.code(status).send(body);
     });
