@@ -37,10 +37,11 @@ function errorAnswer(error: Error): { status: number; message: string; detail: u
 export const icebergRoutes = (credentials: Credentials, catalog: RestCatalog): FastifyPluginAsync =>
   async (app) => {
     app.setErrorHandler((error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
-      const { status, message, body } = errorAnswer(error);
+      const { status, message, detail, body } = errorAnswer(error);
       if (status >= 500) request.log.error({ err: error }, 'Iceberg catalog request failed');
+      // OAuth2's error form; a body that fails validation is 422 with its issues, as everywhere here.
       if (request.routeOptions.url?.endsWith('/oauth/tokens') && status < 500) {
-        return reply.code(status === 401 ? 401 : 400).send({ error: status === 401 ? 'invalid_client' : 'invalid_request', error_description: message, detail: message });
+        return reply.code(status).send({ error: status === 401 ? 'invalid_client' : 'invalid_request', error_description: message, detail });
       }
       return reply.code(status).send(body);
     });
@@ -96,9 +97,8 @@ export const icebergRoutes = (credentials: Credentials, catalog: RestCatalog): F
           body: Type.Object({ grant_type: Type.String(), client_id: Type.Optional(Type.String()), client_secret: Type.Optional(Type.String()), scope: Type.Optional(Type.String()) }, { additionalProperties: true }),
           response: {
             200: Type.Object({ access_token: Type.String(), token_type: Type.String(), expires_in: Type.Optional(Type.Integer()), issued_token_type: Type.String() }),
-            400: OAuthError,
-            401: OAuthError,
-            ...Object.fromEntries([413, 415, 422, 429, 500].map((s) => [s, ErrorModel])),
+            ...Object.fromEntries([400, 401, 413, 415, 422, 429].map((s) => [s, OAuthError])),
+            500: ErrorModel,
           },
         },
       },
