@@ -27,6 +27,7 @@ export const LAYERS: Layers = [
   ['src/catalog/'],
   ['src/ingest/'],
   ['src/query/exec/'],
+  ['src/iceberg/'],
   ['src/engine/'],
   ['src/server/'],
   ['src/index.ts'],

@@ -292,6 +292,16 @@ export class Connection {
     }
   }
 
+  /** The names of the columns a query returns (run with LIMIT 0: a Parquet source reads only its footers). */
+  async columnNames(sql: string, params: readonly Param[] = []): Promise<string[]> {
+    try {
+      const reader = await this.#c.runAndReadAll(`SELECT * FROM (${sql}) LIMIT 0`, toValues(params), toTypes(params));
+      return reader.columnNames();
+    } catch (err) {
+      throw wrap(err, sql);
+    }
+  }
+
   /** A result as one array per column (no object per row: for reading many rows of few columns). */
   async columns(sql: string, params: readonly Param[] = []): Promise<unknown[][]> {
     try {

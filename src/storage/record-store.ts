@@ -196,6 +196,22 @@ export class RecordStore {
     await this.#sealer.sealAll();
   }
 
+  /** Rewrites every segment holding has_children overrides, so its file says what reads say; returns merges done. */
+  foldOverrides(): Promise<number> {
+    this.#s.assertOpen();
+    return this.#compactor.foldOverrides();
+  }
+
+  /**
+   * The sealed state (the manifest); its segment files stay on disk until `release`, even when a merge
+   * or drop replaces them meanwhile (an Iceberg publish links or uploads them).
+   */
+  pinSealed(): { readonly manifest: ManifestState; release(): void } {
+    this.#s.assertOpen();
+    const manifest = this.#s.manifest;
+    return { manifest, release: this.#s.use(manifest.segments.map((g) => g.file)) };
+  }
+
   /** Merges small segments and rewrites mostly-dead ones until the policy is satisfied; returns merges done. */
   compact(): Promise<number> {
     this.#s.assertOpen();

@@ -9,6 +9,7 @@ import { sqlString } from '../../db/sql-string.js';
 import { ensureDirDurable, fsyncFile, fsyncPathAsync } from '../fs-util.js';
 import type { ManifestState, SegmentEntry } from '../manifest/manifest.js';
 import { TAG_SET_COLUMN, TAG_SET_SQL, type RecordKind } from '../../record/record-columns.js';
+import { fieldIdsOption } from '../../record/field-ids.js';
 import { childIndexPath, removeChildIndex, writeChildIndex } from '../indexes/child-index.js';
 import { removeTextIndex, textIndexPath, tokenIndexPath, writeTextIndex } from '../indexes/text-index.js';
 
@@ -70,7 +71,11 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
     // Every segment also stores tag_set, derived from tags (recomputed when the rows come from segments).
     const select = `SELECT COLUMNS(lambda c: c <> '${TAG_SET_COLUMN}'), ${TAG_SET_SQL} AS ${TAG_SET_COLUMN} FROM (${w.select})`;
     if (w.write) await w.write(abs);
-    else await conn.run(`COPY (${select}) TO ${sqlString(abs)} (FORMAT parquet, COMPRESSION zstd${level}, ROW_GROUP_SIZE ${w.rowGroupSize})`, w.params);
+    else {
+      // Parquet field ids (record/field-ids.ts), so readers that match columns by id (Iceberg) need no name mapping.
+      const ids = fieldIdsOption(await conn.columnNames(select, w.params));
+      await conn.run(`COPY (${select}) TO ${sqlString(abs)} (FORMAT parquet, COMPRESSION zstd${level}, ROW_GROUP_SIZE ${w.rowGroupSize}${ids})`, w.params);
+    }
     await fsyncPathAsync(abs);
     const meta = await conn.all(
       `SELECT epoch_us(stats_min::TIMESTAMP) AS lo, epoch_us(stats_max::TIMESTAMP) AS hi, row_group_num_rows AS n
