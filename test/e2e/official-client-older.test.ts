@@ -1,21 +1,21 @@
 // Guarantees: the older official clients work against `tracelake serve` unchanged: galileo 1.32.0
 // (alias galileo-1-32) and 1.9.0 (alias galileo-1-9), the oldest version npm still installs. Both
-// ignore GALILEO_API_URL: with GALILEO_CONSOLE_URL on localhost they always call
-// http://localhost:8088, so the recording proxy listens there (the tests are skipped when something
-// else holds the port). 1.32 sends no ids (the server mints them), camelCase toolCallId, and looks
+// ignore GALILEO_API_URL and take GALILEO_CONSOLE_URL as their API base, unless it names localhost
+// (then they always call http://localhost:8088): the recording proxy listens on another loopback
+// address at a free port (startLegacyProxy; where that address is unavailable, on localhost:8088,
+// waiting for the port). 1.32 sends no ids (the server mints them), camelCase toolCallId, and looks
 // sessions up by external_id with an `id` filter; it has no streaming mode. 1.9 sends the field names
 // of its time (created_at_ns, userMetadata, token counts beside the metrics) and has only the batch
 // logger, sessions and the project and log stream helpers.
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import { describeFailures, failures, portIsFree, runFlow, startProxy, startTracelake, summarize, type RecordedRequest } from './support/harness.js';
+import { describeFailures, failures, runFlow, startLegacyProxy, startTracelake, summarize, type RecordedRequest } from './support/harness.js';
 import { assertTraceMatches, findRun, getTree, helperLookupFailure, records, tracesPosted } from './support/expect.js';
 
 type Rec = Record<string, any>;
 const PROJECT = 'legacy-app';
 const STREAM = 'default-stream';
 const MISSING = '00000000-0000-4000-8000-000000000000';
-const PORT = 8088;
 
 function checkLog(t: TestContext, name: string, reqs: RecordedRequest[], expected: (r: RecordedRequest) => boolean = () => false, sdk = 'galileo-js/1.32.0'): void {
   t.diagnostic(`requests of ${name}:\n  ${summarize(reqs).join('\n  ')}`);
@@ -27,14 +27,10 @@ function checkLog(t: TestContext, name: string, reqs: RecordedRequest[], expecte
   }
 }
 
-test('galileo 1.32.0 against tracelake serve on localhost:8088', async (t) => {
-  if (!(await portIsFree(PORT))) {
-    t.skip(`port ${PORT} is in use: galileo 1.32 can only reach a local server at http://localhost:${PORT} (it ignores GALILEO_API_URL)`);
-    return;
-  }
+test('galileo 1.32.0 against tracelake serve', async (t) => {
   const tl = await startTracelake(t);
-  const proxy = await startProxy(t, tl.url, { port: PORT, alsoIpv6: true });
-  const env = { GALILEO_PKG: 'galileo-1-32', GALILEO_CONSOLE_URL: `http://localhost:${PORT}`, GALILEO_API_KEY: tl.key, GALILEO_PROJECT: PROJECT, GALILEO_LOG_STREAM: STREAM };
+  const { proxy, consoleUrl } = await startLegacyProxy(t, tl.url);
+  const env = { GALILEO_PKG: 'galileo-1-32', GALILEO_CONSOLE_URL: consoleUrl, GALILEO_API_KEY: tl.key, GALILEO_PROJECT: PROJECT, GALILEO_LOG_STREAM: STREAM };
   const flowRequests = (flow: string) => proxy.requests.filter((r) => r.flow === flow);
   let sessionId = '';
 
@@ -146,14 +142,10 @@ function modernize(n: Rec): Rec {
   return { ...rest, created_at: created_at_ns, user_metadata: userMetadata, metrics, ...(spans ? { spans: (spans as Rec[]).map(modernize) } : {}) };
 }
 
-test('galileo 1.9.0 against tracelake serve on localhost:8088', async (t) => {
-  if (!(await portIsFree(PORT))) {
-    t.skip(`port ${PORT} is in use: galileo 1.9 can only reach a local server at http://localhost:${PORT}`);
-    return;
-  }
+test('galileo 1.9.0 against tracelake serve', async (t) => {
   const tl = await startTracelake(t);
-  const proxy = await startProxy(t, tl.url, { port: PORT, alsoIpv6: true });
-  const env = { GALILEO_PKG: 'galileo-1-9', GALILEO_CONSOLE_URL: `http://localhost:${PORT}`, GALILEO_API_KEY: tl.key, GALILEO_PROJECT: 'oldest-app', GALILEO_LOG_STREAM: STREAM };
+  const { proxy, consoleUrl } = await startLegacyProxy(t, tl.url);
+  const env = { GALILEO_PKG: 'galileo-1-9', GALILEO_CONSOLE_URL: consoleUrl, GALILEO_API_KEY: tl.key, GALILEO_PROJECT: 'oldest-app', GALILEO_LOG_STREAM: STREAM };
   const flowRequests = (flow: string) => proxy.requests.filter((r) => r.flow === flow);
 
   await t.test('batch mode with a session: the old field names are read', async (t) => {

@@ -12,8 +12,8 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OpenInferenceSpanKind, SemanticConventions as OI } from '@arizeai/openinference-semantic-conventions';
-import { decodeExportResponse, decodeStatus } from '../../src/ingest/otlp/wire.js';
 import { jsonRequest, postOtlp, spanHex, traceHex } from '../support/otlp.js';
+import { decodeResponse, decodeStatus } from '../support/otlp-proto.js';
 import { startTracelake, type Tracelake } from './support/harness.js';
 
 const uuidOf = (hex: string) => `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
@@ -265,6 +265,6 @@ test('the OpenTelemetry JS SDK against tracelake serve', async (t) => {
     // an empty export succeeds, answered in protobuf with partial_success unset
     const okProto = await postOtlp(s.url, new Uint8Array(0), headers);
     assert.equal(okProto.status, 200);
-    assert.deepEqual(decodeExportResponse(okProto.bytes), {});
+    assert.deepEqual(decodeResponse(okProto.bytes), {});
   });
 });

@@ -6,7 +6,6 @@
 // suite) turns an answer that breaks the document into a failure.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { test } from 'node:test';
 import { validate } from '@readme/openapi-parser';
 import type { FastifyInstance } from 'fastify';
@@ -15,6 +14,7 @@ import { CONTRACT_ENV, takeViolations } from '../../src/server/openapi/contract.
 import { SECURITY_SCHEMES } from '../../src/server/openapi/document.js';
 import { TAGS } from '../../src/server/openapi/operations.js';
 import { documentValidator, operations, pointer, surfaceProblems, type Json } from '../support/openapi.js';
+import { browserSkip, chromiumPath } from '../support/browser.js';
 import { openStore, tempDir } from '../support/helpers.js';
 
 async function serve(t: Parameters<typeof openStore>[0], extra?: (app: FastifyInstance) => void): Promise<{ app: FastifyInstance; url: string }> {
@@ -166,8 +166,6 @@ test('the contract check is on in the suite and turns answers that break the doc
   assert.deepEqual(takeViolations(), []);
 });
 
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-
 test('/docs serves Swagger UI from local files only and renders every operation', { timeout: 120_000 }, async (t) => {
   const { app, url } = await serve(t);
   const html = await (await fetch(`${url}/docs`)).text();
@@ -179,14 +177,16 @@ test('/docs serves Swagger UI from local files only and renders every operation'
     await r.arrayBuffer();
   }
   const ops = operations(app.apiSurface.document()).map((o) => `${o.method.toUpperCase()} ${o.path}`).sort();
-  if (!CHROMIUM) {
-    t.skip('no Chromium here (.ci/run installs Debian’s chromium): the rendering is not checked');
+  // The browser tests' lookup: without Chromium this skips, or fails where a browser is required (CI).
+  const noBrowser = browserSkip();
+  if (noBrowser) {
+    t.skip(noBrowser);
     return;
   }
   const profile = tempDir(t, 'tracelake-chromium-');
   const dom = await new Promise<string>((resolve, reject) => {
     // The flags keep a headless Chromium from reaching out (closed network here) and from waiting on it.
-    const child = spawn(CHROMIUM, ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage', `--user-data-dir=${profile}`, '--virtual-time-budget=30000', '--dump-dom', `${url}/docs`], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(chromiumPath!, ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage', `--user-data-dir=${profile}`, '--virtual-time-budget=30000', '--dump-dom', `${url}/docs`], { stdio: ['ignore', 'pipe', 'ignore'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);

@@ -1,11 +1,12 @@
 // Guarantees: POST /v1/traces and /otel/traces take protobuf and JSON, plain, gzip or deflate, and
 // answer in the request's encoding; they refuse with the right status (400, 401, 403, 404, 413, 415,
-// 503 + Retry-After) and a google.rpc.Status body, never a 5xx; a bad span is refused alone.
+// 503 + Retry-After) and a google.rpc.Status body, never a 5xx; a bad span is refused alone. Requests
+// are encoded and protobuf answers decoded by test/support/otlp-proto.ts, not by tracelake's codec.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { deflateSync, gzipSync } from 'node:zlib';
-import { decodeExportResponse, decodeStatus } from '../../src/ingest/otlp/wire.js';
 import { jsonRequest, postOtlp, protobufRequest, spanHex, traceHex, type SpanSpec } from '../support/otlp.js';
+import { decodeResponse, decodeStatus } from '../support/otlp-proto.js';
 import { startServer } from '../support/helpers.js';
 
 function spans(n: number, traceId = traceHex()): SpanSpec[] {
@@ -21,7 +22,7 @@ test('both paths, both encodings, gzip and deflate; answers in the request encod
   const r1 = await postOtlp(s.url, protobufRequest(a), headers, { gzip: true });
   assert.equal(r1.status, 200);
   assert.equal(r1.headers.get('content-type'), 'application/x-protobuf');
-  assert.deepEqual(decodeExportResponse(r1.bytes), {});
+  assert.deepEqual(decodeResponse(r1.bytes), {});
   const b = spans(2);
   const r2 = await fetch(`${s.url}/otel/traces`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-encoding': 'deflate' }, body: deflateSync(JSON.stringify(jsonRequest(b))) });
   assert.equal(r2.status, 200);
@@ -74,7 +75,7 @@ test('a bad span in a good protobuf batch is refused alone, in partial_success',
   const bad: SpanSpec = { ...good[1]!, spanId: '0000000000000000', name: 'bad' };
   const r = await postOtlp(s.url, protobufRequest([...good, bad]), { 'Galileo-API-Key': s.key, project: 'test-project', logstream: 'default' });
   assert.equal(r.status, 200);
-  const answer = decodeExportResponse(r.bytes);
+  const answer = decodeResponse(r.bytes);
   assert.equal(answer.partialSuccess?.rejectedSpans, '1');
   assert.match(answer.partialSuccess?.errorMessage ?? '', /span_id/);
   const count = await s.call('POST', `/projects/${s.projectId}/spans/count`, { log_stream_id: s.logStreamId });

@@ -48,6 +48,8 @@ test('SIGKILL at random moments never loses an acknowledged span', { timeout: 18
     await store.close();
   }
   const all = new Map<string, number>();
+  /** Stored traces the writer never acknowledged (each was in flight at a kill). */
+  const unacked = new Set<string>();
   let seed = 12345;
   const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
   for (let round = 0; round < ROUNDS; round++) {
@@ -55,17 +57,9 @@ test('SIGKILL at random moments never loses an acknowledged span', { timeout: 18
     for (const [k, v] of acked) all.set(k, v);
     const store = await TraceStore.open(dir);
     try {
-      const total = (await store.count('span', projectId, { log_stream_id: logStreamId })).total_count;
-      const traces = (await store.count('trace', projectId, { log_stream_id: logStreamId })).total_count;
-      let ackedSpans = 0;
-      for (const v of all.values()) ackedSpans += v;
-      // Unacknowledged traces (in flight at the kill) may be there too, but wholly or not at all.
-      assert.ok(traces >= all.size, `round ${round}: ${traces} traces stored, ${all.size} acknowledged`);
-      assert.ok(total >= ackedSpans, `round ${round}: ${total} spans stored, ${ackedSpans} acknowledged`);
       const ids = new Set<string>();
-      let token: number | null = 0;
       const perTrace = new Map<string, number>();
-      while (token !== null) {
+      for (let token: number | null = 0; token !== null; ) {
         const page = await store.search('span', projectId, { log_stream_id: logStreamId, starting_token: token, limit: 1000 });
         for (const r of page.records) {
           assert.ok(!ids.has(String(r['id'])), 'no duplicate span ids');
@@ -74,9 +68,28 @@ test('SIGKILL at random moments never loses an acknowledged span', { timeout: 18
         }
         token = page.next_starting_token;
       }
-      for (const [traceId, n] of all) assert.equal(perTrace.get(traceId), n, `round ${round}: trace ${traceId} has all its spans`);
-      // Every stored trace is whole: 1 to 5 spans, as the writer sends them.
-      for (const n of perTrace.values()) assert.ok(n >= 1 && n <= 5);
+      // Every stored trace is one whole request: its name says which (r<round>-t<i>) and so how many
+      // spans the writer sent with it, exactly 1 + (i % 5). A request torn by the kill would differ.
+      const traces = new Map<string, string>();
+      for (let token: number | null = 0; token !== null; ) {
+        const page = await store.search('trace', projectId, { log_stream_id: logStreamId, starting_token: token, limit: 1000 });
+        for (const r of page.records) traces.set(String(r['id']), String(r['name']));
+        token = page.next_starting_token;
+      }
+      for (const [traceId, name] of traces) {
+        const m = /^r(\d+)-t(\d+)$/.exec(name);
+        assert.ok(m, `round ${round}: trace ${traceId} is named ${name}, not as the writer names them`);
+        assert.equal(perTrace.get(traceId) ?? 0, 1 + (Number(m[2]) % 5), `round ${round}: trace ${name} holds exactly the spans of its request`);
+      }
+      for (const traceId of perTrace.keys()) assert.ok(traces.has(traceId), `round ${round}: spans of trace ${traceId}, which is not stored`);
+      // Every acknowledged trace is there with all its spans.
+      for (const [traceId, n] of all) assert.equal(perTrace.get(traceId), n, `round ${round}: acknowledged trace ${traceId} has all its spans`);
+      // The writer waits for each acknowledgement before sending on: one request at most was in flight.
+      const fresh = [...traces.keys()].filter((id) => !all.has(id) && !unacked.has(id));
+      assert.ok(fresh.length <= 1, `round ${round}: ${fresh.length} unacknowledged traces stored, but one request at most was in flight`);
+      for (const id of fresh) unacked.add(id);
+      assert.equal(traces.size, all.size + unacked.size, `round ${round}: every stored trace is acknowledged or was in flight`);
+      assert.equal((await store.count('span', projectId, { log_stream_id: logStreamId })).total_count, ids.size, `round ${round}: the count agrees with the walk`);
     } finally {
       await store.close();
     }

@@ -11,6 +11,7 @@ import { TraceStore } from '../../src/engine/trace-store.js';
 import type { ConflictError } from '../../src/errors.js';
 import { tempDir } from '../support/helpers.js';
 import { nodeEntry } from '../support/node-entry.js';
+import { unshareAsRoot } from '../support/user-namespace.js';
 
 const HOLDER = [...nodeEntry('test/support/lock-holder.ts')];
 
@@ -54,13 +55,14 @@ test('a refused open (library or CLI admin command) names the holding process; a
 });
 
 test('a process running as pid 1, killed with SIGKILL and started again as pid 1, opens the folder', { timeout: 60_000 }, async (t) => {
-  const probe = spawnSync('unshare', ['-pf', '--mount-proc', 'true'], { encoding: 'utf8' });
-  if (probe.status !== 0) {
-    t.skip(`unshare -pf --mount-proc is not permitted here (needs root or user namespaces): ${(probe.stderr || probe.error?.message || '').trim()}`);
+  // As root, or as another user in a user namespace of its own (root there) where the kernel allows it.
+  const ns = unshareAsRoot(['-pf', '--mount-proc']);
+  if ('why' in ns) {
+    t.skip(ns.why);
     return;
   }
   const dir = tempDir();
-  const asPid1 = ['unshare', '-pf', '--mount-proc'];
+  const asPid1 = ns.prefix;
   // unshare forks the pid-1 process; kill that one (seen from here by its host pid), as `docker kill` would
   const killPid1 = async (unshare: ChildProcess) => {
     if (unshare.exitCode !== null || unshare.signalCode !== null) return;

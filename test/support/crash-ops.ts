@@ -22,9 +22,8 @@ export type CrashOp =
 export const runField = (kind: RunKind) => (kind === 'log_stream' ? 'log_stream_id' : kind === 'experiment' ? 'experiment_id' : 'metrics_testing_id');
 
 /**
- * Store options that keep the background compaction of stores that have it from merging anything,
- * when TRACELAKE_CRASH_COMPACT=0 (see the compaction todo test in crash-mixed.test.ts). Unknown to
- * stores without compaction, which ignore it.
+ * Store options that keep background compaction from merging anything when TRACELAKE_CRASH_COMPACT=0
+ * (the first test of crash-mixed.test.ts: compaction joins the mix in the second).
  */
 export function noCompaction(): Record<string, unknown> {
   return process.env['TRACELAKE_CRASH_COMPACT'] === '0' ? { compaction: { maxSegmentRows: 0, deadShare: Number.POSITIVE_INFINITY } } : {};

@@ -1,11 +1,12 @@
 // Child process for the extended crash test: a random mix of logging (reliable), deletes by filter,
-// catalog changes (projects and runs created, renamed, deleted), seals and compaction (when the store
-// has it), as fast as it can, until it is killed. Before each operation it prints `begin <json>`, after
-// it `ack <json>`, one line each, so the parent knows what was acknowledged and what was in flight.
+// catalog changes (projects and runs created, renamed, deleted), seals and compaction (unless
+// TRACELAKE_CRASH_COMPACT=0), as fast as it can, until it is killed. Before each operation it prints
+// `begin <json>`, after it `ack <json>`, one line each, so the parent knows what was acknowledged and
+// what was in flight.
 //
 // argv: data folder, state file (JSON: the live projects, runs and logged tags), seed.
-// TRACELAKE_CRASH_AT=run-delete-catalog kills the process right before a run deletion's catalog write
-// (after its records are dropped), to show what a crash between the two steps leaves behind.
+// TRACELAKE_CRASH_AT=run-delete-catalog kills the process right before a run deletion takes the run
+// out of the catalog (its intent already recorded), to show what a crash inside a deletion leaves.
 import { readFileSync } from 'node:fs';
 import type { RunKind } from '../../src/catalog/catalog.js';
 import { noCompaction, runField, type CrashOp, type CrashState } from './crash-ops.js';
@@ -28,8 +29,7 @@ async function main(): Promise<void> {
   }
   const say = (t: 'begin' | 'ack', op: CrashOp) => process.stdout.write(`${t} ${JSON.stringify(op)}\n`);
   process.stdout.write('ready\n');
-  // Compaction joins the mix where the store has it, unless TRACELAKE_CRASH_COMPACT=0.
-  const compact = process.env['TRACELAKE_CRASH_COMPACT'] === '0' ? undefined : (store as unknown as { compact?: () => Promise<unknown> }).compact;
+  const compact = process.env['TRACELAKE_CRASH_COMPACT'] !== '0';
   for (let op = 0; ; op++) {
     const choice = rng.weighted<CrashOp['kind']>([
       [state.runs.length ? 45 : 0, 'log'],
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
       [state.runs.length ? 5 : 0, 'renameRun'],
       [state.runs.length > 2 ? 5 : 0, 'deleteRun'],
       [state.projects.length > 2 ? 2 : 0, 'deleteProject'],
-      [compact ? 3 : 0, 'compact'],
+      [compact ? 10 : 0, 'compact'],
     ]);
     switch (choice) {
       case 'log': {
@@ -83,7 +83,7 @@ async function main(): Promise<void> {
         break;
       case 'compact':
         say('begin', { kind: 'compact', op });
-        await compact!.call(store);
+        await store.maintenance.compact();
         say('ack', { kind: 'compact', op });
         break;
       case 'createProject': {

@@ -36,6 +36,8 @@ interface Armed {
 }
 
 let armed: Armed | null = null;
+/** The call the latest arming failed (null: none yet); kept after disarm, cleared by arm. */
+let lastInjected: FsCall | null = null;
 
 function pathOf(target: unknown): string {
   if (typeof target === 'number') {
@@ -67,6 +69,7 @@ function hit(fn: string, cls: FaultClass, target: unknown): NodeJS.ErrnoExceptio
   const fail = typeof a.failAt === 'number' ? a.calls.length === a.failAt : !a.failed && a.failAt(call);
   if (!fail) return null;
   a.failed = true;
+  lastInjected = call;
   return error(a.errno(call), call);
 }
 
@@ -115,6 +118,12 @@ export function installFaults(): void {
  */
 export function arm(root: string, failAt: number | ((call: FsCall) => boolean), errno: (call: FsCall) => 'ENOSPC' | 'EIO'): void {
   armed = { root, failAt, failed: false, errno, calls: [] };
+  lastInjected = null;
+}
+
+/** The call that got the injected error since the last arm, or null when none reached it. */
+export function injected(): FsCall | null {
+  return lastInjected;
 }
 
 export function disarm(): FsCall[] {

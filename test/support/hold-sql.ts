@@ -1,9 +1,9 @@
-// Holds the first statement a `run` method receives that matches, so a test can act while a write
-// stands at that point. DuckDB and the files stay real; only the timing is the test's. `after` holds
-// once the statement has run instead of before it.
+// Holds the first statement a `run` method (or `all`, with `method: 'all'`) receives that matches, so
+// a test can act while a write stands at that point. DuckDB and the files stay real; only the timing
+// is the test's. `after` holds once the statement has run instead of before it.
 import type { TestContext } from 'node:test';
 
-type Run = (sql: string, params?: never) => Promise<void>;
+type Run = (sql: string, params?: never) => Promise<unknown>;
 
 export interface Hold {
   /** Resolves when the matching statement is held. */
@@ -14,15 +14,17 @@ export interface Hold {
   restore(): void;
 }
 
-export function holdSql(t: TestContext, proto: { run: Run }, matches: (sql: string) => boolean, options: { after?: boolean } = {}): Hold {
-  const original = proto.run;
+export function holdSql(t: TestContext, proto: { run: Run } | { all: Run }, matches: (sql: string, params?: readonly unknown[]) => boolean, options: { after?: boolean; method?: 'run' | 'all' } = {}): Hold {
+  const target = proto as Record<string, Run>;
+  const method = options.method ?? 'run';
+  const original = target[method]!;
   let reached!: () => void;
   const atStatement = new Promise<void>((r) => (reached = r));
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
   let held = false;
-  proto.run = async function (this: unknown, sql: string, params?: never) {
-    const hold = !held && matches(sql);
+  target[method] = async function (this: unknown, sql: string, params?: never) {
+    const hold = !held && matches(sql, params);
     if (hold) held = true;
     if (hold && !options.after) {
       reached();
@@ -36,7 +38,7 @@ export function holdSql(t: TestContext, proto: { run: Run }, matches: (sql: stri
     return done;
   };
   const restore = () => {
-    proto.run = original;
+    target[method] = original;
   };
   t.after(restore);
   return { reached: atStatement, release, restore };

@@ -1,7 +1,8 @@
 // Builders for OTLP trace exports in tests and benchmarks: spans in the JSON form (hex ids, string
-// nanoseconds, tagged values), the same request as protobuf bytes, and posting either to a server.
+// nanoseconds, tagged values), the same request as protobuf bytes (encoded by otlp-proto.ts, not by
+// tracelake's codec), and posting either to a server.
 import { gzipSync } from 'node:zlib';
-import { encodeExportRequest } from '../../src/ingest/otlp/wire.js';
+import { encodeRequest } from './otlp-proto.js';
 
 export type Plain = string | number | boolean | Plain[] | { [k: string]: Plain };
 
@@ -55,7 +56,7 @@ export function jsonRequest(spans: SpanSpec[], resource: Record<string, Plain> =
 /** The same request as protobuf bytes (ids as bytes, times as fixed64). */
 export function protobufRequest(spans: SpanSpec[], resource: Record<string, Plain> = { 'service.name': 'test-service' }): Uint8Array {
   const hex = (h: string | undefined) => Buffer.from(h ?? '', 'hex');
-  return encodeExportRequest({
+  return encodeRequest({
     resourceSpans: [
       {
         resource: { attributes: attributes(resource) },

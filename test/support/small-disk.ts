@@ -1,5 +1,6 @@
-// A small file system for full-disk tests: a tmpfs of a few MiB mounted on a fresh folder (needs root,
-// or CAP_SYS_ADMIN). Where mounting is impossible, `mountSmallDisk` says why and the test skips.
+// A small file system for full-disk tests: a tmpfs of a few MiB mounted on a fresh folder (needs root
+// or CAP_SYS_ADMIN: the full-disk test runs inside a mount namespace of its own, where it has them).
+// Where mounting is impossible, `mountSmallDisk` says why.
 // `fill` takes all the free space but `leave` bytes, so the next write is cut short mid-way.
 import { spawnSync } from 'node:child_process';
 import { closeSync, ftruncateSync, fstatSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';

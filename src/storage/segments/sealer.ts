@@ -34,20 +34,26 @@ export class Sealer {
    * again: what the failed file held is made durable by the seal, which writes (and fsyncs) new files.
    */
   freeze(): void {
+    const failed = this.#freeze();
+    // The log stays on its file and the table keeps taking rows; the next append tries again.
+    if (failed !== null) process.emitWarning(`tracelake: starting a new log file failed: ${(failed as Error).message}`);
+  }
+
+  /** freeze(), returning why the table could not be frozen (a new log file could not be started), or null. */
+  #freeze(): unknown {
     const s = this.#s;
     const active = s.active;
-    if (active.rows === 0 && active.dead.length === 0 && !s.wal.failed) return;
+    if (active.rows === 0 && active.dead.length === 0 && !s.wal.failed) return null;
     try {
       s.wal.roll(s.nextSeq);
     } catch (err) {
-      // The log stays on its file and the table keeps taking rows; the next append tries again.
-      process.emitWarning(`tracelake: starting a new log file failed: ${(err as Error).message}`);
-      return;
+      return err;
     }
     const number = s.wal.number;
     active.frozen = true;
     s.mem.push(new MemTable(number, s.nextSeq, s.inserter.create(`mem_${number}`)));
     this.kick();
+    return null;
   }
 
   /** Freezes the active table when it is full. */
@@ -99,9 +105,11 @@ export class Sealer {
     }
   }
 
-  /** Seals everything in memory now; throws if a seal fails. */
+  /** Seals everything in memory now; throws if a seal fails, or if the active table could not be frozen. */
   async sealAll(): Promise<void> {
-    this.freeze();
+    const failed = this.#freeze();
+    // Resolving would tell the caller the rows are sealed while they are still only in the log.
+    if (failed !== null) throw new StorageError('starting a new log file failed, so the in-memory table was not sealed', { cause: failed });
     while (this.#s.mem.some((t) => t.frozen)) {
       this.kick();
       await this.#running;

@@ -12,6 +12,7 @@ import type { TestContext } from 'node:test';
 import { ROOT } from '../../../scripts/binary/config.js';
 import { jsonCaller, tempDir } from '../../support/helpers.js';
 import { nodeEntry, USE_DIST } from '../../support/node-entry.js';
+import { waitFor } from '../../support/wait-for.js';
 
 // The repository root (also when this runs compiled, from dist/test/e2e/support).
 export { ROOT };
@@ -125,11 +126,11 @@ function parse(text: string): unknown {
 }
 
 /**
- * A forwarding HTTP proxy that records each request and the status it got. Listens on 127.0.0.1 at
- * `port` (0: ephemeral) and, when `alsoIpv6` is set, on [::1] at the same port too (older clients
- * call http://localhost:8088, which may resolve to either).
+ * A forwarding HTTP proxy that records each request and the status it got. Listens on `host`
+ * (default 127.0.0.1) at `port` (0: ephemeral) and, when `alsoIpv6` is set, on [::1] at the same port
+ * too (http://localhost:8088, which older clients call, may resolve to either).
  */
-export async function startProxy(t: TestContext, target: string, options: { port?: number; alsoIpv6?: boolean } = {}): Promise<RecordingProxy> {
+export async function startProxy(t: TestContext, target: string, options: { port?: number; alsoIpv6?: boolean; host?: string } = {}): Promise<RecordingProxy> {
   const upstream = new URL(target);
   const state: RecordingProxy = {
     url: '',
@@ -183,7 +184,8 @@ export async function startProxy(t: TestContext, target: string, options: { port
       server.once('error', reject);
       server.listen(port, host, () => resolve(server));
     });
-  const first = await listen('127.0.0.1', options.port ?? 0);
+  const host = options.host ?? '127.0.0.1';
+  const first = await listen(host, options.port ?? 0);
   const servers = [first];
   const port = (first.address() as AddressInfo).port;
   if (options.alsoIpv6) {
@@ -197,7 +199,7 @@ export async function startProxy(t: TestContext, target: string, options: { port
       }
     }
   }
-  state.url = `http://127.0.0.1:${port}`;
+  state.url = `http://${host}:${port}`;
   state.close = async () => {
     for (const s of servers) {
       s.closeAllConnections();
@@ -208,17 +210,38 @@ export async function startProxy(t: TestContext, target: string, options: { port
   return state;
 }
 
-/** True when nothing listens on 127.0.0.1:port (or ::1:port). */
-export async function portIsFree(port: number): Promise<boolean> {
-  for (const host of ['127.0.0.1', '::1']) {
-    const free = await new Promise<boolean>((resolve) => {
-      const s = createServer();
-      s.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'EADDRNOTAVAIL' || err.code === 'EAFNOSUPPORT'));
-      s.listen(port, host, () => s.close(() => resolve(true)));
-    });
-    if (!free) return false;
+/** The loopback address the older clients are pointed at: not one they rewrite to localhost:8088. */
+const LEGACY_HOST = '127.0.0.2';
+const LEGACY_PORT = 8088;
+
+/**
+ * A recording proxy the older official clients (galileo 1.32, 1.9) reach, and the GALILEO_CONSOLE_URL
+ * that points them at it. They take that URL as their API base unless it names `localhost` or
+ * `127.0.0.1` (then they call http://localhost:8088 whatever it says), so the proxy listens on
+ * 127.0.0.2, another loopback address, at a free port. Where that address cannot be bound (Linux
+ * routes all of 127.0.0.0/8 to loopback; other systems may not), it takes localhost:8088 instead,
+ * waiting up to `waitMs` for that port to come free and failing after: never a silent skip.
+ */
+export async function startLegacyProxy(t: TestContext, target: string, waitMs = 300_000): Promise<{ proxy: RecordingProxy; consoleUrl: string }> {
+  try {
+    const proxy = await startProxy(t, target, { host: LEGACY_HOST });
+    return { proxy, consoleUrl: proxy.url };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRNOTAVAIL') throw err;
   }
-  return true;
+  t.diagnostic(`${LEGACY_HOST} cannot be bound here: the older clients go to localhost:${LEGACY_PORT}`);
+  const proxy = await waitFor(
+    async () => {
+      try {
+        return await startProxy(t, target, { port: LEGACY_PORT, alsoIpv6: true });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+        return `port ${LEGACY_PORT} is still in use`;
+      }
+    },
+    { limitMs: waitMs, everyMs: 1000, what: `localhost:${LEGACY_PORT} to come free (galileo 1.32 and 1.9 call only that port on localhost)` },
+  );
+  return { proxy, consoleUrl: `http://localhost:${LEGACY_PORT}` };
 }
 
 // ------------------------------------------------------------------ running one client flow

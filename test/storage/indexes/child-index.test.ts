@@ -11,6 +11,7 @@ import { Database } from '../../../src/db/database.js';
 import { TraceStore } from '../../../src/engine/trace-store.js';
 import { childIndexPath, childIndexUsable } from '../../../src/storage/indexes/child-index.js';
 import { tempDir } from '../../support/helpers.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const OPTIONS = { threads: 1, rowGroupSize: 512, autoCompact: false } as const;
 
@@ -97,11 +98,12 @@ test('child indexes: written with every segment, replaced when missing, damaged,
 
   // A merge writes the merged segment's index; the inputs' go with them.
   await store.maintenance.compact();
-  await new Promise((r) => setTimeout(r, 100));
   const merged = listed(dir);
   assert.ok(merged.length < segs.length, 'segments were merged');
   assert.deepEqual(await usable(dir), merged.map(() => true), 'merged segments have usable indexes');
-  for (const s of segs.filter((x) => !merged.some((m) => m.abs === x.abs))) assert.equal(existsSync(childIndexPath(s.abs)), false, `${s.abs}: its index went with it`);
+  // The inputs go once no reader may use them (in the background): their indexes with them.
+  const inputs = segs.filter((x) => !merged.some((m) => m.abs === x.abs));
+  await waitFor(() => inputs.every((s) => !existsSync(childIndexPath(s.abs))) || `left: ${inputs.filter((s) => existsSync(childIndexPath(s.abs))).map((s) => s.abs).join(', ')}`, { what: "the merged inputs' indexes to go with them" });
   const kids = readdirSync(dirname(merged.find((s) => s.abs.includes('kind=span'))!.abs)).filter((f) => f.endsWith('.kids'));
   assert.equal(kids.length, merged.filter((s) => s.abs.includes('kind=span')).length, 'one index per span segment, no other');
 });

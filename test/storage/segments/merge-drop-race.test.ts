@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { Connection } from '../../../src/db/database.js';
 import { openStore } from '../../support/helpers.js';
 import { holdSql } from '../../support/hold-sql.js';
+import { waitFor } from '../../support/wait-for.js';
 
 function segmentFiles(dir: string): string[] {
   const out: string[] = [];
@@ -30,6 +31,9 @@ test('a run deleted while a merge of its segments waits to copy: the merge ends 
     await store.flush();
   }
   assert.ok(segmentFiles(dir).length >= 8, 'several segments per kind to merge');
+  // A sealed trace deleted: its dead rows are forgotten by the drop's cleanup, which shows it has run.
+  await store.records.delete('trace', projectId, { log_stream_id: run, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 't0' }] });
+  assert.ok(store.records.stats.dead > 0);
 
   // Hold the merge's COPY at its start (DuckDB and the files stay real; only the timing is ours).
   const hold = holdSql(t, Connection.prototype as never, (sql) => sql.startsWith('COPY (') && sql.includes(run));
@@ -37,11 +41,12 @@ test('a run deleted while a merge of its segments waits to copy: the merge ends 
   const compaction = store.maintenance.compact();
   await hold.reached;
   await store.catalog.deleteRun(projectId, run);
-  await new Promise((r) => setTimeout(r, 100)); // the drop's cleanup runs meanwhile
+  // The drop's cleanup runs while the merge still holds the files: it leaves them to the merge.
+  await waitFor(() => store.records.stats.dead === 0, { what: "the drop's cleanup" });
+  assert.ok(segmentFiles(dir).length > 0, 'the files the held merge reads are left to it');
   hold.release();
   await compaction; // rejected with "No files found" when the drop deleted the inputs under it
   hold.restore();
-  await new Promise((r) => setTimeout(r, 100));
-  assert.deepEqual(segmentFiles(dir), [], 'every file of the deleted run is gone once the merge let go');
+  await waitFor(() => segmentFiles(dir).length === 0 || `left: ${segmentFiles(dir).join(', ')}`, { what: 'every file of the deleted run to go once the merge let go' });
   assert.equal((await store.count('span', projectId, {})).total_count, 0);
 });

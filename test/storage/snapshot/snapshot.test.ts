@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { openRecordStore, ROWS_PROJECT, ROWS_RUN, toolRows } from '../../support/helpers.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const P = ROWS_PROJECT;
 const R = ROWS_RUN;
@@ -21,14 +22,16 @@ test('a lookup planned before a merge answers from the files it planned over; th
   const planned = snap.segmentsFor({ projectId: P, runId: R, kinds: ['span'] }).map((s) => join(dir, s.file));
   assert.equal(planned.length, 4);
   assert.equal(await store.compact(), 1);
-  await new Promise((r) => setTimeout(r, 50));
+  // Work queued behind readers now (after the merge queued the inputs' deletion) waits for the snapshot.
+  let drained = false;
+  db.afterStatementsInFlight(() => (drained = true));
+  assert.equal(drained, false, "the snapshot holds back the merged inputs' deletion");
   for (const f of planned) assert.ok(existsSync(f), 'a merged input stays while a snapshot names it');
   const found = await snap.lookup(P, R, [rows(25, 1)[0]!.id], false);
   assert.equal(found.length, 1, 'the pinned snapshot still finds the record in the old files');
   snap.release();
-  await new Promise<void>((r) => db.afterStatementsInFlight(r));
-  await new Promise((r) => setTimeout(r, 50));
-  for (const f of planned) assert.ok(!existsSync(f), 'released: the merged inputs are deleted');
+  assert.equal(drained, true, 'released: the deletion may go');
+  await waitFor(() => planned.every((f) => !existsSync(f)), { what: 'the merged inputs to be deleted once the snapshot is released' });
   assert.equal((await store.lookup(P, R, [rows(25, 1)[0]!.id])).length, 1, 'and the merged file answers');
 });
 
