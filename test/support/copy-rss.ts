@@ -5,6 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openMergeDatabase } from '../../src/storage/segments/merge.js';
+import { sql } from '../../src/query/sql.js';
+import { stringLiteral } from '../../src/db/sql-string.js';
 
 const status = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(readFileSync('/proc/self/status', 'utf8'))![1]) / 1024;
 const [mode, dir] = process.argv.slice(2) as [string, string];
@@ -12,12 +14,12 @@ const db = await openMergeDatabase(dir, 1);
 const input = join(dir, 'in.parquet');
 if (mode === 'prepare') {
   await db.run(
-    `COPY (SELECT range AS seq, md5(range::VARCHAR) || repeat('i', 600) AS input, md5((range + 1)::VARCHAR) || repeat('o', 600) AS output FROM range(120000))
-     TO '${input}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 32768)`,
+    sql`COPY (SELECT range AS seq, md5(range::VARCHAR) || repeat('i', 600) AS input, md5((range + 1)::VARCHAR) || repeat('o', 600) AS output FROM range(120000))
+     TO ${stringLiteral(input)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 32768)`,
   );
 } else {
   const before = status('VmRSS');
-  await db.run(`COPY (SELECT * FROM read_parquet(['${input}', '${input}'])) TO '${join(dir, 'out.parquet')}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 32768)`);
+  await db.run(sql`COPY (SELECT * FROM read_parquet([${stringLiteral(input)}, ${stringLiteral(input)}])) TO ${stringLiteral(join(dir, 'out.parquet'))} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 32768)`);
   console.log(JSON.stringify({ before, peak: status('VmHWM') }));
 }
 await db.close();

@@ -1,5 +1,5 @@
 // How a search finds a page's keys (metric top-k, time windows, estimates), apart from record-queries.ts, which shapes the page.
-import type { Database, Row } from '../../db/database.js';
+import type { Row, SqlRunner } from '../../db/database.js';
 import { chooseWindow, pageKeysQuery, timeOrdered, type PlanInput, type TimeWindow } from '../plan.js';
 import { requiredContains } from '../text-needs.js';
 import type { Scope, Snapshot } from '../../storage/snapshot/snapshot.js';
@@ -10,7 +10,7 @@ import type { TopKCache } from './topk-cache.js';
 
 /** What the search of a RecordQueries fixes for every page it finds keys for. */
 export interface PageKeySettings {
-  readonly db: Database;
+  readonly db: SqlRunner;
   readonly topK: TopKCache | null;
   /**
    * Rows the first time window of a time-ordered page aims to cover (then 8x per widening). Windows are
@@ -57,7 +57,7 @@ export async function findPageKeys(o: PageKeySettings, snap: Snapshot, scope: Sc
   const keys = async (w: TimeWindow | null) => {
     const q = pageKeysQuery(plan, limit, offset, w, also, alsoMetrics, locators);
     steps.push(`keys${w ? ' (window)' : ''}${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`);
-    const rows = await o.db.all(q.sql, q.params);
+    const rows = await o.db.all(q.sql);
     return Object.assign(rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })), { ownMetrics: q.ownMetrics, rolledMetrics: q.rolledMetrics });
   };
   if (order === null) return keys(await fewMatchesWindow(o.db, plan, profile, steps, await estimated()));

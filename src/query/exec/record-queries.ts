@@ -1,7 +1,8 @@
 // Search, partial search, count, delete and available columns for one level of the tree, as the
 // engine runs them: validate -> plan (src/query) -> run in DuckDB -> shape records. Roll-ups and child
 // counts for a page are computed for that page's records only; page-keys.ts finds a page's keys.
-import type { Database, Param, Row } from '../../db/database.js';
+import type { Row, SqlRunner } from '../../db/database.js';
+import { ident, sql, type Sql } from '../sql.js';
 import { invalid } from '../../errors.js';
 import { appliesAt, METRIC_PREFIX, metricColumn, resolveColumn, STANDARD_COLUMNS, type ColumnDef, type Level, type MetricInfo, type RollUpMethod } from '../columns.js';
 import { countQuery, deleteQuery, fetchQuery, type PlanInput } from '../plan.js';
@@ -50,7 +51,7 @@ export interface SearchResult {
 
 export class RecordQueries {
   readonly #records: RecordStore;
-  readonly #db: Database;
+  readonly #db: SqlRunner;
   readonly #metricInfo: (name: string) => MetricInfo | undefined;
   readonly #facts: DataFactsCache;
   /** How a page's keys are found (page-keys.ts). */
@@ -62,7 +63,7 @@ export class RecordQueries {
   /** Whether counts of text filters may use segments' token indexes (token-count.ts). */
   readonly #tokenCounts: boolean;
 
-  constructor(records: RecordStore, db: Database, options: { windowRows?: number; metricTopK?: boolean; segmentCounts?: boolean; tokenCounts?: boolean; segmentCountMinRows?: number; topKRows?: number; planEstimate?: PlanEstimate; estimateMinGroups?: number; metricInfo?: (name: string) => MetricInfo | undefined; onPlan?: (steps: readonly string[]) => void } = {}) {
+  constructor(records: RecordStore, db: SqlRunner, options: { windowRows?: number; metricTopK?: boolean; segmentCounts?: boolean; tokenCounts?: boolean; segmentCountMinRows?: number; topKRows?: number; planEstimate?: PlanEstimate; estimateMinGroups?: number; metricInfo?: (name: string) => MetricInfo | undefined; onPlan?: (steps: readonly string[]) => void } = {}) {
     this.#onPlan = options.onPlan;
     const metricInfo = options.metricInfo ?? defaultMetricInfo;
     this.#records = records;
@@ -87,8 +88,8 @@ export class RecordQueries {
     const s = (kinds: readonly RecordKind[]): Scope => ({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds });
     return {
       level,
-      base: (first, metrics, text, created) => snap.source(s(KINDS[level]), first, metrics, text, created),
-      descendants: (first, metrics) => snap.source(s(DESCENDANTS[level]), first, metrics),
+      base: (metrics, text, created) => snap.source(s(KINDS[level]), metrics, text, created),
+      descendants: (metrics) => snap.source(s(DESCENDANTS[level]), metrics),
       filter,
       sort,
       rollUp: this.#rollUp,
@@ -198,8 +199,8 @@ export class RecordQueries {
     const withSeq = columns === '*' ? columns : [...new Set([...columns, 'seq'])];
     // Only the segments and memory tables whose rows may lie within the page's created_at span are
     // listed (each listed file costs DuckDB its metadata, each memory table a scan).
-    const q = fetchQuery(snap.source(this.#scope(scope, KINDS[level]), 1, [], [], [[lo, hi]]), withSeq, keys.map((k) => k.seq), [lo, hi]);
-    const rows = await this.#db.all(q.sql, q.params);
+    const q = fetchQuery(snap.source(this.#scope(scope, KINDS[level]), [], [], [[lo, hi]]), withSeq, keys.map((k) => k.seq), [lo, hi]);
+    const rows = await this.#db.all(q);
     const bySeq = new Map(rows.map((r) => [Number(r['seq']), r]));
     return keys.map((k) => bySeq.get(k.seq)).filter((r): r is Row => r !== undefined);
   }
@@ -224,7 +225,7 @@ export class RecordQueries {
       }
       const q = countQuery(plan);
       this.#onPlan?.([`count${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`]);
-      return Number((await this.#db.all(q.sql, q.params))[0]!['n']);
+      return Number((await this.#db.all(q.sql))[0]!['n']);
     });
   }
 
@@ -234,7 +235,7 @@ export class RecordQueries {
   }
 
   /** SQL of the sequence numbers of matching records and their descendants (what a delete would remove). */
-  selection(snap: Snapshot, level: Level, scope: RunScope, body: FilterRequest): { sql: string; params: Param[] } {
+  selection(snap: Snapshot, level: Level, scope: RunScope, body: FilterRequest): Sql {
     return deleteQuery(this.#plan(snap, 'delete', level, scope, body));
   }
 
@@ -297,8 +298,7 @@ export class RecordQueries {
   /** Roll-ups of every metric for the page's records (those that can have any: `ids`, of `traces`) from their descendants (own values win later). */
   async #pageRollUps(snap: Snapshot, level: Level, scope: RunScope, ids: string[], traces: string[], metrics: readonly string[] | null): Promise<Map<string, Map<string, number>>> {
     const s = { projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}) };
-    const { sql, params } = pageRollUpsQuery(snap, level, s, DESCENDANTS[level], ids, traces, metrics);
-    const rows = await this.#db.all(sql, params as never);
+    const rows = await this.#db.all(pageRollUpsQuery(snap, level, s, DESCENDANTS[level], ids, traces, metrics));
     const out = new Map<string, Map<string, number>>();
     for (const r of rows) {
       const name = String(r['name']);
@@ -312,13 +312,10 @@ export class RecordQueries {
   /** Spans per trace, or traces per session, for the page's records. */
   async #childCounts(snap: Snapshot, level: Level, scope: RunScope, page: Row[]): Promise<Map<string, number>> {
     const kind: RecordKind = level === 'trace' ? 'span' : 'trace';
-    const link = level === 'trace' ? 'trace_id' : 'session_id';
+    const link = ident(level === 'trace' ? 'trace_id' : 'session_id');
     const src = snap.source({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds: [kind] });
-    const n = src.params.length;
-    const rows = await this.#db.all(`SELECT ${link} AS id, count(*) AS n FROM ${src.sql} WHERE list_contains($${n + 1}::VARCHAR[], ${link}) GROUP BY 1`, [
-      ...src.params,
-      page.map((r) => String(r['id'])),
-    ]);
+    const ids = page.map((r) => String(r['id']));
+    const rows = await this.#db.all(sql`SELECT ${link} AS id, count(*) AS n FROM ${src.sql} WHERE list_contains(${ids}::VARCHAR[], ${link}) GROUP BY 1`);
     return new Map(rows.map((r) => [String(r['id']), Number(r['n'])]));
   }
 }

@@ -6,7 +6,8 @@
 // them checked by DuckDB against the dead rows and the retention cutoff of this snapshot (reading
 // only seq and created_at of those rows). Memory tables and segments without a token index are
 // counted by the plan's own query, as count-cache.ts does.
-import type { Database, Param } from '../../db/database.js';
+import type { SqlRunner } from '../../db/database.js';
+import { EMPTY, sql } from '../sql.js';
 import type { Expr } from '../filter-ast.js';
 import { countQuery, type PlanInput } from '../plan.js';
 import type { Scope } from '../../storage/record-store.js';
@@ -69,7 +70,7 @@ function rowsOf(bits: Uint32Array): number[] {
  * The count of `plan` over `scope` with the token index's help, or null when the filter is not made
  * of token leaves or no segment in scope has a token index (then the caller counts as usual).
  */
-export async function countByTokens(db: Database, snap: Snapshot, scope: Scope, plan: PlanInput, steps: string[]): Promise<number | null> {
+export async function countByTokens(db: SqlRunner, snap: Snapshot, scope: Scope, plan: PlanInput, steps: string[]): Promise<number | null> {
   const leaves = tokenLeaves(plan.filter);
   if (leaves === null) return null;
   const indexed: { seg: SegmentEntry; ix: TokenIndex }[] = [];
@@ -103,14 +104,13 @@ export async function countByTokens(db: Database, snap: Snapshot, scope: Scope, 
     const rows = rowsOf(bits);
     if (rows.length === 0) continue;
     checked++;
-    const params: Param[] = [snap.path(seg), rows];
-    const live = expiring ? ` AND created_at >= make_timestamp($${params.push(cutoff)})` : '';
-    const sql = `SELECT count(*) AS n FROM read_parquet($1, hive_partitioning = false) WHERE file_row_number IN (SELECT unnest($2::BIGINT[])) AND seq NOT IN ${snap.deadSeqs}${live}`;
-    n += Number((await db.all(sql, params))[0]!['n']);
+    const live = expiring ? sql` AND created_at >= make_timestamp(${cutoff})` : EMPTY;
+    const q = sql`SELECT count(*) AS n FROM read_parquet(${snap.path(seg)}, hive_partitioning = false) WHERE file_row_number IN (SELECT unnest(${rows}::BIGINT[])) AND seq NOT IN ${snap.deadSeqs}${live}`;
+    n += Number((await db.all(q))[0]!['n']);
   }
-  const rest: PlanInput = { ...plan, base: (first, metrics, text, created) => snap.source(scope, first, metrics, text, created, { files: new Set(indexed.map((x) => x.seg.file)), only: false, memory: true }) };
+  const rest: PlanInput = { ...plan, base: (metrics, text, created) => snap.source(scope, metrics, text, created, { files: new Set(indexed.map((x) => x.seg.file)), only: false, memory: true }) };
   const q = countQuery(rest);
-  n += Number((await db.all(q.sql, q.params))[0]!['n']);
+  n += Number((await db.all(q.sql))[0]!['n']);
   steps.push(`count (token index: ${indexed.length} segments, ${checked} checked for dead or expired rows)`);
   return n;
 }

@@ -14,6 +14,7 @@ import type { Sealer } from '../segments/sealer.js';
 import type { Snapshot } from '../snapshot/snapshot.js';
 import { memKey, type MemEntry, type StoreState } from '../store-state.js';
 import { encodeEntry } from '../wal/wal.js';
+import { sql } from '../../query/sql.js';
 
 /** A row as the engine hands it over: column name -> JS value (see batch-builder.ts). */
 export type WireRow = WireRowLike & { seq: number; id: string; type: string; project_id: string; run_id: string };
@@ -243,10 +244,8 @@ export class Appender {
     }
     if (wanted.length === 0) return [];
     return this.#read(async () => {
-      const found = await s.db.all(`SELECT seq FROM read_parquet($1, hive_partitioning = false) WHERE id IN (SELECT unnest($2::VARCHAR[]))`, [
-        [...files].map((f) => join(s.dir, f)),
-        wanted,
-      ]);
+      const paths = [...files].map((f) => join(s.dir, f));
+      const found = await s.db.all(sql`SELECT seq FROM read_parquet(${paths}, hive_partitioning = false) WHERE id IN (SELECT unnest(${wanted}::VARCHAR[]))`);
       return found.map((r) => Number(r['seq'])).filter((q) => !s.dead.has(q));
     });
   }
