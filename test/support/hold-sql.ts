@@ -2,8 +2,9 @@
 // stands at that point. DuckDB and the files stay real; only the timing is the test's. `after` holds
 // once the statement has run instead of before it.
 import type { TestContext } from 'node:test';
+import { compile, type Sql } from '../../src/query/sql.js';
 
-type Run = (sql: string, params?: never) => Promise<void>;
+type Run = (q: Sql) => Promise<void>;
 
 export interface Hold {
   /** Resolves when the matching statement is held. */
@@ -21,14 +22,14 @@ export function holdSql(t: TestContext, proto: { run: Run }, matches: (sql: stri
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
   let held = false;
-  proto.run = async function (this: unknown, sql: string, params?: never) {
-    const hold = !held && matches(sql);
+  proto.run = async function (this: unknown, q: Sql) {
+    const hold = !held && matches(compile(q).text);
     if (hold) held = true;
     if (hold && !options.after) {
       reached();
       await gate;
     }
-    const done = await original.call(this, sql, params);
+    const done = await original.call(this, q);
     if (hold && options.after) {
       reached();
       await gate;
