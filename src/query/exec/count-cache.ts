@@ -1,12 +1,12 @@
-// Counts that remember each segment's share. A segment never changes, so the number of its rows a
-// filter matches is the same on every ask as long as none of its rows is dead, retention cuts none of
-// them and nothing else decided at read time enters the filter: the count of such a segment is kept
-// (per segment file, level and filter), and a repeated count reads only the rest (segments with dead
-// rows, partly expired ones, memory tables). Search engines keep per-segment filter results the same
-// way. A text count at 10M spans reads ~1 GB of input text (most of its time: the test itself is a
-// small part), so only not reading it helps; the first count of a filter still reads everything.
-// Not kept: filters on has_children (childless marks change it without a dead row) and counts
-// needing roll-ups (they read other records).
+// Strategy: counts that remember each segment's share. A segment never changes, so the number of its
+// rows a filter matches is the same on every ask while none of its rows is dead and retention cuts
+// none of them: that count is kept (per segment file, level and filter), and a repeated count reads
+// only the rest (segments with dead rows, partly expired ones, small ones, memory tables).
+// Applies when: the filter does not test has_children (childless marks change it without a dead row)
+// and the count needs no roll-up (it would read other records), and some segment is large and whole.
+// Returns: the count, or null (then the caller runs its one count query).
+// Assumes: nothing decided at read time but dead rows and retention enters a segment's count; the
+// first count of a filter still reads everything.
 import type { SqlRunner } from '../../db/database.js';
 import { columnsOf } from '../match-facts.js';
 import { countQuery, type PlanInput } from '../plan.js';

@@ -1,10 +1,12 @@
-// Facts about the stored spans of a scope that the planner may rely on (src/query/match-facts.ts):
-// which span types carry each kind-specific column, and which have children. Measured from the rows,
-// never assumed: OpenTelemetry gives llm spans children, imports may carry a model on any span.
-// Segments never change, so each one is read once (a GROUP BY over a few narrow columns) and its facts
-// kept by file name. Rows still in memory come from the notes their tables keep as rows arrive
+// Support for the planner: facts about the stored spans of a scope it may rely on
+// (src/query/match-facts.ts): which span types carry each kind-specific column, and which have
+// children. Measured from the rows, never assumed: OpenTelemetry gives llm spans children, imports may
+// carry a model on any span. Rows still in memory come from the notes their tables keep as rows arrive
 // (mem-tables.ts), or, for rows replayed from the log, from a scan of the columns the question tests.
-// Dead rows count too: a superset of the truth only ever skips less.
+// Returns: the facts of a snapshot's scope, a superset of the truth (dead rows count too: a superset
+// only ever skips less).
+// Assumes: segments never change, so each one is read once (a GROUP BY over a few narrow columns) and
+// its facts kept by file name.
 import type { SqlRunner } from '../../db/database.js';
 import { ident, joinSql, raw, sql, type Sql } from '../sql.js';
 import type { ColumnDef } from '../columns.js';

@@ -1,8 +1,12 @@
-// How many records a filter admits and how widely they spread over the row groups, estimated from a
-// few row groups spread evenly over time: the planner chooses between one statement (filter + ORDER BY
-// + LIMIT, what a hand-written query does) and its narrowing plans (top-k lists, created_at windows,
-// the match-times read) by it. Every plan it chooses among gives the same answer, so a wrong estimate
-// costs time, never correctness; tests force wrong ones (`PlanEstimate`).
+// Strategy support: how many records a filter admits and how widely they spread over the row groups,
+// estimated from a few row groups spread evenly over time. The planner chooses between one statement
+// (filter + ORDER BY + LIMIT, what a hand-written query does) and its narrowing plans (top-k lists,
+// created_at windows, the match-times read) by it.
+// Applies when: a filter, no roll-up, no free-text column, and at least MIN_GROUPS row groups.
+// Returns: the estimate, or null (then the planner runs one statement where only an estimate would
+// choose a narrowing plan).
+// Assumes: every plan it chooses among gives the same answer, so a wrong estimate costs time, never
+// correctness; tests force wrong ones (`PlanEstimate`).
 import type { SqlRunner } from '../../db/database.js';
 import { columnsOf } from '../match-facts.js';
 import { sampleQuery, type PlanInput } from '../plan.js';

@@ -1,7 +1,11 @@
-// Reading only the row groups an answer can come from, when few rows match: a first read of
-// created_at and the filter's columns tells when the rows the answer needs were
-// created, and the query after it tests created_at ranges holding those instants (DuckDB skips the
-// row groups outside). The ranges always hold every instant read, so the answer is the same.
+// Strategy: read only the row groups an answer can come from, when few rows match. A first read of
+// created_at and the filter's columns tells when the rows the answer needs were created; the query
+// after it tests created_at ranges holding those instants (DuckDB skips the row groups outside).
+// Applies when: a time-ordered page's first window came back short (pageTimesWindow), or a page in
+// another order has a filter the estimate expects to admit few rows in no sampled row group
+// (fewMatchesWindow; no roll-up, no free-text column).
+// Returns: a time window for the keys query, or null (then the caller's plan stands).
+// Assumes: the ranges always hold every instant read, so the answer is the one without them.
 import type { SqlRunner } from '../../db/database.js';
 import type { Sql } from '../sql.js';
 import { columnsOf } from '../match-facts.js';

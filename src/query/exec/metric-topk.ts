@@ -1,12 +1,14 @@
-// A metric-sorted page without a scan of every row group (issue 17's metric sorts, issue 18's cheap
-// keys). Each segment's best rows by the metric are listed once (topk-cache.ts); a page's keys query
-// then runs over those listed rows plus the memory tables (which are small and change, so they are
-// read as they are), with the usual dead-row, retention and filter tests. Its answer is the page when
-// its last row (the limit+1-th) is strictly better than every row left out: a segment's rows beyond
-// its list are no better than the list's last row, and rows dropped from the candidates are no better
-// than the first dropped one. Otherwise (a filter the lists cannot test, too few rows kept, a roll-up)
-// the caller runs the full query. Ids and links of the page come from the lists: nothing but the
-// memory tables is read for them.
+// Strategy: a metric-sorted page without a scan of every row group. Each segment's best rows by the
+// metric are listed once (topk-cache.ts); a page's keys query then runs over those listed rows plus
+// the memory tables (small and changing, so read as they are), with the usual dead-row, retention and
+// filter tests. Ids and links of the page come from the lists: nothing but the memory tables is read.
+// Applies when: the sort is a metric's own value (no roll-up), the page ends within the lists, and the
+// filter tests only listed columns and that metric (topKApplies).
+// Returns: the page's keys when its last row (the limit+1-th) is strictly better than every row left
+// out; 'too few' when the lists cannot hold enough matches (topk-bound.ts); else null. Either way but
+// the first, the caller runs the full keys query.
+// Assumes: a segment's rows beyond its list are no better than the list's last row, and rows dropped
+// from the candidates are no better than the first dropped one.
 import type { Row, SqlRunner } from '../../db/database.js';
 import { ident, joinSql, raw, sql, type Sql } from '../sql.js';
 import { metricsOf } from '../filter-ast.js';

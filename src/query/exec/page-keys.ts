@@ -1,4 +1,12 @@
-// How a search finds a page's keys (metric top-k, time windows, estimates), apart from record-queries.ts, which shapes the page.
+// Choosing how a page's keys are found, in order: the metric top-k lists (metric-topk.ts), then for
+// the default and created_at sorts a time window of the newest (oldest) row groups widened as needed,
+// narrowed to exact created_at ranges when few rows match (match-ranges.ts); for other sorts, the
+// ranges of a filter that admits few rows, else one keys query over everything.
+// Applies to: every search page (search.ts calls it with the plan and the page's bounds).
+// Returns: the page's keys in order, limit + 1 of them when more follow, with the result columns that
+// hold the metrics' own and rolled-up values; each candidate plan gives the same keys.
+// Assumes: segments hold their rows (nearly) in created_at order, with each row group's created_at
+// range known (the snapshot's time profile), and an estimate (match-estimate.ts) only chooses between plans, never changes an answer.
 import type { Row, SqlRunner } from '../../db/database.js';
 import { chooseWindow, pageKeysQuery, timeOrdered, type PlanInput, type TimeWindow } from '../plan.js';
 import { requiredContains } from '../text-needs.js';
@@ -31,11 +39,14 @@ export interface PageKey {
   row: Row;
 }
 
+/** A page's keys in order, and where their rows' metric values came along (name -> result column). */
+export type PageKeys = PageKey[] & { ownMetrics: Map<string, string>; rolledMetrics: Map<string, string> };
+
 /**
  * Keys of a page. Sorted by time (the default), it first looks only at the newest row groups that
  * could hold the page, widening the window 8x at a time until the page is full or the window is all.
  */
-export async function findPageKeys(o: PageKeySettings, snap: Snapshot, scope: Scope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], steps: string[], locators: boolean): Promise<PageKey[] & { ownMetrics: Map<string, string>; rolledMetrics: Map<string, string> }> {
+export async function findPageKeys(o: PageKeySettings, snap: Snapshot, scope: Scope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], steps: string[], locators: boolean): Promise<PageKeys> {
   const order = timeOrdered(plan.sort);
   const profile = snap.timeProfile(scope, requiredContains(plan.filter));
   const k = offset + limit + 1;

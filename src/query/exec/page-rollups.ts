@@ -1,7 +1,7 @@
-// Roll-ups shown on a page: every metric's roll-up for the page's records that can have any (from
-// their descendants), or only the metrics a partial selection asks for. Asked by name, a metric is
-// read from its own column (a shredded DOUBLE where sealed) instead of unnesting every metrics map
-// of the page's traces. Metric names are parameters, never SQL text.
+// The SQL of a page's roll-ups (page-reads.ts runs it): every metric's roll-up for the page's records
+// that can have any (from their descendants), or only the metrics a partial selection asks for. Asked
+// by name, a metric is read from its own column (a shredded DOUBLE where sealed) instead of unnesting
+// every metrics map of the page's traces. Metric names are parameters, never SQL text.
 import type { Level } from '../columns.js';
 import { inPlaceholders, LONG_LIST } from '../compile-filter.js';
 import { ident, joinSql, raw, sql, type Sql } from '../sql.js';

@@ -1,13 +1,14 @@
-// What a delete removes and which parents it leaves without children, as the engine asks DuckDB
-// before logging the delete (record-queries.ts logs it). A span delete runs in steps: the matching
-// spans with their has_children, then the subtrees of only those that have children. Most deletes hit
-// leaf spans (llm spans carry no children), and the subtree step, which reads the links (id,
-// parent_id) of every span and joins them, was most of a 1% delete at 10M spans. has_children is the
-// store's own record of a span's children (set when a child is logged, cleared by a delete's
-// childless mark), the same fact the planner's data facts rely on. When every match is a leaf and the
-// segments have their child indexes (storage/child-index.ts), the matches are read as seq and
-// has_children only, and their parents are found through the indexes' hashes: no id or parent_id
-// string is decoded (at 10M spans that was ~85% of the delete's CPU).
+// Strategy: what a delete removes and which parents it leaves without children, asked before the
+// delete is logged (record-queries.ts logs it). A span delete runs in steps: the matching spans with
+// their has_children, then the subtrees of only those that have children (most deletes hit leaf
+// spans, and the subtree step reads and joins the links of every span). When every match is a leaf and
+// the segments have their child indexes (storage/indexes/child-index.ts), the matches are read as seq
+// and has_children only, and their parents are found through the indexes' hashes: no id or parent_id
+// string is decoded.
+// Applies to: every delete (trace and session deletes take one statement).
+// Returns: the seqs of the matching rows and their descendants, and the parents' rows left childless.
+// Assumes: has_children is the store's own record of a span's children (set when a child is logged,
+// cleared by a delete's childless mark), the same fact the planner's data facts rely on.
 import type { SqlRunner } from '../../db/database.js';
 import { joinSql, sql, type Sql } from '../sql.js';
 import { deleteHitsQuery, deleteQuery, subtreeQuery, type PlanInput } from '../plan.js';

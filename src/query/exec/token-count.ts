@@ -1,11 +1,13 @@
-// Counts answered from the token index (src/storage/indexes/token-index.ts) without reading the text: a
-// filter that is one case-insensitive `contains` of ASCII letters and digits on name, input or
-// output, or an AND of such leaves. For each segment in scope that has a token index, the matching
-// rows are the union of the postings of the tokens containing the needle (intersected across
-// leaves). A segment none of whose rows is dead or expired counts them as they are; another has
-// them checked by DuckDB against the dead rows and the retention cutoff of this snapshot (reading
-// only seq and created_at of those rows). Memory tables and segments without a token index are
-// counted by the plan's own query, as count-cache.ts does.
+// Strategy: counts answered from the segments' token indexes (src/storage/indexes/token-index.ts)
+// without reading the text. The matching rows of a segment are the union of the postings of the
+// tokens containing the needle (intersected across leaves); a segment with dead or expired rows has
+// those rows checked by DuckDB (reading only seq and created_at of them).
+// Applies when: the filter is one case-insensitive `contains` of ASCII letters and digits on name,
+// input or output, or an AND of such leaves, and some segment in scope has a token index.
+// Returns: the count (memory tables and segments without an index counted by the plan's own query,
+// as count-cache.ts does), or null (then the caller counts as usual).
+// Assumes: a token index lists its segment's rows by file row number (it is written with the segment);
+// a column found damaged when first read leaves its segment to the plain count.
 import type { SqlRunner } from '../../db/database.js';
 import { EMPTY, sql } from '../sql.js';
 import type { Expr } from '../filter-ast.js';

@@ -1,9 +1,9 @@
-// The best rows of each segment by one metric: for a (segment, metric, direction), the first
-// TOP_ROWS rows with a value in the order a metric-sorted page uses (value, then id), with the narrow
-// columns a page's keys show and simple filters test. Segments never change, so each list is read
-// once (one scan of the file) and kept by file name; a metric-sorted page then picks its candidates
-// from these lists instead of scanning every row group (src/query/exec/metric-topk.ts). Dead rows are
-// listed too (the list is of the file): liveness is checked when a page is asked.
+// Support for metric-topk.ts: the best rows of each segment by one metric. For a (segment, metric,
+// direction), the first TOP_ROWS rows with a value in the order a metric-sorted page uses (value, then
+// id), with the narrow columns a page's keys show and simple filters test.
+// Returns: a list per segment, best first, and whether the segment holds more.
+// Assumes: segments never change, so each list is read once (one scan of the file) and kept by file
+// name. Dead rows are listed too (the list is of the file): liveness is checked when a page is asked.
 import type { SqlRunner } from '../../db/database.js';
 import { ident, int, raw, sql } from '../sql.js';
 import type { SegmentEntry } from '../../storage/manifest/manifest.js';
