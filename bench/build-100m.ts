@@ -10,7 +10,7 @@
 //   each copy's trees and sessions link exactly as the template's do;
 // - created_at and updated_at: shifted by k weeks. The template spans 6.8 days, so copies are disjoint
 //   in time and copy 9 is the newest: a newest-first page at 100M is copy 9's version of the 10M page,
-//   and every count is exactly 10x the template's (check-100m.ts verifies both).
+//   and every count is exactly 10x the template's (probes/check-100m.ts verifies both).
 //
 // Resumable: state.json in the work folder records the copies imported (a copy interrupted mid-import
 // is imported again: an import of the same rows twice is an import once).

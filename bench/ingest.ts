@@ -54,7 +54,7 @@ export async function benchLibraryIngest(spans: number, seed = 7): Promise<Measu
     const disk = folderBytes(dir);
     // Read before the yardstick's pass: its request strings (~1.2 MB each, which V8 allocates in its old
     // space) and parsed copies are the benchmark's garbage, not the library's. The generator alone peaked
-    // at 306 MiB with them and 201 MiB without (300k spans, bench/lib-mem.ts --gen-only, 2026-11-25).
+    // at 306 MiB with them and 201 MiB without (300k spans, bench/probes/lib-mem.ts --gen-only, 2026-11-25).
     const peak = peakRssMiB() ?? 0;
     let parseMs = 0;
     let bytes = 0;

@@ -1,5 +1,5 @@
 // Latency by size for the main questions of the peer benchmark, as one SVG (no dependencies):
-//   npm run build && node dist/bench/plot.js [--results bench/results,bench/peers/results] [--out bench/results/latency-by-size.svg]
+//   npm run build && node dist/bench/plot.js [--results bench/results,bench/results/history,bench/peers/results] [--out bench/results/latency-by-size.svg]
 // Each point is the newest figure for its peer, question and size among the result files
 // (`<date>-<size>.json` from `npm run bench`, `<date>-<size>-peers.json` from bench/peers/main.ts);
 // one panel per question: spans on the x axis, median milliseconds on the y axis, both logarithmic.
@@ -110,7 +110,13 @@ function render(series: Series): string {
   return `${out.join('\n')}\n`;
 }
 
-const { values } = parseArgs({ options: { results: { type: 'string', default: 'bench/results,bench/peers/results' }, out: { type: 'string', default: 'bench/results/latency-by-size.svg' } } });
+const { values } = parseArgs({
+  options: {
+    // The latest runs, the earlier ones, and the peer harness's own.
+    results: { type: 'string', default: 'bench/results,bench/results/history,bench/peers/results' },
+    out: { type: 'string', default: 'bench/results/latency-by-size.svg' },
+  },
+});
 const series = collect(values.results!.split(','));
 writeFileSync(values.out!, render(series));
 process.stderr.write(`wrote ${values.out} (${[...series.keys()].join(', ')})\n`);

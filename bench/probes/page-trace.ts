@@ -4,15 +4,15 @@
 // segments and memory tables its snapshot lists, the plan's steps, and each statement's time (from
 // the call to its result, so waiting for a pooled connection and for the main thread is inside it).
 // One JSON line: the page p50/p95 and the slowest pages in detail.
-//   node dist/bench/page-trace.js [spans=600000]
+//   node dist/bench/probes/page-trace.js [spans=600000]
 // TL_OPTS='{"memTableBytes":16777216}' passes store options.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Database } from '../src/db/database.js';
-import { TraceStore } from '../src/engine/trace-store.js';
-import { generateBatches } from '../test/support/generator.js';
-import { compile } from '../src/query/sql.js';
+import { Database } from '../../src/db/database.js';
+import { TraceStore } from '../../src/engine/trace-store.js';
+import { generateBatches } from '../../test/support/generator.js';
+import { compile } from '../../src/query/sql.js';
 
 const spans = Number(process.argv[2] ?? 600_000);
 const opts = JSON.parse(process.env['TL_OPTS'] ?? '{}') as Record<string, unknown>;

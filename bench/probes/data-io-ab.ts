@@ -3,12 +3,13 @@
 // new, round after round; medians and new/old ratios are reported. Imports of both builds read the
 // same files in --work (all.parquet, all.jsonl, made by a data-io run); each build exports into a
 // folder of its own. Medians of records/s, process CPU seconds (cpu_ratio: old/new) and peak RSS.
-//   node --import tsx bench/data-io-ab.ts --old PATH --new PATH --work DIR [--rounds 3] [--steps import-parquet,...] [--once export-arrow] [--name 1m-ab]
+//   node --import tsx bench/probes/data-io-ab.ts --old PATH --new PATH --work DIR [--rounds 3]
+//     [--steps import-parquet,...] [--once export-arrow] [--name 1m-ab]
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { fmt, machine, writeResults } from './common.js';
+import { fmt, machine, writeResults } from '../common.js';
 
 const { values } = parseArgs({
   options: {
@@ -74,5 +75,5 @@ for (const step of [...steps, ...values.once!.split(',').filter(Boolean)]) {
   summary.push(row);
   process.stderr.write(`${JSON.stringify(row)}\n`);
 }
-const file = writeResults(join(new URL('.', import.meta.url).pathname, 'results'), `data-io-${values.name}`, { machine: machine(), builds, summary, runs });
+const file = writeResults(join(new URL('..', import.meta.url).pathname, 'results'), `data-io-${values.name}`, { machine: machine(), builds, summary, runs });
 process.stderr.write(`results: ${file}\n`);

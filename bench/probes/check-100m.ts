@@ -7,20 +7,20 @@
 // - pages sorted by a value (page-sorted-metric, rollup-trace): the top 100 of the 10M top 100 in all
 //   ten copies (every copy orders its rows as the template does, so the union's top 100 lies there);
 // - metric-columns: the 10M list.
-//   node --import tsx bench/check-100m.ts [--store /work/data-100m] [--base /work/h23-tmp/base-keep.parquet] [--work /work/h23-tmp/check]
+//   node --import tsx bench/probes/check-100m.ts [--store /work/data-100m] [--base /work/h23-tmp/base-keep.parquet] [--work /work/h23-tmp/check]
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
-import { TraceStore } from '../src/engine/trace-store.js';
-import { COPIES, COPY_DIGITS } from './build-100m.js';
-import { peakRssMiB } from './common.js';
-import { LibraryLoad } from './peers/library-load.js';
-import type { Answer } from './peers/peer.js';
-import { copyStore, type TemplateInfo } from './peers/store-template.js';
-import { TracelakePeer } from './peers/tracelake-peer.js';
-import { QUESTIONS, type Question } from './workload.js';
+import { TraceStore } from '../../src/engine/trace-store.js';
+import { COPIES, COPY_DIGITS } from '../build-100m.js';
+import { peakRssMiB } from '../common.js';
+import { LibraryLoad } from '../peers/library-load.js';
+import type { Answer } from '../peers/peer.js';
+import { copyStore, type TemplateInfo } from '../peers/store-template.js';
+import { TracelakePeer } from '../peers/tracelake-peer.js';
+import { QUESTIONS, type Question } from '../workload.js';
 
 const { values } = parseArgs({
   options: {

@@ -1,13 +1,13 @@
 // Issue 18, "mem data facts per query": what the planner's per-query facts read over rows still in
 // memory (a GROUP BY over the memory tables, src/query/exec/data-facts.ts) costs a span query, with every
-// row unsealed. `node --import tsx bench/mem-facts.ts [spans]` (default 100k). Not part of a run.
+// row unsealed. `node --import tsx bench/probes/mem-facts.ts [spans]` (default 100k). Not part of a run.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Connection } from '../src/db/database.js';
-import { TraceStore } from '../src/engine/trace-store.js';
-import { PAGE, spanBatches } from './workload.js';
-import { compile } from '../src/query/sql.js';
+import { Connection } from '../../src/db/database.js';
+import { TraceStore } from '../../src/engine/trace-store.js';
+import { PAGE, spanBatches } from '../workload.js';
+import { compile } from '../../src/query/sql.js';
 
 const n = Number(process.argv[2] ?? 100000);
 const log: [string, number][] = [];

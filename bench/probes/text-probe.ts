@@ -1,7 +1,7 @@
 // Times the peer benchmark's text questions (count, first page) on an existing store copy, with each
-// run's plan steps and process CPU: node --import tsx bench/text-probe.ts <store-dir> <projectId> <runId> [runs]
-import { TraceStore } from '../src/engine/trace-store.js';
-import { QUESTIONS } from './workload.js';
+// run's plan steps and process CPU: node --import tsx bench/probes/text-probe.ts <store-dir> <projectId> <runId> [runs]
+import { TraceStore } from '../../src/engine/trace-store.js';
+import { QUESTIONS } from '../workload.js';
 
 const [dir, projectId, runId, runsArg = '5'] = process.argv.slice(2);
 if (!dir || !projectId || !runId) throw new Error('usage: text-probe.ts <store-dir> <projectId> <runId> [runs]');

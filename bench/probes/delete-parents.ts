@@ -3,12 +3,12 @@
 // logTraces, then seal and compact), then deletes one tag per run, each after background compaction
 // has settled. Reports wall and process CPU time (DuckDB's threads included) per delete; with
 // --reads, also the medians of five peer questions asked after the deletes.
-//   node --import tsx bench/delete-parents.ts --spans 200000 --runs 5 --reads --dir /tmp/bench-delete
+//   node --import tsx bench/probes/delete-parents.ts --spans 200000 --runs 5 --reads --dir /tmp/bench-delete
 import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { TraceStore } from '../src/engine/trace-store.js';
-import type { LogTracesRequest } from '../src/schemas/ingest.js';
-import { questionById, spanBatches } from './workload.js';
+import { TraceStore } from '../../src/engine/trace-store.js';
+import type { LogTracesRequest } from '../../src/schemas/ingest.js';
+import { questionById, spanBatches } from '../workload.js';
 
 const { values } = parseArgs({ options: { spans: { type: 'string', default: '200000' }, runs: { type: 'string', default: '5' }, dir: { type: 'string', default: '/tmp/tracelake-bench-delete' }, reads: { type: 'boolean', default: false } } });
 const spans = Number(values.spans);

@@ -3,16 +3,16 @@
 // checkout's src/engine/trace-store.ts) and `--base-dir` (a copy of the store for it), both trees
 // answer in one process, taking turns run by run: on a shared machine only such paired ratios mean
 // much.
-//   node --import tsx bench/text-index.ts --dir <store> --project <id> --run <id> [--runs 5]
+//   node --import tsx bench/probes/text-index.ts --dir <store> --project <id> --run <id> [--runs 5]
 //     [--base-store <module> --base-dir <copy>] [--needles a,b] [--build]
 //     [--plant 'text']  (first logs and seals, in each store, one trace with that input)
-//   node --import tsx bench/text-index.ts --make 1000000 --dir <new store> [--base-dir <its copy>]
+//   node --import tsx bench/probes/text-index.ts --make 1000000 --dir <new store> [--base-dir <its copy>]
 //     builds the store (the workload's spans, seed 7, sealed and compacted) and prints its ids
 import { cpSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { median } from './common.js';
-import { sql } from '../src/query/sql.js';
+import { median } from '../common.js';
+import { sql } from '../../src/query/sql.js';
 
 const { values: a } = parseArgs({
   options: {
@@ -30,8 +30,8 @@ const { values: a } = parseArgs({
 });
 
 if (a.make) {
-  const { TraceStore } = await import('../src/engine/trace-store.js');
-  const { spanBatches } = await import('./workload.js');
+  const { TraceStore } = await import('../../src/engine/trace-store.js');
+  const { spanBatches } = await import('../workload.js');
   const store = await TraceStore.open(a.dir!, { textIndex: true });
   const projectId = store.createProject({ name: 'text-index' }).id;
   const runId = store.createLogStream(projectId, 'bench').id;
@@ -46,7 +46,7 @@ if (a.make) {
 }
 const runs = Number(a.runs ?? 5);
 const needles = (a.needles ?? 'warranty').split(',');
-type Mod = typeof import('../src/engine/trace-store.js');
+type Mod = typeof import('../../src/engine/trace-store.js');
 type Store = Awaited<ReturnType<Mod['TraceStore']['open']>>;
 
 async function open(module: string, dir: string): Promise<Store> {
@@ -60,7 +60,7 @@ async function open(module: string, dir: string): Promise<Store> {
   return store;
 }
 
-const stores: [string, Store][] = [['index', await open(join(import.meta.dirname, '../src/engine/trace-store.ts'), a.dir!)]];
+const stores: [string, Store][] = [['index', await open(join(import.meta.dirname, '../../src/engine/trace-store.ts'), a.dir!)]];
 if (a['base-store']) stores.push(['base', await open(a['base-store'], a['base-dir']!)]);
 const out: Record<string, unknown> = {};
 for (const needle of needles) {
@@ -87,8 +87,8 @@ for (const needle of needles) {
 for (const [, s] of stores) await s.close();
 if (a.build) {
   // Index build of every segment, against rewriting the segment as a merge does (COPY to ZSTD Parquet).
-  const { Database } = await import('../src/db/database.js');
-  const { buildTextIndex } = await import('../src/storage/indexes/text-index.js');
+  const { Database } = await import('../../src/db/database.js');
+  const { buildTextIndex } = await import('../../src/storage/indexes/text-index.js');
   const db = await Database.open();
   const conn = await db.dedicated();
   const m = JSON.parse(readFileSync(join(a.dir!, 'manifest.json'), 'utf8')) as { segments: { file: string; rows: number }[] };

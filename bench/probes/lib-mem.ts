@@ -4,15 +4,15 @@
 // the peak is a spike of a second or less, while the main thread's timers are late). V8's heap and
 // DuckDB's accounting are sampled every 250 ms on the main thread (`atPeakMiB`: at the highest RSS
 // it saw, which may miss the spike). One JSON line on stdout.
-//   node dist/bench/lib-mem.js [spans=300000] [--no-compact] [--gen-only] [--no-yardstick]
+//   node dist/bench/probes/lib-mem.js [spans=300000] [--no-compact] [--gen-only] [--no-yardstick]
 // TL_OPTS='{"memoryLimit":"256MB"}' passes store options. --gen-only runs the generator and the
 // JSON.stringify/parse of each request without a store (what the benchmark itself holds).
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { TraceStore } from '../src/engine/trace-store.js';
-import { countSpans, generateBatches } from '../test/support/generator.js';
+import { TraceStore } from '../../src/engine/trace-store.js';
+import { countSpans, generateBatches } from '../../test/support/generator.js';
 
 const MiB = 1024 * 1024;
 const spans = Number(process.argv[2] ?? 300_000);

@@ -8,22 +8,22 @@
 //   and what a read of the unsealed rows costs each way (a filtered count, asked 50 times): from the table, and from
 //   the batches through the table function (which hands DuckDB every column of every row).
 // Variants take turns, `--rounds` times.
-//   node --import tsx bench/seal-from-batches.ts [--requests 30] [--rounds 3]
+//   node --import tsx bench/probes/seal-from-batches.ts [--requests 30] [--rounds 3]
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { RecordBatch } from 'apache-arrow';
-import { BatchSource } from '../src/db/batch-source.js';
-import { Database } from '../src/db/database.js';
-import { stringLiteral } from '../src/db/sql-string.js';
-import { flattenTraces } from '../src/ingest/flatten.js';
-import { BatchBuilder } from '../src/storage/memtable/batch-builder.js';
-import { MemInserter, MemTable } from '../src/storage/memtable/mem-tables.js';
-import { RECORD_COLUMNS, TAG_SET_COLUMN, TAG_SET_SQL } from '../src/record/record-columns.js';
-import { generateBatches } from '../test/support/generator.js';
-import { median, statCpu } from './common.js';
-import { ident, int, raw, sql, type Sql } from '../src/query/sql.js';
+import { BatchSource } from '../../src/db/batch-source.js';
+import { Database } from '../../src/db/database.js';
+import { stringLiteral } from '../../src/db/sql-string.js';
+import { flattenTraces } from '../../src/ingest/flatten.js';
+import { BatchBuilder } from '../../src/storage/memtable/batch-builder.js';
+import { MemInserter, MemTable } from '../../src/storage/memtable/mem-tables.js';
+import { RECORD_COLUMNS, TAG_SET_COLUMN, TAG_SET_SQL } from '../../src/record/record-columns.js';
+import { generateBatches } from '../../test/support/generator.js';
+import { median, statCpu } from '../common.js';
+import { ident, int, raw, sql, type Sql } from '../../src/query/sql.js';
 
 const { values } = parseArgs({ options: { requests: { type: 'string', default: '30' }, rounds: { type: 'string', default: '3' } } });
 const requests = Number(values.requests);

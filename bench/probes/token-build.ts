@@ -3,13 +3,13 @@
 // existing store, taking turns (old, new, old, new...) so a loaded machine weighs on both alike.
 // Process CPU time (DuckDB's threads included) and wall time per span; the new build's files are
 // then written beside each segment (.tix, .tok), so the store opens with its text index ready.
-//   node --import tsx bench/token-build.ts --dir <store> --base <checkout>/src/storage/indexes/text-index.ts [--rounds 1] [--write]
+//   node --import tsx bench/probes/token-build.ts --dir <store> --base <checkout>/src/storage/indexes/text-index.ts [--rounds 1] [--write]
 import { statSync, writeFileSync } from 'node:fs';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Database } from '../src/db/database.js';
-import { buildTextIndex, textIndexPath, tokenIndexPath } from '../src/storage/indexes/text-index.js';
+import { Database } from '../../src/db/database.js';
+import { buildTextIndex, textIndexPath, tokenIndexPath } from '../../src/storage/indexes/text-index.js';
 
 const { values: a } = parseArgs({ options: { dir: { type: 'string' }, base: { type: 'string' }, rounds: { type: 'string' }, write: { type: 'boolean' } } });
 const rounds = Number(a.rounds ?? 1);

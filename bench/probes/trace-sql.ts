@@ -1,11 +1,11 @@
 // Debug aid (not part of a run): opens a store kept by `--shapes-dir`, asks one partial search or
 // count, and prints every SQL statement it ran with its time. Usage:
-//   node --import tsx bench/trace-sql.ts <dir> '<json body>' [count] [level]
+//   node --import tsx bench/probes/trace-sql.ts <dir> '<json body>' [count] [level]
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Connection } from '../src/db/database.js';
-import { TraceStore } from '../src/engine/trace-store.js';
-import { compile } from '../src/query/sql.js';
+import { Connection } from '../../src/db/database.js';
+import { TraceStore } from '../../src/engine/trace-store.js';
+import { compile } from '../../src/query/sql.js';
 
 const [dir, bodyJson, mode, level = 'span'] = process.argv.slice(2);
 const { projectId, runId } = JSON.parse(readFileSync(join(dir!, 'shapes-ids.json'), 'utf8')) as { projectId: string; runId: string };

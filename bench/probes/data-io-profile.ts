@@ -1,13 +1,13 @@
 // Where an import's or export's time goes (issue #16): runs one data-io step in this process with every
 // DuckDB statement timed (wall and process CPU, which counts DuckDB's threads), and the JavaScript
 // between statements counted apart. Statements of one step run one after another, so the CPU deltas add up.
-//   node --import tsx bench/data-io-profile.ts import-parquet|export-parquet|... WORK_DIR
+//   node --import tsx bench/probes/data-io-profile.ts import-parquet|export-parquet|... WORK_DIR
 // WORK_DIR is a data-io --dir (its source/ folder and all.parquet, all.jsonl files).
 import { appendFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Connection, Database } from '../src/db/database.js';
-import { TraceStore } from '../src/engine/trace-store.js';
-import { compile, type Sql } from '../src/query/sql.js';
+import { Connection, Database } from '../../src/db/database.js';
+import { TraceStore } from '../../src/engine/trace-store.js';
+import { compile, type Sql } from '../../src/query/sql.js';
 
 interface Entry { sql: string; wall: number; cpu: number; n: number }
 const byKey = new Map<string, Entry>();

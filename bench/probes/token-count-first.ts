@@ -1,7 +1,7 @@
 // The first text counts after opening a store with the text index (the token index's dictionaries are
 // read on the first one), with token counts on or off (1 or 0), segment counts off:
-//   node --import tsx bench/token-count-first.ts <store dir, beside its built.json> [1|0]
-import { TraceStore } from '../src/engine/trace-store.js';
+//   node --import tsx bench/probes/token-count-first.ts <store dir, beside its built.json> [1|0]
+import { TraceStore } from '../../src/engine/trace-store.js';
 import { readFileSync } from 'node:fs';
 const dir = process.argv[2]!;
 const info = JSON.parse(readFileSync(dir + '/../built.json', 'utf8'));

@@ -2,18 +2,18 @@
 // of COPYing a memory table of spans, as a seal does (its SELECT with tag_set, 8,192-row groups), to
 // ZSTD level 1 (today's seals), Snappy, LZ4, uncompressed, and with dictionaries turned off. Variants
 // take turns, `--rounds` times, on one table; the file size of each is reported too.
-//   node --import tsx bench/seal-codec.ts [--spans 200000] [--rounds 3]
+//   node --import tsx bench/probes/seal-codec.ts [--spans 200000] [--rounds 3]
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Database } from '../src/db/database.js';
-import { stringLiteral } from '../src/db/sql-string.js';
-import { TraceStore } from '../src/engine/trace-store.js';
-import { TAG_SET_COLUMN, TAG_SET_SQL } from '../src/record/record-columns.js';
-import { generateBatches } from '../test/support/generator.js';
-import { median, parquetFiles } from './common.js';
-import { raw, sql } from '../src/query/sql.js';
+import { Database } from '../../src/db/database.js';
+import { stringLiteral } from '../../src/db/sql-string.js';
+import { TraceStore } from '../../src/engine/trace-store.js';
+import { TAG_SET_COLUMN, TAG_SET_SQL } from '../../src/record/record-columns.js';
+import { generateBatches } from '../../test/support/generator.js';
+import { median, parquetFiles } from '../common.js';
+import { raw, sql } from '../../src/query/sql.js';
 
 const { values } = parseArgs({ options: { spans: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '3' } } });
 const spans = Number(values.spans);

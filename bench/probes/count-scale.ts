@@ -5,18 +5,18 @@
 // and `--base-dir` (a copy of the store for it) both trees answer in one process, taking turns run
 // by run (the machine is shared: only such paired figures mean much). Memory is measured per tree in
 // a fresh process (--memory-only), since one process's RSS holds both.
-//   node --import tsx bench/count-scale.ts --make 3000000 --dir <new store> [--text-index]
-//   node --import tsx bench/count-scale.ts --dir <store> --add-tag-set
+//   node --import tsx bench/probes/count-scale.ts --make 3000000 --dir <new store> [--text-index]
+//   node --import tsx bench/probes/count-scale.ts --dir <store> --add-tag-set
 //     rewrites each segment written before the tag_set column with it (what writeSegment now writes;
 //     same rows, order and row groups), so a store built by the old code can be measured by the new
-//   node --import tsx bench/count-scale.ts --dir <store> --project <id> --run <id> [--runs 15] [--base-store <module> --base-dir <copy>]
+//   node --import tsx bench/probes/count-scale.ts --dir <store> --project <id> --run <id> [--runs 15] [--base-store <module> --base-dir <copy>]
 //     [--explain] [--memory-only] [--text-index] [--out bench/results/<file>.json]
 import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { median } from './common.js';
-import { compile, sql, type Sql } from '../src/query/sql.js';
+import { median } from '../common.js';
+import { compile, sql, type Sql } from '../../src/query/sql.js';
 
 const { values: a } = parseArgs({
   options: {
@@ -35,13 +35,13 @@ const { values: a } = parseArgs({
   },
 });
 
-type Mod = typeof import('../src/engine/trace-store.js');
+type Mod = typeof import('../../src/engine/trace-store.js');
 type Store = Awaited<ReturnType<Mod['TraceStore']['open']>>;
 const textIndex = a['text-index'] === true;
 
 if (a.make) {
-  const { TraceStore } = await import('../src/engine/trace-store.js');
-  const { spanBatches } = await import('./workload.js');
+  const { TraceStore } = await import('../../src/engine/trace-store.js');
+  const { spanBatches } = await import('../workload.js');
   const store = await TraceStore.open(a.dir!, { textIndex, segmentCounts: false });
   const projectId = store.createProject({ name: 'count-scale' }).id;
   const runId = store.createLogStream(projectId, 'bench').id;
@@ -61,7 +61,7 @@ if (a.make) {
 
 if (a['add-tag-set']) {
   const { DuckDBInstance } = await import('@duckdb/node-api');
-  const { TAG_SET_COLUMN, TAG_SET_SQL } = await import('../src/record/record-columns.js');
+  const { TAG_SET_COLUMN, TAG_SET_SQL } = await import('../../src/record/record-columns.js');
   const { renameSync, statSync } = await import('node:fs');
   const { join } = await import('node:path');
   const manifestPath = join(a.dir!, 'manifest.json');
@@ -87,7 +87,7 @@ async function open(module: string, dir: string): Promise<{ store: Store; projec
   return { store, projectId: a.project!, runId: a.run! };
 }
 
-const { QUESTIONS } = await import('./workload.js');
+const { QUESTIONS } = await import('../workload.js');
 const q = QUESTIONS.find((x) => x.id === 'count-tree')!;
 const call = q.api(q.variants[0]!);
 const ask = async (s: { store: Store; projectId: string; runId: string }) => (await s.store.count('span', s.projectId, { ...call.body, log_stream_id: s.runId } as never)).total_count;
@@ -118,8 +118,8 @@ if (a['memory-only']) {
 if (a.explain) {
   // The count's SQL, as the engine sends it, then DuckDB's profile of it.
   // Counts run on a pooled connection (in a transaction): its statements are caught there.
-  const { Connection } = await import('../src/db/database.js');
-  type Conn = import('../src/db/database.js').Connection;
+  const { Connection } = await import('../../src/db/database.js');
+  type Conn = import('../../src/db/database.js').Connection;
   const all = Connection.prototype.all;
   let last: { sql: string; params: readonly unknown[] } | null = null;
   let db: Conn | null = null;

@@ -2,13 +2,13 @@
 // with where the time goes: wall time inside logTraces against outside it (generating the next
 // request), and CPU time of the main thread against every other thread (DuckDB's workers, libuv's
 // pool, V8's helpers), read from /proc per thread.
-//   node --import tsx bench/ingest-profile.ts [spans=300000] [--compact] [--tids]
+//   node --import tsx bench/probes/ingest-profile.ts [spans=300000] [--compact] [--tids]
 // TL_ROOT=/other/checkout runs that checkout's store (an old build, for old/new taking turns).
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateBatches } from '../test/support/generator.js';
-import { parquetFiles, peakRssMiB, statCpu } from './common.js';
+import { generateBatches } from '../../test/support/generator.js';
+import { parquetFiles, peakRssMiB, statCpu } from '../common.js';
 
 
 /** CPU seconds by thread name (comm), the main thread apart. */
@@ -34,8 +34,8 @@ function diff(a: Map<string, number>, b: Map<string, number>): Record<string, nu
   return r;
 }
 
-const root = process.env['TL_ROOT'] ?? new URL('..', import.meta.url).pathname;
-const { TraceStore } = (await import(join(root, 'src/engine/trace-store.ts'))) as typeof import('../src/engine/trace-store.js');
+const root = process.env['TL_ROOT'] ?? new URL('../..', import.meta.url).pathname;
+const { TraceStore } = (await import(join(root, 'src/engine/trace-store.ts'))) as typeof import('../../src/engine/trace-store.js');
 const spans = Number(process.argv[2] ?? 300_000);
 const dir = mkdtempSync(join(tmpdir(), 'tracelake-prof-'));
 // TL_OPTS: store options as JSON (e.g. '{"memTableBytes":1e9,"memoryLimit":"4GB"}': no seal before the flush).

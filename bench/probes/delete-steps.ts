@@ -1,11 +1,11 @@
 // A 1% delete at scale, alone: on a copy of a peer-benchmark template (store-template.ts), the peer
 // delete question through the library for each tag given, one after another, wall and process CPU.
 // Run from two checkouts over the same template to compare old and new code.
-//   node --import tsx bench/delete-steps.ts /work/data-10m [canary,eval,staging]
+//   node --import tsx bench/probes/delete-steps.ts /work/data-10m [canary,eval,staging]
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { openCopy, type TemplateInfo } from './peers/store-template.js';
-import { QUESTIONS } from './workload.js';
+import { openCopy, type TemplateInfo } from '../peers/store-template.js';
+import { QUESTIONS } from '../workload.js';
 
 const [dataDir, tagList = 'canary,eval,staging'] = process.argv.slice(2);
 if (!dataDir) throw new Error('usage: delete-steps.ts <data-dir> [tag]');
