@@ -17,6 +17,10 @@ export type Param = string | number | boolean | bigint | null | readonly string[
  */
 export class Value {
   readonly value: Param;
+  /** @internal The compile that last numbered this value, and the number it gave (see compile). */
+  numberedBy: object | null = null;
+  /** @internal */
+  number = 0;
   constructor(value: Param) {
     this.value = value;
   }
@@ -39,7 +43,12 @@ export class Sql {
 }
 
 export function sql(strings: TemplateStringsArray, ...parts: SqlPart[]): Sql {
-  return new Sql(strings, parts.map((p) => (p instanceof Sql || p instanceof Value ? p : new Value(p))));
+  const items: (Sql | Value)[] = new Array(parts.length);
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i]!;
+    items[i] = p instanceof Sql || p instanceof Value ? p : new Value(p);
+  }
+  return new Sql(strings, items);
 }
 
 /** A value to interpolate more than once as one placeholder. */
@@ -75,7 +84,10 @@ export function int(n: number): Sql {
 /** Fragments one after another, `separator` (our own text) between them. */
 export function joinSql(items: readonly Sql[], separator = ', '): Sql {
   if (items.length === 0) return EMPTY;
-  return new Sql(['', ...Array.from({ length: items.length - 1 }, () => separator), ''], items);
+  const strings: string[] = new Array(items.length + 1).fill(separator);
+  strings[0] = '';
+  strings[items.length] = '';
+  return new Sql(strings, items);
 }
 
 /** The empty fragment. */
@@ -88,25 +100,26 @@ export interface Compiled {
 }
 
 export function compile(q: Sql): Compiled {
-  const out: string[] = [];
   const params: Param[] = [];
-  const numbers = new Map<Value, number>();
-  const walk = (s: Sql): void => {
+  // A value met again in this compile keeps its number: each Value remembers the compile that numbered
+  // it (compiles run start to end synchronously, so no other can intervene).
+  const stamp = {};
+  const walk = (s: Sql): string => {
+    let text = s.strings[0]!;
     for (let i = 0; i < s.parts.length; i++) {
-      out.push(s.strings[i]!);
       const p = s.parts[i]!;
-      if (p instanceof Sql) walk(p);
+      if (p instanceof Sql) text += walk(p);
       else {
-        let n = numbers.get(p);
-        if (n === undefined) {
+        if (p.numberedBy !== stamp) {
           params.push(p.value);
-          numbers.set(p, (n = params.length));
+          p.numberedBy = stamp;
+          p.number = params.length;
         }
-        out.push(`$${n}`);
+        text += '$' + p.number;
       }
+      text += s.strings[i + 1]!;
     }
-    out.push(s.strings[s.parts.length]!);
+    return text;
   };
-  walk(q);
-  return { text: out.join(''), params };
+  return { text: walk(q), params };
 }

@@ -20,6 +20,9 @@ test('a Value or a fragment written twice binds its values once', () => {
   assert.deepEqual(compile(sql`${v} = ${v} OR ${'x'} = ${'x'}`), { text: '$1 = $1 OR $2 = $3', params: ['x', 'x', 'x'] });
   const list = joinSql(['a', 'b'].map((s) => sql`${s}`));
   assert.deepEqual(compile(sql`c IN (${list}) AND list_contains([${list}], c)`), { text: 'c IN ($1, $2) AND list_contains([$1, $2], c)', params: ['a', 'b'] });
+  // Each compile numbers afresh: a Value compiled before is numbered where it stands now.
+  assert.deepEqual(compile(sql`${1}, ${v}`), { text: '$1, $2', params: [1, 'x'] });
+  assert.deepEqual(compile(sql`${v}`), { text: '$1', params: ['x'] });
 });
 
 test('lists, nulls and numbers are values; joins and the empty fragment add no parameter', () => {
