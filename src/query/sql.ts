@@ -35,7 +35,7 @@ export class Sql {
   readonly strings: readonly string[];
   readonly parts: readonly (Sql | Value)[];
 
-  /** @internal Use `sql`, `raw`, `ident`, `int` or `join`. */
+  /** @internal Use `sql`, `raw`, `ident`, `int` or `joinSql`. */
   constructor(strings: readonly string[], parts: readonly (Sql | Value)[]) {
     this.strings = strings;
     this.parts = parts;
