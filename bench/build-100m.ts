@@ -158,7 +158,7 @@ async function main(): Promise<void> {
       async () => {
         const s = await TraceStore.open(store);
         try {
-          return await s.exportFile(info.projectId, tmp, { format: 'parquet', log_stream_id: info.logStreamId });
+          return await s.data.exportFile(info.projectId, tmp, { format: 'parquet', log_stream_id: info.logStreamId });
         } finally {
           await s.close();
         }
@@ -197,7 +197,7 @@ async function main(): Promise<void> {
   // No merges while building (they would rewrite the imported segments at level 3 as they come).
   const ts = await TraceStore.open(store, { autoCompact: false, threads: Number(values.threads), memoryLimit: '3GB' });
   // The import's own batches (1M rows, ending at row groups' ends): larger ones spilled gigabytes.
-  const importOne = (step: string, file: string) => timed(step, async () => ts.importFile(file, { project: 'peers', logStream: 'bench' }), (r) => ({ records: r.records, bytes: statSync(file).size }));
+  const importOne = (step: string, file: string) => timed(step, async () => ts.data.importFile(file, { project: 'peers', logStream: 'bench' }), (r) => ({ records: r.records, bytes: statSync(file).size }));
   try {
     for (let k = 1; k < COPIES; k++) {
       if (state.done.includes(k)) continue;

@@ -40,11 +40,11 @@ async function step(name: Step, dir: string, work: string): Promise<Record<strin
     const store = await TraceStore.open(dir);
     const project = store.findProjects({ name: 'bench' })[0]!;
     if (name === 'export-batches') {
-      for await (const b of store.export(project.id)) records += b.numRows;
+      for await (const b of store.data.export(project.id)) records += b.numRows;
     } else {
       const format = name.slice('export-'.length) as 'parquet' | 'jsonl' | 'arrow';
       const out = join(work, `all.${format}`);
-      records = (await store.exportFile(project.id, out, { format })).rows;
+      records = (await store.data.exportFile(project.id, out, { format })).rows;
       bytes = statSync(out).size;
     }
     await store.close();
@@ -53,7 +53,7 @@ async function step(name: Step, dir: string, work: string): Promise<Record<strin
     const target = join(work, `import-${format}`);
     rmSync(target, { recursive: true, force: true });
     const store = await TraceStore.open(target);
-    records = (await store.importFile(join(work, `all.${format}`), { project: 'bench', logStream: 'main' })).records;
+    records = (await store.data.importFile(join(work, `all.${format}`), { project: 'bench', logStream: 'main' })).records;
     await store.close(); // seals what the import left in memory: part of the cost
   }
   const seconds = (performance.now() - started) / 1000;
@@ -69,7 +69,7 @@ async function fill(dir: string, spans: number): Promise<void> {
   const stream = store.createLogStream(project.id, 'main');
   for (const batch of spanBatches({ spans })) await store.logTraces(project.id, { log_stream_id: stream.id, traces: batch.traces as never });
   await store.flush();
-  await store.compact();
+  await store.maintenance.compact();
   await store.close();
 }
 

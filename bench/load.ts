@@ -88,8 +88,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
   const sampler = setInterval(() => (rss.peak = Math.max(rss.peak, MiB(process.memoryUsage().rss))), 200);
   let store = await TraceStore.open(dir, { sealRows: options.sealRows ?? 20_000 });
   try {
-    const admin = store.createUser({ email: `load-${randomUUID()}@test`, role: 'admin' });
-    const key = store.createApiKey(admin.id).key;
+    const admin = store.users.create({ email: `load-${randomUUID()}@test`, role: 'admin' });
+    const key = store.users.createApiKey(admin.id).key;
     const project = store.createProject({ name: `load-${randomUUID().slice(0, 8)}` });
     const runs = [store.createLogStream(project.id, 'load-a').id, store.createLogStream(project.id, 'load-b').id];
     const app = buildServer({ store });

@@ -5,7 +5,7 @@
 // retrieval.documents.N.*); user_metadata and the other metrics become plain attributes. Top-level
 // spans have no parent (they hang under the trace, as in the JSON body), so both routes store the
 // same number of span records per trace.
-import { encodeExportRequest } from '../src/engine/otlp.js';
+import { encodeExportRequest } from '../src/ingest/otlp/wire.js';
 import type { GenMessage, GenSpan, GenTrace } from '../test/support/generator.js';
 import { anyValue, type Plain } from '../test/support/otlp.js';
 

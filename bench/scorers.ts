@@ -46,12 +46,12 @@ export async function benchScorerList(): Promise<Measurement[]> {
   const dir = mkdtempSync(join(tmpdir(), 'tracelake-bench-scorers-'));
   const store = await TraceStore.open(dir);
   try {
-    const user = store.createUser({ email: 'bench@localhost' });
+    const user = store.users.create({ email: 'bench@localhost' });
     const project = store.createProject({ name: 'bench' }, user);
     const run = store.createLogStream(project.id, 'bench', user);
     let t = performance.now();
     for (let i = 0; i < REGISTERED; i++) {
-      store.createScorer(
+      store.catalog.createScorer(
         {
           name: `scorer-${String(i).padStart(5, '0')}`,
           scorer_type: i % 3 === 2 ? 'code' : 'llm',
@@ -66,15 +66,15 @@ export async function benchScorerList(): Promise<Measurement[]> {
       );
     }
     const registerMs = performance.now() - t;
-    const enable = store.listScorers({ filters: [{ name: 'tags', operator: 'eq', value: ['team-3', 'odd'] }] }, { limit: 200 }).scorers.slice(0, 100);
-    store.setRunScorerSettings(project.id, run.id, { scorers: enable.map((s) => ({ id: s.id })) });
+    const enable = store.catalog.listScorers({ filters: [{ name: 'tags', operator: 'eq', value: ['team-3', 'odd'] }] }, { limit: 200 }).scorers.slice(0, 100);
+    store.catalog.setRunScorerSettings(project.id, run.id, { scorers: enable.map((s) => ({ id: s.id })) });
 
-    const lib = store.listScorers(REQUEST, { limit: 100 }, user);
-    const matched = store.listScorers(REQUEST, { limit: 1000 }, user).scorers.length;
-    const libraryMs = await timed(() => store.listScorers(REQUEST, { limit: 100, actions: ['update', 'delete'] }, user));
-    const enabledMs = await timed(() => store.listScorers(enabledFirst(run.id), { limit: 100 }, user));
+    const lib = store.catalog.listScorers(REQUEST, { limit: 100 }, user);
+    const matched = store.catalog.listScorers(REQUEST, { limit: 1000 }, user).scorers.length;
+    const libraryMs = await timed(() => store.catalog.listScorers(REQUEST, { limit: 100, actions: ['update', 'delete'] }, user));
+    const enabledMs = await timed(() => store.catalog.listScorers(enabledFirst(run.id), { limit: 100 }, user));
 
-    const key = store.createApiKey(user.id).key;
+    const key = store.users.createApiKey(user.id).key;
     const app = buildServer({ store });
     const url = await app.listen({ port: 0, host: '127.0.0.1' });
     let httpMs: number[];

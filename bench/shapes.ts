@@ -179,7 +179,7 @@ export async function benchShapes(spans: number, runs = 3, match?: string, keep?
       runId = store.createLogStream(projectId, 'bench').id;
       for (const b of spanBatches({ spans })) await store.logTraces(projectId, { log_stream_id: runId, reliable: true, traces: b.traces } as unknown as LogTracesRequest);
       await store.flush();
-      await store.compact();
+      await store.maintenance.compact();
       if (keep !== undefined) writeFileSync(idsFile, JSON.stringify({ projectId, runId }));
     }
     const files = spanSegments(join(dir, 'tracelake'));

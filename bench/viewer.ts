@@ -36,8 +36,8 @@ const fmt = (xs: number[]) => {
 const dir = mkdtempSync(join(tmpdir(), 'tracelake-bench-viewer-'));
 const store = await TraceStore.open(join(dir, 'data'));
 const built = await buildUi(join(dir, 'ui'));
-const user = store.createUser({ email: 'bench@localhost', role: 'admin' });
-const key = store.createApiKey(user.id).key;
+const user = store.users.create({ email: 'bench@localhost', role: 'admin' });
+const key = store.users.createApiKey(user.id).key;
 const project = store.createProject({ name: 'bench' });
 const stream = store.createLogStream(project.id, 'default');
 const app = buildServer({ store, viewer: { dir: built.dir } });

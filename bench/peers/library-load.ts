@@ -51,6 +51,6 @@ export class LibraryLoad {
   /** Seals and compacts: the state a store settles in. */
   async settle(): Promise<void> {
     await this.store.flush();
-    if (this.compactOnSettle) await this.store.compact();
+    if (this.compactOnSettle) await this.store.maintenance.compact();
   }
 }

@@ -37,9 +37,9 @@ export class TracelakePeer implements Peer {
       case 'partial_search':
         return { ids: (await store.partialSearch(level, projectId, body)).records.map((r) => String(r['id'])) };
       case 'delete':
-        return { count: (await store.delete(level, projectId, body)).deleted };
+        return { count: (await store.records.delete(level, projectId, body)).deleted };
       case 'available_columns': {
-        const { columns } = await store.availableColumns(level, projectId, { log_stream_id: logStreamId });
+        const { columns } = await store.records.availableColumns(level, projectId, { log_stream_id: logStreamId });
         const names = columns.filter((c) => c.id.startsWith('metrics/')).map((c) => c.id.slice('metrics/'.length));
         return { ids: names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)) };
       }

@@ -53,7 +53,7 @@ if (a.make) {
     if (n % 500_000 < b.rows.length) process.stderr.write(`${n} spans, ${((performance.now() - t0) / 1000).toFixed(0)} s\n`);
   }
   await store.flush();
-  await store.compact();
+  await store.maintenance.compact();
   await store.close();
   console.log(JSON.stringify({ project: projectId, run: runId, seconds: (performance.now() - t0) / 1000 }));
   process.exit(0);
@@ -110,7 +110,7 @@ if (a['memory-only']) {
   // A text count loads the text indexes (lazily since issue 17; on open before).
   await s.store.count('span', s.projectId, { log_stream_id: s.runId, filters: [{ type: 'text', column_id: 'input', operator: 'contains', value: 'warranty', case_sensitive: false }] } as never);
   global.gc?.();
-  console.log(JSON.stringify({ tree: a['base-store'] ?? 'this', before_open_mib: before, opened_mib: opened, opened_js: openedJs, after_count: afterCount, after_text_count: { rss_mib: rssMiB(), ...js() }, count, stats: s.store.stats }));
+  console.log(JSON.stringify({ tree: a['base-store'] ?? 'this', before_open_mib: before, opened_mib: opened, opened_js: openedJs, after_count: afterCount, after_text_count: { rss_mib: rssMiB(), ...js() }, count, stats: s.store.records.stats }));
   await s.store.close();
   process.exit(0);
 }
@@ -165,7 +165,7 @@ if (trees.length === 2 && counts['this'] !== counts['base']) throw new Error(`co
 const result = {
   question: q.id,
   runs,
-  spans: trees[0]!.s.store.stats,
+  spans: trees[0]!.s.store.records.stats,
   counts,
   ms: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, { median: median(v), min: Math.min(...v), max: Math.max(...v), all: v.map((x) => Math.round(x * 10) / 10) }])),
   load: loadavg(),

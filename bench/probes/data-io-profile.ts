@@ -57,7 +57,7 @@ if (step.startsWith('import-')) {
   const target = join(work, `profile-${format}`);
   rmSync(target, { recursive: true, force: true });
   const store = await TraceStore.open(target);
-  const r = await store.importFile(join(work, `all.${format}`), { project: 'bench', logStream: 'main' });
+  const r = await store.data.importFile(join(work, `all.${format}`), { project: 'bench', logStream: 'main' });
   const c1 = cpuNow();
   await store.close();
   note('[close]', 0, cpuNow() - c1);
@@ -68,7 +68,7 @@ if (step.startsWith('import-')) {
   const store = await TraceStore.open(join(work, 'source'));
   const project = store.findProjects({ name: 'bench' })[0]!;
   const out = join(work, `profile.${format}`);
-  const r = await store.exportFile(project.id, out, { format });
+  const r = await store.data.exportFile(project.id, out, { format });
   await store.close();
   rmSync(out, { force: true });
   process.stderr.write(`records ${r.rows}\n`);

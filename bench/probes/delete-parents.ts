@@ -19,20 +19,20 @@ const project = store.createProject({ name: 'bench' });
 const ls = { log_stream_id: store.createLogStream(project.id, 'bench').id };
 for (const batch of spanBatches({ spans })) await store.logTraces(project.id, { ...ls, reliable: true, traces: batch.traces } as unknown as LogTracesRequest);
 await store.flush();
-await store.compact();
+await store.maintenance.compact();
 const q = questionById('delete-filter');
 const out: { tag: string; deleted: number; wallMs: number; cpuMs: number; rowsWritten: number }[] = [];
 for (let v = 0; v < Number(values.runs); v++) {
-  await store.compact(); // the previous delete's background merge is done before the clock starts
+  await store.maintenance.compact(); // the previous delete's background merge is done before the clock starts
   const variant = q.variants[v % q.variants.length]!;
   const body = { ...(q.api(variant).body as object), ...ls };
-  const rows = store.stats.memRows;
+  const rows = store.records.stats.memRows;
   const cpu = process.cpuUsage();
   const t0 = performance.now();
-  const { deleted } = await store.delete('span', project.id, body);
+  const { deleted } = await store.records.delete('span', project.id, body);
   const wallMs = performance.now() - t0;
   const used = process.cpuUsage(cpu);
-  out.push({ tag: String(variant[1]), deleted, wallMs: Math.round(wallMs), cpuMs: Math.round((used.user + used.system) / 1000), rowsWritten: store.stats.memRows - rows });
+  out.push({ tag: String(variant[1]), deleted, wallMs: Math.round(wallMs), cpuMs: Math.round((used.user + used.system) / 1000), rowsWritten: store.records.stats.memRows - rows });
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 // Reads after the deletes (with --reads): what the parents' overrides cost the other questions.

@@ -78,7 +78,7 @@ const cpu1 = threadCpu();
 let compactMs = 0;
 if (process.argv.includes('--compact')) {
   const tc = performance.now();
-  await store.compact();
+  await store.maintenance.compact();
   compactMs = performance.now() - tc;
 }
 const cpu2 = threadCpu();

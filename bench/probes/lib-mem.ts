@@ -34,7 +34,7 @@ const timer = setInterval(() => {
   if (u.rss > peak['rss']!) peak = { rss: u.rss / MiB, heapTotal: u.heapTotal / MiB, heapUsed: u.heapUsed / MiB, external: u.external / MiB, duckdb: Object.values(duck).reduce((a, b) => a + b, 0) / MiB, ...Object.fromEntries(Object.entries(duck).map(([k, v]) => [`duckdb.${k}`, v / MiB])) };
   if (store && !sampling) {
     sampling = true;
-    void store.memory().then(
+    void store.maintenance.memory().then(
       (m) => ((duck = m.duckdb), (sampling = false)),
       () => (sampling = false),
     );
@@ -94,7 +94,7 @@ const hwmIngest = status('VmHWM');
 clearInterval(segTimer);
 const segAtFlush = segNow;
 const t1 = performance.now();
-if (store && !process.argv.includes('--no-compact')) await store.compact();
+if (store && !process.argv.includes('--no-compact')) await store.maintenance.compact();
 const compactS = (performance.now() - t1) / 1000;
 const cpu = process.cpuUsage(cpu0);
 clearInterval(timer);

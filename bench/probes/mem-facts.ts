@@ -24,7 +24,7 @@ const store = await TraceStore.open(join(dir, 's'), { memTableBytes: 1_500_000_0
 const p = store.createProject({ name: 'p' }).id;
 const run = store.createLogStream(p, 'b').id;
 for (const b of spanBatches({ spans: n })) await store.logTraces(p, { log_stream_id: run, reliable: true, traces: b.traces } as never);
-console.log(JSON.stringify(store.stats));
+console.log(JSON.stringify(store.records.stats));
 const body = { log_stream_id: run, filters: [{ type: 'text', column_id: 'model', operator: 'eq', value: 'gpt-4o' }, { type: 'number', column_id: 'metrics/correctness', operator: 'gt', value: 0.5 }] };
 const page = { ...body, filters: [{ type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }], sort: { column_id: 'metrics/correctness', ascending: false }, pagination: { starting_token: 0, limit: PAGE }, select_columns: { column_ids: ['id'], metric_columns_names: ['correctness'] } };
 for (const [name, ask] of [['count model+metric', () => store.count('span', p, body as never)], ['llm page by metric', () => store.partialSearch('span', p, page as never)]] as const) {

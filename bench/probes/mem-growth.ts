@@ -36,7 +36,7 @@ async function sample(label: string, spans: number): Promise<void> {
     gc!();
     await new Promise((r) => setTimeout(r, 200));
   }
-  const m = await store.memory();
+  const m = await store.maintenance.memory();
   const r = Math.round;
   rows.push({
     label,
@@ -70,7 +70,7 @@ for (const batch of generateBatches({ spans: steps.at(-1)!, batchSpans: 1000, se
   }
 }
 if (process.argv.includes('--compact')) {
-  await store.compact();
+  await store.maintenance.compact();
   await sample('compacted', n);
 }
 const wallS = (performance.now() - t0) / 1000;

@@ -37,7 +37,7 @@ if (a.make) {
   const runId = store.createLogStream(projectId, 'bench').id;
   for (const b of spanBatches({ spans: Number(a.make) })) await store.logTraces(projectId, { log_stream_id: runId, reliable: true, traces: b.traces } as never);
   await store.flush();
-  await store.compact();
+  await store.maintenance.compact();
   await store.close();
   // The copy for the other tree (which removes the .tix files it does not know, on open).
   if (a['base-dir']) cpSync(a.dir!, a['base-dir'], { recursive: true });

@@ -5,61 +5,19 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictError, NotFoundError, UnauthorizedError, invalid } from '../errors.js';
 import { CatalogLog, apply, type CatalogChange, type Tables } from './catalog-log.js';
-import { fingerprint, hashSecret, keyPrefix, newApiKey, verifySecret, type SecretHash } from './secrets.js';
+import { fingerprint, hashSecret, keyPrefix, newApiKey, verifySecret } from './secrets.js';
+import { PROJECT_TYPES, RUN_KINDS, type ApiKey, type Project, type Run, type RunKind, type User } from './rows.js';
 import type { Scorer } from '../schemas/scorers.js';
 import { memberChange } from './members.js';
 import { enabledScorerItems } from './scorer-settings.js';
 import { ScorerCatalog } from './scorers.js';
+import type { CatalogTables } from './tables.js';
 
-export const RUN_KINDS = ['log_stream', 'experiment', 'metrics_testing'] as const;
-export type RunKind = (typeof RUN_KINDS)[number];
-export const PROJECT_TYPES = ['gen_ai', 'llm_monitor', 'prompt_evaluation', 'protect'] as const;
-
-export interface User {
-  id: string;
-  email: string;
-  first_name: string;
-  last_name: string;
-  role: 'admin' | 'user';
-  created_at: string;
-  password?: SecretHash;
-}
-
-export interface ApiKey {
-  id: string;
-  user_id: string;
-  prefix: string;
-  secret: SecretHash;
-  description: string;
-  created_at: string;
-  revoked_at: string | null;
-}
-
-export interface Project {
-  id: string;
-  name: string;
-  type: string;
-  created_at: string;
-  updated_at: string;
-  created_by: string | null;
-  description: string | null;
-  labels: string[];
-}
-
-export interface Run {
-  id: string;
-  project_id: string;
-  kind: RunKind;
-  name: string;
-  created_at: string;
-  updated_at: string;
-  created_by: string | null;
-  has_user_created_sessions: boolean;
-}
+export { PROJECT_TYPES, RUN_KINDS, type ApiKey, type Project, type Run, type RunKind, type User } from './rows.js';
 
 type Row = { id: string } & Record<string, unknown>;
 
-export class Catalog {
+export class Catalog implements CatalogTables {
   readonly #tables: Tables = new Map();
   readonly #log: CatalogLog;
   /** fingerprint(key) -> key id, for keys verified in this process. */

@@ -2,8 +2,9 @@
 // "<project id>:<user id>". The creator of a project becomes its owner (Catalog.createProject).
 // A project may be left without an owner; admins can always manage it.
 import { invalid, NotFoundError } from '../errors.js';
-import type { Catalog, User } from './catalog.js';
 import type { CatalogChange } from './catalog-log.js';
+import type { User } from './rows.js';
+import type { CatalogTables } from './tables.js';
 import { PROJECT_ROLES, type ProjectRole } from './permissions.js';
 
 export interface Member {
@@ -30,13 +31,13 @@ export function memberChange(projectId: string, userId: string, role: ProjectRol
   return { op: 'put', table: 'project_members', value: value as unknown as { id: string } & Record<string, unknown> };
 }
 
-export function roleOf(catalog: Catalog, projectId: string, userId: string | null | undefined): ProjectRole | null {
+export function roleOf(catalog: CatalogTables, projectId: string, userId: string | null | undefined): ProjectRole | null {
   if (!userId) return null;
   return catalog.get<Member>('project_members', memberId(projectId, userId))?.role ?? null;
 }
 
 /** project id -> role, for one user: one pass over the table, for lists. */
-export function rolesOf(catalog: Catalog, userId: string | null | undefined): Map<string, ProjectRole> {
+export function rolesOf(catalog: CatalogTables, userId: string | null | undefined): Map<string, ProjectRole> {
   const out = new Map<string, ProjectRole>();
   if (!userId) return out;
   for (const m of catalog.table<Member>('project_members')) if (m.user_id === userId) out.set(m.project_id, m.role);
@@ -44,7 +45,7 @@ export function rolesOf(catalog: Catalog, userId: string | null | undefined): Ma
 }
 
 /** Gives a user a role in a project, or changes it. */
-export function setMember(catalog: Catalog, projectId: string, userId: string, role: ProjectRole): MemberView {
+export function setMember(catalog: CatalogTables, projectId: string, userId: string, role: ProjectRole): MemberView {
   const project = catalog.project(projectId);
   const user = catalog.get<User>('users', userId.toLowerCase());
   if (!user) throw new NotFoundError(`user ${userId} not found`);
@@ -56,14 +57,14 @@ export function setMember(catalog: Catalog, projectId: string, userId: string, r
   return view(catalog, { id: memberId(project.id, user.id), project_id: project.id, user_id: user.id, role, created_at: existing?.created_at ?? new Date().toISOString() })!;
 }
 
-export function removeMember(catalog: Catalog, projectId: string, userId: string): void {
+export function removeMember(catalog: CatalogTables, projectId: string, userId: string): void {
   const project = catalog.project(projectId);
   const id = memberId(project.id, userId.toLowerCase());
   if (!catalog.get<Member>('project_members', id)) throw new NotFoundError(`user ${userId} has no role in project ${project.id}`);
   catalog.commit([{ op: 'del', table: 'project_members', id }]);
 }
 
-export function membersOf(catalog: Catalog, projectId: string): MemberView[] {
+export function membersOf(catalog: CatalogTables, projectId: string): MemberView[] {
   const project = catalog.project(projectId);
   return catalog
     .table<Member>('project_members')
@@ -73,14 +74,14 @@ export function membersOf(catalog: Catalog, projectId: string): MemberView[] {
 }
 
 /** Changes that remove every role in a project (when it is deleted). */
-export function memberChangesForDeletedProject(catalog: Catalog, projectId: string): CatalogChange[] {
+export function memberChangesForDeletedProject(catalog: CatalogTables, projectId: string): CatalogChange[] {
   return catalog
     .table<Member>('project_members')
     .filter((m) => m.project_id === projectId)
     .map((m) => ({ op: 'del', table: 'project_members', id: m.id }));
 }
 
-function view(catalog: Catalog, m: Member): MemberView | undefined {
+function view(catalog: CatalogTables, m: Member): MemberView | undefined {
   const u = catalog.userSummary(m.user_id);
   return u ? { user_id: u.id, email: u.email, first_name: u.first_name, last_name: u.last_name, role: m.role, created_at: m.created_at } : undefined;
 }
@@ -90,7 +91,7 @@ function view(catalog: Catalog, m: Member): MemberView | undefined {
  * user); anyone else sees only projects where they hold a role. Lists filter by this; routes on one
  * project answer 404 outside it, exactly as for a project that does not exist.
  */
-export function visibleProjectIds(catalog: Catalog, user: User | null | undefined): Set<string> | null {
+export function visibleProjectIds(catalog: CatalogTables, user: User | null | undefined): Set<string> | null {
   if (!user || user.role === 'admin') return null;
   return new Set(rolesOf(catalog, user.id).keys());
 }

@@ -10,7 +10,7 @@
 // do everything. Scorers: built-in presets are read-only for everybody; a registered scorer may be
 // changed, shared or deleted by its creator or an admin; anyone may export a scorer's definition;
 // autotune applies only to llm scorers.
-import type { User } from './catalog.js';
+import type { User } from './rows.js';
 
 export const PROJECT_ROLES = ['owner', 'editor', 'annotator', 'viewer'] as const;
 export type ProjectRole = (typeof PROJECT_ROLES)[number];

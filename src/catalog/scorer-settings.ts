@@ -6,7 +6,8 @@
 import { invalid, type ValidationIssue, InvalidRequestError } from '../errors.js';
 import type { RunScorerSettings, RunScorerSettingsBody, ScorerConfig, ScorerConfigInput } from '../schemas/scorer-settings.js';
 import type { Scorer } from '../schemas/scorers.js';
-import type { Catalog } from './catalog.js';
+import type { ScorerCatalog } from './scorers.js';
+import type { CatalogTables } from './tables.js';
 import type { ScorerRow, VersionRow } from './scorer-row.js';
 import { versionView } from './scorer-row.js';
 
@@ -18,6 +19,9 @@ export interface EnabledScorer extends Knobs {
   version_id: string | null;
 }
 
+/** The catalog as run scorer settings read it: its tables and its scorers. */
+type SettingsCatalog = CatalogTables & { readonly scorers: ScorerCatalog };
+
 export interface SettingsRow {
   id: string;
   project_id: string;
@@ -28,17 +32,17 @@ export interface SettingsRow {
 
 const KNOBS = ['model_name', 'num_judges', 'filters', 'scoreable_node_types', 'cot_enabled', 'output_type', 'input_type'] as const;
 
-export function settingsRow(catalog: Catalog, runId: string): SettingsRow | undefined {
+export function settingsRow(catalog: SettingsCatalog, runId: string): SettingsRow | undefined {
   return catalog.get<SettingsRow>('run_scorer_settings', runId.toLowerCase());
 }
 
 /** Ids of the scorers enabled under `id` (a run id; also used for playground ids, see scorer-list.ts). */
-export function enabledScorerIds(catalog: Catalog, id: string): Set<string> {
+export function enabledScorerIds(catalog: SettingsCatalog, id: string): Set<string> {
   return new Set(settingsRow(catalog, id)?.scorers.map((s) => s.id) ?? []);
 }
 
 /** The scorer objects enabled in a run, in the order they were enabled. */
-export function enabledScorerItems(catalog: Catalog, runId: string): Scorer[] {
+export function enabledScorerItems(catalog: SettingsCatalog, runId: string): Scorer[] {
   const out: Scorer[] = [];
   for (const e of settingsRow(catalog, runId)?.scorers ?? []) {
     const row = catalog.scorers.find(e.id);
@@ -47,13 +51,13 @@ export function enabledScorerItems(catalog: Catalog, runId: string): Scorer[] {
   return out;
 }
 
-export function readRunScorerSettings(catalog: Catalog, projectId: string, runId: string): RunScorerSettings {
+export function readRunScorerSettings(catalog: SettingsCatalog, projectId: string, runId: string): RunScorerSettings {
   const run = catalog.run(catalog.project(projectId).id, runId);
   const row = settingsRow(catalog, run.id);
   return { run_id: run.id, scorers: (row?.scorers ?? []).flatMap((e) => present(catalog, e)), segment_filters: row?.segment_filters ?? null };
 }
 
-export function writeRunScorerSettings(catalog: Catalog, projectId: string, runId: string, body: RunScorerSettingsBody): RunScorerSettings {
+export function writeRunScorerSettings(catalog: SettingsCatalog, projectId: string, runId: string, body: RunScorerSettingsBody): RunScorerSettings {
   const project = catalog.project(projectId);
   const run = catalog.run(project.id, runId);
   if (body.run_id !== undefined && body.run_id.toLowerCase() !== run.id) {
@@ -92,7 +96,7 @@ export function writeRunScorerSettings(catalog: Catalog, projectId: string, runI
   return readRunScorerSettings(catalog, project.id, run.id);
 }
 
-function resolve(catalog: Catalog, input: ScorerConfigInput, at: (string | number)[], issues: ValidationIssue[]): ScorerRow | undefined {
+function resolve(catalog: SettingsCatalog, input: ScorerConfigInput, at: (string | number)[], issues: ValidationIssue[]): ScorerRow | undefined {
   if (input.id === undefined && input.name === undefined) {
     issues.push({ loc: at, msg: "give the scorer's id (or its name)", type: 'missing' });
     return undefined;
@@ -117,7 +121,7 @@ function resolve(catalog: Catalog, input: ScorerConfigInput, at: (string | numbe
   return byId;
 }
 
-function pinnedVersion(catalog: Catalog, scorer: ScorerRow, input: ScorerConfigInput, at: (string | number)[], issues: ValidationIssue[]): string | null {
+function pinnedVersion(catalog: SettingsCatalog, scorer: ScorerRow, input: ScorerConfigInput, at: (string | number)[], issues: ValidationIssue[]): string | null {
   const pin = input.scorer_version;
   if (pin == null || (pin.id === undefined && pin.version === undefined)) return null;
   const match = catalog.scorers.versions(scorer.id).find((v) => (pin.id !== undefined ? v.id === pin.id.toLowerCase() : v.version === pin.version));
@@ -128,7 +132,7 @@ function pinnedVersion(catalog: Catalog, scorer: ScorerRow, input: ScorerConfigI
   return match.id;
 }
 
-function present(catalog: Catalog, e: EnabledScorer): ScorerConfig[] {
+function present(catalog: SettingsCatalog, e: EnabledScorer): ScorerConfig[] {
   const row = catalog.scorers.find(e.id);
   if (!row) return [];
   const version = catalog.scorers.view.version(e.version_id ?? row.default_version_id) as VersionRow | null;

@@ -8,7 +8,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ConflictError, ForbiddenError, NotFoundError, invalid } from '../errors.js';
 import type { CreateScorerBody, Scorer, ScorerVersion, ScorerVersionInput, UpdateScorerBody } from '../schemas/scorers.js';
-import type { Catalog, Project, User } from './catalog.js';
+import type { Project, User } from './rows.js';
+import type { CatalogTables } from './tables.js';
 import type { CatalogChange } from './catalog-log.js';
 import type { Loc } from './list-match.js';
 import { scorerPermissions, type ScorerAction } from './permissions.js';
@@ -39,14 +40,14 @@ function defaultRollUp(outputType: string | null | undefined): Pick<ScorerRow, '
 }
 
 export class ScorerCatalog {
-  readonly #catalog: Catalog;
+  readonly #catalog: CatalogTables;
   readonly #presets: Presets;
   readonly #presetById: Map<string, ScorerRow>;
   /** lower-cased name -> scorer id, presets and registered scorers together. */
   readonly #byName = new Map<string, string>();
   readonly view: ScorerViewContext;
 
-  constructor(catalog: Catalog) {
+  constructor(catalog: CatalogTables) {
     this.#catalog = catalog;
     this.#presets = loadPresets();
     this.#presetById = new Map(this.#presets.rows.map((r) => [r.id, r]));

@@ -44,13 +44,13 @@ export async function admin(group: string, argv: string[]): Promise<void> {
   };
   await withStore(values.data, (store) => {
     const user = () => {
-      const u = store.userByEmail(need('email'));
+      const u = store.users.byEmail(need('email'));
       if (!u) throw new Error(`no user with email ${values.email}`);
       return u;
     };
     switch (`${group} ${action}`) {
       case 'users create': {
-        const u = store.createUser({
+        const u = store.users.create({
           email: need('email'),
           ...(values.password ? { password: values.password } : {}),
           role: values.admin ? 'admin' : 'user',
@@ -60,24 +60,24 @@ export async function admin(group: string, argv: string[]): Promise<void> {
         return print({ id: u.id, email: u.email, role: u.role });
       }
       case 'users list':
-        return print(store.listUsers());
+        return print(store.users.list());
       case 'keys create': {
-        const { key, id } = store.createApiKey(user().id, values.description ?? '');
+        const { key, id } = store.users.createApiKey(user().id, values.description ?? '');
         process.stdout.write(`API key ${id} (shown once, store it now):\n  ${key}\n`);
         return undefined;
       }
       case 'keys list':
-        return print(store.listApiKeys(values.email ? user().id : undefined));
+        return print(store.users.listApiKeys(values.email ? user().id : undefined));
       case 'keys revoke': {
         const id = positionals[0];
         if (!id) throw new Error('usage: tracelake keys revoke KEY_ID');
-        store.revokeApiKey(id);
+        store.users.revokeApiKey(id);
         return print({ revoked: id });
       }
       default: {
-        const project = store.findProjects({ name: need('project') })[0];
+        const project = store.catalog.findProjects({ name: need('project') })[0];
         if (!project) throw new Error(`no project named ${values.project}`);
-        return print(store.addProjectMember(project.id, user().id, need('role') as never));
+        return print(store.catalog.addProjectMember(project.id, user().id, need('role') as never));
       }
     }
   });

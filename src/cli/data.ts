@@ -1,7 +1,7 @@
 // `tracelake sql | export | import`: data in and out of a folder no server holds (they open it).
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
-import { EXPORT_FORMATS, type ExportFormat } from '../engine/export.js';
+import { EXPORT_FORMATS, type ExportFormat } from '../engine/data/export.js';
 import { TraceStore } from '../engine/trace-store.js';
 import type { Level } from '../query/columns.js';
 import { dataDir, positiveInt } from './options.js';
@@ -39,7 +39,7 @@ export async function sqlCommand(argv: string[]): Promise<void> {
   if (!query || positionals.length > 1) throw new Error('usage: tracelake sql "SELECT ..." (one query, quoted)');
   const format = values.format ?? 'jsonl';
   if (!['jsonl', 'json', 'csv'].includes(format)) throw new Error(`invalid --format: ${format} (jsonl, json or csv)`);
-  const rows = await withStore(values.data, (store) => store.sql(query, values.param ?? []));
+  const rows = await withStore(values.data, (store) => store.data.sql(query, values.param ?? []));
   const out = process.stdout;
   if (format === 'json') out.write(`${JSON.stringify(rows, jsonValue, 2)}\n`);
   else if (format === 'jsonl') for (const r of rows) out.write(`${JSON.stringify(r, jsonValue)}\n`);
@@ -53,10 +53,10 @@ export async function sqlCommand(argv: string[]): Promise<void> {
 /** Project id and run ids of `--project NAME [--log-stream NAME]` (names as the UI shows them). */
 function selectRun(store: TraceStore, project: string | undefined, stream: string | undefined): { projectId: string; ids: { log_stream_id?: string } } {
   if (!project) throw new Error('--project is required');
-  const p = store.findProjects({ name: project })[0];
+  const p = store.catalog.findProjects({ name: project })[0];
   if (!p) throw new Error(`no project named ${project}`);
   if (stream === undefined) return { projectId: p.id, ids: {} };
-  const run = store.listRuns(p.id, 'log_stream').find((r) => r.name === stream);
+  const run = store.catalog.listRuns(p.id, 'log_stream').find((r) => r.name === stream);
   if (!run) throw new Error(`no log stream named ${stream} in project ${project}`);
   return { projectId: p.id, ids: { log_stream_id: run.id } };
 }
@@ -94,7 +94,7 @@ export async function exportCommand(argv: string[]): Promise<void> {
     const { projectId, ids } = selectRun(store, values.project, values['log-stream']);
     const bar = progressBar(`export ${format}`);
     try {
-      const { rows } = await store.exportFile(projectId, out, {
+      const { rows } = await store.data.exportFile(projectId, out, {
         ...ids,
         format,
         ...(values.level !== undefined ? { level: values.level as Level } : {}),
@@ -126,7 +126,7 @@ export async function importCommand(argv: string[]): Promise<void> {
   await withStore(values.data, async (store) => {
     const bar = progressBar('import');
     try {
-      const res = await store.importFile(resolve(path), {
+      const res = await store.data.importFile(resolve(path), {
         project: values.project!,
         logStream: values['log-stream']!,
         ...(batchRows !== undefined ? { batchRows } : {}),
@@ -156,7 +156,7 @@ export async function retentionCommand(argv: string[]): Promise<void> {
   }
   await withStore(values.data, async (store) => {
     const { projectId, ids } = selectRun(store, values.project, values['log-stream']);
-    const setting = action === 'set' ? store.setRetention(projectId, { ...ids, retention_days: days }) : store.getRetention(projectId, ids);
+    const setting = action === 'set' ? store.data.setRetention(projectId, { ...ids, retention_days: days }) : store.data.getRetention(projectId, ids);
     process.stdout.write(`${JSON.stringify(setting)}\n`);
   });
 }

@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
 import { TraceStore } from '../engine/trace-store.js';
+import { bootstrapApiKey } from '../server/auth/bootstrap-key.js';
 import { buildServer } from '../server/build-server.js';
 import { VERSION } from '../version.js';
 import { dataDir, env, positiveInt } from './options.js';
@@ -42,7 +43,7 @@ export async function serve(argv: string[]): Promise<void> {
   if (!process.execArgv.some((a) => a.startsWith('--heap-growing-percent'))) v8.setFlagsFromString('--heap-growing-percent=50');
   // Requests are acknowledged once visible: reads then never wait for inserts (pipelineDepth 0).
   const store = await TraceStore.open(dataDir(values.data), { pipelineDepth: 0, ...(memoryLimit === undefined ? {} : { memoryLimit }), ...(textIndex ? { textIndex } : {}) });
-  const { generated, file } = store.bootstrapApiKey(env('TRACELAKE_API_KEY'));
+  const { generated, file } = bootstrapApiKey(store, env('TRACELAKE_API_KEY'));
   const app = buildServer({
     store,
     logger: values.quiet ? false : { level: 'info' },

@@ -1,4 +1,4 @@
-// The engine's options (TraceStore.open), beside the record store's own (storage/record-store.ts).
+// The engine's options (TraceStore.open), beside the record store's own (storage/record-store-options.ts).
 import { invalid } from '../errors.js';
 import type { RecordStoreOptions } from '../storage/record-store.js';
 import type { PlanEstimate } from '../query/exec/match-estimate.js';
@@ -20,8 +20,6 @@ export interface TraceStoreOptions extends RecordStoreOptions {
    * it spill to `<dir>/tmp`; merges stream.
    */
   memoryLimit?: string;
-  /** Lifetime of bearer tokens in seconds (default 30 days). */
-  tokenTtlSeconds?: number;
   /** Rows the first created_at window of a newest-first page covers (default 8,192; tests shrink it). */
   pageWindowRows?: number;
   /**

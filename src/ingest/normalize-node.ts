@@ -8,7 +8,7 @@
 // JSON.stringify serialises fast), and error paths (`loc` arrays) are only built when something fails.
 import { invalid } from '../errors.js';
 import type { SpanInput, TraceInput } from '../schemas/ingest.js';
-import { requireTimestampUs } from './time.js';
+import { requireTimestampUs } from '../record/time.js';
 
 export type Loc = (string | number)[];
 

@@ -4,10 +4,10 @@
 // lists". A leaf under NOT requires nothing (a record may match without it), nor does an OR with a
 // branch that requires nothing. The filter itself still runs on every row read: these only let
 // reads leave out row groups that cannot hold a match (src/storage/indexes/text-index.ts).
-import type { TextRequirement } from '../storage/indexes/text-index.js';
 import type { Expr } from './filter-ast.js';
 
-export type { TextRequirement };
+/** What a matching row holds: a substring of a column, or one of several lists of such (each all required). */
+export type TextRequirement = { readonly column: string; readonly needle: string } | { readonly any: readonly (readonly TextRequirement[])[] };
 
 const INDEXED = new Set(['name', 'input', 'output']);
 

@@ -1,7 +1,7 @@
 // Request filters (the flat `filters` list and the `filter_tree`) -> a validated Expr, or a 422 that
 // names the JSON path, the bad value and the allowed choices. Runs before any SQL is written.
 import { InvalidRequestError, type ValidationIssue } from '../errors.js';
-import { parseTimestampUs } from '../ingest/time.js';
+import { parseTimestampUs } from '../record/time.js';
 import { resolveColumn, suggestColumn, type ColumnDef, type FilterType, type Level, type MetricInfo } from './columns.js';
 import { DEFAULT_OPERATOR, OPERATORS, type Expr, type Leaf } from './filter-ast.js';
 

@@ -1,7 +1,7 @@
 // Stored rows (as DuckDB returns them) <-> API records and log lines. The one place that knows how
 // input/output keep their original shape and how maps and timestamps come back from DuckDB.
 import type { Row } from '../db/database.js';
-import { formatTimestampUs } from '../ingest/time.js';
+import { formatTimestampUs } from './time.js';
 import type { WireRow } from '../storage/record-store.js';
 
 

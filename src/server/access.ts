@@ -5,7 +5,6 @@
 // for the action gets 403 with the reason. A project route missing from the table is refused to all
 // but admins (fail closed), and a test checks the table covers every route.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { roleOf } from '../catalog/members.js';
 import { can, isSuperuser, type ProjectAction } from '../catalog/permissions.js';
 import type { TraceStore } from '../engine/trace-store.js';
 import { ForbiddenError, NotFoundError } from '../errors.js';
@@ -76,9 +75,9 @@ export function installAccess(app: FastifyInstance, store: TraceStore): void {
 
 /** 404 for callers who cannot see the project, 403 for a role below the action, nothing otherwise. */
 export function authorizeProject(store: TraceStore, user: FastifyRequest['user'], projectId: string, access: Access | undefined): void {
-  const project = store.catalog.project(projectId); // 404 when it does not exist
+  const project = store.catalog.getProject(projectId); // 404 when it does not exist
   if (isSuperuser(user)) return;
-  const role = roleOf(store.catalog, project.id, user?.id);
+  const role = user ? store.catalog.projectRole(project.id, user.id) : null;
   if (role === null) throw new NotFoundError(`Project ${projectId} not found`);
   if (access === undefined) throw new ForbiddenError('this route is open to admins only');
   if (access === 'read') return;

@@ -4,7 +4,8 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { TraceStore } from '../engine/trace-store.js';
 import { installAccess } from './access.js';
-import { installAuth } from './auth.js';
+import { storeCredentials } from './auth/credentials.js';
+import { installAuth } from './auth/request-auth.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.js';
 import { PREFIXES } from './prefixes.js';
 import { authRoutes } from './routes/auth.js';
@@ -58,6 +59,8 @@ export interface ServerOptions {
   checkContract?: boolean;
   /** Requests allowed per API key and window (429 with Retry-After beyond); off when absent. */
   rateLimit?: RateLimitOptions;
+  /** Lifetime of the bearer tokens /login and /login/api_key give, in seconds (default 30 days). */
+  tokenTtlSeconds?: number;
 }
 
 export function buildServer(options: ServerOptions): FastifyInstance {
@@ -85,7 +88,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.decorate('apiSurface', surface);
   if (options.checkContract ?? process.env[CONTRACT_ENV] === '1') installContractCheck(app, surface);
   installDocsPage(app);
-  installAuth(app, store);
+  const credentials = storeCredentials(store, options.tokenTtlSeconds);
+  installAuth(app, credentials);
   // After authentication (its onRequest hook is added first): only valid credentials get a bucket.
   if (options.rateLimit) installRateLimit(app, options.rateLimit);
   installAccess(app, store);
@@ -93,7 +97,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     void app.register(
       async (scoped) => {
         await scoped.register(healthRoutes);
-        await scoped.register(authRoutes(store));
+        await scoped.register(authRoutes(credentials));
         await scoped.register(projectRoutes(store));
         await scoped.register(runRoutes(store));
         await scoped.register(ingestRoutes(store));

@@ -2,17 +2,16 @@
 // are built in src/catalog so the library returns the same objects.
 import type { Static } from 'typebox';
 import type { Project, Run, User } from '../catalog/catalog.js';
-import { runView } from '../catalog/project-view.js';
 import type { ProjectAction } from '../catalog/permissions.js';
 import type { TraceStore } from '../engine/trace-store.js';
 import type { LogStream, ProjectDb } from '../schemas/catalog.js';
 
 export function projectDb(store: TraceStore, p: Project, user: User | null, actions: readonly ProjectAction[] = []): Static<typeof ProjectDb> {
-  return store.describeProject(p, user, actions);
+  return store.catalog.describeProject(p, user, actions);
 }
 
 export function runItem(store: TraceStore, r: Run): Static<typeof LogStream> {
-  return runView(store.catalog, r);
+  return store.catalog.describeRun(r);
 }
 
 /** preValidation hook of the list routes: a missing (or null) body means no filters and the default sort. */

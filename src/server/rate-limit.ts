@@ -6,7 +6,7 @@ import rateLimit from '@fastify/rate-limit';
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { TraceLakeError } from '../errors.js';
-import { API_KEY_HEADERS } from './auth.js';
+import { API_KEY_HEADERS } from './auth/request-auth.js';
 import { isNotApi } from './openapi/surface.js';
 
 export interface RateLimitOptions {

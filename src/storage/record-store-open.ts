@@ -11,7 +11,7 @@ import { readLegacyWal, RejectedRequests } from './wal/legacy-wal.js';
 import { loadManifest } from './manifest/manifest.js';
 import { MemInserter, MemTable } from './memtable/mem-tables.js';
 import { RECORD_COLUMNS, tableDdl } from '../record/record-columns.js';
-import type { RecordStoreOptions } from './record-store.js';
+import type { RecordStoreOptions } from './record-store-options.js';
 import { replayLog } from './wal/replay.js';
 import { readHashes, removeUnlisted } from './segments/segments.js';
 import { ensureChildIndex } from './indexes/child-index.js';

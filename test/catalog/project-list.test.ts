@@ -9,6 +9,7 @@ import type { TraceStore } from '../../src/engine/trace-store.js';
 import { InvalidRequestError } from '../../src/errors.js';
 import type { ProjectFilter, ProjectFilterV1, ProjectSort, ProjectSortV1 } from '../../src/schemas/projects.js';
 import { openStore } from '../support/helpers.js';
+import { internalsOf } from '../../src/engine/internals.js';
 
 interface Fixture {
   store: TraceStore;
@@ -20,12 +21,12 @@ interface Fixture {
 async function fixture(t: Parameters<typeof openStore>[0]): Promise<Fixture> {
   const fx = await openStore(t);
   const { store } = fx;
-  await store.deleteProject(fx.projectId);
+  await store.catalog.deleteProject(fx.projectId);
   const users = {
-    alice: store.createUser({ email: 'alice@example.com', first_name: 'Alice' }),
-    bob: store.createUser({ email: 'bob@example.com' }),
-    carol: store.createUser({ email: 'carol@example.com' }),
-    admin: store.createUser({ email: 'root@example.com', role: 'admin' }),
+    alice: store.users.create({ email: 'alice@example.com', first_name: 'Alice' }),
+    bob: store.users.create({ email: 'bob@example.com' }),
+    carol: store.users.create({ email: 'carol@example.com' }),
+    admin: store.users.create({ email: 'root@example.com', role: 'admin' }),
   };
   // name, creator, type, created, updated, log streams, experiments, metrics-testing runs
   const specs: [string, User, string, string, string, number, number, number][] = [
@@ -40,24 +41,24 @@ async function fixture(t: Parameters<typeof openStore>[0]): Promise<Fixture> {
     const p = store.createProject({ name, type, description: `${name} project`, labels: ['sample'] }, user);
     streams[name] = [];
     for (let i = 0; i < ls; i++) streams[name]!.push(store.createLogStream(p.id, `${name}-ls-${i}`, user).id);
-    for (let i = 0; i < ex; i++) store.createExperiment(p.id, `${name}-exp-${i}`, user);
-    for (let i = 0; i < mt; i++) store.createMetricsTestingRun(p.id, `${name}-mt-${i}`, user);
-    store.catalog.put('projects', { ...store.getProject(p.id), created_at: created, updated_at: updated } as never);
-    projects[name] = store.getProject(p.id);
+    for (let i = 0; i < ex; i++) store.catalog.createExperiment(p.id, `${name}-exp-${i}`, user);
+    for (let i = 0; i < mt; i++) store.catalog.createMetricsTestingRun(p.id, `${name}-mt-${i}`, user);
+    internalsOf(store).catalog.put('projects', { ...store.catalog.getProject(p.id), created_at: created, updated_at: updated } as never);
+    projects[name] = store.catalog.getProject(p.id);
   }
   // Everyone can see every project (callers with no role see none of it: issue 5's isolation); the
   // permission test below removes a membership to show what "no role" means.
   for (const p of Object.values(projects)) {
-    for (const u of [users.alice, users.bob, users.carol]) if (store.projectRole(p.id, u.id) === null) store.addProjectMember(p.id, u.id, 'viewer');
+    for (const u of [users.alice, users.bob, users.carol]) if (store.catalog.projectRole(p.id, u.id) === null) store.catalog.addProjectMember(p.id, u.id, 'viewer');
   }
-  store.bookmarkProject(projects['Apollo']!.id, true, users.alice);
-  store.bookmarkProject(projects['delta']!.id, true, users.alice);
-  store.bookmarkProject(projects['beacon']!.id, true, users.bob);
+  store.catalog.bookmarkProject(projects['Apollo']!.id, true, users.alice);
+  store.catalog.bookmarkProject(projects['delta']!.id, true, users.alice);
+  store.catalog.bookmarkProject(projects['beacon']!.id, true, users.bob);
   return { store, users, projects, streams };
 }
 
 const listNames = (store: TraceStore, filters: ProjectFilter[], user: User | null, sort: ProjectSort | null = null) =>
-  store.listProjects({ filters, sort }, {}, user).projects.map((p) => p.name);
+  store.catalog.listProjects({ filters, sort }, {}, user).projects.map((p) => p.name);
 
 test('every v2 filter kind and operator selects exactly the expected projects', async (t) => {
   const fx = await fixture(t);
@@ -108,12 +109,12 @@ test('every v2 filter kind and operator selects exactly the expected projects', 
   ];
   assert.equal(new Set(cases.map(([, f]) => f.name)).size, 7, 'every filter kind is exercised');
   for (const [label, filter, expected, user] of cases) {
-    const page = fx.store.listProjects({ filters: [filter] }, {}, user ?? alice);
+    const page = fx.store.catalog.listProjects({ filters: [filter] }, {}, user ?? alice);
     assert.deepEqual(new Set(page.projects.map((p) => p.name)), new Set(expected), label);
     assert.equal(page.total_count, expected.length, `${label}: total_count`);
     assert.ok(expected.length < 4, `${label}: excludes something`);
   }
-  const both = fx.store.listProjects({ filters: [{ name: 'creator', value: alice.id } as ProjectFilter, { name: 'num_logstreams', operator: 'gt', value: 2 }] }, {}, alice);
+  const both = fx.store.catalog.listProjects({ filters: [{ name: 'creator', value: alice.id } as ProjectFilter, { name: 'num_logstreams', operator: 'gt', value: 2 }] }, {}, alice);
   assert.deepEqual(both.projects.map((p) => p.name), ['Comet'], 'filters are ANDed');
 });
 
@@ -139,7 +140,7 @@ test('every v2 sort, default newest first; paging walks once with a steady total
     let token: number | null = 0;
     const totals = new Set<number>();
     while (token !== null) {
-      const page = fx.store.listProjects({ filters, sort: { name: 'name' } }, { starting_token: token, limit: 2 }, u);
+      const page = fx.store.catalog.listProjects({ filters, sort: { name: 'name' } }, { starting_token: token, limit: 2 }, u);
       totals.add(page.total_count);
       seen.push(...page.projects.map((p) => p.name));
       token = page.next_starting_token;
@@ -153,22 +154,22 @@ test('every v2 sort, default newest first; paging walks once with a steady total
 test('run counts are counted (also after deletes); include_logstreams and metric_id narrow log streams', async (t) => {
   const fx = await fixture(t);
   const { store } = fx;
-  const item = (name: string, query = {}) => store.listProjects({ filters: [{ name: 'name', operator: 'eq', value: name }] }, query).projects[0]!;
+  const item = (name: string, query = {}) => store.catalog.listProjects({ filters: [{ name: 'name', operator: 'eq', value: name }] }, query).projects[0]!;
   assert.equal(item('Apollo').num_logstreams, 2);
   assert.equal(item('Apollo').num_experiments, 1);
   assert.equal(item('Comet').num_logstreams, 3, 'metrics-testing runs are neither streams nor experiments');
   assert.equal(item('Apollo').log_streams, undefined, 'log streams only on request');
   assert.deepEqual(item('Apollo', { include_logstreams: true }).log_streams!.map((s) => s.name), ['Apollo-ls-0', 'Apollo-ls-1']);
-  await store.deleteRun(fx.projects['Comet']!.id, fx.streams['Comet']![0]!);
+  await store.catalog.deleteRun(fx.projects['Comet']!.id, fx.streams['Comet']![0]!);
   assert.equal(item('Comet').num_logstreams, 2);
   store.createLogStream(fx.projects['beacon']!.id, 'new');
   assert.equal(item('beacon').num_logstreams, 1);
 
-  const metric = store.listScorers({ filters: [{ name: 'name', operator: 'eq', value: 'completeness' }] }).scorers[0]!.id;
-  store.setRunScorerSettings(fx.projects['Apollo']!.id, fx.streams['Apollo']![1]!, { scorers: [{ id: metric }] });
-  store.setRunScorerSettings(fx.projects['Comet']!.id, fx.streams['Comet']![1]!, { scorers: [{ name: 'bleu' }, { id: metric }] });
-  store.setRunScorerSettings(fx.projects['Comet']!.id, fx.streams['Comet']![2]!, { scorers: [{ id: metric }] });
-  const narrowed = store.listProjects({ sort: { name: 'name' } }, { metric_id: metric, include_logstreams: true });
+  const metric = store.catalog.listScorers({ filters: [{ name: 'name', operator: 'eq', value: 'completeness' }] }).scorers[0]!.id;
+  store.catalog.setRunScorerSettings(fx.projects['Apollo']!.id, fx.streams['Apollo']![1]!, { scorers: [{ id: metric }] });
+  store.catalog.setRunScorerSettings(fx.projects['Comet']!.id, fx.streams['Comet']![1]!, { scorers: [{ name: 'bleu' }, { id: metric }] });
+  store.catalog.setRunScorerSettings(fx.projects['Comet']!.id, fx.streams['Comet']![2]!, { scorers: [{ id: metric }] });
+  const narrowed = store.catalog.listProjects({ sort: { name: 'name' } }, { metric_id: metric, include_logstreams: true });
   assert.deepEqual(narrowed.projects.map((p) => [p.name, p.num_logstreams, p.log_streams!.length]), [
     ['Apollo', 1, 1],
     ['beacon', 0, 0],
@@ -177,7 +178,7 @@ test('run counts are counted (also after deletes); include_logstreams and metric
   ]);
   assert.deepEqual(narrowed.projects[0]!.log_streams!.map((s) => s.name), ['Apollo-ls-1']);
   assert.equal(narrowed.projects[0]!.num_experiments, 1, 'experiments are not narrowed');
-  const filtered = store.listProjects({ filters: [{ name: 'num_logstreams', operator: 'gte', value: 2 }] }, { metric_id: metric });
+  const filtered = store.catalog.listProjects({ filters: [{ name: 'num_logstreams', operator: 'gte', value: 2 }] }, { metric_id: metric });
   assert.deepEqual(filtered.projects.map((p) => p.name), ['Comet'], 'the num_logstreams filter sees the narrowed count');
 });
 
@@ -187,48 +188,48 @@ test('permissions change with the role of the caller and with the actions asked'
   const apollo = fx.projects['Apollo']!.id;
   const actions = ['delete', 'share', 'update', 'log_data', 'record_human_feedback'] as const;
   const allowed = (user: User, asked: readonly (typeof actions)[number][] = actions) => {
-    const p = store.listProjects({ filters: [{ name: 'name', operator: 'eq', value: 'Apollo' }] }, { actions: asked }, user).projects[0]!;
+    const p = store.catalog.listProjects({ filters: [{ name: 'name', operator: 'eq', value: 'Apollo' }] }, { actions: asked }, user).projects[0]!;
     return p.permissions.filter((x) => x.allowed).map((x) => x.action);
   };
   assert.deepEqual(allowed(users.alice), [...actions], 'the creator owns the project');
-  assert.equal(store.projectRole(apollo, users.alice.id), 'owner');
-  store.removeProjectMember(apollo, users.bob.id);
-  assert.equal(store.listProjects({ filters: [{ name: 'name', operator: 'eq', value: 'Apollo' }] }, {}, users.bob).projects.length, 0, 'no role: the project is not even listed');
-  const msg = store.projectPermissions(apollo, users.bob, ['log_data'])[0]!;
+  assert.equal(store.catalog.projectRole(apollo, users.alice.id), 'owner');
+  store.catalog.removeProjectMember(apollo, users.bob.id);
+  assert.equal(store.catalog.listProjects({ filters: [{ name: 'name', operator: 'eq', value: 'Apollo' }] }, {}, users.bob).projects.length, 0, 'no role: the project is not even listed');
+  const msg = store.catalog.projectPermissions(apollo, users.bob, ['log_data'])[0]!;
   assert.match(msg.message!, /no role in project "Apollo"/);
-  store.addProjectMember(apollo, users.bob.id, 'viewer');
+  store.catalog.addProjectMember(apollo, users.bob.id, 'viewer');
   assert.deepEqual(allowed(users.bob), []);
-  assert.match(store.projectPermissions(apollo, users.bob, ['log_data'])[0]!.message!, /needs the editor role.*you are a viewer/);
-  store.addProjectMember(apollo, users.bob.id, 'annotator');
+  assert.match(store.catalog.projectPermissions(apollo, users.bob, ['log_data'])[0]!.message!, /needs the editor role.*you are a viewer/);
+  store.catalog.addProjectMember(apollo, users.bob.id, 'annotator');
   assert.deepEqual(allowed(users.bob), ['record_human_feedback']);
-  store.addProjectMember(apollo, users.bob.id, 'editor');
+  store.catalog.addProjectMember(apollo, users.bob.id, 'editor');
   assert.deepEqual(allowed(users.bob), ['update', 'log_data', 'record_human_feedback']);
-  assert.match(store.projectPermissions(apollo, users.bob, ['delete'])[0]!.message!, /needs the owner role.*you are an editor/);
-  store.addProjectMember(apollo, users.bob.id, 'owner');
+  assert.match(store.catalog.projectPermissions(apollo, users.bob, ['delete'])[0]!.message!, /needs the owner role.*you are an editor/);
+  store.catalog.addProjectMember(apollo, users.bob.id, 'owner');
   assert.deepEqual(allowed(users.bob), [...actions]);
-  store.removeProjectMember(apollo, users.bob.id);
-  assert.equal(store.listProjects({}, {}, users.bob).projects.some((p) => p.name === 'Apollo'), false, 'out again');
+  store.catalog.removeProjectMember(apollo, users.bob.id);
+  assert.equal(store.catalog.listProjects({}, {}, users.bob).projects.some((p) => p.name === 'Apollo'), false, 'out again');
   assert.deepEqual(allowed(users.admin), [...actions], 'admins may do everything');
   assert.deepEqual(allowed(users.alice, ['share']), ['share'], 'only the actions asked are evaluated');
-  assert.deepEqual(store.listProjectMembers(apollo).map((m) => [m.email, m.role]).sort(), [['alice@example.com', 'owner'], ['carol@example.com', 'viewer']]);
-  assert.throws(() => store.authorize(apollo, 'delete', users.carol), /needs the owner role/);
-  store.removeProjectMember(apollo, users.carol.id);
-  assert.throws(() => store.authorize(apollo, 'delete', users.carol), /no role/);
-  assert.doesNotThrow(() => store.authorize(apollo, 'delete', users.alice));
+  assert.deepEqual(store.catalog.listProjectMembers(apollo).map((m) => [m.email, m.role]).sort(), [['alice@example.com', 'owner'], ['carol@example.com', 'viewer']]);
+  assert.throws(() => store.catalog.authorize(apollo, 'delete', users.carol), /needs the owner role/);
+  store.catalog.removeProjectMember(apollo, users.carol.id);
+  assert.throws(() => store.catalog.authorize(apollo, 'delete', users.carol), /no role/);
+  assert.doesNotThrow(() => store.catalog.authorize(apollo, 'delete', users.alice));
 });
 
 test('project changes: rename, describe, label, bookmark per user, delete with everything in it', async (t) => {
   const fx = await fixture(t);
   const { store, users } = fx;
   const apollo = fx.projects['Apollo']!;
-  const renamed = store.updateProject(apollo.id, { name: 'Apollo 11', description: 'moon', labels: ['sample', 'x'] }, users.alice);
+  const renamed = store.catalog.updateProject(apollo.id, { name: 'Apollo 11', description: 'moon', labels: ['sample', 'x'] }, users.alice);
   assert.equal(renamed.name, 'Apollo 11');
   assert.ok(renamed.updated_at > apollo.updated_at);
-  assert.throws(() => store.renameProject(apollo.id, 'beacon'), /already exists/);
-  assert.equal(store.describeProject(apollo.id, users.alice).bookmark, true);
-  assert.equal(store.describeProject(apollo.id, users.bob).bookmark, false, 'bookmarks are per user');
-  store.updateProject(apollo.id, { bookmark: false }, users.alice);
-  assert.equal(store.describeProject(apollo.id, users.alice).bookmark, false);
+  assert.throws(() => store.catalog.renameProject(apollo.id, 'beacon'), /already exists/);
+  assert.equal(store.catalog.describeProject(apollo.id, users.alice).bookmark, true);
+  assert.equal(store.catalog.describeProject(apollo.id, users.bob).bookmark, false, 'bookmarks are per user');
+  store.catalog.updateProject(apollo.id, { bookmark: false }, users.alice);
+  assert.equal(store.catalog.describeProject(apollo.id, users.alice).bookmark, false);
 
   const [ls0, ls1] = fx.streams['Apollo']!;
   const trace = { name: 't', input: 'q', output: 'a', spans: [{ type: 'llm', input: [{ role: 'user', content: 'hi' }], output: { role: 'assistant', content: 'yo' } }] };
@@ -236,19 +237,19 @@ test('project changes: rename, describe, label, bookmark per user, delete with e
   await store.logTraces(apollo.id, { log_stream_id: ls1!, traces: [trace] } as never);
   const comet = fx.projects['Comet']!;
   await store.logTraces(comet.id, { log_stream_id: fx.streams['Comet']![0]!, traces: [trace] } as never);
-  store.addProjectMember(apollo.id, users.bob.id, 'editor');
-  const scoped = store.createScorer({ name: 'apollo-only', scope_projects: [{ id: apollo.id }, { id: comet.id }] });
-  store.setRunScorerSettings(apollo.id, ls0!, { scorers: [{ name: 'bleu' }] });
+  store.catalog.addProjectMember(apollo.id, users.bob.id, 'editor');
+  const scoped = store.catalog.createScorer({ name: 'apollo-only', scope_projects: [{ id: apollo.id }, { id: comet.id }] });
+  store.catalog.setRunScorerSettings(apollo.id, ls0!, { scorers: [{ name: 'bleu' }] });
 
-  const { records_deleted } = await store.deleteProject(apollo.id);
+  const { records_deleted } = await store.catalog.deleteProject(apollo.id);
   assert.equal(records_deleted, 9, '3 sessions, 3 traces, 3 spans');
-  assert.throws(() => store.getProject(apollo.id), /not found/);
-  assert.deepEqual(store.listProjects({ sort: { name: 'name' } }).projects.map((p) => p.name), ['beacon', 'Comet', 'delta']);
-  assert.equal(store.catalog.table('runs').filter((r: any) => r.project_id === apollo.id).length, 0);
-  assert.equal(store.catalog.table('project_members').filter((m: any) => m.project_id === apollo.id).length, 0);
-  assert.equal(store.catalog.table('bookmarks').filter((b: any) => b.project_id === apollo.id).length, 0);
-  assert.equal(store.catalog.get('run_scorer_settings', ls0!), undefined);
-  assert.deepEqual(store.getScorer(scoped.id).scope_projects.map((p) => p.name), ['Comet']);
+  assert.throws(() => store.catalog.getProject(apollo.id), /not found/);
+  assert.deepEqual(store.catalog.listProjects({ sort: { name: 'name' } }).projects.map((p) => p.name), ['beacon', 'Comet', 'delta']);
+  assert.equal(internalsOf(store).catalog.table('runs').filter((r: any) => r.project_id === apollo.id).length, 0);
+  assert.equal(internalsOf(store).catalog.table('project_members').filter((m: any) => m.project_id === apollo.id).length, 0);
+  assert.equal(internalsOf(store).catalog.table('bookmarks').filter((b: any) => b.project_id === apollo.id).length, 0);
+  assert.equal(internalsOf(store).catalog.get('run_scorer_settings', ls0!), undefined);
+  assert.deepEqual(store.catalog.getScorer(scoped.id).scope_projects.map((p) => p.name), ['Comet']);
   const other = await store.count('span', comet.id, { log_stream_id: fx.streams['Comet']![0]! });
   assert.equal(other.total_count, 1, 'other projects keep their records');
   const again = store.createProject({ name: 'Apollo 11' });
@@ -258,7 +259,7 @@ test('project changes: rename, describe, label, bookmark per user, delete with e
 test('the v1 list: its filters, sorts and ProjectDB items', async (t) => {
   const fx = await fixture(t);
   const { store, users } = fx;
-  const v1 = (filters: ProjectFilterV1[], sort: ProjectSortV1 | null = null) => store.listProjectsV1({ filters, sort }, {}, users.alice).projects.map((p) => p.name);
+  const v1 = (filters: ProjectFilterV1[], sort: ProjectSortV1 | null = null) => store.catalog.listProjectsV1({ filters, sort }, {}, users.alice).projects.map((p) => p.name);
   const cases: [ProjectFilterV1, string[]][] = [
     [{ name: 'id', value: fx.projects['beacon']!.id } as ProjectFilterV1, ['beacon']],
     [{ name: 'id', operator: 'not_in', value: [fx.projects['beacon']!.id] }, ['Apollo', 'Comet', 'delta']],
@@ -279,12 +280,12 @@ test('the v1 list: its filters, sorts and ProjectDB items', async (t) => {
   assert.deepEqual(v1([], { name: 'runs', ascending: false, sort_type: 'custom' }), ['Comet', 'Apollo', 'beacon', 'delta']);
   assert.deepEqual(v1([], { name: 'bookmark', ascending: false }), ['Apollo', 'delta', 'beacon', 'Comet']);
   assert.deepEqual(v1([], { name: 'updated_at' }), ['beacon', 'delta', 'Apollo', 'Comet']);
-  const page = store.listProjectsV1({}, { limit: 3, actions: ['delete'] }, users.alice);
+  const page = store.catalog.listProjectsV1({}, { limit: 3, actions: ['delete'] }, users.alice);
   assert.equal(page.next_starting_token, 3);
   assert.equal('total_count' in page, false, 'v1 has no total_count');
   const comet = page.projects.find((p) => p.name === 'Comet')!;
   assert.equal(comet.runs.length, 4);
   assert.equal(comet.type, 'prompt_evaluation');
   assert.deepEqual(comet.permissions, [{ action: 'delete', allowed: true, message: null }]);
-  assert.throws(() => store.listProjectsV1({ filters: [{ name: 'num_logstreams', operator: 'eq', value: 1 } as never] }), InvalidRequestError, 'v2 filters are not v1 filters');
+  assert.throws(() => store.catalog.listProjectsV1({ filters: [{ name: 'num_logstreams', operator: 'eq', value: 1 } as never] }), InvalidRequestError, 'v2 filters are not v1 filters');
 });

@@ -7,25 +7,26 @@ import { test } from 'node:test';
 import type { User } from '../../src/catalog/catalog.js';
 import type { LogStreamFilter, LogStreamSort } from '../../src/schemas/log-streams.js';
 import { everyKindTrace, openStore } from '../support/helpers.js';
+import { internalsOf } from '../../src/engine/internals.js';
 
 async function fixture(t: Parameters<typeof openStore>[0]) {
   const fx = await openStore(t);
   const { store, projectId } = fx;
-  const users = { alice: store.createUser({ email: 'alice@example.com' }), bob: store.createUser({ email: 'bob@example.com' }), carol: store.createUser({ email: 'carol@example.com' }) };
+  const users = { alice: store.users.create({ email: 'alice@example.com' }), bob: store.users.create({ email: 'bob@example.com' }), carol: store.users.create({ email: 'carol@example.com' }) };
   const specs: [string, User, string, string][] = [
     ['alpha-stream', users.alice, '2026-01-01T00:00:00.000Z', '2026-03-01T00:00:00.000Z'],
     ['Beta', users.bob, '2026-01-02T00:00:00.000Z', '2026-01-02T00:00:00.000Z'],
     ['gamma', users.alice, '2026-01-03T00:00:00.000Z', '2026-02-01T00:00:00.000Z'],
     ['Delta', users.carol, '2026-01-04T00:00:00.000Z', '2026-01-05T00:00:00.000Z'],
   ];
-  await store.deleteRun(projectId, fx.logStreamId);
+  await store.catalog.deleteRun(projectId, fx.logStreamId);
   const ids: Record<string, string> = {};
   for (const [name, user, created, updated] of specs) {
     const r = store.createLogStream(projectId, name, user);
-    store.catalog.put('runs', { ...r, created_at: created, updated_at: updated } as never);
+    internalsOf(store).catalog.put('runs', { ...r, created_at: created, updated_at: updated } as never);
     ids[name] = r.id;
   }
-  store.createExperiment(projectId, 'an-experiment', users.alice);
+  store.catalog.createExperiment(projectId, 'an-experiment', users.alice);
   store.createLogStream(store.createProject({ name: 'other' }).id, 'elsewhere');
   return { ...fx, users, ids };
 }
@@ -66,10 +67,10 @@ test('every filter kind and operator, on log streams of this project only', asyn
   ];
   assert.equal(new Set(cases.map(([f]) => f.name)).size, 5);
   for (const [f, want] of cases) {
-    const got = (await store.searchLogStreams(projectId, { filters: [f] })).log_streams.map((s) => s.name);
+    const got = (await store.catalog.searchLogStreams(projectId, { filters: [f] })).log_streams.map((s) => s.name);
     assert.deepEqual(new Set(got), new Set(want), JSON.stringify(f));
   }
-  const all = (await store.searchLogStreams(projectId)).log_streams;
+  const all = (await store.catalog.searchLogStreams(projectId)).log_streams;
   assert.equal(all.length, 4, 'experiments and other projects are not listed');
   assert.equal(all[0]!.created_by_user?.email, 'carol@example.com');
 });
@@ -86,11 +87,11 @@ test('every sort, default newest first, and paging in the body', async (t) => {
     [{ name: 'updated_at' }, ['Beta', 'Delta', 'gamma', 'alpha-stream']],
     [{ name: 'updated_at', ascending: false }, ['alpha-stream', 'gamma', 'Delta', 'Beta']],
   ];
-  for (const [sort, want] of sorts) assert.deepEqual((await store.searchLogStreams(projectId, { sort })).log_streams.map((s) => s.name), want, JSON.stringify(sort));
+  for (const [sort, want] of sorts) assert.deepEqual((await store.catalog.searchLogStreams(projectId, { sort })).log_streams.map((s) => s.name), want, JSON.stringify(sort));
   const seen: string[] = [];
   let token: number | null = 0;
   while (token !== null) {
-    const page = await store.searchLogStreams(projectId, { starting_token: token, limit: 3, sort: { name: 'name' } });
+    const page = await store.catalog.searchLogStreams(projectId, { starting_token: token, limit: 3, sort: { name: 'name' } });
     seen.push(...page.log_streams.map((s) => s.name));
     token = page.next_starting_token;
   }
@@ -103,30 +104,29 @@ test('include_counts reports what was logged and deleted; explicit sessions are 
   await store.logTraces(projectId, { log_stream_id: ids['Beta']!, traces: [everyKindTrace('a'), everyKindTrace('b')] } as never);
   await store.logTraces(projectId, { log_stream_id: ids['gamma']!, traces: [everyKindTrace('c')] } as never);
   const counts = async () =>
-    Object.fromEntries((await store.searchLogStreams(projectId, { include_counts: true })).log_streams.map((s) => [s.name, [s.num_spans, s.num_traces]]));
+    Object.fromEntries((await store.catalog.searchLogStreams(projectId, { include_counts: true })).log_streams.map((s) => [s.name, [s.num_spans, s.num_traces]]));
   assert.deepEqual(await counts(), { 'alpha-stream': [0, 0], Beta: [12, 2], gamma: [6, 1], Delta: [0, 0] });
-  const without = (await store.searchLogStreams(projectId)).log_streams[0]!;
+  const without = (await store.catalog.searchLogStreams(projectId)).log_streams[0]!;
   assert.equal(without.num_spans, null, 'counts only when asked');
-  await store.deleteRun(projectId, ids['gamma']!);
+  await store.catalog.deleteRun(projectId, ids['gamma']!);
   assert.deepEqual(await counts(), { 'alpha-stream': [0, 0], Beta: [12, 2], Delta: [0, 0] });
   const again = store.createLogStream(projectId, 'gamma');
-  assert.deepEqual((await store.searchLogStreams(projectId, { include_counts: true, filters: [{ name: 'id', value: again.id } as LogStreamFilter] })).log_streams.map((s) => s.num_spans), [0], 'a re-created stream starts empty');
+  assert.deepEqual((await store.catalog.searchLogStreams(projectId, { include_counts: true, filters: [{ name: 'id', value: again.id } as LogStreamFilter] })).log_streams.map((s) => s.num_spans), [0], 'a re-created stream starts empty');
 
-  const flag = async (id: string) => (await store.searchLogStreams(projectId, { filters: [{ name: 'id', value: id } as LogStreamFilter] })).log_streams[0]!.has_user_created_sessions;
+  const flag = async (id: string) => (await store.catalog.searchLogStreams(projectId, { filters: [{ name: 'id', value: id } as LogStreamFilter] })).log_streams[0]!.has_user_created_sessions;
   assert.equal(await flag(ids['Beta']!), false, 'implicit sessions do not count');
-  store.markUserCreatedSession(ids['Beta']!);
-  store.catalog.markUserCreatedSession(ids['Beta']!);
+  internalsOf(store).catalog.markUserCreatedSession(ids['Beta']!);
   assert.equal(await flag(ids['Beta']!), true);
   assert.equal(await flag(ids['Delta']!), false);
-  assert.throws(() => store.markUserCreatedSession('00000000-0000-4000-8000-000000000000'), /not found/);
+  assert.throws(() => internalsOf(store).catalog.markUserCreatedSession('00000000-0000-4000-8000-000000000000'), /not found/);
 });
 
 test('rename a run: unique per kind, updated_at moves', async (t) => {
   const fx = await fixture(t);
   const { store, projectId, ids } = fx;
-  const r = store.renameRun(projectId, ids['Beta']!, 'Bravo');
+  const r = store.catalog.renameRun(projectId, ids['Beta']!, 'Bravo');
   assert.equal(r.name, 'Bravo');
   assert.ok(r.updated_at > '2026-01-02T00:00:00.000Z');
-  assert.throws(() => store.renameRun(projectId, ids['Beta']!, 'gamma'), /already exists/);
-  assert.doesNotThrow(() => store.renameRun(projectId, ids['Beta']!, 'an-experiment'), 'names are unique per run kind');
+  assert.throws(() => store.catalog.renameRun(projectId, ids['Beta']!, 'gamma'), /already exists/);
+  assert.doesNotThrow(() => store.catalog.renameRun(projectId, ids['Beta']!, 'an-experiment'), 'names are unique per run kind');
 });

@@ -12,6 +12,7 @@ import { InvalidRequestError } from '../../src/errors.js';
 import type { ScorerFilter, ScorerSort } from '../../src/schemas/scorers.js';
 import { ROOT } from '../../scripts/binary/config.js';
 import { openStore } from '../support/helpers.js';
+import { internalsOf } from '../../src/engine/internals.js';
 
 const PRESETS = JSON.parse(readFileSync(join(ROOT, 'data', 'scorers', 'presets.json'), 'utf8')) as { name: string; model_type: string | null; multimodal_capabilities: string[] }[];
 const REGISTERED: ScorerFilter = { name: 'scorer_type', operator: 'ne', value: 'preset' };
@@ -29,16 +30,16 @@ interface Fixture {
 async function fixture(t: Parameters<typeof openStore>[0]): Promise<Fixture> {
   const { store } = await openStore(t);
   const users = {
-    alice: store.createUser({ email: 'alice@example.com' }),
-    bob: store.createUser({ email: 'bob@example.com' }),
-    carol: store.createUser({ email: 'carol@example.com' }),
-    admin: store.createUser({ email: 'root@example.com', role: 'admin' }),
+    alice: store.users.create({ email: 'alice@example.com' }),
+    bob: store.users.create({ email: 'bob@example.com' }),
+    carol: store.users.create({ email: 'carol@example.com' }),
+    admin: store.users.create({ email: 'root@example.com', role: 'admin' }),
   };
   const p1 = store.createProject({ name: 'P1' }, users.alice).id;
   const p2 = store.createProject({ name: 'P2' }, users.bob).id;
   const runP1 = store.createLogStream(p1, 'stream').id;
   // Every user may see both projects, so the scoped scorers are visible to all of them.
-  for (const p of [p1, p2]) for (const u of [users.alice, users.bob, users.carol]) if (store.projectRole(p, u.id) === null) store.addProjectMember(p, u.id, 'viewer');
+  for (const p of [p1, p2]) for (const u of [users.alice, users.bob, users.carol]) if (store.catalog.projectRole(p, u.id) === null) store.catalog.addProjectMember(p, u.id, 'viewer');
   const specs: [string, Record<string, unknown>, User, string, string][] = [
     ['Alpha', { scorer_type: 'llm', model_type: 'llm', tags: ['safety', 'Tone'], label: 'Brand Tone', scoreable_node_types: ['llm', 'chat'], multimodal_capabilities: [] }, users.alice, '2026-01-01T00:00:00.000Z', '2026-03-01T00:00:00.000Z'],
     ['beta', { scorer_type: 'code', model_type: 'code', tags: ['rag'], label: 'beta-score', scoreable_node_types: ['retriever'], multimodal_capabilities: ['vision'], scope_projects: [{ id: p1 }] }, users.bob, '2026-01-02T00:00:00.000Z', '2026-01-02T00:00:00.000Z'],
@@ -48,16 +49,16 @@ async function fixture(t: Parameters<typeof openStore>[0]): Promise<Fixture> {
   ];
   const ids: Record<string, string> = {};
   for (const [name, body, user, created, updated] of specs) {
-    const s = store.createScorer({ name, ...body } as never, user);
+    const s = store.catalog.createScorer({ name, ...body } as never, user);
     ids[name] = s.id;
-    const row = store.catalog.get<ScorerRow>('scorers', s.id)!;
-    store.catalog.put('scorers', { ...row, created_at: created, updated_at: updated } as never);
+    const row = internalsOf(store).catalog.get<ScorerRow>('scorers', s.id)!;
+    internalsOf(store).catalog.put('scorers', { ...row, created_at: created, updated_at: updated } as never);
   }
   return { store, users, ids, p1, p2, runP1 };
 }
 
 function names(store: TraceStore, filters: ScorerFilter[], sort: ScorerSort | null = null, user: User | null = null): string[] {
-  return store.listScorers({ filters, sort }, { limit: 1000 }, user).scorers.map((s) => s.name);
+  return store.catalog.listScorers({ filters, sort }, { limit: 1000 }, user).scorers.map((s) => s.name);
 }
 
 test('every filter kind and operator selects exactly the expected registered scorers', async (t) => {
@@ -161,7 +162,7 @@ test('filters over the presets: slm and multimodal exclusions, the text rule, gl
 
 test('every sort orders as documented and changes the order', async (t) => {
   const fx = await fixture(t);
-  fx.store.setRunScorerSettings(fx.p1, fx.runP1, { scorers: [{ id: fx.ids['epsilon']! }, { name: 'beta' }] });
+  fx.store.catalog.setRunScorerSettings(fx.p1, fx.runP1, { scorers: [{ id: fx.ids['epsilon']! }, { name: 'beta' }] });
   const sorted = (sort: ScorerSort | null) => names(fx.store, [REGISTERED], sort);
   const byDefault = sorted(null);
   const expected: [ScorerSort | null, string[]][] = [
@@ -189,7 +190,7 @@ test('paging from the query string walks every scorer exactly once', async (t) =
     let token: number | null = 0;
     let pages = 0;
     while (token !== null) {
-      const page = fx.store.listScorers({ sort }, { starting_token: token, limit: 7 });
+      const page = fx.store.catalog.listScorers({ sort }, { starting_token: token, limit: 7 });
       assert.equal(page.starting_token, token);
       assert.equal(page.limit, 7);
       assert.equal(page.paginated, page.next_starting_token !== null);
@@ -201,17 +202,17 @@ test('paging from the query string walks every scorer exactly once', async (t) =
     assert.equal(new Set(seen).size, total, 'no scorer twice');
     assert.equal(pages, Math.ceil(total / 7));
   }
-  const last = fx.store.listScorers({}, { starting_token: total - 1, limit: 7 });
+  const last = fx.store.catalog.listScorers({}, { starting_token: total - 1, limit: 7 });
   assert.equal(last.scorers.length, 1);
   assert.equal(last.next_starting_token, null);
-  assert.equal(fx.store.listScorers({}, { starting_token: total + 10 }).scorers.length, 0);
+  assert.equal(fx.store.catalog.listScorers({}, { starting_token: total + 10 }).scorers.length, 0);
 });
 
 test('permissions follow the caller and the actions asked for', async (t) => {
   const fx = await fixture(t);
   const actions = ['update', 'delete', 'share', 'export', 'autotune_apply'] as const;
   const perms = (user: User, name: string, asked: readonly (typeof actions)[number][] = actions) =>
-    fx.store.listScorers({ filters: [{ name: 'name', operator: 'eq', value: name }] }, { actions: asked }, user).scorers[0]!.permissions;
+    fx.store.catalog.listScorers({ filters: [{ name: 'name', operator: 'eq', value: name }] }, { actions: asked }, user).scorers[0]!.permissions;
   const allowed = (ps: { action: string; allowed: boolean }[]) => ps.filter((p) => p.allowed).map((p) => p.action);
   assert.deepEqual(allowed(perms(fx.users.alice, 'Alpha')), [...actions], 'the creator may do everything with an llm scorer');
   assert.deepEqual(allowed(perms(fx.users.bob, 'Alpha')), ['export'], 'another user may only export');
@@ -229,7 +230,7 @@ test('library callers get typed 422 errors for malformed filters and sorts', asy
   const fx = await fixture(t);
   const rejects = (filters: unknown[], loc: string, sort: unknown = null) => {
     assert.throws(
-      () => fx.store.listScorers({ filters, sort } as never),
+      () => fx.store.catalog.listScorers({ filters, sort } as never),
       (err: unknown) => err instanceof InvalidRequestError && err.issues.some((i) => i.loc.join('.') === loc),
       loc,
     );
@@ -240,5 +241,5 @@ test('library callers get typed 422 errors for malformed filters and sorts', asy
   rejects([{ name: 'scope_projects', project_ids: [] }], 'body.filters.0.project_ids');
   rejects([{ name: 'created_at', operator: 'gt', value: 'yesterday' }], 'body.filters.0.value');
   rejects([], 'body.sort.value', { name: 'enabled_in_run' });
-  assert.throws(() => fx.store.listScorers({}, { limit: 0 }), InvalidRequestError);
+  assert.throws(() => fx.store.catalog.listScorers({}, { limit: 0 }), InvalidRequestError);
 });

@@ -12,7 +12,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OpenInferenceSpanKind, SemanticConventions as OI } from '@arizeai/openinference-semantic-conventions';
-import { decodeExportResponse, decodeStatus } from '../../src/engine/otlp.js';
+import { decodeExportResponse, decodeStatus } from '../../src/ingest/otlp/wire.js';
 import { jsonRequest, postOtlp, spanHex, traceHex } from '../support/otlp.js';
 import { startTracelake, type Tracelake } from './support/harness.js';
 

@@ -7,6 +7,7 @@ import { sizeBytes } from '../../src/engine/store-options.js';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { ConflictError, InvalidRequestError, NotFoundError } from '../../src/errors.js';
 import { everyKindTrace, openStore, tempDir } from '../support/helpers.js';
+import { internalsOf } from '../../src/engine/internals.js';
 
 type Rec = Record<string, any>;
 
@@ -86,8 +87,8 @@ test('nested traces of every kind read back intact before sealing, after sealing
   assert.equal(res.records_count, 7);
   checkEveryKind(await allRecords(store, projectId, logStreamId));
   await store.flush();
-  assert.equal(store.stats.memRows, 0);
-  assert.ok(store.stats.segments >= 3, 'spans, traces and sessions are sealed apart');
+  assert.equal(store.records.stats.memRows, 0);
+  assert.ok(store.records.stats.segments >= 3, 'spans, traces and sessions are sealed apart');
   checkEveryKind(await allRecords(store, projectId, logStreamId));
   await store.close();
   const again = await TraceStore.open(dir);
@@ -102,10 +103,10 @@ test('a retried request (with or without client ids) does not duplicate records'
   for (let round = 0; round < 2; round++) {
     await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [structuredClone(withoutIds) as any, structuredClone(withIds) as any] });
   }
-  assert.equal((await store.countSpans(projectId, { log_stream_id: logStreamId })).total_count, 12);
+  assert.equal((await store.count('span', projectId, { log_stream_id: logStreamId })).total_count, 12);
   await store.flush();
   await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [structuredClone(withoutIds) as any, structuredClone(withIds) as any] });
-  assert.equal((await store.countSpans(projectId, { log_stream_id: logStreamId })).total_count, 12, 'retry after sealing replaces');
+  assert.equal((await store.count('span', projectId, { log_stream_id: logStreamId })).total_count, 12, 'retry after sealing replaces');
   assert.equal((await store.count('trace', projectId, { log_stream_id: logStreamId })).total_count, 2);
   assert.equal((await store.count('session', projectId, { log_stream_id: logStreamId })).total_count, 2);
 });
@@ -114,7 +115,7 @@ test('log spans into a trace that does not exist creates the trace and its sessi
   const { store, projectId, logStreamId } = await openStore(t);
   const traceId = '0d7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e11';
   const wfId = '1d7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e12';
-  const r1 = await store.logSpans(projectId, {
+  const r1 = await store.records.logSpans(projectId, {
     log_stream_id: logStreamId,
     trace_id: traceId,
     parent_id: traceId,
@@ -123,13 +124,13 @@ test('log spans into a trace that does not exist creates the trace and its sessi
   assert.equal(r1.records_count, 1);
   assert.ok(r1.session_id);
   await store.flush(); // the parent is sealed now: adding a child must rewrite it, not duplicate it
-  await store.logSpans(projectId, {
+  await store.records.logSpans(projectId, {
     log_stream_id: logStreamId,
     trace_id: traceId,
     parent_id: wfId,
     spans: [{ type: 'tool', name: 'calc', input: '1+1', output: '2' }],
   });
-  const spans = (await store.searchSpans(projectId, { log_stream_id: logStreamId })).records;
+  const spans = (await store.search('span', projectId, { log_stream_id: logStreamId })).records;
   assert.equal(spans.length, 2);
   const wf = spans.find((s) => s['id'] === wfId)!;
   const tool = spans.find((s) => s['name'] === 'calc')!;
@@ -147,21 +148,21 @@ test('log spans into a trace that does not exist creates the trace and its sessi
 test('a parent from another trace, an unknown parent and a childless kind as parent are refused', async (t) => {
   const { store, projectId, logStreamId } = await openStore(t);
   const res = await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [everyKindTrace('d') as any] });
-  const spans = (await store.searchSpans(projectId, { log_stream_id: logStreamId })).records;
+  const spans = (await store.search('span', projectId, { log_stream_id: logStreamId })).records;
   const llm = spans.find((s) => s['type'] === 'llm')!;
   const agent = spans.find((s) => s['type'] === 'agent')!;
   const other = '7d7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e13';
   const attempt = (trace_id: string, parent_id: string) =>
-    store.logSpans(projectId, { log_stream_id: logStreamId, trace_id, parent_id, spans: [{ type: 'tool', name: 'x' }] });
+    store.records.logSpans(projectId, { log_stream_id: logStreamId, trace_id, parent_id, spans: [{ type: 'tool', name: 'x' }] });
   await assert.rejects(attempt(other, String(agent['id'])), (e: InvalidRequestError) => e.issues[0]!.loc.join('.') === 'body.parent_id' && /belongs to trace/.test(e.issues[0]!.msg));
   await assert.rejects(attempt(res.trace_ids[0]!, '8d7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e14'), InvalidRequestError);
   await assert.rejects(attempt(res.trace_ids[0]!, String(llm['id'])), /cannot have child spans/);
-  assert.equal((await store.countSpans(projectId, { log_stream_id: logStreamId })).total_count, 6);
+  assert.equal((await store.count('span', projectId, { log_stream_id: logStreamId })).total_count, 6);
 });
 
 test('run addressing: none, several, unknown and wrong-kind run ids are refused', async (t) => {
   const { store, projectId, logStreamId } = await openStore(t);
-  const exp = store.createExperiment(projectId, 'exp-1');
+  const exp = store.catalog.createExperiment(projectId, 'exp-1');
   const trace = everyKindTrace('e') as any;
   await assert.rejects(store.logTraces(projectId, { traces: [trace] }), InvalidRequestError);
   await assert.rejects(store.logTraces(projectId, { log_stream_id: logStreamId, experiment_id: exp.id, traces: [trace] }), InvalidRequestError);
@@ -169,8 +170,8 @@ test('run addressing: none, several, unknown and wrong-kind run ids are refused'
   await assert.rejects(store.logTraces('9d7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e15', { log_stream_id: logStreamId, traces: [trace] }), NotFoundError);
   const ok = await store.logTraces(projectId, { experiment_id: exp.id, traces: [trace] });
   assert.equal(ok.experiment_id, exp.id);
-  assert.equal((await store.countSpans(projectId, { experiment_id: exp.id })).total_count, 6);
-  assert.equal((await store.countSpans(projectId, { log_stream_id: logStreamId })).total_count, 0);
+  assert.equal((await store.count('span', projectId, { experiment_id: exp.id })).total_count, 6);
+  assert.equal((await store.count('span', projectId, { log_stream_id: logStreamId })).total_count, 0);
 });
 
 test('paging walks every span once in created_at desc, id desc order', async (t) => {
@@ -179,7 +180,7 @@ test('paging walks every span once in created_at desc, id desc order', async (t)
   const seen: Rec[] = [];
   let token: number | null = 0;
   while (token !== null) {
-    const page = await store.searchSpans(projectId, { log_stream_id: logStreamId, starting_token: token, limit: 7 });
+    const page = await store.search('span', projectId, { log_stream_id: logStreamId, starting_token: token, limit: 7 });
     seen.push(...page.records);
     token = page.next_starting_token;
   }
@@ -239,23 +240,23 @@ test('dropping a run removes its records (sealed and in memory) for good, and on
   await store.logTraces(projectId, { log_stream_id: other.id, traces: [everyKindTrace('g') as any] });
   await store.flush();
   await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [everyKindTrace('h') as any] });
-  assert.equal(await store.dropRecords(projectId, logStreamId), 16, 'two traces, their sessions and 12 spans');
-  assert.equal((await store.countSpans(projectId, { log_stream_id: logStreamId })).total_count, 0);
-  assert.equal((await store.countSpans(projectId, { log_stream_id: other.id })).total_count, 6);
+  assert.equal(await internalsOf(store).records.dropScope(projectId, logStreamId), 16, 'two traces, their sessions and 12 spans');
+  assert.equal((await store.count('span', projectId, { log_stream_id: logStreamId })).total_count, 0);
+  assert.equal((await store.count('span', projectId, { log_stream_id: other.id })).total_count, 6);
   await store.close();
   const again = await TraceStore.open(dir);
   t.after(() => again.close());
-  assert.equal((await again.countSpans(projectId, { log_stream_id: logStreamId })).total_count, 0);
-  assert.equal((await again.countSpans(projectId, { log_stream_id: other.id })).total_count, 6);
+  assert.equal((await again.count('span', projectId, { log_stream_id: logStreamId })).total_count, 0);
+  assert.equal((await again.count('span', projectId, { log_stream_id: other.id })).total_count, 6);
 });
 
 test('memory() reports the memory tables DuckDB holds, growing with logged rows', async (t) => {
   const { store, projectId, logStreamId } = await openStore(t);
   const total = (m: Record<string, number>) => Object.values(m).reduce((a, b) => a + b, 0);
-  const before = await store.memory();
+  const before = await store.maintenance.memory();
   const traces = Array.from({ length: 200 }, (_, i) => ({ ...everyKindTrace(`m${i}`), output: 'x'.repeat(2000) }));
   await store.logTraces(projectId, { log_stream_id: logStreamId, traces: traces as never });
-  const after = await store.memory();
+  const after = await store.maintenance.memory();
   assert.ok(total(after.duckdb) > total(before.duckdb), JSON.stringify({ before: before.duckdb, after: after.duckdb }));
   assert.ok(after.process.rss > 0 && after.process.heapUsed > 0);
   // Merges run on a database of their own: its buffer manager's tags are listed too.
@@ -263,7 +264,7 @@ test('memory() reports the memory tables DuckDB holds, growing with logged rows'
   // Rows in memory are keyed by id; a seal moves them to the sealed id index and empties that map.
   assert.ok(after.js['memIds']! > 0 && after.js['idIndexHashes'] === 0, JSON.stringify(after.js));
   await store.flush();
-  const sealed = await store.memory();
+  const sealed = await store.maintenance.memory();
   assert.equal(sealed.js['memIds'], 0);
   assert.equal(sealed.js['idIndexHashes'], after.js['memIds']);
   assert.ok(sealed.js['segments']! > 0 && sealed.js['idIndexBytes']! > 0, JSON.stringify(sealed.js));

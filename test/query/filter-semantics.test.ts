@@ -37,7 +37,7 @@ async function loadFixture(t: TestContext, mode: LoadMode): Promise<Fixture> {
   // answer counts of letter-and-digit needles), sealed mode without: the same answers either way.
   const { store, projectId, logStreamId: runId } = await openStore(t, { threads: 1, ...(mode === 'mixed' ? { textIndex: true } : {}) });
   await logAwkward(store, projectId, runId, mode);
-  const stats = store.stats;
+  const stats = store.records.stats;
   if (mode === 'memory') assert.equal(stats.sealedRows, 0, 'memory mode: nothing sealed');
   if (mode === 'sealed') assert.equal(stats.memRows, 0, 'sealed mode: nothing left in memory');
   if (mode === 'mixed') assert.ok(stats.sealedRows > 0 && stats.memRows > 0, 'mixed mode: both sealed and in-memory rows');

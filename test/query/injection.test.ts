@@ -86,5 +86,5 @@ test('queries on hostile values return exactly the records holding them', async 
     assert.equal(sorted.records[0]!['name'], usable[3], 'sort by a hostile metric name');
   }
   // The store is intact after all of it.
-  assert.equal((await store.countSpans(projectId, { log_stream_id: logStreamId })).total_count, usable.length);
+  assert.equal((await store.count('span', projectId, { log_stream_id: logStreamId })).total_count, usable.length);
 });

@@ -80,7 +80,7 @@ test('walking every page of a 10,000-span search returns each record once, in or
     if (n === Math.floor(batches.length / 2)) await store.flush(); // half sealed, half in memory
   }
   assert.equal((await store.count('span', projectId, { log_stream_id: logStreamId })).total_count, spans.length);
-  assert.ok(store.stats.sealedRows > 0 && store.stats.memRows > 0, `half sealed, half in memory: ${JSON.stringify(store.stats)}`);
+  assert.ok(store.records.stats.sealedRows > 0 && store.records.stats.memRows > 0, `half sealed, half in memory: ${JSON.stringify(store.records.stats)}`);
   t.diagnostic(`logged in ${Math.round(performance.now() - t0)} ms`);
 
   const ties = (rows: Row[], key: 'at' | 'score' | 'name') => rows.length - new Set(rows.map((r) => String(r[key]))).size;

@@ -64,7 +64,7 @@ test('tag filters read tag_set where stored and answer as the list does everywhe
   store = await TraceStore.open(dir, { threads: 1, autoCompact: false });
   t.after(() => store.close());
   await log(2);
-  assert.equal(store.stats.memRows > 0, true, 'the third copy is in memory');
+  assert.equal(store.records.stats.memRows > 0, true, 'the third copy is in memory');
   const count = async (operator: string, value: string | string[], case_sensitive: boolean) =>
     (await store.count('span', projectId, { log_stream_id: runId, filters: [{ type: 'collection', column_id: 'tags', operator, value, case_sensitive }] } as never)).total_count;
   for (const cs of [true, false]) {

@@ -10,6 +10,7 @@ import { ROUTE_ACCESS, bareUrl } from '../../src/server/access.js';
 import { buildServer } from '../../src/server/build-server.js';
 import { isNotApi } from '../../src/server/openapi/surface.js';
 import { everyKindTrace, openStore, tempDir } from '../support/helpers.js';
+import { storeCredentials } from '../../src/server/auth/credentials.js';
 
 async function routesOf(store: TraceStore): Promise<{ method: string; url: string; public: boolean }[]> {
   const app = buildServer({ store });
@@ -33,9 +34,9 @@ test('every route times every scheme: valid, missing, wrong, expired, revoked', 
   const dir = tempDir(t);
   const store = await TraceStore.open(dir);
   t.after(() => store.close());
-  const user = store.createUser({ email: 'm@test', password: 'correct horse battery', role: 'admin' });
-  const { key, id: keyId } = store.createApiKey(user.id);
-  const revoked = store.createApiKey(user.id);
+  const user = store.users.create({ email: 'm@test', password: 'correct horse battery', role: 'admin' });
+  const { key, id: keyId } = store.users.createApiKey(user.id);
+  const revoked = store.users.createApiKey(user.id);
   const app = buildServer({ store });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(() => app.close());
@@ -44,7 +45,7 @@ test('every route times every scheme: valid, missing, wrong, expired, revoked', 
   const token = (await post('/login/api_key', { api_key: key })).access_token as string;
   const passwordToken = (await post('/login', { username: 'm@test', password: 'correct horse battery' })).access_token as string;
   const revokedToken = (await post('/login/api_key', { api_key: revoked.key })).access_token as string;
-  store.revokeApiKey(revoked.id);
+  store.users.revokeApiKey(revoked.id);
   const basic = `Basic ${Buffer.from('m@test:correct horse battery').toString('base64')}`;
   const schemes: [string, Record<string, string>, 'ok' | 401][] = [
     ['Galileo-API-Key', { 'Galileo-API-Key': key }, 'ok'],
@@ -84,14 +85,14 @@ test('every route times every scheme: valid, missing, wrong, expired, revoked', 
 
 test('an expired bearer token is refused on every route; the key it came from still works', async (t) => {
   // Two seconds, so a loaded machine still makes the first request in time; the token lives under 3 s.
-  const store = await TraceStore.open(tempDir(t), { tokenTtlSeconds: 2 });
+  const store = await TraceStore.open(tempDir(t));
   t.after(() => store.close());
-  const user = store.createUser({ email: 'e@test', role: 'admin' });
-  const { key } = store.createApiKey(user.id);
-  const app = buildServer({ store });
+  const user = store.users.create({ email: 'e@test', role: 'admin' });
+  const { key } = store.users.createApiKey(user.id);
+  const app = buildServer({ store, tokenTtlSeconds: 2 });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(() => app.close());
-  const token = store.loginWithApiKey(key).access_token;
+  const token = storeCredentials(store, 2).loginWithApiKey(key).access_token;
   assert.equal((await fetch(`${url}/projects/all`, { headers: { Authorization: `Bearer ${token}` } })).status, 200);
   await new Promise((r) => setTimeout(r, 3100));
   const routes = (await routesOf(store)).filter((r) => !r.public && !r.url.startsWith('/public'));
@@ -112,14 +113,14 @@ test('another project answers exactly like no project: 404, same body shape, not
   const app = buildServer({ store });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(() => app.close());
-  const alice = store.createUser({ email: 'alice@test' });
-  const bob = store.createUser({ email: 'bob@test' });
-  const aliceKey = store.createApiKey(alice.id).key;
-  const bobKey = store.createApiKey(bob.id).key;
+  const alice = store.users.create({ email: 'alice@test' });
+  const bob = store.users.create({ email: 'bob@test' });
+  const aliceKey = store.users.createApiKey(alice.id).key;
+  const bobKey = store.users.createApiKey(bob.id).key;
   const pa = store.createProject({ name: 'alice-secret' }, alice);
   const la = store.createLogStream(pa.id, 'ls', alice);
   const logged = await store.logTraces(pa.id, { log_stream_id: la.id, traces: [everyKindTrace('s') as any] });
-  const scorer = store.createScorer({ name: 'alice-only', scorer_type: 'code', scope_projects: [{ id: pa.id }] } as never, alice);
+  const scorer = store.catalog.createScorer({ name: 'alice-only', scorer_type: 'code', scope_projects: [{ id: pa.id }] } as never, alice);
   const call = async (key: string, method: string, path: string, body?: unknown) => {
     const res = await fetch(`${url}${path}`, { method, headers: { 'Galileo-API-Key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
     return { status: res.status, body: (await res.json()) as any };
@@ -163,14 +164,14 @@ test('roles: viewers read, annotators cannot log, editors log but cannot delete 
   const app = buildServer({ store });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(() => app.close());
-  const owner = store.createUser({ email: 'o@test' });
+  const owner = store.users.create({ email: 'o@test' });
   const p = store.createProject({ name: 'shared' }, owner);
   const ls = store.createLogStream(p.id, 'ls', owner);
-  const keys: Record<string, string> = { owner: store.createApiKey(owner.id).key };
+  const keys: Record<string, string> = { owner: store.users.createApiKey(owner.id).key };
   for (const role of ['viewer', 'annotator', 'editor'] as const) {
-    const u = store.createUser({ email: `${role}@test` });
-    store.addProjectMember(p.id, u.id, role);
-    keys[role] = store.createApiKey(u.id).key;
+    const u = store.users.create({ email: `${role}@test` });
+    store.catalog.addProjectMember(p.id, u.id, role);
+    keys[role] = store.users.createApiKey(u.id).key;
   }
   const call = async (who: string, method: string, path: string, body?: unknown) => {
     const res = await fetch(`${url}${path}`, { method, headers: { 'Galileo-API-Key': keys[who]!, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });

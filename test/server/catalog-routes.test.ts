@@ -9,8 +9,8 @@ import { Scorer } from '../../src/schemas/scorers.js';
 import { everyKindTrace, startServer, type ServerFixture } from '../support/helpers.js';
 
 async function asUser(s: ServerFixture, email: string, role: 'admin' | 'user' = 'user') {
-  const user = s.store.createUser({ email, role });
-  const key = s.store.createApiKey(user.id).key;
+  const user = s.store.users.create({ email, role });
+  const key = s.store.users.createApiKey(user.id).key;
   return { user, call: (method: string, path: string, body?: unknown) => s.call(method, path, body, { 'Galileo-API-Key': key }) };
 }
 

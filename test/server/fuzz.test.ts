@@ -19,6 +19,7 @@ import { assertConsistent, counts, scan, type LevelCounts } from '../support/con
 import { collectRoutes, pickMs, routeKey, runFuzz, type Credentials } from '../support/fuzz/fuzzer.js';
 import { SEEDS } from '../support/fuzz/seeds.js';
 import { tempDir } from '../support/helpers.js';
+import { storeCredentials } from '../../src/server/auth/credentials.js';
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const OPTIONS = {
@@ -56,16 +57,16 @@ test(`fuzz every route (seed ${OPTIONS.seed}, ${limit})`, { timeout: (Number.isF
   });
 
   const adminPassword = 'fuzz-admin-password';
-  const admin = store.createUser({ email: 'fuzz-admin@test', role: 'admin', password: adminPassword });
-  const user = store.createUser({ email: 'fuzz-user@test', password: 'fuzz-user-password' });
-  const adminKey = store.createApiKey(admin.id).key;
+  const admin = store.users.create({ email: 'fuzz-admin@test', role: 'admin', password: adminPassword });
+  const user = store.users.create({ email: 'fuzz-user@test', password: 'fuzz-user-password' });
+  const adminKey = store.users.createApiKey(admin.id).key;
   const creds: Credentials = {
     adminKey,
     adminId: admin.id,
     adminEmail: admin.email,
     adminPassword,
-    adminToken: store.loginWithApiKey(adminKey).access_token,
-    userKey: store.createApiKey(user.id).key,
+    adminToken: storeCredentials(store).loginWithApiKey(adminKey).access_token,
+    userKey: store.users.createApiKey(user.id).key,
     userId: user.id,
   };
   const ledgerProject = store.createProject({ name: 'ledger' });

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { deflateSync, gzipSync } from 'node:zlib';
-import { decodeExportResponse, decodeStatus } from '../../src/engine/otlp.js';
+import { decodeExportResponse, decodeStatus } from '../../src/ingest/otlp/wire.js';
 import { jsonRequest, postOtlp, protobufRequest, spanHex, traceHex, type SpanSpec } from '../support/otlp.js';
 import { startServer } from '../support/helpers.js';
 
@@ -83,9 +83,9 @@ test('a bad span in a good protobuf batch is refused alone, in partial_success',
 
 test('projects and log streams: created on first use when allowed, 403 and 404 as elsewhere', async (t) => {
   const s = await startServer(t);
-  const viewer = s.store.createUser({ email: 'viewer@test' });
-  s.store.addProjectMember(s.projectId, viewer.id, 'viewer');
-  const viewerKey = s.store.createApiKey(viewer.id).key;
+  const viewer = s.store.users.create({ email: 'viewer@test' });
+  s.store.catalog.addProjectMember(s.projectId, viewer.id, 'viewer');
+  const viewerKey = s.store.users.createApiKey(viewer.id).key;
   const hidden = s.store.createProject({ name: 'someone-elses' });
   const asViewer = (h: Record<string, string>) => postOtlp(s.url, protobufRequest(spans(1)), { 'Galileo-API-Key': viewerKey, ...h });
   assert.equal((await asViewer({ project: 'test-project' })).status, 403);
@@ -93,7 +93,7 @@ test('projects and log streams: created on first use when allowed, 403 and 404 a
   // A new project: created, and its creator owns it (so may also create its log streams).
   assert.equal((await asViewer({ project: 'viewers-own', logstream: 'prod' })).status, 200);
   const own = s.store.findProjects({ name: 'viewers-own' })[0]!;
-  assert.equal(s.store.projectRole(own.id, viewer.id), 'owner');
+  assert.equal(s.store.catalog.projectRole(own.id, viewer.id), 'owner');
   assert.deepEqual(s.store.listRuns(own.id).map((r) => r.name), ['prod']);
   assert.equal((await s.store.count('span', own.id, {})).total_count, 1);
   assert.equal((await s.store.count('span', hidden.id, {})).total_count, 0);

@@ -47,8 +47,8 @@ test('ids are validated as UUIDs: traversal strings never pass', () => {
 
 test('traversal in every path parameter of every route answers 4xx', { timeout: 120_000 }, async (t) => {
   const { store, projectId, logStreamId } = await openStore(t);
-  const admin = store.createUser({ email: 'trav-admin@test', role: 'admin' });
-  const key = store.createApiKey(admin.id).key;
+  const admin = store.users.create({ email: 'trav-admin@test', role: 'admin' });
+  const key = store.users.createApiKey(admin.id).key;
   const app = buildServer({ store });
   const routes = collectRoutes(app);
   const address = new URL(await app.listen({ port: 0, host: '127.0.0.1' }));
@@ -86,8 +86,8 @@ test('traversal in body ids answers 422 at the field; hostile names stay data', 
     ['session_id', (bad) => store.logTraces(projectId, { log_stream_id: logStreamId, session_id: bad, traces: [{ name: 't' }] })],
     ['traces.0.id', (bad) => store.logTraces(projectId, { log_stream_id: logStreamId, traces: [{ id: bad, name: 't' }] })],
     ['traces.0.spans.0.id', (bad) => store.logTraces(projectId, { log_stream_id: logStreamId, traces: [{ name: 't', spans: [{ type: 'tool', id: bad }] }] })],
-    ['trace_id', (bad) => store.logSpans(projectId, { log_stream_id: logStreamId, trace_id: bad, parent_id: trace, spans: [{ type: 'tool' }] })],
-    ['parent_id', (bad) => store.logSpans(projectId, { log_stream_id: logStreamId, trace_id: trace, parent_id: bad, spans: [{ type: 'tool' }] })],
+    ['trace_id', (bad) => store.records.logSpans(projectId, { log_stream_id: logStreamId, trace_id: bad, parent_id: trace, spans: [{ type: 'tool' }] })],
+    ['parent_id', (bad) => store.records.logSpans(projectId, { log_stream_id: logStreamId, trace_id: trace, parent_id: bad, spans: [{ type: 'tool' }] })],
     ['metrics_testing_id', (bad) => store.count('span', projectId, { metrics_testing_id: bad })],
   ];
   for (const [field, call] of fields) {

@@ -7,11 +7,12 @@ import { test } from 'node:test';
 import { buildServer } from '../../src/server/build-server.js';
 import { openStore, tempDir } from '../support/helpers.js';
 import { nodeEntry } from '../support/node-entry.js';
+import { storeCredentials } from '../../src/server/auth/credentials.js';
 
 test('off by default: many requests with one key are all answered', async (t) => {
   const { store } = await openStore(t);
-  const admin = store.createUser({ email: 'rl0@test', role: 'admin' });
-  const key = store.createApiKey(admin.id).key;
+  const admin = store.users.create({ email: 'rl0@test', role: 'admin' });
+  const key = store.users.createApiKey(admin.id).key;
   const app = buildServer({ store });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(() => app.close());
@@ -21,8 +22,8 @@ test('off by default: many requests with one key are all answered', async (t) =>
 
 test('per key: past the budget 429 with Retry-After; other keys and /docs unaffected', async (t) => {
   const { store } = await openStore(t);
-  const admin = store.createUser({ email: 'rl1@test', role: 'admin' });
-  const [a, b] = [store.createApiKey(admin.id).key, store.createApiKey(admin.id).key];
+  const admin = store.users.create({ email: 'rl1@test', role: 'admin' });
+  const [a, b] = [store.users.createApiKey(admin.id).key, store.users.createApiKey(admin.id).key];
   const app = buildServer({ store, rateLimit: { max: 3, windowMs: 60_000 } });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(() => app.close());
@@ -37,7 +38,7 @@ test('per key: past the budget 429 with Retry-After; other keys and /docs unaffe
   assert.doesNotMatch(JSON.stringify(body), new RegExp(a));
   assert.equal((await get('/projects/all', b)).status, 200, 'another key has its own budget');
   for (let i = 0; i < 5; i++) assert.equal((await get('/docs')).status, 200, 'the docs page is not limited');
-  const token = store.loginWithApiKey(b).access_token;
+  const token = storeCredentials(store).loginWithApiKey(b).access_token;
   for (let i = 0; i < 3; i++) assert.equal((await fetch(`${url}/current_user`, { headers: { Authorization: `Bearer ${token}` } })).status, 200);
   assert.equal((await fetch(`${url}/current_user`, { headers: { Authorization: `Bearer ${token}` } })).status, 429, 'a bearer token is counted as its own credential');
 });

@@ -21,8 +21,8 @@ const CONCURRENCY = 4;
 test(`schema-driven fuzzing of every operation and field (seed ${SEED}${ALL ? ', every mutation' : ''})`, { timeout: 600_000 }, async (t) => {
   const store = await TraceStore.open(tempDir(t, 'tracelake-schema-fuzz-'), { sealRows: 5_000 });
   t.after(() => store.close());
-  const admin = store.createUser({ email: 'schema-fuzz@test', role: 'admin', password: 'schema-fuzz-password' });
-  const key = store.createApiKey(admin.id).key;
+  const admin = store.users.create({ email: 'schema-fuzz@test', role: 'admin', password: 'schema-fuzz-password' });
+  const key = store.users.createApiKey(admin.id).key;
   const app = buildServer({ store });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(() => app.close());
@@ -36,9 +36,9 @@ test(`schema-driven fuzzing of every operation and field (seed ${SEED}${ALL ? ',
     const alive = world && store.findProjects().some((p) => p.id === world.projectId) && Object.values(world.runs).every((id) => store.listRuns(world.projectId).some((r) => r.id === id));
     if (!alive) {
       const project = store.createProject({ name: `schema-fuzz-${rng.int(0, 1e9)}` });
-      const runs = { log_stream: store.createRun(project.id, 'log_stream', 'ls').id, experiment: store.createRun(project.id, 'experiment', 'exp').id, metrics_testing: store.createRun(project.id, 'metrics_testing', 'mt').id };
-      const member = store.createUser({ email: `member-${rng.int(0, 1e9)}@test` });
-      store.addProjectMember(project.id, member.id, 'viewer');
+      const runs = { log_stream: store.catalog.createRun(project.id, 'log_stream', 'ls').id, experiment: store.catalog.createRun(project.id, 'experiment', 'exp').id, metrics_testing: store.catalog.createRun(project.id, 'metrics_testing', 'mt').id };
+      const member = store.users.create({ email: `member-${rng.int(0, 1e9)}@test` });
+      store.catalog.addProjectMember(project.id, member.id, 'viewer');
       world = { projectId: project.id, runs, traceIds: [], spanIds: [], sessionIds: [], scorerIds: [], scorerNames: [], userIds: [member.id], apiKey: key, email: admin.email, password: 'schema-fuzz-password', keyId: '', memberId: member.id };
     }
     if (alive && !needsRecords && world.spanIds.length > 0) return;
@@ -47,11 +47,11 @@ test(`schema-driven fuzzing of every operation and field (seed ${SEED}${ALL ? ',
     world.traceIds = await ids('trace');
     world.spanIds = await ids('span');
     world.sessionIds = await ids('session');
-    const scorers = store.listScorers({}, { limit: 100 }).scorers.filter((s) => s.scorer_type !== 'preset');
-    if (scorers.length === 0) scorers.push(store.createScorer({ name: `fuzz-scorer-${rng.int(0, 1e9)}`, metric_name: 'custom_score' } as never) as never);
+    const scorers = store.catalog.listScorers({}, { limit: 100 }).scorers.filter((s) => s.scorer_type !== 'preset');
+    if (scorers.length === 0) scorers.push(store.catalog.createScorer({ name: `fuzz-scorer-${rng.int(0, 1e9)}`, metric_name: 'custom_score' } as never) as never);
     world.scorerIds = scorers.map((s) => s.id);
     world.scorerNames = scorers.map((s) => s.name);
-    if (!world.keyId || needsRecords) world.keyId = store.createApiKey(admin.id).id; // a key the revoke route may take
+    if (!world.keyId || needsRecords) world.keyId = store.users.createApiKey(admin.id).id; // a key the revoke route may take
   };
 
   const param = (name: string, path: string): string => {

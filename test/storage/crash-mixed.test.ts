@@ -213,7 +213,7 @@ async function crashRounds(t: TestContext, rounds: number, compaction: boolean):
       const p = store.createProject({ name: `initial-${i}` });
       m.projects.set(p.id, p.name);
       for (const kind of ['log_stream', 'experiment'] as const) {
-        const r = store.createRun(p.id, kind, `initial-${kind}`);
+        const r = store.catalog.createRun(p.id, kind, `initial-${kind}`);
         m.runs.set(r.id, { projectId: p.id, kind, name: r.name });
       }
     }
@@ -265,7 +265,7 @@ test('a crash inside a run deletion leaves the run whole or gone, never listed w
     const p = store.createProject({ name: 'p' });
     m.projects.set(p.id, p.name);
     for (const name of ['a', 'b', 'c']) {
-      const r = store.createRun(p.id, 'log_stream', name);
+      const r = store.catalog.createRun(p.id, 'log_stream', name);
       m.runs.set(r.id, { projectId: p.id, kind: 'log_stream', name });
       const traceId = crypto.randomUUID();
       await store.logTraces(p.id, { log_stream_id: r.id, traces: [{ id: traceId, name, tags: [name] }] });

@@ -82,7 +82,7 @@ for (const [point, nths] of [
         const perTrace = new Map<string, number>();
         const ids = new Set<string>();
         for (let token: number | null = 0; token !== null; ) {
-          const page = await store.searchSpans(projectId, { log_stream_id: runId, starting_token: token, limit: 1000 });
+          const page = await store.search('span', projectId, { log_stream_id: runId, starting_token: token, limit: 1000 });
           for (const r of page.records) {
             assert.ok(!ids.has(String(r['id'])), `${point} #${nth}: span ${String(r['id'])} appears twice`);
             ids.add(String(r['id']));
@@ -101,7 +101,7 @@ for (const [point, nths] of [
           assert.ok(n >= 10 && n <= 40, `${point} #${nth}: unacknowledged trace ${id} has ${n} spans`);
           all.set(id, n);
         }
-        assert.equal((await store.countSpans(projectId, { log_stream_id: runId })).total_count, ids.size);
+        assert.equal((await store.count('span', projectId, { log_stream_id: runId })).total_count, ids.size);
         // The store takes writes again.
         const res = await store.logTraces(projectId, { log_stream_id: runId, reliable: true, traces: [{ name: 'after', input: 'a', spans: [{ type: 'llm', name: 'l', input: 'b' }] }] });
         all.set(res.trace_ids[0]!, 1);

@@ -89,7 +89,7 @@ test('SIGKILL during seals and merges, and a batch torn in the log, lose nothing
       const ids = new Set<string>();
       const perTrace = new Map<string, number>();
       for (let token: number | null = 0; token !== null; ) {
-        const page = await store.searchSpans(projectId, { log_stream_id: logStreamId, starting_token: token, limit: 1000 });
+        const page = await store.search('span', projectId, { log_stream_id: logStreamId, starting_token: token, limit: 1000 });
         for (const r of page.records) {
           assert.ok(!ids.has(String(r['id'])), `round ${round}: span ${String(r['id'])} appears twice`);
           ids.add(String(r['id']));
@@ -101,7 +101,7 @@ test('SIGKILL during seals and merges, and a batch torn in the log, lose nothing
       for (const [traceId, n] of all) assert.equal(perTrace.get(traceId), n, `round ${round}: acknowledged trace ${traceId} has all its spans`);
       // Unacknowledged traces (in flight at the kill) are whole or absent.
       for (const [traceId, n] of perTrace) if (!all.has(traceId)) assert.ok(n >= 10 && n <= 40, `round ${round}: trace ${traceId} has ${n} spans`);
-      assert.equal((await store.countSpans(projectId, { log_stream_id: logStreamId })).total_count, ids.size);
+      assert.equal((await store.count('span', projectId, { log_stream_id: logStreamId })).total_count, ids.size);
     } finally {
       await store.close();
     }

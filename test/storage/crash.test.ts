@@ -55,7 +55,7 @@ test('SIGKILL at random moments never loses an acknowledged span', { timeout: 18
     for (const [k, v] of acked) all.set(k, v);
     const store = await TraceStore.open(dir);
     try {
-      const total = (await store.countSpans(projectId, { log_stream_id: logStreamId })).total_count;
+      const total = (await store.count('span', projectId, { log_stream_id: logStreamId })).total_count;
       const traces = (await store.count('trace', projectId, { log_stream_id: logStreamId })).total_count;
       let ackedSpans = 0;
       for (const v of all.values()) ackedSpans += v;
@@ -66,7 +66,7 @@ test('SIGKILL at random moments never loses an acknowledged span', { timeout: 18
       let token: number | null = 0;
       const perTrace = new Map<string, number>();
       while (token !== null) {
-        const page = await store.searchSpans(projectId, { log_stream_id: logStreamId, starting_token: token, limit: 1000 });
+        const page = await store.search('span', projectId, { log_stream_id: logStreamId, starting_token: token, limit: 1000 });
         for (const r of page.records) {
           assert.ok(!ids.has(String(r['id'])), 'no duplicate span ids');
           ids.add(String(r['id']));

@@ -16,9 +16,9 @@ test('deleting a run does not bring back records deleted in another run', async 
   await store.logTraces(projectId, { log_stream_id: b, traces: [{ name: 'b-deleted', tags: ['x'], spans: [{ type: 'tool', name: 's' }] }, { name: 'b-kept' }] });
   await store.logTraces(projectId, { log_stream_id: a, traces: [{ name: 'a2' }] });
   await store.flush();
-  const del = await store.delete('trace', projectId, { log_stream_id: b, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: 'x' }] });
+  const del = await store.records.delete('trace', projectId, { log_stream_id: b, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: 'x' }] });
   assert.equal(del.deleted, 2);
-  await store.deleteRun(projectId, a);
+  await store.catalog.deleteRun(projectId, a);
   const names = async (s: TraceStore) => (await s.search('trace', projectId, { log_stream_id: b })).records.map((r) => r['name']);
   assert.deepEqual(await names(store), ['b-kept']);
   await store.close();
@@ -33,7 +33,7 @@ test('deleting a run does not bring back records deleted in another run', async 
 
 test('compacting one run does not bring back records deleted in another run', { timeout: 60_000 }, async (t) => {
   const { dir, store, projectId } = await openStore(t);
-  const compact = () => store.compact();
+  const compact = () => store.maintenance.compact();
   const a = store.createLogStream(projectId, 'a').id;
   const b = store.createLogStream(projectId, 'b').id;
   // Several small segments in run a, each spanning the numbers of a record of run b.
@@ -43,8 +43,8 @@ test('compacting one run does not bring back records deleted in another run', { 
     await store.logTraces(projectId, { log_stream_id: a, traces: [{ name: `a${i}-2` }] });
     await store.flush();
   }
-  for (let i = 0; i < 6; i += 2) await store.delete('trace', projectId, { log_stream_id: b, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: `b${i}` }] });
-  await store.delete('trace', projectId, { log_stream_id: a, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'a0' }] });
+  for (let i = 0; i < 6; i += 2) await store.records.delete('trace', projectId, { log_stream_id: b, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: `b${i}` }] });
+  await store.records.delete('trace', projectId, { log_stream_id: a, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'a0' }] });
   await compact();
   await compact();
   const names = async (s: TraceStore) => (await s.search('trace', projectId, { log_stream_id: b })).records.map((r) => String(r['name'])).sort();

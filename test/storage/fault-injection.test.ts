@@ -48,7 +48,7 @@ async function log(store: TraceStore, projectId: string, runId: string, n: numbe
 }
 
 async function remove(store: TraceStore, projectId: string, runId: string, id: string): Promise<void> {
-  await store.delete('trace', projectId, { log_stream_id: runId, filters: [{ type: 'id', column_id: 'id', value: id }] } as never);
+  await store.records.delete('trace', projectId, { log_stream_id: runId, filters: [{ type: 'id', column_id: 'id', value: id }] } as never);
 }
 
 /** Every visible trace, id -> output; fails on a duplicate. */
@@ -104,17 +104,17 @@ const steps: Step[] = [
     async prepare(store, t, expected) {
       await log(store, t.projectId, t.runA, 3, expected);
       const [first] = [...expected.keys()];
-      await store.updateRecord('trace', t.projectId, first!, { log_stream_id: t.runA, output: 'patched', reliable: true });
+      await store.records.updateRecord('trace', t.projectId, first!, { log_stream_id: t.runA, output: 'patched', reliable: true });
       expected.set(first!, 'patched');
     },
     run: (store) => store.flush(),
     after: () => undefined,
   },
-  { name: 'merge', prepare: async () => undefined, run: (store) => store.compact(), after: () => undefined },
+  { name: 'merge', prepare: async () => undefined, run: (store) => store.maintenance.compact(), after: () => undefined },
   {
     name: 'run drop',
     prepare: async () => undefined,
-    run: (store, t) => store.deleteRun(t.projectId, t.runB),
+    run: (store, t) => store.catalog.deleteRun(t.projectId, t.runB),
     after: (_t, expected, bIds) => bIds.forEach((id) => expected.delete(id)),
     finishesOnOpen: true,
   },
@@ -251,7 +251,7 @@ test('review reproduction 3: a merge whose manifest write fails, then an unrelat
     try {
       let renames = 0;
       arm(dir, (c) => c.fn === 'renameSync' && c.path.includes('manifest.json.tmp') && ++renames === merge, () => 'ENOSPC');
-      await assert.rejects(store.compact(), TraceLakeError);
+      await assert.rejects(store.maintenance.compact(), TraceLakeError);
       disarm();
       assert.equal(renames, merge, 'the merge got as far as the manifest');
       assert.deepEqual(await visible(store), expected, `merge ${merge}: reads answer as before the failed merge`);
@@ -264,7 +264,7 @@ test('review reproduction 3: a merge whose manifest write fails, then an unrelat
       await store.close();
       store = await TraceStore.open(dir, OPTIONS);
       assert.deepEqual(await visible(store), expected, `merge ${merge}: after a reopen`);
-      await store.compact();
+      await store.maintenance.compact();
       await store.close();
       store = await TraceStore.open(dir, OPTIONS);
       assert.deepEqual(await visible(store), expected, `merge ${merge}: after a merge and another reopen`);

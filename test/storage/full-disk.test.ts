@@ -26,8 +26,8 @@ test('a full disk: reliable requests fail with a clean 5xx, unreliable ones are 
   t.after(async () => {
     if (storeOpen) await store.close().catch(() => undefined);
   });
-  const admin = store.createUser({ email: 'disk@test', role: 'admin' });
-  const key = store.createApiKey(admin.id).key;
+  const admin = store.users.create({ email: 'disk@test', role: 'admin' });
+  const key = store.users.createApiKey(admin.id).key;
   const project = store.createProject({ name: 'disk' });
   const stream = store.createLogStream(project.id, 'default');
   const app = buildServer({ store });
@@ -82,7 +82,7 @@ test('a full disk: reliable requests fail with a clean 5xx, unreliable ones are 
   // (A change smaller than what is left of the catalog log's last page still fits: this one does not.)
   const changed = await call('PATCH', `/v2/projects/${project.id}`, { name: 'renamed-while-full', description: 'r'.repeat(20_000) });
   clean('change project', changed);
-  assert.equal(store.getProject(project.id).name, 'disk', 'the refused change is not applied');
+  assert.equal(store.catalog.getProject(project.id).name, 'disk', 'the refused change is not applied');
 
   // Space returns: everything works again.
   disk.free();
@@ -100,7 +100,7 @@ test('a full disk: reliable requests fail with a clean 5xx, unreliable ones are 
     assert.equal(c.span, c.trace * 2, `${when}: every stored trace has both its spans`);
     assert.ok(s.findProjects().some((p) => p.name === 'after-full'), `${when}: the project created after the disk emptied`);
     assert.ok(!s.findProjects().some((p) => p.name === 'not-while-full'), `${when}: the refused project`);
-    assert.equal(s.getProject(project.id).name, 'disk', `${when}: the refused change`);
+    assert.equal(s.catalog.getProject(project.id).name, 'disk', `${when}: the refused change`);
     await assertConsistent(s, project.id, when);
   };
   await check(store, 'live');

@@ -41,7 +41,7 @@ test('open removes leftovers of crashed processes and keeps the data', async (t)
     await store.logTraces(project.id, { log_stream_id: stream.id, reliable: true, traces: [{ name: 'kept', input: 'i', output: 'o' }] });
     await store.logTraces(project.id, { log_stream_id: other.id, reliable: true, traces: [{ name: 'dropped', input: 'i', output: 'o' }] });
     await store.flush();
-    await store.deleteRun(project.id, other.id);
+    await store.catalog.deleteRun(project.id, other.id);
     await store.close();
   }
   plant(dir, [...LEFTOVERS, ...KEPT]);

@@ -17,7 +17,7 @@ test('the same record ids in two runs and two projects are four records, live an
   const { dir, store, projectId, logStreamId } = await openStore(t);
   const other = store.createProject({ name: 'other-tenant' });
   const otherStream = store.createLogStream(other.id, 'theirs');
-  const experiment = store.createExperiment(projectId, 'exp');
+  const experiment = store.catalog.createExperiment(projectId, 'exp');
   const trace = (tag: string) => ({ id: ID, name: tag, input: tag, spans: [{ id: SPAN, type: 'tool' as const, name: tag, input: tag }] });
   await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [trace('mine')] });
   await store.logTraces(projectId, { experiment_id: experiment.id, traces: [trace('experiment')] });
@@ -49,7 +49,7 @@ test('replaying the log after a crash keeps same-id records of different runs an
   const p1 = store.createProject({ name: 'one' });
   const p2 = store.createProject({ name: 'two' });
   const s1 = store.createLogStream(p1.id, 'a');
-  const e1 = store.createExperiment(p1.id, 'b');
+  const e1 = store.catalog.createExperiment(p1.id, 'b');
   const s2 = store.createLogStream(p2.id, 'c');
   await store.close();
   const trace = (name: string) => ({ id: ID, name, input: name, spans: [{ id: SPAN, type: 'tool', name, input: name }] });

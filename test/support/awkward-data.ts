@@ -676,7 +676,7 @@ export async function logAwkward(store: TraceStore, projectId: string, runId: st
   if (mode === 'mixed') await store.flush();
   for (const step of phaseB) {
     if ('traces' in step) await store.logTraces(projectId, { log_stream_id: runId, ...step.traces });
-    else await store.logSpans(projectId, { log_stream_id: runId, ...step.spans });
+    else await store.records.logSpans(projectId, { log_stream_id: runId, ...step.spans });
   }
   if (mode === 'sealed') await store.flush();
 }

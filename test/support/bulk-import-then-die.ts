@@ -20,6 +20,6 @@ arm(
     return 'EIO';
   },
 );
-await store.importFile(file, { project: 'target', logStream: 'main' });
+await store.data.importFile(file, { project: 'target', logStream: 'main' });
 process.stdout.write('finished\n');
 process.kill(process.pid, 'SIGKILL');

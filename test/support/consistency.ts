@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import type { TraceStore } from '../../src/engine/trace-store.js';
 import type { Level } from '../../src/query/columns.js';
-import type { RunIds } from '../../src/engine/trace-store.js';
+import type { RunIds } from '../../src/engine/run-scope.js';
 
 export interface LevelCounts {
   span: number;

@@ -12,6 +12,7 @@ import { noCompaction, runField, type CrashOp, type CrashState } from './crash-o
 import type { CatalogChange } from '../../src/catalog/catalog-log.js';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { Rng } from './fuzz/rng.js';
+import { internalsOf } from '../../src/engine/internals.js';
 
 async function main(): Promise<void> {
   const [dir, stateFile, seedText] = process.argv.slice(2) as [string, string, string];
@@ -19,8 +20,8 @@ async function main(): Promise<void> {
   const rng = new Rng(Number(seedText));
   const store = await TraceStore.open(dir, { sealRows: 300, walRollBytes: 16 * 1024, ...noCompaction() });
   if (process.env['TRACELAKE_CRASH_AT'] === 'run-delete-catalog') {
-    const commit = store.catalog.commit.bind(store.catalog);
-    store.catalog.commit = (changes: readonly CatalogChange[]) => {
+    const commit = internalsOf(store).catalog.commit.bind(internalsOf(store).catalog);
+    internalsOf(store).catalog.commit = (changes: readonly CatalogChange[]) => {
       if (changes.some((c) => c.op === 'del' && c.table === 'runs')) process.kill(process.pid, 'SIGKILL');
       commit(changes);
     };
@@ -70,7 +71,7 @@ async function main(): Promise<void> {
         const t = state.tags[i]!;
         const o: CrashOp = { kind: 'delete', op, projectId: t.projectId, runId: t.runId, tag: t.tag };
         say('begin', o);
-        await store.delete('trace', t.projectId, { [runField(t.kind)]: t.runId, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: t.tag }] });
+        await store.records.delete('trace', t.projectId, { [runField(t.kind)]: t.runId, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: t.tag }] });
         say('ack', o);
         state.tags.splice(i, 1);
         break;
@@ -98,7 +99,7 @@ async function main(): Promise<void> {
         const runKind = rng.pick<RunKind>(['log_stream', 'log_stream', 'experiment', 'metrics_testing']);
         const o: CrashOp = { kind: 'createRun', op, projectId: p.id, runKind, name: `run-${seedText}-${op}` };
         say('begin', o);
-        const r = store.createRun(p.id, runKind, o.name);
+        const r = store.catalog.createRun(p.id, runKind, o.name);
         say('ack', { ...o, id: r.id });
         state.runs.push({ id: r.id, projectId: p.id, kind: runKind, name: o.name });
         break;
@@ -107,7 +108,7 @@ async function main(): Promise<void> {
         const p = rng.pick(state.projects);
         const o: CrashOp = { kind: 'renameProject', op, projectId: p.id, from: p.name, to: `renamed-${seedText}-${op}` };
         say('begin', o);
-        store.renameProject(p.id, o.to);
+        store.catalog.renameProject(p.id, o.to);
         say('ack', o);
         p.name = o.to;
         break;
@@ -116,7 +117,7 @@ async function main(): Promise<void> {
         const r = rng.pick(state.runs);
         const o: CrashOp = { kind: 'renameRun', op, projectId: r.projectId, runId: r.id, from: r.name, to: `renamed-run-${seedText}-${op}` };
         say('begin', o);
-        store.renameRun(r.projectId, r.id, o.to);
+        store.catalog.renameRun(r.projectId, r.id, o.to);
         say('ack', o);
         r.name = o.to;
         break;
@@ -125,7 +126,7 @@ async function main(): Promise<void> {
         const r = rng.pick(state.runs);
         const o: CrashOp = { kind: 'deleteRun', op, projectId: r.projectId, runId: r.id };
         say('begin', o);
-        await store.deleteRun(r.projectId, r.id);
+        await store.catalog.deleteRun(r.projectId, r.id);
         say('ack', o);
         state.runs = state.runs.filter((x) => x.id !== r.id);
         state.tags = state.tags.filter((x) => x.runId !== r.id);
@@ -135,7 +136,7 @@ async function main(): Promise<void> {
         const p = rng.pick(state.projects);
         const o: CrashOp = { kind: 'deleteProject', op, projectId: p.id };
         say('begin', o);
-        await store.deleteProject(p.id);
+        await store.catalog.deleteProject(p.id);
         say('ack', o);
         state.projects = state.projects.filter((x) => x.id !== p.id);
         state.runs = state.runs.filter((x) => x.projectId !== p.id);

@@ -72,7 +72,7 @@ export async function parquetExportOf(t: TestContext, traces: readonly unknown[]
   await src.store.flush();
   const dir = tempDir(t);
   const plain = join(dir, 'plain.parquet');
-  await src.store.exportFile(src.projectId, plain, { format: 'parquet' });
+  await src.store.data.exportFile(src.projectId, plain, { format: 'parquet' });
   return { dir, plain };
 }
 
@@ -106,9 +106,9 @@ export function jsonCaller(url: string, key: string): ServerFixture['call'] {
 export async function startServer(t: TestContext, options: { bodyLimit?: number; store?: TraceStoreOptions; viewer?: ServerOptions['viewer']; otlpMaxPendingBytes?: number } = {}): Promise<ServerFixture> {
   const fx = await openStore(t, options.store);
   // The caller owns the fixture project (a plain user, not an admin: access rules apply as in real use).
-  const user = fx.store.createUser({ email: `u${Date.now()}@test` });
-  fx.store.addProjectMember(fx.projectId, user.id, 'owner');
-  const key = fx.store.createApiKey(user.id).key;
+  const user = fx.store.users.create({ email: `u${Date.now()}@test` });
+  fx.store.catalog.addProjectMember(fx.projectId, user.id, 'owner');
+  const key = fx.store.users.createApiKey(user.id).key;
   const app = buildServer({ store: fx.store, ...(options.bodyLimit ? { bodyLimit: options.bodyLimit } : {}), ...(options.viewer !== undefined ? { viewer: options.viewer } : {}), ...(options.otlpMaxPendingBytes ? { otlpMaxPendingBytes: options.otlpMaxPendingBytes } : {}) });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(() => app.close()); // runs after the store's hook: close() of a closed store is a no-op, and app.close waits for requests

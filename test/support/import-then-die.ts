@@ -6,7 +6,7 @@ import { TraceStore } from '../../src/engine/trace-store.js';
 const [dir, file, batchRows, afterBatches] = process.argv.slice(2) as [string, string, string, string];
 const store = await TraceStore.open(dir);
 let batches = 0;
-await store.importFile(file, {
+await store.data.importFile(file, {
   project: 'imported',
   logStream: 'main',
   batchRows: Number(batchRows),

@@ -1,7 +1,7 @@
 // Builders for OTLP trace exports in tests and benchmarks: spans in the JSON form (hex ids, string
 // nanoseconds, tagged values), the same request as protobuf bytes, and posting either to a server.
 import { gzipSync } from 'node:zlib';
-import { encodeExportRequest } from '../../src/engine/otlp.js';
+import { encodeExportRequest } from '../../src/ingest/otlp/wire.js';
 
 export type Plain = string | number | boolean | Plain[] | { [k: string]: Plain };
 

@@ -80,7 +80,7 @@ export class PowerModel {
         if (c.kind === 'project' || c.kind === 'run') {
           // Created and acknowledged before the cut: present unless a drop of it (or its project) was sent before it.
           const dropped = this.#catalog.some((d) => d.sent < k && ((d.kind === 'dropProject' && d.projectId === c.projectId) || (d.kind === 'dropRun' && c.kind === 'run' && d.runId === c.runId)));
-          const present = c.kind === 'project' ? [...projects].some((p) => store.getProject(p).name === c.name) : runs.has(c.runId ?? '') || [...projects].some((p) => store.listRuns(p).some((r) => r.name === c.name));
+          const present = c.kind === 'project' ? [...projects].some((p) => store.catalog.getProject(p).name === c.name) : runs.has(c.runId ?? '') || [...projects].some((p) => store.listRuns(p).some((r) => r.name === c.name));
           if (!present && !dropped) problems.push(`catalog: ${c.kind} ${c.name} acknowledged at ${c.acked} is missing`);
         } else if ((c.kind === 'dropProject' && projects.has(id!)) || (c.kind === 'dropRun' && runs.has(id!))) {
           problems.push(`catalog: ${c.kind} ${id} acknowledged at ${c.acked} is back`);

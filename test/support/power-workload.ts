@@ -55,7 +55,7 @@ async function exportOf(ids: readonly string[], tag: string): Promise<string> {
   const s = side.createLogStream(p.id, 'side');
   await side.logTraces(p.id, { log_stream_id: s.id, traces: ids.map((id) => ({ id, name: 'imported', input: 'i', output: tag, spans: [{ type: 'tool', name: 'tool', input: 'x' }] })) as never });
   const file = join(journal, '..', `import-${tag}.parquet`);
-  await side.exportFile(p.id, file, { format: 'parquet' });
+  await side.data.exportFile(p.id, file, { format: 'parquet' });
   await side.close();
   return file;
 }
@@ -91,7 +91,7 @@ async function update(reliable: boolean, id: string): Promise<void> {
   const run = live.get(id)!;
   const tag = `v${opNo + 1}`;
   await op({ kind: 'put', ids: [id], projectId: run.projectId, runId: run.runId, tag, reliable }, () =>
-    store.updateRecord('trace', run.projectId, id, { log_stream_id: run.runId, output: tag, reliable }),
+    store.records.updateRecord('trace', run.projectId, id, { log_stream_id: run.runId, output: tag, reliable }),
   );
 }
 async function relog(id: string): Promise<void> {
@@ -104,14 +104,14 @@ async function relog(id: string): Promise<void> {
 async function remove(id: string): Promise<void> {
   const run = live.get(id)!;
   await op({ kind: 'del', ids: [id], projectId: run.projectId, runId: run.runId }, () =>
-    store.delete('trace', run.projectId, { log_stream_id: run.runId, filters: [{ type: 'id', column_id: 'id', value: id }] } as never),
+    store.records.delete('trace', run.projectId, { log_stream_id: run.runId, filters: [{ type: 'id', column_id: 'id', value: id }] } as never),
   );
   live.delete(id);
 }
 async function dropRun(run: { projectId: string; runId: string }, whole: boolean): Promise<void> {
   const ids = [...live].filter(([, r]) => (whole ? r.projectId === run.projectId : r.runId === run.runId)).map(([id]) => id);
   await op({ kind: whole ? 'dropProject' : 'dropRun', ids, projectId: run.projectId, runId: run.runId }, () =>
-    whole ? store.deleteProject(run.projectId) : store.deleteRun(run.projectId, run.runId),
+    whole ? store.catalog.deleteProject(run.projectId) : store.catalog.deleteRun(run.projectId, run.runId),
   );
   for (const id of ids) live.delete(id);
   for (let i = runs.length - 1; i >= 0; i--) if (whole ? runs[i]!.projectId === run.projectId : runs[i]!.runId === run.runId) runs.splice(i, 1);
@@ -127,9 +127,9 @@ if (scenario === 'dead-before-wal') {
   }
   const target = [...live.keys()][0]!;
   await update(false, target);
-  await op({ kind: 'compact' }, () => store.compact());
+  await op({ kind: 'compact' }, () => store.maintenance.compact());
   await logNew(false, run);
-  await op({ kind: 'compact' }, () => store.compact());
+  await op({ kind: 'compact' }, () => store.maintenance.compact());
 } else if (scenario === 'seal-after-failure') {
   // A seal fails (EIO), the record is re-logged with reliable:false into the next log file, whose
   // fsync then fails too; the retried seal of the first table must keep the acknowledged version.
@@ -160,16 +160,16 @@ if (scenario === 'dead-before-wal') {
   const ids = [...[...live.keys()].slice(0, 3), crypto.randomUUID(), crypto.randomUUID()];
   const tag = `v${opNo + 1}`;
   const file = await exportOf(ids, tag);
-  const target = { project: store.getProject(run.projectId).name, logStream: store.listRuns(run.projectId)[0]!.name };
+  const target = { project: store.catalog.getProject(run.projectId).name, logStream: store.listRuns(run.projectId)[0]!.name };
   const imported = { kind: 'put' as const, ids, projectId: run.projectId, runId: run.runId, tag, reliable: true };
-  await op(imported, () => store.importFile(file, target));
+  await op(imported, () => store.data.importFile(file, target));
   for (const id of ids) live.set(id, run);
   await relog(ids[0]!);
   await update(false, ids[1]!);
   await logNew(true, run);
-  await op(imported, () => store.importFile(file, target));
+  await op(imported, () => store.data.importFile(file, target));
   await op({ kind: 'flush' }, () => store.flush());
-  await op({ kind: 'compact' }, () => store.compact());
+  await op({ kind: 'compact' }, () => store.maintenance.compact());
 } else {
   await newProject();
   const ops = Number(opsText);
@@ -183,7 +183,7 @@ if (scenario === 'dead-before-wal') {
     else if (r < 0.66) await relog(pick(ids));
     else if (r < 0.76) await remove(pick(ids));
     else if (r < 0.83) await op({ kind: 'flush' }, () => store.flush());
-    else if (r < 0.88) await op({ kind: 'compact' }, () => store.compact());
+    else if (r < 0.88) await op({ kind: 'compact' }, () => store.maintenance.compact());
     else if (r < 0.92) await newRun(pick(runs).projectId);
     else if (r < 0.95) await newProject();
     else if (runs.length > 1) {

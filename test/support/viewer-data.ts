@@ -30,8 +30,8 @@ async function post(fx: ServerFixture, path: string, body: unknown): Promise<any
 
 export async function seedViewerData(fx: ServerFixture): Promise<ViewerData> {
   const { store, projectId, logStreamId } = fx;
-  store.renameProject(projectId, 'support-bot');
-  store.renameRun(projectId, logStreamId, 'production');
+  store.catalog.renameProject(projectId, 'support-bot');
+  store.catalog.renameRun(projectId, logStreamId, 'production');
   const p = `/v2/projects/${projectId}`;
 
   const { traces } = generateTraceSet({ spans: 900, seed: 20261122, startTime: Date.UTC(2026, 10, 20, 9) });
@@ -68,12 +68,12 @@ export async function seedViewerData(fx: ServerFixture): Promise<ViewerData> {
   };
   const xssRes = await post(fx, `${p}/traces`, { log_stream_id: logStreamId, traces: [xss], include_trace_ids: true });
 
-  const experiment = store.createExperiment(projectId, 'prompt-v2');
+  const experiment = store.catalog.createExperiment(projectId, 'prompt-v2');
   const { traces: expTraces } = generateTraceSet({ spans: 60, seed: 7, startTime: Date.UTC(2026, 10, 19) });
   await post(fx, `${p}/traces`, { experiment_id: experiment.id, traces: expTraces });
 
   const other = store.createProject({ name: 'batch-jobs' });
-  store.addProjectMember(other.id, (await fx.call('GET', '/v2/current_user')).body.id, 'owner');
+  store.catalog.addProjectMember(other.id, (await fx.call('GET', '/v2/current_user')).body.id, 'owner');
   store.createLogStream(other.id, 'nightly');
 
   // The generated session with the most traces.

@@ -1,16 +1,16 @@
-// Token endpoints (COMPAT.md 2): POST /login/api_key {api_key} and POST /login (OAuth2 password form).
+// Token endpoints: POST /login/api_key {api_key} and POST /login (OAuth2 password form).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { TraceStore } from '../../engine/trace-store.js';
+import type { Credentials } from '../auth/credentials.js';
 
 const Token = Type.Object({ access_token: Type.String(), token_type: Type.String(), expires_in: Type.Optional(Type.Integer()) });
 
-export const authRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
+export const authRoutes = (credentials: Credentials): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.post(
       '/login/api_key',
       { config: { public: true }, schema: { body: Type.Object({ api_key: Type.String({ minLength: 1 }) }), response: { 200: Token } } },
-      async (req) => store.loginWithApiKey(req.body.api_key),
+      async (req) => credentials.loginWithApiKey(req.body.api_key),
     );
     app.post(
       '/login',
@@ -28,6 +28,6 @@ export const authRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
           response: { 200: Token },
         },
       },
-      async (req) => store.loginWithPassword(req.body.username, req.body.password),
+      async (req) => credentials.loginWithPassword(req.body.username, req.body.password),
     );
   };

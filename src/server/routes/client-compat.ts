@@ -13,7 +13,7 @@ export const clientCompatRoutes = (store: TraceStore): FastifyPluginAsyncTypebox
       '/scorers/:scorer_id/version',
       { schema: { params: ScorerIdParams, querystring: Type.Object({ version: Type.Integer({ minimum: 1 }) }), response: { 200: ScorerVersionWithCode } } },
       async (req) => {
-        const found = store.listScorerVersions(req.params.scorer_id).find((v) => v.version === req.query.version);
+        const found = store.catalog.listScorerVersions(req.params.scorer_id).find((v) => v.version === req.query.version);
         if (!found) throw new NotFoundError(`Scorer ${req.params.scorer_id} has no version ${req.query.version}`);
         return found;
       },

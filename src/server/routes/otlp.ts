@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { gunzip, inflate, type InputType, type ZlibOptions } from 'node:zlib';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { encodeExportResponse, encodeStatus, loadOtlpTypes } from '../../engine/otlp.js';
+import { encodeExportResponse, encodeStatus, loadOtlpTypes } from '../../ingest/otlp/wire.js';
 import type { TraceStore } from '../../engine/trace-store.js';
 import { BadRequestError, OverloadedError, PayloadTooLargeError, TraceLakeError } from '../../errors.js';
 import { toResponse } from '../errors.js';
@@ -139,7 +139,7 @@ export const otlpRoutes = (store: TraceStore, options: OtlpRouteOptions): Fastif
         pending += raw.length;
         try {
           const body = await decompress(raw, request.headers['content-encoding'], options.bodyLimit);
-          const result = await store.logOtlp(encoding === 'json' ? parseJson(body) : body, {
+          const result = await store.otlp.log(encoding === 'json' ? parseJson(body) : body, {
             project: header(request, 'project', 'x-project-name') ?? null,
             logStream: header(request, 'logstream') ?? null,
             user: request.user,

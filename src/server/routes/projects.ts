@@ -16,17 +16,17 @@ const Bookmarked = Type.Object({ project_id: Type.String(), bookmark: Type.Boole
 export const projectRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.post('/projects', { schema: { body: CreateProjectBody, response: { 200: ProjectDb } } }, async (req) =>
-      projectDb(store, store.createProject({ name: req.body.name, type: req.body.type ?? undefined, description: req.body.description, labels: req.body.labels ?? undefined }, req.user), req.user),
+      projectDb(store, store.catalog.createProject({ name: req.body.name, type: req.body.type ?? undefined, description: req.body.description, labels: req.body.labels ?? undefined }, req.user), req.user),
     );
     // An empty list (not a 404) when no project has the name: the client then creates it.
     app.get('/projects', { schema: { querystring: ProjectQuery, response: { 200: Type.Array(ProjectDb) } } }, async (req) =>
-      store.findProjects({ name: req.query.project_name }, req.user).map((p) => projectDb(store, p, req.user)),
+      store.catalog.findProjects({ name: req.query.project_name }, req.user).map((p) => projectDb(store, p, req.user)),
     );
     app.get('/projects/all', { schema: { querystring: ProjectQuery, response: { 200: Type.Array(ProjectDb) } } }, async (req) =>
-      store.findProjects({}, req.user).map((p) => projectDb(store, p, req.user)),
+      store.catalog.findProjects({}, req.user).map((p) => projectDb(store, p, req.user)),
     );
     app.get('/projects/:project_id', { schema: { params: ProjectIdParams, querystring: ProjectActionsQuery, response: { 200: ProjectDb } } }, async (req) =>
-      projectDb(store, store.getProject(req.params.project_id), req.user, req.query.actions ?? []),
+      projectDb(store, store.catalog.getProject(req.params.project_id), req.user, req.query.actions ?? []),
     );
     // PUT is the hosted service's verb for a project update; PATCH is accepted as well.
     for (const method of ['PATCH', 'PUT'] as const) {
@@ -34,26 +34,26 @@ export const projectRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
         method,
         url: '/projects/:project_id',
         schema: { params: ProjectIdParams, body: UpdateProjectBody, response: { 200: ProjectDb } },
-        handler: async (req) => projectDb(store, store.updateProject(req.params.project_id, req.body, req.user), req.user),
+        handler: async (req) => projectDb(store, store.catalog.updateProject(req.params.project_id, req.body, req.user), req.user),
       });
     }
     app.delete('/projects/:project_id', { schema: { params: ProjectIdParams, response: { 200: DeletedBody } } }, async (req) => {
-      const { records_deleted } = await store.deleteProject(req.params.project_id);
+      const { records_deleted } = await store.catalog.deleteProject(req.params.project_id);
       return { message: `Project ${req.params.project_id} deleted`, records_deleted };
     });
     app.put('/projects/:project_id/bookmark', { schema: { params: ProjectIdParams, response: { 200: Bookmarked } } }, async (req) => {
-      store.bookmarkProject(req.params.project_id, true, req.user);
+      store.catalog.bookmarkProject(req.params.project_id, true, req.user);
       return { project_id: req.params.project_id.toLowerCase(), bookmark: true };
     });
     app.delete('/projects/:project_id/bookmark', { schema: { params: ProjectIdParams, response: { 200: Bookmarked } } }, async (req) => {
-      store.bookmarkProject(req.params.project_id, false, req.user);
+      store.catalog.bookmarkProject(req.params.project_id, false, req.user);
       return { project_id: req.params.project_id.toLowerCase(), bookmark: false };
     });
     if (app.prefix === '') {
       const schema = { querystring: ProjectsQueryV1, body: ProjectsBodyV1, response: { 200: ProjectsPageV1 } };
-      app.post('/projects/paginated', { schema, preValidation: emptyBodyIsEmptyObject }, async (req) => store.listProjectsV1(req.body, req.query, req.user));
+      app.post('/projects/paginated', { schema, preValidation: emptyBodyIsEmptyObject }, async (req) => store.catalog.listProjectsV1(req.body, req.query, req.user));
     } else {
       const schema = { querystring: ProjectsQuery, body: ProjectsBody, response: { 200: ProjectsPage } };
-      app.post('/projects/paginated', { schema, preValidation: emptyBodyIsEmptyObject }, async (req) => store.listProjects(req.body, req.query, req.user));
+      app.post('/projects/paginated', { schema, preValidation: emptyBodyIsEmptyObject }, async (req) => store.catalog.listProjects(req.body, req.query, req.user));
     }
   };

@@ -18,16 +18,16 @@ export const recordRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
     for (const [path, level] of LEVELS) {
       const base = `/projects/:project_id/${path}`;
       app.post(`${base}/search`, { schema: { params: ProjectIdParams, body: SearchBody, response: { 200: SearchResponse } } }, async (req) =>
-        store.search(level, req.params.project_id, req.body),
+        store.records.search(level, req.params.project_id, req.body),
       );
       app.post(`${base}/partial_search`, { schema: { params: ProjectIdParams, body: PartialSearchBody, response: { 200: SearchResponse } } }, async (req) =>
-        store.partialSearch(level, req.params.project_id, req.body),
+        store.records.partialSearch(level, req.params.project_id, req.body),
       );
       app.post(`${base}/count`, { schema: { params: ProjectIdParams, body: FilterBody, response: { 200: CountResponse } } }, async (req) =>
-        store.count(level, req.params.project_id, req.body),
+        store.records.count(level, req.params.project_id, req.body),
       );
       app.post(`${base}/delete`, { schema: { params: ProjectIdParams, body: FilterBody, response: { 200: DeleteResponse } } }, async (req) => {
-        const { message } = await store.delete(level, req.params.project_id, req.body);
+        const { message } = await store.records.delete(level, req.params.project_id, req.body);
         return { message };
       });
       // The id is named for the level (`span_id`, ...): the same path under another name (PATCH
@@ -38,11 +38,11 @@ export const recordRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
         { schema: { params: Type.Object({ project_id: Uuid, [id]: Uuid }), response: { 200: RecordResponse } }, serializerCompiler: () => JSON.stringify },
         async (req) => {
           const params = req.params as Record<string, string>;
-          return (await store.getRecord(level, String(params['project_id']), String(params[id]))) as Static<typeof RecordResponse>;
+          return (await store.records.getRecord(level, String(params['project_id']), String(params[id]))) as Static<typeof RecordResponse>;
         },
       );
       app.post(`${base}/available_columns`, { schema: { params: ProjectIdParams, body: AvailableColumnsBody, response: { 200: ColumnsResponse } } }, async (req) =>
-        store.availableColumns(level, req.params.project_id, req.body),
+        store.records.availableColumns(level, req.params.project_id, req.body),
       );
     }
   };

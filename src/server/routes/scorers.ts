@@ -18,23 +18,23 @@ export const scorerRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
     app.post(
       '/scorers/list',
       { schema: { querystring: ListScorersQuery, body: ListScorersBody, response: { 200: ListScorersResponse } }, preValidation: emptyBodyIsEmptyObject, serializerCompiler: () => (data) => JSON.stringify(data) },
-      async (req) => store.listScorers(req.body, req.query, req.user),
+      async (req) => store.catalog.listScorers(req.body, req.query, req.user),
     );
-    app.post('/scorers', { schema: { body: CreateScorerBody, response: { 200: Scorer } } }, async (req) => store.createScorer(req.body, req.user));
+    app.post('/scorers', { schema: { body: CreateScorerBody, response: { 200: Scorer } } }, async (req) => store.catalog.createScorer(req.body, req.user));
     app.get('/scorers/:scorer_id', { schema: { params: ScorerIdParams, querystring: ScorerActionsQuery, response: { 200: Scorer } } }, async (req) =>
-      store.getScorer(req.params.scorer_id, req.user, req.query.actions ?? []),
+      store.catalog.getScorer(req.params.scorer_id, req.user, req.query.actions ?? []),
     );
     app.patch('/scorers/:scorer_id', { schema: { params: ScorerIdParams, body: UpdateScorerBody, response: { 200: Scorer } } }, async (req) =>
-      store.updateScorer(req.params.scorer_id, req.body, req.user),
+      store.catalog.updateScorer(req.params.scorer_id, req.body, req.user),
     );
     app.delete('/scorers/:scorer_id', { schema: { params: ScorerIdParams, response: { 200: Type.Object({ message: Type.String() }) } } }, async (req) => {
-      store.deleteScorer(req.params.scorer_id, req.user);
+      store.catalog.deleteScorer(req.params.scorer_id, req.user);
       return { message: `Scorer ${req.params.scorer_id} deleted` };
     });
     app.post('/scorers/:scorer_id/versions', { schema: { params: ScorerIdParams, body: ScorerVersionInput, response: { 200: ScorerVersion } } }, async (req) =>
-      store.createScorerVersion(req.params.scorer_id, req.body, req.user),
+      store.catalog.createScorerVersion(req.params.scorer_id, req.body, req.user),
     );
     app.get('/scorers/:scorer_id/versions', { schema: { params: ScorerIdParams, response: { 200: Type.Array(ScorerVersionWithCode) } } }, async (req) =>
-      store.listScorerVersions(req.params.scorer_id, req.user),
+      store.catalog.listScorerVersions(req.params.scorer_id, req.user),
     );
   };

@@ -3,7 +3,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { User } from '../../catalog/catalog.js';
-import { publicUser, type TraceStore } from '../../engine/trace-store.js';
+import type { TraceStore } from '../../engine/trace-store.js';
+import { publicUser } from '../../engine/users.js';
 import { ForbiddenError, NotFoundError } from '../../errors.js';
 import { Nullable, Uuid } from '../../schemas/common.js';
 
@@ -23,7 +24,7 @@ export const userRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
     app.get('/current_user', { schema: { response: { 200: UserView } } }, async (req) => publicUser(req.user!));
     app.get('/users', { schema: { response: { 200: Type.Array(UserView) } } }, async (req) => {
       requireAdmin(req.user);
-      return store.listUsers();
+      return store.users.list();
     });
     app.post(
       '/users',
@@ -41,12 +42,12 @@ export const userRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
       },
       async (req) => {
         requireAdmin(req.user);
-        return publicUser(store.createUser(req.body));
+        return publicUser(store.users.create(req.body));
       },
     );
     app.get('/users/:user_id/api_keys', { schema: { params: Type.Object({ user_id: Uuid }), response: { 200: Type.Array(KeyView) } } }, async (req) => {
       requireSelfOrAdmin(req.user, req.params.user_id);
-      return store.listApiKeys(req.params.user_id.toLowerCase());
+      return store.users.listApiKeys(req.params.user_id.toLowerCase());
     });
     app.post(
       '/users/:user_id/api_keys',
@@ -59,15 +60,15 @@ export const userRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
       },
       async (req) => {
         requireSelfOrAdmin(req.user, req.params.user_id);
-        const { key, id } = store.createApiKey(req.params.user_id.toLowerCase(), req.body.description ?? '');
+        const { key, id } = store.users.createApiKey(req.params.user_id.toLowerCase(), req.body.description ?? '');
         return { id, api_key: key, description: req.body.description ?? '' };
       },
     );
     app.delete('/api_keys/:key_id', { schema: { params: Type.Object({ key_id: Uuid }), response: { 200: Type.Object({ message: Type.String() }) } } }, async (req) => {
-      const key = store.listApiKeys().find((k) => k.id === req.params.key_id.toLowerCase());
+      const key = store.users.listApiKeys().find((k) => k.id === req.params.key_id.toLowerCase());
       if (!key) throw new NotFoundError(`API key ${req.params.key_id} not found`);
       requireSelfOrAdmin(req.user, key.user_id);
-      store.revokeApiKey(key.id);
+      store.users.revokeApiKey(key.id);
       return { message: `API key ${key.id} revoked` };
     });
   };

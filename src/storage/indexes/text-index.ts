@@ -14,6 +14,7 @@
 // (256 KiB at most; a 32k-row group holds megabytes of text). No false positives beyond the trigrams.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Connection } from '../../db/database.js';
+import type { TextRequirement } from '../../query/text-needs.js';
 import { crc32, withCrc } from '../crc32.js';
 import { fsyncPathAsync, writeFileAtomic } from '../fs-util.js';
 import { hasSorted } from './id-index.js';
@@ -95,8 +96,7 @@ function has(set: KeySet, key: number): boolean {
   return hasSorted(set.keys, key);
 }
 
-/** What a matching row holds: a substring of a column, or one of several lists of such (each all required). */
-export type TextRequirement = { readonly column: string; readonly needle: string } | { readonly any: readonly (readonly TextRequirement[])[] };
+export type { TextRequirement };
 
 /** A requirement as trigram keys: a column must hold all `keys`, or one alternative must hold entirely. */
 export type TextNeed = { readonly column: TextColumn; readonly keys: readonly number[] } | { readonly any: readonly (readonly TextNeed[])[] };

@@ -4,7 +4,7 @@ import { EMPTY, ident, joinSql, raw, sql, type Sql } from '../../query/sql.js';
 import type { SegmentEntry } from '../manifest/manifest.js';
 import type { MemTable } from '../memtable/mem-tables.js';
 import { COLUMN_NAMES, KIND_SQL, TAG_LIST_COLUMN, TAG_SET_COLUMN } from '../../record/record-columns.js';
-import type { Scope } from './snapshot.js';
+import type { Scope } from './scope.js';
 import type { TextCandidates } from './time-profile.js';
 
 /** Part of a scope's records: only the segments in `files` (only: true) or all but those, memory tables or not. */

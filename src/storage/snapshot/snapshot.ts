@@ -22,18 +22,12 @@ import type { SealedIdIndex } from '../indexes/id-index.js';
 import { partitionKey, type ManifestState, type SegmentEntry } from '../manifest/manifest.js';
 import type { MemTable, TypeNotes } from '../memtable/mem-tables.js';
 import { COLUMN_NAMES, KIND_SQL, STORED_SELECT, type RecordKind } from '../../record/record-columns.js';
+import type { Scope } from './scope.js';
 import { sourceSql, type SourceParts, type SourcePick, type SourceSql } from './snapshot-source.js';
 import type { TextRequirement } from '../indexes/text-index.js';
 import { textCandidates, timeProfile, type TimeProfile } from './time-profile.js';
 
-export type { TextRequirement };
-
-export interface Scope {
-  projectId: string;
-  /** Omit to address every run of the project. */
-  runId?: string;
-  kinds: readonly RecordKind[];
-}
+export type { Scope, TextRequirement };
 
 /**
  * Retention: for a project, the runs whose records expire and the created_at (epoch µs) before which

@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import type { SegmentEntry } from '../manifest/manifest.js';
 import type { MemTable } from '../memtable/mem-tables.js';
-import type { Scope } from './snapshot.js';
+import type { Scope } from './scope.js';
 import { candidateGroups, textIndexOf, textNeeds, type TextRequirement } from '../indexes/text-index.js';
 
 /** See textCandidates. */

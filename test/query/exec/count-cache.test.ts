@@ -50,18 +50,18 @@ test('kept segment counts give the full count after deletes, merges and retentio
   await check('fresh');
   assert.ok(reused >= 6, `repeated counts reused kept segment counts (${reused})`);
   // Counts of every segment are kept now; retention then hides part of the first one.
-  for (const fx of [kept, plain]) fx.store.setRetention(fx.projectId, { retention_days: 2 });
+  for (const fx of [kept, plain]) fx.store.data.setRetention(fx.projectId, { retention_days: 2 });
   await check('with retention cutting a segment');
   assert.ok((await count(plain, 'span', [])) < 5000, 'retention hid the old spans');
   for (const fx of [kept, plain]) {
     const body = { log_stream_id: fx.logStreamId, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: 'beta' }, { type: 'text', column_id: 'type', operator: 'eq', value: 'tool' }] };
-    const gone = await fx.store.delete('span', fx.projectId, body as never);
+    const gone = await fx.store.records.delete('span', fx.projectId, body as never);
     assert.ok(gone.deleted > 0);
   }
   await check('after a delete');
   for (const fx of [kept, plain]) {
     await fx.store.flush();
-    await fx.store.compact();
+    await fx.store.maintenance.compact();
   }
   await check('after seal and merge');
 });
@@ -86,7 +86,7 @@ test('a has_children filter is counted afresh after a delete leaves a trace chil
   assert.deepEqual(await counts(), [2, 2]);
   assert.deepEqual(await counts(), [2, 2]);
   for (const fx of [kept, plain]) {
-    const gone = await fx.store.delete('span', fx.projectId, { log_stream_id: fx.logStreamId, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 's1' }] } as never);
+    const gone = await fx.store.records.delete('span', fx.projectId, { log_stream_id: fx.logStreamId, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 's1' }] } as never);
     assert.equal(gone.deleted, 1);
   }
   assert.deepEqual(await counts(), [1, 1]);

@@ -74,12 +74,12 @@ test('metric-sorted pages from the segments\' lists equal the reference evaluato
     if (b % 3 === 2) await store.flush();
   }
   await store.flush();
-  assert.ok(store.stats.sealedRows > 0, 'rows are sealed');
+  assert.ok(store.records.stats.sealedRows > 0, 'rows are sealed');
 
   const ids = (body: object) => store.partialSearch('span', projectId, { limit: 1000, select_columns: { column_ids: ['id'] }, ...body }).then((p) => p.records.map((r) => String(r['id'])));
   // Dead rows in the lists: the best recent llm spans are deleted (their rows stay in the segments).
   const best = await ids({ filters: [{ type: 'date', column_id: 'created_at', operator: 'gte', value: new Date(now - 2 * DAY).toISOString() }, { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }], sort: { column_id: 'metrics/quality', ascending: false }, limit: 6 });
-  assert.equal((await store.delete('span', projectId, { filters: [{ type: 'id', column_id: 'id', operator: 'one_of', value: best }] })).deleted, 6);
+  assert.equal((await store.records.delete('span', projectId, { filters: [{ type: 'id', column_id: 'id', operator: 'one_of', value: best }] })).deleted, 6);
   // Updates: a batch logged again with new values of the top-level llm spans. The old versions stay
   // in the segments' lists (dead), the new ones (same ids) are in memory.
   const again = batches[1]!.map((tr) => {
@@ -89,7 +89,7 @@ test('metric-sorted pages from the segments\' lists equal the reference evaluato
   await store.logTraces(projectId, { log_stream_id, traces: again } as never);
   // Rows still in memory, some better than anything sealed.
   await store.logTraces(projectId, { log_stream_id, traces: traces(15, now - DAY / 2, rand, true) } as never);
-  store.setRetention(projectId, { retention_days: 30 });
+  store.data.setRetention(projectId, { retention_days: 30 });
 
   const mid = new Date(now - DAY + 600_000).toISOString();
   const filters: { name: string; filters: Filter[]; lists: boolean }[] = [
@@ -138,6 +138,6 @@ test('metric-sorted pages from the segments\' lists equal the reference evaluato
   };
   await check('sealed + memory');
   await store.flush();
-  await store.compact();
+  await store.maintenance.compact();
   await check('merged');
 });

@@ -29,7 +29,7 @@ test('pages over memory tables and segments equal full-scan and fetched pages', 
       await fx.store.logTraces(fx.projectId, { log_stream_id: fx.logStreamId, traces: batch as never });
     }
   }
-  const stats = small.store.stats;
+  const stats = small.store.records.stats;
   assert.ok(stats.memRows > 100 && stats.sealedRows > 0, `rows both in memory (more than a window) and sealed: ${JSON.stringify(stats)}`);
   for (const f of FILTERS) {
     for (const ascending of [false, true]) {

@@ -17,7 +17,7 @@ test('windowed pages equal full-scan pages', { timeout: 60_000 }, async (t) => {
   await small.store.flush();
   await full.store.flush();
   // Sealed into row groups of 64 rows: a window of 100 rows spans a few of them.
-  assert.ok(small.store.stats.sealedRows > 4000, JSON.stringify(small.store.stats));
+  assert.ok(small.store.records.stats.sealedRows > 4000, JSON.stringify(small.store.records.stats));
   const filters = [
     [],
     [{ type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }],
@@ -92,7 +92,7 @@ test('a short window finds the page by its rows\' times, and the page stays exac
     }
   }
   assert.ok(timed >= 12, `the short windows asked for the page's times (${timed})`);
-  assert.ok(small.store.stats.memRows > 0 && small.store.stats.sealedRows > 0, 'rows both sealed and in memory');
+  assert.ok(small.store.records.stats.memRows > 0 && small.store.records.stats.sealedRows > 0, 'rows both sealed and in memory');
 });
 
 // Sorted by name or by a metric, a filter admitting few rows can first read created_at and the

@@ -66,7 +66,7 @@ test('a wrong estimate of the matches never changes a page, and the measured one
   const whole = await openStore(t, { sealRows: 100_000, walRollBytes: 200_000, autoCompact: false, metricTopK: false, pageWindowRows: 10_000_000 });
   for (const fx of [measured, few, many]) await fill(fx, 11);
   await fill(whole, 1);
-  assert.ok(measured.store.stats.memRows > 0 && measured.store.stats.sealedRows > 0, 'rows both sealed and in memory');
+  assert.ok(measured.store.records.stats.memRows > 0 && measured.store.records.stats.sealedRows > 0, 'rows both sealed and in memory');
   const stepsOf: Record<string, string> = {};
   for (const [fname, filters] of Object.entries(FILTERS)) {
     for (const [sname, sort] of Object.entries(SORTS)) {

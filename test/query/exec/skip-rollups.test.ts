@@ -18,6 +18,7 @@ import type { Level } from '../../../src/query/columns.js';
 import { tempDir } from '../../support/helpers.js';
 import { jsonRequest, spanHex, traceHex, type SpanSpec } from '../../support/otlp.js';
 import { ReferenceEvaluator, type Filter, type FilterBody, type Rec, type Sort } from '../../support/reference-eval.js';
+import { internalsOf } from '../../../src/engine/internals.js';
 
 const LEVELS: readonly Level[] = ['span', 'trace', 'session'];
 const msgs = [{ role: 'user', content: 'hi' }];
@@ -124,7 +125,7 @@ for (const sealed of [false, true]) {
         { traceId, spanId: spanHex(), parentSpanId: parent, name: `inner${i}`, startMs: now - 90 + i, endMs: now - 10, attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.usage.input_tokens': 5 + i } },
       ];
     }).flat();
-    await f.store.logOtlp(jsonRequest(spans), { project: 'p', logStream: 'otel' });
+    await f.store.otlp.log(jsonRequest(spans), { project: 'p', logStream: 'otel' });
     if (sealed) await f.store.flush();
     const ref = new ReferenceEvaluator(await all(f.store, f.projectId));
     assert.ok(ref.byLevel.span.some((s) => s['type'] === 'llm' && s['has_children'] === true), 'OTel gave an llm span children');
@@ -148,15 +149,15 @@ for (const sealed of [false, true]) {
     const stream = f.store.createLogStream(f.projectId, 'v2');
     await f.store.logTraces(f.projectId, { log_stream_id: stream.id, traces: traces(8) } as never);
     const out = join(tempDir(t), 'x.jsonl');
-    await f.store.exportFile(f.projectId, out, { log_stream_id: stream.id, format: 'jsonl' });
+    await f.store.data.exportFile(f.projectId, out, { log_stream_id: stream.id, format: 'jsonl' });
     const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     let changed = 0;
     for (const l of lines) if (l['type'] === 'workflow') (l['model'] = 'gpt-4o'), (l['tool_call_id'] = 'call-1'), changed++;
     assert.ok(changed > 0);
     const edited = join(tempDir(t), 'edited.jsonl');
     writeFileSync(edited, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
-    await f.store.dropRecords(f.projectId, stream.id);
-    await f.store.importFile(edited, { project: 'p', logStream: 'imported' });
+    await internalsOf(f.store).records.dropScope(f.projectId, stream.id);
+    await f.store.data.importFile(edited, { project: 'p', logStream: 'imported' });
     if (sealed) await f.store.flush();
     const ref = new ReferenceEvaluator(await all(f.store, f.projectId));
     assert.equal(ref.byLevel.span.length, 8 * 4);
@@ -243,7 +244,7 @@ test('OpenTelemetry and PATCH leave model off a workflow span, so the fact the p
   const now = Date.now();
   const traceId = traceHex();
   const wf = spanHex();
-  await f.store.logOtlp(
+  await f.store.otlp.log(
     jsonRequest([
       { traceId, spanId: wf, name: 'wf', startMs: now - 100, endMs: now, attributes: { 'tracelake.span.type': 'workflow', 'gen_ai.request.model': 'gpt-4o' } },
       { traceId, spanId: spanHex(), parentSpanId: wf, name: 'inner', startMs: now - 90, endMs: now - 10, attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.usage.input_tokens': 9 } },
@@ -256,7 +257,7 @@ test('OpenTelemetry and PATCH leave model off a workflow span, so the fact the p
   const stream = f.store.createLogStream(f.projectId, 'v2');
   await f.store.logTraces(f.projectId, { log_stream_id: stream.id, traces: traces(4) } as never);
   const v2wf = (await f.store.search('span', f.projectId, { log_stream_id: stream.id, filters: [type('workflow').filter], limit: 1 })).records[0]!;
-  await f.store.updateRecord('span', f.projectId, String(v2wf['id']), { log_stream_id: stream.id, model: 'gpt-4o', tags: ['patched'] } as never);
+  await f.store.records.updateRecord('span', f.projectId, String(v2wf['id']), { log_stream_id: stream.id, model: 'gpt-4o', tags: ['patched'] } as never);
   for (const sealed of [false, true]) {
     if (sealed) await f.store.flush();
     const ref = new ReferenceEvaluator(await all(f.store, f.projectId));

@@ -77,10 +77,10 @@ test('token index counts equal full reads across retention, deletes, re-logged i
   assert.ok(byTokens >= FILTERS.length * 2, `the token index answered (${byTokens})`);
   assert.ok((await count(plain, 'span', [leaf('input', 'kiwi')])) > 50, 'the odd needles match');
 
-  for (const fx of [indexed, plain]) fx.store.setRetention(fx.projectId, { retention_days: 2 });
+  for (const fx of [indexed, plain]) fx.store.data.setRetention(fx.projectId, { retention_days: 2 });
   await check('with retention cutting a segment');
   for (const fx of [indexed, plain]) {
-    const gone = await fx.store.delete('span', fx.projectId, { log_stream_id: fx.logStreamId, filters: [leaf('output', 'ticket'), { type: 'text', column_id: 'type', operator: 'eq', value: 'tool' }] } as never);
+    const gone = await fx.store.records.delete('span', fx.projectId, { log_stream_id: fx.logStreamId, filters: [leaf('output', 'ticket'), { type: 'text', column_id: 'type', operator: 'eq', value: 'tool' }] } as never);
     assert.ok(gone.deleted > 0);
   }
   await check('after a delete');
@@ -92,7 +92,7 @@ test('token index counts equal full reads across retention, deletes, re-logged i
   await check('after re-logging ids');
   for (const fx of [indexed, plain]) {
     await fx.store.flush();
-    await fx.store.compact();
+    await fx.store.maintenance.compact();
   }
   await check('after seal and merge');
 

@@ -54,8 +54,8 @@ async function usable(dir: string): Promise<boolean[]> {
 /** has_children of every span and trace after deleting the 'gone' leaves, by name. */
 async function afterDelete(store: TraceStore, projectId: string, runId: string): Promise<{ deleted: number; hc: [string, boolean][] }> {
   const ls = { log_stream_id: runId };
-  const { deleted } = await store.delete('span', projectId, { ...ls, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: 'gone' }] });
-  const rows = await store.sql('SELECT name, has_children FROM spans UNION ALL SELECT name, has_children FROM traces ORDER BY name', []);
+  const { deleted } = await store.records.delete('span', projectId, { ...ls, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: 'gone' }] });
+  const rows = await store.data.sql('SELECT name, has_children FROM spans UNION ALL SELECT name, has_children FROM traces ORDER BY name', []);
   return { deleted, hc: rows.map((r) => [String(r['name']), r['has_children'] === true]) };
 }
 
@@ -98,7 +98,7 @@ test('child indexes: written with every segment, replaced when missing, damaged,
   assert.deepEqual(await afterDelete(store, first.projectId, first.runId), expected, 'the same answers through rebuilt indexes');
 
   // A merge writes the merged segment's index; the inputs' go with them.
-  await store.compact();
+  await store.maintenance.compact();
   await new Promise((r) => setTimeout(r, 100));
   const merged = listed(dir);
   assert.ok(merged.length < segs.length, 'segments were merged');

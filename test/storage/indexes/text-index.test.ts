@@ -78,7 +78,7 @@ async function load(t: TestContext, dir = tempDir(t)): Promise<Fixture & { alive
     await store.flush();
   }
   await log(SEGMENTS * PER_SEGMENT, IN_MEMORY);
-  const gone = await store.delete('span', projectId, { log_stream_id: runId, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: spanName(DELETED) }] });
+  const gone = await store.records.delete('span', projectId, { log_stream_id: runId, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: spanName(DELETED) }] });
   assert.equal(gone.deleted, 1);
   return { dir, store, projectId, runId, alive: Array.from({ length: TOTAL }, (_, i) => i).filter((i) => i !== DELETED) };
 }
@@ -152,7 +152,7 @@ test('contains counts and pages equal the brute-force answer, with rows in memor
   const orOpen = { or: [{ filter: contains('input', 'zebrafish', false) }, { filter: contains('name', 'quokka', false) }, { filter: { type: 'text', column_id: 'name', operator: 'eq', value: 'step 9' } }] };
   assert.deepEqual(new Set((await answers(fx, { filter_tree: orOpen })).page), new Set([5, NAMED, 9]));
   // A delete by a needle (its plan reads through the index too) removes exactly the match.
-  const removed = await fx.store.delete('span', fx.projectId, { log_stream_id: fx.runId, filters: [contains('input', 'KIWI', true)] });
+  const removed = await fx.store.records.delete('span', fx.projectId, { log_stream_id: fx.runId, filters: [contains('input', 'KIWI', true)] });
   assert.equal(removed.deleted, 1);
   assert.deepEqual(new Set((await answers(fx, { filters: [contains('input', 'kiwi', false)] })).page), new Set([123]));
   assert.equal((await answers(fx, {})).count, fx.alive.length - 1);
@@ -177,7 +177,7 @@ test('with retention cutting the sealed segments, answers stay those of the live
   const day = 86_400_000;
   // A cutoff about five days into the set: the first segment expires whole, the second in part.
   const days = Math.ceil((Date.now() - Date.UTC(2026, 0, 6)) / day);
-  fx.store.setRetention(fx.projectId, { log_stream_id: fx.runId, retention_days: days });
+  fx.store.data.setRetention(fx.projectId, { log_stream_id: fx.runId, retention_days: days });
   const cutoff = Date.now() - days * day;
   const live = fx.alive.filter((i) => createdMs(i) >= cutoff);
   assert.ok(live.length > 5000 && live.length < 10_000, `live rows: ${live.length}`);
@@ -265,7 +265,7 @@ test('every listed segment has its index; merged inputs lose theirs; a missing o
   assert.equal(loadedTextIndexes(dir), listed.length, 'a text query loads each segment it reads');
 
   // A merge writes the merged segment's index and its inputs' go with them.
-  await store.compact();
+  await store.maintenance.compact();
   await new Promise((r) => setTimeout(r, 100));
   const merged = spanSegments(fx).map((s) => s.file);
   assert.ok(merged.length < listed.length, 'segments were merged');

@@ -31,11 +31,11 @@ test("a direct import's segments carry their rows' id hashes, and a re-logged id
   await src.store.logTraces(src.projectId, { log_stream_id: src.logStreamId, traces: traces as never });
   await src.store.flush();
   const file = join(tempDir(t), 'all.parquet');
-  await src.store.exportFile(src.projectId, file, { format: 'parquet' });
+  await src.store.data.exportFile(src.projectId, file, { format: 'parquet' });
 
   // Row groups of 8: several blocks of rows per kind.
   const target = await openStore(t, { rowGroupSize: 8, autoCompact: false }, join(tempDir(t), 'b'));
-  await target.store.importFile(file, { project: 'test-project', logStream: 'default' });
+  await target.store.data.importFile(file, { project: 'test-project', logStream: 'default' });
   const db = await Database.open({ connections: 1 });
   t.after(() => db.close());
   const segs = loadManifest(target.dir).segments;
@@ -52,7 +52,7 @@ test("a direct import's segments carry their rows' id hashes, and a re-logged id
   const id = uuidFor(3).replace('0000-4000', 'abcd-4000');
   await target.store.logTraces(target.projectId, { log_stream_id: target.logStreamId, traces: [{ id, name: 'again', input: 'i', output: 'relogged', spans: [] }] as never });
   await target.store.flush();
-  const rows = await target.store.sql('SELECT output FROM traces WHERE id = $1', [id]);
+  const rows = await target.store.data.sql('SELECT output FROM traces WHERE id = $1', [id]);
   assert.deepEqual(rows.map((r) => r['output']), ['relogged']);
 });
 
@@ -67,12 +67,12 @@ test('a Parquet file holding an id twice imports its later row only', async (t) 
     sql`COPY (SELECT * FROM (SELECT * FROM read_parquet(${stringLiteral(plain)}) ORDER BY id) UNION ALL SELECT * REPLACE ('later' AS output) FROM read_parquet(${stringLiteral(plain)}) WHERE id = ${stringLiteral(uuidFor(2))}) TO ${stringLiteral(file)} (FORMAT parquet)`,
   );
   const target = await openStore(t, {}, join(tempDir(t), 'b'));
-  const res = await target.store.importFile(file, { project: 'test-project', logStream: 'default' });
+  const res = await target.store.data.importFile(file, { project: 'test-project', logStream: 'default' });
   const total = Number((await db.all(sql`SELECT count(*) AS n FROM read_parquet(${file})`))[0]!['n']);
   assert.equal(res.records, total);
-  const rows = await target.store.sql('SELECT output FROM traces WHERE id = $1', [uuidFor(2)]);
+  const rows = await target.store.data.sql('SELECT output FROM traces WHERE id = $1', [uuidFor(2)]);
   assert.deepEqual(rows.map((r) => r['output']), ['later'], 'one row for the id, the later one');
-  const all = (await target.store.sql('SELECT count(*) AS n, count(DISTINCT id) AS d FROM traces'))[0]!;
+  const all = (await target.store.data.sql('SELECT count(*) AS n, count(DISTINCT id) AS d FROM traces'))[0]!;
   assert.equal(Number(all['n']), 6);
   assert.equal(Number(all['d']), 6);
 });

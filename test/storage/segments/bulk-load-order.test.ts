@@ -49,7 +49,7 @@ const sortedKeys = (keys: readonly string[]) => [...keys].sort((a, b) => (a.leng
 test('rows in reverse order are sorted, in created_at ranges of sortRows, into one sorted segment', async (t) => {
   const { file, keys } = await exportIn(t, 'created_at DESC');
   const fx = await openStore(t, { rowGroupSize: 8, autoCompact: false });
-  const res = await fx.store.importFile(file, { project: 'test-project', logStream: 'default', sortRows: 50 });
+  const res = await fx.store.data.importFile(file, { project: 'test-project', logStream: 'default', sortRows: 50 });
   assert.equal(res.records, 2 * N, 'the traces and their sessions');
   const seg = await segmentOf(fx.dir);
   assert.notDeepEqual(keys, sortedKeys(keys), 'the file is out of order');
@@ -60,12 +60,12 @@ test('rows nearly in order (3-second buckets reversed) are written as they come'
   // Out of order by at most 2 s, with 8 rows (8 s) to a row group: well within the 4 row groups allowed.
   const { file, keys } = await exportIn(t, 'epoch_us(created_at) // 3000000, created_at DESC');
   const fx = await openStore(t, { rowGroupSize: 8, autoCompact: false });
-  await fx.store.importFile(file, { project: 'test-project', logStream: 'default' });
+  await fx.store.data.importFile(file, { project: 'test-project', logStream: 'default' });
   const seg = await segmentOf(fx.dir);
   assert.notDeepEqual(keys, sortedKeys(keys), 'the file is out of order');
   assert.deepEqual(seg.keys, keys, 'the segment keeps the file order');
   // Reads see every record the same either way.
-  const rows = await fx.store.sql('SELECT count(*) AS n, min(created_at) AS lo FROM traces');
+  const rows = await fx.store.data.sql('SELECT count(*) AS n, min(created_at) AS lo FROM traces');
   assert.equal(Number(rows[0]!['n']), N);
 });
 
@@ -73,7 +73,7 @@ test('rows further out of order than 4 row groups of time are sorted', async (t)
   // Out of order by up to 29 s, with 1 row (1 s) to a row group: past the 4 row groups allowed.
   const { file, keys } = await exportIn(t, 'epoch_us(created_at) // 30000000, created_at DESC');
   const fx = await openStore(t, { rowGroupSize: 1, autoCompact: false });
-  await fx.store.importFile(file, { project: 'test-project', logStream: 'default' });
+  await fx.store.data.importFile(file, { project: 'test-project', logStream: 'default' });
   const seg = await segmentOf(fx.dir);
   assert.deepEqual(seg.keys, sortedKeys(keys));
 });

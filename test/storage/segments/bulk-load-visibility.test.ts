@@ -14,17 +14,17 @@ test('a read between a re-import marking the old rows dead and listing the new o
   await src.store.logTraces(src.projectId, { log_stream_id: src.logStreamId, traces: traces as never });
   await src.store.flush();
   const file = join(tempDir(t), 'all.parquet');
-  await src.store.exportFile(src.projectId, file, { format: 'parquet' });
+  await src.store.data.exportFile(src.projectId, file, { format: 'parquet' });
 
   const { store, projectId } = await openStore(t);
-  await store.importFile(file, { project: 'test-project', logStream: 'default' });
+  await store.data.importFile(file, { project: 'test-project', logStream: 'default' });
   const count = async () => (await store.count('trace', projectId, {})).total_count;
   assert.equal(await count(), 5);
 
   // Hold the re-import right after its dead marks are in (DuckDB and the files stay real).
   const hold = holdSql(t, MemInserter.prototype as never, (sql) => sql.startsWith('INSERT INTO dead'), { after: true });
 
-  const again = store.importFile(file, { project: 'test-project', logStream: 'default' });
+  const again = store.data.importFile(file, { project: 'test-project', logStream: 'default' });
   await hold.reached;
   const during = await count();
   hold.release();

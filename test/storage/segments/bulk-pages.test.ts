@@ -23,7 +23,7 @@ test("an import of a whole Parquet export copies its pages and writes what the o
   await src.store.flush();
   const dir = tempDir(t);
   const file = join(dir, 'all.parquet');
-  await src.store.exportFile(src.projectId, file, { format: 'parquet' });
+  await src.store.data.exportFile(src.projectId, file, { format: 'parquet' });
   const db = await Database.open({ connections: 1 });
   t.after(() => db.close());
   // The same rows in the same row groups (each of one kind), ids in capitals: the import must
@@ -41,8 +41,8 @@ test("an import of a whole Parquet export copies its pages and writes what the o
 
   const copied = await openStore(t, { rowGroupSize: 8, autoCompact: false }, join(tempDir(t), 'pages'));
   const plain = await openStore(t, { rowGroupSize: 8, autoCompact: false }, join(tempDir(t), 'plain'));
-  const a = await copied.store.importFile(file, { project: 'test-project', logStream: 'default' });
-  const b = await plain.store.importFile(upper, { project: 'test-project', logStream: 'default' });
+  const a = await copied.store.data.importFile(file, { project: 'test-project', logStream: 'default' });
+  const b = await plain.store.data.importFile(upper, { project: 'test-project', logStream: 'default' });
   assert.equal(a.records, b.records);
 
   const segs = (d: string) => loadManifest(d).segments.map((s) => join(d, s.file));
@@ -74,5 +74,5 @@ test("an import of a whole Parquet export copies its pages and writes what the o
   assert.equal(total[0]!['ok'], true, "the target's project and run");
   // Reads agree too.
   const q = 'SELECT count(*) AS n, count(DISTINCT id) AS d, sum(num_input_tokens) AS tokens, string_agg(DISTINCT array_to_string(tags, \',\'), \'|\' ORDER BY array_to_string(tags, \',\')) AS tags FROM spans';
-  assert.deepEqual(await copied.store.sql(q), await plain.store.sql(q));
+  assert.deepEqual(await copied.store.data.sql(q), await plain.store.data.sql(q));
 });

@@ -67,10 +67,10 @@ test('compaction keeps every record, drops dead rows, and replaced/deleted recor
     for (const r of page.records) deletedIds.add(String(r['id']));
     token = page.next_starting_token;
   }
-  const deleted = await store.delete('span', projectId, toolFilter);
+  const deleted = await store.records.delete('span', projectId, toolFilter);
   assert.ok(deleted.deleted >= deletedIds.size && deletedIds.size > 50);
   await store.flush();
-  const before = store.stats;
+  const before = store.records.stats;
   const snapshot = async (s: TraceStore) => {
     const all: Record<string, unknown>[] = [];
     for (const level of ['span', 'trace', 'session'] as const) {
@@ -84,9 +84,9 @@ test('compaction keeps every record, drops dead rows, and replaced/deleted recor
   };
   const expected = await snapshot(store);
   assert.ok(before.segments > 12 && before.dead > 0, JSON.stringify(before));
-  const { merges } = await store.compact();
+  const { merges } = await store.maintenance.compact();
   assert.ok(merges > 0);
-  const after = store.stats;
+  const after = store.records.stats;
   assert.ok(after.segments < before.segments, `${before.segments} -> ${after.segments} segments`);
   assert.ok(after.dead < before.dead, `${before.dead} -> ${after.dead} dead seqs kept`);
   const actual = await snapshot(store);
@@ -120,14 +120,14 @@ test('segments of one seal share seq ranges: a rewrite purges only the dead rows
   for (let i = 0; i < 20; i++) await store.logTraces(projectId, { ...L, traces: [everyKindTrace(`r${i}`) as never] });
   await store.flush();
   const filter = { ...L, filters: [{ type: 'text', column_id: 'type', operator: 'one_of', value: ['tool', 'control'] }] };
-  const { deleted } = await store.delete('span', projectId, filter);
+  const { deleted } = await store.records.delete('span', projectId, filter);
   assert.equal(deleted, 40);
   // Merges purge only tombstones in the manifest, which they reach with the seal of their log file.
   await store.flush();
-  await store.compact();
+  await store.maintenance.compact();
   assert.equal((await store.count('span', projectId, filter)).total_count, 0, 'deleted spans stay deleted');
   assert.equal((await store.count('span', projectId, L)).total_count, 80);
-  assert.equal(store.stats.dead, 0, 'the span segment was rewritten without its dead rows, so no tombstone is needed any more');
+  assert.equal(store.records.stats.dead, 0, 'the span segment was rewritten without its dead rows, so no tombstone is needed any more');
 });
 
 test('merged inputs leave the disk once no query can be reading them', { timeout: 120_000 }, async (t) => {
@@ -140,11 +140,11 @@ test('merged inputs leave the disk once no query can be reading them', { timeout
   const before = onDisk();
   // A query running while compaction swaps the manifest must still answer from the files it planned over.
   const counting = store.count('span', projectId, { log_stream_id: logStreamId });
-  const { merges } = await store.compact();
+  const { merges } = await store.maintenance.compact();
   assert.ok(merges > 0);
   const total = (await counting).total_count;
   assert.ok(total >= 2000, `the in-flight count answered ${total}`);
-  assert.equal(onDisk(), store.stats.segments, `${before} files before, ${store.stats.segments} segments after: only live segments stay on disk`);
-  assert.ok(store.stats.segments < before);
+  assert.equal(onDisk(), store.records.stats.segments, `${before} files before, ${store.records.stats.segments} segments after: only live segments stay on disk`);
+  assert.ok(store.records.stats.segments < before);
   assert.equal((await store.count('span', projectId, { log_stream_id: logStreamId })).total_count, total);
 });

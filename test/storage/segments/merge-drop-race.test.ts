@@ -34,9 +34,9 @@ test('a run deleted while a merge of its segments waits to copy: the merge ends 
   // Hold the merge's COPY at its start (DuckDB and the files stay real; only the timing is ours).
   const hold = holdSql(t, Connection.prototype as never, (sql) => sql.startsWith('COPY (') && sql.includes(run));
 
-  const compaction = store.compact();
+  const compaction = store.maintenance.compact();
   await hold.reached;
-  await store.deleteRun(projectId, run);
+  await store.catalog.deleteRun(projectId, run);
   await new Promise((r) => setTimeout(r, 100)); // the drop's cleanup runs meanwhile
   hold.release();
   await compaction; // rejected with "No files found" when the drop deleted the inputs under it

@@ -14,6 +14,7 @@ import { mutate } from './mutate.js';
 import { Rng } from './rng.js';
 import { seedFor, seedTrace, takesBody, type Seed, type SeedWorld } from './seeds.js';
 import { HOSTILE_STRINGS, PATH_PAYLOADS, SQL_PAYLOADS } from './values.js';
+import { internalsOf } from '../../../src/engine/internals.js';
 
 export interface RouteInfo {
   method: string;
@@ -115,7 +116,7 @@ class World {
   #ensureRuns(projectId: string, rng: Rng): void {
     const runs = this.#t.store.listRuns(projectId);
     for (const kind of ['log_stream', 'experiment', 'metrics_testing'] as const) {
-      if (!runs.some((r) => r.kind === kind)) this.#t.store.createRun(projectId, kind, `${kind}-${rng.int(0, 1e9)}`);
+      if (!runs.some((r) => r.kind === kind)) this.#t.store.catalog.createRun(projectId, kind, `${kind}-${rng.int(0, 1e9)}`);
     }
   }
 
@@ -187,16 +188,16 @@ class World {
     }
     const pool = this.#pools.get(projectId) ?? this.#pools.get(this.#main[0]!) ?? EMPTY_POOL;
     if (iteration - this.#scorers.at >= 50) {
-      let list = store.listScorers({}, { limit: 100 }).scorers;
+      let list = store.catalog.listScorers({}, { limit: 100 }).scorers;
       if (list.filter((s) => s.scorer_type !== 'preset').length < 2) {
-        store.createScorer({ name: `fuzz-scorer-${rng.int(0, 1e9)}`, metric_name: 'custom_score' } as never);
-        list = store.listScorers({}, { limit: 100 }).scorers;
+        store.catalog.createScorer({ name: `fuzz-scorer-${rng.int(0, 1e9)}`, metric_name: 'custom_score' } as never);
+        list = store.catalog.listScorers({}, { limit: 100 }).scorers;
       }
       this.#scorers = { ids: list.map((s) => s.id), names: list.map((s) => s.name), at: iteration };
     }
     const runs = store.listRuns(projectId);
     const runOf = (kind: string) => rng.pick(runs.filter((r) => r.kind === kind)).id;
-    const users = store.catalog.table<{ id: string }>('users').map((u) => u.id);
+    const users = internalsOf(store).catalog.table<{ id: string }>('users').map((u) => u.id);
     return {
       projectId,
       runs: { log_stream: runOf('log_stream'), experiment: runOf('experiment'), metrics_testing: runOf('metrics_testing') },

@@ -315,8 +315,8 @@ describe('the viewer in Chromium', { skip }, () => {
   });
 
   test('signing out returns to the form; signing in again (email and password) returns to the same screen', async () => {
-    const user = h.fx.store.createUser({ email: 'ana@example.com', password: 'correct horse battery' });
-    h.fx.store.addProjectMember(data.projectId, user.id, 'viewer');
+    const user = h.fx.store.users.create({ email: 'ana@example.com', password: 'correct horse battery' });
+    h.fx.store.catalog.addProjectMember(data.projectId, user.id, 'viewer');
     const route: Route = { name: 'session', projectId: data.projectId, sessionId: data.sessionId };
     await go(route);
     await page.locator('.turn').first().waitFor();

@@ -1,0 +1,66 @@
+// The options of a record store (RecordStore.open); record-store-open.ts gives their defaults.
+import type { CompactionPolicy } from './segments/compaction.js';
+
+export interface RecordStoreOptions {
+  /**
+   * Bytes of logged rows that freeze the active memory table for sealing (default 32 MiB). Up to three
+   * tables are in DuckDB at once (the active one and two frozen ones waiting for the sealer), and a
+   * seal's transient grows with its table: with 64 MiB tables a library process peaked ~110 MiB higher
+   * at 300k spans (mean of three runs each, 2026-11-25). TraceStore.open refuses more than half its
+   * memoryLimit (a seal copies the table inside that limit).
+   */
+  memTableBytes?: number;
+  /** Rows that freeze the active memory table (default 1,000,000). */
+  sealRows?: number;
+  /** Former name of `memTableBytes` (the log file and the memory table are one unit now). */
+  walRollBytes?: number;
+  /** Rows per Parquet row group (default 32,768): smaller skips more and buffers less, larger compresses better. */
+  rowGroupSize?: number;
+  /**
+   * Rows per row group of sealed segments (default 8,192, at most rowGroupSize). A seal's COPY buffers a
+   * row group before writing it: with whole-table row groups (a 32 MiB table is ~25k wide rows) each seal
+   * added the table's size again to the peak, at the moment a merge also holds its own row group. Sealed
+   * segments are few and short-lived (merges rewrite them in rowGroupSize groups).
+   */
+  sealRowGroupSize?: number;
+  /**
+   * Write a text index beside each segment, so `contains` on name, input and output skips row groups
+   * (default false). A rare string among 1M spans is then found in ms instead of ~1 s, but every seal,
+   * merge and import pays 11-25 µs a row, and the server's peak RSS at 1M rose by ~230 MiB.
+   */
+  textIndex?: boolean;
+  /** Merge small segments in the background after seals (default true). */
+  autoCompact?: boolean;
+  /** When segments merge (see compaction.ts). */
+  compaction?: CompactionPolicy;
+  /**
+   * Background merges start only once no rows were appended for this long (default 500 ms), so
+   * during heavy logging they do not take CPU from writes and reads (at 1M spans over HTTP:
+   * 16k instead of 12k spans/s, read p95 230 instead of 380 ms, peak RSS 760 instead of 990 MiB).
+   */
+  mergePauseMs?: number;
+  /** ... but a merge waits no longer than this for that pause (default 30,000 ms), so segments never pile up unmerged. */
+  mergeMaxDelayMs?: number;
+  /**
+   * Appends acknowledged once logged whose DuckDB insert may still run (default 3): a caller that logs
+   * one request at a time builds the next while DuckDB inserts the last, and reads wait for those
+   * inserts. 0: each append waits for its own insert, so reads wait for none (what a server with
+   * concurrent writers and readers wants: its writers overlap one another anyway).
+   */
+  pipelineDepth?: number;
+  /**
+   * DuckDB threads of the separate database that merges write their files with (default 1; 0: merges
+   * write on the store's own database, as before 2026-11-25). A merge is one long statement: on the
+   * store's database it held back the cleanup of every memory table dropped while it ran (MVCC keeps
+   * what an older transaction may read), and its parallel scan buffered row groups for the output's
+   * order. On its own database, with one thread, neither happens (see bench/results/2026-11-25-library-memory.md).
+   */
+  mergeThreads?: number;
+  /** ZSTD level of merged segments (default 3; seals write level 1, since merges rewrite them anyway; higher than 3 costs twice the CPU for ~5% less disk). */
+  compactionLevel?: number;
+  /**
+   * Columns whose presence memory tables note per span type as rows arrive (the engine passes the
+   * kind-specific ones), so the planner's facts about unsealed spans cost no scan (default none).
+   */
+  notedColumns?: readonly string[];
+}
