@@ -275,7 +275,7 @@ export class RecordStore {
     return this.#s.mergeDb ?? this.#s.db;
   }
 
-  /** Raw SQL access for the engine's queries (over a snapshot's sources). */
+  /** The store's database, for storage's own tests and tools (query execution is given a SqlRunner, not this). */
   get db(): Database {
     return this.#s.db;
   }
