@@ -5,7 +5,8 @@
 //
 // Shares quoted below were measured on the seeded generator (seed 7) at 1M spans; they hold at any
 // size above ~100k because every choice in the generator is independent of the set's size.
-import { flattenTraces, type Draft } from '../src/ingest/flatten.js';
+import { flattenTraces } from '../src/ingest/flatten.js';
+import type { Draft } from '../src/record/record.js';
 import type { LogTracesRequest } from '../src/schemas/ingest.js';
 import { generateBatches, type GenTrace } from '../test/support/generator.js';
 

@@ -38,3 +38,8 @@ export { SqlError, type SqlOptions, type SqlParam } from './engine/data/sql-sand
 export { EXPORT_COLUMNS, EXPORT_FORMATS, type ExportFileOptions, type ExportFormat, type ExportSelection } from './engine/data/export.js';
 export type { ImportFormat, ImportOptions, ImportResult } from './engine/data/import.js';
 export { MAX_RETENTION_DAYS, type RetentionSetting } from './engine/data/retention.js';
+
+// Iceberg tables of the store: store.iceberg.publish({ to?, s3? }).
+export { DEFAULT_KEEP_SNAPSHOTS, DEFAULT_MAX_SNAPSHOT_AGE_SECONDS, type Iceberg, type PublishOptions, type PublishResult } from './iceberg/publish.js';
+export type { TableResult } from './iceberg/publish-table.js';
+export type { S3Options } from './iceberg/s3-client.js';

@@ -27,6 +27,7 @@ export const LAYERS: Layers = [
   ['src/catalog/'],
   ['src/ingest/'],
   ['src/query/exec/'],
+  ['src/iceberg/'],
   ['src/engine/'],
   ['src/server/'],
   ['src/index.ts'],
@@ -37,10 +38,7 @@ export const LAYERS: Layers = [
  * Edges against the order that are known, each with what removes it. A listed edge that no longer
  * occurs fails the test, so the list can only shrink.
  */
-const KNOWN_UPWARD: ReadonlyMap<string, string> = new Map([
-  ['src/record/row-codec.ts -> src/db/database.ts', 'the stored-row type moves into record/ with the one record type'],
-  ['src/record/row-codec.ts -> src/storage/record-store.ts', 'the wire-row type moves into record/ with the one record type'],
-]);
+const KNOWN_UPWARD: ReadonlyMap<string, string> = new Map<string, string>([]);
 
 let graph: Graph | undefined;
 const srcGraph = (): Graph => (graph ??= importGraph(ROOT, join(ROOT, 'src'), (p) => p === join(ROOT, 'src', 'ui')));

@@ -1,6 +1,6 @@
 // Guarantees: the package's surface (src/index.ts) is the store, its errors, the export and retention
 // constants and buildServer, nothing of the engine's or the server's insides. A TraceStore shows its
-// six parts and its folder, and as methods only close and the library quick start's aliases, which
+// seven parts and its folder, and as methods only close and the library quick start's aliases, which
 // answer exactly as the parts do; authentication, run resolution and crash-safe drops are not on it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -10,7 +10,7 @@ import { everyKindTrace, tempDir } from './support/helpers.js';
 
 test('src/index.ts exports the library and nothing of its insides', () => {
   assert.deepEqual(Object.keys(surface).sort(), [
-    'BadRequestError', 'CatalogLogError', 'ConflictError', 'EXPORT_COLUMNS', 'EXPORT_FORMATS', 'ForbiddenError', 'InvalidRequestError',
+    'BadRequestError', 'CatalogLogError', 'ConflictError', 'DEFAULT_KEEP_SNAPSHOTS', 'DEFAULT_MAX_SNAPSHOT_AGE_SECONDS', 'EXPORT_COLUMNS', 'EXPORT_FORMATS', 'ForbiddenError', 'InvalidRequestError',
     'MAX_RETENTION_DAYS', 'NotFoundError', 'OverloadedError', 'PROJECT_ACTIONS', 'PROJECT_ROLES', 'PayloadTooLargeError', 'SCORER_ACTIONS',
     'SqlError', 'StorageError', 'TraceLakeError', 'TraceStore', 'UnauthorizedError', 'VERSION', 'buildServer', 'invalid', 'invalidFields',
   ]);
@@ -19,7 +19,7 @@ test('src/index.ts exports the library and nothing of its insides', () => {
 test('a store shows its parts and the quick start aliases, and the aliases are the parts', async (t) => {
   const store = await surface.TraceStore.open(tempDir(t));
   t.after(() => store.close());
-  assert.deepEqual(Object.keys(store).sort(), ['catalog', 'data', 'dir', 'maintenance', 'otlp', 'records', 'users']);
+  assert.deepEqual(Object.keys(store).sort(), ['catalog', 'data', 'dir', 'iceberg', 'maintenance', 'otlp', 'records', 'users']);
   const methods = Object.getOwnPropertyNames(surface.TraceStore.prototype).filter((m) => m !== 'constructor').sort();
   assert.deepEqual(methods, ['close', 'count', 'createLogStream', 'createProject', 'findProjects', 'flush', 'listRuns', 'logTraces', 'partialSearch', 'search']);
   for (const inside of ['bootstrapApiKey', 'loginWithApiKey', 'loginWithPassword', 'authenticateApiKey', 'authenticateToken', 'finishingDrop', 'resolveRun', 'resolveScope', 'dropRecords']) {

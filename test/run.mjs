@@ -14,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..');
 const walk = (dir, out) => {
   for (const name of readdirSync(dir).sort()) {
+    // Installed packages (test/deps/node_modules) are neither tests nor sources of ours.
+    if (name === 'node_modules') continue;
     const p = join(dir, name);
     if (statSync(p).isDirectory()) walk(p, out);
     else out.push(relative(root, p));

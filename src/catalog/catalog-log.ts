@@ -12,11 +12,17 @@ import { StorageError } from '../errors.js';
 import { crc32 } from '../storage/crc32.js';
 import { fsyncDir, writeFileAtomic } from '../storage/fs-util.js';
 
-export type CatalogChange =
-  | { readonly op: 'put'; readonly table: string; readonly value: { readonly id: string } & Record<string, unknown> }
-  | { readonly op: 'del'; readonly table: string; readonly id: string };
+/** A row of a catalog table: any JSON object with an id (each table's own type is the caller's). */
+export type CatalogRow = { readonly id: string };
 
-export type Tables = Map<string, Map<string, Record<string, unknown> & { id: string }>>;
+export type CatalogChange = { readonly op: 'put'; readonly table: string; readonly value: CatalogRow } | { readonly op: 'del'; readonly table: string; readonly id: string };
+
+export type Tables = Map<string, Map<string, CatalogRow>>;
+
+/** A put of a row of any table's own type. */
+export function putChange<T extends CatalogRow>(table: string, value: T): CatalogChange {
+  return { op: 'put', table, value };
+}
 
 const SNAPSHOT_AFTER = 5_000;
 const HEAD = '{"crc":"';

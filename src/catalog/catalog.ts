@@ -4,7 +4,7 @@
 // their own tables, handled by members.ts, projects.ts, scorers.ts and scorer-settings.ts.
 import { randomUUID } from 'node:crypto';
 import { ConflictError, NotFoundError, UnauthorizedError, invalid } from '../errors.js';
-import { CatalogLog, apply, type CatalogChange, type Tables } from './catalog-log.js';
+import { CatalogLog, apply, putChange, type CatalogChange, type CatalogRow, type Tables } from './catalog-log.js';
 import { fingerprint, hashSecret, keyPrefix, newApiKey, verifySecret } from './secrets.js';
 import { PROJECT_TYPES, RUN_KINDS, type ApiKey, type Project, type Run, type RunKind, type User } from './rows.js';
 import type { Scorer } from '../schemas/scorers.js';
@@ -14,8 +14,6 @@ import { ScorerCatalog } from './scorers.js';
 import type { CatalogTables } from './tables.js';
 
 export { PROJECT_TYPES, RUN_KINDS, type ApiKey, type Project, type Run, type RunKind, type User } from './rows.js';
-
-type Row = { id: string } & Record<string, unknown>;
 
 export class Catalog implements CatalogTables {
   readonly #tables: Tables = new Map();
@@ -61,8 +59,8 @@ export class Catalog implements CatalogTables {
     return this.#version;
   }
 
-  put(table: string, value: Row): void {
-    this.commit([{ op: 'put', table, value }]);
+  put<T extends CatalogRow>(table: string, value: T): void {
+    this.commit([putChange(table, value)]);
   }
 
   // ------------------------------------------------------------ users and keys
@@ -79,7 +77,7 @@ export class Catalog implements CatalogTables {
       created_at: new Date().toISOString(),
     };
     if (input.password) user.password = hashSecret(input.password);
-    this.put('users', user as unknown as Row);
+    this.put('users', user);
     return user;
   }
 
@@ -95,14 +93,14 @@ export class Catalog implements CatalogTables {
       created_at: new Date().toISOString(),
       revoked_at: null,
     };
-    this.put('api_keys', record as unknown as Row);
+    this.put('api_keys', record);
     return { key, record };
   }
 
   revokeApiKey(id: string): void {
     const k = this.get<ApiKey>('api_keys', id);
     if (!k) throw new NotFoundError(`API key ${id} not found`);
-    this.put('api_keys', { ...k, revoked_at: new Date().toISOString() } as unknown as Row);
+    this.put('api_keys', { ...k, revoked_at: new Date().toISOString() });
     for (const [fp, keyId] of this.#verified) if (keyId === id) this.#verified.delete(fp);
   }
 
@@ -176,7 +174,7 @@ export class Catalog implements CatalogTables {
       labels: input.labels ?? [],
     };
     // The creator becomes the project's owner, in the same durable write.
-    const changes: CatalogChange[] = [{ op: 'put', table: 'projects', value: project as unknown as Row }];
+    const changes: CatalogChange[] = [{ op: 'put', table: 'projects', value: project }];
     if (userId !== null) changes.push(memberChange(project.id, userId, 'owner', now));
     this.commit(changes);
     return project;
@@ -212,7 +210,7 @@ export class Catalog implements CatalogTables {
       created_by: userId,
       has_user_created_sessions: false,
     };
-    this.put('runs', run as unknown as Row);
+    this.put('runs', run);
     return run;
   }
 
@@ -223,7 +221,7 @@ export class Catalog implements CatalogTables {
   markUserCreatedSession(runId: string): void {
     const r = this.get<Run>('runs', runId.toLowerCase());
     if (!r) throw new NotFoundError(`Run ${runId} not found`);
-    if (!r.has_user_created_sessions) this.put('runs', { ...r, has_user_created_sessions: true } as unknown as Row);
+    if (!r.has_user_created_sessions) this.put('runs', { ...r, has_user_created_sessions: true });
   }
 
   /**

@@ -2,7 +2,7 @@
 // "<project id>:<user id>". The creator of a project becomes its owner (Catalog.createProject).
 // A project may be left without an owner; admins can always manage it.
 import { invalid, NotFoundError } from '../errors.js';
-import type { CatalogChange } from './catalog-log.js';
+import { putChange, type CatalogChange } from './catalog-log.js';
 import type { User } from './rows.js';
 import type { CatalogTables } from './tables.js';
 import { PROJECT_ROLES, type ProjectRole } from './permissions.js';
@@ -28,7 +28,7 @@ const memberId = (projectId: string, userId: string): string => `${projectId}:${
 
 export function memberChange(projectId: string, userId: string, role: ProjectRole, createdAt: string): CatalogChange {
   const value: Member = { id: memberId(projectId, userId), project_id: projectId, user_id: userId, role, created_at: createdAt };
-  return { op: 'put', table: 'project_members', value: value as unknown as { id: string } & Record<string, unknown> };
+  return putChange('project_members', value);
 }
 
 export function roleOf(catalog: CatalogTables, projectId: string, userId: string | null | undefined): ProjectRole | null {

@@ -22,8 +22,6 @@ interface Bookmark {
   user_id: string;
 }
 
-type Row = { id: string } & Record<string, unknown>;
-
 export const bookmarkOwner = (user: User | null | undefined): string => user?.id ?? 'local';
 
 export function updateProject(catalog: Catalog, projectId: string, update: ProjectUpdate, user: User | null): Project {
@@ -41,7 +39,7 @@ export function updateProject(catalog: Catalog, projectId: string, update: Proje
   const changed = next.name !== old.name || next.description !== old.description || JSON.stringify(next.labels) !== JSON.stringify(old.labels);
   if (changed) {
     next.updated_at = new Date().toISOString();
-    catalog.put('projects', next as unknown as Row);
+    catalog.put('projects', next);
   }
   if (update.bookmark !== undefined) setBookmark(catalog, old.id, user, update.bookmark);
   return next;
@@ -88,7 +86,7 @@ export function renameRun(catalog: Catalog, projectId: string, runId: string, na
     throw new ConflictError('ALREADY_EXISTS', `A ${run.kind.replace('_', ' ')} named "${trimmed}" already exists in this project`);
   }
   const next: Run = { ...run, name: trimmed, updated_at: new Date().toISOString() };
-  catalog.put('runs', next as unknown as Row);
+  catalog.put('runs', next);
   return next;
 }
 

@@ -32,6 +32,12 @@ export interface SettingsRow {
 
 const KNOBS = ['model_name', 'num_judges', 'filters', 'scoreable_node_types', 'cot_enabled', 'output_type', 'input_type'] as const;
 
+/** Copies one knob the client set (an absent knob stays absent in the stored entry). */
+function copyKnob<K extends (typeof KNOBS)[number]>(to: Knobs, from: ScorerConfigInput, k: K): void {
+  const v = from[k];
+  if (v !== undefined) to[k] = v;
+}
+
 export function settingsRow(catalog: SettingsCatalog, runId: string): SettingsRow | undefined {
   return catalog.get<SettingsRow>('run_scorer_settings', runId.toLowerCase());
 }
@@ -87,12 +93,12 @@ export function writeRunScorerSettings(catalog: SettingsCatalog, projectId: stri
     byMetric.set(metric, i);
     const versionId = pinnedVersion(catalog, scorer, input, at, issues);
     const entry: EnabledScorer = { id: scorer.id, version_id: versionId };
-    for (const k of KNOBS) if (input[k] !== undefined) (entry as unknown as Record<string, unknown>)[k] = input[k];
+    for (const k of KNOBS) copyKnob(entry, input, k);
     entries.push(entry);
   });
   if (issues.length > 0) throw new InvalidRequestError(issues);
   const row: SettingsRow = { id: run.id, project_id: project.id, scorers: entries, segment_filters: body.segment_filters ?? null, updated_at: new Date().toISOString() };
-  catalog.put('run_scorer_settings', row as unknown as { id: string } & Record<string, unknown>);
+  catalog.put('run_scorer_settings', row);
   return readRunScorerSettings(catalog, project.id, run.id);
 }
 

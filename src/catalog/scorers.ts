@@ -10,15 +10,12 @@ import { ConflictError, ForbiddenError, NotFoundError, invalid } from '../errors
 import type { CreateScorerBody, Scorer, ScorerVersion, ScorerVersionInput, UpdateScorerBody } from '../schemas/scorers.js';
 import type { Project, User } from './rows.js';
 import type { CatalogTables } from './tables.js';
-import type { CatalogChange } from './catalog-log.js';
+import { putChange, type CatalogChange } from './catalog-log.js';
 import type { Loc } from './list-match.js';
 import { scorerPermissions, type ScorerAction } from './permissions.js';
 import { loadPresets, type Presets } from './presets.js';
 import { scorerView, type ScorerRow, type ScorerViewContext, type VersionRow } from './scorer-row.js';
 import { checkColorPicker, checkRollUp } from './scorer-validate.js';
-
-type Row = { id: string } & Record<string, unknown>;
-const asRow = (v: object): Row => v as Row;
 
 /** Roll-up used when a scorer names an output type but no roll-up (what the presets do). */
 function defaultRollUp(outputType: string | null | undefined): Pick<ScorerRow, 'roll_up_method' | 'roll_up_config'> {
@@ -156,8 +153,8 @@ export class ScorerCatalog {
     row.default_version_id = version.id;
     row.latest_version_id = version.id;
     this.#catalog.commit([
-      { op: 'put', table: 'scorers', value: asRow(row) },
-      { op: 'put', table: 'scorer_versions', value: asRow(version) },
+      putChange('scorers', row),
+      putChange('scorer_versions', version),
     ]);
     this.#byName.set(name.toLowerCase(), id);
     return row;
@@ -206,7 +203,7 @@ export class ScorerCatalog {
     const versionId = this.#defaultVersionFrom(old.id, body);
     if (versionId !== null) next.default_version_id = versionId;
     next.updated_at = new Date().toISOString();
-    this.#catalog.commit([{ op: 'put', table: 'scorers', value: asRow(next) }]);
+    this.#catalog.commit([putChange('scorers', next)]);
     if (next.name !== old.name) {
       this.#byName.delete(old.name.toLowerCase());
       this.#byName.set(next.name.toLowerCase(), next.id);
@@ -222,8 +219,8 @@ export class ScorerCatalog {
     const next: ScorerRow = { ...row, latest_version_id: version.id, updated_at: now };
     if (input.set_as_default) next.default_version_id = version.id;
     this.#catalog.commit([
-      { op: 'put', table: 'scorer_versions', value: asRow(version) },
-      { op: 'put', table: 'scorers', value: asRow(next) },
+      putChange('scorer_versions', version),
+      putChange('scorers', next),
     ]);
     return version;
   }
@@ -234,7 +231,7 @@ export class ScorerCatalog {
     const changes: CatalogChange[] = [{ op: 'del', table: 'scorers', id: row.id }];
     for (const v of this.#catalog.table<VersionRow>('scorer_versions')) if (v.scorer_id === row.id) changes.push({ op: 'del', table: 'scorer_versions', id: v.id });
     for (const s of this.#catalog.table<{ id: string; scorers: { id: string }[] }>('run_scorer_settings')) {
-      if (s.scorers.some((x) => x.id === row.id)) changes.push({ op: 'put', table: 'run_scorer_settings', value: { ...s, scorers: s.scorers.filter((x) => x.id !== row.id) } });
+      if (s.scorers.some((x) => x.id === row.id)) changes.push(putChange('run_scorer_settings', { ...s, scorers: s.scorers.filter((x) => x.id !== row.id) }));
     }
     this.#catalog.commit(changes);
     this.#byName.delete(row.name.toLowerCase());
@@ -245,7 +242,7 @@ export class ScorerCatalog {
     return this.#catalog
       .table<ScorerRow>('scorers')
       .filter((s) => s.scope_project_ids.includes(projectId))
-      .map((s) => ({ op: 'put', table: 'scorers', value: asRow({ ...s, scope_project_ids: s.scope_project_ids.filter((p) => p !== projectId) }) }));
+      .map((s) => putChange('scorers', { ...s, scope_project_ids: s.scope_project_ids.filter((p) => p !== projectId) }));
   }
 
   // ------------------------------------------------------------------ helpers

@@ -4,6 +4,7 @@
 import { VERSION } from '../version.js';
 import { admin, UnknownAction } from './admin.js';
 import { exportCommand, importCommand, retentionCommand, sqlCommand } from './data.js';
+import { icebergCommand } from './iceberg.js';
 import { serve } from './serve.js';
 
 export interface Command {
@@ -16,7 +17,7 @@ export interface Command {
 export const COMMANDS: readonly Command[] = [
   {
     name: 'serve',
-    usage: ['serve [--data DIR] [--port N] [--host H] [--body-limit BYTES] [--request-timeout MS] [--memory-limit SIZE] [--text-index] [--rate-limit N] [--rate-limit-window MS] [--no-ui] [--quiet]'],
+    usage: ['serve [--data DIR] [--port N] [--host H] [--body-limit BYTES] [--request-timeout MS] [--memory-limit SIZE] [--text-index] [--rate-limit N] [--rate-limit-window MS] [--iceberg-to DIR|s3://bucket/prefix] [--iceberg-every SECONDS] [--s3-endpoint URL] [--s3-region R] [--no-ui] [--quiet]'],
     run: serve,
   },
   {
@@ -50,6 +51,11 @@ export const COMMANDS: readonly Command[] = [
     run: importCommand,
   },
   {
+    name: 'iceberg',
+    usage: ['iceberg publish [--data DIR] [--to DIR|s3://bucket/prefix] [--s3-endpoint URL] [--s3-region R] [--keep-snapshots N] [--max-snapshot-age SECONDS]   (Iceberg v2 tables spans, traces, sessions; default --to <data>/iceberg)'],
+    run: icebergCommand,
+  },
+  {
     name: 'retention',
     usage: ['retention get --project NAME [--log-stream NAME] [--data DIR]', 'retention set --project NAME [--log-stream NAME] --days N|none [--data DIR]   (expired records leave reads at once, the disk at the next compaction)'],
     run: retentionCommand,
@@ -68,6 +74,7 @@ export const ENVIRONMENT: ReadonlyArray<readonly [name: string, meaning: string]
   ['TRACELAKE_TEXT_INDEX', '1: write a text index beside each segment (fast contains on rare strings; costs ingest)'],
   ['TRACELAKE_RATE_LIMIT', 'requests per API key and window (off by default; 429 with Retry-After beyond)'],
   ['TRACELAKE_RATE_LIMIT_WINDOW', 'the rate limit window in ms (default 60000)'],
+  ['AWS_ACCESS_KEY_ID', 'S3 credentials for Iceberg tables on s3:// (with AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION)'],
   ['TRACELAKE_CACHE_DIR', 'single binary only: where it unpacks its libraries (default ~/.cache/tracelake)'],
 ];
 

@@ -7,6 +7,8 @@ import { bootstrapApiKey } from '../server/auth/bootstrap-key.js';
 import { buildServer } from '../server/build-server.js';
 import { VERSION } from '../version.js';
 import { dataDir, env, positiveInt } from './options.js';
+import { s3Options } from './iceberg.js';
+import { publishEvery, type Publishing } from '../iceberg/every.js';
 
 export async function serve(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -23,6 +25,10 @@ export async function serve(argv: string[]): Promise<void> {
       quiet: { type: 'boolean' },
       'no-ui': { type: 'boolean' },
       'text-index': { type: 'boolean' },
+      'iceberg-to': { type: 'string' },
+      'iceberg-every': { type: 'string' },
+      's3-endpoint': { type: 'string' },
+      's3-region': { type: 'string' },
     },
     strict: true,
   });
@@ -35,6 +41,9 @@ export async function serve(argv: string[]): Promise<void> {
   const rateMax = values['rate-limit'] ?? env('TRACELAKE_RATE_LIMIT');
   const rateLimit = rateMax === undefined ? undefined : { max: positiveInt('rate limit', rateMax, 0), windowMs: positiveInt('rate limit window', values['rate-limit-window'] ?? env('TRACELAKE_RATE_LIMIT_WINDOW'), 60_000) };
   const textIndex = values['text-index'] === true || env('TRACELAKE_TEXT_INDEX') === '1';
+  const icebergEvery = values['iceberg-every'] === undefined ? undefined : positiveInt('--iceberg-every', values['iceberg-every'], 0);
+  const s3 = s3Options(values['s3-endpoint'], values['s3-region']);
+  const iceberg = { ...(values['iceberg-to'] ? { to: values['iceberg-to'] } : {}), ...(s3 ? { s3 } : {}) };
   // The server owns its process, so it may tune V8: a request's parsed body and records outlive a few
   // scavenges (writes take turns) and reach the old space, which V8 otherwise lets grow by its
   // default factor before collecting. At 1M spans of HTTP ingest (2026-11-25, two runs each): 25%
@@ -51,13 +60,16 @@ export async function serve(argv: string[]): Promise<void> {
     requestTimeout,
     ...(values['no-ui'] ? { viewer: false as const } : {}),
     ...(rateLimit ? { rateLimit } : {}),
+    iceberg,
   });
+  let publishing: Publishing | undefined;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     process.stderr.write(`tracelake: ${signal}, sealing and shutting down\n`);
     try {
+      await publishing?.stop();
       await app.close();
       await store.close();
       process.exit(0);
@@ -71,6 +83,13 @@ export async function serve(argv: string[]): Promise<void> {
   const address = await app.listen({ port, host });
   process.stdout.write(`tracelake ${VERSION} serving ${store.dir} at ${address}\n`);
   if (!values['no-ui']) process.stdout.write(`Viewer: open ${address}/ui/ in a browser and sign in with the API key\n`);
+  if (icebergEvery !== undefined) {
+    publishing = publishEvery(store.iceberg, iceberg, icebergEvery * 1000, {
+      done: (r) => app.log.info({ iceberg: { to: r.to, ms: r.ms, bytesSent: r.bytesSent, snapshots: Object.fromEntries(Object.entries(r.tables).map(([t, v]) => [t, v.snapshotId])) } }, 'Iceberg tables published'),
+      failed: (err) => app.log.error({ err }, 'Iceberg publish failed (the previous snapshot stays readable; retried at the next interval)'),
+    });
+    process.stdout.write(`Iceberg: publishing every ${icebergEvery} s to ${iceberg.to ?? `${store.dir}/iceberg`}; REST catalog at ${address}/iceberg/v1\n`);
+  }
   if (generated) {
     process.stdout.write(`API key (shown once; also saved to ${file}, mode 0600):\n  ${generated}\n`);
   } else if (!env('TRACELAKE_API_KEY')) {

@@ -36,13 +36,12 @@ function shapeOf(t: DuckDBType): Shape | null {
   const leaf = leafOf(t);
   if (leaf) return { leaf };
   if (t.typeId === ID.LIST) {
-    const child = leafOf((t as unknown as { valueType: DuckDBType }).valueType);
+    const child = leafOf(t.valueType);
     return child === 'utf8' ? { list: child } : null;
   }
   if (t.typeId === ID.MAP) {
-    const m = t as unknown as { keyType: DuckDBType; valueType: DuckDBType };
-    const value = leafOf(m.valueType);
-    return m.keyType.typeId === ID.VARCHAR && (value === 'f64' || value === 'utf8') ? { map: value } : null;
+    const value = leafOf(t.valueType);
+    return t.keyType.typeId === ID.VARCHAR && (value === 'f64' || value === 'utf8') ? { map: value } : null;
   }
   return null;
 }

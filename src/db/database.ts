@@ -2,11 +2,20 @@
 // its lock; the SQL sandbox opens its own locked-down instances). Runs SQL fragments (src/query/sql.ts),
 // their values bound as positional parameters, on a small pool of connections (one statement at a time
 // per connection) and maps result rows once. It builds no SQL from request data.
-import { DOUBLE, DuckDBInstance, type DuckDBDataChunk, type DuckDBType as ColumnType, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBTableFunction, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import { DOUBLE, DuckDBInstance, type DuckDBDataChunk, type DuckDBPendingResult, type DuckDBType as ColumnType, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBTableFunction, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import duckdb from '@duckdb/node-bindings';
 import { StorageError } from '../errors.js';
 import { compile, ident, raw, sql, type Param, type Sql } from '../query/sql.js';
 import { stringLiteral } from './sql-string.js';
+
+/**
+ * The C handle of a pending result, which node-api keeps in a private field (untyped in its
+ * declarations): polling it is the only way to wait without running tasks on this thread, as the
+ * public runTask would.
+ */
+function pendingHandle(pending: DuckDBPendingResult): duckdb.PendingResult | undefined {
+  return pending['pending_result'];
+}
 
 export type Row = Record<string, unknown>;
 
@@ -269,8 +278,7 @@ export class Connection {
       try {
         if (params.length > 0) prepared.bind(toValues(params), toTypes(params));
         const pending = prepared.start();
-        // node-api keeps the C handle in a field of its own; its public runTask would run tasks on this thread.
-        const handle = (pending as unknown as { pending_result?: duckdb.PendingResult }).pending_result;
+        const handle = pendingHandle(pending);
         while (handle !== undefined) {
           const state = duckdb.pending_execute_check_state(handle);
           if (state === duckdb.PendingState.RESULT_READY || state === duckdb.PendingState.ERROR) break;
@@ -290,6 +298,17 @@ export class Connection {
     try {
       const reader = await this.#c.runAndReadAll(text, toValues(params), toTypes(params));
       return reader.getRowObjectsJS() as Row[];
+    } catch (err) {
+      throw wrap(err, text);
+    }
+  }
+
+  /** The names of the columns a query returns (run with LIMIT 0: a Parquet source reads only its footers). */
+  async columnNames(q: Sql): Promise<string[]> {
+    const { text, params } = compile(sql`SELECT * FROM (${q}) LIMIT 0`);
+    try {
+      const reader = await this.#c.runAndReadAll(text, toValues(params), toTypes(params));
+      return reader.columnNames();
     } catch (err) {
       throw wrap(err, text);
     }

@@ -6,6 +6,7 @@
 //   store.data         SQL, export, import, retention (data/data.ts)
 //   store.otlp         OpenTelemetry trace exports (otlp/otlp.ts)
 //   store.maintenance  compaction and the memory report (maintenance.ts)
+//   store.iceberg      the records as Iceberg tables for other engines (../iceberg/publish.ts)
 // The parts share the objects built here and nothing else; none of them holds the store. A few
 // methods of the library's quick start are kept on the store itself as aliases of the parts'.
 import { mkdirSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { join, resolve } from 'node:path';
 import { Catalog, type Project, type Run, type RunKind, type User } from '../catalog/catalog.js';
 import { metricInfoResolver } from '../catalog/metric-info.js';
 import { Database } from '../db/database.js';
+import { Iceberg } from '../iceberg/publish.js';
 import type { Level } from '../query/columns.js';
 import { NOTED_COLUMNS } from '../query/exec/data-facts.js';
 import { RecordQueries, type SearchResult } from '../query/exec/record-queries.js';
@@ -56,6 +58,7 @@ export class TraceStore {
   readonly data: StoreData;
   readonly otlp: Otlp;
   readonly maintenance: Maintenance;
+  readonly iceberg: Iceberg;
   readonly #guard = new OpenGuard();
   readonly #opened: Opened;
   readonly #drops: Drops;
@@ -94,6 +97,17 @@ export class TraceStore {
     this.data = new StoreData({ guard, dir, catalog, store, db, queries, ingest, log: this.records, targets, retention, limits });
     this.otlp = new Otlp(guard, targets, ingest.otlpHost(), options.maxSpansPerRequest);
     this.maintenance = new Maintenance(guard, catalog, store, db);
+    this.iceberg = new Iceberg({
+      dir,
+      prepare: async () => {
+        guard.assertOpen();
+        await store.seal();
+        await store.foldOverrides();
+      },
+      pin: () => store.pinSealed(),
+      cutoffs: (projectId) => retention.cutoffs(projectId),
+      withConnection: (fn) => db.withConnection(fn),
+    });
     setInternals(this, { catalog, records: store, guard });
   }
 

@@ -4,12 +4,11 @@
 import { invalid, PayloadTooLargeError } from '../errors.js';
 import type { LogSpansRequest, LogTracesRequest, SpanInput, TraceInput } from '../schemas/ingest.js';
 import { contentDigest, uuidFromHash } from './ids.js';
-import { normalizeNode, type Fields, type Loc } from './normalize-node.js';
+import type { Draft } from '../record/record.js';
+import { normalizeNode, type Loc } from './normalize-node.js';
 
 /** Deepest span nesting accepted (a deeper tree is almost certainly a client bug). */
 export const MAX_SPAN_DEPTH = 128;
-
-export type Draft = Fields;
 
 export interface FlattenContext {
   readonly projectId: string;

@@ -8,53 +8,10 @@
 // JSON.stringify serialises fast), and error paths (`loc` arrays) are only built when something fails.
 import { invalid } from '../errors.js';
 import type { SpanInput, TraceInput } from '../schemas/ingest.js';
+import type { Draft } from '../record/record.js';
 import { requireTimestampUs } from '../record/time.js';
 
 export type Loc = (string | number)[];
-
-/** The stored fields of a record, in column order; links are filled in by flatten.ts. */
-export interface Fields {
-  seq: number;
-  id: string;
-  type: string;
-  project_id: string;
-  run_id: string;
-  session_id: string | undefined;
-  trace_id: string | undefined;
-  parent_id: string | undefined;
-  step_number: number | undefined;
-  name: string;
-  input: unknown;
-  output: unknown;
-  created_at: number;
-  updated_at: number;
-  tags: string[] | undefined;
-  metrics: Record<string, number> | undefined;
-  user_metadata: Record<string, string> | undefined;
-  dataset_metadata: Record<string, string> | undefined;
-  status_code: number | undefined;
-  external_id: string | undefined;
-  dataset_input: string | undefined;
-  dataset_output: string | undefined;
-  is_complete: boolean;
-  has_children: boolean;
-  progress_message: string;
-  error_message: string;
-  agent_type: string | undefined;
-  agent_name: string | undefined;
-  tools: unknown;
-  model: string | undefined;
-  temperature: number | undefined;
-  finish_reason: string | undefined;
-  tool_call_id: string | undefined;
-  control_id: number | undefined;
-  check_stage: string | undefined;
-  applies_to: string | undefined;
-  evaluator_name: string | undefined;
-  selector_path: string | undefined;
-  previous_session_id: string | undefined;
-  extra: Record<string, unknown> | undefined;
-}
 
 const MESSAGE_ROLES = new Set(['agent', 'assistant', 'developer', 'function', 'system', 'tool', 'user']);
 
@@ -85,8 +42,11 @@ type Node = (SpanInput | TraceInput) & Record<string, unknown>;
 
 const opt = <T>(v: T | null | undefined): T | undefined => (v === null ? undefined : v);
 
-/** A record with every column present (undefined when absent), links left for the caller. */
-export function emptyRecord(id: string, type: string, createdUs: number): Fields {
+/**
+ * A record with every field present (undefined when absent: one object shape for every record built
+ * here), links left for the caller; seq, project and run are placeholders until it is written.
+ */
+export function emptyRecord(id: string, type: string, createdUs: number): Draft {
   return {
     seq: 0,
     id,
@@ -133,7 +93,7 @@ export function emptyRecord(id: string, type: string, createdUs: number): Fields
 }
 
 /** Stored fields of a node, except links (trace, parent, session, step), which flatten.ts sets. */
-export function normalizeNode(node: Node, id: string, kind: string, loc: Loc, defaultCreatedUs: number): Fields {
+export function normalizeNode(node: Node, id: string, kind: string, loc: Loc, defaultCreatedUs: number): Draft {
   const created = node.created_at != null ? requireTimestampUs(node.created_at, [...loc, 'created_at']) : legacyCreatedUs(node, loc) ?? defaultCreatedUs;
   const f = emptyRecord(id, kind, created);
   f.name = node.name ?? '';

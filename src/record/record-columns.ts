@@ -1,9 +1,17 @@
 // The physical shape of a record: one wide row for spans of every kind, traces and sessions. The same
-// list defines the Arrow batches of the write-ahead log, the in-memory DuckDB tables and the Parquet
-// segments. Only these names enter SQL.
+// list defines the Arrow batches of the write-ahead log, the in-memory DuckDB tables, the Parquet
+// segments and the record's TypeScript types (record.ts): adding a column is one edit here. Only these
+// names enter SQL.
 
 /** How a column is held in an Arrow batch (and so in the log and the in-memory table). */
 export type ColumnKind = 'i64' | 'i32' | 'f64' | 'bool' | 'ts' | 'utf8' | 'tags' | 'map_f64' | 'map_utf8';
+
+/**
+ * What a record holds in a column: the value its kind says (`value`); any JSON value, stored as JSON
+ * text (`json`); a string stored as-is or any other JSON value stored as JSON text with the flag
+ * `<name>_json` true (`io`); or that flag (`flag`), which a batch derives and no record holds.
+ */
+export type ColumnHolds = 'value' | 'json' | 'io' | 'flag';
 
 export interface PhysicalColumn {
   /** Column name in the batches, the in-memory tables and the Parquet files. */
@@ -11,16 +19,22 @@ export interface PhysicalColumn {
   /** DuckDB type in the in-memory tables and the Parquet files. */
   readonly type: string;
   readonly kind: ColumnKind;
+  readonly holds: ColumnHolds;
 }
 
-const c = (name: string, type: string, kind: ColumnKind): PhysicalColumn => ({ name, type, kind });
-const text = (name: string) => c(name, 'VARCHAR', 'utf8');
+// One literal for every column, so all of them share one object shape (the batch builder reads them per row).
+const column = <N extends string, K extends ColumnKind, H extends ColumnHolds>(name: N, type: string, kind: K, holds: H) => ({ name, type, kind, holds }) as const;
+const c = <N extends string, K extends ColumnKind>(name: N, type: string, kind: K) => column(name, type, kind, 'value');
+const text = <N extends string>(name: N) => column(name, 'VARCHAR', 'utf8', 'value');
+const json = <N extends string>(name: N) => column(name, 'VARCHAR', 'utf8', 'json');
+const io = <N extends string>(name: N) => column(name, 'VARCHAR', 'utf8', 'io');
+const flag = <N extends string>(name: N) => column(name, 'BOOLEAN', 'bool', 'flag');
 
 /**
  * Input and output keep their original shape: a string is stored as-is, any other value as JSON text
  * with `<name>_json` true. `tools` and `extra` are JSON text.
  */
-export const RECORD_COLUMNS: readonly PhysicalColumn[] = [
+export const RECORD_COLUMNS = [
   c('seq', 'BIGINT', 'i64'),
   text('id'),
   text('type'),
@@ -31,10 +45,10 @@ export const RECORD_COLUMNS: readonly PhysicalColumn[] = [
   text('parent_id'),
   c('step_number', 'INTEGER', 'i32'),
   text('name'),
-  text('input'),
-  c('input_json', 'BOOLEAN', 'bool'),
-  text('output'),
-  c('output_json', 'BOOLEAN', 'bool'),
+  io('input'),
+  flag('input_json'),
+  io('output'),
+  flag('output_json'),
   c('created_at', 'TIMESTAMP', 'ts'),
   c('updated_at', 'TIMESTAMP', 'ts'),
   c('tags', 'VARCHAR[]', 'tags'),
@@ -51,7 +65,7 @@ export const RECORD_COLUMNS: readonly PhysicalColumn[] = [
   text('error_message'),
   text('agent_type'),
   text('agent_name'),
-  text('tools'),
+  json('tools'),
   text('model'),
   c('temperature', 'DOUBLE', 'f64'),
   text('finish_reason'),
@@ -63,10 +77,14 @@ export const RECORD_COLUMNS: readonly PhysicalColumn[] = [
   text('selector_path'),
   text('previous_session_id'),
   /** Everything else the client sent that has no column (events, redactions, odd metric values). */
-  text('extra'),
-];
+  json('extra'),
+] as const satisfies readonly PhysicalColumn[];
 
-export const COLUMN_NAMES = RECORD_COLUMNS.map((col) => col.name);
+/** One column of RECORD_COLUMNS, with its literal name, kind and holds. */
+export type RecordColumn = (typeof RECORD_COLUMNS)[number];
+export type ColumnName = RecordColumn['name'];
+
+export const COLUMN_NAMES: readonly ColumnName[] = RECORD_COLUMNS.map((col) => col.name);
 
 export function tableDdl(table: string): string {
   return `CREATE TABLE IF NOT EXISTS ${table} (${RECORD_COLUMNS.map((col) => `${col.name} ${col.type}`).join(', ')})`;

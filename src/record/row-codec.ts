@@ -1,9 +1,8 @@
-// Stored rows (as DuckDB returns them) <-> API records and log lines. The one place that knows how
+// Stored rows (as DuckDB returns them) <-> API records and log rows. The one place that knows how
 // input/output keep their original shape and how maps and timestamps come back from DuckDB.
-import type { Row } from '../db/database.js';
 import { formatTimestampUs } from './time.js';
-import type { WireRow } from '../storage/record-store.js';
-
+import { BIGINT_FIELDS, BOOLEAN_FIELDS, IO_FIELDS, JSON_FIELDS, NUMBER_FIELDS, NUMBER_MAP_FIELDS, STRING_FIELDS, STRING_MAP_FIELDS, TAG_FIELDS } from './field-names.js';
+import type { ApiRecord, LogRow, MapEntries, RecordLinks, SelectedRow, StoredRow } from './record.js';
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
@@ -27,21 +26,56 @@ function ioValue(text: unknown, isJson: unknown): unknown {
   return isJson ? parseJson(text) : text;
 }
 
-/** A stored row back into the log-line form, to write a new version of the record. */
-export function storedToWire(row: Row): WireRow {
-  const w: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(row)) {
-    if (v === null || v === undefined || k === 'input_json' || k === 'output_json') continue;
-    w[k] = typeof v === 'bigint' ? Number(v) : v;
+/** A MAP's entries as an object; entries without a value are left out (a batch would not store them). */
+function entriesObject<V>(entries: MapEntries<V>): Record<string, V> {
+  const out: Record<string, V> = {};
+  for (const e of entries) if (e.value !== null) out[e.key] = e.value;
+  return out;
+}
+
+/** A stored row back into the log-row form, to write a new version of the record. NULLs are left out. */
+export function storedToWire(row: StoredRow): LogRow {
+  const w: LogRow = { seq: Number(row.seq), id: row.id, type: row.type, project_id: row.project_id, run_id: row.run_id, created_at: Number(row.created_at) };
+  for (const k of STRING_FIELDS) {
+    const v = row[k];
+    if (v !== null) w[k] = v;
   }
-  w['input'] = ioValue(row['input'], row['input_json']);
-  w['output'] = ioValue(row['output'], row['output_json']);
-  if (row['metrics'] != null) w['metrics'] = mapObject(row['metrics']);
-  if (row['user_metadata'] != null) w['user_metadata'] = mapObject(row['user_metadata']);
-  if (row['dataset_metadata'] != null) w['dataset_metadata'] = mapObject(row['dataset_metadata']);
-  if (row['tools'] != null) w['tools'] = parseJson(row['tools']);
-  if (row['extra'] != null) w['extra'] = parseJson(row['extra']);
-  return w as WireRow;
+  for (const k of NUMBER_FIELDS) {
+    const v = row[k];
+    if (v !== null) w[k] = v;
+  }
+  for (const k of BIGINT_FIELDS) {
+    const v = row[k];
+    if (v !== null) w[k] = Number(v);
+  }
+  for (const k of BOOLEAN_FIELDS) {
+    const v = row[k];
+    if (v !== null) w[k] = v;
+  }
+  for (const k of TAG_FIELDS) {
+    const v = row[k];
+    // A null tag reads back as the text a batch would store for it.
+    if (v !== null) w[k] = v.map((t) => (typeof t === 'string' ? t : String(t)));
+  }
+  for (const k of NUMBER_MAP_FIELDS) {
+    const v = row[k];
+    if (v !== null) w[k] = entriesObject(v);
+  }
+  for (const k of STRING_MAP_FIELDS) {
+    const v = row[k];
+    if (v !== null) w[k] = entriesObject(v);
+  }
+  for (const k of JSON_FIELDS) {
+    const v = row[k];
+    if (v !== null) w[k] = parseJson(v);
+  }
+  for (const k of IO_FIELDS) w[k] = ioValue(row[k], row[`${k}_json`]);
+  return w;
+}
+
+/** The links of a stored record (see RecordLinks). */
+export function linksOf(row: StoredRow): RecordLinks {
+  return { seq: Number(row.seq), project_id: row.project_id, type: row.type, trace_id: row.trace_id, session_id: row.session_id, has_children: row.has_children === true };
 }
 
 const SPAN_ONLY = ['parent_id', 'step_number'] as const;
@@ -54,12 +88,12 @@ const BY_KIND: Record<string, readonly string[]> = {
 };
 
 /**
- * A stored row as the API returns it (an Extended*Record of COMPAT.md 5.5). Absent columns of a
+ * A stored row as the API returns it (an Extended*Record). Absent columns of a
  * partial selection stay absent. Empty annotation/feedback structures are included with full records.
  */
-export function storedToRecord(row: Row, full = true): Record<string, unknown> {
+export function storedToRecord(row: SelectedRow, full = true): ApiRecord {
   const type = String(row['type']);
-  const r: Record<string, unknown> = {};
+  const r: ApiRecord = {};
   const has = (k: string) => k in row;
   const set = (k: string, v: unknown) => {
     if (has(k)) r[k] = v;

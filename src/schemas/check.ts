@@ -4,15 +4,7 @@
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { InvalidRequestError, type ValidationIssue } from '../errors.js';
-import { narrowTaggedUnions } from './tagged-unions.js';
-
-interface TbError {
-  keyword: string;
-  schemaPath: string;
-  instancePath: string;
-  params: Record<string, unknown>;
-  message: string;
-}
+import { narrowTaggedUnions, tbError, type TbError } from './tagged-unions.js';
 
 const compiled = new WeakMap<TSchema, ReturnType<typeof Compile>>();
 
@@ -102,7 +94,7 @@ export function issuesOf(schema: TSchema, value: unknown, part = 'body'): Valida
   const check = validatorOf(schema);
   try {
     if (check.Check(value)) return null;
-    const errors = narrowTaggedUnions(schema, check.Errors(value) as unknown as TbError[], value);
+    const errors = narrowTaggedUnions(schema, check.Errors(value).map(tbError), value);
     return toIssues(errors, part, value);
   } catch (err) {
     // A value nested deeply enough to exhaust the stack is refused, not a crash.

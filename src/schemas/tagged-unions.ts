@@ -11,12 +11,18 @@ import { Settings } from 'typebox/system';
 // error per rejected branch before it reaches the selected one, so the cap must be well above that.
 if (Settings.Get().maxErrors < 1000) Settings.Set({ maxErrors: 1000 });
 
-interface TbError {
+/** A TypeBox validation error, its params readable by name. */
+export interface TbError {
   keyword: string;
   schemaPath: string;
   instancePath: string;
   params: Record<string, unknown>;
   message: string;
+}
+
+/** TypeBox's error as a TbError (its params are typed per keyword; a copy reads them by name). */
+export function tbError(e: Omit<TbError, 'params'> & { params: object }): TbError {
+  return { keyword: e.keyword, schemaPath: e.schemaPath, instancePath: e.instancePath, params: { ...e.params }, message: e.message };
 }
 
 type Node = Record<string, unknown>;
@@ -66,7 +72,7 @@ function at(root: unknown, path: string[]): unknown {
 export function narrowTaggedUnions(schema: TSchema, errors: readonly TbError[], root: unknown): TbError[] {
   const out: TbError[] = [];
   for (const e of errors) {
-    const kept = narrow(schema as unknown as Node, e, root);
+    const kept = narrow(schema, e, root);
     if (kept) out.push(kept);
   }
   // "Matched no branch" adds nothing when a specific error at or below the same place remains.
@@ -74,7 +80,8 @@ export function narrowTaggedUnions(schema: TSchema, errors: readonly TbError[], 
   return out.filter((e) => e.keyword !== 'anyOf' || !specific.some((p) => p === e.instancePath || p.startsWith(`${e.instancePath}/`)));
 }
 
-function narrow(schema: Node, e: TbError, root: unknown): TbError | null {
+/** `schema` is walked as plain JSON Schema (any object), along the error's schema path. */
+function narrow(schema: unknown, e: TbError, root: unknown): TbError | null {
   const segs = e.schemaPath.replace(/^#\/?/, '').split('/').filter((s) => s !== '').map(unescape);
   const inst = e.instancePath === '' ? [] : e.instancePath.slice(1).split('/').map(unescape);
   let node: unknown = schema;

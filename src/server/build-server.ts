@@ -20,6 +20,10 @@ import { userRoutes } from './routes/users.js';
 import { memberRoutes } from './routes/members.js';
 import { retentionRoutes } from './routes/retention.js';
 import { scorerRoutes } from './routes/scorers.js';
+import { ICEBERG_PREFIX, icebergRoutes } from './routes/iceberg.js';
+import { openTarget } from '../iceberg/publish.js';
+import { RestCatalog } from '../iceberg/rest-catalog.js';
+import type { S3Options } from '../iceberg/s3-client.js';
 import { CONTRACT_ENV, installContractCheck } from './openapi/contract.js';
 import { installDocsPage } from './openapi/docs-page.js';
 import { installOpenApi, type ApiSurface } from './openapi/document.js';
@@ -61,6 +65,11 @@ export interface ServerOptions {
   rateLimit?: RateLimitOptions;
   /** Lifetime of the bearer tokens /login and /login/api_key give, in seconds (default 30 days). */
   tokenTtlSeconds?: number;
+  /**
+   * Where the Iceberg tables are published (a folder or s3://bucket/prefix; default <data>/iceberg):
+   * the REST catalog at /iceberg/v1 serves them.
+   */
+  iceberg?: { to?: string; s3?: S3Options };
 }
 
 export function buildServer(options: ServerOptions): FastifyInstance {
@@ -114,7 +123,18 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   }
   const viewer = options.viewer ?? {};
   if (viewer !== false) void app.register(async (scoped) => installViewer(scoped, viewer.dir ?? defaultViewerDir()));
-  // OpenTelemetry's paths are its own (/v1/traces, /otel/traces): registered once, without the prefixes.
+  // The Iceberg catalog's and OpenTelemetry's paths are their own (/iceberg/v1/..., /v1/traces,
+  // /otel/traces): registered once, without the prefixes.
+  void app.register(icebergRoutes(credentials, icebergCatalog(store, options.iceberg)), { prefix: ICEBERG_PREFIX });
   void app.register(otlpRoutes(store, { bodyLimit, maxPendingBytes: options.otlpMaxPendingBytes ?? 4 * bodyLimit }));
   return app;
+}
+
+/**
+ * The REST catalog over the publish target. Tables are loaded with no storage settings: readers bring
+ * their own S3 endpoint and credentials (ClickHouse 26.7 built wrong object URLs from an `s3.endpoint`
+ * given with the table).
+ */
+function icebergCatalog(store: TraceStore, iceberg: ServerOptions['iceberg']): RestCatalog {
+  return new RestCatalog(() => openTarget(store.dir, iceberg?.to, iceberg?.s3));
 }

@@ -1,7 +1,8 @@
 // CRC-32 (IEEE) of a byte range: zlib's native one where Node has it (20.15+), else a table in JS.
 import * as zlib from 'node:zlib';
 
-const native = (zlib as unknown as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
+// Node's types declare zlib.crc32 on every version; before 20.15 it is absent at run time.
+const native: ((data: Uint8Array, value?: number) => number) | undefined = typeof zlib.crc32 === 'function' ? zlib.crc32 : undefined;
 
 let table: Uint32Array | null = null;
 

@@ -1,6 +1,5 @@
 // Opening a record store (manifest, log replay, indexes, legacy logs, option defaults), apart from what an open store does.
 import { join } from 'node:path';
-import type { WireRow } from './memtable/appender.js';
 import { BatchSource } from '../db/batch-source.js';
 import type { Database } from '../db/database.js';
 import { DEFAULT_POLICY } from './segments/compaction.js';
@@ -11,6 +10,9 @@ import { readLegacyWal, RejectedRequests } from './wal/legacy-wal.js';
 import { loadManifest } from './manifest/manifest.js';
 import { MemInserter, MemTable } from './memtable/mem-tables.js';
 import { RECORD_COLUMNS, tableDdl } from '../record/record-columns.js';
+import { fieldsFrom, isLogRow } from '../record/record-checks.js';
+import type { LogRow } from '../record/record.js';
+import { StorageError } from '../errors.js';
 import type { RecordStoreOptions } from './record-store-options.js';
 import { replayLog } from './wal/replay.js';
 import { readHashes, removeUnlisted } from './segments/segments.js';
@@ -78,13 +80,13 @@ export async function openStoreState<T>(dir: string, db: Database, options: Reco
 }
 
 /** Requests logged by the NDJSON log of earlier versions are logged again (ids are kept, so it is idempotent). */
-export async function convertLegacy(s: StoreState, append: (rows: WireRow[]) => Promise<void>): Promise<void> {
+export async function convertLegacy(s: StoreState, append: (rows: LogRow[]) => Promise<void>): Promise<void> {
   const { files, requests } = readLegacyWal(join(s.dir, 'wal'), s.manifest.sealed_seq);
   if (files.length === 0) return;
   const rejected = new RejectedRequests(join(s.dir, 'wal', 'rejected.ndjson'));
   for (const rows of requests) {
     try {
-      await append(rows as WireRow[]);
+      await append(rows.map(legacyRow));
     } catch (err) {
       if (s.broken) throw err;
       // A request the new log cannot take (a value validation would refuse) is kept aside, not dropped.
@@ -92,6 +94,13 @@ export async function convertLegacy(s: StoreState, append: (rows: WireRow[]) => 
     }
   }
   rejected.finish(files);
+}
+
+/** A row of an old log file as a log row (its values converted as a batch would store them). */
+function legacyRow(row: Readonly<Record<string, unknown>>): LogRow {
+  const f = fieldsFrom((name) => row[name]);
+  if (!isLogRow(f)) throw new StorageError('a row of an old log file lacks its seq, id, type, project, run or creation time');
+  return f;
 }
 
 function resolveOptions(o: RecordStoreOptions): StoreState['options'] {

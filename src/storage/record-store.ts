@@ -17,9 +17,11 @@
 // - for each id at most one live row exists across the memory tables and the segments;
 // - the in-memory state changes only after the manifest write that records the change succeeded.
 import { join } from 'node:path';
-import { Appender, type WireRow } from './memtable/appender.js';
-import type { Database, Row } from '../db/database.js';
+import { Appender } from './memtable/appender.js';
+import type { Database } from '../db/database.js';
 import type { Param } from '../query/sql.js';
+import type { LogRow, StoredRow } from '../record/record.js';
+import { storedRows } from '../record/record-checks.js';
 import { bulkLoad, type BulkBatch } from './segments/bulk-load.js';
 import { Compactor } from './segments/compactor.js';
 import { partitionKey, type ManifestState } from './manifest/manifest.js';
@@ -63,7 +65,7 @@ export class RecordStore {
    * same ids. Resolves once they are in the log (on disk, if `sync`); every read that starts later
    * sees them (it waits for their DuckDB insert). `awaits`: ids of parent spans (not logged yet) that these rows are children of (awaited.ts).
    */
-  append(rows: readonly WireRow[], sync: boolean, awaits: readonly string[] = []): Promise<void> {
+  append(rows: readonly LogRow[], sync: boolean, awaits: readonly string[] = []): Promise<void> {
     return this.#appender.append(rows, sync, awaits);
   }
 
@@ -129,10 +131,10 @@ export class RecordStore {
   }
 
   /** Live rows with these ids in a run (any kind), timestamps as epoch µs. Sees every acknowledged row. */
-  lookup(projectId: string, runId: string, ids: readonly string[]): Promise<Row[]> {
-    if (ids.length === 0) return Promise.resolve([]);
+  async lookup(projectId: string, runId: string, ids: readonly string[]): Promise<StoredRow[]> {
+    if (ids.length === 0) return [];
     const inMem = ids.some((id) => this.#s.memIds.has(memKey(runId, id)));
-    return this.read((snap) => snap.lookup(projectId, runId, ids, inMem));
+    return storedRows(await this.read((snap) => snap.lookup(projectId, runId, ids, inMem)));
   }
 
   /** Live records of a project or run, every kind. */
@@ -194,6 +196,22 @@ export class RecordStore {
   async seal(): Promise<void> {
     this.#s.assertOpen();
     await this.#sealer.sealAll();
+  }
+
+  /** Rewrites every segment holding has_children overrides, so its file says what reads say; returns merges done. */
+  foldOverrides(): Promise<number> {
+    this.#s.assertOpen();
+    return this.#compactor.foldOverrides();
+  }
+
+  /**
+   * The sealed state (the manifest); its segment files stay on disk until `release`, even when a merge
+   * or drop replaces them meanwhile (an Iceberg publish links or uploads them).
+   */
+  pinSealed(): { readonly manifest: ManifestState; release(): void } {
+    this.#s.assertOpen();
+    const manifest = this.#s.manifest;
+    return { manifest, release: this.#s.use(manifest.segments.map((g) => g.file)) };
   }
 
   /** Merges small segments and rewrites mostly-dead ones until the policy is satisfied; returns merges done. */
@@ -281,7 +299,7 @@ export class RecordStore {
   }
 }
 
-export type { MemEntry, Row, Param, RecordStoreOptions, SourceSql, Scope, WireRow };
+export type { MemEntry, Param, RecordStoreOptions, SourceSql, Scope };
 
 /** A database's memory by buffer-manager tag, in bytes (`all`: tags holding nothing too). */
 async function memoryByTag(db: Database, all: boolean): Promise<Record<string, number>> {

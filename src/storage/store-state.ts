@@ -4,6 +4,7 @@
 // the in-memory state only after the new manifest is on disk.
 import type { Connection, Database } from '../db/database.js';
 import { StorageError } from '../errors.js';
+import type { RecordLinks } from '../record/record.js';
 import type { CompactionPolicy } from './segments/compaction.js';
 import { DeadSet } from './manifest/dead-set.js';
 import { SealedIdIndex } from './indexes/id-index.js';
@@ -36,17 +37,8 @@ export interface StoreOptions {
   readonly mergeThreads: number;
 }
 
-/** What the engine needs to know about a recent record without asking DuckDB (links, for logging spans). */
-export interface MemEntry {
-  readonly seq: number;
-  readonly project_id: string;
-  readonly type: string;
-  readonly trace_id: string | null;
-  readonly session_id: string | null;
-  readonly has_children: boolean;
-  /** The memory table holding it. */
-  readonly table: number;
-}
+/** A recent record's links (what logging needs without asking DuckDB) and the memory table holding it. */
+export type MemEntry = RecordLinks & { readonly table: number };
 
 export const memKey = (runId: string, id: string): string => `${runId}/${id}`;
 

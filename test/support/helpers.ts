@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { Database } from '../../src/db/database.js';
 import { TraceStore, type TraceStoreOptions } from '../../src/engine/trace-store.js';
-import { RecordStore, type RecordStoreOptions, type WireRow } from '../../src/storage/record-store.js';
+import { RecordStore, type RecordStoreOptions } from '../../src/storage/record-store.js';
+import type { LogRow } from '../../src/record/record.js';
 import { buildServer, type ServerOptions } from '../../src/server/build-server.js';
 
 // Temporary folders are removed when the test process exits, after every store a test opened (in
@@ -29,7 +30,7 @@ export const ROWS_RUN = '22222222-2222-4222-8222-222222222222';
 export const rowId = (k: number): string => `00000000-0000-4000-8000-${String(k).padStart(12, '0')}`;
 
 /** Flat tool rows k = from .. from + n - 1 (each its own trace, created_at one µs apart), named `${name}${k}`. */
-export function toolRows(from: number, n: number, { name = 'r', input = 'x' }: { name?: string; input?: string } = {}): WireRow[] {
+export function toolRows(from: number, n: number, { name = 'r', input = 'x' }: { name?: string; input?: string } = {}): LogRow[] {
   return Array.from({ length: n }, (_, i) => {
     const k = from + i;
     const id = rowId(k);

@@ -8,7 +8,7 @@ import type { Database } from '../../db/database.js';
 import { invalid } from '../../errors.js';
 import type { RecordQueries, RunScope } from '../../query/exec/record-queries.js';
 import { assertValid } from '../../schemas/check.js';
-import type { LogSpansRequest, LogTracesRequest } from '../../schemas/ingest.js';
+import { LogSpansBody, LogTracesBody, type LogSpansRequest, type LogTracesRequest } from '../../schemas/ingest.js';
 import { FilterBody } from '../../schemas/query.js';
 import type { RecordStore } from '../../storage/record-store.js';
 import type { OpenGuard } from '../open-guard.js';
@@ -113,8 +113,14 @@ export class StoreData {
       logBody: async (body) => {
         const { log_stream_id: _l, experiment_id: _e, metrics_testing_id: _m, ...fields } = body;
         const target = { ...fields, log_stream_id: run.id };
-        if (Array.isArray(body['traces'])) await log.logTraces(p.id, target as unknown as LogTracesRequest);
-        else await log.logSpans(p.id, target as unknown as LogSpansRequest);
+        // Checked here for its type (the same check, and so the same error, as logging it makes).
+        if (Array.isArray(body['traces'])) {
+          assertValid<LogTracesRequest>(LogTracesBody, target);
+          await log.logTraces(p.id, target);
+        } else {
+          assertValid<LogSpansRequest>(LogSpansBody, target);
+          await log.logSpans(p.id, target);
+        }
       },
     };
     const result = await importFile(path, sink, { tempDirectory: join(dir, 'tmp'), ...(limits.threads ? { threads: limits.threads } : {}) }, rest);

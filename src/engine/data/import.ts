@@ -13,11 +13,11 @@ import { RecordBatchReader, type RecordBatch, type Vector } from 'apache-arrow';
 import { Database } from '../../db/database.js';
 import { raw, sql, type Sql } from '../../query/sql.js';
 import { InvalidRequestError } from '../../errors.js';
-import type { Draft } from '../../ingest/flatten.js';
 import { ALL_KINDS } from '../../query/columns.js';
 import { KIND_COLUMNS } from '../../query/match-facts.js';
-import { JsonText } from '../../storage/memtable/batch-builder.js';
 import { RECORD_COLUMNS } from '../../record/record-columns.js';
+import { JsonText, type Draft } from '../../record/record.js';
+import { fieldsFrom, isDraft } from '../../record/record-checks.js';
 import type { BulkBatch } from '../../storage/segments/bulk-load.js';
 import { EXPORT_COLUMNS } from './export.js';
 import { arrowColumns, DIRECT_BATCH_ROWS, importDirect } from './import-direct.js';
@@ -72,27 +72,29 @@ export function formatOf(path: string, given?: string): ImportFormat {
   throw bad(`cannot tell the format of ${path} from its name: give format (parquet, jsonl or arrow)`);
 }
 
+/** Kind-specific columns (model, tool_call_id, ...) and the kinds the registry gives them. */
+const KIND_ONLY: ReadonlyMap<string, readonly string[]> = new Map(KIND_COLUMNS.map((c) => [c.id, c.applicable_types]));
+
 /** One export row (column -> value as DuckDB or Arrow gives it) as a draft for the store. */
 function toDraft(get: (col: string) => unknown): Draft {
-  const d: Record<string, unknown> = {};
-  for (const col of EXPORT_COLUMNS) {
-    if (col === 'input_json' || col === 'output_json' || col === 'project_id' || col === 'run_id') continue;
-    let v = get(col);
-    if (v === null || v === undefined) continue;
-    if (typeof v === 'bigint') v = Number(v);
-    if (JSON_TEXT.has(col)) v = typeof v === 'string' ? parseOr(v) : v;
+  const type = String(get('type'));
+  const fields = fieldsFrom((col) => {
+    // Placed by the import's target run and the log.
+    if (col === 'seq' || col === 'project_id' || col === 'run_id') return undefined;
+    // Kind-specific columns only on the kinds the registry gives them, as every other way in keeps
+    // them: a record never shows them elsewhere, so a filter must not see them.
+    if (KIND_ONLY.get(col)?.includes(type) === false) return undefined;
+    const v = get(col);
+    if (v === null || v === undefined) return undefined;
+    if (JSON_TEXT.has(col)) return typeof v === 'string' ? parseOr(v) : v;
     // JSON text stays text (the store keeps it as it is): no parse and stringify again.
-    else if (PARSED_TEXT.has(col) && typeof v === 'string') v = new JsonText(v);
-    d[col] = v;
-  }
-  for (const io of ['input', 'output'] as const) {
-    const text = get(io);
-    if (typeof text === 'string' && get(`${io}_json`) === true) d[io] = new JsonText(text);
-  }
-  // Kind-specific columns (model, tool_call_id, ...) only on the kinds the registry gives them, as
-  // every other way in keeps them: a record never shows them elsewhere, so a filter must not see them.
-  for (const c of KIND_COLUMNS) if (!c.applicable_types.includes(String(d['type']))) delete d[c.id];
-  return d as unknown as Draft;
+    if (PARSED_TEXT.has(col) && typeof v === 'string') return new JsonText(v);
+    if ((col === 'input' || col === 'output') && typeof v === 'string' && get(`${col}_json`) === true) return new JsonText(v);
+    return v;
+  });
+  // The file was checked whole before (ids, types and created_at present).
+  if (!isDraft(fields)) throw bad('an export row lacks an id, a type or a created_at; nothing more was imported');
+  return fields;
 }
 
 function parseOr(text: string): unknown {

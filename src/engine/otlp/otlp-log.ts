@@ -11,20 +11,19 @@
 //  - session.id / gen_ai.conversation.id name the trace's session by external id (one session per
 //    id in the log stream, shared by every trace that names it); otherwise the trace gets its own.
 import type { Project, Run } from '../../catalog/catalog.js';
-import type { Row } from '../../db/database.js';
-import type { Draft } from '../../ingest/flatten.js';
 import { implicitSessionId } from '../../ingest/ids.js';
 import { spanUuid, type MappedSpan } from '../../ingest/otlp/map-span.js';
 import { resourceMetadata } from '../../ingest/otlp/metadata.js';
 import { emptyRecord } from '../../ingest/normalize-node.js';
 import { nowUs } from '../../record/time.js';
+import type { Draft, StoredRow } from '../../record/record.js';
 import { storedToWire } from '../../record/row-codec.js';
 
 /** What the trace store lends the OTLP writer (its private storage and session helpers). */
 export interface OtlpHost {
   lock<T>(keys: readonly string[], fn: () => Promise<T>): Promise<T>;
   mayExist(projectId: string, runId: string, id: string): boolean;
-  lookup(projectId: string, runId: string, ids: readonly string[]): Promise<Row[]>;
+  lookup(projectId: string, runId: string, ids: readonly string[]): Promise<StoredRow[]>;
   /** Ids of the spans of a trace (only those hanging directly under `parentId`, when given). */
   spanIds(projectId: string, runId: string, traceId: string, parentId?: string): Promise<string[]>;
   /** Deletes a session record no trace or span refers to any more. */
@@ -108,8 +107,8 @@ export class OtlpWriter {
     const named = new Set<string>();
     for (const m of byId.values()) if (m.sessionExternalId !== null) named.add(m.sessionExternalId);
     await this.#resolveSessions(projectId, runId, named);
-    const stored = new Map<string, Row>();
-    for (const r of await h.lookup(projectId, runId, [...want])) stored.set(String(r['id']), r);
+    const stored = new Map<string, StoredRow>();
+    for (const r of await h.lookup(projectId, runId, [...want])) stored.set(r.id, r);
     for (const t of orphanScan) this.#adoptStoredOrphans(runId, t, stored);
 
     // 2. Rewrites of stored records (has_children, parent_id), merged per record.
@@ -119,7 +118,7 @@ export class OtlpWriter {
       if (!d) {
         const row = stored.get(id);
         if (!row) return undefined;
-        d = { ...(storedToWire(row) as unknown as Draft), updated_at: now };
+        d = { ...storedToWire(row), updated_at: now };
         rewrites.set(id, d);
       }
       return d;
@@ -127,7 +126,7 @@ export class OtlpWriter {
     const gainsChildren = (id: string) => {
       const m = byId.get(id);
       if (m && !stored.has(id)) m.record.has_children = true;
-      else if (stored.get(id)?.['has_children'] !== true) rewrite(id)!.has_children = true;
+      else if (stored.get(id)?.has_children !== true) rewrite(id)!.has_children = true;
     };
 
     let duplicates = 0;
@@ -147,7 +146,7 @@ export class OtlpWriter {
         m.record.parent_id = g.id;
         if (p === null) continue;
         const pid = spanUuid(m.otel.traceId, p);
-        if (byId.has(pid) || stored.get(pid)?.['trace_id'] === g.id) {
+        if (byId.has(pid) || stored.get(pid)?.trace_id === g.id) {
           m.record.parent_id = pid;
           gainsChildren(pid);
         } else {
@@ -193,7 +192,7 @@ export class OtlpWriter {
   }
 
   /** The trace record to write (new, or the stored one updated), pushed onto `rows`; new ones also onto `newTraces` for their session. */
-  async #traceRecord(projectId: string, runId: string, g: TraceGroup, fresh: MappedSpan[], stored: Row | undefined, now: number, rows: Draft[], newTraces: { record: Draft; externalId: string | null }[], moves: SessionMove[]): Promise<Draft> {
+  async #traceRecord(projectId: string, runId: string, g: TraceGroup, fresh: MappedSpan[], stored: StoredRow | undefined, now: number, rows: Draft[], newTraces: { record: Draft; externalId: string | null }[], moves: SessionMove[]): Promise<Draft> {
     const roots = fresh.filter((m) => m.otel.parentSpanId === null).sort((x, y) => x.record.created_at - y.record.created_at);
     const root = roots[0];
     const earliest = fresh.length > 0 ? Math.min(...fresh.map((m) => m.record.created_at)) : now;
@@ -208,7 +207,7 @@ export class OtlpWriter {
       rows.push(t);
       return t;
     }
-    const t = { ...(storedToWire(stored) as unknown as Draft), updated_at: now };
+    const t = { ...storedToWire(stored), updated_at: now };
     let changed = false;
     if (root) {
       fromRoot(t, root);
@@ -256,7 +255,7 @@ export class OtlpWriter {
       for (const x of sessions) x.external_id = mv.externalId;
       rows.push(...sessions);
       const ids = (await this.host.spanIds(projectId, runId, mv.trace.id)).filter((id) => !fresh.has(id) && !rewrites.has(id));
-      for (const row of await this.host.lookup(projectId, runId, ids)) rows.push({ ...(storedToWire(row) as unknown as Draft), session_id: sid, updated_at: now });
+      for (const row of await this.host.lookup(projectId, runId, ids)) rows.push({ ...storedToWire(row), session_id: sid, updated_at: now });
       for (const d of rewrites.values()) if (d.trace_id === mv.trace.id) d.session_id = sid;
     }
     return { rows, emptied: moves.map((m) => m.from) };
@@ -279,15 +278,15 @@ export class OtlpWriter {
   }
 
   /** After a restart: stored spans hanging under trace `t` that name an OTel parent join the waiting list. */
-  #adoptStoredOrphans(runId: string, traceId: string, stored: Map<string, Row>): void {
+  #adoptStoredOrphans(runId: string, traceId: string, stored: Map<string, StoredRow>): void {
     for (const row of stored.values()) {
-      if (row['trace_id'] !== traceId || row['parent_id'] !== traceId || row['type'] === 'trace') continue;
-      const md = (storedToWire(row) as unknown as Draft).user_metadata;
+      if (row.trace_id !== traceId || row.parent_id !== traceId || row.type === 'trace') continue;
+      const md = storedToWire(row).user_metadata;
       const parentHex = md?.['otel.parent_span_id'];
       const spanHex = md?.['otel.span_id'];
       if (typeof parentHex !== 'string' || typeof spanHex !== 'string') continue;
       const k = `${runId}/${spanUuid(otelTraceHex(traceId), parentHex)}`;
-      remember(this.#waiting, k, (this.#waiting.get(k) ?? new Set<string>()).add(String(row['id'])));
+      remember(this.#waiting, k, (this.#waiting.get(k) ?? new Set<string>()).add(row.id));
     }
   }
 }

@@ -5,19 +5,20 @@
 import type { Catalog, Project, Run } from '../../catalog/catalog.js';
 import type { Database } from '../../db/database.js';
 import { invalid, NotFoundError } from '../../errors.js';
-import { flattenSpans, flattenTraces, type Draft, type FlatTraces } from '../../ingest/flatten.js';
+import { flattenSpans, flattenTraces, type FlatTraces } from '../../ingest/flatten.js';
 import { implicitSessionId, newId } from '../../ingest/ids.js';
 import { emptyRecord } from '../../ingest/normalize-node.js';
 import { nowUs } from '../../record/time.js';
 import { assertValid } from '../../schemas/check.js';
 import { CreateSessionBody, LogSpansBody, LogTracesBody, UpdateRecordBody, type LogSpansRequest, type LogTracesRequest } from '../../schemas/ingest.js';
-import type { RecordStore, WireRow } from '../../storage/record-store.js';
+import type { RecordStore } from '../../storage/record-store.js';
 import { cpuTurn } from '../../storage/memtable/cpu-turns.js';
 import { KeyedLock } from './keyed-lock.js';
 import { Sessions } from './sessions.js';
 import type { OtlpHost } from '../otlp/otlp-log.js';
 import type { RunIds } from '../run-scope.js';
-import { storedToWire } from '../../record/row-codec.js';
+import { placeDrafts, type Draft, type RecordLinks } from '../../record/record.js';
+import { linksOf, storedToWire } from '../../record/row-codec.js';
 import { EMPTY, sql } from '../../query/sql.js';
 
 /** What logging needs from the store: the catalog and run resolution. */
@@ -210,23 +211,23 @@ export class Ingest {
       if (sid === prov.sessionId) continue;
       const ids = (await this.#sessions.scan({ projectId, runId, kinds: ['span'] }, (src) => sql`SELECT id FROM ${src} WHERE trace_id = ${record.id}`)).map((r) => String(r['id']));
       const now = nowUs();
-      for (const row of await this.#records.lookup(projectId, runId, ids)) rows.push({ ...(storedToWire(row) as unknown as Draft), session_id: sid, updated_at: now });
+      for (const row of await this.#records.lookup(projectId, runId, ids)) rows.push({ ...storedToWire(row), session_id: sid, updated_at: now });
       if (prov.sessionId === implicitSessionId(projectId, runId, record.id)) orphanSessions.push(prov.sessionId);
     }
     return { rows, orphanSessions };
   }
 
   /** Trace and parent of a Log spans request, from the recent-records map when possible. */
-  async #linkRows(projectId: string, runId: string, traceId: string, parentId: string): Promise<[Record<string, unknown> | undefined, Record<string, unknown> | undefined]> {
+  async #linkRows(projectId: string, runId: string, traceId: string, parentId: string): Promise<[RecordLinks | undefined, RecordLinks | undefined]> {
     const ids = parentId === traceId ? [traceId] : [traceId, parentId];
-    const known = new Map<string, Record<string, unknown>>();
+    const known = new Map<string, RecordLinks>();
     const ask: string[] = [];
     for (const id of ids) {
       const e = this.#records.recent(runId, id);
-      if (e) known.set(id, { id, ...e });
+      if (e) known.set(id, e);
       else if (this.#records.mayExist(projectId, runId, id)) ask.push(id);
     }
-    for (const r of await this.#records.lookup(projectId, runId, ask)) known.set(String(r['id']), r);
+    for (const r of await this.#records.lookup(projectId, runId, ask)) known.set(r.id, linksOf(r));
     return [known.get(traceId), known.get(parentId)];
   }
 
@@ -234,7 +235,7 @@ export class Ingest {
   async #withChildren(projectId: string, runId: string, id: string, nowUs: number): Promise<Draft> {
     const [row] = await this.#records.lookup(projectId, runId, [id]);
     if (!row) throw new NotFoundError(`record ${id} vanished while logging its children`);
-    return { ...(storedToWire(row) as unknown as Draft), has_children: true, updated_at: nowUs };
+    return { ...storedToWire(row), has_children: true, updated_at: nowUs };
   }
 
   /** Creates a session explicitly (POST /projects/{id}/sessions); its run then reports user-created sessions. */
@@ -281,7 +282,7 @@ export class Ingest {
     const traceId = level === 'trace' ? key : String((await find())['trace_id']);
     return this.#traceLock.run([`${run.id}/${traceId}`], async () => {
       const row = await find();
-      const next = storedToWire(row) as unknown as Draft;
+      const next = storedToWire(row);
       applyUpdate(next, patch);
       next.updated_at = nowUs();
       if (level === 'trace') this.#provisional.get(`${run.id}/${key}`)?.updates.push(patch);
@@ -329,15 +330,10 @@ export class Ingest {
 
   /** Writes records of one run; `awaits`: parent span ids the rows wait for (see RecordStore.append). */
   async write(projectId: string, runId: string, drafts: Draft[], reliable: boolean, awaits: readonly string[] = []): Promise<void> {
-    for (const d of drafts) {
-      d.seq = 0; // assigned by RecordStore.append, in the order rows reach the log
-      d.project_id = projectId;
-      d.run_id = runId;
-    }
-    const rows = drafts as unknown as WireRow[];
+    placeDrafts(drafts, projectId, runId);
     try {
-      // Not reliable: no fsync to wait for, and a failure is only logged (SPEC.md, Log spans).
-      await this.#records.append(rows, reliable, awaits);
+      // Not reliable: no fsync to wait for, and a failure is only logged.
+      await this.#records.append(drafts, reliable, awaits);
     } catch (err) {
       if (reliable) throw err;
       process.emitWarning(`tracelake: unreliable ingest failed: ${(err as Error).message}`);

@@ -2,7 +2,7 @@
 // created on first use, sessions found by external id, and the stand-in sessions dropped when no
 // record uses them any more. Also the scoped one-parameter scans logging asks of live records.
 import type { Database } from '../../db/database.js';
-import type { Draft } from '../../ingest/flatten.js';
+import type { Draft } from '../../record/record.js';
 import { implicitSessionId, uuidFromHash } from '../../ingest/ids.js';
 import { emptyRecord } from '../../ingest/normalize-node.js';
 import type { RecordStore, Scope } from '../../storage/record-store.js';
@@ -32,7 +32,7 @@ export class Sessions {
       if (recent?.type === 'session') existing.add(id);
       else if (!recent && this.#records.mayExist(projectId, runId, id)) unsure.push(id);
     }
-    for (const r of await this.#records.lookup(projectId, runId, unsure)) if (r['type'] === 'session') existing.add(String(r['id']));
+    for (const r of await this.#records.lookup(projectId, runId, unsure)) if (r.type === 'session') existing.add(r.id);
     const out = new Map<string, Draft>();
     for (const t of traces) {
       const explicitId = t.sessionId ?? byExternal;
@@ -74,7 +74,7 @@ export class Sessions {
     const used = await this.scan({ projectId, runId, kinds: ['trace', 'span'] }, (src) => sql`SELECT 1 FROM ${src} WHERE session_id = ${sessionId} LIMIT 1`);
     if (used.length > 0) return;
     const [row] = await this.#records.lookup(projectId, runId, [sessionId]);
-    if (row && row['type'] === 'session') await this.#records.deleteSeqs([Number(row['seq'])]);
+    if (row && row.type === 'session') await this.#records.deleteSeqs([Number(row.seq)]);
   }
 
   /** Rows of a query over a scope's live records (`src`). */

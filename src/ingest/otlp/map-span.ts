@@ -3,7 +3,8 @@
 // maps to the same record. Links (trace, parent, session, step) are the engine's to set. A span
 // whose content tracelake cannot store (e.g. a message that is not a message) throws
 // InvalidRequestError, and the caller rejects that span alone.
-import { normalizeNode, type Fields } from '../normalize-node.js';
+import type { Draft } from '../../record/record.js';
+import { normalizeNode } from '../normalize-node.js';
 import type { SpanInput } from '../../schemas/ingest.js';
 import { spanType, type OtlpSpanType } from './kinds.js';
 import { llmMessages, messagesAsText, valueMessages, type Message } from './messages.js';
@@ -13,7 +14,7 @@ import { AttrReader, num, stringList, structured, text, unflatten } from './read
 
 export interface MappedSpan {
   readonly otel: OtelSpan;
-  readonly record: Fields;
+  readonly record: Draft;
   readonly type: OtlpSpanType;
   /** The external id of the span's session (session.id, gen_ai.conversation.id), if it names one. */
   readonly sessionExternalId: string | null;

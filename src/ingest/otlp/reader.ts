@@ -87,6 +87,17 @@ export function stringList(v: AttrValue | undefined): string[] | undefined {
   return [String(s)];
 }
 
+/** A list, or an object without prototype, that unflatten builds. */
+type Branch = unknown[] | Record<string, unknown>;
+
+const isBranch = (v: unknown): v is Branch => typeof v === 'object' && v !== null;
+
+/** Sets a branch's entry (a list takes numeric keys only; unflatten stops at a name under a list). */
+function put(node: Branch, key: string | number, v: unknown): void {
+  if (!Array.isArray(node)) node[key] = v;
+  else if (typeof key === 'number') node[key] = v;
+}
+
 /**
  * Flattened OpenInference lists (`0.message.role`, `0.message.tool_calls.1.tool_call.id`, ...) ->
  * nested objects: numeric segments become array indexes. (Hand-rolled: it runs for every retriever
@@ -95,7 +106,7 @@ export function stringList(v: AttrValue | undefined): string[] | undefined {
 export function unflatten(entries: Map<string, AttrValue>): unknown[] {
   const root: unknown[] = [];
   for (const [path, value] of entries) {
-    let node: Record<string | number, unknown> = root as unknown as Record<number, unknown>;
+    let node: Branch = root;
     let start = 0;
     for (;;) {
       const dot = path.indexOf('.', start);
@@ -103,16 +114,18 @@ export function unflatten(entries: Map<string, AttrValue>): unknown[] {
       const key: string | number = isIndex(part) ? Number(part) : part;
       if (Array.isArray(node) && typeof key !== 'number') break; // a name under a list: not this shape
       if (dot < 0) {
-        node[key] = value;
+        put(node, key, value);
         break;
       }
-      let next = node[key];
-      if (typeof next !== 'object' || next === null) {
+      const found: unknown = Array.isArray(node) ? (typeof key === 'number' ? node[key] : undefined) : node[key];
+      let next: Branch;
+      if (isBranch(found)) next = found;
+      else {
         const nextDot = path.indexOf('.', dot + 1);
         next = isIndex(nextDot < 0 ? path.slice(dot + 1) : path.slice(dot + 1, nextDot)) ? [] : Object.create(null);
-        node[key] = next;
+        put(node, key, next);
       }
-      node = next as Record<string | number, unknown>;
+      node = next;
       start = dot + 1;
     }
   }

@@ -63,13 +63,16 @@ function load(): Types {
 function lenientStrings(ns: protobuf.NamespaceBase): void {
   for (const o of ns.nestedArray) {
     if (o instanceof protobuf.Type) {
-      for (const f of o.fieldsArray) {
-        const features = (f as unknown as { _features?: Record<string, unknown> })._features;
-        if (f.type === 'string' && features) features['utf8_validation'] = 'NONE';
-      }
+      for (const f of o.fieldsArray) if (f.type === 'string') skipUtf8Check(f);
     }
     if (o instanceof protobuf.Namespace) lenientStrings(o);
   }
+}
+
+/** Sets a field's `utf8_validation` feature to NONE, in the private `_features` object where protobufjs keeps it. */
+function skipUtf8Check(field: protobuf.Field): void {
+  const features: unknown = '_features' in field ? field._features : undefined;
+  if (typeof features === 'object' && features !== null) Reflect.set(features, 'utf8_validation', 'NONE');
 }
 
 // Decoded messages as protobufjs gives them (only the fields read here).
@@ -113,13 +116,21 @@ interface PRequest {
   resourceSpans: { resource?: { attributes: PKeyValue[] } | null; scopeSpans: { scope?: { name: string; version: string; attributes?: PKeyValue[] } | null; spans: PSpan[] }[] }[];
 }
 
+/**
+ * A decoded request as the fields read here. protobufjs types a message decoded by reflection as an
+ * open record (its fields `any`); the vendored .proto gives it these.
+ */
+function requestOf(m: protobuf.ReflectedMessage): PRequest {
+  return { resourceSpans: m['resourceSpans'] };
+}
+
 /** ExportTraceServiceRequest bytes -> OtelBatch; 400 (BadRequestError) when they are not one. */
 export function batchFromProtobuf(bytes: Uint8Array): OtelBatch {
   let msg: PRequest;
   try {
     // A Buffer view: protobufjs then reads strings with Node's native UTF-8 decoder instead of its own JS one.
     const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    msg = load().request.decode(buf) as unknown as PRequest;
+    msg = requestOf(load().request.decode(buf));
   } catch (err) {
     throw new BadRequestError(`the body is not a protobuf ExportTraceServiceRequest: ${(err as Error).message}`);
   }

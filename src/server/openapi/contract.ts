@@ -13,8 +13,9 @@ import { isNotApi } from './surface.js';
 
 type Json = Record<string, any>;
 type Check = ((data: unknown) => boolean) & { errors?: { instancePath: string; message?: string }[] | null };
-// ajv-formats is CommonJS: its default export arrives wrapped under NodeNext resolution.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => void;
+// ajv-formats is CommonJS: under NodeNext its default import is the module, whose `default` is the
+// plugin (the plugin function also carries itself as `default`, so this reads it either way).
+const addFormats = addFormatsModule.default;
 
 export const CONTRACT_ENV = 'TRACELAKE_CHECK_CONTRACT';
 

@@ -86,7 +86,7 @@ export function installOpenApi(app: FastifyInstance): ApiSurface {
       info: { title: 'tracelake', version: VERSION, description: DESCRIPTION, license: { name: 'MIT', identifier: 'MIT' } },
       servers: [{ url: '/', description: 'this server' }],
       tags: TAGS.map((t) => ({ ...t })),
-      components: { securitySchemes: SECURITY_SCHEMES as unknown as Json },
+      components: { securitySchemes: SECURITY_SCHEMES },
       security: ANY_CREDENTIAL,
     },
     transform: ({ schema, url, route }) => {
@@ -110,7 +110,7 @@ export function installOpenApi(app: FastifyInstance): ApiSurface {
   return {
     routes,
     documentedPath,
-    document: () => (doc ??= (app as unknown as { swagger(): Json }).swagger()),
+    document: () => (doc ??= app.swagger()),
   };
 }
 

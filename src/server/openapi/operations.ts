@@ -13,6 +13,7 @@ export const TAGS = [
   { name: 'records', description: 'Search, partial search, count, delete and describe the columns of spans, traces and sessions.' },
   { name: 'scorers', description: 'The scorer (metric) catalog and its versions.' },
   { name: 'users', description: 'Users, API keys and project members.' },
+  { name: 'iceberg', description: 'The Iceberg REST catalog (read side) of the published tables, at /iceberg/v1 (no /v2 prefix; admins only).' },
 ] as const;
 
 export type Tag = (typeof TAGS)[number]['name'];

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { noteAwaits, resolveAwaits } from './awaited.js';
 import { StorageError } from '../../errors.js';
-import { BatchBuilder, type Row as WireRowLike } from './batch-builder.js';
+import { BatchBuilder } from './batch-builder.js';
 import { cpuTurn } from './cpu-turns.js';
 import { partitionKey } from '../manifest/manifest.js';
 import type { MemInserter, MemTable } from './mem-tables.js';
@@ -14,10 +14,8 @@ import type { Sealer } from '../segments/sealer.js';
 import type { Snapshot } from '../snapshot/snapshot.js';
 import { memKey, type MemEntry, type StoreState } from '../store-state.js';
 import { encodeEntry } from '../wal/wal.js';
+import type { LogRow } from '../../record/record.js';
 import { sql } from '../../query/sql.js';
-
-/** A row as the engine hands it over: column name -> JS value (see batch-builder.ts). */
-export type WireRow = WireRowLike & { seq: number; id: string; type: string; project_id: string; run_id: string };
 
 /** Waits (ms) before each new try of a failed insert into a memory table. */
 const INSERT_RETRIES = [50, 250, 1000, 4000];
@@ -50,7 +48,7 @@ export class Appender {
    * `awaits`: ids of parent spans (not logged yet) that these rows are children of; a row logged
    * later with such an id gets has_children true, also after a restart (awaited.ts).
    */
-  async append(rows: readonly WireRow[], sync: boolean, awaits: readonly string[] = []): Promise<void> {
+  async append(rows: readonly LogRow[], sync: boolean, awaits: readonly string[] = []): Promise<void> {
     this.#s.lastAppend = performance.now();
     this.#s.assertWritable();
     if (rows.length === 0) return;
@@ -74,7 +72,7 @@ export class Appender {
       const first = s.nextSeq;
       const inRequest = new Map<string, number>();
       for (let i = 0; i < rows.length; i++) {
-        const r = rows[i] as WireRow;
+        const r = rows[i]!;
         r.seq = first + i;
         // The same id twice in one request: the later row wins.
         const earlier = inRequest.get(r.id);
@@ -87,7 +85,7 @@ export class Appender {
         for (const r of rows) {
           const k = memKey(r.run_id, r.id);
           if (!s.awaited.has(k)) continue;
-          r['has_children'] = true;
+          r.has_children = true;
           arrived.push(k);
         }
       }
@@ -232,7 +230,7 @@ export class Appender {
   }
 
   /** Seqs of live sealed rows with the ids of `rows` (in the same project and run). */
-  async #sealedVersions(rows: readonly WireRow[]): Promise<number[]> {
+  async #sealedVersions(rows: readonly LogRow[]): Promise<number[]> {
     const s = this.#s;
     const files = new Set<string>();
     const wanted: string[] = [];
@@ -255,14 +253,14 @@ function lostError(cause: unknown): StorageError {
   return new StorageError('acknowledged rows could not be added to the in-memory table; reads and writes are refused until the store is reopened (the log replays them)', { cause });
 }
 
-function entryOf(r: WireRow, table: number): MemEntry {
+function entryOf(r: LogRow, table: number): MemEntry {
   return {
     seq: r.seq,
     project_id: r.project_id,
     type: r.type,
-    trace_id: (r['trace_id'] as string | null | undefined) ?? null,
-    session_id: (r['session_id'] as string | null | undefined) ?? null,
-    has_children: r['has_children'] === true,
+    trace_id: r.trace_id ?? null,
+    session_id: r.session_id ?? null,
+    has_children: r.has_children === true,
     table,
   };
 }

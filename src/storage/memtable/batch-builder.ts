@@ -4,9 +4,7 @@
 import { Bool, Field, Float64, Int32, Int64, List, makeData, Map_, RecordBatch, Schema, Struct, TimestampMicrosecond, Utf8, type DataType } from 'apache-arrow';
 import { BoolBuilder, builderFor, NestedBuilder, NumberBuilder, Utf8Builder } from './column-builders.js';
 import { kindOf, RECORD_COLUMNS, type ColumnKind, type RecordKind } from '../../record/record-columns.js';
-
-/** A record row as the engine hands it to storage: column name -> JS value. */
-export type Row = Record<string, unknown>;
+import { JsonText, type FieldColumn, type LogRow } from '../../record/record.js';
 
 function arrowType(kind: ColumnKind): DataType {
   switch (kind) {
@@ -41,14 +39,6 @@ function mapType(value: DataType): Map_ {
 
 export const RECORD_SCHEMA = new Schema(RECORD_COLUMNS.map((col) => new Field(col.name, arrowType(col.kind), col.name !== 'seq')));
 
-/**
- * A structured value that is already JSON text (an imported row's input, output, tools, extra): stored
- * as that text, with `<name>_json` true, without a parse and a new stringify.
- */
-export class JsonText {
-  constructor(readonly text: string) {}
-}
-
 /** JSON text of a structured value; lone surrogates (escaped by JSON.stringify) become U+FFFD. */
 export function jsonText(v: unknown): string {
   if (v instanceof JsonText) return v.text;
@@ -65,13 +55,17 @@ export function withoutLoneSurrogates(text: string): string {
   return text.replace(/(\\\\)|\\u[dD][89a-fA-F][0-9a-fA-F]{2}/g, (m, escapedBackslash: string | undefined) => (escapedBackslash ? m : '\\ufffd'));
 }
 
+/** The columns after the first 20, which `build` pushes in a loop by name: fields, never a derived flag. */
+const REST_COLUMNS = RECORD_COLUMNS.slice(20).filter((col): col is FieldColumn => col.holds !== 'flag');
+if (REST_COLUMNS.length !== RECORD_COLUMNS.length - 20) throw new Error('a derived flag column among the columns BatchBuilder pushes by name');
+
 /** Builds RecordBatches of RECORD_SCHEMA from rows; one builder per writer, reused batch after batch. */
 export class BatchBuilder {
   readonly #builders = RECORD_COLUMNS.map(builderFor);
   /** Metric names of the last batch built, by record kind (for the segment's metric columns). */
   metricsByKind = new Map<RecordKind, Set<string>>();
 
-  build(rows: readonly Row[], metadata?: Map<string, string>): RecordBatch {
+  build(rows: readonly LogRow[], metadata?: Map<string, string>): RecordBatch {
     const byKind = (this.metricsByKind = new Map());
     const n = rows.length;
     const b = this.#builders;
@@ -99,43 +93,43 @@ export class BatchBuilder {
       NestedBuilder,
     ];
     const rest = b.slice(20);
-    const restCols = RECORD_COLUMNS.slice(20);
+    const restCols = REST_COLUMNS;
     for (let r = 0; r < n; r++) {
       const row = rows[r]!;
-      seq.push(row['seq']);
-      id.push(row['id'] as string);
-      type.push(row['type'] as string);
-      project.push(row['project_id'] as string);
-      run.push(row['run_id'] as string);
-      session.push(row['session_id'] as string | undefined);
-      trace.push(row['trace_id'] as string | undefined);
-      parent.push(row['parent_id'] as string | undefined);
-      step.push(row['step_number']);
-      name.push(row['name'] as string | undefined);
-      const inp = row['input'];
+      seq.push(row.seq);
+      id.push(row.id);
+      type.push(row.type);
+      project.push(row.project_id);
+      run.push(row.run_id);
+      session.push(row.session_id);
+      trace.push(row.trace_id);
+      parent.push(row.parent_id);
+      step.push(row.step_number);
+      name.push(row.name);
+      const inp = row.input;
       input.push(inp === null || inp === undefined ? null : typeof inp === 'string' ? inp : jsonText(inp));
       inputJson.push(inp !== null && inp !== undefined && typeof inp !== 'string');
-      const out = row['output'];
+      const out = row.output;
       output.push(out === null || out === undefined ? null : typeof out === 'string' ? out : jsonText(out));
       outputJson.push(out !== null && out !== undefined && typeof out !== 'string');
-      created.push(row['created_at']);
-      updated.push(row['updated_at']);
-      tags.push(row['tags']);
-      const m = row['metrics'] as Record<string, unknown> | undefined;
+      created.push(row.created_at);
+      updated.push(row.updated_at);
+      tags.push(row.tags);
+      const m = row.metrics;
       metrics.push(m);
       if (m) {
-        const kind = kindOf(row['type'] as string);
+        const kind = kindOf(row.type);
         let names = byKind.get(kind);
         if (!names) byKind.set(kind, (names = new Set()));
         for (const k in m) if (typeof m[k] === 'number') names.add(k);
       }
-      userMeta.push(row['user_metadata']);
-      datasetMeta.push(row['dataset_metadata']);
+      userMeta.push(row.user_metadata);
+      datasetMeta.push(row.dataset_metadata);
       for (let k = 0; k < rest.length; k++) {
         const col = restCols[k]!;
         const v = row[col.name];
         const builder = rest[k]!;
-        if (col.name === 'tools' || col.name === 'extra') (builder as Utf8Builder).push(v === null || v === undefined ? null : jsonText(v));
+        if (col.holds === 'json') (builder as Utf8Builder).push(v === null || v === undefined ? null : jsonText(v));
         else if (builder instanceof Utf8Builder) builder.push(typeof v === 'string' ? v : v === null || v === undefined ? null : String(v));
         else builder.push(v);
       }

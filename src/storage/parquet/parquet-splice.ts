@@ -48,7 +48,9 @@ function readFooter(fd: number, path: string): Footer {
     }
     const sub = schema.slice(start, at);
     const name = new TextDecoder().decode(sub[0]!.get(4)!.value as Uint8Array);
-    columns.set(name, { schema: sub, encoded: Buffer.from(sub.map((s) => Buffer.from(encodeStruct(s as TStruct)).toString('hex')).join('/')).toString(), leaves });
+    // Compared without field ids (SchemaElement field 9): segments carry them, DuckDB's other files do not.
+    const comparable = (s: TStruct): TStruct => new Map([...s].filter(([k]) => k !== 9));
+    columns.set(name, { schema: sub, encoded: Buffer.from(sub.map((s) => Buffer.from(encodeStruct(comparable(s as TStruct))).toString('hex')).join('/')).toString(), leaves });
   }
   return { meta, columns };
 }

@@ -93,6 +93,38 @@ export class Compactor {
     }
   }
 
+  /** Merges each segment holding has_children overrides on its own (after any merge under way). */
+  async foldOverrides(): Promise<number> {
+    // Nothing to fold: no need to wait for a merge under way (it may take seconds).
+    if (this.#s.manifest.childless.length === 0) return 0;
+    while (this.#running) await this.idle();
+    const run = (async () => {
+      const s = this.#s;
+      let merges = 0;
+      if (s.manifest.childless.length === 0 || s.manifest.segments.length === 0) return 0;
+      const byPath = new Map(s.manifest.segments.map((g) => [join(s.dir, g.file), g]));
+      const release = s.use(s.manifest.segments.map((g) => g.file));
+      try {
+        const rows = await s.conns.merge.all(
+          sql`SELECT DISTINCT filename AS f FROM read_parquet(${[...byPath.keys()]}, hive_partitioning = false, filename = true) WHERE seq IN (SELECT unnest(${[...s.manifest.childless]}::BIGINT[]))`,
+        );
+        for (const r of rows) {
+          const g = byPath.get(String(r['f']));
+          if (!g || this.#s.closed) continue;
+          await this.#merge([g]);
+          merges++;
+        }
+      } finally {
+        release();
+      }
+      return merges;
+    })().finally(() => {
+      this.#running = null;
+    });
+    this.#running = run;
+    return run;
+  }
+
   async idle(): Promise<void> {
     if (this.#running) await this.#running.catch(() => undefined);
   }

@@ -10,6 +10,7 @@ import { EMPTY, int, raw, sql, type Sql } from '../../query/sql.js';
 import { ensureDirDurable, fsyncFile, fsyncPathAsync } from '../fs-util.js';
 import type { ManifestState, SegmentEntry } from '../manifest/manifest.js';
 import { TAG_SET_COLUMN, TAG_SET_SQL, type RecordKind } from '../../record/record-columns.js';
+import { fieldIdsOption } from '../../record/field-ids.js';
 import { childIndexPath, removeChildIndex, writeChildIndex } from '../indexes/child-index.js';
 import { removeTextIndex, textIndexPath, tokenIndexPath, writeTextIndex } from '../indexes/text-index.js';
 
@@ -73,7 +74,12 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
   try {
     const level = w.compressionLevel === undefined ? EMPTY : sql`, COMPRESSION_LEVEL ${int(w.compressionLevel)}`;
     if (w.write) await w.write(abs);
-    else await conn.run(sql`COPY (${withTagSet(w.select)}) TO ${stringLiteral(abs)} (FORMAT parquet, COMPRESSION zstd${level}, ROW_GROUP_SIZE ${int(w.rowGroupSize)})`);
+    else {
+      // Parquet field ids (record/field-ids.ts), so readers that match columns by id (Iceberg) need no name mapping.
+      const select = withTagSet(w.select);
+      const ids = raw(fieldIdsOption(await conn.columnNames(select)));
+      await conn.run(sql`COPY (${select}) TO ${stringLiteral(abs)} (FORMAT parquet, COMPRESSION zstd${level}, ROW_GROUP_SIZE ${int(w.rowGroupSize)}${ids})`);
+    }
     await fsyncPathAsync(abs);
     const meta = await conn.all(
       sql`SELECT epoch_us(stats_min::TIMESTAMP) AS lo, epoch_us(stats_max::TIMESTAMP) AS hi, row_group_num_rows AS n

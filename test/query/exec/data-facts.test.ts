@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { Database } from '../../../src/db/database.js';
 import { DataFactsCache, NOTED_COLUMNS } from '../../../src/query/exec/data-facts.js';
-import { RecordStore, type WireRow } from '../../../src/storage/record-store.js';
+import { RecordStore } from '../../../src/storage/record-store.js';
+import type { LogRow } from '../../../src/record/record.js';
 import { tempDir } from '../../support/helpers.js';
 
 const P = '11111111-1111-4111-8111-111111111111';
@@ -16,7 +17,7 @@ const idOf = (k: number) => `00000000-0000-4000-8000-${String(k).padStart(12, '0
 const scope = { projectId: P, runId: R, kinds: ['span'] as const };
 const ASKED = new Set(['model', 'temperature', 'tool_call_id']);
 
-function span(k: number, type: string, extra: Record<string, unknown> = {}): WireRow {
+function span(k: number, type: string, extra: Record<string, unknown> = {}): LogRow {
   return { seq: 0, id: idOf(k), type, project_id: P, run_id: R, trace_id: idOf(1000), parent_id: idOf(1000), name: `s${k}`, input: 'x', created_at: 1_700_000_000_000_000 + k, updated_at: 0, is_complete: true, has_children: false, ...extra };
 }
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { childlessByScan, childlessOfLeaves, childlessParents } from '../../../src/query/exec/record-delete.js';
-import type { WireRow } from '../../../src/storage/memtable/appender.js';
+import type { LogRow } from '../../../src/record/record.js';
 import type { Scope } from '../../../src/storage/snapshot/snapshot.js';
 import { openRecordStore, ROWS_PROJECT, ROWS_RUN } from '../../support/helpers.js';
 import { sql } from '../../../src/query/sql.js';
@@ -23,7 +23,7 @@ function rng(seed: number): () => number {
 
 const id = (k: number) => `00000000-0000-4000-8000-${String(k).padStart(12, '0')}`;
 let clock = 1_700_000_000_000_000;
-const row = (k: number, type: string, trace: number, parent: number | null, hasChildren: boolean): WireRow => ({
+const row = (k: number, type: string, trace: number, parent: number | null, hasChildren: boolean): LogRow => ({
   seq: 0,
   id: id(k),
   type,
@@ -44,8 +44,8 @@ test('child indexes find the same childless parents as the segments, memory, dea
   const parentOf = new Map<number, number>();
   let next = 1;
   /** Traces with a root span, some middle spans and leaves; returns the span numbers that have children. */
-  const traces = (n: number): { rows: WireRow[]; parents: number[] } => {
-    const rows: WireRow[] = [];
+  const traces = (n: number): { rows: LogRow[]; parents: number[] } => {
+    const rows: LogRow[] = [];
     const parents: number[] = [];
     for (let i = 0; i < n; i++) {
       const tr = next++;
@@ -74,7 +74,7 @@ test('child indexes find the same childless parents as the segments, memory, dea
   await store.append(traces(40).rows, true);
   await store.seal();
   // More children of sealed parents, in a third segment and in memory: a parent's children are then spread.
-  const extra = (from: number[], k: number): WireRow[] =>
+  const extra = (from: number[], k: number): LogRow[] =>
     from.slice(0, k).map((p) => {
       const leaf = next++;
       parentOf.set(leaf, p);

@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { RecordStore, type WireRow } from '../../../src/storage/record-store.js';
+import { RecordStore } from '../../../src/storage/record-store.js';
+import type { LogRow } from '../../../src/record/record.js';
 import { MemTable } from '../../../src/storage/memtable/mem-tables.js';
 import { nearlyOrdered } from '../../../src/storage/segments/seal.js';
 import { openRecordStore } from '../../support/helpers.js';
@@ -14,7 +15,7 @@ const P = '11111111-1111-4111-8111-111111111111';
 const R = '22222222-2222-4222-8222-222222222222';
 const T0 = 1_700_000_000_000_000;
 
-function row(k: number, createdUs: number, name = `r${k}`): WireRow {
+function row(k: number, createdUs: number, name = `r${k}`): LogRow {
   const id = `00000000-0000-4000-8000-${String(k).padStart(12, '0')}`;
   return { seq: 0, id, type: 'tool', project_id: P, run_id: R, trace_id: id, name, input: 'x', created_at: createdUs, updated_at: 0, is_complete: true, has_children: true };
 }
@@ -33,7 +34,7 @@ async function fileRows(store: RecordStore, dir: string) {
 test('rows that came in time order are sealed as they came, without dead rows, overrides written', async (t) => {
   const { dir, store } = await openRecordStore(t);
   // Ties on created_at with ids descending: a sort by (created_at, id) would reverse each pair.
-  const rows: WireRow[] = [];
+  const rows: LogRow[] = [];
   for (let k = 0; k < 40; k++) rows.push(row(1000 - k, T0 + Math.floor(k / 2) * 1000));
   await store.append(rows, true);
   // A replaced version (dead in the same table) and a row made childless.
@@ -54,7 +55,7 @@ test('rows that came in time order are sealed as they came, without dead rows, o
 test('a row far out of time order makes the seal sort', async (t) => {
   // Row groups of 4 rows: 31 rows over ~10 s, a group holds ~1.3 s of time; the late row lags 10 s.
   const { dir, store } = await openRecordStore(t, { rowGroupSize: 4 });
-  const rows: WireRow[] = [];
+  const rows: LogRow[] = [];
   for (let k = 0; k < 30; k++) rows.push(row(k, T0 + k * 1000));
   rows.push(row(99, T0 - 10_000_000));
   await store.append(rows, true);
