@@ -15,6 +15,8 @@ import { Database } from '../src/db/database.js';
 import { TraceStore } from '../src/engine/trace-store.js';
 import { fmt, machine, parseSize, peakRssMiB, writeResults } from './common.js';
 import { spanBatches } from './workload.js';
+import { raw, sql } from '../src/query/sql.js';
+import { stringLiteral } from '../src/db/sql-string.js';
 
 type Step = 'export-parquet' | 'export-jsonl' | 'export-arrow' | 'export-batches' | 'raw-copy' | 'raw-copy-sorted' | 'import-parquet' | 'import-jsonl' | 'import-arrow';
 const STEPS: Step[] = ['export-parquet', 'export-jsonl', 'export-arrow', 'export-batches', 'raw-copy', 'raw-copy-sorted', 'import-parquet', 'import-jsonl', 'import-arrow'];
@@ -27,9 +29,9 @@ async function step(name: Step, dir: string, work: string): Promise<Record<strin
   if (name.startsWith('raw-copy')) {
     // DuckDB alone, with the store's default memory limit: the export file into a ZSTD Parquet file.
     const db = await Database.open({ memoryLimit: '512MB', tempDirectory: work });
-    const order = name === 'raw-copy-sorted' ? ' ORDER BY created_at, id' : '';
+    const order = raw(name === 'raw-copy-sorted' ? ' ORDER BY created_at, id' : '');
     const out = join(work, 'raw.parquet');
-    const r = await db.all(`COPY (SELECT * FROM read_parquet($1)${order}) TO '${out.replaceAll("'", "''")}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 32768)`, [join(work, 'all.parquet')]);
+    const r = await db.all(sql`COPY (SELECT * FROM read_parquet(${join(work, 'all.parquet')})${order}) TO ${stringLiteral(out)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 32768)`);
     records = Number(r[0]?.['Count'] ?? 0);
     bytes = statSync(out).size;
     await db.close();

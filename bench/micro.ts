@@ -14,10 +14,11 @@ import { LogTracesBody } from '../src/schemas/ingest.js';
 import { BatchBuilder } from '../src/storage/memtable/batch-builder.js';
 import { MemInserter, MemTable } from '../src/storage/memtable/mem-tables.js';
 import { RECORD_COLUMNS } from '../src/record/record-columns.js';
-import { sqlString } from '../src/db/sql-string.js';
+import { stringLiteral } from '../src/db/sql-string.js';
 import { encodeEntry } from '../src/storage/wal/wal.js';
 import { generateBatches } from '../test/support/generator.js';
 import { writeResults } from './common.js';
+import { sql } from '../src/query/sql.js';
 
 const PROJECT = '11111111-1111-4111-8111-111111111111';
 const RUN = '22222222-2222-4222-8222-222222222222';
@@ -43,7 +44,7 @@ async function main(): Promise<void> {
   const db = await Database.open({ tempDirectory: dir });
   const source = new BatchSource(RECORD_COLUMNS);
   const writer = await db.dedicated(source.functions);
-  await writer.run('CREATE TABLE dead (seq BIGINT)');
+  await writer.run(sql`CREATE TABLE dead (seq BIGINT)`);
   const inserter = new MemInserter(writer, source);
   const table = new MemTable(1, 1, inserter.create('mem_1'));
   // A table of 50 requests for the seal step (its cost is per row, so the size only steadies it).
@@ -77,7 +78,7 @@ async function main(): Promise<void> {
       await done;
     }),
     b.add('seal: sort + ZSTD Parquet write (per row of 50 requests)', async () => {
-      await sealer.run(`COPY (SELECT * FROM mem_2 ORDER BY created_at, id) TO ${sqlString(out)} (FORMAT parquet, COMPRESSION zstd)`);
+      await sealer.run(sql`COPY (SELECT * FROM mem_2 ORDER BY created_at, id) TO ${stringLiteral(out)} (FORMAT parquet, COMPRESSION zstd)`);
     }),
     b.cycle(),
     b.complete(),

@@ -16,6 +16,7 @@ import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { median } from '../common.js';
+import { compile, sql, type Sql } from '../../src/query/sql.js';
 
 const { values: a } = parseArgs({
   options: {
@@ -122,12 +123,15 @@ if (a.explain) {
   const all = Connection.prototype.all;
   let last: { sql: string; params: readonly unknown[] } | null = null;
   let db: Conn | null = null;
-  Connection.prototype.all = function (this: Conn, sql: string, params?: readonly never[]) {
-    if (sql.includes('count(*) AS n')) {
-      last = { sql, params: params ?? [] };
+  let lastQuery: Sql | null = null;
+  Connection.prototype.all = function (this: Conn, q: Sql) {
+    const { text, params } = compile(q);
+    if (text.includes('count(*) AS n')) {
+      last = { sql: text, params };
+      lastQuery = q;
       db = this;
     }
-    return all.call(this, sql, params);
+    return all.call(this, q);
   };
   const s = await open('src/engine/trace-store.ts', a.dir!);
   console.log('count', await ask(s));
@@ -136,7 +140,7 @@ if (a.explain) {
   console.log('second count ms', performance.now() - t0);
   const got = last as { sql: string; params: readonly unknown[] } | null;
   console.log(got?.sql, JSON.stringify(got?.params).slice(0, 400));
-  const plan = await all.call(db!, `EXPLAIN ANALYZE ${got!.sql}`, got!.params as never);
+  const plan = await all.call(db!, sql`EXPLAIN ANALYZE ${lastQuery as Sql | null as Sql}`);
   for (const r of plan) console.log(String(r['explain_value']));
   // (The cost of the dead-row filter was measured here before counts read dead-free segments without it.)
   await s.store.close();

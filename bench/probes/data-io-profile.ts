@@ -7,6 +7,7 @@ import { appendFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Connection, Database } from '../../src/db/database.js';
 import { TraceStore } from '../../src/engine/trace-store.js';
+import { compile, type Sql } from '../../src/query/sql.js';
 
 interface Entry { sql: string; wall: number; cpu: number; n: number }
 const byKey = new Map<string, Entry>();
@@ -25,26 +26,26 @@ function note(sql: string, wall: number, cpu: number): void {
   byKey.set(k, e);
 }
 for (const m of ['run', 'all', 'columns'] as const) {
-  const orig = Connection.prototype[m] as (this: Connection, sql: string, params?: unknown[]) => Promise<unknown>;
-  (Connection.prototype as unknown as Record<string, unknown>)[m] = async function (this: Connection, sql: string, params?: unknown[]) {
+  const orig = Connection.prototype[m] as (this: Connection, q: Sql) => Promise<unknown>;
+  (Connection.prototype as unknown as Record<string, unknown>)[m] = async function (this: Connection, q: Sql) {
     const w = performance.now();
     const c = cpuNow();
     try {
-      return await orig.call(this, sql, params);
+      return await orig.call(this, q);
     } finally {
-      note(sql, (performance.now() - w) / 1000, cpuNow() - c);
+      note(compile(q).text, (performance.now() - w) / 1000, cpuNow() - c);
     }
   };
 }
 const origStream = Database.prototype.stream;
-Database.prototype.stream = async function* (this: Database, sql: string, params?: never[]) {
+Database.prototype.stream = async function* (this: Database, q: Sql) {
   const w = performance.now();
   const c = cpuNow();
   try {
-    yield* origStream.call(this, sql, params);
+    yield* origStream.call(this, q);
   } finally {
     // Includes the consumer's work on each chunk (the stream is pulled by it).
-    note(`[stream+consumer] ${sql}`, (performance.now() - w) / 1000, cpuNow() - c);
+    note(`[stream+consumer] ${compile(q).text}`, (performance.now() - w) / 1000, cpuNow() - c);
   }
 };
 

@@ -7,14 +7,15 @@ import { join } from 'node:path';
 import { Connection } from '../../src/db/database.js';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { PAGE, spanBatches } from '../workload.js';
+import { compile } from '../../src/query/sql.js';
 
 const n = Number(process.argv[2] ?? 100000);
 const log: [string, number][] = [];
 const orig = Connection.prototype.all;
-Connection.prototype.all = async function (sql, params) {
+Connection.prototype.all = async function (q) {
   const t0 = performance.now();
-  const r = await orig.call(this, sql, params);
-  log.push([sql.slice(0, 60), performance.now() - t0]);
+  const r = await orig.call(this, q);
+  log.push([compile(q).text.slice(0, 60), performance.now() - t0]);
   return r;
 };
 const dir = mkdtempSync(join(tmpdir(), 'memfacts-'));

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Database } from '../../src/db/database.js';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { generateBatches } from '../../test/support/generator.js';
+import { compile } from '../../src/query/sql.js';
 
 const spans = Number(process.argv[2] ?? 600_000);
 const opts = JSON.parse(process.env['TL_OPTS'] ?? '{}') as Record<string, unknown>;
@@ -25,13 +26,14 @@ const ls = store.createLogStream(project.id, 'ingest');
 type Stmt = { sql: string; ms: number; mem: number; files: number };
 let stmts: Stmt[] | null = null;
 const all = Database.prototype.all;
-Database.prototype.all = async function (this: Database, sql, params) {
+Database.prototype.all = async function (this: Database, q) {
   const t = performance.now();
   try {
-    return await all.call(this, sql, params);
+    return await all.call(this, q);
   } finally {
     if (stmts) {
-      const files = (params ?? []).flat().filter((v) => typeof v === 'string' && v.endsWith('.parquet')).length;
+      const { text: sql, params } = compile(q);
+      const files = params.flat().filter((v) => typeof v === 'string' && v.endsWith('.parquet')).length;
       stmts.push({ sql: sql.replace(/\s+/g, ' ').slice(0, 80), ms: Math.round(performance.now() - t), mem: new Set(sql.match(/mem_\d+/g) ?? []).size, files });
     }
   }

@@ -8,11 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Database } from '../../src/db/database.js';
-import { sqlString } from '../../src/db/sql-string.js';
+import { stringLiteral } from '../../src/db/sql-string.js';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { TAG_SET_COLUMN, TAG_SET_SQL } from '../../src/record/record-columns.js';
 import { generateBatches } from '../../test/support/generator.js';
 import { median, parquetFiles } from '../common.js';
+import { raw, sql } from '../../src/query/sql.js';
 
 const { values } = parseArgs({ options: { spans: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '3' } } });
 const spans = Number(values.spans);
@@ -38,16 +39,17 @@ try {
   const files = parquetFiles(join(dir, 'store')).filter((f) => f.includes('kind=span'));
   const db = await Database.open({ threads: 2, memoryLimit: '2GB', footerCache: false });
   // A memory table as a seal sees it: the segments' own columns (without tag_set, which a seal computes).
-  await db.run(`CREATE TABLE t AS SELECT COLUMNS(lambda c: c <> '${TAG_SET_COLUMN}' AND NOT regexp_matches(c, '^m[0-9]+$')) FROM read_parquet(${sqlString(files[0]!)}, union_by_name = true) LIMIT 0`);
-  for (const f of files) await db.run(`INSERT INTO t SELECT COLUMNS(lambda c: c <> '${TAG_SET_COLUMN}' AND NOT regexp_matches(c, '^m[0-9]+$')) FROM read_parquet(${sqlString(f)}) ORDER BY created_at`);
-  const rows = Number((await db.all('SELECT count(*) AS n FROM t'))[0]!['n']);
+  const own = raw(`COLUMNS(lambda c: c <> '${TAG_SET_COLUMN}' AND NOT regexp_matches(c, '^m[0-9]+$'))`);
+  await db.run(sql`CREATE TABLE t AS SELECT ${own} FROM read_parquet(${stringLiteral(files[0]!)}, union_by_name = true) LIMIT 0`);
+  for (const f of files) await db.run(sql`INSERT INTO t SELECT ${own} FROM read_parquet(${stringLiteral(f)}) ORDER BY created_at`);
+  const rows = Number((await db.all(sql`SELECT count(*) AS n FROM t`))[0]!['n']);
   const cpu: Record<string, number[]> = {};
   const bytes: Record<string, number> = {};
   for (let r = 0; r < rounds; r++) {
     for (const [name, opts] of Object.entries(VARIANTS)) {
       const out = join(dir, `out-${r}.parquet`);
       const c0 = process.cpuUsage();
-      await db.run(`COPY (SELECT *, ${TAG_SET_SQL} AS ${TAG_SET_COLUMN} FROM t) TO ${sqlString(out)} (FORMAT parquet, ${opts}, ROW_GROUP_SIZE 8192)`);
+      await db.run(sql`COPY (SELECT *, ${raw(TAG_SET_SQL)} AS ${raw(TAG_SET_COLUMN)} FROM t) TO ${stringLiteral(out)} (FORMAT parquet, ${raw(opts)}, ROW_GROUP_SIZE 8192)`);
       const c = process.cpuUsage(c0);
       (cpu[name] ??= []).push(((c.user + c.system) / rows));
       bytes[name] = statSync(out).size / rows;

@@ -16,13 +16,14 @@ import { parseArgs } from 'node:util';
 import type { RecordBatch } from 'apache-arrow';
 import { BatchSource } from '../../src/db/batch-source.js';
 import { Database } from '../../src/db/database.js';
-import { sqlString } from '../../src/db/sql-string.js';
+import { stringLiteral } from '../../src/db/sql-string.js';
 import { flattenTraces } from '../../src/ingest/flatten.js';
 import { BatchBuilder } from '../../src/storage/memtable/batch-builder.js';
 import { MemInserter, MemTable } from '../../src/storage/memtable/mem-tables.js';
 import { RECORD_COLUMNS, TAG_SET_COLUMN, TAG_SET_SQL } from '../../src/record/record-columns.js';
 import { generateBatches } from '../../test/support/generator.js';
 import { median, statCpu } from '../common.js';
+import { ident, int, raw, sql, type Sql } from '../../src/query/sql.js';
 
 const { values } = parseArgs({ options: { requests: { type: 'string', default: '30' }, rounds: { type: 'string', default: '3' } } });
 const requests = Number(values.requests);
@@ -51,12 +52,13 @@ const dir = mkdtempSync(join(tmpdir(), 'tracelake-seal-batches-'));
 const db = await Database.open({ tempDirectory: dir, memoryLimit: '1GB' });
 const source = new BatchSource(RECORD_COLUMNS);
 const conn = await db.dedicated(source.functions);
-await conn.run('CREATE TABLE dead (seq BIGINT, clock BIGINT)');
-await conn.run('CREATE TABLE childless (seq BIGINT, clock BIGINT)');
+await conn.run(sql`CREATE TABLE dead (seq BIGINT, clock BIGINT)`);
+await conn.run(sql`CREATE TABLE childless (seq BIGINT, clock BIGINT)`);
 const inserter = new MemInserter(conn, source);
 const out = join(dir, 'seg.parquet');
-const copy = (from: string) => `COPY (SELECT *, ${TAG_SET_SQL} AS ${TAG_SET_COLUMN} FROM ${from} ORDER BY created_at, id) TO ${sqlString(out)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 8192)`;
-const count = (from: string) => `SELECT count(*) AS n FROM ${from} WHERE model = 'gpt-4o'`;
+const copy = (from: Sql) => sql`COPY (SELECT *, ${raw(TAG_SET_SQL)} AS ${raw(TAG_SET_COLUMN)} FROM ${from} ORDER BY created_at, id) TO ${stringLiteral(out)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 8192)`;
+const count = (from: Sql) => sql`SELECT count(*) AS n FROM ${from} WHERE model = 'gpt-4o'`;
+const batchesOf = (key: number) => sql`tl_batches(${int(key)})`;
 
 type Figures = { main: number[]; other: number[] };
 const res: Record<string, Figures> = {};
@@ -84,18 +86,18 @@ for (let r = 0; r < rounds; r++) {
     }
   });
   await measure('A. read: a filtered count of the memory table', async () => {
-    await conn.all(count(name));
+    await conn.all(count(ident(name)));
   }, READS);
   await measure('A. seal the memory table', async () => {
-    await conn.run(copy(name));
+    await conn.run(copy(ident(name)));
   });
-  await conn.run(`DROP TABLE ${name}`);
+  await conn.run(sql`DROP TABLE ${ident(name)}`);
   const key = source.addBatches(batches);
   await measure('B. read: a filtered count through tl_batches', async () => {
-    await conn.all(count(`tl_batches(${key})`));
+    await conn.all(count(batchesOf(key)));
   }, READS);
   await measure('B. seal straight from the batches', async () => {
-    await conn.run(copy(`tl_batches(${key})`));
+    await conn.run(copy(batchesOf(key)));
   });
   source.release(key);
 }

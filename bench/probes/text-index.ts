@@ -12,6 +12,7 @@ import { cpSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { median } from '../common.js';
+import { sql } from '../../src/query/sql.js';
 
 const { values: a } = parseArgs({
   options: {
@@ -100,7 +101,7 @@ if (a.build) {
     await buildTextIndex(conn, f);
     build += performance.now() - t0;
     t0 = performance.now();
-    await conn.run(`COPY (SELECT * FROM read_parquet('${f.replaceAll("'", "''")}')) TO '/tmp/tracelake-tix-copy.parquet' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 32768)`);
+    await conn.run(sql`COPY (SELECT * FROM read_parquet(${f})) TO '/tmp/tracelake-tix-copy.parquet' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 32768)`);
     copy += performance.now() - t0;
     rows += s.rows;
   }

@@ -5,16 +5,17 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Connection } from '../../src/db/database.js';
 import { TraceStore } from '../../src/engine/trace-store.js';
+import { compile } from '../../src/query/sql.js';
 
 const [dir, bodyJson, mode, level = 'span'] = process.argv.slice(2);
 const { projectId, runId } = JSON.parse(readFileSync(join(dir!, 'shapes-ids.json'), 'utf8')) as { projectId: string; runId: string };
 const log: string[] = [];
 let on = false;
 const orig = Connection.prototype.all;
-Connection.prototype.all = async function (sql, params) {
+Connection.prototype.all = async function (q) {
   const t0 = performance.now();
-  const r = await orig.call(this, sql, params);
-  if (on) log.push(`${(performance.now() - t0).toFixed(1)} ms, ${r.length} rows: ${sql.slice(0, 4000)}`);
+  const r = await orig.call(this, q);
+  if (on) log.push(`${(performance.now() - t0).toFixed(1)} ms, ${r.length} rows: ${compile(q).text.slice(0, 4000)}`);
   return r;
 };
 let steps: readonly string[] = [];

@@ -1,11 +1,12 @@
 // The one user of @duckdb/node-api for queries (src/storage/lock.ts only opens a database file to hold
-// its lock; the SQL sandbox opens its own locked-down instances). Runs the SQL it is given with
-// positional parameters on a small pool of connections (one statement at a time per connection) and
-// maps result rows once. It builds no SQL from request data.
+// its lock; the SQL sandbox opens its own locked-down instances). Runs SQL fragments (src/query/sql.ts),
+// their values bound as positional parameters, on a small pool of connections (one statement at a time
+// per connection) and maps result rows once. It builds no SQL from request data.
 import { DOUBLE, DuckDBInstance, type DuckDBDataChunk, type DuckDBPendingResult, type DuckDBType as ColumnType, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBTableFunction, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import duckdb from '@duckdb/node-bindings';
 import { StorageError } from '../errors.js';
-import { sqlString } from './sql-string.js';
+import { compile, ident, raw, sql, type Param, type Sql } from '../query/sql.js';
+import { stringLiteral } from './sql-string.js';
 
 /**
  * The C handle of a pending result, which node-api keeps in a private field (untyped in its
@@ -16,8 +17,12 @@ function pendingHandle(pending: DuckDBPendingResult): duckdb.PendingResult | und
   return pending['pending_result'];
 }
 
-export type Param = string | number | boolean | bigint | null | readonly string[] | readonly number[];
 export type Row = Record<string, unknown>;
+
+/** What query execution needs of a database: run a statement, read its rows. */
+export interface SqlRunner {
+  all(q: Sql): Promise<Row[]>;
+}
 
 export interface DatabaseOptions {
   /** Worker threads DuckDB may use (default: all cores). */
@@ -78,18 +83,19 @@ export class Database {
     }
     // Footers of immutable segments are read once, not on every query.
     const footers = options.footerCache ?? true;
-    await db.run(`SET parquet_metadata_cache = ${footers}`);
-    await db.run(`SET enable_object_cache = ${footers}`);
+    const on = raw(footers ? 'true' : 'false');
+    await db.run(sql`SET parquet_metadata_cache = ${on}`);
+    await db.run(sql`SET enable_object_cache = ${on}`);
     // DuckDB's cache of file bytes also keeps what it read of local files (our segments, including those
     // merged away and deleted) until the memory limit presses; the OS page cache already holds them.
-    await db.run('SET enable_external_file_cache = false');
+    await db.run(sql`SET enable_external_file_cache = false`);
     // Resident memory, not only DuckDB's own accounting: COPY buffers up to this much of row groups
     // waiting to be written in order (default 1.2 GiB), and freed memory goes back to the system once
     // this much is free (default 128 MiB).
-    await db.run(`SET write_buffer_row_group_memory_limit = '64MB'`);
-    await db.run(`SET allocator_flush_threshold = '32MB'`);
-    if (options.bulkFreeThreshold) await db.run(`SET allocator_bulk_deallocation_flush_threshold = ${sqlString(options.bulkFreeThreshold)}`);
-    db.#workers = (options.threads ?? Number((await db.all("SELECT current_setting('threads') AS t"))[0]!['t'])) > 1;
+    await db.run(sql`SET write_buffer_row_group_memory_limit = '64MB'`);
+    await db.run(sql`SET allocator_flush_threshold = '32MB'`);
+    if (options.bulkFreeThreshold) await db.run(sql`SET allocator_bulk_deallocation_flush_threshold = ${stringLiteral(options.bulkFreeThreshold)}`);
+    db.#workers = (options.threads ?? Number((await db.all(sql`SELECT current_setting('threads') AS t`))[0]!['t'])) > 1;
     return db;
   }
 
@@ -162,28 +168,29 @@ export class Database {
     while (this.#afterDrain.length > 0 && this.#afterDrain[0]!.epoch <= oldest) this.#afterDrain.shift()!.fn();
   }
 
-  async run(sql: string, params: readonly Param[] = []): Promise<void> {
-    await this.withConnection((c) => c.run(sql, params));
+  async run(q: Sql): Promise<void> {
+    await this.withConnection((c) => c.run(q));
   }
 
-  async all(sql: string, params: readonly Param[] = []): Promise<Row[]> {
-    return this.withConnection((c) => c.all(sql, params));
+  async all(q: Sql): Promise<Row[]> {
+    return this.withConnection((c) => c.all(q));
   }
 
   /**
    * Streams a query's result chunk by chunk (up to 2,048 rows each) on a pooled connection held until
    * the iteration ends (finish it or break out: the connection and the pin go back then).
    */
-  async *stream(sql: string, params: readonly Param[] = []): AsyncGenerator<{ names: string[]; types: ColumnType[]; chunk: DuckDBDataChunk | null }> {
+  async *stream(q: Sql): AsyncGenerator<{ names: string[]; types: ColumnType[]; chunk: DuckDBDataChunk | null }> {
+    const { text, params } = compile(q);
     const unpin = this.pin();
     try {
       const c = await this.#acquire();
       try {
         let result;
         try {
-          result = await c.stream(sql, toValues(params), toTypes(params));
+          result = await c.stream(text, toValues(params), toTypes(params));
         } catch (err) {
-          throw wrap(err, sql);
+          throw wrap(err, text);
         }
         const names = result.columnNames();
         const types = result.columnTypes();
@@ -205,7 +212,7 @@ export class Database {
   }
 
   /** Runs a statement (returning its rows), reporting DuckDB's progress estimate (0..1) about every `everyMs`. */
-  async runWithProgress(sql: string, params: readonly Param[], onProgress: (fraction: number) => void, everyMs = 200, settings: Readonly<Record<string, 'true' | 'false'>> = {}): Promise<Row[]> {
+  async runWithProgress(q: Sql, onProgress: (fraction: number) => void, everyMs = 200, settings: Readonly<Record<string, 'true' | 'false'>> = {}): Promise<Row[]> {
     return this.withConnection(async (conn) => {
       const timer = setInterval(() => {
         const p = conn.progress;
@@ -214,11 +221,11 @@ export class Database {
       // Settings for this statement only (the connection goes back to the pool): names are ours, values booleans.
       const names = Object.keys(settings).filter((n) => /^[a-z_]+$/.test(n));
       try {
-        for (const n of names) await conn.run(`SET ${n} = ${settings[n] === 'true' ? 'true' : 'false'}`);
-        return await conn.all(sql, params);
+        for (const n of names) await conn.run(sql`SET ${ident(n)} = ${raw(settings[n] === 'true' ? 'true' : 'false')}`);
+        return await conn.all(q);
       } finally {
         clearInterval(timer);
-        for (const n of names) await conn.run(`RESET ${n}`).catch(() => undefined);
+        for (const n of names) await conn.run(sql`RESET ${ident(n)}`).catch(() => undefined);
       }
     });
   }
@@ -245,11 +252,12 @@ export class Connection {
     return p < 0 ? -1 : p / 100;
   }
 
-  async run(sql: string, params: readonly Param[] = []): Promise<void> {
+  async run(q: Sql): Promise<void> {
+    const { text, params } = compile(q);
     try {
-      await this.#c.run(sql, toValues(params), toTypes(params));
+      await this.#c.run(text, toValues(params), toTypes(params));
     } catch (err) {
-      throw wrap(err, sql);
+      throw wrap(err, text);
     }
   }
 
@@ -262,11 +270,13 @@ export class Connection {
    * (1M spans over HTTP, old and new in turns, 2026-11-28). Without worker threads (threads = 1) nobody
    * would run the tasks: the statement runs as run() does.
    */
-  async runPolled(sql: string, pollMs = 1): Promise<void> {
-    if (!this.#workers) return this.run(sql);
+  async runPolled(q: Sql, pollMs = 1): Promise<void> {
+    if (!this.#workers) return this.run(q);
+    const { text, params } = compile(q);
     try {
-      const prepared = await this.#c.prepare(sql);
+      const prepared = await this.#c.prepare(text);
       try {
+        if (params.length > 0) prepared.bind(toValues(params), toTypes(params));
         const pending = prepared.start();
         const handle = pendingHandle(pending);
         while (handle !== undefined) {
@@ -279,36 +289,39 @@ export class Connection {
         prepared.destroySync();
       }
     } catch (err) {
-      throw wrap(err, sql);
+      throw wrap(err, text);
     }
   }
 
-  async all(sql: string, params: readonly Param[] = []): Promise<Row[]> {
+  async all(q: Sql): Promise<Row[]> {
+    const { text, params } = compile(q);
     try {
-      const reader = await this.#c.runAndReadAll(sql, toValues(params), toTypes(params));
+      const reader = await this.#c.runAndReadAll(text, toValues(params), toTypes(params));
       return reader.getRowObjectsJS() as Row[];
     } catch (err) {
-      throw wrap(err, sql);
+      throw wrap(err, text);
     }
   }
 
   /** The names of the columns a query returns (run with LIMIT 0: a Parquet source reads only its footers). */
-  async columnNames(sql: string, params: readonly Param[] = []): Promise<string[]> {
+  async columnNames(q: Sql): Promise<string[]> {
+    const { text, params } = compile(sql`SELECT * FROM (${q}) LIMIT 0`);
     try {
-      const reader = await this.#c.runAndReadAll(`SELECT * FROM (${sql}) LIMIT 0`, toValues(params), toTypes(params));
+      const reader = await this.#c.runAndReadAll(text, toValues(params), toTypes(params));
       return reader.columnNames();
     } catch (err) {
-      throw wrap(err, sql);
+      throw wrap(err, text);
     }
   }
 
   /** A result as one array per column (no object per row: for reading many rows of few columns). */
-  async columns(sql: string, params: readonly Param[] = []): Promise<unknown[][]> {
+  async columns(q: Sql): Promise<unknown[][]> {
+    const { text, params } = compile(q);
     try {
-      const reader = await this.#c.runAndReadAll(sql, toValues(params), toTypes(params));
+      const reader = await this.#c.runAndReadAll(text, toValues(params), toTypes(params));
       return reader.getColumnsJS() as unknown[][];
     } catch (err) {
-      throw wrap(err, sql);
+      throw wrap(err, text);
     }
   }
 }

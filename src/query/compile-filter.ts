@@ -1,6 +1,6 @@
 // Filter tree -> one SQL boolean expression over the record alias `r`. Identifiers come only from
-// the column registry; every value (and every metric name) is a positional parameter. Pure and
-// synchronous; one small function per leaf kind; vectorised DuckDB functions only.
+// the column registry; every value (and every metric name) is a parameter of the fragment (sql.ts).
+// Pure and synchronous; one small function per leaf kind; vectorised DuckDB functions only.
 //
 // Semantics, decided once (also in the README, "The filter language"):
 // - A record without a value (NULL, a missing metric, no tags) never matches a positive test (eq,
@@ -23,17 +23,25 @@
 // - fully_annotated matches nothing: tracelake has no annotation queues yet.
 import type { Expr, Leaf } from './filter-ast.js';
 import { TAG_LIST_COLUMN, TAG_SET_COLUMN, tagSetNeedle } from '../record/record-columns.js';
-import type { Params } from './params.js';
+import { ident, joinSql, param, raw, sql, type Sql } from './sql.js';
 
 export interface CompileContext {
-  readonly params: Params;
   /** SQL for a metric's value (own value, or own-else-rolled-up), given its name. */
-  metric(name: string): string;
+  metric(name: string): Sql;
 }
 
 /** A context whose metric values are the record's own (no roll-ups). */
-export function ownMetrics(params: Params): CompileContext {
-  return { params, metric: (name) => `r.metrics[${params.add(name)}]` };
+export function ownMetrics(): CompileContext {
+  return { metric: (name) => sql`r.metrics[${name}]` };
+}
+
+const TRUE = raw('true');
+const FALSE = raw('false');
+
+/** Terms joined by AND or OR, in parentheses when there are several. */
+function junction(items: readonly Sql[], op: 'AND' | 'OR'): Sql {
+  if (items.length === 0) return op === 'AND' ? TRUE : FALSE;
+  return items.length === 1 ? items[0]! : sql`(${joinSql(items, ` ${op} `)})`;
 }
 
 /**
@@ -43,25 +51,27 @@ export function ownMetrics(params: Params): CompileContext {
  * first, so those keep it. Plain comparisons let DuckDB push conjunctions into the Parquet scan
  * (skipping row groups by their min/max statistics) and cost less per row.
  */
-export function compileWhere(e: Expr, ctx: CompileContext): string {
+export function compileWhere(e: Expr, ctx: CompileContext): Sql {
   if ('leaf' in e) return compileLeaf(e.leaf, ctx, true);
-  if ('and' in e) return e.and.length === 0 ? 'true' : e.and.length === 1 ? compileWhere(e.and[0]!, ctx) : `(${e.and.map((x) => compileWhere(x, ctx)).join(' AND ')})`;
-  if ('or' in e) return e.or.length === 0 ? 'false' : e.or.length === 1 ? compileWhere(e.or[0]!, ctx) : `(${e.or.map((x) => compileWhere(x, ctx)).join(' OR ')})`;
-  return `(NOT ${compileFilter(e.not, ctx)})`;
+  if ('and' in e) return junction(e.and.map((x) => compileWhere(x, ctx)), 'AND');
+  if ('or' in e) return junction(e.or.map((x) => compileWhere(x, ctx)), 'OR');
+  return not(compileFilter(e.not, ctx));
 }
 
-export function compileFilter(e: Expr, ctx: CompileContext): string {
+export function compileFilter(e: Expr, ctx: CompileContext): Sql {
   if ('leaf' in e) return compileLeaf(e.leaf, ctx);
-  if ('and' in e) return e.and.length === 0 ? 'true' : e.and.length === 1 ? compileFilter(e.and[0]!, ctx) : `(${e.and.map((x) => compileFilter(x, ctx)).join(' AND ')})`;
-  if ('or' in e) return e.or.length === 0 ? 'false' : e.or.length === 1 ? compileFilter(e.or[0]!, ctx) : `(${e.or.map((x) => compileFilter(x, ctx)).join(' OR ')})`;
-  return `(NOT ${compileFilter(e.not, ctx)})`;
+  if ('and' in e) return junction(e.and.map((x) => compileFilter(x, ctx)), 'AND');
+  if ('or' in e) return junction(e.or.map((x) => compileFilter(x, ctx)), 'OR');
+  return not(compileFilter(e.not, ctx));
 }
 
-const safe = (sql: string) => `coalesce(${sql}, false)`;
-const not = (sql: string) => `(NOT ${sql})`;
-const lower = (sql: string, cs: boolean) => (cs ? sql : `lower(${sql})`);
-const lowerList = (sql: string, cs: boolean) => (cs ? sql : `list_transform(${sql}, lambda x: lower(x))`);
+const safe = (q: Sql) => sql`coalesce(${q}, false)`;
+const not = (q: Sql) => sql`(NOT ${q})`;
+const lower = (q: Sql, cs: boolean) => (cs ? q : sql`lower(${q})`);
+const lowerList = (q: Sql, cs: boolean) => (cs ? q : sql`list_transform(${q}, lambda x: lower(x))`);
 const asList = (v: string | string[]) => (Array.isArray(v) ? v : [v]);
+/** A registry column's SQL (ColumnDef.sql: identifiers over `r`, never input). */
+const column = (c: { sql: string }) => raw(c.sql);
 
 /**
  * Membership of a column in a list of values. Up to LONG_LIST values are one placeholder each in an
@@ -77,42 +87,45 @@ export const LONG_LIST = 256;
 export const SHORT_LIST = 32;
 /** Tag lists up to this long are tested as substrings of tag_set (one test per value). */
 const TAG_SET_LIST = 16;
-function memberOf(col: string, values: string[], cs: boolean, ctx: CompileContext): string {
-  if (values.length === 0) return 'false';
+function memberOf(col: Sql, values: string[], cs: boolean): Sql {
+  if (values.length === 0) return FALSE;
   if (values.length > LONG_LIST) {
-    const p = `${ctx.params.add(values)}::VARCHAR[]`;
-    return cs ? `${col} IN (SELECT unnest(${p}))` : `${col} IN (SELECT lower(unnest(${p})))`;
+    const list = sql`${values}::VARCHAR[]`;
+    return cs ? sql`${col} IN (SELECT unnest(${list}))` : sql`${col} IN (SELECT lower(unnest(${list})))`;
   }
-  return inPlaceholders(col, values.map((v) => lower(ctx.params.add(v), cs)));
+  return inPlaceholders(col, values.map((v) => lower(sql`${param(v)}`, cs)));
 }
 
-/** `col` in a list of at most LONG_LIST placeholders (or expressions of them), as memberOf tests it. */
-export function inPlaceholders(col: string, items: readonly string[]): string {
-  const list = items.join(', ');
-  if (items.length === 1 || items.length > SHORT_LIST) return `${col} IN (${list})`;
-  return `(${col} IN (${list}) AND list_contains([${list}], ${col}))`;
+/**
+ * `col` in a list of at most LONG_LIST items (placeholders, or expressions of them), as memberOf tests
+ * it. Each item is written twice when the list is short: its values are bound once.
+ */
+export function inPlaceholders(col: Sql, items: readonly Sql[]): Sql {
+  const list = joinSql(items);
+  if (items.length === 1 || items.length > SHORT_LIST) return sql`${col} IN (${list})`;
+  return sql`(${col} IN (${list}) AND list_contains([${list}], ${col}))`;
 }
 
-const COMPARE = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+const COMPARE = { eq: raw('='), gt: raw('>'), gte: raw('>='), lt: raw('<'), lte: raw('<=') } as const;
 
 /** `loose`: the leaf stands outside any NOT (see compileWhere), so a positive test may yield NULL. */
-function compileLeaf(leaf: Leaf, ctx: CompileContext, loose = false): string {
-  const ok = loose ? (sql: string) => sql : safe;
+function compileLeaf(leaf: Leaf, ctx: CompileContext, loose = false): Sql {
+  const ok = loose ? (q: Sql) => q : safe;
   switch (leaf.kind) {
     case 'text':
-      return textLeaf(leaf, ctx, ok);
+      return textLeaf(leaf, ok);
     case 'collection':
-      return collectionLeaf(leaf, ctx, ok);
+      return collectionLeaf(leaf, ok);
     case 'id':
-      return idLeaf(leaf, ctx, ok);
+      return idLeaf(leaf, ok);
     case 'date':
-      return dateLeaf(leaf, ctx, ok);
+      return dateLeaf(leaf, ok);
     case 'number':
       return numberLeaf(leaf, ctx, ok);
     case 'boolean':
-      return booleanLeaf(leaf, ctx, ok);
+      return booleanLeaf(leaf, ok);
     case 'fully_annotated':
-      return 'false';
+      return FALSE;
     default: {
       const never: never = leaf;
       throw new Error(`unknown filter kind ${JSON.stringify(never)}`);
@@ -120,23 +133,23 @@ function compileLeaf(leaf: Leaf, ctx: CompileContext, loose = false): string {
   }
 }
 
-function textLeaf(leaf: Extract<Leaf, { kind: 'text' }>, ctx: CompileContext, ok: (sql: string) => string): string {
+function textLeaf(leaf: Extract<Leaf, { kind: 'text' }>, ok: (q: Sql) => Sql): Sql {
   const cs = leaf.caseSensitive;
-  const col = lower(leaf.column.sql, cs);
+  const col = lower(column(leaf.column), cs);
   switch (leaf.op) {
     case 'eq':
-      return ok(`${col} = ${lower(ctx.params.add(leaf.value as string), cs)}`);
+      return ok(sql`${col} = ${lower(sql`${leaf.value as string}`, cs)}`);
     case 'ne':
-      return not(safe(`${col} = ${lower(ctx.params.add(leaf.value as string), cs)}`));
+      return not(safe(sql`${col} = ${lower(sql`${leaf.value as string}`, cs)}`));
     case 'contains': {
       const pattern = cs ? null : caselessPattern(leaf.value as string);
-      if (pattern !== null) return ok(`regexp_matches(${leaf.column.sql}, ${ctx.params.add(pattern)})`);
-      return ok(`contains(${col}, ${lower(ctx.params.add(leaf.value as string), cs)})`);
+      if (pattern !== null) return ok(sql`regexp_matches(${column(leaf.column)}, ${pattern})`);
+      return ok(sql`contains(${col}, ${lower(sql`${leaf.value as string}`, cs)})`);
     }
     case 'one_of':
-      return ok(memberOf(col, asList(leaf.value), cs, ctx));
+      return ok(memberOf(col, asList(leaf.value), cs));
     case 'not_in':
-      return not(safe(memberOf(col, asList(leaf.value), cs, ctx)));
+      return not(safe(memberOf(col, asList(leaf.value), cs)));
   }
 }
 
@@ -161,19 +174,20 @@ export function caselessPattern(needle: string): string | null {
   return out;
 }
 
-function collectionLeaf(leaf: Extract<Leaf, { kind: 'collection' }>, ctx: CompileContext, ok: (sql: string) => string): string {
+function collectionLeaf(leaf: Extract<Leaf, { kind: 'collection' }>, ok: (q: Sql) => Sql): Sql {
   const cs = leaf.caseSensitive;
-  if (leaf.column.sql === 'r.tags' && leaf.op !== 'eq' && asList(leaf.value).length <= TAG_SET_LIST) return tagSetLeaf(leaf, ctx, ok);
-  const col = lowerList(`coalesce(${leaf.column.sql}, [])`, cs);
+  if (leaf.column.sql === 'r.tags' && leaf.op !== 'eq' && asList(leaf.value).length <= TAG_SET_LIST) return tagSetLeaf(leaf, ok);
+  const col = lowerList(sql`coalesce(${column(leaf.column)}, [])`, cs);
+  const list = () => lowerList(sql`${asList(leaf.value)}::VARCHAR[]`, cs);
   switch (leaf.op) {
     case 'contains':
-      return ok(`list_contains(${col}, ${lower(ctx.params.add(leaf.value as string), cs)})`);
+      return ok(sql`list_contains(${col}, ${lower(sql`${leaf.value as string}`, cs)})`);
     case 'eq':
-      return ok(`list_sort(list_distinct(${col})) = list_sort(list_distinct(${lowerList(`${ctx.params.add(asList(leaf.value))}::VARCHAR[]`, cs)}))`);
+      return ok(sql`list_sort(list_distinct(${col})) = list_sort(list_distinct(${list()}))`);
     case 'one_of':
-      return ok(`list_has_any(${col}, ${lowerList(`${ctx.params.add(asList(leaf.value))}::VARCHAR[]`, cs)})`);
+      return ok(sql`list_has_any(${col}, ${list()})`);
     case 'not_in':
-      return not(safe(`list_has_any(${col}, ${lowerList(`${ctx.params.add(asList(leaf.value))}::VARCHAR[]`, cs)})`));
+      return not(safe(sql`list_has_any(${col}, ${list()})`));
   }
 }
 
@@ -184,52 +198,52 @@ function collectionLeaf(leaf: Extract<Leaf, { kind: 'collection' }>, ctx: Compil
  * list test on tag_list elsewhere (memory tables, older segments). A source gives each row one of the
  * two (the other NULL), so only one column is read per part.
  */
-function tagSetLeaf(leaf: Extract<Leaf, { kind: 'collection' }>, ctx: CompileContext, ok: (sql: string) => string): string {
+function tagSetLeaf(leaf: Extract<Leaf, { kind: 'collection' }>, ok: (q: Sql) => Sql): Sql {
   const cs = leaf.caseSensitive;
   const values = asList(leaf.value);
-  const set = lower(`r.${TAG_SET_COLUMN}`, cs);
-  const list = lowerList(`r.${TAG_LIST_COLUMN}`, cs);
-  const any = values.map((v) => `contains(${set}, ${lower(ctx.params.add(tagSetNeedle(v)), cs)})`);
-  const bySet = any.length === 0 ? 'false' : any.length === 1 ? any[0]! : `(${any.join(' OR ')})`;
-  const byList = leaf.op === 'contains' ? `list_contains(${list}, ${lower(ctx.params.add(values[0]!), cs)})` : `list_has_any(${list}, ${lowerList(`${ctx.params.add(values)}::VARCHAR[]`, cs)})`;
-  const has = `coalesce(${bySet}, ${byList})`;
+  const set = lower(sql`r.${ident(TAG_SET_COLUMN)}`, cs);
+  const list = lowerList(sql`r.${ident(TAG_LIST_COLUMN)}`, cs);
+  const bySet = junction(values.map((v) => sql`contains(${set}, ${lower(sql`${tagSetNeedle(v)}`, cs)})`), 'OR');
+  const byList = leaf.op === 'contains' ? sql`list_contains(${list}, ${lower(sql`${values[0]!}`, cs)})` : sql`list_has_any(${list}, ${lowerList(sql`${values}::VARCHAR[]`, cs)})`;
+  const has = sql`coalesce(${bySet}, ${byList})`;
   return leaf.op === 'not_in' ? not(safe(has)) : ok(has);
 }
 
-function idLeaf(leaf: Extract<Leaf, { kind: 'id' }>, ctx: CompileContext, ok: (sql: string) => string): string {
-  const col = leaf.column.sql;
+function idLeaf(leaf: Extract<Leaf, { kind: 'id' }>, ok: (q: Sql) => Sql): Sql {
+  const col = column(leaf.column);
   switch (leaf.op) {
     case 'eq':
-      return ok(`${col} = ${ctx.params.add(leaf.value as string)}`);
+      return ok(sql`${col} = ${leaf.value as string}`);
     case 'ne':
-      return not(safe(`${col} = ${ctx.params.add(leaf.value as string)}`));
+      return not(safe(sql`${col} = ${leaf.value as string}`));
     case 'contains':
-      return ok(`contains(${col}, ${ctx.params.add(leaf.value as string)})`);
+      return ok(sql`contains(${col}, ${leaf.value as string})`);
     case 'one_of':
-      return ok(memberOf(col, asList(leaf.value), true, ctx));
+      return ok(memberOf(col, asList(leaf.value), true));
     case 'not_in':
-      return not(safe(memberOf(col, asList(leaf.value), true, ctx)));
+      return not(safe(memberOf(col, asList(leaf.value), true)));
   }
 }
 
-function dateLeaf(leaf: Extract<Leaf, { kind: 'date' }>, ctx: CompileContext, ok: (sql: string) => string): string {
-  const v = `make_timestamp(${ctx.params.add(leaf.value)}::BIGINT)`;
-  if (leaf.op === 'ne') return not(safe(`${leaf.column.sql} = ${v}`));
-  return ok(`${leaf.column.sql} ${COMPARE[leaf.op]} ${v}`);
+function dateLeaf(leaf: Extract<Leaf, { kind: 'date' }>, ok: (q: Sql) => Sql): Sql {
+  const v = sql`make_timestamp(${leaf.value}::BIGINT)`;
+  const col = column(leaf.column);
+  if (leaf.op === 'ne') return not(safe(sql`${col} = ${v}`));
+  return ok(sql`${col} ${COMPARE[leaf.op]} ${v}`);
 }
 
-function numberLeaf(leaf: Extract<Leaf, { kind: 'number' }>, ctx: CompileContext, ok: (sql: string) => string): string {
-  const col = leaf.column.metric !== undefined ? ctx.metric(leaf.column.metric) : leaf.column.sql;
+function numberLeaf(leaf: Extract<Leaf, { kind: 'number' }>, ctx: CompileContext, ok: (q: Sql) => Sql): Sql {
+  const col = leaf.column.metric !== undefined ? ctx.metric(leaf.column.metric) : column(leaf.column);
   if (leaf.op === 'between') {
     const [lo, hi] = leaf.value as [number, number];
-    return ok(`${col} BETWEEN ${ctx.params.add(lo)} AND ${ctx.params.add(hi)}`);
+    return ok(sql`${col} BETWEEN ${lo} AND ${hi}`);
   }
-  const v = ctx.params.add(leaf.value as number);
-  if (leaf.op === 'ne') return not(safe(`${col} = ${v}`));
-  return ok(`${col} ${COMPARE[leaf.op]} ${v}`);
+  const v = leaf.value as number;
+  if (leaf.op === 'ne') return not(safe(sql`${col} = ${v}`));
+  return ok(sql`${col} ${COMPARE[leaf.op]} ${v}`);
 }
 
-function booleanLeaf(leaf: Extract<Leaf, { kind: 'boolean' }>, ctx: CompileContext, ok: (sql: string) => string): string {
-  const v = ctx.params.add(leaf.value);
-  return leaf.op === 'eq' ? ok(`${leaf.column.sql} = ${v}`) : not(safe(`${leaf.column.sql} = ${v}`));
+function booleanLeaf(leaf: Extract<Leaf, { kind: 'boolean' }>, ok: (q: Sql) => Sql): Sql {
+  const col = column(leaf.column);
+  return leaf.op === 'eq' ? ok(sql`${col} = ${leaf.value}`) : not(safe(sql`${col} = ${leaf.value}`));
 }

@@ -1,20 +1,19 @@
 // Whole queries over one level of the tree (spans, traces or sessions): the keys of a page, a count,
 // the rows a delete removes. The planner composes the record source (segments + in-memory batch, given
-// by the engine as SQL with its parameters), the compiled filter, the sort, an optional created_at
-// window, and the metric roll-ups that filters and sorts need. Pure and synchronous: returns
-// {sql, params}; never runs anything.
-import type { Param } from '../db/database.js';
+// by the engine as a SQL fragment), the compiled filter, the sort, an optional created_at window, and
+// the metric roll-ups that filters and sorts need. Pure and synchronous: returns SQL fragments
+// (sql.ts); never runs anything.
 import { invalid, invalidFields } from '../errors.js';
 import { resolveColumn, suggestColumn, type ColumnDef, type Level, type MetricInfo, type RollUpMethod } from './columns.js';
 import { compileWhere } from './compile-filter.js';
 import { metricsOf, type Expr } from './filter-ast.js';
 import { childlessMatch, metricsWithoutRollUp, type DataFacts } from './match-facts.js';
-import { Params } from './params.js';
+import { EMPTY, ident, int, joinSql, raw, sql, type Sql } from './sql.js';
 import { requiredContains, type TextRequirement } from './text-needs.js';
 
 export interface Source {
-  readonly sql: string;
-  readonly params: readonly Param[];
+  /** The rows (a subquery or table expression), with its parameters. */
+  readonly sql: Sql;
   /** The source's column holding a requested metric. */
   metricColumn(name: string): string;
 }
@@ -30,9 +29,9 @@ export interface PlanInput {
    * Records of the level, scoped and live, exposing the listed metrics as columns. `text`: substrings
    * every matching record holds (the source may leave out row groups that cannot hold them).
    */
-  readonly base: (firstParam: number, metrics: readonly string[], text: readonly TextRequirement[], created: CreatedRanges | null) => Source;
+  readonly base: (metrics: readonly string[], text: readonly TextRequirement[], created: CreatedRanges | null) => Source;
   /** Descendant records (spans for spans and traces; spans and traces for sessions), for roll-ups. */
-  readonly descendants: (firstParam: number, metrics: readonly string[]) => Source;
+  readonly descendants: (metrics: readonly string[]) => Source;
   readonly filter: Expr | null;
   readonly sort: SortSpec | null;
   readonly rollUp: (metric: string) => RollUpMethod;
@@ -61,29 +60,30 @@ export function windowRanges(window: TimeWindow | null): CreatedRanges | null {
   return window.op === '>=' ? [[window.us, Infinity]] : [[-Infinity, window.us]];
 }
 
-export const AGGREGATE: Record<RollUpMethod, (v: string) => string> = {
-  average: (v) => `avg(${v})`,
-  sum: (v) => `sum(${v})`,
-  max: (v) => `max(${v})`,
-  min: (v) => `min(${v})`,
-  percentage_true: (v) => `avg(CASE WHEN ${v} <> 0 THEN 1.0 ELSE 0.0 END)`,
-  percentage_false: (v) => `avg(CASE WHEN ${v} = 0 THEN 1.0 ELSE 0.0 END)`,
+export const AGGREGATE: Record<RollUpMethod, (v: Sql) => Sql> = {
+  average: (v) => sql`avg(${v})`,
+  sum: (v) => sql`sum(${v})`,
+  max: (v) => sql`max(${v})`,
+  min: (v) => sql`min(${v})`,
+  percentage_true: (v) => sql`avg(CASE WHEN ${v} <> 0 THEN 1.0 ELSE 0.0 END)`,
+  percentage_false: (v) => sql`avg(CASE WHEN ${v} = 0 THEN 1.0 ELSE 0.0 END)`,
 };
 
 interface Skeleton {
-  ctes: string[];
-  recursive: boolean;
-  fromSql: string;
-  whereSql: string;
-  orderSql: string;
+  /** WITH clause (roll-up CTEs), or nothing. */
+  with: Sql;
+  ctes: Sql[];
+  from: Sql;
+  where: Sql;
+  order: Sql;
   /** Metrics the query rolls up from descendants (the others read own values only). */
   rolled: string[];
   /** Metric name -> the source column holding the record's own value. */
   own: Map<string, string>;
 }
 
-function withClause(ctes: readonly string[], recursive: boolean): string {
-  return ctes.length > 0 ? `WITH ${recursive ? 'RECURSIVE ' : ''}${ctes.join(', ')} ` : '';
+function withClause(ctes: readonly Sql[], recursive: boolean): Sql {
+  return ctes.length > 0 ? sql`WITH ${raw(recursive ? 'RECURSIVE ' : '')}${joinSql(ctes)} ` : EMPTY;
 }
 
 /** Is the sort the one segments are stored in (created_at, then id)? Then a time window applies. */
@@ -92,18 +92,20 @@ export function timeOrdered(sort: SortSpec | null): { ascending: boolean } | nul
   return sort.column.id === 'created_at' ? { ascending: sort.ascending } : null;
 }
 
+const at = (us: number) => sql`make_timestamp(${us}::BIGINT)`;
+
 /** The shared skeleton: CTEs (roll-ups), FROM with roll-up joins, WHERE, and ORDER BY. */
-function skeleton(input: PlanInput, params: Params, window: TimeWindow | null = null, shown: readonly string[] = []): Skeleton {
+function skeleton(input: PlanInput, window: TimeWindow | null = null, shown: readonly string[] = []): Skeleton {
   const needed = metricsOf(input.filter);
   if (input.sort?.column.metric !== undefined) needed.add(input.sort.column.metric);
   const names = [...needed];
   // Metrics the page shows are read from the same scan (own values only: a shredded column each).
   const read = [...names, ...shown.filter((n) => !needed.has(n))];
-  const base = input.base(params.values.length + 1, read, requiredContains(input.filter), windowRanges(window));
-  params.values.push(...base.params);
-  const ctes: string[] = [];
-  const joins: string[] = [];
-  const metricSql = new Map<string, string>();
+  const base = input.base(read, requiredContains(input.filter), windowRanges(window));
+  const ownColumn = (name: string) => sql`r.${ident(base.metricColumn(name))}`;
+  const ctes: Sql[] = [];
+  const joins: Sql[] = [];
+  const metricSql = new Map<string, Sql>();
   let recursive = false;
   // A metric no descendant carries rolls up to nothing; a matching span without children has only its
   // own value. Either way the roll-up (a recursive climb or a join) cannot change the answer.
@@ -117,63 +119,68 @@ function skeleton(input: PlanInput, params: Params, window: TimeWindow | null = 
     }
     for (const n of skip) own.add(n);
   }
-  for (const name of names) if (own.has(name)) metricSql.set(name, `r.${base.metricColumn(name)}`);
+  for (const name of names) if (own.has(name)) metricSql.set(name, ownColumn(name));
   const rolled = names.filter((n) => !metricSql.has(n));
   if (rolled.length > 0) {
-    const d = input.descendants(params.values.length + 1, rolled);
-    params.values.push(...d.params);
+    const d = input.descendants(rolled);
     // Only the link columns the level's climb or grouping uses: d is read over every descendant.
-    const links = input.level === 'span' ? 'id, parent_id, trace_id, has_children' : input.level === 'trace' ? 'trace_id' : 'session_id';
-    ctes.push(`d AS (SELECT ${links}, ${rolled.map((n) => d.metricColumn(n)).join(', ')} FROM ${d.sql})`);
+    const links = raw(input.level === 'span' ? 'id, parent_id, trace_id, has_children' : input.level === 'trace' ? 'trace_id' : 'session_id');
+    ctes.push(sql`d AS (SELECT ${links}, ${joinSql(rolled.map((n) => ident(d.metricColumn(n))))} FROM ${d.sql})`);
     if (input.level === 'span') {
       // The climb only ever steps through spans that have children and hang under another span.
-      ctes.push('par AS (SELECT id, parent_id FROM d WHERE has_children AND parent_id <> trace_id)');
+      ctes.push(sql`par AS (SELECT id, parent_id FROM d WHERE has_children AND parent_id <> trace_id)`);
     }
     rolled.forEach((name, i) => {
-      const v = `d.${d.metricColumn(name)}`;
+      const v = sql`d.${ident(d.metricColumn(name))}`;
       const agg = AGGREGATE[input.rollUp(name)];
+      const up = ident(`up${i}`);
+      const ru = ident(`ru${i}`);
       if (input.level === 'span') {
         // Every own value climbs to each span ancestor (a span's parent is a span unless it is the trace).
         recursive = true;
-        ctes.push(
-          `up${i}(anc, v) AS (SELECT d.parent_id, ${v} FROM d WHERE ${v} IS NOT NULL AND d.parent_id <> d.trace_id` +
-            ` UNION ALL SELECT p.parent_id, up${i}.v FROM up${i} JOIN par p ON p.id = up${i}.anc)`,
-        );
-        ctes.push(`ru${i} AS (SELECT anc AS id, ${agg('v')} AS v FROM up${i} GROUP BY anc)`);
+        const climb = sql`UNION ALL SELECT p.parent_id, ${up}.v FROM ${up} JOIN par p ON p.id = ${up}.anc`;
+        ctes.push(sql`${up}(anc, v) AS (SELECT d.parent_id, ${v} FROM d WHERE ${v} IS NOT NULL AND d.parent_id <> d.trace_id ${climb})`);
+        ctes.push(sql`${ru} AS (SELECT anc AS id, ${agg(raw('v'))} AS v FROM ${up} GROUP BY anc)`);
       } else {
-        const group = input.level === 'trace' ? 'd.trace_id' : 'd.session_id';
-        ctes.push(`ru${i} AS (SELECT ${group} AS id, ${agg(v)} AS v FROM d WHERE ${v} IS NOT NULL GROUP BY ${group})`);
+        const group = raw(input.level === 'trace' ? 'd.trace_id' : 'd.session_id');
+        ctes.push(sql`${ru} AS (SELECT ${group} AS id, ${agg(v)} AS v FROM d WHERE ${v} IS NOT NULL GROUP BY ${group})`);
       }
-      joins.push(`LEFT JOIN ru${i} ON ru${i}.id = r.id`);
-      metricSql.set(name, `coalesce(r.${base.metricColumn(name)}, ru${i}.v)`);
+      joins.push(sql`LEFT JOIN ${ru} ON ${ru}.id = r.id`);
+      metricSql.set(name, sql`coalesce(${ownColumn(name)}, ${ru}.v)`);
     });
   }
   const ctx = {
-    params,
     metric: (name: string) => {
-      const sql = metricSql.get(name);
-      if (sql === undefined) throw new Error(`metric ${name} was not planned`);
-      return sql;
+      const q = metricSql.get(name);
+      if (q === undefined) throw new Error(`metric ${name} was not planned`);
+      return q;
     },
   };
-  let whereSql = input.filter ? compileWhere(input.filter, ctx) : 'true';
+  let where = input.filter ? compileWhere(input.filter, ctx) : raw('true');
   if (window && 'ranges' in window) {
-    const ts = (us: number) => `make_timestamp(${params.add(us)}::BIGINT)`;
-    whereSql = `${whereSql} AND (${window.ranges.map(([a, b]) => `r.created_at BETWEEN ${ts(a)} AND ${ts(b)}`).join(' OR ')})`;
-  } else if (window) whereSql = `${whereSql} AND r.created_at ${window.op} make_timestamp(${params.add(window.us)}::BIGINT)`;
-  let orderSql = 'r.created_at DESC, r.id DESC';
+    const ranges = window.ranges.map(([a, b]) => sql`r.created_at BETWEEN ${at(a)} AND ${at(b)}`);
+    where = sql`${where} AND (${joinSql(ranges, ' OR ')})`;
+  } else if (window) where = sql`${where} AND r.created_at ${raw(window.op)} ${at(window.us)}`;
+  let order = raw('r.created_at DESC, r.id DESC');
   if (input.sort) {
-    const dir = input.sort.ascending ? 'ASC' : 'DESC';
-    const expr = input.sort.column.metric !== undefined ? ctx.metric(input.sort.column.metric) : input.sort.column.sql;
-    orderSql = `${expr} ${dir} NULLS LAST, r.id ${dir}`;
+    const dir = raw(input.sort.ascending ? 'ASC' : 'DESC');
+    const expr = input.sort.column.metric !== undefined ? ctx.metric(input.sort.column.metric) : raw(input.sort.column.sql);
+    order = sql`${expr} ${dir} NULLS LAST, r.id ${dir}`;
   }
-  return { ctes, recursive, fromSql: `${base.sql} r${joins.length ? ` ${joins.join(' ')}` : ''}`, whereSql, orderSql, rolled, own: new Map(read.map((n) => [n, base.metricColumn(n)])) };
+  return {
+    with: withClause(ctes, recursive),
+    ctes,
+    from: joins.length > 0 ? sql`${base.sql} r ${joinSql(joins, ' ')}` : sql`${base.sql} r`,
+    where,
+    order,
+    rolled,
+    own: new Map(read.map((n) => [n, base.metricColumn(n)])),
+  };
 }
 
 /** A planned statement, and the metrics it rolls up (for the plan's report of its steps). */
 export interface Planned {
-  sql: string;
-  params: Param[];
+  sql: Sql;
   rolled: string[];
 }
 
@@ -185,19 +192,18 @@ export interface Planned {
  * needs no second read.
  */
 export function pageKeysQuery(input: PlanInput, limit: number, offset: number, window: TimeWindow | null = null, alsoColumns: readonly string[] = [], alsoMetrics: readonly string[] = [], locators = true): Planned & { ownMetrics: Map<string, string>; rolledMetrics: Map<string, string> } {
-  const params = new Params();
-  const s = skeleton(input, params, window, alsoMetrics);
-  let also = alsoColumns.filter((c) => c !== 'seq' && c !== 'created_at' && c !== 'updated_at').map((c) => `, r.${c}`).join('');
-  for (const col of s.own.values()) also += `, r.${col}`;
+  const s = skeleton(input, window, alsoMetrics);
+  const also = alsoColumns.filter((c) => c !== 'seq' && c !== 'created_at' && c !== 'updated_at').map((c) => sql`, r.${ident(c)}`);
+  for (const col of s.own.values()) also.push(sql`, r.${ident(col)}`);
   // The roll-ups the query computes for its filter or sort come along too (`rolledMetrics`: name ->
   // result column): the page shows them without a second roll-up over the page's traces.
   const rolledMetrics = new Map(s.rolled.map((n, i) => [n, `rv${i}`]));
-  for (const [, col] of rolledMetrics) also += `, ru${col.slice(2)}.v AS ${col}`;
+  s.rolled.forEach((_, i) => also.push(sql`, ${ident(`ru${i}`)}.v AS ${ident(`rv${i}`)}`));
   // Without `locators` (a page shown from this query alone, fetching nothing) seq and created_at are
   // not decoded for every row the query looks at.
-  const head = locators ? 'r.seq, epoch_us(r.created_at) AS c' : 'NULL AS seq, NULL AS c';
-  const sql = `${withClause(s.ctes, s.recursive)}SELECT ${head}${also} FROM ${s.fromSql} WHERE ${s.whereSql} ORDER BY ${s.orderSql} LIMIT ${params.add(limit + 1)} OFFSET ${params.add(offset)}`;
-  return { sql, params: params.values, rolled: s.rolled, ownMetrics: s.own, rolledMetrics };
+  const head = raw(locators ? 'r.seq, epoch_us(r.created_at) AS c' : 'NULL AS seq, NULL AS c');
+  const q = sql`${s.with}SELECT ${head}${joinSql(also, '')} FROM ${s.from} WHERE ${s.where} ORDER BY ${s.order} LIMIT ${limit + 1} OFFSET ${offset}`;
+  return { sql: q, rolled: s.rolled, ownMetrics: s.own, rolledMetrics };
 }
 
 /**
@@ -209,12 +215,10 @@ export function pageKeysQuery(input: PlanInput, limit: number, offset: number, w
  */
 export function matchTimesQuery(input: PlanInput, k: number): Planned {
   const order = timeOrdered(input.sort);
-  const params = new Params();
-  const s = skeleton(input, params);
+  const s = skeleton(input);
   // Ties on created_at need no id order: a window keeps every row at an instant it holds.
-  const orderSql = order ? ` ORDER BY r.created_at ${order.ascending ? 'ASC' : 'DESC'}` : '';
-  const sql = `${withClause(s.ctes, s.recursive)}SELECT list(DISTINCT c) AS cs, count(*) AS n FROM (SELECT epoch_us(r.created_at) AS c FROM ${s.fromSql} WHERE ${s.whereSql}${orderSql} LIMIT ${params.add(k)})`;
-  return { sql, params: params.values, rolled: s.rolled };
+  const orderBy = raw(order ? ` ORDER BY r.created_at ${order.ascending ? 'ASC' : 'DESC'}` : '');
+  return { sql: sql`${s.with}SELECT list(DISTINCT c) AS cs, count(*) AS n FROM (SELECT epoch_us(r.created_at) AS c FROM ${s.from} WHERE ${s.where}${orderBy} LIMIT ${k})`, rolled: s.rolled };
 }
 
 /**
@@ -224,15 +228,13 @@ export function matchTimesQuery(input: PlanInput, k: number): Planned {
  * groups outside it (an OR of the ranges in one scan cost more than a count of everything, at 1M).
  */
 export function sampleQuery(input: PlanInput, ranges: readonly (readonly [number, number])[]): Planned {
-  const params = new Params();
-  const parts: string[] = [];
   const rolled = new Set<string>();
-  ranges.forEach((range, i) => {
-    const s = skeleton({ ...input, sort: null }, params, { ranges: [range] });
+  const parts = ranges.map((range, i) => {
+    const s = skeleton({ ...input, sort: null }, { ranges: [range] });
     for (const n of s.rolled) rolled.add(n);
-    parts.push(`${withClause(s.ctes, s.recursive)}SELECT ${i} AS g, count(*) AS n FROM ${s.fromSql} WHERE ${s.whereSql}`);
+    return sql`(${s.with}SELECT ${int(i)} AS g, count(*) AS n FROM ${s.from} WHERE ${s.where})`;
   });
-  return { sql: parts.map((p) => `(${p})`).join(' UNION ALL '), params: params.values, rolled: [...rolled] };
+  return { sql: joinSql(parts, ' UNION ALL '), rolled: [...rolled] };
 }
 
 /**
@@ -251,44 +253,40 @@ export function timeRanges(times: readonly number[], rowGroups: readonly (readon
 }
 
 /** Columns of the rows with these seqs (timestamps as epoch µs); `createdRange` lets DuckDB skip row groups. */
-export function fetchQuery(source: Source, columns: readonly string[] | '*', seqs: readonly number[], createdRange: [number, number] | null): { sql: string; params: Param[] } {
-  const params = new Params(source.params);
+export function fetchQuery(source: Source, columns: readonly string[] | '*', seqs: readonly number[], createdRange: [number, number] | null): Sql {
   const select =
     columns === '*'
-      ? 'r.* REPLACE (epoch_us(r.created_at) AS created_at, epoch_us(r.updated_at) AS updated_at)'
-      : columns.map((c) => (c === 'created_at' || c === 'updated_at' ? `epoch_us(r.${c}) AS ${c}` : `r.${c}`)).join(', ');
+      ? raw('r.* REPLACE (epoch_us(r.created_at) AS created_at, epoch_us(r.updated_at) AS updated_at)')
+      : joinSql(columns.map((c) => (c === 'created_at' || c === 'updated_at' ? sql`epoch_us(r.${ident(c)}) AS ${ident(c)}` : sql`r.${ident(c)}`)));
   // One placeholder per seq (a page holds at most 1,001): DuckDB pushes the IN list into the scan, where
   // list_contains over a list parameter is tested per row after every column is decoded.
-  let where = seqs.length === 0 ? 'false' : `r.seq IN (${seqs.map((q) => `${params.add(q)}::BIGINT`).join(', ')})`;
-  if (createdRange) where += ` AND r.created_at BETWEEN make_timestamp(${params.add(createdRange[0])}::BIGINT) AND make_timestamp(${params.add(createdRange[1])}::BIGINT)`;
-  return { sql: `SELECT ${select} FROM ${source.sql} r WHERE ${where}`, params: params.values };
+  let where = seqs.length === 0 ? raw('false') : sql`r.seq IN (${joinSql(seqs.map((q) => sql`${q}::BIGINT`))})`;
+  if (createdRange) where = sql`${where} AND r.created_at BETWEEN ${at(createdRange[0])} AND ${at(createdRange[1])}`;
+  return sql`SELECT ${select} FROM ${source.sql} r WHERE ${where}`;
 }
 
 export function countQuery(input: PlanInput): Planned {
-  const params = new Params();
-  const s = skeleton({ ...input, sort: null }, params);
-  return { sql: `${withClause(s.ctes, s.recursive)}SELECT count(*) AS n FROM ${s.fromSql} WHERE ${s.whereSql}`, params: params.values, rolled: s.rolled };
+  const s = skeleton({ ...input, sort: null });
+  return { sql: sql`${s.with}SELECT count(*) AS n FROM ${s.from} WHERE ${s.where}`, rolled: s.rolled };
 }
 
 /**
  * Everything a delete removes: the matching records and all their descendants (a span's subtree; a
  * trace's spans; a session's traces and spans), with the parent of each removed record.
  */
-export function deleteQuery(input: PlanInput): { sql: string; params: Param[] } {
-  const params = new Params();
-  const s = skeleton({ ...input, sort: null }, params);
-  const d = input.descendants(params.values.length + 1, []);
-  params.values.push(...d.params);
-  const ctes = [...s.ctes, `hit AS (SELECT r.id, r.seq, r.parent_id FROM ${s.fromSql} WHERE ${s.whereSql})`, `s AS (SELECT id, seq, parent_id, trace_id, session_id FROM ${d.sql})`];
-  let tail: string;
+export function deleteQuery(input: PlanInput): Sql {
+  const s = skeleton({ ...input, sort: null });
+  const d = input.descendants([]);
+  const ctes = [...s.ctes, sql`hit AS (SELECT r.id, r.seq, r.parent_id FROM ${s.from} WHERE ${s.where})`, sql`s AS (SELECT id, seq, parent_id, trace_id, session_id FROM ${d.sql})`];
+  let tail: Sql;
   if (input.level === 'span') {
-    ctes.push('sub(id, seq, parent_id) AS (SELECT id, seq, parent_id FROM hit UNION SELECT s.id, s.seq, s.parent_id FROM sub JOIN s ON s.parent_id = sub.id)');
-    tail = 'SELECT id, seq, parent_id FROM sub';
+    ctes.push(sql`sub(id, seq, parent_id) AS (SELECT id, seq, parent_id FROM hit UNION SELECT s.id, s.seq, s.parent_id FROM sub JOIN s ON s.parent_id = sub.id)`);
+    tail = sql`SELECT id, seq, parent_id FROM sub`;
   } else {
-    const link = input.level === 'trace' ? 's.trace_id' : 's.session_id';
-    tail = `SELECT id, seq, parent_id FROM hit UNION ALL SELECT s.id, s.seq, s.parent_id FROM s WHERE ${link} IN (SELECT id FROM hit)`;
+    const link = raw(input.level === 'trace' ? 's.trace_id' : 's.session_id');
+    tail = sql`SELECT id, seq, parent_id FROM hit UNION ALL SELECT s.id, s.seq, s.parent_id FROM s WHERE ${link} IN (SELECT id FROM hit)`;
   }
-  return { sql: `${withClause(ctes, true)}${tail}`, params: params.values };
+  return sql`${withClause(ctes, true)}${tail}`;
 }
 
 /**
@@ -297,25 +295,21 @@ export function deleteQuery(input: PlanInput): { sql: string; params: Param[] } 
  * spans (the common case: llm spans) then reads only the columns its filter tests. Without `links`,
  * only seq and has_children (record-delete.ts then finds the leaves' parents in the child indexes).
  */
-export function deleteHitsQuery(input: PlanInput, links = true): { sql: string; params: Param[] } {
-  const params = new Params();
-  const s = skeleton({ ...input, sort: null }, params);
+export function deleteHitsQuery(input: PlanInput, links = true): Sql {
+  const s = skeleton({ ...input, sort: null });
   // Without links (id, parent_id) the read decodes no id string: most of the cost at 10M spans.
-  const cols = links ? 'r.id, r.seq, r.parent_id, r.has_children' : 'r.seq, r.has_children';
-  return { sql: `${withClause(s.ctes, s.recursive)}SELECT ${cols} FROM ${s.fromSql} WHERE ${s.whereSql}`, params: params.values };
+  const cols = raw(links ? 'r.id, r.seq, r.parent_id, r.has_children' : 'r.seq, r.has_children');
+  return sql`${s.with}SELECT ${cols} FROM ${s.from} WHERE ${s.where}`;
 }
 
 /** Every span below the spans `ids` (not those themselves), with its parent: the rest of a span delete. */
-export function subtreeQuery(descendants: PlanInput['descendants'], ids: readonly string[]): { sql: string; params: Param[] } {
-  const params = new Params();
-  const d = descendants(1, []);
-  params.values.push(...d.params);
-  const seeds = params.add([...ids]);
+export function subtreeQuery(descendants: PlanInput['descendants'], ids: readonly string[]): Sql {
+  const d = descendants([]);
   const ctes = [
-    `s AS (SELECT id, seq, parent_id FROM ${d.sql})`,
-    `sub(id, seq, parent_id) AS (SELECT id, seq, parent_id FROM s WHERE parent_id IN (SELECT unnest(${seeds}::VARCHAR[])) UNION SELECT s.id, s.seq, s.parent_id FROM sub JOIN s ON s.parent_id = sub.id)`,
+    sql`s AS (SELECT id, seq, parent_id FROM ${d.sql})`,
+    sql`sub(id, seq, parent_id) AS (SELECT id, seq, parent_id FROM s WHERE parent_id IN (SELECT unnest(${[...ids]}::VARCHAR[])) UNION SELECT s.id, s.seq, s.parent_id FROM sub JOIN s ON s.parent_id = sub.id)`,
   ];
-  return { sql: `${withClause(ctes, true)}SELECT id, seq, parent_id FROM sub`, params: params.values };
+  return sql`${withClause(ctes, true)}SELECT id, seq, parent_id FROM sub`;
 }
 
 /** Validates the sort clause (column_id or name; ascending defaults to true). Null means the default order. */

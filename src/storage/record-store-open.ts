@@ -21,6 +21,7 @@ import { ensureTextIndex } from './indexes/text-index.js';
 import { EMPTY_TABLE } from './snapshot/snapshot-source.js';
 import { memKey, StoreState } from './store-state.js';
 import { WriteAheadLog } from './wal/wal.js';
+import { raw, sql } from '../query/sql.js';
 
 /**
  * The state of the store in `dir` as the log and the manifest leave it, with a new memory table for
@@ -43,7 +44,7 @@ export async function openStoreState<T>(dir: string, db: Database, options: Reco
     // Seals and merges read a segment's footer once (its stats after writing it, a merge's inputs):
     // cached, it would stay in DuckDB's object cache after the file is merged away, for every segment
     // ever written (bench/results/2026-11-25-library-memory-10m-3.md). Reads still cache footers.
-    for (const c of [seal, merge]) await c.run('SET SESSION parquet_metadata_cache = false');
+    for (const c of [seal, merge]) await c.run(sql`SET SESSION parquet_metadata_cache = false`);
     const conns = { seal, merge, mergeWrite: mergeDb ? await mergeDb.dedicated() : merge };
     const s = new StoreState(dir, db, wal, new MemInserter(writer, source), conns, resolved, manifest, mergeDb);
     for (const seq of manifest.dead) {
@@ -63,11 +64,11 @@ export async function openStoreState<T>(dir: string, db: Database, options: Reco
     for (const e of manifest.awaited) s.awaited.set(memKey(e[1], e[2]), e);
     // gen: the manifest generation from which a mark counts (bulk loads; 0: at once). clock: the log
     // entry that made it (StoreState.clock; 0: before open). See Snapshot.deadSeqs.
-    await writer.run('CREATE TABLE IF NOT EXISTS dead (seq BIGINT, gen BIGINT NOT NULL DEFAULT 0, clock BIGINT NOT NULL DEFAULT 0)');
-    await writer.run('CREATE TABLE IF NOT EXISTS childless (seq BIGINT, clock BIGINT NOT NULL DEFAULT 0)');
-    await writer.run(tableDdl(EMPTY_TABLE));
-    if (s.dead.size > 0) await writer.run('INSERT INTO dead (seq) SELECT unnest($1::BIGINT[])', [[...s.dead]]);
-    if (s.childless.size > 0) await writer.run('INSERT INTO childless (seq) SELECT unnest($1::BIGINT[])', [[...s.childless]]);
+    await writer.run(sql`CREATE TABLE IF NOT EXISTS dead (seq BIGINT, gen BIGINT NOT NULL DEFAULT 0, clock BIGINT NOT NULL DEFAULT 0)`);
+    await writer.run(sql`CREATE TABLE IF NOT EXISTS childless (seq BIGINT, clock BIGINT NOT NULL DEFAULT 0)`);
+    await writer.run(raw(tableDdl(EMPTY_TABLE)));
+    if (s.dead.size > 0) await writer.run(sql`INSERT INTO dead (seq) SELECT unnest(${[...s.dead]}::BIGINT[])`);
+    if (s.childless.size > 0) await writer.run(sql`INSERT INTO childless (seq) SELECT unnest(${[...s.childless]}::BIGINT[])`);
     await replayLog(s, replay);
     const number = wal.start(s.nextSeq);
     s.mem.push(new MemTable(number, s.nextSeq, s.inserter.create(`mem_${number}`)));

@@ -18,7 +18,8 @@
 // - the in-memory state changes only after the manifest write that records the change succeeded.
 import { join } from 'node:path';
 import { Appender } from './memtable/appender.js';
-import type { Database, Param } from '../db/database.js';
+import type { Database } from '../db/database.js';
+import type { Param } from '../query/sql.js';
 import type { LogRow, StoredRow } from '../record/record.js';
 import { storedRows } from '../record/record-checks.js';
 import { bulkLoad, type BulkBatch } from './segments/bulk-load.js';
@@ -30,6 +31,7 @@ import { Sealer } from './segments/sealer.js';
 import type { SourceSql } from './snapshot/snapshot-source.js';
 import { Snapshot, type RetentionView, type Scope } from './snapshot/snapshot.js';
 import { memKey, type MemEntry, type StoreState } from './store-state.js';
+import { raw, sql } from '../query/sql.js';
 
 export class RecordStore {
   readonly #s: StoreState;
@@ -139,7 +141,7 @@ export class RecordStore {
   countScope(projectId: string, runId?: string): Promise<number> {
     return this.read(async (snap) => {
       const live = snap.source({ projectId, ...(runId === undefined ? {} : { runId }), kinds: ['span', 'trace', 'session'] });
-      return Number((await this.#s.db.all(`SELECT count(*) AS n FROM ${live.sql}`, live.params))[0]!['n']);
+      return Number((await this.#s.db.all(sql`SELECT count(*) AS n FROM ${live.sql}`))[0]!['n']);
     });
   }
 
@@ -173,7 +175,7 @@ export class RecordStore {
 
   /** DuckDB's tables with their estimated row counts (for memory benchmarks: what still holds rows). */
   async duckdbTables(): Promise<Record<string, number>> {
-    const rows = await this.#s.db.all('SELECT table_name AS t, estimated_size AS n FROM duckdb_tables()');
+    const rows = await this.#s.db.all(sql`SELECT table_name AS t, estimated_size AS n FROM duckdb_tables()`);
     return Object.fromEntries(rows.map((r) => [String(r['t']), Number(r['n'])]));
   }
 
@@ -238,8 +240,7 @@ export class RecordStore {
         gone.length === 0 || (s.dead.size === 0 && s.manifest.childless.length === 0)
           ? []
           : await s.db.all(
-              `SELECT seq, d, c FROM (SELECT seq, seq IN (SELECT seq FROM dead) AS d, seq IN (SELECT unnest($2::BIGINT[])) AS c FROM read_parquet($1, hive_partitioning = false)) WHERE d OR c`,
-              [gone.map((g) => join(s.dir, g.file)), [...s.manifest.childless]],
+              sql`SELECT seq, d, c FROM (SELECT seq, seq IN (SELECT seq FROM dead) AS d, seq IN (SELECT unnest(${[...s.manifest.childless]}::BIGINT[])) AS c FROM read_parquet(${gone.map((g) => join(s.dir, g.file))}, hive_partitioning = false)) WHERE d OR c`,
             );
       const goneDead = marked.filter((r) => r['d'] === true).map((r) => Number(r['seq']));
       const goneSet = new Set(goneDead);
@@ -292,7 +293,7 @@ export class RecordStore {
     return this.#s.mergeDb ?? this.#s.db;
   }
 
-  /** Raw SQL access for the engine's queries (over a snapshot's sources). */
+  /** The store's database, for storage's own tests and tools (query execution is given a SqlRunner, not this). */
   get db(): Database {
     return this.#s.db;
   }
@@ -302,6 +303,6 @@ export type { MemEntry, Param, RecordStoreOptions, SourceSql, Scope };
 
 /** A database's memory by buffer-manager tag, in bytes (`all`: tags holding nothing too). */
 async function memoryByTag(db: Database, all: boolean): Promise<Record<string, number>> {
-  const rows = await db.all(`SELECT tag, memory_usage_bytes AS b FROM duckdb_memory()${all ? '' : ' WHERE memory_usage_bytes > 0'}`);
+  const rows = await db.all(sql`SELECT tag, memory_usage_bytes AS b FROM duckdb_memory()${raw(all ? '' : ' WHERE memory_usage_bytes > 0')}`);
   return Object.fromEntries(rows.map((r) => [String(r['tag']).toLowerCase(), Number(r['b'])]));
 }

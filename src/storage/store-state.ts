@@ -15,6 +15,7 @@ import { ReplacedError } from './fs-util.js';
 import { removeSegmentFiles } from './segments/segments.js';
 import type { RetentionView } from './snapshot/snapshot.js';
 import type { WriteAheadLog } from './wal/wal.js';
+import { sql } from '../query/sql.js';
 
 export interface StoreOptions {
   /** Bytes of logged rows that freeze the active memory table for sealing. */
@@ -179,13 +180,13 @@ export class StoreState {
   async forgetChildless(seqs: readonly number[]): Promise<void> {
     if (seqs.length === 0) return;
     for (const s of seqs) this.childless.delete(s);
-    await this.inserter.run('DELETE FROM childless WHERE seq IN (SELECT unnest($1::BIGINT[]))', [seqs as number[]]);
+    await this.inserter.run(sql`DELETE FROM childless WHERE seq IN (SELECT unnest(${seqs}::BIGINT[]))`);
   }
 
   /** Dead seqs whose rows are gone from every file and table: dropped from the dead set. */
   async forget(seqs: readonly number[]): Promise<void> {
     if (seqs.length === 0) return;
     for (const s of seqs) this.dead.delete(s);
-    await this.inserter.run('DELETE FROM dead WHERE seq IN (SELECT unnest($1::BIGINT[]))', [seqs as number[]]);
+    await this.inserter.run(sql`DELETE FROM dead WHERE seq IN (SELECT unnest(${seqs}::BIGINT[]))`);
   }
 }

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Database } from '../../src/db/database.js';
+import { sql } from '../../src/query/sql.js';
 import { openMergeDatabase } from '../../src/storage/segments/merge.js';
 import { tempDir } from '../support/helpers.js';
 
@@ -14,7 +15,7 @@ const UNITS: Record<string, number> = { B: 1, KiB: 2 ** 10, MiB: 2 ** 20, GiB: 2
 
 /** A DuckDB size setting in bytes (it renders them as e.g. '15.2 MiB', to one decimal). */
 async function sizeSetting(db: Database, name: string): Promise<number> {
-  const [row] = await db.all('SELECT current_setting($1)::VARCHAR AS v', [name]);
+  const [row] = await db.all(sql`SELECT current_setting(${name})::VARCHAR AS v`);
   const m = /^([\d.]+)\s*([KMG]i?B|B)$/.exec(String(row!['v']));
   assert.ok(m, `${name} = ${String(row!['v'])}`);
   return Number(m[1]) * UNITS[m[2]!]!;

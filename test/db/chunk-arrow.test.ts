@@ -6,8 +6,9 @@ import { test } from 'node:test';
 import { ChunkToArrow } from '../../src/db/chunk-arrow.js';
 import { Database } from '../../src/db/database.js';
 import { ArrowConverter } from '../../src/db/result-arrow.js';
+import { sql } from '../../src/query/sql.js';
 
-const QUERY = `SELECT
+const QUERY = sql`SELECT
   CASE WHEN i % 7 = 0 THEN NULL ELSE i::BIGINT * 1000000007 END AS big,
   CASE WHEN i % 5 = 0 THEN NULL ELSE i::INTEGER - 2000 END AS int,
   CASE WHEN i % 3 = 0 THEN NULL ELSE i / 7.0 END AS dbl,

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Database } from '../../src/db/database.js';
+import { sql } from '../../src/query/sql.js';
 
 test('afterStatementsInFlight waits for earlier statements only', async (t) => {
   const db = await Database.open({ connections: 2 });
@@ -11,10 +12,10 @@ test('afterStatementsInFlight waits for earlier statements only', async (t) => {
   const events: string[] = [];
   let slowDone = false;
   // Slow enough to still be running when the callback is queued and after a quick statement ends.
-  const slow = db.all('SELECT count(*) AS n FROM range(300000000) t(x) WHERE x % 7 = 3').then(() => (slowDone = true));
+  const slow = db.all(sql`SELECT count(*) AS n FROM range(300000000) t(x) WHERE x % 7 = 3`).then(() => (slowDone = true));
   db.afterStatementsInFlight(() => events.push('retired'));
   assert.equal(events.length, 0, 'not called while an earlier statement runs');
-  await db.all('SELECT 1 AS one'); // started after: does not hold the callback back, nor release it
+  await db.all(sql`SELECT 1 AS one`); // started after: does not hold the callback back, nor release it
   assert.equal(slowDone, false, 'the slow statement is still running (else this test proves nothing)');
   assert.equal(events.length, 0);
   await slow;
@@ -28,7 +29,7 @@ test('a failing statement releases what waits for it', async (t) => {
   const db = await Database.open();
   t.after(() => db.close());
   let called = false;
-  const failing = db.all('SELECT * FROM no_such_table');
+  const failing = db.all(sql`SELECT * FROM no_such_table`);
   db.afterStatementsInFlight(() => (called = true));
   await assert.rejects(failing);
   assert.equal(called, true);

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Database } from '../../src/db/database.js';
 import { caselessPattern } from '../../src/query/compile-filter.js';
+import { sql } from '../../src/query/sql.js';
 
 const TEXTS = ['İstanbul', 'ISTANBUL', 'istanbul', '\u212Aelvin', 'kelvin', 'KELVIN', 'Straße', 'STRASSE', 'ΣΑΣ', 'ǅemal', 'ſtop', 'ﬁne', 'a.b*c', 'a+b?c', 'x\\y', '[x](y){z}|^$', 'line\nbreak', 'tab\there', '100% _done_', 'MiXeD CaSe', ''];
 const NEEDLES = ['i', 'I', 'k', 'K', 'st', 'STAN', 'ss', 'stop', 'fine', '.', '*', '+', '?', '\\', '[', ']', '(', ')', '{', '}', '|', '^', '$', 'a.b', 'b*c', '%', '_', '% _', '\n', '\t', ' ', 'mixed case', 'elvin', 'x](y', 'e\nb'];
@@ -18,7 +19,7 @@ test('the caseless pattern matches exactly what lower() and contains() match', a
     for (const n of NEEDLES) {
       const pattern = caselessPattern(n);
       assert.notEqual(pattern, null, JSON.stringify(n));
-      const rows = await db.all('SELECT t, regexp_matches(t, $2) AS re, contains(lower(t), lower($3)) AS lc FROM (SELECT unnest($1::VARCHAR[]) AS t)', [TEXTS, pattern, n]);
+      const rows = await db.all(sql`SELECT t, regexp_matches(t, ${pattern}) AS re, contains(lower(t), lower(${n})) AS lc FROM (SELECT unnest(${TEXTS}::VARCHAR[]) AS t)`);
       for (const row of rows) {
         assert.equal(row['re'], row['lc'], `needle ${JSON.stringify(n)} in ${JSON.stringify(row['t'])}`);
         checked++;

@@ -6,14 +6,13 @@ import { test } from 'node:test';
 import { resolveColumn, type ColumnDef } from '../../src/query/columns.js';
 import { compileFilter, compileWhere, LONG_LIST, ownMetrics, SHORT_LIST } from '../../src/query/compile-filter.js';
 import { OPERATORS, type Expr, type Leaf } from '../../src/query/filter-ast.js';
-import { Params } from '../../src/query/params.js';
+import { compile as text } from '../../src/query/sql.js';
 
 const col = (id: string): ColumnDef => resolveColumn(id, 'span')!;
 
 function compile(e: Expr): { sql: string; params: unknown[] } {
-  const params = new Params();
-  const sql = compileFilter(e, ownMetrics(params));
-  return { sql, params: params.values };
+  const q = text(compileFilter(e, ownMetrics()));
+  return { sql: q.text, params: q.params };
 }
 
 const leaf = (l: Leaf): Expr => ({ leaf: l });
@@ -98,11 +97,10 @@ test('as a WHERE condition, leaves outside NOT drop coalesce; under NOT, and ne 
   const c = leaf({ kind: 'boolean', column: col('has_children'), op: 'eq', value: false });
   const t = leaf({ kind: 'collection', column: col('tags'), op: 'contains', value: 'x', caseSensitive: true });
   const ne = leaf({ kind: 'text', column: col('model'), op: 'ne', value: 'm', caseSensitive: true });
-  const params = new Params();
-  const sql = compileWhere({ or: [a, { and: [b, { not: { or: [c, t] } }, ne] }, t] }, ownMetrics(params));
+  const { text: sql, params } = text(compileWhere({ or: [a, { and: [b, { not: { or: [c, t] } }, ne] }, t] }, ownMetrics()));
   assert.equal(
     sql,
     '(r.name = $1 OR (r.metrics[$2] > $3 AND (NOT (coalesce(r.has_children = $4, false) OR coalesce(coalesce(contains(r.tag_set, $5), list_contains(r.tag_list, $6)), false))) AND (NOT coalesce(r.model = $7, false))) OR coalesce(contains(r.tag_set, $8), list_contains(r.tag_list, $9)))',
   );
-  assert.deepEqual(params.values, ['a', 'm', 1, false, '\x1fx\x1f', 'x', 'm', '\x1fx\x1f', 'x']);
+  assert.deepEqual(params, ['a', 'm', 1, false, '\x1fx\x1f', 'x', 'm', '\x1fx\x1f', 'x']);
 });

@@ -8,6 +8,7 @@ import { openRecordStore, ROWS_PROJECT, ROWS_RUN, toolRows } from '../support/he
 
 const scope = { projectId: ROWS_PROJECT, runId: ROWS_RUN, kinds: ['span'] as const };
 import { join } from 'node:path';
+import { sql } from '../../src/query/sql.js';
 
 test('a delete of 250,000 seqs (and as many childless marks) is applied, and replayed after a reopen', async (t) => {
   const { dir, db, store } = await openRecordStore(t);
@@ -19,7 +20,7 @@ test('a delete of 250,000 seqs (and as many childless marks) is applied, and rep
     const snap = s.snapshot();
     try {
       const src = snap.source(scope);
-      return Number((await d.all(`SELECT count(*) AS n FROM ${src.sql} r`, src.params))[0]!['n']);
+      return Number((await d.all(sql`SELECT count(*) AS n FROM ${src.sql} r`))[0]!['n']);
     } finally {
       snap.release();
     }

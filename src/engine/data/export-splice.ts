@@ -7,7 +7,8 @@
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import type { Database } from '../../db/database.js';
-import { sqlString } from '../../db/sql-string.js';
+import { stringLiteral } from '../../db/sql-string.js';
+import { ident, joinSql, raw, sql } from '../../query/sql.js';
 import { SpliceMismatch, spliceParquet } from '../../storage/parquet/parquet-splice.js';
 import { COLUMN_NAMES } from '../../record/record-columns.js';
 import type { SegmentEntry } from '../../storage/manifest/manifest.js';
@@ -16,7 +17,7 @@ import { EMPTY_TABLE } from '../../storage/snapshot/snapshot-source.js';
 import type { RunScope } from '../../query/exec/record-queries.js';
 
 /** The COPY options of a Parquet export (the template's, so DuckDB-written chunks match it). */
-export const EXPORT_PARQUET_OPTIONS = 'FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 32768';
+export const EXPORT_PARQUET_OPTIONS = raw('FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 32768');
 
 /**
  * Segments of the scope whose every row is live as stored: no dead seq and no has_children override
@@ -29,9 +30,8 @@ async function wholeSegments(snap: Snapshot, db: Database, segments: readonly Se
   const overridden = new Set(
     (
       await db.all(
-        `SELECT i FROM (SELECT unnest($1::BIGINT[]) AS i, unnest($2::BIGINT[]) AS lo, unnest($3::BIGINT[]) AS hi) r
+        sql`SELECT i FROM (SELECT unnest(${segments.map((_, i) => i)}::BIGINT[]) AS i, unnest(${segments.map((g) => g.min_seq)}::BIGINT[]) AS lo, unnest(${segments.map((g) => g.max_seq)}::BIGINT[]) AS hi) r
          WHERE EXISTS (SELECT 1 FROM childless c WHERE c.seq BETWEEN r.lo AND r.hi)`,
-        [segments.map((_, i) => i), segments.map((g) => g.min_seq), segments.map((g) => g.max_seq)],
       )
     ).map((r) => Number(r['i'])),
   );
@@ -50,13 +50,13 @@ export async function spliceExport(snap: Snapshot, db: Database, dir: string, sc
   const others = all.filter((s) => !copied.has(s.file)).map((s) => join(dir, s.file));
   // The rows not copied: the other segments and the memory tables, with the dead-row, override and
   // retention filters every read applies (sourceWith), written by DuckDB.
-  const src = snap.sourceWith({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds: ['span', 'trace', 'session'] }, 1, [], COLUMN_NAMES, (p) =>
-    others.length > 0 ? `SELECT ${COLUMN_NAMES.join(', ')} FROM read_parquet(${p(others)}, hive_partitioning = false, union_by_name = true)` : `SELECT ${COLUMN_NAMES.join(', ')} FROM ${EMPTY_TABLE}`,
-  );
-  const exportCols = COLUMN_NAMES.filter((c) => c !== 'seq');
+  const cols = joinSql(COLUMN_NAMES.map(ident));
+  const sealed = others.length > 0 ? sql`SELECT ${cols} FROM read_parquet(${others}, hive_partitioning = false, union_by_name = true)` : sql`SELECT ${cols} FROM ${ident(EMPTY_TABLE)}`;
+  const src = snap.sourceWith({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds: ['span', 'trace', 'session'] }, [], COLUMN_NAMES, sealed);
+  const exportCols = joinSql(COLUMN_NAMES.filter((c) => c !== 'seq').map(ident));
   try {
     // The scratch path is ours (a uuid under <data>/tmp): the one literal here.
-    await db.runWithProgress(`COPY (SELECT ${exportCols.join(', ')} FROM ${src.sql}) TO ${sqlString(rest)} (${EXPORT_PARQUET_OPTIONS})`, src.params, (f) => onProgress(f * 0.5), 200, { preserve_insertion_order: 'false' });
+    await db.runWithProgress(sql`COPY (SELECT ${exportCols} FROM ${src.sql}) TO ${stringLiteral(rest)} (${EXPORT_PARQUET_OPTIONS})`, (f) => onProgress(f * 0.5), 200, { preserve_insertion_order: 'false' });
     try {
       // The template first (DuckDB's part), then the segments in the manifest's order.
       return spliceParquet(out, [rest, ...whole.map((s) => join(dir, s.file))]);

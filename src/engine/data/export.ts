@@ -8,10 +8,11 @@ import { randomUUID } from 'node:crypto';
 import { copyFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RecordBatch } from 'apache-arrow';
-import type { Database, Param } from '../../db/database.js';
+import type { Database } from '../../db/database.js';
 import { ChunkToArrow } from '../../db/chunk-arrow.js';
 import { ArrowConverter } from '../../db/result-arrow.js';
-import { sqlString } from '../../db/sql-string.js';
+import { stringLiteral } from '../../db/sql-string.js';
+import { EMPTY, ident, joinSql, raw, sql, type Sql } from '../../query/sql.js';
 import type { Level } from '../../query/columns.js';
 import type { FilterRequest } from '../../schemas/query.js';
 import { COLUMN_NAMES } from '../../record/record-columns.js';
@@ -52,17 +53,10 @@ export class Exporter {
   }
 
   /** The SELECT of an export over a snapshot. */
-  #query(snap: Snapshot, scope: RunScope, sel: ExportSelection): { sql: string; params: Param[] } {
-    const params: Param[] = [];
-    let where = '';
-    if (sel.level !== undefined) {
-      const picked = this.#queries.selection(snap, sel.level, scope, sel);
-      params.push(...picked.params);
-      where = ` WHERE seq IN (SELECT seq FROM (${picked.sql}))`;
-    }
-    const src = snap.source({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds: ['span', 'trace', 'session'] }, params.length + 1);
-    params.push(...src.params);
-    return { sql: `SELECT ${EXPORT_COLUMNS.join(', ')} FROM ${src.sql}${where}`, params };
+  #query(snap: Snapshot, scope: RunScope, sel: ExportSelection): Sql {
+    const where = sel.level === undefined ? EMPTY : sql` WHERE seq IN (SELECT seq FROM (${this.#queries.selection(snap, sel.level, scope, sel)}))`;
+    const src = snap.source({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds: ['span', 'trace', 'session'] });
+    return sql`SELECT ${joinSql(EXPORT_COLUMNS.map(ident))} FROM ${src.sql}${where}`;
   }
 
   /** The selected records as Arrow RecordBatches (one per DuckDB chunk, ~2,048 rows), read lazily. */
@@ -74,7 +68,7 @@ export class Exporter {
       const q = this.#query(snap, scope, sel);
       let fast: ChunkToArrow | null | undefined;
       let conv: ArrowConverter | undefined;
-      for await (const { names, types, chunk } of this.#db.stream(q.sql, q.params)) {
+      for await (const { names, types, chunk } of this.#db.stream(q)) {
         if (fast === undefined) fast = ChunkToArrow.create(names, types);
         if (fast && chunk) {
           yield fast.batch(chunk);
@@ -92,7 +86,7 @@ export class Exporter {
   count(scope: RunScope, sel: ExportSelection): Promise<number> {
     return this.#records.read(async (snap) => {
       const q = this.#query(snap, scope, sel);
-      return Number((await this.#db.all(`SELECT count(*) AS n FROM (${q.sql})`, q.params))[0]!['n']);
+      return Number((await this.#db.all(sql`SELECT count(*) AS n FROM (${q})`))[0]!['n']);
     });
   }
 
@@ -124,9 +118,9 @@ export class Exporter {
           // ZSTD level 1: the writer's compression is most of an export's time (level 3 took 1.5-2.5x as
           // long at 1M spans, for files 12% smaller). Rows in any order (an export promises none), so
           // DuckDB's threads write row groups as they finish.
-          const format = options.format === 'parquet' ? EXPORT_PARQUET_OPTIONS : 'FORMAT json';
+          const format = options.format === 'parquet' ? EXPORT_PARQUET_OPTIONS : raw('FORMAT json');
           // The path is ours (a uuid under <data>/tmp), never the user's: it is the one literal here.
-          const done = await this.#db.runWithProgress(`COPY (${q.sql}) TO ${sqlString(tmp)} (${format})`, q.params, (f) => options.onProgress?.(f), 200, { preserve_insertion_order: 'false' });
+          const done = await this.#db.runWithProgress(sql`COPY (${q}) TO ${stringLiteral(tmp)} (${format})`, (f) => options.onProgress?.(f), 200, { preserve_insertion_order: 'false' });
           return Number(done[0]?.['Count'] ?? 0);
         });
       }

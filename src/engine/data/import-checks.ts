@@ -1,6 +1,7 @@
 // What both import paths (rows through the log, import.ts; straight into segments, import-direct.ts)
 // check an export file against: its columns and their types, ids as UUIDs, known record types.
-import type { Database, Param } from '../../db/database.js';
+import type { Database } from '../../db/database.js';
+import { sql, type Sql } from '../../query/sql.js';
 import { InvalidRequestError } from '../../errors.js';
 import { ALL_KINDS } from '../../query/columns.js';
 import { RECORD_COLUMNS } from '../../record/record-columns.js';
@@ -13,10 +14,10 @@ export const VALID_TYPES = `[${ALL_KINDS.map((k) => `'${k}'`).join(', ')}]`;
 export const bad = (msg: string) => new InvalidRequestError([{ loc: ['file'], msg, type: 'value_error' }]);
 
 /** The columns DuckDB finds in `from` (an export file): refused unless it has an id, a type and a created_at. */
-export async function exportColumnsOf(db: Database, from: string, params: Param[], path: string, format: string): Promise<Set<string>> {
+export async function exportColumnsOf(db: Database, from: Sql, path: string, format: string): Promise<Set<string>> {
   let present: Set<string>;
   try {
-    present = new Set((await db.all(`DESCRIBE SELECT * FROM ${from}`, params)).map((r) => String(r['column_name'])));
+    present = new Set((await db.all(sql`DESCRIBE SELECT * FROM ${from}`)).map((r) => String(r['column_name'])));
   } catch (err) {
     throw bad(`${path} cannot be read as ${format}: ${(err as Error).message}`);
   }

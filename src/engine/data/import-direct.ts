@@ -7,8 +7,9 @@ import { open } from 'node:fs/promises';
 import { RecordBatchReader, Precision, TimeUnit, Type, type DataType, type Field, type Float, type Int, type List, type Map_, type Timestamp } from 'apache-arrow';
 import type { AppendKind } from '../../db/arrow-chunks.js';
 import { BatchSource, type SourceColumn } from '../../db/batch-source.js';
-import type { Database, Param } from '../../db/database.js';
-import { sqlString } from '../../db/sql-string.js';
+import type { Database } from '../../db/database.js';
+import { stringLiteral } from '../../db/sql-string.js';
+import { ident, int, joinSql, param, raw, sql, type Sql } from '../../query/sql.js';
 import type { BulkBatch } from '../../storage/segments/bulk-load.js';
 import type { SourceGroup } from '../../storage/segments/bulk-pages.js';
 import { rowGroupRows } from '../../storage/parquet/parquet-splice.js';
@@ -22,8 +23,7 @@ export const DIRECT_BATCH_ROWS = 1_000_000;
 
 /** Where the rows come from: a SQL source with a `file_row_number` column (0-based, in file order). */
 interface Source {
-  readonly from: string;
-  readonly params: Param[];
+  readonly from: Sql;
 }
 
 /**
@@ -58,13 +58,13 @@ export async function importDirect(
   const { onProgress, arrowLayout, sortRows: sortRowsGiven } = opts;
   let src: Source;
   try {
-    if (format === 'parquet') src = { from: 'read_parquet($1, file_row_number = true)', params: [path] };
+    if (format === 'parquet') src = { from: sql`read_parquet(${path}, file_row_number = true)` };
     else if (format === 'jsonl') src = await stageJsonLines(db, path, opts.stageFile);
     else src = await stageArrow(db, path, arrowLayout ?? []);
   } catch (err) {
     throw bad(`${path} cannot be read as ${format}: ${(err as Error).message}`);
   }
-  const present = await exportColumnsOf(db, src.from, src.params, path, format);
+  const present = await exportColumnsOf(db, src.from, path, format);
   const cols = RECORD_COLUMNS.filter((c) => !['seq', 'project_id', 'run_id'].includes(c.name)).map((c) => {
     if (!present.has(c.name)) return `NULL::${c.type} AS ${c.name}`;
     // Ids are stored lowercase (lookups lowercase what they are given).
@@ -76,16 +76,17 @@ export async function importDirect(
     return `${c.name}::${c.type} AS ${c.name}`;
   });
   const check = (await db.all(
-    `SELECT count(*) AS n, count(DISTINCT lower(id::VARCHAR)) AS ids, count(*) FILTER (WHERE id IS NULL OR NOT regexp_full_match(lower(id::VARCHAR), ${UUID}) OR created_at IS NULL OR type IS NULL OR NOT list_contains(${VALID_TYPES}, type::VARCHAR)) AS invalid FROM ${src.from}`,
-    src.params,
+    sql`SELECT count(*) AS n, count(DISTINCT lower(id::VARCHAR)) AS ids, count(*) FILTER (WHERE id IS NULL OR NOT regexp_full_match(lower(id::VARCHAR), ${raw(UUID)}) OR created_at IS NULL OR type IS NULL OR NOT list_contains(${raw(VALID_TYPES)}, type::VARCHAR)) AS invalid FROM ${src.from}`,
   ))[0]!;
   if (Number(check['invalid']) > 0) throw bad(`${Number(check['invalid'])} row(s) of ${path} lack an id (a UUID), a created_at or a known type; nothing was imported`);
   const total = Number(check['n']);
   // No id twice in the file (an export's case): no batch needs its own duplicate check.
   const unique = Number(check['ids']) === total;
-  const lo = `$${src.params.length + 1}`;
-  const hi = `$${src.params.length + 2}`;
-  const select = `SELECT file_row_number - ${lo} AS rn, ${cols.join(', ')} FROM ${src.from} WHERE file_row_number BETWEEN ${lo} AND ${hi}`;
+  // A batch's rows: file rows [lo, hi], numbered from 0.
+  const select = (lo: number, hi: number) => {
+    const first = param(lo);
+    return sql`SELECT file_row_number - ${first} AS rn, ${raw(cols.join(', '))} FROM ${src.from} WHERE file_row_number BETWEEN ${first} AND ${hi}`;
+  };
   const sortRows = sortRowsGiven ?? (format === 'arrow' ? DEFAULT_SORT_ROWS : await sortRowsOf(db, format === 'parquet' ? path : opts.stageFile));
   // A Parquet file with every export column may lend its row groups to segments as they are.
   const groupRows = format === 'parquet' && EXPORT_COLUMNS.every((c) => present.has(c)) ? rowGroupRows(path) : null;
@@ -101,7 +102,7 @@ export async function importDirect(
       if (end - start >= rows / 2) rows = end - start;
     }
     const pages = groupRows ? { path, lo: start, groups: await cleanGroups(db, path, groupRows, start, start + rows - 1) } : undefined;
-    await bulk({ db, select, params: [...src.params, start, start + rows - 1], rows, sortRows, unique, ...(pages ? { pages } : {}) });
+    await bulk({ db, select: select(start, start + rows - 1), rows, sortRows, unique, ...(pages ? { pages } : {}) });
     done += rows;
     start += rows;
     onProgress?.(done, total);
@@ -122,15 +123,18 @@ async function cleanGroups(db: Database, path: string, groupRows: readonly numbe
   });
   if (inside.length === 0) return [];
   // Column names and kind lists come from the registry.
-  const clean = [
-    ...[...ID_COLUMNS].map((c) => `(${c} IS NULL OR ${c}::VARCHAR = lower(${c}::VARCHAR))`),
-    ...[...KIND_ONLY].map(([c, kinds]) => `(${c} IS NULL OR list_contains([${kinds.map((k) => `'${k}'`).join(', ')}], type::VARCHAR))`),
-  ].join(' AND ');
+  const clean = raw(
+    [
+      ...[...ID_COLUMNS].map((c) => `(${c} IS NULL OR ${c}::VARCHAR = lower(${c}::VARCHAR))`),
+      ...[...KIND_ONLY].map(([c, kinds]) => `(${c} IS NULL OR list_contains([${kinds.map((k) => `'${k}'`).join(', ')}], type::VARCHAR))`),
+    ].join(' AND '),
+  );
+  const kind = raw(KIND_SQL);
+  const groups = sql`SELECT unnest(${inside.map((g) => g.group)}::BIGINT[]) AS i, unnest(${inside.map((g) => g.start)}::BIGINT[]) AS a, unnest(${inside.map((g) => g.start + g.rows - 1)}::BIGINT[]) AS b`;
   const rows = await db.all(
-    `SELECT g.i AS i, count(*) AS n, min(${KIND_SQL}) AS k0, max(${KIND_SQL}) AS k1, bool_and(${clean}) AS ok
-     FROM read_parquet($1, file_row_number = true) s JOIN (SELECT unnest($2::BIGINT[]) AS i, unnest($3::BIGINT[]) AS a, unnest($4::BIGINT[]) AS b) g ON s.file_row_number BETWEEN g.a AND g.b
-     WHERE s.file_row_number BETWEEN $5 AND $6 GROUP BY g.i`,
-    [path, inside.map((g) => g.group), inside.map((g) => g.start), inside.map((g) => g.start + g.rows - 1), lo, hi],
+    sql`SELECT g.i AS i, count(*) AS n, min(${kind}) AS k0, max(${kind}) AS k1, bool_and(${clean}) AS ok
+     FROM read_parquet(${path}, file_row_number = true) s JOIN (${groups}) g ON s.file_row_number BETWEEN g.a AND g.b
+     WHERE s.file_row_number BETWEEN ${lo} AND ${hi} GROUP BY g.i`,
   );
   const byGroup = new Map(inside.map((g) => [g.group, g]));
   const out: SourceGroup[] = [];
@@ -150,7 +154,8 @@ const DEFAULT_SORT_ROWS = 150_000;
 
 /** Rows per in-memory sort for a Parquet file, from its footer's uncompressed sizes. */
 async function sortRowsOf(db: Database, path: string): Promise<number> {
-  const r = (await db.all('SELECT sum(total_uncompressed_size) AS bytes, (SELECT sum(num_rows) FROM parquet_file_metadata($1)) AS n FROM parquet_metadata($1)', [path]))[0];
+  const file = param(path);
+  const r = (await db.all(sql`SELECT sum(total_uncompressed_size) AS bytes, (SELECT sum(num_rows) FROM parquet_file_metadata(${file})) AS n FROM parquet_metadata(${file})`))[0];
   const perRow = Number(r?.['bytes'] ?? 0) / Math.max(1, Number(r?.['n'] ?? 0));
   return perRow > 0 ? Math.max(10_000, Math.floor(SORT_BYTES / perRow)) : DEFAULT_SORT_ROWS;
 }
@@ -161,10 +166,10 @@ async function sortRowsOf(db: Database, path: string): Promise<number> {
  * into a table of the importer's database file, and the direct path then reads it as any Parquet.
  */
 async function stageJsonLines(db: Database, path: string, stageFile: string): Promise<Source> {
-  const columns = EXPORT_COLUMNS.map((c) => `${c}: '${TYPE[c]}'`).join(', ');
+  const columns = raw(EXPORT_COLUMNS.map((c) => `${c}: '${TYPE[c]}'`).join(', '));
   // The stage path is ours (a uuid under <data>/tmp): the one literal here; the user's path is a parameter.
-  await db.run(`COPY (SELECT * FROM read_json($1, format = 'newline_delimited', columns = {${columns}})) TO ${sqlString(stageFile)} (FORMAT parquet, COMPRESSION lz4_raw)`, [path]);
-  return { from: 'read_parquet($1, file_row_number = true)', params: [stageFile] };
+  await db.run(sql`COPY (SELECT * FROM read_json(${path}, format = 'newline_delimited', columns = {${columns}})) TO ${stringLiteral(stageFile)} (FORMAT parquet, COMPRESSION lz4_raw)`);
+  return { from: sql`read_parquet(${stageFile}, file_row_number = true)` };
 }
 
 /** The column kind an Arrow field of an export maps to, or null when its layout is not the one tl_batches copies. */
@@ -229,8 +234,10 @@ export async function arrowColumns(path: string): Promise<SourceColumn[] | null>
 export async function stageArrow(db: Database, path: string, columns: readonly SourceColumn[]): Promise<Source> {
   const source = new BatchSource(columns);
   const conn = await db.dedicated(source.functions);
-  await conn.run('DROP TABLE IF EXISTS tl_import_stage');
-  await conn.run(`CREATE TABLE tl_import_stage (${columns.map((c) => `${c.name} ${RECORD_COLUMNS.find((r) => r.name === c.name)!.type}`).join(', ')})`);
+  await conn.run(sql`DROP TABLE IF EXISTS tl_import_stage`);
+  // Column names are the registry's (arrowColumns matched them), as are their types.
+  const defs = columns.map((c) => sql`${ident(c.name)} ${raw(RECORD_COLUMNS.find((r) => r.name === c.name)!.type)}`);
+  await conn.run(sql`CREATE TABLE tl_import_stage (${joinSql(defs)})`);
   // Read through a file handle: from a stream, apache-arrow buffers a whole IPC file (2.8 GiB RSS for
   // a 1.4 GB file); with random access it reads the footer, then one batch at a time.
   const handle = await open(path, 'r');
@@ -241,7 +248,7 @@ export async function stageArrow(db: Database, path: string, columns: readonly S
       const key = source.addBatches([batch]);
       try {
         // The key is our own counter, never file data.
-        await conn.run(`INSERT INTO tl_import_stage SELECT * FROM tl_batches(${Number(key)})`);
+        await conn.run(sql`INSERT INTO tl_import_stage SELECT * FROM tl_batches(${int(Number(key))})`);
       } finally {
         source.release(key);
       }
@@ -250,5 +257,5 @@ export async function stageArrow(db: Database, path: string, columns: readonly S
     await handle.close().catch(() => undefined);
   }
   // rowid numbers a table's rows in the order they were appended (nothing is deleted from it).
-  return { from: '(SELECT rowid AS file_row_number, * FROM tl_import_stage)', params: [] };
+  return { from: sql`(SELECT rowid AS file_row_number, * FROM tl_import_stage)` };
 }

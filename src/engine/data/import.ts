@@ -10,7 +10,8 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { RecordBatchReader, type RecordBatch, type Vector } from 'apache-arrow';
-import { Database, type Param } from '../../db/database.js';
+import { Database } from '../../db/database.js';
+import { raw, sql, type Sql } from '../../query/sql.js';
 import { InvalidRequestError } from '../../errors.js';
 import { ALL_KINDS } from '../../query/columns.js';
 import { KIND_COLUMNS } from '../../query/match-facts.js';
@@ -182,24 +183,22 @@ export class Importer {
 
   /** Parquet or JSON lines of export rows, read by DuckDB (the path is a parameter, never SQL text). */
   async #flat(path: string, format: 'parquet' | 'jsonl', sink: ImportSink, batchRows: number, options: ImportOptions): Promise<number> {
-    let from: string;
+    let from: Sql;
     if (format === 'parquet') {
-      from = 'read_parquet($1)';
+      from = sql`read_parquet(${path})`;
     } else {
-      const columns = EXPORT_COLUMNS.map((c) => `${c}: '${TYPE[c]}'`).join(', ');
-      from = `read_json($1, format = 'newline_delimited', columns = {${columns}})`;
+      const columns = raw(EXPORT_COLUMNS.map((c) => `${c}: '${TYPE[c]}'`).join(', '));
+      from = sql`read_json(${path}, format = 'newline_delimited', columns = {${columns}})`;
     }
-    const params: Param[] = [path];
-    const present = await exportColumnsOf(this.#db, from, params, path, format);
-    const sql = `SELECT ${selectList(present)} FROM ${from}`;
+    const present = await exportColumnsOf(this.#db, from, path, format);
+    const rows = sql`SELECT ${raw(selectList(present))} FROM ${from}`;
     const check = (await this.#db.all(
-      `SELECT count(*) AS n, count(*) FILTER (WHERE id IS NULL OR NOT regexp_full_match(id, ${UUID}) OR created_at IS NULL OR type IS NULL OR NOT list_contains(${VALID_TYPES}, type)) AS invalid FROM (${sql})`,
-      params,
+      sql`SELECT count(*) AS n, count(*) FILTER (WHERE id IS NULL OR NOT regexp_full_match(id, ${raw(UUID)}) OR created_at IS NULL OR type IS NULL OR NOT list_contains(${raw(VALID_TYPES)}, type)) AS invalid FROM (${rows})`,
     ))[0]!;
     if (Number(check['invalid']) > 0) throw bad(`${Number(check['invalid'])} row(s) of ${path} lack an id (a UUID), a created_at or a known type; nothing was imported`);
     const total = Number(check['n']);
     const out = new DraftBatcher(sink, batchRows, (done) => options.onProgress?.(done, total));
-    for await (const { names, chunk } of this.#db.stream(sql, params)) {
+    for await (const { names, chunk } of this.#db.stream(rows)) {
       if (!chunk) break;
       const cols = chunk.getColumns();
       const index = new Map(names.map((n, i) => [n, i]));

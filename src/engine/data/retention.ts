@@ -80,7 +80,7 @@ export async function purgeExpired(records: RecordStore, db: Database, projectId
   for (const projectId of projectIds) {
     const seqs = await records.read(async (snap) => {
       const q = snap.expiredSeqs({ projectId, kinds: ['span', 'trace', 'session'] });
-      return q ? (await db.all(q.sql, q.params)).map((r) => Number(r['seq'])) : [];
+      return q ? (await db.all(q)).map((r) => Number(r['seq'])) : [];
     });
     if (seqs.length > 0) await records.deleteSeqs(seqs);
     n += seqs.length;

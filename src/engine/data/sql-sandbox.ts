@@ -11,10 +11,11 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { DuckDBInstance, listValue, StatementType, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { DuckDBInstance, StatementType, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import type { Table } from 'apache-arrow';
-import type { Database, Param } from '../../db/database.js';
-import { sqlString } from '../../db/sql-string.js';
+import { Connection, type Database } from '../../db/database.js';
+import { stringLiteral } from '../../db/sql-string.js';
+import { ident, joinSql, raw, sql, type Sql } from '../../query/sql.js';
 import { readerToTable } from '../../db/result-arrow.js';
 import type { Catalog } from '../../catalog/catalog.js';
 import { InvalidRequestError, invalid } from '../../errors.js';
@@ -57,12 +58,13 @@ const VIEWS: readonly [view: string, kind: RecordKind][] = [
 ];
 /** Columns of the views: the stored ones but the internal sequence number. */
 const VIEW_COLUMNS = COLUMN_NAMES.filter((c) => c !== 'seq');
-const COLS = COLUMN_NAMES.join(', ');
+const COLS = raw(COLUMN_NAMES.join(', '));
 /** The columns with has_children as readers see it (parents a delete left without children read false). */
-const withOverride = (read: string) => COLUMN_NAMES.map((c) => (c === 'has_children' ? read : c)).join(', ');
-const SEG_COLS = withOverride('(has_children AND seq NOT IN (SELECT seq FROM tracelake_childless)) AS has_children');
+const withOverride = (read: Sql) => joinSql(COLUMN_NAMES.map((c) => (c === 'has_children' ? read : ident(c))));
+const SEG_COLS = withOverride(sql`(has_children AND seq NOT IN (SELECT seq FROM tracelake_childless)) AS has_children`);
 
-const ident = (s: string) => `"${s.replaceAll('"', '""')}"`;
+/** A metric name as a quoted column name (a view takes no parameters): quotes doubled. */
+const quotedName = (s: string) => raw(`"${s.replaceAll('"', '""')}"`);
 
 /** store.data.sql once the store is known open: checks the params, then runs the query over a snapshot with the catalog's projects and runs. */
 export function storeSql(catalog: Catalog, records: RecordStore, db: Database, cfg: Omit<SandboxConfig, 'projects' | 'runs'>, query: string, params: readonly SqlParam[], options: SqlOptions): Promise<Record<string, unknown>[] | Table> {
@@ -94,19 +96,21 @@ export async function runSandboxed(db: Database, snap: Snapshot, cfg: SandboxCon
       ...(cfg.threads ? { threads: String(cfg.threads) } : {}),
     });
     conn = await instance.connect();
+    // Our statements go through the same runner as the store's; the user's query runs on `conn` itself.
+    const setup = new Connection(conn);
     const allowed = [memFile];
-    await conn.run(`CREATE TABLE tracelake_dead AS SELECT seq FROM read_parquet(${sqlString(memFile)}) WHERE dead_`);
-    await conn.run(`CREATE TABLE tracelake_childless AS SELECT seq FROM read_parquet(${sqlString(memFile)}) WHERE childless_`);
+    await setup.run(sql`CREATE TABLE tracelake_dead AS SELECT seq FROM read_parquet(${stringLiteral(memFile)}) WHERE dead_`);
+    await setup.run(sql`CREATE TABLE tracelake_childless AS SELECT seq FROM read_parquet(${stringLiteral(memFile)}) WHERE childless_`);
     // Retention: runs whose records expire, and from when (the views leave expired rows out).
     const cutoffs = new Map(cfg.projects.flatMap((p) => [...snap.cutoffs(p.id)]));
-    await conn.run('CREATE TABLE tracelake_expiry (run_id VARCHAR, cutoff BIGINT)');
-    if (cutoffs.size > 0) await conn.run('INSERT INTO tracelake_expiry SELECT * FROM (SELECT unnest($1::VARCHAR[]), unnest($2::BIGINT[]))', [listValue([...cutoffs.keys()]), listValue([...cutoffs.values()].map((v) => BigInt(v)))]);
-    for (const [view, kind] of VIEWS) allowed.push(...(await createView(conn, snap, view, kind, memFile, memMetrics, cutoffs)));
-    await catalogTables(conn, cfg);
-    await conn.run(`SET allowed_paths = [${allowed.map(sqlString).join(', ')}]`);
-    await conn.run(`SET allowed_directories = [${sqlString(work)}]`);
-    await conn.run('SET enable_external_access = false');
-    await conn.run('SET lock_configuration = true');
+    await setup.run(sql`CREATE TABLE tracelake_expiry (run_id VARCHAR, cutoff BIGINT)`);
+    if (cutoffs.size > 0) await setup.run(sql`INSERT INTO tracelake_expiry SELECT * FROM (SELECT unnest(${[...cutoffs.keys()]}::VARCHAR[]), unnest(${[...cutoffs.values()]}::BIGINT[]))`);
+    for (const [view, kind] of VIEWS) allowed.push(...(await createView(setup, snap, view, kind, memFile, memMetrics, cutoffs)));
+    await catalogTables(setup, cfg);
+    await setup.run(sql`SET allowed_paths = [${joinSql(allowed.map(stringLiteral))}]`);
+    await setup.run(sql`SET allowed_directories = [${stringLiteral(work)}]`);
+    await setup.run(sql`SET enable_external_access = false`);
+    await setup.run(sql`SET lock_configuration = true`);
     return await runOne(conn, query, params, options);
   } finally {
     conn?.closeSync();
@@ -122,19 +126,19 @@ export async function runSandboxed(db: Database, snap: Snapshot, cfg: SandboxCon
 async function dumpMemory(db: Database, snap: Snapshot, file: string): Promise<Map<string, string>> {
   const names = [...new Set(VIEWS.flatMap(([, k]) => [...snap.memMetricNames(k)]))].sort();
   const aliases = new Map(names.map((n, i) => [n, `x${i}`]));
-  const params: Param[] = names;
-  const shred = names.map((_, i) => `, metrics[$${i + 1}] AS x${i}`).join('');
+  // One fragment for every table: the names are bound once.
+  const shred = joinSql(names.map((n, i) => sql`, metrics[${n}] AS ${ident(`x${i}`)}`), '');
   // The empty table gives the file its columns when no memory table has rows.
-  const memCols = withOverride(`(has_children AND seq NOT IN ${snap.childlessSeqs}) AS has_children`);
-  const parts = [EMPTY_TABLE, ...snap.memTableNames()].map((t) => `(SELECT ${memCols}${shred}, ${KIND_SQL} AS kind_, false AS dead_ FROM ${t} WHERE ${snap.memBound} AND seq NOT IN ${snap.deadSeqs})`);
-  parts.push(`(SELECT seq, true AS dead_ FROM ${snap.deadSeqs})`);
-  parts.push(`(SELECT seq, true AS childless_ FROM ${snap.childlessSeqs})`);
-  await db.run(`COPY (${parts.join(' UNION ALL BY NAME ')}) TO ${sqlString(file)} (FORMAT parquet)`, params);
+  const memCols = withOverride(sql`(has_children AND seq NOT IN ${snap.childlessSeqs}) AS has_children`);
+  const parts = [EMPTY_TABLE, ...snap.memTableNames()].map((t) => sql`(SELECT ${memCols}${shred}, ${raw(KIND_SQL)} AS kind_, false AS dead_ FROM ${ident(t)} WHERE ${snap.memBound} AND seq NOT IN ${snap.deadSeqs})`);
+  parts.push(sql`(SELECT seq, true AS dead_ FROM ${snap.deadSeqs})`);
+  parts.push(sql`(SELECT seq, true AS childless_ FROM ${snap.childlessSeqs})`);
+  await db.run(sql`COPY (${joinSql(parts, ' UNION ALL BY NAME ')}) TO ${stringLiteral(file)} (FORMAT parquet)`);
   return aliases;
 }
 
 /** One view over the live segments of a kind and the memory rows of that kind; returns the files it reads. */
-async function createView(conn: DuckDBConnection, snap: Snapshot, view: string, kind: RecordKind, memFile: string, memMetrics: Map<string, string>, cutoffs: ReadonlyMap<string, number>): Promise<string[]> {
+async function createView(conn: Connection, snap: Snapshot, view: string, kind: RecordKind, memFile: string, memMetrics: Map<string, string>, cutoffs: ReadonlyMap<string, number>): Promise<string[]> {
   const segments = snap.segmentsOfKind(kind).filter((s) => !(cutoffs.has(s.run_id) && s.max_created_us < cutoffs.get(s.run_id)!));
   const files = segments.map((s) => snap.path(s));
   const names = [...new Set([...segments.flatMap((s) => s.metrics.map((id) => nameOf(snap, id))), ...snap.memMetricNames(kind)])].filter((n): n is string => n !== undefined).sort();
@@ -148,18 +152,20 @@ async function createView(conn: DuckDBConnection, snap: Snapshot, view: string, 
     return true;
   });
   const inSegments = new Set(segments.flatMap((s) => s.metrics));
+  const mv = (i: number) => ident(`mv${i}`);
   const segCols = metrics.map((n, i) => {
     const id = snap.metricIds[n];
-    return id !== undefined && inSegments.has(id) ? `m${id} AS mv${i}` : `NULL::DOUBLE AS mv${i}`;
+    return id !== undefined && inSegments.has(id) ? sql`${ident(`m${id}`)} AS ${mv(i)}` : sql`NULL::DOUBLE AS ${mv(i)}`;
   });
-  const memCols = metrics.map((n, i) => (memMetrics.has(n) ? `${memMetrics.get(n)} AS mv${i}` : `NULL::DOUBLE AS mv${i}`));
-  const extra = (cols: string[]) => cols.map((c) => `, ${c}`).join('');
-  const parts: string[] = [];
-  if (files.length > 0) parts.push(`SELECT ${SEG_COLS}${extra(segCols)} FROM read_parquet([${files.map(sqlString).join(', ')}], hive_partitioning = false, union_by_name = true) WHERE seq NOT IN (SELECT seq FROM tracelake_dead)`);
-  parts.push(`SELECT ${COLS}${extra(memCols)} FROM read_parquet(${sqlString(memFile)}, union_by_name = true) WHERE NOT dead_ AND kind_ = ${sqlString(kind)}`);
-  const select = [...VIEW_COLUMNS, ...metrics.map((n, i) => `mv${i} AS ${ident(n)}`)].join(', ');
-  const live = 'NOT EXISTS (SELECT 1 FROM tracelake_expiry e WHERE e.run_id = u.run_id AND epoch_us(u.created_at) < e.cutoff)';
-  await conn.run(`CREATE VIEW ${view} AS SELECT ${select} FROM (${parts.join(' UNION ALL ')}) u WHERE ${live}`);
+  const memCols = metrics.map((n, i) => (memMetrics.has(n) ? sql`${ident(memMetrics.get(n)!)} AS ${mv(i)}` : sql`NULL::DOUBLE AS ${mv(i)}`));
+  const extra = (cols: Sql[]) => joinSql(cols.map((c) => sql`, ${c}`), '');
+  // A view takes no parameters: its paths and kind are written as literals (the store's own).
+  const parts: Sql[] = [];
+  if (files.length > 0) parts.push(sql`SELECT ${SEG_COLS}${extra(segCols)} FROM read_parquet([${joinSql(files.map(stringLiteral))}], hive_partitioning = false, union_by_name = true) WHERE seq NOT IN (SELECT seq FROM tracelake_dead)`);
+  parts.push(sql`SELECT ${COLS}${extra(memCols)} FROM read_parquet(${stringLiteral(memFile)}, union_by_name = true) WHERE NOT dead_ AND kind_ = ${stringLiteral(kind)}`);
+  const select = joinSql([...VIEW_COLUMNS.map(ident), ...metrics.map((n, i) => sql`${mv(i)} AS ${quotedName(n)}`)]);
+  const live = sql`NOT EXISTS (SELECT 1 FROM tracelake_expiry e WHERE e.run_id = u.run_id AND epoch_us(u.created_at) < e.cutoff)`;
+  await conn.run(sql`CREATE VIEW ${ident(view)} AS SELECT ${select} FROM (${joinSql(parts, ' UNION ALL ')}) u WHERE ${live}`);
   return files;
 }
 
@@ -168,15 +174,15 @@ function nameOf(snap: Snapshot, id: number): string | undefined {
   return undefined;
 }
 
-async function catalogTables(conn: DuckDBConnection, cfg: SandboxConfig): Promise<void> {
-  await conn.run('CREATE TABLE projects (id VARCHAR, name VARCHAR)');
-  await conn.run('CREATE TABLE runs (id VARCHAR, project_id VARCHAR, name VARCHAR, kind VARCHAR)');
+async function catalogTables(conn: Connection, cfg: SandboxConfig): Promise<void> {
+  await conn.run(sql`CREATE TABLE projects (id VARCHAR, name VARCHAR)`);
+  await conn.run(sql`CREATE TABLE runs (id VARCHAR, project_id VARCHAR, name VARCHAR, kind VARCHAR)`);
   if (cfg.projects.length > 0) {
-    await conn.run('INSERT INTO projects SELECT * FROM (SELECT unnest($1::VARCHAR[]), unnest($2::VARCHAR[]))', [listValue(cfg.projects.map((p) => p.id)), listValue(cfg.projects.map((p) => p.name))]);
+    await conn.run(sql`INSERT INTO projects SELECT * FROM (SELECT unnest(${cfg.projects.map((p) => p.id)}::VARCHAR[]), unnest(${cfg.projects.map((p) => p.name)}::VARCHAR[]))`);
   }
   if (cfg.runs.length > 0) {
-    const col = (k: 'id' | 'project_id' | 'name' | 'kind') => listValue(cfg.runs.map((r) => r[k]));
-    await conn.run('INSERT INTO runs SELECT * FROM (SELECT unnest($1::VARCHAR[]), unnest($2::VARCHAR[]), unnest($3::VARCHAR[]), unnest($4::VARCHAR[]))', [col('id'), col('project_id'), col('name'), col('kind')]);
+    const col = (k: 'id' | 'project_id' | 'name' | 'kind') => sql`unnest(${cfg.runs.map((r) => r[k])}::VARCHAR[])`;
+    await conn.run(sql`INSERT INTO runs SELECT * FROM (SELECT ${col('id')}, ${col('project_id')}, ${col('name')}, ${col('kind')})`);
   }
 }
 

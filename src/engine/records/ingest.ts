@@ -19,6 +19,7 @@ import type { OtlpHost } from '../otlp/otlp-log.js';
 import type { RunIds } from '../run-scope.js';
 import { placeDrafts, type Draft, type RecordLinks } from '../../record/record.js';
 import { linksOf, storedToWire } from '../../record/row-codec.js';
+import { EMPTY, sql } from '../../query/sql.js';
 
 /** What logging needs from the store: the catalog and run resolution. */
 export interface IngestHost {
@@ -208,7 +209,7 @@ export class Ingest {
       for (const u of prov.updates) applyUpdate(record, u);
       const sid = record['session_id'] as string;
       if (sid === prov.sessionId) continue;
-      const ids = (await this.#sessions.scan({ projectId, runId, kinds: ['span'] }, (src, p) => `SELECT id FROM ${src} WHERE trace_id = ${p}`, record.id)).map((r) => String(r['id']));
+      const ids = (await this.#sessions.scan({ projectId, runId, kinds: ['span'] }, (src) => sql`SELECT id FROM ${src} WHERE trace_id = ${record.id}`)).map((r) => String(r['id']));
       const now = nowUs();
       for (const row of await this.#records.lookup(projectId, runId, ids)) rows.push({ ...storedToWire(row), session_id: sid, updated_at: now });
       if (prov.sessionId === implicitSessionId(projectId, runId, record.id)) orphanSessions.push(prov.sessionId);
@@ -299,9 +300,8 @@ export class Ingest {
       spanIds: (p, r, traceId, parentId) =>
         this.#records.read(async (snap) => {
           const src = snap.source({ projectId: p, runId: r, kinds: ['span'] });
-          const n = src.params.length;
-          const byParent = parentId === undefined ? '' : ` AND parent_id = $${n + 2}`;
-          const rows = await this.#db.all(`SELECT id FROM ${src.sql} WHERE trace_id = $${n + 1}${byParent}`, [...src.params, traceId, ...(parentId === undefined ? [] : [parentId])]);
+          const byParent = parentId === undefined ? EMPTY : sql` AND parent_id = ${parentId}`;
+          const rows = await this.#db.all(sql`SELECT id FROM ${src.sql} WHERE trace_id = ${traceId}${byParent}`);
           return rows.map((row) => String(row['id']));
         }),
       dropUnusedSession: (p, r, sessionId) => this.#sessions.dropUnused(p, r, sessionId),
@@ -317,7 +317,7 @@ export class Ingest {
     if (!exists) return 1;
     const cached = this.#nextStep.get(traceId);
     if (cached !== undefined) return cached;
-    const rows = await this.#sessions.scan({ projectId, runId, kinds: ['span'] }, (src, p) => `SELECT max(step_number) AS m FROM ${src} WHERE trace_id = ${p}`, traceId);
+    const rows = await this.#sessions.scan({ projectId, runId, kinds: ['span'] }, (src) => sql`SELECT max(step_number) AS m FROM ${src} WHERE trace_id = ${traceId}`);
     const m = rows[0]?.['m'];
     return m === null || m === undefined ? 1 : Number(m) + 1;
   }

@@ -6,6 +6,7 @@ import type { Draft } from '../../record/record.js';
 import { implicitSessionId, uuidFromHash } from '../../ingest/ids.js';
 import { emptyRecord } from '../../ingest/normalize-node.js';
 import type { RecordStore, Scope } from '../../storage/record-store.js';
+import { sql, type Sql } from '../../query/sql.js';
 
 export class Sessions {
   readonly #records: RecordStore;
@@ -49,7 +50,7 @@ export class Sessions {
   }
 
   async #byExternalId(projectId: string, runId: string, externalId: string): Promise<string> {
-    const rows = await this.scan({ projectId, runId, kinds: ['session'] }, (src, p) => `SELECT id FROM ${src} WHERE external_id = ${p} ORDER BY created_at LIMIT 1`, externalId);
+    const rows = await this.scan({ projectId, runId, kinds: ['session'] }, (src) => sql`SELECT id FROM ${src} WHERE external_id = ${externalId} ORDER BY created_at LIMIT 1`);
     return rows.length > 0 ? String(rows[0]!['id']) : uuidFromHash('session-external', projectId, runId, externalId);
   }
 
@@ -62,7 +63,7 @@ export class Sessions {
     if (!userCreated) return new Map(externalIds.map((e) => [e, derived(e)]));
     const rows = await this.#records.read((snap) => {
       const src = snap.source({ projectId, runId, kinds: ['session'] });
-      return this.#db.all(`SELECT external_id, id FROM ${src.sql} WHERE external_id IN (SELECT unnest($${src.params.length + 1}::VARCHAR[])) ORDER BY created_at DESC`, [...src.params, [...externalIds]]);
+      return this.#db.all(sql`SELECT external_id, id FROM ${src.sql} WHERE external_id IN (SELECT unnest(${[...externalIds]}::VARCHAR[])) ORDER BY created_at DESC`);
     });
     const found = new Map(rows.map((row) => [String(row['external_id']), String(row['id'])]));
     return new Map(externalIds.map((e) => [e, found.get(e) ?? derived(e)]));
@@ -70,17 +71,14 @@ export class Sessions {
 
   /** Deletes a session record that no trace or span refers to any more (a stand-in's implicit session). */
   async dropUnused(projectId: string, runId: string, sessionId: string): Promise<void> {
-    const used = await this.scan({ projectId, runId, kinds: ['trace', 'span'] }, (src, p) => `SELECT 1 FROM ${src} WHERE session_id = ${p} LIMIT 1`, sessionId);
+    const used = await this.scan({ projectId, runId, kinds: ['trace', 'span'] }, (src) => sql`SELECT 1 FROM ${src} WHERE session_id = ${sessionId} LIMIT 1`);
     if (used.length > 0) return;
     const [row] = await this.#records.lookup(projectId, runId, [sessionId]);
     if (row && row.type === 'session') await this.#records.deleteSeqs([Number(row.seq)]);
   }
 
-  /** Rows of a query over a scope's live records (`src`), with one more parameter (`p`). */
-  scan(scope: Scope, sql: (src: string, p: string) => string, value: string): Promise<Record<string, unknown>[]> {
-    return this.#records.read((snap) => {
-      const src = snap.source(scope);
-      return this.#db.all(sql(src.sql, `$${src.params.length + 1}`), [...src.params, value]);
-    });
+  /** Rows of a query over a scope's live records (`src`). */
+  scan(scope: Scope, query: (src: Sql) => Sql): Promise<Record<string, unknown>[]> {
+    return this.#records.read((snap) => this.#db.all(query(snap.source(scope).sql)));
   }
 }

@@ -1,13 +1,13 @@
-// Counts that remember each segment's share. A segment never changes, so the number of its rows a
-// filter matches is the same on every ask as long as none of its rows is dead, retention cuts none of
-// them and nothing else decided at read time enters the filter: the count of such a segment is kept
-// (per segment file, level and filter), and a repeated count reads only the rest (segments with dead
-// rows, partly expired ones, memory tables). Search engines keep per-segment filter results the same
-// way. A text count at 10M spans reads ~1 GB of input text (most of its time: the test itself is a
-// small part), so only not reading it helps; the first count of a filter still reads everything.
-// Not kept: filters on has_children (childless marks change it without a dead row) and counts
-// needing roll-ups (they read other records).
-import type { Database } from '../../db/database.js';
+// Strategy: counts that remember each segment's share. A segment never changes, so the number of its
+// rows a filter matches is the same on every ask while none of its rows is dead and retention cuts
+// none of them: that count is kept (per segment file, level and filter), and a repeated count reads
+// only the rest (segments with dead rows, partly expired ones, small ones, memory tables).
+// Applies when: the filter does not test has_children (childless marks change it without a dead row)
+// and the count needs no roll-up (it would read other records), and some segment is large and whole.
+// Returns: the count, or null (then the caller runs its one count query).
+// Assumes: nothing decided at read time but dead rows and retention enters a segment's count; the
+// first count of a filter still reads everything.
+import type { SqlRunner } from '../../db/database.js';
 import { columnsOf } from '../match-facts.js';
 import { countQuery, type PlanInput } from '../plan.js';
 import type { Scope } from '../../storage/record-store.js';
@@ -55,7 +55,7 @@ export class SegmentCounts {
  * The count of `plan` over `scope`, from kept segment counts where they apply, or null when the plan
  * cannot use them (then the caller runs its one count query). `steps` gets what was read.
  */
-export async function countBySegment(db: Database, cache: SegmentCounts, snap: Snapshot, scope: Scope, plan: PlanInput, steps: string[]): Promise<number | null> {
+export async function countBySegment(db: SqlRunner, cache: SegmentCounts, snap: Snapshot, scope: Scope, plan: PlanInput, steps: string[]): Promise<number | null> {
   if (columnsOf(plan.filter).has('has_children') || countQuery(plan).rolled.length > 0) return null;
   const deadFree = snap.deadFreeFiles();
   const cut = snap.cutoffs(scope.projectId, scope.runId);
@@ -65,10 +65,10 @@ export async function countBySegment(db: Database, cache: SegmentCounts, snap: S
   if (whole.length === 0) return null;
   const filterKey = `${plan.level}\n${JSON.stringify(plan.filter)}`;
   const key = (s: SegmentEntry) => `${s.file}\n${s.rows}\n${s.min_seq}\n${s.max_seq}\n${filterKey}`;
-  const over = (pick: SourcePick): PlanInput => ({ ...plan, base: (first, metrics, text, created) => snap.source(scope, first, metrics, text, created, pick) });
+  const over = (pick: SourcePick): PlanInput => ({ ...plan, base: (metrics, text, created) => snap.source(scope, metrics, text, created, pick) });
   const run = async (p: PlanInput) => {
     const q = countQuery(p);
-    return Number((await db.all(q.sql, q.params))[0]!['n']);
+    return Number((await db.all(q.sql))[0]!['n']);
   };
   let n = 0;
   let kept = 0;

@@ -1,11 +1,14 @@
-// Facts about the stored spans of a scope that the planner may rely on (src/query/match-facts.ts):
-// which span types carry each kind-specific column, and which have children. Measured from the rows,
-// never assumed: OpenTelemetry gives llm spans children, imports may carry a model on any span.
-// Segments never change, so each one is read once (a GROUP BY over a few narrow columns) and its facts
-// kept by file name. Rows still in memory come from the notes their tables keep as rows arrive
+// Support for the planner: facts about the stored spans of a scope it may rely on
+// (src/query/match-facts.ts): which span types carry each kind-specific column, and which have
+// children. Measured from the rows, never assumed: OpenTelemetry gives llm spans children, imports may
+// carry a model on any span. Rows still in memory come from the notes their tables keep as rows arrive
 // (mem-tables.ts), or, for rows replayed from the log, from a scan of the columns the question tests.
-// Dead rows count too: a superset of the truth only ever skips less.
-import type { Database, Param } from '../../db/database.js';
+// Returns: the facts of a snapshot's scope, a superset of the truth (dead rows count too: a superset
+// only ever skips less).
+// Assumes: segments never change, so each one is read once (a GROUP BY over a few narrow columns) and
+// its facts kept by file name.
+import type { SqlRunner } from '../../db/database.js';
+import { ident, joinSql, raw, sql, type Sql } from '../sql.js';
 import type { ColumnDef } from '../columns.js';
 import { KIND_COLUMNS, type DataFacts } from '../match-facts.js';
 import type { Scope } from '../../storage/record-store.js';
@@ -15,7 +18,7 @@ import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 /** type -> [has children somewhere, kind columns (ids) set somewhere]. */
 type TypeFacts = Map<string, { children: boolean; columns: Set<string> }>;
 
-const select = (columns: readonly ColumnDef[]) => `SELECT r.type AS type, bool_or(r.has_children) AS hc${columns.map((c, i) => `, bool_or(${c.sql} IS NOT NULL) AS k${i}`).join('')}`;
+const select = (columns: readonly ColumnDef[]) => sql`SELECT r.type AS type, bool_or(r.has_children) AS hc${joinSql(columns.map((c, i) => sql`, bool_or(${raw(c.sql)} IS NOT NULL) AS ${ident(`k${i}`)}`), '')}`;
 
 /** The stored column a kind column reads (`r.model` -> model), or null for a computed one. */
 export const storedName = (c: ColumnDef): string | null => /^r\.([a-z_][a-z0-9_]*)$/.exec(c.sql)?.[1] ?? null;
@@ -30,20 +33,20 @@ function fromNotes(notes: TypeNotes, wanted: readonly ColumnDef[], names: readon
 }
 
 export class DataFactsCache {
-  readonly #db: Database;
+  readonly #db: SqlRunner;
   readonly #byFile = new Map<string, Promise<TypeFacts>>();
 
   readonly #noted: ReadonlySet<string>;
 
   /** `noted`: the columns memory tables note per span type (RecordStoreOptions.notedColumns). */
-  constructor(db: Database, noted: readonly string[] = []) {
+  constructor(db: SqlRunner, noted: readonly string[] = []) {
     this.#db = db;
     this.#noted = new Set(noted);
   }
 
-  async #read(sql: string, params: Param[], kindColumns: readonly ColumnDef[]): Promise<TypeFacts> {
+  async #read(from: Sql, kindColumns: readonly ColumnDef[]): Promise<TypeFacts> {
     const out: TypeFacts = new Map();
-    for (const row of await this.#db.all(`${select(kindColumns)} FROM ${sql} r GROUP BY r.type`, params)) {
+    for (const row of await this.#db.all(sql`${select(kindColumns)} FROM ${from} r GROUP BY r.type`)) {
       const columns = new Set(kindColumns.filter((_, i) => row[`k${i}`] === true).map((c) => c.id));
       out.set(String(row['type']), { children: row['hc'] === true, columns });
     }
@@ -53,7 +56,7 @@ export class DataFactsCache {
   #file(path: string): Promise<TypeFacts> {
     let p = this.#byFile.get(path);
     if (!p) {
-      p = this.#read('read_parquet($1)', [path], KIND_COLUMNS);
+      p = this.#read(sql`read_parquet(${path})`, KIND_COLUMNS);
       // A failed read is not remembered (the next query tries again).
       p.catch(() => this.#byFile.delete(path));
       this.#byFile.set(path, p);
@@ -73,7 +76,7 @@ export class DataFactsCache {
     const covered = names.every((n) => n !== null && this.#noted.has(n));
     if (covered) for (const n of notes) parts.push(fromNotes(n, wanted, names as string[]));
     const mem = snap.memoryRows(scope, covered ? unnoted : undefined);
-    if (mem) parts.push(await this.#read(mem.sql, mem.params, wanted));
+    if (mem) parts.push(await this.#read(mem, wanted));
     // Columns not asked for are left out: unknown, so the analysis assumes any kind carries them.
     const typesWith = new Map<string, Set<string>>(wanted.map((c) => [c.id, new Set<string>()]));
     const typesWithChildren = new Set<string>();

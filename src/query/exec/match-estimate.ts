@@ -1,9 +1,13 @@
-// How many records a filter admits and how widely they spread over the row groups, estimated from a
-// few row groups spread evenly over time: the planner chooses between one statement (filter + ORDER BY
-// + LIMIT, what a hand-written query does) and its narrowing plans (top-k lists, created_at windows,
-// the match-times read) by it. Every plan it chooses among gives the same answer, so a wrong estimate
-// costs time, never correctness; tests force wrong ones (`PlanEstimate`).
-import type { Database } from '../../db/database.js';
+// Strategy support: how many records a filter admits and how widely they spread over the row groups,
+// estimated from a few row groups spread evenly over time. The planner chooses between one statement
+// (filter + ORDER BY + LIMIT, what a hand-written query does) and its narrowing plans (top-k lists,
+// created_at windows, the match-times read) by it.
+// Applies when: a filter, no roll-up, no free-text column, and at least MIN_GROUPS row groups.
+// Returns: the estimate, or null (then the planner runs one statement where only an estimate would
+// choose a narrowing plan).
+// Assumes: every plan it chooses among gives the same answer, so a wrong estimate costs time, never
+// correctness; tests force wrong ones (`PlanEstimate`).
+import type { SqlRunner } from '../../db/database.js';
 import { columnsOf } from '../match-facts.js';
 import { sampleQuery, type PlanInput } from '../plan.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
@@ -52,7 +56,7 @@ export const groupRowsIn = (p: Profile, ranges: readonly (readonly [number, numb
  * roll-up, a free-text column, fewer than MIN_GROUPS row groups): then the planner runs one statement
  * where only an estimate would choose a narrowing plan.
  */
-export async function estimateMatches(db: Database, plan: PlanInput, profile: Profile, mode: PlanEstimate, steps: string[], minGroups = MIN_GROUPS): Promise<MatchEstimate | null> {
+export async function estimateMatches(db: SqlRunner, plan: PlanInput, profile: Profile, mode: PlanEstimate, steps: string[], minGroups = MIN_GROUPS): Promise<MatchEstimate | null> {
   if (mode === 'few') return { rate: 0, spread: 0, matches: 0 };
   if (mode === 'many') return { rate: 1, spread: 1, matches: totalRows(profile) };
   if (plan.filter === null || profile.rowGroups.length < minGroups || [...columnsOf(plan.filter)].some((c) => FREE_TEXT.has(c))) return null;
@@ -64,7 +68,7 @@ export async function estimateMatches(db: Database, plan: PlanInput, profile: Pr
   const q = sampleQuery(plan, ranges);
   if (q.rolled.length > 0) return null;
   steps.push('estimate');
-  const rows = await db.all(q.sql, q.params);
+  const rows = await db.all(q.sql);
   const read = groupRowsIn(profile, ranges);
   let n = 0;
   let hit = 0;

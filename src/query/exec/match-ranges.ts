@@ -1,8 +1,13 @@
-// Reading only the row groups an answer can come from, when few rows match: a first read of
-// created_at and the filter's columns tells when the rows the answer needs were
-// created, and the query after it tests created_at ranges holding those instants (DuckDB skips the
-// row groups outside). The ranges always hold every instant read, so the answer is the same.
-import type { Database } from '../../db/database.js';
+// Strategy: read only the row groups an answer can come from, when few rows match. A first read of
+// created_at and the filter's columns tells when the rows the answer needs were created; the query
+// after it tests created_at ranges holding those instants (DuckDB skips the row groups outside).
+// Applies when: a time-ordered page's first window came back short (pageTimesWindow), or a page in
+// another order has a filter the estimate expects to admit few rows in no sampled row group
+// (fewMatchesWindow; no roll-up, no free-text column).
+// Returns: a time window for the keys query, or null (then the caller's plan stands).
+// Assumes: the ranges always hold every instant read, so the answer is the one without them.
+import type { SqlRunner } from '../../db/database.js';
+import type { Sql } from '../sql.js';
 import { columnsOf } from '../match-facts.js';
 import { matchTimesQuery, timeRanges, type PlanInput, type TimeWindow } from '../plan.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
@@ -18,8 +23,8 @@ type Profile = ReturnType<Snapshot['timeProfile']>;
 /** Rows of the row groups (and memory) the ranges can read. */
 const rowsIn = (p: Profile, ranges: readonly (readonly [number, number])[]) => groupRowsIn(p, ranges) + p.memRows;
 
-async function times(db: Database, sql: string, params: readonly unknown[]): Promise<{ cs: number[]; n: number }> {
-  const row = (await db.all(sql, params as never))[0]!;
+async function times(db: SqlRunner, q: Sql): Promise<{ cs: number[]; n: number }> {
+  const row = (await db.all(q))[0]!;
   return { cs: ((row['cs'] as unknown[] | null) ?? []).map(Number), n: Number(row['n'] ?? 0) };
 }
 
@@ -27,10 +32,10 @@ async function times(db: Database, sql: string, params: readonly unknown[]): Pro
  * A time-ordered page whose first window was short: the window holding the first k matches (null:
  * nothing matches anywhere, so the short window's empty answer stands).
  */
-export async function pageTimesWindow(db: Database, plan: PlanInput, k: number, profile: Profile, ascending: boolean, steps: string[]): Promise<TimeWindow | null> {
+export async function pageTimesWindow(db: SqlRunner, plan: PlanInput, k: number, profile: Profile, ascending: boolean, steps: string[]): Promise<TimeWindow | null> {
   const t = matchTimesQuery(plan, k);
   steps.push(`page times${t.rolled.length > 0 ? ` + roll-up of ${t.rolled.join(', ')}` : ''}`);
-  const { cs } = await times(db, t.sql, t.params);
+  const { cs } = await times(db, t.sql);
   if (cs.length === 0) return null;
   const ranges = timeRanges(cs, profile.rowGroups);
   // Many scattered instants: one bound from the earliest (latest) of them holds them all.
@@ -48,13 +53,13 @@ export async function pageTimesWindow(db: Database, plan: PlanInput, k: number, 
  * where the narrowed keys query costs what the plain one does and this read comes on top. Without an
  * estimate, no read: the plain keys query is what a hand-written query does.
  */
-export async function fewMatchesWindow(db: Database, plan: PlanInput, profile: Profile, steps: string[], estimate: MatchEstimate | null): Promise<TimeWindow | null> {
+export async function fewMatchesWindow(db: SqlRunner, plan: PlanInput, profile: Profile, steps: string[], estimate: MatchEstimate | null): Promise<TimeWindow | null> {
   if (estimate === null || estimate.spread > 0 || estimate.matches > FEW) return null;
   if (plan.filter === null || profile.rowGroups.length < 4 || [...columnsOf(plan.filter)].some((c) => FREE_TEXT.has(c))) return null;
   const t = matchTimesQuery(plan, FEW + 1);
   if (t.rolled.length > 0) return null;
   steps.push('match times');
-  const { cs, n } = await times(db, t.sql, t.params);
+  const { cs, n } = await times(db, t.sql);
   if (n > FEW) return null;
   // Nothing matches: an empty range (DuckDB skips every row group).
   if (cs.length === 0) return { ranges: [[1, 0]] };

@@ -1,13 +1,16 @@
-// A metric-sorted page without a scan of every row group (issue 17's metric sorts, issue 18's cheap
-// keys). Each segment's best rows by the metric are listed once (topk-cache.ts); a page's keys query
-// then runs over those listed rows plus the memory tables (which are small and change, so they are
-// read as they are), with the usual dead-row, retention and filter tests. Its answer is the page when
-// its last row (the limit+1-th) is strictly better than every row left out: a segment's rows beyond
-// its list are no better than the list's last row, and rows dropped from the candidates are no better
-// than the first dropped one. Otherwise (a filter the lists cannot test, too few rows kept, a roll-up)
-// the caller runs the full query. Ids and links of the page come from the lists: nothing but the
-// memory tables is read for them.
-import type { Database, Param, Row } from '../../db/database.js';
+// Strategy: a metric-sorted page without a scan of every row group. Each segment's best rows by the
+// metric are listed once (topk-cache.ts); a page's keys query then runs over those listed rows plus
+// the memory tables (small and changing, so read as they are), with the usual dead-row, retention and
+// filter tests. Ids and links of the page come from the lists: nothing but the memory tables is read.
+// Applies when: the sort is a metric's own value (no roll-up), the page ends within the lists, and the
+// filter tests only listed columns and that metric (topKApplies).
+// Returns: the page's keys when its last row (the limit+1-th) is strictly better than every row left
+// out; 'too few' when the lists cannot hold enough matches (topk-bound.ts); else null. Either way but
+// the first, the caller runs the full keys query.
+// Assumes: a segment's rows beyond its list are no better than the list's last row, and rows dropped
+// from the candidates are no better than the first dropped one.
+import type { Row, SqlRunner } from '../../db/database.js';
+import { ident, joinSql, raw, sql, type Sql } from '../sql.js';
 import { metricsOf } from '../filter-ast.js';
 import { columnsOf } from '../match-facts.js';
 import { pageKeysQuery, type PlanInput } from '../plan.js';
@@ -58,7 +61,7 @@ export function topKApplies(plan: PlanInput, offset: number, limit: number, list
 }
 
 /** `memRows`: rows of the scope in memory tables (the attempt reads them as they are; each may match). */
-export async function metricTopK(db: Database, cache: TopKCache, snap: Snapshot, scope: Scope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], memRows: number): Promise<TopKPage | 'too few' | null> {
+export async function metricTopK(db: SqlRunner, cache: TopKCache, snap: Snapshot, scope: Scope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], memRows: number): Promise<TopKPage | 'too few' | null> {
   const metric = plan.sort!.column.metric!;
   const ascending = plan.sort!.ascending;
   const segments = snap.segmentsFor(scope);
@@ -107,17 +110,17 @@ function pick(lists: readonly TopList[], cap: number, ascending: boolean): { kep
   return { kept, bounds };
 }
 
-async function attempt(db: Database, snap: Snapshot, scope: Scope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], segments: SegmentEntry[], { kept, bounds }: ReturnType<typeof pick>): Promise<TopKPage | number> {
+async function attempt(db: SqlRunner, snap: Snapshot, scope: Scope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], segments: SegmentEntry[], { kept, bounds }: ReturnType<typeof pick>): Promise<TopKPage | number> {
   const metric = plan.sort!.column.metric!;
   const ascending = plan.sort!.ascending;
   const json = JSON.stringify(kept.map(({ row, seg }) => candidate(row, segments[seg]!)));
   // Values go as a DOUBLE list (exact), beside the JSON of the other columns.
   const values = kept.map(({ row }) => row.v);
-  const base: PlanInput['base'] = (first, metrics) => snap.sourceWith(scope, first, metrics, CACHED_COLUMNS, (p) => listedRows(p(json), p(values), metrics, metric));
+  const base: PlanInput['base'] = (metrics) => snap.sourceWith(scope, metrics, CACHED_COLUMNS, listedRows(json, values, metrics, metric));
   const topPlan: PlanInput = { ...plan, base };
   // Only the sort metric's own value is listed; other metrics a page shows are fetched afterwards.
   const q = pageKeysQuery(topPlan, limit, offset, null, also, alsoMetrics.filter((m) => m === metric));
-  const rows = await db.all(q.sql, q.params as Param[]);
+  const rows = await db.all(q.sql);
   // Not enough: at most how many rows matched (when the page is short), else -1.
   if (rows.length <= limit) return offset + rows.length;
   const last = rows[rows.length - 1]!;
@@ -138,10 +141,10 @@ const JSON_SHAPE = JSON.stringify([
   { seq: 'BIGINT', c: 'BIGINT', id: 'VARCHAR', type: 'VARCHAR', project_id: 'VARCHAR', run_id: 'VARCHAR', session_id: 'VARCHAR', trace_id: 'VARCHAR', parent_id: 'VARCHAR', has_children: 'BOOLEAN', status_code: 'INTEGER', model: 'VARCHAR' },
 ]);
 
-/** The listed rows (a JSON parameter, and their values) as a SELECT of CACHED_COLUMNS, then the metric as mx0 (others are not listed: NULL). */
-function listedRows(json: string, values: string, metrics: readonly string[], metric: string): string {
-  const cols = CACHED_COLUMNS.map((c) => (c === 'created_at' ? 'make_timestamp(u.c) AS created_at' : `u.${c} AS ${c}`));
-  const ms = metrics.map((m, i) => (m === metric ? `v AS mx${i}` : `NULL::DOUBLE AS mx${i}`));
-  // Two unnests in one SELECT pair up by position.
-  return `SELECT ${[...cols, ...ms].join(', ')} FROM (SELECT unnest(from_json(${json}::VARCHAR, '${JSON_SHAPE}')) AS u, unnest(${values}::DOUBLE[]) AS v)`;
+/** The listed rows (JSON, and their values: parameters) as a SELECT of CACHED_COLUMNS, then the metric as mx0 (others are not listed: NULL). */
+function listedRows(json: string, values: readonly number[], metrics: readonly string[], metric: string): Sql {
+  const cols = CACHED_COLUMNS.map((c) => (c === 'created_at' ? sql`make_timestamp(u.c) AS created_at` : sql`u.${ident(c)} AS ${ident(c)}`));
+  const ms = metrics.map((m, i) => (m === metric ? sql`v AS ${ident(`mx${i}`)}` : sql`NULL::DOUBLE AS ${ident(`mx${i}`)}`));
+  // Two unnests in one SELECT pair up by position. The shape is our constant (from_json takes no parameter for it).
+  return sql`SELECT ${joinSql([...cols, ...ms])} FROM (SELECT unnest(from_json(${json}::VARCHAR, ${raw(`'${JSON_SHAPE}'`)})) AS u, unnest(${values}::DOUBLE[]) AS v)`;
 }

@@ -1,5 +1,13 @@
-// How a search finds a page's keys (metric top-k, time windows, estimates), apart from record-queries.ts, which shapes the page.
-import type { Database, Row } from '../../db/database.js';
+// Choosing how a page's keys are found, in order: the metric top-k lists (metric-topk.ts), then for
+// the default and created_at sorts a time window of the newest (oldest) row groups widened as needed,
+// narrowed to exact created_at ranges when few rows match (match-ranges.ts); for other sorts, the
+// ranges of a filter that admits few rows, else one keys query over everything.
+// Applies to: every search page (search.ts calls it with the plan and the page's bounds).
+// Returns: the page's keys in order, limit + 1 of them when more follow, with the result columns that
+// hold the metrics' own and rolled-up values; each candidate plan gives the same keys.
+// Assumes: segments hold their rows (nearly) in created_at order, with each row group's created_at
+// range known (the snapshot's time profile), and an estimate (match-estimate.ts) only chooses between plans, never changes an answer.
+import type { Row, SqlRunner } from '../../db/database.js';
 import { chooseWindow, pageKeysQuery, timeOrdered, type PlanInput, type TimeWindow } from '../plan.js';
 import { requiredContains } from '../text-needs.js';
 import type { Scope, Snapshot } from '../../storage/snapshot/snapshot.js';
@@ -10,7 +18,7 @@ import type { TopKCache } from './topk-cache.js';
 
 /** What the search of a RecordQueries fixes for every page it finds keys for. */
 export interface PageKeySettings {
-  readonly db: Database;
+  readonly db: SqlRunner;
   readonly topK: TopKCache | null;
   /**
    * Rows the first time window of a time-ordered page aims to cover (then 8x per widening). Windows are
@@ -31,11 +39,14 @@ export interface PageKey {
   row: Row;
 }
 
+/** A page's keys in order, and where their rows' metric values came along (name -> result column). */
+export type PageKeys = PageKey[] & { ownMetrics: Map<string, string>; rolledMetrics: Map<string, string> };
+
 /**
  * Keys of a page. Sorted by time (the default), it first looks only at the newest row groups that
  * could hold the page, widening the window 8x at a time until the page is full or the window is all.
  */
-export async function findPageKeys(o: PageKeySettings, snap: Snapshot, scope: Scope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], steps: string[], locators: boolean): Promise<PageKey[] & { ownMetrics: Map<string, string>; rolledMetrics: Map<string, string> }> {
+export async function findPageKeys(o: PageKeySettings, snap: Snapshot, scope: Scope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], steps: string[], locators: boolean): Promise<PageKeys> {
   const order = timeOrdered(plan.sort);
   const profile = snap.timeProfile(scope, requiredContains(plan.filter));
   const k = offset + limit + 1;
@@ -57,7 +68,7 @@ export async function findPageKeys(o: PageKeySettings, snap: Snapshot, scope: Sc
   const keys = async (w: TimeWindow | null) => {
     const q = pageKeysQuery(plan, limit, offset, w, also, alsoMetrics, locators);
     steps.push(`keys${w ? ' (window)' : ''}${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`);
-    const rows = await o.db.all(q.sql, q.params);
+    const rows = await o.db.all(q.sql);
     return Object.assign(rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })), { ownMetrics: q.ownMetrics, rolledMetrics: q.rolledMetrics });
   };
   if (order === null) return keys(await fewMatchesWindow(o.db, plan, profile, steps, await estimated()));

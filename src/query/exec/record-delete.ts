@@ -1,14 +1,16 @@
-// What a delete removes and which parents it leaves without children, as the engine asks DuckDB
-// before logging the delete (record-queries.ts logs it). A span delete runs in steps: the matching
-// spans with their has_children, then the subtrees of only those that have children. Most deletes hit
-// leaf spans (llm spans carry no children), and the subtree step, which reads the links (id,
-// parent_id) of every span and joins them, was most of a 1% delete at 10M spans. has_children is the
-// store's own record of a span's children (set when a child is logged, cleared by a delete's
-// childless mark), the same fact the planner's data facts rely on. When every match is a leaf and the
-// segments have their child indexes (storage/child-index.ts), the matches are read as seq and
-// has_children only, and their parents are found through the indexes' hashes: no id or parent_id
-// string is decoded (at 10M spans that was ~85% of the delete's CPU).
-import type { Database, Param } from '../../db/database.js';
+// Strategy: what a delete removes and which parents it leaves without children, asked before the
+// delete is logged (record-queries.ts logs it). A span delete runs in steps: the matching spans with
+// their has_children, then the subtrees of only those that have children (most deletes hit leaf
+// spans, and the subtree step reads and joins the links of every span). When every match is a leaf and
+// the segments have their child indexes (storage/indexes/child-index.ts), the matches are read as seq
+// and has_children only, and their parents are found through the indexes' hashes: no id or parent_id
+// string is decoded.
+// Applies to: every delete (trace and session deletes take one statement).
+// Returns: the seqs of the matching rows and their descendants, and the parents' rows left childless.
+// Assumes: has_children is the store's own record of a span's children (set when a child is logged,
+// cleared by a delete's childless mark), the same fact the planner's data facts rely on.
+import type { SqlRunner } from '../../db/database.js';
+import { joinSql, sql, type Sql } from '../sql.js';
 import { deleteHitsQuery, deleteQuery, subtreeQuery, type PlanInput } from '../plan.js';
 import type { Scope } from '../../storage/record-store.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
@@ -20,10 +22,9 @@ export interface DeleteSet {
 }
 
 /** The delete set of a plan; `scope`: the delete's run or project, any kinds (spans and traces are read). */
-export async function deleteSet(db: Database, snap: Snapshot, plan: PlanInput, scope: Scope): Promise<DeleteSet> {
+export async function deleteSet(db: SqlRunner, snap: Snapshot, plan: PlanInput, scope: Scope): Promise<DeleteSet> {
   if (plan.level === 'span' && snap.childIndexes({ ...scope, kinds: ['span', 'trace'] }) !== null) {
-    const q = deleteHitsQuery(plan, false);
-    const hits = await db.all(q.sql, q.params);
+    const hits = await db.all(deleteHitsQuery(plan, false));
     if (hits.every((r) => r['has_children'] === false)) {
       const seqs = hits.map((r) => Number(r['seq']));
       return { seqs, childless: seqs.length > 0 ? await childlessOfLeaves(db, snap, scope, seqs) : [] };
@@ -40,14 +41,17 @@ export async function deleteSet(db: Database, snap: Snapshot, plan: PlanInput, s
  * A list of seqs as SQL: one comma-joined string split by DuckDB. Binding 100k numbers as a list
  * value took 150-380 ms in the driver, the string 10-20 ms.
  */
-function seqList(p: (v: Param) => string, seqs: readonly number[]): string {
-  return seqs.length === 0 ? '[]::BIGINT[]' : `string_split(${p(seqs.join(','))}, ',')::BIGINT[]`;
+function seqList(seqs: readonly number[]): Sql {
+  return seqs.length === 0 ? sql`[]::BIGINT[]` : sql`string_split(${seqs.join(',')}, ',')::BIGINT[]`;
 }
+
+const union = (parts: readonly Sql[]) => joinSql(parts, ' UNION ALL ');
+const files = (paths: readonly string[]) => sql`read_parquet(${paths}, hive_partitioning = false)`;
 
 /**
  * What both index lookups read: the child index files of the scope's span segments (children) and of
- * its span and trace segments (owners), and the rows in memory of each as SQL sources, with their
- * parameters. Null when a segment lacks its index (retention on the scope, a file missing).
+ * its span and trace segments (owners), and the rows in memory of each as SQL sources. Null when a
+ * segment lacks its index (retention on the scope, a file missing).
  */
 function indexedParts(snap: Snapshot, scope: Scope) {
   const s: Scope = { ...scope, kinds: ['span'] };
@@ -56,11 +60,9 @@ function indexedParts(snap: Snapshot, scope: Scope) {
   const owned = snap.childIndexes(o);
   if (kids === null || owned === null) return null;
   const memOnly = { files: new Set<string>(), only: true, memory: true };
-  const children = snap.source(s, 1, [], [], null, memOnly);
-  const owners = snap.source(o, children.params.length + 1, [], [], null, memOnly);
-  const params: Param[] = [...children.params, ...owners.params];
-  const p = (v: Param) => `$${params.push(v)}`;
-  return { kids, owned, children, owners, params, p };
+  const children = snap.source(s, [], [], null, memOnly);
+  const owners = snap.source(o, [], [], null, memOnly);
+  return { kids, owned, children, owners };
 }
 
 /**
@@ -70,24 +72,26 @@ function indexedParts(snap: Snapshot, scope: Scope) {
  * deleted rows' own ids (those with children) are left out too, as the string path leaves out
  * deleted ids (it matters only for ids repeated across the runs of a project-wide delete).
  */
-export async function childlessOfLeaves(db: Database, snap: Snapshot, scope: Scope, goneSeqs: readonly number[]): Promise<number[]> {
+export async function childlessOfLeaves(db: SqlRunner, snap: Snapshot, scope: Scope, goneSeqs: readonly number[]): Promise<number[]> {
   const ix = indexedParts(snap, scope);
   if (ix === null) throw new Error('childlessOfLeaves needs the child indexes');
-  const { kids, owned, children, owners, params, p } = ix;
-  const ctes = [`g AS (SELECT unnest(${seqList(p, goneSeqs)}) AS seq)`];
-  const links = [`SELECT hash(parent_id) AS ph, CASE WHEN has_children THEN hash(id) END AS ih FROM ${children.sql} WHERE seq IN (SELECT seq FROM g) AND parent_id IS NOT NULL`];
-  const keep = [`SELECT hash(parent_id) AS h FROM ${children.sql} WHERE parent_id IS NOT NULL AND hash(parent_id) IN (SELECT h FROM ph) AND seq NOT IN (SELECT seq FROM g)`];
-  const found = [`SELECT seq FROM ${owners.sql} WHERE has_children AND hash(id) IN (SELECT h FROM ph) AND hash(id) NOT IN (SELECT h FROM keep) AND seq NOT IN (SELECT seq FROM g)`];
+  const { kids, owned, children, owners } = ix;
+  const g = sql`g AS (SELECT unnest(${seqList(goneSeqs)}) AS seq)`;
+  const links = [sql`SELECT hash(parent_id) AS ph, CASE WHEN has_children THEN hash(id) END AS ih FROM ${children.sql} WHERE seq IN (SELECT seq FROM g) AND parent_id IS NOT NULL`];
+  const keep = [sql`SELECT hash(parent_id) AS h FROM ${children.sql} WHERE parent_id IS NOT NULL AND hash(parent_id) IN (SELECT h FROM ph) AND seq NOT IN (SELECT seq FROM g)`];
+  const found = [sql`SELECT seq FROM ${owners.sql} WHERE has_children AND hash(id) IN (SELECT h FROM ph) AND hash(id) NOT IN (SELECT h FROM keep) AND seq NOT IN (SELECT seq FROM g)`];
   if (kids.length > 0) {
-    const files = p(kids);
-    links.push(`SELECT ph, ih FROM read_parquet(${files}, hive_partitioning = false) WHERE seq IN (SELECT seq FROM g) AND ph IS NOT NULL`);
-    keep.push(`SELECT ph FROM read_parquet(${files}, hive_partitioning = false) WHERE ph IN (SELECT h FROM ph) AND seq NOT IN (SELECT seq FROM g) AND seq NOT IN ${snap.deadSeqs}`);
+    // One parameter for the list, read twice.
+    const index = files(kids);
+    links.push(sql`SELECT ph, ih FROM ${index} WHERE seq IN (SELECT seq FROM g) AND ph IS NOT NULL`);
+    keep.push(sql`SELECT ph FROM ${index} WHERE ph IN (SELECT h FROM ph) AND seq NOT IN (SELECT seq FROM g) AND seq NOT IN ${snap.deadSeqs}`);
   }
   if (owned.length > 0) {
-    found.push(`SELECT seq FROM read_parquet(${p(owned)}, hive_partitioning = false) WHERE ih IN (SELECT h FROM ph) AND ih NOT IN (SELECT h FROM keep) AND seq NOT IN (SELECT seq FROM g) AND seq NOT IN ${snap.deadSeqs} AND seq NOT IN ${snap.childlessSeqs}`);
+    found.push(sql`SELECT seq FROM ${files(owned)} WHERE ih IN (SELECT h FROM ph) AND ih NOT IN (SELECT h FROM keep) AND seq NOT IN (SELECT seq FROM g) AND seq NOT IN ${snap.deadSeqs} AND seq NOT IN ${snap.childlessSeqs}`);
   }
-  ctes.push(`gl AS (${links.join(' UNION ALL ')})`, 'ph AS (SELECT DISTINCT ph AS h FROM gl WHERE ph NOT IN (SELECT ih FROM gl WHERE ih IS NOT NULL))', `keep AS (${keep.join(' UNION ALL ')})`);
-  const rows = await db.all(`WITH ${ctes.join(', ')} ${found.join(' UNION ALL ')}`, params);
+  const gl = sql`gl AS (${union(links)})`;
+  const ph = sql`ph AS (SELECT DISTINCT ph AS h FROM gl WHERE ph NOT IN (SELECT ih FROM gl WHERE ih IS NOT NULL))`;
+  const rows = await db.all(sql`WITH ${g}, ${gl}, ${ph}, keep AS (${union(keep)}) ${union(found)}`);
   return rows.map((r) => Number(r['seq']));
 }
 
@@ -98,20 +102,15 @@ export interface GoneRow {
 }
 
 /** The rows a delete removes: the matching records and all their descendants (each once). */
-export async function rowsToDelete(db: Database, plan: PlanInput): Promise<GoneRow[]> {
+export async function rowsToDelete(db: SqlRunner, plan: PlanInput): Promise<GoneRow[]> {
   const row = (r: Record<string, unknown>): GoneRow => ({ id: String(r['id']), seq: Number(r['seq']), parent_id: typeof r['parent_id'] === 'string' ? r['parent_id'] : null });
-  if (plan.level !== 'span') {
-    const q = deleteQuery(plan);
-    return (await db.all(q.sql, q.params)).map(row);
-  }
-  const q = deleteHitsQuery(plan);
-  const hits = await db.all(q.sql, q.params);
+  if (plan.level !== 'span') return (await db.all(deleteQuery(plan))).map(row);
+  const hits = await db.all(deleteHitsQuery(plan));
   const out = hits.map(row);
   const parents = hits.filter((r) => r['has_children'] !== false).map((r) => String(r['id']));
   if (parents.length === 0) return out;
-  const sub = subtreeQuery(plan.descendants, parents);
   const seen = new Set(out.map((r) => r.seq));
-  for (const r of (await db.all(sub.sql, sub.params)).map(row)) {
+  for (const r of (await db.all(subtreeQuery(plan.descendants, parents))).map(row)) {
     if (seen.has(r.seq)) continue;
     seen.add(r.seq);
     out.push(r);
@@ -126,30 +125,28 @@ export async function rowsToDelete(db: Database, plan: PlanInput): Promise<GoneR
  * storage/child-index.ts), rows in memory as they are; without the indexes (retention on the scope,
  * a file missing), the segments' own columns are read.
  */
-export async function childlessParents(db: Database, snap: Snapshot, scope: Scope, parents: string[], goneSeqs: number[]): Promise<number[]> {
+export async function childlessParents(db: SqlRunner, snap: Snapshot, scope: Scope, parents: string[], goneSeqs: number[]): Promise<number[]> {
   const ix = indexedParts(snap, scope);
   if (ix === null) return childlessByScan(db, snap, scope, parents, goneSeqs);
-  const { kids, owned, children, owners, params, p } = ix;
-  const read = (files: string[]) => `read_parquet(${p(files)}, hive_partitioning = false)`;
-  const keep = [`SELECT hash(parent_id) AS h FROM ${children.sql} WHERE parent_id IN (SELECT id FROM pid) AND seq NOT IN (SELECT seq FROM g)`];
-  const found = [`SELECT seq FROM ${owners.sql} WHERE id IN (SELECT id FROM pid) AND has_children AND hash(id) NOT IN (SELECT h FROM keep)`];
-  const ctes = [`pid AS (SELECT unnest(${p(parents)}::VARCHAR[]) AS id)`, 'ph AS (SELECT DISTINCT hash(id) AS h FROM pid)', `g AS (SELECT unnest(${seqList(p, goneSeqs)}) AS seq)`];
-  if (kids.length > 0) keep.push(`SELECT ph FROM ${read(kids)} WHERE ph IN (SELECT h FROM ph) AND seq NOT IN (SELECT seq FROM g) AND seq NOT IN ${snap.deadSeqs}`);
-  if (owned.length > 0) found.push(`SELECT seq FROM ${read(owned)} WHERE ih IN (SELECT h FROM ph) AND ih NOT IN (SELECT h FROM keep) AND seq NOT IN ${snap.deadSeqs} AND seq NOT IN ${snap.childlessSeqs}`);
-  const sql = `WITH ${[...ctes, `keep AS (${keep.join(' UNION ALL ')})`].join(', ')} ${found.join(' UNION ALL ')}`;
-  return (await db.all(sql, params)).map((r) => Number(r['seq']));
+  const { kids, owned, children, owners } = ix;
+  const keep = [sql`SELECT hash(parent_id) AS h FROM ${children.sql} WHERE parent_id IN (SELECT id FROM pid) AND seq NOT IN (SELECT seq FROM g)`];
+  const found = [sql`SELECT seq FROM ${owners.sql} WHERE id IN (SELECT id FROM pid) AND has_children AND hash(id) NOT IN (SELECT h FROM keep)`];
+  const ctes = [sql`pid AS (SELECT unnest(${parents}::VARCHAR[]) AS id)`, sql`ph AS (SELECT DISTINCT hash(id) AS h FROM pid)`, sql`g AS (SELECT unnest(${seqList(goneSeqs)}) AS seq)`];
+  if (kids.length > 0) keep.push(sql`SELECT ph FROM ${files(kids)} WHERE ph IN (SELECT h FROM ph) AND seq NOT IN (SELECT seq FROM g) AND seq NOT IN ${snap.deadSeqs}`);
+  if (owned.length > 0) found.push(sql`SELECT seq FROM ${files(owned)} WHERE ih IN (SELECT h FROM ph) AND ih NOT IN (SELECT h FROM keep) AND seq NOT IN ${snap.deadSeqs} AND seq NOT IN ${snap.childlessSeqs}`);
+  const q = sql`WITH ${joinSql([...ctes, sql`keep AS (${union(keep)})`])} ${union(found)}`;
+  return (await db.all(q)).map((r) => Number(r['seq']));
 }
 
 /** childlessParents over the segments' parent_id and id columns (what the child indexes stand for). */
-export async function childlessByScan(db: Database, snap: Snapshot, scope: Scope, parents: string[], goneSeqs: number[]): Promise<number[]> {
+export async function childlessByScan(db: SqlRunner, snap: Snapshot, scope: Scope, parents: string[], goneSeqs: number[]): Promise<number[]> {
   const s: Scope = { ...scope, kinds: ['span'] };
   const children = snap.source(s);
-  const owners = snap.source({ ...s, kinds: ['span', 'trace'] }, children.params.length + 1);
-  const params: Param[] = [...children.params, ...owners.params];
-  const p = (v: Param) => `$${params.push(v)}`;
-  const ids = p(parents);
+  const owners = snap.source({ ...s, kinds: ['span', 'trace'] });
+  // One parameter for the ids, read twice.
+  const ids = sql`SELECT unnest(${parents}::VARCHAR[])`;
   // Semi- and anti-joins (hash) rather than list_contains, which compares every row with every listed id.
-  const left = `SELECT parent_id FROM ${children.sql} WHERE parent_id IN (SELECT unnest(${ids}::VARCHAR[])) AND seq NOT IN (SELECT unnest(${p(goneSeqs)}::BIGINT[]))`;
-  const rows = await db.all(`SELECT seq FROM ${owners.sql} WHERE id IN (SELECT unnest(${ids}::VARCHAR[])) AND has_children AND id NOT IN (${left})`, params);
+  const left = sql`SELECT parent_id FROM ${children.sql} WHERE parent_id IN (${ids}) AND seq NOT IN (SELECT unnest(${goneSeqs}::BIGINT[]))`;
+  const rows = await db.all(sql`SELECT seq FROM ${owners.sql} WHERE id IN (${ids}) AND has_children AND id NOT IN (${left})`);
   return rows.map((r) => Number(r['seq']));
 }

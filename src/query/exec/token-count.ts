@@ -1,12 +1,15 @@
-// Counts answered from the token index (src/storage/indexes/token-index.ts) without reading the text: a
-// filter that is one case-insensitive `contains` of ASCII letters and digits on name, input or
-// output, or an AND of such leaves. For each segment in scope that has a token index, the matching
-// rows are the union of the postings of the tokens containing the needle (intersected across
-// leaves). A segment none of whose rows is dead or expired counts them as they are; another has
-// them checked by DuckDB against the dead rows and the retention cutoff of this snapshot (reading
-// only seq and created_at of those rows). Memory tables and segments without a token index are
-// counted by the plan's own query, as count-cache.ts does.
-import type { Database, Param } from '../../db/database.js';
+// Strategy: counts answered from the segments' token indexes (src/storage/indexes/token-index.ts)
+// without reading the text. The matching rows of a segment are the union of the postings of the
+// tokens containing the needle (intersected across leaves); a segment with dead or expired rows has
+// those rows checked by DuckDB (reading only seq and created_at of them).
+// Applies when: the filter is one case-insensitive `contains` of ASCII letters and digits on name,
+// input or output, or an AND of such leaves, and some segment in scope has a token index.
+// Returns: the count (memory tables and segments without an index counted by the plan's own query,
+// as count-cache.ts does), or null (then the caller counts as usual).
+// Assumes: a token index lists its segment's rows by file row number (it is written with the segment);
+// a column found damaged when first read leaves its segment to the plain count.
+import type { SqlRunner } from '../../db/database.js';
+import { EMPTY, sql } from '../sql.js';
 import type { Expr } from '../filter-ast.js';
 import { countQuery, type PlanInput } from '../plan.js';
 import type { Scope } from '../../storage/record-store.js';
@@ -69,7 +72,7 @@ function rowsOf(bits: Uint32Array): number[] {
  * The count of `plan` over `scope` with the token index's help, or null when the filter is not made
  * of token leaves or no segment in scope has a token index (then the caller counts as usual).
  */
-export async function countByTokens(db: Database, snap: Snapshot, scope: Scope, plan: PlanInput, steps: string[]): Promise<number | null> {
+export async function countByTokens(db: SqlRunner, snap: Snapshot, scope: Scope, plan: PlanInput, steps: string[]): Promise<number | null> {
   const leaves = tokenLeaves(plan.filter);
   if (leaves === null) return null;
   const indexed: { seg: SegmentEntry; ix: TokenIndex }[] = [];
@@ -103,14 +106,13 @@ export async function countByTokens(db: Database, snap: Snapshot, scope: Scope, 
     const rows = rowsOf(bits);
     if (rows.length === 0) continue;
     checked++;
-    const params: Param[] = [snap.path(seg), rows];
-    const live = expiring ? ` AND created_at >= make_timestamp($${params.push(cutoff)})` : '';
-    const sql = `SELECT count(*) AS n FROM read_parquet($1, hive_partitioning = false) WHERE file_row_number IN (SELECT unnest($2::BIGINT[])) AND seq NOT IN ${snap.deadSeqs}${live}`;
-    n += Number((await db.all(sql, params))[0]!['n']);
+    const live = expiring ? sql` AND created_at >= make_timestamp(${cutoff})` : EMPTY;
+    const q = sql`SELECT count(*) AS n FROM read_parquet(${snap.path(seg)}, hive_partitioning = false) WHERE file_row_number IN (SELECT unnest(${rows}::BIGINT[])) AND seq NOT IN ${snap.deadSeqs}${live}`;
+    n += Number((await db.all(q))[0]!['n']);
   }
-  const rest: PlanInput = { ...plan, base: (first, metrics, text, created) => snap.source(scope, first, metrics, text, created, { files: new Set(indexed.map((x) => x.seg.file)), only: false, memory: true }) };
+  const rest: PlanInput = { ...plan, base: (metrics, text, created) => snap.source(scope, metrics, text, created, { files: new Set(indexed.map((x) => x.seg.file)), only: false, memory: true }) };
   const q = countQuery(rest);
-  n += Number((await db.all(q.sql, q.params))[0]!['n']);
+  n += Number((await db.all(q.sql))[0]!['n']);
   steps.push(`count (token index: ${indexed.length} segments, ${checked} checked for dead or expired rows)`);
   return n;
 }

@@ -1,11 +1,11 @@
-// An upper bound on how many listed rows a filter can admit, counted in JavaScript over the top-k
-// lists before the top-k attempt's statement runs (metric-topk.ts). A selective filter (20 trace ids,
-// one status code) admits almost none of a metric's best rows; its attempt came back short every time
-// and cost ~11-17 ms at 1M spans before the full keys query. Each leaf is tested loosely: equality
-// and membership on the listed id, type, model and status columns (strings compared ignoring case, so
-// never stricter than SQL); anything else, and anything under a NOT, counts as a possible match. The
-// bound is never below the true count, so skipping the attempt when it cannot fill the page changes no
-// answer.
+// Support for metric-topk.ts: an upper bound on how many listed rows a filter can admit, counted in
+// JavaScript over the top-k lists before the top-k attempt's statement runs. A selective filter (a few
+// trace ids, one status code) admits almost none of a metric's best rows, and its attempt would come
+// back short before the full keys query. Each leaf is tested loosely: equality and membership on the
+// listed id, type, model and status columns (strings compared ignoring case, so never stricter than
+// SQL); anything else, and anything under a NOT, counts as a possible match.
+// Returns: a count never below the true one, so skipping the attempt when it cannot fill the page
+// changes no answer.
 import type { Expr, Leaf } from '../filter-ast.js';
 import type { TopList, TopRow } from './topk-cache.js';
 

@@ -1,10 +1,11 @@
-// The best rows of each segment by one metric: for a (segment, metric, direction), the first
-// TOP_ROWS rows with a value in the order a metric-sorted page uses (value, then id), with the narrow
-// columns a page's keys show and simple filters test. Segments never change, so each list is read
-// once (one scan of the file) and kept by file name; a metric-sorted page then picks its candidates
-// from these lists instead of scanning every row group (src/query/exec/metric-topk.ts). Dead rows are
-// listed too (the list is of the file): liveness is checked when a page is asked.
-import type { Database } from '../../db/database.js';
+// Support for metric-topk.ts: the best rows of each segment by one metric. For a (segment, metric,
+// direction), the first TOP_ROWS rows with a value in the order a metric-sorted page uses (value, then
+// id), with the narrow columns a page's keys show and simple filters test.
+// Returns: a list per segment, best first, and whether the segment holds more.
+// Assumes: segments never change, so each list is read once (one scan of the file) and kept by file
+// name. Dead rows are listed too (the list is of the file): liveness is checked when a page is asked.
+import type { SqlRunner } from '../../db/database.js';
+import { ident, int, raw, sql } from '../sql.js';
 import type { SegmentEntry } from '../../storage/manifest/manifest.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 
@@ -39,12 +40,12 @@ export interface TopList {
 const EMPTY: TopList = { rows: [], truncated: false };
 
 export class TopKCache {
-  readonly #db: Database;
+  readonly #db: SqlRunner;
   readonly #lists = new Map<string, Promise<TopList>>();
   /** Rows kept per list. */
   readonly rows: number;
 
-  constructor(db: Database, rows = TOP_ROWS) {
+  constructor(db: SqlRunner, rows = TOP_ROWS) {
     this.#db = db;
     this.rows = rows;
   }
@@ -65,13 +66,12 @@ export class TopKCache {
   }
 
   async #read(path: string, metricId: number, ascending: boolean): Promise<TopList> {
-    const dir = ascending ? 'ASC' : 'DESC';
+    const dir = raw(ascending ? 'ASC' : 'DESC');
     // The metric id is a number from the manifest, never user text.
-    const col = `m${Math.trunc(metricId)}`;
+    const col = ident(`m${Math.trunc(metricId)}`);
     const rows = await this.#db.all(
-      `SELECT seq, epoch_us(created_at) AS c, id, type, session_id, trace_id, parent_id, has_children, status_code, model, ${col} AS v
-       FROM read_parquet($1, hive_partitioning = false) WHERE ${col} IS NOT NULL ORDER BY ${col} ${dir}, id ${dir} LIMIT ${this.rows + 1}`,
-      [path],
+      sql`SELECT seq, epoch_us(created_at) AS c, id, type, session_id, trace_id, parent_id, has_children, status_code, model, ${col} AS v
+       FROM read_parquet(${path}, hive_partitioning = false) WHERE ${col} IS NOT NULL ORDER BY ${col} ${dir}, id ${dir} LIMIT ${int(this.rows + 1)}`,
     );
     const list = rows.slice(0, this.rows).map((r) => ({
       seq: Number(r['seq']),

@@ -14,7 +14,8 @@
 import { existsSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Connection } from '../../db/database.js';
-import { sqlString } from '../../db/sql-string.js';
+import { stringLiteral } from '../../db/sql-string.js';
+import { sql } from '../../query/sql.js';
 import { fsyncPathAsync } from '../fs-util.js';
 
 const PROBE = 'tracelake child index v1';
@@ -29,7 +30,7 @@ let probed: Promise<string> | undefined;
 
 /** This DuckDB's hash() of the probe string, as text (a UBIGINT does not fit a JS number). */
 function probe(conn: Connection): Promise<string> {
-  probed ??= conn.all(`SELECT hash($1::VARCHAR)::VARCHAR AS h`, [PROBE]).then((rows) => String(rows[0]!['h']));
+  probed ??= conn.all(sql`SELECT hash(${PROBE}::VARCHAR)::VARCHAR AS h`).then((rows) => String(rows[0]!['h']));
   // A failed ask is not kept: the next one tries again.
   probed.catch(() => (probed = undefined));
   return probed;
@@ -41,9 +42,8 @@ async function build(conn: Connection, abs: string, target: string): Promise<voi
   // The probe is a decimal string of our own making: safe in SQL text (COPY options take no parameters).
   if (!/^\d+$/.test(p)) throw new Error(`unexpected hash probe ${p}`);
   await conn.run(
-    `COPY (SELECT hash(parent_id) AS ph, CASE WHEN has_children THEN hash(id) END AS ih, seq FROM read_parquet($1, hive_partitioning = false))
-     TO ${sqlString(target)} (FORMAT parquet, COMPRESSION uncompressed, ROW_GROUP_SIZE 131072, KV_METADATA {tracelake_hash_probe: '${p}'})`,
-    [abs],
+    sql`COPY (SELECT hash(parent_id) AS ph, CASE WHEN has_children THEN hash(id) END AS ih, seq FROM read_parquet(${abs}, hive_partitioning = false))
+     TO ${stringLiteral(target)} (FORMAT parquet, COMPRESSION uncompressed, ROW_GROUP_SIZE 131072, KV_METADATA {tracelake_hash_probe: ${stringLiteral(p)}})`,
   );
   await fsyncPathAsync(target);
 }
@@ -65,12 +65,9 @@ export async function childIndexUsable(conn: Connection, abs: string, seg: Index
   const path = childIndexPath(abs);
   if (!existsSync(path)) return false;
   try {
-    const [meta] = await conn.all(
-      `SELECT sum(row_group_num_rows) AS n, min(stats_min::BIGINT) AS lo, max(stats_max::BIGINT) AS hi FROM parquet_metadata($1) WHERE path_in_schema = 'seq'`,
-      [path],
-    );
+    const [meta] = await conn.all(sql`SELECT sum(row_group_num_rows) AS n, min(stats_min::BIGINT) AS lo, max(stats_max::BIGINT) AS hi FROM parquet_metadata(${path}) WHERE path_in_schema = 'seq'`);
     if (Number(meta?.['n']) !== seg.rows || Number(meta?.['lo']) !== seg.min_seq || Number(meta?.['hi']) !== seg.max_seq) return false;
-    const kv = await conn.all(`SELECT decode(value) AS v FROM parquet_kv_metadata($1) WHERE decode(key) = 'tracelake_hash_probe'`, [path]);
+    const kv = await conn.all(sql`SELECT decode(value) AS v FROM parquet_kv_metadata(${path}) WHERE decode(key) = 'tracelake_hash_probe'`);
     return kv.length === 1 && String(kv[0]!['v']) === (await probe(conn));
   } catch {
     return false; // damaged: DuckDB cannot read its footer

@@ -20,6 +20,7 @@ import { fsyncPathAsync, writeFileAtomic } from '../fs-util.js';
 import { hasSorted } from './id-index.js';
 import { encodeTokenIndex, TokenBuilder } from './token-builder.js';
 import { loadTokenIndex, tokenFileRows, type TokenIndex } from './token-index.js';
+import { ident, joinSql, param, sql } from '../../query/sql.js';
 
 export const TEXT_COLUMNS = ['name', 'input', 'output'] as const;
 export type TextColumn = (typeof TEXT_COLUMNS)[number];
@@ -134,7 +135,8 @@ export function candidateGroups(index: TextIndex, needs: readonly TextNeed[]): n
  * (`tix`) and the token index (`tok`, token-index.ts), from the same bytes.
  */
 export async function buildTextIndex(conn: Connection, abs: string): Promise<{ tix: Uint8Array; tok: Uint8Array }> {
-  const meta = await conn.all(`SELECT row_group_num_rows AS n FROM parquet_metadata($1) WHERE path_in_schema = 'seq' ORDER BY row_group_id`, [abs]);
+  const meta = await conn.all(sql`SELECT row_group_num_rows AS n FROM parquet_metadata(${abs}) WHERE path_in_schema = 'seq' ORDER BY row_group_id`);
+  const texts = joinSql(TEXT_COLUMNS.map((c) => sql`encode(string_agg(${ident(c)}, chr(128) ORDER BY file_row_number)), list(strlen(${ident(c)})::INTEGER ORDER BY file_row_number)`));
   const rows = meta.map((m) => Number(m['n']));
   const bits = new Uint32Array(WORDS);
   const tokens = TEXT_COLUMNS.map(() => new TokenBuilder());
@@ -152,11 +154,11 @@ export async function buildTextIndex(conn: Connection, abs: string): Promise<{ t
     // group could pass DuckDB's 4 GB string limit. The file_row_number range lets DuckDB read only
     // this row group. Each buffer comes with its values' byte lengths (NULL for a NULL value, which
     // string_agg leaves out) and its first row, so the token index knows each value's row.
+    const start = param(first);
     const cols = await conn.columns(
-      `SELECT (file_row_number - $2) // 256 AS k, ${TEXT_COLUMNS.map((c) => `encode(string_agg(${c}, chr(128) ORDER BY file_row_number)), list(strlen(${c})::INTEGER ORDER BY file_row_number)`).join(', ')}
-       FROM read_parquet($1, hive_partitioning = false)
-       WHERE file_row_number BETWEEN $2 AND $3 GROUP BY k ORDER BY k`,
-      [abs, first, first + n - 1],
+      sql`SELECT (file_row_number - ${start}) // 256 AS k, ${texts}
+       FROM read_parquet(${abs}, hive_partitioning = false)
+       WHERE file_row_number BETWEEN ${start} AND ${first + n - 1} GROUP BY k ORDER BY k`,
     );
     const keys = cols[0]!;
     for (let c = 0; c < TEXT_COLUMNS.length; c++) {

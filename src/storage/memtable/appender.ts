@@ -15,6 +15,7 @@ import type { Snapshot } from '../snapshot/snapshot.js';
 import { memKey, type MemEntry, type StoreState } from '../store-state.js';
 import { encodeEntry } from '../wal/wal.js';
 import type { LogRow } from '../../record/record.js';
+import { sql } from '../../query/sql.js';
 
 /** Waits (ms) before each new try of a failed insert into a memory table. */
 const INSERT_RETRIES = [50, 250, 1000, 4000];
@@ -241,10 +242,8 @@ export class Appender {
     }
     if (wanted.length === 0) return [];
     return this.#read(async () => {
-      const found = await s.db.all(`SELECT seq FROM read_parquet($1, hive_partitioning = false) WHERE id IN (SELECT unnest($2::VARCHAR[]))`, [
-        [...files].map((f) => join(s.dir, f)),
-        wanted,
-      ]);
+      const paths = [...files].map((f) => join(s.dir, f));
+      const found = await s.db.all(sql`SELECT seq FROM read_parquet(${paths}, hive_partitioning = false) WHERE id IN (SELECT unnest(${wanted}::VARCHAR[]))`);
       return found.map((r) => Number(r['seq'])).filter((q) => !s.dead.has(q));
     });
   }

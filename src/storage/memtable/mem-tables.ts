@@ -6,7 +6,8 @@
 // frozen tables into Parquet, and a sealed table is dropped once no reader that saw it is running.
 import type { RecordBatch } from 'apache-arrow';
 import type { BatchSource } from '../../db/batch-source.js';
-import type { Connection, Param } from '../../db/database.js';
+import type { Connection } from '../../db/database.js';
+import { ident, int, raw, sql, type Sql } from '../../query/sql.js';
 import { idHash } from '../indexes/id-index.js';
 import { kindOf, tableDdl, type RecordKind } from '../../record/record-columns.js';
 
@@ -158,7 +159,7 @@ type Pending =
       readonly resolve: () => void;
       readonly reject: (e: unknown) => void;
     }
-  | { readonly kind: 'run'; readonly sql: string; readonly params: Param[]; readonly resolve: () => void; readonly reject: (e: unknown) => void };
+  | { readonly kind: 'run'; readonly q: Sql; readonly resolve: () => void; readonly reject: (e: unknown) => void };
 
 type Insert = Extract<Pending, { kind: 'insert' }>;
 
@@ -190,7 +191,7 @@ export class MemInserter {
 
   /** Creates a table (its `created` promise). */
   create(name: string): Promise<void> {
-    return this.run(tableDdl(name));
+    return this.run(raw(tableDdl(name)));
   }
 
   /** Rows, dead marks and has_children overrides of one request; resolves once all are visible to readers. */
@@ -200,8 +201,8 @@ export class MemInserter {
   }
 
   /** Runs a statement after everything queued before it. */
-  run(sql: string, params: Param[] = []): Promise<void> {
-    return new Promise((resolve, reject) => this.#push({ kind: 'run', sql, params, resolve, reject }));
+  run(q: Sql): Promise<void> {
+    return new Promise((resolve, reject) => this.#push({ kind: 'run', q, resolve, reject }));
   }
 
   #push(p: Pending): void {
@@ -222,7 +223,7 @@ export class MemInserter {
 
   /** Resolves once everything queued so far has run. */
   idle(): Promise<void> {
-    return this.run('SELECT 1').catch(() => undefined);
+    return this.run(sql`SELECT 1`).catch(() => undefined);
   }
 
   async #loop(): Promise<void> {
@@ -232,7 +233,7 @@ export class MemInserter {
         const head = this.#queue[0]!;
         if (head.kind === 'run') {
           this.#queue.shift();
-          await this.#conn.run(head.sql, head.params).then(head.resolve, head.reject);
+          await this.#conn.run(head.q).then(head.resolve, head.reject);
           continue;
         }
         // Inserts queued so far into the same table go in one transaction.
@@ -264,30 +265,30 @@ export class MemInserter {
     const dead = group.flatMap((p) => p.dead);
     const deadAt = group.flatMap((p) => p.dead.map(() => p.at));
     const keys: number[] = [];
-    const inserts: string[] = [];
+    const inserts: Sql[] = [];
     if (batches.length > 0) {
       const key = this.#source.addBatches(batches);
       keys.push(key);
-      inserts.push(`INSERT INTO ${table.name} SELECT * FROM tl_batches(${key})`);
+      inserts.push(sql`INSERT INTO ${ident(table.name)} SELECT * FROM tl_batches(${int(key)})`);
     }
     if (dead.length > 0) {
       const key = this.#source.addSeqs(dead, deadAt);
       keys.push(key);
-      inserts.push(`INSERT INTO dead (seq, clock) SELECT seq, clock FROM tl_seqs(${key})`);
+      inserts.push(sql`INSERT INTO dead (seq, clock) SELECT seq, clock FROM tl_seqs(${int(key)})`);
     }
     const childless = group.flatMap((p) => p.childless);
     if (childless.length > 0) {
       const key = this.#source.addSeqs(childless, group.flatMap((p) => p.childless.map(() => p.at)));
       keys.push(key);
-      inserts.push(`INSERT INTO childless (seq, clock) SELECT seq, clock FROM tl_seqs(${key})`);
+      inserts.push(sql`INSERT INTO childless (seq, clock) SELECT seq, clock FROM tl_seqs(${int(key)})`);
     }
     try {
       // The inserts read table functions whose callbacks run on the main thread: polled (see runPolled).
-      await this.#conn.run('BEGIN TRANSACTION');
-      for (const sql of inserts) await this.#conn.runPolled(sql);
-      await this.#conn.run('COMMIT');
+      await this.#conn.run(sql`BEGIN TRANSACTION`);
+      for (const q of inserts) await this.#conn.runPolled(q);
+      await this.#conn.run(sql`COMMIT`);
     } catch (err) {
-      await this.#conn.run('ROLLBACK').catch(() => undefined);
+      await this.#conn.run(sql`ROLLBACK`).catch(() => undefined);
       throw err;
     } finally {
       for (const k of keys) this.#source.release(k);

@@ -6,7 +6,8 @@
 // removed on open). The batch's sequence numbers are reserved when it starts: a record logged later
 // wins over it, one logged earlier (sealed or in memory) is replaced by it, exactly as appends do.
 import { join } from 'node:path';
-import type { Database, Param } from '../../db/database.js';
+import type { Database } from '../../db/database.js';
+import { EMPTY, ident, int, joinSql, param, raw, sql, type Sql } from '../../query/sql.js';
 import { StorageError } from '../../errors.js';
 import { hasHash, idHash, idHashAt } from '../indexes/id-index.js';
 import { partitionKey, type ManifestState } from '../manifest/manifest.js';
@@ -24,8 +25,7 @@ export interface BulkBatch {
    * in RECORD_COLUMNS, plus `rn`, the row's position in the batch from 0 (of two rows with one id the
    * later wins). Built from the column registry; user values only as its parameters.
    */
-  readonly select: string;
-  readonly params: readonly Param[];
+  readonly select: Sql;
   /** Rows `select` gives (that many sequence numbers are reserved). */
   readonly rows: number;
   /**
@@ -59,12 +59,10 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
     // Reserved in one synchronous step, like an append's: later appends get higher numbers.
     const base = s.nextSeq;
     s.nextSeq += batch.rows;
-    const n = batch.params.length;
-    const p = (i: number) => `$${n + i}`;
-    let src = `(${batch.select})`;
+    let src = sql`(${batch.select})`;
     // The same id twice in the file: only its last row is written (the others would be dead on arrival).
-    const dups = batch.unique !== true && Number((await batch.db.all(`SELECT count(*) - count(DISTINCT id) AS d FROM ${src}`, batch.params))[0]!['d']) > 0;
-    if (dups) src = `(SELECT * FROM ${src} QUALIFY rn = max(rn) OVER (PARTITION BY id))`;
+    const dups = batch.unique !== true && Number((await batch.db.all(sql`SELECT count(*) - count(DISTINCT id) AS d FROM ${src}`))[0]!['d']) > 0;
+    if (dups) src = sql`(SELECT * FROM ${src} QUALIFY rn = max(rn) OVER (PARTITION BY id))`;
     const { hashes, behindUs, ranges } = await scanBlocks(batch, src, Math.max(1, Math.min(BLOCK_ROWS, Math.floor(s.options.rowGroupSize / 4))));
     // Kinds whose rows come nearly in created_at order (an export does: it holds the segments' runs,
     // sorted, in order) are written in the order they come, without a sort (two thirds of an import's
@@ -86,7 +84,7 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
     const metricIds: Record<string, number> = { ...s.manifest.metric_ids };
     let nextMetric = Math.max(-1, ...Object.values(metricIds)) + 1;
     const names = new Map<RecordKind, string[]>(KINDS.map((k) => [k, []]));
-    for (const r of await batch.db.all(`SELECT DISTINCT ${KIND_SQL} AS kind, unnest(map_keys(metrics)) AS name FROM ${src} ORDER BY name`, batch.params)) {
+    for (const r of await batch.db.all(sql`SELECT DISTINCT ${raw(KIND_SQL)} AS kind, unnest(map_keys(metrics)) AS name FROM ${src} ORDER BY name`)) {
       names.get(r['kind'] as RecordKind)!.push(String(r['name']));
     }
 
@@ -97,22 +95,20 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
         if (kindHashes.length === 0) continue;
         const metrics = names.get(kind)!;
         for (const m of metrics) if (metricIds[m] === undefined) metricIds[m] = nextMetric++;
-        const shredded = metrics.map((m, i) => `, metrics[${p(5 + i)}] AS m${metricIds[m]}`).join('');
-        const cols = RECORD_COLUMNS.map((c) => (c.name === 'seq' ? `(${p(1)} + rn)::BIGINT AS seq` : c.name === 'project_id' ? `${p(2)}::VARCHAR AS project_id` : c.name === 'run_id' ? `${p(3)}::VARCHAR AS run_id` : c.name));
-        const rows = `SELECT ${cols.join(', ')}${shredded} FROM ${src} WHERE ${KIND_SQL} = ${p(4)}`;
+        const shredded = joinSql(metrics.map((m) => sql`, metrics[${m}] AS ${ident(`m${metricIds[m]}`)}`), '');
+        const cols = RECORD_COLUMNS.map((c) => (c.name === 'seq' ? sql`(${base} + rn)::BIGINT AS seq` : c.name === 'project_id' ? sql`${projectId}::VARCHAR AS project_id` : c.name === 'run_id' ? sql`${runId}::VARCHAR AS run_id` : ident(c.name)));
+        // One fragment for every piece below: its values are bound once.
+        const rows = sql`SELECT ${joinSql(cols)}${shredded} FROM ${src} WHERE ${raw(KIND_SQL)} = ${kind}`;
         // Cut into created_at ranges sorted one at a time: DuckDB runs the branches of a UNION ALL in
         // order when the order matters (a COPY keeps it), so the file is sorted as one sort would leave it.
-        const bounds = inOrder.has(kind) ? [] : await pieceBounds(batch, src, kind, kindHashes.length);
-        const b = (i: number) => p(5 + metrics.length + i);
-        const select =
-          inOrder.has(kind)
-            ? rows
-            : bounds.length === 0
-            ? `${rows} ORDER BY created_at, id`
-            : [...bounds, null]
-                .map((_, i) => `(${rows}${i > 0 ? ` AND created_at >= make_timestamp(${b(i - 1)})` : ''}${i < bounds.length ? ` AND created_at < make_timestamp(${b(i)})` : ''} ORDER BY created_at, id)`)
-                .join(' UNION ALL ');
-        const params = [...batch.params, base, projectId, runId, kind, ...metrics, ...bounds];
+        const bounds = (inOrder.has(kind) ? [] : await pieceBounds(batch, src, kind, kindHashes.length)).map((us) => param(us));
+        const piece = (i: number) =>
+          sql`(${rows}${i > 0 ? sql` AND created_at >= make_timestamp(${bounds[i - 1]!})` : EMPTY}${i < bounds.length ? sql` AND created_at < make_timestamp(${bounds[i]!})` : EMPTY} ORDER BY created_at, id)`;
+        const select = inOrder.has(kind)
+          ? rows
+          : bounds.length === 0
+            ? sql`${rows} ORDER BY created_at, id`
+            : joinSql([...bounds, null].map((_, i) => piece(i)), ' UNION ALL ');
         // Rows in order that are whole, unchanged row groups of the source, none much larger than the
         // store's own (merges leave groups a few percent over it, and DuckDB does not keep to small
         // settings: a seal at 8 wrote 180 rows to a group; so up to twice it or DuckDB's default of
@@ -121,7 +117,7 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
         const fit = groups.every((g) => g.rows <= Math.max(2 * s.options.rowGroupSize, 122_880));
         const pages =
           batch.pages && fit && groups.length > 0 && groups.reduce((n, g) => n + g.rows, 0) === kindHashes.length
-            ? { db: batch.db, pages: batch.pages, groups, select, params, base, projectId, runId, metrics: metrics.map((m) => [m, metricIds[m]!] as const), compressionLevel: IMPORT_COMPRESSION_LEVEL, scratch: join(s.dir, 'tmp') }
+            ? { db: batch.db, pages: batch.pages, groups, select, base, projectId, runId, metrics: metrics.map((m) => [m, metricIds[m]!] as const), compressionLevel: IMPORT_COMPRESSION_LEVEL, scratch: join(s.dir, 'tmp') }
             : null;
         const write = (viaPages: boolean) =>
           batch.db.withConnection((conn) =>
@@ -131,7 +127,6 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
               runId,
               kind,
               select,
-              params,
               ...(viaPages && pages ? { write: (abs: string) => writePageSegment(conn, abs, pages) } : {}),
               compressionLevel: IMPORT_COMPRESSION_LEVEL,
               rowGroupSize: s.options.rowGroupSize,
@@ -179,12 +174,11 @@ interface BlockScan {
  * here out of it: a JS string per id cost ~4x as much at 1M spans) and the created_at range (what the
  * order check needs; a window over every row cost as much again).
  */
-async function scanBlocks(batch: BulkBatch, src: string, blockRows: number): Promise<BlockScan> {
+async function scanBlocks(batch: BulkBatch, src: Sql, blockRows: number): Promise<BlockScan> {
   const blocks = await batch.db.withConnection((conn) =>
     conn.columns(
-      `SELECT ${KIND_SQL} AS kind, rn // ${blockRows} AS block, count(*) AS n, epoch_us(min(created_at))::DOUBLE AS lo, epoch_us(max(created_at))::DOUBLE AS hi, string_agg(id, '') AS ids
+      sql`SELECT ${raw(KIND_SQL)} AS kind, rn // ${int(blockRows)} AS block, count(*) AS n, epoch_us(min(created_at))::DOUBLE AS lo, epoch_us(max(created_at))::DOUBLE AS hi, string_agg(id, '') AS ids
        FROM ${src} GROUP BY ALL ORDER BY kind, block`,
-      batch.params,
     ),
   );
   const [kinds, , counts, los, his, ids] = blocks as [string[], unknown[], bigint[], number[], number[], string[]];
@@ -220,13 +214,13 @@ async function scanBlocks(batch: BulkBatch, src: string, blockRows: number): Pro
  * created_at bounds (epoch µs, ascending, distinct) cutting a kind's `rows` rows of the batch into
  * ranges of about `batch.sortRows` rows; none when they fit in one. Ties stay in one range.
  */
-async function pieceBounds(batch: BulkBatch, src: string, kind: RecordKind, rows: number): Promise<number[]> {
+async function pieceBounds(batch: BulkBatch, src: Sql, kind: RecordKind, rows: number): Promise<number[]> {
   const per = batch.sortRows;
   if (per === undefined || rows <= per) return [];
   const pieces = Math.min(1000, Math.ceil(rows / per));
   // The fractions are ours (numbers), the one literal list here.
   const fractions = Array.from({ length: pieces - 1 }, (_, i) => ((i + 1) / pieces).toFixed(6));
-  const r = await batch.db.all(`SELECT list_transform(quantile_disc(created_at, [${fractions.join(', ')}]), x -> epoch_us(x)) AS b FROM ${src} WHERE ${KIND_SQL} = $${batch.params.length + 1}`, [...batch.params, kind]);
+  const r = await batch.db.all(sql`SELECT list_transform(quantile_disc(created_at, [${raw(fractions.join(', '))}]), x -> epoch_us(x)) AS b FROM ${src} WHERE ${raw(KIND_SQL)} = ${kind}`);
   const bounds = ((r[0]?.['b'] as unknown[] | null) ?? []).map(Number);
   return [...new Set(bounds)].sort((x, y) => x - y);
 }
@@ -246,9 +240,8 @@ async function commitBatch(s: StoreState, projectId: string, runId: string, adde
   const existing = run.filter((f) => meet.has(f)).map((f) => join(s.dir, f));
   if (existing.length > 0) {
     const pairs = await s.conns.seal.all(
-      `SELECT e.seq AS old, i.seq AS new FROM read_parquet($1, hive_partitioning = false) e JOIN read_parquet($2, hive_partitioning = false) i ON e.id = i.id
+      sql`SELECT e.seq AS old, i.seq AS new FROM read_parquet(${existing}, hive_partitioning = false) e JOIN read_parquet(${newFiles}, hive_partitioning = false) i ON e.id = i.id
        WHERE e.seq NOT IN (SELECT seq FROM dead)`,
-      [existing, newFiles],
     );
     for (const r of pairs) dead.push(Math.min(Number(r['old']), Number(r['new'])));
   }
@@ -267,7 +260,7 @@ async function commitBatch(s: StoreState, projectId: string, runId: string, adde
     if (pending.length > 0) {
       // Marked before listed, effective from the commit's generation: a snapshot of the manifest before
       // it still sees the replaced versions, one after it the new ones (maint is held: no other commit).
-      await s.inserter.run('INSERT INTO dead (seq, gen) SELECT unnest($1::BIGINT[]), $2', [pending, s.manifest.generation + 1]);
+      await s.inserter.run(sql`INSERT INTO dead (seq, gen) SELECT unnest(${pending}::BIGINT[]), ${s.manifest.generation + 1}`);
       pending = [];
     }
     const todo: { key: string; id: string; seq: number }[] = [];
@@ -278,7 +271,7 @@ async function commitBatch(s: StoreState, projectId: string, runId: string, adde
       if (inBatch(id)) todo.push({ key, id, seq: e.seq });
     }
     if (todo.length === 0) break;
-    const found = new Map((await s.conns.seal.all('SELECT id, seq FROM read_parquet($1, hive_partitioning = false) WHERE id IN (SELECT unnest($2::VARCHAR[]))', [newFiles, todo.map((t) => t.id)])).map((r) => [String(r['id']), Number(r['seq'])]));
+    const found = new Map((await s.conns.seal.all(sql`SELECT id, seq FROM read_parquet(${newFiles}, hive_partitioning = false) WHERE id IN (SELECT unnest(${todo.map((t) => t.id)}::VARCHAR[]))`)).map((r) => [String(r['id']), Number(r['seq'])]));
     for (const t of todo) {
       looked.set(t.key, t.seq);
       const mine = found.get(t.id);
@@ -299,7 +292,7 @@ async function commitBatch(s: StoreState, projectId: string, runId: string, adde
   try {
     s.commit(state, added.map((a) => a.entry.file));
   } catch (err) {
-    if (dead.length > 0) await s.inserter.run('DELETE FROM dead WHERE seq IN (SELECT unnest($1::BIGINT[]))', [dead]).catch(() => undefined);
+    if (dead.length > 0) await s.inserter.run(sql`DELETE FROM dead WHERE seq IN (SELECT unnest(${dead}::BIGINT[]))`).catch(() => undefined);
     throw err;
   }
   for (const q of dead) s.dead.add(q);

@@ -7,10 +7,12 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Connection, Database, Param } from '../../db/database.js';
+import type { Connection, Database } from '../../db/database.js';
+import { ident, int, joinSql, raw, sql, type Sql } from '../../query/sql.js';
 import { spliceGroups, type GroupSources } from '../parquet/parquet-splice.js';
 import { TAG_SET_COLUMN, TAG_SET_SQL, type RecordKind } from '../../record/record-columns.js';
-import { sqlString } from '../../db/sql-string.js';
+import { stringLiteral } from '../../db/sql-string.js';
+import { withTagSet } from './segments.js';
 
 /** A row group of the source the batch may take as it is. */
 export interface SourceGroup {
@@ -39,8 +41,7 @@ export interface PageSegment {
   readonly pages: BatchPages;
   readonly groups: readonly SourceGroup[];
   /** The kind's full SELECT as a COPY would write it (its columns and types are the template's). */
-  readonly select: string;
-  readonly params: readonly Param[];
+  readonly select: Sql;
   /** The batch's first sequence number, the target project and run, and the kind's metrics as [name, column id]. */
   readonly base: number;
   readonly projectId: string;
@@ -57,10 +58,10 @@ export async function writePageSegment(conn: Connection, abs: string, w: PageSeg
   const template = join(w.scratch, `pages-${tag}-template.parquet`);
   const sides: string[] = [];
   try {
-    const opts = `FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${w.compressionLevel}`;
+    const opts = sql`FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${int(w.compressionLevel)}`;
     // The template: the segment's columns as a COPY writes them, no rows.
-    await conn.run(`COPY (SELECT COLUMNS(lambda c: c <> '${TAG_SET_COLUMN}'), ${TAG_SET_SQL} AS ${TAG_SET_COLUMN} FROM (${w.select}) LIMIT 0) TO ${sqlString(template)} (${opts})`, w.params);
-    const shredded = w.metrics.map(([, id], i) => `, metrics[$${8 + i}] AS m${id}`).join('');
+    await conn.run(sql`COPY (${withTagSet(w.select)} LIMIT 0) TO ${stringLiteral(template)} (${opts})`);
+    const shredded = joinSql(w.metrics.map(([name, id]) => sql`, metrics[${name}] AS ${ident(`m${id}`)}`), '');
     const groups: GroupSources[] = w.groups.map((g) => {
       const side = join(w.scratch, `pages-${tag}-${g.group}.parquet`);
       sides.push(side);
@@ -88,11 +89,11 @@ export async function writePageSegment(conn: Connection, abs: string, w: PageSeg
 }
 
 /** Writes the added columns of one source row group: one row group, as many rows. */
-async function writeSide(conn: Connection, w: PageSegment, g: SourceGroup, side: string, opts: string, shredded: string): Promise<void> {
+async function writeSide(conn: Connection, w: PageSegment, g: SourceGroup, side: string, opts: Sql, shredded: Sql): Promise<void> {
+  const rows = sql`SELECT file_row_number, metrics::MAP(VARCHAR, DOUBLE) AS metrics, tags::VARCHAR[] AS tags FROM read_parquet(${w.pages.path}, file_row_number = true) WHERE file_row_number BETWEEN ${g.start} AND ${g.start + g.rows - 1}`;
   await conn.run(
-    `COPY (SELECT ($1 + file_row_number - $2)::BIGINT AS seq, $3::VARCHAR AS project_id, $4::VARCHAR AS run_id${shredded}, ${TAG_SET_SQL} AS ${TAG_SET_COLUMN}
-     FROM (SELECT file_row_number, metrics::MAP(VARCHAR, DOUBLE) AS metrics, tags::VARCHAR[] AS tags FROM read_parquet($5, file_row_number = true) WHERE file_row_number BETWEEN $6 AND $7))
-     TO ${sqlString(side)} (${opts}, ROW_GROUP_SIZE ${Math.max(g.rows, 1) * 2})`,
-    [w.base, w.pages.lo, w.projectId, w.runId, w.pages.path, g.start, g.start + g.rows - 1, ...w.metrics.map(([name]) => name)],
+    sql`COPY (SELECT (${w.base} + file_row_number - ${w.pages.lo})::BIGINT AS seq, ${w.projectId}::VARCHAR AS project_id, ${w.runId}::VARCHAR AS run_id${shredded}, ${raw(TAG_SET_SQL)} AS ${raw(TAG_SET_COLUMN)}
+     FROM (${rows}))
+     TO ${stringLiteral(side)} (${opts}, ROW_GROUP_SIZE ${int(Math.max(g.rows, 1) * 2)})`,
   );
 }

@@ -9,6 +9,7 @@ import { writeMerge } from './merge.js';
 import { idHash } from '../indexes/id-index.js';
 import { readHashes, removeSegmentFiles } from './segments.js';
 import type { StoreState } from '../store-state.js';
+import { sql } from '../../query/sql.js';
 
 export class Compactor {
   readonly #s: StoreState;
@@ -105,8 +106,7 @@ export class Compactor {
       const release = s.use(s.manifest.segments.map((g) => g.file));
       try {
         const rows = await s.conns.merge.all(
-          `SELECT DISTINCT filename AS f FROM read_parquet($1, hive_partitioning = false, filename = true) WHERE seq IN (SELECT unnest($2::BIGINT[]))`,
-          [[...byPath.keys()], [...s.manifest.childless]],
+          sql`SELECT DISTINCT filename AS f FROM read_parquet(${[...byPath.keys()]}, hive_partitioning = false, filename = true) WHERE seq IN (SELECT unnest(${[...s.manifest.childless]}::BIGINT[]))`,
         );
         for (const r of rows) {
           const g = byPath.get(String(r['f']));
@@ -145,9 +145,8 @@ export class Compactor {
     let rows;
     try {
       rows = await s.conns.merge.all(
-        `SELECT filename AS f, count(*) AS n FROM read_parquet($1, hive_partitioning = false, filename = true)
-         WHERE seq IN (SELECT unnest($2::BIGINT[])) GROUP BY filename`,
-        [[...byPath.keys()], [...durable]],
+        sql`SELECT filename AS f, count(*) AS n FROM read_parquet(${[...byPath.keys()]}, hive_partitioning = false, filename = true)
+         WHERE seq IN (SELECT unnest(${[...durable]}::BIGINT[])) GROUP BY filename`,
       );
     } finally {
       release();
@@ -171,9 +170,8 @@ export class Compactor {
     const release = s.use(s.manifest.segments.map((g) => g.file));
     try {
       const [top] = await s.conns.merge.all(
-        `SELECT filename AS f, count(*) AS n FROM read_parquet($1, hive_partitioning = false, filename = true)
-         WHERE seq IN (SELECT unnest($2::BIGINT[])) GROUP BY filename ORDER BY n DESC, f LIMIT 1`,
-        [[...byPath.keys()], [...childless]],
+        sql`SELECT filename AS f, count(*) AS n FROM read_parquet(${[...byPath.keys()]}, hive_partitioning = false, filename = true)
+         WHERE seq IN (SELECT unnest(${[...childless]}::BIGINT[])) GROUP BY filename ORDER BY n DESC, f LIMIT 1`,
       );
       const g = top ? byPath.get(String(top['f'])) : undefined;
       return g ? [g] : null;
@@ -198,7 +196,7 @@ export class Compactor {
       if (cut === undefined || g.min_created_us >= cut) continue;
       let n = g.rows;
       if (g.max_created_us >= cut) {
-        const r = await s.conns.merge.all('SELECT count(*) AS n FROM read_parquet($1, hive_partitioning = false) WHERE created_at < make_timestamp($2)', [join(s.dir, g.file), cut]);
+        const r = await s.conns.merge.all(sql`SELECT count(*) AS n FROM read_parquet(${join(s.dir, g.file)}, hive_partitioning = false) WHERE created_at < make_timestamp(${cut})`);
         n = Number(r[0]!['n']);
       }
       out.set(g.file, Math.min(g.rows, (out.get(g.file) ?? 0) + n));

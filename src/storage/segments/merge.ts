@@ -6,7 +6,9 @@
 // where its inputs' time ranges overlap (spans of traces that were open across a seal); row-group
 // statistics, which time windows use, stay tight. This writes the file only; the store commits it.
 import { join } from 'node:path';
-import { Database, type Connection, type Param } from '../../db/database.js';
+import { Database, type Connection } from '../../db/database.js';
+import { stringLiteral } from '../../db/sql-string.js';
+import { EMPTY, ident, int, joinSql, param, raw, sql, type Sql } from '../../query/sql.js';
 import { partitionKey, type SegmentEntry } from '../manifest/manifest.js';
 import { segmentPath, unionHashes, writeSegment, type WrittenSegment } from './segments.js';
 
@@ -63,39 +65,38 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
   const ordered = [...group].sort((a, b) => a.min_created_us - b.min_created_us);
   const inputs = ordered.map((g) => join(ctx.dir, g.file));
   // Exactly the dead rows these files hold (other files' dead seqs may fall in the same ranges).
-  const purged = (await ctx.conn.all('SELECT seq FROM read_parquet($1, hive_partitioning = false) WHERE seq IN (SELECT seq FROM dead)', [inputs]))
+  const purged = (await ctx.conn.all(sql`SELECT seq FROM read_parquet(${inputs}, hive_partitioning = false) WHERE seq IN (SELECT seq FROM dead)`))
     .map((r) => Number(r['seq']))
     .filter((q) => ctx.purgeable(q));
   const folded =
-    ctx.childless.length === 0 ? [] : (await ctx.conn.all('SELECT seq FROM read_parquet($1, hive_partitioning = false) WHERE seq IN (SELECT unnest($2::BIGINT[]))', [inputs, [...ctx.childless]])).map((r) => Number(r['seq']));
+    ctx.childless.length === 0 ? [] : (await ctx.conn.all(sql`SELECT seq FROM read_parquet(${inputs}, hive_partitioning = false) WHERE seq IN (SELECT unnest(${[...ctx.childless]}::BIGINT[]))`)).map((r) => Number(r['seq']));
   // Dead rows are dropped by a bitmap over the inputs' seq range, a filter that keeps the scan's
   // order; `seq NOT IN (subquery)` is a join, and DuckDB's joins do not keep it. Overrides likewise.
-  let where = '';
-  let star = '*';
-  const params: Param[] = [inputs];
+  const tests: Sql[] = [];
+  let star = raw('*');
   const lo = Math.min(...group.map((g) => g.min_seq));
   const hi = Math.max(...group.map((g) => g.max_seq));
   // bitstring_agg takes its bounds only as constants: they are the store's own sequence numbers.
   if (!Number.isSafeInteger(lo) || !Number.isSafeInteger(hi)) throw new Error(`bad seq range ${lo}..${hi}`);
-  const bitmap = async (name: string, seqs: readonly number[]): Promise<string> => {
-    await ctx.writeConn.run(`SET VARIABLE ${name} = (SELECT bitstring_agg(s, ${lo}, ${hi}) FROM (SELECT unnest($1::BIGINT[]) AS s))`, [[...seqs]]);
-    if (params.length === 1) params.push(lo);
-    return `get_bit(getvariable('${name}'), (seq - $2)::INTEGER) = 0`;
+  // One parameter for the low bound, whichever bitmaps test it.
+  const low = param(lo);
+  const bitmap = async (name: string, seqs: readonly number[]): Promise<Sql> => {
+    await ctx.writeConn.run(sql`SET VARIABLE ${ident(name)} = (SELECT bitstring_agg(s, ${int(lo)}, ${int(hi)}) FROM (SELECT unnest(${[...seqs]}::BIGINT[]) AS s))`);
+    return sql`get_bit(getvariable(${stringLiteral(name)}), (seq - ${low})::INTEGER) = 0`;
   };
-  if (purged.length > 0) where = ` WHERE ${await bitmap('tl_merge_dead', purged)}`;
-  if (folded.length > 0) star = `* REPLACE (has_children AND ${await bitmap('tl_merge_off', folded)} AS has_children)`;
+  if (purged.length > 0) tests.push(await bitmap('tl_merge_dead', purged));
+  if (folded.length > 0) star = sql`* REPLACE (has_children AND ${await bitmap('tl_merge_off', folded)} AS has_children)`;
   if (ctx.expiredBefore !== undefined) {
     if (!Number.isSafeInteger(ctx.expiredBefore)) throw new Error(`bad retention cutoff ${ctx.expiredBefore}`);
-    where += `${where === '' ? ' WHERE' : ' AND'} created_at >= make_timestamp($${params.length + 1})`;
-    params.push(ctx.expiredBefore);
+    tests.push(sql`created_at >= make_timestamp(${ctx.expiredBefore})`);
   }
+  const where = tests.length === 0 ? EMPTY : sql` WHERE ${joinSql(tests, ' AND ')}`;
   const written = await writeSegment(ctx.writeConn, ctx.dir, {
     file: segmentPath(ctx.dir, partitionKey(first.project_id, first.run_id, first.kind), ctx.nextSegment()),
     projectId: first.project_id,
     runId: first.run_id,
     kind: first.kind,
-    select: `SELECT ${star} FROM read_parquet($1, hive_partitioning = false, union_by_name = true)${where}`,
-    params,
+    select: sql`SELECT ${star} FROM read_parquet(${inputs}, hive_partitioning = false, union_by_name = true)${where}`,
     rowGroupSize: ctx.rowGroupSize,
     textIndex: ctx.textIndex,
     compressionLevel: ctx.compressionLevel,

@@ -2,7 +2,9 @@
 // with each metric also shredded into its own DOUBLE column (`m<id>`). This writes the files only;
 // the record store commits them (manifest first, then its in-memory state). It runs on a connection
 // of its own, so neither writers nor readers wait for it.
-import type { Connection, Param } from '../../db/database.js';
+import type { Connection } from '../../db/database.js';
+import { stringLiteral } from '../../db/sql-string.js';
+import { EMPTY, ident, int, joinSql, raw, sql, type Sql } from '../../query/sql.js';
 import { NEAR_ORDER_GROUPS } from './bulk-load.js';
 import { partitionKey, type ManifestState } from '../manifest/manifest.js';
 import type { MemPartition, MemTable } from '../memtable/mem-tables.js';
@@ -63,31 +65,30 @@ export async function writeSealSegments(ctx: SealContext, table: MemTable, ownDe
     // the segment (dead to readers) until that file is sealed too, since the newer file may not be
     // on disk yet and the row is then the record's last durable version. Both sets are tested by a
     // bitmap: a filter keeps the scan's order, `seq NOT IN (subquery)` is a join and does not (see below).
-    const bitmap = async (name: string, seqs: readonly number[]): Promise<string> => {
+    const bitmap = async (name: string, seqs: readonly number[]): Promise<Sql> => {
       if (!Number.isSafeInteger(lo) || !Number.isSafeInteger(hi)) throw new Error(`bad seq range ${lo}..${hi}`);
-      await ctx.conn.run(`SET VARIABLE ${name} = (SELECT bitstring_agg(s, ${lo}, ${hi}) FROM (SELECT unnest($1::BIGINT[]) AS s))`, [[...seqs]]);
+      const [a, b] = [int(lo), int(hi)];
+      await ctx.conn.run(sql`SET VARIABLE ${ident(name)} = (SELECT bitstring_agg(s, ${a}, ${b}) FROM (SELECT unnest(${[...seqs]}::BIGINT[]) AS s))`);
       // CASE, not OR: DuckDB evaluates both sides of an OR, and get_bit outside the range throws.
-      return `(CASE WHEN seq BETWEEN ${lo} AND ${hi} THEN get_bit(getvariable('${name}'), (seq - ${lo})::INTEGER) = 0 ELSE true END)`;
+      return sql`(CASE WHEN seq BETWEEN ${a} AND ${b} THEN get_bit(getvariable(${stringLiteral(name)}), (seq - ${a})::INTEGER) = 0 ELSE true END)`;
     };
-    const where = ownDead.length === 0 ? '' : ` AND ${await bitmap('tl_seal_dead', ownDead)}`;
-    const star = ownChildless.length === 0 ? '*' : `* REPLACE (has_children AND ${await bitmap('tl_seal_off', ownChildless)} AS has_children)`;
+    const where = ownDead.length === 0 ? EMPTY : sql` AND ${await bitmap('tl_seal_dead', ownDead)}`;
+    const star = ownChildless.length === 0 ? raw('*') : sql`* REPLACE (has_children AND ${await bitmap('tl_seal_off', ownChildless)} AS has_children)`;
     for (const part of table.partitions.values()) {
       const names = [...part.metrics].sort();
       for (const n of names) if (metricIds[n] === undefined) metricIds[n] = nextMetric++;
-      const params: Param[] = [part.projectId, part.runId, part.kind, ...names];
-      const shredded = names.map((n, i) => `, metrics[$${4 + i}] AS m${metricIds[n]}`).join('');
+      const shredded = joinSql(names.map((n) => sql`, metrics[${n}] AS ${ident(`m${metricIds[n]}`)}`), '');
       // Rows that came nearly in created_at order are written as they came (DuckDB keeps a table's
       // insertion order through filters): the sort was a third of a seal's CPU, and row groups' time
       // ranges stay as tight as in the segments merges concatenate (NEAR_ORDER_GROUPS, bulk-load.ts).
-      const order = nearlyOrdered(part, ctx.rowGroupSize) ? '' : ' ORDER BY created_at, id';
+      const order = raw(nearlyOrdered(part, ctx.rowGroupSize) ? '' : ' ORDER BY created_at, id');
       const written = await writeSegment(ctx.conn, ctx.dir, {
         file: segmentPath(ctx.dir, partitionKey(part.projectId, part.runId, part.kind), ctx.nextSegment()),
         projectId: part.projectId,
         runId: part.runId,
         kind: part.kind,
-        select: `SELECT ${star}${shredded} FROM ${table.name}
-                 WHERE project_id = $1 AND run_id = $2 AND ${KIND_SQL} = $3${where}${order}`,
-        params,
+        select: sql`SELECT ${star}${shredded} FROM ${ident(table.name)}
+                 WHERE project_id = ${part.projectId} AND run_id = ${part.runId} AND ${raw(KIND_SQL)} = ${part.kind}${where}${order}`,
         rowGroupSize: ctx.sealRowGroupSize ?? ctx.rowGroupSize,
         compressionLevel: SEAL_COMPRESSION_LEVEL,
         textIndex: ctx.textIndex,

@@ -7,6 +7,7 @@ import type { ManifestState } from '../manifest/manifest.js';
 import { MemTable } from '../memtable/mem-tables.js';
 import { writeSealSegments } from './seal.js';
 import type { StoreState } from '../store-state.js';
+import { ident, sql } from '../../query/sql.js';
 
 /** Frozen tables waiting for the sealer before writers wait (bounds memory at about three tables). */
 const MAX_FROZEN = 2;
@@ -160,7 +161,7 @@ export class Sealer {
     s.sealGeneration += 1;
     await s.wal.dropThrough(table.number);
     s.afterReaders(async () => {
-      await s.inserter.run(`DROP TABLE IF EXISTS ${table.name}`);
+      await s.inserter.run(sql`DROP TABLE IF EXISTS ${ident(table.name)}`);
       await s.forget(purged);
       await s.forgetChildless([...ownOff]);
     });
@@ -169,7 +170,7 @@ export class Sealer {
   /** Which of `seqs` are rows of the table itself. */
   async #held(table: MemTable, seqs: readonly number[]): Promise<Set<number>> {
     if (seqs.length === 0) return new Set();
-    const rows = await this.#s.conns.seal.all(`SELECT seq FROM ${table.name} WHERE seq IN (SELECT unnest($1::BIGINT[]))`, [[...seqs]]);
+    const rows = await this.#s.conns.seal.all(sql`SELECT seq FROM ${ident(table.name)} WHERE seq IN (SELECT unnest(${[...seqs]}::BIGINT[]))`);
     return new Set(rows.map((r) => Number(r['seq'])));
   }
 }

@@ -4,8 +4,9 @@
 // takes no parameter) is written as a quoted literal.
 import { readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import type { Connection, Param } from '../../db/database.js';
-import { sqlString } from '../../db/sql-string.js';
+import type { Connection } from '../../db/database.js';
+import { stringLiteral } from '../../db/sql-string.js';
+import { EMPTY, int, raw, sql, type Sql } from '../../query/sql.js';
 import { ensureDirDurable, fsyncFile, fsyncPathAsync } from '../fs-util.js';
 import type { ManifestState, SegmentEntry } from '../manifest/manifest.js';
 import { TAG_SET_COLUMN, TAG_SET_SQL, type RecordKind } from '../../record/record-columns.js';
@@ -33,13 +34,12 @@ export interface WriteSegment {
   readonly runId: string;
   readonly kind: RecordKind;
   /** The SELECT whose rows (already in order) become the file. */
-  readonly select: string;
+  readonly select: Sql;
   /**
    * Writes the file at the path instead of a COPY of `select` (the same columns, in order): a bulk load
    * that copies pages of its source. May throw SpliceMismatch before the segment exists (nothing is left).
    */
   readonly write?: (abs: string) => Promise<void>;
-  readonly params: readonly Param[];
   readonly rowGroupSize: number;
   readonly compressionLevel?: number;
   /** Whether to write the segment's text index (RecordStoreOptions.textIndex). */
@@ -59,6 +59,11 @@ export interface WrittenSegment {
   readonly hashes: Float64Array;
 }
 
+/** Rows of `select` with tag_set derived from their tags, as every segment stores it (recomputed when the rows come from segments). */
+export function withTagSet(select: Sql): Sql {
+  return sql`SELECT COLUMNS(lambda c: c <> ${stringLiteral(TAG_SET_COLUMN)}), ${raw(TAG_SET_SQL)} AS ${raw(TAG_SET_COLUMN)} FROM (${select})`;
+}
+
 /**
  * Writes a segment and its id hashes, fsynced with their folder (created durably if new). Returns its
  * manifest entry, or null when the SELECT gave no rows (nothing is left on disk then).
@@ -67,20 +72,18 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
   const { abs, rel } = w.file;
   ensureDirDurable(dirname(abs), dir);
   try {
-    const level = w.compressionLevel === undefined ? '' : `, COMPRESSION_LEVEL ${w.compressionLevel}`;
-    // Every segment also stores tag_set, derived from tags (recomputed when the rows come from segments).
-    const select = `SELECT COLUMNS(lambda c: c <> '${TAG_SET_COLUMN}'), ${TAG_SET_SQL} AS ${TAG_SET_COLUMN} FROM (${w.select})`;
+    const level = w.compressionLevel === undefined ? EMPTY : sql`, COMPRESSION_LEVEL ${int(w.compressionLevel)}`;
     if (w.write) await w.write(abs);
     else {
       // Parquet field ids (record/field-ids.ts), so readers that match columns by id (Iceberg) need no name mapping.
-      const ids = fieldIdsOption(await conn.columnNames(select, w.params));
-      await conn.run(`COPY (${select}) TO ${sqlString(abs)} (FORMAT parquet, COMPRESSION zstd${level}, ROW_GROUP_SIZE ${w.rowGroupSize}${ids})`, w.params);
+      const select = withTagSet(w.select);
+      const ids = raw(fieldIdsOption(await conn.columnNames(select)));
+      await conn.run(sql`COPY (${select}) TO ${stringLiteral(abs)} (FORMAT parquet, COMPRESSION zstd${level}, ROW_GROUP_SIZE ${int(w.rowGroupSize)}${ids})`);
     }
     await fsyncPathAsync(abs);
     const meta = await conn.all(
-      `SELECT epoch_us(stats_min::TIMESTAMP) AS lo, epoch_us(stats_max::TIMESTAMP) AS hi, row_group_num_rows AS n
-       FROM parquet_metadata($1) WHERE path_in_schema = 'created_at' ORDER BY row_group_id`,
-      [abs],
+      sql`SELECT epoch_us(stats_min::TIMESTAMP) AS lo, epoch_us(stats_max::TIMESTAMP) AS hi, row_group_num_rows AS n
+       FROM parquet_metadata(${abs}) WHERE path_in_schema = 'created_at' ORDER BY row_group_id`,
     );
     const rows = meta.reduce((n, m) => n + Number(m['n']), 0);
     if (rows === 0) {
@@ -88,10 +91,7 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
       return null;
     }
     const range = (
-      await conn.all(
-        `SELECT min(seq) AS a, max(seq) AS b, epoch_us(min(created_at)) AS c, epoch_us(max(created_at)) AS d FROM read_parquet($1, hive_partitioning = false)`,
-        [abs],
-      )
+      await conn.all(sql`SELECT min(seq) AS a, max(seq) AS b, epoch_us(min(created_at)) AS c, epoch_us(max(created_at)) AS d FROM read_parquet(${abs}, hive_partitioning = false)`)
     )[0]!;
     const hashes = typeof w.hashes === 'function' ? (await w.hashes()).sort() : w.hashes.slice().sort();
     writeFileSync(idsPath(abs), hashes);
@@ -137,7 +137,7 @@ export async function readHashes(conn: Connection, dir: string, seg: SegmentEntr
   } catch {
     // rebuilt below
   }
-  const ids = await conn.all('SELECT id FROM read_parquet($1, hive_partitioning = false)', [join(dir, seg.file)]);
+  const ids = await conn.all(sql`SELECT id FROM read_parquet(${join(dir, seg.file)}, hive_partitioning = false)`);
   const hashes = Float64Array.from(ids.map((r) => hash(String(r['id'])))).sort();
   writeFileSync(path, hashes);
   fsyncFile(path);

@@ -14,7 +14,8 @@
 // dead-row filter safe: a mark logged later is ignored everywhere, so is the row it came with.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Database, Param, Row } from '../../db/database.js';
+import type { Database, Row } from '../../db/database.js';
+import { ident, int, joinSql, raw, sql, type Sql } from '../../query/sql.js';
 import { childIndexPath } from '../indexes/child-index.js';
 import type { DeadSet } from '../manifest/dead-set.js';
 import type { SealedIdIndex } from '../indexes/id-index.js';
@@ -46,7 +47,7 @@ export interface SnapshotBounds {
   readonly dead: DeadSet;
 }
 
-const COLS = COLUMN_NAMES.join(', ');
+const COLS = raw(COLUMN_NAMES.join(', '));
 
 export class Snapshot {
   readonly #dir: string;
@@ -58,14 +59,14 @@ export class Snapshot {
   readonly #retention: RetentionView | undefined;
   readonly #cutoffCache = new Map<string, ReadonlyMap<string, number>>();
   /** `SELECT *` with has_children overridden, or plain when no override exists (nothing to join). */
-  readonly #star: string;
+  readonly #star: Sql;
   readonly #bounds: SnapshotBounds;
   #deadFree: ReadonlySet<string> | null = null;
 
   constructor(dir: string, db: Database, manifest: ManifestState, mem: readonly MemTable[], index: SealedIdIndex, bounds: SnapshotBounds, retention?: RetentionView, overrides = true) {
     this.#dir = dir;
     this.#bounds = bounds;
-    this.#star = overrides ? `* REPLACE ((has_children AND seq NOT IN ${this.childlessSeqs}) AS has_children)` : '*';
+    this.#star = overrides ? sql`* REPLACE ((has_children AND seq NOT IN ${this.childlessSeqs}) AS has_children)` : raw('*');
     this.#retention = retention;
     this.#db = db;
     this.#manifest = manifest;
@@ -76,18 +77,18 @@ export class Snapshot {
   }
 
   /** The dead sequence numbers this snapshot honours, as a subquery (generation and clock are the store's own counters). */
-  get deadSeqs(): string {
-    return `(SELECT seq FROM dead WHERE gen <= ${this.#manifest.generation} AND clock <= ${this.#bounds.clock})`;
+  get deadSeqs(): Sql {
+    return sql`(SELECT seq FROM dead WHERE gen <= ${int(this.#manifest.generation)} AND clock <= ${int(this.#bounds.clock)})`;
   }
 
   /** The has_children overrides this snapshot honours, as a subquery. */
-  get childlessSeqs(): string {
-    return `(SELECT seq FROM childless WHERE clock <= ${this.#bounds.clock})`;
+  get childlessSeqs(): Sql {
+    return sql`(SELECT seq FROM childless WHERE clock <= ${int(this.#bounds.clock)})`;
   }
 
   /** The condition on a memory table's rows that leaves out those logged after the snapshot. */
-  get memBound(): string {
-    return `seq <= ${this.#bounds.lastSeq}`;
+  get memBound(): Sql {
+    return sql`seq <= ${int(this.#bounds.lastSeq)}`;
   }
 
   /** Whether no dead seq lies in a memory table's seq range (up to the next table's first, or the snapshot's last). */
@@ -154,31 +155,31 @@ export class Snapshot {
   }
 
   /**
-   * The FROM source for a scope: live rows of its segments and memory tables, as SQL plus the
-   * parameters it uses (numbered from `firstParam`). Each metric in `metrics` is also exposed as a
-   * DOUBLE column named by `metricColumn(name)` (the shredded column where sealed, a map lookup in memory).
+   * The FROM source for a scope: live rows of its segments and memory tables, as a SQL fragment.
+   * Each metric in `metrics` is also exposed as a DOUBLE column named by `metricColumn(name)` (the
+   * shredded column where sealed, a map lookup in memory).
    */
-  source(scope: Scope, firstParam = 1, metrics: readonly string[] = [], text: readonly TextRequirement[] = [], created: readonly (readonly [number, number])[] | null = null, pick?: SourcePick): SourceSql {
-    return this.#source(scope, firstParam, metrics, false, text, undefined, created, pick);
+  source(scope: Scope, metrics: readonly string[] = [], text: readonly TextRequirement[] = [], created: readonly (readonly [number, number])[] | null = null, pick?: SourcePick): SourceSql {
+    return this.#source(scope, metrics, false, text, undefined, created, pick);
   }
 
   /** Sequence numbers of rows of a scope that retention has expired but are still stored (to purge them). */
-  expiredSeqs(scope: Scope): { sql: string; params: Param[] } | null {
+  expiredSeqs(scope: Scope): Sql | null {
     if (this.cutoffs(scope.projectId, scope.runId).size === 0) return null;
-    const src = this.#source(scope, 1, [], true, []);
-    return { sql: `SELECT seq FROM ${src.sql}`, params: src.params };
+    const src = this.#source(scope, [], true, []);
+    return sql`SELECT seq FROM ${src.sql}`;
   }
 
   /**
-   * A source whose sealed part is given: `segments(p)` is a SELECT of `columns` (then one DOUBLE per
+   * A source whose sealed part is given: `segments` is a SELECT of `columns` (then one DOUBLE per
    * metric, named mx0, mx1, ...) standing in for the segments' rows (e.g. a cached top-k of them);
    * memory tables, dead rows and retention are applied as for `source`.
    */
-  sourceWith(scope: Scope, firstParam: number, metrics: readonly string[], columns: readonly string[], segments: (p: (v: Param) => string) => string): SourceSql {
-    return this.#source(scope, firstParam, metrics, false, [], { columns, segments });
+  sourceWith(scope: Scope, metrics: readonly string[], columns: readonly string[], segments: Sql): SourceSql {
+    return this.#source(scope, metrics, false, [], { columns, segments });
   }
 
-  #source(scope: Scope, firstParam: number, metrics: readonly string[], expiredOnly: boolean, text: readonly TextRequirement[], given?: SourceParts['given'], created: readonly (readonly [number, number])[] | null = null, pick?: SourcePick): SourceSql {
+  #source(scope: Scope, metrics: readonly string[], expiredOnly: boolean, text: readonly TextRequirement[], given?: SourceParts['given'], created: readonly (readonly [number, number])[] | null = null, pick?: SourcePick): SourceSql {
     let segments = expiredOnly ? this.#manifest.segments.filter((s) => s.project_id === scope.projectId && (scope.runId === undefined || s.run_id === scope.runId) && scope.kinds.includes(s.kind)) : this.segmentsFor(scope);
     // A caller that keeps only rows created within `created` (a page's time window) reads no segment
     // created wholly outside it: listing a file costs DuckDB its metadata and statistics checks even
@@ -204,21 +205,22 @@ export class Snapshot {
       expiredOnly,
       given,
     };
-    return sourceSql(from, firstParam, metrics);
+    return sourceSql(from, metrics);
   }
 
   /**
    * Rows of a scope still in memory tables, dead ones included (a superset, for facts about the
-   * data), as SQL with parameters from $1; null when there are none.
+   * data), as a subquery; null when there are none.
    */
-  memoryRows(scope: Scope, tables?: readonly MemTable[]): { sql: string; params: Param[] } | null {
+  memoryRows(scope: Scope, tables?: readonly MemTable[]): Sql | null {
     const mem = tables ?? this.#memFor(scope);
     if (mem.length === 0) return null;
-    const params: Param[] = [scope.projectId];
-    let where = 'project_id = $1';
-    if (scope.runId !== undefined) where += ` AND run_id = $${params.push(scope.runId)}`;
-    where += ` AND ${KIND_SQL} IN (SELECT unnest($${params.push([...scope.kinds])}::VARCHAR[]))`;
-    return { sql: `(${mem.map((t) => `SELECT ${COLS} FROM ${t.name} WHERE ${where}`).join(' UNION ALL ')})`, params };
+    const where = [sql`project_id = ${scope.projectId}`];
+    if (scope.runId !== undefined) where.push(sql`run_id = ${scope.runId}`);
+    where.push(sql`${raw(KIND_SQL)} IN (SELECT unnest(${[...scope.kinds]}::VARCHAR[]))`);
+    const test = joinSql(where, ' AND ');
+    const parts = mem.map((t) => sql`SELECT ${COLS} FROM ${ident(t.name)} WHERE ${test}`);
+    return sql`(${joinSql(parts, ' UNION ALL ')})`;
   }
 
   /**
@@ -267,14 +269,11 @@ export class Snapshot {
   async memorySeqs(scope: Scope): Promise<number[]> {
     const mem = this.#memFor(scope);
     if (mem.length === 0) return [];
-    const params: Param[] = [scope.projectId];
-    let where = `project_id = $1 AND ${this.memBound}`;
-    if (scope.runId !== undefined) {
-      params.push(scope.runId);
-      where += ' AND run_id = $2';
-    }
-    const parts = mem.map((t) => `SELECT seq FROM ${t.name} WHERE ${where}`);
-    const rows = await this.#db.all(`SELECT seq FROM (${parts.join(' UNION ALL ')}) WHERE seq NOT IN ${this.deadSeqs}`, params);
+    const where = [sql`project_id = ${scope.projectId}`, this.memBound];
+    if (scope.runId !== undefined) where.push(sql`run_id = ${scope.runId}`);
+    const test = joinSql(where, ' AND ');
+    const parts = mem.map((t) => sql`SELECT seq FROM ${ident(t.name)} WHERE ${test}`);
+    const rows = await this.#db.all(sql`SELECT seq FROM (${joinSql(parts, ' UNION ALL ')}) WHERE seq NOT IN ${this.deadSeqs}`);
     return rows.map((r) => Number(r['seq']));
   }
 
@@ -305,15 +304,14 @@ export class Snapshot {
     for (const id of ids) for (const f of this.#index.candidates(id, `records/${partitionKey(projectId, runId)}`)) files.add(f);
     const mem = maybeInMemory ? this.#memFor({ projectId, runId, kinds: ['span', 'trace', 'session'] }) : [];
     if (mem.length === 0 && files.size === 0) return [];
-    const params: Param[] = [[...ids]];
-    const p = (v: Param) => `$${params.push(v)}`;
     // Named columns: sealed files also carry shredded metric columns (m<id>), different per file.
-    const parts: string[] = [];
+    const parts: Sql[] = [];
     if (mem.length > 0) {
-      const where = `project_id = ${p(projectId)} AND run_id = ${p(runId)} AND ${this.memBound}`;
-      for (const t of mem) parts.push(`SELECT ${COLS} FROM ${t.name} WHERE ${where}`);
+      const where = sql`project_id = ${projectId} AND run_id = ${runId} AND ${this.memBound}`;
+      for (const t of mem) parts.push(sql`SELECT ${COLS} FROM ${ident(t.name)} WHERE ${where}`);
     }
-    if (files.size > 0) parts.push(`SELECT ${COLS} FROM read_parquet(${p([...files].map((f) => join(this.#dir, f)))}, hive_partitioning = false, union_by_name = true)`);
-    return this.#db.all(`${STORED_SELECT} FROM (SELECT ${this.#star} FROM (${parts.join(' UNION ALL ')}) WHERE id IN (SELECT unnest($1::VARCHAR[])) AND seq NOT IN ${this.deadSeqs})`, params);
+    if (files.size > 0) parts.push(sql`SELECT ${COLS} FROM read_parquet(${[...files].map((f) => join(this.#dir, f))}, hive_partitioning = false, union_by_name = true)`);
+    const union = joinSql(parts, ' UNION ALL ');
+    return this.#db.all(sql`${raw(STORED_SELECT)} FROM (SELECT ${this.#star} FROM (${union}) WHERE id IN (SELECT unnest(${[...ids]}::VARCHAR[])) AND seq NOT IN ${this.deadSeqs})`);
   }
 }

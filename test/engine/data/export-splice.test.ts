@@ -11,6 +11,8 @@ import { EXPORT_COLUMNS } from '../../../src/engine/data/export.js';
 import { TYPE } from '../../../src/engine/data/import-checks.js';
 import { spliceParquet, SpliceMismatch, SPLICE_KEY } from '../../../src/storage/parquet/parquet-splice.js';
 import { everyKindTrace, openStore, tempDir } from '../../support/helpers.js';
+import { raw, sql } from '../../../src/query/sql.js';
+import { stringLiteral } from '../../../src/db/sql-string.js';
 
 const uuidFor = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
 const DAY = 86_400_000;
@@ -56,27 +58,27 @@ test('a whole Parquet export copies live segments and equals the export DuckDB w
 
   const db = await Database.open({ connections: 1 });
   t.after(() => db.close());
-  const kv = await db.all('SELECT decode(value) AS v FROM parquet_kv_metadata($1) WHERE decode(key) = $2', [spliced, SPLICE_KEY]);
+  const kv = await db.all(sql`SELECT decode(value) AS v FROM parquet_kv_metadata(${spliced}) WHERE decode(key) = ${SPLICE_KEY}`);
   assert.ok(Number(kv[0]?.['v']) > 0, 'row groups were copied from segments');
   // The export's columns, and the same rows with the same values (each row compared as JSON; the JSON
   // lines read back with the export's column types).
-  const cols = (await db.all(`DESCRIBE SELECT * FROM read_parquet('${spliced}')`)).map((r) => `${r['column_name']}:${r['column_type']}`);
+  const cols = (await db.all(sql`DESCRIBE SELECT * FROM read_parquet(${spliced})`)).map((r) => `${r['column_name']}:${r['column_type']}`);
   assert.deepEqual(cols, EXPORT_COLUMNS.map((c) => `${c}:${TYPE[c]}`));
-  const left = `SELECT to_json(x)::VARCHAR AS j FROM read_parquet('${spliced}') x`;
-  const right = `SELECT to_json(x)::VARCHAR AS j FROM read_json('${plain}', format = 'newline_delimited', columns = {${EXPORT_COLUMNS.map((c) => `${c}: '${TYPE[c]}'`).join(', ')}}) x`;
-  const diff = await db.all(`SELECT count(*) AS n FROM ((${left} EXCEPT ALL ${right}) UNION ALL (${right} EXCEPT ALL ${left}))`);
+  const left = sql`SELECT to_json(x)::VARCHAR AS j FROM read_parquet(${spliced}) x`;
+  const right = sql`SELECT to_json(x)::VARCHAR AS j FROM read_json(${plain}, format = 'newline_delimited', columns = {${raw(EXPORT_COLUMNS.map((c) => `${c}: '${TYPE[c]}'`).join(', '))}}) x`;
+  const diff = await db.all(sql`SELECT count(*) AS n FROM ((${left} EXCEPT ALL ${right}) UNION ALL (${right} EXCEPT ALL ${left}))`);
   assert.equal(Number(diff[0]!['n']), 0, 'the same rows');
-  const n = Number((await db.all(`SELECT count(*) AS n FROM read_parquet('${spliced}')`))[0]!['n']);
+  const n = Number((await db.all(sql`SELECT count(*) AS n FROM read_parquet(${spliced})`))[0]!['n']);
   assert.equal(n, a.rows);
   // The segments' Bloom filters come along, and equality filters that probe them find every row.
-  const blooms = await db.all('SELECT count(bloom_filter_offset) AS n FROM parquet_metadata($1)', [spliced]);
+  const blooms = await db.all(sql`SELECT count(bloom_filter_offset) AS n FROM parquet_metadata(${spliced})`);
   assert.ok(Number(blooms[0]!['n']) > 0, 'Bloom filters copied');
-  for (const r of await db.all(`SELECT name, type, count(*) AS n FROM read_parquet('${spliced}') GROUP BY ALL`)) {
-    const hit = await db.all(`SELECT count(*) AS n FROM read_parquet('${spliced}') WHERE name = $1 AND type = $2`, [String(r['name']), String(r['type'])]);
+  for (const r of await db.all(sql`SELECT name, type, count(*) AS n FROM read_parquet(${spliced}) GROUP BY ALL`)) {
+    const hit = await db.all(sql`SELECT count(*) AS n FROM read_parquet(${spliced}) WHERE name = ${String(r['name'])} AND type = ${String(r['type'])}`);
     assert.equal(Number(hit[0]!['n']), Number(r['n']), `name ${r['name']}, type ${r['type']}`);
   }
   // What the mix makes sure of.
-  const of = async (id: string) => (await db.all(`SELECT output, has_children FROM read_parquet('${spliced}') WHERE id = $1`, [id])).map((r) => `${r['output']}/${r['has_children']}`);
+  const of = async (id: string) => (await db.all(sql`SELECT output, has_children FROM read_parquet(${spliced}) WHERE id = ${id}`)).map((r) => `${r['output']}/${r['has_children']}`);
   assert.deepEqual(await of(uuidFor(3)), ['relogged/true'], 'the newer version only');
   assert.deepEqual(await of(uuidFor(102)), [], 'the deleted span is not exported');
   assert.deepEqual((await of(uuidFor(101))).map((s) => s.split('/')[1]), ['false'], 'the override applies');
@@ -92,16 +94,16 @@ test('a file whose columns differ from the template is refused, not spliced', as
   t.after(() => db.close());
   const tpl = join(dir, 'tpl.parquet');
   const other = join(dir, 'other.parquet');
-  await db.run(`COPY (SELECT 1::BIGINT AS a, 'x' AS b) TO '${tpl}' (FORMAT parquet)`);
-  await db.run(`COPY (SELECT 1::INTEGER AS a, 'y' AS b) TO '${other}' (FORMAT parquet)`);
+  await db.run(sql`COPY (SELECT 1::BIGINT AS a, 'x' AS b) TO ${stringLiteral(tpl)} (FORMAT parquet)`);
+  await db.run(sql`COPY (SELECT 1::INTEGER AS a, 'y' AS b) TO ${stringLiteral(other)} (FORMAT parquet)`);
   assert.throws(() => spliceParquet(join(dir, 'out.parquet'), [tpl, other]), SpliceMismatch);
   const notParquet = join(dir, 'x.parquet');
   writeFileSync(notParquet, 'not a parquet file at all');
   assert.throws(() => spliceParquet(join(dir, 'out2.parquet'), [tpl, notParquet]), SpliceMismatch);
   // Same columns, one more in the second file: kept columns only.
   const wider = join(dir, 'wider.parquet');
-  await db.run(`COPY (SELECT 2::BIGINT AS a, 'z' AS b, 3.5 AS c) TO '${wider}' (FORMAT parquet)`);
+  await db.run(sql`COPY (SELECT 2::BIGINT AS a, 'z' AS b, 3.5 AS c) TO ${stringLiteral(wider)} (FORMAT parquet)`);
   assert.equal(spliceParquet(join(dir, 'out3.parquet'), [tpl, wider]), 2);
-  const back = await db.all(`SELECT * FROM read_parquet('${join(dir, 'out3.parquet')}') ORDER BY a`);
+  const back = await db.all(sql`SELECT * FROM read_parquet(${join(dir, 'out3.parquet')}) ORDER BY a`);
   assert.deepEqual(back.map((r) => `${r['a']}${r['b']}`), ['1x', '2z']);
 });

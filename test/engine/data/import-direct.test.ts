@@ -13,6 +13,7 @@ import { loadManifest } from '../../../src/storage/manifest/manifest.js';
 import { NEAR_ORDER_GROUPS } from '../../../src/storage/segments/bulk-load.js';
 import { COLUMN_NAMES } from '../../../src/record/record-columns.js';
 import { everyKindTrace, openStore, tempDir } from '../../support/helpers.js';
+import { sql } from '../../../src/query/sql.js';
 
 type Fx = Awaited<ReturnType<typeof openStore>>;
 
@@ -50,7 +51,7 @@ test('a Parquet export is written straight into segments with the sealer layout'
   t.after(() => db.close());
   const schemaOf = async (dir: string, kind: string) => {
     const seg = loadManifest(dir).segments.find((g) => g.kind === kind)!;
-    const cols = await db.all('SELECT name, type FROM parquet_schema($1) WHERE name <> $2', [join(dir, seg.file), 'duckdb_schema']);
+    const cols = await db.all(sql`SELECT name, type FROM parquet_schema(${join(dir, seg.file)}) WHERE name <> ${'duckdb_schema'}`);
     // Metric columns are numbered per folder: compared by the metric they hold.
     const names = new Map(Object.entries(loadManifest(dir).metric_ids).map(([n, id]) => [`m${id}`, `metric ${n}`]));
     return cols.map((c) => `${names.get(String(c['name'])) ?? c['name']}:${c['type']}`).filter((c) => !/^(key|value|element|list|map|key_value):/.test(c));
@@ -59,12 +60,12 @@ test('a Parquet export is written straight into segments with the sealer layout'
     assert.deepEqual(await schemaOf(target.dir, kind), await schemaOf(src.dir, kind), `${kind}: the sealer's columns, shredded metrics included`);
   }
   const seg = loadManifest(target.dir).segments.find((g) => g.kind === 'span')!;
-  const cols = (await db.all('DESCRIBE SELECT * FROM read_parquet($1, hive_partitioning = false)', [join(target.dir, seg.file)])).map((c) => String(c['column_name']));
+  const cols = (await db.all(sql`DESCRIBE SELECT * FROM read_parquet(${join(target.dir, seg.file)}, hive_partitioning = false)`)).map((c) => String(c['column_name']));
   assert.deepEqual(cols.slice(0, COLUMN_NAMES.length), [...COLUMN_NAMES]);
   // Then the shredded metrics and the derived tag_set (src/record/record-columns.ts), last.
   assert.equal(cols[cols.length - 1], 'tag_set');
   assert.ok(cols.slice(COLUMN_NAMES.length, -1).every((c) => /^m\d+$/.test(c)) && cols.length > COLUMN_NAMES.length + 1);
-  const order = await db.all('SELECT epoch_us(created_at) AS c, id FROM read_parquet($1, file_row_number = true, hive_partitioning = false) ORDER BY file_row_number', [join(target.dir, seg.file)]);
+  const order = await db.all(sql`SELECT epoch_us(created_at) AS c, id FROM read_parquet(${join(target.dir, seg.file)}, file_row_number = true, hive_partitioning = false) ORDER BY file_row_number`);
   // The sealer's order: created_at, or nearly (no row more than NEAR_ORDER_GROUPS row groups' worth
   // of time behind the newest before it; seal.ts nearlyOrdered). The source's seal kept its rows'
   // arrival order (one row group), and the import kept the export's.
@@ -77,7 +78,7 @@ test('a Parquet export is written straight into segments with the sealer layout'
     newest = Math.max(newest, c);
   }
   assert.ok(behind <= NEAR_ORDER_GROUPS * groupUs, `nearly in created_at order (a row ${behind} µs behind)`);
-  const meta = await db.all("SELECT DISTINCT compression FROM parquet_metadata($1) WHERE path_in_schema = 'input'", [join(target.dir, seg.file)]);
+  const meta = await db.all(sql`SELECT DISTINCT compression FROM parquet_metadata(${join(target.dir, seg.file)}) WHERE path_in_schema = 'input'`);
   assert.deepEqual(meta.map((m) => m['compression']), ['ZSTD']);
 });
 

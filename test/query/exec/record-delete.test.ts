@@ -8,6 +8,7 @@ import { childlessByScan, childlessOfLeaves, childlessParents } from '../../../s
 import type { LogRow } from '../../../src/record/record.js';
 import type { Scope } from '../../../src/storage/snapshot/snapshot.js';
 import { openRecordStore, ROWS_PROJECT, ROWS_RUN } from '../../support/helpers.js';
+import { sql } from '../../../src/query/sql.js';
 
 /** A small deterministic generator (mulberry32). */
 function rng(seed: number): () => number {
@@ -88,7 +89,7 @@ test('child indexes find the same childless parents as the segments, memory, dea
   const all = async () =>
     store.read((snap) => {
       const src = snap.source({ projectId: ROWS_PROJECT, runId: ROWS_RUN, kinds: ['span'] });
-      return db.all(`SELECT id, seq, parent_id FROM ${src.sql}`, src.params);
+      return db.all(sql`SELECT id, seq, parent_id FROM ${src.sql}`);
     });
   const before = await all();
   // One parent already marked childless (an override) while its rows say has_children.

@@ -12,6 +12,8 @@ import { TraceStore } from '../../../src/engine/trace-store.js';
 import { childIndexPath, childIndexUsable } from '../../../src/storage/indexes/child-index.js';
 import { tempDir } from '../../support/helpers.js';
 import { waitFor } from '../../support/wait-for.js';
+import { sql } from '../../../src/query/sql.js';
+import { stringLiteral } from '../../../src/db/sql-string.js';
 
 const OPTIONS = { threads: 1, rowGroupSize: 512, autoCompact: false } as const;
 
@@ -82,7 +84,7 @@ test('child indexes: written with every segment, replaced when missing, damaged,
   const db = await Database.open({});
   const conn = await db.dedicated();
   const odd = `${childIndexPath(spans[3]!.abs)}.odd`;
-  await conn.run(`COPY (SELECT * FROM read_parquet($1)) TO '${odd}' (FORMAT parquet, KV_METADATA {tracelake_hash_probe: '1'})`, [childIndexPath(spans[3]!.abs)]);
+  await conn.run(sql`COPY (SELECT * FROM read_parquet(${childIndexPath(spans[3]!.abs)})) TO ${stringLiteral(odd)} (FORMAT parquet, KV_METADATA {tracelake_hash_probe: '1'})`);
   await db.close();
   renameSync(odd, childIndexPath(spans[3]!.abs));
   const leftover = `${childIndexPath(spans[0]!.abs)}.tmp-999999`;

@@ -14,6 +14,8 @@ import { caselessPattern } from '../../../src/query/compile-filter.js';
 import { buildTextIndex, TEXT_COLUMNS } from '../../../src/storage/indexes/text-index.js';
 import { loadTokenIndex, markRows, tokenFileRows, tokenFileSound, tokenNeedle, tokensContaining } from '../../../src/storage/indexes/token-index.js';
 import { tempDir } from '../../support/helpers.js';
+import { ident, sql } from '../../../src/query/sql.js';
+import { stringLiteral } from '../../../src/db/sql-string.js';
 
 const FRAGMENTS = [
   'warranty', 'WARRANTY', 'Warranty', 'warRanty', 'nowarrantyhere', 'war-ranty', 'war ranty', 'warrant', 'y', ' ',
@@ -43,16 +45,15 @@ test('token postings equal DuckDB case-insensitive contains on adversarial text'
   const n = 7000;
   const cols = { name: rowsOf(n, 1), input: rowsOf(n, 2), output: rowsOf(n, 3) };
   const file = join(dir, 'seg-1.parquet');
-  await conn.run('CREATE TABLE t (seq BIGINT, name VARCHAR, input VARCHAR, output VARCHAR)');
+  await conn.run(sql`CREATE TABLE t (seq BIGINT, name VARCHAR, input VARCHAR, output VARCHAR)`);
   for (let i = 0; i < n; i += 500) {
     const ids = Array.from({ length: Math.min(500, n - i) }, (_, k) => i + k);
     await conn.run(
-      `INSERT INTO t SELECT unnest($1::BIGINT[]), unnest($2::VARCHAR[]), unnest($3::VARCHAR[]), unnest($4::VARCHAR[])`,
-      [ids, ids.map((k) => cols.name[k]!), ids.map((k) => cols.input[k]!), ids.map((k) => cols.output[k]!)] as never,
+      sql`INSERT INTO t SELECT unnest(${ids}::BIGINT[]), unnest(${ids.map((k) => cols.name[k]!)}::VARCHAR[]), unnest(${ids.map((k) => cols.input[k]!)}::VARCHAR[]), unnest(${ids.map((k) => cols.output[k]!)}::VARCHAR[])`,
     );
   }
-  await conn.run(`COPY (SELECT * FROM t ORDER BY seq) TO '${file}' (FORMAT parquet, ROW_GROUP_SIZE 2048)`);
-  const groups = await conn.all(`SELECT count(*) AS g FROM parquet_metadata($1) WHERE path_in_schema = 'seq'`, [file]);
+  await conn.run(sql`COPY (SELECT * FROM t ORDER BY seq) TO ${stringLiteral(file)} (FORMAT parquet, ROW_GROUP_SIZE 2048)`);
+  const groups = await conn.all(sql`SELECT count(*) AS g FROM parquet_metadata(${file}) WHERE path_in_schema = 'seq'`);
   assert.ok(Number(groups[0]!['g']) >= 3, 'several row groups');
 
   const { tok } = await buildTextIndex(conn, file);
@@ -75,8 +76,8 @@ test('token postings equal DuckDB case-insensitive contains on adversarial text'
       markRows(ix, col, tokensContaining(col, lowered), bits);
       const got: number[] = [];
       for (let r = 0; r < n; r++) if (bits[r >>> 5]! & (1 << (r & 31))) got.push(r);
-      const byPattern = await conn.all(`SELECT seq FROM read_parquet($1) WHERE regexp_matches(${column}, $2) ORDER BY seq`, [file, caselessPattern(needle)!]);
-      const byLower = await conn.all(`SELECT seq FROM read_parquet($1) WHERE contains(lower(${column}), lower($2)) ORDER BY seq`, [file, needle]);
+      const byPattern = await conn.all(sql`SELECT seq FROM read_parquet(${file}) WHERE regexp_matches(${ident(column)}, ${caselessPattern(needle)!}) ORDER BY seq`);
+      const byLower = await conn.all(sql`SELECT seq FROM read_parquet(${file}) WHERE contains(lower(${ident(column)}), lower(${needle})) ORDER BY seq`);
       assert.deepEqual(got, byPattern.map((r) => Number(r['seq'])), `${column} ${needle}: the filter's pattern`);
       assert.deepEqual(got, byLower.map((r) => Number(r['seq'])), `${column} ${needle}: lower()`);
       if (got.length > 0) nonEmpty++;

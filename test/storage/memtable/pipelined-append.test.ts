@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import { Database } from '../../../src/db/database.js';
 import { RecordStore } from '../../../src/storage/record-store.js';
 import { openRecordStore, ROWS_PROJECT, ROWS_RUN, tempDir, toolRows } from '../../support/helpers.js';
+import { sql } from '../../../src/query/sql.js';
 
 const P = ROWS_PROJECT;
 const R = ROWS_RUN;
@@ -35,7 +36,7 @@ test('a snapshot taken after settled() sees every acknowledged row', async (t) =
   const snap = store.snapshot();
   try {
     const src = snap.source({ projectId: P, runId: R, kinds: ['span'] });
-    const [row] = await store.db.all(`SELECT count(*) AS n FROM ${src.sql}`, src.params);
+    const [row] = await store.db.all(sql`SELECT count(*) AS n FROM ${src.sql}`);
     assert.equal(Number(row!['n']), 3000);
   } finally {
     snap.release();
@@ -66,7 +67,7 @@ test('pipelineDepth 0: an append resolves only once its rows are in DuckDB (a sn
     const snap = store.snapshot();
     try {
       const src = snap.source({ projectId: P, runId: R, kinds: ['span'] });
-      const [row] = await store.db.all(`SELECT count(*) AS n FROM ${src.sql}`, src.params);
+      const [row] = await store.db.all(sql`SELECT count(*) AS n FROM ${src.sql}`);
       assert.equal(Number(row!['n']), (i + 1) * 400);
     } finally {
       snap.release();

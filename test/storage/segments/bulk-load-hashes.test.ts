@@ -11,6 +11,8 @@ import { idHash, idHashAt } from '../../../src/storage/indexes/id-index.js';
 import { loadManifest } from '../../../src/storage/manifest/manifest.js';
 import { idsPath } from '../../../src/storage/segments/segments.js';
 import { everyKindTrace, openStore, parquetExportOf, tempDir } from '../../support/helpers.js';
+import { sql } from '../../../src/query/sql.js';
+import { stringLiteral } from '../../../src/db/sql-string.js';
 
 const uuidFor = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
 
@@ -40,7 +42,7 @@ test("a direct import's segments carry their rows' id hashes, and a re-logged id
   assert.deepEqual(new Set(segs.map((s) => s.kind)), new Set(['span', 'trace', 'session']));
   for (const seg of segs) {
     const abs = join(target.dir, seg.file);
-    const ids = (await db.all('SELECT id FROM read_parquet($1, hive_partitioning = false)', [abs])).map((r) => String(r['id']));
+    const ids = (await db.all(sql`SELECT id FROM read_parquet(${abs}, hive_partitioning = false)`)).map((r) => String(r['id']));
     const expected = Float64Array.from(ids.map(idHash)).sort();
     const buf = readFileSync(idsPath(abs));
     const stored = new Float64Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
@@ -62,11 +64,11 @@ test('a Parquet file holding an id twice imports its later row only', async (t) 
   const db = await Database.open({ connections: 1 });
   t.after(() => db.close());
   await db.run(
-    `COPY (SELECT * FROM (SELECT * FROM read_parquet('${plain}') ORDER BY id) UNION ALL SELECT * REPLACE ('later' AS output) FROM read_parquet('${plain}') WHERE id = '${uuidFor(2)}') TO '${file}' (FORMAT parquet)`,
+    sql`COPY (SELECT * FROM (SELECT * FROM read_parquet(${stringLiteral(plain)}) ORDER BY id) UNION ALL SELECT * REPLACE ('later' AS output) FROM read_parquet(${stringLiteral(plain)}) WHERE id = ${stringLiteral(uuidFor(2))}) TO ${stringLiteral(file)} (FORMAT parquet)`,
   );
   const target = await openStore(t, {}, join(tempDir(t), 'b'));
   const res = await target.store.data.importFile(file, { project: 'test-project', logStream: 'default' });
-  const total = Number((await db.all(`SELECT count(*) AS n FROM read_parquet('${file}')`))[0]!['n']);
+  const total = Number((await db.all(sql`SELECT count(*) AS n FROM read_parquet(${file})`))[0]!['n']);
   assert.equal(res.records, total);
   const rows = await target.store.data.sql('SELECT output FROM traces WHERE id = $1', [uuidFor(2)]);
   assert.deepEqual(rows.map((r) => r['output']), ['later'], 'one row for the id, the later one');

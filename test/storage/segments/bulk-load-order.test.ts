@@ -8,6 +8,8 @@ import { test, type TestContext } from 'node:test';
 import { Database } from '../../../src/db/database.js';
 import { loadManifest } from '../../../src/storage/manifest/manifest.js';
 import { openStore, parquetExportOf } from '../../support/helpers.js';
+import { raw, sql } from '../../../src/query/sql.js';
+import { stringLiteral } from '../../../src/db/sql-string.js';
 
 const N = 240;
 const uuidFor = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
@@ -20,9 +22,9 @@ async function exportIn(t: TestContext, orderBy: string): Promise<{ file: string
   const file = join(dir, 'reordered.parquet');
   const db = await Database.open({});
   try {
-    await db.run(`COPY (SELECT * FROM read_parquet('${plain}') ORDER BY ${orderBy}) TO '${file}' (FORMAT parquet)`);
+    await db.run(sql`COPY (SELECT * FROM read_parquet(${stringLiteral(plain)}) ORDER BY ${raw(orderBy)}) TO ${stringLiteral(file)} (FORMAT parquet)`);
     // The traces' keys (each trace also brings its session, a segment of its own).
-    const keys = (await db.all("SELECT epoch_us(created_at) AS c, id FROM read_parquet($1, file_row_number = true) WHERE type = 'trace' ORDER BY file_row_number", [file])).map((r) => `${r['c']}/${r['id']}`);
+    const keys = (await db.all(sql`SELECT epoch_us(created_at) AS c, id FROM read_parquet(${file}, file_row_number = true) WHERE type = 'trace' ORDER BY file_row_number`)).map((r) => `${r['c']}/${r['id']}`);
     return { file, keys };
   } finally {
     await db.close();
@@ -35,7 +37,7 @@ async function segmentOf(dir: string): Promise<{ keys: string[] }> {
   assert.equal(segs.length, 1, 'one segment for the batch');
   const db = await Database.open({});
   try {
-    const rows = await db.all('SELECT epoch_us(created_at) AS c, id FROM read_parquet($1, file_row_number = true, hive_partitioning = false) ORDER BY file_row_number', [join(dir, segs[0]!.file)]);
+    const rows = await db.all(sql`SELECT epoch_us(created_at) AS c, id FROM read_parquet(${join(dir, segs[0]!.file)}, file_row_number = true, hive_partitioning = false) ORDER BY file_row_number`);
     return { keys: rows.map((r) => `${r['c']}/${r['id']}`) };
   } finally {
     await db.close();

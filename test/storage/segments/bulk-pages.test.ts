@@ -10,6 +10,8 @@ import { Database } from '../../../src/db/database.js';
 import { loadManifest } from '../../../src/storage/manifest/manifest.js';
 import { rowGroupRows, SPLICE_KEY, spliceParquet } from '../../../src/storage/parquet/parquet-splice.js';
 import { everyKindTrace, openStore, tempDir } from '../../support/helpers.js';
+import { int, raw, sql } from '../../../src/query/sql.js';
+import { stringLiteral } from '../../../src/db/sql-string.js';
 
 const uuidFor = (i: number) => `abcdef00-0000-4000-8000-${String(i).padStart(12, '0')}`;
 
@@ -31,7 +33,7 @@ test("an import of a whole Parquet export copies its pages and writes what the o
   let at = 0;
   for (const [i, n] of rowGroupRows(file).entries()) {
     parts.push(join(dir, `part-${i}.parquet`));
-    await db.run(`COPY (SELECT * EXCLUDE (file_row_number) REPLACE (upper(id) AS id) FROM read_parquet('${file}', file_row_number = true) WHERE file_row_number BETWEEN ${at} AND ${at + n - 1}) TO '${parts[i]}' (FORMAT parquet)`);
+    await db.run(sql`COPY (SELECT * EXCLUDE (file_row_number) REPLACE (upper(id) AS id) FROM read_parquet(${stringLiteral(file)}, file_row_number = true) WHERE file_row_number BETWEEN ${int(at)} AND ${int(at + n - 1)}) TO ${stringLiteral(parts[i]!)} (FORMAT parquet)`);
     at += n;
   }
   spliceParquet(upper, parts);
@@ -46,7 +48,7 @@ test("an import of a whole Parquet export copies its pages and writes what the o
   const segs = (d: string) => loadManifest(d).segments.map((s) => join(d, s.file));
   const spliced = async (files: string[]) => {
     let n = 0;
-    for (const f of files) n += Number((await db.all('SELECT decode(value) AS v FROM parquet_kv_metadata($1) WHERE decode(key) = $2', [f, SPLICE_KEY]))[0]?.['v'] ?? 0);
+    for (const f of files) n += Number((await db.all(sql`SELECT decode(value) AS v FROM parquet_kv_metadata(${f}) WHERE decode(key) = ${SPLICE_KEY}`))[0]?.['v'] ?? 0);
     return n;
   };
   assert.ok((await spliced(segs(copied.dir))) > 0, 'row groups were copied from the file');
@@ -55,19 +57,19 @@ test("an import of a whole Parquet export copies its pages and writes what the o
   // Same columns in the same order, kind by kind.
   for (const kind of ['span', 'trace', 'session']) {
     const one = (d: string) => join(d, loadManifest(d).segments.find((s) => s.kind === kind)!.file);
-    const cols = async (f: string) => (await db.all('DESCRIBE SELECT * FROM read_parquet($1)', [f])).map((r) => `${r['column_name']}:${r['column_type']}`);
+    const cols = async (f: string) => (await db.all(sql`DESCRIBE SELECT * FROM read_parquet(${f})`)).map((r) => `${r['column_name']}:${r['column_type']}`);
     assert.deepEqual(await cols(one(copied.dir)), await cols(one(plain.dir)), kind);
   }
   // Every stored value but the ids' project and run (each folder's own), sequence numbers relative.
-  const rows = (d: string, p: string, r: string) =>
-    `SELECT to_json(x)::VARCHAR AS j FROM (SELECT * EXCLUDE (seq, project_id, run_id), seq - (SELECT min(seq) FROM read_parquet([${segs(d).map((f) => `'${f}'`).join(', ')}], union_by_name = true)) AS rel, project_id = '${p}' AS p, run_id = '${r}' AS r
-       FROM read_parquet([${segs(d).map((f) => `'${f}'`).join(', ')}], union_by_name = true)) x`;
+  const rows = (d: string, p: string, r: string, what = raw('to_json(x)::VARCHAR AS j')) =>
+    sql`SELECT ${what} FROM (SELECT * EXCLUDE (seq, project_id, run_id), seq - (SELECT min(seq) FROM read_parquet(${segs(d)}, union_by_name = true)) AS rel, project_id = ${p} AS p, run_id = ${r} AS r
+       FROM read_parquet(${segs(d)}, union_by_name = true)) x`;
   const run = (d: string) => loadManifest(d).segments[0]!.run_id;
   const left = rows(copied.dir, copied.projectId, run(copied.dir));
   const right = rows(plain.dir, plain.projectId, run(plain.dir));
-  const diff = await db.all(`SELECT count(*) AS n FROM ((${left} EXCEPT ALL ${right}) UNION ALL (${right} EXCEPT ALL ${left}))`);
+  const diff = await db.all(sql`SELECT count(*) AS n FROM ((${left} EXCEPT ALL ${right}) UNION ALL (${right} EXCEPT ALL ${left}))`);
   assert.equal(Number(diff[0]!['n']), 0, 'the same rows, values and sequence numbers');
-  const total = await db.all(`SELECT count(*) AS n, bool_and(p AND r) AS ok FROM (${left.replace('to_json(x)::VARCHAR AS j', 'p, r')})`);
+  const total = await db.all(sql`SELECT count(*) AS n, bool_and(p AND r) AS ok FROM (${rows(copied.dir, copied.projectId, run(copied.dir), raw('p, r'))})`);
   assert.equal(Number(total[0]!['n']), a.records);
   assert.equal(total[0]!['ok'], true, "the target's project and run");
   // Reads agree too.

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import type { RecordStore } from '../../../src/storage/record-store.js';
 import { openRecordStore, toolRows } from '../../support/helpers.js';
+import { sql } from '../../../src/query/sql.js';
 
 const MiB = 1024 * 1024;
 
@@ -32,15 +33,15 @@ for (const mergeThreads of [1, 2]) {
     assert.ok(held > 16 * MiB, `the memory table holds the rows (${held} bytes)`);
     await store.mergeDb.withConnection(async (merge) => {
       // A merge's statement in progress: its transaction is open while the table is sealed and dropped.
-      await merge.run('BEGIN TRANSACTION');
-      await merge.run('SELECT count(*) FROM range(10)');
+      await merge.run(sql`BEGIN TRANSACTION`);
+      await merge.run(sql`SELECT count(*) FROM range(10)`);
       await store.seal();
       let left = held;
       for (let i = 0; i < 100 && left > held / 4; i++) {
         await sleep(50);
         left = await tableBytes(store);
       }
-      await merge.run('ROLLBACK');
+      await merge.run(sql`ROLLBACK`);
       assert.ok(left <= held / 4, `the sealed table's data is freed while the merge runs (${left} of ${held} bytes left)`);
     });
   });

@@ -9,6 +9,7 @@ import type { LogRow } from '../../../src/record/record.js';
 import { MemTable } from '../../../src/storage/memtable/mem-tables.js';
 import { nearlyOrdered } from '../../../src/storage/segments/seal.js';
 import { openRecordStore } from '../../support/helpers.js';
+import { sql } from '../../../src/query/sql.js';
 
 const P = '11111111-1111-4111-8111-111111111111';
 const R = '22222222-2222-4222-8222-222222222222';
@@ -20,9 +21,9 @@ function row(k: number, createdUs: number, name = `r${k}`): LogRow {
 }
 
 async function fileRows(store: RecordStore, dir: string) {
-  const files = (await store.db.all(`SELECT file FROM glob($1)`, [join(dir, 'records/**/kind=span/*.parquet')])).map((r) => String(r['file']));
+  const files = (await store.db.all(sql`SELECT file FROM glob(${join(dir, 'records/**/kind=span/*.parquet')})`)).map((r) => String(r['file']));
   assert.equal(files.length, 1);
-  return (await store.db.all(`SELECT seq, id, name, epoch_us(created_at) AS c, has_children FROM read_parquet($1) ORDER BY file_row_number`, [files[0]!])).map((r) => ({
+  return (await store.db.all(sql`SELECT seq, id, name, epoch_us(created_at) AS c, has_children FROM read_parquet(${files[0]!}) ORDER BY file_row_number`)).map((r) => ({
     seq: Number(r['seq']),
     name: String(r['name']),
     c: Number(r['c']),

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Snapshot } from '../../../src/storage/snapshot/snapshot.js';
 import { openRecordStore, ROWS_PROJECT, ROWS_RUN, rowId, toolRows } from '../../support/helpers.js';
+import { ident, sql } from '../../../src/query/sql.js';
 
 const scope = { projectId: ROWS_PROJECT, runId: ROWS_RUN, kinds: ['span'] as const };
 const rows = (from: number, n: number, name = 'r') => toolRows(from, n, { name });
@@ -24,8 +25,8 @@ async function setUp(t: Parameters<typeof openRecordStore>[0]) {
   /** What a snapshot shows: the names of records k, the live total, the segments it reads unfiltered. */
   const read = async (snap: Snapshot, ...ks: number[]) => {
     const src = snap.source(scope);
-    const got = await db.all(`SELECT name FROM ${src.sql} r WHERE id IN (SELECT unnest($${src.params.length + 1}::VARCHAR[])) ORDER BY name`, [...src.params, ks.map(rowId)]);
-    const total = await db.all(`SELECT count(*) AS n FROM ${src.sql} r`, src.params);
+    const got = await db.all(sql`SELECT name FROM ${src.sql} r WHERE id IN (SELECT unnest(${ks.map(rowId)}::VARCHAR[])) ORDER BY name`);
+    const total = await db.all(sql`SELECT count(*) AS n FROM ${src.sql} r`);
     return { names: got.map((r) => String(r['name'])), total: Number(total[0]!['n']), free: [...snap.deadFreeFiles()].sort() };
   };
   return { db, store, a, b, read };
@@ -93,8 +94,8 @@ test('a metric stored only by dirty segments reads as null from the clean ones (
   await store.settled();
   const snap = store.snapshot();
   const free = snap.deadFreeFiles().size;
-  const src = snap.source(scope, 1, ['score']);
-  const got = await db.all(`SELECT name, ${src.metricColumn('score')} AS s FROM ${src.sql} r ORDER BY s DESC NULLS LAST, name`, src.params);
+  const src = snap.source(scope, ['score']);
+  const got = await db.all(sql`SELECT name, ${ident(src.metricColumn('score'))} AS s FROM ${src.sql} r ORDER BY s DESC NULLS LAST, name`);
   snap.release();
   assert.equal(free, 1, 'one segment clean, one dirty');
   assert.deepEqual(

@@ -8,9 +8,10 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Database } from '../../../src/db/database.js';
 import { openRecordStore, toolRows } from '../../support/helpers.js';
+import { sql } from '../../../src/query/sql.js';
 
 async function cached(db: Database): Promise<{ footers: number; fileBytes: number }> {
-  const rows = await db.all(`SELECT tag, memory_usage_bytes AS b FROM duckdb_memory() WHERE tag IN ('OBJECT_CACHE', 'EXTERNAL_FILE_CACHE')`);
+  const rows = await db.all(sql`SELECT tag, memory_usage_bytes AS b FROM duckdb_memory() WHERE tag IN ('OBJECT_CACHE', 'EXTERNAL_FILE_CACHE')`);
   const by = Object.fromEntries(rows.map((r) => [String(r['tag']), Number(r['b'])]));
   return { footers: by['OBJECT_CACHE'] ?? 0, fileBytes: by['EXTERNAL_FILE_CACHE'] ?? 0 };
 }
@@ -37,7 +38,7 @@ test('seals and merges keep no footers or file bytes in DuckDB; reads still cach
   // A read on the store's pool still keeps the footer of what it reads (planning reads it again and again).
   const files = parquetFiles(join(dir, 'records'));
   assert.ok(files.length >= 1);
-  const [row] = await store.db.all('SELECT count(*) AS n FROM read_parquet($1, hive_partitioning = false)', [files]);
+  const [row] = await store.db.all(sql`SELECT count(*) AS n FROM read_parquet(${files}, hive_partitioning = false)`);
   assert.equal(Number(row!['n']), 16_000);
   const after = await cached(store.db);
   assert.ok(after.footers > 0, `a read caches its footers (${after.footers} bytes)`);

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { openRecordStore, ROWS_PROJECT, ROWS_RUN, toolRows } from '../../support/helpers.js';
+import { compile, int, sql, type Sql } from '../../../src/query/sql.js';
 
 const scope = { projectId: ROWS_PROJECT, runId: ROWS_RUN, kinds: ['span' as const] };
 const T0 = 1_700_000_000_000_000; // toolRows(k) is created at T0 + k µs
@@ -23,12 +24,12 @@ test('a created_at window leaves out the segments wholly outside it, and no row 
     const files = snap.segmentsFor(scope).map((s) => join(dir, s.file));
     assert.equal(files.length, 3);
     const listed = (params: readonly unknown[]) => files.filter((f) => params.some((p) => p === f || (Array.isArray(p) && p.includes(f))));
-    const names = async (src: { sql: string; params: readonly unknown[] }, lo: number, hi: number) => {
-      const rows = await store.db.all(`SELECT name FROM ${src.sql} WHERE created_at BETWEEN make_timestamp(${T0 + lo}) AND make_timestamp(${T0 + hi}) ORDER BY name`, src.params as never);
+    const names = async (src: { sql: Sql }, lo: number, hi: number) => {
+      const rows = await store.db.all(sql`SELECT name FROM ${src.sql} WHERE created_at BETWEEN make_timestamp(${int(T0 + lo)}) AND make_timestamp(${int(T0 + hi)}) ORDER BY name`);
       return rows.map((r) => String(r['name']));
     };
     const all = snap.source(scope);
-    assert.deepEqual(listed(all.params), files);
+    assert.deepEqual(listed(compile(all.sql).params), files);
     const cases: { ranges: [number, number][]; segs: number[]; lo: number; hi: number }[] = [
       { ranges: [[T0 + 25, Infinity]], segs: [2], lo: 25, hi: 40 },
       { ranges: [[-Infinity, T0 + 10]], segs: [0, 1], lo: -1, hi: 10 },
@@ -36,9 +37,9 @@ test('a created_at window leaves out the segments wholly outside it, and no row 
       { ranges: [[T0 + 100, Infinity]], segs: [], lo: 100, hi: 200 },
     ];
     for (const c of cases) {
-      const src = snap.source(scope, 1, [], [], c.ranges);
+      const src = snap.source(scope, [], [], c.ranges);
       const what = JSON.stringify(c.ranges.map(([a, b]) => [a - T0, b - T0]));
-      assert.deepEqual(listed(src.params), c.segs.map((i) => files[i]!), what);
+      assert.deepEqual(listed(compile(src.sql).params), c.segs.map((i) => files[i]!), what);
       // Within each range the narrowed source holds every row the full one does (memory rows included).
       for (const [a, b] of c.ranges) {
         const lo = Math.max(c.lo, Number.isFinite(a) ? a - T0 : c.lo);
@@ -47,12 +48,12 @@ test('a created_at window leaves out the segments wholly outside it, and no row 
       }
     }
     // The memory table (rows 30-34) is read when the window meets its rows, else left out.
-    const memRead = (ranges: [number, number][]) => /\bmem_\d+\b/.test(snap.source(scope, 1, [], [], ranges).sql);
+    const memRead = (ranges: [number, number][]) => /\bmem_\d+\b/.test(compile(snap.source(scope, [], [], ranges).sql).text);
     assert.equal(memRead([[T0 + 34, Infinity]]), true);
     assert.equal(memRead([[T0 + 20, T0 + 30]]), true);
     assert.equal(memRead([[T0 + 35, Infinity]]), false, 'memory rows all created before the window');
     assert.equal(memRead([[-Infinity, T0 + 29]]), false, 'memory rows all created after the window');
-    assert.deepEqual(await names(snap.source(scope, 1, [], [], [[T0 + 32, Infinity]]), 32, 40), ['r32', 'r33', 'r34']);
+    assert.deepEqual(await names(snap.source(scope, [], [], [[T0 + 32, Infinity]]), 32, 40), ['r32', 'r33', 'r34']);
   } finally {
     snap.release();
   }

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { openRecordStore, ROWS_PROJECT, ROWS_RUN, toolRows } from '../../support/helpers.js';
 import { waitFor } from '../../support/wait-for.js';
+import { sql } from '../../../src/query/sql.js';
 
 const P = ROWS_PROJECT;
 const R = ROWS_RUN;
@@ -42,7 +43,7 @@ test('a memory table sealed while a snapshot names it stays queryable through th
   const snap = store.snapshot();
   await store.seal();
   const src = snap.source({ projectId: P, runId: R, kinds: ['span'] });
-  const [row] = await store.db.all(`SELECT count(*) AS n FROM ${src.sql}`, src.params);
+  const [row] = await store.db.all(sql`SELECT count(*) AS n FROM ${src.sql}`);
   assert.equal(Number(row!['n']), 5);
   snap.release();
   assert.equal(await store.countScope(P, R), 5);
@@ -75,7 +76,7 @@ test('a merge keeps its inputs in time order, each row once, dead rows left out'
   const snap = store.snapshot();
   try {
     const [seg] = snap.segmentsFor({ projectId: P, runId: R, kinds: ['span'] });
-    const got = await store.db.all('SELECT name FROM read_parquet($1, file_row_number = true) ORDER BY file_row_number', [join(dir, seg!.file)]);
+    const got = await store.db.all(sql`SELECT name FROM read_parquet(${join(dir, seg!.file)}, file_row_number = true) ORDER BY file_row_number`);
     const expected = Array.from({ length: 400 }, (_, k) => `r${k}`).filter((_, k) => k !== 4 && k !== 149);
     assert.deepEqual(got.map((r) => r['name']), expected);
   } finally {

@@ -1,0 +1,26 @@
+// What every question over the records shares: the runner its statements go to, what metrics are
+// (their roll-up), the caches the strategies keep, and where the steps a question ran are reported.
+// Built once per store (record-queries.ts); search.ts, count.ts and the strategies read it.
+import type { SqlRunner } from '../../db/database.js';
+import type { MetricInfo, RollUpMethod } from '../columns.js';
+import type { SegmentCounts } from './count-cache.js';
+import type { DataFactsCache } from './data-facts.js';
+import type { PageKeySettings } from './page-keys.js';
+
+export interface ExecContext {
+  /** Runs the statements (the store's database, seen as no more than a runner). */
+  readonly db: SqlRunner;
+  /** What a metric is (scorers' descriptions, else defaults by name). */
+  readonly metricInfo: (name: string) => MetricInfo | undefined;
+  readonly rollUp: (name: string) => RollUpMethod;
+  /** Facts about the stored spans (data-facts.ts). */
+  readonly facts: DataFactsCache;
+  /** How a page's keys are found (page-keys.ts). */
+  readonly keys: PageKeySettings;
+  /** Each segment's count per filter (count-cache.ts), or null when counts keep none. */
+  readonly counts: SegmentCounts | null;
+  /** Whether counts of text filters may use segments' token indexes (token-count.ts). */
+  readonly tokenCounts: boolean;
+  /** Told the steps each search or count ran (benchmarks and tests look at the plan). */
+  readonly onPlan: ((steps: readonly string[]) => void) | undefined;
+}
