@@ -11,7 +11,13 @@ import { buildBinary } from '../scripts/binary/build.js';
 import { ROOT } from '../scripts/binary/config.js';
 import { fmt, machine, median, peakRssMiB, writeResults, type Measurement } from './common.js';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '7' }, build: { type: 'boolean', default: false }, out: { type: 'string', default: 'bench/results' } } });
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '7' },
+    build: { type: 'boolean', default: false },
+    out: { type: 'string', default: 'bench/results' },
+  },
+});
 const runs = Number(values.runs);
 const binary = join(ROOT, 'dist', 'bin', 'tracelake');
 const cli = join(ROOT, 'dist', 'src', 'cli.js');
@@ -24,7 +30,8 @@ const empty = join(scratch, 'empty-path');
 type Variant = 'binary' | 'node';
 const command = (v: Variant, args: string[]): [string, string[]] => (v === 'binary' ? [binary, args] : [process.execPath, [cli, ...args]]);
 // The binary runs as under `env -i`; node gets the same variables plus its PATH.
-const envFor = (v: Variant, cache = warmCache) => (v === 'binary' ? { PATH: empty, TRACELAKE_CACHE_DIR: cache } : { PATH: process.env['PATH'] ?? '' });
+const envFor = (v: Variant, cache = warmCache) =>
+  v === 'binary' ? { PATH: empty, TRACELAKE_CACHE_DIR: cache } : { PATH: process.env['PATH'] ?? '' };
 
 function versionMs(v: Variant): number {
   const [cmd, args] = command(v, ['--version']);
@@ -39,7 +46,11 @@ async function firstAnswer(v: Variant, cache?: string): Promise<{ ms: number; rs
   const data = mkdtempSync(join(scratch, 'data-'));
   const [cmd, args] = command(v, ['serve', '--data', data, '--port', '0', '--quiet']);
   const t = performance.now();
-  const child = spawn(cmd, args, { env: { ...envFor(v, cache), TRACELAKE_API_KEY: 'bench-key' }, cwd: scratch, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd, args, {
+    env: { ...envFor(v, cache), TRACELAKE_API_KEY: 'bench-key' },
+    cwd: scratch,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -49,7 +60,10 @@ async function firstAnswer(v: Variant, cache?: string): Promise<{ ms: number; rs
       if (performance.now() - t > 60_000) throw new Error(`${v} serve did not answer in 60 s`);
       const url = / at (http:\/\/\S+)/.exec(out)?.[1];
       if (url) {
-        const ok = await fetch(`${url}/healthcheck`).then((r) => r.status === 200, () => false);
+        const ok = await fetch(`${url}/healthcheck`).then(
+          (r) => r.status === 200,
+          () => false,
+        );
         if (ok) return { ms: performance.now() - t, rss: peakRssMiB(child.pid) };
       }
       await new Promise((r) => setTimeout(r, 5));
@@ -64,7 +78,15 @@ async function firstAnswer(v: Variant, cache?: string): Promise<{ ms: number; rs
 
 try {
   versionMs('binary'); // unpack into the warm cache once, outside the timings
-  const samples: Record<string, number[]> = { 'version/binary': [], 'version/node': [], 'serve/binary': [], 'serve/node': [], 'rss/binary': [], 'rss/node': [], 'first-start/binary': [] };
+  const samples: Record<string, number[]> = {
+    'version/binary': [],
+    'version/node': [],
+    'serve/binary': [],
+    'serve/node': [],
+    'rss/binary': [],
+    'rss/node': [],
+    'first-start/binary': [],
+  };
   for (let i = 0; i < runs; i++) {
     for (const v of (i % 2 ? ['node', 'binary'] : ['binary', 'node']) as Variant[]) {
       samples[`version/${v}`]!.push(versionMs(v));
@@ -79,25 +101,63 @@ try {
   const m = (k: string) => median(samples[k]!);
   const spread = (k: string) => `${fmt(Math.min(...samples[k]!))}–${fmt(Math.max(...samples[k]!))}`;
   const mib = (n: number) => n / 2 ** 20;
-  const archives = ['gz', 'xz'].map((f) => join(ROOT, 'dist', 'bin', `tracelake-${spawnSync(binary, ['--version'], { env: envFor('binary'), encoding: 'utf8' }).stdout.trim()}-linux-x64.tar.${f}`)).filter((f) => existsSync(f));
+  const archives = ['gz', 'xz']
+    .map((f) =>
+      join(
+        ROOT,
+        'dist',
+        'bin',
+        `tracelake-${spawnSync(binary, ['--version'], { env: envFor('binary'), encoding: 'utf8' }).stdout.trim()}-linux-x64.tar.${f}`,
+      ),
+    )
+    .filter((f) => existsSync(f));
   const results: Measurement[] = [
     { name: 'binary size', value: mib(statSync(binary).size), unit: 'MiB' },
     ...archives.map((f) => ({ name: `release archive ${f.slice(-6)}`, value: mib(statSync(f).size), unit: 'MiB' })),
-    { name: '--version, binary', value: m('version/binary'), unit: 'ms', range: spread('version/binary'), ratio_to_node: m('version/binary') / m('version/node') },
+    {
+      name: '--version, binary',
+      value: m('version/binary'),
+      unit: 'ms',
+      range: spread('version/binary'),
+      ratio_to_node: m('version/binary') / m('version/node'),
+    },
     { name: '--version, node dist/src/cli.js', value: m('version/node'), unit: 'ms', range: spread('version/node') },
-    { name: 'start to first answer, binary', value: m('serve/binary'), unit: 'ms', range: spread('serve/binary'), ratio_to_node: m('serve/binary') / m('serve/node') },
+    {
+      name: 'start to first answer, binary',
+      value: m('serve/binary'),
+      unit: 'ms',
+      range: spread('serve/binary'),
+      ratio_to_node: m('serve/binary') / m('serve/node'),
+    },
     { name: 'start to first answer, node dist/src/cli.js', value: m('serve/node'), unit: 'ms', range: spread('serve/node') },
     { name: 'first start ever, binary (unpacks)', value: m('first-start/binary'), unit: 'ms', range: spread('first-start/binary') },
     { name: 'peak RSS at first answer, binary', value: m('rss/binary'), unit: 'MiB' },
     { name: 'peak RSS at first answer, node dist/src/cli.js', value: m('rss/node'), unit: 'MiB' },
   ];
-  const lines = [`### Single binary (${new Date().toISOString().slice(0, 10)}, medians of ${runs} alternating runs)`, '', '| measurement | value | unit | notes |', '|---|---:|---|---|'];
+  const lines = [
+    `### Single binary (${new Date().toISOString().slice(0, 10)}, medians of ${runs} alternating runs)`,
+    '',
+    '| measurement | value | unit | notes |',
+    '|---|---:|---|---|',
+  ];
   for (const { name, value, unit, ...rest } of results) {
-    lines.push(`| ${name} | ${fmt(value)} | ${unit} | ${Object.entries(rest).map(([k, v]) => `${k}: ${typeof v === 'number' ? v.toFixed(2) : String(v)}`).join(', ')} |`);
+    lines.push(
+      `| ${name} | ${fmt(value)} | ${unit} | ${Object.entries(rest)
+        .map(([k, v]) => `${k}: ${typeof v === 'number' ? v.toFixed(2) : String(v)}`)
+        .join(', ')} |`,
+    );
   }
   const table = lines.join('\n');
   process.stdout.write(`${table}\n`);
-  const file = writeResults(values.out!, 'binary', { runs, started: new Date().toISOString(), machine: machine(), node_of_cli: process.version, samples, results, table });
+  const file = writeResults(values.out!, 'binary', {
+    runs,
+    started: new Date().toISOString(),
+    machine: machine(),
+    node_of_cli: process.version,
+    samples,
+    results,
+    table,
+  });
   process.stderr.write(`wrote ${file}\n`);
 } finally {
   rmSync(scratch, { recursive: true, force: true });

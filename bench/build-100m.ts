@@ -70,7 +70,16 @@ const sidePath = (work: string, k: number, g: number) => join(work, `sides-${k}`
  * out of created_at order and gets sorted (2.5 minutes at load 13, spilling, against ~15 s for an
  * in-order 1M rows). Trace and session row groups are spliced later, all copies in one file each.
  */
-async function writeCopy(db: DuckDBInstance, base: string, names: readonly string[], groupRows: readonly number[], k: number, work: string, parts: readonly Part[], template: string): Promise<string[]> {
+async function writeCopy(
+  db: DuckDBInstance,
+  base: string,
+  names: readonly string[],
+  groupRows: readonly number[],
+  k: number,
+  work: string,
+  parts: readonly Part[],
+  template: string,
+): Promise<string[]> {
   mkdirSync(join(work, `sides-${k}`), { recursive: true });
   const changed = names.filter((c) => ID_COLS.includes(c) || TIME_COLS.includes(c));
   const starts = groupRows.map((_, g) => groupRows.slice(0, g).reduce((a, b) => a + b, 0));
@@ -94,7 +103,11 @@ async function writeCopy(db: DuckDBInstance, base: string, names: readonly strin
     if (p.kind !== 'span') return;
     const file = join(work, `copy-${k}-p${i}.parquet`);
     const groups: GroupSources[] = [];
-    for (let g = p.first; g < p.end; g++) groups.push([{ path: sidePath(work, k, g), group: 0 }, { path: base, group: g }]);
+    for (let g = p.first; g < p.end; g++)
+      groups.push([
+        { path: sidePath(work, k, g), group: 0 },
+        { path: base, group: g },
+      ]);
     spliceGroups(`${file}.part`, template, groups);
     renameSync(`${file}.part`, file);
     for (let g = p.first; g < p.end; g++) rmSync(sidePath(work, k, g));
@@ -126,7 +139,9 @@ async function main(): Promise<void> {
   const work = values.work!;
   mkdirSync(work, { recursive: true });
   const stateFile = join(work, 'state.json');
-  const state = existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, 'utf8')) as { done: number[]; steps: Step[] }) : { done: [] as number[], steps: [] as Step[] };
+  const state = existsSync(stateFile)
+    ? (JSON.parse(readFileSync(stateFile, 'utf8')) as { done: number[]; steps: Step[] })
+    : { done: [] as number[], steps: [] as Step[] };
   const save = () => writeFileSync(stateFile, `${JSON.stringify(state, null, 2)}\n`);
   const info = JSON.parse(readFileSync(join(tpl, 'built.json'), 'utf8')) as TemplateInfo;
   const log = (s: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${s}\n`);
@@ -135,7 +150,13 @@ async function main(): Promise<void> {
     const c = process.cpuUsage();
     const r = await f();
     const u = process.cpuUsage(c);
-    const s: Step = { step, seconds: (performance.now() - t) / 1000, cpuSeconds: (u.user + u.system) / 1e6, load: loadavg()[0]!, ...extra(r) };
+    const s: Step = {
+      step,
+      seconds: (performance.now() - t) / 1000,
+      cpuSeconds: (u.user + u.system) / 1e6,
+      load: loadavg()[0]!,
+      ...extra(r),
+    };
     state.steps.push(s);
     save();
     log(`${step}: ${s.seconds.toFixed(1)} s (${s.cpuSeconds.toFixed(1)} CPU s, load ${s.load.toFixed(1)})`);
@@ -175,35 +196,57 @@ async function main(): Promise<void> {
   for (const c of [...ID_COLS, ...TIME_COLS]) if (!names.includes(c)) throw new Error(`the export has no column ${c}`);
   const groupRows = rowGroupRows(base);
   // The export holds the template's segments in manifest order, each its row groups: where each begins.
-  const tplManifest = JSON.parse(readFileSync(join(tpl, 'tracelake', 'manifest.json'), 'utf8')) as { segments: { kind: string; row_groups: [number, number, number][] }[] };
+  const tplManifest = JSON.parse(readFileSync(join(tpl, 'tracelake', 'manifest.json'), 'utf8')) as {
+    segments: { kind: string; row_groups: [number, number, number][] }[];
+  };
   const parts: Part[] = [];
   let g0 = 0;
   for (const seg of tplManifest.segments) {
     const n = seg.row_groups.length;
-    if (seg.row_groups.some((rg, i) => groupRows[g0 + i] !== rg[2])) throw new Error("the export's row groups are not the template segments' (a segment with dead rows?): cannot split it by segment");
+    if (seg.row_groups.some((rg, i) => groupRows[g0 + i] !== rg[2]))
+      throw new Error("the export's row groups are not the template segments' (a segment with dead rows?): cannot split it by segment");
     parts.push({ first: g0, end: g0 + n, kind: seg.kind });
     g0 += n;
   }
   if (g0 !== groupRows.length) throw new Error(`the export has ${groupRows.length} row groups, the template's segments ${g0}`);
   // The remap relies on the version nibble: every id of the template must carry '4' there.
-  const odd = (await conn.runAndReadAll(`SELECT count(*) FROM read_parquet('${base}') WHERE ${ID_COLS.map((c) => `substr("${c}", 15, 1) <> '4'`).join(' OR ')}`)).getRows()[0]![0];
-  if (Number(odd) !== 0) throw new Error(`${String(odd)} rows of the template have an id whose 15th character is not '4': the remap would not be one to one`);
-  const span = (await conn.runAndReadAll(`SELECT epoch_us(max(created_at)) - epoch_us(min(created_at)) FROM read_parquet('${base}')`)).getRows()[0]![0];
-  if (Number(span) >= WEEK_US) throw new Error(`the template spans ${Number(span) / 86_400e6} days: copies a week apart would overlap in time`);
+  const odd = (
+    await conn.runAndReadAll(
+      `SELECT count(*) FROM read_parquet('${base}') WHERE ${ID_COLS.map((c) => `substr("${c}", 15, 1) <> '4'`).join(' OR ')}`,
+    )
+  ).getRows()[0]![0];
+  if (Number(odd) !== 0)
+    throw new Error(`${String(odd)} rows of the template have an id whose 15th character is not '4': the remap would not be one to one`);
+  const span = (
+    await conn.runAndReadAll(`SELECT epoch_us(max(created_at)) - epoch_us(min(created_at)) FROM read_parquet('${base}')`)
+  ).getRows()[0]![0];
+  if (Number(span) >= WEEK_US)
+    throw new Error(`the template spans ${Number(span) / 86_400e6} days: copies a week apart would overlap in time`);
 
   // Every column of a copy is the export's, types included: one template file serves every splice.
   const template = join(work, 'template.parquet');
-  await conn.run(`COPY (SELECT ${names.map((c) => remapExpr(c, 1)).join(', ')} FROM read_parquet('${base}') LIMIT 0) TO '${template}' (${OPTS})`);
+  await conn.run(
+    `COPY (SELECT ${names.map((c) => remapExpr(c, 1)).join(', ')} FROM read_parquet('${base}') LIMIT 0) TO '${template}' (${OPTS})`,
+  );
   // No merges while building (they would rewrite the imported segments at level 3 as they come).
   const ts = await TraceStore.open(store, { autoCompact: false, threads: Number(values.threads), memoryLimit: '3GB' });
   // The import's own batches (1M rows, ending at row groups' ends): larger ones spilled gigabytes.
-  const importOne = (step: string, file: string) => timed(step, async () => ts.data.importFile(file, { project: 'peers', logStream: 'bench' }), (r) => ({ records: r.records, bytes: statSync(file).size }));
+  const importOne = (step: string, file: string) =>
+    timed(
+      step,
+      async () => ts.data.importFile(file, { project: 'peers', logStream: 'bench' }),
+      (r) => ({ records: r.records, bytes: statSync(file).size }),
+    );
   try {
     for (let k = 1; k < COPIES; k++) {
       if (state.done.includes(k)) continue;
       const listed = join(work, `copy-${k}.json`);
       if (!existsSync(listed)) {
-        const files = await timed(`copy ${k}: remapped side files and span parts written`, async () => writeCopy(db, base, names, groupRows, k, work, parts, template), (f) => ({ bytes: f.reduce((n, x) => n + statSync(x).size, 0) }));
+        const files = await timed(
+          `copy ${k}: remapped side files and span parts written`,
+          async () => writeCopy(db, base, names, groupRows, k, work, parts, template),
+          (f) => ({ bytes: f.reduce((n, x) => n + statSync(x).size, 0) }),
+        );
         writeFileSync(listed, JSON.stringify(files));
       }
       for (const file of JSON.parse(readFileSync(listed, 'utf8')) as string[]) {
@@ -219,7 +262,12 @@ async function main(): Promise<void> {
       if (p.kind === 'span' || state.done.includes(100 + i)) continue;
       const file = join(work, `copies-p${i}.parquet`);
       const groups: GroupSources[] = [];
-      for (let k = 1; k < COPIES; k++) for (let g = p.first; g < p.end; g++) groups.push([{ path: sidePath(work, k, g), group: 0 }, { path: base, group: g }]);
+      for (let k = 1; k < COPIES; k++)
+        for (let g = p.first; g < p.end; g++)
+          groups.push([
+            { path: sidePath(work, k, g), group: 0 },
+            { path: base, group: g },
+          ]);
       await timed(`copies 1-9: ${p.kind}s spliced`, async () => spliceGroups(file, template, groups));
       await importOne(`copies 1-9: ${p.kind}s imported`, file);
       rmSync(file);
@@ -240,13 +288,23 @@ async function main(): Promise<void> {
     seed: info.seed,
     batchSpans: info.batchSpans,
     // Not a hash of loaded ids (nothing was loaded span by span): the template's, tied to the copy scheme.
-    fingerprint: createHash('sha256').update(`${info.fingerprint}:copies=${COPIES}:digits=${COPY_DIGITS.join('')}:shift=${WEEK_US}`).digest('hex').slice(0, 16),
+    fingerprint: createHash('sha256')
+      .update(`${info.fingerprint}:copies=${COPIES}:digits=${COPY_DIGITS.join('')}:shift=${WEEK_US}`)
+      .digest('hex')
+      .slice(0, 16),
     projectId: info.projectId,
     logStreamId: info.logStreamId,
     loadSeconds: state.steps.reduce((n, s) => n + s.seconds, 0),
     builtAt: new Date().toISOString(),
     open: OPEN_OPTIONS,
-    derivedFrom: { template: tpl, fingerprint: info.fingerprint, copies: COPIES, copyDigits: COPY_DIGITS, shiftUs: WEEK_US, how: 'bench/build-100m.ts' },
+    derivedFrom: {
+      template: tpl,
+      fingerprint: info.fingerprint,
+      copies: COPIES,
+      copyDigits: COPY_DIGITS,
+      shiftUs: WEEK_US,
+      how: 'bench/build-100m.ts',
+    },
     steps: state.steps,
     cpus: cpus().length,
   };

@@ -22,7 +22,13 @@ export interface Measurement {
 }
 
 export function machine(): Record<string, unknown> {
-  return { cpus: cpus().length, cpu: cpus()[0]?.model, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform };
+  return {
+    cpus: cpus().length,
+    cpu: cpus()[0]?.model,
+    memory_gib: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    platform: process.platform,
+  };
 }
 
 /** A memory field of a process's /proc status (VmHWM: peak resident set, VmRSS: resident now) in MiB (Linux). */

@@ -18,8 +18,27 @@ import { spanBatches } from './workload.js';
 import { raw, sql } from '../src/query/sql.js';
 import { stringLiteral } from '../src/db/sql-string.js';
 
-type Step = 'export-parquet' | 'export-jsonl' | 'export-arrow' | 'export-batches' | 'raw-copy' | 'raw-copy-sorted' | 'import-parquet' | 'import-jsonl' | 'import-arrow';
-const STEPS: Step[] = ['export-parquet', 'export-jsonl', 'export-arrow', 'export-batches', 'raw-copy', 'raw-copy-sorted', 'import-parquet', 'import-jsonl', 'import-arrow'];
+type Step =
+  | 'export-parquet'
+  | 'export-jsonl'
+  | 'export-arrow'
+  | 'export-batches'
+  | 'raw-copy'
+  | 'raw-copy-sorted'
+  | 'import-parquet'
+  | 'import-jsonl'
+  | 'import-arrow';
+const STEPS: Step[] = [
+  'export-parquet',
+  'export-jsonl',
+  'export-arrow',
+  'export-batches',
+  'raw-copy',
+  'raw-copy-sorted',
+  'import-parquet',
+  'import-jsonl',
+  'import-arrow',
+];
 
 async function step(name: Step, dir: string, work: string): Promise<Record<string, unknown>> {
   const started = performance.now();
@@ -31,7 +50,9 @@ async function step(name: Step, dir: string, work: string): Promise<Record<strin
     const db = await Database.open({ memoryLimit: '512MB', tempDirectory: work });
     const order = raw(name === 'raw-copy-sorted' ? ' ORDER BY created_at, id' : '');
     const out = join(work, 'raw.parquet');
-    const r = await db.all(sql`COPY (SELECT * FROM read_parquet(${join(work, 'all.parquet')})${order}) TO ${stringLiteral(out)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 32768)`);
+    const r = await db.all(
+      sql`COPY (SELECT * FROM read_parquet(${join(work, 'all.parquet')})${order}) TO ${stringLiteral(out)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 32768)`,
+    );
     records = Number(r[0]?.['Count'] ?? 0);
     bytes = statSync(out).size;
     await db.close();
@@ -60,20 +81,34 @@ async function step(name: Step, dir: string, work: string): Promise<Record<strin
   // Process CPU time (all of DuckDB's threads and node's): a shared machine's load inflates wall time, not this.
   const cpu = process.cpuUsage(cpu0);
   const cpuS = (cpu.user + cpu.system) / 1e6;
-  return { step: name, records, seconds: Number(seconds.toFixed(2)), cpu_s: Number(cpuS.toFixed(2)), records_per_cpu_s: Math.round(records / cpuS), records_per_s: Math.round(records / seconds), peak_rss_mib: peakRssMiB(), load_1m: Number(loadavg()[0]!.toFixed(2)), file_mib: bytes ? Number((bytes / 2 ** 20).toFixed(1)) : undefined };
+  return {
+    step: name,
+    records,
+    seconds: Number(seconds.toFixed(2)),
+    cpu_s: Number(cpuS.toFixed(2)),
+    records_per_cpu_s: Math.round(records / cpuS),
+    records_per_s: Math.round(records / seconds),
+    peak_rss_mib: peakRssMiB(),
+    load_1m: Number(loadavg()[0]!.toFixed(2)),
+    file_mib: bytes ? Number((bytes / 2 ** 20).toFixed(1)) : undefined,
+  };
 }
 
 async function fill(dir: string, spans: number): Promise<void> {
   const store = await TraceStore.open(dir);
   const project = store.createProject({ name: 'bench' });
   const stream = store.createLogStream(project.id, 'main');
-  for (const batch of spanBatches({ spans })) await store.logTraces(project.id, { log_stream_id: stream.id, traces: batch.traces as never });
+  for (const batch of spanBatches({ spans }))
+    await store.logTraces(project.id, { log_stream_id: stream.id, traces: batch.traces as never });
   await store.flush();
   await store.maintenance.compact();
   await store.close();
 }
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { size: { type: 'string' }, dir: { type: 'string' }, reuse: { type: 'boolean' }, steps: { type: 'string' } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { size: { type: 'string' }, dir: { type: 'string' }, reuse: { type: 'boolean' }, steps: { type: 'string' } },
+});
 if (positionals[0] === 'step') {
   const [, name, dir, work] = positionals as [string, Step, string, string];
   process.stdout.write(`${JSON.stringify(await step(name, dir, work))}\n`);
@@ -91,11 +126,16 @@ if (positionals[0] === 'step') {
   const results: Record<string, unknown>[] = [];
   const steps = values.steps === undefined ? STEPS : (values.steps.split(',').filter(Boolean) as Step[]);
   for (const s of steps) {
-    const child = spawnSync(process.execPath, ['--import', 'tsx', new URL(import.meta.url).pathname, 'step', s, dir, work], { encoding: 'utf8', maxBuffer: 1 << 24 });
+    const child = spawnSync(process.execPath, ['--import', 'tsx', new URL(import.meta.url).pathname, 'step', s, dir, work], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 24,
+    });
     if (child.status !== 0) throw new Error(`${s} failed: ${child.stderr}`);
     const r = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
     results.push(r);
-    process.stderr.write(`${s.padEnd(15)} ${fmt(Number(r['records']))} records in ${r['seconds']} s = ${fmt(Number(r['records_per_s']))}/s, ${r['cpu_s']} CPU-s, peak RSS ${r['peak_rss_mib']} MiB, load ${r['load_1m']}\n`);
+    process.stderr.write(
+      `${s.padEnd(15)} ${fmt(Number(r['records']))} records in ${r['seconds']} s = ${fmt(Number(r['records_per_s']))}/s, ${r['cpu_s']} CPU-s, peak RSS ${r['peak_rss_mib']} MiB, load ${r['load_1m']}\n`,
+    );
   }
   const rate = (s: Step) => Number(results.find((r) => r['step'] === s)?.['records_per_s'] ?? NaN);
   const ratios = {
@@ -104,7 +144,12 @@ if (positionals[0] === 'step') {
     import_parquet_to_raw_sorted_copy: Number((rate('import-parquet') / rate('raw-copy-sorted')).toFixed(2)),
   };
   process.stderr.write(`ratios (records/s over DuckDB's raw copy of the same file): ${JSON.stringify(ratios)}\n`);
-  const file = writeResults(join(new URL('.', import.meta.url).pathname, 'results'), `data-io-${size}`, { machine: machine(), spans, results, ratios });
+  const file = writeResults(join(new URL('.', import.meta.url).pathname, 'results'), `data-io-${size}`, {
+    machine: machine(),
+    spans,
+    results,
+    ratios,
+  });
   process.stderr.write(`results: ${file}\n`);
   if (!values.dir) rmSync(work, { recursive: true, force: true });
 }

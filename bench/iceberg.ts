@@ -15,7 +15,15 @@ import { chdbQueries, testDepsMissing } from '../test/support/chdb.js';
 import { machine, parseSize } from './common.js';
 import { spanBatches } from './workload.js';
 
-const { values: a } = parseArgs({ options: { size: { type: 'string' }, dir: { type: 'string' }, s3: { type: 'boolean' }, out: { type: 'string' }, more: { type: 'string' } } });
+const { values: a } = parseArgs({
+  options: {
+    size: { type: 'string' },
+    dir: { type: 'string' },
+    s3: { type: 'boolean' },
+    out: { type: 'string' },
+    more: { type: 'string' },
+  },
+});
 const missing = testDepsMissing();
 if (missing) throw new Error(missing);
 const spans = parseSize(a.size ?? '1m');
@@ -54,7 +62,13 @@ if (a.s3) {
   const { createRequire } = await import('node:module');
   const require = createRequire(resolve('test', 'deps', 'package.json'));
   const S3rver = require('s3rver') as new (o: object) => { run(): Promise<{ port: number }>; close(): Promise<void> };
-  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: join(root, 'iceberg-bench-s3.tmp'), configureBuckets: [{ name: 'lake' }] });
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory: join(root, 'iceberg-bench-s3.tmp'),
+    configureBuckets: [{ name: 'lake' }],
+  });
   const { port } = await server.run();
   s3 = { endpoint: `http://127.0.0.1:${port}`, close: () => server.close() };
   to = 's3://lake/bench';
@@ -64,7 +78,15 @@ const publish = async (what: string): Promise<PublishResult> => {
   const t0 = performance.now();
   const r = await store.iceberg.publish({ ...(to ? { to } : {}), ...(s3opts ? { s3: s3opts } : {}) });
   const sp = r.tables.spans;
-  results[what] = { seconds: (performance.now() - t0) / 1000, bytes_sent: r.bytesSent, files_placed: Object.values(r.tables).reduce((n, t) => n + t.filesPlaced, 0), span_files: sp.dataFiles, span_delete_files: sp.deleteFiles, span_rows: sp.rows, load: loadavg()[0] };
+  results[what] = {
+    seconds: (performance.now() - t0) / 1000,
+    bytes_sent: r.bytesSent,
+    files_placed: Object.values(r.tables).reduce((n, t) => n + t.filesPlaced, 0),
+    span_files: sp.dataFiles,
+    span_delete_files: sp.deleteFiles,
+    span_rows: sp.rows,
+    load: loadavg()[0],
+  };
   log(`${what}: ${JSON.stringify(results[what])}`);
   return r;
 };
@@ -78,15 +100,27 @@ const t1 = performance.now();
 const tlCount = (await store.count('span', projectId, { log_stream_id: runId })).total_count;
 const tlCountMs = performance.now() - t1;
 const t2 = performance.now();
-const tlAgg = Number((await store.data.sql("SELECT sum(num_input_tokens) AS s FROM spans WHERE type = 'llm' AND model = $1", ['gpt-4o']))[0]!['s']);
+const tlAgg = Number(
+  (await store.data.sql("SELECT sum(num_input_tokens) AS s FROM spans WHERE type = 'llm' AND model = $1", ['gpt-4o']))[0]!['s'],
+);
 const tlAggMs = performance.now() - t2;
 await store.close();
-const from = to && s3 ? `icebergS3('${s3.endpoint}/lake/bench/spans/', 'S3RVER', 'S3RVER')` : `icebergLocal('${join(dir, 'iceberg', 'spans').slice(root.length + 1)}')`;
+const from =
+  to && s3
+    ? `icebergS3('${s3.endpoint}/lake/bench/spans/', 'S3RVER', 'S3RVER')`
+    : `icebergLocal('${join(dir, 'iceberg', 'spans').slice(root.length + 1)}')`;
 const t3 = performance.now();
-const ch = await chdbQueries(root, [`SELECT count() AS n FROM ${from}`, `SELECT sum(num_input_tokens) AS s FROM ${from} WHERE type = 'llm' AND model = 'gpt-4o'`]);
+const ch = await chdbQueries(root, [
+  `SELECT count() AS n FROM ${from}`,
+  `SELECT sum(num_input_tokens) AS s FROM ${from} WHERE type = 'llm' AND model = 'gpt-4o'`,
+]);
 results['answers'] = {
   tracelake: { count: tlCount, count_ms: tlCountMs, llm_gpt4o_input_tokens: tlAgg, aggregate_ms: tlAggMs },
-  clickhouse: { count: Number(ch[0]![0]!['n']), llm_gpt4o_input_tokens: Number(ch[1]![0]!['s']), both_ms_with_process_start: performance.now() - t3 },
+  clickhouse: {
+    count: Number(ch[0]![0]!['n']),
+    llm_gpt4o_input_tokens: Number(ch[1]![0]!['s']),
+    both_ms_with_process_start: performance.now() - t3,
+  },
 };
 await s3?.close();
 results['load_after'] = loadavg();

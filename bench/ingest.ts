@@ -67,12 +67,27 @@ export async function benchLibraryIngest(spans: number, seed = 7): Promise<Measu
     }
     return [
       { name: 'library ingest', value: (n / ingestMs) * 1000, unit: 'spans/s', spans: n, seconds: ingestMs / 1000 },
-      { name: 'library ingest, compaction included', value: (n / (ingestMs + compactMs)) * 1000, unit: 'spans/s', seconds: (ingestMs + compactMs) / 1000 },
+      {
+        name: 'library ingest, compaction included',
+        value: (n / (ingestMs + compactMs)) * 1000,
+        unit: 'spans/s',
+        seconds: (ingestMs + compactMs) / 1000,
+      },
       { name: 'JSON.parse of the same payloads', value: (n / parseMs) * 1000, unit: 'spans/s', mb: bytes / 1e6 },
-      { name: 'disk per span', value: disk / n, unit: 'bytes', note: 'whole data folder after compaction (segments, id hashes, catalog), incl. trace and session records' },
+      {
+        name: 'disk per span',
+        value: disk / n,
+        unit: 'bytes',
+        note: 'whole data folder after compaction (segments, id hashes, catalog), incl. trace and session records',
+      },
       { name: 'compaction after ingest', value: compactMs / 1000, unit: 's' },
       { name: 'payload per span', value: bytes / n, unit: 'bytes', note: 'JSON request bytes' },
-      { name: 'peak RSS (library process)', value: peak, unit: 'MiB', note: 'VmHWM after ingest and compaction (the JSON.parse yardstick runs afterwards)' },
+      {
+        name: 'peak RSS (library process)',
+        value: peak,
+        unit: 'MiB',
+        note: 'VmHWM after ingest and compaction (the JSON.parse yardstick runs afterwards)',
+      },
     ];
   } finally {
     await store.close();
@@ -87,7 +102,10 @@ async function writeBodies(path: string, spans: number, logStreamId: string, see
   for (const batch of generateBatches({ spans, batchSpans: BATCH, seed })) {
     n += spansIn(batch);
     // OTLP bodies are binary: one base64 line each (decoded by the client before it times the request).
-    const line = route === 'otlp' ? `${Buffer.from(otlpBody(batch)).toString('base64')}\n` : `${JSON.stringify({ log_stream_id: logStreamId, reliable: true, traces: batch })}\n`;
+    const line =
+      route === 'otlp'
+        ? `${Buffer.from(otlpBody(batch)).toString('base64')}\n`
+        : `${JSON.stringify({ log_stream_id: logStreamId, reliable: true, traces: batch })}\n`;
     if (!out.write(line)) await new Promise<void>((r) => out.once('drain', () => r()));
   }
   await new Promise<void>((r) => out.end(r));
@@ -153,8 +171,12 @@ async function prepareHttp(route: HttpRoute, spans: number, seed: number): Promi
   const key = `tl_bench_${Date.now()}`;
   const server = await startServer(join(dir, 'data'), key);
   const headers = { 'content-type': 'application/json', 'Galileo-API-Key': key };
-  const project = (await (await fetch(`${server.url}/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) })).json()) as { id: string };
-  const ls = (await (await fetch(`${server.url}/projects/${project.id}/log_streams`, { method: 'POST', headers, body: JSON.stringify({ name: 'http' }) })).json()) as { id: string };
+  const project = (await (
+    await fetch(`${server.url}/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) })
+  ).json()) as { id: string };
+  const ls = (await (
+    await fetch(`${server.url}/projects/${project.id}/log_streams`, { method: 'POST', headers, body: JSON.stringify({ name: 'http' }) })
+  ).json()) as { id: string };
   const bodies = join(dir, 'bodies.ndjson');
   const n = await writeBodies(bodies, spans, ls.id, seed, route);
   return {
@@ -164,8 +186,20 @@ async function prepareHttp(route: HttpRoute, spans: number, seed: number): Promi
     n,
     lines: createInterface({ input: createReadStream(bodies), crlfDelay: Infinity })[Symbol.asyncIterator](),
     target: route === 'otlp' ? `${server.url}/v1/traces` : `${server.url}/projects/${project.id}/traces`,
-    postHeaders: route === 'otlp' ? { 'content-type': 'application/x-protobuf', 'Galileo-API-Key': key, project: 'bench', logstream: 'http' } : headers,
-    count: async () => ((await (await fetch(`${server.url}/projects/${project.id}/spans/count`, { method: 'POST', headers, body: JSON.stringify({ log_stream_id: ls.id }) })).json()) as { total_count: number }).total_count,
+    postHeaders:
+      route === 'otlp'
+        ? { 'content-type': 'application/x-protobuf', 'Galileo-API-Key': key, project: 'bench', logstream: 'http' }
+        : headers,
+    count: async () =>
+      (
+        (await (
+          await fetch(`${server.url}/projects/${project.id}/spans/count`, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify({ log_stream_id: ls.id }),
+          })
+        ).json()) as { total_count: number }
+      ).total_count,
     ms: 0,
     requests: 0,
     errors: 0,
@@ -206,7 +240,10 @@ async function finishHttp(run: HttpRun, connections: number): Promise<Measuremen
     run.latencies.sort((a, b) => a - b);
     return [
       {
-        name: run.route === 'otlp' ? `HTTP ingest, OTLP protobuf /v1/traces (${connections} connections)` : `HTTP ingest, v2 JSON route (${connections} connections, reliable)`,
+        name:
+          run.route === 'otlp'
+            ? `HTTP ingest, OTLP protobuf /v1/traces (${connections} connections)`
+            : `HTTP ingest, v2 JSON route (${connections} connections, reliable)`,
         value: (run.n / run.ms) * 1000,
         unit: 'spans/s',
         spans: run.n,
@@ -244,7 +281,12 @@ export async function benchHttpIngest(spans: number, connections = 4, seed = 11,
   return [
     ...json,
     ...otlp,
-    { name: 'v2 JSON route / OTLP protobuf (HTTP spans/s, same spans)', value: json[0]!.value / otlp[0]!.value, unit: '×', note: 'above 1: OTLP is slower (goal: at most 1.5)' },
+    {
+      name: 'v2 JSON route / OTLP protobuf (HTTP spans/s, same spans)',
+      value: json[0]!.value / otlp[0]!.value,
+      unit: '×',
+      note: 'above 1: OTLP is slower (goal: at most 1.5)',
+    },
   ];
 }
 
@@ -266,8 +308,12 @@ export async function benchHttpIngestWithReads(spans: number, connections = 4, s
   const server = await startServer(join(dir, 'data'), key);
   try {
     const headers = { 'content-type': 'application/json', 'Galileo-API-Key': key };
-    const project = (await (await fetch(`${server.url}/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) })).json()) as { id: string };
-    const ls = (await (await fetch(`${server.url}/projects/${project.id}/log_streams`, { method: 'POST', headers, body: JSON.stringify({ name: 'http' }) })).json()) as { id: string };
+    const project = (await (
+      await fetch(`${server.url}/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) })
+    ).json()) as { id: string };
+    const ls = (await (
+      await fetch(`${server.url}/projects/${project.id}/log_streams`, { method: 'POST', headers, body: JSON.stringify({ name: 'http' }) })
+    ).json()) as { id: string };
     const bodies = join(dir, 'bodies.ndjson');
     const n = await writeBodies(bodies, spans, ls.id, seed, 'json');
     // The yardstick: JSON.parse of the very bodies the server will get, timed alone.
@@ -286,8 +332,16 @@ export async function benchHttpIngestWithReads(spans: number, connections = 4, s
     const byPath: Record<string, number[]> = { 'spans/count': [], 'spans/partial_search': [] };
     let readErrors = 0;
     const reader = async () => {
-      const count = JSON.stringify({ log_stream_id: ls.id, filters: [{ type: 'text', column_id: 'model', operator: 'eq', value: 'gpt-4o' }] });
-      const page = JSON.stringify({ log_stream_id: ls.id, limit: 50, select_columns: { column_ids: ['name', 'created_at'] }, filters: [{ type: 'text', column_id: 'name', operator: 'contains', value: 'a' }] });
+      const count = JSON.stringify({
+        log_stream_id: ls.id,
+        filters: [{ type: 'text', column_id: 'model', operator: 'eq', value: 'gpt-4o' }],
+      });
+      const page = JSON.stringify({
+        log_stream_id: ls.id,
+        limit: 50,
+        select_columns: { column_ids: ['name', 'created_at'] },
+        filters: [{ type: 'text', column_id: 'name', operator: 'contains', value: 'a' }],
+      });
       while (ingesting) {
         for (const [path, body] of [
           ['spans/count', count],
@@ -307,7 +361,12 @@ export async function benchHttpIngestWithReads(spans: number, connections = 4, s
     const cpu0 = cpuSeconds(server.pid);
     // RSS and segment files every 5 s: where memory goes as stored spans grow (the 10M run).
     const samples: { s: number; rss_mib: number | null; segments: number }[] = [];
-    const sample = () => samples.push({ s: Math.round((performance.now() - t0) / 1000), rss_mib: statusMiB(server.pid, 'VmRSS'), segments: parquetFiles(join(dir, 'data')).length });
+    const sample = () =>
+      samples.push({
+        s: Math.round((performance.now() - t0) / 1000),
+        rss_mib: statusMiB(server.pid, 'VmRSS'),
+        segments: parquetFiles(join(dir, 'data')).length,
+      });
     const sampler = setInterval(sample, 5000);
     const readLoop = reader();
     const worker = async () => {
@@ -329,14 +388,32 @@ export async function benchHttpIngestWithReads(spans: number, connections = 4, s
     await readLoop;
     reads.sort((a, b) => a - b);
     for (const l of Object.values(byPath)) l.sort((a, b) => a - b);
-    const count = (await (await fetch(`${server.url}/projects/${project.id}/spans/count`, { method: 'POST', headers, body: JSON.stringify({ log_stream_id: ls.id }) })).json()) as { total_count: number };
+    const count = (await (
+      await fetch(`${server.url}/projects/${project.id}/spans/count`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ log_stream_id: ls.id }),
+      })
+    ).json()) as { total_count: number };
     const peak = peakRssMiB(server.pid);
     const segmentsAfterIngest = parquetFiles(join(dir, 'data')).length;
     const settleStart = performance.now();
     while (performance.now() - settleStart < settleSeconds * 1000) await new Promise((r) => setTimeout(r, 1000));
     clearInterval(sampler);
     sample();
-    const settled = settleSeconds > 0 ? [{ name: `peak RSS (server process, VmHWM) after ${settleSeconds} s idle: its merges included`, value: peakRssMiB(server.pid) ?? 0, unit: 'MiB', segments_after_ingest: segmentsAfterIngest, segments_after_settle: parquetFiles(join(dir, 'data')).length, server_cpu_s_settling: (cpuSeconds(server.pid) ?? 0) - (cpu1 ?? 0) }] : [];
+    const settled =
+      settleSeconds > 0
+        ? [
+            {
+              name: `peak RSS (server process, VmHWM) after ${settleSeconds} s idle: its merges included`,
+              value: peakRssMiB(server.pid) ?? 0,
+              unit: 'MiB',
+              segments_after_ingest: segmentsAfterIngest,
+              segments_after_settle: parquetFiles(join(dir, 'data')).length,
+              server_cpu_s_settling: (cpuSeconds(server.pid) ?? 0) - (cpu1 ?? 0),
+            },
+          ]
+        : [];
     latencies.sort((a, b) => a - b);
     return [
       {
@@ -356,8 +433,27 @@ export async function benchHttpIngestWithReads(spans: number, connections = 4, s
         server_cpu_us_per_span: cpu0 === null || cpu1 === null ? null : ((cpu1 - cpu0) * 1e6) / n,
         server_cores: cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / (ms / 1000),
       },
-      { name: 'reads during HTTP ingest (filtered count, first page)', value: pct(reads, 0.5), unit: 'ms p50', p95_ms: pct(reads, 0.95), max_ms: reads[reads.length - 1], reads: reads.length, errors: readErrors, count_p50_ms: pct(byPath['spans/count']!, 0.5), count_p95_ms: pct(byPath['spans/count']!, 0.95), page_p50_ms: pct(byPath['spans/partial_search']!, 0.5), page_p95_ms: pct(byPath['spans/partial_search']!, 0.95) },
-      { name: 'peak RSS (server process, VmHWM)', value: peak ?? 0, unit: 'MiB', segments_after_ingest: segmentsAfterIngest, max_rss_sample_mib: Math.max(...samples.map((x) => x.rss_mib ?? 0)), rss_samples: samples },
+      {
+        name: 'reads during HTTP ingest (filtered count, first page)',
+        value: pct(reads, 0.5),
+        unit: 'ms p50',
+        p95_ms: pct(reads, 0.95),
+        max_ms: reads[reads.length - 1],
+        reads: reads.length,
+        errors: readErrors,
+        count_p50_ms: pct(byPath['spans/count']!, 0.5),
+        count_p95_ms: pct(byPath['spans/count']!, 0.95),
+        page_p50_ms: pct(byPath['spans/partial_search']!, 0.5),
+        page_p95_ms: pct(byPath['spans/partial_search']!, 0.95),
+      },
+      {
+        name: 'peak RSS (server process, VmHWM)',
+        value: peak ?? 0,
+        unit: 'MiB',
+        segments_after_ingest: segmentsAfterIngest,
+        max_rss_sample_mib: Math.max(...samples.map((x) => x.rss_mib ?? 0)),
+        rss_samples: samples,
+      },
       ...settled,
     ];
   } finally {

@@ -78,7 +78,12 @@ function pct(xs: number[], p: number): number {
 }
 
 export async function runLoad(options: LoadOptions): Promise<LoadReport> {
-  const clients = { loggers: options.loggers ?? 4, searchers: options.searchers ?? 2, counters: options.counters ?? 2, deleters: options.deleters ?? 1 };
+  const clients = {
+    loggers: options.loggers ?? 4,
+    searchers: options.searchers ?? 2,
+    counters: options.counters ?? 2,
+    deleters: options.deleters ?? 1,
+  };
   const batchTraces = options.batchTraces ?? 20;
   const seed = options.seed ?? 2026;
   const say = options.progress ?? (() => undefined);
@@ -97,7 +102,12 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
     const headers = { 'Galileo-API-Key': key, 'Content-Type': 'application/json' };
 
     const requests = { log: 0, search: 0, count: 0, delete: 0, total: 0 };
-    const latency: Record<'log' | 'search' | 'count' | 'delete', Latency> = { log: { n: 0, total: 0, all: [] }, search: { n: 0, total: 0, all: [] }, count: { n: 0, total: 0, all: [] }, delete: { n: 0, total: 0, all: [] } };
+    const latency: Record<'log' | 'search' | 'count' | 'delete', Latency> = {
+      log: { n: 0, total: 0, all: [] },
+      search: { n: 0, total: 0, all: [] },
+      count: { n: 0, total: 0, all: [] },
+      delete: { n: 0, total: 0, all: [] },
+    };
     const errorSamples: string[] = [];
     let errors = 0;
     const fail = (what: string) => {
@@ -109,7 +119,12 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
       requests[kind]++;
       requests.total++;
       try {
-        const res = await fetch(`${base}${path}`, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(60_000) });
+        const res = await fetch(`${base}${path}`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(60_000),
+        });
         const text = await res.text();
         const ms = performance.now() - started;
         latency[kind].n++;
@@ -131,10 +146,15 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
     const running = () => Date.now() < deadline;
     const sent = { log: 0, search: 0, count: 0, delete: 0 };
     /** Whether a client of `kind` sends another request (and counts it when it does). */
-    const another = (kind: keyof typeof sent) => running() && (options.stopAfter === undefined || sent[kind] < options.stopAfter[kind]) && (++sent[kind], true);
+    const another = (kind: keyof typeof sent) =>
+      running() && (options.stopAfter === undefined || sent[kind] < options.stopAfter[kind]) && ++sent[kind] > 0;
 
     const logger = async (index: number) => {
-      const traces = generateTraces({ seed: seed + index * 7919, spans: Number.MAX_SAFE_INTEGER, startTime: Date.UTC(2026, 0, 1) + index * 3_600_000 });
+      const traces = generateTraces({
+        seed: seed + index * 7919,
+        spans: Number.MAX_SAFE_INTEGER,
+        startTime: Date.UTC(2026, 0, 1) + index * 3_600_000,
+      });
       for (let b = 0; another('log'); b++) {
         const tag = `batch-${index}-${b}`;
         const list: GenTrace[] = [];
@@ -148,7 +168,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
         const runId = runs[b % runs.length]!;
         const res = await post('log', `/v2/projects/${project.id}/traces`, { log_stream_id: runId, reliable: b % 3 !== 0, traces: list });
         if (!res) continue;
-        if (res.traces_count !== list.length || res.spans_count !== spans) fail(`log ${tag}: answered ${res.traces_count} traces/${res.spans_count} spans for ${list.length}/${spans}`);
+        if (res.traces_count !== list.length || res.spans_count !== spans)
+          fail(`log ${tag}: answered ${res.traces_count} traces/${res.spans_count} spans for ${list.length}/${spans}`);
         batches.push({ tag, runId, traces: list.map((t) => t.id), spans, deleted: false, deleting: false });
       }
     };
@@ -165,7 +186,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
         another('delete');
         const victim = candidates[next(candidates.length) % candidates.length]!;
         victim.deleting = true;
-        const res = await post('delete', `/projects/${project.id}/traces/delete`, { log_stream_id: victim.runId, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: victim.tag }] });
+        const res = await post('delete', `/projects/${project.id}/traces/delete`, {
+          log_stream_id: victim.runId,
+          filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: victim.tag }],
+        });
         victim.deleting = false;
         if (!res) continue;
         const want = `Deleted ${victim.traces.length + victim.spans} records`;
@@ -176,10 +200,42 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
     };
 
     const SEARCHES: ((run: string) => readonly [string, unknown])[] = [
-      (run: string) => ['/v2/projects/P/spans/partial_search', { log_stream_id: run, filters: [{ type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }], sort: { column_id: 'created_at', ascending: false }, limit: 50, select_columns: { column_ids: ['name', 'model', 'metrics/num_input_tokens'] } }] as const,
+      (run: string) =>
+        [
+          '/v2/projects/P/spans/partial_search',
+          {
+            log_stream_id: run,
+            filters: [{ type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }],
+            sort: { column_id: 'created_at', ascending: false },
+            limit: 50,
+            select_columns: { column_ids: ['name', 'model', 'metrics/num_input_tokens'] },
+          },
+        ] as const,
       (run: string) => ['/v2/projects/P/traces/search', { log_stream_id: run, limit: 20, include_counts: true }] as const,
-      (run: string) => ['/v2/projects/P/spans/search', { log_stream_id: run, filter_tree: { or: [{ filter: { type: 'text', column_id: 'input', operator: 'contains', value: 'refund', case_sensitive: false } }, { filter: { type: 'number', column_id: 'status_code', operator: 'gte', value: 500 } }] }, limit: 25 }] as const,
-      (run: string) => ['/v2/projects/P/spans/partial_search', { log_stream_id: run, sort: { column_id: 'metrics/latency_ms', ascending: false }, limit: 25, select_columns: { include_all_metrics: true } }] as const,
+      (run: string) =>
+        [
+          '/v2/projects/P/spans/search',
+          {
+            log_stream_id: run,
+            filter_tree: {
+              or: [
+                { filter: { type: 'text', column_id: 'input', operator: 'contains', value: 'refund', case_sensitive: false } },
+                { filter: { type: 'number', column_id: 'status_code', operator: 'gte', value: 500 } },
+              ],
+            },
+            limit: 25,
+          },
+        ] as const,
+      (run: string) =>
+        [
+          '/v2/projects/P/spans/partial_search',
+          {
+            log_stream_id: run,
+            sort: { column_id: 'metrics/latency_ms', ascending: false },
+            limit: 25,
+            select_columns: { include_all_metrics: true },
+          },
+        ] as const,
       () => ['/v2/projects/P/sessions/search', { limit: 10, include_counts: true }] as const,
       (run: string) => ['/v2/projects/P/spans/available_columns', { log_stream_id: run }] as const,
     ];
@@ -193,12 +249,21 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
     const counter = async (index: number) => {
       for (let i = index; another('count'); i++) {
         const level = (['spans', 'traces', 'sessions'] as const)[i % 3];
-        const body = i % 2 === 0 ? { log_stream_id: runs[i % runs.length] } : { filters: [{ type: 'text', column_id: 'name', operator: 'ne', value: 'x' }] };
+        const body =
+          i % 2 === 0
+            ? { log_stream_id: runs[i % runs.length] }
+            : { filters: [{ type: 'text', column_id: 'name', operator: 'ne', value: 'x' }] };
         const res = await post('count', `/v2/projects/${project.id}/${level}/count`, body);
         if (res && !(Number.isInteger(res.total_count) && res.total_count >= 0)) fail(`count ${level}: ${JSON.stringify(res)}`);
       }
     };
-    const progress = setInterval(() => say(`${requests.total} requests, ${batches.length} batches logged, ${batches.filter((b) => b.deleted).length} deleted, ${errors} errors, rss ${MiB(process.memoryUsage().rss)} MiB`), 5_000);
+    const progress = setInterval(
+      () =>
+        say(
+          `${requests.total} requests, ${batches.length} batches logged, ${batches.filter((b) => b.deleted).length} deleted, ${errors} errors, rss ${MiB(process.memoryUsage().rss)} MiB`,
+        ),
+      5_000,
+    );
     const started = performance.now();
     await Promise.all([
       ...Array.from({ length: clients.loggers }, (_, i) => logger(i)),
@@ -241,7 +306,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
     }
     if (walked.size !== expected.traces) fail(`a full walk found ${walked.size} traces, expected ${expected.traces}`);
     const same = (a: typeof counted, w: string) => {
-      for (const k of ['traces', 'spans', 'sessions'] as const) if (a[k] !== expected[k]) fail(`${w}: ${a[k]} ${k} counted, ${expected[k]} expected (logged - deleted)`);
+      for (const k of ['traces', 'spans', 'sessions'] as const)
+        if (a[k] !== expected[k]) fail(`${w}: ${a[k]} ${k} counted, ${expected[k]} expected (logged - deleted)`);
     };
     same(counted, 'live');
     await app.close();
@@ -255,15 +321,28 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
     rss.end = MiB(process.memoryUsage().rss);
     // VmHWM: the kernel's own peak, which a sampler can miss.
     rss.peak = Math.max(rss.peak, rss.end, peakRssMiB() ?? 0);
-    const lat = (k: keyof typeof latency) => ({ p50: pct(latency[k].all, 50), p95: pct(latency[k].all, 95), p99: pct(latency[k].all, 99), max: pct(latency[k].all, 100) });
+    const lat = (k: keyof typeof latency) => ({
+      p50: pct(latency[k].all, 50),
+      p95: pct(latency[k].all, 95),
+      p99: pct(latency[k].all, 99),
+      max: pct(latency[k].all, 100),
+    });
     return {
       seconds: Math.round(seconds * 10) / 10,
       clients,
       requests,
       errors,
       errorSamples,
-      logged: { batches: batches.length, traces: batches.reduce((n, b) => n + b.traces.length, 0), spans: batches.reduce((n, b) => n + b.spans, 0) },
-      deleted: { batches: batches.length - live.length, traces: batches.filter((b) => b.deleted).reduce((n, b) => n + b.traces.length, 0), spans: batches.filter((b) => b.deleted).reduce((n, b) => n + b.spans, 0) },
+      logged: {
+        batches: batches.length,
+        traces: batches.reduce((n, b) => n + b.traces.length, 0),
+        spans: batches.reduce((n, b) => n + b.spans, 0),
+      },
+      deleted: {
+        batches: batches.length - live.length,
+        traces: batches.filter((b) => b.deleted).reduce((n, b) => n + b.traces.length, 0),
+        spans: batches.filter((b) => b.deleted).reduce((n, b) => n + b.spans, 0),
+      },
       counted,
       expected,
       recordsChecked: recordsChecked + walked.size,

@@ -36,7 +36,13 @@ async function main(): Promise<void> {
   const text = JSON.stringify(body);
   const ctx = { projectId: PROJECT, runId: RUN, receivedUs: 1_767_225_600_000_000 };
   const flat = flattenTraces(body as never, ctx);
-  const rows = [...flat.traces.map((t) => t.record), ...flat.spans].map((r, i) => ({ ...r, seq: i + 1, project_id: PROJECT, run_id: RUN, session_id: r.session_id ?? RUN }));
+  const rows = [...flat.traces.map((t) => t.record), ...flat.spans].map((r, i) => ({
+    ...r,
+    seq: i + 1,
+    project_id: PROJECT,
+    run_id: RUN,
+    session_id: r.session_id ?? RUN,
+  }));
   const spans = flat.spans.length;
   const builder = new BatchBuilder();
   const batch = builder.build(rows);
@@ -103,7 +109,12 @@ async function main(): Promise<void> {
   console.log('| step | µs per span | ± |');
   console.log('|---|---:|---:|');
   for (const s of steps) console.log(`| ${s.name} | ${s.us.toFixed(2)} | ${s.margin.toFixed(1)}% |`);
-  const file = writeResults(join(process.cwd(), 'bench', 'results'), 'micro', { spans, records: rows.length, bytesPerSpan: text.length / spans, steps });
+  const file = writeResults(join(process.cwd(), 'bench', 'results'), 'micro', {
+    spans,
+    records: rows.length,
+    bytesPerSpan: text.length / spans,
+    steps,
+  });
   console.log(`\nwritten to ${file}`);
 }
 

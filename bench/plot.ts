@@ -74,7 +74,9 @@ function render(series: Series): string {
   const rows = Math.ceil(QUESTIONS.length / cols);
   const out: string[] = [];
   const legendH = 28;
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W * cols}" height="${H * rows + legendH}" font-family="sans-serif" font-size="11">`);
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W * cols}" height="${H * rows + legendH}" font-family="sans-serif" font-size="11">`,
+  );
   out.push(`<rect width="100%" height="100%" fill="white"/>`);
   Object.entries(COLORS).forEach(([peer, color], i) => {
     out.push(`<rect x="${12 + i * 120}" y="9" width="14" height="3" fill="${color}"/><text x="${30 + i * 120}" y="14">${peer}</text>`);
@@ -102,7 +104,9 @@ function render(series: Series): string {
     for (const [peer, byQ] of series) {
       const pts = [...(byQ.get(q) ?? new Map<number, number>())].filter(([, v]) => v > 0).sort((a, b) => a[0] - b[0]);
       if (pts.length === 0) continue;
-      out.push(`<polyline fill="none" stroke="${COLORS[peer]}" stroke-width="2" points="${pts.map(([n, v]) => `${x(n).toFixed(1)},${y(v).toFixed(1)}`).join(' ')}"/>`);
+      out.push(
+        `<polyline fill="none" stroke="${COLORS[peer]}" stroke-width="2" points="${pts.map(([n, v]) => `${x(n).toFixed(1)},${y(v).toFixed(1)}`).join(' ')}"/>`,
+      );
       for (const [n, v] of pts) out.push(`<circle cx="${x(n).toFixed(1)}" cy="${y(v).toFixed(1)}" r="3" fill="${COLORS[peer]}"/>`);
     }
   });

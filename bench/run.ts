@@ -58,14 +58,20 @@ if (want('ingest') || want('ingest-http')) {
 
 let peers = '';
 if (want('peers')) {
-  process.stderr.write(`peers: ${values.peers ?? "tracelake,duckdb-raw,sqlite,postgres"}, ${spans} spans...\n`);
+  process.stderr.write(`peers: ${values.peers ?? 'tracelake,duckdb-raw,sqlite,postgres'}, ${spans} spans...\n`);
   const wantedPeers = values.peers ? new Set(values.peers.split(',')) : null;
   const all = [new TracelakePeer(), ...defaultPeers({ installPostgres: values['install-postgres'] })];
   const chosen = all.filter((p) => wantedPeers === null || wantedPeers.has(p.name));
   const ids = values.questions ? new Set(values.questions.split(',')) : null;
   const questions = ids ? QUESTIONS.filter((q) => ids.has(q.id)) : undefined;
-  if (questions && questions.length !== ids!.size) throw new Error(`unknown question in --questions: known are ${QUESTIONS.map((q) => q.id).join(', ')}`);
-  const peerResults = await benchPeers(spans, { peers: chosen, runs: Number(values.runs), ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}), ...(questions ? { questions } : {}) });
+  if (questions && questions.length !== ids!.size)
+    throw new Error(`unknown question in --questions: known are ${QUESTIONS.map((q) => q.id).join(', ')}`);
+  const peerResults = await benchPeers(spans, {
+    peers: chosen,
+    runs: Number(values.runs),
+    ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}),
+    ...(questions ? { questions } : {}),
+  });
   peers = peersTable(peerResults);
   Object.assign(results, Object.fromEntries(Object.entries(peerResults).map(([k, v]) => [`peers/${k}`, v])));
 }
@@ -85,7 +91,12 @@ if (want('scorers')) {
   results['scorers'] = await benchScorerList();
 }
 
-const lines = [`### ${size} spans (${started.slice(0, 10)})`, '', '| suite | measurement | value | unit | notes |', '|---|---|---:|---|---|'];
+const lines = [
+  `### ${size} spans (${started.slice(0, 10)})`,
+  '',
+  '| suite | measurement | value | unit | notes |',
+  '|---|---|---:|---|---|',
+];
 for (const [suite, ms] of Object.entries(results)) {
   if (suite.startsWith('peers/') || suite === 'shapes') continue;
   for (const m of ms) {

@@ -49,7 +49,7 @@ export async function benchScorerList(): Promise<Measurement[]> {
     const user = store.users.create({ email: 'bench@localhost' });
     const project = store.createProject({ name: 'bench' }, user);
     const run = store.createLogStream(project.id, 'bench', user);
-    let t = performance.now();
+    const t = performance.now();
     for (let i = 0; i < REGISTERED; i++) {
       store.catalog.createScorer(
         {
@@ -66,7 +66,9 @@ export async function benchScorerList(): Promise<Measurement[]> {
       );
     }
     const registerMs = performance.now() - t;
-    const enable = store.catalog.listScorers({ filters: [{ name: 'tags', operator: 'eq', value: ['team-3', 'odd'] }] }, { limit: 200 }).scorers.slice(0, 100);
+    const enable = store.catalog
+      .listScorers({ filters: [{ name: 'tags', operator: 'eq', value: ['team-3', 'odd'] }] }, { limit: 200 })
+      .scorers.slice(0, 100);
     store.catalog.setRunScorerSettings(project.id, run.id, { scorers: enable.map((s) => ({ id: s.id })) });
 
     const lib = store.catalog.listScorers(REQUEST, { limit: 100 }, user);
@@ -94,9 +96,33 @@ export async function benchScorerList(): Promise<Measurement[]> {
     }
     const spread = (xs: number[]) => ({ p10: quantile(xs, 0.1), p90: quantile(xs, 0.9), runs: xs.length });
     return [
-      { name: 'scorers/list, filter + sort (library)', value: median(libraryMs), unit: 'ms', catalog: REGISTERED + 73, matched, page: lib.scorers.length, target_ms: 50, ...spread(libraryMs) },
-      { name: 'scorers/list, filter + sort (HTTP, loopback)', value: median(httpMs), unit: 'ms', catalog: REGISTERED + 73, matched, page: lib.scorers.length, target_ms: 50, ...spread(httpMs) },
-      { name: 'scorers/list, enabled_in_run sort over all global scorers (library)', value: median(enabledMs), unit: 'ms', catalog: REGISTERED + 73, ...spread(enabledMs) },
+      {
+        name: 'scorers/list, filter + sort (library)',
+        value: median(libraryMs),
+        unit: 'ms',
+        catalog: REGISTERED + 73,
+        matched,
+        page: lib.scorers.length,
+        target_ms: 50,
+        ...spread(libraryMs),
+      },
+      {
+        name: 'scorers/list, filter + sort (HTTP, loopback)',
+        value: median(httpMs),
+        unit: 'ms',
+        catalog: REGISTERED + 73,
+        matched,
+        page: lib.scorers.length,
+        target_ms: 50,
+        ...spread(httpMs),
+      },
+      {
+        name: 'scorers/list, enabled_in_run sort over all global scorers (library)',
+        value: median(enabledMs),
+        unit: 'ms',
+        catalog: REGISTERED + 73,
+        ...spread(enabledMs),
+      },
       { name: 'register a scorer (durable)', value: (REGISTERED / registerMs) * 1000, unit: 'scorers/s', seconds: registerMs / 1000 },
     ];
   } finally {

@@ -52,14 +52,55 @@ const METRIC = 'correctness';
 
 function filterKinds(midUs: number, traceIds: string[]): FilterKind[] {
   return [
-    { name: 'text eq (model)', leaf: { type: 'text', column_id: 'model', operator: 'eq', value: 'gpt-4o' }, sql: `r.model = 'gpt-4o'`, childless: true },
-    { name: 'text contains (input, any case)', leaf: { type: 'text', column_id: 'input', operator: 'contains', value: 'warranty', case_sensitive: false }, sql: `contains(lower(r.input), 'warranty')`, childless: false },
-    { name: 'collection (tags)', leaf: { type: 'collection', column_id: 'tags', operator: 'contains', value: 'beta' }, sql: `list_contains(r.tags, 'beta')`, childless: false },
-    { name: 'id one_of (20 traces)', leaf: { type: 'id', column_id: 'trace_id', operator: 'one_of', value: traceIds }, sql: `(r.trace_id IN (${traceIds.map(q).join(', ')}) AND list_contains([${traceIds.map(q).join(', ')}], r.trace_id))`, childless: false },
-    { name: 'date (newer half)', leaf: { type: 'date', column_id: 'created_at', operator: 'gte', value: new Date(midUs / 1000).toISOString() }, sql: `r.created_at >= make_timestamp(${midUs})`, childless: false },
-    { name: 'number (status 500)', leaf: { type: 'number', column_id: 'status_code', operator: 'eq', value: 500 }, sql: 'r.status_code = 500', childless: false },
-    { name: 'metric (correctness > 0.8)', leaf: { type: 'number', column_id: `metrics/${METRIC}`, operator: 'gt', value: 0.8 }, sql: 'M > 0.8', childless: false, readsMetric: true },
-    { name: 'boolean (childless)', leaf: { type: 'boolean', column_id: 'has_children', operator: 'eq', value: false }, sql: 'NOT r.has_children', childless: true },
+    {
+      name: 'text eq (model)',
+      leaf: { type: 'text', column_id: 'model', operator: 'eq', value: 'gpt-4o' },
+      sql: `r.model = 'gpt-4o'`,
+      childless: true,
+    },
+    {
+      name: 'text contains (input, any case)',
+      leaf: { type: 'text', column_id: 'input', operator: 'contains', value: 'warranty', case_sensitive: false },
+      sql: `contains(lower(r.input), 'warranty')`,
+      childless: false,
+    },
+    {
+      name: 'collection (tags)',
+      leaf: { type: 'collection', column_id: 'tags', operator: 'contains', value: 'beta' },
+      sql: `list_contains(r.tags, 'beta')`,
+      childless: false,
+    },
+    {
+      name: 'id one_of (20 traces)',
+      leaf: { type: 'id', column_id: 'trace_id', operator: 'one_of', value: traceIds },
+      sql: `(r.trace_id IN (${traceIds.map(q).join(', ')}) AND list_contains([${traceIds.map(q).join(', ')}], r.trace_id))`,
+      childless: false,
+    },
+    {
+      name: 'date (newer half)',
+      leaf: { type: 'date', column_id: 'created_at', operator: 'gte', value: new Date(midUs / 1000).toISOString() },
+      sql: `r.created_at >= make_timestamp(${midUs})`,
+      childless: false,
+    },
+    {
+      name: 'number (status 500)',
+      leaf: { type: 'number', column_id: 'status_code', operator: 'eq', value: 500 },
+      sql: 'r.status_code = 500',
+      childless: false,
+    },
+    {
+      name: 'metric (correctness > 0.8)',
+      leaf: { type: 'number', column_id: `metrics/${METRIC}`, operator: 'gt', value: 0.8 },
+      sql: 'M > 0.8',
+      childless: false,
+      readsMetric: true,
+    },
+    {
+      name: 'boolean (childless)',
+      leaf: { type: 'boolean', column_id: 'has_children', operator: 'eq', value: false },
+      sql: 'NOT r.has_children',
+      childless: true,
+    },
   ];
 }
 
@@ -89,8 +130,10 @@ function from(col: string, rollUp: boolean): { with: string; from: string; m: st
  * it from there.
  */
 function shownPage(col: string, where: string, order: string, full: ReturnType<typeof from>, rollUp: boolean): string {
-  if (!rollUp) return `${full.with}SELECT ${BASE_SQL}, r.${col} AS v FROM ${full.from} WHERE ${where.replaceAll('M', full.m)} ORDER BY ${order.replaceAll('M', full.m)} LIMIT ${PAGE}`;
-  if (full.with) return `${full.with}SELECT ${BASE_SQL}, ${full.m} AS v FROM ${full.from} WHERE ${where.replaceAll('M', full.m)} ORDER BY ${order.replaceAll('M', full.m)} LIMIT ${PAGE}`;
+  if (!rollUp)
+    return `${full.with}SELECT ${BASE_SQL}, r.${col} AS v FROM ${full.from} WHERE ${where.replaceAll('M', full.m)} ORDER BY ${order.replaceAll('M', full.m)} LIMIT ${PAGE}`;
+  if (full.with)
+    return `${full.with}SELECT ${BASE_SQL}, ${full.m} AS v FROM ${full.from} WHERE ${where.replaceAll('M', full.m)} ORDER BY ${order.replaceAll('M', full.m)} LIMIT ${PAGE}`;
   const key = order.includes('created_at') ? 'r.created_at' : 'r.name';
   return `WITH RECURSIVE p AS (SELECT ${BASE_SQL}, ${key}, r.has_children, r.${col} AS own FROM spans r WHERE ${where} ORDER BY ${order} LIMIT ${PAGE}),
     d AS (SELECT id, parent_id, trace_id, ${col} AS v FROM spans WHERE trace_id IN (SELECT trace_id FROM p WHERE has_children AND own IS NULL)),
@@ -109,7 +152,12 @@ function shapes(kinds: FilterKind[], col: string): Shape[] {
       const childless = typed || k.childless;
       const name = `${k.name}${typed ? ' + type' : ''}`;
       const c = from(col, Boolean(k.readsMetric) && !childless);
-      out.push({ name: `count: ${name}`, count: true, body: { filters: leaves }, sql: `${c.with}SELECT count(*) AS n FROM ${c.from} WHERE ${where.replaceAll('M', c.m)}` });
+      out.push({
+        name: `count: ${name}`,
+        count: true,
+        body: { filters: leaves },
+        sql: `${c.with}SELECT count(*) AS n FROM ${c.from} WHERE ${where.replaceAll('M', c.m)}`,
+      });
       for (const selected of [false, true]) {
         for (const sort of SORTS) {
           const f = from(col, (Boolean(k.readsMetric) || sort.metric) && !childless);
@@ -117,7 +165,12 @@ function shapes(kinds: FilterKind[], col: string): Shape[] {
             name: `page: ${name}, by ${sort.name}${selected ? ', with metric' : ''}`,
             count: false,
             shows: selected,
-            body: { filters: leaves, ...(sort.api ? { sort: sort.api } : {}), pagination: { starting_token: 0, limit: PAGE }, select_columns: { column_ids: ['id'], ...(selected ? { metric_columns_names: [METRIC] } : {}) } },
+            body: {
+              filters: leaves,
+              ...(sort.api ? { sort: sort.api } : {}),
+              pagination: { starting_token: 0, limit: PAGE },
+              select_columns: { column_ids: ['id'], ...(selected ? { metric_columns_names: [METRIC] } : {}) },
+            },
             sql: selected
               ? shownPage(col, where, sort.sql, f, !childless)
               : `${f.with}SELECT ${BASE_SQL} FROM ${f.from} WHERE ${where.replaceAll('M', f.m)} ORDER BY ${sort.sql.replaceAll('M', f.m)} LIMIT ${PAGE}`,
@@ -135,13 +188,26 @@ function issueShapes(col: string): Shape[] {
   const metric = { type: 'number', column_id: `metrics/${METRIC}`, operator: 'gt', value: 0.5 };
   const tags = { type: 'collection', column_id: 'tags', operator: 'contains', value: 'prod' };
   const type = { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' };
-  const countSql = (typed: boolean) => `SELECT count(*) AS n FROM spans r WHERE ${typed ? "r.type = 'llm' AND " : ''}r.model = 'gpt-4o' AND r.${col} > 0.5 AND list_contains(r.tags, 'prod')`;
-  const page = (sel: Obj) => ({ filters: [type], sort: { column_id: `metrics/${METRIC}`, ascending: false }, pagination: { starting_token: 0, limit: PAGE }, select_columns: sel });
-  const pageSql = (select: string) => `SELECT ${select} FROM spans r WHERE r.type = 'llm' ORDER BY r.${col} DESC NULLS LAST, r.id DESC LIMIT ${PAGE}`;
+  const countSql = (typed: boolean) =>
+    `SELECT count(*) AS n FROM spans r WHERE ${typed ? "r.type = 'llm' AND " : ''}r.model = 'gpt-4o' AND r.${col} > 0.5 AND list_contains(r.tags, 'prod')`;
+  const page = (sel: Obj) => ({
+    filters: [type],
+    sort: { column_id: `metrics/${METRIC}`, ascending: false },
+    pagination: { starting_token: 0, limit: PAGE },
+    select_columns: sel,
+  });
+  const pageSql = (select: string) =>
+    `SELECT ${select} FROM spans r WHERE r.type = 'llm' ORDER BY r.${col} DESC NULLS LAST, r.id DESC LIMIT ${PAGE}`;
   return [
     { name: 'issue 1: count model + metric + tags', count: true, body: { filters: [model, metric, tags] }, sql: countSql(false) },
     { name: 'issue 1, fast variant: + type llm', count: true, body: { filters: [type, model, metric, tags] }, sql: countSql(true) },
-    { name: 'issue 2: llm page by metric, selecting the metric', count: false, shows: true, body: page({ metric_columns_names: [METRIC] }), sql: pageSql(`${BASE_SQL}, r.${col} AS v`) },
+    {
+      name: 'issue 2: llm page by metric, selecting the metric',
+      count: false,
+      shows: true,
+      body: page({ metric_columns_names: [METRIC] }),
+      sql: pageSql(`${BASE_SQL}, r.${col} AS v`),
+    },
     { name: 'issue 2, fast variant: selecting id only', count: false, body: page({ column_ids: ['id'] }), sql: pageSql(BASE_SQL) },
   ];
 }
@@ -161,7 +227,12 @@ export interface ShapeResult {
  * `keep`: a folder that holds the store between runs (made on the first run, reused after, never
  * removed), so old and new builds can be compared on the same files without logging them again.
  */
-export async function benchShapes(spans: number, runs = 3, match?: string, keep?: string): Promise<{ results: ShapeResult[]; measurements: Measurement[]; table: string }> {
+export async function benchShapes(
+  spans: number,
+  runs = 3,
+  match?: string,
+  keep?: string,
+): Promise<{ results: ShapeResult[]; measurements: Measurement[]; table: string }> {
   const dir = keep ?? mkdtempSync(join(tmpdir(), 'tracelake-shapes-'));
   const idsFile = join(dir, 'shapes-ids.json');
   const reuse = keep !== undefined && existsSync(idsFile);
@@ -177,7 +248,8 @@ export async function benchShapes(spans: number, runs = 3, match?: string, keep?
     else {
       projectId = store.createProject({ name: 'shapes' }).id;
       runId = store.createLogStream(projectId, 'bench').id;
-      for (const b of spanBatches({ spans })) await store.logTraces(projectId, { log_stream_id: runId, reliable: true, traces: b.traces } as unknown as LogTracesRequest);
+      for (const b of spanBatches({ spans }))
+        await store.logTraces(projectId, { log_stream_id: runId, reliable: true, traces: b.traces } as unknown as LogTracesRequest);
       await store.flush();
       await store.maintenance.compact();
       if (keep !== undefined) writeFileSync(idsFile, JSON.stringify({ projectId, runId }));
@@ -188,25 +260,35 @@ export async function benchShapes(spans: number, runs = 3, match?: string, keep?
     instance = await DuckDBInstance.create(':memory:');
     conn = await instance.connect();
     await conn.run('SET parquet_metadata_cache = true');
-    await conn.run(`CREATE VIEW spans AS SELECT * FROM read_parquet([${[...files].reverse().map(q).join(', ')}], hive_partitioning = false, union_by_name = true)`);
+    await conn.run(
+      `CREATE VIEW spans AS SELECT * FROM read_parquet([${[...files].reverse().map(q).join(', ')}], hive_partitioning = false, union_by_name = true)`,
+    );
     const c = conn;
     const one = async (sql: string) => (await c.runAndReadAll(sql)).getRowObjectsJS();
     const midUs = Number((await one('SELECT epoch_us(quantile_disc(created_at, 0.5)) AS m FROM spans'))[0]!['m']);
     const traceIds = (await one('SELECT DISTINCT trace_id FROM spans ORDER BY trace_id LIMIT 20')).map((r) => String(r['trace_id']));
-    const all = [...issueShapes(col), ...shapes(filterKinds(midUs, traceIds), col)].filter((s) => match === undefined || match.split('|').some((m) => s.name.includes(m)));
+    const all = [...issueShapes(col), ...shapes(filterKinds(midUs, traceIds), col)].filter(
+      (s) => match === undefined || match.split('|').some((m) => s.name.includes(m)),
+    );
     const results: ShapeResult[] = [];
     for (const s of all) {
       const viaStore = async () => {
         const body = { ...s.body, log_stream_id: runId };
         if (s.count) return [String((await store.count('span', projectId, body)).total_count)];
         const records = (await store.partialSearch('span', projectId, body)).records;
-        return records.map((r) => (s.shows ? `${baseOf(r)} ${shown((r['metric_info'] as Record<string, { value?: unknown }> | null)?.[METRIC]?.value)}` : baseOf(r)));
+        return records.map((r) =>
+          s.shows ? `${baseOf(r)} ${shown((r['metric_info'] as Record<string, { value?: unknown }> | null)?.[METRIC]?.value)}` : baseOf(r),
+        );
       };
-      const viaSql = async () => (await one(s.sql)).map((r) => (s.count ? String(r['n']) : s.shows ? `${baseOf(r)} ${shown(r['v'])}` : baseOf(r)));
+      const viaSql = async () =>
+        (await one(s.sql)).map((r) => (s.count ? String(r['n']) : s.shows ? `${baseOf(r)} ${shown(r['v'])}` : baseOf(r)));
       const a = await viaStore();
       const planned = steps.join(' → ');
       const b = await viaSql();
-      if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error(`shape "${s.name}": tracelake and hand-written DuckDB disagree (${a.length} vs ${b.length} rows; first ${a[0]} vs ${b[0]})`);
+      if (JSON.stringify(a) !== JSON.stringify(b))
+        throw new Error(
+          `shape "${s.name}": tracelake and hand-written DuckDB disagree (${a.length} vs ${b.length} rows; first ${a[0]} vs ${b[0]})`,
+        );
       const tl: number[] = [];
       const raw: number[] = [];
       const tlCpu: number[] = [];
@@ -237,13 +319,31 @@ export async function benchShapes(spans: number, runs = 3, match?: string, keep?
         steps: planned,
       };
       results.push(r);
-      process.stderr.write(`  ${r.name}: ${fmt(r.tracelake_ms)} ms vs ${fmt(r.duckdb_ms)} ms (${r.ratio.toFixed(2)}x; CPU ${r.cpu_ratio.toFixed(2)}x) [${planned}]\n`);
+      process.stderr.write(
+        `  ${r.name}: ${fmt(r.tracelake_ms)} ms vs ${fmt(r.duckdb_ms)} ms (${r.ratio.toFixed(2)}x; CPU ${r.cpu_ratio.toFixed(2)}x) [${planned}]\n`,
+      );
     }
-    const lines = ['| shape | tracelake ms | hand-written DuckDB ms | ratio | CPU ms: tracelake / DuckDB | CPU ratio | plan steps |', '|---|---:|---:|---:|---:|---:|---|'];
-    for (const r of [...results].sort((x, y) => y.ratio - x.ratio)) lines.push(`| ${r.name} | ${fmt(r.tracelake_ms)} | ${fmt(r.duckdb_ms)} | ${r.ratio.toFixed(2)} | ${fmt(r.tracelake_cpu_ms)} / ${fmt(r.duckdb_cpu_ms)} | ${r.cpu_ratio.toFixed(2)} | ${r.steps} |`);
+    const lines = [
+      '| shape | tracelake ms | hand-written DuckDB ms | ratio | CPU ms: tracelake / DuckDB | CPU ratio | plan steps |',
+      '|---|---:|---:|---:|---:|---:|---|',
+    ];
+    for (const r of [...results].sort((x, y) => y.ratio - x.ratio))
+      lines.push(
+        `| ${r.name} | ${fmt(r.tracelake_ms)} | ${fmt(r.duckdb_ms)} | ${r.ratio.toFixed(2)} | ${fmt(r.tracelake_cpu_ms)} / ${fmt(r.duckdb_cpu_ms)} | ${r.cpu_ratio.toFixed(2)} | ${r.steps} |`,
+      );
     const above = (f: (r: ShapeResult) => number) => results.filter((r) => f(r) > 1.5).length;
     lines.push('', `${results.length} shapes: ${above((r) => r.ratio)} above 1.5x by wall time, ${above((r) => r.cpu_ratio)} by CPU time.`);
-    const measurements = results.map((r) => ({ name: r.name, value: r.tracelake_ms, unit: 'ms', duckdb_ms: r.duckdb_ms, ratio: r.ratio, tracelake_cpu_ms: r.tracelake_cpu_ms, duckdb_cpu_ms: r.duckdb_cpu_ms, cpu_ratio: r.cpu_ratio, steps: r.steps }));
+    const measurements = results.map((r) => ({
+      name: r.name,
+      value: r.tracelake_ms,
+      unit: 'ms',
+      duckdb_ms: r.duckdb_ms,
+      ratio: r.ratio,
+      tracelake_cpu_ms: r.tracelake_cpu_ms,
+      duckdb_cpu_ms: r.duckdb_cpu_ms,
+      cpu_ratio: r.cpu_ratio,
+      steps: r.steps,
+    }));
     return { results, measurements, table: lines.join('\n') };
   } finally {
     conn?.closeSync();

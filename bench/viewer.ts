@@ -74,12 +74,19 @@ for (const size of sizes) {
     const t = await page.evaluate(() => ({
       tree: window.__treeAt as number,
       complete: window.__completeAt as number,
-      skeleton: Math.max(...(performance.getEntriesByType('resource') as unknown as { name: string; responseEnd: number }[]).filter((e) => e.name.endsWith('/spans/partial_search')).map((e) => e.responseEnd)),
+      skeleton: Math.max(
+        ...(performance.getEntriesByType('resource') as unknown as { name: string; responseEnd: number }[])
+          .filter((e) => e.name.endsWith('/spans/partial_search'))
+          .map((e) => e.responseEnd),
+      ),
     }));
     await page.getByRole('tree').focus();
     const t0 = Date.now();
     await page.keyboard.press('End');
-    await page.locator('.detail-head h2').filter({ hasText: `search ${size}` }).waitFor();
+    await page
+      .locator('.detail-head h2')
+      .filter({ hasText: `search ${size}` })
+      .waitFor();
     const endMs = Date.now() - t0;
     dom = Math.max(dom, await page.locator('[role=treeitem]').count());
     if (i === 0) continue; // warm-up
@@ -110,6 +117,11 @@ await browser.close();
 await app.close();
 await store.close();
 rmSync(dir, { recursive: true, force: true });
-process.stdout.write(`Chromium ${chromiumPath}, ${runs} runs after a warm-up; milliseconds from navigation start, median (min–max)\n\n| measurement | ms |\n|---|---:|\n${rows.join('\n')}\n`);
+process.stdout.write(
+  `Chromium ${chromiumPath}, ${runs} runs after a warm-up; milliseconds from navigation start, median (min–max)\n\n| measurement | ms |\n|---|---:|\n${rows.join('\n')}\n`,
+);
 mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
-writeFileSync(join(import.meta.dirname, 'results', `${new Date().toISOString().slice(0, 10)}-viewer.json`), `${JSON.stringify({ sizes, runs, results }, null, 2)}\n`);
+writeFileSync(
+  join(import.meta.dirname, 'results', `${new Date().toISOString().slice(0, 10)}-viewer.json`),
+  `${JSON.stringify({ sizes, runs, results }, null, 2)}\n`,
+);

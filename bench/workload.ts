@@ -127,7 +127,12 @@ export const QUESTIONS: readonly Question[] = [
       body: {
         filter_tree: {
           or: [
-            { and: [leaf({ type: 'text', column_id: 'type', operator: 'eq', value: type }), leaf({ type: 'number', column_id: 'metrics/num_input_tokens', operator: 'gt', value: tokens })] },
+            {
+              and: [
+                leaf({ type: 'text', column_id: 'type', operator: 'eq', value: type }),
+                leaf({ type: 'number', column_id: 'metrics/num_input_tokens', operator: 'gt', value: tokens }),
+              ],
+            },
             leaf({ type: 'collection', column_id: 'tags', operator: 'contains', value: tag }),
           ],
         },
@@ -206,7 +211,11 @@ export const QUESTIONS: readonly Question[] = [
     api: ([pattern]) => ({
       level: 'spans',
       op: 'count',
-      body: { filters: [{ type: 'text', column_id: 'input', operator: 'contains', value: String(pattern).replaceAll('%', ''), case_sensitive: false }] },
+      body: {
+        filters: [
+          { type: 'text', column_id: 'input', operator: 'contains', value: String(pattern).replaceAll('%', ''), case_sensitive: false },
+        ],
+      },
     }),
     sql: {
       // SQLite's LIKE ignores ASCII case (the word is ASCII).
@@ -226,7 +235,9 @@ export const QUESTIONS: readonly Question[] = [
       level: 'spans',
       op: 'partial_search',
       body: {
-        filters: [{ type: 'text', column_id: 'input', operator: 'contains', value: String(pattern).replaceAll('%', ''), case_sensitive: false }],
+        filters: [
+          { type: 'text', column_id: 'input', operator: 'contains', value: String(pattern).replaceAll('%', ''), case_sensitive: false },
+        ],
         pagination: { starting_token: 0, limit: PAGE },
         select_columns: { column_ids: ['id'] },
       },
@@ -250,7 +261,11 @@ export const QUESTIONS: readonly Question[] = [
     api: () => ({
       level: 'traces',
       op: 'partial_search',
-      body: { sort: { column_id: 'metrics/num_total_tokens', ascending: false }, pagination: { starting_token: 0, limit: PAGE }, select_columns: { column_ids: ['id'] } },
+      body: {
+        sort: { column_id: 'metrics/num_total_tokens', ascending: false },
+        pagination: { starting_token: 0, limit: PAGE },
+        select_columns: { column_ids: ['id'] },
+      },
     }),
     sql: {
       sqlite: `SELECT trace_id AS id FROM spans WHERE json_extract(attributes, '$.metrics.num_total_tokens') IS NOT NULL
@@ -285,7 +300,15 @@ export const QUESTIONS: readonly Question[] = [
     answer: 'count',
     share: '~1.05% per run (a new tag each run)',
     mutates: true,
-    variants: [['llm', 'canary'], ['llm', 'eval'], ['llm', 'staging'], ['llm', 'rag'], ['llm', 'v2'], ['llm', 'prod'], ['llm', 'agent']],
+    variants: [
+      ['llm', 'canary'],
+      ['llm', 'eval'],
+      ['llm', 'staging'],
+      ['llm', 'rag'],
+      ['llm', 'v2'],
+      ['llm', 'prod'],
+      ['llm', 'agent'],
+    ],
     api: ([type, tag]) => ({
       level: 'spans',
       op: 'delete',

@@ -47,7 +47,9 @@ export async function buildUi(outDir = join(packageRoot(), 'dist', 'ui')): Promi
   const script = outputs.find((f) => f.endsWith('.js'));
   const stylesheet = outputs.find((f) => f.endsWith('.css'));
   if (!script || !stylesheet) throw new Error(`viewer build produced ${outputs.join(', ')}`);
-  const html = readFileSync(join(src, 'index.html'), 'utf8').replace('%SCRIPT%', `/ui/${script}`).replace('%STYLESHEET%', `/ui/${stylesheet}`);
+  const html = readFileSync(join(src, 'index.html'), 'utf8')
+    .replace('%SCRIPT%', `/ui/${script}`)
+    .replace('%STYLESHEET%', `/ui/${stylesheet}`);
   writeFileSync(join(outDir, 'index.html'), html);
   writeFileSync(join(outDir, 'favicon.svg'), readFileSync(join(src, 'favicon.svg')));
   const size = (f: string) => readFileSync(join(outDir, f)).length;

@@ -92,6 +92,11 @@ export function invalid(loc: (string | number)[], msg: string, input?: unknown, 
 }
 
 /** One issue per field of a rule several fields share ("one of a, b or c"), so each of them is named. */
-export function invalidFields(base: (string | number)[], fields: readonly string[], msg: string, type = 'value_error'): InvalidRequestError {
+export function invalidFields(
+  base: (string | number)[],
+  fields: readonly string[],
+  msg: string,
+  type = 'value_error',
+): InvalidRequestError {
   return new InvalidRequestError(fields.map((f) => ({ loc: [...base, f], msg, type })));
 }

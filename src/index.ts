@@ -29,9 +29,29 @@ export type { ProjectPageQuery, ProjectPageQueryV1 } from './catalog/project-lis
 export type { ProjectUpdate } from './catalog/projects.js';
 export type { ScorerPageQuery } from './catalog/scorer-list.js';
 export type { LogStreamFilter, LogStreamPage, LogStreamSearchBody, LogStreamSort } from './schemas/log-streams.js';
-export type { ProjectFilter, ProjectFilterV1, ProjectItem, ProjectSort, ProjectSortV1, ProjectsBody, ProjectsBodyV1, ProjectsPage, ProjectsPageV1 } from './schemas/projects.js';
+export type {
+  ProjectFilter,
+  ProjectFilterV1,
+  ProjectItem,
+  ProjectSort,
+  ProjectSortV1,
+  ProjectsBody,
+  ProjectsBodyV1,
+  ProjectsPage,
+  ProjectsPageV1,
+} from './schemas/projects.js';
 export type { RunScorerSettings, RunScorerSettingsBody, ScorerConfig } from './schemas/scorer-settings.js';
-export type { CreateScorerBody, ListScorersBody, ListScorersResponse, Scorer, ScorerFilter, ScorerSort, ScorerVersion, ScorerVersionInput, UpdateScorerBody } from './schemas/scorers.js';
+export type {
+  CreateScorerBody,
+  ListScorersBody,
+  ListScorersResponse,
+  Scorer,
+  ScorerFilter,
+  ScorerSort,
+  ScorerVersion,
+  ScorerVersionInput,
+  UpdateScorerBody,
+} from './schemas/scorers.js';
 
 // Data in and out: SQL, export, import, retention.
 export { SqlError, type SqlOptions, type SqlParam } from './engine/data/sql-sandbox.js';
@@ -40,6 +60,12 @@ export type { ImportFormat, ImportOptions, ImportResult } from './engine/data/im
 export { MAX_RETENTION_DAYS, type RetentionSetting } from './engine/data/retention.js';
 
 // Iceberg tables of the store: store.iceberg.publish({ to?, s3? }).
-export { DEFAULT_KEEP_SNAPSHOTS, DEFAULT_MAX_SNAPSHOT_AGE_SECONDS, type Iceberg, type PublishOptions, type PublishResult } from './iceberg/publish.js';
+export {
+  DEFAULT_KEEP_SNAPSHOTS,
+  DEFAULT_MAX_SNAPSHOT_AGE_SECONDS,
+  type Iceberg,
+  type PublishOptions,
+  type PublishResult,
+} from './iceberg/publish.js';
 export type { TableResult } from './iceberg/publish-table.js';
 export type { S3Options } from './iceberg/s3-client.js';

@@ -45,13 +45,20 @@ const srcGraph = (): Graph => (graph ??= importGraph(ROOT, join(ROOT, 'src'), (p
 
 test('src/ has no import cycle', () => {
   const found = cycles(srcGraph());
-  assert.deepEqual(found.map((c) => c.join(' -> ')), []);
+  assert.deepEqual(
+    found.map((c) => c.join(' -> ')),
+    [],
+  );
 });
 
 test('every file of src/ is in a layer, and no import goes from a layer to a higher one', () => {
   const { unplaced, upward } = layerViolations(srcGraph(), LAYERS);
   assert.deepEqual(unplaced, [], 'files in no layer: add them to LAYERS');
-  assert.deepEqual(upward.filter((e) => !KNOWN_UPWARD.has(e)), [], 'imports from a lower layer to a higher one');
+  assert.deepEqual(
+    upward.filter((e) => !KNOWN_UPWARD.has(e)),
+    [],
+    'imports from a lower layer to a higher one',
+  );
   const gone = [...KNOWN_UPWARD.keys()].filter((e) => !upward.includes(e));
   assert.deepEqual(gone, [], 'known edges that no longer occur: remove them from KNOWN_UPWARD');
 });
@@ -59,7 +66,10 @@ test('every file of src/ is in a layer, and no import goes from a layer to a hig
 test('the viewer (src/ui) has no cycle and imports nothing outside src/ui', () => {
   const ui = importGraph(ROOT, join(ROOT, 'src', 'ui'));
   assert.ok(ui.size > 10, 'the viewer has its files');
-  assert.deepEqual(cycles(ui).map((c) => c.join(' -> ')), []);
+  assert.deepEqual(
+    cycles(ui).map((c) => c.join(' -> ')),
+    [],
+  );
   const outside = [...ui].flatMap(([from, to]) => [...to].filter((t) => !t.startsWith('src/ui/')).map((t) => `${from} -> ${t}`));
   assert.deepEqual(outside, []);
   // And nothing outside the viewer imports it.
@@ -79,7 +89,7 @@ test('imports are read in every form, and only relative ones are kept', () => {
     "type H = import('./h.js').H;",
     "import fs from 'node:fs';",
     "// import x from './in-a-comment.js';",
-    "const s = \"import y from './in-a-string.js'\";",
+    'const s = "import y from \'./in-a-string.js\'";',
   ].join('\n');
   assert.deepEqual(importSpecifiers(text), ['./a.js', '../b.js', './c.js', './side-effect.js', './e.js', './f.js', './g.js', './h.js']);
   assert.throws(() => importSpecifiers('const m = "x"; await import(`./${m}.js`);'), /computed specifier/);
@@ -95,7 +105,10 @@ test('the checks fail on a cycle, an upward edge and a file in no layer', () => 
     ['src/stray.ts', new Set(['src/low/a.ts'])],
   ]);
   // b -> x -> a -> b closes a cycle across the layers as well: one component, one path reported.
-  assert.deepEqual(cycles(graph), [['src/high/self.ts', 'src/high/self.ts'], ['src/high/x.ts', 'src/low/a.ts', 'src/low/b.ts', 'src/high/x.ts']]);
+  assert.deepEqual(cycles(graph), [
+    ['src/high/self.ts', 'src/high/self.ts'],
+    ['src/high/x.ts', 'src/low/a.ts', 'src/low/b.ts', 'src/high/x.ts'],
+  ]);
   const layers: Layers = [['src/low/'], ['src/high/']];
   assert.equal(layerOf(layers, 'src/low/a.ts'), 0);
   assert.equal(layerOf(layers, 'src/lowly.ts'), undefined, 'a folder matches only below its slash');
@@ -117,11 +130,14 @@ test('the walker follows files on disk, .js specifiers to .ts sources', (t) => {
   writeFileSync(join(dir, 'src', 'sub', 'b.ts'), "export type B = number;\nexport const load = () => import('../a.js');\n");
   writeFileSync(join(dir, 'src', 'sub', 'c.tsx'), "import './style.css';\nimport { a } from '../a.js';\nexport const c = a;\n");
   const graph = importGraph(dir, join(dir, 'src'));
-  assert.deepEqual([...graph].map(([f, to]) => [f, [...to]]), [
-    ['src/a.ts', ['src/sub/b.ts']],
-    ['src/sub/b.ts', ['src/a.ts']],
-    ['src/sub/c.tsx', ['src/a.ts']],
-  ]);
+  assert.deepEqual(
+    [...graph].map(([f, to]) => [f, [...to]]),
+    [
+      ['src/a.ts', ['src/sub/b.ts']],
+      ['src/sub/b.ts', ['src/a.ts']],
+      ['src/sub/c.tsx', ['src/a.ts']],
+    ],
+  );
   assert.deepEqual(cycles(graph), [['src/a.ts', 'src/sub/b.ts', 'src/a.ts']]);
   writeFileSync(join(dir, 'src', 'sub', 'd.ts'), "import { gone } from './missing.js';\n");
   assert.throws(() => importGraph(dir, join(dir, 'src')), /src\/sub\/d\.ts: cannot resolve \.\/missing\.js/);

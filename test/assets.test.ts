@@ -19,8 +19,12 @@ test('every declared runtime file exists in the package, and resolves under the 
 });
 
 test('undeclared and escaping paths are refused', () => {
-  assert.throws(() => assetPath('data/scorers/README.md'), (e: unknown) => e instanceof AssetError && /add it to RUNTIME_ASSETS in src\/assets.ts/.test(e.message));
-  for (const bad of ['/etc/passwd', '../package.json', 'data/../../x', 'data\\scorers\\presets.json']) assert.throws(() => assetPath(bad), AssetError, bad);
+  assert.throws(
+    () => assetPath('data/scorers/README.md'),
+    (e: unknown) => e instanceof AssetError && /add it to RUNTIME_ASSETS in src\/assets.ts/.test(e.message),
+  );
+  for (const bad of ['/etc/passwd', '../package.json', 'data/../../x', 'data\\scorers\\presets.json'])
+    assert.throws(() => assetPath(bad), AssetError, bad);
   assert.equal(assetPath('data/./scorers/presets.json'), assetPath('data/scorers/presets.json'), 'paths are normalised before the check');
   assert.equal(isDeclaredAsset('package.json'), true);
   assert.equal(isDeclaredAsset('package.jsonx'), false);
@@ -32,7 +36,8 @@ test('only src/assets.ts uses import.meta', () => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const p = join(dir, e.name);
       if (e.isDirectory()) walk(p);
-      else if (p.endsWith('.ts') && /import\.meta/.test(readFileSync(p, 'utf8').replace(/\/\/.*$/gm, ''))) offenders.push(relative(ROOT, p));
+      else if (p.endsWith('.ts') && /import\.meta/.test(readFileSync(p, 'utf8').replace(/\/\/.*$/gm, '')))
+        offenders.push(relative(ROOT, p));
     }
   };
   walk(join(ROOT, 'src'));

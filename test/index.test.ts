@@ -10,9 +10,31 @@ import { everyKindTrace, tempDir } from './support/helpers.js';
 
 test('src/index.ts exports the library and nothing of its insides', () => {
   assert.deepEqual(Object.keys(surface).sort(), [
-    'BadRequestError', 'CatalogLogError', 'ConflictError', 'DEFAULT_KEEP_SNAPSHOTS', 'DEFAULT_MAX_SNAPSHOT_AGE_SECONDS', 'EXPORT_COLUMNS', 'EXPORT_FORMATS', 'ForbiddenError', 'InvalidRequestError',
-    'MAX_RETENTION_DAYS', 'NotFoundError', 'OverloadedError', 'PROJECT_ACTIONS', 'PROJECT_ROLES', 'PayloadTooLargeError', 'SCORER_ACTIONS',
-    'SqlError', 'StorageError', 'TraceLakeError', 'TraceStore', 'UnauthorizedError', 'VERSION', 'buildServer', 'invalid', 'invalidFields',
+    'BadRequestError',
+    'CatalogLogError',
+    'ConflictError',
+    'DEFAULT_KEEP_SNAPSHOTS',
+    'DEFAULT_MAX_SNAPSHOT_AGE_SECONDS',
+    'EXPORT_COLUMNS',
+    'EXPORT_FORMATS',
+    'ForbiddenError',
+    'InvalidRequestError',
+    'MAX_RETENTION_DAYS',
+    'NotFoundError',
+    'OverloadedError',
+    'PROJECT_ACTIONS',
+    'PROJECT_ROLES',
+    'PayloadTooLargeError',
+    'SCORER_ACTIONS',
+    'SqlError',
+    'StorageError',
+    'TraceLakeError',
+    'TraceStore',
+    'UnauthorizedError',
+    'VERSION',
+    'buildServer',
+    'invalid',
+    'invalidFields',
   ]);
 });
 
@@ -20,11 +42,35 @@ test('a store shows its parts and the quick start aliases, and the aliases are t
   const store = await surface.TraceStore.open(tempDir(t));
   t.after(() => store.close());
   assert.deepEqual(Object.keys(store).sort(), ['catalog', 'data', 'dir', 'iceberg', 'maintenance', 'otlp', 'records', 'users']);
-  const methods = Object.getOwnPropertyNames(surface.TraceStore.prototype).filter((m) => m !== 'constructor').sort();
-  assert.deepEqual(methods, ['close', 'count', 'createLogStream', 'createProject', 'findProjects', 'flush', 'listRuns', 'logTraces', 'partialSearch', 'search']);
-  for (const inside of ['bootstrapApiKey', 'loginWithApiKey', 'loginWithPassword', 'authenticateApiKey', 'authenticateToken', 'finishingDrop', 'resolveRun', 'resolveScope', 'dropRecords']) {
+  const methods = Object.getOwnPropertyNames(surface.TraceStore.prototype)
+    .filter((m) => m !== 'constructor')
+    .sort();
+  assert.deepEqual(methods, [
+    'close',
+    'count',
+    'createLogStream',
+    'createProject',
+    'findProjects',
+    'flush',
+    'listRuns',
+    'logTraces',
+    'partialSearch',
+    'search',
+  ]);
+  for (const inside of [
+    'bootstrapApiKey',
+    'loginWithApiKey',
+    'loginWithPassword',
+    'authenticateApiKey',
+    'authenticateToken',
+    'finishingDrop',
+    'resolveRun',
+    'resolveScope',
+    'dropRecords',
+  ]) {
     assert.equal(inside in store, false, `store.${inside}`);
-    for (const part of Object.keys(store)) assert.equal(inside in Object(store[part as keyof typeof store]), false, `store.${part}.${inside}`);
+    for (const part of Object.keys(store))
+      assert.equal(inside in Object(store[part as keyof typeof store]), false, `store.${part}.${inside}`);
   }
   // The catalog part is not the raw catalog: no table access.
   for (const raw of ['table', 'get', 'put', 'commit']) assert.equal(raw in store.catalog, false, `store.catalog.${raw}`);
@@ -33,13 +79,22 @@ test('a store shows its parts and the quick start aliases, and the aliases are t
   assert.deepEqual(store.findProjects({ name: 'p' }), store.catalog.findProjects({ name: 'p' }));
   const stream = store.createLogStream(project.id, 's');
   assert.deepEqual(store.listRuns(project.id), store.catalog.listRuns(project.id));
-  assert.deepEqual(store.listRuns(project.id, 'log_stream').map((r) => r.id), [stream.id]);
+  assert.deepEqual(
+    store.listRuns(project.id, 'log_stream').map((r) => r.id),
+    [stream.id],
+  );
   const logged = await store.logTraces(project.id, { log_stream_id: stream.id, traces: [everyKindTrace('a') as never] });
   await store.flush();
   const body = { log_stream_id: stream.id, sort: { column_id: 'created_at', ascending: true } };
   assert.deepEqual(await store.search('trace', project.id, body), await store.records.search('trace', project.id, body));
-  assert.deepEqual(await store.partialSearch('span', project.id, { ...body, select_columns: { column_ids: ['name'] } }), await store.records.partialSearch('span', project.id, { ...body, select_columns: { column_ids: ['name'] } }));
-  assert.deepEqual(await store.count('span', project.id, { log_stream_id: stream.id }), await store.records.count('span', project.id, { log_stream_id: stream.id }));
+  assert.deepEqual(
+    await store.partialSearch('span', project.id, { ...body, select_columns: { column_ids: ['name'] } }),
+    await store.records.partialSearch('span', project.id, { ...body, select_columns: { column_ids: ['name'] } }),
+  );
+  assert.deepEqual(
+    await store.count('span', project.id, { log_stream_id: stream.id }),
+    await store.records.count('span', project.id, { log_stream_id: stream.id }),
+  );
   assert.equal((await store.count('trace', project.id, { log_stream_id: stream.id })).total_count, logged.traces_count);
 });
 

@@ -56,20 +56,39 @@ function staleSource() {
 }
 const stale = process.env['TRACELAKE_TEST_TSX'] === '1' ? 'TRACELAKE_TEST_TSX=1' : staleSource();
 const dist = stale === undefined;
-if (!dist) console.error(`test/run.mjs: running through tsx (dist/ is not current: ${stale}); \`npx tsc -p tsconfig.json\` makes the run faster`);
+if (!dist)
+  console.error(`test/run.mjs: running through tsx (dist/ is not current: ${stale}); \`npx tsc -p tsconfig.json\` makes the run faster`);
 // Every server a test starts (in process or as a child) checks its answers against the OpenAPI document.
 const env = { ...process.env, TRACELAKE_CHECK_CONTRACT: '1', TRACELAKE_TEST_DIST: dist ? '1' : '0' };
 // Read before the run: a malformed list fails at once, not after ten minutes.
 const skipList = readSkipList(root);
 const scratch = mkdtempSync(join(tmpdir(), 'tracelake-run-'));
 const skipFile = join(scratch, 'skips.jsonl');
-const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', `--test-reporter=${join(root, 'test', 'skip-reporter.mjs')}`, `--test-reporter-destination=${skipFile}`];
-const args = dist ? ['--enable-source-maps', '--test', ...reporters, ...selected.map(compiled)] : ['--import', 'tsx', '--test', ...reporters, ...selected];
+const reporters = [
+  '--test-reporter=spec',
+  '--test-reporter-destination=stdout',
+  `--test-reporter=${join(root, 'test', 'skip-reporter.mjs')}`,
+  `--test-reporter-destination=${skipFile}`,
+];
+const args = dist
+  ? ['--enable-source-maps', '--test', ...reporters, ...selected.map(compiled)]
+  : ['--import', 'tsx', '--test', ...reporters, ...selected];
 const result = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env });
-const reported = existsSync(skipFile) ? readFileSync(skipFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+const reported = existsSync(skipFile)
+  ? readFileSync(skipFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+  : [];
 rmSync(scratch, { recursive: true, force: true });
 const { allowed, refused } = judgeSkips(root, reported, skipList, process.env['TRACELAKE_NO_SKIPS'] === '1');
-if (allowed.length) console.log(`\ntest/run.mjs: ${allowed.length} skip${allowed.length === 1 ? '' : 's'} on the documented list for this machine:\n  ${allowed.join('\n  ')}`);
-if (refused.length) console.error(`\ntest/run.mjs: ${refused.length} skip${refused.length === 1 ? '' : 's'} not allowed here (a skipped test proves nothing):\n  ${refused.join('\n  ')}`);
+if (allowed.length)
+  console.log(
+    `\ntest/run.mjs: ${allowed.length} skip${allowed.length === 1 ? '' : 's'} on the documented list for this machine:\n  ${allowed.join('\n  ')}`,
+  );
+if (refused.length)
+  console.error(
+    `\ntest/run.mjs: ${refused.length} skip${refused.length === 1 ? '' : 's'} not allowed here (a skipped test proves nothing):\n  ${refused.join('\n  ')}`,
+  );
 console.log(`test/run.mjs: ${reported.length} skipped or todo (${allowed.length} allowed, ${refused.length} not)`);
 process.exit(result.status === 0 && refused.length === 0 ? 0 : result.status || 1);

@@ -23,10 +23,14 @@ export function readSkipList(root) {
     .map((l) => l.trim())
     .filter((l) => l.startsWith('|') && !/^\|\s*(File|-+)\s*\|/.test(l));
   return rows.map((line) => {
-    const cells = line.slice(1, -1).split('|').map((c) => c.trim());
+    const cells = line
+      .slice(1, -1)
+      .split('|')
+      .map((c) => c.trim());
     if (cells.length !== 4) throw new Error(`docs/testing.md skip list: a row needs 4 cells (file, test, skips when, why): ${line}`);
     const [file, name, when, why] = cells.map((c) => c.replace(/^`(.*)`$/, '$1'));
-    if (!CONDITIONS[when]) throw new Error(`docs/testing.md skip list: unknown condition "${when}" (known: ${Object.keys(CONDITIONS).join(', ')})`);
+    if (!CONDITIONS[when])
+      throw new Error(`docs/testing.md skip list: unknown condition "${when}" (known: ${Object.keys(CONDITIONS).join(', ')})`);
     if (!why) throw new Error(`docs/testing.md skip list: no reason given for ${file}: ${name}`);
     return { file, name, when, why };
   });
@@ -35,7 +39,10 @@ export function readSkipList(root) {
 const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
 
 // The same places test/support/browser.ts looks for Chromium (TRACELAKE_CHROMIUM first, alone).
-const chromiumCandidates = () => (process.env['TRACELAKE_CHROMIUM'] ? [process.env['TRACELAKE_CHROMIUM']] : ['/usr/bin/chromium', '/usr/lib/chromium/chromium', '/usr/bin/chromium-browser']);
+const chromiumCandidates = () =>
+  process.env['TRACELAKE_CHROMIUM']
+    ? [process.env['TRACELAKE_CHROMIUM']]
+    : ['/usr/bin/chromium', '/usr/lib/chromium/chromium', '/usr/bin/chromium-browser'];
 
 function postgresFound() {
   const pg = process.env['TRACELAKE_PG_BIN'];
@@ -50,12 +57,15 @@ export const CONDITIONS = {
   'not-root': () => !isRoot(),
   // Neither as root nor in a user namespace (unshare -r) can a mount or pid namespace be had here
   // (test/support/user-namespace.ts asks the same way).
-  'no-namespaces': () => [['-m'], ['-pf', '--mount-proc']].some((flags) => spawnSync('unshare', [...(isRoot() ? [] : ['-r']), ...flags, 'true']).status !== 0),
+  'no-namespaces': () =>
+    [['-m'], ['-pf', '--mount-proc']].some((flags) => spawnSync('unshare', [...(isRoot() ? [] : ['-r']), ...flags, 'true']).status !== 0),
   'no-chromium': () => !process.env['CI'] && !process.env['TRACELAKE_REQUIRE_BROWSER'] && !chromiumCandidates().some((p) => existsSync(p)),
   'no-postgres': () => !postgresFound(),
   // The Iceberg readers' test-only packages (test/deps, installed by .ci/run, left out of npm install).
-  'no-test-deps': () => ['chdb', 's3rver'].some((p) => !existsSync(fileURLToPath(new URL(`./deps/node_modules/${p}/package.json`, import.meta.url)))),
-  'not-linux-x64': () => process.platform !== 'linux' || process.arch !== 'x64' || !process.report?.getReport()?.header?.glibcVersionRuntime,
+  'no-test-deps': () =>
+    ['chdb', 's3rver'].some((p) => !existsSync(fileURLToPath(new URL(`./deps/node_modules/${p}/package.json`, import.meta.url)))),
+  'not-linux-x64': () =>
+    process.platform !== 'linux' || process.arch !== 'x64' || !process.report?.getReport()?.header?.glibcVersionRuntime,
 };
 
 /** The test file a reported path names, as test/... .ts (runs from dist/ report dist/test/... .js). */
@@ -79,7 +89,10 @@ export function judgeSkips(root, lines, list, noSkips) {
     const entry = entries.find((e) => CONDITIONS[e.when]());
     if (noSkips) refused.push(`${label}: TRACELAKE_NO_SKIPS=1 allows no skip`);
     else if (entries.length === 0) refused.push(`${label}: not on the skip list in docs/testing.md`);
-    else if (!entry) refused.push(`${label}: listed for ${entries.map((e) => `\`${e.when}\``).join(', ')}, ${entries.length === 1 ? 'which does not hold' : 'none of which holds'} here`);
+    else if (!entry)
+      refused.push(
+        `${label}: listed for ${entries.map((e) => `\`${e.when}\``).join(', ')}, ${entries.length === 1 ? 'which does not hold' : 'none of which holds'} here`,
+      );
     else allowed.push(`${label}: listed (${entry.when}: ${entry.why})`);
   }
   return { allowed, refused };

@@ -81,7 +81,10 @@ export class DuckDbRawPeer implements Peer {
     if (q.mutates) return ['rewrite every segment without the matching rows (COPY ... WHERE NOT predicate)'];
     const params = q.variants[variant % q.variants.length]! as DuckDBValue[];
     const rows = (await this.#conn!.runAndReadAll(`EXPLAIN ${q.sql.duckdb}`, params)).getRowObjectsJS();
-    return rows.map((r) => String(r['explain_value'])).join('\n').split('\n');
+    return rows
+      .map((r) => String(r['explain_value']))
+      .join('\n')
+      .split('\n');
   }
 
   /** Rewrites every segment without the rows matching `predicate`; returns how many went. */
@@ -91,7 +94,9 @@ export class DuckDbRawPeer implements Peer {
     this.#generation++;
     const next: string[] = [];
     for (const f of this.#files) {
-      const before = Number((await c.runAndReadAll(`SELECT sum(num_rows) AS n FROM parquet_file_metadata(${sqlString(f)})`)).getRowObjectsJS()[0]!['n']);
+      const before = Number(
+        (await c.runAndReadAll(`SELECT sum(num_rows) AS n FROM parquet_file_metadata(${sqlString(f)})`)).getRowObjectsJS()[0]!['n'],
+      );
       const out = f.replace(/(\.v\d+)?\.parquet$/, `.v${this.#generation}.parquet`);
       // Rows come out in file order (DuckDB preserves insertion order), so segments stay sorted.
       const written = await c.runAndReadAll(

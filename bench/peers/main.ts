@@ -24,16 +24,31 @@ const wanted = values.peers ? new Set(values.peers.split(',')) : null;
 const peers = defaultPeers({ installPostgres: values['install-postgres'] }).filter((p) => wanted === null || wanted.has(p.name));
 const started = new Date().toISOString();
 const t0 = performance.now();
-const results = await benchPeers(spans, { peers, runs: Number(values.runs), plans: values.plans, ...(values.tmp ? { tmpDir: values.tmp } : {}) });
+const results = await benchPeers(spans, {
+  peers,
+  runs: Number(values.runs),
+  plans: values.plans,
+  ...(values.tmp ? { tmpDir: values.tmp } : {}),
+});
 let table = `### Peers, ${size} spans (${started.slice(0, 10)})\n\n${peersTable(results)}`;
 if (values.plans) {
   table += '\n#### Query plans\n';
   for (const [peer, ms] of Object.entries(results)) {
-    for (const m of ms) if (Array.isArray(m['plan'])) table += `\n${peer}, ${String(m['question'])}:\n\n\`\`\`\n${(m['plan'] as string[]).join('\n')}\n\`\`\`\n`;
+    for (const m of ms)
+      if (Array.isArray(m['plan']))
+        table += `\n${peer}, ${String(m['question'])}:\n\n\`\`\`\n${(m['plan'] as string[]).join('\n')}\n\`\`\`\n`;
   }
 }
 process.stdout.write(`${table}\n`);
-const file = writeResults(values.out!, `${size}-peers`, { size, spans, started, seconds: (performance.now() - t0) / 1000, machine: machine(), results, table });
+const file = writeResults(values.out!, `${size}-peers`, {
+  size,
+  spans,
+  started,
+  seconds: (performance.now() - t0) / 1000,
+  machine: machine(),
+  results,
+  table,
+});
 process.stderr.write(`wrote ${file}\n`);
 const disagreements = (results['agreement'] ?? []).filter((a) => a.value !== 1);
 if (disagreements.length > 0) {

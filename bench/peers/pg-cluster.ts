@@ -50,13 +50,16 @@ export function findPgBinDir(): string | null {
 const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
 
 function run(cmd: string, args: readonly string[], asPostgres: boolean): SpawnSyncReturns<string> {
-  const r = asPostgres ? spawnSync('runuser', ['-u', 'postgres', '--', cmd, ...args], { encoding: 'utf8' }) : spawnSync(cmd, args, { encoding: 'utf8' });
+  const r = asPostgres
+    ? spawnSync('runuser', ['-u', 'postgres', '--', cmd, ...args], { encoding: 'utf8' })
+    : spawnSync(cmd, args, { encoding: 'utf8' });
   return r;
 }
 
 function check(r: SpawnSyncReturns<string>, what: string): string {
   if (r.error) throw new PeerUnavailableError(`${what} could not start: ${r.error.message}`, { cause: r.error });
-  if (r.status !== 0) throw new PeerUnavailableError(`${what} failed (exit ${r.status}): ${(r.stderr || r.stdout).trim().split('\n').slice(-3).join(' | ')}`);
+  if (r.status !== 0)
+    throw new PeerUnavailableError(`${what} failed (exit ${r.status}): ${(r.stderr || r.stdout).trim().split('\n').slice(-3).join(' | ')}`);
   return r.stdout;
 }
 
@@ -80,18 +83,22 @@ function installServer(): void {
 export async function startPgCluster(options: PgClusterOptions = {}): Promise<PgCluster> {
   let binDir = findPgBinDir();
   if (binDir === null && options.install) {
-    if (!isRoot()) throw new PeerUnavailableError('PostgreSQL server is not installed and installing it needs root (apt-get install -y postgresql)');
+    if (!isRoot())
+      throw new PeerUnavailableError('PostgreSQL server is not installed and installing it needs root (apt-get install -y postgresql)');
     installServer();
     binDir = findPgBinDir();
   }
   if (binDir === null) {
-    throw new PeerUnavailableError('PostgreSQL server is not installed (no initdb in /usr/lib/postgresql/*/bin or on PATH); apt-get install -y postgresql, or pass --install-postgres');
+    throw new PeerUnavailableError(
+      'PostgreSQL server is not installed (no initdb in /usr/lib/postgresql/*/bin or on PATH); apt-get install -y postgresql, or pass --install-postgres',
+    );
   }
   const version = check(spawnSync(join(binDir, 'postgres'), ['--version'], { encoding: 'utf8' }), 'postgres --version').trim();
 
   const root = isRoot();
   const owner = root ? ids('postgres') : null;
-  if (root && owner === null) throw new PeerUnavailableError('running as root, and there is no `postgres` user to run the server as (the server refuses root)');
+  if (root && owner === null)
+    throw new PeerUnavailableError('running as root, and there is no `postgres` user to run the server as (the server refuses root)');
 
   // mkdtemp makes a 0700 folder; the server user must be able to enter it.
   const base = mkdtempSync(join(tmpdir(), 'tracelake-pg-'));
@@ -107,14 +114,22 @@ export async function startPgCluster(options: PgClusterOptions = {}): Promise<Pg
   const cleanup = () => rmSync(base, { recursive: true, force: true });
   try {
     // C locale: byte-order text comparison (the same order as the other peers) and no locale surprises.
-    check(run(join(binDir, 'initdb'), ['-D', dataDir, '-U', user, '--auth=trust', '--encoding=UTF8', '--locale=C', '--no-sync'], root), 'initdb');
+    check(
+      run(join(binDir, 'initdb'), ['-D', dataDir, '-U', user, '--auth=trust', '--encoding=UTF8', '--locale=C', '--no-sync'], root),
+      'initdb',
+    );
     const conf: Record<string, string> = {
       listen_addresses: "''",
       unix_socket_directories: `'${socketDir}'`,
       port: String(PORT),
       ...options.settings,
     };
-    appendFileSync(join(dataDir, 'postgresql.conf'), `\n# tracelake peer benchmark\n${Object.entries(conf).map(([k, v]) => `${k} = ${v}`).join('\n')}\n`);
+    appendFileSync(
+      join(dataDir, 'postgresql.conf'),
+      `\n# tracelake peer benchmark\n${Object.entries(conf)
+        .map(([k, v]) => `${k} = ${v}`)
+        .join('\n')}\n`,
+    );
     if (owner) {
       // pg_ctl writes its log as the server user.
       appendFileSync(logFile, '');

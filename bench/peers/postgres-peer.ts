@@ -51,7 +51,9 @@ export const PG_SETTINGS: Record<string, string> = {
 function copyField(v: string | number | null | undefined): string {
   if (v === null || v === undefined) return '\\N';
   const s = String(v);
-  return /[\\\n\r\t]/.test(s) ? s.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t')) : s;
+  return /[\\\n\r\t]/.test(s)
+    ? s.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'))
+    : s;
 }
 
 /** Epoch microseconds -> an ISO timestamp with all six fractional digits. */
@@ -87,9 +89,13 @@ class PsqlPipe {
   #n = 0;
 
   constructor(psql: string, cluster: PgCluster) {
-    this.#child = spawn(psql, ['-h', cluster.socketDir, '-p', String(cluster.port), '-U', cluster.user, '-d', 'postgres', '-X', '-q', '-v', 'ON_ERROR_STOP=1'], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    this.#child = spawn(
+      psql,
+      ['-h', cluster.socketDir, '-p', String(cluster.port), '-U', cluster.user, '-d', 'postgres', '-X', '-q', '-v', 'ON_ERROR_STOP=1'],
+      {
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
     this.#child.stdout.setEncoding('utf8');
     this.#child.stderr.setEncoding('utf8');
     this.#child.stdout.on('data', (d: string) => {

@@ -91,7 +91,9 @@ function resetPeak(): void {
 }
 
 const sameAnswer = (a: Answer, b: Answer): boolean =>
-  a.count === b.count && (a.ids === undefined) === (b.ids === undefined) && (a.ids === undefined || (a.ids.length === b.ids!.length && a.ids.every((x, i) => x === b.ids![i])));
+  a.count === b.count &&
+  (a.ids === undefined) === (b.ids === undefined) &&
+  (a.ids === undefined || (a.ids.length === b.ids!.length && a.ids.every((x, i) => x === b.ids![i])));
 
 function describe(a: Answer): string {
   if (a.ids !== undefined) return `${a.ids.length} ids [${a.ids.slice(0, 3).join(', ')}${a.ids.length > 3 ? ', ...' : ''}]`;
@@ -114,7 +116,17 @@ type RunOptions = Required<Pick<BenchPeersOptions, 'seed' | 'batchSpans' | 'runs
 };
 
 async function runPeer(peer: Peer, spans: number, questions: readonly Question[], opts: RunOptions): Promise<PeerRun> {
-  const run: PeerRun = { name: peer.name, fingerprint: '', spans: 0, loadMs: 0, finishMs: 0, diskBytes: 0, peakMiB: null, serverPeakMiB: null, questions: [] };
+  const run: PeerRun = {
+    name: peer.name,
+    fingerprint: '',
+    spans: 0,
+    loadMs: 0,
+    finishMs: 0,
+    diskBytes: 0,
+    peakMiB: null,
+    serverPeakMiB: null,
+    questions: [],
+  };
   const dir = mkdtempSync(join(opts.base, `${peer.name}-`));
   const log = (s: string) => opts.log(`[${peer.name}] ${s}`);
   resetPeak();
@@ -151,7 +163,9 @@ async function runPeer(peer: Peer, spans: number, questions: readonly Question[]
     t = performance.now();
     await peer.finishLoad();
     run.finishMs = performance.now() - t;
-    log(`loaded ${run.spans} spans in ${((run.loadMs + run.finishMs) / 1000).toFixed(1)} s (+${(genMs / 1000).toFixed(1)} s generating, not timed)`);
+    log(
+      `loaded ${run.spans} spans in ${((run.loadMs + run.finishMs) / 1000).toFixed(1)} s (+${(genMs / 1000).toFixed(1)} s generating, not timed)`,
+    );
     run.diskBytes = await peer.diskBytes();
     // Deletes change the data: they go last, and each run deletes a fresh variant.
     const ordered = [...questions.filter((q) => !q.mutates), ...questions.filter((q) => q.mutates)];
@@ -306,8 +320,27 @@ function report(runs: PeerRun[], questions: readonly Question[], log: (s: string
     const ingestS = (r.loadMs + r.finishMs) / 1000;
     const baseIngest = baseline && baseline.spans > 0 ? baseline.spans / ((baseline.loadMs + baseline.finishMs) / 1000) : null;
     const rate = r.spans / ingestS;
-    if (r.copied) ms.push({ name: 'ingest', value: NaN, unit: 'spans/s', data: r.fingerprint, spans: r.spans, note: 'copied from the --data-dir template, not measured', finish_seconds: r.finishMs / 1000 });
-    else ms.push({ name: 'ingest', value: rate, unit: 'spans/s', data: r.fingerprint, spans: r.spans, seconds: ingestS, finish_seconds: r.finishMs / 1000, ratio: baseIngest ? baseIngest / rate : null });
+    if (r.copied)
+      ms.push({
+        name: 'ingest',
+        value: NaN,
+        unit: 'spans/s',
+        data: r.fingerprint,
+        spans: r.spans,
+        note: 'copied from the --data-dir template, not measured',
+        finish_seconds: r.finishMs / 1000,
+      });
+    else
+      ms.push({
+        name: 'ingest',
+        value: rate,
+        unit: 'spans/s',
+        data: r.fingerprint,
+        spans: r.spans,
+        seconds: ingestS,
+        finish_seconds: r.finishMs / 1000,
+        ratio: baseIngest ? baseIngest / rate : null,
+      });
     for (const t of r.questions) {
       const agree = agreement.find((a) => a['question'] === t.question.id);
       if (t.error) {
@@ -331,7 +364,12 @@ function report(runs: PeerRun[], questions: readonly Question[], log: (s: string
       });
     }
     ms.push({ name: 'disk per span', value: r.diskBytes / r.spans, unit: 'bytes', total_bytes: r.diskBytes });
-    ms.push({ name: 'peak RSS (this process)', value: r.peakMiB ?? NaN, unit: 'MiB', ...(r.serverPeakMiB !== null ? { server_process_peak_mib: r.serverPeakMiB } : {}) });
+    ms.push({
+      name: 'peak RSS (this process)',
+      value: r.peakMiB ?? NaN,
+      unit: 'MiB',
+      ...(r.serverPeakMiB !== null ? { server_process_peak_mib: r.serverPeakMiB } : {}),
+    });
     ms.push({ name: 'machine load average (1 min) at end', value: r.loadAvg ?? NaN, unit: 'load' });
     out[r.name] = ms;
   }
@@ -344,10 +382,7 @@ export function peersTable(results: Record<string, Measurement[]>): string {
   const peers = Object.keys(results).filter((k) => k !== 'agreement');
   const agreement = results['agreement'] ?? [];
   const baseline = BASELINES.find((b) => results[b] && results[b]![0]?.name !== 'skipped' && results[b]![0]?.name !== 'failed') ?? peers[0];
-  const lines = [
-    `| measurement | ${peers.join(' | ')} | agree |`,
-    `|---|${peers.map(() => '---:').join('|')}|---|`,
-  ];
+  const lines = [`| measurement | ${peers.join(' | ')} | agree |`, `|---|${peers.map(() => '---:').join('|')}|---|`];
   const cell = (m: Measurement | undefined): string => {
     if (!m) return '';
     if (m['error']) return `error: ${String(m['error']).slice(0, 60)}`;
@@ -361,22 +396,34 @@ export function peersTable(results: Record<string, Measurement[]>): string {
   for (const p of peers) {
     for (const m of results[p]!) {
       if (m.name === 'skipped' || m.name === 'failed') continue;
-      if (!rowNames.some((r) => r.name === m.name)) rowNames.push({ name: m.name, unit: m.unit, question: m['question'] as string | undefined });
+      if (!rowNames.some((r) => r.name === m.name))
+        rowNames.push({ name: m.name, unit: m.unit, question: m['question'] as string | undefined });
     }
   }
   for (const row of rowNames) {
     const key = row.name === 'ingest' ? 'data' : row.question;
     const agree = key ? agreement.find((a) => a['question'] === key) : undefined;
-    const mark = agree === undefined ? '' : agree.value === 1 ? `yes (${String(agree['answer']).replace(/ \[.*$/, '')})` : `**NO**: ${String(agree['problems'])}`;
-    lines.push(`| ${row.name} (${row.unit}) | ${peers.map((p) => cell(results[p]!.find((m) => m.name === row.name))).join(' | ')} | ${mark} |`);
+    const mark =
+      agree === undefined
+        ? ''
+        : agree.value === 1
+          ? `yes (${String(agree['answer']).replace(/ \[.*$/, '')})`
+          : `**NO**: ${String(agree['problems'])}`;
+    lines.push(
+      `| ${row.name} (${row.unit}) | ${peers.map((p) => cell(results[p]!.find((m) => m.name === row.name))).join(' | ')} | ${mark} |`,
+    );
   }
   const notes: string[] = [];
   for (const p of peers) {
     const first = results[p]![0];
-    if (first && (first.name === 'skipped' || first.name === 'failed')) notes.push(`- **${p} ${first.name}**: ${String(first['reason']).split('\n')[0]}`);
+    if (first && (first.name === 'skipped' || first.name === 'failed'))
+      notes.push(`- **${p} ${first.name}**: ${String(first['reason']).split('\n')[0]}`);
     const mem = results[p]!.find((m) => m.name === 'peak RSS (this process)');
-    if (mem && typeof mem['server_process_peak_mib'] === 'number') notes.push(`- ${p}: largest server process peaked at ${fmt(mem['server_process_peak_mib'])} MiB (shared buffers included).`);
+    if (mem && typeof mem['server_process_peak_mib'] === 'number')
+      notes.push(`- ${p}: largest server process peaked at ${fmt(mem['server_process_peak_mib'])} MiB (shared buffers included).`);
   }
-  notes.push(`- Latencies in ms: median (min–max) of the timed runs; ×ratio is median / ${baseline}'s median (for ingest, ${baseline}'s rate / this rate).`);
+  notes.push(
+    `- Latencies in ms: median (min–max) of the timed runs; ×ratio is median / ${baseline}'s median (for ingest, ${baseline}'s rate / this rate).`,
+  );
   return `${lines.join('\n')}\n\n${notes.join('\n')}\n`;
 }

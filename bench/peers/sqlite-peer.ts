@@ -31,7 +31,20 @@ const SCHEMA = [
 ];
 
 /** Record fields that are real columns (or tracelake bookkeeping); everything else goes to `attributes`. */
-const COLUMN_FIELDS = new Set(['id', 'trace_id', 'parent_id', 'session_id', 'type', 'name', 'created_at', 'status_code', 'model', 'seq', 'project_id', 'run_id']);
+const COLUMN_FIELDS = new Set([
+  'id',
+  'trace_id',
+  'parent_id',
+  'session_id',
+  'type',
+  'name',
+  'created_at',
+  'status_code',
+  'model',
+  'seq',
+  'project_id',
+  'run_id',
+]);
 
 /** The JSON attributes of a record: every field that has a value and no column of its own. */
 export function attributesOf(r: SpanRow): Record<string, unknown> {
@@ -43,7 +56,9 @@ export function attributesOf(r: SpanRow): Record<string, unknown> {
 /** better-sqlite3 binds ?1, ?2... from an object keyed by number. */
 function bindings(params: readonly Param[]): Record<number, Param> {
   const out: Record<number, Param> = {};
-  params.forEach((p, i) => (out[i + 1] = p));
+  params.forEach((p, i) => {
+    out[i + 1] = p;
+  });
   return out;
 }
 
@@ -67,7 +82,18 @@ export class SqlitePeer implements Peer {
     );
     this.#insertMany = db.transaction((rows: readonly SpanRow[]) => {
       for (const r of rows) {
-        insert.run(r.id, r.trace_id, r.parent_id ?? null, r.session_id ?? null, r.type, r.name, r.created_at, r.status_code ?? null, r.model ?? null, JSON.stringify(attributesOf(r)));
+        insert.run(
+          r.id,
+          r.trace_id,
+          r.parent_id ?? null,
+          r.session_id ?? null,
+          r.type,
+          r.name,
+          r.created_at,
+          r.status_code ?? null,
+          r.model ?? null,
+          JSON.stringify(attributesOf(r)),
+        );
       }
     });
   }
@@ -94,7 +120,9 @@ export class SqlitePeer implements Peer {
 
   /** The query plan SQLite picks (for the README and for checking that indexes are used). */
   async plan(q: Question, variant = 0): Promise<string[]> {
-    const rows = this.#db!.prepare(`EXPLAIN QUERY PLAN ${q.sql.sqlite}`).all(bindings(q.variants[variant % q.variants.length]!)) as { detail: string }[];
+    const rows = this.#db!.prepare(`EXPLAIN QUERY PLAN ${q.sql.sqlite}`).all(bindings(q.variants[variant % q.variants.length]!)) as {
+      detail: string;
+    }[];
     return rows.map((r) => r.detail);
   }
 

@@ -35,15 +35,24 @@ export interface TemplateInfo {
 const infoFile = (dataDir: string) => join(dataDir, 'built.json');
 
 /** The template in `dataDir` for this set, building it first when absent. */
-export async function ensureTemplate(dataDir: string, spans: number, seed: number, batchSpans: number, log: (s: string) => void): Promise<TemplateInfo> {
+export async function ensureTemplate(
+  dataDir: string,
+  spans: number,
+  seed: number,
+  batchSpans: number,
+  log: (s: string) => void,
+): Promise<TemplateInfo> {
   if (existsSync(infoFile(dataDir))) {
     const info = JSON.parse(readFileSync(infoFile(dataDir), 'utf8')) as TemplateInfo;
     if (info.spans !== spans || info.seed !== seed || info.batchSpans !== batchSpans) {
-      throw new Error(`${dataDir} holds ${info.spans} spans of seed ${info.seed} (batches of ${info.batchSpans}), not ${spans}/${seed}/${batchSpans}: use another --data-dir`);
+      throw new Error(
+        `${dataDir} holds ${info.spans} spans of seed ${info.seed} (batches of ${info.batchSpans}), not ${spans}/${seed}/${batchSpans}: use another --data-dir`,
+      );
     }
     return info;
   }
-  if (existsSync(join(dataDir, 'tracelake'))) throw new Error(`${dataDir}/tracelake exists without built.json (an interrupted build?): remove it first`);
+  if (existsSync(join(dataDir, 'tracelake')))
+    throw new Error(`${dataDir}/tracelake exists without built.json (an interrupted build?): remove it first`);
   mkdirSync(dataDir, { recursive: true });
   const load = await LibraryLoad.open(dataDir);
   const hash = createHash('sha256');
@@ -116,7 +125,13 @@ export function copyStore(from: string, to: string): { linked: number; copied: n
 export async function openCopy(dataDir: string, info: TemplateInfo, parent: string): Promise<LibraryLoad> {
   const dir = join(parent, 'tracelake');
   copyStore(join(dataDir, 'tracelake'), dir);
-  return LibraryLoad.adopt(dir, await TraceStore.open(dir, { ...BENCH_STORE, ...(info.open ?? {}) }), info.projectId, info.logStreamId, info.open?.autoCompact !== false);
+  return LibraryLoad.adopt(
+    dir,
+    await TraceStore.open(dir, { ...BENCH_STORE, ...(info.open ?? {}) }),
+    info.projectId,
+    info.logStreamId,
+    info.open?.autoCompact !== false,
+  );
 }
 
 // Run alone to build a template ahead of a benchmark:

@@ -48,10 +48,16 @@ if (existsSync(values.expected!)) {
 } else {
   const db = await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: '3GB' });
   const c = await db.connect();
-  await c.run(`CREATE VIEW spans AS SELECT * FROM read_parquet('${values.base!.replaceAll("'", "''")}') WHERE type NOT IN ('trace', 'session')`);
+  await c.run(
+    `CREATE VIEW spans AS SELECT * FROM read_parquet('${values.base!.replaceAll("'", "''")}') WHERE type NOT IN ('trace', 'session')`,
+  );
   const rows = async (sql: string, params: DuckDBValue[] = []) => (await c.runAndReadAll(sql, params)).getRowObjectsJS();
   const topOfCopies = (top: { id: string; v: number | null }[]) =>
-    top.flatMap((r) => Array.from({ length: COPIES }, (_, k) => ({ id: remap(r.id, k), v: r.v }))).sort(byKeyThenId).slice(0, 100).map((r) => r.id);
+    top
+      .flatMap((r) => Array.from({ length: COPIES }, (_, k) => ({ id: remap(r.id, k), v: r.v })))
+      .sort(byKeyThenId)
+      .slice(0, 100)
+      .map((r) => r.id);
   for (const q of QUESTIONS) {
     const t = performance.now();
     const params = q.variants[0]! as DuckDBValue[];
@@ -62,8 +68,13 @@ if (existsSync(values.expected!)) {
       const ten: Answer[] = [];
       for (let i = 0; i < n; i++) {
         const [type, tag] = q.variants[i]! as [string, string];
-        const earlier = q.variants.slice(0, i).map((v) => `AND NOT list_contains(tags, '${String(v[1])}')`).join(' ');
-        const got = Number((await rows(`SELECT count(*) AS n FROM spans WHERE type = $1 AND list_contains(tags, $2) ${earlier}`, [type, tag]))[0]!['n']);
+        const earlier = q.variants
+          .slice(0, i)
+          .map((v) => `AND NOT list_contains(tags, '${String(v[1])}')`)
+          .join(' ');
+        const got = Number(
+          (await rows(`SELECT count(*) AS n FROM spans WHERE type = $1 AND list_contains(tags, $2) ${earlier}`, [type, tag]))[0]!['n'],
+        );
         ten.push({ count: got });
         exp.push({ count: got * COPIES });
       }
@@ -78,11 +89,20 @@ if (existsSync(values.expected!)) {
       at10m.set(q.id, [{ ids }]);
       expected.set(q.id, [{ ids: ids.map((id) => remap(id, COPIES - 1)) }]);
     } else if (q.id === 'page-sorted-metric') {
-      const top = (await rows(`SELECT id, metrics['correctness'] AS v FROM spans WHERE type = $1 ORDER BY v DESC NULLS LAST, id DESC LIMIT 100`, params)).map((r) => ({ id: String(r['id']), v: r['v'] === null ? null : Number(r['v']) }));
+      const top = (
+        await rows(
+          `SELECT id, metrics['correctness'] AS v FROM spans WHERE type = $1 ORDER BY v DESC NULLS LAST, id DESC LIMIT 100`,
+          params,
+        )
+      ).map((r) => ({ id: String(r['id']), v: r['v'] === null ? null : Number(r['v']) }));
       at10m.set(q.id, [{ ids: top.map((r) => r.id) }]);
       expected.set(q.id, [{ ids: topOfCopies(top) }]);
     } else if (q.id === 'rollup-trace') {
-      const top = (await rows(`SELECT trace_id AS id, sum(metrics['num_total_tokens']) AS v FROM spans WHERE metrics['num_total_tokens'] IS NOT NULL GROUP BY trace_id ORDER BY v DESC, trace_id DESC LIMIT 100`)).map((r) => ({ id: String(r['id']), v: Number(r['v']) }));
+      const top = (
+        await rows(
+          `SELECT trace_id AS id, sum(metrics['num_total_tokens']) AS v FROM spans WHERE metrics['num_total_tokens'] IS NOT NULL GROUP BY trace_id ORDER BY v DESC, trace_id DESC LIMIT 100`,
+        )
+      ).map((r) => ({ id: String(r['id']), v: Number(r['v']) }));
       at10m.set(q.id, [{ ids: top.map((r) => r.id) }]);
       expected.set(q.id, [{ ids: topOfCopies(top) }]);
     } else {
@@ -90,7 +110,9 @@ if (existsSync(values.expected!)) {
       at10m.set(q.id, [{ ids }]);
       expected.set(q.id, [{ ids }]);
     }
-    log(`expected ${q.id}: ${JSON.stringify(expected.get(q.id)!.map((a) => a.count ?? `${a.ids!.length} ids`))} (${((performance.now() - t) / 1000).toFixed(1)} s)`);
+    log(
+      `expected ${q.id}: ${JSON.stringify(expected.get(q.id)!.map((a) => a.count ?? `${a.ids!.length} ids`))} (${((performance.now() - t) / 1000).toFixed(1)} s)`,
+    );
   }
   c.closeSync();
   writeFileSync(values.expected!, JSON.stringify({ expected: [...expected], at10m: [...at10m] }));
@@ -105,7 +127,10 @@ let t = performance.now();
 const linked = copyStore(join(values.store!, 'tracelake'), dir);
 const copyMs = performance.now() - t;
 const manifestBytes = statSync(join(dir, 'manifest.json')).size;
-const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { segments: { kind: string; rows: number; row_groups: unknown[] }[]; dead: unknown[] };
+const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as {
+  segments: { kind: string; rows: number; row_groups: unknown[] }[];
+  dead: unknown[];
+};
 const before = process.memoryUsage();
 t = performance.now();
 const store = await TraceStore.open(dir, info.open ?? {});
@@ -125,9 +150,21 @@ const ask = async (q: Question, variant: number, exp: Answer) => {
   const ms = performance.now() - t0;
   const agree = same(got, exp);
   ok &&= agree;
-  const r = { question: q.id, variant, ms, cpuMs: (u.user + u.system) / 1000, load, agree, got: got.count ?? `${got.ids!.length} ids`, expected: exp.count ?? `${exp.ids!.length} ids`, ...(agree ? {} : { gotIds: got.ids?.slice(0, 5), expectedIds: exp.ids?.slice(0, 5) }) };
+  const r = {
+    question: q.id,
+    variant,
+    ms,
+    cpuMs: (u.user + u.system) / 1000,
+    load,
+    agree,
+    got: got.count ?? `${got.ids!.length} ids`,
+    expected: exp.count ?? `${exp.ids!.length} ids`,
+    ...(agree ? {} : { gotIds: got.ids?.slice(0, 5), expectedIds: exp.ids?.slice(0, 5) }),
+  };
   results.push(r);
-  log(`${q.id}[${variant}]: ${ms.toFixed(0)} ms (${r.cpuMs.toFixed(0)} CPU ms, load ${load.toFixed(1)}) ${agree ? 'AGREES' : '!!! DIFFERS'}: ${String(r.got)} vs ${String(r.expected)}`);
+  log(
+    `${q.id}[${variant}]: ${ms.toFixed(0)} ms (${r.cpuMs.toFixed(0)} CPU ms, load ${load.toFixed(1)}) ${agree ? 'AGREES' : '!!! DIFFERS'}: ${String(r.got)} vs ${String(r.expected)}`,
+  );
 };
 try {
   for (const q of QUESTIONS.filter((x) => !x.mutates)) await ask(q, 0, expected.get(q.id)![0]!);
@@ -157,7 +194,10 @@ const facts = {
   deadBefore: manifest.dead.length,
 };
 log(JSON.stringify(facts));
-writeFileSync(values.out!, `${JSON.stringify({ when: new Date().toISOString(), allAgree: ok, facts, at10m: Object.fromEntries([...at10m].map(([k, v]) => [k, v.map((a) => a.count ?? a.ids)])), results }, null, 2)}\n`);
+writeFileSync(
+  values.out!,
+  `${JSON.stringify({ when: new Date().toISOString(), allAgree: ok, facts, at10m: Object.fromEntries([...at10m].map(([k, v]) => [k, v.map((a) => a.count ?? a.ids)])), results }, null, 2)}\n`,
+);
 rmSync(values.work!, { recursive: true, force: true });
 log(ok ? 'every answer agrees with the 10M-derived expectation' : '!!! SOME ANSWERS DIFFER');
 process.exitCode = ok ? 0 : 1;

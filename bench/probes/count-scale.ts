@@ -65,13 +65,17 @@ if (a['add-tag-set']) {
   const { renameSync, statSync } = await import('node:fs');
   const { join } = await import('node:path');
   const manifestPath = join(a.dir!, 'manifest.json');
-  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { segments: { file: string; tag_set?: boolean; bytes: number; row_groups: number[][] }[] };
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as {
+    segments: { file: string; tag_set?: boolean; bytes: number; row_groups: number[][] }[];
+  };
   const conn = await (await DuckDBInstance.create(':memory:')).connect();
   for (const seg of manifest.segments) {
     if (seg.tag_set) continue;
     const abs = join(a.dir!, seg.file);
     const rowGroup = Math.max(...seg.row_groups.map((g) => g[2]!), 1);
-    await conn.run(`COPY (SELECT *, ${TAG_SET_SQL} AS ${TAG_SET_COLUMN} FROM read_parquet('${abs}')) TO '${abs}.tmp' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${rowGroup})`);
+    await conn.run(
+      `COPY (SELECT *, ${TAG_SET_SQL} AS ${TAG_SET_COLUMN} FROM read_parquet('${abs}')) TO '${abs}.tmp' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${rowGroup})`,
+    );
     renameSync(`${abs}.tmp`, abs);
     Object.assign(seg, { tag_set: true, bytes: statSync(abs).size });
   }
@@ -90,7 +94,8 @@ async function open(module: string, dir: string): Promise<{ store: Store; projec
 const { QUESTIONS } = await import('../workload.js');
 const q = QUESTIONS.find((x) => x.id === 'count-tree')!;
 const call = q.api(q.variants[0]!);
-const ask = async (s: { store: Store; projectId: string; runId: string }) => (await s.store.count('span', s.projectId, { ...call.body, log_stream_id: s.runId } as never)).total_count;
+const ask = async (s: { store: Store; projectId: string; runId: string }) =>
+  (await s.store.count('span', s.projectId, { ...call.body, log_stream_id: s.runId } as never)).total_count;
 
 if (a['memory-only']) {
   global.gc?.();
@@ -98,7 +103,10 @@ if (a['memory-only']) {
   const s = await open(a['base-store'] ?? 'src/engine/trace-store.ts', a.dir!);
   global.gc?.();
   const opened = rssMiB();
-  const openedJs = { heap_used_mib: process.memoryUsage().heapUsed / 1048576, array_buffers_mib: process.memoryUsage().arrayBuffers / 1048576 };
+  const openedJs = {
+    heap_used_mib: process.memoryUsage().heapUsed / 1048576,
+    array_buffers_mib: process.memoryUsage().arrayBuffers / 1048576,
+  };
   const count = await ask(s);
   global.gc?.();
   const mib = (n: number) => n / 1024 / 1024;
@@ -108,9 +116,23 @@ if (a['memory-only']) {
   };
   const afterCount = { rss_mib: rssMiB(), ...js() };
   // A text count loads the text indexes (lazily since issue 17; on open before).
-  await s.store.count('span', s.projectId, { log_stream_id: s.runId, filters: [{ type: 'text', column_id: 'input', operator: 'contains', value: 'warranty', case_sensitive: false }] } as never);
+  await s.store.count('span', s.projectId, {
+    log_stream_id: s.runId,
+    filters: [{ type: 'text', column_id: 'input', operator: 'contains', value: 'warranty', case_sensitive: false }],
+  } as never);
   global.gc?.();
-  console.log(JSON.stringify({ tree: a['base-store'] ?? 'this', before_open_mib: before, opened_mib: opened, opened_js: openedJs, after_count: afterCount, after_text_count: { rss_mib: rssMiB(), ...js() }, count, stats: s.store.records.stats }));
+  console.log(
+    JSON.stringify({
+      tree: a['base-store'] ?? 'this',
+      before_open_mib: before,
+      opened_mib: opened,
+      opened_js: openedJs,
+      after_count: afterCount,
+      after_text_count: { rss_mib: rssMiB(), ...js() },
+      count,
+      stats: s.store.records.stats,
+    }),
+  );
   await s.store.close();
   process.exit(0);
 }
@@ -148,7 +170,9 @@ if (a.explain) {
 }
 
 const runs = Number(a.runs ?? 15);
-const trees: { name: string; s: Awaited<ReturnType<typeof open>> }[] = [{ name: 'this', s: await open('src/engine/trace-store.ts', a.dir!) }];
+const trees: { name: string; s: Awaited<ReturnType<typeof open>> }[] = [
+  { name: 'this', s: await open('src/engine/trace-store.ts', a.dir!) },
+];
 if (a['base-store']) trees.push({ name: 'base', s: await open(a['base-store'], a['base-dir']!) });
 const times: Record<string, number[]> = Object.fromEntries(trees.map((t) => [t.name, []]));
 const counts: Record<string, number> = {};
@@ -167,7 +191,12 @@ const result = {
   runs,
   spans: trees[0]!.s.store.records.stats,
   counts,
-  ms: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, { median: median(v), min: Math.min(...v), max: Math.max(...v), all: v.map((x) => Math.round(x * 10) / 10) }])),
+  ms: Object.fromEntries(
+    Object.entries(times).map(([k, v]) => [
+      k,
+      { median: median(v), min: Math.min(...v), max: Math.max(...v), all: v.map((x) => Math.round(x * 10) / 10) },
+    ]),
+  ),
   load: loadavg(),
 };
 console.log(JSON.stringify(result, null, 1));

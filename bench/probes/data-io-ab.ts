@@ -32,10 +32,16 @@ function run(build: 'old' | 'new', step: string): Record<string, unknown> {
   // Exports write into a folder of the build's own; imports read the shared files.
   const into = step.startsWith('export') ? join(work, `exports-${build}`) : work;
   mkdirSync(into, { recursive: true });
-  const child = spawnSync(process.execPath, ['--import', 'tsx', join(repo, 'bench/data-io.ts'), 'step', step, source, into], { cwd: repo, encoding: 'utf8', maxBuffer: 1 << 24 });
+  const child = spawnSync(process.execPath, ['--import', 'tsx', join(repo, 'bench/data-io.ts'), 'step', step, source, into], {
+    cwd: repo,
+    encoding: 'utf8',
+    maxBuffer: 1 << 24,
+  });
   if (child.status !== 0) throw new Error(`${build} ${step} failed: ${child.stderr}`);
   const r = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
-  process.stderr.write(`${build} ${step.padEnd(15)} ${fmt(Number(r['records_per_s']))} records/s, ${r['seconds']} s, ${r['cpu_s']} CPU-s, peak RSS ${r['peak_rss_mib']} MiB, load ${r['load_1m']}\n`);
+  process.stderr.write(
+    `${build} ${step.padEnd(15)} ${fmt(Number(r['records_per_s']))} records/s, ${r['seconds']} s, ${r['cpu_s']} CPU-s, peak RSS ${r['peak_rss_mib']} MiB, load ${r['load_1m']}\n`,
+  );
   return { build, ...r };
 }
 
@@ -49,7 +55,8 @@ for (let i = 0; i < rounds; i++) {
     for (const b of order) runs.push({ round: i, ...run(b, step) });
   }
 }
-for (const step of values.once!.split(',').filter(Boolean)) for (const b of ['old', 'new'] as const) runs.push({ round: 0, ...run(b, step) });
+for (const step of values.once!.split(',').filter(Boolean))
+  for (const b of ['old', 'new'] as const) runs.push({ round: 0, ...run(b, step) });
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -75,5 +82,10 @@ for (const step of [...steps, ...values.once!.split(',').filter(Boolean)]) {
   summary.push(row);
   process.stderr.write(`${JSON.stringify(row)}\n`);
 }
-const file = writeResults(join(new URL('..', import.meta.url).pathname, 'results'), `data-io-${values.name}`, { machine: machine(), builds, summary, runs });
+const file = writeResults(join(new URL('..', import.meta.url).pathname, 'results'), `data-io-${values.name}`, {
+  machine: machine(),
+  builds,
+  summary,
+  runs,
+});
 process.stderr.write(`results: ${file}\n`);

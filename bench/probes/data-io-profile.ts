@@ -9,15 +9,25 @@ import { Connection, Database } from '../../src/db/database.js';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { compile, type Sql } from '../../src/query/sql.js';
 
-interface Entry { sql: string; wall: number; cpu: number; n: number }
+interface Entry {
+  sql: string;
+  wall: number;
+  cpu: number;
+  n: number;
+}
 const byKey = new Map<string, Entry>();
 const cpuNow = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
 };
-const key = (sql: string) => sql.replace(/\s+/g, ' ').replace(/'[^']*'/g, "'…'").slice(0, 150);
+const key = (sql: string) =>
+  sql
+    .replace(/\s+/g, ' ')
+    .replace(/'[^']*'/g, "'…'")
+    .slice(0, 150);
 function note(sql: string, wall: number, cpu: number): void {
-  if (process.env['TL_PROFILE_DUMP']) appendFileSync(process.env['TL_PROFILE_DUMP'], `-- ${wall.toFixed(2)} s ${cpu.toFixed(2)} CPU-s\n${sql}\n`);
+  if (process.env['TL_PROFILE_DUMP'])
+    appendFileSync(process.env['TL_PROFILE_DUMP'], `-- ${wall.toFixed(2)} s ${cpu.toFixed(2)} CPU-s\n${sql}\n`);
   const k = key(sql);
   const e = byKey.get(k) ?? { sql: k, wall: 0, cpu: 0, n: 0 };
   e.wall += wall;
@@ -77,5 +87,8 @@ const wall = (performance.now() - w0) / 1000;
 const cpu = cpuNow() - c0;
 const rows = [...byKey.values()].sort((a, b) => b.cpu - a.cpu);
 const inSql = rows.reduce((s, r) => s + (r.sql === '[close]' ? 0 : r.cpu), 0);
-process.stdout.write(`${step}: wall ${wall.toFixed(2)} s, CPU ${cpu.toFixed(2)} s (in statements ${inSql.toFixed(2)}, else ${(cpu - inSql).toFixed(2)})\n`);
-for (const r of rows.slice(0, 25)) process.stdout.write(`${r.cpu.toFixed(2).padStart(7)} CPU-s ${r.wall.toFixed(2).padStart(7)} s x${String(r.n).padEnd(4)} ${r.sql}\n`);
+process.stdout.write(
+  `${step}: wall ${wall.toFixed(2)} s, CPU ${cpu.toFixed(2)} s (in statements ${inSql.toFixed(2)}, else ${(cpu - inSql).toFixed(2)})\n`,
+);
+for (const r of rows.slice(0, 25))
+  process.stdout.write(`${r.cpu.toFixed(2).padStart(7)} CPU-s ${r.wall.toFixed(2).padStart(7)} s x${String(r.n).padEnd(4)} ${r.sql}\n`);

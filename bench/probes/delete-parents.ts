@@ -10,14 +10,22 @@ import { TraceStore } from '../../src/engine/trace-store.js';
 import type { LogTracesRequest } from '../../src/schemas/ingest.js';
 import { questionById, spanBatches } from '../workload.js';
 
-const { values } = parseArgs({ options: { spans: { type: 'string', default: '200000' }, runs: { type: 'string', default: '5' }, dir: { type: 'string', default: '/tmp/tracelake-bench-delete' }, reads: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: {
+    spans: { type: 'string', default: '200000' },
+    runs: { type: 'string', default: '5' },
+    dir: { type: 'string', default: '/tmp/tracelake-bench-delete' },
+    reads: { type: 'boolean', default: false },
+  },
+});
 const spans = Number(values.spans);
 const dir = values.dir!;
 rmSync(dir, { recursive: true, force: true });
 const store = await TraceStore.open(dir);
 const project = store.createProject({ name: 'bench' });
 const ls = { log_stream_id: store.createLogStream(project.id, 'bench').id };
-for (const batch of spanBatches({ spans })) await store.logTraces(project.id, { ...ls, reliable: true, traces: batch.traces } as unknown as LogTracesRequest);
+for (const batch of spanBatches({ spans }))
+  await store.logTraces(project.id, { ...ls, reliable: true, traces: batch.traces } as unknown as LogTracesRequest);
 await store.flush();
 await store.maintenance.compact();
 const q = questionById('delete-filter');
@@ -32,7 +40,13 @@ for (let v = 0; v < Number(values.runs); v++) {
   const { deleted } = await store.records.delete('span', project.id, body);
   const wallMs = performance.now() - t0;
   const used = process.cpuUsage(cpu);
-  out.push({ tag: String(variant[1]), deleted, wallMs: Math.round(wallMs), cpuMs: Math.round((used.user + used.system) / 1000), rowsWritten: store.records.stats.memRows - rows });
+  out.push({
+    tag: String(variant[1]),
+    deleted,
+    wallMs: Math.round(wallMs),
+    cpuMs: Math.round((used.user + used.system) / 1000),
+    rowsWritten: store.records.stats.memRows - rows,
+  });
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 // Reads after the deletes (with --reads): what the parents' overrides cost the other questions.
@@ -58,4 +72,6 @@ for (const id of values.reads ? ['count-tree', 'page-filtered', 'page-sorted-met
 }
 await store.close();
 rmSync(dir, { recursive: true, force: true });
-process.stdout.write(`${JSON.stringify({ spans, runs: out, medianWallMs: median(out.map((r) => r.wallMs)), medianCpuMs: median(out.map((r) => r.cpuMs)), reads })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ spans, runs: out, medianWallMs: median(out.map((r) => r.wallMs)), medianCpuMs: median(out.map((r) => r.cpuMs)), reads })}\n`,
+);

@@ -16,12 +16,12 @@ try {
   const q = QUESTIONS.find((x) => x.id === 'delete-filter')!;
   for (const tag of tagList.split(',')) {
     const body = { ...q.api(['llm', tag]).body, log_stream_id: load.logStreamId };
-  const cpu0 = process.cpuUsage();
-  const t = performance.now();
-  const r = await load.store.records.delete('span', load.projectId, body as never);
-  const ms = performance.now() - t;
-  const cpu = process.cpuUsage(cpu0);
-  process.stdout.write(`${JSON.stringify({ tag, ...r, wallMs: Math.round(ms), cpuMs: Math.round((cpu.user + cpu.system) / 1000) })}\n`);
+    const cpu0 = process.cpuUsage();
+    const t = performance.now();
+    const r = await load.store.records.delete('span', load.projectId, body as never);
+    const ms = performance.now() - t;
+    const cpu = process.cpuUsage(cpu0);
+    process.stdout.write(`${JSON.stringify({ tag, ...r, wallMs: Math.round(ms), cpuMs: Math.round((cpu.user + cpu.system) / 1000) })}\n`);
   }
 } finally {
   await load.store.close();

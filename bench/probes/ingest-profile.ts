@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { generateBatches } from '../../test/support/generator.js';
 import { parquetFiles, peakRssMiB, statCpu } from '../common.js';
 
-
 /** CPU seconds by thread name (comm), the main thread apart. */
 function threadCpu(): Map<string, number> {
   const out = new Map<string, number>();
@@ -65,9 +64,14 @@ for (const batch of generateBatches({ spans, batchSpans: 1000, seed: 7 })) {
     const now = performance.now();
     const d = (k: string) => ((((c.get(k) ?? 0) - (stepCpu.get(k) ?? 0)) * 1e6) / (n - lastStep)).toFixed(1);
     const segs = (store as unknown as { records: { manifestSegments?: () => number } }).records;
-    console.error(`at ${n}: wall/span ${(((now - stepT) * 1000) / (n - lastStep)).toFixed(1)} µs, inside ${(((inside - stepInside) * 1000) / (n - lastStep)).toFixed(1)}, cpu main ${d('main')} other ${d('other')} µs/span, files ${parquetFiles(dir).length}, rss ${Math.round(Number(readFileSync('/proc/self/statm', 'utf8').split(' ')[1]) * 4096 / 1048576)} MiB, load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`);
+    console.error(
+      `at ${n}: wall/span ${(((now - stepT) * 1000) / (n - lastStep)).toFixed(1)} µs, inside ${(((inside - stepInside) * 1000) / (n - lastStep)).toFixed(1)}, cpu main ${d('main')} other ${d('other')} µs/span, files ${parquetFiles(dir).length}, rss ${Math.round((Number(readFileSync('/proc/self/statm', 'utf8').split(' ')[1]) * 4096) / 1048576)} MiB, load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`,
+    );
     void segs;
-    lastStep = n; stepCpu = c; stepT = now; stepInside = inside;
+    lastStep = n;
+    stepCpu = c;
+    stepT = now;
+    stepInside = inside;
   }
 }
 const cpuF = threadCpu();
@@ -94,7 +98,12 @@ console.log(
       spans: n,
       rate: Math.round((n / ingestMs) * 1000),
       rate_with_compaction: Math.round((n / (ingestMs + compactMs)) * 1000),
-      us_per_span: { inside_logTraces: perSpan(inside), outside_generating: perSpan(outside), flush: perSpan(flushMs), compact: perSpan(compactMs) },
+      us_per_span: {
+        inside_logTraces: perSpan(inside),
+        outside_generating: perSpan(outside),
+        flush: perSpan(flushMs),
+        compact: perSpan(compactMs),
+      },
       cpu_s_ingest: diff(cpu0, cpu1),
       cpu_s_flush: diff(cpuF, cpu1),
       cpu_s_compact: diff(cpu1, cpu2),

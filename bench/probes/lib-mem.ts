@@ -31,11 +31,22 @@ let duck: Record<string, number> = {};
 let sampling = false;
 const timer = setInterval(() => {
   const u = process.memoryUsage();
-  if (u.rss > peak['rss']!) peak = { rss: u.rss / MiB, heapTotal: u.heapTotal / MiB, heapUsed: u.heapUsed / MiB, external: u.external / MiB, duckdb: Object.values(duck).reduce((a, b) => a + b, 0) / MiB, ...Object.fromEntries(Object.entries(duck).map(([k, v]) => [`duckdb.${k}`, v / MiB])) };
+  if (u.rss > peak['rss']!)
+    peak = {
+      rss: u.rss / MiB,
+      heapTotal: u.heapTotal / MiB,
+      heapUsed: u.heapUsed / MiB,
+      external: u.external / MiB,
+      duckdb: Object.values(duck).reduce((a, b) => a + b, 0) / MiB,
+      ...Object.fromEntries(Object.entries(duck).map(([k, v]) => [`duckdb.${k}`, v / MiB])),
+    };
   if (store && !sampling) {
     sampling = true;
     void store.maintenance.memory().then(
-      (m) => ((duck = m.duckdb), (sampling = false)),
+      (m) => {
+        duck = m.duckdb;
+        sampling = false;
+      },
       () => (sampling = false),
     );
   }
@@ -75,7 +86,11 @@ const rssWorker = new Worker(
    parentPort.on('message', () => { clearInterval(timer); parentPort.postMessage(top); });`,
   { eval: true },
 );
-const rssTop = () => new Promise<number[][]>((r) => (rssWorker.once('message', r), rssWorker.postMessage('stop')));
+const rssTop = () =>
+  new Promise<number[][]>((r) => {
+    rssWorker.once('message', r);
+    rssWorker.postMessage('stop');
+  });
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 let n = 0;

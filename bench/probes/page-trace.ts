@@ -34,7 +34,12 @@ Database.prototype.all = async function (this: Database, q) {
     if (stmts) {
       const { text: sql, params } = compile(q);
       const files = params.flat().filter((v) => typeof v === 'string' && v.endsWith('.parquet')).length;
-      stmts.push({ sql: sql.replace(/\s+/g, ' ').slice(0, 80), ms: Math.round(performance.now() - t), mem: new Set(sql.match(/mem_\d+/g) ?? []).size, files });
+      stmts.push({
+        sql: sql.replace(/\s+/g, ' ').slice(0, 80),
+        ms: Math.round(performance.now() - t),
+        mem: new Set(sql.match(/mem_\d+/g) ?? []).size,
+        files,
+      });
     }
   }
 };
@@ -53,7 +58,10 @@ const counts: number[] = [];
 const reader = async () => {
   while (ingesting) {
     let t = performance.now();
-    await store.count('span', project.id, { log_stream_id: ls.id, filters: [{ type: 'text', column_id: 'model', operator: 'eq', value: 'gpt-4o' }] } as never);
+    await store.count('span', project.id, {
+      log_stream_id: ls.id,
+      filters: [{ type: 'text', column_id: 'model', operator: 'eq', value: 'gpt-4o' }],
+    } as never);
     counts.push(performance.now() - t);
     let segments = -1;
     try {
@@ -64,7 +72,12 @@ const reader = async () => {
     const mine: Stmt[] = [];
     stmts = mine;
     t = performance.now();
-    await store.partialSearch('span', project.id, { log_stream_id: ls.id, limit: 50, select_columns: { column_ids: ['name', 'created_at'] }, filters: [{ type: 'text', column_id: 'name', operator: 'contains', value: 'a' }] } as never);
+    await store.partialSearch('span', project.id, {
+      log_stream_id: ls.id,
+      limit: 50,
+      select_columns: { column_ids: ['name', 'created_at'] },
+      filters: [{ type: 'text', column_id: 'name', operator: 'contains', value: 'a' }],
+    } as never);
     pages.push({ ms: performance.now() - t, segments, steps, stmts: mine });
     stmts = null;
   }
@@ -77,4 +90,18 @@ await store.close();
 rmSync(dir, { recursive: true, force: true });
 const pct = (xs: number[], p: number) => Math.round([...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? 0);
 const ms = pages.map((p) => p.ms);
-console.log(JSON.stringify({ spans, opts, pages: pages.length, page_p50: pct(ms, 0.5), page_p95: pct(ms, 0.95), count_p50: pct(counts, 0.5), slowest: [...pages].sort((a, b) => b.ms - a.ms).slice(0, 3).map((p) => ({ ...p, ms: Math.round(p.ms) })), median: [...pages].sort((a, b) => a.ms - b.ms)[Math.floor(pages.length / 2)] }));
+console.log(
+  JSON.stringify({
+    spans,
+    opts,
+    pages: pages.length,
+    page_p50: pct(ms, 0.5),
+    page_p95: pct(ms, 0.95),
+    count_p50: pct(counts, 0.5),
+    slowest: [...pages]
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 3)
+      .map((p) => ({ ...p, ms: Math.round(p.ms) })),
+    median: [...pages].sort((a, b) => a.ms - b.ms)[Math.floor(pages.length / 2)],
+  }),
+);

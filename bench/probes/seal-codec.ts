@@ -33,7 +33,8 @@ try {
   const store = await TraceStore.open(join(dir, 'store'), { autoCompact: false });
   const project = store.createProject({ name: 'codec' });
   const ls = store.createLogStream(project.id, 'codec');
-  for (const batch of generateBatches({ spans, batchSpans: 1000, seed: 7 })) await store.logTraces(project.id, { log_stream_id: ls.id, traces: batch as never });
+  for (const batch of generateBatches({ spans, batchSpans: 1000, seed: 7 }))
+    await store.logTraces(project.id, { log_stream_id: ls.id, traces: batch as never });
   await store.flush();
   await store.close();
   const files = parquetFiles(join(dir, 'store')).filter((f) => f.includes('kind=span'));
@@ -49,17 +50,24 @@ try {
     for (const [name, opts] of Object.entries(VARIANTS)) {
       const out = join(dir, `out-${r}.parquet`);
       const c0 = process.cpuUsage();
-      await db.run(sql`COPY (SELECT *, ${raw(TAG_SET_SQL)} AS ${raw(TAG_SET_COLUMN)} FROM t) TO ${stringLiteral(out)} (FORMAT parquet, ${raw(opts)}, ROW_GROUP_SIZE 8192)`);
+      await db.run(
+        sql`COPY (SELECT *, ${raw(TAG_SET_SQL)} AS ${raw(TAG_SET_COLUMN)} FROM t) TO ${stringLiteral(out)} (FORMAT parquet, ${raw(opts)}, ROW_GROUP_SIZE 8192)`,
+      );
       const c = process.cpuUsage(c0);
-      (cpu[name] ??= []).push(((c.user + c.system) / rows));
+      (cpu[name] ??= []).push((c.user + c.system) / rows);
       bytes[name] = statSync(out).size / rows;
       rmSync(out);
     }
   }
   await db.close();
   const base = median(cpu['zstd 1 (seals today)']!);
-  process.stdout.write(`${rows} span rows, ${rounds} rounds, median CPU per row (all threads)\n\n| variant | µs a row | ratio | bytes a row |\n|---|---:|---:|---:|\n`);
-  for (const name of Object.keys(VARIANTS)) process.stdout.write(`| ${name} | ${median(cpu[name]!).toFixed(2)} | ${(median(cpu[name]!) / base).toFixed(2)} | ${bytes[name]!.toFixed(0)} |\n`);
+  process.stdout.write(
+    `${rows} span rows, ${rounds} rounds, median CPU per row (all threads)\n\n| variant | µs a row | ratio | bytes a row |\n|---|---:|---:|---:|\n`,
+  );
+  for (const name of Object.keys(VARIANTS))
+    process.stdout.write(
+      `| ${name} | ${median(cpu[name]!).toFixed(2)} | ${(median(cpu[name]!) / base).toFixed(2)} | ${bytes[name]!.toFixed(0)} |\n`,
+    );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -42,8 +42,18 @@ function cpu(): { main: number; other: number } {
 const batches: RecordBatch[] = [];
 let seq = 1;
 for (const traces of generateBatches({ spans: requests * 1000, batchSpans: 1000, seed: 7 })) {
-  const flat = flattenTraces({ log_stream_id: RUN, traces } as never, { projectId: PROJECT, runId: RUN, receivedUs: 1_767_225_600_000_000 + seq });
-  const rows = [...flat.traces.map((t) => t.record), ...flat.spans].map((r) => ({ ...r, seq: seq++, project_id: PROJECT, run_id: RUN, session_id: r.session_id ?? RUN }));
+  const flat = flattenTraces({ log_stream_id: RUN, traces } as never, {
+    projectId: PROJECT,
+    runId: RUN,
+    receivedUs: 1_767_225_600_000_000 + seq,
+  });
+  const rows = [...flat.traces.map((t) => t.record), ...flat.spans].map((r) => ({
+    ...r,
+    seq: seq++,
+    project_id: PROJECT,
+    run_id: RUN,
+    session_id: r.session_id ?? RUN,
+  }));
   batches.push(new BatchBuilder().build(rows));
 }
 const rows = batches.reduce((n, b) => n + b.numRows, 0);
@@ -56,7 +66,8 @@ await conn.run(sql`CREATE TABLE dead (seq BIGINT, clock BIGINT)`);
 await conn.run(sql`CREATE TABLE childless (seq BIGINT, clock BIGINT)`);
 const inserter = new MemInserter(conn, source);
 const out = join(dir, 'seg.parquet');
-const copy = (from: Sql) => sql`COPY (SELECT *, ${raw(TAG_SET_SQL)} AS ${raw(TAG_SET_COLUMN)} FROM ${from} ORDER BY created_at, id) TO ${stringLiteral(out)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 8192)`;
+const copy = (from: Sql) =>
+  sql`COPY (SELECT *, ${raw(TAG_SET_SQL)} AS ${raw(TAG_SET_COLUMN)} FROM ${from} ORDER BY created_at, id) TO ${stringLiteral(out)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 8192)`;
 const count = (from: Sql) => sql`SELECT count(*) AS n FROM ${from} WHERE model = 'gpt-4o'`;
 const batchesOf = (key: number) => sql`tl_batches(${int(key)})`;
 
@@ -85,17 +96,25 @@ for (let r = 0; r < rounds; r++) {
       await done;
     }
   });
-  await measure('A. read: a filtered count of the memory table', async () => {
-    await conn.all(count(ident(name)));
-  }, READS);
+  await measure(
+    'A. read: a filtered count of the memory table',
+    async () => {
+      await conn.all(count(ident(name)));
+    },
+    READS,
+  );
   await measure('A. seal the memory table', async () => {
     await conn.run(copy(ident(name)));
   });
   await conn.run(sql`DROP TABLE ${ident(name)}`);
   const key = source.addBatches(batches);
-  await measure('B. read: a filtered count through tl_batches', async () => {
-    await conn.all(count(batchesOf(key)));
-  }, READS);
+  await measure(
+    'B. read: a filtered count through tl_batches',
+    async () => {
+      await conn.all(count(batchesOf(key)));
+    },
+    READS,
+  );
   await measure('B. seal straight from the batches', async () => {
     await conn.run(copy(batchesOf(key)));
   });
@@ -104,7 +123,9 @@ for (let r = 0; r < rounds; r++) {
 await db.close();
 rmSync(dir, { recursive: true, force: true });
 
-process.stdout.write(`${rows} rows in ${batches.length} requests, ${rounds} rounds; median µs of CPU a row\n\n| step | main thread | other threads | total |\n|---|---:|---:|---:|\n`);
+process.stdout.write(
+  `${rows} rows in ${batches.length} requests, ${rounds} rounds; median µs of CPU a row\n\n| step | main thread | other threads | total |\n|---|---:|---:|---:|\n`,
+);
 for (const [name, f] of Object.entries(res)) {
   const m = median(f.main);
   const o = median(f.other);

@@ -35,7 +35,8 @@ if (a.make) {
   const store = await TraceStore.open(a.dir!, { textIndex: true });
   const projectId = store.createProject({ name: 'text-index' }).id;
   const runId = store.createLogStream(projectId, 'bench').id;
-  for (const b of spanBatches({ spans: Number(a.make) })) await store.logTraces(projectId, { log_stream_id: runId, reliable: true, traces: b.traces } as never);
+  for (const b of spanBatches({ spans: Number(a.make) }))
+    await store.logTraces(projectId, { log_stream_id: runId, reliable: true, traces: b.traces } as never);
   await store.flush();
   await store.maintenance.compact();
   await store.close();
@@ -54,7 +55,13 @@ async function open(module: string, dir: string): Promise<Store> {
   const store = await mod.TraceStore.open(dir, { autoCompact: false, textIndex: true });
   if (a.plant) {
     // One trace whose input holds a rare string (a ticket number, an error text), sealed in a segment of its own.
-    await store.logTraces(a.project!, { log_stream_id: a.run!, reliable: true, traces: [{ name: 'planted', input: a.plant, created_at: '2026-01-01T08:00:00Z', spans: [{ type: 'tool', name: 'planted', input: a.plant }] }] } as never);
+    await store.logTraces(a.project!, {
+      log_stream_id: a.run!,
+      reliable: true,
+      traces: [
+        { name: 'planted', input: a.plant, created_at: '2026-01-01T08:00:00Z', spans: [{ type: 'tool', name: 'planted', input: a.plant }] },
+      ],
+    } as never);
     await store.flush();
   }
   return store;
@@ -64,9 +71,15 @@ const stores: [string, Store][] = [['index', await open(join(import.meta.dirname
 if (a['base-store']) stores.push(['base', await open(a['base-store'], a['base-dir']!)]);
 const out: Record<string, unknown> = {};
 for (const needle of needles) {
-  const body = { log_stream_id: a.run!, filters: [{ type: 'text', column_id: 'input', operator: 'contains', value: needle, case_sensitive: false }] };
+  const body = {
+    log_stream_id: a.run!,
+    filters: [{ type: 'text', column_id: 'input', operator: 'contains', value: needle, case_sensitive: false }],
+  };
   for (const kind of ['count', 'page'] as const) {
-    const once = async (s: Store) => (kind === 'count' ? (await s.count('span', a.project!, body as never)).total_count : (await s.partialSearch('span', a.project!, { ...body, limit: 100 } as never)).records.length);
+    const once = async (s: Store) =>
+      kind === 'count'
+        ? (await s.count('span', a.project!, body as never)).total_count
+        : (await s.partialSearch('span', a.project!, { ...body, limit: 100 } as never)).records.length;
     const answers = new Set<number>();
     for (const [, s] of stores) answers.add(await once(s));
     if (answers.size !== 1) throw new Error(`${needle} ${kind}: the stores disagree (${[...answers].join(' vs ')})`);
@@ -79,7 +92,9 @@ for (const needle of needles) {
       }
     }
     const row: Record<string, number> = { matches: [...answers][0]! };
-    stores.forEach(([name], k) => (row[`${name}_ms`] = Number(median(t[k]!).toFixed(1))));
+    stores.forEach(([name], k) => {
+      row[`${name}_ms`] = Number(median(t[k]!).toFixed(1));
+    });
     if (stores.length > 1) row['ratio'] = Number((median(t[0]!) / median(t[1]!)).toFixed(3));
     out[`${needle} ${kind}`] = row;
   }
@@ -101,11 +116,17 @@ if (a.build) {
     await buildTextIndex(conn, f);
     build += performance.now() - t0;
     t0 = performance.now();
-    await conn.run(sql`COPY (SELECT * FROM read_parquet(${f})) TO '/tmp/tracelake-tix-copy.parquet' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 32768)`);
+    await conn.run(
+      sql`COPY (SELECT * FROM read_parquet(${f})) TO '/tmp/tracelake-tix-copy.parquet' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 32768)`,
+    );
     copy += performance.now() - t0;
     rows += s.rows;
   }
-  out['build'] = { rows, index_us_per_row: Number(((build * 1000) / rows).toFixed(2)), rewrite_us_per_row: Number(((copy * 1000) / rows).toFixed(2)) };
+  out['build'] = {
+    rows,
+    index_us_per_row: Number(((build * 1000) / rows).toFixed(2)),
+    rewrite_us_per_row: Number(((copy * 1000) / rows).toFixed(2)),
+  };
   await db.close();
 }
 console.log(JSON.stringify(out, null, 1));

@@ -11,7 +11,9 @@ import { parseArgs } from 'node:util';
 import { Database } from '../../src/db/database.js';
 import { buildTextIndex, textIndexPath, tokenIndexPath } from '../../src/storage/indexes/text-index.js';
 
-const { values: a } = parseArgs({ options: { dir: { type: 'string' }, base: { type: 'string' }, rounds: { type: 'string' }, write: { type: 'boolean' } } });
+const { values: a } = parseArgs({
+  options: { dir: { type: 'string' }, base: { type: 'string' }, rounds: { type: 'string' }, write: { type: 'boolean' } },
+});
 const rounds = Number(a.rounds ?? 1);
 type Build = (conn: unknown, abs: string) => Promise<unknown>;
 const old = a.base ? ((await import(resolve(a.base))) as { buildTextIndex: Build }).buildTextIndex : null;

@@ -2,7 +2,18 @@
 // and library (the library stripped), gzipped when that pays, with the manifest that names them and
 // the content hash that names the cache folder.
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -30,7 +41,8 @@ export function runtimeFiles(): Source[] {
   const out: Source[] = [];
   for (const entry of RUNTIME_ASSETS) {
     const file = join(ROOT, ...entry.split('/').filter(Boolean));
-    if (!existsSync(file)) throw new Error(`RUNTIME_ASSETS lists ${entry}, which does not exist (run \`npm run build\` first if a build step makes it)`);
+    if (!existsSync(file))
+      throw new Error(`RUNTIME_ASSETS lists ${entry}, which does not exist (run \`npm run build\` first if a build step makes it)`);
     if (entry.endsWith('/')) walk(file, entry, out);
     else out.push({ path: entry, file, executable: false });
   }

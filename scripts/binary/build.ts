@@ -62,7 +62,9 @@ export async function buildBinary(options: { out: string; archive?: 'gz' | 'xz' 
     const partial = `${binary}.partial-${process.pid}`;
     copyFileSync(base.node, partial);
     chmodSync(partial, 0o755);
-    const { inject } = createRequire(import.meta.url)('postject') as { inject: (file: string, name: string, data: Buffer, o: object) => Promise<void> };
+    const { inject } = createRequire(import.meta.url)('postject') as {
+      inject: (file: string, name: string, data: Buffer, o: object) => Promise<void>;
+    };
     // postject reports harmless LIEF warnings on Node's ELF notes; keep its console quiet.
     const warn = console.warn;
     console.warn = () => {};
@@ -74,13 +76,21 @@ export async function buildBinary(options: { out: string; archive?: 'gz' | 'xz' 
     renameSync(partial, binary);
     lap('inject');
     const check = spawnSync(binary, ['--version'], { env: { TRACELAKE_CACHE_DIR: join(work, 'cache') }, encoding: 'utf8', cwd: work });
-    if (check.stdout.trim() !== version) throw new Error(`self-check: ${binary} --version printed ${JSON.stringify(check.stdout)} (expected ${version})\n${check.stderr}`);
+    if (check.stdout.trim() !== version)
+      throw new Error(`self-check: ${binary} --version printed ${JSON.stringify(check.stdout)} (expected ${version})\n${check.stderr}`);
     lap('check');
     const result: BuildResult = { binary, version, bytes: statSync(binary).size, seconds };
     if (options.archive) {
       const req = createRequire(join(ROOT, 'node_modules', '@duckdb', 'node-bindings', 'package.json'));
       const duckdbLicense = join(req.resolve(`${DUCKDB_PACKAGE}/package.json`), '..', 'LICENSE');
-      result.archive = makeArchive({ binary, version, nodeLicense: base.license, duckdbLicense, outDir: options.out, format: options.archive });
+      result.archive = makeArchive({
+        binary,
+        version,
+        nodeLicense: base.license,
+        duckdbLicense,
+        outDir: options.out,
+        format: options.archive,
+      });
       lap('archive');
     }
     return result;
@@ -96,7 +106,8 @@ if (process.argv[1] && /[/\\]scripts[/\\]binary[/\\]build\.[jt]s$/.test(resolve(
   buildBinary({ out, ...(values.archive ? { archive: values.archive as 'gz' | 'xz' } : {}) }).then(
     (r) => {
       log(`${r.binary}: ${(r.bytes / 2 ** 20).toFixed(1)} MiB, tracelake ${r.version}, Node v${NODE_BASE.version}`);
-      if (r.archive) log(`${r.archive.archive} (${(statSync(r.archive.archive).size / 2 ** 20).toFixed(1)} MiB), sha256 ${r.archive.sha256}`);
+      if (r.archive)
+        log(`${r.archive.archive} (${(statSync(r.archive.archive).size / 2 ** 20).toFixed(1)} MiB), sha256 ${r.archive.sha256}`);
       log(`seconds: ${JSON.stringify(r.seconds)}`);
     },
     (err: unknown) => {

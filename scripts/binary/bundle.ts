@@ -37,7 +37,9 @@ export async function bundle(outfile: string, log: (s: string) => void): Promise
     logLevel: 'silent',
     legalComments: 'none',
   });
-  const importMeta = result.warnings.filter((w) => w.id === 'empty-import-meta' && !ALLOWED_IMPORT_META.includes(relative('.', w.location?.file ?? '')));
+  const importMeta = result.warnings.filter(
+    (w) => w.id === 'empty-import-meta' && !ALLOWED_IMPORT_META.includes(relative('.', w.location?.file ?? '')),
+  );
   if (importMeta.length) {
     throw new Error(
       `import.meta is empty in the single binary's bundle. Read runtime files through assetPath() from src/assets.ts (and list them in RUNTIME_ASSETS) instead of new URL(..., import.meta.url):\n${importMeta.map((w) => `  ${where(w)}${w.text}`).join('\n')}`,

@@ -25,7 +25,9 @@ export function nodeBase(log: (s: string) => void): NodeBase {
     run('npm', ['pack', `${NODE_BASE.package}@${NODE_BASE.version}`, '--pack-destination', tmp, '--silent'], { cwd: tmp });
     const tgz = readdirSync(tmp).find((f) => f.endsWith('.tgz'));
     if (!tgz) throw new Error(`npm pack ${NODE_BASE.package}@${NODE_BASE.version} wrote no archive`);
-    const digest = `sha512-${createHash('sha512').update(readFileSync(join(tmp, tgz))).digest('base64')}`;
+    const digest = `sha512-${createHash('sha512')
+      .update(readFileSync(join(tmp, tgz)))
+      .digest('base64')}`;
     if (digest !== NODE_BASE.integrity) throw new Error(`${tgz} does not match the pinned integrity (${digest})`);
     run('tar', ['-xzf', join(tmp, tgz), '-C', tmp, 'package/bin/node', 'package/LICENSE']);
     const out = join(tmp, 'out');

@@ -69,7 +69,9 @@ export function unpackRuntime(m: Manifest, read: (key: string) => ArrayBuffer | 
   try {
     mkdirSync(base, { recursive: true, mode: 0o700 });
   } catch (err) {
-    throw new CacheFolderError(`cannot create the cache folder ${base} (${(err as Error).message}); set TRACELAKE_CACHE_DIR to a writable folder`);
+    throw new CacheFolderError(
+      `cannot create the cache folder ${base} (${(err as Error).message}); set TRACELAKE_CACHE_DIR to a writable folder`,
+    );
   }
   const noexec = noexecMountOf(base);
   if (noexec) throw new CacheFolderError(noexecMessage(base, noexec));

@@ -16,7 +16,8 @@ export function loadDuckDbAddon(): unknown {
   } catch (err) {
     const message = (err as Error).message;
     const mount = noexecMountOf(folder);
-    if (mount || /failed to map segment/.test(message)) throw new CacheFolderError(noexecMessage(folder, mount ?? 'unknown mount'), { cause: err });
+    if (mount || /failed to map segment/.test(message))
+      throw new CacheFolderError(noexecMessage(folder, mount ?? 'unknown mount'), { cause: err });
     throw new Error(`cannot load DuckDB's native library ${file}: ${message}`, { cause: err });
   }
   return module.exports;

@@ -15,7 +15,9 @@ import { fsyncDir, writeFileAtomic } from '../storage/fs-util.js';
 /** A row of a catalog table: any JSON object with an id (each table's own type is the caller's). */
 export type CatalogRow = { readonly id: string };
 
-export type CatalogChange = { readonly op: 'put'; readonly table: string; readonly value: CatalogRow } | { readonly op: 'del'; readonly table: string; readonly id: string };
+export type CatalogChange =
+  | { readonly op: 'put'; readonly table: string; readonly value: CatalogRow }
+  | { readonly op: 'del'; readonly table: string; readonly id: string };
 
 export type Tables = Map<string, Map<string, CatalogRow>>;
 
@@ -56,7 +58,11 @@ export function encodeCommit(changes: readonly CatalogChange[]): Buffer {
 /** The changes of one line, or the reason it is not a whole commit. */
 function decodeLine(line: Buffer): CatalogChange[] | string {
   if (line.subarray(0, HEAD.length).toString('latin1') === HEAD) {
-    if (line.length < HEAD_LEN + 1 || line[line.length - 1] !== 0x7d || line.subarray(HEAD_LEN - MID.length, HEAD_LEN).toString('latin1') !== MID) {
+    if (
+      line.length < HEAD_LEN + 1 ||
+      line[line.length - 1] !== 0x7d ||
+      line.subarray(HEAD_LEN - MID.length, HEAD_LEN).toString('latin1') !== MID
+    ) {
       return 'a malformed commit line';
     }
     const crc = line.subarray(HEAD.length, HEAD.length + 8).toString('latin1');
@@ -101,7 +107,12 @@ function isChange(c: unknown): c is CatalogChange {
   const o = c as Record<string, unknown>;
   if (typeof o['table'] !== 'string') return false;
   if (o['op'] === 'del') return typeof o['id'] === 'string';
-  return o['op'] === 'put' && typeof o['value'] === 'object' && o['value'] !== null && typeof (o['value'] as Record<string, unknown>)['id'] === 'string';
+  return (
+    o['op'] === 'put' &&
+    typeof o['value'] === 'object' &&
+    o['value'] !== null &&
+    typeof (o['value'] as Record<string, unknown>)['id'] === 'string'
+  );
 }
 
 /**
@@ -109,7 +120,12 @@ function isChange(c: unknown): c is CatalogChange {
  * `\n` is a torn write (never acknowledged), and so is a damaged last line. A damaged line with whole
  * lines after it is not a torn write: CatalogLogError.
  */
-export function readCatalogLog(path: string): { commits: CatalogChange[][]; validBytes: number; fileBytes: number; damagedTail: string | null } {
+export function readCatalogLog(path: string): {
+  commits: CatalogChange[][];
+  validBytes: number;
+  fileBytes: number;
+  damagedTail: string | null;
+} {
   const buf = readFileSync(path);
   const commits: CatalogChange[][] = [];
   let validBytes = 0;
@@ -176,7 +192,8 @@ export class CatalogLog {
       }
       if (log.validBytes < log.fileBytes) {
         // Only ever shortened (validBytes ends at a `\n` inside the file), never extended.
-        if (log.damagedTail !== null) process.emitWarning(`tracelake: the last line of ${logPath} was damaged (${log.damagedTail}) and is dropped as a torn write`);
+        if (log.damagedTail !== null)
+          process.emitWarning(`tracelake: the last line of ${logPath} was damaged (${log.damagedTail}) and is dropped as a torn write`);
         const fd = openSync(logPath, 'r+');
         try {
           ftruncateSync(fd, log.validBytes);

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { ConflictError, NotFoundError, UnauthorizedError, invalid } from '../errors.js';
 import { CatalogLog, apply, putChange, type CatalogChange, type CatalogRow, type Tables } from './catalog-log.js';
 import { fingerprint, hashSecret, keyPrefix, newApiKey, verifySecret } from './secrets.js';
-import { PROJECT_TYPES, RUN_KINDS, type ApiKey, type Project, type Run, type RunKind, type User } from './rows.js';
+import type { ApiKey, Project, Run, RunKind, User } from './rows.js';
 import type { Scorer } from '../schemas/scorers.js';
 import { memberChange } from './members.js';
 import { enabledScorerItems } from './scorer-settings.js';
@@ -67,7 +67,8 @@ export class Catalog implements CatalogTables {
 
   createUser(input: { email: string; first_name?: string; last_name?: string; role?: 'admin' | 'user'; password?: string }): User {
     const email = input.email.trim().toLowerCase();
-    if (this.table<User>('users').some((u) => u.email === email)) throw new ConflictError('ALREADY_EXISTS', `a user with email ${email} exists`);
+    if (this.table<User>('users').some((u) => u.email === email))
+      throw new ConflictError('ALREADY_EXISTS', `a user with email ${email} exists`);
     const user: User = {
       id: randomUUID(),
       email,

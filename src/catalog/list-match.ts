@@ -14,14 +14,27 @@
 // - Dates compare as instants (any offset accepted); eq is equality to the millisecond.
 // - between takes [low, high] and includes both ends.
 import { invalid } from '../errors.js';
-import { BOOL_OPERATORS, COLLECTION_OPERATORS, DATE_OPERATORS, ENUM_OPERATORS, ID_OPERATORS, NUMBER_OPERATORS, TEXT_OPERATORS } from '../schemas/list-filters.js';
+import {
+  BOOL_OPERATORS,
+  COLLECTION_OPERATORS,
+  DATE_OPERATORS,
+  ENUM_OPERATORS,
+  ID_OPERATORS,
+  NUMBER_OPERATORS,
+  TEXT_OPERATORS,
+} from '../schemas/list-filters.js';
 
 export type Loc = (string | number)[];
 type Op = string;
 
 function checkOperator(op: unknown, allowed: readonly string[], loc: Loc, kind: string): Op {
   if (typeof op === 'string' && allowed.includes(op)) return op;
-  throw invalid([...loc, 'operator'], `Input should be one of ${allowed.map((a) => `'${a}'`).join(', ')} (operators of a ${kind} filter)`, op, 'enum');
+  throw invalid(
+    [...loc, 'operator'],
+    `Input should be one of ${allowed.map((a) => `'${a}'`).join(', ')} (operators of a ${kind} filter)`,
+    op,
+    'enum',
+  );
 }
 
 /** One string for eq/ne/contains, a list (or one string) for one_of/not_in. */
@@ -29,12 +42,24 @@ function strings(op: Op, value: unknown, loc: Loc): string[] {
   const many = op === 'one_of' || op === 'not_in';
   if (typeof value === 'string') return [value];
   if (many && Array.isArray(value) && value.every((v) => typeof v === 'string')) return value as string[];
-  if (!many && Array.isArray(value)) throw invalid([...loc, 'value'], `operator ${op} takes one string; use one_of or not_in for a list`, undefined, 'string_type');
-  throw invalid([...loc, 'value'], many ? 'Input should be a valid string or a list of strings' : 'Input should be a valid string', value, 'string_type');
+  if (!many && Array.isArray(value))
+    throw invalid([...loc, 'value'], `operator ${op} takes one string; use one_of or not_in for a list`, undefined, 'string_type');
+  throw invalid(
+    [...loc, 'value'],
+    many ? 'Input should be a valid string or a list of strings' : 'Input should be a valid string',
+    value,
+    'string_type',
+  );
 }
 
 /** name, label, project and run names. `fold` normalises both sides (case folding, or looser). */
-export function textMatcher(op: unknown, value: unknown, fold: (s: string) => string, loc: Loc, allowed: readonly string[] = TEXT_OPERATORS): (actual: string | null | undefined) => boolean {
+export function textMatcher(
+  op: unknown,
+  value: unknown,
+  fold: (s: string) => string,
+  loc: Loc,
+  allowed: readonly string[] = TEXT_OPERATORS,
+): (actual: string | null | undefined) => boolean {
   const o = checkOperator(op, allowed, loc, 'text');
   const wanted = strings(o, value, loc).map(fold);
   const first = wanted[0] ?? '';
@@ -55,7 +80,8 @@ export function textMatcher(op: unknown, value: unknown, fold: (s: string) => st
 
 export const exact = (s: string): string => s;
 export const lower = (s: string): string => s.toLowerCase();
-export const caseFold = (caseSensitive: boolean | undefined, byDefault: boolean): ((s: string) => string) => ((caseSensitive ?? byDefault) ? exact : lower);
+export const caseFold = (caseSensitive: boolean | undefined, byDefault: boolean): ((s: string) => string) =>
+  (caseSensitive ?? byDefault) ? exact : lower;
 
 /** Enumerations (scorer_type, model_type, project type): exact values, no contains. */
 export function enumMatcher(op: unknown, value: unknown, loc: Loc): (actual: string | null | undefined) => boolean {
@@ -67,7 +93,7 @@ export function idMatcher(op: unknown, value: unknown, loc: Loc): (actual: strin
   const o = checkOperator(op ?? 'eq', ID_OPERATORS, loc, 'id');
   if (o === 'contains') {
     const needle = strings(o, value, loc)[0]!.toLowerCase();
-    return (a, extra) => (a != null && a.toLowerCase().includes(needle)) || (extra != null && extra.toLowerCase().includes(needle));
+    return (a, extra) => a?.toLowerCase().includes(needle) === true || extra?.toLowerCase().includes(needle) === true;
   }
   const m = textMatcher(o, value, lower, loc, ID_OPERATORS);
   return (a) => m(a);
@@ -95,7 +121,12 @@ export function numberMatcher(op: unknown, value: unknown, loc: Loc): (actual: n
     return (a) => a != null && a >= lo && a <= hi;
   }
   if (typeof value !== 'number' || !Number.isFinite(value)) {
-    throw invalid([...loc, 'value'], `operator ${o} takes one number${Array.isArray(value) ? '; use between for a range' : ''}`, Array.isArray(value) ? undefined : value, 'float_type');
+    throw invalid(
+      [...loc, 'value'],
+      `operator ${o} takes one number${Array.isArray(value) ? '; use between for a range' : ''}`,
+      Array.isArray(value) ? undefined : value,
+      'float_type',
+    );
   }
   const cmp = comparator(o);
   return (a) => (a == null ? o === 'ne' : cmp(a, value));
@@ -119,7 +150,12 @@ function comparator(o: Op): (a: number, b: number) => boolean {
 }
 
 /** tags, scoreable_node_types, multimodal_capabilities. */
-export function collectionMatcher(op: unknown, value: unknown, fold: (s: string) => string, loc: Loc): (actual: readonly string[] | null | undefined) => boolean {
+export function collectionMatcher(
+  op: unknown,
+  value: unknown,
+  fold: (s: string) => string,
+  loc: Loc,
+): (actual: readonly string[] | null | undefined) => boolean {
   const o = checkOperator(op, COLLECTION_OPERATORS, loc, 'collection');
   let wanted: string[];
   if (typeof value === 'string') wanted = [value];

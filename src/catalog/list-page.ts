@@ -27,10 +27,18 @@ export type SortKey = string | number | null | undefined;
  * Sorts rows in place by a key computed once per row (not per comparison). `then` breaks ties,
  * always ascending (e.g. by name within "enabled first"), before the id does.
  */
-export function sortRows<T extends { id: string }>(rows: T[], key: (row: T) => SortKey, ascending: boolean, then?: (row: T) => SortKey): T[] {
+export function sortRows<T extends { id: string }>(
+  rows: T[],
+  key: (row: T) => SortKey,
+  ascending: boolean,
+  then?: (row: T) => SortKey,
+): T[] {
   const keyed = rows.map((row) => ({ row, k: key(row), t: then ? then(row) : null }));
   const dir = ascending ? 1 : -1;
-  keyed.sort((a, b) => nullsLast(a.k, b.k) || compareKeys(a.k, b.k) * dir || nullsLast(a.t, b.t) || compareKeys(a.t, b.t) || compareKeys(a.row.id, b.row.id));
+  keyed.sort(
+    (a, b) =>
+      nullsLast(a.k, b.k) || compareKeys(a.k, b.k) * dir || nullsLast(a.t, b.t) || compareKeys(a.t, b.t) || compareKeys(a.row.id, b.row.id),
+  );
   for (let i = 0; i < keyed.length; i++) rows[i] = keyed[i]!.row;
   return rows;
 }
@@ -50,8 +58,10 @@ function compareKeys(a: SortKey, b: SortKey): number {
 export function pageOf<T>(rows: readonly T[], req: PageRequest, loc: Loc): { items: T[] } & PageFields {
   const start = req.starting_token ?? 0;
   const limit = req.limit ?? DEFAULT_LIMIT;
-  if (!Number.isInteger(start) || start < 0) throw invalid([...loc, 'starting_token'], 'Input should be greater than or equal to 0', start, 'greater_than_equal');
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw invalid([...loc, 'limit'], `Input should be between 1 and ${MAX_LIMIT}`, limit, 'value_error');
+  if (!Number.isInteger(start) || start < 0)
+    throw invalid([...loc, 'starting_token'], 'Input should be greater than or equal to 0', start, 'greater_than_equal');
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
+    throw invalid([...loc, 'limit'], `Input should be between 1 and ${MAX_LIMIT}`, limit, 'value_error');
   const items = rows.slice(start, start + limit);
   const next = start + items.length < rows.length ? start + items.length : null;
   return { items, starting_token: start, limit, paginated: next !== null, next_starting_token: next };

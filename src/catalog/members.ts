@@ -54,7 +54,13 @@ export function setMember(catalog: CatalogTables, projectId: string, userId: str
   }
   const existing = catalog.get<Member>('project_members', memberId(project.id, user.id));
   catalog.commit([memberChange(project.id, user.id, role, existing?.created_at ?? new Date().toISOString())]);
-  return view(catalog, { id: memberId(project.id, user.id), project_id: project.id, user_id: user.id, role, created_at: existing?.created_at ?? new Date().toISOString() })!;
+  return view(catalog, {
+    id: memberId(project.id, user.id),
+    project_id: project.id,
+    user_id: user.id,
+    role,
+    created_at: existing?.created_at ?? new Date().toISOString(),
+  })!;
 }
 
 export function removeMember(catalog: CatalogTables, projectId: string, userId: string): void {
@@ -83,7 +89,9 @@ export function memberChangesForDeletedProject(catalog: CatalogTables, projectId
 
 function view(catalog: CatalogTables, m: Member): MemberView | undefined {
   const u = catalog.userSummary(m.user_id);
-  return u ? { user_id: u.id, email: u.email, first_name: u.first_name, last_name: u.last_name, role: m.role, created_at: m.created_at } : undefined;
+  return u
+    ? { user_id: u.id, email: u.email, first_name: u.first_name, last_name: u.last_name, role: m.role, created_at: m.created_at }
+    : undefined;
 }
 
 /**

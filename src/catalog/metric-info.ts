@@ -31,10 +31,16 @@ interface ScorerLike {
 function thresholdOf(s: ScorerLike): MetricInfo['threshold'] | undefined {
   const cs = s.color_threshold_config?.constraints;
   if (!cs || cs.length === 0) return undefined;
-  const bounds = [...new Set(cs.flatMap((c) => (Array.isArray(c.value) ? c.value : [c.value])).filter((v): v is number => typeof v === 'number'))].sort((a, b) => a - b);
+  const bounds = [
+    ...new Set(cs.flatMap((c) => (Array.isArray(c.value) ? c.value : [c.value])).filter((v): v is number => typeof v === 'number')),
+  ].sort((a, b) => a - b);
   if (bounds.length < 2) return undefined;
   const lowest = cs.find((c) => c.operator === 'lt' || c.operator === 'lte');
-  return { buckets: [bounds[0]!, bounds[bounds.length - 1]!], display_value_levels: ['low', 'medium', 'high'], inverted: lowest?.color === 'green' };
+  return {
+    buckets: [bounds[0]!, bounds[bounds.length - 1]!],
+    display_value_levels: ['low', 'medium', 'high'],
+    inverted: lowest?.color === 'green',
+  };
 }
 
 export function metricInfoOf(s: ScorerLike): MetricInfo {
@@ -42,7 +48,8 @@ export function metricInfoOf(s: ScorerLike): MetricInfo {
   if (s.description) info.description = s.description;
   if (s.tags?.some((t) => SAFETY_TAGS.has(t))) info.group_label = 'Safety Metrics';
   if (s.output_type === 'percentage') info.data_unit = 'percentage';
-  if (s.roll_up_method && (ROLL_UP_METHODS as readonly string[]).includes(s.roll_up_method)) info.roll_up_method = s.roll_up_method as RollUpMethod;
+  if (s.roll_up_method && (ROLL_UP_METHODS as readonly string[]).includes(s.roll_up_method))
+    info.roll_up_method = s.roll_up_method as RollUpMethod;
   const threshold = thresholdOf(s);
   if (threshold) info.threshold = threshold;
   return info;

@@ -16,10 +16,31 @@ export const PROJECT_ROLES = ['owner', 'editor', 'annotator', 'viewer'] as const
 export type ProjectRole = (typeof PROJECT_ROLES)[number];
 
 export const PROJECT_ACTIONS = [
-  'update', 'delete', 'rename', 'share', 'create_run', 'delete_run', 'rename_run', 'move_run', 'export_data',
-  'configure_human_feedback', 'record_human_feedback', 'log_data', 'toggle_metric', 'edit_alert', 'create_stage',
-  'edit_stage', 'configure_crown_logic', 'delete_data', 'set_metric', 'edit_run_tags', 'dismiss_alert', 'edit_slice',
-  'edit_edit', 'update_control_bindings', 'use_control_runtime',
+  'update',
+  'delete',
+  'rename',
+  'share',
+  'create_run',
+  'delete_run',
+  'rename_run',
+  'move_run',
+  'export_data',
+  'configure_human_feedback',
+  'record_human_feedback',
+  'log_data',
+  'toggle_metric',
+  'edit_alert',
+  'create_stage',
+  'edit_stage',
+  'configure_crown_logic',
+  'delete_data',
+  'set_metric',
+  'edit_run_tags',
+  'dismiss_alert',
+  'edit_slice',
+  'edit_edit',
+  'update_control_bindings',
+  'use_control_runtime',
 ] as const;
 export type ProjectAction = (typeof PROJECT_ACTIONS)[number];
 
@@ -59,7 +80,9 @@ export function isSuperuser(user: User | null): boolean {
 export function can(user: User | null, action: ProjectAction, target: ProjectTarget): Permission;
 export function can(user: User | null, action: ScorerAction, target: ScorerTarget): Permission;
 export function can(user: User | null, action: ProjectAction | ScorerAction, target: ProjectTarget | ScorerTarget): Permission {
-  return target.kind === 'project' ? canOnProject(user, action as ProjectAction, target) : canOnScorer(user, action as ScorerAction, target);
+  return target.kind === 'project'
+    ? canOnProject(user, action as ProjectAction, target)
+    : canOnScorer(user, action as ScorerAction, target);
 }
 
 function canOnProject(user: User | null, action: ProjectAction, { project, role }: ProjectTarget): Permission {
@@ -73,13 +96,21 @@ function canOnProject(user: User | null, action: ProjectAction, { project, role 
 function canOnScorer(user: User | null, action: ScorerAction, { scorer }: ScorerTarget): Permission {
   if (action === 'export') return allow(action);
   if (scorer.scorer_type === 'preset') return deny(action, `"${scorer.name}" is a built-in preset scorer and is read-only`);
-  if (action === 'autotune_apply' && scorer.scorer_type !== 'llm') return deny(action, `autotune applies only to llm scorers; "${scorer.name}" is a ${scorer.scorer_type} scorer`);
+  if (action === 'autotune_apply' && scorer.scorer_type !== 'llm')
+    return deny(action, `autotune applies only to llm scorers; "${scorer.name}" is a ${scorer.scorer_type} scorer`);
   if (isSuperuser(user) || (scorer.created_by !== null && scorer.created_by === user?.id)) return allow(action);
-  return deny(action, `only the creator of "${scorer.name}" or an admin may ${action === 'autotune_apply' ? 'apply autotune to' : action} it`);
+  return deny(
+    action,
+    `only the creator of "${scorer.name}" or an admin may ${action === 'autotune_apply' ? 'apply autotune to' : action} it`,
+  );
 }
 
 /** The `permissions` array for the actions a client asked for, in the order asked, without repeats. */
-export function projectPermissions(user: User | null, actions: readonly ProjectAction[], target: Omit<ProjectTarget, 'kind'>): Permission[] {
+export function projectPermissions(
+  user: User | null,
+  actions: readonly ProjectAction[],
+  target: Omit<ProjectTarget, 'kind'>,
+): Permission[] {
   return unique(actions).map((a) => can(user, a, { kind: 'project', ...target }));
 }
 

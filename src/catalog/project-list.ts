@@ -5,7 +5,17 @@
 // narrowed number). `bookmark` is the caller's own bookmark. Default order: newest first.
 // Name sorts are case-insensitive, then as written; ties end with the id.
 import { invalid } from '../errors.js';
-import type { ProjectFilter, ProjectFilterV1, ProjectItem, ProjectSort, ProjectSortV1, ProjectsBody, ProjectsBodyV1, ProjectsPage, ProjectsPageV1 } from '../schemas/projects.js';
+import type {
+  ProjectFilter,
+  ProjectFilterV1,
+  ProjectItem,
+  ProjectSort,
+  ProjectSortV1,
+  ProjectsBody,
+  ProjectsBodyV1,
+  ProjectsPage,
+  ProjectsPageV1,
+} from '../schemas/projects.js';
 import type { Catalog, Project, Run, User } from './catalog.js';
 import { caseFold, dateMatcher, enumMatcher, idMatcher, numberMatcher, textMatcher, type Loc } from './list-match.js';
 import { instant, pageOf, sortRows, type PageRequest, type SortKey } from './list-page.js';
@@ -37,9 +47,16 @@ function countRuns(catalog: Catalog, projects: Project[], metricId: string | nul
   let withMetric: Set<string> | null = null;
   if (metricId !== null) {
     const m = metricId.toLowerCase();
-    withMetric = new Set(catalog.table<SettingsRow>('run_scorer_settings').filter((s) => s.scorers.some((x) => x.id === m)).map((s) => s.id));
+    withMetric = new Set(
+      catalog
+        .table<SettingsRow>('run_scorer_settings')
+        .filter((s) => s.scorers.some((x) => x.id === m))
+        .map((s) => s.id),
+    );
   }
-  const byProject = new Map<string, Counted>(projects.map((p) => [p.id, { id: p.id, project: p, logStreams: [], experiments: 0, runs: [] }]));
+  const byProject = new Map<string, Counted>(
+    projects.map((p) => [p.id, { id: p.id, project: p, logStreams: [], experiments: 0, runs: [] }]),
+  );
   for (const r of catalog.table<Run>('runs')) {
     const c = byProject.get(r.project_id);
     if (!c) continue;
@@ -63,7 +80,12 @@ function bookmarkPred(value: unknown, at: Loc, v: Viewer): Pred {
   return (c) => v.bookmarks.has(c.id) === value;
 }
 
-function commonPred(f: { name: string; operator?: unknown; value?: unknown; case_sensitive?: boolean }, at: Loc, v: Viewer, emailOf: (id: string | null) => string | null): Pred | null {
+function commonPred(
+  f: { name: string; operator?: unknown; value?: unknown; case_sensitive?: boolean },
+  at: Loc,
+  v: Viewer,
+  emailOf: (id: string | null) => string | null,
+): Pred | null {
   switch (f.name) {
     case 'name': {
       const m = textMatcher(f.operator, f.value, caseFold(f.case_sensitive, true), at);
@@ -92,7 +114,12 @@ const V2_FILTERS = ['name', 'creator', 'created_at', 'updated_at', 'num_logstrea
 const V1_FILTERS = ['id', 'name', 'type', 'creator', 'created_at', 'updated_at', 'runs', 'bookmark'];
 
 function unknownFilter(at: Loc, name: unknown, allowed: string[]): never {
-  throw invalid([...at, 'name'], `Input should be one of ${allowed.map((n) => `'${n}'`).join(', ')} (unknown project filter)`, name, 'union_tag_invalid');
+  throw invalid(
+    [...at, 'name'],
+    `Input should be one of ${allowed.map((n) => `'${n}'`).join(', ')} (unknown project filter)`,
+    name,
+    'union_tag_invalid',
+  );
 }
 
 function v2Pred(f: ProjectFilter, at: Loc, v: Viewer, emailOf: (id: string | null) => string | null): Pred {
@@ -161,7 +188,13 @@ function sortProjects(rows: Counted[], sort: ProjectSort | ProjectSortV1 | null,
     return;
   }
   const key = allowed.includes(sort.name) ? sortKey(sort.name, v) : null;
-  if (!key) throw invalid(['body', 'sort', 'name'], `Input should be one of ${allowed.map((n) => `'${n}'`).join(', ')}`, sort.name, 'union_tag_invalid');
+  if (!key)
+    throw invalid(
+      ['body', 'sort', 'name'],
+      `Input should be one of ${allowed.map((n) => `'${n}'`).join(', ')}`,
+      sort.name,
+      'union_tag_invalid',
+    );
   sortRows(rows, key, sort.ascending ?? true, sort.name === 'name' ? (c) => c.project.name : byName);
 }
 
@@ -207,7 +240,21 @@ function projectItem(catalog: Catalog, c: Counted, v: Viewer, withStreams: boole
   };
   if (withStreams) {
     // Oldest first; streams created in the same millisecond go by name, then id, so the order is stable.
-    item.log_streams = [...c.logStreams].sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : 1)).map((r) => ({ id: r.id, name: r.name }));
+    item.log_streams = [...c.logStreams]
+      .sort((a, b) =>
+        a.created_at < b.created_at
+          ? -1
+          : a.created_at > b.created_at
+            ? 1
+            : a.name < b.name
+              ? -1
+              : a.name > b.name
+                ? 1
+                : a.id < b.id
+                  ? -1
+                  : 1,
+      )
+      .map((r) => ({ id: r.id, name: r.name }));
   }
   return item;
 }

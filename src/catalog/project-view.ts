@@ -53,6 +53,14 @@ export function projectDbView(catalog: Catalog, p: Project, v: Viewer, runs: Run
     description: p.description,
     labels: p.labels,
     permissions: permissionsFor(p, v),
-    runs: runs.map((r) => ({ id: r.id, name: r.name, project_id: r.project_id, kind: r.kind, created_at: r.created_at, updated_at: r.updated_at, created_by: r.created_by })),
+    runs: runs.map((r) => ({
+      id: r.id,
+      name: r.name,
+      project_id: r.project_id,
+      kind: r.kind,
+      created_at: r.created_at,
+      updated_at: r.updated_at,
+      created_by: r.created_by,
+    })),
   };
 }

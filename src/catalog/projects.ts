@@ -36,7 +36,8 @@ export function updateProject(catalog: Catalog, projectId: string, update: Proje
   }
   if (update.description !== undefined) next.description = update.description;
   if (update.labels !== undefined) next.labels = update.labels ?? [];
-  const changed = next.name !== old.name || next.description !== old.description || JSON.stringify(next.labels) !== JSON.stringify(old.labels);
+  const changed =
+    next.name !== old.name || next.description !== old.description || JSON.stringify(next.labels) !== JSON.stringify(old.labels);
   if (changed) {
     next.updated_at = new Date().toISOString();
     catalog.put('projects', next);
@@ -72,7 +73,8 @@ export function removeProjectFromCatalog(catalog: Catalog, projectId: string): v
   const changes: CatalogChange[] = [{ op: 'del', table: 'projects', id: project.id }];
   for (const r of catalog.runs(project.id)) changes.push(...runRemoval(catalog, r));
   changes.push(...memberChangesForDeletedProject(catalog, project.id));
-  for (const b of catalog.table<Bookmark>('bookmarks')) if (b.project_id === project.id) changes.push({ op: 'del', table: 'bookmarks', id: b.id });
+  for (const b of catalog.table<Bookmark>('bookmarks'))
+    if (b.project_id === project.id) changes.push({ op: 'del', table: 'bookmarks', id: b.id });
   changes.push(...catalog.scorers.changesForDeletedProject(project.id));
   catalog.commit(changes);
 }

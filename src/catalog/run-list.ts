@@ -35,7 +35,12 @@ function predicate(f: LogStreamFilter, at: Loc, catalog: Catalog): (r: Run) => b
     }
     default: {
       const unknown: never = f;
-      throw invalid([...at, 'name'], `Input should be one of ${FILTERS.map((n) => `'${n}'`).join(', ')} (unknown log stream filter)`, (unknown as { name?: unknown }).name, 'union_tag_invalid');
+      throw invalid(
+        [...at, 'name'],
+        `Input should be one of ${FILTERS.map((n) => `'${n}'`).join(', ')} (unknown log stream filter)`,
+        (unknown as { name?: unknown }).name,
+        'union_tag_invalid',
+      );
     }
   }
 }
@@ -60,7 +65,12 @@ function sortRuns(rows: Run[], sort: LogStreamSort | null): void {
       return;
     default: {
       const unknown: never = sort;
-      throw invalid(['body', 'sort', 'name'], "Input should be one of 'name', 'created_at', 'updated_at'", (unknown as { name?: unknown }).name, 'union_tag_invalid');
+      throw invalid(
+        ['body', 'sort', 'name'],
+        "Input should be one of 'name', 'created_at', 'updated_at'",
+        (unknown as { name?: unknown }).name,
+        'union_tag_invalid',
+      );
     }
   }
 }

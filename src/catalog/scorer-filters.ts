@@ -14,14 +14,25 @@
 //   scorers with any capability.
 import { invalid } from '../errors.js';
 import type { ScorerFilter } from '../schemas/scorers.js';
-import {
-  boolMatcher, caseFold, collectionMatcher, dateMatcher, enumMatcher, idMatcher, textMatcher, type Loc,
-} from './list-match.js';
+import { boolMatcher, caseFold, collectionMatcher, dateMatcher, enumMatcher, idMatcher, textMatcher, type Loc } from './list-match.js';
 import type { ScorerRow } from './scorer-row.js';
 
 export const SCORER_FILTER_NAMES = [
-  'name', 'scorer_type', 'model_type', 'tags', 'creator', 'created_at', 'updated_at', 'label', 'scoreable_node_types',
-  'multimodal_capabilities', 'id', 'is_global', 'scope_projects', 'exclude_slm_scorers', 'exclude_multimodal_scorers',
+  'name',
+  'scorer_type',
+  'model_type',
+  'tags',
+  'creator',
+  'created_at',
+  'updated_at',
+  'label',
+  'scoreable_node_types',
+  'multimodal_capabilities',
+  'id',
+  'is_global',
+  'scope_projects',
+  'exclude_slm_scorers',
+  'exclude_multimodal_scorers',
 ] as const satisfies readonly ScorerFilter['name'][];
 
 export type Predicate = (row: ScorerRow) => boolean;
@@ -98,7 +109,12 @@ function compile(f: ScorerFilter, at: Loc, emailOf: (userId: string | null) => s
     case 'scope_projects': {
       const ids = f.project_ids;
       if (!Array.isArray(ids) || ids.length < 1 || ids.length > 1000) {
-        throw invalid([...at, 'project_ids'], 'give between 1 and 1000 project ids', undefined, Array.isArray(ids) && ids.length > 1000 ? 'too_long' : 'too_short');
+        throw invalid(
+          [...at, 'project_ids'],
+          'give between 1 and 1000 project ids',
+          undefined,
+          Array.isArray(ids) && ids.length > 1000 ? 'too_long' : 'too_short',
+        );
       }
       const wanted = new Set(ids.map((id) => id.toLowerCase()));
       const withGlobal = f.include_global === true;
@@ -107,11 +123,16 @@ function compile(f: ScorerFilter, at: Loc, emailOf: (userId: string | null) => s
     case 'exclude_slm_scorers':
       return (r) => r.model_type !== 'slm';
     case 'exclude_multimodal_scorers':
-      return (r) => !(r.multimodal_capabilities?.length);
+      return (r) => !r.multimodal_capabilities?.length;
     default: {
       const unknown: never = f;
       const name = (unknown as { name?: unknown }).name;
-      throw invalid([...at, 'name'], `Input should be one of ${SCORER_FILTER_NAMES.map((n) => `'${n}'`).join(', ')} (unknown scorer filter)`, name, 'union_tag_invalid');
+      throw invalid(
+        [...at, 'name'],
+        `Input should be one of ${SCORER_FILTER_NAMES.map((n) => `'${n}'`).join(', ')} (unknown scorer filter)`,
+        name,
+        'union_tag_invalid',
+      );
     }
   }
 }

@@ -66,14 +66,20 @@ function sortScorers(catalog: Catalog, rows: ScorerRow[], sort: ScorerSort | nul
       return;
     case 'enabled_in_run':
     case 'enabled_in_playground': {
-      if (typeof sort.value !== 'string') throw invalid(['body', 'sort', 'value'], 'Field required: the run (or playground) id', undefined, 'missing');
+      if (typeof sort.value !== 'string')
+        throw invalid(['body', 'sort', 'value'], 'Field required: the run (or playground) id', undefined, 'missing');
       const enabled = enabledScorerIds(catalog, sort.value);
       sortRows(rows, (r) => (enabled.has(r.id) ? 1 : 0), asc, byName);
       return;
     }
     default: {
       const unknown: never = sort;
-      throw invalid(['body', 'sort', 'name'], "Input should be one of 'name', 'updated_at', 'enabled_in_run', 'enabled_in_playground'", (unknown as { name?: unknown }).name, 'union_tag_invalid');
+      throw invalid(
+        ['body', 'sort', 'name'],
+        "Input should be one of 'name', 'updated_at', 'enabled_in_run', 'enabled_in_playground'",
+        (unknown as { name?: unknown }).name,
+        'union_tag_invalid',
+      );
     }
   }
 }

@@ -60,10 +60,19 @@ export function enabledScorerItems(catalog: SettingsCatalog, runId: string): Sco
 export function readRunScorerSettings(catalog: SettingsCatalog, projectId: string, runId: string): RunScorerSettings {
   const run = catalog.run(catalog.project(projectId).id, runId);
   const row = settingsRow(catalog, run.id);
-  return { run_id: run.id, scorers: (row?.scorers ?? []).flatMap((e) => present(catalog, e)), segment_filters: row?.segment_filters ?? null };
+  return {
+    run_id: run.id,
+    scorers: (row?.scorers ?? []).flatMap((e) => present(catalog, e)),
+    segment_filters: row?.segment_filters ?? null,
+  };
 }
 
-export function writeRunScorerSettings(catalog: SettingsCatalog, projectId: string, runId: string, body: RunScorerSettingsBody): RunScorerSettings {
+export function writeRunScorerSettings(
+  catalog: SettingsCatalog,
+  projectId: string,
+  runId: string,
+  body: RunScorerSettingsBody,
+): RunScorerSettings {
   const project = catalog.project(projectId);
   const run = catalog.run(project.id, runId);
   if (body.run_id !== undefined && body.run_id.toLowerCase() !== run.id) {
@@ -77,7 +86,11 @@ export function writeRunScorerSettings(catalog: SettingsCatalog, projectId: stri
     const scorer = resolve(catalog, input, at, issues);
     if (!scorer) return;
     if (!scorer.is_global && !scorer.scope_project_ids.includes(project.id)) {
-      issues.push({ loc: [...at, 'id'], msg: `scorer "${scorer.name}" is scoped to other projects and is not available in project "${project.name}"`, type: 'value_error' });
+      issues.push({
+        loc: [...at, 'id'],
+        msg: `scorer "${scorer.name}" is scoped to other projects and is not available in project "${project.name}"`,
+        type: 'value_error',
+      });
       return;
     }
     if (entries.some((e) => e.id === scorer.id)) {
@@ -87,7 +100,11 @@ export function writeRunScorerSettings(catalog: SettingsCatalog, projectId: stri
     const metric = scorer.metric_name ?? scorer.name;
     const clash = byMetric.get(metric);
     if (clash !== undefined) {
-      issues.push({ loc: at, msg: `scorer "${scorer.name}" writes metric "${metric}", as does the scorer at scorers.${clash}; enable only one of them`, type: 'value_error' });
+      issues.push({
+        loc: at,
+        msg: `scorer "${scorer.name}" writes metric "${metric}", as does the scorer at scorers.${clash}; enable only one of them`,
+        type: 'value_error',
+      });
       return;
     }
     byMetric.set(metric, i);
@@ -97,12 +114,23 @@ export function writeRunScorerSettings(catalog: SettingsCatalog, projectId: stri
     entries.push(entry);
   });
   if (issues.length > 0) throw new InvalidRequestError(issues);
-  const row: SettingsRow = { id: run.id, project_id: project.id, scorers: entries, segment_filters: body.segment_filters ?? null, updated_at: new Date().toISOString() };
+  const row: SettingsRow = {
+    id: run.id,
+    project_id: project.id,
+    scorers: entries,
+    segment_filters: body.segment_filters ?? null,
+    updated_at: new Date().toISOString(),
+  };
   catalog.put('run_scorer_settings', row);
   return readRunScorerSettings(catalog, project.id, run.id);
 }
 
-function resolve(catalog: SettingsCatalog, input: ScorerConfigInput, at: (string | number)[], issues: ValidationIssue[]): ScorerRow | undefined {
+function resolve(
+  catalog: SettingsCatalog,
+  input: ScorerConfigInput,
+  at: (string | number)[],
+  issues: ValidationIssue[],
+): ScorerRow | undefined {
   if (input.id === undefined && input.name === undefined) {
     issues.push({ loc: at, msg: "give the scorer's id (or its name)", type: 'missing' });
     return undefined;
@@ -119,7 +147,12 @@ function resolve(catalog: SettingsCatalog, input: ScorerConfigInput, at: (string
       return undefined;
     }
     if (byId && byId.id !== byName.id) {
-      issues.push({ loc: [...at, 'name'], msg: `scorer ${input.id} is named "${byId.name}", not "${input.name}"`, type: 'value_error', input: input.name });
+      issues.push({
+        loc: [...at, 'name'],
+        msg: `scorer ${input.id} is named "${byId.name}", not "${input.name}"`,
+        type: 'value_error',
+        input: input.name,
+      });
       return undefined;
     }
     return byName;
@@ -127,10 +160,18 @@ function resolve(catalog: SettingsCatalog, input: ScorerConfigInput, at: (string
   return byId;
 }
 
-function pinnedVersion(catalog: SettingsCatalog, scorer: ScorerRow, input: ScorerConfigInput, at: (string | number)[], issues: ValidationIssue[]): string | null {
+function pinnedVersion(
+  catalog: SettingsCatalog,
+  scorer: ScorerRow,
+  input: ScorerConfigInput,
+  at: (string | number)[],
+  issues: ValidationIssue[],
+): string | null {
   const pin = input.scorer_version;
   if (pin == null || (pin.id === undefined && pin.version === undefined)) return null;
-  const match = catalog.scorers.versions(scorer.id).find((v) => (pin.id !== undefined ? v.id === pin.id.toLowerCase() : v.version === pin.version));
+  const match = catalog.scorers
+    .versions(scorer.id)
+    .find((v) => (pin.id !== undefined ? v.id === pin.id.toLowerCase() : v.version === pin.version));
   if (!match) {
     issues.push({ loc: [...at, 'scorer_version'], msg: `scorer "${scorer.name}" has no such version`, type: 'value_error' });
     return null;

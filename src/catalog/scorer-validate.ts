@@ -17,18 +17,31 @@ export function checkRollUp(input: RollUpInput, loc: Loc): void {
   if (cfg == null) return;
   const methods = cfg.roll_up_methods;
   const at = [...loc, 'roll_up_config', 'roll_up_methods'];
-  if (!Array.isArray(methods) || methods.length === 0) throw invalid(at, 'List should have at least 1 item(s): give one or more roll-up methods', undefined, 'too_short');
+  if (!Array.isArray(methods) || methods.length === 0)
+    throw invalid(at, 'List should have at least 1 item(s): give one or more roll-up methods', undefined, 'too_short');
   const numeric = methods.filter((m) => (NUMERIC_ROLL_UPS as readonly string[]).includes(m));
   const categorical = methods.filter((m) => (CATEGORICAL_ROLL_UPS as readonly string[]).includes(m));
   const unknown = methods.findIndex((m) => !numeric.includes(m) && !categorical.includes(m));
   if (unknown >= 0) {
-    throw invalid([...at, unknown], `Input should be one of ${[...NUMERIC_ROLL_UPS, ...CATEGORICAL_ROLL_UPS].map((m) => `'${m}'`).join(', ')}`, methods[unknown], 'enum');
+    throw invalid(
+      [...at, unknown],
+      `Input should be one of ${[...NUMERIC_ROLL_UPS, ...CATEGORICAL_ROLL_UPS].map((m) => `'${m}'`).join(', ')}`,
+      methods[unknown],
+      'enum',
+    );
   }
   if (numeric.length > 0 && categorical.length > 0) {
-    throw invalid(at, `roll-up methods must all be numeric (${NUMERIC_ROLL_UPS.join(', ')}) or all categorical (${CATEGORICAL_ROLL_UPS.join(', ')}); got ${methods.join(', ')}`);
+    throw invalid(
+      at,
+      `roll-up methods must all be numeric (${NUMERIC_ROLL_UPS.join(', ')}) or all categorical (${CATEGORICAL_ROLL_UPS.join(', ')}); got ${methods.join(', ')}`,
+    );
   }
   if (input.roll_up_method != null && !methods.includes(input.roll_up_method)) {
-    throw invalid([...loc, 'roll_up_method'], `roll_up_method '${input.roll_up_method}' is not among roll_up_config.roll_up_methods (${methods.join(', ')})`, input.roll_up_method);
+    throw invalid(
+      [...loc, 'roll_up_method'],
+      `roll_up_method '${input.roll_up_method}' is not among roll_up_config.roll_up_methods (${methods.join(', ')})`,
+      input.roll_up_method,
+    );
   }
 }
 
@@ -43,7 +56,12 @@ export function checkColorPicker(picker: { type: string; constraints: readonly C
   const issues: ValidationIssue[] = [];
   const list = picker.constraints;
   if (!Array.isArray(list) || list.length === 0) {
-    throw invalid([...loc, 'constraints'], 'List should have at least 1 item(s): a color picker needs one or more constraints', undefined, 'too_short');
+    throw invalid(
+      [...loc, 'constraints'],
+      'List should have at least 1 item(s): a color picker needs one or more constraints',
+      undefined,
+      'too_short',
+    );
   }
   const seen = new Map<string, number>();
   list.forEach((c, j) => {
@@ -57,7 +75,8 @@ export function checkColorPicker(picker: { type: string; constraints: readonly C
         issues.push({ loc: at, msg: `operator ${String(c.operator)} takes one number`, type: 'float_type' });
       }
     } else if (picker.type === 'categorical' || picker.type === 'multi_label') {
-      if (c.operator === 'eq' && typeof c.value !== 'string') issues.push({ loc: at, msg: 'operator eq takes one category; use one_of for a list', type: 'string_type' });
+      if (c.operator === 'eq' && typeof c.value !== 'string')
+        issues.push({ loc: at, msg: 'operator eq takes one category; use one_of for a list', type: 'string_type' });
       const values = typeof c.value === 'string' ? [c.value] : Array.isArray(c.value) ? (c.value as unknown[]) : [];
       values.forEach((v, k) => {
         if (typeof v !== 'string') return;

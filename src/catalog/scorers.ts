@@ -50,7 +50,8 @@ export class ScorerCatalog {
     this.#presetById = new Map(this.#presets.rows.map((r) => [r.id, r]));
     for (const r of this.rows()) this.#byName.set(r.name.toLowerCase(), r.id);
     this.view = {
-      version: (id) => (id === null ? null : (this.#presets.versions.get(id) ?? this.#catalog.get<VersionRow>('scorer_versions', id) ?? null)),
+      version: (id) =>
+        id === null ? null : (this.#presets.versions.get(id) ?? this.#catalog.get<VersionRow>('scorer_versions', id) ?? null),
       projectName: (id) => this.#catalog.get<Project>('projects', id)?.name ?? null,
       userSummary: (id) => this.#catalog.userSummary(id),
     };
@@ -104,13 +105,22 @@ export class ScorerCatalog {
     this.#assertNameFree(name, null);
     const scorerType = body.scorer_type ?? 'llm';
     if (scorerType !== 'llm' && scorerType !== 'code') {
-      throw invalid(['body', 'scorer_type'], "Input should be one of 'llm', 'code' (presets are built in; luna scorers are fine-tuned elsewhere)", scorerType, 'enum');
+      throw invalid(
+        ['body', 'scorer_type'],
+        "Input should be one of 'llm', 'code' (presets are built in; luna scorers are fine-tuned elsewhere)",
+        scorerType,
+        'enum',
+      );
     }
     const scope = this.#resolveScope(body.scope_projects ?? [], ['body', 'scope_projects']);
     const isGlobal = body.is_global ?? scope.length === 0;
-    if (isGlobal && scope.length > 0) throw invalid(['body', 'is_global'], 'a global scorer is available in every project; give no scope_projects, or set is_global false');
+    if (isGlobal && scope.length > 0)
+      throw invalid(['body', 'is_global'], 'a global scorer is available in every project; give no scope_projects, or set is_global false');
     const outputType = body.output_type ?? body.defaults?.output_type ?? null;
-    const rollUp = body.roll_up_config === undefined && body.roll_up_method === undefined ? defaultRollUp(outputType) : { roll_up_method: body.roll_up_method ?? null, roll_up_config: body.roll_up_config ?? null };
+    const rollUp =
+      body.roll_up_config === undefined && body.roll_up_method === undefined
+        ? defaultRollUp(outputType)
+        : { roll_up_method: body.roll_up_method ?? null, roll_up_config: body.roll_up_config ?? null };
     checkRollUp(rollUp, ['body']);
     checkColorPicker(body.metric_color_picker_config, ['body', 'metric_color_picker_config']);
     checkColorPicker(body.color_threshold_config, ['body', 'color_threshold_config']);
@@ -152,10 +162,7 @@ export class ScorerCatalog {
     const version = this.#newVersion(row, 1, body.version ?? {}, userId, now);
     row.default_version_id = version.id;
     row.latest_version_id = version.id;
-    this.#catalog.commit([
-      putChange('scorers', row),
-      putChange('scorer_versions', version),
-    ]);
+    this.#catalog.commit([putChange('scorers', row), putChange('scorer_versions', version)]);
     this.#byName.set(name.toLowerCase(), id);
     return row;
   }
@@ -218,10 +225,7 @@ export class ScorerCatalog {
     const version = this.#newVersion(row, (latest?.version ?? 0) + 1, input, userId, now);
     const next: ScorerRow = { ...row, latest_version_id: version.id, updated_at: now };
     if (input.set_as_default) next.default_version_id = version.id;
-    this.#catalog.commit([
-      putChange('scorer_versions', version),
-      putChange('scorers', next),
-    ]);
+    this.#catalog.commit([putChange('scorer_versions', version), putChange('scorers', next)]);
     return version;
   }
 
@@ -229,9 +233,11 @@ export class ScorerCatalog {
   delete(id: string): void {
     const row = this.#registered(id);
     const changes: CatalogChange[] = [{ op: 'del', table: 'scorers', id: row.id }];
-    for (const v of this.#catalog.table<VersionRow>('scorer_versions')) if (v.scorer_id === row.id) changes.push({ op: 'del', table: 'scorer_versions', id: v.id });
+    for (const v of this.#catalog.table<VersionRow>('scorer_versions'))
+      if (v.scorer_id === row.id) changes.push({ op: 'del', table: 'scorer_versions', id: v.id });
     for (const s of this.#catalog.table<{ id: string; scorers: { id: string }[] }>('run_scorer_settings')) {
-      if (s.scorers.some((x) => x.id === row.id)) changes.push(putChange('run_scorer_settings', { ...s, scorers: s.scorers.filter((x) => x.id !== row.id) }));
+      if (s.scorers.some((x) => x.id === row.id))
+        changes.push(putChange('run_scorer_settings', { ...s, scorers: s.scorers.filter((x) => x.id !== row.id) }));
     }
     this.#catalog.commit(changes);
     this.#byName.delete(row.name.toLowerCase());
@@ -249,14 +255,18 @@ export class ScorerCatalog {
 
   #registered(id: string): ScorerRow {
     const row = this.get(id);
-    if (this.isPreset(row.id)) throw new ForbiddenError(`"${row.name}" is a built-in preset scorer and is read-only; register a scorer of your own to change it`);
+    if (this.isPreset(row.id))
+      throw new ForbiddenError(`"${row.name}" is a built-in preset scorer and is read-only; register a scorer of your own to change it`);
     return row;
   }
 
   #assertNameFree(name: string, self: string | null): void {
     const holder = this.#byName.get(name.toLowerCase());
     if (holder !== undefined && holder !== self) {
-      throw new ConflictError('ALREADY_EXISTS', `A scorer named "${this.find(holder)?.name ?? name}" already exists (scorer names are unique, ignoring case)`);
+      throw new ConflictError(
+        'ALREADY_EXISTS',
+        `A scorer named "${this.find(holder)?.name ?? name}" already exists (scorer names are unique, ignoring case)`,
+      );
     }
   }
 
@@ -291,7 +301,12 @@ export class ScorerCatalog {
   #defaultVersionFrom(scorerId: string, body: UpdateScorerBody): string | null {
     if (body.default_version_id !== undefined) {
       const v = this.#catalog.get<VersionRow>('scorer_versions', body.default_version_id.toLowerCase());
-      if (!v || v.scorer_id !== scorerId) throw invalid(['body', 'default_version_id'], `version ${body.default_version_id} is not a version of this scorer`, body.default_version_id);
+      if (!v || v.scorer_id !== scorerId)
+        throw invalid(
+          ['body', 'default_version_id'],
+          `version ${body.default_version_id} is not a version of this scorer`,
+          body.default_version_id,
+        );
       return v.id;
     }
     if (body.default_version !== undefined) {

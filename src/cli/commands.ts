@@ -17,7 +17,9 @@ export interface Command {
 export const COMMANDS: readonly Command[] = [
   {
     name: 'serve',
-    usage: ['serve [--data DIR] [--port N] [--host H] [--body-limit BYTES] [--request-timeout MS] [--memory-limit SIZE] [--text-index] [--rate-limit N] [--rate-limit-window MS] [--iceberg-to DIR|s3://bucket/prefix] [--iceberg-every SECONDS] [--s3-endpoint URL] [--s3-region R] [--no-ui] [--quiet]'],
+    usage: [
+      'serve [--data DIR] [--port N] [--host H] [--body-limit BYTES] [--request-timeout MS] [--memory-limit SIZE] [--text-index] [--rate-limit N] [--rate-limit-window MS] [--iceberg-to DIR|s3://bucket/prefix] [--iceberg-every SECONDS] [--s3-endpoint URL] [--s3-region R] [--no-ui] [--quiet]',
+    ],
     run: serve,
   },
   {
@@ -27,7 +29,11 @@ export const COMMANDS: readonly Command[] = [
   },
   {
     name: 'keys',
-    usage: ['keys create --email E [--description D] [--data DIR]     (prints the key once)', 'keys list [--email E] [--data DIR]', 'keys revoke KEY_ID [--data DIR]'],
+    usage: [
+      'keys create --email E [--description D] [--data DIR]     (prints the key once)',
+      'keys list [--email E] [--data DIR]',
+      'keys revoke KEY_ID [--data DIR]',
+    ],
     run: (argv) => admin('keys', argv),
   },
   {
@@ -37,27 +43,38 @@ export const COMMANDS: readonly Command[] = [
   },
   {
     name: 'sql',
-    usage: ['sql "SELECT ... FROM spans|traces|sessions|projects|runs" [--param V]... [--format jsonl|json|csv] [--data DIR]   (read-only)'],
+    usage: [
+      'sql "SELECT ... FROM spans|traces|sessions|projects|runs" [--param V]... [--format jsonl|json|csv] [--data DIR]   (read-only)',
+    ],
     run: sqlCommand,
   },
   {
     name: 'export',
-    usage: ['export --project NAME [--log-stream NAME] [--level span|trace|session [--filter-tree JSON]] [--format parquet|jsonl|arrow] --out PATH [--data DIR]'],
+    usage: [
+      'export --project NAME [--log-stream NAME] [--level span|trace|session [--filter-tree JSON]] [--format parquet|jsonl|arrow] --out PATH [--data DIR]',
+    ],
     run: exportCommand,
   },
   {
     name: 'import',
-    usage: ['import PATH --project NAME --log-stream NAME [--format parquet|jsonl|arrow] [--batch-rows N] [--data DIR]   (an export, or JSON lines of v2 bodies)'],
+    usage: [
+      'import PATH --project NAME --log-stream NAME [--format parquet|jsonl|arrow] [--batch-rows N] [--data DIR]   (an export, or JSON lines of v2 bodies)',
+    ],
     run: importCommand,
   },
   {
     name: 'iceberg',
-    usage: ['iceberg publish [--data DIR] [--to DIR|s3://bucket/prefix] [--s3-endpoint URL] [--s3-region R] [--keep-snapshots N] [--max-snapshot-age SECONDS]   (Iceberg v2 tables spans, traces, sessions; default --to <data>/iceberg)'],
+    usage: [
+      'iceberg publish [--data DIR] [--to DIR|s3://bucket/prefix] [--s3-endpoint URL] [--s3-region R] [--keep-snapshots N] [--max-snapshot-age SECONDS]   (Iceberg v2 tables spans, traces, sessions; default --to <data>/iceberg)',
+    ],
     run: icebergCommand,
   },
   {
     name: 'retention',
-    usage: ['retention get --project NAME [--log-stream NAME] [--data DIR]', 'retention set --project NAME [--log-stream NAME] --days N|none [--data DIR]   (expired records leave reads at once, the disk at the next compaction)'],
+    usage: [
+      'retention get --project NAME [--log-stream NAME] [--data DIR]',
+      'retention set --project NAME [--log-stream NAME] --days N|none [--data DIR]   (expired records leave reads at once, the disk at the next compaction)',
+    ],
     run: retentionCommand,
   },
 ];
@@ -81,7 +98,17 @@ export const ENVIRONMENT: ReadonlyArray<readonly [name: string, meaning: string]
 export function usage(): string {
   const lines = COMMANDS.flatMap((c) => c.usage).map((u) => `  tracelake ${u}`);
   const envLines = ENVIRONMENT.map(([name, meaning]) => `  ${name.padEnd(26)} ${meaning}`);
-  return [`tracelake ${VERSION}`, '', 'Usage:', ...lines, '  tracelake --version', '  tracelake <command> --help', '', 'Environment:', ...envLines].join('\n');
+  return [
+    `tracelake ${VERSION}`,
+    '',
+    'Usage:',
+    ...lines,
+    '  tracelake --version',
+    '  tracelake <command> --help',
+    '',
+    'Environment:',
+    ...envLines,
+  ].join('\n');
 }
 
 function commandUsage(c: Command): string {

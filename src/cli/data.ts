@@ -24,7 +24,8 @@ export function jsonValue(_key: string, v: unknown): unknown {
 
 function csvCell(v: unknown): string {
   if (v === null || v === undefined) return '';
-  const s = typeof v === 'string' ? v : v instanceof Date ? v.toISOString() : typeof v === 'object' ? JSON.stringify(v, jsonValue) : String(v);
+  const s =
+    typeof v === 'string' ? v : v instanceof Date ? v.toISOString() : typeof v === 'object' ? JSON.stringify(v, jsonValue) : String(v);
   return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }
 
@@ -51,7 +52,11 @@ export async function sqlCommand(argv: string[]): Promise<void> {
 }
 
 /** Project id and run ids of `--project NAME [--log-stream NAME]` (names as the UI shows them). */
-function selectRun(store: TraceStore, project: string | undefined, stream: string | undefined): { projectId: string; ids: { log_stream_id?: string } } {
+function selectRun(
+  store: TraceStore,
+  project: string | undefined,
+  stream: string | undefined,
+): { projectId: string; ids: { log_stream_id?: string } } {
   if (!project) throw new Error('--project is required');
   const p = store.catalog.findProjects({ name: project })[0];
   if (!p) throw new Error(`no project named ${project}`);
@@ -89,7 +94,8 @@ export async function exportCommand(argv: string[]): Promise<void> {
   if (!values.out) throw new Error('--out is required');
   const out = resolve(values.out);
   const filterTree = parseFilterTree(values['filter-tree']);
-  if (filterTree !== undefined && values.level === undefined) throw new Error('--filter-tree needs --level (the level the filter applies to)');
+  if (filterTree !== undefined && values.level === undefined)
+    throw new Error('--filter-tree needs --level (the level the filter applies to)');
   await withStore(values.data, async (store) => {
     const { projectId, ids } = selectRun(store, values.project, values['log-stream']);
     const bar = progressBar(`export ${format}`);
@@ -115,7 +121,13 @@ export async function importCommand(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { data: { type: 'string' }, project: { type: 'string' }, 'log-stream': { type: 'string' }, format: { type: 'string' }, 'batch-rows': { type: 'string' } },
+    options: {
+      data: { type: 'string' },
+      project: { type: 'string' },
+      'log-stream': { type: 'string' },
+      format: { type: 'string' },
+      'batch-rows': { type: 'string' },
+    },
   });
   const path = positionals[0];
   if (!path || positionals.length > 1) throw new Error('usage: tracelake import PATH --project NAME --log-stream NAME');
@@ -136,7 +148,11 @@ export async function importCommand(argv: string[]): Promise<void> {
         },
       });
       bar.stop();
-      process.stderr.write(res.bodies > 0 ? `logged ${res.bodies} bodies into ${values.project}/${values['log-stream']}\n` : `imported ${res.records} records into ${values.project}/${values['log-stream']}\n`);
+      process.stderr.write(
+        res.bodies > 0
+          ? `logged ${res.bodies} bodies into ${values.project}/${values['log-stream']}\n`
+          : `imported ${res.records} records into ${values.project}/${values['log-stream']}\n`,
+      );
     } catch (err) {
       bar.stop();
       throw err;
@@ -147,8 +163,12 @@ export async function importCommand(argv: string[]): Promise<void> {
 /** `tracelake retention get|set --project NAME [--log-stream NAME] [--days N|none]`. */
 export async function retentionCommand(argv: string[]): Promise<void> {
   const [action, ...rest] = argv;
-  const { values } = parseArgs({ args: rest, options: { data: { type: 'string' }, project: { type: 'string' }, 'log-stream': { type: 'string' }, days: { type: 'string' } } });
-  if (action !== 'get' && action !== 'set') throw new Error('usage: tracelake retention get|set --project NAME [--log-stream NAME] [--days N|none]');
+  const { values } = parseArgs({
+    args: rest,
+    options: { data: { type: 'string' }, project: { type: 'string' }, 'log-stream': { type: 'string' }, days: { type: 'string' } },
+  });
+  if (action !== 'get' && action !== 'set')
+    throw new Error('usage: tracelake retention get|set --project NAME [--log-stream NAME] [--days N|none]');
   let days: number | null = null;
   if (action === 'set') {
     if (values.days === undefined) throw new Error('--days is required (a number of days, or none)');
@@ -156,7 +176,8 @@ export async function retentionCommand(argv: string[]): Promise<void> {
   }
   await withStore(values.data, async (store) => {
     const { projectId, ids } = selectRun(store, values.project, values['log-stream']);
-    const setting = action === 'set' ? store.data.setRetention(projectId, { ...ids, retention_days: days }) : store.data.getRetention(projectId, ids);
+    const setting =
+      action === 'set' ? store.data.setRetention(projectId, { ...ids, retention_days: days }) : store.data.getRetention(projectId, ids);
     process.stdout.write(`${JSON.stringify(setting)}\n`);
   });
 }

@@ -22,7 +22,8 @@ export async function icebergCommand(argv: string[]): Promise<void> {
       'max-snapshot-age': { type: 'string' },
     },
   });
-  if (positionals[0] !== 'publish' || positionals.length > 1) throw new Error('usage: tracelake iceberg publish [--data DIR] [--to DIR|s3://bucket/prefix] [--s3-endpoint URL] [--s3-region R]');
+  if (positionals[0] !== 'publish' || positionals.length > 1)
+    throw new Error('usage: tracelake iceberg publish [--data DIR] [--to DIR|s3://bucket/prefix] [--s3-endpoint URL] [--s3-region R]');
   const s3 = s3Options(values['s3-endpoint'], values['s3-region']);
   const store = await TraceStore.open(dataDir(values.data));
   try {

@@ -10,7 +10,10 @@ export interface Progress {
 
 export function progressBar(label: string, stream: NodeJS.WriteStream = process.stderr): Progress {
   if (!stream.isTTY) return { update: () => undefined, stop: () => undefined };
-  const bar = new SingleBar({ stream, format: `${label} [{bar}] {percentage}% | {duration_formatted}`, hideCursor: true, clearOnComplete: false }, Presets.shades_classic);
+  const bar = new SingleBar(
+    { stream, format: `${label} [{bar}] {percentage}% | {duration_formatted}`, hideCursor: true, clearOnComplete: false },
+    Presets.shades_classic,
+  );
   bar.start(1000, 0);
   return {
     update: (f) => bar.update(Math.max(0, Math.min(1000, Math.round(f * 1000)))),

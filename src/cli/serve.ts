@@ -39,7 +39,13 @@ export async function serve(argv: string[]): Promise<void> {
   const requestTimeout = positiveInt('request timeout', values['request-timeout'] ?? env('TRACELAKE_REQUEST_TIMEOUT'), 120_000);
   const memoryLimit = values['memory-limit'] ?? env('TRACELAKE_MEMORY_LIMIT');
   const rateMax = values['rate-limit'] ?? env('TRACELAKE_RATE_LIMIT');
-  const rateLimit = rateMax === undefined ? undefined : { max: positiveInt('rate limit', rateMax, 0), windowMs: positiveInt('rate limit window', values['rate-limit-window'] ?? env('TRACELAKE_RATE_LIMIT_WINDOW'), 60_000) };
+  const rateLimit =
+    rateMax === undefined
+      ? undefined
+      : {
+          max: positiveInt('rate limit', rateMax, 0),
+          windowMs: positiveInt('rate limit window', values['rate-limit-window'] ?? env('TRACELAKE_RATE_LIMIT_WINDOW'), 60_000),
+        };
   const textIndex = values['text-index'] === true || env('TRACELAKE_TEXT_INDEX') === '1';
   const icebergEvery = values['iceberg-every'] === undefined ? undefined : positiveInt('--iceberg-every', values['iceberg-every'], 0);
   const s3 = s3Options(values['s3-endpoint'], values['s3-region']);
@@ -51,7 +57,11 @@ export async function serve(argv: string[]): Promise<void> {
   // 50% costs 82-85 µs and 697-736 MiB; V8's default 733-856 MiB. `node --heap-growing-percent=N` overrides.
   if (!process.execArgv.some((a) => a.startsWith('--heap-growing-percent'))) v8.setFlagsFromString('--heap-growing-percent=50');
   // Requests are acknowledged once visible: reads then never wait for inserts (pipelineDepth 0).
-  const store = await TraceStore.open(dataDir(values.data), { pipelineDepth: 0, ...(memoryLimit === undefined ? {} : { memoryLimit }), ...(textIndex ? { textIndex } : {}) });
+  const store = await TraceStore.open(dataDir(values.data), {
+    pipelineDepth: 0,
+    ...(memoryLimit === undefined ? {} : { memoryLimit }),
+    ...(textIndex ? { textIndex } : {}),
+  });
   const { generated, file } = bootstrapApiKey(store, env('TRACELAKE_API_KEY'));
   const app = buildServer({
     store,
@@ -85,10 +95,24 @@ export async function serve(argv: string[]): Promise<void> {
   if (!values['no-ui']) process.stdout.write(`Viewer: open ${address}/ui/ in a browser and sign in with the API key\n`);
   if (icebergEvery !== undefined) {
     publishing = publishEvery(store.iceberg, iceberg, icebergEvery * 1000, {
-      done: (r) => app.log.info({ iceberg: { to: r.to, ms: r.ms, bytesSent: r.bytesSent, snapshots: Object.fromEntries(Object.entries(r.tables).map(([t, v]) => [t, v.snapshotId])) } }, 'Iceberg tables published'),
-      failed: (err) => app.log.error({ err }, 'Iceberg publish failed (the previous snapshot stays readable; retried at the next interval)'),
+      done: (r) =>
+        app.log.info(
+          {
+            iceberg: {
+              to: r.to,
+              ms: r.ms,
+              bytesSent: r.bytesSent,
+              snapshots: Object.fromEntries(Object.entries(r.tables).map(([t, v]) => [t, v.snapshotId])),
+            },
+          },
+          'Iceberg tables published',
+        ),
+      failed: (err) =>
+        app.log.error({ err }, 'Iceberg publish failed (the previous snapshot stays readable; retried at the next interval)'),
     });
-    process.stdout.write(`Iceberg: publishing every ${icebergEvery} s to ${iceberg.to ?? `${store.dir}/iceberg`}; REST catalog at ${address}/iceberg/v1\n`);
+    process.stdout.write(
+      `Iceberg: publishing every ${icebergEvery} s to ${iceberg.to ?? `${store.dir}/iceberg`}; REST catalog at ${address}/iceberg/v1\n`,
+    );
   }
   if (generated) {
     process.stdout.write(`API key (shown once; also saved to ${file}, mode 0600):\n  ${generated}\n`);

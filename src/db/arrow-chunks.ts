@@ -104,7 +104,8 @@ function writeStrings(vector: duckdb.Vector, data: Data, start: number, count: n
     lastLong = i;
   }
   duckdb.copy_data_to_vector(vector, 0, slots.buffer, 0, 16 * count);
-  if (long) for (const i of long) duckdb.vector_assign_string_element_len(vector, i, bytes.subarray(offsets[base + i]!, offsets[base + i + 1]!));
+  if (long)
+    for (const i of long) duckdb.vector_assign_string_element_len(vector, i, bytes.subarray(offsets[base + i]!, offsets[base + i + 1]!));
   if (dups) {
     // vector_get_data copies the slots out; the copies are patched and written back in one go.
     const view = duckdb.vector_get_data(vector, 16 * count);

@@ -6,7 +6,23 @@
 // of text to text or double); a chunk with any other type goes through the generic path.
 import { DuckDBTypeId, type DuckDBDataChunk, type DuckDBType } from '@duckdb/node-api';
 import duckdb from '@duckdb/node-bindings';
-import { Bool, Field, Float64, Int32, Int64, List, makeData, Map_, RecordBatch, Schema, Struct, TimestampMicrosecond, Utf8, type Data, type DataType } from 'apache-arrow';
+import {
+  Bool,
+  Field,
+  Float64,
+  Int32,
+  Int64,
+  List,
+  makeData,
+  Map_,
+  RecordBatch,
+  Schema,
+  Struct,
+  TimestampMicrosecond,
+  Utf8,
+  type Data,
+  type DataType,
+} from 'apache-arrow';
 
 const ID = DuckDBTypeId;
 
@@ -47,14 +63,18 @@ function shapeOf(t: DuckDBType): Shape | null {
 }
 
 function leafType(leaf: Leaf): DataType {
-  return { i64: new Int64(), i32: new Int32(), f64: new Float64(), bool: new Bool(), ts: new TimestampMicrosecond(), utf8: new Utf8() }[leaf];
+  return { i64: new Int64(), i32: new Int32(), f64: new Float64(), bool: new Bool(), ts: new TimestampMicrosecond(), utf8: new Utf8() }[
+    leaf
+  ];
 }
 
 function arrowType(shape: Shape): DataType {
   if ('leaf' in shape) return leafType(shape.leaf);
   if ('list' in shape) return new List(new Field('item', leafType(shape.list), true));
   const value: DataType = leafType(shape.map);
-  return new Map_(new Field('entries', new Struct([new Field('key', new Utf8(), false), new Field('value', value, true)] as Field[]) as never, false));
+  return new Map_(
+    new Field('entries', new Struct([new Field('key', new Utf8(), false), new Field('value', value, true)] as Field[]) as never, false),
+  );
 }
 
 const WIDTH: Record<Leaf, number> = { i64: 8, i32: 4, f64: 8, bool: 1, ts: 8, utf8: 16 };
@@ -86,7 +106,10 @@ function gatherLeaf(vector: duckdb.Vector, leaf: Leaf, size: number, rows: Uint3
       if (valid(i)) {
         const slot = 16 * at(i);
         const len = view.getUint32(slot, true);
-        parts[i] = len <= 12 ? data.subarray(slot + 4, slot + 4 + len) : duckdb.get_data_from_pointer(data.buffer as ArrayBuffer, data.byteOffset + slot + 8, len);
+        parts[i] =
+          len <= 12
+            ? data.subarray(slot + 4, slot + 4 + len)
+            : duckdb.get_data_from_pointer(data.buffer as ArrayBuffer, data.byteOffset + slot + 8, len);
         total += len;
       }
       offsets[i + 1] = total;

@@ -2,7 +2,20 @@
 // its lock; the SQL sandbox opens its own locked-down instances). Runs SQL fragments (src/query/sql.ts),
 // their values bound as positional parameters, on a small pool of connections (one statement at a time
 // per connection) and maps result rows once. It builds no SQL from request data.
-import { DOUBLE, DuckDBInstance, type DuckDBDataChunk, type DuckDBPendingResult, type DuckDBType as ColumnType, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBTableFunction, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import {
+  DOUBLE,
+  DuckDBInstance,
+  type DuckDBDataChunk,
+  type DuckDBPendingResult,
+  type DuckDBType as ColumnType,
+  LIST,
+  listValue,
+  VARCHAR,
+  type DuckDBConnection,
+  type DuckDBTableFunction,
+  type DuckDBType,
+  type DuckDBValue,
+} from '@duckdb/node-api';
 import duckdb from '@duckdb/node-bindings';
 import { StorageError } from '../errors.js';
 import { compile, ident, raw, sql, type Param, type Sql } from '../query/sql.js';
@@ -94,7 +107,8 @@ export class Database {
     // this much is free (default 128 MiB).
     await db.run(sql`SET write_buffer_row_group_memory_limit = '64MB'`);
     await db.run(sql`SET allocator_flush_threshold = '32MB'`);
-    if (options.bulkFreeThreshold) await db.run(sql`SET allocator_bulk_deallocation_flush_threshold = ${stringLiteral(options.bulkFreeThreshold)}`);
+    if (options.bulkFreeThreshold)
+      await db.run(sql`SET allocator_bulk_deallocation_flush_threshold = ${stringLiteral(options.bulkFreeThreshold)}`);
     db.#workers = (options.threads ?? Number((await db.all(sql`SELECT current_setting('threads') AS t`))[0]!['t'])) > 1;
     return db;
   }
@@ -186,7 +200,7 @@ export class Database {
     try {
       const c = await this.#acquire();
       try {
-        let result;
+        let result: Awaited<ReturnType<typeof c.stream>>;
         try {
           result = await c.stream(text, toValues(params), toTypes(params));
         } catch (err) {
@@ -212,7 +226,12 @@ export class Database {
   }
 
   /** Runs a statement (returning its rows), reporting DuckDB's progress estimate (0..1) about every `everyMs`. */
-  async runWithProgress(q: Sql, onProgress: (fraction: number) => void, everyMs = 200, settings: Readonly<Record<string, 'true' | 'false'>> = {}): Promise<Row[]> {
+  async runWithProgress(
+    q: Sql,
+    onProgress: (fraction: number) => void,
+    everyMs = 200,
+    settings: Readonly<Record<string, 'true' | 'false'>> = {},
+  ): Promise<Row[]> {
     return this.withConnection(async (conn) => {
       const timer = setInterval(() => {
         const p = conn.progress;

@@ -3,7 +3,26 @@
 // text or double keep theirs (the record columns `tags`, `metrics`, `*_metadata`); any other type
 // arrives as DuckDB's text form of the value, so a result always converts.
 import { DuckDBTypeId, type DuckDBResultReader, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
-import { Bool, Field, Float64, Int32, Int64, List, makeData, makeVector, Map_, RecordBatch, Schema, Struct, Table, TimestampMicrosecond, Utf8, vectorFromArray, type DataType, type Vector } from 'apache-arrow';
+import {
+  Bool,
+  Field,
+  Float64,
+  Int32,
+  Int64,
+  List,
+  makeData,
+  makeVector,
+  Map_,
+  RecordBatch,
+  Schema,
+  Struct,
+  Table,
+  TimestampMicrosecond,
+  Utf8,
+  vectorFromArray,
+  type DataType,
+  type Vector,
+} from 'apache-arrow';
 
 const ID = DuckDBTypeId;
 
@@ -16,10 +35,20 @@ function mapType(value: DataType): Map_ {
   return new Map_(new Field('entries', new Struct([new Field('key', new Utf8(), false), new Field('value', value, true)]), false));
 }
 
-const asNumber = (v: DuckDBValue): number | null => (v === null ? null : typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : Number((v as { toDouble?: () => number }).toDouble?.() ?? String(v)));
+const asNumber = (v: DuckDBValue): number | null =>
+  v === null
+    ? null
+    : typeof v === 'number'
+      ? v
+      : typeof v === 'bigint'
+        ? Number(v)
+        : Number((v as { toDouble?: () => number }).toDouble?.() ?? String(v));
 
 function converter(t: DuckDBType): Converter {
-  const simple = (type: DataType, map: (v: DuckDBValue) => unknown): Converter => ({ type, vector: (values) => vectorFromArray(values.map(map) as never[], type) });
+  const simple = (type: DataType, map: (v: DuckDBValue) => unknown): Converter => ({
+    type,
+    vector: (values) => vectorFromArray(values.map(map) as never[], type),
+  });
   switch (t.typeId) {
     case ID.BOOLEAN:
       return simple(new Bool(), (v) => v);
@@ -48,15 +77,29 @@ function converter(t: DuckDBType): Converter {
         type,
         vector: (values) => {
           // Built as Int64 (null bits included), then retyped: Arrow stores both as 64-bit integers.
-          const ints = vectorFromArray(values.map((v) => (v === null ? null : (v as { micros: bigint }).micros)), new Int64()).data[0]!;
-          return makeVector(makeData({ type, length: ints.length, nullCount: ints.nullCount, data: ints.values as BigInt64Array, nullBitmap: ints.nullBitmap }));
+          const ints = vectorFromArray(
+            values.map((v) => (v === null ? null : (v as { micros: bigint }).micros)),
+            new Int64(),
+          ).data[0]!;
+          return makeVector(
+            makeData({
+              type,
+              length: ints.length,
+              nullCount: ints.nullCount,
+              data: ints.values as BigInt64Array,
+              nullBitmap: ints.nullBitmap,
+            }),
+          );
         },
       };
     }
     case ID.LIST:
       if ('valueType' in t && (t.valueType as DuckDBType).typeId === ID.VARCHAR) {
         const type = new List(new Field('item', new Utf8(), true));
-        return { type, vector: (values) => vectorFromArray(values.map((v) => (v === null ? null : (v as { items: unknown[] }).items)) as never[], type) };
+        return {
+          type,
+          vector: (values) => vectorFromArray(values.map((v) => (v === null ? null : (v as { items: unknown[] }).items)) as never[], type),
+        };
       }
       break;
     case ID.MAP: {
@@ -64,7 +107,8 @@ function converter(t: DuckDBType): Converter {
       const value = m.valueType.typeId === ID.DOUBLE ? new Float64() : m.valueType.typeId === ID.VARCHAR ? new Utf8() : null;
       if (m.keyType.typeId === ID.VARCHAR && value) {
         const type = mapType(value);
-        const entries = (v: DuckDBValue) => (v === null ? null : new Map((v as { entries: { key: unknown; value: unknown }[] }).entries.map((e) => [e.key, e.value])));
+        const entries = (v: DuckDBValue) =>
+          v === null ? null : new Map((v as { entries: { key: unknown; value: unknown }[] }).entries.map((e) => [e.key, e.value]));
         return { type, vector: (values) => vectorFromArray(values.map(entries) as never[], type) };
       }
       break;
@@ -73,7 +117,14 @@ function converter(t: DuckDBType): Converter {
       break;
   }
   const type = new Utf8();
-  return { type, vector: (values) => vectorFromArray(values.map((v) => (v === null ? null : String(v))), type) };
+  return {
+    type,
+    vector: (values) =>
+      vectorFromArray(
+        values.map((v) => (v === null ? null : String(v))),
+        type,
+      ),
+  };
 }
 
 /** Converts result chunks to Arrow with one schema for the whole result. */

@@ -37,7 +37,11 @@ export class Maintenance {
    */
   async compact(): Promise<{ merges: number; expired: number }> {
     this.#guard.assertOpen();
-    const expired = await purgeExpired(this.#records, this.#db, this.#catalog.projects().map((p) => p.id));
+    const expired = await purgeExpired(
+      this.#records,
+      this.#db,
+      this.#catalog.projects().map((p) => p.id),
+    );
     // Merges purge only tombstones the manifest holds (one only in the log may precede a durable
     // replacement): sealing first brings the expiry's tombstones there.
     if (expired > 0) await this.#records.seal();
@@ -48,6 +52,12 @@ export class Maintenance {
   async memory(): Promise<MemoryReport> {
     this.#guard.assertOpen();
     const records = this.#records;
-    return { duckdb: await records.duckdbMemory(), duckdbMerge: await records.mergeDbMemory(), process: process.memoryUsage(), js: records.jsSizes(), tables: await records.duckdbTables() };
+    return {
+      duckdb: await records.duckdbMemory(),
+      duckdbMerge: await records.mergeDbMemory(),
+      process: process.memoryUsage(),
+      js: records.jsSizes(),
+      tables: await records.duckdbTables(),
+    };
   }
 }

@@ -18,14 +18,28 @@ export const RUN_ID_FIELDS: readonly [keyof RunIds, RunKind][] = [
 ];
 
 /** The run a request addresses; 422 when none or several run ids are given, 404 when unknown. */
-export function resolveRun(catalog: Catalog, projectId: string, ids: RunIds, loc: (string | number)[] = ['body']): { project: Project; run: Run; field: keyof RunIds } {
+export function resolveRun(
+  catalog: Catalog,
+  projectId: string,
+  ids: RunIds,
+  loc: (string | number)[] = ['body'],
+): { project: Project; run: Run; field: keyof RunIds } {
   const project = catalog.project(projectId);
   const given = RUN_ID_FIELDS.filter(([f]) => ids[f] != null);
   if (given.length === 0) {
-    throw invalidFields(loc, RUN_ID_FIELDS.map(([f]) => f), 'one of log_stream_id, experiment_id or metrics_testing_id is required', 'missing');
+    throw invalidFields(
+      loc,
+      RUN_ID_FIELDS.map(([f]) => f),
+      'one of log_stream_id, experiment_id or metrics_testing_id is required',
+      'missing',
+    );
   }
   if (given.length > 1) {
-    throw invalidFields(loc, given.map(([f]) => f), `give only one of log_stream_id, experiment_id, metrics_testing_id (got ${given.map(([f]) => f).join(', ')})`);
+    throw invalidFields(
+      loc,
+      given.map(([f]) => f),
+      `give only one of log_stream_id, experiment_id, metrics_testing_id (got ${given.map(([f]) => f).join(', ')})`,
+    );
   }
   const [field, kind] = given[0]!;
   const run = catalog.run(project.id, String(ids[field]));

@@ -5,10 +5,24 @@
 // opened the folder, allowed everything (see catalog/permissions.ts).
 import type { Catalog, Project, Run, RunKind, User } from '../catalog/catalog.js';
 import { membersOf, removeMember, roleOf, setMember, visibleProjectIds, type MemberView } from '../catalog/members.js';
-import { can, projectPermissions, type Permission, type ProjectAction, type ProjectRole, type ScorerAction } from '../catalog/permissions.js';
+import {
+  can,
+  projectPermissions,
+  type Permission,
+  type ProjectAction,
+  type ProjectRole,
+  type ScorerAction,
+} from '../catalog/permissions.js';
 import { listProjects, listProjectsV1, type ProjectPageQuery, type ProjectPageQueryV1 } from '../catalog/project-list.js';
 import { projectDbView, runView, viewer, type ProjectDbView } from '../catalog/project-view.js';
-import { removeProjectFromCatalog, removeRunFromCatalog, renameRun, setBookmark, updateProject, type ProjectUpdate } from '../catalog/projects.js';
+import {
+  removeProjectFromCatalog,
+  removeRunFromCatalog,
+  renameRun,
+  setBookmark,
+  updateProject,
+  type ProjectUpdate,
+} from '../catalog/projects.js';
 import { searchLogStreams } from '../catalog/run-list.js';
 import { listScorers, scorerVisible, type ScorerPageQuery } from '../catalog/scorer-list.js';
 import type { ScorerRow, VersionRow } from '../catalog/scorer-row.js';
@@ -20,7 +34,15 @@ import type { LogStreamPage, LogStreamSearchBody } from '../schemas/log-streams.
 import type { ProjectsBody, ProjectsBodyV1, ProjectsPage, ProjectsPageV1 } from '../schemas/projects.js';
 import type { FilterRequest } from '../schemas/query.js';
 import type { RunScorerSettings, RunScorerSettingsBody } from '../schemas/scorer-settings.js';
-import type { CreateScorerBody, ListScorersBody, ListScorersResponse, Scorer, ScorerVersion, ScorerVersionInput, UpdateScorerBody } from '../schemas/scorers.js';
+import type {
+  CreateScorerBody,
+  ListScorersBody,
+  ListScorersResponse,
+  Scorer,
+  ScorerVersion,
+  ScorerVersionInput,
+  UpdateScorerBody,
+} from '../schemas/scorers.js';
 import type { Static } from 'typebox';
 import type { OpenGuard } from './open-guard.js';
 
@@ -285,6 +307,27 @@ function authorizeScorer(row: ScorerRow, action: ScorerAction, user: Caller): vo
 }
 
 // The types the catalog part takes and return, from one place.
-export type { MemberView, Permission, ProjectDbView as ProjectView, ProjectsPage, ProjectsPageV1, LogStreamPage, ListScorersResponse, Scorer, ScorerVersion, VersionRow, RunScorerSettings };
+export type {
+  MemberView,
+  Permission,
+  ProjectDbView as ProjectView,
+  ProjectsPage,
+  ProjectsPageV1,
+  LogStreamPage,
+  ListScorersResponse,
+  Scorer,
+  ScorerVersion,
+  VersionRow,
+  RunScorerSettings,
+};
 export type { ProjectAction, ProjectRole, ScorerAction, ProjectPageQuery, ProjectPageQueryV1, ProjectUpdate, ScorerPageQuery };
-export type { LogStreamSearchBody, ProjectsBody, ProjectsBodyV1, RunScorerSettingsBody, CreateScorerBody, ListScorersBody, ScorerVersionInput, UpdateScorerBody };
+export type {
+  LogStreamSearchBody,
+  ProjectsBody,
+  ProjectsBodyV1,
+  RunScorerSettingsBody,
+  CreateScorerBody,
+  ListScorersBody,
+  ScorerVersionInput,
+  UpdateScorerBody,
+};

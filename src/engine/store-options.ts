@@ -65,9 +65,15 @@ export function checkedMemoryLimit(options: TraceStoreOptions): string {
   const table = options.memTableBytes ?? options.walRollBytes;
   if (table !== undefined) {
     if (typeof table !== 'number' || !(table > 0)) throw invalid([key], 'Input should be a positive number of bytes', table);
-    if (table > sizeBytes(memoryLimit) / 2) throw invalid([key], `Input should be at most half of memoryLimit (${memoryLimit}): a seal holds its memory table in DuckDB's memory. Raise memoryLimit with it`, table);
+    if (table > sizeBytes(memoryLimit) / 2)
+      throw invalid(
+        [key],
+        `Input should be at most half of memoryLimit (${memoryLimit}): a seal holds its memory table in DuckDB's memory. Raise memoryLimit with it`,
+        table,
+      );
   }
   const mt = options.mergeThreads;
-  if (mt !== undefined && !(Number.isInteger(mt) && mt >= 0 && mt <= 256)) throw invalid(['mergeThreads'], 'Input should be a whole number from 0 to 256', mt);
+  if (mt !== undefined && !(Number.isInteger(mt) && mt >= 0 && mt <= 256))
+    throw invalid(['mergeThreads'], 'Input should be a whole number from 0 to 256', mt);
   return memoryLimit;
 }

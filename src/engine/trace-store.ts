@@ -70,7 +70,12 @@ export class TraceStore {
     this.#opened = opened;
     this.#drops = new Drops(catalog, store);
     const queries = new RecordQueries(store, db, queryOptions(catalog, options));
-    const ingest = new Ingest({ catalog, resolveRun: (projectId, ids, loc) => resolveRun(catalog, projectId, ids, loc) }, store, db, options.maxSpansPerRequest);
+    const ingest = new Ingest(
+      { catalog, resolveRun: (projectId, ids, loc) => resolveRun(catalog, projectId, ids, loc) },
+      store,
+      db,
+      options.maxSpansPerRequest,
+    );
     const retention = new Retention(catalog);
     store.retention = retention;
     this.records = new Records({ guard, catalog, store, queries, ingest });

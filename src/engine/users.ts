@@ -62,7 +62,14 @@ export class Users {
     return this.#catalog
       .table<ApiKey>('api_keys')
       .filter((k) => userId === undefined || k.user_id === userId)
-      .map((k) => ({ id: k.id, user_id: k.user_id, prefix: k.prefix, description: k.description, created_at: k.created_at, revoked_at: k.revoked_at }));
+      .map((k) => ({
+        id: k.id,
+        user_id: k.user_id,
+        prefix: k.prefix,
+        description: k.description,
+        created_at: k.created_at,
+        revoked_at: k.revoked_at,
+      }));
   }
 
   revokeApiKey(id: string): void {

@@ -6,9 +6,18 @@ import avro from 'avsc';
 import { PARTITION_FIELDS } from './schema.js';
 
 const opt = (type: unknown) => ['null', type];
-const field = (name: string, id: number, type: unknown, optional = false) => ({ name, type: optional ? opt(type) : type, ...(optional ? { default: null } : {}), 'field-id': id });
+const field = (name: string, id: number, type: unknown, optional = false) => ({
+  name,
+  type: optional ? opt(type) : type,
+  ...(optional ? { default: null } : {}),
+  'field-id': id,
+});
 /** Iceberg's map with non-string keys: an array of key/value records marked logicalType map. */
-const intMap = (name: string, k: number, v: number, value: unknown) => ({ type: 'array', logicalType: 'map', items: { type: 'record', name, fields: [field('key', k, 'int'), field('value', v, value)] } });
+const intMap = (name: string, k: number, v: number, value: unknown) => ({
+  type: 'array',
+  logicalType: 'map',
+  items: { type: 'record', name, fields: [field('key', k, 'int'), field('value', v, value)] },
+});
 
 const DATA_FILE = {
   type: 'record',
@@ -17,7 +26,11 @@ const DATA_FILE = {
     field('content', 134, 'int'),
     field('file_path', 100, 'string'),
     field('file_format', 101, 'string'),
-    field('partition', 102, { type: 'record', name: 'r102', fields: PARTITION_FIELDS.map((p) => field(p.name, p['field-id'], 'string', true)) }),
+    field('partition', 102, {
+      type: 'record',
+      name: 'r102',
+      fields: PARTITION_FIELDS.map((p) => field(p.name, p['field-id'], 'string', true)),
+    }),
     field('record_count', 103, 'long'),
     field('file_size_in_bytes', 104, 'long'),
     field('column_sizes', 108, intMap('k117_v118', 117, 118, 'long'), true),
@@ -37,7 +50,13 @@ const DATA_FILE = {
 const MANIFEST_ENTRY = avro.Type.forSchema({
   type: 'record',
   name: 'manifest_entry',
-  fields: [field('status', 0, 'int'), field('snapshot_id', 1, 'long', true), field('sequence_number', 3, 'long', true), field('file_sequence_number', 4, 'long', true), field('data_file', 2, DATA_FILE)],
+  fields: [
+    field('status', 0, 'int'),
+    field('snapshot_id', 1, 'long', true),
+    field('sequence_number', 3, 'long', true),
+    field('file_sequence_number', 4, 'long', true),
+    field('data_file', 2, DATA_FILE),
+  ],
 } as avro.Schema);
 
 const MANIFEST_FILE = avro.Type.forSchema({
@@ -63,7 +82,16 @@ const MANIFEST_FILE = avro.Type.forSchema({
       {
         type: 'array',
         'element-id': 508,
-        items: { type: 'record', name: 'r508', fields: [field('contains_null', 509, 'boolean'), field('contains_nan', 518, 'boolean', true), field('lower_bound', 510, 'bytes', true), field('upper_bound', 511, 'bytes', true)] },
+        items: {
+          type: 'record',
+          name: 'r508',
+          fields: [
+            field('contains_null', 509, 'boolean'),
+            field('contains_nan', 518, 'boolean', true),
+            field('lower_bound', 510, 'bytes', true),
+            field('upper_bound', 511, 'bytes', true),
+          ],
+        },
       },
       true,
     ),
@@ -107,7 +135,10 @@ export interface ManifestListEntry {
 
 /** Snapshot ids and sequence numbers are below 2^53 (snapshot ids are made so): exact as JS numbers, longs in Avro. */
 async function encode(type: avro.Type, records: readonly object[], metadata: Record<string, string>): Promise<Buffer> {
-  const encoder = new avro.streams.BlockEncoder(type, { codec: 'null', metadata: Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, Buffer.from(v)])) } as never);
+  const encoder = new avro.streams.BlockEncoder(type, {
+    codec: 'null',
+    metadata: Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, Buffer.from(v)])),
+  } as never);
   const chunks: Buffer[] = [];
   const done = new Promise<void>((resolve, reject) => {
     encoder.on('data', (c: Buffer) => chunks.push(c));
@@ -120,7 +151,10 @@ async function encode(type: avro.Type, records: readonly object[], metadata: Rec
   return Buffer.concat(chunks);
 }
 
-export function manifestFile(entries: readonly ManifestEntry[], meta: { schemaJson: string; schemaId: number; specJson: string; content: 'data' | 'deletes' }): Promise<Buffer> {
+export function manifestFile(
+  entries: readonly ManifestEntry[],
+  meta: { schemaJson: string; schemaId: number; specJson: string; content: 'data' | 'deletes' },
+): Promise<Buffer> {
   return encode(
     MANIFEST_ENTRY,
     entries.map((e) => ({
@@ -148,11 +182,21 @@ export function manifestFile(entries: readonly ManifestEntry[], meta: { schemaJs
         referenced_data_file: e.referencedDataFile ?? null,
       },
     })),
-    { schema: meta.schemaJson, 'schema-id': String(meta.schemaId), 'partition-spec': meta.specJson, 'partition-spec-id': '0', 'format-version': '2', content: meta.content },
+    {
+      schema: meta.schemaJson,
+      'schema-id': String(meta.schemaId),
+      'partition-spec': meta.specJson,
+      'partition-spec-id': '0',
+      'format-version': '2',
+      content: meta.content,
+    },
   );
 }
 
-export function manifestList(entries: readonly ManifestListEntry[], meta: { snapshotId: number; parentSnapshotId: number | null; sequenceNumber: number }): Promise<Buffer> {
+export function manifestList(
+  entries: readonly ManifestListEntry[],
+  meta: { snapshotId: number; parentSnapshotId: number | null; sequenceNumber: number },
+): Promise<Buffer> {
   return encode(
     MANIFEST_FILE,
     entries.map((m) => ({
@@ -172,6 +216,11 @@ export function manifestList(entries: readonly ManifestListEntry[], meta: { snap
       partitions: null,
       key_metadata: null,
     })),
-    { 'snapshot-id': String(meta.snapshotId), 'parent-snapshot-id': meta.parentSnapshotId === null ? 'null' : String(meta.parentSnapshotId), 'sequence-number': String(meta.sequenceNumber), 'format-version': '2' },
+    {
+      'snapshot-id': String(meta.snapshotId),
+      'parent-snapshot-id': meta.parentSnapshotId === null ? 'null' : String(meta.parentSnapshotId),
+      'sequence-number': String(meta.sequenceNumber),
+      'format-version': '2',
+    },
   );
 }

@@ -43,7 +43,13 @@ export async function deadPositions(conn: Connection, segment: string, cutoffUs:
 }
 
 /** Writes the position delete file of a segment at `out` (a local path); `dataUri` is the data file as manifests name it. */
-export async function writeDeleteFile(conn: Connection, segment: string, cutoffUs: number | undefined, dataUri: string, out: string): Promise<void> {
+export async function writeDeleteFile(
+  conn: Connection,
+  segment: string,
+  cutoffUs: number | undefined,
+  dataUri: string,
+  out: string,
+): Promise<void> {
   await conn.run(
     sql`COPY (SELECT ${dataUri}::VARCHAR AS file_path, file_row_number::BIGINT AS pos
            FROM read_parquet(${segment}, hive_partitioning = false, file_row_number = true) WHERE ${deadWhere(cutoffUs)} ORDER BY pos)

@@ -8,7 +8,12 @@ export interface Publishing {
   stop(): Promise<void>;
 }
 
-export function publishEvery(iceberg: Iceberg, options: PublishOptions, everyMs: number, report: { done(r: PublishResult): void; failed(err: unknown): void }): Publishing {
+export function publishEvery(
+  iceberg: Iceberg,
+  options: PublishOptions,
+  everyMs: number,
+  report: { done(r: PublishResult): void; failed(err: unknown): void },
+): Publishing {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
   let stopped = false;

@@ -5,7 +5,13 @@ import type { TableMetadata } from './metadata.js';
 import type { Target } from './target.js';
 
 /** Removes the listed files of `table` that `keep`, the kept snapshots and the metadata log do not name; returns how many. */
-export async function removeUnnamed(target: Target, table: string, listed: Iterable<string>, meta: TableMetadata, keep: ReadonlySet<string>): Promise<number> {
+export async function removeUnnamed(
+  target: Target,
+  table: string,
+  listed: Iterable<string>,
+  meta: TableMetadata,
+  keep: ReadonlySet<string>,
+): Promise<number> {
   const keptSnaps = new Set(meta.snapshots.map((s) => String(s['snapshot-id'])));
   const keptMeta = new Set(meta['metadata-log'].map((e) => e['metadata-file']));
   const gone: string[] = [];

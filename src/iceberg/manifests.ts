@@ -19,7 +19,17 @@ export interface SnapshotFiles {
 
 /** Writes the manifests and the manifest list; returns the list's path under the target. */
 export async function writeManifests(target: Target, s: SnapshotFiles): Promise<string> {
-  const entry = (status: number, snap: number, seq: number, content: number, rel: string, f: DataFileState, records: number, bytes: number, ref?: string): ManifestEntry => ({
+  const entry = (
+    status: number,
+    snap: number,
+    seq: number,
+    content: number,
+    rel: string,
+    f: DataFileState,
+    records: number,
+    bytes: number,
+    ref?: string,
+  ): ManifestEntry => ({
     status,
     snapshotId: snap,
     sequenceNumber: seq,
@@ -37,7 +47,20 @@ export async function writeManifests(target: Target, s: SnapshotFiles): Promise<
   for (const f of s.files) {
     data.push(entry(statusOf(f.snapshotId), f.snapshotId, f.sequenceNumber, CONTENT.DATA, f.rel, f, f.rows, f.bytes));
     const d = f.deletes;
-    if (d) deletes.push(entry(statusOf(d.snapshotId), d.snapshotId, d.sequenceNumber, CONTENT.POSITION_DELETES, d.rel, f, d.count, d.bytes, target.uri(f.rel)));
+    if (d)
+      deletes.push(
+        entry(
+          statusOf(d.snapshotId),
+          d.snapshotId,
+          d.sequenceNumber,
+          CONTENT.POSITION_DELETES,
+          d.rel,
+          f,
+          d.count,
+          d.bytes,
+          target.uri(f.rel),
+        ),
+      );
   }
   const meta = { schemaJson: JSON.stringify(s.schema), schemaId: s.schema['schema-id'], specJson: JSON.stringify(PARTITION_SPEC.fields) };
   const list: ManifestListEntry[] = [];
@@ -67,6 +90,9 @@ export async function writeManifests(target: Target, s: SnapshotFiles): Promise<
     });
   }
   const listRel = `${s.table}/metadata/snap-${s.snapshotId}-list.avro`;
-  await target.put(listRel, await manifestList(list, { snapshotId: s.snapshotId, parentSnapshotId: s.parent, sequenceNumber: s.sequenceNumber }));
+  await target.put(
+    listRel,
+    await manifestList(list, { snapshotId: s.snapshotId, parentSnapshotId: s.parent, sequenceNumber: s.sequenceNumber }),
+  );
   return listRel;
 }

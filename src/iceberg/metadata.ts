@@ -48,7 +48,8 @@ function maxFieldId(schema: IcebergSchema): number {
   let max = 0;
   for (const f of schema.fields) {
     max = Math.max(max, f.id);
-    if (typeof f.type === 'object') max = Math.max(max, f.type.type === 'list' ? f.type['element-id'] : Math.max(f.type['key-id'], f.type['value-id']));
+    if (typeof f.type === 'object')
+      max = Math.max(max, f.type.type === 'list' ? f.type['element-id'] : Math.max(f.type['key-id'], f.type['value-id']));
   }
   return max;
 }
@@ -81,13 +82,20 @@ export function resolveSchema(prev: TableMetadata | null, schema: IcebergSchema)
 }
 
 export function nextMetadata(prev: TableMetadata | null, n: NextMetadata): TableMetadata {
-  const schemas = prev ? (prev.schemas.some((s) => s['schema-id'] === n.schema['schema-id']) ? prev.schemas : [...prev.schemas, n.schema]) : [n.schema];
+  const schemas = prev
+    ? prev.schemas.some((s) => s['schema-id'] === n.schema['schema-id'])
+      ? prev.schemas
+      : [...prev.schemas, n.schema]
+    : [n.schema];
   const snap: SnapshotMeta = { ...n.snapshot, 'schema-id': n.schema['schema-id'] };
   const all = [...(prev?.snapshots ?? []), snap];
   const now = snap['timestamp-ms'];
   const kept = all.filter((s, i) => s === snap || (i >= all.length - n.keepSnapshots && now - s['timestamp-ms'] <= n.maxSnapshotAgeMs));
   const keptIds = new Set(kept.map((s) => s['snapshot-id']));
-  const metadataLog = [...(prev?.['metadata-log'] ?? []), ...(n.previousFile && prev ? [{ 'timestamp-ms': prev['last-updated-ms'], 'metadata-file': n.previousFile }] : [])].slice(-n.keepMetadataFiles);
+  const metadataLog = [
+    ...(prev?.['metadata-log'] ?? []),
+    ...(n.previousFile && prev ? [{ 'timestamp-ms': prev['last-updated-ms'], 'metadata-file': n.previousFile }] : []),
+  ].slice(-n.keepMetadataFiles);
   return {
     'format-version': 2,
     'table-uuid': prev?.['table-uuid'] ?? randomUUID(),
@@ -106,7 +114,10 @@ export function nextMetadata(prev: TableMetadata | null, n: NextMetadata): Table
     'current-snapshot-id': snap['snapshot-id'],
     refs: { main: { 'snapshot-id': snap['snapshot-id'], type: 'branch' } },
     snapshots: kept,
-    'snapshot-log': [...(prev?.['snapshot-log'] ?? []).filter((e) => keptIds.has(e['snapshot-id'])), { 'timestamp-ms': now, 'snapshot-id': snap['snapshot-id'] }],
+    'snapshot-log': [
+      ...(prev?.['snapshot-log'] ?? []).filter((e) => keptIds.has(e['snapshot-id'])),
+      { 'timestamp-ms': now, 'snapshot-id': snap['snapshot-id'] },
+    ],
     'metadata-log': metadataLog,
   };
 }

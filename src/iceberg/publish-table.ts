@@ -14,7 +14,16 @@ import { removeUnnamed } from './expire.js';
 import { writeManifests } from './manifests.js';
 import { newSnapshotId, nextMetadata, resolveSchema, type TableMetadata } from './metadata.js';
 import { metricColumns, nameMapping, TABLE_OF, tableSchema } from './schema.js';
-import { EMPTY_TABLE_STATE, latestVersion, metadataRel, parseTableState, stateRel, type DataFileState, type DeletesState, type TableState } from './table-state.js';
+import {
+  EMPTY_TABLE_STATE,
+  latestVersion,
+  metadataRel,
+  parseTableState,
+  stateRel,
+  type DataFileState,
+  type DeletesState,
+  type TableState,
+} from './table-state.js';
 import type { Target } from './target.js';
 
 export interface ExpiryOptions {
@@ -116,7 +125,9 @@ export async function publishTable(target: Target, input: TableInput): Promise<T
     const cut = input.cutoffs.get(g.run_id);
     const abs = join(input.dir, g.file);
     const scan = !before || anyIn(newDead, g.min_seq, g.max_seq) || cutoffMoved(prev.cutoffs[g.run_id], cut, g);
-    const dead = scan ? await deadPositions(input.conn, abs, cut) : { count: before.deletes?.count ?? 0, digest: before.deletes?.digest ?? '' };
+    const dead = scan
+      ? await deadPositions(input.conn, abs, cut)
+      : { count: before.deletes?.count ?? 0, digest: before.deletes?.digest ?? '' };
     if (dead.count >= g.rows) continue; // every row dead: the file leaves the table
     const placed = await target.putFile(rel, abs, g.bytes);
     bytesSent += placed.sent;
@@ -139,7 +150,19 @@ export async function publishTable(target: Target, input: TableInput): Promise<T
       }
     }
     for (const m of g.metrics) present.add(m);
-    files[rel] = before ? { ...before, deletes } : { rel, segment: g.file, project_id: g.project_id, run_id: g.run_id, rows: g.rows, bytes: g.bytes, sequenceNumber: seqNo, snapshotId, deletes };
+    files[rel] = before
+      ? { ...before, deletes }
+      : {
+          rel,
+          segment: g.file,
+          project_id: g.project_id,
+          run_id: g.run_id,
+          rows: g.rows,
+          bytes: g.bytes,
+          sequenceNumber: seqNo,
+          snapshotId,
+          deletes,
+        };
   }
 
   // Metric columns: every metric a published file of this table ever carried keeps its column.
@@ -149,7 +172,12 @@ export async function publishTable(target: Target, input: TableInput): Promise<T
   const liveRels = (s: TableState['files']) => Object.values(s).flatMap((f) => [f.rel, ...(f.deletes ? [f.deletes.rel] : [])]);
   const before = new Set(liveRels(prev.files));
   const now = new Set(liveRels(files));
-  const unchanged = prevMeta !== null && loaded !== null && before.size === now.size && [...now].every((r) => before.has(r)) && schema['schema-id'] === prevMeta['current-schema-id'];
+  const unchanged =
+    prevMeta !== null &&
+    loaded !== null &&
+    before.size === now.size &&
+    [...now].every((r) => before.has(r)) &&
+    schema['schema-id'] === prevMeta['current-schema-id'];
   const tally = (f: Record<string, DataFileState>) => {
     let rows = 0;
     let deleted = 0;
@@ -162,11 +190,28 @@ export async function publishTable(target: Target, input: TableInput): Promise<T
     return { dataFiles: Object.keys(f).length, deleteFiles, rows, deletedRows: deleted };
   };
   if (unchanged) {
-    return { table, snapshotId: prevMeta['current-snapshot-id'], sequenceNumber: prevMeta['last-sequence-number'], committed: false, metadata: target.uri(metadataRel(table, prevVersion)), ...tally(prev.files), bytesSent, filesPlaced, filesRemoved: 0 };
+    return {
+      table,
+      snapshotId: prevMeta['current-snapshot-id'],
+      sequenceNumber: prevMeta['last-sequence-number'],
+      committed: false,
+      metadata: target.uri(metadataRel(table, prevVersion)),
+      ...tally(prev.files),
+      bytesSent,
+      filesPlaced,
+      filesRemoved: 0,
+    };
   }
 
   const parent = prevMeta?.['current-snapshot-id'];
-  const listRel = await writeManifests(target, { table, snapshotId, sequenceNumber: seqNo, parent: parent ?? null, schema, files: Object.values(files) });
+  const listRel = await writeManifests(target, {
+    table,
+    snapshotId,
+    sequenceNumber: seqNo,
+    parent: parent ?? null,
+    schema,
+    files: Object.values(files),
+  });
 
   const t = tally(files);
   const version = prevVersion + 1;
@@ -185,7 +230,14 @@ export async function publishTable(target: Target, input: TableInput): Promise<T
       'sequence-number': seqNo,
       'timestamp-ms': input.now,
       'manifest-list': target.uri(listRel),
-      summary: { operation: 'overwrite', 'total-data-files': String(t.dataFiles), 'total-delete-files': String(t.deleteFiles), 'total-records': String(t.rows), 'total-position-deletes': String(t.deletedRows), 'total-files-size': String(Object.values(files).reduce((n, f) => n + f.bytes + (f.deletes?.bytes ?? 0), 0)) },
+      summary: {
+        operation: 'overwrite',
+        'total-data-files': String(t.dataFiles),
+        'total-delete-files': String(t.deleteFiles),
+        'total-records': String(t.rows),
+        'total-position-deletes': String(t.deletedRows),
+        'total-files-size': String(Object.values(files).reduce((n, f) => n + f.bytes + (f.deletes?.bytes ?? 0), 0)),
+      },
     },
     previousFile: prevVersion ? target.uri(metadataRel(table, prevVersion)) : null,
     keepSnapshots: input.expiry.keepSnapshots,
@@ -197,7 +249,8 @@ export async function publishTable(target: Target, input: TableInput): Promise<T
   const oldestKept = Math.min(...meta.snapshots.map((s) => s['sequence-number']));
   const retired: Record<string, number> = {};
   for (const [rel, last] of Object.entries(prev.retired)) if (!now.has(rel) && last >= oldestKept) retired[rel] = last;
-  for (const rel of before) if (!now.has(rel) && prevMeta!['last-sequence-number'] >= oldestKept) retired[rel] = prevMeta!['last-sequence-number'];
+  for (const rel of before)
+    if (!now.has(rel) && prevMeta!['last-sequence-number'] >= oldestKept) retired[rel] = prevMeta!['last-sequence-number'];
   const state: TableState = {
     format: 1,
     dead: input.dead,
@@ -211,6 +264,24 @@ export async function publishTable(target: Target, input: TableInput): Promise<T
   // The commit point is the metadata file above; the hint only helps readers that ask for it.
   await target.put(`${table}/metadata/version-hint.text`, Buffer.from(String(version)));
 
-  const filesRemoved = knownHistory ? await removeUnnamed(target, table, listed.keys(), meta, new Set([...now, ...Object.keys(retired), metadataRel(table, version), stateRel(table, version)])) : 0;
-  return { table, snapshotId, sequenceNumber: seqNo, committed: true, metadata: target.uri(metadataRel(table, version)), ...t, bytesSent, filesPlaced, filesRemoved };
+  const filesRemoved = knownHistory
+    ? await removeUnnamed(
+        target,
+        table,
+        listed.keys(),
+        meta,
+        new Set([...now, ...Object.keys(retired), metadataRel(table, version), stateRel(table, version)]),
+      )
+    : 0;
+  return {
+    table,
+    snapshotId,
+    sequenceNumber: seqNo,
+    committed: true,
+    metadata: target.uri(metadataRel(table, version)),
+    ...t,
+    bytesSent,
+    filesPlaced,
+    filesRemoved,
+  };
 }

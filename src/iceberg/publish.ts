@@ -52,7 +52,8 @@ export const DEFAULT_MAX_SNAPSHOT_AGE_SECONDS = 5 * 86_400;
 export function openTarget(dir: string, to: string | undefined, s3: S3Options | undefined): Target {
   const where = to ?? join(dir, 'iceberg');
   if (where.startsWith('s3://')) {
-    if (!/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/.*)?$/.test(where)) throw invalid(['to'], 'Input should be s3://bucket/prefix with a valid bucket name', where);
+    if (!/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/.*)?$/.test(where))
+      throw invalid(['to'], 'Input should be s3://bucket/prefix with a valid bucket name', where);
     return new S3Target(where, s3);
   }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(where)) throw invalid(['to'], 'Input should be a folder or an s3:// URI', where);
@@ -91,7 +92,8 @@ export class Iceberg {
         mkdirSync(staging, { recursive: true });
         const dead = [...manifest.dead].sort((a, b) => a - b);
         const cutoffs = new Map<string, number>();
-        for (const p of new Set(manifest.segments.map((g) => g.project_id))) for (const [run, cut] of host.cutoffs(p)) cutoffs.set(run, cut);
+        for (const p of new Set(manifest.segments.map((g) => g.project_id)))
+          for (const [run, cut] of host.cutoffs(p)) cutoffs.set(run, cut);
         const expiry: ExpiryOptions = {
           keepSnapshots: options.keepSnapshots ?? DEFAULT_KEEP_SNAPSHOTS,
           maxSnapshotAgeMs: (options.maxSnapshotAgeSeconds ?? DEFAULT_MAX_SNAPSHOT_AGE_SECONDS) * 1000,
@@ -103,7 +105,18 @@ export class Iceberg {
           try {
             const out: Record<string, TableResult> = {};
             for (const kind of KINDS) {
-              const r = await publishTable(target, { kind, dir: host.dir, conn, segments: manifest.segments.filter((g) => g.kind === kind), dead, metricIds: manifest.metric_ids, cutoffs, staging, expiry, now });
+              const r = await publishTable(target, {
+                kind,
+                dir: host.dir,
+                conn,
+                segments: manifest.segments.filter((g) => g.kind === kind),
+                dead,
+                metricIds: manifest.metric_ids,
+                cutoffs,
+                staging,
+                expiry,
+                now,
+              });
               out[r.table] = r;
             }
             return out as PublishResult['tables'];

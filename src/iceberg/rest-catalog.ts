@@ -61,12 +61,17 @@ export class RestCatalog {
     const version = TABLES.includes(table) ? await this.#version(table) : 0;
     const bytes = version > 0 ? await this.target.get(metadataRel(table, version)) : null;
     if (!bytes) throw new NoSuchIcebergError(`Table does not exist: ${NAMESPACE}.${table}`, 'NoSuchTableException');
-    return { 'metadata-location': this.target.uri(metadataRel(table, version)), metadata: JSON.parse(bytes.toString('utf8')) as TableMetadata, config: {} };
+    return {
+      'metadata-location': this.target.uri(metadataRel(table, version)),
+      metadata: JSON.parse(bytes.toString('utf8')) as TableMetadata,
+      config: {},
+    };
   }
 
   #checkNamespace(ns: string): void {
     // Multi-part namespaces arrive joined by the unit separator (%1F).
-    if (ns !== NAMESPACE) throw new NoSuchIcebergError(`Namespace does not exist: ${ns.replaceAll('\x1f', '.')}`, 'NoSuchNamespaceException');
+    if (ns !== NAMESPACE)
+      throw new NoSuchIcebergError(`Namespace does not exist: ${ns.replaceAll('\x1f', '.')}`, 'NoSuchNamespaceException');
   }
 
   async #version(table: string): Promise<number> {

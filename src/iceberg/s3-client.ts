@@ -29,11 +29,22 @@ export class S3Client {
   ) {
     const accessKeyId = options.accessKeyId ?? env['AWS_ACCESS_KEY_ID'];
     const secretAccessKey = options.secretAccessKey ?? env['AWS_SECRET_ACCESS_KEY'];
-    if (!accessKeyId || !secretAccessKey) throw invalid(['s3'], 'S3 needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones)');
+    if (!accessKeyId || !secretAccessKey)
+      throw invalid(
+        ['s3'],
+        'S3 needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones)',
+      );
     const region = options.region ?? env['AWS_REGION'] ?? env['AWS_DEFAULT_REGION'] ?? 'us-east-1';
     const sessionToken = options.sessionToken ?? env['AWS_SESSION_TOKEN'];
     // Retries are ours: a streamed body cannot be sent twice.
-    this.#aws = new AwsClient({ accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}), service: 's3', region, retries: 0 });
+    this.#aws = new AwsClient({
+      accessKeyId,
+      secretAccessKey,
+      ...(sessionToken ? { sessionToken } : {}),
+      service: 's3',
+      region,
+      retries: 0,
+    });
     if (options.endpoint) {
       let url: URL;
       try {
@@ -51,7 +62,11 @@ export class S3Client {
     return `${this.#base}/${key.split('/').map(encodeURIComponent).join('/')}${query}`;
   }
 
-  async #send(what: string, make: () => Promise<Response>, ok: (status: number) => boolean = (s) => s >= 200 && s < 300): Promise<Response> {
+  async #send(
+    what: string,
+    make: () => Promise<Response>,
+    ok: (status: number) => boolean = (s) => s >= 200 && s < 300,
+  ): Promise<Response> {
     let last: unknown;
     for (let i = 0; i < ATTEMPTS; i++) {
       if (i > 0) await new Promise((r) => setTimeout(r, 100 * 2 ** i));
@@ -81,13 +96,19 @@ export class S3Client {
         const key = xmlText(/<Key>([\s\S]*?)<\/Key>/.exec(m[1]!)?.[1] ?? '');
         out.set(key, Number(/<Size>(\d+)<\/Size>/.exec(m[1]!)?.[1] ?? 0));
       }
-      token = /<IsTruncated>true<\/IsTruncated>/.test(xml) ? xmlText(/<NextContinuationToken>([\s\S]*?)<\/NextContinuationToken>/.exec(xml)?.[1] ?? '') : undefined;
+      token = /<IsTruncated>true<\/IsTruncated>/.test(xml)
+        ? xmlText(/<NextContinuationToken>([\s\S]*?)<\/NextContinuationToken>/.exec(xml)?.[1] ?? '')
+        : undefined;
     } while (token);
     return out;
   }
 
   async get(key: string): Promise<Buffer | null> {
-    const res = await this.#send(`get ${key}`, () => this.#aws.fetch(this.#url(key)), (s) => (s >= 200 && s < 300) || s === 404);
+    const res = await this.#send(
+      `get ${key}`,
+      () => this.#aws.fetch(this.#url(key)),
+      (s) => (s >= 200 && s < 300) || s === 404,
+    );
     if (res.status === 404) {
       await res.body?.cancel();
       return null;
@@ -114,11 +135,20 @@ export class S3Client {
   }
 
   async delete(key: string): Promise<void> {
-    const res = await this.#send(`delete ${key}`, () => this.#aws.fetch(this.#url(key), { method: 'DELETE' }), (s) => (s >= 200 && s < 300) || s === 404);
+    const res = await this.#send(
+      `delete ${key}`,
+      () => this.#aws.fetch(this.#url(key), { method: 'DELETE' }),
+      (s) => (s >= 200 && s < 300) || s === 404,
+    );
     await res.body?.cancel();
   }
 }
 
 function xmlText(s: string): string {
-  return s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+  return s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
 }

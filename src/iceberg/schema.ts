@@ -8,7 +8,10 @@ import { RECORD_COLUMNS, type PhysicalColumn, type RecordKind } from '../record/
 export const TABLE_OF: Readonly<Record<RecordKind, string>> = { span: 'spans', trace: 'traces', session: 'sessions' };
 export const KINDS: readonly RecordKind[] = ['span', 'trace', 'session'];
 
-export type IcebergType = string | { type: 'list'; 'element-id': number; element: string; 'element-required': boolean } | { type: 'map'; 'key-id': number; key: string; 'value-id': number; value: string; 'value-required': boolean };
+export type IcebergType =
+  | string
+  | { type: 'list'; 'element-id': number; element: string; 'element-required': boolean }
+  | { type: 'map'; 'key-id': number; key: string; 'value-id': number; value: string; 'value-required': boolean };
 
 export interface IcebergField {
   readonly id: number;
@@ -52,7 +55,14 @@ function typeOf(col: PhysicalColumn): IcebergType {
     case 'map_f64':
     case 'map_utf8': {
       const { key, value } = nested as { key: number; value: number };
-      return { type: 'map', 'key-id': key, key: 'string', 'value-id': value, value: col.kind === 'map_f64' ? 'double' : 'string', 'value-required': false };
+      return {
+        type: 'map',
+        'key-id': key,
+        key: 'string',
+        'value-id': value,
+        value: col.kind === 'map_f64' ? 'double' : 'string',
+        'value-required': false,
+      };
     }
   }
 }
@@ -88,7 +98,12 @@ export function metricColumns(metricIds: Readonly<Record<string, number>>, prese
 }
 
 export function tableSchema(schemaId: number, metrics: readonly MetricColumn[]): IcebergSchema {
-  const fields = [...recordFields(), ...metrics.map((m): IcebergField => ({ id: METRIC_FIELD_BASE + m.id, name: m.column, required: false, type: 'double', doc: `metric ${m.metric}` }))];
+  const fields = [
+    ...recordFields(),
+    ...metrics.map(
+      (m): IcebergField => ({ id: METRIC_FIELD_BASE + m.id, name: m.column, required: false, type: 'double', doc: `metric ${m.metric}` }),
+    ),
+  ];
   return { type: 'struct', 'schema-id': schemaId, fields };
 }
 
@@ -96,7 +111,14 @@ export function tableSchema(schemaId: number, metrics: readonly MetricColumn[]):
 export function nameMapping(metrics: readonly MetricColumn[]): string {
   const entries: object[] = RECORD_COLUMNS.map((col) => {
     const nested = NESTED_FIELD_IDS[col.name];
-    const fields = !nested ? undefined : 'element' in nested ? [{ 'field-id': nested.element, names: ['element'] }] : [{ 'field-id': nested.key, names: ['key'] }, { 'field-id': nested.value, names: ['value'] }];
+    const fields = !nested
+      ? undefined
+      : 'element' in nested
+        ? [{ 'field-id': nested.element, names: ['element'] }]
+        : [
+            { 'field-id': nested.key, names: ['key'] },
+            { 'field-id': nested.value, names: ['value'] },
+          ];
     return { 'field-id': RECORD_FIELD_IDS[col.name], names: [col.name], ...(fields ? { fields } : {}) };
   });
   for (const m of metrics) entries.push({ 'field-id': METRIC_FIELD_BASE + m.id, names: [`m${m.id}`] });

@@ -63,7 +63,13 @@ export function flattenTraces(body: LogTracesRequest, ctx: FlattenContext): Flat
   const spans: Draft[] = [];
   body.traces.forEach((t, i) => {
     const loc: Loc = ['body', 'traces', i];
-    const record = normalizeNode(t as TraceInput & Record<string, unknown>, ids.idFor(t.id, () => `t${i}`, null), 'trace', loc, ctx.receivedUs);
+    const record = normalizeNode(
+      t as TraceInput & Record<string, unknown>,
+      ids.idFor(t.id, () => `t${i}`, null),
+      'trace',
+      loc,
+      ctx.receivedUs,
+    );
     const children = t.spans ?? [];
     record.trace_id = record.id;
     record.has_children = children.length > 0;
@@ -99,14 +105,21 @@ function walk(
   step: { next: number },
   out: Draft[],
 ): void {
-  if (depth > MAX_SPAN_DEPTH) throw invalid([...parentLoc, 'spans'], `spans are nested more than ${MAX_SPAN_DEPTH} levels deep`, undefined, 'too_deep');
+  if (depth > MAX_SPAN_DEPTH)
+    throw invalid([...parentLoc, 'spans'], `spans are nested more than ${MAX_SPAN_DEPTH} levels deep`, undefined, 'too_deep');
   for (let i = 0; i < nodes.length; i++) {
     const n = nodes[i]!;
     const loc = [...parentLoc, 'spans', i];
     checkLink(n.trace_id, traceId, loc, 'trace_id');
     checkLink(n.parent_id, parentId, loc, 'parent_id');
     const path = `${parentPath}.${i}`;
-    const record = normalizeNode(n as SpanInput & Record<string, unknown>, ids.idFor(n.id, () => path, anchor), n.type, loc, parentCreatedUs);
+    const record = normalizeNode(
+      n as SpanInput & Record<string, unknown>,
+      ids.idFor(n.id, () => path, anchor),
+      n.type,
+      loc,
+      parentCreatedUs,
+    );
     const children = n.spans ?? [];
     if (children.length > 0 && (n.type === 'llm' || n.type === 'control')) {
       throw invalid([...loc, 'spans'], `a ${n.type} span cannot have child spans`, undefined, 'value_error');

@@ -14,7 +14,9 @@ export function uuidFromHash(...parts: string[]): string {
 }
 
 export function contentDigest(value: unknown): string {
-  return createHash('sha256').update(JSON.stringify(value) ?? '').digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify(value) ?? '')
+    .digest('hex');
 }
 
 export function newId(): string {

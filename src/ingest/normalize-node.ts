@@ -94,7 +94,10 @@ export function emptyRecord(id: string, type: string, createdUs: number): Draft 
 
 /** Stored fields of a node, except links (trace, parent, session, step), which flatten.ts sets. */
 export function normalizeNode(node: Node, id: string, kind: string, loc: Loc, defaultCreatedUs: number): Draft {
-  const created = node.created_at != null ? requireTimestampUs(node.created_at, [...loc, 'created_at']) : legacyCreatedUs(node, loc) ?? defaultCreatedUs;
+  const created =
+    node.created_at != null
+      ? requireTimestampUs(node.created_at, [...loc, 'created_at'])
+      : (legacyCreatedUs(node, loc) ?? defaultCreatedUs);
   const f = emptyRecord(id, kind, created);
   f.name = node.name ?? '';
   f.input = normalizeInput(kind, node.input, loc);
@@ -127,7 +130,11 @@ export function normalizeNode(node: Node, id: string, kind: string, loc: Loc, de
     }
   }
   const camelMetadata = node.user_metadata == null ? node['userMetadata'] : undefined;
-  f.user_metadata = stringMap(camelMetadata != null && typeof camelMetadata === 'object' && !Array.isArray(camelMetadata) ? (camelMetadata as Record<string, unknown>) : node.user_metadata);
+  f.user_metadata = stringMap(
+    camelMetadata != null && typeof camelMetadata === 'object' && !Array.isArray(camelMetadata)
+      ? (camelMetadata as Record<string, unknown>)
+      : node.user_metadata,
+  );
   f.dataset_metadata = stringMap(node.dataset_metadata);
   f.status_code = opt(node.status_code);
   f.external_id = opt(node.external_id);
@@ -236,7 +243,8 @@ function messageList(v: unknown, loc: Loc, field: string): unknown {
 
 function checkMessage(v: unknown, loc: Loc, field: string, index: number | null): unknown {
   const at = () => (index === null ? [...loc, field] : [...loc, field, index]);
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalid(at(), 'Input should be a message object {role, content}', v, 'model_type');
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw invalid(at(), 'Input should be a message object {role, content}', v, 'model_type');
   const m = v as Record<string, unknown>;
   if (typeof m['role'] !== 'string' || !MESSAGE_ROLES.has(m['role'])) {
     throw invalid([...at(), 'role'], `Input should be one of ${[...MESSAGE_ROLES].map((r) => `'${r}'`).join(', ')}`, m['role'], 'enum');
@@ -251,12 +259,18 @@ function checkMessage(v: unknown, loc: Loc, field: string, index: number | null)
 /** Documents come back with `content`; clients send `content` or `page_content`. Unchanged when already right. */
 function document(v: unknown, loc: Loc, i: number): unknown {
   if (typeof v === 'string') return { content: v, metadata: {} };
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalid([...loc, 'output', i], 'Input should be a document {content, metadata?}', v, 'model_type');
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw invalid([...loc, 'output', i], 'Input should be a document {content, metadata?}', v, 'model_type');
   const d = v as Record<string, unknown>;
   if (typeof d['content'] === 'string' && d['metadata'] !== undefined && d['page_content'] === undefined) return d;
   const content = d['content'] ?? d['page_content'];
   if (typeof content !== 'string') {
-    throw invalid([...loc, 'output', i, 'content'], 'Field required: a document needs `content` (or `page_content`) as a string', content, 'missing');
+    throw invalid(
+      [...loc, 'output', i, 'content'],
+      'Field required: a document needs `content` (or `page_content`) as a string',
+      content,
+      'missing',
+    );
   }
   return { content, metadata: d['metadata'] ?? {} };
 }

@@ -41,7 +41,15 @@ export interface ColumnDef {
 export const ROLL_UP_METHODS = ['average', 'sum', 'max', 'min', 'percentage_true', 'percentage_false'] as const;
 export type RollUpMethod = (typeof ROLL_UP_METHODS)[number];
 
-type Std = [id: string, dataType: DataType, filterType: FilterType, applicable: readonly string[], optional: boolean, description: string, extra?: Partial<ColumnDef>];
+type Std = [
+  id: string,
+  dataType: DataType,
+  filterType: FilterType,
+  applicable: readonly string[],
+  optional: boolean,
+  description: string,
+  extra?: Partial<ColumnDef>,
+];
 
 const STANDARD: readonly Std[] = [
   ['input', 'text', 'text', ALL_KINDS, false, 'What the step received: a string, or for llm spans the message list as JSON text.'],
@@ -62,11 +70,27 @@ const STANDARD: readonly Std[] = [
   ['progress_message', 'text', 'text', ALL_KINDS, false, 'Progress note of a long-running step.'],
   ['error_message', 'text', 'text', ALL_KINDS, false, 'Error reported for the step.'],
   ['is_complete', 'boolean', 'boolean', NOSESS, false, 'Whether the step has finished.'],
-  ['type', 'text', 'text', SPAN, false, 'Kind of record.', { allowed_values: ['tool', 'retriever', 'trace', 'workflow', 'llm', 'session', 'agent', 'control'] }],
+  [
+    'type',
+    'text',
+    'text',
+    SPAN,
+    false,
+    'Kind of record.',
+    { allowed_values: ['tool', 'retriever', 'trace', 'workflow', 'llm', 'session', 'agent', 'control'] },
+  ],
   ['trace_id', 'uuid', 'id', SPAN, false, 'Trace the span belongs to.'],
   ['parent_id', 'uuid', 'id', SPAN, false, 'Trace or span the span hangs under.'],
   ['step_number', 'integer', 'number', SPAN, true, 'Position of the span in its trace (depth-first).'],
-  ['agent_type', 'text', 'text', ['agent'], false, 'Role of an agent span.', { allowed_values: ['reflection', 'classifier', 'supervisor', 'router', 'react', 'planner', 'judge', 'default'] }],
+  [
+    'agent_type',
+    'text',
+    'text',
+    ['agent'],
+    false,
+    'Role of an agent span.',
+    { allowed_values: ['reflection', 'classifier', 'supervisor', 'router', 'react', 'planner', 'judge', 'default'] },
+  ],
   ['agent_name', 'text', 'text', ['control', 'agent'], true, 'Name of the agent.'],
   ['tools', 'text', 'text', ['llm'], false, 'Tools offered to the model, as JSON text.'],
   ['model', 'text', 'text', ['llm'], true, 'Model that answered.'],
@@ -80,28 +104,46 @@ const STANDARD: readonly Std[] = [
   ['selector_path', 'text', 'text', ['control'], true, 'Path of the value the control checked.'],
 ];
 
-const LABELS: Record<string, string> = { id: 'ID', session_id: 'Session ID', project_id: 'Project ID', run_id: 'Run ID', trace_id: 'Trace ID', parent_id: 'Parent ID', external_id: 'External ID', tool_call_id: 'Tool Call ID', control_id: 'Control ID' };
+const LABELS: Record<string, string> = {
+  id: 'ID',
+  session_id: 'Session ID',
+  project_id: 'Project ID',
+  run_id: 'Run ID',
+  trace_id: 'Trace ID',
+  parent_id: 'Parent ID',
+  external_id: 'External ID',
+  tool_call_id: 'Tool Call ID',
+  control_id: 'Control ID',
+};
 
 function label(id: string): string {
-  return LABELS[id] ?? id.split('_').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join(' ');
+  return (
+    LABELS[id] ??
+    id
+      .split('_')
+      .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+      .join(' ')
+  );
 }
 
-export const STANDARD_COLUMNS: readonly ColumnDef[] = STANDARD.map(([id, data_type, filter_type, applicable, optional, description, extra]) => ({
-  id,
-  label: label(id),
-  category: 'standard',
-  group_label: 'Standard',
-  description,
-  data_type,
-  filter_type,
-  filterable: true,
-  sortable: true,
-  multi_valued: false,
-  is_optional: optional,
-  applicable_types: applicable,
-  sql: `r.${id}`,
-  ...extra,
-}));
+export const STANDARD_COLUMNS: readonly ColumnDef[] = STANDARD.map(
+  ([id, data_type, filter_type, applicable, optional, description, extra]) => ({
+    id,
+    label: label(id),
+    category: 'standard',
+    group_label: 'Standard',
+    description,
+    data_type,
+    filter_type,
+    filterable: true,
+    sortable: true,
+    multi_valued: false,
+    is_optional: optional,
+    applicable_types: applicable,
+    sql: `r.${id}`,
+    ...extra,
+  }),
+);
 
 const BY_ID = new Map(STANDARD_COLUMNS.map((c) => [c.id, c]));
 
@@ -148,11 +190,17 @@ export function standardColumn(id: string): ColumnDef | undefined {
 /** Does a column apply at a level (any span kind for spans, else the level's own kind)? */
 export function appliesAt(c: ColumnDef, level: Level): boolean {
   if (c.category === 'metric') return true;
-  return level === 'span' ? c.applicable_types.some((t) => (SPAN_KINDS as readonly string[]).includes(t)) : c.applicable_types.includes(level);
+  return level === 'span'
+    ? c.applicable_types.some((t) => (SPAN_KINDS as readonly string[]).includes(t))
+    : c.applicable_types.includes(level);
 }
 
 /** Resolves a column id (standard or metrics/<name>) for a level; undefined when unknown there. */
-export function resolveColumn(id: string, level: Level, metrics: (name: string) => MetricInfo | undefined = () => undefined): ColumnDef | undefined {
+export function resolveColumn(
+  id: string,
+  level: Level,
+  metrics: (name: string) => MetricInfo | undefined = () => undefined,
+): ColumnDef | undefined {
   if (id.startsWith(METRIC_PREFIX) && id.length > METRIC_PREFIX.length) {
     const name = id.slice(METRIC_PREFIX.length);
     return metricColumn(name, metrics(name));

@@ -53,15 +53,31 @@ function junction(items: readonly Sql[], op: 'AND' | 'OR'): Sql {
  */
 export function compileWhere(e: Expr, ctx: CompileContext): Sql {
   if ('leaf' in e) return compileLeaf(e.leaf, ctx, true);
-  if ('and' in e) return junction(e.and.map((x) => compileWhere(x, ctx)), 'AND');
-  if ('or' in e) return junction(e.or.map((x) => compileWhere(x, ctx)), 'OR');
+  if ('and' in e)
+    return junction(
+      e.and.map((x) => compileWhere(x, ctx)),
+      'AND',
+    );
+  if ('or' in e)
+    return junction(
+      e.or.map((x) => compileWhere(x, ctx)),
+      'OR',
+    );
   return not(compileFilter(e.not, ctx));
 }
 
 export function compileFilter(e: Expr, ctx: CompileContext): Sql {
   if ('leaf' in e) return compileLeaf(e.leaf, ctx);
-  if ('and' in e) return junction(e.and.map((x) => compileFilter(x, ctx)), 'AND');
-  if ('or' in e) return junction(e.or.map((x) => compileFilter(x, ctx)), 'OR');
+  if ('and' in e)
+    return junction(
+      e.and.map((x) => compileFilter(x, ctx)),
+      'AND',
+    );
+  if ('or' in e)
+    return junction(
+      e.or.map((x) => compileFilter(x, ctx)),
+      'OR',
+    );
   return not(compileFilter(e.not, ctx));
 }
 
@@ -93,7 +109,10 @@ function memberOf(col: Sql, values: string[], cs: boolean): Sql {
     const list = sql`${values}::VARCHAR[]`;
     return cs ? sql`${col} IN (SELECT unnest(${list}))` : sql`${col} IN (SELECT lower(unnest(${list})))`;
   }
-  return inPlaceholders(col, values.map((v) => lower(sql`${param(v)}`, cs)));
+  return inPlaceholders(
+    col,
+    values.map((v) => lower(sql`${param(v)}`, cs)),
+  );
 }
 
 /**
@@ -203,8 +222,14 @@ function tagSetLeaf(leaf: Extract<Leaf, { kind: 'collection' }>, ok: (q: Sql) =>
   const values = asList(leaf.value);
   const set = lower(sql`r.${ident(TAG_SET_COLUMN)}`, cs);
   const list = lowerList(sql`r.${ident(TAG_LIST_COLUMN)}`, cs);
-  const bySet = junction(values.map((v) => sql`contains(${set}, ${lower(sql`${tagSetNeedle(v)}`, cs)})`), 'OR');
-  const byList = leaf.op === 'contains' ? sql`list_contains(${list}, ${lower(sql`${values[0]!}`, cs)})` : sql`list_has_any(${list}, ${lowerList(sql`${values}::VARCHAR[]`, cs)})`;
+  const bySet = junction(
+    values.map((v) => sql`contains(${set}, ${lower(sql`${tagSetNeedle(v)}`, cs)})`),
+    'OR',
+  );
+  const byList =
+    leaf.op === 'contains'
+      ? sql`list_contains(${list}, ${lower(sql`${values[0]!}`, cs)})`
+      : sql`list_has_any(${list}, ${lowerList(sql`${values}::VARCHAR[]`, cs)})`;
   const has = sql`coalesce(${bySet}, ${byList})`;
   return leaf.op === 'not_in' ? not(safe(has)) : ok(has);
 }

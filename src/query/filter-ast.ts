@@ -34,8 +34,14 @@ export function metricsOf(e: Expr | null, out = new Set<string>()): Set<string> 
   if (e === null) return out;
   if ('leaf' in e) {
     if (e.leaf.kind !== 'fully_annotated' && e.leaf.column.metric !== undefined) out.add(e.leaf.column.metric);
-  } else if ('and' in e) e.and.forEach((x) => metricsOf(x, out));
-  else if ('or' in e) e.or.forEach((x) => metricsOf(x, out));
+  } else if ('and' in e)
+    e.and.forEach((x) => {
+      metricsOf(x, out);
+    });
+  else if ('or' in e)
+    e.or.forEach((x) => {
+      metricsOf(x, out);
+    });
   else metricsOf(e.not, out);
   return out;
 }

@@ -17,7 +17,10 @@ export interface DataFacts {
 
 /** Columns that only some span kinds carry (model, temperature, tool_call_id, ...), from the registry. */
 export const KIND_COLUMNS: readonly ColumnDef[] = STANDARD_COLUMNS.filter(
-  (c) => c.category === 'standard' && !SPAN_KINDS.every((k) => c.applicable_types.includes(k)) && c.applicable_types.some((k) => (SPAN_KINDS as readonly string[]).includes(k)),
+  (c) =>
+    c.category === 'standard' &&
+    !SPAN_KINDS.every((k) => c.applicable_types.includes(k)) &&
+    c.applicable_types.some((k) => (SPAN_KINDS as readonly string[]).includes(k)),
 );
 const KIND_COLUMN_IDS = new Set(KIND_COLUMNS.map((c) => c.id));
 
@@ -101,8 +104,14 @@ export function columnsOf(e: Expr | null, out = new Set<string>()): Set<string> 
   if (e === null) return out;
   if ('leaf' in e) {
     if (e.leaf.kind !== 'fully_annotated') out.add(e.leaf.column.id);
-  } else if ('and' in e) e.and.forEach((x) => columnsOf(x, out));
-  else if ('or' in e) e.or.forEach((x) => columnsOf(x, out));
+  } else if ('and' in e)
+    e.and.forEach((x) => {
+      columnsOf(x, out);
+    });
+  else if ('or' in e)
+    e.or.forEach((x) => {
+      columnsOf(x, out);
+    });
   else columnsOf(e.not, out);
   return out;
 }
@@ -145,10 +154,13 @@ export function metricsWithoutRollUp(e: Expr | null, facts: DataFacts | undefine
   const childless = (ctx: Expr[]) => ctx.length > 0 && childlessMatch({ and: ctx }, facts);
   const walk = (x: Expr, ctx: Expr[]): void => {
     if ('leaf' in x) {
-      if (x.leaf.kind !== 'fully_annotated' && x.leaf.column.metric !== undefined) (childless(ctx) ? safe : unsafe).add(x.leaf.column.metric);
+      if (x.leaf.kind !== 'fully_annotated' && x.leaf.column.metric !== undefined)
+        (childless(ctx) ? safe : unsafe).add(x.leaf.column.metric);
     } else if ('and' in x) {
       // Each part is read where every other part (and the enclosing context) holds.
-      x.and.forEach((c, i) => walk(c, [...ctx, ...x.and.filter((_, j) => j !== i)]));
+      x.and.forEach((c, i) => {
+        walk(c, [...ctx, ...x.and.filter((_, j) => j !== i)]);
+      });
     } else if ('or' in x) {
       for (const c of x.or) walk(c, ctx);
     } else {

@@ -124,7 +124,9 @@ function skeleton(input: PlanInput, window: TimeWindow | null = null, shown: rea
   if (rolled.length > 0) {
     const d = input.descendants(rolled);
     // Only the link columns the level's climb or grouping uses: d is read over every descendant.
-    const links = raw(input.level === 'span' ? 'id, parent_id, trace_id, has_children' : input.level === 'trace' ? 'trace_id' : 'session_id');
+    const links = raw(
+      input.level === 'span' ? 'id, parent_id, trace_id, has_children' : input.level === 'trace' ? 'trace_id' : 'session_id',
+    );
     ctes.push(sql`d AS (SELECT ${links}, ${joinSql(rolled.map((n) => ident(d.metricColumn(n))))} FROM ${d.sql})`);
     if (input.level === 'span') {
       // The climb only ever steps through spans that have children and hang under another span.
@@ -191,14 +193,24 @@ export interface Planned {
  * in `alsoMetrics`, comes along (`ownMetrics`: name -> result column): a page showing only those
  * needs no second read.
  */
-export function pageKeysQuery(input: PlanInput, limit: number, offset: number, window: TimeWindow | null = null, alsoColumns: readonly string[] = [], alsoMetrics: readonly string[] = [], locators = true): Planned & { ownMetrics: Map<string, string>; rolledMetrics: Map<string, string> } {
+export function pageKeysQuery(
+  input: PlanInput,
+  limit: number,
+  offset: number,
+  window: TimeWindow | null = null,
+  alsoColumns: readonly string[] = [],
+  alsoMetrics: readonly string[] = [],
+  locators = true,
+): Planned & { ownMetrics: Map<string, string>; rolledMetrics: Map<string, string> } {
   const s = skeleton(input, window, alsoMetrics);
   const also = alsoColumns.filter((c) => c !== 'seq' && c !== 'created_at' && c !== 'updated_at').map((c) => sql`, r.${ident(c)}`);
   for (const col of s.own.values()) also.push(sql`, r.${ident(col)}`);
   // The roll-ups the query computes for its filter or sort come along too (`rolledMetrics`: name ->
   // result column): the page shows them without a second roll-up over the page's traces.
   const rolledMetrics = new Map(s.rolled.map((n, i) => [n, `rv${i}`]));
-  s.rolled.forEach((_, i) => also.push(sql`, ${ident(`ru${i}`)}.v AS ${ident(`rv${i}`)}`));
+  s.rolled.forEach((_, i) => {
+    also.push(sql`, ${ident(`ru${i}`)}.v AS ${ident(`rv${i}`)}`);
+  });
   // Without `locators` (a page shown from this query alone, fetching nothing) seq and created_at are
   // not decoded for every row the query looks at.
   const head = raw(locators ? 'r.seq, epoch_us(r.created_at) AS c' : 'NULL AS seq, NULL AS c');
@@ -218,7 +230,10 @@ export function matchTimesQuery(input: PlanInput, k: number): Planned {
   const s = skeleton(input);
   // Ties on created_at need no id order: a window keeps every row at an instant it holds.
   const orderBy = raw(order ? ` ORDER BY r.created_at ${order.ascending ? 'ASC' : 'DESC'}` : '');
-  return { sql: sql`${s.with}SELECT list(DISTINCT c) AS cs, count(*) AS n FROM (SELECT epoch_us(r.created_at) AS c FROM ${s.from} WHERE ${s.where}${orderBy} LIMIT ${k})`, rolled: s.rolled };
+  return {
+    sql: sql`${s.with}SELECT list(DISTINCT c) AS cs, count(*) AS n FROM (SELECT epoch_us(r.created_at) AS c FROM ${s.from} WHERE ${s.where}${orderBy} LIMIT ${k})`,
+    rolled: s.rolled,
+  };
 }
 
 /**
@@ -253,11 +268,18 @@ export function timeRanges(times: readonly number[], rowGroups: readonly (readon
 }
 
 /** Columns of the rows with these seqs (timestamps as epoch µs); `createdRange` lets DuckDB skip row groups. */
-export function fetchQuery(source: Source, columns: readonly string[] | '*', seqs: readonly number[], createdRange: [number, number] | null): Sql {
+export function fetchQuery(
+  source: Source,
+  columns: readonly string[] | '*',
+  seqs: readonly number[],
+  createdRange: [number, number] | null,
+): Sql {
   const select =
     columns === '*'
       ? raw('r.* REPLACE (epoch_us(r.created_at) AS created_at, epoch_us(r.updated_at) AS updated_at)')
-      : joinSql(columns.map((c) => (c === 'created_at' || c === 'updated_at' ? sql`epoch_us(r.${ident(c)}) AS ${ident(c)}` : sql`r.${ident(c)}`)));
+      : joinSql(
+          columns.map((c) => (c === 'created_at' || c === 'updated_at' ? sql`epoch_us(r.${ident(c)}) AS ${ident(c)}` : sql`r.${ident(c)}`)),
+        );
   // One placeholder per seq (a page holds at most 1,001): DuckDB pushes the IN list into the scan, where
   // list_contains over a list parameter is tested per row after every column is decoded.
   let where = seqs.length === 0 ? raw('false') : sql`r.seq IN (${joinSql(seqs.map((q) => sql`${q}::BIGINT`))})`;
@@ -277,10 +299,16 @@ export function countQuery(input: PlanInput): Planned {
 export function deleteQuery(input: PlanInput): Sql {
   const s = skeleton({ ...input, sort: null });
   const d = input.descendants([]);
-  const ctes = [...s.ctes, sql`hit AS (SELECT r.id, r.seq, r.parent_id FROM ${s.from} WHERE ${s.where})`, sql`s AS (SELECT id, seq, parent_id, trace_id, session_id FROM ${d.sql})`];
+  const ctes = [
+    ...s.ctes,
+    sql`hit AS (SELECT r.id, r.seq, r.parent_id FROM ${s.from} WHERE ${s.where})`,
+    sql`s AS (SELECT id, seq, parent_id, trace_id, session_id FROM ${d.sql})`,
+  ];
   let tail: Sql;
   if (input.level === 'span') {
-    ctes.push(sql`sub(id, seq, parent_id) AS (SELECT id, seq, parent_id FROM hit UNION SELECT s.id, s.seq, s.parent_id FROM sub JOIN s ON s.parent_id = sub.id)`);
+    ctes.push(
+      sql`sub(id, seq, parent_id) AS (SELECT id, seq, parent_id FROM hit UNION SELECT s.id, s.seq, s.parent_id FROM sub JOIN s ON s.parent_id = sub.id)`,
+    );
     tail = sql`SELECT id, seq, parent_id FROM sub`;
   } else {
     const link = raw(input.level === 'trace' ? 's.trace_id' : 's.session_id');
@@ -313,12 +341,23 @@ export function subtreeQuery(descendants: PlanInput['descendants'], ids: readonl
 }
 
 /** Validates the sort clause (column_id or name; ascending defaults to true). Null means the default order. */
-export function validateSort(sort: { column_id?: string | null; name?: string | null; ascending?: boolean | null; sort_type?: string | null } | null | undefined, level: Level, metrics?: (n: string) => MetricInfo | undefined): SortSpec | null {
+export function validateSort(
+  sort: { column_id?: string | null; name?: string | null; ascending?: boolean | null; sort_type?: string | null } | null | undefined,
+  level: Level,
+  metrics?: (n: string) => MetricInfo | undefined,
+): SortSpec | null {
   if (!sort) return null;
   const id = sort.column_id ?? sort.name;
   const field = sort.column_id != null ? 'column_id' : 'name';
-  if (id == null) throw invalidFields(['body', 'sort'], ['column_id', 'name'], 'Field required: the column to sort by (column_id, or its alias name)', 'missing');
-  if (sort.sort_type != null && sort.sort_type !== 'column') throw invalid(['body', 'sort', 'sort_type'], "Input should be 'column'", sort.sort_type, 'literal_error');
+  if (id == null)
+    throw invalidFields(
+      ['body', 'sort'],
+      ['column_id', 'name'],
+      'Field required: the column to sort by (column_id, or its alias name)',
+      'missing',
+    );
+  if (sort.sort_type != null && sort.sort_type !== 'column')
+    throw invalid(['body', 'sort', 'sort_type'], "Input should be 'column'", sort.sort_type, 'literal_error');
   const column = resolveColumn(id, level, metrics);
   if (!column) {
     const hint = suggestColumn(id, level);
@@ -334,7 +373,13 @@ export function validateSort(sort: { column_id?: string | null; name?: string | 
  * then leaves out those wholly outside the window), else their rows always count. Null when the window
  * would cover everything anyway.
  */
-export function chooseWindow(rowGroups: readonly (readonly [number, number, number])[], memRows: number, want: number, ascending: boolean, memGroups: readonly (readonly [number, number, number])[] | null = null): TimeWindow | null {
+export function chooseWindow(
+  rowGroups: readonly (readonly [number, number, number])[],
+  memRows: number,
+  want: number,
+  ascending: boolean,
+  memGroups: readonly (readonly [number, number, number])[] | null = null,
+): TimeWindow | null {
   const total = rowGroups.reduce((n, g) => n + g[2], 0) + memRows;
   if (want >= total) return null;
   const sorted = [...rowGroups, ...(memGroups ?? [])].sort((a, b) => (ascending ? a[0] - b[0] : b[1] - a[1]));

@@ -21,7 +21,12 @@ export interface RecordQueryBody {
   sort?: { column_id?: string | null; name?: string | null; ascending?: boolean | null; sort_type?: string | null } | null;
 }
 
-export function parseRecordQuery(kind: QueryKind, level: Level, body: RecordQueryBody, metrics?: (name: string) => MetricInfo | undefined): RecordQuery {
+export function parseRecordQuery(
+  kind: QueryKind,
+  level: Level,
+  body: RecordQueryBody,
+  metrics?: (name: string) => MetricInfo | undefined,
+): RecordQuery {
   const filter = validateFilters({ filters: body.filters ?? null, filter_tree: body.filter_tree }, level, metrics);
   const sorted = kind === 'search' || kind === 'partial_search';
   return { filter, sort: sorted ? validateSort(body.sort, level, metrics) : null };

@@ -115,7 +115,7 @@ export function compile(q: Sql): Compiled {
           p.numberedBy = stamp;
           p.number = params.length;
         }
-        text += '$' + p.number;
+        text += `$${p.number}`;
       }
       text += s.strings[i + 1]!;
     }

@@ -7,7 +7,9 @@
 import type { Expr } from './filter-ast.js';
 
 /** What a matching row holds: a substring of a column, or one of several lists of such (each all required). */
-export type TextRequirement = { readonly column: string; readonly needle: string } | { readonly any: readonly (readonly TextRequirement[])[] };
+export type TextRequirement =
+  | { readonly column: string; readonly needle: string }
+  | { readonly any: readonly (readonly TextRequirement[])[] };
 
 const INDEXED = new Set(['name', 'input', 'output']);
 
@@ -16,7 +18,8 @@ export function requiredContains(e: Expr | null): TextRequirement[] {
   if (e === null) return [];
   if ('leaf' in e) {
     const l = e.leaf;
-    if (l.kind === 'text' && l.op === 'contains' && typeof l.value === 'string' && INDEXED.has(l.column.id)) return [{ column: l.column.id, needle: l.value }];
+    if (l.kind === 'text' && l.op === 'contains' && typeof l.value === 'string' && INDEXED.has(l.column.id))
+      return [{ column: l.column.id, needle: l.value }];
     return [];
   }
   if ('and' in e) return e.and.flatMap(requiredContains);

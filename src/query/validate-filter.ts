@@ -49,13 +49,30 @@ export function validateFilters(input: FilterInput, level: Level, metrics?: (nam
   return parts.length === 1 ? parts[0]! : { and: parts };
 }
 
-function validateNode(node: unknown, loc: Loc, depth: number, level: Level, metrics: ((n: string) => MetricInfo | undefined) | undefined, c: Collector): Expr | null {
-  if (++c.nodes > QUERY_LIMITS.maxNodes) return c.issues.length === 0 ? c.fail(loc, `filter tree has more than ${QUERY_LIMITS.maxNodes} nodes`, undefined, 'too_long') : null;
-  if (depth > QUERY_LIMITS.maxDepth) return c.fail(loc, `filter tree is nested more than ${QUERY_LIMITS.maxDepth} levels deep`, undefined, 'too_deep');
-  if (typeof node !== 'object' || node === null || Array.isArray(node)) return c.fail(loc, 'Input should be a filter node: {filter}, {and: [...]}, {or: [...]} or {not: {...}}', node, 'model_type');
-  const keys = ['filter', 'and', 'or', 'not'].filter((k) => (node as Record<string, unknown>)[k] !== undefined && (node as Record<string, unknown>)[k] !== null);
+function validateNode(
+  node: unknown,
+  loc: Loc,
+  depth: number,
+  level: Level,
+  metrics: ((n: string) => MetricInfo | undefined) | undefined,
+  c: Collector,
+): Expr | null {
+  if (++c.nodes > QUERY_LIMITS.maxNodes)
+    return c.issues.length === 0 ? c.fail(loc, `filter tree has more than ${QUERY_LIMITS.maxNodes} nodes`, undefined, 'too_long') : null;
+  if (depth > QUERY_LIMITS.maxDepth)
+    return c.fail(loc, `filter tree is nested more than ${QUERY_LIMITS.maxDepth} levels deep`, undefined, 'too_deep');
+  if (typeof node !== 'object' || node === null || Array.isArray(node))
+    return c.fail(loc, 'Input should be a filter node: {filter}, {and: [...]}, {or: [...]} or {not: {...}}', node, 'model_type');
+  const keys = ['filter', 'and', 'or', 'not'].filter(
+    (k) => (node as Record<string, unknown>)[k] !== undefined && (node as Record<string, unknown>)[k] !== null,
+  );
   if (keys.length !== 1) {
-    return c.fail(loc, `a filter node has exactly one of filter, and, or, not (got ${keys.length === 0 ? 'none' : keys.join(', ')})`, undefined, 'value_error');
+    return c.fail(
+      loc,
+      `a filter node has exactly one of filter, and, or, not (got ${keys.length === 0 ? 'none' : keys.join(', ')})`,
+      undefined,
+      'value_error',
+    );
   }
   const key = keys[0]!;
   const value = (node as Record<string, unknown>)[key];
@@ -79,9 +96,16 @@ function validateNode(node: unknown, loc: Loc, depth: number, level: Level, metr
   return key === 'and' ? { and: items } : { or: items };
 }
 
-function validateLeaf(raw: unknown, loc: Loc, level: Level, metrics: ((n: string) => MetricInfo | undefined) | undefined, c: Collector): Leaf | null {
+function validateLeaf(
+  raw: unknown,
+  loc: Loc,
+  level: Level,
+  metrics: ((n: string) => MetricInfo | undefined) | undefined,
+  c: Collector,
+): Leaf | null {
   c.nodes++;
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return c.fail(loc, 'Input should be a filter object', raw, 'model_type');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    return c.fail(loc, 'Input should be a filter object', raw, 'model_type');
   const f = raw as Record<string, unknown>;
   const type = f['type'];
   const kinds = Object.keys(OPERATORS) as FilterType[];
@@ -107,11 +131,15 @@ function validateLeaf(raw: unknown, loc: Loc, level: Level, metrics: ((n: string
   if (kind === 'id' && column.filter_type === 'text') kind = 'text';
   const allowed = OPERATORS[kind] as readonly string[];
   if (typeof op !== 'string' || !allowed.includes(op)) {
-    const msg = op === undefined ? `Field required: ${kind} filters need an operator (one of ${allowed.join(', ')})` : `Input should be one of ${allowed.map((o) => `'${o}'`).join(', ')} for a ${kind} filter`;
+    const msg =
+      op === undefined
+        ? `Field required: ${kind} filters need an operator (one of ${allowed.join(', ')})`
+        : `Input should be one of ${allowed.map((o) => `'${o}'`).join(', ')} for a ${kind} filter`;
     return c.fail([...loc, 'operator'], msg, op, op === undefined ? 'missing' : 'enum');
   }
   const cs = f['case_sensitive'];
-  if (cs !== undefined && cs !== null && typeof cs !== 'boolean') return c.fail([...loc, 'case_sensitive'], 'Input should be a valid boolean', cs, 'bool_type');
+  if (cs !== undefined && cs !== null && typeof cs !== 'boolean')
+    return c.fail([...loc, 'case_sensitive'], 'Input should be a valid boolean', cs, 'bool_type');
   const caseSensitive = cs !== false;
   const vloc = [...loc, 'value'];
   const value = f['value'];
@@ -122,7 +150,12 @@ function validateLeaf(raw: unknown, loc: Loc, level: Level, metrics: ((n: string
       const v = listOp ? stringList(value, vloc, c) : oneString(value, vloc, c, op);
       if (v === null) return null;
       if (kind === 'text' && column.allowed_values && op === 'eq' && caseSensitive && !column.allowed_values.includes(v as string)) {
-        return c.fail(vloc, `Input should be one of ${column.allowed_values.map((a) => `'${a}'`).join(', ')} for column ${column.id}`, value, 'enum');
+        return c.fail(
+          vloc,
+          `Input should be one of ${column.allowed_values.map((a) => `'${a}'`).join(', ')} for column ${column.id}`,
+          value,
+          'enum',
+        );
       }
       return kind === 'text'
         ? { kind, column, op: op as Extract<Leaf, { kind: 'text' }>['op'], value: v, caseSensitive }
@@ -136,18 +169,28 @@ function validateLeaf(raw: unknown, loc: Loc, level: Level, metrics: ((n: string
       return { kind, column, op: op as Extract<Leaf, { kind: 'id' }>['op'], value: lowered };
     }
     case 'date': {
-      if (typeof value !== 'string' && typeof value !== 'number') return c.fail(vloc, 'Input should be a valid datetime (ISO 8601)', value, 'datetime_type');
+      if (typeof value !== 'string' && typeof value !== 'number')
+        return c.fail(vloc, 'Input should be a valid datetime (ISO 8601)', value, 'datetime_type');
       const us = parseTimestampUs(value);
-      if (us === null) return c.fail(vloc, 'Input should be a valid datetime (ISO 8601, e.g. 2026-01-31T12:00:00Z)', value, 'datetime_parsing');
+      if (us === null)
+        return c.fail(vloc, 'Input should be a valid datetime (ISO 8601, e.g. 2026-01-31T12:00:00Z)', value, 'datetime_parsing');
       return { kind, column, op: op as Extract<Leaf, { kind: 'date' }>['op'], value: us };
     }
     case 'number': {
       if (op === 'between') {
-        if (!Array.isArray(value) || value.length !== 2 || !value.every(isNum)) return c.fail(vloc, 'between takes a list of two numbers [low, high]', value, 'list_type');
-        if ((value[0] as number) > (value[1] as number)) return c.fail(vloc, 'between takes [low, high] with low <= high', undefined, 'value_error');
+        if (!Array.isArray(value) || value.length !== 2 || !value.every(isNum))
+          return c.fail(vloc, 'between takes a list of two numbers [low, high]', value, 'list_type');
+        if ((value[0] as number) > (value[1] as number))
+          return c.fail(vloc, 'between takes [low, high] with low <= high', undefined, 'value_error');
         return { kind, column, op: 'between', value: [value[0] as number, value[1] as number] };
       }
-      if (!isNum(value)) return c.fail(vloc, `Input should be a valid number${Array.isArray(value) ? ' (a list is only accepted by between)' : ''}`, value, 'float_type');
+      if (!isNum(value))
+        return c.fail(
+          vloc,
+          `Input should be a valid number${Array.isArray(value) ? ' (a list is only accepted by between)' : ''}`,
+          value,
+          'float_type',
+        );
       return { kind, column, op: op as Extract<Leaf, { kind: 'number' }>['op'], value };
     }
     case 'boolean':
@@ -171,13 +214,21 @@ function oneString(v: unknown, loc: Loc, c: Collector, op: string): string | nul
 function stringList(v: unknown, loc: Loc, c: Collector): string[] | null {
   if (typeof v === 'string') return [v];
   if (!Array.isArray(v)) return c.fail(loc, 'Input should be a string or a list of strings', v, 'list_type');
-  if (v.length > QUERY_LIMITS.maxListValues) return c.fail(loc, `a list may hold at most ${QUERY_LIMITS.maxListValues} values`, undefined, 'too_long');
+  if (v.length > QUERY_LIMITS.maxListValues)
+    return c.fail(loc, `a list may hold at most ${QUERY_LIMITS.maxListValues} values`, undefined, 'too_long');
   const bad = v.findIndex((x) => typeof x !== 'string');
   if (bad >= 0) return c.fail([...loc, bad], 'Input should be a valid string', v[bad], 'string_type');
   return v as string[];
 }
 
-function validateColumn(f: Record<string, unknown>, loc: Loc, kind: FilterType, level: Level, metrics: ((n: string) => MetricInfo | undefined) | undefined, c: Collector): ColumnDef | null {
+function validateColumn(
+  f: Record<string, unknown>,
+  loc: Loc,
+  kind: FilterType,
+  level: Level,
+  metrics: ((n: string) => MetricInfo | undefined) | undefined,
+  c: Collector,
+): ColumnDef | null {
   const byId = f['column_id'];
   const byName = f['name'];
   if (byId !== undefined && byId !== null && byName !== undefined && byName !== null && byId !== byName) {

@@ -11,7 +11,8 @@ function holding<K extends ColumnKind, H extends ColumnHolds>(kinds: readonly K[
   return (c): c is Holding<K, H> => kinds.some((k) => k === c.kind) && c.holds === holds;
 }
 
-const names = <C extends FieldColumn>(is: (c: RecordColumn) => c is C): readonly C['name'][] => RECORD_COLUMNS.filter(is).map((c) => c.name);
+const names = <C extends FieldColumn>(is: (c: RecordColumn) => c is C): readonly C['name'][] =>
+  RECORD_COLUMNS.filter(is).map((c) => c.name);
 
 export const STRING_FIELDS = names(holding(['utf8'], 'value'));
 /** 32-bit integers and doubles: numbers in a record and as DuckDB returns them. */

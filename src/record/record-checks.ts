@@ -2,7 +2,17 @@
 // results (checked against the column types), imported rows and the rows of old log files (converted
 // as a batch would store them, so the stored record is the same as without the conversion).
 import { StorageError } from '../errors.js';
-import { BIGINT_FIELDS, BOOLEAN_FIELDS, IO_FIELDS, JSON_FIELDS, NUMBER_FIELDS, NUMBER_MAP_FIELDS, STRING_FIELDS, STRING_MAP_FIELDS, TAG_FIELDS } from './field-names.js';
+import {
+  BIGINT_FIELDS,
+  BOOLEAN_FIELDS,
+  IO_FIELDS,
+  JSON_FIELDS,
+  NUMBER_FIELDS,
+  NUMBER_MAP_FIELDS,
+  STRING_FIELDS,
+  STRING_MAP_FIELDS,
+  TAG_FIELDS,
+} from './field-names.js';
 import { RECORD_COLUMNS, type ColumnKind } from './record-columns.js';
 import type { Draft, FieldName, LogRow, RecordFields, StoredRequired, StoredRow } from './record.js';
 

@@ -23,7 +23,8 @@ export interface PhysicalColumn {
 }
 
 // One literal for every column, so all of them share one object shape (the batch builder reads them per row).
-const column = <N extends string, K extends ColumnKind, H extends ColumnHolds>(name: N, type: string, kind: K, holds: H) => ({ name, type, kind, holds }) as const;
+const column = <N extends string, K extends ColumnKind, H extends ColumnHolds>(name: N, type: string, kind: K, holds: H) =>
+  ({ name, type, kind, holds }) as const;
 const c = <N extends string, K extends ColumnKind>(name: N, type: string, kind: K) => column(name, type, kind, 'value');
 const text = <N extends string>(name: N) => column(name, 'VARCHAR', 'utf8', 'value');
 const json = <N extends string>(name: N) => column(name, 'VARCHAR', 'utf8', 'json');

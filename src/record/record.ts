@@ -4,7 +4,7 @@
 //  - LogRow: a draft placed in its project and run, with its seq: what the log and a batch take;
 //  - StoredRow: a row as DuckDB returns it for STORED_SELECT (NULL as null, BIGINTs as bigint);
 //  - the API record, made from stored rows by row-codec.ts.
-import type { ColumnKind, RecordColumn } from './record-columns.js';
+import type { RecordColumn } from './record-columns.js';
 
 /**
  * JSON text to store as it is (an imported row's input, output, tools or extra): kept as that text,
@@ -62,7 +62,9 @@ export function placeDrafts(drafts: Draft[], projectId: string, runId: string): 
 }
 
 /** A record's links that logging needs without asking DuckDB (kept for each record in a memory table). */
-export type RecordLinks = Readonly<Pick<LogRow, 'seq' | 'project_id' | 'type'> & { [K in 'trace_id' | 'session_id']: string | null } & { has_children: boolean }>;
+export type RecordLinks = Readonly<
+  Pick<LogRow, 'seq' | 'project_id' | 'type'> & { [K in 'trace_id' | 'session_id']: string | null } & { has_children: boolean }
+>;
 
 /** Entries of a MAP column as DuckDB returns them. */
 export type MapEntries<V> = readonly { readonly key: string; readonly value: V | null }[];

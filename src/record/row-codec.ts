@@ -1,7 +1,17 @@
 // Stored rows (as DuckDB returns them) <-> API records and log rows. The one place that knows how
 // input/output keep their original shape and how maps and timestamps come back from DuckDB.
 import { formatTimestampUs } from './time.js';
-import { BIGINT_FIELDS, BOOLEAN_FIELDS, IO_FIELDS, JSON_FIELDS, NUMBER_FIELDS, NUMBER_MAP_FIELDS, STRING_FIELDS, STRING_MAP_FIELDS, TAG_FIELDS } from './field-names.js';
+import {
+  BIGINT_FIELDS,
+  BOOLEAN_FIELDS,
+  IO_FIELDS,
+  JSON_FIELDS,
+  NUMBER_FIELDS,
+  NUMBER_MAP_FIELDS,
+  STRING_FIELDS,
+  STRING_MAP_FIELDS,
+  TAG_FIELDS,
+} from './field-names.js';
 import type { ApiRecord, LogRow, MapEntries, RecordLinks, SelectedRow, StoredRow } from './record.js';
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
@@ -35,7 +45,14 @@ function entriesObject<V>(entries: MapEntries<V>): Record<string, V> {
 
 /** A stored row back into the log-row form, to write a new version of the record. NULLs are left out. */
 export function storedToWire(row: StoredRow): LogRow {
-  const w: LogRow = { seq: Number(row.seq), id: row.id, type: row.type, project_id: row.project_id, run_id: row.run_id, created_at: Number(row.created_at) };
+  const w: LogRow = {
+    seq: Number(row.seq),
+    id: row.id,
+    type: row.type,
+    project_id: row.project_id,
+    run_id: row.run_id,
+    created_at: Number(row.created_at),
+  };
   for (const k of STRING_FIELDS) {
     const v = row[k];
     if (v !== null) w[k] = v;
@@ -75,7 +92,14 @@ export function storedToWire(row: StoredRow): LogRow {
 
 /** The links of a stored record (see RecordLinks). */
 export function linksOf(row: StoredRow): RecordLinks {
-  return { seq: Number(row.seq), project_id: row.project_id, type: row.type, trace_id: row.trace_id, session_id: row.session_id, has_children: row.has_children === true };
+  return {
+    seq: Number(row.seq),
+    project_id: row.project_id,
+    type: row.type,
+    trace_id: row.trace_id,
+    session_id: row.session_id,
+    has_children: row.has_children === true,
+  };
 }
 
 const SPAN_ONLY = ['parent_id', 'step_number'] as const;

@@ -17,8 +17,23 @@ function digits(s: string, from: number, to: number): number {
 
 /** Fast path for what the official clients send: 2026-01-31T12:00:00.123Z (exactly 24 characters). */
 function parseCanonical(v: string): number | null {
-  if (v.charCodeAt(4) !== 45 || v.charCodeAt(7) !== 45 || v.charCodeAt(10) !== 84 || v.charCodeAt(13) !== 58 || v.charCodeAt(16) !== 58 || v.charCodeAt(19) !== 46 || v.charCodeAt(23) !== 90) return null;
-  const y = digits(v, 0, 4), mo = digits(v, 5, 7), d = digits(v, 8, 10), h = digits(v, 11, 13), mi = digits(v, 14, 16), s = digits(v, 17, 19), ms = digits(v, 20, 23);
+  if (
+    v.charCodeAt(4) !== 45 ||
+    v.charCodeAt(7) !== 45 ||
+    v.charCodeAt(10) !== 84 ||
+    v.charCodeAt(13) !== 58 ||
+    v.charCodeAt(16) !== 58 ||
+    v.charCodeAt(19) !== 46 ||
+    v.charCodeAt(23) !== 90
+  )
+    return null;
+  const y = digits(v, 0, 4),
+    mo = digits(v, 5, 7),
+    d = digits(v, 8, 10),
+    h = digits(v, 11, 13),
+    mi = digits(v, 14, 16),
+    s = digits(v, 17, 19),
+    ms = digits(v, 20, 23);
   if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 59 || ms < 0) return null;
   return Date.UTC(y, mo - 1, d, h, mi, s, ms) * 1000;
 }
@@ -35,7 +50,7 @@ export function parseTimestampUs(value: string | number): number | null {
   const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', zone] = m;
   const ms = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s));
   if (Number.isNaN(ms) || Number(mo) > 12 || Number(d) > 31 || Number(h) > 24 || Number(mi) > 59 || Number(s) > 60) return null;
-  let us = ms * 1000 + Number((frac + '000000').slice(0, 6));
+  let us = ms * 1000 + Number(`${frac}000000`.slice(0, 6));
   if (zone && zone.toUpperCase() !== 'Z') {
     const sign = zone[0] === '-' ? -1 : 1;
     const digits = zone.slice(1).replace(':', '');
@@ -47,7 +62,8 @@ export function parseTimestampUs(value: string | number): number | null {
 
 export function requireTimestampUs(value: string | number, loc: (string | number)[]): number {
   const us = parseTimestampUs(value);
-  if (us === null) throw invalid(loc, 'Input should be a valid datetime (ISO 8601, e.g. 2026-01-31T12:00:00.000Z)', value, 'datetime_parsing');
+  if (us === null)
+    throw invalid(loc, 'Input should be a valid datetime (ISO 8601, e.g. 2026-01-31T12:00:00.000Z)', value, 'datetime_parsing');
   return us;
 }
 

@@ -39,12 +39,18 @@ function nestsDeeper(value: object, max: number): boolean {
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
         const x: unknown = v[i];
-        if (x !== null && typeof x === 'object') stack.push(x), depths.push(d);
+        if (x !== null && typeof x === 'object') {
+          stack.push(x);
+          depths.push(d);
+        }
       }
     } else {
       for (const k in v) {
         const x: unknown = (v as Record<string, unknown>)[k];
-        if (x !== null && typeof x === 'object') stack.push(x), depths.push(d);
+        if (x !== null && typeof x === 'object') {
+          stack.push(x);
+          depths.push(d);
+        }
       }
     }
   }
@@ -175,7 +181,10 @@ function describe(list: TbError[]): { msg: string; type: string; ctx?: Record<st
   const fmt = real.find((e) => e.keyword === 'format');
   if (fmt) {
     const f = String(fmt.params['format']);
-    return { msg: `Input should be a valid ${f === 'uuid' ? 'UUID' : f}${nullable ? ' or null' : ''}`, type: `${f.replace('-', '_')}_parsing` };
+    return {
+      msg: `Input should be a valid ${f === 'uuid' ? 'UUID' : f}${nullable ? ' or null' : ''}`,
+      type: `${f.replace('-', '_')}_parsing`,
+    };
   }
   const types = real.filter((e) => e.keyword === 'type').map((e) => e.params['type'] as string);
   if (types.length > 0 && types.length === real.length) {
@@ -185,9 +194,17 @@ function describe(list: TbError[]): { msg: string; type: string; ctx?: Record<st
   const first = real.find((e) => e.keyword !== 'type') ?? real[0] ?? list[0]!;
   switch (first.keyword) {
     case 'minItems':
-      return { msg: `List should have at least ${String(first.params['limit'])} item(s)`, type: 'too_short', ctx: { min_length: first.params['limit'] } };
+      return {
+        msg: `List should have at least ${String(first.params['limit'])} item(s)`,
+        type: 'too_short',
+        ctx: { min_length: first.params['limit'] },
+      };
     case 'maxItems':
-      return { msg: `List should have at most ${String(first.params['limit'])} item(s)`, type: 'too_long', ctx: { max_length: first.params['limit'] } };
+      return {
+        msg: `List should have at most ${String(first.params['limit'])} item(s)`,
+        type: 'too_long',
+        ctx: { max_length: first.params['limit'] },
+      };
     case 'minLength':
       return { msg: `String should have at least ${String(first.params['limit'])} character(s)`, type: 'string_too_short' };
     case 'maxLength':

@@ -22,7 +22,10 @@ export const RunIds = {
 export const ValidationErrorBody = Type.Object({
   detail: Type.Array(
     Type.Object({
-      loc: Type.Array(Type.Union([Type.String(), Type.Integer()]), { minItems: 1, description: 'path of the field: body, query or path, then keys and list indexes' }),
+      loc: Type.Array(Type.Union([Type.String(), Type.Integer()]), {
+        minItems: 1,
+        description: 'path of the field: body, query or path, then keys and list indexes',
+      }),
       msg: Type.String(),
       type: Type.String({ description: 'kind of failure: missing, enum, string_type, too_long, ...' }),
       input: Type.Optional(Type.Unknown({ description: 'the offending value, when it is not a list or object' })),

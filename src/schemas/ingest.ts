@@ -11,7 +11,9 @@ export type RecordType = (typeof RECORD_TYPES)[number];
 export const LOGGING_METHODS = ['playground', 'python_client', 'typescript_client', 'api_direct'] as const;
 export const AGENT_TYPES = ['default', 'planner', 'react', 'reflection', 'router', 'classifier', 'supervisor', 'judge'] as const;
 
-const Timestamp = Type.Union([Type.String(), Type.Number({ minimum: -8.64e15, maximum: 8.64e15 })], { description: 'ISO 8601 date-time (or epoch milliseconds)' });
+const Timestamp = Type.Union([Type.String(), Type.Number({ minimum: -8.64e15, maximum: 8.64e15 })], {
+  description: 'ISO 8601 date-time (or epoch milliseconds)',
+});
 /** Stored as INTEGER: anything wider would be refused by the column (and must be refused here, before it is acknowledged). */
 const Int32 = Type.Integer({ minimum: -2147483648, maximum: 2147483647 });
 const Text = Nullable(Type.String());

@@ -30,7 +30,11 @@ export function EnumFilter<N extends string, V extends string[]>(name: N, values
 
 /** Id filters: the operator defaults to eq; the value is a UUID, a list, or any string for contains. */
 export function IdFilter<N extends string>(name: N) {
-  return Type.Object({ name: Type.Literal(name), operator: Type.Optional(Type.Enum([...ID_OPERATORS], { default: 'eq' })), value: StringOrList });
+  return Type.Object({
+    name: Type.Literal(name),
+    operator: Type.Optional(Type.Enum([...ID_OPERATORS], { default: 'eq' })),
+    value: StringOrList,
+  });
 }
 
 export function DateFilter<N extends string>(name: N) {
@@ -38,7 +42,11 @@ export function DateFilter<N extends string>(name: N) {
 }
 
 export function NumberFilter<N extends string>(name: N) {
-  return Type.Object({ name: Type.Literal(name), operator: Type.Enum([...NUMBER_OPERATORS]), value: Type.Union([Type.Number(), Type.Array(Type.Number())]) });
+  return Type.Object({
+    name: Type.Literal(name),
+    operator: Type.Enum([...NUMBER_OPERATORS]),
+    value: Type.Union([Type.Number(), Type.Array(Type.Number())]),
+  });
 }
 
 export function CollectionFilter<N extends string>(name: N) {
@@ -51,7 +59,11 @@ export function CollectionFilter<N extends string>(name: N) {
 }
 
 export function BoolFilter<N extends string>(name: N) {
-  return Type.Object({ name: Type.Literal(name), operator: Type.Optional(Type.Enum([...BOOL_OPERATORS], { default: 'eq' })), value: Type.Boolean() });
+  return Type.Object({
+    name: Type.Literal(name),
+    operator: Type.Optional(Type.Enum([...BOOL_OPERATORS], { default: 'eq' })),
+    value: Type.Boolean(),
+  });
 }
 
 export function ColumnSort<N extends string>(name: N, sortType: 'column' | 'custom' = 'column') {

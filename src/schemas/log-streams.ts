@@ -5,7 +5,13 @@ import { Nullable, Uuid } from './common.js';
 import { LogStream } from './catalog.js';
 import { ColumnSort, DateFilter, IdFilter, PageBodyFields, PageResponseFields, TextFilter } from './list-filters.js';
 
-export const LogStreamFilter = Type.Union([IdFilter('id'), TextFilter('name', true), IdFilter('created_by'), DateFilter('created_at'), DateFilter('updated_at')]);
+export const LogStreamFilter = Type.Union([
+  IdFilter('id'),
+  TextFilter('name', true),
+  IdFilter('created_by'),
+  DateFilter('created_at'),
+  DateFilter('updated_at'),
+]);
 export type LogStreamFilter = Static<typeof LogStreamFilter>;
 
 export const LogStreamSort = Type.Union([ColumnSort('name'), ColumnSort('created_at'), ColumnSort('updated_at')]);

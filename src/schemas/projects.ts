@@ -4,14 +4,43 @@ import { Type, type Static } from 'typebox';
 import { Nullable, Uuid } from './common.js';
 import { Permission, ProjectDb, UserSummary } from './catalog.js';
 import {
-  ActionsQuery, ColumnSort, DateFilter, EnumFilter, IdFilter, NumberFilter, PageQueryFields, PageResponseFields, TextFilter,
+  ActionsQuery,
+  ColumnSort,
+  DateFilter,
+  EnumFilter,
+  IdFilter,
+  NumberFilter,
+  PageQueryFields,
+  PageResponseFields,
+  TextFilter,
 } from './list-filters.js';
 
 export const PROJECT_ACTION_VALUES = [
-  'update', 'delete', 'rename', 'share', 'create_run', 'delete_run', 'rename_run', 'move_run', 'export_data',
-  'configure_human_feedback', 'record_human_feedback', 'log_data', 'toggle_metric', 'edit_alert', 'create_stage',
-  'edit_stage', 'configure_crown_logic', 'delete_data', 'set_metric', 'edit_run_tags', 'dismiss_alert', 'edit_slice',
-  'edit_edit', 'update_control_bindings', 'use_control_runtime',
+  'update',
+  'delete',
+  'rename',
+  'share',
+  'create_run',
+  'delete_run',
+  'rename_run',
+  'move_run',
+  'export_data',
+  'configure_human_feedback',
+  'record_human_feedback',
+  'log_data',
+  'toggle_metric',
+  'edit_alert',
+  'create_stage',
+  'edit_stage',
+  'configure_crown_logic',
+  'delete_data',
+  'set_metric',
+  'edit_run_tags',
+  'dismiss_alert',
+  'edit_slice',
+  'edit_edit',
+  'update_control_bindings',
+  'use_control_runtime',
 ] as const;
 export const PROJECT_TYPE_VALUES = ['gen_ai', 'llm_monitor', 'prompt_evaluation', 'protect'] as const;
 export const PROJECT_ROLE_VALUES = ['owner', 'editor', 'annotator', 'viewer'] as const;
@@ -48,7 +77,10 @@ export const ProjectsQuery = Type.Object({
 });
 export type ProjectsQuery = Static<typeof ProjectsQuery>;
 
-export const ProjectsBody = Type.Object({ filters: Type.Optional(Nullable(Type.Array(ProjectFilter))), sort: Type.Optional(Nullable(ProjectSort)) });
+export const ProjectsBody = Type.Object({
+  filters: Type.Optional(Nullable(Type.Array(ProjectFilter))),
+  sort: Type.Optional(Nullable(ProjectSort)),
+});
 export type ProjectsBody = Static<typeof ProjectsBody>;
 
 export const ProjectItem = Type.Object({
@@ -97,7 +129,10 @@ export const ProjectSortV1 = Type.Union([
 export type ProjectSortV1 = Static<typeof ProjectSortV1>;
 
 export const ProjectsQueryV1 = Type.Object({ actions: ActionsQuery(PROJECT_ACTION_VALUES), ...PageQueryFields });
-export const ProjectsBodyV1 = Type.Object({ filters: Type.Optional(Nullable(Type.Array(ProjectFilterV1))), sort: Type.Optional(Nullable(ProjectSortV1)) });
+export const ProjectsBodyV1 = Type.Object({
+  filters: Type.Optional(Nullable(Type.Array(ProjectFilterV1))),
+  sort: Type.Optional(Nullable(ProjectSortV1)),
+});
 export type ProjectsBodyV1 = Static<typeof ProjectsBodyV1>;
 export const ProjectsPageV1 = Type.Object({ ...PageResponseFields, projects: Type.Array(ProjectDb) });
 export type ProjectsPageV1 = Static<typeof ProjectsPageV1>;

@@ -9,24 +9,38 @@ import { Nullable, RunIds } from './common.js';
 
 const FILTER_HELP =
   'A filter on one column (column_id, or its alias name; metric columns are metrics/<name>). Operators by type: ' +
-  Object.entries(OPERATORS).filter(([, ops]) => ops.length > 0).map(([k, ops]) => `${k}: ${ops.join(', ')}`).join('; ') +
+  Object.entries(OPERATORS)
+    .filter(([, ops]) => ops.length > 0)
+    .map(([k, ops]) => `${k}: ${ops.join(', ')}`)
+    .join('; ') +
   '. number between takes [low, high]; one_of and not_in take a list; fully_annotated takes only user_ids. The columns of a stream, with the filter type each takes, are what available_columns answers.';
 
-export const RecordFilter = Type.Object({
-  // Typed as a string for the library's callers; the wire schema lists the kinds.
-  type: Type.Unsafe<string>(Type.Enum(Object.keys(OPERATORS) as FilterType[])),
-  column_id: Type.Optional(Nullable(Type.String())),
-  name: Type.Optional(Nullable(Type.String())),
-  operator: Type.Optional(Nullable(Type.String())),
-  value: Type.Optional(Type.Unknown()),
-  case_sensitive: Type.Optional(Nullable(Type.Boolean())),
-  user_ids: Type.Optional(Type.Unknown()),
-}, { description: FILTER_HELP });
+export const RecordFilter = Type.Object(
+  {
+    // Typed as a string for the library's callers; the wire schema lists the kinds.
+    type: Type.Unsafe<string>(Type.Enum(Object.keys(OPERATORS) as FilterType[])),
+    column_id: Type.Optional(Nullable(Type.String())),
+    name: Type.Optional(Nullable(Type.String())),
+    operator: Type.Optional(Nullable(Type.String())),
+    value: Type.Optional(Type.Unknown()),
+    case_sensitive: Type.Optional(Nullable(Type.Boolean())),
+    user_ids: Type.Optional(Type.Unknown()),
+  },
+  { description: FILTER_HELP },
+);
 
 /** A filter tree node; its shape ({filter} | {and} | {or} | {not}) is checked by validate-filter.ts. */
 export const FilterTree = Type.Unknown({
-  description: 'A tree of filters: a node is a leaf {"filter": <filter>}, {"and": [nodes]}, {"or": [nodes]} or {"not": node}; at most 32 levels and 1,000 nodes. Combined with `filters` by and.',
-  examples: [{ or: [{ filter: { type: 'text', column_id: 'model', operator: 'eq', value: 'gpt-4o' } }, { not: { filter: { type: 'boolean', column_id: 'is_complete', value: true } } }] }],
+  description:
+    'A tree of filters: a node is a leaf {"filter": <filter>}, {"and": [nodes]}, {"or": [nodes]} or {"not": node}; at most 32 levels and 1,000 nodes. Combined with `filters` by and.',
+  examples: [
+    {
+      or: [
+        { filter: { type: 'text', column_id: 'model', operator: 'eq', value: 'gpt-4o' } },
+        { not: { filter: { type: 'boolean', column_id: 'is_complete', value: true } } },
+      ],
+    },
+  ],
 });
 
 export const SortClause = Type.Object({

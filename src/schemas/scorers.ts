@@ -4,19 +4,46 @@
 import { Type, type Static } from 'typebox';
 import { Nullable, Uuid } from './common.js';
 import {
-  ActionsQuery, BoolFilter, CollectionFilter, ColumnSort, DateFilter, EnumFilter, IdFilter, PageQueryFields, PageResponseFields,
-  TEXT_OPERATORS, TextFilter,
+  ActionsQuery,
+  BoolFilter,
+  CollectionFilter,
+  ColumnSort,
+  DateFilter,
+  EnumFilter,
+  IdFilter,
+  PageQueryFields,
+  PageResponseFields,
+  TEXT_OPERATORS,
+  TextFilter,
 } from './list-filters.js';
 
 export const SCORER_TYPES = ['llm', 'code', 'luna', 'preset'] as const;
 export const REGISTERED_SCORER_TYPES = ['llm', 'code'] as const;
 export const MODEL_TYPES = ['slm', 'llm', 'code'] as const;
 export const OUTPUT_TYPES = [
-  'boolean', 'categorical', 'count', 'discrete', 'freeform', 'percentage', 'multilabel', 'retrieved_chunk_list_boolean', 'boolean_multilabel',
+  'boolean',
+  'categorical',
+  'count',
+  'discrete',
+  'freeform',
+  'percentage',
+  'multilabel',
+  'retrieved_chunk_list_boolean',
+  'boolean_multilabel',
 ] as const;
 export const INPUT_TYPES = [
-  'basic', 'llm_spans', 'retriever_spans', 'sessions_normalized', 'sessions_trace_io_only', 'tool_spans', 'trace_input_only',
-  'trace_io_only', 'trace_normalized', 'trace_output_only', 'agent_spans', 'workflow_spans',
+  'basic',
+  'llm_spans',
+  'retriever_spans',
+  'sessions_normalized',
+  'sessions_trace_io_only',
+  'tool_spans',
+  'trace_input_only',
+  'trace_io_only',
+  'trace_normalized',
+  'trace_output_only',
+  'agent_spans',
+  'workflow_spans',
 ] as const;
 export const MULTIMODAL_CAPABILITIES = ['vision', 'audio'] as const;
 export const ROLL_UP_METHODS = ['average', 'sum', 'max', 'min', 'category_count', 'percentage_true', 'percentage_false'] as const;
@@ -36,8 +63,17 @@ const NodeFilter = Type.Union([
     value: Type.Union([Type.String(), Strings]),
     case_sensitive: Type.Optional(Type.Boolean({ default: true })),
   }),
-  Type.Object({ name: Type.Literal('metadata'), operator: Type.Enum(['one_of', 'not_in', 'eq', 'ne']), key: Type.String(), value: Type.Union([Type.String(), Strings]) }),
-  Type.Object({ name: Type.Literal('modality'), operator: Type.Enum(['eq', 'ne', 'one_of', 'not_in']), value: Type.Union([Type.String(), Strings]) }),
+  Type.Object({
+    name: Type.Literal('metadata'),
+    operator: Type.Enum(['one_of', 'not_in', 'eq', 'ne']),
+    key: Type.String(),
+    value: Type.Union([Type.String(), Strings]),
+  }),
+  Type.Object({
+    name: Type.Literal('modality'),
+    operator: Type.Enum(['eq', 'ne', 'one_of', 'not_in']),
+    value: Type.Union([Type.String(), Strings]),
+  }),
 ]);
 
 export const ScorerInvocation = Type.Object({
@@ -74,7 +110,11 @@ const BooleanPicker = Type.Object({
   type: Type.Literal('boolean'),
   constraints: Type.Array(Type.Object({ color: Color, operator: Type.Literal('eq'), value: Type.Boolean() }), { minItems: 1 }),
 });
-const CategoryConstraint = Type.Object({ color: Color, operator: Type.Enum(['eq', 'one_of']), value: Type.Union([Type.String(), Strings]) });
+const CategoryConstraint = Type.Object({
+  color: Color,
+  operator: Type.Enum(['eq', 'one_of']),
+  value: Type.Union([Type.String(), Strings]),
+});
 const CategoricalPicker = Type.Object({ type: Type.Literal('categorical'), constraints: Type.Array(CategoryConstraint, { minItems: 1 }) });
 const MultiLabelPicker = Type.Object({ type: Type.Literal('multi_label'), constraints: Type.Array(CategoryConstraint, { minItems: 1 }) });
 
@@ -116,7 +156,9 @@ export const ScorerVersion = Type.Object({
 export type ScorerVersion = Static<typeof ScorerVersion>;
 
 const Permission = Type.Object({ action: Type.String(), allowed: Type.Boolean(), message: Type.Optional(Nullable(Type.String())) });
-const UserSummary = Nullable(Type.Object({ id: Type.String(), email: Type.String(), first_name: Nullable(Type.String()), last_name: Nullable(Type.String()) }));
+const UserSummary = Nullable(
+  Type.Object({ id: Type.String(), email: Type.String(), first_name: Nullable(Type.String()), last_name: Nullable(Type.String()) }),
+);
 export const ScopeProject = Type.Object({ id: Uuid, name: Type.String() });
 
 /** The Scorer item of SPEC.md (required: id, name, scorer_type, tags). */
@@ -165,7 +207,9 @@ const LabelFilter = Type.Object({
   operator: Type.Enum([...TEXT_OPERATORS]),
   value: Type.Union([Type.String(), Strings]),
   case_sensitive: Type.Optional(Type.Boolean({ default: true })),
-  strict: Type.Optional(Type.Boolean({ default: true, description: 'false: compare labels loosely (case, accents, spacing, - and _ ignored)' })),
+  strict: Type.Optional(
+    Type.Boolean({ default: true, description: 'false: compare labels loosely (case, accents, spacing, - and _ ignored)' }),
+  ),
 });
 
 export const ScorerFilter = Type.Union([
@@ -200,13 +244,21 @@ function UuidSort<N extends string>(name: N) {
   });
 }
 
-export const ScorerSort = Type.Union([ColumnSort('name'), ColumnSort('updated_at'), UuidSort('enabled_in_run'), UuidSort('enabled_in_playground')]);
+export const ScorerSort = Type.Union([
+  ColumnSort('name'),
+  ColumnSort('updated_at'),
+  UuidSort('enabled_in_run'),
+  UuidSort('enabled_in_playground'),
+]);
 export type ScorerSort = Static<typeof ScorerSort>;
 
 export const SCORER_ACTION_VALUES = ['update', 'delete', 'share', 'export', 'autotune_apply'] as const;
 
 export const ListScorersQuery = Type.Object({ actions: ActionsQuery(SCORER_ACTION_VALUES), ...PageQueryFields });
-export const ListScorersBody = Type.Object({ filters: Type.Optional(Nullable(Type.Array(ScorerFilter))), sort: Type.Optional(Nullable(ScorerSort)) });
+export const ListScorersBody = Type.Object({
+  filters: Type.Optional(Nullable(Type.Array(ScorerFilter))),
+  sort: Type.Optional(Nullable(ScorerSort)),
+});
 export type ListScorersBody = Static<typeof ListScorersBody>;
 export const ListScorersResponse = Type.Object({ ...PageResponseFields, scorers: Type.Array(Scorer) });
 export type ListScorersResponse = Static<typeof ListScorersResponse>;

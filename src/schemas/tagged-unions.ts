@@ -55,7 +55,7 @@ function isObj(v: unknown): v is Node {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function unescape(s: string): string {
+function unescapePointer(s: string): string {
   return s.replace(/~1/g, '/').replace(/~0/g, '~');
 }
 
@@ -82,8 +82,12 @@ export function narrowTaggedUnions(schema: TSchema, errors: readonly TbError[], 
 
 /** `schema` is walked as plain JSON Schema (any object), along the error's schema path. */
 function narrow(schema: unknown, e: TbError, root: unknown): TbError | null {
-  const segs = e.schemaPath.replace(/^#\/?/, '').split('/').filter((s) => s !== '').map(unescape);
-  const inst = e.instancePath === '' ? [] : e.instancePath.slice(1).split('/').map(unescape);
+  const segs = e.schemaPath
+    .replace(/^#\/?/, '')
+    .split('/')
+    .filter((s) => s !== '')
+    .map(unescapePointer);
+  const inst = e.instancePath === '' ? [] : e.instancePath.slice(1).split('/').map(unescapePointer);
   let node: unknown = schema;
   const here: string[] = [];
   for (let i = 0; i < segs.length && isObj(node); i++) {

@@ -66,7 +66,7 @@ export function bareUrl(url: string): string {
 export function installAccess(app: FastifyInstance, store: TraceStore): void {
   app.addHook('preHandler', async (request: FastifyRequest) => {
     const url = request.routeOptions.url;
-    if (!url || !url.includes(':project_id')) return;
+    if (!url?.includes(':project_id')) return;
     const projectId = (request.params as { project_id?: string }).project_id;
     if (!projectId) return;
     authorizeProject(store, request.user, projectId, ROUTE_ACCESS.get(`${request.method} ${bareUrl(url)}`));

@@ -19,7 +19,9 @@ export function installErrorHandling(app: FastifyInstance): void {
 export function toResponse(error: unknown): { status: number; body: unknown } {
   if (error instanceof InvalidRequestError) return { status: 422, body: { detail: error.issues } };
   if (error instanceof TraceLakeError) {
-    return error.statusCode >= 500 ? { status: error.statusCode, body: { detail: 'Internal Server Error' } } : { status: error.statusCode, body: { detail: error.message } };
+    return error.statusCode >= 500
+      ? { status: error.statusCode, body: { detail: 'Internal Server Error' } }
+      : { status: error.statusCode, body: { detail: error.message } };
   }
   const e = error as FastifyError & { body?: unknown };
   switch (e.code) {
@@ -57,7 +59,9 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
         : [400, 'Malformed HTTP request'];
   const body = JSON.stringify({ detail });
   if (socket.writable) {
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`);
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
   socket.destroy(err);
 }
@@ -65,6 +69,11 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
 /** Fastify's `frameworkErrors`: router failures (a malformed URL, a path parameter too long) as `{detail}`. */
 export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
-  const detail = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is longer than the server accepts' : error.code === 'FST_ERR_BAD_URL' ? 'Malformed URL' : 'Bad request';
+  const detail =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? 'A path parameter is longer than the server accepts'
+      : error.code === 'FST_ERR_BAD_URL'
+        ? 'Malformed URL'
+        : 'Bad request';
   void reply.code(status).type('application/json').send({ detail });
 }

@@ -6,7 +6,12 @@ import type { ProjectAction } from '../catalog/permissions.js';
 import type { TraceStore } from '../engine/trace-store.js';
 import type { LogStream, ProjectDb } from '../schemas/catalog.js';
 
-export function projectDb(store: TraceStore, p: Project, user: User | null, actions: readonly ProjectAction[] = []): Static<typeof ProjectDb> {
+export function projectDb(
+  store: TraceStore,
+  p: Project,
+  user: User | null,
+  actions: readonly ProjectAction[] = [],
+): Static<typeof ProjectDb> {
   return store.catalog.describeProject(p, user, actions);
 }
 

@@ -13,7 +13,10 @@ export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, http
   // A body declared binary (`{type: 'string', format: 'binary'}`, e.g. OTLP protobuf) arrives as a Buffer.
   const binary = part === 'body' && (schema as { format?: string }).format === 'binary';
   return (value: unknown) => {
-    if (binary) return Buffer.isBuffer(value) ? { value } : { error: new InvalidRequestError([{ loc: ['body'], msg: 'Input should be a binary body', type: 'bytes_type' }]) };
+    if (binary)
+      return Buffer.isBuffer(value)
+        ? { value }
+        : { error: new InvalidRequestError([{ loc: ['body'], msg: 'Input should be a binary body', type: 'bytes_type' }]) };
     const v = part === 'body' ? value : strictConvert(schema, value);
     const issues = issuesOf(schema, v, part);
     return issues ? { error: new InvalidRequestError(issues) } : { value: v };

@@ -58,7 +58,10 @@ export async function installViewer(app: FastifyInstance, dir: string): Promise<
   const index = (reply: FastifyReply) => {
     secure(reply).header('cache-control', 'no-cache');
     if (!existsSync(join(dir, 'index.html'))) {
-      return reply.code(404).type('text/plain; charset=utf-8').send(`The viewer is not built (no ${join(dir, 'index.html')}): run \`npm run build\`.\n`);
+      return reply
+        .code(404)
+        .type('text/plain; charset=utf-8')
+        .send(`The viewer is not built (no ${join(dir, 'index.html')}): run \`npm run build\`.\n`);
     }
     return reply.sendFile('index.html', { cacheControl: false });
   };

@@ -97,7 +97,8 @@ async function ensureLockFile(root: string, path: string): Promise<void> {
     // EEXIST: another process linked its file first. ENOENT: a holder removed our temporary file as a
     // leftover, so the lock file exists. Either way there is a lock file to open.
     const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'EEXIST' && code !== 'ENOENT') throw new StorageError(`cannot create the lock file ${path}: ${(err as Error).message}`, { cause: err });
+    if (code !== 'EEXIST' && code !== 'ENOENT')
+      throw new StorageError(`cannot create the lock file ${path}: ${(err as Error).message}`, { cause: err });
   } finally {
     rmSync(tmp, { force: true });
     rmSync(`${tmp}.wal`, { force: true });

@@ -27,7 +27,12 @@ import { raw, sql } from '../query/sql.js';
  * The state of the store in `dir` as the log and the manifest leave it, with a new memory table for
  * writes; `finish` makes the store of it (RecordStore.open).
  */
-export async function openStoreState<T>(dir: string, db: Database, options: RecordStoreOptions, finish: (s: StoreState) => Promise<T>): Promise<T> {
+export async function openStoreState<T>(
+  dir: string,
+  db: Database,
+  options: RecordStoreOptions,
+  finish: (s: StoreState) => Promise<T>,
+): Promise<T> {
   ensureDirDurable(join(dir, 'records'), dir);
   ensureDirDurable(join(dir, 'wal'), dir);
   const manifest = loadManifest(dir);
@@ -54,10 +59,17 @@ export async function openStoreState<T>(dir: string, db: Database, options: Reco
     }
     // A bulk load's segments may hold numbers above sealed_seq (reserved while log files stayed unsealed).
     for (const seg of manifest.segments) if (seg.max_seq >= s.nextSeq) s.nextSeq = seg.max_seq + 1;
-    for (const seg of manifest.segments) s.index.add({ key: seg.file, partition: seg.file, hashes: await readHashes(conns.seal, dir, seg, idHash) }, false);
+    for (const seg of manifest.segments)
+      s.index.add({ key: seg.file, partition: seg.file, hashes: await readHashes(conns.seal, dir, seg, idHash) }, false);
     s.index.refill();
     // Text indexes missing (a store of an earlier version), damaged or stale are rebuilt from the segment.
-    if (s.options.textIndex) for (const seg of manifest.segments) await ensureTextIndex(conns.seal, join(dir, seg.file), seg.row_groups.map((g) => g[2]));
+    if (s.options.textIndex)
+      for (const seg of manifest.segments)
+        await ensureTextIndex(
+          conns.seal,
+          join(dir, seg.file),
+          seg.row_groups.map((g) => g[2]),
+        );
     // So are child indexes (the parents a delete leaves childless are found through them).
     for (const seg of manifest.segments) await ensureChildIndex(conns.seal, join(dir, seg.file), seg);
     for (const seq of manifest.childless) s.childless.add(seq);

@@ -43,7 +43,12 @@ export class RecordStore {
     this.#s = state;
     this.#sealer = new Sealer(state);
     this.#compactor = new Compactor(state);
-    this.#appender = new Appender(state, this.#sealer, <T>(fn: (snap: Snapshot) => Promise<T>) => this.read(fn), () => this.#compactor.schedule());
+    this.#appender = new Appender(
+      state,
+      this.#sealer,
+      <T>(fn: (snap: Snapshot) => Promise<T>) => this.read(fn),
+      () => this.#compactor.schedule(),
+    );
     this.#sealer.onSealed = () => {
       if (state.options.autoCompact && !state.closed) this.#compactor.schedule();
     };
@@ -115,7 +120,16 @@ export class RecordStore {
   snapshot(): Snapshot {
     this.#s.assertOpen();
     const s = this.#s;
-    return new Snapshot(s.dir, s.db, s.manifest, [...s.mem], s.index, { clock: s.clock, lastSeq: s.nextSeq - 1, dead: s.dead }, this.retention, s.childless.size > 0);
+    return new Snapshot(
+      s.dir,
+      s.db,
+      s.manifest,
+      [...s.mem],
+      s.index,
+      { clock: s.clock, lastSeq: s.nextSeq - 1, dead: s.dead },
+      this.retention,
+      s.childless.size > 0,
+    );
   }
 
   /** Runs `fn` over a snapshot, released afterwards. */
@@ -255,7 +269,8 @@ export class RecordStore {
         awaited: s.manifest.awaited.filter((e) => !(e[0] === projectId && (runId === undefined || e[1] === runId))),
       };
       s.commit(state, []);
-      for (const [key, e] of s.memIds) if (e.project_id === projectId && (runId === undefined || key.startsWith(`${runId}/`))) s.memIds.delete(key);
+      for (const [key, e] of s.memIds)
+        if (e.project_id === projectId && (runId === undefined || key.startsWith(`${runId}/`))) s.memIds.delete(key);
       for (const [key, e] of s.awaited) if (e[0] === projectId && (runId === undefined || e[1] === runId)) s.awaited.delete(key);
       for (const f of goneFiles) s.index.remove(f);
       s.retire([...goneFiles], goneDead, goneChildless);
@@ -269,7 +284,8 @@ export class RecordStore {
   async close(options: { seal?: boolean } = {}): Promise<void> {
     const s = this.#s;
     if (s.closed) return;
-    if (options.seal !== false && s.broken === null) await this.seal().catch((err: unknown) => process.emitWarning(`tracelake: sealing on close failed: ${(err as Error).message}`));
+    if (options.seal !== false && s.broken === null)
+      await this.seal().catch((err: unknown) => process.emitWarning(`tracelake: sealing on close failed: ${(err as Error).message}`));
     s.closed = true;
     // A bulk load in progress holds the manifest lock until it has committed (or failed).
     await s.maint.run(async () => undefined);
@@ -303,6 +319,8 @@ export type { MemEntry, Param, RecordStoreOptions, SourceSql, Scope };
 
 /** A database's memory by buffer-manager tag, in bytes (`all`: tags holding nothing too). */
 async function memoryByTag(db: Database, all: boolean): Promise<Record<string, number>> {
-  const rows = await db.all(sql`SELECT tag, memory_usage_bytes AS b FROM duckdb_memory()${raw(all ? '' : ' WHERE memory_usage_bytes > 0')}`);
+  const rows = await db.all(
+    sql`SELECT tag, memory_usage_bytes AS b FROM duckdb_memory()${raw(all ? '' : ' WHERE memory_usage_bytes > 0')}`,
+  );
   return Object.fromEntries(rows.map((r) => [String(r['tag']).toLowerCase(), Number(r['b'])]));
 }

@@ -42,7 +42,6 @@ export type MemEntry = RecordLinks & { readonly table: number };
 
 export const memKey = (runId: string, id: string): string => `${runId}/${id}`;
 
-
 export class StoreState {
   manifest: ManifestState;
   readonly index = new SealedIdIndex();
@@ -88,7 +87,10 @@ export class StoreState {
   /** Writes need the memory tables to match the log (see `broken`). */
   assertWritable(): void {
     this.assertOpen();
-    if (this.broken) throw new StorageError('the in-memory tables no longer match the log after a failed insert; reopen the store', { cause: this.broken });
+    if (this.broken)
+      throw new StorageError('the in-memory tables no longer match the log after a failed insert; reopen the store', {
+        cause: this.broken,
+      });
   }
   readonly #inUse = new Map<string, number>();
   readonly #retiredInUse = new Set<string>();
@@ -133,7 +135,9 @@ export class StoreState {
 
   /** Queues background work (never fails the chain; a failure is reported). */
   later(what: string, fn: () => Promise<unknown>): void {
-    this.background = this.background.then(fn).catch((err: unknown) => process.emitWarning(`tracelake: ${what} failed: ${(err as Error).message}`));
+    this.background = this.background
+      .then(fn)
+      .catch((err: unknown) => process.emitWarning(`tracelake: ${what} failed: ${(err as Error).message}`));
   }
 
   /** Runs `fn` once every reader that may still use what was just replaced has finished. */

@@ -19,7 +19,10 @@ function agreement(results: Record<string, Measurement[]>): Map<string, Measurem
 }
 
 test('tracelake, SQLite, raw DuckDB and PostgreSQL agree on every question over 2,000 spans', async (t) => {
-  const results = await benchPeers(2000, { ...quiet, peers: [new TracelakePeer(), new DuckDbRawPeer(), new SqlitePeer(), new PostgresPeer()] });
+  const results = await benchPeers(2000, {
+    ...quiet,
+    peers: [new TracelakePeer(), new DuckDbRawPeer(), new SqlitePeer(), new PostgresPeer()],
+  });
   const agree = agreement(results);
   assert.equal(agree.size, QUESTIONS.length + 1);
   assert.equal(agree.get('data')!.value, 1, 'every peer loaded the same spans');

@@ -10,6 +10,12 @@ test('every shape of the matrix agrees with its hand-written DuckDB query', asyn
   const r = await benchShapes(4000, 1);
   assert.equal(r.results.length, 116);
   for (const s of r.results) assert.ok(s.steps.length > 0, `${s.name} reports its steps`);
-  assert.ok(r.results.some((s) => s.steps.includes('roll-up of')), 'some shapes need roll-ups');
-  assert.ok(r.results.some((s) => s.name.startsWith('page') && !s.steps.includes('fetch')), 'pages within the keys need no fetch');
+  assert.ok(
+    r.results.some((s) => s.steps.includes('roll-up of')),
+    'some shapes need roll-ups',
+  );
+  assert.ok(
+    r.results.some((s) => s.name.startsWith('page') && !s.steps.includes('fetch')),
+    'pages within the keys need no fetch',
+  );
 });

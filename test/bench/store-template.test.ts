@@ -31,14 +31,21 @@ test('a copy of a template shares its segment files, and nothing done to the cop
     const tpl = join(root, 'tpl');
     const info = await ensureTemplate(tpl, 3000, 7, 500, () => {});
     const before = digests(join(tpl, 'tracelake'));
-    assert.ok([...before.keys()].some((f) => f.endsWith('.parquet')), 'the template has segments');
+    assert.ok(
+      [...before.keys()].some((f) => f.endsWith('.parquet')),
+      'the template has segments',
+    );
 
     const count = questionById('count-tree');
     const del = questionById('delete-filter');
     const first = new TracelakePeer();
     await first.adopt(await openCopy(tpl, info, join(root, 'a')));
     const seg = [...before.keys()].find((f) => f.endsWith('.parquet'))!;
-    assert.equal(statSync(join(root, 'a', 'tracelake', seg)).ino, statSync(join(tpl, 'tracelake', seg)).ino, 'segments are linked, not copied');
+    assert.equal(
+      statSync(join(root, 'a', 'tracelake', seg)).ino,
+      statSync(join(tpl, 'tracelake', seg)).ino,
+      'segments are linked, not copied',
+    );
     const counted = await first.ask(count, 0);
     assert.ok(counted.count! > 0);
     // Change the copy every way the harness and a store can: deletes, new spans, seal, compaction.

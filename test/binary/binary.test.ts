@@ -31,7 +31,14 @@ test('the binary: commands, version and help', { skip }, async () => {
     for (const line of c.usage) assert.ok(help.stdout.includes(`tracelake ${line}`), `--help lists: ${line}`);
     const own = runBinary(binary, [c.name, '--help'], cache);
     assert.equal(own.status, 0, `${c.name} --help: ${own.stderr}`);
-    assert.deepEqual(own.stdout.trim().split('\n').slice(1).map((l) => l.trim()), c.usage.map((u) => `tracelake ${u}`));
+    assert.deepEqual(
+      own.stdout
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((l) => l.trim()),
+      c.usage.map((u) => `tracelake ${u}`),
+    );
   }
   const unknown = runBinary(binary, ['no-such-command'], cache);
   assert.equal(unknown.status, 2);
@@ -59,7 +66,10 @@ test('the binary: smoke flow under env -i, restart, admin commands', { skip }, a
   const stream = await server.call('POST', `/v2/projects/${pid}/log_streams`, { name: 'default' });
   assert.equal(stream.status, 200, JSON.stringify(stream.body));
   const ls = stream.body.id as string;
-  const logged = await server.call('POST', `/v2/projects/${pid}/traces`, { log_stream_id: ls, traces: ['a', 'b', 'c'].map((tag) => everyKindTrace(tag)) });
+  const logged = await server.call('POST', `/v2/projects/${pid}/traces`, {
+    log_stream_id: ls,
+    traces: ['a', 'b', 'c'].map((tag) => everyKindTrace(tag)),
+  });
   assert.equal(logged.status, 200, JSON.stringify(logged.body));
   const queries = async () => {
     const page = await server.call('POST', `/v2/projects/${pid}/traces/partial_search`, {
@@ -69,16 +79,26 @@ test('the binary: smoke flow under env -i, restart, admin commands', { skip }, a
       include_counts: true,
     });
     assert.equal(page.status, 200, JSON.stringify(page.body));
-    const llm = await server.call('POST', `/v2/projects/${pid}/spans/count`, { log_stream_id: ls, filters: [{ type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }] });
+    const llm = await server.call('POST', `/v2/projects/${pid}/spans/count`, {
+      log_stream_id: ls,
+      filters: [{ type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }],
+    });
     const all = await server.call('POST', `/v2/projects/${pid}/spans/count`, { log_stream_id: ls });
-    return { names: page.body.records.map((r: { name: string }) => r.name), spans: page.body.records.map((r: { num_spans: number }) => r.num_spans), llm: llm.body.total_count, all: all.body.total_count };
+    return {
+      names: page.body.records.map((r: { name: string }) => r.name),
+      spans: page.body.records.map((r: { num_spans: number }) => r.num_spans),
+      llm: llm.body.total_count,
+      all: all.body.total_count,
+    };
   };
   const before = await queries();
   assert.deepEqual(before.names, ['trace-a', 'trace-b', 'trace-c']);
   assert.ok(before.llm > 0 && before.all > before.llm, JSON.stringify(before));
   const scorers = await server.call('POST', '/v2/scorers/list', { filters: [] });
   assert.equal(scorers.status, 200, JSON.stringify(scorers.body).slice(0, 300));
-  const listed = await server.call('POST', '/v2/scorers/list?limit=1000', { filters: [{ name: 'scorer_type', value: 'preset', operator: 'eq' }] });
+  const listed = await server.call('POST', '/v2/scorers/list?limit=1000', {
+    filters: [{ name: 'scorer_type', value: 'preset', operator: 'eq' }],
+  });
   assert.equal(listed.status, 200, JSON.stringify(listed.body).slice(0, 300));
   assert.equal(listed.body.scorers.length, presetCount(ROOT), 'every built-in scorer preset is served');
 
@@ -91,7 +111,12 @@ test('the binary: smoke flow under env -i, restart, admin commands', { skip }, a
   assert.equal(made.status, 0, made.stderr);
   const opsKey = /\n\s+(\S+)\s*$/.exec(made.stdout)?.[1];
   assert.ok(opsKey, made.stdout);
-  const members = runBinary(binary, ['members', 'add', '--project', 'binary-smoke', '--email', 'ops@example.com', '--role', 'viewer'], env, cwd);
+  const members = runBinary(
+    binary,
+    ['members', 'add', '--project', 'binary-smoke', '--email', 'ops@example.com', '--role', 'viewer'],
+    env,
+    cwd,
+  );
   assert.equal(members.status, 0, members.stderr);
 
   server = await serveBinary(t, binary, env, cwd);
@@ -107,7 +132,9 @@ test('the binary: the official-client end-to-end suite passes against it', { ski
   // A test run of its own: without NODE_TEST_CONTEXT it does not report into this one.
   const { NODE_TEST_CONTEXT: _inner, ...env } = process.env;
   // Compiled from dist/ when run.mjs found it current (node-entry.ts), else through tsx.
-  const run = USE_DIST ? ['--enable-source-maps', '--test', '--test-reporter=spec', ...suite.map((f) => join('dist', f.replace(/\.ts$/, '.js')))] : ['--import', 'tsx', '--test', '--test-reporter=spec', ...suite];
+  const run = USE_DIST
+    ? ['--enable-source-maps', '--test', '--test-reporter=spec', ...suite.map((f) => join('dist', f.replace(/\.ts$/, '.js')))]
+    : ['--import', 'tsx', '--test', '--test-reporter=spec', ...suite];
   const child = spawn(process.execPath, run, {
     cwd: ROOT,
     env: { ...env, TRACELAKE_E2E_SERVER: binary, TRACELAKE_CACHE_DIR: join(tempDir(), 'cache') },
@@ -131,14 +158,20 @@ test('the binary: parallel first starts share one cache folder', { skip }, async
   const { binary } = await buildOnce();
   const base = join(tempDir(), 'cache');
   const runs = await Promise.all(
-    Array.from({ length: 4 }, () =>
-      new Promise<{ code: number | null; out: string }>((resolve) => {
-        const c = spawn(binary, ['--version'], { cwd: outsideFolder().cwd, env: { TRACELAKE_CACHE_DIR: base }, stdio: ['ignore', 'pipe', 'pipe'] });
-        let out = '';
-        c.stdout.on('data', (d: Buffer) => (out += d.toString()));
-        c.stderr.on('data', (d: Buffer) => (out += d.toString()));
-        c.once('exit', (code) => resolve({ code, out }));
-      }),
+    Array.from(
+      { length: 4 },
+      () =>
+        new Promise<{ code: number | null; out: string }>((resolve) => {
+          const c = spawn(binary, ['--version'], {
+            cwd: outsideFolder().cwd,
+            env: { TRACELAKE_CACHE_DIR: base },
+            stdio: ['ignore', 'pipe', 'pipe'],
+          });
+          let out = '';
+          c.stdout.on('data', (d: Buffer) => (out += d.toString()));
+          c.stderr.on('data', (d: Buffer) => (out += d.toString()));
+          c.once('exit', (code) => resolve({ code, out }));
+        }),
     ),
   );
   for (const r of runs) assert.deepEqual(r, { code: 0, out: `${VERSION}\n` });

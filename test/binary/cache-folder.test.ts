@@ -35,13 +35,19 @@ test('the cache base: TRACELAKE_CACHE_DIR, then XDG_CACHE_HOME, then ~/.cache', 
 test('unpacks once, then reuses the folder without reading the blob', () => {
   const base = join(tempDir(), 'cache');
   let reads = 0;
-  const read = (k: string) => (reads++, blob[k]!);
+  const read = (k: string) => {
+    reads++;
+    return blob[k]!;
+  };
   const dir = unpackRuntime(manifest, read, base);
   assert.equal(dir, join(base, folderName(manifest)));
   assert.equal(readFileSync(join(dir, 'a.json'), 'utf8'), '{"a":1}');
   assert.deepEqual(readFileSync(join(dir, 'native', 'lib.so')), big);
   assert.equal(reads, 2);
-  assert.equal(unpackRuntime(manifest, () => assert.fail('the blob is not read again'), base), dir);
+  assert.equal(
+    unpackRuntime(manifest, () => assert.fail('the blob is not read again'), base),
+    dir,
+  );
   assert.deepEqual(readdirSync(base), [folderName(manifest)], 'no temporary folder left');
 });
 
@@ -49,7 +55,10 @@ test('a damaged copy (truncated file) is replaced', () => {
   const base = join(tempDir(), 'cache');
   const dir = unpackRuntime(manifest, (k) => blob[k]!, base);
   truncateSync(join(dir, 'native', 'lib.so'), 10);
-  assert.equal(unpackRuntime(manifest, (k) => blob[k]!, base), dir);
+  assert.equal(
+    unpackRuntime(manifest, (k) => blob[k]!, base),
+    dir,
+  );
   assert.deepEqual(readFileSync(join(dir, 'native', 'lib.so')), big);
   assert.deepEqual(readdirSync(base), [folderName(manifest)]);
 });
@@ -73,7 +82,10 @@ test('a lost race uses the copy already published', () => {
 test('a file that unpacks to the wrong size is an error, and leaves nothing behind', () => {
   const base = join(tempDir(), 'cache');
   const wrong = { ...manifest, files: [{ ...manifest.files[0]!, size: 8 }] };
-  assert.throws(() => unpackRuntime(wrong, (k) => blob[k]!, base), (e: unknown) => e instanceof CacheFolderError && /expected 8/.test(e.message));
+  assert.throws(
+    () => unpackRuntime(wrong, (k) => blob[k]!, base),
+    (e: unknown) => e instanceof CacheFolderError && /expected 8/.test(e.message),
+  );
   assert.deepEqual(readdirSync(base), []);
 });
 
@@ -81,7 +93,10 @@ test('a folder owned by another user is never used', { skip: process.getuid?.() 
   const base = join(tempDir(), 'cache');
   const dir = unpackRuntime(manifest, (k) => blob[k]!, base);
   chownSync(dir, 65534, 65534);
-  assert.throws(() => unpackRuntime(manifest, (k) => blob[k]!, base), (e: unknown) => e instanceof CacheFolderError && /belongs to another user/.test(e.message));
+  assert.throws(
+    () => unpackRuntime(manifest, (k) => blob[k]!, base),
+    (e: unknown) => e instanceof CacheFolderError && /belongs to another user/.test(e.message),
+  );
 });
 
 test('noexec mounts are recognised from mountinfo (longest mount point wins)', () => {

@@ -10,7 +10,8 @@ import { jsonCaller, tempDir } from '../support/helpers.js';
 
 /** Why the binary cannot be built here (it targets linux-x64 with glibc), or undefined. */
 export function unsupported(): string | undefined {
-  if (process.platform !== 'linux' || process.arch !== 'x64') return `the binary targets linux-x64; this is ${process.platform}-${process.arch}`;
+  if (process.platform !== 'linux' || process.arch !== 'x64')
+    return `the binary targets linux-x64; this is ${process.platform}-${process.arch}`;
   const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined;
   if (!report?.header?.glibcVersionRuntime) return 'the binary needs glibc (this looks like musl)';
   return undefined;
@@ -30,7 +31,12 @@ export function outsideFolder(): { cwd: string; path: string } {
   return { cwd, path };
 }
 
-export function runBinary(binary: string, args: string[], env: Record<string, string>, cwd = outsideFolder().cwd): SpawnSyncReturns<string> {
+export function runBinary(
+  binary: string,
+  args: string[],
+  env: Record<string, string>,
+  cwd = outsideFolder().cwd,
+): SpawnSyncReturns<string> {
   const { path } = outsideFolder();
   return spawnSync(binary, args, { cwd, env: { PATH: path, ...env }, encoding: 'utf8', timeout: 60_000 });
 }

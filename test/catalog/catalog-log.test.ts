@@ -13,7 +13,10 @@ import { tempDir } from '../support/helpers.js';
 const LOG = 'catalog.log';
 
 function names(c: Catalog): string[] {
-  return c.table<Project>('projects').map((p) => p.name).sort();
+  return c
+    .table<Project>('projects')
+    .map((p) => p.name)
+    .sort();
 }
 
 function withCatalog<T>(dir: string, fn: (c: Catalog) => T): T {
@@ -52,7 +55,14 @@ test('a tear just before the last newline drops that change, pads nothing, and l
     await store.close();
     for (let round = 0; round < 2; round++) {
       const again = await TraceStore.open(dir);
-      assert.deepEqual(again.findProjects().map((p) => p.name).sort(), ['alpha', 'gamma'], `reopen ${round + 1}: every acknowledged project, not the torn one`);
+      assert.deepEqual(
+        again
+          .findProjects()
+          .map((p) => p.name)
+          .sort(),
+        ['alpha', 'gamma'],
+        `reopen ${round + 1}: every acknowledged project, not the torn one`,
+      );
       await again.close();
     }
     assert.ok(recovered <= torn, `recovery never extends the log (${torn} -> ${recovered} bytes)`);
@@ -114,7 +124,8 @@ test('a damaged line with whole commits after it stops the open with the file an
   const second = full.indexOf(0x0a) + 1;
   for (const damage of ['flip', 'garbage'] as const) {
     const bytes = Buffer.from(full);
-    if (damage === 'flip') bytes[second + 40] = bytes[second + 40]! ^ 0x01; // bit rot inside the JSON: its CRC no longer matches
+    if (damage === 'flip')
+      bytes[second + 40] = bytes[second + 40]! ^ 0x01; // bit rot inside the JSON: its CRC no longer matches
     else bytes.fill(0x7e, second, second + 12);
     const d = folderWith(bytes);
     assert.throws(
@@ -148,11 +159,15 @@ test('a damaged last line is a torn write: cut, and the commits before it kept',
   assert.equal(statSync(join(d, LOG)).size, second);
 });
 
-test('folders written one change per line by earlier versions open, and take new commits', (t) => {
+test('folders written one change per line by earlier versions open, and take new commits', () => {
   const now = new Date().toISOString();
-  const project = (id: string, name: string) => ({ op: 'put', table: 'projects', value: { id, name, type: 'gen_ai', created_at: now, updated_at: now, created_by: null, description: null, labels: [] } });
+  const project = (id: string, name: string) => ({
+    op: 'put',
+    table: 'projects',
+    value: { id, name, type: 'gen_ai', created_at: now, updated_at: now, created_by: null, description: null, labels: [] },
+  });
   const old = [project('p1', 'old-one'), project('p2', 'old-two'), { op: 'del', table: 'projects', id: 'p2' }, project('p3', 'old-three')];
-  const dir = folderWith(Buffer.from(old.map((c) => JSON.stringify(c)).join('\n') + '\n'));
+  const dir = folderWith(Buffer.from(`${old.map((c) => JSON.stringify(c)).join('\n')}\n`));
   assert.deepEqual(withCatalog(dir, names), ['old-one', 'old-three']);
   withCatalog(dir, (c) => c.createProject({ name: 'new' }, null));
   assert.deepEqual(withCatalog(dir, names), ['new', 'old-one', 'old-three']);
@@ -167,7 +182,11 @@ test('after a failed fsync the log is not trusted again: the next commit starts 
   const dir = tempDir(t);
   withCatalog(dir, (c) => {
     c.createProject({ name: 'alpha' }, null);
-    arm(dir, (call) => call.cls === 'fsync' && call.path.endsWith(LOG), () => 'EIO');
+    arm(
+      dir,
+      (call) => call.cls === 'fsync' && call.path.endsWith(LOG),
+      () => 'EIO',
+    );
     try {
       assert.throws(() => c.createProject({ name: 'beta' }, null), /catalog log failed/);
     } finally {
@@ -177,9 +196,12 @@ test('after a failed fsync the log is not trusted again: the next commit starts 
     c.createProject({ name: 'gamma' }, null);
     // Everything acknowledged before the failure now lives in the snapshot; the log holds only what came after.
     const snapshot = JSON.parse(readFileSync(join(dir, 'catalog.json'), 'utf8')) as { projects: { name: string }[] };
-    assert.deepEqual(snapshot.projects.map((p) => p.name), ['alpha']);
+    assert.deepEqual(
+      snapshot.projects.map((p) => p.name),
+      ['alpha'],
+    );
     const lines = readFileSync(join(dir, LOG), 'utf8').split('\n').filter(Boolean);
-    assert.equal(lines.length, 1, 'the log holds gamma\'s commit alone');
+    assert.equal(lines.length, 1, "the log holds gamma's commit alone");
     assert.match(lines[0]!, /gamma/);
   });
   withCatalog(dir, (c) => assert.deepEqual(names(c), ['alpha', 'gamma']));

@@ -3,7 +3,17 @@
 // typed 422 for an operator or value that does not fit the kind.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { boolMatcher, collectionMatcher, dateMatcher, enumMatcher, exact, idMatcher, lower, numberMatcher, textMatcher } from '../../src/catalog/list-match.js';
+import {
+  boolMatcher,
+  collectionMatcher,
+  dateMatcher,
+  enumMatcher,
+  exact,
+  idMatcher,
+  lower,
+  numberMatcher,
+  textMatcher,
+} from '../../src/catalog/list-match.js';
 import { InvalidRequestError } from '../../src/errors.js';
 
 const at = ['body', 'filters', 0];
@@ -38,7 +48,10 @@ test('ids: case-insensitive, eq by default, contains on the id or a second text'
 
 test('numbers: every comparison, inclusive between, refusals', () => {
   const n = (op: string, v: unknown) => numberMatcher(op, v, at);
-  assert.deepEqual([n('eq', 2)(2), n('ne', 2)(2), n('gt', 2)(3), n('gte', 2)(2), n('lt', 2)(1), n('lte', 2)(2)], [true, false, true, true, true, true]);
+  assert.deepEqual(
+    [n('eq', 2)(2), n('ne', 2)(2), n('gt', 2)(3), n('gte', 2)(2), n('lt', 2)(1), n('lte', 2)(2)],
+    [true, false, true, true, true, true],
+  );
   assert.deepEqual([1, 2, 3, 4].map(n('between', [2, 3])), [false, true, true, false]);
   assert.equal(n('eq', 2)(null), false);
   assert.equal(n('ne', 2)(null), true);

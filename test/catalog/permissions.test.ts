@@ -7,7 +7,14 @@ import { test } from 'node:test';
 import type { User } from '../../src/catalog/catalog.js';
 import { can, PROJECT_ACTIONS, PROJECT_ROLES, SCORER_ACTIONS, type ProjectRole } from '../../src/catalog/permissions.js';
 
-const user = (role: 'admin' | 'user' = 'user', id = 'u1'): User => ({ id, email: `${id}@x`, first_name: '', last_name: '', role, created_at: '' });
+const user = (role: 'admin' | 'user' = 'user', id = 'u1'): User => ({
+  id,
+  email: `${id}@x`,
+  first_name: '',
+  last_name: '',
+  role,
+  created_at: '',
+});
 const project = { id: 'p', name: 'Demo' };
 
 const OWNER_ONLY = new Set(['delete', 'share']);
@@ -36,7 +43,10 @@ test('project roles: the documented matrix, with reasons for every refusal', () 
 });
 
 test('scorer permissions: presets read-only, registered ones for creator and admins, autotune for llm only', () => {
-  const scorer = (scorer_type: string, created_by: string | null) => ({ kind: 'scorer' as const, scorer: { name: 'S', scorer_type, created_by } });
+  const scorer = (scorer_type: string, created_by: string | null) => ({
+    kind: 'scorer' as const,
+    scorer: { name: 'S', scorer_type, created_by },
+  });
   for (const action of SCORER_ACTIONS) {
     assert.equal(can(user('admin'), action, scorer('preset', null)).allowed, action === 'export', `preset ${action}`);
     assert.equal(can(user('user', 'u1'), action, scorer('llm', 'u1')).allowed, true, `creator ${action}`);

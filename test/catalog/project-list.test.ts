@@ -49,7 +49,8 @@ async function fixture(t: Parameters<typeof openStore>[0]): Promise<Fixture> {
   // Everyone can see every project (callers with no role see none of it: issue 5's isolation); the
   // permission test below removes a membership to show what "no role" means.
   for (const p of Object.values(projects)) {
-    for (const u of [users.alice, users.bob, users.carol]) if (store.catalog.projectRole(p.id, u.id) === null) store.catalog.addProjectMember(p.id, u.id, 'viewer');
+    for (const u of [users.alice, users.bob, users.carol])
+      if (store.catalog.projectRole(p.id, u.id) === null) store.catalog.addProjectMember(p.id, u.id, 'viewer');
   }
   store.catalog.bookmarkProject(projects['Apollo']!.id, true, users.alice);
   store.catalog.bookmarkProject(projects['delta']!.id, true, users.alice);
@@ -114,8 +115,16 @@ test('every v2 filter kind and operator selects exactly the expected projects', 
     assert.equal(page.total_count, expected.length, `${label}: total_count`);
     assert.ok(expected.length < 4, `${label}: excludes something`);
   }
-  const both = fx.store.catalog.listProjects({ filters: [{ name: 'creator', value: alice.id } as ProjectFilter, { name: 'num_logstreams', operator: 'gt', value: 2 }] }, {}, alice);
-  assert.deepEqual(both.projects.map((p) => p.name), ['Comet'], 'filters are ANDed');
+  const both = fx.store.catalog.listProjects(
+    { filters: [{ name: 'creator', value: alice.id } as ProjectFilter, { name: 'num_logstreams', operator: 'gt', value: 2 }] },
+    {},
+    alice,
+  );
+  assert.deepEqual(
+    both.projects.map((p) => p.name),
+    ['Comet'],
+    'filters are ANDed',
+  );
 });
 
 test('every v2 sort, default newest first; paging walks once with a steady total_count', async (t) => {
@@ -154,12 +163,16 @@ test('every v2 sort, default newest first; paging walks once with a steady total
 test('run counts are counted (also after deletes); include_logstreams and metric_id narrow log streams', async (t) => {
   const fx = await fixture(t);
   const { store } = fx;
-  const item = (name: string, query = {}) => store.catalog.listProjects({ filters: [{ name: 'name', operator: 'eq', value: name }] }, query).projects[0]!;
+  const item = (name: string, query = {}) =>
+    store.catalog.listProjects({ filters: [{ name: 'name', operator: 'eq', value: name }] }, query).projects[0]!;
   assert.equal(item('Apollo').num_logstreams, 2);
   assert.equal(item('Apollo').num_experiments, 1);
   assert.equal(item('Comet').num_logstreams, 3, 'metrics-testing runs are neither streams nor experiments');
   assert.equal(item('Apollo').log_streams, undefined, 'log streams only on request');
-  assert.deepEqual(item('Apollo', { include_logstreams: true }).log_streams!.map((s) => s.name), ['Apollo-ls-0', 'Apollo-ls-1']);
+  assert.deepEqual(
+    item('Apollo', { include_logstreams: true }).log_streams!.map((s) => s.name),
+    ['Apollo-ls-0', 'Apollo-ls-1'],
+  );
   await store.catalog.deleteRun(fx.projects['Comet']!.id, fx.streams['Comet']![0]!);
   assert.equal(item('Comet').num_logstreams, 2);
   store.createLogStream(fx.projects['beacon']!.id, 'new');
@@ -170,16 +183,26 @@ test('run counts are counted (also after deletes); include_logstreams and metric
   store.catalog.setRunScorerSettings(fx.projects['Comet']!.id, fx.streams['Comet']![1]!, { scorers: [{ name: 'bleu' }, { id: metric }] });
   store.catalog.setRunScorerSettings(fx.projects['Comet']!.id, fx.streams['Comet']![2]!, { scorers: [{ id: metric }] });
   const narrowed = store.catalog.listProjects({ sort: { name: 'name' } }, { metric_id: metric, include_logstreams: true });
-  assert.deepEqual(narrowed.projects.map((p) => [p.name, p.num_logstreams, p.log_streams!.length]), [
-    ['Apollo', 1, 1],
-    ['beacon', 0, 0],
-    ['Comet', 2, 2],
-    ['delta', 0, 0],
-  ]);
-  assert.deepEqual(narrowed.projects[0]!.log_streams!.map((s) => s.name), ['Apollo-ls-1']);
+  assert.deepEqual(
+    narrowed.projects.map((p) => [p.name, p.num_logstreams, p.log_streams!.length]),
+    [
+      ['Apollo', 1, 1],
+      ['beacon', 0, 0],
+      ['Comet', 2, 2],
+      ['delta', 0, 0],
+    ],
+  );
+  assert.deepEqual(
+    narrowed.projects[0]!.log_streams!.map((s) => s.name),
+    ['Apollo-ls-1'],
+  );
   assert.equal(narrowed.projects[0]!.num_experiments, 1, 'experiments are not narrowed');
   const filtered = store.catalog.listProjects({ filters: [{ name: 'num_logstreams', operator: 'gte', value: 2 }] }, { metric_id: metric });
-  assert.deepEqual(filtered.projects.map((p) => p.name), ['Comet'], 'the num_logstreams filter sees the narrowed count');
+  assert.deepEqual(
+    filtered.projects.map((p) => p.name),
+    ['Comet'],
+    'the num_logstreams filter sees the narrowed count',
+  );
 });
 
 test('permissions change with the role of the caller and with the actions asked', async (t) => {
@@ -188,13 +211,18 @@ test('permissions change with the role of the caller and with the actions asked'
   const apollo = fx.projects['Apollo']!.id;
   const actions = ['delete', 'share', 'update', 'log_data', 'record_human_feedback'] as const;
   const allowed = (user: User, asked: readonly (typeof actions)[number][] = actions) => {
-    const p = store.catalog.listProjects({ filters: [{ name: 'name', operator: 'eq', value: 'Apollo' }] }, { actions: asked }, user).projects[0]!;
+    const p = store.catalog.listProjects({ filters: [{ name: 'name', operator: 'eq', value: 'Apollo' }] }, { actions: asked }, user)
+      .projects[0]!;
     return p.permissions.filter((x) => x.allowed).map((x) => x.action);
   };
   assert.deepEqual(allowed(users.alice), [...actions], 'the creator owns the project');
   assert.equal(store.catalog.projectRole(apollo, users.alice.id), 'owner');
   store.catalog.removeProjectMember(apollo, users.bob.id);
-  assert.equal(store.catalog.listProjects({ filters: [{ name: 'name', operator: 'eq', value: 'Apollo' }] }, {}, users.bob).projects.length, 0, 'no role: the project is not even listed');
+  assert.equal(
+    store.catalog.listProjects({ filters: [{ name: 'name', operator: 'eq', value: 'Apollo' }] }, {}, users.bob).projects.length,
+    0,
+    'no role: the project is not even listed',
+  );
   const msg = store.catalog.projectPermissions(apollo, users.bob, ['log_data'])[0]!;
   assert.match(msg.message!, /no role in project "Apollo"/);
   store.catalog.addProjectMember(apollo, users.bob.id, 'viewer');
@@ -208,10 +236,23 @@ test('permissions change with the role of the caller and with the actions asked'
   store.catalog.addProjectMember(apollo, users.bob.id, 'owner');
   assert.deepEqual(allowed(users.bob), [...actions]);
   store.catalog.removeProjectMember(apollo, users.bob.id);
-  assert.equal(store.catalog.listProjects({}, {}, users.bob).projects.some((p) => p.name === 'Apollo'), false, 'out again');
+  assert.equal(
+    store.catalog.listProjects({}, {}, users.bob).projects.some((p) => p.name === 'Apollo'),
+    false,
+    'out again',
+  );
   assert.deepEqual(allowed(users.admin), [...actions], 'admins may do everything');
   assert.deepEqual(allowed(users.alice, ['share']), ['share'], 'only the actions asked are evaluated');
-  assert.deepEqual(store.catalog.listProjectMembers(apollo).map((m) => [m.email, m.role]).sort(), [['alice@example.com', 'owner'], ['carol@example.com', 'viewer']]);
+  assert.deepEqual(
+    store.catalog
+      .listProjectMembers(apollo)
+      .map((m) => [m.email, m.role])
+      .sort(),
+    [
+      ['alice@example.com', 'owner'],
+      ['carol@example.com', 'viewer'],
+    ],
+  );
   assert.throws(() => store.catalog.authorize(apollo, 'delete', users.carol), /needs the owner role/);
   store.catalog.removeProjectMember(apollo, users.carol.id);
   assert.throws(() => store.catalog.authorize(apollo, 'delete', users.carol), /no role/);
@@ -232,7 +273,12 @@ test('project changes: rename, describe, label, bookmark per user, delete with e
   assert.equal(store.catalog.describeProject(apollo.id, users.alice).bookmark, false);
 
   const [ls0, ls1] = fx.streams['Apollo']!;
-  const trace = { name: 't', input: 'q', output: 'a', spans: [{ type: 'llm', input: [{ role: 'user', content: 'hi' }], output: { role: 'assistant', content: 'yo' } }] };
+  const trace = {
+    name: 't',
+    input: 'q',
+    output: 'a',
+    spans: [{ type: 'llm', input: [{ role: 'user', content: 'hi' }], output: { role: 'assistant', content: 'yo' } }],
+  };
   await store.logTraces(apollo.id, { log_stream_id: ls0!, traces: [trace, trace] } as never);
   await store.logTraces(apollo.id, { log_stream_id: ls1!, traces: [trace] } as never);
   const comet = fx.projects['Comet']!;
@@ -244,12 +290,33 @@ test('project changes: rename, describe, label, bookmark per user, delete with e
   const { records_deleted } = await store.catalog.deleteProject(apollo.id);
   assert.equal(records_deleted, 9, '3 sessions, 3 traces, 3 spans');
   assert.throws(() => store.catalog.getProject(apollo.id), /not found/);
-  assert.deepEqual(store.catalog.listProjects({ sort: { name: 'name' } }).projects.map((p) => p.name), ['beacon', 'Comet', 'delta']);
-  assert.equal(internalsOf(store).catalog.table('runs').filter((r: any) => r.project_id === apollo.id).length, 0);
-  assert.equal(internalsOf(store).catalog.table('project_members').filter((m: any) => m.project_id === apollo.id).length, 0);
-  assert.equal(internalsOf(store).catalog.table('bookmarks').filter((b: any) => b.project_id === apollo.id).length, 0);
+  assert.deepEqual(
+    store.catalog.listProjects({ sort: { name: 'name' } }).projects.map((p) => p.name),
+    ['beacon', 'Comet', 'delta'],
+  );
+  assert.equal(
+    internalsOf(store)
+      .catalog.table('runs')
+      .filter((r: any) => r.project_id === apollo.id).length,
+    0,
+  );
+  assert.equal(
+    internalsOf(store)
+      .catalog.table('project_members')
+      .filter((m: any) => m.project_id === apollo.id).length,
+    0,
+  );
+  assert.equal(
+    internalsOf(store)
+      .catalog.table('bookmarks')
+      .filter((b: any) => b.project_id === apollo.id).length,
+    0,
+  );
   assert.equal(internalsOf(store).catalog.get('run_scorer_settings', ls0!), undefined);
-  assert.deepEqual(store.catalog.getScorer(scoped.id).scope_projects.map((p) => p.name), ['Comet']);
+  assert.deepEqual(
+    store.catalog.getScorer(scoped.id).scope_projects.map((p) => p.name),
+    ['Comet'],
+  );
   const other = await store.count('span', comet.id, { log_stream_id: fx.streams['Comet']![0]! });
   assert.equal(other.total_count, 1, 'other projects keep their records');
   const again = store.createProject({ name: 'Apollo 11' });
@@ -259,7 +326,8 @@ test('project changes: rename, describe, label, bookmark per user, delete with e
 test('the v1 list: its filters, sorts and ProjectDB items', async (t) => {
   const fx = await fixture(t);
   const { store, users } = fx;
-  const v1 = (filters: ProjectFilterV1[], sort: ProjectSortV1 | null = null) => store.catalog.listProjectsV1({ filters, sort }, {}, users.alice).projects.map((p) => p.name);
+  const v1 = (filters: ProjectFilterV1[], sort: ProjectSortV1 | null = null) =>
+    store.catalog.listProjectsV1({ filters, sort }, {}, users.alice).projects.map((p) => p.name);
   const cases: [ProjectFilterV1, string[]][] = [
     [{ name: 'id', value: fx.projects['beacon']!.id } as ProjectFilterV1, ['beacon']],
     [{ name: 'id', operator: 'not_in', value: [fx.projects['beacon']!.id] }, ['Apollo', 'Comet', 'delta']],
@@ -287,5 +355,9 @@ test('the v1 list: its filters, sorts and ProjectDB items', async (t) => {
   assert.equal(comet.runs.length, 4);
   assert.equal(comet.type, 'prompt_evaluation');
   assert.deepEqual(comet.permissions, [{ action: 'delete', allowed: true, message: null }]);
-  assert.throws(() => store.catalog.listProjectsV1({ filters: [{ name: 'num_logstreams', operator: 'eq', value: 1 } as never] }), InvalidRequestError, 'v2 filters are not v1 filters');
+  assert.throws(
+    () => store.catalog.listProjectsV1({ filters: [{ name: 'num_logstreams', operator: 'eq', value: 1 } as never] }),
+    InvalidRequestError,
+    'v2 filters are not v1 filters',
+  );
 });

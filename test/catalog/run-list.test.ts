@@ -12,7 +12,11 @@ import { internalsOf } from '../../src/engine/internals.js';
 async function fixture(t: Parameters<typeof openStore>[0]) {
   const fx = await openStore(t);
   const { store, projectId } = fx;
-  const users = { alice: store.users.create({ email: 'alice@example.com' }), bob: store.users.create({ email: 'bob@example.com' }), carol: store.users.create({ email: 'carol@example.com' }) };
+  const users = {
+    alice: store.users.create({ email: 'alice@example.com' }),
+    bob: store.users.create({ email: 'bob@example.com' }),
+    carol: store.users.create({ email: 'carol@example.com' }),
+  };
   const specs: [string, User, string, string][] = [
     ['alpha-stream', users.alice, '2026-01-01T00:00:00.000Z', '2026-03-01T00:00:00.000Z'],
     ['Beta', users.bob, '2026-01-02T00:00:00.000Z', '2026-01-02T00:00:00.000Z'],
@@ -87,7 +91,12 @@ test('every sort, default newest first, and paging in the body', async (t) => {
     [{ name: 'updated_at' }, ['Beta', 'Delta', 'gamma', 'alpha-stream']],
     [{ name: 'updated_at', ascending: false }, ['alpha-stream', 'gamma', 'Delta', 'Beta']],
   ];
-  for (const [sort, want] of sorts) assert.deepEqual((await store.catalog.searchLogStreams(projectId, { sort })).log_streams.map((s) => s.name), want, JSON.stringify(sort));
+  for (const [sort, want] of sorts)
+    assert.deepEqual(
+      (await store.catalog.searchLogStreams(projectId, { sort })).log_streams.map((s) => s.name),
+      want,
+      JSON.stringify(sort),
+    );
   const seen: string[] = [];
   let token: number | null = 0;
   while (token !== null) {
@@ -104,16 +113,32 @@ test('include_counts reports what was logged and deleted; explicit sessions are 
   await store.logTraces(projectId, { log_stream_id: ids['Beta']!, traces: [everyKindTrace('a'), everyKindTrace('b')] } as never);
   await store.logTraces(projectId, { log_stream_id: ids['gamma']!, traces: [everyKindTrace('c')] } as never);
   const counts = async () =>
-    Object.fromEntries((await store.catalog.searchLogStreams(projectId, { include_counts: true })).log_streams.map((s) => [s.name, [s.num_spans, s.num_traces]]));
+    Object.fromEntries(
+      (await store.catalog.searchLogStreams(projectId, { include_counts: true })).log_streams.map((s) => [
+        s.name,
+        [s.num_spans, s.num_traces],
+      ]),
+    );
   assert.deepEqual(await counts(), { 'alpha-stream': [0, 0], Beta: [12, 2], gamma: [6, 1], Delta: [0, 0] });
   const without = (await store.catalog.searchLogStreams(projectId)).log_streams[0]!;
   assert.equal(without.num_spans, null, 'counts only when asked');
   await store.catalog.deleteRun(projectId, ids['gamma']!);
   assert.deepEqual(await counts(), { 'alpha-stream': [0, 0], Beta: [12, 2], Delta: [0, 0] });
   const again = store.createLogStream(projectId, 'gamma');
-  assert.deepEqual((await store.catalog.searchLogStreams(projectId, { include_counts: true, filters: [{ name: 'id', value: again.id } as LogStreamFilter] })).log_streams.map((s) => s.num_spans), [0], 'a re-created stream starts empty');
+  assert.deepEqual(
+    (
+      await store.catalog.searchLogStreams(projectId, {
+        include_counts: true,
+        filters: [{ name: 'id', value: again.id } as LogStreamFilter],
+      })
+    ).log_streams.map((s) => s.num_spans),
+    [0],
+    'a re-created stream starts empty',
+  );
 
-  const flag = async (id: string) => (await store.catalog.searchLogStreams(projectId, { filters: [{ name: 'id', value: id } as LogStreamFilter] })).log_streams[0]!.has_user_created_sessions;
+  const flag = async (id: string) =>
+    (await store.catalog.searchLogStreams(projectId, { filters: [{ name: 'id', value: id } as LogStreamFilter] })).log_streams[0]!
+      .has_user_created_sessions;
   assert.equal(await flag(ids['Beta']!), false, 'implicit sessions do not count');
   internalsOf(store).catalog.markUserCreatedSession(ids['Beta']!);
   assert.equal(await flag(ids['Beta']!), true);

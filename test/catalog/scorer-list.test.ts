@@ -14,7 +14,11 @@ import { ROOT } from '../../scripts/binary/config.js';
 import { openStore } from '../support/helpers.js';
 import { internalsOf } from '../../src/engine/internals.js';
 
-const PRESETS = JSON.parse(readFileSync(join(ROOT, 'data', 'scorers', 'presets.json'), 'utf8')) as { name: string; model_type: string | null; multimodal_capabilities: string[] }[];
+const PRESETS = JSON.parse(readFileSync(join(ROOT, 'data', 'scorers', 'presets.json'), 'utf8')) as {
+  name: string;
+  model_type: string | null;
+  multimodal_capabilities: string[];
+}[];
 const REGISTERED: ScorerFilter = { name: 'scorer_type', operator: 'ne', value: 'preset' };
 
 interface Fixture {
@@ -39,13 +43,76 @@ async function fixture(t: Parameters<typeof openStore>[0]): Promise<Fixture> {
   const p2 = store.createProject({ name: 'P2' }, users.bob).id;
   const runP1 = store.createLogStream(p1, 'stream').id;
   // Every user may see both projects, so the scoped scorers are visible to all of them.
-  for (const p of [p1, p2]) for (const u of [users.alice, users.bob, users.carol]) if (store.catalog.projectRole(p, u.id) === null) store.catalog.addProjectMember(p, u.id, 'viewer');
+  for (const p of [p1, p2])
+    for (const u of [users.alice, users.bob, users.carol])
+      if (store.catalog.projectRole(p, u.id) === null) store.catalog.addProjectMember(p, u.id, 'viewer');
   const specs: [string, Record<string, unknown>, User, string, string][] = [
-    ['Alpha', { scorer_type: 'llm', model_type: 'llm', tags: ['safety', 'Tone'], label: 'Brand Tone', scoreable_node_types: ['llm', 'chat'], multimodal_capabilities: [] }, users.alice, '2026-01-01T00:00:00.000Z', '2026-03-01T00:00:00.000Z'],
-    ['beta', { scorer_type: 'code', model_type: 'code', tags: ['rag'], label: 'beta-score', scoreable_node_types: ['retriever'], multimodal_capabilities: ['vision'], scope_projects: [{ id: p1 }] }, users.bob, '2026-01-02T00:00:00.000Z', '2026-01-02T00:00:00.000Z'],
-    ['Gamma', { scorer_type: 'llm', model_type: 'slm', tags: ['safety'], label: 'Gamma Ray', scoreable_node_types: ['llm'], multimodal_capabilities: ['audio', 'vision'], scope_projects: [{ id: p2 }] }, users.alice, '2026-01-03T00:00:00.000Z', '2026-02-01T00:00:00.000Z'],
-    ['delta', { scorer_type: 'code', model_type: null, tags: [], label: '', scoreable_node_types: null, multimodal_capabilities: [] }, users.bob, '2026-01-04T00:00:00.000Z', '2026-01-05T00:00:00.000Z'],
-    ['epsilon', { scorer_type: 'llm', model_type: 'llm', tags: ['rag', 'safety'], label: 'Context-Adhérence', scoreable_node_types: ['trace'], multimodal_capabilities: [], scope_projects: [{ id: p1 }, { id: p2 }] }, users.carol, '2026-01-05T00:00:00.000Z', '2026-04-01T00:00:00.000Z'],
+    [
+      'Alpha',
+      {
+        scorer_type: 'llm',
+        model_type: 'llm',
+        tags: ['safety', 'Tone'],
+        label: 'Brand Tone',
+        scoreable_node_types: ['llm', 'chat'],
+        multimodal_capabilities: [],
+      },
+      users.alice,
+      '2026-01-01T00:00:00.000Z',
+      '2026-03-01T00:00:00.000Z',
+    ],
+    [
+      'beta',
+      {
+        scorer_type: 'code',
+        model_type: 'code',
+        tags: ['rag'],
+        label: 'beta-score',
+        scoreable_node_types: ['retriever'],
+        multimodal_capabilities: ['vision'],
+        scope_projects: [{ id: p1 }],
+      },
+      users.bob,
+      '2026-01-02T00:00:00.000Z',
+      '2026-01-02T00:00:00.000Z',
+    ],
+    [
+      'Gamma',
+      {
+        scorer_type: 'llm',
+        model_type: 'slm',
+        tags: ['safety'],
+        label: 'Gamma Ray',
+        scoreable_node_types: ['llm'],
+        multimodal_capabilities: ['audio', 'vision'],
+        scope_projects: [{ id: p2 }],
+      },
+      users.alice,
+      '2026-01-03T00:00:00.000Z',
+      '2026-02-01T00:00:00.000Z',
+    ],
+    [
+      'delta',
+      { scorer_type: 'code', model_type: null, tags: [], label: '', scoreable_node_types: null, multimodal_capabilities: [] },
+      users.bob,
+      '2026-01-04T00:00:00.000Z',
+      '2026-01-05T00:00:00.000Z',
+    ],
+    [
+      'epsilon',
+      {
+        scorer_type: 'llm',
+        model_type: 'llm',
+        tags: ['rag', 'safety'],
+        label: 'Context-Adhérence',
+        scoreable_node_types: ['trace'],
+        multimodal_capabilities: [],
+        scope_projects: [{ id: p1 }, { id: p2 }],
+      },
+      users.carol,
+      '2026-01-05T00:00:00.000Z',
+      '2026-04-01T00:00:00.000Z',
+    ],
   ];
   const ids: Record<string, string> = {};
   for (const [name, body, user, created, updated] of specs) {
@@ -107,21 +174,41 @@ test('every filter kind and operator selects exactly the expected registered sco
     ['updated_at lte', { name: 'updated_at', operator: 'lte', value: '2026-02-01T00:00:00Z' }, ['beta', 'Gamma', 'delta']],
     ['label eq (case-sensitive, strict by default)', { name: 'label', operator: 'eq', value: 'brand tone' }, []],
     ['label eq case-insensitive', { name: 'label', operator: 'eq', value: 'brand tone', case_sensitive: false }, ['Alpha']],
-    ['label eq not strict ignores case, accents, punctuation', { name: 'label', operator: 'eq', value: 'context adherence', strict: false }, ['epsilon']],
+    [
+      'label eq not strict ignores case, accents, punctuation',
+      { name: 'label', operator: 'eq', value: 'context adherence', strict: false },
+      ['epsilon'],
+    ],
     ['label ne', { name: 'label', operator: 'ne', value: '' }, ['Alpha', 'beta', 'Gamma', 'epsilon']],
     ['label contains', { name: 'label', operator: 'contains', value: 'Ray' }, ['Gamma']],
     ['label contains not strict', { name: 'label', operator: 'contains', value: 'BETA SCORE', strict: false }, ['beta']],
     ['label one_of', { name: 'label', operator: 'one_of', value: ['Gamma Ray', 'beta-score'] }, ['beta', 'Gamma']],
     ['label not_in', { name: 'label', operator: 'not_in', value: ['', 'Brand Tone'] }, ['beta', 'Gamma', 'epsilon']],
     ['scoreable_node_types eq', { name: 'scoreable_node_types', operator: 'eq', value: 'llm' }, ['Gamma']],
-    ['scoreable_node_types eq case-insensitive', { name: 'scoreable_node_types', operator: 'eq', value: ['LLM', 'Chat'], case_sensitive: false }, ['Alpha']],
+    [
+      'scoreable_node_types eq case-insensitive',
+      { name: 'scoreable_node_types', operator: 'eq', value: ['LLM', 'Chat'], case_sensitive: false },
+      ['Alpha'],
+    ],
     ['scoreable_node_types contains', { name: 'scoreable_node_types', operator: 'contains', value: 'llm' }, ['Alpha', 'Gamma']],
-    ['scoreable_node_types one_of', { name: 'scoreable_node_types', operator: 'one_of', value: ['retriever', 'trace'] }, ['beta', 'epsilon']],
+    [
+      'scoreable_node_types one_of',
+      { name: 'scoreable_node_types', operator: 'one_of', value: ['retriever', 'trace'] },
+      ['beta', 'epsilon'],
+    ],
     ['scoreable_node_types not_in', { name: 'scoreable_node_types', operator: 'not_in', value: ['llm'] }, ['beta', 'delta', 'epsilon']],
     ['multimodal eq', { name: 'multimodal_capabilities', operator: 'eq', value: ['vision', 'audio'] }, ['Gamma']],
     ['multimodal contains', { name: 'multimodal_capabilities', operator: 'contains', value: 'vision' }, ['beta', 'Gamma']],
-    ['multimodal contains text = text only', { name: 'multimodal_capabilities', operator: 'contains', value: 'text' }, ['Alpha', 'delta', 'epsilon']],
-    ['multimodal one_of with text', { name: 'multimodal_capabilities', operator: 'one_of', value: ['text', 'audio'] }, ['Alpha', 'Gamma', 'delta', 'epsilon']],
+    [
+      'multimodal contains text = text only',
+      { name: 'multimodal_capabilities', operator: 'contains', value: 'text' },
+      ['Alpha', 'delta', 'epsilon'],
+    ],
+    [
+      'multimodal one_of with text',
+      { name: 'multimodal_capabilities', operator: 'one_of', value: ['text', 'audio'] },
+      ['Alpha', 'Gamma', 'delta', 'epsilon'],
+    ],
     ['multimodal not_in', { name: 'multimodal_capabilities', operator: 'not_in', value: ['vision'] }, ['Alpha', 'delta', 'epsilon']],
     ['id eq (default operator)', { name: 'id', value: fx.ids['beta']! } as ScorerFilter, ['beta']],
     ['id ne', { name: 'id', operator: 'ne', value: fx.ids['beta']! }, ['Alpha', 'Gamma', 'delta', 'epsilon']],
@@ -131,7 +218,11 @@ test('every filter kind and operator selects exactly the expected registered sco
     ['is_global eq', { name: 'is_global', operator: 'eq', value: true }, ['Alpha', 'delta']],
     ['is_global ne', { name: 'is_global', operator: 'ne', value: true }, ['beta', 'Gamma', 'epsilon']],
     ['scope_projects', { name: 'scope_projects', project_ids: [fx.p1] }, ['beta', 'epsilon']],
-    ['scope_projects include_global', { name: 'scope_projects', project_ids: [fx.p2], include_global: true }, ['Alpha', 'Gamma', 'delta', 'epsilon']],
+    [
+      'scope_projects include_global',
+      { name: 'scope_projects', project_ids: [fx.p2], include_global: true },
+      ['Alpha', 'Gamma', 'delta', 'epsilon'],
+    ],
     ['exclude_slm_scorers keeps null model_type', { name: 'exclude_slm_scorers' }, ['Alpha', 'beta', 'delta', 'epsilon']],
     ['exclude_multimodal_scorers', { name: 'exclude_multimodal_scorers' }, ['Alpha', 'delta', 'epsilon']],
   ];
@@ -148,16 +239,35 @@ test('every filter kind and operator selects exactly the expected registered sco
 test('filters over the presets: slm and multimodal exclusions, the text rule, global scope', async (t) => {
   const fx = await fixture(t);
   const presetNames = (pred: (p: (typeof PRESETS)[number]) => boolean) => new Set(PRESETS.filter(pred).map((p) => p.name));
-  const only = (filters: ScorerFilter[]) => new Set(names(fx.store, [{ name: 'scorer_type', operator: 'eq', value: 'preset' }, ...filters]));
+  const only = (filters: ScorerFilter[]) =>
+    new Set(names(fx.store, [{ name: 'scorer_type', operator: 'eq', value: 'preset' }, ...filters]));
   assert.equal(only([]).size, PRESETS.length);
-  assert.deepEqual(only([{ name: 'exclude_slm_scorers' }]), presetNames((p) => p.model_type !== 'slm'));
-  assert.deepEqual(only([{ name: 'exclude_multimodal_scorers' }]), presetNames((p) => p.multimodal_capabilities.length === 0));
-  assert.deepEqual(only([{ name: 'multimodal_capabilities', operator: 'one_of', value: ['text'] }]), presetNames((p) => p.multimodal_capabilities.length === 0));
-  assert.deepEqual(only([{ name: 'multimodal_capabilities', operator: 'contains', value: 'audio' }]), presetNames((p) => p.multimodal_capabilities.includes('audio')));
+  assert.deepEqual(
+    only([{ name: 'exclude_slm_scorers' }]),
+    presetNames((p) => p.model_type !== 'slm'),
+  );
+  assert.deepEqual(
+    only([{ name: 'exclude_multimodal_scorers' }]),
+    presetNames((p) => p.multimodal_capabilities.length === 0),
+  );
+  assert.deepEqual(
+    only([{ name: 'multimodal_capabilities', operator: 'one_of', value: ['text'] }]),
+    presetNames((p) => p.multimodal_capabilities.length === 0),
+  );
+  assert.deepEqual(
+    only([{ name: 'multimodal_capabilities', operator: 'contains', value: 'audio' }]),
+    presetNames((p) => p.multimodal_capabilities.includes('audio')),
+  );
   assert.equal(only([{ name: 'scope_projects', project_ids: [fx.p1] }]).size, 0, 'presets are global, not scoped');
   assert.equal(only([{ name: 'scope_projects', project_ids: [fx.p1], include_global: true }]).size, PRESETS.length);
   // The official client's own request (COMPAT.md 8.4).
-  assert.deepEqual(names(fx.store, [{ name: 'scorer_type', value: 'preset', operator: 'eq' }, { name: 'name', value: ['correctness', 'completeness'], operator: 'one_of' }]), ['completeness', 'correctness']);
+  assert.deepEqual(
+    names(fx.store, [
+      { name: 'scorer_type', value: 'preset', operator: 'eq' },
+      { name: 'name', value: ['correctness', 'completeness'], operator: 'one_of' },
+    ]),
+    ['completeness', 'correctness'],
+  );
 });
 
 test('every sort orders as documented and changes the order', async (t) => {
@@ -172,20 +282,28 @@ test('every sort orders as documented and changes the order', async (t) => {
     [{ name: 'updated_at', sort_type: 'column' }, ['beta', 'delta', 'Gamma', 'Alpha', 'epsilon']],
     [{ name: 'updated_at', ascending: false }, ['epsilon', 'Alpha', 'Gamma', 'delta', 'beta']],
     [{ name: 'enabled_in_run', value: fx.runP1 }, ['Alpha', 'delta', 'Gamma', 'beta', 'epsilon']],
-    [{ name: 'enabled_in_run', value: fx.runP1, ascending: false, sort_type: 'custom_uuid' }, ['beta', 'epsilon', 'Alpha', 'delta', 'Gamma']],
+    [
+      { name: 'enabled_in_run', value: fx.runP1, ascending: false, sort_type: 'custom_uuid' },
+      ['beta', 'epsilon', 'Alpha', 'delta', 'Gamma'],
+    ],
     [{ name: 'enabled_in_playground', value: fx.runP1, ascending: false }, ['beta', 'epsilon', 'Alpha', 'delta', 'Gamma']],
   ];
   for (const [sort, want] of expected) {
     const got = sorted(sort);
     assert.deepEqual(got, want, JSON.stringify(sort));
-    if (sort !== null && !(sort.name === 'name' && sort.ascending !== false)) assert.notDeepEqual(got, byDefault, `${JSON.stringify(sort)} changes the order`);
+    if (sort !== null && !(sort.name === 'name' && sort.ascending !== false))
+      assert.notDeepEqual(got, byDefault, `${JSON.stringify(sort)} changes the order`);
   }
 });
 
 test('paging from the query string walks every scorer exactly once', async (t) => {
   const fx = await fixture(t);
   const total = PRESETS.length + 5;
-  for (const sort of [null, { name: 'updated_at', ascending: false }, { name: 'enabled_in_run', value: fx.runP1 }] as (ScorerSort | null)[]) {
+  for (const sort of [
+    null,
+    { name: 'updated_at', ascending: false },
+    { name: 'enabled_in_run', value: fx.runP1 },
+  ] as (ScorerSort | null)[]) {
     const seen: string[] = [];
     let token: number | null = 0;
     let pages = 0;
@@ -212,7 +330,8 @@ test('permissions follow the caller and the actions asked for', async (t) => {
   const fx = await fixture(t);
   const actions = ['update', 'delete', 'share', 'export', 'autotune_apply'] as const;
   const perms = (user: User, name: string, asked: readonly (typeof actions)[number][] = actions) =>
-    fx.store.catalog.listScorers({ filters: [{ name: 'name', operator: 'eq', value: name }] }, { actions: asked }, user).scorers[0]!.permissions;
+    fx.store.catalog.listScorers({ filters: [{ name: 'name', operator: 'eq', value: name }] }, { actions: asked }, user).scorers[0]!
+      .permissions;
   const allowed = (ps: { action: string; allowed: boolean }[]) => ps.filter((p) => p.allowed).map((p) => p.action);
   assert.deepEqual(allowed(perms(fx.users.alice, 'Alpha')), [...actions], 'the creator may do everything with an llm scorer');
   assert.deepEqual(allowed(perms(fx.users.bob, 'Alpha')), ['export'], 'another user may only export');
@@ -222,7 +341,11 @@ test('permissions follow the caller and the actions asked for', async (t) => {
   assert.match(perms(fx.users.bob, 'beta').find((p) => p.action === 'autotune_apply')!.message!, /only to llm scorers/);
   assert.deepEqual(allowed(perms(fx.users.admin, 'Alpha')), [...actions], 'admins may do everything');
   assert.deepEqual(allowed(perms(fx.users.admin, 'correctness')), ['export'], 'presets are read-only even for admins');
-  assert.deepEqual(perms(fx.users.alice, 'Alpha', ['export', 'delete', 'export']).map((p) => p.action), ['export', 'delete'], 'in the order asked, without repeats');
+  assert.deepEqual(
+    perms(fx.users.alice, 'Alpha', ['export', 'delete', 'export']).map((p) => p.action),
+    ['export', 'delete'],
+    'in the order asked, without repeats',
+  );
   assert.deepEqual(perms(fx.users.alice, 'Alpha', []), [], 'no actions asked, no permissions');
 });
 

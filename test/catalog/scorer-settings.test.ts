@@ -18,24 +18,44 @@ test('enable, read back, replace and clear the scorers of a run', async (t) => {
   const v2 = store.catalog.createScorerVersion(mine.id, { model_name: 'm2' });
   const set = store.catalog.setRunScorerSettings(projectId, logStreamId, {
     run_id: logStreamId,
-    scorers: [{ name: 'correctness', num_judges: 1 }, { id: mine.id, scorer_version: { version: 2 } }],
+    scorers: [
+      { name: 'correctness', num_judges: 1 },
+      { id: mine.id, scorer_version: { version: 2 } },
+    ],
   });
-  assert.deepEqual(set.scorers.map((s) => [s.name, s.num_judges, s.model_name, s.scorer_version?.version]), [
-    ['correctness', 1, 'gpt-4.1-mini', 1],
-    ['mine', 3, 'm2', 2],
-  ]);
+  assert.deepEqual(
+    set.scorers.map((s) => [s.name, s.num_judges, s.model_name, s.scorer_version?.version]),
+    [
+      ['correctness', 1, 'gpt-4.1-mini', 1],
+      ['mine', 3, 'm2', 2],
+    ],
+  );
   assert.equal(set.scorers[1]!.scorer_version?.id, v2.id);
   const enabled = store.catalog.enabledScorers(logStreamId);
-  assert.deepEqual(enabled.map((s) => s.metric_name), ['correctness', 'mine']);
+  assert.deepEqual(
+    enabled.map((s) => s.metric_name),
+    ['correctness', 'mine'],
+  );
   assert.equal(enabled[1]!.output_type, 'percentage');
-  assert.deepEqual(store.catalog.enabledScorers(logStreamId).map((s) => s.id), enabled.map((s) => s.id));
+  assert.deepEqual(
+    store.catalog.enabledScorers(logStreamId).map((s) => s.id),
+    enabled.map((s) => s.id),
+  );
   store.catalog.setRunScorerSettings(projectId, logStreamId, { scorers: [{ name: 'mine' }] });
-  assert.deepEqual(store.catalog.enabledScorers(logStreamId).map((s) => s.name), ['mine'], 'writing replaces the set');
+  assert.deepEqual(
+    store.catalog.enabledScorers(logStreamId).map((s) => s.name),
+    ['mine'],
+    'writing replaces the set',
+  );
   store.catalog.deleteScorer(mine.id);
   assert.deepEqual(store.catalog.enabledScorers(logStreamId), [], 'a deleted scorer leaves the settings');
   const exp = store.catalog.createExperiment(projectId, 'exp');
   store.catalog.setRunScorerSettings(projectId, exp.id, { scorers: [{ name: 'bleu' }] });
-  assert.deepEqual(store.catalog.enabledScorers(exp.id).map((s) => s.name), ['bleu'], 'every run kind has settings');
+  assert.deepEqual(
+    store.catalog.enabledScorers(exp.id).map((s) => s.name),
+    ['bleu'],
+    'every run kind has settings',
+  );
   await store.catalog.deleteRun(projectId, exp.id);
   assert.deepEqual(store.catalog.enabledScorers(exp.id), []);
   assert.equal(internalsOf(store).catalog.get('run_scorer_settings', exp.id), undefined, 'deleting a run deletes its settings');
@@ -46,7 +66,8 @@ test('impossible settings are refused with the path of the entry', async (t) => 
   const elsewhere = store.createProject({ name: 'elsewhere' });
   const scoped = store.catalog.createScorer({ name: 'scoped', scope_projects: [{ id: elsewhere.id }] });
   store.catalog.createScorer({ name: 'shadow', metric_name: 'correctness' });
-  const bad = (scorers: unknown[], loc: string) => rejectsAt(() => store.catalog.setRunScorerSettings(projectId, logStreamId, { scorers } as never), loc);
+  const bad = (scorers: unknown[], loc: string) =>
+    rejectsAt(() => store.catalog.setRunScorerSettings(projectId, logStreamId, { scorers } as never), loc);
   bad([{}], 'body.scorers.0');
   bad([{ id: '00000000-0000-4000-8000-000000000000' }], 'body.scorers.0.id');
   bad([{ name: 'bleu' }, { name: 'nope' }], 'body.scorers.1.name');
@@ -57,7 +78,13 @@ test('impossible settings are refused with the path of the entry', async (t) => 
   const preset = store.catalog.listScorers({ filters: [{ name: 'name', operator: 'eq', value: 'rouge' }] }).scorers[0]!;
   bad([{ id: preset.id, name: 'bleu' }], 'body.scorers.0.name');
   rejectsAt(() => store.catalog.setRunScorerSettings(projectId, logStreamId, { run_id: elsewhere.id, scorers: [] }), 'body.run_id');
-  assert.throws(() => store.catalog.setRunScorerSettings(elsewhere.id, logStreamId, { scorers: [] }), NotFoundError, 'the run must belong to the project');
+  assert.throws(
+    () => store.catalog.setRunScorerSettings(elsewhere.id, logStreamId, { scorers: [] }),
+    NotFoundError,
+    'the run must belong to the project',
+  );
   assert.deepEqual(store.catalog.enabledScorers(logStreamId), [], 'nothing was written');
-  assert.doesNotThrow(() => store.catalog.setRunScorerSettings(elsewhere.id, store.createLogStream(elsewhere.id, 'x').id, { scorers: [{ id: scoped.id }] }));
+  assert.doesNotThrow(() =>
+    store.catalog.setRunScorerSettings(elsewhere.id, store.createLogStream(elsewhere.id, 'x').id, { scorers: [{ id: scoped.id }] }),
+  );
 });

@@ -24,7 +24,10 @@ test('presets: 73 valid, global, versioned, read-only', async (t) => {
   const { store } = await openStore(t);
   const presets = loadPresets().rows;
   assert.equal(presets.length, 73);
-  const listed = store.catalog.listScorers({ filters: [{ name: 'scorer_type', operator: 'eq', value: 'preset' }] }, { limit: 1000 }).scorers;
+  const listed = store.catalog.listScorers(
+    { filters: [{ name: 'scorer_type', operator: 'eq', value: 'preset' }] },
+    { limit: 1000 },
+  ).scorers;
   assert.equal(listed.length, 73);
   for (const s of listed) {
     assert.equal(s.is_global, true);
@@ -34,7 +37,10 @@ test('presets: 73 valid, global, versioned, read-only', async (t) => {
   }
   const correctness = listed.find((s) => s.name === 'correctness')!;
   assert.throws(() => store.catalog.updateScorer(correctness.id, { label: 'x' }), ForbiddenError);
-  assert.throws(() => store.catalog.deleteScorer(correctness.id), (e: unknown) => e instanceof ForbiddenError && /built-in preset/.test(e.message));
+  assert.throws(
+    () => store.catalog.deleteScorer(correctness.id),
+    (e: unknown) => e instanceof ForbiddenError && /built-in preset/.test(e.message),
+  );
   assert.throws(() => store.catalog.createScorerVersion(correctness.id, {}), ForbiddenError);
   assert.equal(store.catalog.listScorerVersions(correctness.id).length, 1);
   assert.throws(() => store.catalog.getScorer('00000000-0000-4000-8000-000000000000'), NotFoundError);
@@ -43,7 +49,16 @@ test('presets: 73 valid, global, versioned, read-only', async (t) => {
 test('register an llm scorer: defaults, versions, default version, changes, deprecation, deletion', async (t) => {
   const { store, projectId } = await openStore(t);
   const user = store.users.create({ email: 'maker@example.com', first_name: 'Mia' });
-  const s = store.catalog.createScorer({ name: 'brand-tone', output_type: 'boolean', tags: ['brand'], user_prompt: 'Is the tone on brand?', defaults: { model_name: 'gpt-4.1-mini', num_judges: 3 } }, user);
+  const s = store.catalog.createScorer(
+    {
+      name: 'brand-tone',
+      output_type: 'boolean',
+      tags: ['brand'],
+      user_prompt: 'Is the tone on brand?',
+      defaults: { model_name: 'gpt-4.1-mini', num_judges: 3 },
+    },
+    user,
+  );
   assert.equal(s.scorer_type, 'llm');
   assert.equal(s.model_type, 'llm');
   assert.equal(s.label, '');
@@ -76,11 +91,19 @@ test('register an llm scorer: defaults, versions, default version, changes, depr
   const other = store.catalog.createScorer({ name: 'other' });
   rejectsAt(() => store.catalog.updateScorer(s.id, { default_version_id: other.default_version_id! }), 'body.default_version_id');
   rejectsAt(() => store.catalog.updateScorer(s.id, { default_version: 9 }), 'body.default_version');
-  assert.deepEqual(store.catalog.listScorerVersions(s.id).map((v) => v.version), [1, 2, 3]);
+  assert.deepEqual(
+    store.catalog.listScorerVersions(s.id).map((v) => v.version),
+    [1, 2, 3],
+  );
 
   const before = now.updated_at!;
   await new Promise((r) => setTimeout(r, 5));
-  now = store.catalog.updateScorer(s.id, { name: 'brand-voice', label: 'Brand voice', deprecated: true, scope_projects: [{ id: projectId }] });
+  now = store.catalog.updateScorer(s.id, {
+    name: 'brand-voice',
+    label: 'Brand voice',
+    deprecated: true,
+    scope_projects: [{ id: projectId }],
+  });
   assert.equal(now.name, 'brand-voice');
   assert.equal(now.metric_name, 'brand-tone', 'the metric key stays: recorded values keep their column');
   assert.equal(now.deprecated, true);
@@ -94,7 +117,12 @@ test('register an llm scorer: defaults, versions, default version, changes, depr
 
   store.catalog.deleteScorer(s.id);
   assert.throws(() => store.catalog.getScorer(s.id), NotFoundError);
-  assert.equal(internalsOf(store).catalog.table('scorer_versions').filter((v: any) => v.scorer_id === s.id).length, 0);
+  assert.equal(
+    internalsOf(store)
+      .catalog.table('scorer_versions')
+      .filter((v: any) => v.scorer_id === s.id).length,
+    0,
+  );
   assert.doesNotThrow(() => store.catalog.createScorer({ name: 'brand-voice' }), 'the name is free again');
 });
 
@@ -106,32 +134,96 @@ test('code scorers keep their code in versions, never in lists', async (t) => {
   assert.equal(s.latest_version?.generated_scorer, null);
   assert.equal(s.latest_version?.registered_scorer?.code_length, code.length);
   assert.match(s.latest_version?.registered_scorer?.code_sha256 ?? '', /^[0-9a-f]{64}$/);
-  assert.ok(!JSON.stringify(store.catalog.listScorers({ filters: [{ name: 'id', value: s.id }] })).includes('scorer_fn'), 'lists carry no code');
+  assert.ok(
+    !JSON.stringify(store.catalog.listScorers({ filters: [{ name: 'id', value: s.id }] })).includes('scorer_fn'),
+    'lists carry no code',
+  );
   assert.equal(store.catalog.listScorerVersions(s.id)[0]?.code, code);
 });
 
 test('scorer rules are refused with the field path', async (t) => {
   const { store } = await openStore(t);
-  rejectsAt(() => store.catalog.createScorer({ name: 'r1', roll_up_config: { roll_up_methods: [] } }), 'body.roll_up_config.roll_up_methods', /at least 1/);
-  rejectsAt(() => store.catalog.createScorer({ name: 'r2', roll_up_config: { roll_up_methods: ['average', 'category_count'] } }), 'body.roll_up_config.roll_up_methods', /all be numeric/);
-  rejectsAt(() => store.catalog.createScorer({ name: 'r3', roll_up_method: 'sum', roll_up_config: { roll_up_methods: ['average'] } }), 'body.roll_up_method');
   rejectsAt(
-    () => store.catalog.createScorer({ name: 'c1', metric_color_picker_config: { type: 'categorical', constraints: [{ color: 'red', operator: 'eq', value: 'anger' }, { color: 'green', operator: 'one_of', value: ['joy', 'anger'] }] } }),
+    () => store.catalog.createScorer({ name: 'r1', roll_up_config: { roll_up_methods: [] } }),
+    'body.roll_up_config.roll_up_methods',
+    /at least 1/,
+  );
+  rejectsAt(
+    () => store.catalog.createScorer({ name: 'r2', roll_up_config: { roll_up_methods: ['average', 'category_count'] } }),
+    'body.roll_up_config.roll_up_methods',
+    /all be numeric/,
+  );
+  rejectsAt(
+    () => store.catalog.createScorer({ name: 'r3', roll_up_method: 'sum', roll_up_config: { roll_up_methods: ['average'] } }),
+    'body.roll_up_method',
+  );
+  rejectsAt(
+    () =>
+      store.catalog.createScorer({
+        name: 'c1',
+        metric_color_picker_config: {
+          type: 'categorical',
+          constraints: [
+            { color: 'red', operator: 'eq', value: 'anger' },
+            { color: 'green', operator: 'one_of', value: ['joy', 'anger'] },
+          ],
+        },
+      }),
     'body.metric_color_picker_config.constraints.1.value.1',
     /'anger' already has a color in constraint 0/,
   );
   rejectsAt(
-    () => store.catalog.createScorer({ name: 'c2', metric_color_picker_config: { type: 'multi_label', constraints: [{ color: 'red', operator: 'eq', value: 'ssn' }, { color: 'red', operator: 'eq', value: 'ssn' }] } }),
+    () =>
+      store.catalog.createScorer({
+        name: 'c2',
+        metric_color_picker_config: {
+          type: 'multi_label',
+          constraints: [
+            { color: 'red', operator: 'eq', value: 'ssn' },
+            { color: 'red', operator: 'eq', value: 'ssn' },
+          ],
+        },
+      }),
     'body.metric_color_picker_config.constraints.1.value',
   );
-  rejectsAt(() => store.catalog.createScorer({ name: 'c3', metric_color_picker_config: { type: 'numeric', constraints: [] } }), 'body.metric_color_picker_config.constraints');
-  rejectsAt(() => store.catalog.createScorer({ name: 'c4', color_threshold_config: { type: 'numeric', constraints: [{ color: 'red', operator: 'between', value: [0.8, 0.2] }] } }), 'body.color_threshold_config.constraints.0.value');
-  rejectsAt(() => store.catalog.createScorer({ name: 's1', scope_projects: [{ id: '00000000-0000-4000-8000-000000000000' }] }), 'body.scope_projects.0.id', /not found/);
+  rejectsAt(
+    () => store.catalog.createScorer({ name: 'c3', metric_color_picker_config: { type: 'numeric', constraints: [] } }),
+    'body.metric_color_picker_config.constraints',
+  );
+  rejectsAt(
+    () =>
+      store.catalog.createScorer({
+        name: 'c4',
+        color_threshold_config: { type: 'numeric', constraints: [{ color: 'red', operator: 'between', value: [0.8, 0.2] }] },
+      }),
+    'body.color_threshold_config.constraints.0.value',
+  );
+  rejectsAt(
+    () => store.catalog.createScorer({ name: 's1', scope_projects: [{ id: '00000000-0000-4000-8000-000000000000' }] }),
+    'body.scope_projects.0.id',
+    /not found/,
+  );
   rejectsAt(() => store.catalog.createScorer({ name: 'q1', required_scorers: ['no-such-scorer'] }), 'body.required_scorers.0');
   rejectsAt(() => store.catalog.createScorer({ name: '   ' }), 'body.name');
-  assert.equal(store.catalog.listScorers({ filters: [{ name: 'scorer_type', operator: 'ne', value: 'preset' }] }).scorers.length, 0, 'nothing was written');
-  const ok = store.catalog.createScorer({ name: 'ok', required_scorers: ['chunk_relevance'], metric_color_picker_config: { type: 'categorical', constraints: [{ color: 'red', operator: 'one_of', value: ['a', 'b'] }, { color: 'green', operator: 'eq', value: 'c' }] } });
-  assert.deepEqual(ok.required_metric_ids, [store.catalog.listScorers({ filters: [{ name: 'name', operator: 'eq', value: 'chunk_relevance' }] }).scorers[0]!.id]);
+  assert.equal(
+    store.catalog.listScorers({ filters: [{ name: 'scorer_type', operator: 'ne', value: 'preset' }] }).scorers.length,
+    0,
+    'nothing was written',
+  );
+  const ok = store.catalog.createScorer({
+    name: 'ok',
+    required_scorers: ['chunk_relevance'],
+    metric_color_picker_config: {
+      type: 'categorical',
+      constraints: [
+        { color: 'red', operator: 'one_of', value: ['a', 'b'] },
+        { color: 'green', operator: 'eq', value: 'c' },
+      ],
+    },
+  });
+  assert.deepEqual(ok.required_metric_ids, [
+    store.catalog.listScorers({ filters: [{ name: 'name', operator: 'eq', value: 'chunk_relevance' }] }).scorers[0]!.id,
+  ]);
 });
 
 test('deleting a project takes it out of scorer scopes without making them global', async (t) => {
@@ -160,6 +252,9 @@ test('registered scorers, versions and settings survive a reopen', async (t) => 
   const again = store.catalog.getScorer(s.id);
   assert.equal(again.name, 'kept');
   assert.equal(again.default_version?.version, 2);
-  assert.deepEqual(store.catalog.enabledScorers(run.id).map((x) => x.name), ['kept']);
+  assert.deepEqual(
+    store.catalog.enabledScorers(run.id).map((x) => x.name),
+    ['kept'],
+  );
   assert.throws(() => store.catalog.createScorer({ name: 'KEPT' }), ConflictError, 'the name index is rebuilt');
 });

@@ -11,7 +11,12 @@ import { ROOT } from '../../scripts/binary/config.js';
 import { tempDir } from '../support/helpers.js';
 import { nodeEntry } from '../support/node-entry.js';
 
-const cli = (args: string[], data = '') => spawnSync(process.execPath, [...nodeEntry(join(ROOT, 'src', 'cli.ts')), ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, TRACELAKE_DATA: data } });
+const cli = (args: string[], data = '') =>
+  spawnSync(process.execPath, [...nodeEntry(join(ROOT, 'src', 'cli.ts')), ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, TRACELAKE_DATA: data },
+  });
 
 test('the help text is generated from the table', () => {
   const text = usage();
@@ -31,6 +36,6 @@ test('the CLI dispatches through the table', () => {
   const data = join(tempDir(), 'data');
   const action = cli(['keys', 'rotate'], data);
   assert.equal(action.status, 1);
-  assert.match(action.stderr, /unknown command: keys rotate\n\nUsage:\n  tracelake keys create/);
+  assert.match(action.stderr, /unknown command: keys rotate\n\nUsage:\n {2}tracelake keys create/);
   assert.equal(existsSync(data), false, 'no data folder is created for a typo');
 });

@@ -10,14 +10,18 @@ import { TraceStore } from '../../src/engine/trace-store.js';
 import { everyKindTrace, tempDir } from '../support/helpers.js';
 import { nodeEntry } from '../support/node-entry.js';
 
-const cli = (args: string[]) => spawnSync(process.execPath, [...nodeEntry(join(ROOT, 'src', 'cli.ts')), ...args], { cwd: ROOT, encoding: 'utf8' });
+const cli = (args: string[]) =>
+  spawnSync(process.execPath, [...nodeEntry(join(ROOT, 'src', 'cli.ts')), ...args], { cwd: ROOT, encoding: 'utf8' });
 
 async function folderWithTraces(n: number): Promise<string> {
   const dir = join(tempDir(), 'data');
   const store = await TraceStore.open(dir);
   const project = store.createProject({ name: 'cli-project' });
   const stream = store.createLogStream(project.id, 'main');
-  await store.logTraces(project.id, { log_stream_id: stream.id, traces: Array.from({ length: n }, (_, i) => everyKindTrace(`t${i}`) as any) });
+  await store.logTraces(project.id, {
+    log_stream_id: stream.id,
+    traces: Array.from({ length: n }, (_, i) => everyKindTrace(`t${i}`) as any),
+  });
   await store.close();
   return dir;
 }
@@ -26,8 +30,21 @@ test('tracelake sql prints rows and refuses writes', async () => {
   const dir = await folderWithTraces(2);
   const lines = cli(['sql', 'SELECT type, count(*) AS n FROM spans WHERE type = $1 GROUP BY type', '--param', 'llm', '--data', dir]);
   assert.equal(lines.status, 0, lines.stderr);
-  assert.deepEqual(lines.stdout.trim().split('\n').map((l) => JSON.parse(l)), [{ type: 'llm', n: 2 }]);
-  const csv = cli(['sql', 'SELECT p.name, count(*) AS n FROM traces t JOIN projects p ON p.id = t.project_id GROUP BY 1', '--format', 'csv', '--data', dir]);
+  assert.deepEqual(
+    lines.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l)),
+    [{ type: 'llm', n: 2 }],
+  );
+  const csv = cli([
+    'sql',
+    'SELECT p.name, count(*) AS n FROM traces t JOIN projects p ON p.id = t.project_id GROUP BY 1',
+    '--format',
+    'csv',
+    '--data',
+    dir,
+  ]);
   assert.equal(csv.status, 0, csv.stderr);
   assert.equal(csv.stdout, 'name,n\ncli-project,2\n');
   const write = cli(['sql', 'DELETE FROM projects', '--data', dir]);
@@ -39,11 +56,33 @@ test('tracelake export writes the selected records; no progress bar when stderr 
   const dir = await folderWithTraces(3);
   const out = join(tempDir(), 'spans.jsonl');
   const filter = JSON.stringify({ filter: { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' } });
-  const res = cli(['export', '--project', 'cli-project', '--log-stream', 'main', '--level', 'span', '--filter-tree', filter, '--format', 'jsonl', '--out', out, '--data', dir]);
+  const res = cli([
+    'export',
+    '--project',
+    'cli-project',
+    '--log-stream',
+    'main',
+    '--level',
+    'span',
+    '--filter-tree',
+    filter,
+    '--format',
+    'jsonl',
+    '--out',
+    out,
+    '--data',
+    dir,
+  ]);
   assert.equal(res.status, 0, res.stderr);
   assert.equal(res.stderr, `exported 3 records to ${out}\n`);
-  const rows = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-  assert.deepEqual(rows.map((r) => r.type), ['llm', 'llm', 'llm']);
+  const rows = readFileSync(out, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  assert.deepEqual(
+    rows.map((r) => r.type),
+    ['llm', 'llm', 'llm'],
+  );
   const missing = cli(['export', '--project', 'nope', '--out', out, '--data', dir]);
   assert.notEqual(missing.status, 0);
   assert.match(missing.stderr, /no project named nope/);
@@ -57,7 +96,12 @@ test('tracelake import reads an export into a new folder, creating the project a
   const res = cli(['import', file, '--project', 'copy', '--log-stream', 'restored', '--data', target]);
   assert.equal(res.status, 0, res.stderr);
   assert.match(res.stderr, /^imported \d+ records into copy\/restored\n$/);
-  const count = cli(['sql', "SELECT count(*) AS n FROM spans s JOIN runs r ON r.id = s.run_id WHERE r.name = 'restored'", '--data', target]);
+  const count = cli([
+    'sql',
+    "SELECT count(*) AS n FROM spans s JOIN runs r ON r.id = s.run_id WHERE r.name = 'restored'",
+    '--data',
+    target,
+  ]);
   assert.deepEqual(JSON.parse(count.stdout), { n: 12 });
 });
 

@@ -11,7 +11,8 @@ import { TraceStore } from '../../src/engine/trace-store.js';
 import { everyKindTrace, tempDir } from '../support/helpers.js';
 import { nodeEntry } from '../support/node-entry.js';
 
-const cli = (args: string[], env: NodeJS.ProcessEnv = process.env) => spawnSync(process.execPath, [...nodeEntry(join(ROOT, 'src', 'cli.ts')), ...args], { cwd: ROOT, encoding: 'utf8', env });
+const cli = (args: string[], env: NodeJS.ProcessEnv = process.env) =>
+  spawnSync(process.execPath, [...nodeEntry(join(ROOT, 'src', 'cli.ts')), ...args], { cwd: ROOT, encoding: 'utf8', env });
 
 test('tracelake iceberg publish writes the tables and prints their snapshots', async () => {
   const dir = join(tempDir(), 'data');

@@ -33,8 +33,15 @@ test('the fast converter agrees with the generic one, nulls and several chunks i
     const a = fast.batch(chunk!);
     const b = slow.batch(chunk!);
     assert.equal(a.numRows, chunk!.rowCount);
-    assert.deepEqual(a.schema.fields.map((f) => String(f.type)), b.schema.fields.map((f) => String(f.type)));
-    const json = (batch: typeof a) => JSON.stringify([...batch].map((r) => r.toJSON()), (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
+    assert.deepEqual(
+      a.schema.fields.map((f) => String(f.type)),
+      b.schema.fields.map((f) => String(f.type)),
+    );
+    const json = (batch: typeof a) =>
+      JSON.stringify(
+        [...batch].map((r) => r.toJSON()),
+        (_k, v) => (typeof v === 'bigint' ? v.toString() : v),
+      );
     assert.equal(json(a), json(b));
     chunks++;
   }

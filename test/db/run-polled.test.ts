@@ -10,7 +10,9 @@ import { RECORD_COLUMNS } from '../../src/record/record-columns.js';
 import { int, sql } from '../../src/query/sql.js';
 
 for (const threads of [2, 1]) {
-  test(`runPolled inserts from a table function, commits and rolls back as run() does (threads: ${threads})`, { timeout: 60_000 }, async (t) => {
+  test(`runPolled inserts from a table function, commits and rolls back as run() does (threads: ${threads})`, {
+    timeout: 60_000,
+  }, async (t) => {
     const db = await Database.open({ threads, connections: 1 });
     t.after(() => db.close());
     const source = new BatchSource(RECORD_COLUMNS);
@@ -19,7 +21,10 @@ for (const threads of [2, 1]) {
     // More than one DuckDB vector (2,048 rows), so the table function is called back several times.
     const n = 10_000;
     const seqs = Array.from({ length: n }, (_, i) => i + 1);
-    const key = source.addSeqs(seqs, seqs.map((q) => q * 10));
+    const key = source.addSeqs(
+      seqs,
+      seqs.map((q) => q * 10),
+    );
     await conn.run(sql`BEGIN TRANSACTION`);
     await conn.runPolled(sql`INSERT INTO s SELECT seq, clock FROM tl_seqs(${int(key)})`);
     await conn.run(sql`COMMIT`);
@@ -44,8 +49,14 @@ for (const threads of [2, 1]) {
     await conn.run(sql`CREATE TABLE u (x INTEGER PRIMARY KEY)`);
     await conn.runPolled(sql`INSERT INTO u SELECT range::INTEGER FROM range(5000)`);
     // Fails while it executes (a duplicate key), not when it is prepared.
-    await assert.rejects(conn.runPolled(sql`INSERT INTO u SELECT (range % 3)::INTEGER + 4000 FROM range(5000)`), (e: unknown) => e instanceof StorageError && /constraint|duplicate/i.test((e as Error).message));
-    await assert.rejects(conn.runPolled(sql`INSERT INTO nowhere VALUES (1)`), (e: unknown) => e instanceof StorageError && /nowhere/.test((e as Error).message));
+    await assert.rejects(
+      conn.runPolled(sql`INSERT INTO u SELECT (range % 3)::INTEGER + 4000 FROM range(5000)`),
+      (e: unknown) => e instanceof StorageError && /constraint|duplicate/i.test((e as Error).message),
+    );
+    await assert.rejects(
+      conn.runPolled(sql`INSERT INTO nowhere VALUES (1)`),
+      (e: unknown) => e instanceof StorageError && /nowhere/.test((e as Error).message),
+    );
     assert.equal(Number((await conn.all(sql`SELECT count(*) AS n FROM u`))[0]!['n']), 5000);
   });
 }

@@ -8,7 +8,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { context, trace, SpanKind, SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OpenInferenceSpanKind, SemanticConventions as OI } from '@arizeai/openinference-semantic-conventions';
@@ -28,7 +34,10 @@ function exporters(s: Tracelake, headers: Record<string, string>) {
 
 function provider(exporter: SpanExporter, resource: Record<string, string> = { 'service.name': 'otel-e2e' }) {
   const memory = new InMemorySpanExporter();
-  const p = new BasicTracerProvider({ resource: resourceFromAttributes(resource), spanProcessors: [new SimpleSpanProcessor(exporter), new SimpleSpanProcessor(memory)] });
+  const p = new BasicTracerProvider({
+    resource: resourceFromAttributes(resource),
+    spanProcessors: [new SimpleSpanProcessor(exporter), new SimpleSpanProcessor(memory)],
+  });
   return { tracer: p.getTracer('tracelake-e2e', '1.0.0'), provider: p, memory };
 }
 
@@ -39,7 +48,11 @@ const child = (tracer: Tracer, parent: Span, name: string, attributes: Record<st
   tracer.startSpan(name, { kind, attributes: attributes as never }, trace.setSpan(context.active(), parent));
 
 async function spansOf(s: Tracelake, projectId: string, logStreamId: string, traceId: string): Promise<Record<string, any>[]> {
-  const r = await s.call('POST', `/v2/projects/${projectId}/spans/search`, { log_stream_id: logStreamId, limit: 100, filters: [{ type: 'id', column_id: 'trace_id', operator: 'eq', value: traceId }] });
+  const r = await s.call('POST', `/v2/projects/${projectId}/spans/search`, {
+    log_stream_id: logStreamId,
+    limit: 100,
+    filters: [{ type: 'id', column_id: 'trace_id', operator: 'eq', value: traceId }],
+  });
   assert.equal(r.status, 200, JSON.stringify(r.body));
   return r.body.records;
 }
@@ -68,23 +81,35 @@ test('the OpenTelemetry JS SDK against tracelake serve', async (t) => {
         'app.request_id': 'req-9',
       },
     });
-    const llm = child(tracer, root, 'chat gpt-4o', {
-      'gen_ai.operation.name': 'chat',
-      'gen_ai.provider.name': 'openai',
-      'gen_ai.request.model': 'gpt-4o',
-      'gen_ai.response.model': 'gpt-4o-2024-08-06',
-      'gen_ai.request.temperature': 0.2,
-      'gen_ai.usage.input_tokens': 120,
-      'gen_ai.usage.output_tokens': 30,
-      'gen_ai.usage.cache_read.input_tokens': 20,
-      'gen_ai.usage.reasoning.output_tokens': 5,
-      'gen_ai.response.time_to_first_chunk': 0.25,
-      'gen_ai.response.finish_reasons': ['tool_calls'],
-      'gen_ai.system_instructions': JSON.stringify([{ type: 'text', content: 'You are a weather bot.' }]),
-      'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'What is the weather in Paris?' }] }]),
-      'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', parts: [{ type: 'tool_call', id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }], finish_reason: 'tool_calls' }]),
-      'gen_ai.request.seed': 7,
-    }, SpanKind.CLIENT);
+    const llm = child(
+      tracer,
+      root,
+      'chat gpt-4o',
+      {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'openai',
+        'gen_ai.request.model': 'gpt-4o',
+        'gen_ai.response.model': 'gpt-4o-2024-08-06',
+        'gen_ai.request.temperature': 0.2,
+        'gen_ai.usage.input_tokens': 120,
+        'gen_ai.usage.output_tokens': 30,
+        'gen_ai.usage.cache_read.input_tokens': 20,
+        'gen_ai.usage.reasoning.output_tokens': 5,
+        'gen_ai.response.time_to_first_chunk': 0.25,
+        'gen_ai.response.finish_reasons': ['tool_calls'],
+        'gen_ai.system_instructions': JSON.stringify([{ type: 'text', content: 'You are a weather bot.' }]),
+        'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'What is the weather in Paris?' }] }]),
+        'gen_ai.output.messages': JSON.stringify([
+          {
+            role: 'assistant',
+            parts: [{ type: 'tool_call', id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }],
+            finish_reason: 'tool_calls',
+          },
+        ]),
+        'gen_ai.request.seed': 7,
+      },
+      SpanKind.CLIENT,
+    );
     llm.end();
     const tool = child(tracer, root, 'execute_tool get_weather', {
       'gen_ai.operation.name': 'execute_tool',
@@ -133,9 +158,16 @@ test('the OpenTelemetry JS SDK against tracelake serve', async (t) => {
     const byName = Object.fromEntries(spans.map((x) => [x.name, x]));
     const agent = byName['support-agent'];
     // kinds and parent links (the root came last, in its own request, after its children)
-    assert.deepEqual(Object.fromEntries(spans.map((x) => [x.name, x.type])), { 'support-agent': 'agent', 'chat gpt-4o': 'llm', 'execute_tool get_weather': 'tool', 'search docs': 'retriever', ChatOpenAI: 'llm' });
+    assert.deepEqual(Object.fromEntries(spans.map((x) => [x.name, x.type])), {
+      'support-agent': 'agent',
+      'chat gpt-4o': 'llm',
+      'execute_tool get_weather': 'tool',
+      'search docs': 'retriever',
+      ChatOpenAI: 'llm',
+    });
     assert.equal(agent.parent_id, traceId);
-    for (const n of ['chat gpt-4o', 'execute_tool get_weather', 'search docs', 'ChatOpenAI']) assert.equal(byName[n].parent_id, agent.id, n);
+    for (const n of ['chat gpt-4o', 'execute_tool get_weather', 'search docs', 'ChatOpenAI'])
+      assert.equal(byName[n].parent_id, agent.id, n);
     assert.equal(agent.has_children, true);
     // model, tokens, time to first token, duration
     const chat = byName['chat gpt-4o'];
@@ -150,8 +182,15 @@ test('the OpenTelemetry JS SDK against tracelake serve', async (t) => {
     assert.equal(chat.metrics.time_to_first_token_ns, 250_000_000);
     assert.ok(chat.metrics.duration_ns >= 0);
     // messages: system instructions first, then the conversation; the answer is a tool call
-    assert.deepEqual(chat.input, [{ role: 'system', content: 'You are a weather bot.' }, { role: 'user', content: 'What is the weather in Paris?' }]);
-    assert.deepEqual(chat.output, { role: 'assistant', content: '', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] });
+    assert.deepEqual(chat.input, [
+      { role: 'system', content: 'You are a weather bot.' },
+      { role: 'user', content: 'What is the weather in Paris?' },
+    ]);
+    assert.deepEqual(chat.output, {
+      role: 'assistant',
+      content: '',
+      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+    });
     // tool arguments and result
     const tl = byName['execute_tool get_weather'];
     assert.equal(tl.input, '{"city":"Paris"}');
@@ -167,7 +206,10 @@ test('the OpenTelemetry JS SDK against tracelake serve', async (t) => {
     // OpenInference llm: flattened messages, model, tokens; ERROR status with its message
     const oi = byName['ChatOpenAI'];
     assert.equal(oi.model, 'gpt-4o-mini');
-    assert.deepEqual(oi.input, [{ role: 'system', content: 'Summarise.' }, { role: 'user', content: 'It is 21 degrees.' }]);
+    assert.deepEqual(oi.input, [
+      { role: 'system', content: 'Summarise.' },
+      { role: 'user', content: 'It is 21 degrees.' },
+    ]);
     assert.deepEqual(oi.output, { role: 'assistant', content: 'Warm.' });
     assert.deepEqual([oi.metrics.num_input_tokens, oi.metrics.num_output_tokens, oi.metrics.num_total_tokens], [40, 2, 42]);
     assert.equal(oi.status_code, 429);
@@ -196,7 +238,10 @@ test('the OpenTelemetry JS SDK against tracelake serve', async (t) => {
     assert.equal(tr.body.user_metadata['resource.service.name'], 'otel-e2e');
     assert.equal(tr.body.spans.length, 1);
     assert.equal(tr.body.spans[0].spans.length, 4);
-    const sessions = await s.call('POST', `/projects/${projectId}/sessions/search`, { log_stream_id: logStreamId, filters: [{ type: 'text', column_id: 'external_id', operator: 'eq', value: 'conversation-42' }] });
+    const sessions = await s.call('POST', `/projects/${projectId}/sessions/search`, {
+      log_stream_id: logStreamId,
+      filters: [{ type: 'text', column_id: 'external_id', operator: 'eq', value: 'conversation-42' }],
+    });
     assert.equal(sessions.body.records.length, 1);
     // the root alone named the session (it came last): the trace moved there from its own, which is gone
     assert.equal((await s.call('POST', `/projects/${projectId}/sessions/count`, { log_stream_id: logStreamId })).body.total_count, 1);
@@ -206,7 +251,9 @@ test('the OpenTelemetry JS SDK against tracelake serve', async (t) => {
     // a second trace of the same conversation, over JSON to /otel/traces: the same session
     const { json } = exporters(s, { project: 'otel-e2e', logstream: 'sdk' });
     const second = provider(json);
-    const r2 = second.tracer.startSpan('follow-up', { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.conversation.id': 'conversation-42', 'gen_ai.request.model': 'gpt-4o' } });
+    const r2 = second.tracer.startSpan('follow-up', {
+      attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.conversation.id': 'conversation-42', 'gen_ai.request.model': 'gpt-4o' },
+    });
     r2.end();
     await second.provider.forceFlush();
     const t2 = await s.call('GET', `/projects/${projectId}/traces/${uuidOf(r2.spanContext().traceId)}`);
@@ -225,7 +272,11 @@ test('the OpenTelemetry JS SDK against tracelake serve', async (t) => {
 
   await t.test('a parent that never arrives leaves its children under the trace; the project comes from the resource', async () => {
     const { json } = exporters(s, {});
-    const { tracer, provider: p } = provider(json, { 'service.name': 'svc', 'tracelake.project.name': 'from-resource', 'tracelake.log_stream.name': 'res-stream' });
+    const { tracer, provider: p } = provider(json, {
+      'service.name': 'svc',
+      'tracelake.project.name': 'from-resource',
+      'tracelake.log_stream.name': 'res-stream',
+    });
     const lost = tracer.startSpan('never exported'); // not ended: never exported
     const orphan = child(tracer, lost, 'tool call', { 'tool.name': 'lookup', [OI.INPUT_VALUE]: 'x', [OI.OUTPUT_VALUE]: 'y' });
     orphan.end();
@@ -238,7 +289,10 @@ test('the OpenTelemetry JS SDK against tracelake serve', async (t) => {
     assert.equal(spans[0]!.parent_id, traceId);
     assert.equal(spans[0]!.user_metadata['otel.parent_span_id'], lost.spanContext().spanId);
     const tr = await s.call('GET', `/projects/${projectId}/traces/${traceId}`);
-    assert.deepEqual(tr.body.spans.map((x: { name: string }) => x.name), ['tool call']);
+    assert.deepEqual(
+      tr.body.spans.map((x: { name: string }) => x.name),
+      ['tool call'],
+    );
     await p.shutdown();
   });
 
@@ -248,12 +302,25 @@ test('the OpenTelemetry JS SDK against tracelake serve', async (t) => {
     assert.equal(garbage.status, 400);
     assert.match(garbage.headers.get('content-type') ?? '', /application\/x-protobuf/);
     assert.match(decodeStatus(garbage.bytes).message ?? '', /not a protobuf ExportTraceServiceRequest/);
-    const badGzip = await fetch(`${s.url}/v1/traces`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: 'not gzip' });
+    const badGzip = await fetch(`${s.url}/v1/traces`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: 'not gzip',
+    });
     assert.equal(badGzip.status, 400);
     assert.match(((await badGzip.json()) as { message: string }).message, /not valid gzip/);
     const t1 = traceHex();
-    const good = { traceId: t1, spanId: spanHex(), name: 'good', startMs: Date.now() - 10, endMs: Date.now(), attributes: { 'gen_ai.operation.name': 'chat' } };
-    const body = jsonRequest([good, { ...good, spanId: spanHex(), name: 'good child', parentSpanId: good.spanId }]) as { resourceSpans: { scopeSpans: { spans: Record<string, unknown>[] }[] }[] };
+    const good = {
+      traceId: t1,
+      spanId: spanHex(),
+      name: 'good',
+      startMs: Date.now() - 10,
+      endMs: Date.now(),
+      attributes: { 'gen_ai.operation.name': 'chat' },
+    };
+    const body = jsonRequest([good, { ...good, spanId: spanHex(), name: 'good child', parentSpanId: good.spanId }]) as {
+      resourceSpans: { scopeSpans: { spans: Record<string, unknown>[] }[] }[];
+    };
     body.resourceSpans[0]!.scopeSpans[0]!.spans.push({ traceId: 'not-hex', spanId: spanHex(), name: 'bad' });
     const res = await postOtlp(s.url, JSON.stringify(body), headers, { gzip: true });
     assert.equal(res.status, 200);

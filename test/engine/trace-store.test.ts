@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sizeBytes } from '../../src/engine/store-options.js';
 import { TraceStore } from '../../src/engine/trace-store.js';
-import { ConflictError, InvalidRequestError, NotFoundError } from '../../src/errors.js';
+import { type ConflictError, InvalidRequestError, NotFoundError } from '../../src/errors.js';
 import { everyKindTrace, openStore, tempDir } from '../support/helpers.js';
 import { internalsOf } from '../../src/engine/internals.js';
 
@@ -46,8 +46,14 @@ function checkEveryKind(records: Rec[]): void {
   assert.equal(tool.parent_id, wf.id);
   assert.equal(control.parent_id, agent.id);
   // depth-first step numbers
-  assert.deepEqual([agent, llm, wf, ret, tool, control].map((s) => s.step_number), [1, 2, 3, 4, 5, 6]);
-  assert.deepEqual([trace, agent, llm, wf, ret, tool, control].map((s) => s.has_children), [true, true, false, true, false, false, false]);
+  assert.deepEqual(
+    [agent, llm, wf, ret, tool, control].map((s) => s.step_number),
+    [1, 2, 3, 4, 5, 6],
+  );
+  assert.deepEqual(
+    [trace, agent, llm, wf, ret, tool, control].map((s) => s.has_children),
+    [true, true, false, true, false, false, false],
+  );
   // fields
   assert.equal(trace.input, 'question a');
   assert.equal(trace.output, 'answer a');
@@ -101,11 +107,17 @@ test('a retried request (with or without client ids) does not duplicate records'
   const withoutIds = everyKindTrace('b');
   const withIds = { ...everyKindTrace('c'), id: '5b6a3f3e-1f0e-4a55-9d7a-0c1f1f2b8e01' };
   for (let round = 0; round < 2; round++) {
-    await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [structuredClone(withoutIds) as any, structuredClone(withIds) as any] });
+    await store.logTraces(projectId, {
+      log_stream_id: logStreamId,
+      traces: [structuredClone(withoutIds) as any, structuredClone(withIds) as any],
+    });
   }
   assert.equal((await store.count('span', projectId, { log_stream_id: logStreamId })).total_count, 12);
   await store.flush();
-  await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [structuredClone(withoutIds) as any, structuredClone(withIds) as any] });
+  await store.logTraces(projectId, {
+    log_stream_id: logStreamId,
+    traces: [structuredClone(withoutIds) as any, structuredClone(withIds) as any],
+  });
   assert.equal((await store.count('span', projectId, { log_stream_id: logStreamId })).total_count, 12, 'retry after sealing replaces');
   assert.equal((await store.count('trace', projectId, { log_stream_id: logStreamId })).total_count, 2);
   assert.equal((await store.count('session', projectId, { log_stream_id: logStreamId })).total_count, 2);
@@ -154,7 +166,10 @@ test('a parent from another trace, an unknown parent and a childless kind as par
   const other = '7d7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e13';
   const attempt = (trace_id: string, parent_id: string) =>
     store.records.logSpans(projectId, { log_stream_id: logStreamId, trace_id, parent_id, spans: [{ type: 'tool', name: 'x' }] });
-  await assert.rejects(attempt(other, String(agent['id'])), (e: InvalidRequestError) => e.issues[0]!.loc.join('.') === 'body.parent_id' && /belongs to trace/.test(e.issues[0]!.msg));
+  await assert.rejects(
+    attempt(other, String(agent['id'])),
+    (e: InvalidRequestError) => e.issues[0]!.loc.join('.') === 'body.parent_id' && /belongs to trace/.test(e.issues[0]!.msg),
+  );
   await assert.rejects(attempt(res.trace_ids[0]!, '8d7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e14'), InvalidRequestError);
   await assert.rejects(attempt(res.trace_ids[0]!, String(llm['id'])), /cannot have child spans/);
   assert.equal((await store.count('span', projectId, { log_stream_id: logStreamId })).total_count, 6);
@@ -165,9 +180,15 @@ test('run addressing: none, several, unknown and wrong-kind run ids are refused'
   const exp = store.catalog.createExperiment(projectId, 'exp-1');
   const trace = everyKindTrace('e') as any;
   await assert.rejects(store.logTraces(projectId, { traces: [trace] }), InvalidRequestError);
-  await assert.rejects(store.logTraces(projectId, { log_stream_id: logStreamId, experiment_id: exp.id, traces: [trace] }), InvalidRequestError);
+  await assert.rejects(
+    store.logTraces(projectId, { log_stream_id: logStreamId, experiment_id: exp.id, traces: [trace] }),
+    InvalidRequestError,
+  );
   await assert.rejects(store.logTraces(projectId, { log_stream_id: exp.id, traces: [trace] }), NotFoundError);
-  await assert.rejects(store.logTraces('9d7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e15', { log_stream_id: logStreamId, traces: [trace] }), NotFoundError);
+  await assert.rejects(
+    store.logTraces('9d7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e15', { log_stream_id: logStreamId, traces: [trace] }),
+    NotFoundError,
+  );
   const ok = await store.logTraces(projectId, { experiment_id: exp.id, traces: [trace] });
   assert.equal(ok.experiment_id, exp.id);
   assert.equal((await store.count('span', projectId, { experiment_id: exp.id })).total_count, 6);
@@ -200,19 +221,30 @@ test('a second open of the same folder fails with a clear error', async (t) => {
 
 test('a memory limit that is not a size is refused before anything opens; a valid one opens', async (t) => {
   const dir = tempDir(t);
-  await assert.rejects(TraceStore.open(dir, { memoryLimit: "1GB'; DROP TABLE mem; --" }), (e: InvalidRequestError) => e instanceof InvalidRequestError && /size such as/.test(e.message));
+  await assert.rejects(
+    TraceStore.open(dir, { memoryLimit: "1GB'; DROP TABLE mem; --" }),
+    (e: InvalidRequestError) => e instanceof InvalidRequestError && /size such as/.test(e.message),
+  );
   const store = await TraceStore.open(dir, { memoryLimit: '768MB' });
   await store.close(); // the refused open left no lock behind, and the valid limit opened
 });
 
 test('memory tables larger than half the memory limit are refused before anything opens; raising the limit with them opens', async (t) => {
   const dir = tempDir(t);
-  const refused = (loc: string, msg: RegExp) => (e: InvalidRequestError) => e instanceof InvalidRequestError && e.issues[0]?.loc[0] === loc && msg.test(e.message);
+  const refused = (loc: string, msg: RegExp) => (e: InvalidRequestError) =>
+    e instanceof InvalidRequestError && e.issues[0]?.loc[0] === loc && msg.test(e.message);
   // The default limit is 384MB (384,000,000 bytes): 192,000,000 is the most a table may hold.
-  await assert.rejects(TraceStore.open(dir, { memTableBytes: 192_000_001 }), refused('memTableBytes', /at most half of memoryLimit \(384MB\)/));
+  await assert.rejects(
+    TraceStore.open(dir, { memTableBytes: 192_000_001 }),
+    refused('memTableBytes', /at most half of memoryLimit \(384MB\)/),
+  );
   await assert.rejects(TraceStore.open(dir, { walRollBytes: 1e12 }), refused('walRollBytes', /at most half/));
-  await assert.rejects(TraceStore.open(dir, { memTableBytes: 600 * 2 ** 20, memoryLimit: '1GB' }), refused('memTableBytes', /memoryLimit \(1GB\)/));
-  for (const bad of [0, -1, Number.NaN, '32' as unknown as number]) await assert.rejects(TraceStore.open(dir, { memTableBytes: bad }), refused('memTableBytes', /positive number/));
+  await assert.rejects(
+    TraceStore.open(dir, { memTableBytes: 600 * 2 ** 20, memoryLimit: '1GB' }),
+    refused('memTableBytes', /memoryLimit \(1GB\)/),
+  );
+  for (const bad of [0, -1, Number.NaN, '32' as unknown as number])
+    await assert.rejects(TraceStore.open(dir, { memTableBytes: bad }), refused('memTableBytes', /positive number/));
   await (await TraceStore.open(dir, { memTableBytes: 192_000_000 })).close();
   await (await TraceStore.open(dir, { memTableBytes: 600 * 2 ** 20, memoryLimit: '1.5GiB' })).close();
 });
@@ -228,7 +260,11 @@ test('sizes are read as DuckDB reads them', () => {
 test('mergeThreads that is not a whole number from 0 is refused before anything opens; 0 and 2 open', async (t) => {
   const dir = tempDir(t);
   for (const bad of [-1, 1.5, Number.NaN, '2' as unknown as number]) {
-    await assert.rejects(TraceStore.open(dir, { mergeThreads: bad }), (e: InvalidRequestError) => e instanceof InvalidRequestError && e.issues[0]?.loc[0] === 'mergeThreads' && /whole number/.test(e.message));
+    await assert.rejects(
+      TraceStore.open(dir, { mergeThreads: bad }),
+      (e: InvalidRequestError) =>
+        e instanceof InvalidRequestError && e.issues[0]?.loc[0] === 'mergeThreads' && /whole number/.test(e.message),
+    );
   }
   for (const ok of [0, 2]) await (await TraceStore.open(dir, { mergeThreads: ok })).close();
 });
@@ -260,7 +296,10 @@ test('memory() reports the memory tables DuckDB holds, growing with logged rows'
   assert.ok(total(after.duckdb) > total(before.duckdb), JSON.stringify({ before: before.duckdb, after: after.duckdb }));
   assert.ok(after.process.rss > 0 && after.process.heapUsed > 0);
   // Merges run on a database of their own: its buffer manager's tags are listed too.
-  assert.ok(Object.keys(after.duckdbMerge).length > 0 && Object.values(after.duckdbMerge).every((b) => b >= 0), JSON.stringify(after.duckdbMerge));
+  assert.ok(
+    Object.keys(after.duckdbMerge).length > 0 && Object.values(after.duckdbMerge).every((b) => b >= 0),
+    JSON.stringify(after.duckdbMerge),
+  );
   // Rows in memory are keyed by id; a seal moves them to the sealed id index and empties that map.
   assert.ok(after.js['memIds']! > 0 && after.js['idIndexHashes'] === 0, JSON.stringify(after.js));
   await store.flush();

@@ -25,7 +25,10 @@ async function storeWithHistory(dir: string): Promise<{ store: TraceStore }> {
   const projectId = store.createProject({ name: 'p' }).id;
   const ls = store.createLogStream(projectId, 'default').id;
   for (let k = 0; k < 4; k++) {
-    await store.logTraces(projectId, { log_stream_id: ls, traces: Array.from({ length: 5 }, (_, i) => everyKindTrace(`b${k}x${i}`)) as never });
+    await store.logTraces(projectId, {
+      log_stream_id: ls,
+      traces: Array.from({ length: 5 }, (_, i) => everyKindTrace(`b${k}x${i}`)) as never,
+    });
     await store.flush();
   }
   return { store };
@@ -33,15 +36,21 @@ async function storeWithHistory(dir: string): Promise<{ store: TraceStore }> {
 
 /** Deletes, replaces, adds and merges: every kind of write a publish then makes. */
 async function changeStore(store: TraceStore): Promise<void> {
-  const [row] = await store.data.sql("SELECT project_id, run_id FROM traces LIMIT 1");
+  const [row] = await store.data.sql('SELECT project_id, run_id FROM traces LIMIT 1');
   const projectId = String(row!['project_id']);
   const ls = String(row!['run_id']);
-  await store.records.delete('trace', projectId, { log_stream_id: ls, filters: [{ type: 'text', name: 'name', operator: 'one_of', value: ['trace-b0x1', 'trace-b2x3'] }] } as never);
+  await store.records.delete('trace', projectId, {
+    log_stream_id: ls,
+    filters: [{ type: 'text', name: 'name', operator: 'one_of', value: ['trace-b0x1', 'trace-b2x3'] }],
+  } as never);
   const [one] = await store.data.sql("SELECT id FROM spans WHERE name = 'chat' ORDER BY id LIMIT 1");
   await store.records.updateRecord('span', projectId, String(one!['id']), { log_stream_id: ls, output: 'changed' });
   await store.logTraces(projectId, { log_stream_id: ls, traces: [everyKindTrace('late')] as never });
   assert.ok((await store.maintenance.compact()).merges > 0);
-  await store.records.delete('trace', projectId, { log_stream_id: ls, filters: [{ type: 'text', name: 'name', operator: 'eq', value: 'trace-b1x0' }] } as never);
+  await store.records.delete('trace', projectId, {
+    log_stream_id: ls,
+    filters: [{ type: 'text', name: 'name', operator: 'eq', value: 'trace-b1x0' }],
+  } as never);
   await store.flush();
 }
 
@@ -51,7 +60,8 @@ async function readAll(root: string, tables: (k: number, table: string) => strin
   for (let k = 1; k <= count; k++) for (const table of TABLES) queries.push(`SELECT id FROM ${tables(k, table)} ORDER BY id`);
   const rows = await chdbQueries(root, queries);
   const out: Record<string, string[]>[] = [];
-  for (let k = 0; k < count; k++) out.push(Object.fromEntries(TABLES.map((table, j) => [table, rows[k * TABLES.length + j]!.map((r) => String(r['id']))])));
+  for (let k = 0; k < count; k++)
+    out.push(Object.fromEntries(TABLES.map((table, j) => [table, rows[k * TABLES.length + j]!.map((r) => String(r['id']))])));
   return out;
 }
 
@@ -66,7 +76,10 @@ function assertBeforeOrAfter(read: Record<string, string[]>[], before: Record<st
       else assert.fail(`target ${k + 1}, table ${table}: neither the previous snapshot nor the new one (${ids.length} ids)`);
     }
   });
-  assert.ok(old > 0 && fresh > 0, `interruptions left tables at the previous snapshot (${old}) and, once committed, at the new one (${fresh})`);
+  assert.ok(
+    old > 0 && fresh > 0,
+    `interruptions left tables at the previous snapshot (${old}) and, once committed, at the new one (${fresh})`,
+  );
   assert.deepEqual(read[0], before, 'interrupted before its first write: every table as before');
 }
 
@@ -74,7 +87,9 @@ function assertBeforeOrAfter(read: Record<string, string[]>[], before: Record<st
  * A store with history, closed; a copy of it as it was (`beforeDir`), which publishes the previous
  * snapshot to each target just before that target's interrupted publish of the changed store.
  */
-async function changedAndBefore(root: string): Promise<{ dir: string; beforeDir: string; before: Record<string, string[]>; after: Record<string, string[]> }> {
+async function changedAndBefore(
+  root: string,
+): Promise<{ dir: string; beforeDir: string; before: Record<string, string[]>; after: Record<string, string[]> }> {
   const dir = join(root, 'store');
   const beforeDir = join(root, 'before');
   const first = await storeWithHistory(dir);
@@ -98,7 +113,10 @@ test('a publish killed before any one of its writes leaves each table readable; 
   let k = 1;
   for (; k <= MAX_WRITES; k++) {
     await old.iceberg.publish({ to: target(k) });
-    const out = spawnSync(process.execPath, nodeEntry('test/support/iceberg-publish-child.ts'), { env: { ...process.env, TL_DATA: dir, TL_TARGET: target(k), TL_KILL_AT: String(k) }, encoding: 'utf8' });
+    const out = spawnSync(process.execPath, nodeEntry('test/support/iceberg-publish-child.ts'), {
+      env: { ...process.env, TL_DATA: dir, TL_TARGET: target(k), TL_KILL_AT: String(k) },
+      encoding: 'utf8',
+    });
     if (out.status === 0) {
       assert.match(out.stdout, /^complete /);
       break;
@@ -117,7 +135,11 @@ test('a publish killed before any one of its writes leaves each table readable; 
   assert.deepEqual(readdirSync(join(dir, 'tmp', 'iceberg')), [], 'no delete file left on its way');
   for (let i = 1; i <= interrupted; i++) {
     const files = readdirSync(target(i), { recursive: true }).map(String);
-    assert.deepEqual(files.filter((f) => f.includes('.tmp-')), [], `target ${i}: no half-written file left`);
+    assert.deepEqual(
+      files.filter((f) => f.includes('.tmp-')),
+      [],
+      `target ${i}: no half-written file left`,
+    );
   }
 });
 

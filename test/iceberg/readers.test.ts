@@ -18,14 +18,22 @@ test('ClickHouse reads the published tables as tracelake answers: local folder, 
   const expected = await tracelakeAnswers(s);
   assert.ok((expected['spans.ids'] as string[]).length > 200, 'the scenario has spans');
   const raw = await chdbQueries(s.root, ["SELECT count() AS n FROM file('store/records/**/kind=span/*.parquet', Parquet)"]);
-  assert.ok(Number(raw[0]![0]!['n']) > (expected['spans.ids'] as string[]).length, 'the raw files hold dead rows: the tables must leave them out');
+  assert.ok(
+    Number(raw[0]![0]!['n']) > (expected['spans.ids'] as string[]).length,
+    'the raw files hold dead rows: the tables must leave them out',
+  );
 
   // Local folder (default target <data>/iceberg): segments hard-linked under each table.
   const local = await s.store.iceberg.publish();
   assert.equal(local.tables.spans.committed, true);
   assert.ok(local.tables.spans.deleteFiles > 0 && local.tables.traces.deleteFiles > 0, 'dead rows became delete files');
   assert.equal(local.bytesSent, 0, 'hard links: no bytes copied');
-  const fromLocal = clickhouseAnswers(await chdbQueries(s.root, clickhouseQueries((table) => `icebergLocal('store/iceberg/${table}')`)));
+  const fromLocal = clickhouseAnswers(
+    await chdbQueries(
+      s.root,
+      clickhouseQueries((table) => `icebergLocal('store/iceberg/${table}')`),
+    ),
+  );
   assert.deepEqual(fromLocal, expected);
 
   // S3 (s3rver on 127.0.0.1).
@@ -37,7 +45,12 @@ test('ClickHouse reads the published tables as tracelake answers: local folder, 
   assert.equal(again.bytesSent, 0, 'nothing changed: nothing sent');
   assert.equal(again.tables.spans.committed, false);
   assert.equal(again.tables.spans.snapshotId, up.tables.spans.snapshotId);
-  const fromS3 = clickhouseAnswers(await chdbQueries(s.root, clickhouseQueries((table) => `icebergS3('${s3.endpoint}/${s3.bucket}/tl/${table}/', '${S3RVER_KEY}', '${S3RVER_KEY}')`)));
+  const fromS3 = clickhouseAnswers(
+    await chdbQueries(
+      s.root,
+      clickhouseQueries((table) => `icebergS3('${s3.endpoint}/${s3.bucket}/tl/${table}/', '${S3RVER_KEY}', '${S3RVER_KEY}')`),
+    ),
+  );
   assert.deepEqual(fromS3, expected);
 
   // The REST catalog of the server over the S3 target: an admin's API key, sent as a header or
@@ -54,7 +67,11 @@ test('ClickHouse reads the published tables as tracelake answers: local folder, 
       'SHOW TABLES FROM lake',
       ...clickhouseQueries((table) => `lake.\`tracelake.${table}\``),
     ]);
-    assert.deepEqual(rows[2]!.map((r) => r['name']), ['tracelake.sessions', 'tracelake.spans', 'tracelake.traces'], auth);
+    assert.deepEqual(
+      rows[2]!.map((r) => r['name']),
+      ['tracelake.sessions', 'tracelake.spans', 'tracelake.traces'],
+      auth,
+    );
     assert.deepEqual(clickhouseAnswers(rows.slice(3)), expected, auth);
   }
 });

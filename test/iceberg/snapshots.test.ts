@@ -20,12 +20,17 @@ function segmentsUnder(dir: string): string[] {
     .sort();
 }
 
-test('a snapshot published before a merge reads the same after the merge and a later publish; expiry removes what only it named', { skip }, async (t) => {
+test('a snapshot published before a merge reads the same after the merge and a later publish; expiry removes what only it named', {
+  skip,
+}, async (t) => {
   const root = tempDir(t, 'tracelake-iceberg-snap-');
   const { store, projectId, logStreamId: ls } = await openStore(t, { autoCompact: false }, join(root, 'store'));
   const dir = join(root, 'store');
   for (let k = 0; k < 4; k++) {
-    await store.logTraces(projectId, { log_stream_id: ls, traces: Array.from({ length: 4 }, (_, i) => everyKindTrace(`s${k}x${i}`)) as never });
+    await store.logTraces(projectId, {
+      log_stream_id: ls,
+      traces: Array.from({ length: 4 }, (_, i) => everyKindTrace(`s${k}x${i}`)) as never,
+    });
     await store.flush();
   }
   const first = await store.iceberg.publish();
@@ -33,7 +38,10 @@ test('a snapshot published before a merge reads the same after the merge and a l
   const segs1 = segmentsUnder(join(dir, 'records'));
   assert.equal((await store.iceberg.publish()).tables.spans.committed, false, 'nothing new: no snapshot');
 
-  await store.records.delete('trace', projectId, { log_stream_id: ls, filters: [{ type: 'text', name: 'name', operator: 'eq', value: 'trace-s1x1' }] } as never);
+  await store.records.delete('trace', projectId, {
+    log_stream_id: ls,
+    filters: [{ type: 'text', name: 'name', operator: 'eq', value: 'trace-s1x1' }],
+  } as never);
   await store.logTraces(projectId, { log_stream_id: ls, traces: [everyKindTrace('later')] as never });
   assert.ok((await store.maintenance.compact()).merges > 0);
   const merged = segs1.filter((f) => !segmentsUnder(join(dir, 'records')).includes(f));
@@ -41,10 +49,19 @@ test('a snapshot published before a merge reads the same after the merge and a l
   const second = await store.iceberg.publish();
   const ids2 = await idsByTable(store);
   assert.notEqual(second.tables.spans.snapshotId, first.tables.spans.snapshotId);
-  for (const f of merged) assert.ok(segmentsUnder(join(dir, 'iceberg', 'spans')).includes(f) || segmentsUnder(join(dir, 'iceberg', 'traces')).includes(f) || segmentsUnder(join(dir, 'iceberg', 'sessions')).includes(f), `${f} is still linked under a table`);
+  for (const f of merged)
+    assert.ok(
+      segmentsUnder(join(dir, 'iceberg', 'spans')).includes(f) ||
+        segmentsUnder(join(dir, 'iceberg', 'traces')).includes(f) ||
+        segmentsUnder(join(dir, 'iceberg', 'sessions')).includes(f),
+      `${f} is still linked under a table`,
+    );
 
   const queries = (snapshot: (table: string) => number | null) =>
-    TABLES.map((table) => `SELECT id FROM icebergLocal('store/iceberg/${table}') ORDER BY id${snapshot(table) === null ? '' : ` SETTINGS iceberg_snapshot_id = ${snapshot(table)}`}`);
+    TABLES.map(
+      (table) =>
+        `SELECT id FROM icebergLocal('store/iceberg/${table}') ORDER BY id${snapshot(table) === null ? '' : ` SETTINGS iceberg_snapshot_id = ${snapshot(table)}`}`,
+    );
   const rows = await chdbQueries(root, [...queries((table) => first.tables[table as 'spans'].snapshotId), ...queries(() => null)]);
   const asIds = (r: Record<string, unknown>[]) => r.map((x) => String(x['id']));
   TABLES.forEach((table, i) => {
@@ -59,9 +76,17 @@ test('a snapshot published before a merge reads the same after the merge and a l
   const linked = [...segmentsUnder(join(dir, 'iceberg'))];
   for (const f of merged) assert.ok(!linked.includes(f), `${f} was named only by expired snapshots`);
   const meta = JSON.parse(readFileSync(join(dir, 'iceberg', 'spans', 'metadata', `v3.metadata.json`), 'utf8'));
-  assert.deepEqual(meta.snapshots.map((s: { 'snapshot-id': number }) => s['snapshot-id']), [third.tables.spans.snapshotId]);
+  assert.deepEqual(
+    meta.snapshots.map((s: { 'snapshot-id': number }) => s['snapshot-id']),
+    [third.tables.spans.snapshotId],
+  );
   assert.ok(!existsSync(join(dir, 'iceberg', 'spans', 'metadata', `snap-${first.tables.spans.snapshotId}-list.avro`)));
-  const now = await chdbQueries(root, queries(() => null));
+  const now = await chdbQueries(
+    root,
+    queries(() => null),
+  );
   const ids3 = await idsByTable(store);
-  TABLES.forEach((table, i) => assert.deepEqual(asIds(now[i]!), ids3[table], `${table} after expiry`));
+  TABLES.forEach((table, i) => {
+    assert.deepEqual(asIds(now[i]!), ids3[table], `${table} after expiry`);
+  });
 });

@@ -48,18 +48,26 @@ test('span kinds: explicit, OpenInference, gen_ai.operation.name, implied, else 
 });
 
 test('messages from GenAI 1.28-1.36 span events, with the answer from gen_ai.choice', () => {
-  const m = map({ 'gen_ai.operation.name': 'chat' }, {
-    events: [
-      { name: 'gen_ai.system.message', attributes: { content: 'be brief' } },
-      { name: 'gen_ai.user.message', attributes: { content: 'hello' } },
-      { name: 'gen_ai.choice', attributes: { index: 0, finish_reason: 'stop', message: { content: 'hi!' } } },
-      { name: 'exception', attributes: { 'exception.message': 'kept in metadata' } },
-    ],
-  });
-  assert.deepEqual(m.record.input, [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hello' }]);
+  const m = map(
+    { 'gen_ai.operation.name': 'chat' },
+    {
+      events: [
+        { name: 'gen_ai.system.message', attributes: { content: 'be brief' } },
+        { name: 'gen_ai.user.message', attributes: { content: 'hello' } },
+        { name: 'gen_ai.choice', attributes: { index: 0, finish_reason: 'stop', message: { content: 'hi!' } } },
+        { name: 'exception', attributes: { 'exception.message': 'kept in metadata' } },
+      ],
+    },
+  );
+  assert.deepEqual(m.record.input, [
+    { role: 'system', content: 'be brief' },
+    { role: 'user', content: 'hello' },
+  ]);
   assert.deepEqual(m.record.output, { role: 'assistant', content: 'hi!' });
   assert.equal(m.record.finish_reason, 'stop');
-  assert.deepEqual(JSON.parse(m.record.user_metadata!['otel.events']!), [{ name: 'exception', offset_ns: 0, attributes: { 'exception.message': 'kept in metadata' } }]);
+  assert.deepEqual(JSON.parse(m.record.user_metadata!['otel.events']!), [
+    { name: 'exception', offset_ns: 0, attributes: { 'exception.message': 'kept in metadata' } },
+  ]);
 });
 
 test('messages from GenAI 1.37+ attributes: parts, tool calls and tool results, structured values', () => {
@@ -69,49 +77,106 @@ test('messages from GenAI 1.37+ attributes: parts, tool calls and tool results, 
       { role: 'user', parts: [{ type: 'text', content: 'weather?' }] },
       { role: 'assistant', parts: [{ type: 'tool_call', id: 'c1', name: 'wx', arguments: { city: 'Oslo' } }] },
       { role: 'tool', parts: [{ type: 'tool_call_response', id: 'c1', response: { c: 3 } }] },
-      { role: 'user', parts: [{ type: 'text', content: 'and this?' }, { type: 'uri', modality: 'image', uri: 'https://x/y.png' }] },
+      {
+        role: 'user',
+        parts: [
+          { type: 'text', content: 'and this?' },
+          { type: 'uri', modality: 'image', uri: 'https://x/y.png' },
+        ],
+      },
     ],
     'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: 'Cold.' }], finish_reason: 'stop' }]),
   });
   // (structured attribute values come back as null-prototype objects: compared as JSON)
   assert.deepEqual(JSON.parse(JSON.stringify(m.record.input)), [
     { role: 'user', content: 'weather?' },
-    { role: 'assistant', content: '', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'wx', arguments: '{"city":"Oslo"}' } }] },
+    {
+      role: 'assistant',
+      content: '',
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'wx', arguments: '{"city":"Oslo"}' } }],
+    },
     { role: 'tool', content: '{"c":3}', tool_call_id: 'c1' },
-    { role: 'user', content: [{ type: 'text', text: 'and this?' }, { type: 'uri', modality: 'image', uri: 'https://x/y.png' }] },
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'and this?' },
+        { type: 'uri', modality: 'image', uri: 'https://x/y.png' },
+      ],
+    },
   ]);
   assert.deepEqual(m.record.output, { role: 'assistant', content: 'Cold.' });
   assert.equal(m.record.finish_reason, 'stop');
 });
 
 test('messages from OpenLLMetry prompt/completion attributes and from an OpenAI-shaped input.value', () => {
-  const a = map({ 'gen_ai.request.model': 'm', 'gen_ai.prompt.0.role': 'user', 'gen_ai.prompt.0.content': 'q', 'gen_ai.completion.0.role': 'assistant', 'gen_ai.completion.0.content': 'a', 'gen_ai.completion.0.finish_reason': 'length' });
+  const a = map({
+    'gen_ai.request.model': 'm',
+    'gen_ai.prompt.0.role': 'user',
+    'gen_ai.prompt.0.content': 'q',
+    'gen_ai.completion.0.role': 'assistant',
+    'gen_ai.completion.0.content': 'a',
+    'gen_ai.completion.0.finish_reason': 'length',
+  });
   assert.deepEqual(a.record.input, [{ role: 'user', content: 'q' }]);
   assert.deepEqual(a.record.output, { role: 'assistant', content: 'a' });
   assert.equal(a.record.finish_reason, 'length');
   const b = map({
     'openinference.span.kind': 'LLM',
-    'input.value': JSON.stringify({ model: 'x', messages: [{ role: 'developer', content: 'rules' }, { role: 'human', content: 'hi' }] }),
+    'input.value': JSON.stringify({
+      model: 'x',
+      messages: [
+        { role: 'developer', content: 'rules' },
+        { role: 'human', content: 'hi' },
+      ],
+    }),
     'input.mime_type': 'application/json',
     'output.value': JSON.stringify({ choices: [{ message: { role: 'assistant', content: 'hello' } }] }),
   });
-  assert.deepEqual(b.record.input, [{ role: 'developer', content: 'rules' }, { role: 'user', content: 'hi' }]);
+  assert.deepEqual(b.record.input, [
+    { role: 'developer', content: 'rules' },
+    { role: 'user', content: 'hi' },
+  ]);
   assert.deepEqual(b.record.output, { role: 'assistant', content: 'hello' });
   const c = map({ 'openinference.span.kind': 'LLM', 'input.value': 'plain question', 'output.value': 'plain answer' });
-  assert.deepEqual([c.record.input, c.record.output, c.traceInput()], [[{ role: 'user', content: 'plain question' }], { role: 'assistant', content: 'plain answer' }, 'plain question']);
+  assert.deepEqual(
+    [c.record.input, c.record.output, c.traceInput()],
+    [[{ role: 'user', content: 'plain question' }], { role: 'assistant', content: 'plain answer' }, 'plain question'],
+  );
 });
 
 test('GenAI retrieval documents and embeddings', () => {
-  const r = map({ 'gen_ai.operation.name': 'retrieval', 'gen_ai.retrieval.query.text': 'fjords', 'gen_ai.retrieval.documents': JSON.stringify([{ id: 'd1', score: 0.5 }]) });
+  const r = map({
+    'gen_ai.operation.name': 'retrieval',
+    'gen_ai.retrieval.query.text': 'fjords',
+    'gen_ai.retrieval.documents': JSON.stringify([{ id: 'd1', score: 0.5 }]),
+  });
   assert.equal(r.record.input, 'fjords');
   assert.deepEqual(r.record.output, [{ content: '', metadata: { id: 'd1', score: 0.5 } }]);
-  const e = map({ 'openinference.span.kind': 'EMBEDDING', 'embedding.model_name': 'e5', 'embedding.embeddings.0.embedding.text': 'a', 'embedding.embeddings.0.embedding.vector': [0.1, 0.2] });
+  const e = map({
+    'openinference.span.kind': 'EMBEDDING',
+    'embedding.model_name': 'e5',
+    'embedding.embeddings.0.embedding.text': 'a',
+    'embedding.embeddings.0.embedding.vector': [0.1, 0.2],
+  });
   assert.equal(e.record.model, 'e5');
-  assert.deepEqual(e.record.input, [{ role: 'user', content: 'a' }, { role: 'system', content: '[tracelake: 1 embedding vector(s) not stored]' }]);
+  assert.deepEqual(e.record.input, [
+    { role: 'user', content: 'a' },
+    { role: 'system', content: '[tracelake: 1 embedding vector(s) not stored]' },
+  ]);
 });
 
 test('metrics, status, tags, session, ids', () => {
-  const m = map({ 'gen_ai.operation.name': 'chat', 'gen_ai.usage.prompt_tokens': '7', 'llm.token_count.completion': 3, 'session.id': 's-1', 'tag.tags': '["a","b"]', 'error.type': 'Timeout' }, { status: { code: 2 } });
+  const m = map(
+    {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.usage.prompt_tokens': '7',
+      'llm.token_count.completion': 3,
+      'session.id': 's-1',
+      'tag.tags': '["a","b"]',
+      'error.type': 'Timeout',
+    },
+    { status: { code: 2 } },
+  );
   assert.deepEqual(m.record.metrics, { duration_ns: 1_500_000_000, num_input_tokens: 7, num_output_tokens: 3, num_total_tokens: 10 });
   assert.equal(m.record.status_code, 500);
   assert.equal(m.record.error_message, 'Timeout');
@@ -127,7 +192,14 @@ test('metrics, status, tags, session, ids', () => {
 });
 
 test('user_metadata keeps every other attribute, stringified, and marks what the caps cut', () => {
-  const many: Record<string, Plain> = { big: 'x'.repeat(MAX_METADATA_VALUE + 10), n: 1.5, flag: true, list: [1, 'a'], obj: { k: 'v' }, __proto__x: 'ok' };
+  const many: Record<string, Plain> = {
+    big: 'x'.repeat(MAX_METADATA_VALUE + 10),
+    n: 1.5,
+    flag: true,
+    list: [1, 'a'],
+    obj: { k: 'v' },
+    __proto__x: 'ok',
+  };
   for (let i = 0; i < 12; i++) many[`filler.${i}`] = 'y'.repeat(MAX_METADATA_VALUE - 100);
   const m = map(many);
   const md = m.record.user_metadata!;
@@ -146,20 +218,40 @@ test('user_metadata keeps every other attribute, stringified, and marks what the
 });
 
 test('protobuf and JSON decode to the same spans; bad ids are refused one by one', () => {
-  const spans: SpanSpec[] = [spec({ a: 1, b: [true, 'x'], c: { d: 2.5 } }, { events: [{ name: 'e', timeMs: base + 1, attributes: { k: 'v' } }], status: { code: 2, message: 'boom' }, kind: 3 }), spec({}, { spanId: 'c7ad6b7169203331', parentSpanId: S })];
+  const spans: SpanSpec[] = [
+    spec(
+      { a: 1, b: [true, 'x'], c: { d: 2.5 } },
+      { events: [{ name: 'e', timeMs: base + 1, attributes: { k: 'v' } }], status: { code: 2, message: 'boom' }, kind: 3 },
+    ),
+    spec({}, { spanId: 'c7ad6b7169203331', parentSpanId: S }),
+  ];
   const fromJson = batchFromJson(jsonRequest(spans));
   const fromProto = batchFromProtobuf(protobufRequest(spans));
-  const plain = (b: typeof fromJson) => JSON.stringify(b.spans, (_k, v) => (typeof v === 'bigint' ? v.toString() : v instanceof Map ? Object.fromEntries(v) : v));
+  const plain = (b: typeof fromJson) =>
+    JSON.stringify(b.spans, (_k, v) => (typeof v === 'bigint' ? v.toString() : v instanceof Map ? Object.fromEntries(v) : v));
   assert.equal(plain(fromProto), plain(fromJson));
   assert.equal(fromJson.spans[1]!.parentSpanId, S);
   // JSON leniency: uppercase hex and base64 ids are read; all-zero and malformed ones are refused alone.
-  const odd = batchFromJson({ resourceSpans: [{ scopeSpans: [{ spans: [
-    { traceId: T.toUpperCase(), spanId: Buffer.from(S, 'hex').toString('base64'), name: 'ok' },
-    { traceId: '0'.repeat(32), spanId: S },
-    { traceId: T, spanId: 'xyz' },
-    'not a span',
-  ] }] }] });
-  assert.deepEqual(odd.spans.map((s) => [s.traceId, s.spanId]), [[T, S]]);
+  const odd = batchFromJson({
+    resourceSpans: [
+      {
+        scopeSpans: [
+          {
+            spans: [
+              { traceId: T.toUpperCase(), spanId: Buffer.from(S, 'hex').toString('base64'), name: 'ok' },
+              { traceId: '0'.repeat(32), spanId: S },
+              { traceId: T, spanId: 'xyz' },
+              'not a span',
+            ],
+          },
+        ],
+      },
+    ],
+  });
+  assert.deepEqual(
+    odd.spans.map((s) => [s.traceId, s.spanId]),
+    [[T, S]],
+  );
   assert.equal(odd.rejected.length, 3);
   // An invalid UTF-8 byte in a string does not fail the batch: it reads as U+FFFD.
   const bytes = Buffer.from(protobufRequest([spec({ note: 'caf\u00e9 ok' })]));

@@ -9,8 +9,66 @@ import { Database } from '../../src/db/database.js';
 import { caselessPattern } from '../../src/query/compile-filter.js';
 import { sql } from '../../src/query/sql.js';
 
-const TEXTS = ['İstanbul', 'ISTANBUL', 'istanbul', '\u212Aelvin', 'kelvin', 'KELVIN', 'Straße', 'STRASSE', 'ΣΑΣ', 'ǅemal', 'ſtop', 'ﬁne', 'a.b*c', 'a+b?c', 'x\\y', '[x](y){z}|^$', 'line\nbreak', 'tab\there', '100% _done_', 'MiXeD CaSe', ''];
-const NEEDLES = ['i', 'I', 'k', 'K', 'st', 'STAN', 'ss', 'stop', 'fine', '.', '*', '+', '?', '\\', '[', ']', '(', ')', '{', '}', '|', '^', '$', 'a.b', 'b*c', '%', '_', '% _', '\n', '\t', ' ', 'mixed case', 'elvin', 'x](y', 'e\nb'];
+const TEXTS = [
+  'İstanbul',
+  'ISTANBUL',
+  'istanbul',
+  '\u212Aelvin',
+  'kelvin',
+  'KELVIN',
+  'Straße',
+  'STRASSE',
+  'ΣΑΣ',
+  'ǅemal',
+  'ſtop',
+  'ﬁne',
+  'a.b*c',
+  'a+b?c',
+  'x\\y',
+  '[x](y){z}|^$',
+  'line\nbreak',
+  'tab\there',
+  '100% _done_',
+  'MiXeD CaSe',
+  '',
+];
+const NEEDLES = [
+  'i',
+  'I',
+  'k',
+  'K',
+  'st',
+  'STAN',
+  'ss',
+  'stop',
+  'fine',
+  '.',
+  '*',
+  '+',
+  '?',
+  '\\',
+  '[',
+  ']',
+  '(',
+  ')',
+  '{',
+  '}',
+  '|',
+  '^',
+  '$',
+  'a.b',
+  'b*c',
+  '%',
+  '_',
+  '% _',
+  '\n',
+  '\t',
+  ' ',
+  'mixed case',
+  'elvin',
+  'x](y',
+  'e\nb',
+];
 
 test('the caseless pattern matches exactly what lower() and contains() match', async () => {
   const db = await Database.open({ threads: 1 });
@@ -19,7 +77,9 @@ test('the caseless pattern matches exactly what lower() and contains() match', a
     for (const n of NEEDLES) {
       const pattern = caselessPattern(n);
       assert.notEqual(pattern, null, JSON.stringify(n));
-      const rows = await db.all(sql`SELECT t, regexp_matches(t, ${pattern}) AS re, contains(lower(t), lower(${n})) AS lc FROM (SELECT unnest(${TEXTS}::VARCHAR[]) AS t)`);
+      const rows = await db.all(
+        sql`SELECT t, regexp_matches(t, ${pattern}) AS re, contains(lower(t), lower(${n})) AS lc FROM (SELECT unnest(${TEXTS}::VARCHAR[]) AS t)`,
+      );
       for (const row of rows) {
         assert.equal(row['re'], row['lc'], `needle ${JSON.stringify(n)} in ${JSON.stringify(row['t'])}`);
         checked++;

@@ -23,7 +23,7 @@ const HOSTILE = [
   '?',
   'ünïcødé ✓ 日本語 🚀',
   '{"json": ["looking", {"key": 1}]}',
-  'metrics[\'x\']',
+  "metrics['x']",
   '\u0000nul',
   'x'.repeat(20_000),
 ];
@@ -49,10 +49,16 @@ test('hostile values and metric names never enter the SQL text', () => {
       { type: 'id', column_id: 'trace_id', operator: 'eq', value: v },
       { type: 'number', column_id: `metrics/${v}`, operator: 'gt', value: 1 },
     ];
-    for (const planned of [pageKeysQuery(plan(filters, { column_id: `metrics/${v}`, ascending: false }), 10, 0), countQuery(plan(filters))]) {
+    for (const planned of [
+      pageKeysQuery(plan(filters, { column_id: `metrics/${v}`, ascending: false }), 10, 0),
+      countQuery(plan(filters)),
+    ]) {
       const q = compile(planned.sql);
       if (v.length > 3) assert.ok(!q.text.includes(v), `value leaked into SQL: ${v.slice(0, 40)}`);
-      assert.ok(q.params.some((p: unknown) => p === v || p === v.toLowerCase() || (Array.isArray(p) && p.includes(v))), 'value is a parameter');
+      assert.ok(
+        q.params.some((p: unknown) => p === v || p === v.toLowerCase() || (Array.isArray(p) && p.includes(v))),
+        'value is a parameter',
+      );
     }
   }
 });
@@ -72,17 +78,40 @@ test('queries on hostile values return exactly the records holding them', async 
   for (const sealed of [false, true]) {
     if (sealed) await store.flush();
     for (const [i, v] of usable.entries()) {
-      const eq = await store.search('span', projectId, { log_stream_id: logStreamId, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: v }] });
-      assert.deepEqual(eq.records.map((r) => r['name']), [v], `eq ${v.slice(0, 30)}`);
-      const tag = await store.count('span', projectId, { log_stream_id: logStreamId, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: v }] });
+      const eq = await store.search('span', projectId, {
+        log_stream_id: logStreamId,
+        filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: v }],
+      });
+      assert.deepEqual(
+        eq.records.map((r) => r['name']),
+        [v],
+        `eq ${v.slice(0, 30)}`,
+      );
+      const tag = await store.count('span', projectId, {
+        log_stream_id: logStreamId,
+        filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: v }],
+      });
       assert.equal(tag.total_count, 1, `tag ${v.slice(0, 30)}`);
-      const metric = await store.count('span', projectId, { log_stream_id: logStreamId, filters: [{ type: 'number', column_id: `metrics/${v}`, operator: 'eq', value: i }] });
+      const metric = await store.count('span', projectId, {
+        log_stream_id: logStreamId,
+        filters: [{ type: 'number', column_id: `metrics/${v}`, operator: 'eq', value: i }],
+      });
       assert.equal(metric.total_count, 1, `metric key ${v.slice(0, 30)}`);
       // `%` and `_` are literal characters in contains, not wildcards.
-      const sub = await store.search('span', projectId, { log_stream_id: logStreamId, filters: [{ type: 'text', column_id: 'input', operator: 'contains', value: ` ${v} `, case_sensitive: false }] });
-      assert.deepEqual(sub.records.map((r) => r['name']), [v], `contains ${v.slice(0, 30)}`);
+      const sub = await store.search('span', projectId, {
+        log_stream_id: logStreamId,
+        filters: [{ type: 'text', column_id: 'input', operator: 'contains', value: ` ${v} `, case_sensitive: false }],
+      });
+      assert.deepEqual(
+        sub.records.map((r) => r['name']),
+        [v],
+        `contains ${v.slice(0, 30)}`,
+      );
     }
-    const sorted = await store.search('span', projectId, { log_stream_id: logStreamId, sort: { column_id: `metrics/${usable[3]}`, ascending: true } });
+    const sorted = await store.search('span', projectId, {
+      log_stream_id: logStreamId,
+      sort: { column_id: `metrics/${usable[3]}`, ascending: true },
+    });
     assert.equal(sorted.records[0]!['name'], usable[3], 'sort by a hostile metric name');
   }
   // The store is intact after all of it.

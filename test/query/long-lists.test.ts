@@ -8,7 +8,10 @@ import { everyKindTrace, openStore } from '../support/helpers.js';
 test('long and short value lists agree', async (t) => {
   const { store, projectId, logStreamId } = await openStore(t);
   const traceIds: string[] = [];
-  for (let i = 0; i < 6; i++) traceIds.push(...(await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [everyKindTrace(`l${i}`) as never] })).trace_ids);
+  for (let i = 0; i < 6; i++)
+    traceIds.push(
+      ...(await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [everyKindTrace(`l${i}`) as never] })).trace_ids,
+    );
   const L = { log_stream_id: logStreamId };
   const filler = Array.from({ length: LONG_LIST + 5 }, (_, i) => `no-such-${i}`);
   // Six traces of six spans each: planner, chat (llm, the only span with a model), lookup, search, calc, guard.
@@ -23,9 +26,15 @@ test('long and short value lists agree', async (t) => {
       ['model', ['gpt-4o'], true, 6], // null for every span but llm ones: those match not_in
       ['trace_id', traceIds.slice(0, 2), true, 12],
     ] as const) {
-      for (const [operator, want] of [['one_of', matches], ['not_in', TOTAL - matches]] as const) {
+      for (const [operator, want] of [
+        ['one_of', matches],
+        ['not_in', TOTAL - matches],
+      ] as const) {
         const type = column === 'trace_id' ? 'id' : 'text';
-        const body = (v: readonly string[]) => ({ ...L, filters: [{ type, column_id: column, operator, value: [...v], ...(type === 'text' ? { case_sensitive: cs } : {}) }] });
+        const body = (v: readonly string[]) => ({
+          ...L,
+          filters: [{ type, column_id: column, operator, value: [...v], ...(type === 'text' ? { case_sensitive: cs } : {}) }],
+        });
         const short = (await store.count('span', projectId, body(values))).total_count;
         const long = (await store.count('span', projectId, body([...values, ...filler]))).total_count;
         const what = `${column} ${operator} ${JSON.stringify(values)} cs=${cs} sealed=${sealed}`;

@@ -9,7 +9,8 @@ import { validateFilters } from '../../src/query/validate-filter.js';
 
 const tree = (t: unknown) => validateFilters({ filter_tree: t }, 'span');
 const leaf = (f: Record<string, unknown>) => ({ filter: f });
-const type = (value: string | string[], operator = Array.isArray(value) ? 'one_of' : 'eq', case_sensitive?: boolean) => leaf({ type: 'text', column_id: 'type', operator, value, ...(case_sensitive === undefined ? {} : { case_sensitive }) });
+const type = (value: string | string[], operator = Array.isArray(value) ? 'one_of' : 'eq', case_sensitive?: boolean) =>
+  leaf({ type: 'text', column_id: 'type', operator, value, ...(case_sensitive === undefined ? {} : { case_sensitive }) });
 const metric = (name: string) => leaf({ type: 'number', column_id: `metrics/${name}`, operator: 'gt', value: 1 });
 const tag = leaf({ type: 'collection', column_id: 'tags', operator: 'contains', value: 'x' });
 const model = (operator = 'eq') => leaf({ type: 'text', column_id: 'model', operator, value: 'gpt-4o' });

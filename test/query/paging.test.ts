@@ -47,7 +47,12 @@ function buildSet(): { batches: GenTrace[][]; spans: Row[]; traces: Row[] } {
       };
       walk(trace.spans);
       // a trace has no value of its own: it sorts by the average of its spans' values
-      traces.push({ id: trace.id, name: trace.name, at: parseMicros(trace.created_at), score: own.length ? own.reduce((a, b) => a + b, 0) / own.length : undefined });
+      traces.push({
+        id: trace.id,
+        name: trace.name,
+        at: parseMicros(trace.created_at),
+        score: own.length ? own.reduce((a, b) => a + b, 0) / own.length : undefined,
+      });
       t++;
     }
     batches.push(batch);
@@ -63,7 +68,14 @@ function expectedOrder(rows: Row[], key: 'name' | 'at' | 'score', ascending: boo
       if (x !== y) return x === undefined ? 1 : -1; // without a value: last, whatever the direction
       return (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) * (ascending ? 1 : -1);
     }
-    let c = typeof x === 'string' ? compareCodePoints(x, y as string) : (x as number) < (y as number) ? -1 : (x as number) > (y as number) ? 1 : 0;
+    let c =
+      typeof x === 'string'
+        ? compareCodePoints(x, y as string)
+        : (x as number) < (y as number)
+          ? -1
+          : (x as number) > (y as number)
+            ? 1
+            : 0;
     if (c === 0) c = a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
     return ascending ? c : -c;
   });
@@ -80,11 +92,16 @@ test('walking every page of a 10,000-span search returns each record once, in or
     if (n === Math.floor(batches.length / 2)) await store.flush(); // half sealed, half in memory
   }
   assert.equal((await store.count('span', projectId, { log_stream_id: logStreamId })).total_count, spans.length);
-  assert.ok(store.records.stats.sealedRows > 0 && store.records.stats.memRows > 0, `half sealed, half in memory: ${JSON.stringify(store.records.stats)}`);
+  assert.ok(
+    store.records.stats.sealedRows > 0 && store.records.stats.memRows > 0,
+    `half sealed, half in memory: ${JSON.stringify(store.records.stats)}`,
+  );
   t.diagnostic(`logged in ${Math.round(performance.now() - t0)} ms`);
 
   const ties = (rows: Row[], key: 'at' | 'score' | 'name') => rows.length - new Set(rows.map((r) => String(r[key]))).size;
-  t.diagnostic(`${spans.length} spans (${ties(spans, 'name')} tied names, ${ties(spans, 'at')} tied created_at, ${ties(spans, 'score')} tied scores), ${traces.length} traces`);
+  t.diagnostic(
+    `${spans.length} spans (${ties(spans, 'name')} tied names, ${ties(spans, 'at')} tied created_at, ${ties(spans, 'score')} tied scores), ${traces.length} traces`,
+  );
 
   const walks: { level: Level; rows: Row[]; column_id: string; key: 'name' | 'at' | 'score'; limit: number }[] = [
     { level: 'span', rows: spans, column_id: 'name', key: 'name', limit: 997 },
@@ -102,14 +119,16 @@ test('walking every page of a 10,000-span search returns each record once, in or
       let pages = 0;
       while (token !== null) {
         // spans page with top-level starting_token/limit, traces with SPEC.md's pagination object
-        const paging = w.level === 'span' ? { starting_token: token, limit: w.limit } : { pagination: { starting_token: token, limit: w.limit } };
+        const paging =
+          w.level === 'span' ? { starting_token: token, limit: w.limit } : { pagination: { starting_token: token, limit: w.limit } };
         const page = await store.partialSearch(w.level, projectId, {
           log_stream_id: logStreamId,
           sort: { column_id: w.column_id, ascending },
           ...paging,
           select_columns: { column_ids: ['id'] },
         });
-        if (page.next_starting_token !== null) assert.equal(page.next_starting_token, token + page.records.length, 'next_starting_token = starting_token + rows');
+        if (page.next_starting_token !== null)
+          assert.equal(page.next_starting_token, token + page.records.length, 'next_starting_token = starting_token + rows');
         got.push(...page.records.map((r) => r['id'] as string));
         assert.ok(page.records.length <= w.limit);
         token = page.next_starting_token;

@@ -38,12 +38,17 @@ test('sealed and merged segments carry the field ids, metric columns included', 
     await store.flush();
   }
   const check = async (what: string) => {
-    const files = readdirSync(join(dir, 'records'), { recursive: true }).map(String).filter((f) => f.includes('kind=span') && f.endsWith('.parquet'));
+    const files = readdirSync(join(dir, 'records'), { recursive: true })
+      .map(String)
+      .filter((f) => f.includes('kind=span') && f.endsWith('.parquet'));
     assert.ok(files.length > 0, what);
     for (const f of files) {
       const ids = await fieldIds(join(dir, 'records', f));
       for (const col of COLUMN_NAMES) assert.equal(ids.get(col), RECORD_FIELD_IDS[col], `${what}: ${col} in ${f}`);
-      assert.equal(ids.get('element'), NESTED_FIELD_IDS['tags'] && 'element' in NESTED_FIELD_IDS['tags'] ? NESTED_FIELD_IDS['tags'].element : -1);
+      assert.equal(
+        ids.get('element'),
+        NESTED_FIELD_IDS['tags'] && 'element' in NESTED_FIELD_IDS['tags'] ? NESTED_FIELD_IDS['tags'].element : -1,
+      );
       const metrics = [...ids.keys()].filter((n) => /^m\d+$/.test(n));
       assert.ok(metrics.length > 0, `${what}: metric columns in ${f}`);
       for (const m of metrics) assert.equal(ids.get(m), fieldIdOf(m), `${what}: ${m} in ${f}`);

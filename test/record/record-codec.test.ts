@@ -88,7 +88,10 @@ test('a result row that is not a stored row is refused, naming the column', asyn
   ];
   for (const [bad, column] of cases) {
     assert.equal(isStoredRow(bad), false, column);
-    assert.throws(() => storedRows([stored, bad]), (err: unknown) => err instanceof StorageError && err.message.includes(`column ${column}`));
+    assert.throws(
+      () => storedRows([stored, bad]),
+      (err: unknown) => err instanceof StorageError && err.message.includes(`column ${column}`),
+    );
   }
   const { created_at: _c, ...missing } = stored;
   assert.equal(isStoredRow(missing), false, 'a column left out');

@@ -13,7 +13,25 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { tempDir } from '../support/helpers.js';
 
-const TAGS: (string[] | null)[] = [null, [], [''], ['a'], ['A'], ['a', 'b'], ['b', 'a', 'a'], ['\x1f'], ['a\x1fb'], ['\x1e1'], ['\x1e'], ['\x1e0', 'x'], ['İ'], ['i'], ['ab'], ['b a'], ['', 'b']];
+const TAGS: (string[] | null)[] = [
+  null,
+  [],
+  [''],
+  ['a'],
+  ['A'],
+  ['a', 'b'],
+  ['b', 'a', 'a'],
+  ['\x1f'],
+  ['a\x1fb'],
+  ['\x1e1'],
+  ['\x1e'],
+  ['\x1e0', 'x'],
+  ['İ'],
+  ['i'],
+  ['ab'],
+  ['b a'],
+  ['', 'b'],
+];
 const NEEDLES = ['', 'a', 'A', 'b', '\x1f', 'a\x1fb', '\x1e1', '\x1e', '\x1e0', 'İ', 'i', 'I', 'ab', 'b a', 'x', 'zzz'];
 /** DuckDB's lower() on these: JS's, but İ lowers to a plain i. */
 const lower = (s: string) => s.replaceAll('İ', 'i').toLowerCase();
@@ -37,7 +55,10 @@ test('tag filters read tag_set where stored and answer as the list does everywhe
   const log = (round: number) =>
     store.logTraces(projectId, {
       log_stream_id: runId,
-      traces: TAGS.map((tags, i) => ({ name: `t${round}-${i}`, spans: [{ type: 'tool', name: `s${round}-${i}`, ...(tags === null ? {} : { tags }) }] })),
+      traces: TAGS.map((tags, i) => ({
+        name: `t${round}-${i}`,
+        spans: [{ type: 'tool', name: `s${round}-${i}`, ...(tags === null ? {} : { tags }) }],
+      })),
     } as never);
   await log(0);
   await store.flush();
@@ -51,7 +72,9 @@ test('tag filters read tag_set where stored and answer as the list does everywhe
   const conn = await (await DuckDBInstance.create(':memory:')).connect();
   for (const seg of manifest.segments) {
     assert.equal(seg.tag_set, true, `${seg.file} is listed with tag_set`);
-    const cols = (await conn.runAndReadAll(`SELECT name FROM parquet_schema('${join(dir, seg.file)}')`)).getRowObjects().map((r) => String(r['name']));
+    const cols = (await conn.runAndReadAll(`SELECT name FROM parquet_schema('${join(dir, seg.file)}')`))
+      .getRowObjects()
+      .map((r) => String(r['name']));
     assert.ok(cols.includes('tag_set'), `${seg.file} stores tag_set`);
   }
   const old = manifest.segments.find((s) => s.kind === 'span')!;
@@ -66,15 +89,31 @@ test('tag filters read tag_set where stored and answer as the list does everywhe
   await log(2);
   assert.equal(store.records.stats.memRows > 0, true, 'the third copy is in memory');
   const count = async (operator: string, value: string | string[], case_sensitive: boolean) =>
-    (await store.count('span', projectId, { log_stream_id: runId, filters: [{ type: 'collection', column_id: 'tags', operator, value, case_sensitive }] } as never)).total_count;
+    (
+      await store.count('span', projectId, {
+        log_stream_id: runId,
+        filters: [{ type: 'collection', column_id: 'tags', operator, value, case_sensitive }],
+      } as never)
+    ).total_count;
   for (const cs of [true, false]) {
-    for (const v of NEEDLES) assert.equal(await count('contains', v, cs), expected('contains', [v], cs), `contains ${JSON.stringify(v)} cs=${cs}`);
+    for (const v of NEEDLES)
+      assert.equal(await count('contains', v, cs), expected('contains', [v], cs), `contains ${JSON.stringify(v)} cs=${cs}`);
     for (const vs of [[], ['a', '\x1f'], ['zzz', 'İ'], ['', 'b a'], ['\x1e1', 'x']]) {
       assert.equal(await count('one_of', vs, cs), expected('one_of', vs, cs), `one_of ${JSON.stringify(vs)} cs=${cs}`);
       assert.equal(await count('not_in', vs, cs), expected('not_in', vs, cs), `not_in ${JSON.stringify(vs)} cs=${cs}`);
     }
   }
   // Under NOT, and beside other leaves in a tree.
-  const tree = { filter_tree: { or: [{ not: { filter: { type: 'collection', column_id: 'tags', operator: 'contains', value: 'a' } } }, { filter: { type: 'collection', column_id: 'tags', operator: 'contains', value: '\x1f' } }] } };
-  assert.equal((await store.count('span', projectId, { log_stream_id: runId, ...tree } as never)).total_count, 3 * TAGS.filter((x) => !(x ?? []).includes('a') || (x ?? []).includes('\x1f')).length);
+  const tree = {
+    filter_tree: {
+      or: [
+        { not: { filter: { type: 'collection', column_id: 'tags', operator: 'contains', value: 'a' } } },
+        { filter: { type: 'collection', column_id: 'tags', operator: 'contains', value: '\x1f' } },
+      ],
+    },
+  };
+  assert.equal(
+    (await store.count('span', projectId, { log_stream_id: runId, ...tree } as never)).total_count,
+    3 * TAGS.filter((x) => !(x ?? []).includes('a') || (x ?? []).includes('\x1f')).length,
+  );
 });

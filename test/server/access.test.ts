@@ -17,7 +17,9 @@ async function routesOf(store: TraceStore): Promise<{ method: string; url: strin
   const out: { method: string; url: string; public: boolean }[] = [];
   app.addHook('onRoute', (r) => {
     // Pages outside the API (the docs) need no credentials, like the public routes.
-    for (const m of ([] as string[]).concat(r.method)) if (m !== 'HEAD') out.push({ method: m, url: r.url, public: Boolean((r.config as { public?: boolean } | undefined)?.public) || isNotApi(r.url) });
+    for (const m of ([] as string[]).concat(r.method))
+      if (m !== 'HEAD')
+        out.push({ method: m, url: r.url, public: Boolean((r.config as { public?: boolean } | undefined)?.public) || isNotApi(r.url) });
   });
   await app.ready();
   await app.close();
@@ -26,7 +28,9 @@ async function routesOf(store: TraceStore): Promise<{ method: string; url: strin
 
 test('the access table covers every route on a project (fail closed otherwise)', async (t) => {
   const { store } = await openStore(t);
-  const missing = (await routesOf(store)).filter((r) => r.url.includes(':project_id') && !ROUTE_ACCESS.has(`${r.method} ${bareUrl(r.url)}`));
+  const missing = (await routesOf(store)).filter(
+    (r) => r.url.includes(':project_id') && !ROUTE_ACCESS.has(`${r.method} ${bareUrl(r.url)}`),
+  );
   assert.deepEqual(missing, []);
 });
 
@@ -41,7 +45,13 @@ test('every route times every scheme: valid, missing, wrong, expired, revoked', 
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(() => app.close());
   const post = async (path: string, body: unknown, headers: Record<string, string> = {}) =>
-    (await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })).json() as Promise<any>;
+    (
+      await fetch(`${url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      })
+    ).json() as Promise<any>;
   const token = (await post('/login/api_key', { api_key: key })).access_token as string;
   const passwordToken = (await post('/login', { username: 'm@test', password: 'correct horse battery' })).access_token as string;
   const revokedToken = (await post('/login/api_key', { api_key: revoked.key })).access_token as string;
@@ -97,7 +107,10 @@ test('an expired bearer token is refused on every route; the key it came from st
   await new Promise((r) => setTimeout(r, 3100));
   const routes = (await routesOf(store)).filter((r) => !r.public && !r.url.startsWith('/public'));
   for (const r of routes) {
-    const res = await fetch(`${url}${r.url.replace(/:[a-z_]+/g, () => randomUUID())}`, { method: r.method, headers: { Authorization: `Bearer ${token}` } });
+    const res = await fetch(`${url}${r.url.replace(/:[a-z_]+/g, () => randomUUID())}`, {
+      method: r.method,
+      headers: { Authorization: `Bearer ${token}` },
+    });
     await res.arrayBuffer();
     assert.equal(res.status, 401, `${r.method} ${r.url}`);
   }
@@ -122,7 +135,11 @@ test('another project answers exactly like no project: 404, same body shape, not
   const logged = await store.logTraces(pa.id, { log_stream_id: la.id, traces: [everyKindTrace('s') as any] });
   const scorer = store.catalog.createScorer({ name: 'alice-only', scorer_type: 'code', scope_projects: [{ id: pa.id }] } as never, alice);
   const call = async (key: string, method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${url}${path}`, { method, headers: { 'Galileo-API-Key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: { 'Galileo-API-Key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     return { status: res.status, body: (await res.json()) as any };
   };
   const nowhere = randomUUID();
@@ -149,9 +166,16 @@ test('another project answers exactly like no project: 404, same body shape, not
     assert.equal(theirs.body.detail.replace(pa.id, 'X'), none.body.detail.replace(nowhere, 'X'), 'same message as for no project');
     assert.ok(!JSON.stringify(theirs.body).includes('alice-secret'));
   }
-  const lists = [await call(bobKey, 'GET', '/projects/all'), await call(bobKey, 'GET', '/projects?project_name=alice-secret'), await call(bobKey, 'POST', '/v2/projects/paginated', {})];
+  const lists = [
+    await call(bobKey, 'GET', '/projects/all'),
+    await call(bobKey, 'GET', '/projects?project_name=alice-secret'),
+    await call(bobKey, 'POST', '/v2/projects/paginated', {}),
+  ];
   for (const l of lists) assert.ok(!JSON.stringify(l.body).includes(pa.id), 'not listed');
-  assert.equal((await call(bobKey, 'POST', '/scorers/list', { filters: [{ name: 'name', operator: 'eq', value: 'alice-only' }] })).body.scorers.length, 0);
+  assert.equal(
+    (await call(bobKey, 'POST', '/scorers/list', { filters: [{ name: 'name', operator: 'eq', value: 'alice-only' }] })).body.scorers.length,
+    0,
+  );
   assert.equal((await call(bobKey, 'GET', `/scorers/${scorer.id}`)).status, 404);
   // Alice still has everything.
   assert.equal((await call(aliceKey, 'POST', `/projects/${pa.id}/spans/count`, { log_stream_id: la.id })).body.total_count, 6);
@@ -174,7 +198,11 @@ test('roles: viewers read, annotators cannot log, editors log but cannot delete 
     keys[role] = store.users.createApiKey(u.id).key;
   }
   const call = async (who: string, method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${url}${path}`, { method, headers: { 'Galileo-API-Key': keys[who]!, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: { 'Galileo-API-Key': keys[who]!, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     return { status: res.status, body: (await res.json()) as any };
   };
   const log = { log_stream_id: ls.id, traces: [everyKindTrace('r')] };
@@ -187,6 +215,10 @@ test('roles: viewers read, annotators cannot log, editors log but cannot delete 
   assert.equal((await call('viewer', 'POST', `/projects/${p.id}/spans/delete`, { log_stream_id: ls.id })).status, 403);
   assert.equal((await call('editor', 'DELETE', `/projects/${p.id}`)).status, 403);
   const perms = await call('editor', 'GET', `/projects/${p.id}?actions=delete&actions=log_data`);
-  assert.deepEqual(perms.body.permissions.map((x: any) => x.allowed), [false, true], 'what is reported is what is enforced');
+  assert.deepEqual(
+    perms.body.permissions.map((x: any) => x.allowed),
+    [false, true],
+    'what is reported is what is enforced',
+  );
   assert.equal((await call('owner', 'DELETE', `/projects/${p.id}`)).status, 200);
 });

@@ -33,8 +33,12 @@ const OPTIONS = {
   maxBodyBytes: 4 * 1024 * 1024,
 };
 
-const limit = Number.isFinite(OPTIONS.seconds) ? `at most ${OPTIONS.iterations} requests or ${OPTIONS.seconds} s` : `${OPTIONS.iterations} requests`;
-test(`fuzz every route (seed ${OPTIONS.seed}, ${limit})`, { timeout: (Number.isFinite(OPTIONS.seconds) ? OPTIONS.seconds + 240 : 600) * 1000 }, async (t) => {
+const limit = Number.isFinite(OPTIONS.seconds)
+  ? `at most ${OPTIONS.iterations} requests or ${OPTIONS.seconds} s`
+  : `${OPTIONS.iterations} requests`;
+test(`fuzz every route (seed ${OPTIONS.seed}, ${limit})`, {
+  timeout: (Number.isFinite(OPTIONS.seconds) ? OPTIONS.seconds + 240 : 600) * 1000,
+}, async (t) => {
   const dir = tempDir(t, 'tracelake-fuzz-');
   const store = await TraceStore.open(dir, { sealRows: 2_000, walRollBytes: 256 * 1024, pageWindowRows: 500 });
   let open = true;
@@ -76,7 +80,11 @@ test(`fuzz every route (seed ${OPTIONS.seed}, ${limit})`, { timeout: (Number.isF
   const serverErrors: string[] = [];
   const logStream = new Writable({
     write(chunk: Buffer, _enc, done) {
-      const entry = JSON.parse(chunk.toString()) as { err?: { type?: string; message?: string; stack?: string }; msg?: string; req?: { url?: string } };
+      const entry = JSON.parse(chunk.toString()) as {
+        err?: { type?: string; message?: string; stack?: string };
+        msg?: string;
+        req?: { url?: string };
+      };
       serverErrors.push(`${entry.msg ?? ''}: ${entry.err?.stack?.split('\n').slice(0, 6).join(' | ') ?? entry.err?.message ?? ''}`);
       done();
     },
@@ -89,7 +97,9 @@ test(`fuzz every route (seed ${OPTIONS.seed}, ${limit})`, { timeout: (Number.isF
     if (listening) await app.close();
   });
   assert.ok(routes.length > 100, `routes enumerated from the instance (${routes.length})`);
-  const unseeded = [...new Set(routes.filter((r) => r.method !== 'GET' && r.method !== 'HEAD' && r.method !== 'DELETE').map(routeKey))].filter((k) => !SEEDS[k]);
+  const unseeded = [
+    ...new Set(routes.filter((r) => r.method !== 'GET' && r.method !== 'HEAD' && r.method !== 'DELETE').map(routeKey)),
+  ].filter((k) => !SEEDS[k]);
   if (unseeded.length) t.diagnostic(`routes fuzzed from their schema only (no hand-written seed): ${unseeded.join(', ')}`);
 
   const target = {
@@ -105,28 +115,50 @@ test(`fuzz every route (seed ${OPTIONS.seed}, ${limit})`, { timeout: (Number.isF
   const { stats, failures, ledger } = await runFuzz(target, OPTIONS);
   const seconds = (Date.now() - started) / 1000;
 
-  const statuses = [...stats.byStatus].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}:${n}`).join(' ');
+  const statuses = [...stats.byStatus]
+    .sort((a, b) => a[0] - b[0])
+    .map(([s, n]) => `${s}:${n}`)
+    .join(' ');
   const never2xx = [...stats.byRoute].filter(([, r]) => r.ok === 0).map(([k]) => k);
-  t.diagnostic(`${stats.requests} requests in ${seconds.toFixed(1)} s over ${routes.length} routes; statuses ${statuses}; no answer (cut on purpose) ${stats.noAnswer}`);
-  t.diagnostic(`slowest ${stats.slowest.ms.toFixed(0)} ms (${stats.slowest.route}); ledger: ${ledger.requests} requests, ${ledger.traces} traces, ${ledger.spans} spans acknowledged`);
-  const costly = [...stats.byRoute].sort((a, b) => b[1].ms - a[1].ms).slice(0, 5).map(([k, r]) => `${k} ${(r.ms / 1000).toFixed(1)} s/${r.total}`);
-  t.diagnostic(`building requests took ${(stats.buildMs / 1000).toFixed(1)} s (world ${(pickMs / 1000).toFixed(1)} s); most time: ${costly.join('; ')}`);
+  t.diagnostic(
+    `${stats.requests} requests in ${seconds.toFixed(1)} s over ${routes.length} routes; statuses ${statuses}; no answer (cut on purpose) ${stats.noAnswer}`,
+  );
+  t.diagnostic(
+    `slowest ${stats.slowest.ms.toFixed(0)} ms (${stats.slowest.route}); ledger: ${ledger.requests} requests, ${ledger.traces} traces, ${ledger.spans} spans acknowledged`,
+  );
+  const costly = [...stats.byRoute]
+    .sort((a, b) => b[1].ms - a[1].ms)
+    .slice(0, 5)
+    .map(([k, r]) => `${k} ${(r.ms / 1000).toFixed(1)} s/${r.total}`);
+  t.diagnostic(
+    `building requests took ${(stats.buildMs / 1000).toFixed(1)} s (world ${(pickMs / 1000).toFixed(1)} s); most time: ${costly.join('; ')}`,
+  );
   t.diagnostic(`routes that never answered 2xx in this run: ${never2xx.length} of ${stats.byRoute.size}`);
   if (failures.length) {
     const file = join(dir, '..', `tracelake-fuzz-failures-${OPTIONS.seed}.json`);
     writeFileSync(file, JSON.stringify(failures, null, 2));
-    const sample = failures.slice(0, 8).map((f) => `#${f.iteration} ${f.route}: ${f.problem}\n  ${JSON.stringify(f.request).slice(0, 800)}\n  -> ${JSON.stringify(f.response ?? null).slice(0, 400)}`);
+    const sample = failures
+      .slice(0, 8)
+      .map(
+        (f) =>
+          `#${f.iteration} ${f.route}: ${f.problem}\n  ${JSON.stringify(f.request).slice(0, 800)}\n  -> ${JSON.stringify(f.response ?? null).slice(0, 400)}`,
+      );
     const causes = [...new Set(serverErrors)].slice(0, 6);
     assert.fail(`${failures.length} fuzz failures (all in ${file}):\n${sample.join('\n')}\nserver errors:\n${causes.join('\n')}`);
   }
   assert.deepEqual(crashes, [], 'no uncaught exception or unhandled rejection');
-  for (const r of routes) assert.ok((stats.byRoute.get(`${r.method} ${r.url}`)?.total ?? 0) > 0 || stats.requests < routes.length, `route ${r.method} ${r.url} was fuzzed`);
+  for (const r of routes)
+    assert.ok(
+      (stats.byRoute.get(`${r.method} ${r.url}`)?.total ?? 0) > 0 || stats.requests < routes.length,
+      `route ${r.method} ${r.url} was fuzzed`,
+    );
 
   // The server still answers, and the store is consistent.
   const health = await fetch(new URL('/healthcheck', address));
   assert.equal(health.status, 200);
   const before = new Map<string, LevelCounts>();
-  for (const p of store.findProjects()) before.set(p.id, await assertConsistent(store, p.id, `project ${p.name}`, { allowOrphans: p.id !== ledgerProject.id }));
+  for (const p of store.findProjects())
+    before.set(p.id, await assertConsistent(store, p.id, `project ${p.name}`, { allowOrphans: p.id !== ledgerProject.id }));
   const exact = { span: ledger.spans, trace: ledger.traces, session: ledger.sessions };
   const stored = new Set((await scan(store, 'span', ledgerProject.id)).map((r) => String(r['id'])));
   const lost = [...ledger.spanIds].filter(([id]) => !stored.has(id));

@@ -29,13 +29,19 @@ test('the Iceberg REST catalog serves the published tables to admins', async (t)
   await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [everyKindTrace('r')] as never });
   const published = await store.iceberg.publish();
   const tables = await get('/namespaces/tracelake/tables');
-  assert.deepEqual(tables.body.identifiers.map((i: { name: string }) => i.name), ['spans', 'traces', 'sessions']);
+  assert.deepEqual(
+    tables.body.identifiers.map((i: { name: string }) => i.name),
+    ['spans', 'traces', 'sessions'],
+  );
   const spans = await get('/namespaces/tracelake/tables/spans');
   assert.equal(spans.status, 200);
   assert.equal(spans.body.metadata['current-snapshot-id'], published.tables.spans.snapshotId);
   assert.equal(spans.body['metadata-location'], published.tables.spans.metadata);
   assert.equal(spans.body.metadata['format-version'], 2);
-  assert.ok(spans.body.metadata.schemas[0].fields.some((f: { name: string }) => f.name === 'num_input_tokens'), 'a metric column named for its metric');
+  assert.ok(
+    spans.body.metadata.schemas[0].fields.some((f: { name: string }) => f.name === 'num_input_tokens'),
+    'a metric column named for its metric',
+  );
   assert.deepEqual((await get('/namespaces/tracelake')).body.namespace, ['tracelake']);
 
   // Credentials: none -> 401; a user who is not an admin -> 403 (the tables hold every project).
@@ -48,7 +54,11 @@ test('the Iceberg REST catalog serves the published tables to admins', async (t)
 
   // OAuth2 client credentials: the secret is an API key.
   const token = async (form: Record<string, string>) => {
-    const res = await fetch(`${url}/iceberg/v1/oauth/tokens`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() });
+    const res = await fetch(`${url}/iceberg/v1/oauth/tokens`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(form).toString(),
+    });
     return { status: res.status, body: (await res.json()) as any };
   };
   const ok = await token({ grant_type: 'client_credentials', client_id: 'x', client_secret: adminKey, scope: 'catalog' });

@@ -7,7 +7,10 @@ import { everyKindTrace, startServer } from '../support/helpers.js';
 test('log traces and spans over HTTP under bare, /v2 and /public/v2 paths', async (t) => {
   const s = await startServer(t);
   for (const prefix of ['', '/v2', '/public/v2']) {
-    const r = await s.call('POST', `${prefix}/projects/${s.projectId}/traces`, { log_stream_id: s.logStreamId, traces: [everyKindTrace(prefix || 'bare')] });
+    const r = await s.call('POST', `${prefix}/projects/${s.projectId}/traces`, {
+      log_stream_id: s.logStreamId,
+      traces: [everyKindTrace(prefix || 'bare')],
+    });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.spans_count, 6);
     assert.equal(r.body.project_name, 'test-project');
@@ -46,17 +49,89 @@ test('bad input: 4xx with a message pointing at the field, and nothing written',
   const big = 'x'.repeat(9 * 1024 * 1024);
   const cases: { name: string; path: string; body: unknown; status: number; loc?: string; msg?: RegExp }[] = [
     { name: 'malformed JSON', path: 'spans', body: '{"spans": [', status: 422, loc: 'body', msg: /JSON/ },
-    { name: 'missing spans', path: 'spans', body: { log_stream_id: ls, trace_id: traceId, parent_id: traceId }, status: 422, loc: 'body.spans', msg: /required/ },
-    { name: 'empty spans', path: 'spans', body: { log_stream_id: ls, trace_id: traceId, parent_id: traceId, spans: [] }, status: 422, loc: 'body.spans', msg: /at least 1/ },
-    { name: 'unknown span type', path: 'spans', body: { log_stream_id: ls, trace_id: traceId, parent_id: traceId, spans: [{ type: 'banana' }] }, status: 422, loc: 'body.spans.0.type', msg: /'llm'/ },
-    { name: 'wrong type of name', path: 'spans', body: { log_stream_id: ls, trace_id: traceId, parent_id: traceId, spans: [{ type: 'tool', name: 5 }] }, status: 422, loc: 'body.spans.0.name', msg: /string/ },
-    { name: 'bad uuid', path: 'spans', body: { log_stream_id: ls, trace_id: 'nope', parent_id: traceId, spans: [{ type: 'tool' }] }, status: 422, loc: 'body.trace_id', msg: /UUID/ },
-    { name: 'bad timestamp', path: 'traces', body: { log_stream_id: ls, traces: [{ created_at: 'yesterday' }] }, status: 422, loc: 'body.traces.0.created_at', msg: /datetime/ },
-    { name: 'bad message role', path: 'traces', body: { log_stream_id: ls, traces: [{ spans: [{ type: 'llm', input: [{ role: 'robot', content: 'x' }] }] }] }, status: 422, loc: 'body.traces.0.spans.0.input.0.role' },
-    { name: 'nested bad kind deep down', path: 'traces', body: { log_stream_id: ls, traces: [{ spans: [{ type: 'workflow', spans: [{ type: 'workflow', spans: [{ type: 'x' }] }] }] }] }, status: 422, loc: 'body.traces.0.spans.0.spans.0.spans.0.type' },
-    { name: 'parent from another trace', path: 'spans', body: { log_stream_id: ls, trace_id: traceId, parent_id: agentId, spans: [{ type: 'tool' }] }, status: 422, loc: 'body.parent_id', msg: new RegExp(otherTrace) },
-    { name: 'no run id', path: 'spans', body: { trace_id: traceId, parent_id: traceId, spans: [{ type: 'tool' }] }, status: 422, loc: 'body.log_stream_id' },
-    { name: 'unknown log stream', path: 'spans', body: { log_stream_id: traceId, trace_id: traceId, parent_id: traceId, spans: [{ type: 'tool' }] }, status: 404 },
+    {
+      name: 'missing spans',
+      path: 'spans',
+      body: { log_stream_id: ls, trace_id: traceId, parent_id: traceId },
+      status: 422,
+      loc: 'body.spans',
+      msg: /required/,
+    },
+    {
+      name: 'empty spans',
+      path: 'spans',
+      body: { log_stream_id: ls, trace_id: traceId, parent_id: traceId, spans: [] },
+      status: 422,
+      loc: 'body.spans',
+      msg: /at least 1/,
+    },
+    {
+      name: 'unknown span type',
+      path: 'spans',
+      body: { log_stream_id: ls, trace_id: traceId, parent_id: traceId, spans: [{ type: 'banana' }] },
+      status: 422,
+      loc: 'body.spans.0.type',
+      msg: /'llm'/,
+    },
+    {
+      name: 'wrong type of name',
+      path: 'spans',
+      body: { log_stream_id: ls, trace_id: traceId, parent_id: traceId, spans: [{ type: 'tool', name: 5 }] },
+      status: 422,
+      loc: 'body.spans.0.name',
+      msg: /string/,
+    },
+    {
+      name: 'bad uuid',
+      path: 'spans',
+      body: { log_stream_id: ls, trace_id: 'nope', parent_id: traceId, spans: [{ type: 'tool' }] },
+      status: 422,
+      loc: 'body.trace_id',
+      msg: /UUID/,
+    },
+    {
+      name: 'bad timestamp',
+      path: 'traces',
+      body: { log_stream_id: ls, traces: [{ created_at: 'yesterday' }] },
+      status: 422,
+      loc: 'body.traces.0.created_at',
+      msg: /datetime/,
+    },
+    {
+      name: 'bad message role',
+      path: 'traces',
+      body: { log_stream_id: ls, traces: [{ spans: [{ type: 'llm', input: [{ role: 'robot', content: 'x' }] }] }] },
+      status: 422,
+      loc: 'body.traces.0.spans.0.input.0.role',
+    },
+    {
+      name: 'nested bad kind deep down',
+      path: 'traces',
+      body: { log_stream_id: ls, traces: [{ spans: [{ type: 'workflow', spans: [{ type: 'workflow', spans: [{ type: 'x' }] }] }] }] },
+      status: 422,
+      loc: 'body.traces.0.spans.0.spans.0.spans.0.type',
+    },
+    {
+      name: 'parent from another trace',
+      path: 'spans',
+      body: { log_stream_id: ls, trace_id: traceId, parent_id: agentId, spans: [{ type: 'tool' }] },
+      status: 422,
+      loc: 'body.parent_id',
+      msg: new RegExp(otherTrace),
+    },
+    {
+      name: 'no run id',
+      path: 'spans',
+      body: { trace_id: traceId, parent_id: traceId, spans: [{ type: 'tool' }] },
+      status: 422,
+      loc: 'body.log_stream_id',
+    },
+    {
+      name: 'unknown log stream',
+      path: 'spans',
+      body: { log_stream_id: traceId, trace_id: traceId, parent_id: traceId, spans: [{ type: 'tool' }] },
+      status: 404,
+    },
     { name: 'body over the limit', path: 'traces', body: { log_stream_id: ls, traces: [{ input: big }] }, status: 413 },
   ];
   for (const c of cases) {
@@ -114,7 +189,10 @@ test('projects and log streams: create, find by name, list', async (t) => {
   assert.equal(ls.status, 200);
   assert.equal(ls.body.project_id, pid);
   const list = await s.call('GET', `/v2/projects/${pid}/log_streams?project_id=${pid}`);
-  assert.deepEqual(list.body.map((l: any) => l.name), ['my-stream']);
+  assert.deepEqual(
+    list.body.map((l: any) => l.name),
+    ['my-stream'],
+  );
   const unknown = await s.call('GET', `/projects/0a7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e99/log_streams`);
   assert.equal(unknown.status, 404);
   assert.match(unknown.body.detail, /not found/);
@@ -123,7 +201,12 @@ test('projects and log streams: create, find by name, list', async (t) => {
 test('streaming flow: session, empty trace, spans one by one, updates, conclusion, read back nested', async (t) => {
   const s = await startServer(t);
   const ls = s.logStreamId;
-  const session = await s.call('POST', `/projects/${s.projectId}/sessions?project_id=${s.projectId}`, { log_stream_id: ls, name: 'chat 1', external_id: 'ext-1', previous_session_id: null });
+  const session = await s.call('POST', `/projects/${s.projectId}/sessions?project_id=${s.projectId}`, {
+    log_stream_id: ls,
+    name: 'chat 1',
+    external_id: 'ext-1',
+    previous_session_id: null,
+  });
   assert.equal(session.status, 200, JSON.stringify(session.body));
   assert.equal(session.body.project_name, 'test-project');
   const traceId = '1a7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e31';
@@ -138,14 +221,39 @@ test('streaming flow: session, empty trace, spans one by one, updates, conclusio
   });
   assert.equal(start.status, 200, JSON.stringify(start.body));
   const span = (body: unknown) => s.call('POST', `/projects/${s.projectId}/spans?project_id=${s.projectId}`, body);
-  const r1 = await span({ spans: [{ type: 'agent', id: agentId, name: 'agent', input: 'go' }], trace_id: traceId, parent_id: traceId, experiment_id: null, log_stream_id: ls, reliable: false });
+  const r1 = await span({
+    spans: [{ type: 'agent', id: agentId, name: 'agent', input: 'go' }],
+    trace_id: traceId,
+    parent_id: traceId,
+    experiment_id: null,
+    log_stream_id: ls,
+    reliable: false,
+  });
   assert.equal(r1.status, 200, JSON.stringify(r1.body));
-  const r2 = await span({ spans: [{ type: 'llm', name: 'chat', input: [{ role: 'user', content: 'hi' }], output: { role: 'assistant', content: 'hello!' } }], trace_id: traceId, parent_id: agentId, log_stream_id: ls, reliable: false });
+  const r2 = await span({
+    spans: [{ type: 'llm', name: 'chat', input: [{ role: 'user', content: 'hi' }], output: { role: 'assistant', content: 'hello!' } }],
+    trace_id: traceId,
+    parent_id: agentId,
+    log_stream_id: ls,
+    reliable: false,
+  });
   assert.equal(r2.status, 200, JSON.stringify(r2.body));
-  const upSpan = await s.call('PATCH', `/projects/${s.projectId}/spans/${agentId}?project_id=${s.projectId}&span_id=${agentId}`, { span_id: agentId, output: 'done', log_stream_id: ls, duration_ns: 42 });
+  const upSpan = await s.call('PATCH', `/projects/${s.projectId}/spans/${agentId}?project_id=${s.projectId}&span_id=${agentId}`, {
+    span_id: agentId,
+    output: 'done',
+    log_stream_id: ls,
+    duration_ns: 42,
+  });
   assert.equal(upSpan.status, 200, JSON.stringify(upSpan.body));
   assert.equal(upSpan.body.span_id, agentId);
-  const conclude = await s.call('PATCH', `/projects/${s.projectId}/traces/${traceId}?project_id=${s.projectId}&trace_id=${traceId}`, { trace_id: traceId, output: 'bye', tags: ['final'], is_complete: true, experiment_id: null, log_stream_id: ls });
+  const conclude = await s.call('PATCH', `/projects/${s.projectId}/traces/${traceId}?project_id=${s.projectId}&trace_id=${traceId}`, {
+    trace_id: traceId,
+    output: 'bye',
+    tags: ['final'],
+    is_complete: true,
+    experiment_id: null,
+    log_stream_id: ls,
+  });
   assert.equal(conclude.status, 200, JSON.stringify(conclude.body));
   assert.equal(conclude.body.session_id, session.body.id);
   const trace = await s.call('GET', `/projects/${s.projectId}/traces/${traceId}`);
@@ -165,9 +273,15 @@ test('streaming flow: session, empty trace, spans one by one, updates, conclusio
   const sess = await s.call('GET', `/projects/${s.projectId}/sessions/${session.body.id}`);
   assert.equal(sess.body.traces.length, 1);
   assert.equal(sess.body.external_id, 'ext-1');
-  const found = await s.call('POST', `/projects/${s.projectId}/sessions/search`, { log_stream_id: ls, filters: [{ type: 'text', column_id: 'external_id', operator: 'eq', value: 'ext-1' }] });
+  const found = await s.call('POST', `/projects/${s.projectId}/sessions/search`, {
+    log_stream_id: ls,
+    filters: [{ type: 'text', column_id: 'external_id', operator: 'eq', value: 'ext-1' }],
+  });
   assert.equal(found.body.records[0].id, session.body.id);
-  const missing = await s.call('PATCH', `/projects/${s.projectId}/traces/3a7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e33`, { log_stream_id: ls, output: 'x' });
+  const missing = await s.call('PATCH', `/projects/${s.projectId}/traces/3a7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e33`, {
+    log_stream_id: ls,
+    output: 'x',
+  });
   assert.equal(missing.status, 404);
   assert.match(missing.body.detail, /not found/);
 });

@@ -11,8 +11,26 @@ import { startServer } from '../support/helpers.js';
 
 function spans(n: number, traceId = traceHex()): SpanSpec[] {
   const now = Date.now();
-  const root: SpanSpec = { traceId, spanId: spanHex(), name: 'root', startMs: now - 100, endMs: now, attributes: { 'openinference.span.kind': 'CHAIN', 'input.value': 'q' } };
-  return [root, ...Array.from({ length: n - 1 }, (_, i) => ({ traceId, spanId: spanHex(), parentSpanId: root.spanId, name: `step ${i}`, startMs: now - 90 + i, endMs: now - 80 + i, attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.usage.input_tokens': i } }))];
+  const root: SpanSpec = {
+    traceId,
+    spanId: spanHex(),
+    name: 'root',
+    startMs: now - 100,
+    endMs: now,
+    attributes: { 'openinference.span.kind': 'CHAIN', 'input.value': 'q' },
+  };
+  return [
+    root,
+    ...Array.from({ length: n - 1 }, (_, i) => ({
+      traceId,
+      spanId: spanHex(),
+      parentSpanId: root.spanId,
+      name: `step ${i}`,
+      startMs: now - 90 + i,
+      endMs: now - 80 + i,
+      attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.usage.input_tokens': i },
+    })),
+  ];
 }
 
 test('both paths, both encodings, gzip and deflate; answers in the request encoding', async (t) => {
@@ -24,7 +42,11 @@ test('both paths, both encodings, gzip and deflate; answers in the request encod
   assert.equal(r1.headers.get('content-type'), 'application/x-protobuf');
   assert.deepEqual(decodeResponse(r1.bytes), {});
   const b = spans(2);
-  const r2 = await fetch(`${s.url}/otel/traces`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-encoding': 'deflate' }, body: deflateSync(JSON.stringify(jsonRequest(b))) });
+  const r2 = await fetch(`${s.url}/otel/traces`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-encoding': 'deflate' },
+    body: deflateSync(JSON.stringify(jsonRequest(b))),
+  });
   assert.equal(r2.status, 200);
   assert.match(r2.headers.get('content-type') ?? '', /application\/json/);
   assert.deepEqual(await r2.json(), {});
@@ -32,7 +54,10 @@ test('both paths, both encodings, gzip and deflate; answers in the request encod
   assert.equal(count.body.total_count, 5);
   // A bearer token works as on every route.
   const login = await s.call('POST', '/login/api_key', { api_key: s.key });
-  const r3 = await postOtlp(s.url, protobufRequest(spans(1)), { authorization: `Bearer ${login.body.access_token}`, project: 'test-project' });
+  const r3 = await postOtlp(s.url, protobufRequest(spans(1)), {
+    authorization: `Bearer ${login.body.access_token}`,
+    project: 'test-project',
+  });
   assert.equal(r3.status, 200);
 });
 
@@ -63,7 +88,11 @@ test('refusals: 400, 401, 413, 415, with a google.rpc.Status in the request enco
   assert.match(JSON.parse(bomb.bytes.toString()).detail, /decompressed/);
   const text = await fetch(`${s.url}/v1/traces`, { method: 'POST', headers: { ...headers, 'content-type': 'text/plain' }, body: 'hi' });
   assert.equal(text.status, 415);
-  const brotli = await fetch(`${s.url}/v1/traces`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'content-encoding': 'br' }, body: 'x' });
+  const brotli = await fetch(`${s.url}/v1/traces`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json', 'content-encoding': 'br' },
+    body: 'x',
+  });
   assert.equal(brotli.status, 415);
   const count = await s.call('POST', `/projects/${s.projectId}/spans/count`, {});
   assert.equal(count.body.total_count, 0, 'nothing refused was written');
@@ -73,7 +102,11 @@ test('a bad span in a good protobuf batch is refused alone, in partial_success',
   const s = await startServer(t);
   const good = spans(2);
   const bad: SpanSpec = { ...good[1]!, spanId: '0000000000000000', name: 'bad' };
-  const r = await postOtlp(s.url, protobufRequest([...good, bad]), { 'Galileo-API-Key': s.key, project: 'test-project', logstream: 'default' });
+  const r = await postOtlp(s.url, protobufRequest([...good, bad]), {
+    'Galileo-API-Key': s.key,
+    project: 'test-project',
+    logstream: 'default',
+  });
   assert.equal(r.status, 200);
   const answer = decodeResponse(r.bytes);
   assert.equal(answer.partialSuccess?.rejectedSpans, '1');
@@ -95,7 +128,10 @@ test('projects and log streams: created on first use when allowed, 403 and 404 a
   assert.equal((await asViewer({ project: 'viewers-own', logstream: 'prod' })).status, 200);
   const own = s.store.findProjects({ name: 'viewers-own' })[0]!;
   assert.equal(s.store.catalog.projectRole(own.id, viewer.id), 'owner');
-  assert.deepEqual(s.store.listRuns(own.id).map((r) => r.name), ['prod']);
+  assert.deepEqual(
+    s.store.listRuns(own.id).map((r) => r.name),
+    ['prod'],
+  );
   assert.equal((await s.store.count('span', own.id, {})).total_count, 1);
   assert.equal((await s.store.count('span', hidden.id, {})).total_count, 0);
 });

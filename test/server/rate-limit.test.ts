@@ -16,7 +16,9 @@ test('off by default: many requests with one key are all answered', async (t) =>
   const app = buildServer({ store });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(() => app.close());
-  const statuses = await Promise.all(Array.from({ length: 60 }, async () => (await fetch(`${url}/projects/all`, { headers: { 'Galileo-API-Key': key } })).status));
+  const statuses = await Promise.all(
+    Array.from({ length: 60 }, async () => (await fetch(`${url}/projects/all`, { headers: { 'Galileo-API-Key': key } })).status),
+  );
   assert.deepEqual([...new Set(statuses)], [200]);
 });
 
@@ -39,8 +41,13 @@ test('per key: past the budget 429 with Retry-After; other keys and /docs unaffe
   assert.equal((await get('/projects/all', b)).status, 200, 'another key has its own budget');
   for (let i = 0; i < 5; i++) assert.equal((await get('/docs')).status, 200, 'the docs page is not limited');
   const token = storeCredentials(store).loginWithApiKey(b).access_token;
-  for (let i = 0; i < 3; i++) assert.equal((await fetch(`${url}/current_user`, { headers: { Authorization: `Bearer ${token}` } })).status, 200);
-  assert.equal((await fetch(`${url}/current_user`, { headers: { Authorization: `Bearer ${token}` } })).status, 429, 'a bearer token is counted as its own credential');
+  for (let i = 0; i < 3; i++)
+    assert.equal((await fetch(`${url}/current_user`, { headers: { Authorization: `Bearer ${token}` } })).status, 200);
+  assert.equal(
+    (await fetch(`${url}/current_user`, { headers: { Authorization: `Bearer ${token}` } })).status,
+    429,
+    'a bearer token is counted as its own credential',
+  );
 });
 
 test('bad settings are refused', async (t) => {
@@ -52,10 +59,14 @@ test('bad settings are refused', async (t) => {
 test('the CLI takes the limit from TRACELAKE_RATE_LIMIT (or --rate-limit)', { timeout: 60_000 }, async (t) => {
   const dir = tempDir(t);
   const key = `tl_rate_${Date.now()}`;
-  const child = spawn(process.execPath, [...nodeEntry('src/cli.ts'), 'serve', '--data', dir, '--port', '0', '--quiet', '--rate-limit-window', '60000'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, TRACELAKE_API_KEY: key, TRACELAKE_RATE_LIMIT: '2' },
-  });
+  const child = spawn(
+    process.execPath,
+    [...nodeEntry('src/cli.ts'), 'serve', '--data', dir, '--port', '0', '--quiet', '--rate-limit-window', '60000'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, TRACELAKE_API_KEY: key, TRACELAKE_RATE_LIMIT: '2' },
+    },
+  );
   t.after(() => {
     if (child.exitCode === null) child.kill('SIGTERM');
   });

@@ -14,7 +14,10 @@ test('the four record routes answer the same 422 for the same bad shared field, 
   const bad: [unknown, (string | number)[]][] = [
     [{ filters: [{ type: 'text', column_id: [1], operator: 'eq', value: 'x' }] }, ['body', 'filters', 0, 'column_id']],
     [{ filters: [{ type: 'nope', column_id: 'name', value: 'x' }] }, ['body', 'filters', 0, 'type']],
-    [{ filter_tree: { and: [{ filter: { type: 'number', column_id: 'name', operator: 'eq', value: 1 } }] } }, ['body', 'filter_tree', 'and', 0, 'filter', 'type']],
+    [
+      { filter_tree: { and: [{ filter: { type: 'number', column_id: 'name', operator: 'eq', value: 1 } }] } },
+      ['body', 'filter_tree', 'and', 0, 'filter', 'type'],
+    ],
     [{ filter_tree: 5 }, ['body', 'filter_tree']],
     [{ log_stream_id: 'not-a-uuid' }, ['body', 'log_stream_id']],
     [{ filters: 'x' }, ['body', 'filters']],
@@ -22,20 +25,36 @@ test('the four record routes answer the same 422 for the same bad shared field, 
   for (const level of LEVELS) {
     for (const [extra, loc] of bad) {
       const answers = await Promise.all(
-        ROUTES.map((r) => s.call('POST', `/v2/projects/${s.projectId}/${level}/${r}`, { log_stream_id: s.logStreamId, ...(r === 'partial_search' ? { select_columns: {} } : {}), ...(extra as object) })),
+        ROUTES.map((r) =>
+          s.call('POST', `/v2/projects/${s.projectId}/${level}/${r}`, {
+            log_stream_id: s.logStreamId,
+            ...(r === 'partial_search' ? { select_columns: {} } : {}),
+            ...(extra as object),
+          }),
+        ),
       );
       for (const [i, a] of answers.entries()) {
         assert.equal(a.status, 422, `${level}/${ROUTES[i]} ${JSON.stringify(extra)}: ${JSON.stringify(a.body)}`);
-        assert.ok(a.body.detail.some((d: { loc: unknown[] }) => JSON.stringify(d.loc) === JSON.stringify(loc)), `${level}/${ROUTES[i]} names ${loc.join('.')}: ${JSON.stringify(a.body)}`);
+        assert.ok(
+          a.body.detail.some((d: { loc: unknown[] }) => JSON.stringify(d.loc) === JSON.stringify(loc)),
+          `${level}/${ROUTES[i]} names ${loc.join('.')}: ${JSON.stringify(a.body)}`,
+        );
       }
-      assert.deepEqual(answers.map((a) => a.body), answers.map(() => answers[0]!.body), `${level}: one message for ${JSON.stringify(extra)}`);
+      assert.deepEqual(
+        answers.map((a) => a.body),
+        answers.map(() => answers[0]!.body),
+        `${level}: one message for ${JSON.stringify(extra)}`,
+      );
     }
   }
 });
 
 test('count and delete ignore a sort of any shape; the searches check it at the field', async (t) => {
   const s = await startServer(t);
-  await s.call('POST', `/projects/${s.projectId}/traces`, { log_stream_id: s.logStreamId, traces: [everyKindTrace('a'), everyKindTrace('b')] });
+  await s.call('POST', `/projects/${s.projectId}/traces`, {
+    log_stream_id: s.logStreamId,
+    traces: [everyKindTrace('a'), everyKindTrace('b')],
+  });
   for (const level of LEVELS) {
     const plain = await s.call('POST', `/v2/projects/${s.projectId}/${level}/count`, { log_stream_id: s.logStreamId });
     assert.equal(plain.status, 200);
@@ -43,12 +62,23 @@ test('count and delete ignore a sort of any shape; the searches check it at the 
     for (const sort of [{ column_id: [1] }, 5, 'x', [], { column_id: 'no_such_column' }, { ascending: 'yes' }]) {
       const c = await s.call('POST', `/v2/projects/${s.projectId}/${level}/count`, { log_stream_id: s.logStreamId, sort });
       assert.deepEqual(c, plain, `${level} count with sort ${JSON.stringify(sort)}`);
-      const d = await s.call('POST', `/v2/projects/${s.projectId}/${level}/delete`, { log_stream_id: s.logStreamId, sort, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'matches nothing' }] });
+      const d = await s.call('POST', `/v2/projects/${s.projectId}/${level}/delete`, {
+        log_stream_id: s.logStreamId,
+        sort,
+        filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'matches nothing' }],
+      });
       assert.equal(d.status, 200, `${level} delete with sort ${JSON.stringify(sort)}: ${JSON.stringify(d.body)}`);
       for (const r of ['search', 'partial_search'] as const) {
-        const q = await s.call('POST', `/v2/projects/${s.projectId}/${level}/${r}`, { log_stream_id: s.logStreamId, sort, select_columns: {} });
+        const q = await s.call('POST', `/v2/projects/${s.projectId}/${level}/${r}`, {
+          log_stream_id: s.logStreamId,
+          sort,
+          select_columns: {},
+        });
         assert.equal(q.status, 422, `${level}/${r} sort ${JSON.stringify(sort)}`);
-        assert.ok(q.body.detail.every((d: { loc: unknown[] }) => d.loc[0] === 'body' && d.loc[1] === 'sort'), JSON.stringify(q.body));
+        assert.ok(
+          q.body.detail.every((d: { loc: unknown[] }) => d.loc[0] === 'body' && d.loc[1] === 'sort'),
+          JSON.stringify(q.body),
+        );
       }
     }
   }
@@ -68,11 +98,23 @@ test('offsets and page sizes beyond the bounds answer 422 at the field on both s
   for (const level of LEVELS) {
     for (const r of ['search', 'partial_search'] as const) {
       for (const [extra, loc] of cases) {
-        const a = await s.call('POST', `/projects/${s.projectId}/${level}/${r}`, { log_stream_id: s.logStreamId, select_columns: {}, ...extra });
+        const a = await s.call('POST', `/projects/${s.projectId}/${level}/${r}`, {
+          log_stream_id: s.logStreamId,
+          select_columns: {},
+          ...extra,
+        });
         assert.equal(a.status, 422, `${level}/${r} ${JSON.stringify(extra)}: ${JSON.stringify(a.body)}`);
-        assert.deepEqual(a.body.detail.map((d: { loc: unknown }) => d.loc), [loc]);
+        assert.deepEqual(
+          a.body.detail.map((d: { loc: unknown }) => d.loc),
+          [loc],
+        );
       }
-      const edge = await s.call('POST', `/projects/${s.projectId}/${level}/${r}`, { log_stream_id: s.logStreamId, select_columns: {}, starting_token: Number.MAX_SAFE_INTEGER, limit: 1000 });
+      const edge = await s.call('POST', `/projects/${s.projectId}/${level}/${r}`, {
+        log_stream_id: s.logStreamId,
+        select_columns: {},
+        starting_token: Number.MAX_SAFE_INTEGER,
+        limit: 1000,
+      });
       assert.equal(edge.status, 200, `${level}/${r} at the largest offset`);
       assert.deepEqual(edge.body.records, []);
     }

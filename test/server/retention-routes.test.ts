@@ -8,7 +8,10 @@ import { jsonCaller, startServer } from '../support/helpers.js';
 test('retention of a project and a log stream over HTTP', async (t) => {
   const { store, call, url, projectId, logStreamId } = await startServer(t);
   const stream = `/v2/projects/${projectId}/log_streams/${logStreamId}/retention`;
-  assert.deepEqual((await call('GET', `/v2/projects/${projectId}/retention`)).body, { retention_days: null, effective_retention_days: null });
+  assert.deepEqual((await call('GET', `/v2/projects/${projectId}/retention`)).body, {
+    retention_days: null,
+    effective_retention_days: null,
+  });
   const set = await call('PUT', `/v2/projects/${projectId}/retention`, { retention_days: 30 });
   assert.equal(set.status, 200, JSON.stringify(set.body));
   assert.deepEqual((await call('GET', stream)).body, { retention_days: null, effective_retention_days: 30 });

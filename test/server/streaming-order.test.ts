@@ -16,25 +16,80 @@ test('spans before their trace, a child before its parent, the conclusion before
   const s = await startServer(t);
   const ls = s.logStreamId;
   const q = `?project_id=${s.projectId}`;
-  const session = await s.call('POST', `/projects/${s.projectId}/sessions${q}`, { log_stream_id: ls, name: 'chat', external_id: 'ext-order' });
+  const session = await s.call('POST', `/projects/${s.projectId}/sessions${q}`, {
+    log_stream_id: ls,
+    name: 'chat',
+    external_id: 'ext-order',
+  });
   assert.equal(session.status, 200);
   const span = (parent: string, body: Record<string, unknown>) =>
-    s.call('POST', `/projects/${s.projectId}/spans${q}`, { spans: [body], trace_id: TRACE, parent_id: parent, experiment_id: null, log_stream_id: ls, reliable: false });
+    s.call('POST', `/projects/${s.projectId}/spans${q}`, {
+      spans: [body],
+      trace_id: TRACE,
+      parent_id: parent,
+      experiment_id: null,
+      log_stream_id: ls,
+      reliable: false,
+    });
   // The llm span overtakes its agent, which overtakes the trace.
-  const llm = await span(AGENT, { type: 'llm', id: LLM, name: 'reason', input: [{ role: 'user', content: 'hi' }], output: { role: 'assistant', content: 'yo' }, created_at: '2026-05-05T09:00:00.010Z' });
+  const llm = await span(AGENT, {
+    type: 'llm',
+    id: LLM,
+    name: 'reason',
+    input: [{ role: 'user', content: 'hi' }],
+    output: { role: 'assistant', content: 'yo' },
+    created_at: '2026-05-05T09:00:00.010Z',
+  });
   assert.equal(llm.status, 200, JSON.stringify(llm.body));
-  const agent = await span(TRACE, { type: 'agent', id: AGENT, name: 'agent', input: 'go', created_at: '2026-05-05T09:00:00.005Z', spans: [] });
+  const agent = await span(TRACE, {
+    type: 'agent',
+    id: AGENT,
+    name: 'agent',
+    input: 'go',
+    created_at: '2026-05-05T09:00:00.005Z',
+    spans: [],
+  });
   assert.equal(agent.status, 200, JSON.stringify(agent.body));
-  const tool = await span(AGENT, { type: 'tool', id: TOOL, name: 'calc', input: '1+1', output: '2', created_at: '2026-05-05T09:00:00.020Z' });
+  const tool = await span(AGENT, {
+    type: 'tool',
+    id: TOOL,
+    name: 'calc',
+    input: '1+1',
+    output: '2',
+    created_at: '2026-05-05T09:00:00.020Z',
+  });
   assert.equal(tool.status, 200, JSON.stringify(tool.body));
   // The conclusion overtakes the trace too.
   const conclude = await s.call('PATCH', `/projects/${s.projectId}/traces/${TRACE}${q}&trace_id=${TRACE}`, {
-    trace_id: TRACE, output: 'done', status_code: 200, tags: ['streaming'], is_complete: true, experiment_id: null, log_stream_id: ls,
+    trace_id: TRACE,
+    output: 'done',
+    status_code: 200,
+    tags: ['streaming'],
+    is_complete: true,
+    experiment_id: null,
+    log_stream_id: ls,
   });
   assert.equal(conclude.status, 200, JSON.stringify(conclude.body));
   const start = await s.call('POST', `/projects/${s.projectId}/traces`, {
-    log_stream_id: ls, experiment_id: null, reliable: true, session_id: session.body.id, is_complete: false, include_trace_ids: false,
-    traces: [{ type: 'trace', id: TRACE, name: 'turn', input: 'hello', created_at: '2026-05-05T09:00:00.000Z', tags: ['streaming'], user_metadata: { turn: '1' }, metrics: {}, spans: [] }],
+    log_stream_id: ls,
+    experiment_id: null,
+    reliable: true,
+    session_id: session.body.id,
+    is_complete: false,
+    include_trace_ids: false,
+    traces: [
+      {
+        type: 'trace',
+        id: TRACE,
+        name: 'turn',
+        input: 'hello',
+        created_at: '2026-05-05T09:00:00.000Z',
+        tags: ['streaming'],
+        user_metadata: { turn: '1' },
+        metrics: {},
+        spans: [],
+      },
+    ],
   });
   assert.equal(start.status, 200, JSON.stringify(start.body));
 
@@ -49,7 +104,10 @@ test('spans before their trace, a child before its parent, the conclusion before
   assert.deepEqual(trace.body.user_metadata, { turn: '1' });
   assert.equal(trace.body.created_at, '2026-05-05T09:00:00.000Z');
   assert.equal(trace.body.session_id, session.body.id);
-  assert.deepEqual(trace.body.spans.map((x: any) => x.id), [AGENT]);
+  assert.deepEqual(
+    trace.body.spans.map((x: any) => x.id),
+    [AGENT],
+  );
   assert.equal(trace.body.spans[0].has_children, true, 'the parent that came after its child knows it has one');
   assert.deepEqual(trace.body.spans[0].spans.map((x: any) => x.id).sort(), [LLM, TOOL].sort());
   const spans = await s.call('POST', `/projects/${s.projectId}/spans/search`, { log_stream_id: ls });
@@ -59,20 +117,37 @@ test('spans before their trace, a child before its parent, the conclusion before
     assert.equal(r.trace_id, TRACE);
   }
   const sessions = await s.call('POST', `/projects/${s.projectId}/sessions/search`, { log_stream_id: ls });
-  assert.deepEqual(sessions.body.records.map((r: any) => r.id), [session.body.id], 'the stand-in session is gone');
+  assert.deepEqual(
+    sessions.body.records.map((r: any) => r.id),
+    [session.body.id],
+    'the stand-in session is gone',
+  );
   const count = await s.call('POST', `/projects/${s.projectId}/traces/count`, { log_stream_id: ls });
   assert.equal(count.body.total_count, 1);
   const grouped = await s.call('GET', `/projects/${s.projectId}/sessions/${session.body.id}`);
-  assert.deepEqual(grouped.body.traces.map((x: any) => x.id), [TRACE]);
+  assert.deepEqual(
+    grouped.body.traces.map((x: any) => x.id),
+    [TRACE],
+  );
   assert.equal(grouped.body.traces[0].spans[0].spans.length, 2);
 });
 
 test('spans before a trace without a session: the trace keeps its implicit session and its children', async (t) => {
   const s = await startServer(t);
   const ls = s.logStreamId;
-  const r = await s.call('POST', `/projects/${s.projectId}/spans`, { spans: [{ type: 'tool', id: TOOL, name: 'calc' }], trace_id: TRACE, parent_id: TRACE, log_stream_id: ls, reliable: false });
+  const r = await s.call('POST', `/projects/${s.projectId}/spans`, {
+    spans: [{ type: 'tool', id: TOOL, name: 'calc' }],
+    trace_id: TRACE,
+    parent_id: TRACE,
+    log_stream_id: ls,
+    reliable: false,
+  });
   assert.equal(r.status, 200);
-  const start = await s.call('POST', `/projects/${s.projectId}/traces`, { log_stream_id: ls, is_complete: false, traces: [{ id: TRACE, name: 'late', input: 'x', spans: [] }] });
+  const start = await s.call('POST', `/projects/${s.projectId}/traces`, {
+    log_stream_id: ls,
+    is_complete: false,
+    traces: [{ id: TRACE, name: 'late', input: 'x', spans: [] }],
+  });
   assert.equal(start.status, 200);
   const trace = await s.call('GET', `/projects/${s.projectId}/traces/${TRACE}`);
   assert.equal(trace.body.name, 'late');
@@ -86,7 +161,12 @@ test('spans before a trace without a session: the trace keeps its implicit sessi
 
 test('a reliable request still gets 422 for a parent span that does not exist', async (t) => {
   const s = await startServer(t);
-  const r = await s.call('POST', `/projects/${s.projectId}/spans`, { spans: [{ type: 'tool' }], trace_id: TRACE, parent_id: AGENT, log_stream_id: s.logStreamId });
+  const r = await s.call('POST', `/projects/${s.projectId}/spans`, {
+    spans: [{ type: 'tool' }],
+    trace_id: TRACE,
+    parent_id: AGENT,
+    log_stream_id: s.logStreamId,
+  });
   assert.equal(r.status, 422);
   assert.equal(r.body.detail[0].loc.join('.'), 'body.parent_id');
   const count = await s.call('POST', `/projects/${s.projectId}/spans/count`, { log_stream_id: s.logStreamId });

@@ -13,11 +13,21 @@ async function serve(t: import('node:test').TestContext, viewer: Parameters<type
   const app = buildServer({ store, viewer });
   const routes: { url: string; method: string; hide: boolean; public: boolean }[] = [];
   app.addHook('onRoute', (r) => {
-    for (const m of [r.method].flat()) routes.push({ url: r.url, method: String(m), hide: (r.schema as { hide?: boolean } | undefined)?.hide === true, public: (r.config as { public?: boolean } | undefined)?.public === true });
+    for (const m of [r.method].flat())
+      routes.push({
+        url: r.url,
+        method: String(m),
+        hide: (r.schema as { hide?: boolean } | undefined)?.hide === true,
+        public: (r.config as { public?: boolean } | undefined)?.public === true,
+      });
   });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(() => app.close());
-  return { url, routes, get: (path: string, headers: Record<string, string> = {}) => fetch(`${url}${path}`, { redirect: 'manual', headers }) };
+  return {
+    url,
+    routes,
+    get: (path: string, headers: Record<string, string> = {}) => fetch(`${url}${path}`, { redirect: 'manual', headers }),
+  };
 }
 
 test('the page, its assets and every screen path are served without credentials, under a strict CSP', async (t) => {
@@ -57,7 +67,15 @@ test('the page, its assets and every screen path are served without credentials,
 test('nothing outside the viewer folder is reachable through /ui/', async (t) => {
   const built = await buildUi(join(tempDir(t), 'ui'));
   const s = await serve(t, { dir: built.dir });
-  for (const path of ['/ui/../package.json', '/ui/..%2fpackage.json', '/ui/%2e%2e/%2e%2e/package.json', '/ui/....//package.json', '/ui/.%2e/index.html', '/ui/%00.js', '/ui/a%5c..%5cpackage.json']) {
+  for (const path of [
+    '/ui/../package.json',
+    '/ui/..%2fpackage.json',
+    '/ui/%2e%2e/%2e%2e/package.json',
+    '/ui/....//package.json',
+    '/ui/.%2e/index.html',
+    '/ui/%00.js',
+    '/ui/a%5c..%5cpackage.json',
+  ]) {
     const res = await s.get(path);
     const body = await res.text();
     assert.ok(res.status < 500, `${path}: ${res.status}`);
@@ -69,13 +87,23 @@ test('viewer routes are marked as not part of the API, and public', async (t) =>
   const built = await buildUi(join(tempDir(t), 'ui'));
   const s = await serve(t, { dir: built.dir });
   const viewer = s.routes.filter((r) => r.url === '/' || r.url === '/ui' || r.url.startsWith('/ui/'));
-  assert.deepEqual(viewer.filter((r) => r.method === 'GET').map((r) => r.url).sort(), ['/', '/ui', '/ui/*']);
+  assert.deepEqual(
+    viewer
+      .filter((r) => r.method === 'GET')
+      .map((r) => r.url)
+      .sort(),
+    ['/', '/ui', '/ui/*'],
+  );
   for (const r of viewer) assert.ok(r.hide && r.public, `${r.method} ${r.url}`);
   // Other hidden routes are the API's bare and /public/v2 aliases (the document lists each /v2 path once) and /docs.
   const documented = new Set(s.routes.filter((r) => !r.hide).map((r) => `${r.method} ${r.url}`));
   const alias = (r: { method: string; url: string }) => documented.has(`${r.method} /v2${r.url.replace(/^\/public\/v2/, '')}`);
   const stray = s.routes.filter((r) => r.hide && !viewer.includes(r) && !alias(r) && !r.url.startsWith('/docs'));
-  assert.deepEqual(stray.map((r) => `${r.method} ${r.url}`), [], 'no API route is hidden');
+  assert.deepEqual(
+    stray.map((r) => `${r.method} ${r.url}`),
+    [],
+    'no API route is hidden',
+  );
 });
 
 test('without a build the page says how to build it; with the viewer off there is no page', async (t) => {

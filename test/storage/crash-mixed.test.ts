@@ -58,7 +58,8 @@ function apply(m: Model, op: CrashOp): void {
       break;
     case 'deleteRun':
     case 'deleteProject': {
-      const gone = (x: { projectId: string; runId?: string }) => (op.kind === 'deleteRun' ? x.runId === op.runId : x.projectId === op.projectId);
+      const gone = (x: { projectId: string; runId?: string }) =>
+        op.kind === 'deleteRun' ? x.runId === op.runId : x.projectId === op.projectId;
       for (const [id, t] of m.traces) if (gone(t)) m.traces.delete(id);
       for (const [tag, t] of m.tags) if (gone(t)) m.tags.delete(tag);
       if (op.kind === 'deleteRun') m.runs.delete(op.runId);
@@ -73,9 +74,18 @@ function apply(m: Model, op: CrashOp): void {
   }
 }
 
-function runRound(dir: string, stateFile: string, seed: number, killAfterMs: number, env: Record<string, string> = {}): Promise<{ acked: CrashOp[]; inflight: CrashOp | null; signal: string | null }> {
+function runRound(
+  dir: string,
+  stateFile: string,
+  seed: number,
+  killAfterMs: number,
+  env: Record<string, string> = {},
+): Promise<{ acked: CrashOp[]; inflight: CrashOp | null; signal: string | null }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeEntry('test/support/crash-worker.ts'), dir, stateFile, String(seed)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [...nodeEntry('test/support/crash-worker.ts'), dir, stateFile, String(seed)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...env },
+    });
     const acked: CrashOp[] = [];
     let inflight: CrashOp | null = null;
     let buf = '';
@@ -141,10 +151,13 @@ const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.l
 /** Checks the model against what is stored, with the one in-flight op wholly applied or not at all; returns which. */
 function check(m: Model, o: Observed, inflight: CrashOp | null, round: number): { applied: boolean } {
   const matches = (model: Model): string | null => {
-    if (!sameSet([...model.projects.keys()], [...o.projects.keys()])) return `projects ${[...model.projects.keys()].length} in the model, ${o.projects.size} stored`;
-    for (const [id, name] of model.projects) if (o.projects.get(id) !== name) return `project ${id} is named ${o.projects.get(id)}, not ${name}`;
+    if (!sameSet([...model.projects.keys()], [...o.projects.keys()]))
+      return `projects ${[...model.projects.keys()].length} in the model, ${o.projects.size} stored`;
+    for (const [id, name] of model.projects)
+      if (o.projects.get(id) !== name) return `project ${id} is named ${o.projects.get(id)}, not ${name}`;
     if (!sameSet([...model.runs.keys()], [...o.runs.keys()])) return `runs ${model.runs.size} in the model, ${o.runs.size} stored`;
-    for (const [id, r] of model.runs) if (o.runs.get(id)?.name !== r.name) return `run ${id} is named ${o.runs.get(id)?.name}, not ${r.name}`;
+    for (const [id, r] of model.runs)
+      if (o.runs.get(id)?.name !== r.name) return `run ${id} is named ${o.runs.get(id)?.name}, not ${r.name}`;
     for (const runId of model.runs.keys()) {
       const want = [...model.traces].filter(([, t]) => t.runId === runId);
       const got = o.traces.get(runId) ?? new Map();
@@ -168,9 +181,16 @@ function check(m: Model, o: Observed, inflight: CrashOp | null, round: number): 
   }
   // A created project or run gets its id only when acknowledged: find it by name.
   const resolved = { ...inflight } as CrashOp;
-  if (resolved.kind === 'createProject') resolved.id = [...o.projects].find(([id, n]) => n === resolved.name && !m.projects.has(id))?.[0] ?? 'absent';
-  if (resolved.kind === 'createRun') resolved.id = [...o.runs].find(([id, r]) => r.name === resolved.name && !m.runs.has(id))?.[0] ?? 'absent';
-  const after: Model = { projects: new Map(m.projects), runs: new Map([...m.runs].map(([k, v]) => [k, { ...v }])), traces: new Map(m.traces), tags: new Map(m.tags) };
+  if (resolved.kind === 'createProject')
+    resolved.id = [...o.projects].find(([id, n]) => n === resolved.name && !m.projects.has(id))?.[0] ?? 'absent';
+  if (resolved.kind === 'createRun')
+    resolved.id = [...o.runs].find(([id, r]) => r.name === resolved.name && !m.runs.has(id))?.[0] ?? 'absent';
+  const after: Model = {
+    projects: new Map(m.projects),
+    runs: new Map([...m.runs].map(([k, v]) => [k, { ...v }])),
+    traces: new Map(m.traces),
+    tags: new Map(m.tags),
+  };
   apply(after, resolved);
   const withOp = matches(after);
   if (without === null) return { applied: false };
@@ -180,7 +200,9 @@ function check(m: Model, o: Observed, inflight: CrashOp | null, round: number): 
   }
   // Nothing in between is allowed: a run or project deletion interrupted after its records went but
   // before the catalog changed (listed without its records) fails here like any other partial change.
-  assert.fail(`round ${round}: the change in flight (${JSON.stringify(inflight).slice(0, 300)}) is neither wholly there (${withOp}) nor wholly absent (${without})`);
+  assert.fail(
+    `round ${round}: the change in flight (${JSON.stringify(inflight).slice(0, 300)}) is neither wholly there (${withOp}) nor wholly absent (${without})`,
+  );
 }
 
 function stateOf(m: Model): CrashState {
@@ -217,14 +239,22 @@ async function crashRounds(t: TestContext, rounds: number, compaction: boolean):
   let round = 0;
   for (; round < rounds || (compaction && !compactionSeen() && round < rounds * 4); round++) {
     writeFileSync(stateFile, JSON.stringify(stateOf(m)));
-    const { acked, inflight } = await runRound(dir, stateFile, 1000 + round, rng.int(150, 1800), { TRACELAKE_CRASH_COMPACT: compaction ? '1' : '0' });
-    if (inflight?.kind === 'log') for (const tr of inflight.traces) history.set(tr.id, `${inflight.tag}, in flight at the kill of round ${round}`);
-    for (const op of acked) if (op.kind === 'delete') for (const id of m.tags.get(op.tag)?.traceIds ?? []) history.set(id, `${op.tag}, deleted in round ${round}`);
+    const { acked, inflight } = await runRound(dir, stateFile, 1000 + round, rng.int(150, 1800), {
+      TRACELAKE_CRASH_COMPACT: compaction ? '1' : '0',
+    });
+    if (inflight?.kind === 'log')
+      for (const tr of inflight.traces) history.set(tr.id, `${inflight.tag}, in flight at the kill of round ${round}`);
+    for (const op of acked)
+      if (op.kind === 'delete')
+        for (const id of m.tags.get(op.tag)?.traceIds ?? []) history.set(id, `${op.tag}, deleted in round ${round}`);
     for (const op of acked) {
       apply(m, op);
       tally.set(op.kind, (tally.get(op.kind) ?? 0) + 1);
     }
-    const store = await TraceStore.open(dir, compaction ? {} : { compaction: { maxSegmentRows: 0, deadShare: Number.POSITIVE_INFINITY } } as never);
+    const store = await TraceStore.open(
+      dir,
+      compaction ? {} : ({ compaction: { maxSegmentRows: 0, deadShare: Number.POSITIVE_INFINITY } } as never),
+    );
     try {
       check(m, await observe(store), inflight, round);
       if (inflight) inflightSeen++;
@@ -233,7 +263,9 @@ async function crashRounds(t: TestContext, rounds: number, compaction: boolean):
       await store.close();
     }
   }
-  t.diagnostic(`${round} kills; acknowledged: ${[...tally].map(([k, n]) => `${k} ${n}`).join(', ')}; in flight at a kill: ${inflightSeen} (a compaction: ${killedInCompaction}); live traces ${m.traces.size}`);
+  t.diagnostic(
+    `${round} kills; acknowledged: ${[...tally].map(([k, n]) => `${k} ${n}`).join(', ')}; in flight at a kill: ${inflightSeen} (a compaction: ${killedInCompaction}); live traces ${m.traces.size}`,
+  );
   assert.ok((tally.get('log') ?? 0) > rounds * 3, 'the worker made progress');
   if (compaction) {
     assert.ok((tally.get('compact') ?? 0) > 0, `no compaction was acknowledged in ${round} rounds: compaction was not part of the mix`);
@@ -241,7 +273,11 @@ async function crashRounds(t: TestContext, rounds: number, compaction: boolean):
   }
 }
 
-test('SIGKILL during logging, deletes, catalog changes and seals: acknowledged work stays, work in flight is whole or absent', { timeout: 300_000 }, (t) => crashRounds(t, ROUNDS, false));
+test(
+  'SIGKILL during logging, deletes, catalog changes and seals: acknowledged work stays, work in flight is whole or absent',
+  { timeout: 300_000 },
+  (t) => crashRounds(t, ROUNDS, false),
+);
 
 test('the same with compaction in the mix', { timeout: 300_000 }, (t) => crashRounds(t, Math.min(ROUNDS, 6), true));
 

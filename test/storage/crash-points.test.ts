@@ -17,7 +17,9 @@ type Point = 'wal-half' | 'segment-written' | 'manifest-renamed';
 /** Runs the writer until it stops at the n-th `point`, kills it, and returns the acknowledged traces. */
 function stopAndKill(dir: string, projectId: string, runId: string, point: Point, nth: number): Promise<Map<string, number>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeEntry('test/support/stop-writer.ts'), dir, projectId, runId, point, String(nth)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeEntry('test/support/stop-writer.ts'), dir, projectId, runId, point, String(nth)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const acked = new Map<string, number>();
     let buf = '';
     let err = '';
@@ -36,13 +38,21 @@ function stopAndKill(dir: string, projectId: string, runId: string, point: Point
         }
       }
     });
-    child.on('exit', (code, signal) => (stopped && signal === 'SIGKILL' ? resolve(acked) : reject(new Error(`writer ended (${code ?? signal}) before reaching ${point}: ${err}`))));
+    child.on('exit', (code, signal) =>
+      stopped && signal === 'SIGKILL'
+        ? resolve(acked)
+        : reject(new Error(`writer ended (${code ?? signal}) before reaching ${point}: ${err}`)),
+    );
   });
 }
 
 function unlistedSegments(dir: string): string[] {
   const manifest = join(dir, 'manifest.json');
-  const listed = new Set(existsSync(manifest) ? (JSON.parse(readFileSync(manifest, 'utf8')) as { segments: { file: string }[] }).segments.map((s) => s.file) : []);
+  const listed = new Set(
+    existsSync(manifest)
+      ? (JSON.parse(readFileSync(manifest, 'utf8')) as { segments: { file: string }[] }).segments.map((s) => s.file)
+      : [],
+  );
   const out: string[] = [];
   const walk = (d: string) => {
     for (const e of readdirSync(d, { withFileTypes: true })) {
@@ -90,7 +100,8 @@ for (const [point, nths] of [
           }
           token = page.next_starting_token;
         }
-        for (const [traceId, n] of all) assert.equal(perTrace.get(traceId), n, `${point} #${nth}: acknowledged trace ${traceId} has all ${n} spans`);
+        for (const [traceId, n] of all)
+          assert.equal(perTrace.get(traceId), n, `${point} #${nth}: acknowledged trace ${traceId} has all ${n} spans`);
         // Every stored trace is one whole request: the writer names them t<i> and sends exactly
         // 10 + (i % 31) spans with each (the test's own writes are named 'after', with one span).
         const names = new Map<string, string>();
@@ -102,9 +113,14 @@ for (const [point, nths] of [
         for (const [traceId, name] of names) {
           const m = /^t(\d+)$/.exec(name);
           assert.ok(m || name === 'after', `${point} #${nth}: trace ${traceId} is named ${name}`);
-          assert.equal(perTrace.get(traceId) ?? 0, m ? 10 + (Number(m[1]) % 31) : 1, `${point} #${nth}: trace ${name} holds exactly the spans of its request`);
+          assert.equal(
+            perTrace.get(traceId) ?? 0,
+            m ? 10 + (Number(m[1]) % 31) : 1,
+            `${point} #${nth}: trace ${name} holds exactly the spans of its request`,
+          );
         }
-        for (const traceId of perTrace.keys()) assert.ok(names.has(traceId), `${point} #${nth}: spans of trace ${traceId}, which is not stored`);
+        for (const traceId of perTrace.keys())
+          assert.ok(names.has(traceId), `${point} #${nth}: spans of trace ${traceId}, which is not stored`);
         const unacked = [...names.keys()].filter((id) => !all.has(id));
         // One request was in flight at each stop (the writer waits for each acknowledgement): a batch
         // cut in half is gone; at a seal's step the request may have reached the log, but whole.
@@ -113,7 +129,11 @@ for (const [point, nths] of [
         for (const id of unacked) all.set(id, perTrace.get(id)!);
         assert.equal((await store.count('span', projectId, { log_stream_id: runId })).total_count, ids.size);
         // The store takes writes again.
-        const res = await store.logTraces(projectId, { log_stream_id: runId, reliable: true, traces: [{ name: 'after', input: 'a', spans: [{ type: 'llm', name: 'l', input: 'b' }] }] });
+        const res = await store.logTraces(projectId, {
+          log_stream_id: runId,
+          reliable: true,
+          traces: [{ name: 'after', input: 'a', spans: [{ type: 'llm', name: 'l', input: 'b' }] }],
+        });
         all.set(res.trace_ids[0]!, 1);
       } finally {
         await store.close();

@@ -16,7 +16,9 @@ const ROUNDS = Number(process.env['TRACELAKE_CRASH_ROUNDS'] ?? 4);
 
 function runAndKill(dir: string, projectId: string, logStreamId: string, round: number, afterMs: number): Promise<Map<string, number>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeEntry('test/support/seal-writer.ts'), dir, projectId, logStreamId, String(round)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeEntry('test/support/seal-writer.ts'), dir, projectId, logStreamId, String(round)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const acked = new Map<string, number>();
     let buf = '';
     let err = '';
@@ -39,7 +41,11 @@ function runAndKill(dir: string, projectId: string, logStreamId: string, round: 
 /** Segment files on disk the manifest does not name: a seal or merge was writing when the kill came. */
 function unlistedSegments(dir: string): number {
   const manifest = join(dir, 'manifest.json');
-  const listed = new Set(existsSync(manifest) ? (JSON.parse(readFileSync(manifest, 'utf8')) as { segments: { file: string }[] }).segments.map((s) => s.file) : []);
+  const listed = new Set(
+    existsSync(manifest)
+      ? (JSON.parse(readFileSync(manifest, 'utf8')) as { segments: { file: string }[] }).segments.map((s) => s.file)
+      : [],
+  );
   let n = 0;
   const walk = (d: string) => {
     for (const e of readdirSync(d, { withFileTypes: true })) {
@@ -65,7 +71,7 @@ test('SIGKILL during seals and merges, and a batch torn in the log, lose nothing
   }
   const all = new Map<string, number>();
   let seed = 4242;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   let midSeal = 0;
   let torn = 0;
   for (let round = 0; round < ROUNDS; round++) {
@@ -78,7 +84,20 @@ test('SIGKILL during seals and merges, and a batch torn in the log, lose nothing
       const last = files[files.length - 1];
       if (last) {
         const id = '0badbad0-0000-4000-8000-000000000000';
-        const row = { seq: 999_999_999, id, type: 'tool', project_id: projectId, run_id: logStreamId, trace_id: id, name: 'torn', input: 'z'.repeat(500), created_at: 1, updated_at: 1, is_complete: true, has_children: false };
+        const row = {
+          seq: 999_999_999,
+          id,
+          type: 'tool',
+          project_id: projectId,
+          run_id: logStreamId,
+          trace_id: id,
+          name: 'torn',
+          input: 'z'.repeat(500),
+          created_at: 1,
+          updated_at: 1,
+          is_complete: true,
+          has_children: false,
+        };
         const bytes = encodeEntry(new BatchBuilder().build([row]), [], 999_999_999);
         appendFileSync(last.path, bytes.subarray(0, 8 + Math.floor(rand() * (bytes.length - 16))));
         torn++;
@@ -98,14 +117,18 @@ test('SIGKILL during seals and merges, and a batch torn in the log, lose nothing
         }
         token = page.next_starting_token;
       }
-      for (const [traceId, n] of all) assert.equal(perTrace.get(traceId), n, `round ${round}: acknowledged trace ${traceId} has all its spans`);
+      for (const [traceId, n] of all)
+        assert.equal(perTrace.get(traceId), n, `round ${round}: acknowledged trace ${traceId} has all its spans`);
       // Unacknowledged traces (in flight at the kill) are whole or absent.
-      for (const [traceId, n] of perTrace) if (!all.has(traceId)) assert.ok(n >= 10 && n <= 40, `round ${round}: trace ${traceId} has ${n} spans`);
+      for (const [traceId, n] of perTrace)
+        if (!all.has(traceId)) assert.ok(n >= 10 && n <= 40, `round ${round}: trace ${traceId} has ${n} spans`);
       assert.equal((await store.count('span', projectId, { log_stream_id: logStreamId })).total_count, ids.size);
     } finally {
       await store.close();
     }
   }
-  t.diagnostic(`${ROUNDS} kills: ${midSeal} with a seal or merge in progress (unsealed log files or unlisted segments), ${torn} with a torn batch appended`);
+  t.diagnostic(
+    `${ROUNDS} kills: ${midSeal} with a seal or merge in progress (unsealed log files or unlisted segments), ${torn} with a torn batch appended`,
+  );
   assert.ok(midSeal >= 1, 'at least one kill came during a seal or merge');
 });

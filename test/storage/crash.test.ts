@@ -51,7 +51,7 @@ test('SIGKILL at random moments never loses an acknowledged span', { timeout: 18
   /** Stored traces the writer never acknowledged (each was in flight at a kill). */
   const unacked = new Set<string>();
   let seed = 12345;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   for (let round = 0; round < ROUNDS; round++) {
     const acked = await runAndKill(dir, projectId, logStreamId, round, 300 + Math.floor(rand() * 900));
     for (const [k, v] of acked) all.set(k, v);
@@ -79,17 +79,27 @@ test('SIGKILL at random moments never loses an acknowledged span', { timeout: 18
       for (const [traceId, name] of traces) {
         const m = /^r(\d+)-t(\d+)$/.exec(name);
         assert.ok(m, `round ${round}: trace ${traceId} is named ${name}, not as the writer names them`);
-        assert.equal(perTrace.get(traceId) ?? 0, 1 + (Number(m[2]) % 5), `round ${round}: trace ${name} holds exactly the spans of its request`);
+        assert.equal(
+          perTrace.get(traceId) ?? 0,
+          1 + (Number(m[2]) % 5),
+          `round ${round}: trace ${name} holds exactly the spans of its request`,
+        );
       }
-      for (const traceId of perTrace.keys()) assert.ok(traces.has(traceId), `round ${round}: spans of trace ${traceId}, which is not stored`);
+      for (const traceId of perTrace.keys())
+        assert.ok(traces.has(traceId), `round ${round}: spans of trace ${traceId}, which is not stored`);
       // Every acknowledged trace is there with all its spans.
-      for (const [traceId, n] of all) assert.equal(perTrace.get(traceId), n, `round ${round}: acknowledged trace ${traceId} has all its spans`);
+      for (const [traceId, n] of all)
+        assert.equal(perTrace.get(traceId), n, `round ${round}: acknowledged trace ${traceId} has all its spans`);
       // The writer waits for each acknowledgement before sending on: one request at most was in flight.
       const fresh = [...traces.keys()].filter((id) => !all.has(id) && !unacked.has(id));
       assert.ok(fresh.length <= 1, `round ${round}: ${fresh.length} unacknowledged traces stored, but one request at most was in flight`);
       for (const id of fresh) unacked.add(id);
       assert.equal(traces.size, all.size + unacked.size, `round ${round}: every stored trace is acknowledged or was in flight`);
-      assert.equal((await store.count('span', projectId, { log_stream_id: logStreamId })).total_count, ids.size, `round ${round}: the count agrees with the walk`);
+      assert.equal(
+        (await store.count('span', projectId, { log_stream_id: logStreamId })).total_count,
+        ids.size,
+        `round ${round}: the count agrees with the walk`,
+      );
     } finally {
       await store.close();
     }

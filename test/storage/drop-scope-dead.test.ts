@@ -13,10 +13,16 @@ test('deleting a run does not bring back records deleted in another run', async 
   const b = store.createLogStream(projectId, 'b').id;
   // Interleaved, so run a's segment spans the numbers of run b's records.
   await store.logTraces(projectId, { log_stream_id: a, traces: [{ name: 'a1' }] });
-  await store.logTraces(projectId, { log_stream_id: b, traces: [{ name: 'b-deleted', tags: ['x'], spans: [{ type: 'tool', name: 's' }] }, { name: 'b-kept' }] });
+  await store.logTraces(projectId, {
+    log_stream_id: b,
+    traces: [{ name: 'b-deleted', tags: ['x'], spans: [{ type: 'tool', name: 's' }] }, { name: 'b-kept' }],
+  });
   await store.logTraces(projectId, { log_stream_id: a, traces: [{ name: 'a2' }] });
   await store.flush();
-  const del = await store.records.delete('trace', projectId, { log_stream_id: b, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: 'x' }] });
+  const del = await store.records.delete('trace', projectId, {
+    log_stream_id: b,
+    filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: 'x' }],
+  });
   assert.equal(del.deleted, 2);
   await store.catalog.deleteRun(projectId, a);
   const names = async (s: TraceStore) => (await s.search('trace', projectId, { log_stream_id: b })).records.map((r) => r['name']);
@@ -43,11 +49,19 @@ test('compacting one run does not bring back records deleted in another run', { 
     await store.logTraces(projectId, { log_stream_id: a, traces: [{ name: `a${i}-2` }] });
     await store.flush();
   }
-  for (let i = 0; i < 6; i += 2) await store.records.delete('trace', projectId, { log_stream_id: b, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: `b${i}` }] });
-  await store.records.delete('trace', projectId, { log_stream_id: a, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'a0' }] });
+  for (let i = 0; i < 6; i += 2)
+    await store.records.delete('trace', projectId, {
+      log_stream_id: b,
+      filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: `b${i}` }],
+    });
+  await store.records.delete('trace', projectId, {
+    log_stream_id: a,
+    filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'a0' }],
+  });
   await compact();
   await compact();
-  const names = async (s: TraceStore) => (await s.search('trace', projectId, { log_stream_id: b })).records.map((r) => String(r['name'])).sort();
+  const names = async (s: TraceStore) =>
+    (await s.search('trace', projectId, { log_stream_id: b })).records.map((r) => String(r['name'])).sort();
   assert.deepEqual(await names(store), ['b1', 'b3', 'b5']);
   await store.close();
   const again = await TraceStore.open(dir);

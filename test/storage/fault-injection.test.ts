@@ -28,7 +28,16 @@ const ALL = process.env['TRACELAKE_FAULT_ALL'] === '1';
 function faultPoints(calls: readonly FsCall[], dir: string): number[] {
   if (ALL) return calls.map((_, i) => i + 1);
   const last = new Map<string, number>();
-  calls.forEach((c, i) => last.set(`${c.fn} ${c.path.slice(dir.length).replace(/(project_id|run_id)=[^/]+/g, '$1').replace(/kind=\w+/, 'kind').replace(/\d+/g, '#')}`, i + 1));
+  calls.forEach((c, i) => {
+    last.set(
+      `${c.fn} ${c.path
+        .slice(dir.length)
+        .replace(/(project_id|run_id)=[^/]+/g, '$1')
+        .replace(/kind=\w+/, 'kind')
+        .replace(/\d+/g, '#')}`,
+      i + 1,
+    );
+  });
   return [...last.values()].sort((a, b) => a - b);
 }
 // Tables never freeze by size (seals come from flush() only); TraceStore.open asks for a memory limit twice that.
@@ -43,7 +52,13 @@ interface Template {
 
 let traceNo = 0;
 async function log(store: TraceStore, projectId: string, runId: string, n: number, expected?: Map<string, string>): Promise<string[]> {
-  const traces = Array.from({ length: n }, () => ({ id: crypto.randomUUID(), name: `t${++traceNo}`, input: 'i'.repeat(300), output: `o${traceNo}`, spans: [{ type: 'tool', name: 'x', input: 'y' }] }));
+  const traces = Array.from({ length: n }, () => ({
+    id: crypto.randomUUID(),
+    name: `t${++traceNo}`,
+    input: 'i'.repeat(300),
+    output: `o${traceNo}`,
+    spans: [{ type: 'tool', name: 'x', input: 'y' }],
+  }));
   await store.logTraces(projectId, { log_stream_id: runId, reliable: true, traces } as never);
   for (const t of traces) expected?.set(t.id, t.output);
   return traces.map((t) => t.id);
@@ -117,7 +132,10 @@ const steps: Step[] = [
     name: 'run drop',
     prepare: async () => undefined,
     run: (store, t) => store.catalog.deleteRun(t.projectId, t.runB),
-    after: (_t, expected, bIds) => bIds.forEach((id) => expected.delete(id)),
+    after: (_t, expected, bIds) =>
+      bIds.forEach((id) => {
+        expected.delete(id);
+      }),
     finishesOnOpen: true,
   },
   {
@@ -146,7 +164,12 @@ function bestEffort(call: FsCall, calls: readonly FsCall[]): boolean {
 }
 
 /** Runs one step with the n-th call failing (0: none); returns the calls counted, the call failed, and whether the step failed. */
-async function trial(tpl: Template & { expected: Map<string, string> }, step: Step, n: number, flip: boolean): Promise<{ calls: FsCall[]; failed: boolean; hit: FsCall | null; dir: string }> {
+async function trial(
+  tpl: Template & { expected: Map<string, string> },
+  step: Step,
+  n: number,
+  flip: boolean,
+): Promise<{ calls: FsCall[]; failed: boolean; hit: FsCall | null; dir: string }> {
   const base = tempDir();
   const dir = join(base, 'data');
   cpSync(tpl.dir, dir, { recursive: true });
@@ -233,7 +256,9 @@ function isDeepEqual(a: unknown, b: unknown): boolean {
   }
 }
 
-test('every write, fsync, rename and creation of a seal, a merge, a drop and a catalog commit can fail: old state or new, never lost or resurrected', { timeout: 300_000 }, async (t) => {
+test('every write, fsync, rename and creation of a seal, a merge, a drop and a catalog commit can fail: old state or new, never lost or resurrected', {
+  timeout: 300_000,
+}, async (t) => {
   installFaults();
   const tpl = await template();
   let points = 0;
@@ -260,12 +285,16 @@ test('every write, fsync, rename and creation of a seal, a merge, a drop and a c
         }
       }
     }
-    t.diagnostic(`${step.name}: ${calls.length} fs calls (${[...new Set(calls.map((c) => c.fn))].join(', ')}), ${chosen.length} failed in turn: ${failures} made the step fail, ${quiet} were best-effort calls the step survives`);
+    t.diagnostic(
+      `${step.name}: ${calls.length} fs calls (${[...new Set(calls.map((c) => c.fn))].join(', ')}), ${chosen.length} failed in turn: ${failures} made the step fail, ${quiet} were best-effort calls the step survives`,
+    );
   }
   t.diagnostic(`fault points checked: ${points}`);
 });
 
-test('review reproduction 3: a merge whose manifest write fails, then an unrelated delete and a seal: deleted rows stay deleted after a reopen', { timeout: 120_000 }, async () => {
+test('review reproduction 3: a merge whose manifest write fails, then an unrelated delete and a seal: deleted rows stay deleted after a reopen', {
+  timeout: 120_000,
+}, async () => {
   installFaults();
   const tpl = await template();
   // compact() runs one merge per partition; the manifest write of each fails in turn (the one that
@@ -277,7 +306,11 @@ test('review reproduction 3: a merge whose manifest write fails, then an unrelat
     let store = await TraceStore.open(dir, OPTIONS);
     try {
       let renames = 0;
-      arm(dir, (c) => c.fn === 'renameSync' && c.path.includes('manifest.json.tmp') && ++renames === merge, () => 'ENOSPC');
+      arm(
+        dir,
+        (c) => c.fn === 'renameSync' && c.path.includes('manifest.json.tmp') && ++renames === merge,
+        () => 'ENOSPC',
+      );
       await assert.rejects(store.maintenance.compact(), TraceLakeError);
       disarm();
       assert.equal(renames, merge, 'the merge got as far as the manifest');

@@ -34,13 +34,22 @@ if (process.env[INSIDE] !== '1') {
     // A test run of its own (without NODE_TEST_CONTEXT it does not report into this one).
     const { NODE_TEST_CONTEXT: _inner, ...env } = process.env;
     const self = fileURLToPath(import.meta.url);
-    const run = spawnSync(ns.prefix[0]!, [...ns.prefix.slice(1), process.execPath, ...entryExecArgv(), '--enable-source-maps', '--test', '--test-reporter=spec', self], {
-      env: { ...env, [INSIDE]: '1' },
-      encoding: 'utf8',
-      timeout: 170_000,
-    });
+    const run = spawnSync(
+      ns.prefix[0]!,
+      [...ns.prefix.slice(1), process.execPath, ...entryExecArgv(), '--enable-source-maps', '--test', '--test-reporter=spec', self],
+      {
+        env: { ...env, [INSIDE]: '1' },
+        encoding: 'utf8',
+        timeout: 170_000,
+      },
+    );
     const out = `${run.stdout}${run.stderr}`;
-    t.diagnostic(out.split('\n').filter((l) => l.startsWith('ℹ') || l.startsWith('#')).join('\n'));
+    t.diagnostic(
+      out
+        .split('\n')
+        .filter((l) => l.startsWith('ℹ') || l.startsWith('#'))
+        .join('\n'),
+    );
     assert.equal(run.status, 0, out.slice(-6000));
     assert.match(out, /ℹ pass 1\n/, 'the full-disk test ran in the namespace');
     assert.match(out, /ℹ skipped 0\n/);
@@ -70,18 +79,35 @@ async function fullDisk(t: import('node:test').TestContext): Promise<void> {
     if (listening) await app.close();
   });
   const call = async (method: string, path: string, body: unknown) => {
-    const r = await fetch(`${url}${path}`, { method, headers: { 'Galileo-API-Key': key, 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(60_000) });
+    const r = await fetch(`${url}${path}`, {
+      method,
+      headers: { 'Galileo-API-Key': key, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(60_000),
+    });
     return { status: r.status, body: (await r.json()) as any };
   };
   let n = 0;
   const traces = (tag: string, count: number, bytes = 3000) =>
     Array.from({ length: count }, () => {
       n++;
-      return { id: crypto.randomUUID(), name: `${tag}-${n}`, tags: [tag], input: 'q'.repeat(bytes), spans: [{ type: 'tool', name: 't', input: 'x'.repeat(bytes) }, { type: 'llm', name: 'l', input: [{ role: 'user', content: 'y'.repeat(bytes) }] }] };
+      return {
+        id: crypto.randomUUID(),
+        name: `${tag}-${n}`,
+        tags: [tag],
+        input: 'q'.repeat(bytes),
+        spans: [
+          { type: 'tool', name: 't', input: 'x'.repeat(bytes) },
+          { type: 'llm', name: 'l', input: [{ role: 'user', content: 'y'.repeat(bytes) }] },
+        ],
+      };
     });
   const log = (tag: string, reliable: boolean, count = 3) => {
     const body = traces(tag, count);
-    return call('POST', `/v2/projects/${project.id}/traces`, { log_stream_id: stream.id, reliable, traces: body }).then((r) => ({ ...r, ids: body.map((x) => x.id) }));
+    return call('POST', `/v2/projects/${project.id}/traces`, { log_stream_id: stream.id, reliable, traces: body }).then((r) => ({
+      ...r,
+      ids: body.map((x) => x.id),
+    }));
   };
   const acked: string[] = [];
   const refused: string[] = [];
@@ -90,10 +116,14 @@ async function fullDisk(t: import('node:test').TestContext): Promise<void> {
   acked.push(...before.ids);
 
   const clean = (what: string, r: { status: number; body: any }) => {
-    assert.ok(r.status >= 500 && r.status < 600, `${what}: a storage failure answers 5xx (got ${r.status} ${JSON.stringify(r.body).slice(0, 200)})`);
+    assert.ok(
+      r.status >= 500 && r.status < 600,
+      `${what}: a storage failure answers 5xx (got ${r.status} ${JSON.stringify(r.body).slice(0, 200)})`,
+    );
     assert.equal(typeof r.body.detail, 'string', `${what}: a {detail} body`);
     const text = JSON.stringify(r.body);
-    for (const secret of [disk.dir, 'ENOSPC', 'no space', 'wal-', '.ndjson', 'errno', 'syscall']) assert.ok(!text.toLowerCase().includes(secret.toLowerCase()), `${what}: the body leaks "${secret}": ${text}`);
+    for (const secret of [disk.dir, 'ENOSPC', 'no space', 'wal-', '.ndjson', 'errno', 'syscall'])
+      assert.ok(!text.toLowerCase().includes(secret.toLowerCase()), `${what}: the body leaks "${secret}": ${text}`);
   };
 
   // The disk fills up, leaving less room than one request: writes are cut short mid-way.
@@ -122,14 +152,18 @@ async function fullDisk(t: import('node:test').TestContext): Promise<void> {
   acked.push(...after.ids);
   const later = await call('POST', '/v2/projects', { name: 'after-full', description: 'fine' });
   assert.equal(later.status, 200);
-  const present = async (s: TraceStore) => new Set((await scan(s, 'trace', project.id, { log_stream_id: stream.id })).map((r) => String(r['id'])));
+  const present = async (s: TraceStore) =>
+    new Set((await scan(s, 'trace', project.id, { log_stream_id: stream.id })).map((r) => String(r['id'])));
   const check = async (s: TraceStore, when: string) => {
     const ids = await present(s);
     for (const id of acked) assert.ok(ids.has(id), `${when}: acknowledged trace ${id} is there`);
     for (const id of refused) assert.ok(!ids.has(id), `${when}: refused trace ${id} is not there`);
     const c = await counts(s, project.id, { log_stream_id: stream.id });
     assert.equal(c.span, c.trace * 2, `${when}: every stored trace has both its spans`);
-    assert.ok(s.findProjects().some((p) => p.name === 'after-full'), `${when}: the project created after the disk emptied`);
+    assert.ok(
+      s.findProjects().some((p) => p.name === 'after-full'),
+      `${when}: the project created after the disk emptied`,
+    );
     assert.ok(!s.findProjects().some((p) => p.name === 'not-while-full'), `${when}: the refused project`);
     assert.equal(s.catalog.getProject(project.id).name, 'disk', `${when}: the refused change`);
     await assertConsistent(s, project.id, when);
@@ -150,5 +184,9 @@ async function fullDisk(t: import('node:test').TestContext): Promise<void> {
     await again.close();
   }
   assert.ok(!existsSync(join(dir, 'wal', 'rejected.ndjson')), 'no logged request was refused on reload (a torn write in the log)');
-  assert.deepEqual(readdirSync(dir).filter((f) => f.includes('.tmp-')), [], 'no temporary files left behind');
+  assert.deepEqual(
+    readdirSync(dir).filter((f) => f.includes('.tmp-')),
+    [],
+    'no temporary files left behind',
+  );
 }

@@ -27,7 +27,11 @@ function wholeParquet(buf: Buffer): boolean {
 test('at every power cut, each listed segment has its text index and its child index', { timeout: 180_000 }, () => {
   const base = tempDir();
   const journalDir = join(base, 'journal');
-  const r = spawnSync(process.execPath, [...nodeEntry('test/support/power-workload.ts'), journalDir, join(base, 'data'), 'mixed', '11', '30'], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, TL_TEXT_INDEX: '1' } });
+  const r = spawnSync(
+    process.execPath,
+    [...nodeEntry('test/support/power-workload.ts'), journalDir, join(base, 'data'), 'mixed', '11', '30'],
+    { encoding: 'utf8', timeout: 120_000, env: { ...process.env, TL_TEXT_INDEX: '1' } },
+  );
   assert.equal(r.status, 0, `the writer failed: ${r.stderr}`);
   const root = (JSON.parse(readFileSync(join(journalDir, 'acks.ndjson'), 'utf8').split('\n')[0]!) as { root: string }).root;
   const journal = PowerJournal.load(journalDir, root);
@@ -42,13 +46,24 @@ test('at every power cut, each listed segment has its text index and its child i
       const text = textIndexPath(join(image, s.file));
       const ix = existsSync(text) ? parseTextIndex(readFileSync(text)) : null;
       assert.ok(ix, `cut after event ${k}: ${s.file} is listed without a whole text index`);
-      assert.deepEqual(ix.rows, s.row_groups.map((g) => g[2]), `cut after event ${k}: ${s.file}'s text index has the segment's row groups`);
+      assert.deepEqual(
+        ix.rows,
+        s.row_groups.map((g) => g[2]),
+        `cut after event ${k}: ${s.file}'s text index has the segment's row groups`,
+      );
       const tok = tokenIndexPath(join(image, s.file));
       const tokBytes = existsSync(tok) ? readFileSync(tok) : null;
       assert.ok(tokBytes && tokenFileSound(tokBytes), `cut after event ${k}: ${s.file} is listed without a whole token index`);
-      assert.equal(tokBytes.readUInt32LE(4), s.row_groups.reduce((n, g) => n + g[2], 0), `cut after event ${k}: ${s.file}'s token index has the segment's rows`);
+      assert.equal(
+        tokBytes.readUInt32LE(4),
+        s.row_groups.reduce((n, g) => n + g[2], 0),
+        `cut after event ${k}: ${s.file}'s token index has the segment's rows`,
+      );
       const kids = childIndexPath(join(image, s.file));
-      assert.ok(existsSync(kids) && wholeParquet(readFileSync(kids)), `cut after event ${k}: ${s.file} is listed without a whole child index`);
+      assert.ok(
+        existsSync(kids) && wholeParquet(readFileSync(kids)),
+        `cut after event ${k}: ${s.file} is listed without a whole child index`,
+      );
       listed++;
     }
   }

@@ -14,7 +14,10 @@ test('a delete of 250,000 seqs (and as many childless marks) is applied, and rep
   const { dir, db, store } = await openRecordStore(t);
   await store.append(toolRows(0, 10), true);
   const many = Array.from({ length: 250_000 }, (_, i) => 1_000 + i);
-  await store.deleteSeqs([1, ...many], many.map((q) => q + 2_000_000));
+  await store.deleteSeqs(
+    [1, ...many],
+    many.map((q) => q + 2_000_000),
+  );
   const live = async (s: RecordStore, d: Database) => {
     await s.settled();
     const snap = s.snapshot();

@@ -53,7 +53,11 @@ test('open removes leftovers of crashed processes and keeps the data', async (t)
   try {
     for (const f of LEFTOVERS) assert.equal(existsSync(join(dir, f)), false, `${f} is removed`);
     for (const f of KEPT) assert.equal(existsSync(join(dir, f)), true, `${f} is kept`);
-    assert.equal(existsSync(join(dir, 'records', `project_id=${projectId}`, `run_id=${dropped}`)), false, 'empty partition folders are removed');
+    assert.equal(
+      existsSync(join(dir, 'records', `project_id=${projectId}`, `run_id=${dropped}`)),
+      false,
+      'empty partition folders are removed',
+    );
     assert.ok(existsSync(join(dir, 'tmp')), 'the spill folder itself stays');
     assert.deepEqual(readdirSync(join(dir, 'tmp')), []);
     const traces = await store.count('trace', projectId, {});

@@ -28,11 +28,21 @@ interface Outcome {
 }
 
 async function contenders(n: number): Promise<ChildProcess[]> {
-  const children = Array.from({ length: n }, () => fork(nodeEntry('test/support/lock-contender.ts').at(-1)!, [], { execArgv: entryExecArgv(), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
-  await Promise.all(children.map((c) => new Promise((resolve, reject) => {
-    c.once('message', resolve);
-    c.once('exit', (code) => reject(new Error(`contender exited with ${code} before it was ready`)));
-  })));
+  const children = Array.from({ length: n }, () =>
+    fork(nodeEntry('test/support/lock-contender.ts').at(-1)!, [], {
+      execArgv: entryExecArgv(),
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    }),
+  );
+  await Promise.all(
+    children.map(
+      (c) =>
+        new Promise((resolve, reject) => {
+          c.once('message', resolve);
+          c.once('exit', (code) => reject(new Error(`contender exited with ${code} before it was ready`)));
+        }),
+    ),
+  );
   return children;
 }
 
@@ -68,7 +78,9 @@ async function race(n: number, trials: number): Promise<void> {
     for (const c of children) c.disconnect();
   }
   assert.deepEqual(failures.slice(0, 10), [], `${new Set(failures.map((f) => f.split(':')[0])).size} of ${trials} trials failed`);
-  console.log(`# ${n} processes, ${trials} trials: one holder in ${tally.one}, holders one after another in ${tally.sequential}, never two at once`);
+  console.log(
+    `# ${n} processes, ${trials} trials: one holder in ${tally.one}, holders one after another in ${tally.sequential}, never two at once`,
+  );
 }
 
 test('two processes started at one instant never both hold the lock', { timeout: TIMEOUT_MS }, async () => {

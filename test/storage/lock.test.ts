@@ -37,7 +37,9 @@ function exited(child: ChildProcess): Promise<void> {
 
 const isLocked = (e: ConflictError) => e.code === 'STORE_LOCKED';
 
-test('a refused open (library or CLI admin command) names the holding process; after the holder is killed with SIGKILL a new process opens', { timeout: 60_000 }, async (t) => {
+test('a refused open (library or CLI admin command) names the holding process; after the holder is killed with SIGKILL a new process opens', {
+  timeout: 60_000,
+}, async (t) => {
   const dir = tempDir();
   const { child, line } = await startHolder(dir);
   t.after(() => child.kill('SIGKILL'));

@@ -35,9 +35,16 @@ function record(scenario: string, seed: number, ops: number): Run {
   const base = tempDir();
   const journalDir = join(base, 'journal');
   const data = join(base, 'data');
-  const r = spawnSync(process.execPath, [...nodeEntry('test/support/power-workload.ts'), journalDir, data, scenario, String(seed), String(ops)], { encoding: 'utf8', timeout: 90_000 });
+  const r = spawnSync(
+    process.execPath,
+    [...nodeEntry('test/support/power-workload.ts'), journalDir, data, scenario, String(seed), String(ops)],
+    { encoding: 'utf8', timeout: 90_000 },
+  );
   assert.equal(r.status, 0, `the writer failed: ${r.stderr}`);
-  const raw = readFileSync(join(journalDir, 'acks.ndjson'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const raw = readFileSync(join(journalDir, 'acks.ndjson'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
   const root = (raw.shift() as { root: string }).root;
   const lines = raw as AckLine[];
   return { journal: PowerJournal.load(journalDir, root), model: new PowerModel(lines), lines };
@@ -66,7 +73,9 @@ async function checkCuts(run: Run, points: readonly number[]): Promise<string[]>
   return failures;
 }
 
-test('power loss at many cut points of a mixed workload loses nothing acknowledged and resurrects nothing', { timeout: LONG ? 3_600_000 : 240_000 }, async () => {
+test('power loss at many cut points of a mixed workload loses nothing acknowledged and resurrects nothing', {
+  timeout: LONG ? 3_600_000 : 240_000,
+}, async () => {
   const run = record('mixed', SEED, OPS);
   const total = run.journal.events.length;
   const points = cuts(total, CUTS);
@@ -76,11 +85,15 @@ test('power loss at many cut points of a mixed workload loses nothing acknowledg
     const k = l.kind === 'put' ? (l.reliable ? 'reliable put' : 'unreliable put') : l.kind;
     kinds.set(k, (kinds.get(k) ?? 0) + 1);
   }
-  console.log(`power loss: seed ${SEED}, ${OPS} operations (${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}), ${total} fsync events, ${points.length} cut points checked, ${failures.length} failures`);
+  console.log(
+    `power loss: seed ${SEED}, ${OPS} operations (${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}), ${total} fsync events, ${points.length} cut points checked, ${failures.length} failures`,
+  );
   assert.deepEqual(failures.slice(0, 20), []);
 });
 
-test('review reproduction 2: a sealed record updated with reliable:false, then merged, survives a power cut in its acknowledged version', { timeout: 120_000 }, async () => {
+test('review reproduction 2: a sealed record updated with reliable:false, then merged, survives a power cut in its acknowledged version', {
+  timeout: 120_000,
+}, async () => {
   const run = record('dead-before-wal', 1, 0);
   const total = run.journal.events.length;
   // The cuts after the merge commits are the ones that matter; check every cut from the update on.
@@ -91,13 +104,17 @@ test('review reproduction 2: a sealed record updated with reliable:false, then m
   assert.deepEqual(failures, []);
 });
 
-test('a seal retried after a failure keeps a version replaced from a newer log file that never reached disk', { timeout: 120_000 }, async () => {
+test('a seal retried after a failure keeps a version replaced from a newer log file that never reached disk', {
+  timeout: 120_000,
+}, async () => {
   const run = record('seal-after-failure', 5, 0);
   const points = cuts(run.journal.events.length, 'all');
   assert.deepEqual(await checkCuts(run, points), []);
 });
 
-test('power loss at every cut of a direct import (and the writes and re-import after it) keeps all of a commit or none', { timeout: 180_000 }, async () => {
+test('power loss at every cut of a direct import (and the writes and re-import after it) keeps all of a commit or none', {
+  timeout: 180_000,
+}, async () => {
   const run = record('import', 3, 0);
   const first = run.lines.find((l) => l.kind === 'put' && l.ids?.length === 5)!;
   const points = cuts(run.journal.events.length, 'all').filter((k) => k >= first.sent);

@@ -24,7 +24,8 @@ test('the same record ids in two runs and two projects are four records, live an
   await store.logTraces(other.id, { log_stream_id: otherStream.id, traces: [trace('theirs')] });
   // A client retry (the same request again) makes the next load de-duplicate.
   await store.logTraces(other.id, { log_stream_id: otherStream.id, traces: [trace('theirs')] });
-  const names = async (s: TraceStore, p: string, ids: Record<string, string>) => (await s.search('span', p, ids)).records.map((r) => r['name']);
+  const names = async (s: TraceStore, p: string, ids: Record<string, string>) =>
+    (await s.search('span', p, ids)).records.map((r) => r['name']);
   const check = async (s: TraceStore, when: string) => {
     assert.deepEqual(await names(s, projectId, { log_stream_id: logStreamId }), ['mine'], `${when}: my log stream keeps its span`);
     assert.deepEqual(await names(s, projectId, { experiment_id: experiment.id }), ['experiment'], `${when}: my experiment keeps its span`);
@@ -58,7 +59,9 @@ test('replaying the log after a crash keeps same-id records of different runs an
     [p1.id, { experiment_id: e1.id, traces: [trace('b')] }],
     [p2.id, { log_stream_id: s2.id, traces: [trace('c')] }],
   ];
-  const child = spawnSync(process.execPath, [...nodeEntry('test/support/log-then-die.ts'), dir, JSON.stringify(requests)], { encoding: 'utf8' });
+  const child = spawnSync(process.execPath, [...nodeEntry('test/support/log-then-die.ts'), dir, JSON.stringify(requests)], {
+    encoding: 'utf8',
+  });
   assert.equal(child.signal, 'SIGKILL', child.stderr);
   const again = await TraceStore.open(dir);
   try {

@@ -36,7 +36,10 @@ test('after a crash that followed a delete of the newest records, new records ar
     await store.close();
     store = await TraceStore.open(dir);
     assert.deepEqual(await names(store), ['after', 'kept'], 'and after reopening; the deleted trace never comes back');
-    assert.deepEqual((await store.search('span', p.id, ls)).records.map((r) => r['name']), ['a']);
+    assert.deepEqual(
+      (await store.search('span', p.id, ls)).records.map((r) => r['name']),
+      ['a'],
+    );
   } finally {
     await store.close();
   }

@@ -49,8 +49,8 @@ export function labelOf(id: string): string {
 // ------------------------------------------------------------------------------------- values
 
 /** 10,000+ characters with a needle at the very end. */
-export const LONG_WITH_NEEDLE = 'lorem ipsum dolor '.repeat(560) + 'needle-at-end';
-export const LONG_ASCII = 'x'.repeat(5000) + 'ÆØÅ';
+export const LONG_WITH_NEEDLE = `${'lorem ipsum dolor '.repeat(560)}needle-at-end`;
+export const LONG_ASCII = `${'x'.repeat(5000)}ÆØÅ`;
 export const LONG_CJK = '日本語'.repeat(2000);
 export const TWO_53 = 9007199254740992; // 2^53
 export const CAFE_NFC = 'Caf\u00e9';
@@ -277,8 +277,24 @@ function sessionS3(): Node[] {
       metrics: { extreme: 1e300 },
       session_id: uid('S3'),
       spans: [
-        { type: 'tool', id: uid('T05a'), name: 'n1', input: 'a', metrics: { extreme: TWO_53, cost: 0.5 }, status_code: -1, created_at: '2026-03-01T01:00:00.001Z' },
-        { type: 'tool', id: uid('T05b'), name: 'n2', input: 'b', metrics: { extreme: TWO_53 - 1, cost: 0.25 }, status_code: 2147483647, created_at: '2026-03-01T01:00:00.002Z' },
+        {
+          type: 'tool',
+          id: uid('T05a'),
+          name: 'n1',
+          input: 'a',
+          metrics: { extreme: TWO_53, cost: 0.5 },
+          status_code: -1,
+          created_at: '2026-03-01T01:00:00.001Z',
+        },
+        {
+          type: 'tool',
+          id: uid('T05b'),
+          name: 'n2',
+          input: 'b',
+          metrics: { extreme: TWO_53 - 1, cost: 0.25 },
+          status_code: 2147483647,
+          created_at: '2026-03-01T01:00:00.002Z',
+        },
         {
           type: 'control',
           id: uid('T05c'),
@@ -309,7 +325,15 @@ function sessionS3(): Node[] {
           metrics: { extreme: 0, cost: 0 },
           created_at: '2026-03-01T01:00:00.004Z',
         },
-        { type: 'tool', id: uid('T06b'), name: 'n5', input: 'e', metrics: { extreme: -TWO_53 }, status_code: 404, created_at: '2026-03-01T01:00:00.005Z' },
+        {
+          type: 'tool',
+          id: uid('T06b'),
+          name: 'n5',
+          input: 'e',
+          metrics: { extreme: -TWO_53 },
+          status_code: 404,
+          created_at: '2026-03-01T01:00:00.005Z',
+        },
       ],
     },
   ];
@@ -325,7 +349,9 @@ function sessionS4(): Node[] {
       created_at: '2026-02-28T23:59:59.999Z',
       metrics: { extreme: -1e300 },
       session_id: uid('S4'),
-      spans: [{ type: 'tool', id: uid('T07a'), name: 'n6', input: 'f', metrics: { extreme: -1e-300 }, created_at: '2026-03-01T00:00:00.000Z' }],
+      spans: [
+        { type: 'tool', id: uid('T07a'), name: 'n6', input: 'f', metrics: { extreme: -1e-300 }, created_at: '2026-03-01T00:00:00.000Z' },
+      ],
     },
   ];
 }
@@ -396,9 +422,24 @@ function sessionS6(): Node[] {
           finish_reason: '',
           created_at: '2026-03-01T04:00:00.001Z',
         },
-        { type: 'tool', id: uid('T10b'), name: "it's", input: 'say "hi"', output: 'line1\nline2\ttab', created_at: '2026-03-01T04:00:00.002Z', external_id: 'EXT-1' },
+        {
+          type: 'tool',
+          id: uid('T10b'),
+          name: "it's",
+          input: 'say "hi"',
+          output: 'line1\nline2\ttab',
+          created_at: '2026-03-01T04:00:00.002Z',
+          external_id: 'EXT-1',
+        },
         { type: 'tool', id: uid('T10c'), name: 'LONG', input: LONG_ASCII, output: LONG_CJK, created_at: '2026-03-01T04:00:00.003Z' },
-        { type: 'tool', id: uid('T10d'), name: 'SELECT * FROM r; --', input: "'; DROP TABLE r; --", output: 'null', created_at: '2026-03-01T04:00:00.004Z' },
+        {
+          type: 'tool',
+          id: uid('T10d'),
+          name: 'SELECT * FROM r; --',
+          input: "'; DROP TABLE r; --",
+          output: 'null',
+          created_at: '2026-03-01T04:00:00.004Z',
+        },
       ],
     },
   ];
@@ -434,7 +475,9 @@ function spansUnderT04a(): Omit<LogSpansRequest, 'log_stream_id'> {
   return {
     trace_id: uid('T04'),
     parent_id: uid('T04a'),
-    spans: [{ type: 'tool', id: uid('T04a1'), name: 'late', input: 'late child', metrics: { quality: 1 }, created_at: '2026-03-01T06:00:01Z' }] as any,
+    spans: [
+      { type: 'tool', id: uid('T04a1'), name: 'late', input: 'late child', metrics: { quality: 1 }, created_at: '2026-03-01T06:00:01Z' },
+    ] as any,
   };
 }
 
@@ -470,10 +513,67 @@ function spansCreatingT11(): Omit<LogSpansRequest, 'log_stream_id'> {
 
 // ------------------------------------------------------------------------------------- filler traces
 
-
-const F_NAMES = ['plain', 'Plain', 'PLAIN', '', 'x_y', 'xzy', '50%', '5000', "it''s", 'quo"te', 'bs\\x', '{"k": "v"}', 'ñandú', 'ÑANDÚ', '北京', '😀 smile', 'ωmega', 'ΩMEGA', ' lead', 'trail ', 'null', 'NULL', 'true'];
-const F_TEXT = [...F_NAMES, 'hello world', 'Hello World', 'multi\nline', 'tab\there', 'y'.repeat(3000), '%_%', '\\%', 'a"b', "a'b", '{"a": [1, {"b": null}]}', '[]', '{}', 'ünïcödé', 'ÜNÏCÖDÉ', '中文字符', '🙂🙃', 'Ελληνικά', 'ΕΛΛΗΝΙΚΆ'];
-const F_CONTENT = ['hello world', 'Hello World', 'plain words', 'PLAIN WORDS', 'ünïcödé text', 'x_y and 50%', 'quote "inside"', 'back\\slash', '中文字符', '😀 smile', 'Ελληνικά', '', 'ñandú'];
+const F_NAMES = [
+  'plain',
+  'Plain',
+  'PLAIN',
+  '',
+  'x_y',
+  'xzy',
+  '50%',
+  '5000',
+  "it''s",
+  'quo"te',
+  'bs\\x',
+  '{"k": "v"}',
+  'ñandú',
+  'ÑANDÚ',
+  '北京',
+  '😀 smile',
+  'ωmega',
+  'ΩMEGA',
+  ' lead',
+  'trail ',
+  'null',
+  'NULL',
+  'true',
+];
+const F_TEXT = [
+  ...F_NAMES,
+  'hello world',
+  'Hello World',
+  'multi\nline',
+  'tab\there',
+  'y'.repeat(3000),
+  '%_%',
+  '\\%',
+  'a"b',
+  "a'b",
+  '{"a": [1, {"b": null}]}',
+  '[]',
+  '{}',
+  'ünïcödé',
+  'ÜNÏCÖDÉ',
+  '中文字符',
+  '🙂🙃',
+  'Ελληνικά',
+  'ΕΛΛΗΝΙΚΆ',
+];
+const F_CONTENT = [
+  'hello world',
+  'Hello World',
+  'plain words',
+  'PLAIN WORDS',
+  'ünïcödé text',
+  'x_y and 50%',
+  'quote "inside"',
+  'back\\slash',
+  '中文字符',
+  '😀 smile',
+  'Ελληνικά',
+  '',
+  'ñandú',
+];
 const F_TAGS = ['green', 'Green', 'GREEN', '', 'g_1', 'g%1', 'ünï', 'ÜNÏ', '绿', '🍏', 'dup'];
 const F_EXTERNAL = [null, null, null, '', 'e1', 'E1', 'é1'];
 const F_ERROR = ['', '', 'fail', 'FAIL', 'Fail: "x"'];
@@ -519,7 +619,7 @@ function fillerTime(r: () => number): string {
   if (r() < 0.5) return pick(r, F_INSTANTS);
   const ms = Date.UTC(2026, 1, 10, 8) + Math.floor(r() * 3_600_000);
   const us = Math.floor(r() * 1000);
-  return new Date(ms).toISOString().replace('Z', '') + String(us).padStart(3, '0') + 'Z';
+  return `${new Date(ms).toISOString().replace('Z', '') + String(us).padStart(3, '0')}Z`;
 }
 
 function fillerTags(r: () => number): string[] | null | undefined {
@@ -564,7 +664,8 @@ function fillerCommon(ctx: FillerCtx, id: string, kind: string, leaf: boolean): 
 
 function fillerSpan(ctx: FillerCtx, label: string, depth: number): Node {
   const { r } = ctx;
-  const kinds = depth < 3 ? ['agent', 'workflow', 'llm', 'llm', 'retriever', 'tool', 'tool', 'control'] : ['llm', 'retriever', 'tool', 'control'];
+  const kinds =
+    depth < 3 ? ['agent', 'workflow', 'llm', 'llm', 'retriever', 'tool', 'tool', 'control'] : ['llm', 'retriever', 'tool', 'control'];
   const kind = pick(r, kinds);
   const container = kind === 'agent' || kind === 'workflow';
   const n: Node = { type: kind, ...fillerCommon(ctx, uid(label), kind, !container) };
@@ -592,7 +693,8 @@ function fillerSpan(ctx: FillerCtx, label: string, depth: number): Node {
     case 'retriever': {
       const docs = [];
       const k = Math.floor(r() * 3);
-      for (let i = 0; i < k; i++) docs.push(r() < 0.5 ? { content: pick(r, F_CONTENT), metadata: { source: 'kb' } } : { page_content: pick(r, F_CONTENT) });
+      for (let i = 0; i < k; i++)
+        docs.push(r() < 0.5 ? { content: pick(r, F_CONTENT), metadata: { source: 'kb' } } : { page_content: pick(r, F_CONTENT) });
       n['output'] = docs;
       break;
     }
@@ -624,7 +726,9 @@ function fillerSpan(ctx: FillerCtx, label: string, depth: number): Node {
   }
   if (container) {
     const k = 1 + Math.floor(r() * 3);
-    n['spans'] = Array.from({ length: k }, (_, i) => fillerSpan(ctx, `${label}${depth % 2 === 1 ? String(i + 1) : String.fromCharCode(97 + i)}`, depth + 1));
+    n['spans'] = Array.from({ length: k }, (_, i) =>
+      fillerSpan(ctx, `${label}${depth % 2 === 1 ? String(i + 1) : String.fromCharCode(97 + i)}`, depth + 1),
+    );
   }
   return n;
 }
@@ -639,7 +743,15 @@ function fillerSessions(): { sessionLabel: string; traces: Node[] }[] {
     const traces: Node[] = [];
     for (let t = 0; t < 3; t++) {
       const label = `F${String(s * 3 + t + 1).padStart(2, '0')}`;
-      const ctx: FillerCtx = { r, label, bigLeft, bigUsed: () => { bigLeft = false; ctx.bigLeft = false; } };
+      const ctx: FillerCtx = {
+        r,
+        label,
+        bigLeft,
+        bigUsed: () => {
+          bigLeft = false;
+          ctx.bigLeft = false;
+        },
+      };
       const trace: Node = { ...fillerCommon(ctx, uid(label), 'trace', false), session_id: uid(sessionLabel) };
       trace['input'] = pick(r, F_TEXT);
       if (r() < 0.8) trace['output'] = pick(r, F_TEXT);
@@ -657,8 +769,18 @@ function fillerSessions(): { sessionLabel: string; traces: Node[] }[] {
 export type LoadMode = 'memory' | 'sealed' | 'mixed';
 
 /** The requests, in order: phase A (one logTraces per session), then phase B. */
-export function awkwardRequests(): { phaseA: Omit<LogTracesRequest, 'log_stream_id'>[]; phaseB: ({ traces: Omit<LogTracesRequest, 'log_stream_id'> } | { spans: Omit<LogSpansRequest, 'log_stream_id'> })[] } {
-  const phaseA: Omit<LogTracesRequest, 'log_stream_id'>[] = [sessionS1(), sessionS2(), sessionS3(), sessionS4(), sessionS5(), sessionS6()].map((traces) => ({ traces: traces as any }));
+export function awkwardRequests(): {
+  phaseA: Omit<LogTracesRequest, 'log_stream_id'>[];
+  phaseB: ({ traces: Omit<LogTracesRequest, 'log_stream_id'> } | { spans: Omit<LogSpansRequest, 'log_stream_id'> })[];
+} {
+  const phaseA: Omit<LogTracesRequest, 'log_stream_id'>[] = [
+    sessionS1(),
+    sessionS2(),
+    sessionS3(),
+    sessionS4(),
+    sessionS5(),
+    sessionS6(),
+  ].map((traces) => ({ traces: traces as any }));
   for (const { traces } of fillerSessions()) phaseA.push({ traces: traces as any });
   return {
     phaseA,

@@ -8,7 +8,9 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { ROOT } from '../../scripts/binary/config.js';
 
 // TRACELAKE_CHROMIUM, when set, is the only browser tried.
-const CANDIDATES = process.env['TRACELAKE_CHROMIUM'] ? [process.env['TRACELAKE_CHROMIUM']] : ['/usr/bin/chromium', '/usr/lib/chromium/chromium', '/usr/bin/chromium-browser'];
+const CANDIDATES = process.env['TRACELAKE_CHROMIUM']
+  ? [process.env['TRACELAKE_CHROMIUM']]
+  : ['/usr/bin/chromium', '/usr/lib/chromium/chromium', '/usr/bin/chromium-browser'];
 
 export const chromiumPath: string | undefined = CANDIDATES.find((p): p is string => !!p && existsSync(p));
 const required = !!process.env['CI'] || !!process.env['TRACELAKE_REQUIRE_BROWSER'];
@@ -29,12 +31,31 @@ export async function launch(): Promise<Browser> {
   return chromium.launch({
     executablePath: chromiumPath!,
     // Root in containers needs --no-sandbox; the rest keeps Chromium off this closed network.
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-default-apps', '--disable-extensions'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-default-apps',
+      '--disable-extensions',
+    ],
   });
 }
 
-export async function newPage(browser: Browser, options: { colorScheme?: 'light' | 'dark' } = {}): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce', colorScheme: options.colorScheme ?? 'light', timezoneId: 'UTC', locale: 'en-US' });
+export async function newPage(
+  browser: Browser,
+  options: { colorScheme?: 'light' | 'dark' } = {},
+): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({
+    viewport: { width: 1280, height: 800 },
+    reducedMotion: 'reduce',
+    colorScheme: options.colorScheme ?? 'light',
+    timezoneId: 'UTC',
+    locale: 'en-US',
+  });
   const page = await context.newPage();
   // Script errors and CSP violations fail the tests that check for them.
   const errors: string[] = [];

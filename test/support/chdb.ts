@@ -13,7 +13,8 @@ export const INSTALL_TEST_DEPS = 'npm install --prefix test/deps --no-audit --no
 /** Why the Iceberg reader tests cannot run here (undefined: they can). */
 export function testDepsMissing(): string | undefined {
   for (const pkg of ['chdb', 's3rver']) {
-    if (!existsSync(join(TEST_DEPS, 'node_modules', pkg, 'package.json'))) return `${pkg} is not installed in test/deps: run \`${INSTALL_TEST_DEPS}\``;
+    if (!existsSync(join(TEST_DEPS, 'node_modules', pkg, 'package.json')))
+      return `${pkg} is not installed in test/deps: run \`${INSTALL_TEST_DEPS}\``;
   }
   return undefined;
 }
@@ -25,13 +26,18 @@ export function testDepsMissing(): string | undefined {
 export function chdbQueries(cwd: string, queries: readonly string[]): Promise<Record<string, unknown>[][]> {
   return new Promise((resolve, reject) => {
     const args = [join(ROOT, 'test', 'support', 'chdb-child.mjs')];
-    execFile(process.execPath, args, { cwd, env: { ...process.env, TL_CHDB_QUERIES: JSON.stringify(queries) }, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) return reject(new Error(`chdb failed: ${stderr || err.message}`));
-      try {
-        resolve(JSON.parse(stdout) as Record<string, unknown>[][]);
-      } catch {
-        reject(new Error(`chdb printed no JSON: ${stdout.slice(0, 2000)} ${stderr.slice(0, 2000)}`));
-      }
-    });
+    execFile(
+      process.execPath,
+      args,
+      { cwd, env: { ...process.env, TL_CHDB_QUERIES: JSON.stringify(queries) }, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        if (err) return reject(new Error(`chdb failed: ${stderr || err.message}`));
+        try {
+          resolve(JSON.parse(stdout) as Record<string, unknown>[][]);
+        } catch {
+          reject(new Error(`chdb printed no JSON: ${stdout.slice(0, 2000)} ${stderr.slice(0, 2000)}`));
+        }
+      },
+    );
   });
 }

@@ -15,10 +15,21 @@ export interface LevelCounts {
 export const LEVELS: readonly Level[] = ['span', 'trace', 'session'];
 
 /** Every record of a level (optionally one run), walked page by page in the default order. */
-export async function scan(store: TraceStore, level: Level, projectId: string, runIds: RunIds = {}, filters: unknown[] = []): Promise<Record<string, unknown>[]> {
+export async function scan(
+  store: TraceStore,
+  level: Level,
+  projectId: string,
+  runIds: RunIds = {},
+  filters: unknown[] = [],
+): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];
   for (let token: number | null = 0; token !== null; ) {
-    const page = await store.search(level, projectId, { ...runIds, ...(filters.length ? { filters } : {}), starting_token: token, limit: 500 } as never);
+    const page = await store.search(level, projectId, {
+      ...runIds,
+      ...(filters.length ? { filters } : {}),
+      starting_token: token,
+      limit: 500,
+    } as never);
     out.push(...page.records);
     token = page.next_starting_token;
   }
@@ -34,7 +45,12 @@ export async function counts(store: TraceStore, projectId: string, runIds: RunId
  * Asserts a project is consistent and returns its counts: count = walked records at each level, ids
  * unique, every span's trace and every trace's session present (unless `allowOrphans`).
  */
-export async function assertConsistent(store: TraceStore, projectId: string, what = projectId, options: { allowOrphans?: boolean } = {}): Promise<LevelCounts & { ids: Set<string> }> {
+export async function assertConsistent(
+  store: TraceStore,
+  projectId: string,
+  what = projectId,
+  options: { allowOrphans?: boolean } = {},
+): Promise<LevelCounts & { ids: Set<string> }> {
   const ids = new Set<string>();
   const byLevel = new Map<Level, Record<string, unknown>[]>();
   for (const level of LEVELS) {
@@ -51,8 +67,10 @@ export async function assertConsistent(store: TraceStore, projectId: string, wha
   if (!options.allowOrphans) {
     const traces = new Set(byLevel.get('trace')!.map((r) => String(r['id'])));
     const sessions = new Set(byLevel.get('session')!.map((r) => String(r['id'])));
-    for (const s of byLevel.get('span')!) assert.ok(traces.has(String(s['trace_id'])), `${what}: span ${String(s['id'])} has no trace ${String(s['trace_id'])}`);
-    for (const t of byLevel.get('trace')!) assert.ok(sessions.has(String(t['session_id'])), `${what}: trace ${String(t['id'])} has no session ${String(t['session_id'])}`);
+    for (const s of byLevel.get('span')!)
+      assert.ok(traces.has(String(s['trace_id'])), `${what}: span ${String(s['id'])} has no trace ${String(s['trace_id'])}`);
+    for (const t of byLevel.get('trace')!)
+      assert.ok(sessions.has(String(t['session_id'])), `${what}: trace ${String(t['id'])} has no session ${String(t['session_id'])}`);
   }
   return { span: byLevel.get('span')!.length, trace: byLevel.get('trace')!.length, session: byLevel.get('session')!.length, ids };
 }

@@ -8,7 +8,15 @@ export interface CrashState {
 }
 
 export type CrashOp =
-  | { kind: 'log'; op: number; projectId: string; runId: string; runKind: RunKind; tag: string; traces: { id: string; spanIds: string[] }[] }
+  | {
+      kind: 'log';
+      op: number;
+      projectId: string;
+      runId: string;
+      runKind: RunKind;
+      tag: string;
+      traces: { id: string; spanIds: string[] }[];
+    }
   | { kind: 'delete'; op: number; projectId: string; runId: string; tag: string }
   | { kind: 'createProject'; op: number; name: string; id?: string }
   | { kind: 'createRun'; op: number; projectId: string; runKind: RunKind; name: string; id?: string }
@@ -19,7 +27,8 @@ export type CrashOp =
   | { kind: 'flush'; op: number }
   | { kind: 'compact'; op: number };
 
-export const runField = (kind: RunKind) => (kind === 'log_stream' ? 'log_stream_id' : kind === 'experiment' ? 'experiment_id' : 'metrics_testing_id');
+export const runField = (kind: RunKind) =>
+  kind === 'log_stream' ? 'log_stream_id' : kind === 'experiment' ? 'experiment_id' : 'metrics_testing_id';
 
 /**
  * Store options that keep background compaction from merging anything when TRACELAKE_CRASH_COMPACT=0

@@ -47,7 +47,10 @@ async function main(): Promise<void> {
       case 'log': {
         const run = rng.pick(state.runs);
         const tag = `tag-${seedText}-${op}`;
-        const traces = Array.from({ length: rng.int(1, 3) }, () => ({ id: rng.uuid(), spanIds: Array.from({ length: rng.int(0, 4) }, () => rng.uuid()) }));
+        const traces = Array.from({ length: rng.int(1, 3) }, () => ({
+          id: rng.uuid(),
+          spanIds: Array.from({ length: rng.int(0, 4) }, () => rng.uuid()),
+        }));
         const o: CrashOp = { kind: 'log', op, projectId: run.projectId, runId: run.id, runKind: run.kind, tag, traces };
         say('begin', o);
         await store.logTraces(run.projectId, {
@@ -59,7 +62,18 @@ async function main(): Promise<void> {
             input: 'q'.repeat(rng.int(10, 300)),
             tags: [tag],
             metrics: rng.chance(0.5) ? { [`m${rng.int(0, 3)}`]: rng.int(0, 100) } : {},
-            spans: t.spanIds.length ? [{ id: t.spanIds[0]!, type: 'workflow' as const, name: 'wf', spans: t.spanIds.slice(1).map((id, k) => ({ id, type: 'tool' as const, name: `tool${k}`, input: 'x'.repeat(50), metrics: { score: k } })) }] : [],
+            spans: t.spanIds.length
+              ? [
+                  {
+                    id: t.spanIds[0]!,
+                    type: 'workflow' as const,
+                    name: 'wf',
+                    spans: t.spanIds
+                      .slice(1)
+                      .map((id, k) => ({ id, type: 'tool' as const, name: `tool${k}`, input: 'x'.repeat(50), metrics: { score: k } })),
+                  },
+                ]
+              : [],
           })),
         });
         say('ack', o);
@@ -71,7 +85,10 @@ async function main(): Promise<void> {
         const t = state.tags[i]!;
         const o: CrashOp = { kind: 'delete', op, projectId: t.projectId, runId: t.runId, tag: t.tag };
         say('begin', o);
-        await store.records.delete('trace', t.projectId, { [runField(t.kind)]: t.runId, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: t.tag }] });
+        await store.records.delete('trace', t.projectId, {
+          [runField(t.kind)]: t.runId,
+          filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: t.tag }],
+        });
         say('ack', o);
         state.tags.splice(i, 1);
         break;
@@ -115,7 +132,14 @@ async function main(): Promise<void> {
       }
       case 'renameRun': {
         const r = rng.pick(state.runs);
-        const o: CrashOp = { kind: 'renameRun', op, projectId: r.projectId, runId: r.id, from: r.name, to: `renamed-run-${seedText}-${op}` };
+        const o: CrashOp = {
+          kind: 'renameRun',
+          op,
+          projectId: r.projectId,
+          runId: r.id,
+          from: r.name,
+          to: `renamed-run-${seedText}-${op}`,
+        };
         say('begin', o);
         store.catalog.renameRun(r.projectId, r.id, o.to);
         say('ack', o);

@@ -14,7 +14,13 @@ for (let i = 0; ; i++) {
       {
         name: `r${round}-t${i}`,
         input: 'q'.repeat(200 + (i % 50)),
-        spans: [{ type: 'workflow', name: 'wf', spans: Array.from({ length: n - 1 }, (_, k) => ({ type: 'tool' as const, name: `tool${k}`, input: 'x'.repeat(100) })) }],
+        spans: [
+          {
+            type: 'workflow',
+            name: 'wf',
+            spans: Array.from({ length: n - 1 }, (_, k) => ({ type: 'tool' as const, name: `tool${k}`, input: 'x'.repeat(100) })),
+          },
+        ],
       },
     ],
   });

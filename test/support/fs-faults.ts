@@ -79,7 +79,18 @@ let installed = false;
 export function installFaults(): void {
   if (installed) return;
   installed = true;
-  real = { ...real, writeSync: fs.writeSync, writeFileSync: fs.writeFileSync, appendFileSync: fs.appendFileSync, fsyncSync: fs.fsyncSync, fdatasyncSync: fs.fdatasyncSync, fsync: fs.fsync, renameSync: fs.renameSync, openSync: fs.openSync, mkdirSync: fs.mkdirSync };
+  real = {
+    ...real,
+    writeSync: fs.writeSync,
+    writeFileSync: fs.writeFileSync,
+    appendFileSync: fs.appendFileSync,
+    fsyncSync: fs.fsyncSync,
+    fdatasyncSync: fs.fdatasyncSync,
+    fsync: fs.fsync,
+    renameSync: fs.renameSync,
+    openSync: fs.openSync,
+    mkdirSync: fs.mkdirSync,
+  };
   const f = fs as unknown as Record<string, unknown>;
   const sync =
     (name: keyof typeof real, cls: FaultClass) =>

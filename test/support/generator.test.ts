@@ -1,15 +1,7 @@
 // Guarantees the trace generator is seeded-reproducible and yields well-formed, realistic ingest-shaped trace sets.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  countSpans,
-  generateBatches,
-  generateTraces,
-  generateTraceSet,
-  GEN_SPAN_KINDS,
-  type GenSpan,
-  type GenTrace,
-} from './generator.js';
+import { countSpans, generateBatches, generateTraces, generateTraceSet, GEN_SPAN_KINDS, type GenSpan, type GenTrace } from './generator.js';
 
 const TARGET = 20_000;
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

@@ -289,13 +289,27 @@ const PAD3: string[] = Array.from({ length: 1000 }, (_, i) => String(i).padStart
 
 /** Inverse standard-normal CDF (Acklam's rational approximation, |error| < 1.2e-9). */
 function invNorm(p: number): number {
-  const a0 = -3.969683028665376e1, a1 = 2.209460984245205e2, a2 = -2.759285104469687e2;
-  const a3 = 1.38357751867269e2, a4 = -3.066479806614716e1, a5 = 2.506628277459239;
-  const b0 = -5.447609879822406e1, b1 = 1.615858368580409e2, b2 = -1.556989798598866e2;
-  const b3 = 6.680131188771972e1, b4 = -1.328068155288572e1;
-  const c0 = -7.784894002430293e-3, c1 = -3.223964580411365e-1, c2 = -2.400758277161838;
-  const c3 = -2.549732539343734, c4 = 4.374664141464968, c5 = 2.938163982698783;
-  const d0 = 7.784695709041462e-3, d1 = 3.224671290700398e-1, d2 = 2.445134137142996, d3 = 3.754408661907416;
+  const a0 = -3.969683028665376e1,
+    a1 = 2.209460984245205e2,
+    a2 = -2.759285104469687e2;
+  const a3 = 1.38357751867269e2,
+    a4 = -3.066479806614716e1,
+    a5 = 2.506628277459239;
+  const b0 = -5.447609879822406e1,
+    b1 = 1.615858368580409e2,
+    b2 = -1.556989798598866e2;
+  const b3 = 6.680131188771972e1,
+    b4 = -1.328068155288572e1;
+  const c0 = -7.784894002430293e-3,
+    c1 = -3.223964580411365e-1,
+    c2 = -2.400758277161838;
+  const c3 = -2.549732539343734,
+    c4 = 4.374664141464968,
+    c5 = 2.938163982698783;
+  const d0 = 7.784695709041462e-3,
+    d1 = 3.224671290700398e-1,
+    d2 = 2.445134137142996,
+    d3 = 3.754408661907416;
   const tail = (q: number): number =>
     (((((c0 * q + c1) * q + c2) * q + c3) * q + c4) * q + c5) / ((((d0 * q + d1) * q + d2) * q + d3) * q + 1);
   if (p < 0.02425) return tail(Math.sqrt(-2 * Math.log(p)));
@@ -397,66 +411,225 @@ synchronization transformation troubleshooting verification visualization
 
 // Tokens that exercise unicode, JSON escaping and punctuation (see the corpora below for rates).
 const SPECIAL_TOKENS: readonly string[] = [
-  'café', 'naïve', 'résumé', 'façade', 'jalapeño', 'Zürich', 'München', 'São Paulo', 'Kraków', 'Ångström',
-  'déjà vu', 'crème brûlée', '東京', '大阪', 'データ', '検索結果', '你好', '谢谢你', 'Привет', 'спасибо', 'γεια σου',
-  'مرحبا', 'שלום', 'नमस्ते', '😀', '👍', '🚀', '✅', '⚠️', '→', '—', '…', '€42', '£19.99', '¥3000', '±0.5',
-  '21°C', '≈', '≠', '“quoted”', '«bien»', 'Ω', '5 µs', '(see above)', '"exact"', "it's", "don't", "won't",
-  'e.g.', 'i.e.', 'R&D', 'Q&A', '#general', '@support', '<b>bold</b>', 'src/index.ts', 'user@example.com',
-  'https://docs.example.com/guide', '`config.yaml`', '[1]', '{id}', 'C:\\Users\\demo', 'a/b testing', '50/50',
-  '100%', 'v2.3.1', 'ISO-8601', 'UTF-8', 'JSON', 'HTTP 404', 'SKU-7731', 'O(n log n)', '3×', 'x²', 'A–Z',
+  'café',
+  'naïve',
+  'résumé',
+  'façade',
+  'jalapeño',
+  'Zürich',
+  'München',
+  'São Paulo',
+  'Kraków',
+  'Ångström',
+  'déjà vu',
+  'crème brûlée',
+  '東京',
+  '大阪',
+  'データ',
+  '検索結果',
+  '你好',
+  '谢谢你',
+  'Привет',
+  'спасибо',
+  'γεια σου',
+  'مرحبا',
+  'שלום',
+  'नमस्ते',
+  '😀',
+  '👍',
+  '🚀',
+  '✅',
+  '⚠️',
+  '→',
+  '—',
+  '…',
+  '€42',
+  '£19.99',
+  '¥3000',
+  '±0.5',
+  '21°C',
+  '≈',
+  '≠',
+  '“quoted”',
+  '«bien»',
+  'Ω',
+  '5 µs',
+  '(see above)',
+  '"exact"',
+  "it's",
+  "don't",
+  "won't",
+  'e.g.',
+  'i.e.',
+  'R&D',
+  'Q&A',
+  '#general',
+  '@support',
+  '<b>bold</b>',
+  'src/index.ts',
+  'user@example.com',
+  'https://docs.example.com/guide',
+  '`config.yaml`',
+  '[1]',
+  '{id}',
+  'C:\\Users\\demo',
+  'a/b testing',
+  '50/50',
+  '100%',
+  'v2.3.1',
+  'ISO-8601',
+  'UTF-8',
+  'JSON',
+  'HTTP 404',
+  'SKU-7731',
+  'O(n log n)',
+  '3×',
+  'x²',
+  'A–Z',
 ];
 
 const WORDS: string[] = [...new Set(WORD_SOURCE.split(/\s+/).filter((w) => w.length > 0))];
 const NW = WORDS.length;
 
 const QUESTION_STARTS: readonly string[] = [
-  'How do I', 'How can I', 'What is the', 'What are the', 'Why does my', 'Why is the', 'Can you', 'Could you',
-  'Please explain', 'Is it possible to', 'When will my', 'Where can I find', 'Which', 'Help me', 'Summarize the',
-  'Compare the', 'Write a short note about', 'List the', 'Explain how the', 'I need to',
+  'How do I',
+  'How can I',
+  'What is the',
+  'What are the',
+  'Why does my',
+  'Why is the',
+  'Can you',
+  'Could you',
+  'Please explain',
+  'Is it possible to',
+  'When will my',
+  'Where can I find',
+  'Which',
+  'Help me',
+  'Summarize the',
+  'Compare the',
+  'Write a short note about',
+  'List the',
+  'Explain how the',
+  'I need to',
 ];
 
 const MODELS: readonly string[] = weighted([
-  ['gpt-4o', 6], ['gpt-4o-mini', 8], ['gpt-4.1', 3], ['claude-3-5-sonnet-20241022', 5], ['claude-3-5-haiku-20241022', 3],
-  ['gemini-1.5-pro', 2], ['llama-3.1-70b-instruct', 2], ['mistral-large-latest', 1],
+  ['gpt-4o', 6],
+  ['gpt-4o-mini', 8],
+  ['gpt-4.1', 3],
+  ['claude-3-5-sonnet-20241022', 5],
+  ['claude-3-5-haiku-20241022', 3],
+  ['gemini-1.5-pro', 2],
+  ['llama-3.1-70b-instruct', 2],
+  ['mistral-large-latest', 1],
 ] as const);
 /** USD per 1k input / output tokens, to derive trace `cost`. */
 const MODEL_PRICE: Readonly<Record<string, readonly [number, number]>> = {
-  'gpt-4o': [0.0025, 0.01], 'gpt-4o-mini': [0.00015, 0.0006], 'gpt-4.1': [0.002, 0.008],
-  'claude-3-5-sonnet-20241022': [0.003, 0.015], 'claude-3-5-haiku-20241022': [0.0008, 0.004],
-  'gemini-1.5-pro': [0.00125, 0.005], 'llama-3.1-70b-instruct': [0.0009, 0.0009], 'mistral-large-latest': [0.002, 0.006],
+  'gpt-4o': [0.0025, 0.01],
+  'gpt-4o-mini': [0.00015, 0.0006],
+  'gpt-4.1': [0.002, 0.008],
+  'claude-3-5-sonnet-20241022': [0.003, 0.015],
+  'claude-3-5-haiku-20241022': [0.0008, 0.004],
+  'gemini-1.5-pro': [0.00125, 0.005],
+  'llama-3.1-70b-instruct': [0.0009, 0.0009],
+  'mistral-large-latest': [0.002, 0.006],
 };
 const TEMPERATURES: readonly number[] = [0, 0, 0.1, 0.2, 0.3, 0.5, 0.7, 0.7, 1];
-const FINISH_REASONS: readonly string[] = weighted([['stop', 90], ['length', 6], ['content_filter', 1]] as const);
+const FINISH_REASONS: readonly string[] = weighted([
+  ['stop', 90],
+  ['length', 6],
+  ['content_filter', 1],
+] as const);
 
 const AGENT_TYPES: readonly GenAgentType[] = weighted([
-  ['default', 8], ['react', 5], ['planner', 3], ['router', 2], ['supervisor', 2], ['reflection', 1], ['classifier', 1], ['judge', 1],
+  ['default', 8],
+  ['react', 5],
+  ['planner', 3],
+  ['router', 2],
+  ['supervisor', 2],
+  ['reflection', 1],
+  ['classifier', 1],
+  ['judge', 1],
 ] as const);
 
 const TRACE_NAMES: readonly string[] = [
-  'chat', 'support_conversation', 'answer_question', 'rag_query', 'summarize_document', 'classify_ticket',
-  'draft_email', 'travel_assistant', 'code_review', 'extract_invoice', 'research_task', 'sql_assistant',
+  'chat',
+  'support_conversation',
+  'answer_question',
+  'rag_query',
+  'summarize_document',
+  'classify_ticket',
+  'draft_email',
+  'travel_assistant',
+  'code_review',
+  'extract_invoice',
+  'research_task',
+  'sql_assistant',
 ];
 const WORKFLOW_NAMES: readonly string[] = [
-  'rag_pipeline', 'handle_request', 'answer_question', 'ingest_context', 'post_process', 'summarize_chunks',
-  'route_and_answer', 'validate_output', 'retrieve_and_rank', 'compose_reply',
+  'rag_pipeline',
+  'handle_request',
+  'answer_question',
+  'ingest_context',
+  'post_process',
+  'summarize_chunks',
+  'route_and_answer',
+  'validate_output',
+  'retrieve_and_rank',
+  'compose_reply',
 ];
 const AGENT_NAMES: readonly string[] = [
-  'support_agent', 'research_agent', 'planner_agent', 'booking_agent', 'billing_agent', 'sql_agent',
-  'triage_agent', 'writer_agent', 'critic_agent', 'orchestrator',
+  'support_agent',
+  'research_agent',
+  'planner_agent',
+  'booking_agent',
+  'billing_agent',
+  'sql_agent',
+  'triage_agent',
+  'writer_agent',
+  'critic_agent',
+  'orchestrator',
 ];
 const LLM_NAMES: readonly string[] = [
-  'chat_completion', 'openai.chat.completions', 'anthropic.messages', 'generate_answer', 'summarize',
-  'classify_intent', 'rewrite_query', 'extract_entities', 'plan_next_step', 'grade_answer',
+  'chat_completion',
+  'openai.chat.completions',
+  'anthropic.messages',
+  'generate_answer',
+  'summarize',
+  'classify_intent',
+  'rewrite_query',
+  'extract_entities',
+  'plan_next_step',
+  'grade_answer',
 ];
 const RETRIEVER_NAMES: readonly string[] = ['vector_search', 'bm25_search', 'hybrid_search', 'kb_lookup', 'rerank', 'faq_retriever'];
 const EVALUATOR_NAMES: readonly string[] = ['pii_detector', 'prompt_injection', 'toxicity_guard', 'topic_filter', 'jailbreak_check'];
 const DOC_SOURCE_KINDS: readonly string[] = ['kb/', 'https://docs.example.com/', 's3://corpus/', 'confluence://SUP/', 'notion://wiki/'];
 
 const TAGS: readonly string[] = [
-  'prod', 'staging', 'beta', 'rag', 'agent', 'v2', 'experiment-a', 'experiment-b', 'premium', 'mobile', 'web',
-  'eval', 'regression', 'canary', 'cached', 'long-context',
+  'prod',
+  'staging',
+  'beta',
+  'rag',
+  'agent',
+  'v2',
+  'experiment-a',
+  'experiment-b',
+  'premium',
+  'mobile',
+  'web',
+  'eval',
+  'regression',
+  'canary',
+  'cached',
+  'long-context',
 ];
-const ENVS: readonly string[] = weighted([['production', 16], ['staging', 3], ['development', 1]] as const);
+const ENVS: readonly string[] = weighted([
+  ['production', 16],
+  ['staging', 3],
+  ['development', 1],
+] as const);
 const REGIONS: readonly string[] = ['us-east-1', 'us-west-2', 'eu-west-1', 'eu-central-1', 'ap-southeast-2', 'ap-northeast-1'];
 const SPAN_META_KEYS: readonly (readonly [string, readonly string[]])[] = [
   ['attempt', ['1', '1', '1', '2', '3']],
@@ -467,7 +640,16 @@ const SPAN_META_KEYS: readonly (readonly [string, readonly string[]])[] = [
 ];
 
 // Session length 1-8 traces, skewed short like real conversations.
-const SESSION_LENGTHS: readonly number[] = weighted([[1, 30], [2, 20], [3, 15], [4, 12], [5, 9], [6, 6], [7, 4], [8, 4]] as const);
+const SESSION_LENGTHS: readonly number[] = weighted([
+  [1, 30],
+  [2, 20],
+  [3, 15],
+  [4, 12],
+  [5, 9],
+  [6, 6],
+  [7, 4],
+  [8, 4],
+] as const);
 
 const ERROR_TEMPLATES: readonly string[] = [
   'RateLimitError: Rate limit reached for requests per minute (429). Please retry after 20s.',
@@ -489,18 +671,70 @@ interface ToolDef {
   args: ReadonlyArray<readonly [string, ArgKind, string]>;
 }
 const TOOL_DEFS: readonly ToolDef[] = [
-  { name: 'search_web', description: 'Search the public web and return the top results.', args: [['query', 'text', 'Search terms'], ['max_results', 'int', 'How many results to return']] },
-  { name: 'get_weather', description: 'Get the current weather for a city.', args: [['city', 'city', 'City name'], ['unit', 'text', 'celsius or fahrenheit']] },
+  {
+    name: 'search_web',
+    description: 'Search the public web and return the top results.',
+    args: [
+      ['query', 'text', 'Search terms'],
+      ['max_results', 'int', 'How many results to return'],
+    ],
+  },
+  {
+    name: 'get_weather',
+    description: 'Get the current weather for a city.',
+    args: [
+      ['city', 'city', 'City name'],
+      ['unit', 'text', 'celsius or fahrenheit'],
+    ],
+  },
   { name: 'lookup_order', description: 'Look up an order by id and return its status.', args: [['order_id', 'id', 'Order identifier']] },
-  { name: 'run_sql', description: 'Run a read-only SQL query against the analytics warehouse.', args: [['query', 'text', 'SQL statement'], ['limit', 'int', 'Row limit']] },
-  { name: 'send_email', description: 'Send an email on behalf of the user.', args: [['to', 'text', 'Recipient'], ['subject', 'text', 'Subject line'], ['body', 'text', 'Message body']] },
+  {
+    name: 'run_sql',
+    description: 'Run a read-only SQL query against the analytics warehouse.',
+    args: [
+      ['query', 'text', 'SQL statement'],
+      ['limit', 'int', 'Row limit'],
+    ],
+  },
+  {
+    name: 'send_email',
+    description: 'Send an email on behalf of the user.',
+    args: [
+      ['to', 'text', 'Recipient'],
+      ['subject', 'text', 'Subject line'],
+      ['body', 'text', 'Message body'],
+    ],
+  },
   { name: 'calculator', description: 'Evaluate an arithmetic expression.', args: [['expression', 'text', 'Expression to evaluate']] },
   { name: 'fetch_url', description: 'Download a web page and return its text.', args: [['url', 'url', 'Absolute URL']] },
-  { name: 'create_ticket', description: 'Open a support ticket.', args: [['title', 'text', 'Short title'], ['priority', 'int', '1 (urgent) to 4 (low)'], ['description', 'text', 'Details']] },
+  {
+    name: 'create_ticket',
+    description: 'Open a support ticket.',
+    args: [
+      ['title', 'text', 'Short title'],
+      ['priority', 'int', '1 (urgent) to 4 (low)'],
+      ['description', 'text', 'Details'],
+    ],
+  },
   { name: 'get_stock_price', description: 'Return the latest price for a ticker symbol.', args: [['symbol', 'symbol', 'Ticker symbol']] },
-  { name: 'book_flight', description: 'Book a flight between two cities on a date.', args: [['origin', 'city', 'Departure city'], ['destination', 'city', 'Arrival city'], ['date', 'date', 'ISO date']] },
+  {
+    name: 'book_flight',
+    description: 'Book a flight between two cities on a date.',
+    args: [
+      ['origin', 'city', 'Departure city'],
+      ['destination', 'city', 'Arrival city'],
+      ['date', 'date', 'ISO date'],
+    ],
+  },
   { name: 'read_file', description: 'Read a file from the workspace.', args: [['path', 'url', 'Workspace path']] },
-  { name: 'translate_text', description: 'Translate text into another language.', args: [['text', 'text', 'Text to translate'], ['target_language', 'lang', 'ISO 639-1 code']] },
+  {
+    name: 'translate_text',
+    description: 'Translate text into another language.',
+    args: [
+      ['text', 'text', 'Text to translate'],
+      ['target_language', 'lang', 'ISO 639-1 code'],
+    ],
+  },
 ];
 const TOOL_SPECS: readonly GenToolSpec[] = TOOL_DEFS.map((t) => ({
   type: 'function',
@@ -514,7 +748,20 @@ const TOOL_SPECS: readonly GenToolSpec[] = TOOL_DEFS.map((t) => ({
     },
   },
 }));
-const CITIES: readonly string[] = ['Paris', 'Zürich', 'São Paulo', 'Tokyo', 'New York', 'Berlin', 'Kraków', 'Nairobi', 'Toronto', 'Sydney', 'Mumbai', 'Austin'];
+const CITIES: readonly string[] = [
+  'Paris',
+  'Zürich',
+  'São Paulo',
+  'Tokyo',
+  'New York',
+  'Berlin',
+  'Kraków',
+  'Nairobi',
+  'Toronto',
+  'Sydney',
+  'Mumbai',
+  'Austin',
+];
 const LANGS: readonly string[] = ['fr', 'de', 'es', 'ja', 'zh', 'pt', 'it', 'ko'];
 const SYMBOLS: readonly string[] = ['AAPL', 'MSFT', 'NVDA', 'GOOG', 'AMZN', 'TSLA', 'SAP', 'ASML'];
 
@@ -581,7 +828,19 @@ function buildCorpus(chars: number, seed: number, specials: readonly string[], s
 }
 
 const isLatin1 = (w: string): boolean => [...w].every((c) => c.charCodeAt(0) < 256);
-const MAIN_CORPUS = buildCorpus(1 << 23, 0xc0ffee, SPECIAL_TOKENS.filter(isLatin1), 64, ['.', '.', '.', '.', '.', '.', '.', '?', '?', '!', ':']);
+const MAIN_CORPUS = buildCorpus(1 << 23, 0xc0ffee, SPECIAL_TOKENS.filter(isLatin1), 64, [
+  '.',
+  '.',
+  '.',
+  '.',
+  '.',
+  '.',
+  '.',
+  '?',
+  '?',
+  '!',
+  ':',
+]);
 const WIDE_CORPUS = buildCorpus(1 << 20, 0xbeef, SPECIAL_TOKENS, 6, ['.', '.', '.', '?', '!', '…', '。', '！']);
 
 /**
@@ -590,7 +849,7 @@ const WIDE_CORPUS = buildCorpus(1 << 20, 0xbeef, SPECIAL_TOKENS, 6, ['.', '.', '
  */
 function prose(rng: Rng, bytes: number, capitalizeFirst = true, last = '.'): string {
   let out = '';
-  let need = bytes < 1 ? 1 : bytes;
+  let need = Math.max(bytes, 1);
   let piece = '';
   for (let first = true; need > 0; first = false) {
     const r = rng.u32();
@@ -623,16 +882,16 @@ function numberToken(r: number): string {
     case 0:
       return String((r >>> 18) & 1023);
     case 1:
-      return '$' + ((r >>> 20) & 4095) + '.' + (PAD2[(r >>> 8) % 100] as string);
+      return `$${(r >>> 20) & 4095}.${PAD2[(r >>> 8) % 100] as string}`;
     case 2:
-      return '#' + ((r >>> 6) & 0xfffff);
+      return `#${(r >>> 6) & 0xfffff}`;
     default:
-      return ((r >>> 24) % 100) + '%';
+      return `${(r >>> 24) % 100}%`;
   }
 }
 
 function question(rng: Rng, bytes: number): string {
-  return rng.pick(QUESTION_STARTS) + ' ' + prose(rng, bytes, false, '?');
+  return `${rng.pick(QUESTION_STARTS)} ${prose(rng, bytes, false, '?')}`;
 }
 
 /** Two distinct tags. */
@@ -643,20 +902,36 @@ function twoTags(rng: Rng): string[] {
 }
 
 function slug(rng: Rng): string {
-  return rng.pick(WORDS) + '-' + rng.pick(WORDS) + '-' + rng.below(10000);
+  return `${rng.pick(WORDS)}-${rng.pick(WORDS)}-${rng.below(10000)}`;
 }
 
 // Fixed system prompts (an app reuses a handful verbatim), built once from a fixed seed.
 const SYSTEM_PROMPTS: readonly string[] = (() => {
   const rng = new Rng(0x5eed);
   const roles = [
-    'helpful customer support assistant for an online store', 'travel booking assistant', 'senior software engineer reviewing code',
-    'financial analyst assistant', 'research assistant that cites its sources', 'SQL expert for an analytics warehouse',
-    'friendly tutor for university students', 'concise summarization engine', 'intent classifier', 'careful medical information assistant',
+    'helpful customer support assistant for an online store',
+    'travel booking assistant',
+    'senior software engineer reviewing code',
+    'financial analyst assistant',
+    'research assistant that cites its sources',
+    'SQL expert for an analytics warehouse',
+    'friendly tutor for university students',
+    'concise summarization engine',
+    'intent classifier',
+    'careful medical information assistant',
   ];
-  return Array.from({ length: 24 }, (_, i) =>
-    'You are a ' + roles[i % roles.length] + '. ' + prose(rng, rng.lognormal(90, 0.5)) +
-    '\n\nRules:\n- ' + prose(rng, 40) + '\n- ' + prose(rng, 40) + '\n- Answer in the language of the user.',
+  return Array.from(
+    { length: 24 },
+    (_, i) =>
+      'You are a ' +
+      roles[i % roles.length] +
+      '. ' +
+      prose(rng, rng.lognormal(90, 0.5)) +
+      '\n\nRules:\n- ' +
+      prose(rng, 40) +
+      '\n- ' +
+      prose(rng, 40) +
+      '\n- Answer in the language of the user.',
   );
 })();
 
@@ -682,7 +957,7 @@ function iso(msFloat: number): string {
   const m = Math.floor(rem / 60_000);
   rem -= m * 60_000;
   const s = Math.floor(rem / 1000);
-  return isoDayPrefix + PAD2[h] + ':' + PAD2[m] + ':' + PAD2[s] + '.' + PAD3[rem - s * 1000] + 'Z';
+  return `${isoDayPrefix + PAD2[h]}:${PAD2[m]}:${PAD2[s]}.${PAD3[rem - s * 1000]}Z`;
 }
 
 const nsOf = (ms: number): number => Math.round(ms * 1e6);
@@ -761,7 +1036,7 @@ class TraceFactory {
     const ctx: TraceCtx = {
       question: question(rng, rng.lognormal(110, 0.6)),
       model: rng.chance(0.8) ? s.model : rng.pick(MODELS),
-      systemPrompt: SYSTEM_PROMPTS[rng.below(6) + (rng.below(4) * 6)] as string,
+      systemPrompt: SYSTEM_PROMPTS[rng.below(6) + rng.below(4) * 6] as string,
       env: s.env,
       cost: 0,
     };
@@ -838,9 +1113,9 @@ class TraceFactory {
       id: rng.uuid(),
       remaining: rng.pick(SESSION_LENGTHS),
       env: rng.pick(ENVS),
-      userId: 'user_' + rng.below(50_000),
+      userId: `user_${rng.below(50_000)}`,
       region: rng.pick(REGIONS),
-      appVersion: '1.' + rng.below(12) + '.' + rng.below(20),
+      appVersion: `1.${rng.below(12)}.${rng.below(20)}`,
       tags,
       model: rng.pick(MODELS),
     };
@@ -873,7 +1148,7 @@ class TraceFactory {
   }
 
   private errorText(): string {
-    return this.rng.pick(ERROR_TEMPLATES) + ' (request_id=req_' + this.rng.hex24() + ')';
+    return `${this.rng.pick(ERROR_TEMPLATES)} (request_id=req_${this.rng.hex24()})`;
   }
 
   // ---- span kinds ----
@@ -930,12 +1205,31 @@ class TraceFactory {
     const span: GenAgentSpan | GenWorkflowSpan =
       kind === 'agent'
         ? {
-            type: 'agent', input, output, name, created_at: createdAt, user_metadata: userMetadata, tags, metrics,
-            dataset_metadata: {}, id, agent_type: rng.pick(AGENT_TYPES), spans: children,
+            type: 'agent',
+            input,
+            output,
+            name,
+            created_at: createdAt,
+            user_metadata: userMetadata,
+            tags,
+            metrics,
+            dataset_metadata: {},
+            id,
+            agent_type: rng.pick(AGENT_TYPES),
+            spans: children,
           }
         : {
-            type: 'workflow', input, output, name, created_at: createdAt, user_metadata: userMetadata, tags, metrics,
-            dataset_metadata: {}, id, spans: children,
+            type: 'workflow',
+            input,
+            output,
+            name,
+            created_at: createdAt,
+            user_metadata: userMetadata,
+            tags,
+            metrics,
+            dataset_metadata: {},
+            id,
+            spans: children,
           };
     if (failed) span.status_code = 500;
     return span;
@@ -947,17 +1241,33 @@ class TraceFactory {
     const args: Record<string, string | number> = {};
     for (const [k, kind] of def.args) {
       switch (kind) {
-        case 'text': args[k] = prose(rng, rng.lognormal(40, 0.6), false, ''); break;
-        case 'int': args[k] = rng.range(1, 20); break;
-        case 'city': args[k] = rng.pick(CITIES); break;
-        case 'id': args[k] = 'ord_' + rng.hex24().slice(0, 10); break;
-        case 'url': args[k] = rng.pick(DOC_SOURCE_KINDS) + slug(rng); break;
-        case 'date': args[k] = iso(this.clock + rng.below(90) * DAY_MS).slice(0, 10); break;
-        case 'lang': args[k] = rng.pick(LANGS); break;
-        case 'symbol': args[k] = rng.pick(SYMBOLS); break;
+        case 'text':
+          args[k] = prose(rng, rng.lognormal(40, 0.6), false, '');
+          break;
+        case 'int':
+          args[k] = rng.range(1, 20);
+          break;
+        case 'city':
+          args[k] = rng.pick(CITIES);
+          break;
+        case 'id':
+          args[k] = `ord_${rng.hex24().slice(0, 10)}`;
+          break;
+        case 'url':
+          args[k] = rng.pick(DOC_SOURCE_KINDS) + slug(rng);
+          break;
+        case 'date':
+          args[k] = iso(this.clock + rng.below(90) * DAY_MS).slice(0, 10);
+          break;
+        case 'lang':
+          args[k] = rng.pick(LANGS);
+          break;
+        case 'symbol':
+          args[k] = rng.pick(SYMBOLS);
+          break;
       }
     }
-    return { id: 'call_' + rng.hex24(), function: { name: def.name, arguments: JSON.stringify(args) } };
+    return { id: `call_${rng.hex24()}`, function: { name: def.name, arguments: JSON.stringify(args) } };
   }
 
   private llm(start: number, ctx: TraceCtx, call: GenToolCall | null): GenLlmSpan {
@@ -973,10 +1283,11 @@ class TraceFactory {
         messages.push({ role: 'user', content: question(rng, rng.lognormal(60, 0.5)) });
         messages.push({ role: 'assistant', content: prose(rng, rng.lognormal(120, 0.6)) });
       }
-      if (rng.chance(0.3)) messages.push({ role: 'tool', content: prose(rng, rng.lognormal(80, 0.6)), tool_call_id: 'call_' + rng.hex24() });
+      if (rng.chance(0.3))
+        messages.push({ role: 'tool', content: prose(rng, rng.lognormal(80, 0.6)), tool_call_id: `call_${rng.hex24()}` });
     }
     // Large budgets become RAG prompts: retrieved context inlined in the user turn.
-    const user = budget > 1500 ? 'Context:\n' + prose(rng, budget * 0.55) + '\n\nQuestion: ' + ctx.question : ctx.question;
+    const user = budget > 1500 ? `Context:\n${prose(rng, budget * 0.55)}\n\nQuestion: ${ctx.question}` : ctx.question;
     messages.push({ role: 'user', content: user });
 
     const failed = rng.chance(this.errorRate);
@@ -1063,7 +1374,7 @@ class TraceFactory {
     const failed = rng.chance(this.errorRate);
     let output: string;
     if (failed) output = this.errorText();
-    else if (rng.chance(0.3)) output = '{"status":"ok","result":' + JSON.stringify(prose(rng, this.budget())) + '}';
+    else if (rng.chance(0.3)) output = `{"status":"ok","result":${JSON.stringify(prose(rng, this.budget()))}}`;
     else output = prose(rng, this.budget());
     const durMs = rng.lognormal(80, 1.0);
     const metrics: Record<string, number> = { duration_ns: nsOf(durMs) };
@@ -1099,7 +1410,7 @@ class TraceFactory {
       for (let i = 0; i < k; i++) {
         docs.push({
           content: prose(rng, per * (0.5 + rng.float())),
-          metadata: { source: rng.pick(DOC_SOURCE_KINDS) + slug(rng) + '.md', score: round4(score) },
+          metadata: { source: `${rng.pick(DOC_SOURCE_KINDS) + slug(rng)}.md`, score: round4(score) },
         });
         score -= rng.float() * 0.08;
       }

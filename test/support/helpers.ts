@@ -34,12 +34,28 @@ export function toolRows(from: number, n: number, { name = 'r', input = 'x' }: {
   return Array.from({ length: n }, (_, i) => {
     const k = from + i;
     const id = rowId(k);
-    return { seq: 0, id, type: 'tool', project_id: ROWS_PROJECT, run_id: ROWS_RUN, trace_id: id, name: `${name}${k}`, input, created_at: 1_700_000_000_000_000 + k, updated_at: 0, is_complete: true, has_children: false };
+    return {
+      seq: 0,
+      id,
+      type: 'tool',
+      project_id: ROWS_PROJECT,
+      run_id: ROWS_RUN,
+      trace_id: id,
+      name: `${name}${k}`,
+      input,
+      created_at: 1_700_000_000_000_000 + k,
+      updated_at: 0,
+      is_complete: true,
+      has_children: false,
+    };
   });
 }
 
 /** A bare record store (no catalog) over its own DuckDB, without background merges unless `options` ask for them; closed after the test. */
-export async function openRecordStore(t: TestContext, options: RecordStoreOptions = {}): Promise<{ dir: string; db: Database; store: RecordStore }> {
+export async function openRecordStore(
+  t: TestContext,
+  options: RecordStoreOptions = {},
+): Promise<{ dir: string; db: Database; store: RecordStore }> {
   const dir = tempDir(t);
   const db = await Database.open({ tempDirectory: join(dir, 'tmp') });
   const store = await RecordStore.open(dir, db, { autoCompact: false, ...options });
@@ -104,13 +120,21 @@ export function jsonCaller(url: string, key: string): ServerFixture['call'] {
   };
 }
 
-export async function startServer(t: TestContext, options: { bodyLimit?: number; store?: TraceStoreOptions; viewer?: ServerOptions['viewer']; otlpMaxPendingBytes?: number } = {}): Promise<ServerFixture> {
+export async function startServer(
+  t: TestContext,
+  options: { bodyLimit?: number; store?: TraceStoreOptions; viewer?: ServerOptions['viewer']; otlpMaxPendingBytes?: number } = {},
+): Promise<ServerFixture> {
   const fx = await openStore(t, options.store);
   // The caller owns the fixture project (a plain user, not an admin: access rules apply as in real use).
   const user = fx.store.users.create({ email: `u${Date.now()}@test` });
   fx.store.catalog.addProjectMember(fx.projectId, user.id, 'owner');
   const key = fx.store.users.createApiKey(user.id).key;
-  const app = buildServer({ store: fx.store, ...(options.bodyLimit ? { bodyLimit: options.bodyLimit } : {}), ...(options.viewer !== undefined ? { viewer: options.viewer } : {}), ...(options.otlpMaxPendingBytes ? { otlpMaxPendingBytes: options.otlpMaxPendingBytes } : {}) });
+  const app = buildServer({
+    store: fx.store,
+    ...(options.bodyLimit ? { bodyLimit: options.bodyLimit } : {}),
+    ...(options.viewer !== undefined ? { viewer: options.viewer } : {}),
+    ...(options.otlpMaxPendingBytes ? { otlpMaxPendingBytes: options.otlpMaxPendingBytes } : {}),
+  });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(() => app.close()); // runs after the store's hook: close() of a closed store is a no-op, and app.close waits for requests
   const call = jsonCaller(url, key);
@@ -157,7 +181,13 @@ export function everyKindTrace(tag = 'x'): Record<string, unknown> {
             input: 'find docs',
             created_at: '2026-03-01T10:00:00.300Z',
             spans: [
-              { type: 'retriever', name: 'search', input: 'docs about x', output: [{ page_content: 'doc one', metadata: { score: 0.9 } }, { content: 'doc two' }], created_at: '2026-03-01T10:00:00.310Z' },
+              {
+                type: 'retriever',
+                name: 'search',
+                input: 'docs about x',
+                output: [{ page_content: 'doc one', metadata: { score: 0.9 } }, { content: 'doc two' }],
+                created_at: '2026-03-01T10:00:00.310Z',
+              },
               { type: 'tool', name: 'calc', input: '{"a":1}', output: '2', tool_call_id: 'call-1', created_at: '2026-03-01T10:00:00.320Z' },
             ],
           },

@@ -27,7 +27,9 @@ function tracesAt(prefix: string, n: number, ageMs: (i: number) => number): Reco
     const at = (ms: number) => new Date(Date.now() - ageMs(i) + ms).toISOString();
     const walk = (r: any, ms: number) => {
       r.created_at = at(ms);
-      (r.spans ?? []).forEach((s: any, k: number) => walk(s, ms + k + 1));
+      (r.spans ?? []).forEach((s: any, k: number) => {
+        walk(s, ms + k + 1);
+      });
     };
     walk(t, 0);
     return t;
@@ -54,22 +56,40 @@ export async function scenarioStore(t: TestContext): Promise<Scenario> {
   }
   // Updates: new versions of spans and traces (the old rows stay in their segments, dead).
   const llm = await store.data.sql("SELECT id, run_id FROM spans WHERE name = 'chat' ORDER BY id LIMIT 6");
-  for (const r of llm) await store.records.updateRecord('span', projectId, String(r['id']), { log_stream_id: String(r['run_id']), output: 'revised', duration_ns: 7 });
-  const tr = await store.data.sql("SELECT id FROM traces WHERE run_id = $1 ORDER BY id LIMIT 3", [a]);
+  for (const r of llm)
+    await store.records.updateRecord('span', projectId, String(r['id']), {
+      log_stream_id: String(r['run_id']),
+      output: 'revised',
+      duration_ns: 7,
+    });
+  const tr = await store.data.sql('SELECT id FROM traces WHERE run_id = $1 ORDER BY id LIMIT 3', [a]);
   for (const r of tr) await store.records.updateRecord('trace', projectId, String(r['id']), { log_stream_id: a, tags: ['revised'] });
   // Deletes by filter: whole traces, and the two children of a workflow span (left childless).
-  await store.records.delete('trace', projectId, { log_stream_id: a, filters: [{ type: 'text', name: 'name', operator: 'one_of', value: ['trace-a5', 'trace-a6', 'trace-a7'] }] } as never);
+  await store.records.delete('trace', projectId, {
+    log_stream_id: a,
+    filters: [{ type: 'text', name: 'name', operator: 'one_of', value: ['trace-a5', 'trace-a6', 'trace-a7'] }],
+  } as never);
   const lookup = await store.data.sql("SELECT id FROM spans WHERE name = 'lookup' AND run_id = $1 ORDER BY id LIMIT 1", [a]);
   const under = String(lookup[0]!['id']);
-  await store.records.delete('span', projectId, { log_stream_id: a, filters: [{ type: 'id', name: 'parent_id', operator: 'eq', value: under }] } as never);
+  await store.records.delete('span', projectId, {
+    log_stream_id: a,
+    filters: [{ type: 'id', name: 'parent_id', operator: 'eq', value: under }],
+  } as never);
   await store.flush();
   assert.ok((await store.maintenance.compact()).merges > 0, 'the seals merged, purging what is dead so far');
   // After the merge: more tombstones in merged segments, and records of b past its retention.
-  await store.records.delete('trace', projectId, { log_stream_id: b, filters: [{ type: 'text', name: 'name', operator: 'eq', value: 'trace-b3' }] } as never);
+  await store.records.delete('trace', projectId, {
+    log_stream_id: b,
+    filters: [{ type: 'text', name: 'name', operator: 'eq', value: 'trace-b3' }],
+  } as never);
   const more = await store.data.sql("SELECT id FROM spans WHERE name = 'planner' AND run_id = $1 ORDER BY id LIMIT 2", [b]);
   for (const r of more) await store.records.updateRecord('span', projectId, String(r['id']), { log_stream_id: b, output: 'again' });
   store.data.setRetention(projectId, { log_stream_id: b, retention_days: 30 });
-  assert.equal((await store.count('trace', projectId, { log_stream_id: b })).total_count, 19, 'the old traces have expired, trace-b3 is deleted');
+  assert.equal(
+    (await store.count('trace', projectId, { log_stream_id: b })).total_count,
+    19,
+    'the old traces have expired, trace-b3 is deleted',
+  );
   return { root, dir, store, projectId, runs: [a, b] };
 }
 
@@ -88,7 +108,9 @@ export async function tracelakeAnswers(s: Scenario): Promise<Record<string, unkn
     out[`${table}.count`] = perRun;
     out[`${table}.ids`] = (await s.store.data.sql(`SELECT id FROM ${table} ORDER BY id`)).map((r) => String(r['id']));
   }
-  out['spans.metric'] = (await s.store.data.sql('SELECT run_id, sum(num_input_tokens) AS s, count(duration_ns) AS d FROM spans GROUP BY run_id ORDER BY run_id')).map((r) => ({ run_id: r['run_id'], s: Number(r['s']), d: Number(r['d']) }));
+  out['spans.metric'] = (
+    await s.store.data.sql('SELECT run_id, sum(num_input_tokens) AS s, count(duration_ns) AS d FROM spans GROUP BY run_id ORDER BY run_id')
+  ).map((r) => ({ run_id: r['run_id'], s: Number(r['s']), d: Number(r['d']) }));
   out['spans.parents'] = (await s.store.data.sql('SELECT id FROM spans WHERE has_children ORDER BY id')).map((r) => String(r['id']));
   return out;
 }

@@ -15,13 +15,15 @@ export function importSpecifiers(text: string, fileName = 'x.ts'): string[] {
   const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, false, kind);
   const out: string[] = [];
   const visit = (node: ts.Node): void => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) out.push(node.moduleSpecifier.text);
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier))
+      out.push(node.moduleSpecifier.text);
     else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const arg = node.arguments[0];
       // A computed specifier cannot be followed: refuse it rather than let an edge go unseen.
       if (!arg || !ts.isStringLiteralLike(arg)) throw new Error(`${fileName}: import() with a computed specifier`);
       out.push(arg.text);
-    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) out.push(node.argument.literal.text);
+    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal))
+      out.push(node.argument.literal.text);
     ts.forEachChild(node, visit);
   };
   visit(source);
@@ -119,7 +121,8 @@ export type Layers = readonly (readonly string[])[];
 export function layerOf(layers: Layers, file: string): number | undefined {
   let best: { layer: number; length: number } | undefined;
   layers.forEach((prefixes, layer) => {
-    for (const p of prefixes) if ((file === p || (p.endsWith('/') && file.startsWith(p))) && p.length > (best?.length ?? -1)) best = { layer, length: p.length };
+    for (const p of prefixes)
+      if ((file === p || (p.endsWith('/') && file.startsWith(p))) && p.length > (best?.length ?? -1)) best = { layer, length: p.length };
   });
   return best?.layer;
 }

@@ -16,7 +16,8 @@ export interface Operation {
 
 export function operations(doc: Json): Operation[] {
   const out: Operation[] = [];
-  for (const [path, item] of Object.entries(doc['paths'] as Json)) for (const m of METHODS) if (item[m]) out.push({ method: m, path, op: item[m] });
+  for (const [path, item] of Object.entries(doc['paths'] as Json))
+    for (const m of METHODS) if (item[m]) out.push({ method: m, path, op: item[m] });
   return out;
 }
 
@@ -38,7 +39,8 @@ export function surfaceProblems(app: FastifyInstance): string[] {
         if (!isNotApi(r.url)) problems.push(`${method} ${r.url} is hidden from the document but not under a NOT_API prefix`);
         continue;
       }
-      if (!doc['paths']?.[path]?.[method.toLowerCase()]) problems.push(`${method} ${r.url} (documented as ${path}) is missing from the document`);
+      if (!doc['paths']?.[path]?.[method.toLowerCase()])
+        problems.push(`${method} ${r.url} (documented as ${path}) is missing from the document`);
       documented.add(`${method.toLowerCase()} ${path}`);
     }
   }
@@ -47,7 +49,8 @@ export function surfaceProblems(app: FastifyInstance): string[] {
     if (!op['summary']) problems.push(`${method} ${path} has no summary`);
     if (!op['tags']?.length) problems.push(`${method} ${path} has no tag`);
     const ok = Object.entries(op['responses'] ?? {}).filter(([s]) => s.startsWith('2'));
-    if (ok.length === 0 || ok.some(([, r]) => !(r as Json)['content']?.['application/json']?.['schema'] && !(r as Json)['content'])) problems.push(`${method} ${path} has no success answer with a schema`);
+    if (ok.length === 0 || ok.some(([, r]) => !(r as Json)['content']?.['application/json']?.['schema'] && !(r as Json)['content']))
+      problems.push(`${method} ${path} has no success answer with a schema`);
   }
   return problems;
 }

@@ -43,14 +43,28 @@ export function jsonSpan(s: SpanSpec): Record<string, unknown> {
     startTimeUnixNano: ns(s.startMs),
     endTimeUnixNano: ns(s.endMs),
     attributes: attributes(s.attributes ?? {}),
-    events: (s.events ?? []).map((e) => ({ name: e.name, timeUnixNano: ns(e.timeMs ?? s.startMs), attributes: attributes(e.attributes ?? {}) })),
+    events: (s.events ?? []).map((e) => ({
+      name: e.name,
+      timeUnixNano: ns(e.timeMs ?? s.startMs),
+      attributes: attributes(e.attributes ?? {}),
+    })),
     status: s.status ?? { code: 0 },
   };
 }
 
 /** An ExportTraceServiceRequest (JSON form) with one resource and one scope. */
-export function jsonRequest(spans: SpanSpec[], resource: Record<string, Plain> = { 'service.name': 'test-service' }): Record<string, unknown> {
-  return { resourceSpans: [{ resource: { attributes: attributes(resource) }, scopeSpans: [{ scope: { name: 'tracelake-test', version: '1.0.0' }, spans: spans.map(jsonSpan) }] }] };
+export function jsonRequest(
+  spans: SpanSpec[],
+  resource: Record<string, Plain> = { 'service.name': 'test-service' },
+): Record<string, unknown> {
+  return {
+    resourceSpans: [
+      {
+        resource: { attributes: attributes(resource) },
+        scopeSpans: [{ scope: { name: 'tracelake-test', version: '1.0.0' }, spans: spans.map(jsonSpan) }],
+      },
+    ],
+  };
 }
 
 /** The same request as protobuf bytes (ids as bytes, times as fixed64). */
@@ -63,7 +77,12 @@ export function protobufRequest(spans: SpanSpec[], resource: Record<string, Plai
         scopeSpans: [
           {
             scope: { name: 'tracelake-test', version: '1.0.0' },
-            spans: spans.map((s) => ({ ...jsonSpan(s), traceId: hex(s.traceId), spanId: hex(s.spanId), parentSpanId: hex(s.parentSpanId) })),
+            spans: spans.map((s) => ({
+              ...jsonSpan(s),
+              traceId: hex(s.traceId),
+              spanId: hex(s.spanId),
+              parentSpanId: hex(s.parentSpanId),
+            })),
           },
         ],
       },
@@ -85,7 +104,11 @@ export async function postOtlp(
   const payload = options.gzip ? gzipSync(body) : body;
   const res = await fetch(`${url}${options.path ?? '/v1/traces'}`, {
     method: 'POST',
-    headers: { 'content-type': typeof body === 'string' ? 'application/json' : 'application/x-protobuf', ...(options.gzip ? { 'content-encoding': 'gzip' } : {}), ...headers },
+    headers: {
+      'content-type': typeof body === 'string' ? 'application/json' : 'application/x-protobuf',
+      ...(options.gzip ? { 'content-encoding': 'gzip' } : {}),
+      ...headers,
+    },
     body: payload,
   });
   return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };

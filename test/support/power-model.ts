@@ -79,8 +79,16 @@ export class PowerModel {
         const id = c.kind === 'project' || c.kind === 'dropProject' ? c.projectId : c.runId;
         if (c.kind === 'project' || c.kind === 'run') {
           // Created and acknowledged before the cut: present unless a drop of it (or its project) was sent before it.
-          const dropped = this.#catalog.some((d) => d.sent < k && ((d.kind === 'dropProject' && d.projectId === c.projectId) || (d.kind === 'dropRun' && c.kind === 'run' && d.runId === c.runId)));
-          const present = c.kind === 'project' ? [...projects].some((p) => store.catalog.getProject(p).name === c.name) : runs.has(c.runId ?? '') || [...projects].some((p) => store.listRuns(p).some((r) => r.name === c.name));
+          const dropped = this.#catalog.some(
+            (d) =>
+              d.sent < k &&
+              ((d.kind === 'dropProject' && d.projectId === c.projectId) ||
+                (d.kind === 'dropRun' && c.kind === 'run' && d.runId === c.runId)),
+          );
+          const present =
+            c.kind === 'project'
+              ? [...projects].some((p) => store.catalog.getProject(p).name === c.name)
+              : runs.has(c.runId ?? '') || [...projects].some((p) => store.listRuns(p).some((r) => r.name === c.name));
           if (!present && !dropped) problems.push(`catalog: ${c.kind} ${c.name} acknowledged at ${c.acked} is missing`);
         } else if ((c.kind === 'dropProject' && projects.has(id!)) || (c.kind === 'dropRun' && runs.has(id!))) {
           problems.push(`catalog: ${c.kind} ${id} acknowledged at ${c.acked} is back`);
@@ -104,13 +112,19 @@ export class PowerModel {
       for (const id of this.#byId.keys()) {
         const got = seen.get(id)?.[0] ?? null;
         const ok = this.allowed(id, k);
-        if (!ok.has(got)) problems.push(`${id}: shows ${got ?? 'nothing'}, expected one of ${[...ok].map((x) => x ?? 'nothing').join(', ')}`);
+        if (!ok.has(got))
+          problems.push(`${id}: shows ${got ?? 'nothing'}, expected one of ${[...ok].map((x) => x ?? 'nothing').join(', ')}`);
       }
       // The store takes a durable write after recovery.
       const p = [...projects][0];
       if (p !== undefined) {
         const run = store.listRuns(p)[0];
-        if (run) await store.logTraces(p, { log_stream_id: run.id, reliable: true, traces: [{ name: 'after', input: 'i', output: 'o', spans: [] }] } as never);
+        if (run)
+          await store.logTraces(p, {
+            log_stream_id: run.id,
+            reliable: true,
+            traces: [{ name: 'after', input: 'i', output: 'o', spans: [] }],
+          } as never);
       }
     } catch (err) {
       problems.push(`checking failed: ${(err as Error).message}`);

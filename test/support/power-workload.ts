@@ -39,7 +39,11 @@ const pick = <T>(list: readonly T[]): T => list[Math.floor(rand() * list.length)
 
 let opNo = 0;
 /** Sends one operation: logs its send position, runs it, logs its acknowledgement position. */
-async function op<T>(line: Omit<AckLine, 'op' | 'sent' | 'acked'>, fn: () => Promise<T>, more: (out: T) => Partial<AckLine> = () => ({})): Promise<T> {
+async function op<T>(
+  line: Omit<AckLine, 'op' | 'sent' | 'acked'>,
+  fn: () => Promise<T>,
+  more: (out: T) => Partial<AckLine> = () => ({}),
+): Promise<T> {
   const no = ++opNo;
   const sent = journalPosition();
   const out = await fn();
@@ -53,7 +57,16 @@ async function exportOf(ids: readonly string[], tag: string): Promise<string> {
   const side = await TraceStore.open(sideDir, { threads: 1 });
   const p = side.createProject({ name: 'side' });
   const s = side.createLogStream(p.id, 'side');
-  await side.logTraces(p.id, { log_stream_id: s.id, traces: ids.map((id) => ({ id, name: 'imported', input: 'i', output: tag, spans: [{ type: 'tool', name: 'tool', input: 'x' }] })) as never });
+  await side.logTraces(p.id, {
+    log_stream_id: s.id,
+    traces: ids.map((id) => ({
+      id,
+      name: 'imported',
+      input: 'i',
+      output: tag,
+      spans: [{ type: 'tool', name: 'tool', input: 'x' }],
+    })) as never,
+  });
   const file = join(journal, '..', `import-${tag}.parquet`);
   await side.data.exportFile(p.id, file, { format: 'parquet' });
   await side.close();
@@ -62,25 +75,44 @@ async function exportOf(ids: readonly string[], tag: string): Promise<string> {
 
 // The reproduction merges only when asked (as in the review: four seals, the update, then compact).
 // The text index's own power-loss test asks for it (it is off by default).
-const store = await TraceStore.open(data, { memTableBytes: 24 * 1024, threads: 1, autoCompact: scenario !== 'dead-before-wal', textIndex: process.env['TL_TEXT_INDEX'] === '1' });
+const store = await TraceStore.open(data, {
+  memTableBytes: 24 * 1024,
+  threads: 1,
+  autoCompact: scenario !== 'dead-before-wal',
+  textIndex: process.env['TL_TEXT_INDEX'] === '1',
+});
 const runs: { projectId: string; runId: string }[] = [];
 const live = new Map<string, { projectId: string; runId: string }>();
 let traceNo = 0;
 
 async function newProject(): Promise<void> {
   const name = `p${++traceNo}`;
-  const p = await op({ kind: 'project', name }, async () => store.createProject({ name }), (x) => ({ projectId: x.id }));
+  const p = await op(
+    { kind: 'project', name },
+    async () => store.createProject({ name }),
+    (x) => ({ projectId: x.id }),
+  );
   await newRun(p.id);
 }
 async function newRun(projectId: string): Promise<void> {
   const name = `s${++traceNo}`;
-  const r = await op({ kind: 'run', projectId, name }, async () => store.createLogStream(projectId, name), (x) => ({ runId: x.id }));
+  const r = await op(
+    { kind: 'run', projectId, name },
+    async () => store.createLogStream(projectId, name),
+    (x) => ({ runId: x.id }),
+  );
   runs.push({ projectId, runId: r.id });
 }
 async function logNew(reliable: boolean, run = pick(runs)): Promise<void> {
   const traces = Array.from({ length: 1 + Math.floor(rand() * 2) }, () => {
     const id = crypto.randomUUID();
-    return { id, name: `t${++traceNo}`, input: 'i'.repeat(200 + Math.floor(rand() * 800)), output: `v${opNo + 1}`, spans: [{ type: 'tool', name: 'tool', input: 'x'.repeat(300) }] };
+    return {
+      id,
+      name: `t${++traceNo}`,
+      input: 'i'.repeat(200 + Math.floor(rand() * 800)),
+      output: `v${opNo + 1}`,
+      spans: [{ type: 'tool', name: 'tool', input: 'x'.repeat(300) }],
+    };
   });
   await op({ kind: 'put', ids: traces.map((t) => t.id), projectId: run.projectId, runId: run.runId, tag: `v${opNo + 1}`, reliable }, () =>
     store.logTraces(run.projectId, { log_stream_id: run.runId, reliable, traces } as never),
@@ -98,13 +130,20 @@ async function relog(id: string): Promise<void> {
   const run = live.get(id)!;
   const tag = `v${opNo + 1}`;
   await op({ kind: 'put', ids: [id], projectId: run.projectId, runId: run.runId, tag, reliable: true }, () =>
-    store.logTraces(run.projectId, { log_stream_id: run.runId, reliable: true, traces: [{ id, name: 'again', input: 'again', output: tag, spans: [] }] } as never),
+    store.logTraces(run.projectId, {
+      log_stream_id: run.runId,
+      reliable: true,
+      traces: [{ id, name: 'again', input: 'again', output: tag, spans: [] }],
+    } as never),
   );
 }
 async function remove(id: string): Promise<void> {
   const run = live.get(id)!;
   await op({ kind: 'del', ids: [id], projectId: run.projectId, runId: run.runId }, () =>
-    store.records.delete('trace', run.projectId, { log_stream_id: run.runId, filters: [{ type: 'id', column_id: 'id', value: id }] } as never),
+    store.records.delete('trace', run.projectId, {
+      log_stream_id: run.runId,
+      filters: [{ type: 'id', column_id: 'id', value: id }],
+    } as never),
   );
   live.delete(id);
 }
@@ -114,7 +153,8 @@ async function dropRun(run: { projectId: string; runId: string }, whole: boolean
     whole ? store.catalog.deleteProject(run.projectId) : store.catalog.deleteRun(run.projectId, run.runId),
   );
   for (const id of ids) live.delete(id);
-  for (let i = runs.length - 1; i >= 0; i--) if (whole ? runs[i]!.projectId === run.projectId : runs[i]!.runId === run.runId) runs.splice(i, 1);
+  for (let i = runs.length - 1; i >= 0; i--)
+    if (whole ? runs[i]!.projectId === run.projectId : runs[i]!.runId === run.runId) runs.splice(i, 1);
 }
 
 if (scenario === 'dead-before-wal') {
@@ -139,14 +179,26 @@ if (scenario === 'dead-before-wal') {
   const run = runs[0]!;
   await logNew(true, run);
   const target = [...live.keys()][0]!;
-  arm(data, (c) => c.fn === 'fsyncSync' && c.path.endsWith('.parquet'), () => 'EIO');
+  arm(
+    data,
+    (c) => c.fn === 'fsyncSync' && c.path.endsWith('.parquet'),
+    () => 'EIO',
+  );
   await op({ kind: 'flush' }, () => store.flush()).catch(() => undefined);
   disarm();
   const tag = `v${opNo + 1}`;
   await op({ kind: 'put', ids: [target], projectId: run.projectId, runId: run.runId, tag, reliable: false }, () =>
-    store.logTraces(run.projectId, { log_stream_id: run.runId, reliable: false, traces: [{ id: target, name: 'again', input: 'again', output: tag, spans: [] }] } as never),
+    store.logTraces(run.projectId, {
+      log_stream_id: run.runId,
+      reliable: false,
+      traces: [{ id: target, name: 'again', input: 'again', output: tag, spans: [] }],
+    } as never),
   );
-  arm(data, (c) => c.fn === 'fsync' && c.path.includes('/wal/'), () => 'EIO');
+  arm(
+    data,
+    (c) => c.fn === 'fsync' && c.path.includes('/wal/'),
+    () => 'EIO',
+  );
   await op({ kind: 'flush' }, () => store.flush()).catch(() => undefined);
   disarm();
 } else if (scenario === 'import') {

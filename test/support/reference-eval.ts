@@ -73,7 +73,7 @@ export function parseMicros(s: string): number {
   if (!m) throw new Error(`reference evaluator: unparseable date ${JSON.stringify(s)}`);
   const [, y, mo, d, h = '0', mi = '0', sec = '0', frac = '', zone] = m;
   const ms = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(sec));
-  let us = ms * 1000 + Number((frac + '000000').slice(0, 6));
+  let us = ms * 1000 + Number(`${frac}000000`.slice(0, 6));
   if (zone && zone !== 'Z' && zone !== 'z') {
     const sign = zone[0] === '-' ? -1 : 1;
     const digits = zone.slice(1).replace(':', '');
@@ -98,7 +98,7 @@ export function compareCodePoints(a: string, b: string): number {
   }
 }
 
-const asciiEscape = (s: string) => s.replace(/[\u007f-\uffff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+const asciiEscape = (s: string) => s.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /** Reasonable JSON renderings of a structured value (the first is the one this evaluator uses). */
 export function jsonRenderings(v: unknown): string[] {
@@ -251,7 +251,11 @@ export class ReferenceEvaluator {
       }
       case 'number': {
         const col = columnOf(f);
-        const v = col.startsWith('metrics/') ? this.metric(rec, col.slice('metrics/'.length)) : typeof rec[col] === 'number' ? (rec[col] as number) : undefined;
+        const v = col.startsWith('metrics/')
+          ? this.metric(rec, col.slice('metrics/'.length))
+          : typeof rec[col] === 'number'
+            ? (rec[col] as number)
+            : undefined;
         if (op === 'between') {
           const [a, b] = f.value as [number, number];
           return v !== undefined && v >= a && v <= b;
@@ -292,7 +296,9 @@ export class ReferenceEvaluator {
   search(level: Level, body: FilterBody & { sort?: Sort | null }): Rec[] {
     const sort = body.sort ?? { column_id: 'created_at', ascending: false };
     const asc = sort.ascending !== false;
-    const keyed = this.byLevel[level].filter((r) => this.matches(r, body)).map((r) => ({ r, k: this.sortValue(r, sort.column_id), id: r['id'] as string }));
+    const keyed = this.byLevel[level]
+      .filter((r) => this.matches(r, body))
+      .map((r) => ({ r, k: this.sortValue(r, sort.column_id), id: r['id'] as string }));
     keyed.sort((a, b) => {
       if (a.k === undefined && b.k !== undefined) return 1;
       if (b.k === undefined && a.k !== undefined) return -1;

@@ -17,8 +17,16 @@ export interface LocalS3 {
 
 export async function startS3(t: TestContext, bucket = 'lake'): Promise<LocalS3> {
   const require = createRequire(join(TEST_DEPS, 'package.json'));
-  const S3rver = require('s3rver') as new (o: object) => { run(): Promise<{ port: number }>; close(): Promise<void>; on(e: string, f: (...a: unknown[]) => void): void };
-  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: process.env['TL_S3_LOG'] !== '1', directory: tempDir(t, 'tracelake-s3-'), configureBuckets: [{ name: bucket }] });
+  const S3rver = require('s3rver') as new (
+    o: object,
+  ) => { run(): Promise<{ port: number }>; close(): Promise<void>; on(e: string, f: (...a: unknown[]) => void): void };
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: process.env['TL_S3_LOG'] !== '1',
+    directory: tempDir(t, 'tracelake-s3-'),
+    configureBuckets: [{ name: bucket }],
+  });
   const requests: LocalS3['requests'] = [];
   const { port } = await server.run();
   t.after(() => server.close());

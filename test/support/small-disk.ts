@@ -22,7 +22,9 @@ export function mountSmallDisk(sizeBytes: number): SmallDisk | { skip: string } 
   const r = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeBytes}`, 'tmpfs', dir], { encoding: 'utf8' });
   if (r.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
-    return { skip: `cannot mount a small tmpfs here (${(r.stderr || r.error?.message || 'mount failed').trim()}); run as root to simulate a full disk` };
+    return {
+      skip: `cannot mount a small tmpfs here (${(r.stderr || r.error?.message || 'mount failed').trim()}); run as root to simulate a full disk`,
+    };
   }
   const fillerPath = join(dir, 'filler');
   let filler = -1;

@@ -29,7 +29,14 @@ fs.openSync = ((path: fs.PathLike, ...rest: unknown[]) => {
   return fd;
 }) as typeof fs.openSync;
 fs.writeSync = ((fd: number, buf: unknown, ...rest: unknown[]) => {
-  if (point === 'wal-half' && buf instanceof Uint8Array && rest.length === 0 && buf.length > 1024 && /[/\\]wal[/\\]/.test(paths.get(fd) ?? '') && hit()) {
+  if (
+    point === 'wal-half' &&
+    buf instanceof Uint8Array &&
+    rest.length === 0 &&
+    buf.length > 1024 &&
+    /[/\\]wal[/\\]/.test(paths.get(fd) ?? '') &&
+    hit()
+  ) {
     real.writeSync(fd, buf, 0, buf.length >> 1);
     stop();
   }
@@ -46,14 +53,30 @@ fs.renameSync = ((from: fs.PathLike, to: fs.PathLike) => {
 syncBuiltinESMExports();
 
 // mergePauseMs 0: merges run while rows still arrive, so kills land in them too.
-const store = await TraceStore.open(dir, { memTableBytes: 48 * 1024, compaction: { maxSegmentRows: 5_000, deadShare: 0.3 }, mergePauseMs: 0 });
+const store = await TraceStore.open(dir, {
+  memTableBytes: 48 * 1024,
+  compaction: { maxSegmentRows: 5_000, deadShare: 0.3 },
+  mergePauseMs: 0,
+});
 armed = true;
 for (let i = 0; ; i++) {
   const n = 10 + (i % 31);
   const res = await store.logTraces(projectId, {
     log_stream_id: logStreamId,
     reliable: true,
-    traces: [{ name: `t${i}`, input: 'q'.repeat(100 + (i % 50)), spans: [{ type: 'workflow', name: 'wf', spans: Array.from({ length: n - 1 }, (_, k) => ({ type: 'tool' as const, name: `tool${k}`, input: 'x'.repeat(50) })) }] }],
+    traces: [
+      {
+        name: `t${i}`,
+        input: 'q'.repeat(100 + (i % 50)),
+        spans: [
+          {
+            type: 'workflow',
+            name: 'wf',
+            spans: Array.from({ length: n - 1 }, (_, k) => ({ type: 'tool' as const, name: `tool${k}`, input: 'x'.repeat(50) })),
+          },
+        ],
+      },
+    ],
   });
   process.stdout.write(`ack ${res.trace_ids[0]} ${res.spans_count}\n`);
 }

@@ -14,5 +14,7 @@ export function unshareAsRoot(flags: readonly string[]): { prefix: string[] } | 
   const prefix = isRoot() ? ['unshare', ...flags] : ['unshare', '-r', ...flags];
   const probe = spawnSync(prefix[0]!, [...prefix.slice(1), 'true'], { encoding: 'utf8' });
   if (probe.status === 0) return { prefix };
-  return { why: `${prefix.join(' ')} is not permitted here (needs root or user namespaces): ${(probe.stderr || probe.error?.message || '').trim()}` };
+  return {
+    why: `${prefix.join(' ')} is not permitted here (needs root or user namespaces): ${(probe.stderr || probe.error?.message || '').trim()}`,
+  };
 }

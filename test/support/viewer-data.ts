@@ -38,7 +38,9 @@ export async function seedViewerData(fx: ServerFixture): Promise<ViewerData> {
   await post(fx, `${p}/traces`, { log_stream_id: logStreamId, traces });
 
   // The helper's trace, moved in time next to the generated ones.
-  const every = JSON.parse(JSON.stringify({ ...everyKindTrace('refund'), name: 'refund request' }).replaceAll('2026-03-01T', '2026-11-21T')) as Record<string, unknown>;
+  const every = JSON.parse(
+    JSON.stringify({ ...everyKindTrace('refund'), name: 'refund request' }).replaceAll('2026-03-01T', '2026-11-21T'),
+  ) as Record<string, unknown>;
   const everyRes = await post(fx, `${p}/traces`, { log_stream_id: logStreamId, traces: [every], include_trace_ids: true });
 
   // Older than everything else, so the first page of the table looks ordinary in screenshots.
@@ -63,7 +65,13 @@ export async function seedViewerData(fx: ServerFixture): Promise<ViewerData> {
         metrics: { num_input_tokens: 20, num_output_tokens: 8, num_total_tokens: 28, duration_ns: 420_000_000 },
         created_at: '2026-11-19T11:00:00.100Z',
       },
-      { type: 'retriever', name: 'docs', input: XSS.svg, output: [{ content: XSS.img, metadata: { source: XSS.script } }], created_at: '2026-11-19T11:00:00.600Z' },
+      {
+        type: 'retriever',
+        name: 'docs',
+        input: XSS.svg,
+        output: [{ content: XSS.img, metadata: { source: XSS.script } }],
+        created_at: '2026-11-19T11:00:00.600Z',
+      },
     ],
   };
   const xssRes = await post(fx, `${p}/traces`, { log_stream_id: logStreamId, traces: [xss], include_trace_ids: true });
@@ -102,20 +110,54 @@ export async function logBigTrace(fx: ServerFixture, spans: number): Promise<str
   const leaf = (): Record<string, unknown> => {
     n++;
     const kind = n % 3;
-    if (kind === 0) return { type: 'llm', name: `call model ${n}`, input: [{ role: 'user', content: `step ${n}` }], output: { role: 'assistant', content: `done ${n}` }, created_at: at(), metrics: { duration_ns: 4_000_000, num_input_tokens: 12, num_output_tokens: 4, num_total_tokens: 16 } };
-    if (kind === 1) return { type: 'tool', name: `lookup ${n}`, input: `q${n}`, output: `r${n}`, created_at: at(), metrics: { duration_ns: 3_000_000 } };
-    return { type: 'retriever', name: `search ${n}`, input: `q${n}`, output: [{ content: `doc ${n}` }], created_at: at(), metrics: { duration_ns: 2_000_000 } };
+    if (kind === 0)
+      return {
+        type: 'llm',
+        name: `call model ${n}`,
+        input: [{ role: 'user', content: `step ${n}` }],
+        output: { role: 'assistant', content: `done ${n}` },
+        created_at: at(),
+        metrics: { duration_ns: 4_000_000, num_input_tokens: 12, num_output_tokens: 4, num_total_tokens: 16 },
+      };
+    if (kind === 1)
+      return { type: 'tool', name: `lookup ${n}`, input: `q${n}`, output: `r${n}`, created_at: at(), metrics: { duration_ns: 3_000_000 } };
+    return {
+      type: 'retriever',
+      name: `search ${n}`,
+      input: `q${n}`,
+      output: [{ content: `doc ${n}` }],
+      created_at: at(),
+      metrics: { duration_ns: 2_000_000 },
+    };
   };
   const workflows: Record<string, unknown>[] = [];
   n++; // the root agent
   const root: Record<string, unknown> = { type: 'agent', name: 'big agent', input: 'go', created_at: at(), spans: workflows };
   while (n < spans) {
     n++;
-    const w: Record<string, unknown> = { type: 'workflow', name: `workflow ${workflows.length + 1}`, input: 'step', created_at: at(), spans: [] };
+    const w: Record<string, unknown> = {
+      type: 'workflow',
+      name: `workflow ${workflows.length + 1}`,
+      input: 'step',
+      created_at: at(),
+      spans: [],
+    };
     workflows.push(w);
     for (let i = 0; i < 99 && n < spans; i++) (w['spans'] as unknown[]).push(leaf());
   }
-  const trace = { type: 'trace', name: `trace of ${spans} spans`, input: 'a big one', output: 'done', created_at: new Date(t0).toISOString(), metrics: { duration_ns: n * 5_000_000 }, spans: [root] };
-  const res = await post(fx, `/v2/projects/${fx.projectId}/traces`, { log_stream_id: fx.logStreamId, traces: [trace], include_trace_ids: true });
+  const trace = {
+    type: 'trace',
+    name: `trace of ${spans} spans`,
+    input: 'a big one',
+    output: 'done',
+    created_at: new Date(t0).toISOString(),
+    metrics: { duration_ns: n * 5_000_000 },
+    spans: [root],
+  };
+  const res = await post(fx, `/v2/projects/${fx.projectId}/traces`, {
+    log_stream_id: fx.logStreamId,
+    traces: [trace],
+    include_trace_ids: true,
+  });
   return res.trace_ids[0];
 }

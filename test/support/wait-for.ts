@@ -17,7 +17,10 @@ export interface WaitOptions {
  * Resolves with the condition's first truthy value; throws once `limitMs` has passed without one. A
  * string from the condition is not truthy enough: it is kept as the latest state for the message.
  */
-export async function waitFor<T>(cond: () => T | Promise<T>, options: WaitOptions = {}): Promise<Exclude<T, false | null | undefined | 0 | '' | string>> {
+export async function waitFor<T>(
+  cond: () => T | Promise<T>,
+  options: WaitOptions = {},
+): Promise<Exclude<T, false | null | undefined | 0 | '' | string>> {
   const { limitMs = 30_000, everyMs = 20, what = 'the condition' } = options;
   const end = Date.now() + limitMs;
   let last: unknown;

@@ -16,7 +16,12 @@ class FileSink extends AsyncByteQueue {
   }
 
   override write(value: Uint8Array | ArrayBufferView | ArrayBuffer): void {
-    const bytes = value instanceof Uint8Array ? value : ArrayBuffer.isView(value) ? new Uint8Array(value.buffer, value.byteOffset, value.byteLength) : new Uint8Array(value);
+    const bytes =
+      value instanceof Uint8Array
+        ? value
+        : ArrayBuffer.isView(value)
+          ? new Uint8Array(value.buffer, value.byteOffset, value.byteLength)
+          : new Uint8Array(value);
     for (let done = 0; done < bytes.byteLength; ) done += writeSync(this.#fd, bytes, done, bytes.byteLength - done);
   }
 }

@@ -80,13 +80,15 @@ export class StoreData {
   async exportFile(projectId: string, out: string, options: ExportSelection & RunIds & ExportFileOptions): Promise<{ rows: number }> {
     this.#host.guard.assertOpen();
     const { format, onProgress, ...body } = options;
-    if (!EXPORT_FORMATS.includes(format)) throw invalid(['format'], `Input should be one of ${EXPORT_FORMATS.join(', ')}`, format, 'literal_error');
+    if (!EXPORT_FORMATS.includes(format))
+      throw invalid(['format'], `Input should be one of ${EXPORT_FORMATS.join(', ')}`, format, 'literal_error');
     return this.#exporter.toFile(this.#exportScope(projectId, body), body, out, { format, ...(onProgress ? { onProgress } : {}) });
   }
 
   #exportScope(projectId: string, body: ExportSelection & RunIds): RunScope {
     const { level, ...filter } = body;
-    if (level !== undefined && !['span', 'trace', 'session'].includes(level)) throw invalid(['body', 'level'], "Input should be 'span', 'trace' or 'session'", level, 'literal_error');
+    if (level !== undefined && !['span', 'trace', 'session'].includes(level))
+      throw invalid(['body', 'level'], "Input should be 'span', 'trace' or 'session'", level, 'literal_error');
     assertValid(FilterBody, filter);
     if (level !== undefined) this.#host.queries.validateFilter(level, filter);
     return resolveScope(this.#host.catalog, projectId, body);
@@ -99,10 +101,16 @@ export class StoreData {
    * project `project` and log stream `logStream` (names; both created when missing). Ids are kept, so
    * importing the same file again changes nothing. Each batch is durable and whole before the next.
    */
-  async importFile(path: string, options: ImportOptions & { project: string; logStream: string }): Promise<ImportResult & { projectId: string; logStreamId: string }> {
+  async importFile(
+    path: string,
+    options: ImportOptions & { project: string; logStream: string },
+  ): Promise<ImportResult & { projectId: string; logStreamId: string }> {
     this.#host.guard.assertOpen();
     const { project, logStream, ...rest } = options;
-    for (const [field, v] of [['project', project], ['logStream', logStream]] as const) {
+    for (const [field, v] of [
+      ['project', project],
+      ['logStream', logStream],
+    ] as const) {
       if (typeof v !== 'string' || v.trim() === '') throw invalid([field], 'Input should be a non-empty name', v);
     }
     const { ingest, store, log, dir, limits } = this.#host;
@@ -123,7 +131,12 @@ export class StoreData {
         }
       },
     };
-    const result = await importFile(path, sink, { tempDirectory: join(dir, 'tmp'), ...(limits.threads ? { threads: limits.threads } : {}) }, rest);
+    const result = await importFile(
+      path,
+      sink,
+      { tempDirectory: join(dir, 'tmp'), ...(limits.threads ? { threads: limits.threads } : {}) },
+      rest,
+    );
     return { ...result, projectId: p.id, logStreamId: run.id };
   }
 

@@ -35,7 +35,9 @@ async function wholeSegments(snap: Snapshot, db: Database, segments: readonly Se
       )
     ).map((r) => Number(r['i'])),
   );
-  return segments.filter((s, i) => deadFree.has(s.file) && !overridden.has(i) && !(cut.has(s.run_id) && s.min_created_us < cut.get(s.run_id)!));
+  return segments.filter(
+    (s, i) => deadFree.has(s.file) && !overridden.has(i) && !(cut.has(s.run_id) && s.min_created_us < cut.get(s.run_id)!),
+  );
 }
 
 /**
@@ -43,20 +45,45 @@ async function wholeSegments(snap: Snapshot, db: Database, segments: readonly Se
  * columns differ from DuckDB's export layout (an older file: the caller writes the export the
  * ordinary way). `rest` is a scratch path for DuckDB's part.
  */
-export async function spliceExport(snap: Snapshot, db: Database, dir: string, scope: RunScope, out: string, rest: string, onProgress: (fraction: number) => void): Promise<number | null> {
-  const all = snap.segmentsFor({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds: ['span', 'trace', 'session'] });
+export async function spliceExport(
+  snap: Snapshot,
+  db: Database,
+  dir: string,
+  scope: RunScope,
+  out: string,
+  rest: string,
+  onProgress: (fraction: number) => void,
+): Promise<number | null> {
+  const all = snap.segmentsFor({
+    projectId: scope.projectId,
+    ...(scope.runId !== undefined ? { runId: scope.runId } : {}),
+    kinds: ['span', 'trace', 'session'],
+  });
   const whole = await wholeSegments(snap, db, all, scope);
   const copied = new Set(whole.map((s) => s.file));
   const others = all.filter((s) => !copied.has(s.file)).map((s) => join(dir, s.file));
   // The rows not copied: the other segments and the memory tables, with the dead-row, override and
   // retention filters every read applies (sourceWith), written by DuckDB.
   const cols = joinSql(COLUMN_NAMES.map(ident));
-  const sealed = others.length > 0 ? sql`SELECT ${cols} FROM read_parquet(${others}, hive_partitioning = false, union_by_name = true)` : sql`SELECT ${cols} FROM ${ident(EMPTY_TABLE)}`;
-  const src = snap.sourceWith({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds: ['span', 'trace', 'session'] }, [], COLUMN_NAMES, sealed);
+  const sealed =
+    others.length > 0
+      ? sql`SELECT ${cols} FROM read_parquet(${others}, hive_partitioning = false, union_by_name = true)`
+      : sql`SELECT ${cols} FROM ${ident(EMPTY_TABLE)}`;
+  const src = snap.sourceWith(
+    { projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds: ['span', 'trace', 'session'] },
+    [],
+    COLUMN_NAMES,
+    sealed,
+  );
   const exportCols = joinSql(COLUMN_NAMES.filter((c) => c !== 'seq').map(ident));
   try {
     // The scratch path is ours (a uuid under <data>/tmp): the one literal here.
-    await db.runWithProgress(sql`COPY (SELECT ${exportCols} FROM ${src.sql}) TO ${stringLiteral(rest)} (${EXPORT_PARQUET_OPTIONS})`, (f) => onProgress(f * 0.5), 200, { preserve_insertion_order: 'false' });
+    await db.runWithProgress(
+      sql`COPY (SELECT ${exportCols} FROM ${src.sql}) TO ${stringLiteral(rest)} (${EXPORT_PARQUET_OPTIONS})`,
+      (f) => onProgress(f * 0.5),
+      200,
+      { preserve_insertion_order: 'false' },
+    );
     try {
       // The template first (DuckDB's part), then the segments in the manifest's order.
       return spliceParquet(out, [rest, ...whole.map((s) => join(dir, s.file))]);

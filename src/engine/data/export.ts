@@ -54,8 +54,13 @@ export class Exporter {
 
   /** The SELECT of an export over a snapshot. */
   #query(snap: Snapshot, scope: RunScope, sel: ExportSelection): Sql {
-    const where = sel.level === undefined ? EMPTY : sql` WHERE seq IN (SELECT seq FROM (${this.#queries.selection(snap, sel.level, scope, sel)}))`;
-    const src = snap.source({ projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds: ['span', 'trace', 'session'] });
+    const where =
+      sel.level === undefined ? EMPTY : sql` WHERE seq IN (SELECT seq FROM (${this.#queries.selection(snap, sel.level, scope, sel)}))`;
+    const src = snap.source({
+      projectId: scope.projectId,
+      ...(scope.runId !== undefined ? { runId: scope.runId } : {}),
+      kinds: ['span', 'trace', 'session'],
+    });
     return sql`SELECT ${joinSql(EXPORT_COLUMNS.map(ident))} FROM ${src.sql}${where}`;
   }
 
@@ -111,18 +116,27 @@ export class Exporter {
         // A whole Parquet export copies the live segments' pages as they are (export-splice.ts).
         const spliced =
           options.format === 'parquet' && sel.level === undefined
-            ? await this.#records.read((snap) => spliceExport(snap, this.#db, this.#dir, scope, tmp, `${tmp}.rest`, (f) => options.onProgress?.(f)))
+            ? await this.#records.read((snap) =>
+                spliceExport(snap, this.#db, this.#dir, scope, tmp, `${tmp}.rest`, (f) => options.onProgress?.(f)),
+              )
             : null;
-        rows = spliced ?? await this.#records.read(async (snap) => {
-          const q = this.#query(snap, scope, sel);
-          // ZSTD level 1: the writer's compression is most of an export's time (level 3 took 1.5-2.5x as
-          // long at 1M spans, for files 12% smaller). Rows in any order (an export promises none), so
-          // DuckDB's threads write row groups as they finish.
-          const format = options.format === 'parquet' ? EXPORT_PARQUET_OPTIONS : raw('FORMAT json');
-          // The path is ours (a uuid under <data>/tmp), never the user's: it is the one literal here.
-          const done = await this.#db.runWithProgress(sql`COPY (${q}) TO ${stringLiteral(tmp)} (${format})`, (f) => options.onProgress?.(f), 200, { preserve_insertion_order: 'false' });
-          return Number(done[0]?.['Count'] ?? 0);
-        });
+        rows =
+          spliced ??
+          (await this.#records.read(async (snap) => {
+            const q = this.#query(snap, scope, sel);
+            // ZSTD level 1: the writer's compression is most of an export's time (level 3 took 1.5-2.5x as
+            // long at 1M spans, for files 12% smaller). Rows in any order (an export promises none), so
+            // DuckDB's threads write row groups as they finish.
+            const format = options.format === 'parquet' ? EXPORT_PARQUET_OPTIONS : raw('FORMAT json');
+            // The path is ours (a uuid under <data>/tmp), never the user's: it is the one literal here.
+            const done = await this.#db.runWithProgress(
+              sql`COPY (${q}) TO ${stringLiteral(tmp)} (${format})`,
+              (f) => options.onProgress?.(f),
+              200,
+              { preserve_insertion_order: 'false' },
+            );
+            return Number(done[0]?.['Count'] ?? 0);
+          }));
       }
       options.onProgress?.(1);
       moveFile(tmp, out);

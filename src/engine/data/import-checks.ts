@@ -21,6 +21,7 @@ export async function exportColumnsOf(db: Database, from: Sql, path: string, for
   } catch (err) {
     throw bad(`${path} cannot be read as ${format}: ${(err as Error).message}`);
   }
-  for (const need of ['id', 'type', 'created_at']) if (!present.has(need)) throw bad(`${path} has no column ${need}: it is not a tracelake export`);
+  for (const need of ['id', 'type', 'created_at'])
+    if (!present.has(need)) throw bad(`${path} has no column ${need}: it is not a tracelake export`);
   return present;
 }

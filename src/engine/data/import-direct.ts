@@ -4,7 +4,19 @@
 // is checked whole first (as the log path does), then written in batches of `batchRows` rows, each one
 // atomic commit. The file path is a parameter; column names come from the column registry only.
 import { open } from 'node:fs/promises';
-import { RecordBatchReader, Precision, TimeUnit, Type, type DataType, type Field, type Float, type Int, type List, type Map_, type Timestamp } from 'apache-arrow';
+import {
+  RecordBatchReader,
+  Precision,
+  TimeUnit,
+  Type,
+  type DataType,
+  type Field,
+  type Float,
+  type Int,
+  type List,
+  type Map_,
+  type Timestamp,
+} from 'apache-arrow';
 import type { AppendKind } from '../../db/arrow-chunks.js';
 import { BatchSource, type SourceColumn } from '../../db/batch-source.js';
 import type { Database } from '../../db/database.js';
@@ -72,13 +84,17 @@ export async function importDirect(
     // Kind-specific columns (model, tool_call_id, ...) only on the kinds the registry gives them, as
     // every other way in keeps them (the registry's type names are the only text written here).
     const kinds = KIND_ONLY.get(c.name);
-    if (kinds) return `CASE WHEN list_contains([${kinds.map((k) => `'${k}'`).join(', ')}], type::VARCHAR) THEN ${c.name}::${c.type} END AS ${c.name}`;
+    if (kinds)
+      return `CASE WHEN list_contains([${kinds.map((k) => `'${k}'`).join(', ')}], type::VARCHAR) THEN ${c.name}::${c.type} END AS ${c.name}`;
     return `${c.name}::${c.type} AS ${c.name}`;
   });
-  const check = (await db.all(
-    sql`SELECT count(*) AS n, count(DISTINCT lower(id::VARCHAR)) AS ids, count(*) FILTER (WHERE id IS NULL OR NOT regexp_full_match(lower(id::VARCHAR), ${raw(UUID)}) OR created_at IS NULL OR type IS NULL OR NOT list_contains(${raw(VALID_TYPES)}, type::VARCHAR)) AS invalid FROM ${src.from}`,
-  ))[0]!;
-  if (Number(check['invalid']) > 0) throw bad(`${Number(check['invalid'])} row(s) of ${path} lack an id (a UUID), a created_at or a known type; nothing was imported`);
+  const check = (
+    await db.all(
+      sql`SELECT count(*) AS n, count(DISTINCT lower(id::VARCHAR)) AS ids, count(*) FILTER (WHERE id IS NULL OR NOT regexp_full_match(lower(id::VARCHAR), ${raw(UUID)}) OR created_at IS NULL OR type IS NULL OR NOT list_contains(${raw(VALID_TYPES)}, type::VARCHAR)) AS invalid FROM ${src.from}`,
+    )
+  )[0]!;
+  if (Number(check['invalid']) > 0)
+    throw bad(`${Number(check['invalid'])} row(s) of ${path} lack an id (a UUID), a created_at or a known type; nothing was imported`);
   const total = Number(check['n']);
   // No id twice in the file (an export's case): no batch needs its own duplicate check.
   const unique = Number(check['ids']) === total;
@@ -87,7 +103,8 @@ export async function importDirect(
     const first = param(lo);
     return sql`SELECT file_row_number - ${first} AS rn, ${raw(cols.join(', '))} FROM ${src.from} WHERE file_row_number BETWEEN ${first} AND ${hi}`;
   };
-  const sortRows = sortRowsGiven ?? (format === 'arrow' ? DEFAULT_SORT_ROWS : await sortRowsOf(db, format === 'parquet' ? path : opts.stageFile));
+  const sortRows =
+    sortRowsGiven ?? (format === 'arrow' ? DEFAULT_SORT_ROWS : await sortRowsOf(db, format === 'parquet' ? path : opts.stageFile));
   // A Parquet file with every export column may lend its row groups to segments as they are.
   const groupRows = format === 'parquet' && EXPORT_COLUMNS.every((c) => present.has(c)) ? rowGroupRows(path) : null;
   let done = 0;
@@ -155,7 +172,11 @@ const DEFAULT_SORT_ROWS = 150_000;
 /** Rows per in-memory sort for a Parquet file, from its footer's uncompressed sizes. */
 async function sortRowsOf(db: Database, path: string): Promise<number> {
   const file = param(path);
-  const r = (await db.all(sql`SELECT sum(total_uncompressed_size) AS bytes, (SELECT sum(num_rows) FROM parquet_file_metadata(${file})) AS n FROM parquet_metadata(${file})`))[0];
+  const r = (
+    await db.all(
+      sql`SELECT sum(total_uncompressed_size) AS bytes, (SELECT sum(num_rows) FROM parquet_file_metadata(${file})) AS n FROM parquet_metadata(${file})`,
+    )
+  )[0];
   const perRow = Number(r?.['bytes'] ?? 0) / Math.max(1, Number(r?.['n'] ?? 0));
   return perRow > 0 ? Math.max(10_000, Math.floor(SORT_BYTES / perRow)) : DEFAULT_SORT_ROWS;
 }
@@ -168,7 +189,9 @@ async function sortRowsOf(db: Database, path: string): Promise<number> {
 async function stageJsonLines(db: Database, path: string, stageFile: string): Promise<Source> {
   const columns = raw(EXPORT_COLUMNS.map((c) => `${c}: '${TYPE[c]}'`).join(', '));
   // The stage path is ours (a uuid under <data>/tmp): the one literal here; the user's path is a parameter.
-  await db.run(sql`COPY (SELECT * FROM read_json(${path}, format = 'newline_delimited', columns = {${columns}})) TO ${stringLiteral(stageFile)} (FORMAT parquet, COMPRESSION lz4_raw)`);
+  await db.run(
+    sql`COPY (SELECT * FROM read_json(${path}, format = 'newline_delimited', columns = {${columns}})) TO ${stringLiteral(stageFile)} (FORMAT parquet, COMPRESSION lz4_raw)`,
+  );
   return { from: sql`read_parquet(${stageFile}, file_row_number = true)` };
 }
 
@@ -195,7 +218,8 @@ function kindOfField(f: Field, expected: string): AppendKind | null {
     case 'map_utf8': {
       if (t.typeId !== Type.Map) return null;
       const [k, v] = (t as Map_).children[0]!.type.children as Field[];
-      const valueOk = expected === 'map_f64' ? v!.type.typeId === Type.Float && (v!.type as Float).precision === Precision.DOUBLE : utf8(v!.type);
+      const valueOk =
+        expected === 'map_f64' ? v!.type.typeId === Type.Float && (v!.type as Float).precision === Precision.DOUBLE : utf8(v!.type);
       return utf8(k!.type) && valueOk ? (expected as AppendKind) : null;
     }
     default:
@@ -210,7 +234,7 @@ function kindOfField(f: Field, expected: string): AppendKind | null {
 export async function arrowColumns(path: string): Promise<SourceColumn[] | null> {
   const handle = await open(path, 'r');
   try {
-    let reader;
+    let reader: Awaited<ReturnType<typeof RecordBatchReader.from>>;
     try {
       reader = await RecordBatchReader.from(handle);
       await reader.open();

@@ -15,7 +15,6 @@ import { raw, sql, type Sql } from '../../query/sql.js';
 import { InvalidRequestError } from '../../errors.js';
 import { ALL_KINDS } from '../../query/columns.js';
 import { KIND_COLUMNS } from '../../query/match-facts.js';
-import { RECORD_COLUMNS } from '../../record/record-columns.js';
 import { JsonText, type Draft } from '../../record/record.js';
 import { fieldsFrom, isDraft } from '../../record/record-checks.js';
 import type { BulkBatch } from '../../storage/segments/bulk-load.js';
@@ -63,7 +62,9 @@ const PARSED_TEXT = new Set(['tools', 'extra']);
 export function formatOf(path: string, given?: string): ImportFormat {
   if (given !== undefined) {
     if (given === 'parquet' || given === 'jsonl' || given === 'arrow') return given;
-    throw new InvalidRequestError([{ loc: ['format'], msg: 'Input should be parquet, jsonl or arrow', type: 'literal_error', input: given }]);
+    throw new InvalidRequestError([
+      { loc: ['format'], msg: 'Input should be parquet, jsonl or arrow', type: 'literal_error', input: given },
+    ]);
   }
   const lower = path.toLowerCase();
   if (lower.endsWith('.parquet')) return 'parquet';
@@ -166,12 +167,27 @@ export class Importer {
     const layout = sink.bulk !== undefined && format === 'arrow' ? await arrowColumns(path) : null;
     const direct = sink.bulk !== undefined && (format !== 'arrow' || layout !== null) && !(format === 'jsonl' && firstLineIsBody(path));
     const batchRows = options.batchRows ?? (direct ? DIRECT_BATCH_ROWS : 10_000);
-    if (!Number.isInteger(batchRows) || batchRows <= 0) throw new InvalidRequestError([{ loc: ['batchRows'], msg: 'Input should be a positive integer', type: 'value_error', input: batchRows }]);
-    if (options.sortRows !== undefined && (!Number.isInteger(options.sortRows) || options.sortRows <= 0)) throw new InvalidRequestError([{ loc: ['sortRows'], msg: 'Input should be a positive integer', type: 'value_error', input: options.sortRows }]);
+    if (!Number.isInteger(batchRows) || batchRows <= 0)
+      throw new InvalidRequestError([
+        { loc: ['batchRows'], msg: 'Input should be a positive integer', type: 'value_error', input: batchRows },
+      ]);
+    if (options.sortRows !== undefined && (!Number.isInteger(options.sortRows) || options.sortRows <= 0))
+      throw new InvalidRequestError([
+        { loc: ['sortRows'], msg: 'Input should be a positive integer', type: 'value_error', input: options.sortRows },
+      ]);
     if (direct) {
       const stage = join(this.#stageDir, `import-${randomUUID()}.parquet`);
       try {
-        return { records: await importDirect(this.#db, path, format, (b) => sink.bulk!(b), batchRows, { onProgress: options.onProgress, arrowLayout: layout ?? undefined, sortRows: options.sortRows, stageFile: stage, alignBatches: options.batchRows === undefined }), bodies: 0 };
+        return {
+          records: await importDirect(this.#db, path, format, (b) => sink.bulk!(b), batchRows, {
+            onProgress: options.onProgress,
+            arrowLayout: layout ?? undefined,
+            sortRows: options.sortRows,
+            stageFile: stage,
+            alignBatches: options.batchRows === undefined,
+          }),
+          bodies: 0,
+        };
       } finally {
         rmSync(stage, { force: true });
       }
@@ -192,10 +208,13 @@ export class Importer {
     }
     const present = await exportColumnsOf(this.#db, from, path, format);
     const rows = sql`SELECT ${raw(selectList(present))} FROM ${from}`;
-    const check = (await this.#db.all(
-      sql`SELECT count(*) AS n, count(*) FILTER (WHERE id IS NULL OR NOT regexp_full_match(id, ${raw(UUID)}) OR created_at IS NULL OR type IS NULL OR NOT list_contains(${raw(VALID_TYPES)}, type)) AS invalid FROM (${rows})`,
-    ))[0]!;
-    if (Number(check['invalid']) > 0) throw bad(`${Number(check['invalid'])} row(s) of ${path} lack an id (a UUID), a created_at or a known type; nothing was imported`);
+    const check = (
+      await this.#db.all(
+        sql`SELECT count(*) AS n, count(*) FILTER (WHERE id IS NULL OR NOT regexp_full_match(id, ${raw(UUID)}) OR created_at IS NULL OR type IS NULL OR NOT list_contains(${raw(VALID_TYPES)}, type)) AS invalid FROM (${rows})`,
+      )
+    )[0]!;
+    if (Number(check['invalid']) > 0)
+      throw bad(`${Number(check['invalid'])} row(s) of ${path} lack an id (a UUID), a created_at or a known type; nothing was imported`);
     const total = Number(check['n']);
     const out = new DraftBatcher(sink, batchRows, (done) => options.onProgress?.(done, total));
     for await (const { names, chunk } of this.#db.stream(rows)) {
@@ -220,13 +239,20 @@ export class Importer {
     } finally {
       await handle.close().catch(() => undefined);
     }
-    for (const need of ['id', 'type', 'created_at']) if (!names.has(need)) throw bad(`${path} has no column ${need}: it is not a tracelake export`);
+    for (const need of ['id', 'type', 'created_at'])
+      if (!names.has(need)) throw bad(`${path} has no column ${need}: it is not a tracelake export`);
     // Checked whole first (a second pass), so a bad file writes nothing.
     await this.#arrowPass(path, async (batch) => {
       for (let r = 0; r < batch.numRows; r++) {
         const id = batch.getChild('id')!.get(r);
         const type = batch.getChild('type')!.get(r);
-        if (typeof id !== 'string' || !UUID_RE.test(id) || batch.getChild('created_at')!.get(r) === null || !(ALL_KINDS as readonly string[]).includes(type)) throw bad(`a row of ${path} lacks an id (a UUID), a created_at or a known type; nothing was imported`);
+        if (
+          typeof id !== 'string' ||
+          !UUID_RE.test(id) ||
+          batch.getChild('created_at')!.get(r) === null ||
+          !(ALL_KINDS as readonly string[]).includes(type)
+        )
+          throw bad(`a row of ${path} lacks an id (a UUID), a created_at or a known type; nothing was imported`);
       }
     });
     const out = new DraftBatcher(sink, batchRows, (done) => options.onProgress?.(done, null));
@@ -266,7 +292,12 @@ export class Importer {
       } catch (err) {
         throw bad(`line ${lineNo} of ${path} is not JSON: ${(err as Error).message}; nothing was imported`);
       }
-      if (typeof body !== 'object' || body === null || Array.isArray(body) || !(Array.isArray((body as Record<string, unknown>)['traces']) || Array.isArray((body as Record<string, unknown>)['spans']))) {
+      if (
+        typeof body !== 'object' ||
+        body === null ||
+        Array.isArray(body) ||
+        !(Array.isArray((body as Record<string, unknown>)['traces']) || Array.isArray((body as Record<string, unknown>)['spans']))
+      ) {
         throw bad(`line ${lineNo} of ${path} is not a v2 logging body (no traces or spans list); nothing was imported`);
       }
     }
@@ -302,7 +333,12 @@ function firstLineIsBody(path: string): boolean {
       }
     }
     const first = parseOr(text.trim()) as Record<string, unknown> | null;
-    return typeof first === 'object' && first !== null && (Array.isArray(first['traces']) || Array.isArray(first['spans'])) && !('created_at' in first && 'type' in first && 'id' in first);
+    return (
+      typeof first === 'object' &&
+      first !== null &&
+      (Array.isArray(first['traces']) || Array.isArray(first['spans'])) &&
+      !('created_at' in first && 'type' in first && 'id' in first)
+    );
   } finally {
     closeSync(fd);
   }
@@ -331,13 +367,24 @@ function arrowGetter(col: string, v: Vector): (r: number) => unknown {
  * store's instance would hold a transaction open across every batch written, and each insert then
  * costs more (measured: twice as slow per batch after 80k rows).
  */
-export async function importFile(path: string, sink: ImportSink, reader: { tempDirectory: string; threads?: number }, options: ImportOptions): Promise<ImportResult> {
+export async function importFile(
+  path: string,
+  sink: ImportSink,
+  reader: { tempDirectory: string; threads?: number },
+  options: ImportOptions,
+): Promise<ImportResult> {
   // The direct path sorts each kind's rows in DuckDB: room for that, spilling to <data>/tmp past it.
   // A database file of its own (under <data>/tmp, which a crash leaves to the sweep on open) keeps
   // JSON lines and Arrow rows loaded for the direct path on disk rather than in memory.
   const file = join(reader.tempDirectory, `import-${randomUUID()}.duckdb`);
   mkdirSync(reader.tempDirectory, { recursive: true });
-  const db = await Database.open({ path: file, connections: 1 + SIDE_WRITERS, memoryLimit: '1GB', tempDirectory: reader.tempDirectory, ...(reader.threads ? { threads: reader.threads } : {}) });
+  const db = await Database.open({
+    path: file,
+    connections: 1 + SIDE_WRITERS,
+    memoryLimit: '1GB',
+    tempDirectory: reader.tempDirectory,
+    ...(reader.threads ? { threads: reader.threads } : {}),
+  });
   try {
     return await new Importer(db, reader.tempDirectory).run(path, sink, options);
   } finally {

@@ -67,10 +67,19 @@ const SEG_COLS = withOverride(sql`(has_children AND seq NOT IN (SELECT seq FROM 
 const quotedName = (s: string) => raw(`"${s.replaceAll('"', '""')}"`);
 
 /** store.data.sql once the store is known open: checks the params, then runs the query over a snapshot with the catalog's projects and runs. */
-export function storeSql(catalog: Catalog, records: RecordStore, db: Database, cfg: Omit<SandboxConfig, 'projects' | 'runs'>, query: string, params: readonly SqlParam[], options: SqlOptions): Promise<Record<string, unknown>[] | Table> {
+export function storeSql(
+  catalog: Catalog,
+  records: RecordStore,
+  db: Database,
+  cfg: Omit<SandboxConfig, 'projects' | 'runs'>,
+  query: string,
+  params: readonly SqlParam[],
+  options: SqlOptions,
+): Promise<Record<string, unknown>[] | Table> {
   if (!Array.isArray(params)) throw invalid(['params'], 'Input should be an array', params);
   params.forEach((p, i) => {
-    if (p !== null && !['string', 'number', 'boolean', 'bigint'].includes(typeof p)) throw invalid(['params', i], 'Input should be a string, number, boolean or null', p);
+    if (p !== null && !['string', 'number', 'boolean', 'bigint'].includes(typeof p))
+      throw invalid(['params', i], 'Input should be a string, number, boolean or null', p);
   });
   const projects = catalog.projects().map((p) => ({ id: p.id, name: p.name }));
   const runs = projects.flatMap((p) => catalog.runs(p.id).map((r) => ({ id: r.id, project_id: r.project_id, name: r.name, kind: r.kind })));
@@ -78,7 +87,14 @@ export function storeSql(catalog: Catalog, records: RecordStore, db: Database, c
 }
 
 /** Runs one read-only query; see the file comment for what it can reach. */
-export async function runSandboxed(db: Database, snap: Snapshot, cfg: SandboxConfig, query: string, params: readonly SqlParam[], options: SqlOptions): Promise<Record<string, unknown>[] | Table> {
+export async function runSandboxed(
+  db: Database,
+  snap: Snapshot,
+  cfg: SandboxConfig,
+  query: string,
+  params: readonly SqlParam[],
+  options: SqlOptions,
+): Promise<Record<string, unknown>[] | Table> {
   if (typeof query !== 'string' || query.trim() === '') throw new SqlError('Input should be a non-empty SQL string');
   const work = join(cfg.dir, 'tmp', `sql-${randomUUID()}`);
   mkdirSync(work, { recursive: true });
@@ -104,7 +120,10 @@ export async function runSandboxed(db: Database, snap: Snapshot, cfg: SandboxCon
     // Retention: runs whose records expire, and from when (the views leave expired rows out).
     const cutoffs = new Map(cfg.projects.flatMap((p) => [...snap.cutoffs(p.id)]));
     await setup.run(sql`CREATE TABLE tracelake_expiry (run_id VARCHAR, cutoff BIGINT)`);
-    if (cutoffs.size > 0) await setup.run(sql`INSERT INTO tracelake_expiry SELECT * FROM (SELECT unnest(${[...cutoffs.keys()]}::VARCHAR[]), unnest(${[...cutoffs.values()]}::BIGINT[]))`);
+    if (cutoffs.size > 0)
+      await setup.run(
+        sql`INSERT INTO tracelake_expiry SELECT * FROM (SELECT unnest(${[...cutoffs.keys()]}::VARCHAR[]), unnest(${[...cutoffs.values()]}::BIGINT[]))`,
+      );
     for (const [view, kind] of VIEWS) allowed.push(...(await createView(setup, snap, view, kind, memFile, memMetrics, cutoffs)));
     await catalogTables(setup, cfg);
     await setup.run(sql`SET allowed_paths = [${joinSql(allowed.map(stringLiteral))}]`);
@@ -127,10 +146,16 @@ async function dumpMemory(db: Database, snap: Snapshot, file: string): Promise<M
   const names = [...new Set(VIEWS.flatMap(([, k]) => [...snap.memMetricNames(k)]))].sort();
   const aliases = new Map(names.map((n, i) => [n, `x${i}`]));
   // One fragment for every table: the names are bound once.
-  const shred = joinSql(names.map((n, i) => sql`, metrics[${n}] AS ${ident(`x${i}`)}`), '');
+  const shred = joinSql(
+    names.map((n, i) => sql`, metrics[${n}] AS ${ident(`x${i}`)}`),
+    '',
+  );
   // The empty table gives the file its columns when no memory table has rows.
   const memCols = withOverride(sql`(has_children AND seq NOT IN ${snap.childlessSeqs}) AS has_children`);
-  const parts = [EMPTY_TABLE, ...snap.memTableNames()].map((t) => sql`(SELECT ${memCols}${shred}, ${raw(KIND_SQL)} AS kind_, false AS dead_ FROM ${ident(t)} WHERE ${snap.memBound} AND seq NOT IN ${snap.deadSeqs})`);
+  const parts = [EMPTY_TABLE, ...snap.memTableNames()].map(
+    (t) =>
+      sql`(SELECT ${memCols}${shred}, ${raw(KIND_SQL)} AS kind_, false AS dead_ FROM ${ident(t)} WHERE ${snap.memBound} AND seq NOT IN ${snap.deadSeqs})`,
+  );
   parts.push(sql`(SELECT seq, true AS dead_ FROM ${snap.deadSeqs})`);
   parts.push(sql`(SELECT seq, true AS childless_ FROM ${snap.childlessSeqs})`);
   await db.run(sql`COPY (${joinSql(parts, ' UNION ALL BY NAME ')}) TO ${stringLiteral(file)} (FORMAT parquet)`);
@@ -138,10 +163,20 @@ async function dumpMemory(db: Database, snap: Snapshot, file: string): Promise<M
 }
 
 /** One view over the live segments of a kind and the memory rows of that kind; returns the files it reads. */
-async function createView(conn: Connection, snap: Snapshot, view: string, kind: RecordKind, memFile: string, memMetrics: Map<string, string>, cutoffs: ReadonlyMap<string, number>): Promise<string[]> {
+async function createView(
+  conn: Connection,
+  snap: Snapshot,
+  view: string,
+  kind: RecordKind,
+  memFile: string,
+  memMetrics: Map<string, string>,
+  cutoffs: ReadonlyMap<string, number>,
+): Promise<string[]> {
   const segments = snap.segmentsOfKind(kind).filter((s) => !(cutoffs.has(s.run_id) && s.max_created_us < cutoffs.get(s.run_id)!));
   const files = segments.map((s) => snap.path(s));
-  const names = [...new Set([...segments.flatMap((s) => s.metrics.map((id) => nameOf(snap, id))), ...snap.memMetricNames(kind)])].filter((n): n is string => n !== undefined).sort();
+  const names = [...new Set([...segments.flatMap((s) => s.metrics.map((id) => nameOf(snap, id))), ...snap.memMetricNames(kind)])]
+    .filter((n): n is string => n !== undefined)
+    .sort();
   // Column names are case-insensitive in DuckDB: a metric clashing with a column (or another metric)
   // gets no column of its own (it stays in the metrics map).
   const taken = new Set(VIEW_COLUMNS.map((c) => c.toLowerCase()));
@@ -157,12 +192,23 @@ async function createView(conn: Connection, snap: Snapshot, view: string, kind: 
     const id = snap.metricIds[n];
     return id !== undefined && inSegments.has(id) ? sql`${ident(`m${id}`)} AS ${mv(i)}` : sql`NULL::DOUBLE AS ${mv(i)}`;
   });
-  const memCols = metrics.map((n, i) => (memMetrics.has(n) ? sql`${ident(memMetrics.get(n)!)} AS ${mv(i)}` : sql`NULL::DOUBLE AS ${mv(i)}`));
-  const extra = (cols: Sql[]) => joinSql(cols.map((c) => sql`, ${c}`), '');
+  const memCols = metrics.map((n, i) =>
+    memMetrics.has(n) ? sql`${ident(memMetrics.get(n)!)} AS ${mv(i)}` : sql`NULL::DOUBLE AS ${mv(i)}`,
+  );
+  const extra = (cols: Sql[]) =>
+    joinSql(
+      cols.map((c) => sql`, ${c}`),
+      '',
+    );
   // A view takes no parameters: its paths and kind are written as literals (the store's own).
   const parts: Sql[] = [];
-  if (files.length > 0) parts.push(sql`SELECT ${SEG_COLS}${extra(segCols)} FROM read_parquet([${joinSql(files.map(stringLiteral))}], hive_partitioning = false, union_by_name = true) WHERE seq NOT IN (SELECT seq FROM tracelake_dead)`);
-  parts.push(sql`SELECT ${COLS}${extra(memCols)} FROM read_parquet(${stringLiteral(memFile)}, union_by_name = true) WHERE NOT dead_ AND kind_ = ${stringLiteral(kind)}`);
+  if (files.length > 0)
+    parts.push(
+      sql`SELECT ${SEG_COLS}${extra(segCols)} FROM read_parquet([${joinSql(files.map(stringLiteral))}], hive_partitioning = false, union_by_name = true) WHERE seq NOT IN (SELECT seq FROM tracelake_dead)`,
+    );
+  parts.push(
+    sql`SELECT ${COLS}${extra(memCols)} FROM read_parquet(${stringLiteral(memFile)}, union_by_name = true) WHERE NOT dead_ AND kind_ = ${stringLiteral(kind)}`,
+  );
   const select = joinSql([...VIEW_COLUMNS.map(ident), ...metrics.map((n, i) => sql`${mv(i)} AS ${quotedName(n)}`)]);
   const live = sql`NOT EXISTS (SELECT 1 FROM tracelake_expiry e WHERE e.run_id = u.run_id AND epoch_us(u.created_at) < e.cutoff)`;
   await conn.run(sql`CREATE VIEW ${ident(view)} AS SELECT ${select} FROM (${joinSql(parts, ' UNION ALL ')}) u WHERE ${live}`);
@@ -178,7 +224,9 @@ async function catalogTables(conn: Connection, cfg: SandboxConfig): Promise<void
   await conn.run(sql`CREATE TABLE projects (id VARCHAR, name VARCHAR)`);
   await conn.run(sql`CREATE TABLE runs (id VARCHAR, project_id VARCHAR, name VARCHAR, kind VARCHAR)`);
   if (cfg.projects.length > 0) {
-    await conn.run(sql`INSERT INTO projects SELECT * FROM (SELECT unnest(${cfg.projects.map((p) => p.id)}::VARCHAR[]), unnest(${cfg.projects.map((p) => p.name)}::VARCHAR[]))`);
+    await conn.run(
+      sql`INSERT INTO projects SELECT * FROM (SELECT unnest(${cfg.projects.map((p) => p.id)}::VARCHAR[]), unnest(${cfg.projects.map((p) => p.name)}::VARCHAR[]))`,
+    );
   }
   if (cfg.runs.length > 0) {
     const col = (k: 'id' | 'project_id' | 'name' | 'kind') => sql`unnest(${cfg.runs.map((r) => r[k])}::VARCHAR[])`;
@@ -186,30 +234,38 @@ async function catalogTables(conn: Connection, cfg: SandboxConfig): Promise<void
   }
 }
 
-async function runOne(conn: DuckDBConnection, query: string, params: readonly SqlParam[], options: SqlOptions): Promise<Record<string, unknown>[] | Table> {
+async function runOne(
+  conn: DuckDBConnection,
+  query: string,
+  params: readonly SqlParam[],
+  options: SqlOptions,
+): Promise<Record<string, unknown>[] | Table> {
   const timer = options.timeoutMs ? setTimeout(() => conn.interrupt(), options.timeoutMs) : undefined;
   try {
-    let extracted;
+    let extracted: Awaited<ReturnType<typeof conn.extractStatements>>;
     try {
       extracted = await conn.extractStatements(query);
     } catch (err) {
       throw new SqlError((err as Error).message);
     }
     if (extracted.count !== 1) throw new SqlError(`exactly one statement is allowed (found ${extracted.count})`);
-    let prepared;
+    let prepared: Awaited<ReturnType<typeof extracted.prepare>>;
     try {
       prepared = await extracted.prepare(0);
     } catch (err) {
       throw new SqlError((err as Error).message);
     }
     const type = prepared.statementType;
-    if (type !== StatementType.SELECT && type !== StatementType.EXPLAIN) throw new SqlError(`only read-only queries (SELECT) are allowed, not ${StatementType[type] ?? type}`);
-    if (params.length !== prepared.parameterCount) throw new SqlError(`the query has ${prepared.parameterCount} parameter(s), ${params.length} given`);
+    if (type !== StatementType.SELECT && type !== StatementType.EXPLAIN)
+      throw new SqlError(`only read-only queries (SELECT) are allowed, not ${StatementType[type] ?? type}`);
+    if (params.length !== prepared.parameterCount)
+      throw new SqlError(`the query has ${prepared.parameterCount} parameter(s), ${params.length} given`);
     try {
       if (params.length > 0) prepared.bind(params.map((p) => p as DuckDBValue));
       const maxRows = options.maxRows ?? 1_000_000;
       const reader = await prepared.streamAndReadUntil(maxRows + 1);
-      if (reader.currentRowCount > maxRows) throw new SqlError(`the result has more than ${maxRows} rows: aggregate, add a LIMIT, or use export`);
+      if (reader.currentRowCount > maxRows)
+        throw new SqlError(`the result has more than ${maxRows} rows: aggregate, add a LIMIT, or use export`);
       return options.format === 'arrow' ? readerToTable(reader) : (reader.getRowObjectsJS() as Record<string, unknown>[]);
     } catch (err) {
       throw err instanceof SqlError ? err : new SqlError((err as Error).message);

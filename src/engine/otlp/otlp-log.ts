@@ -84,7 +84,12 @@ export class OtlpWriter {
     );
   }
 
-  async #writeLocked(projectId: string, runId: string, byId: Map<string, MappedSpan>, traces: Map<string, TraceGroup>): Promise<{ duplicates: number }> {
+  async #writeLocked(
+    projectId: string,
+    runId: string,
+    byId: Map<string, MappedSpan>,
+    traces: Map<string, TraceGroup>,
+  ): Promise<{ duplicates: number }> {
     const h = this.host;
     const now = nowUs();
     // 1. Which of the records involved exist already (one lookup), and the stored children that wait for a span of this batch.
@@ -192,7 +197,17 @@ export class OtlpWriter {
   }
 
   /** The trace record to write (new, or the stored one updated), pushed onto `rows`; new ones also onto `newTraces` for their session. */
-  async #traceRecord(projectId: string, runId: string, g: TraceGroup, fresh: MappedSpan[], stored: StoredRow | undefined, now: number, rows: Draft[], newTraces: { record: Draft; externalId: string | null }[], moves: SessionMove[]): Promise<Draft> {
+  async #traceRecord(
+    projectId: string,
+    runId: string,
+    g: TraceGroup,
+    fresh: MappedSpan[],
+    stored: StoredRow | undefined,
+    now: number,
+    rows: Draft[],
+    newTraces: { record: Draft; externalId: string | null }[],
+    moves: SessionMove[],
+  ): Promise<Draft> {
     const roots = fresh.filter((m) => m.otel.parentSpanId === null).sort((x, y) => x.record.created_at - y.record.created_at);
     const root = roots[0];
     const earliest = fresh.length > 0 ? Math.min(...fresh.map((m) => m.record.created_at)) : now;
@@ -202,7 +217,7 @@ export class OtlpWriter {
       t.has_children = true;
       t.user_metadata = { ...resourceMetadata((root ?? fresh[0] ?? g.spans[0]!).otel.resource) };
       if (root) fromRoot(t, root);
-      const externalId = (root?.sessionExternalId ?? g.spans.find((m) => m.sessionExternalId !== null)?.sessionExternalId) ?? null;
+      const externalId = root?.sessionExternalId ?? g.spans.find((m) => m.sessionExternalId !== null)?.sessionExternalId ?? null;
       newTraces.push({ record: t, externalId });
       rows.push(t);
       return t;
@@ -221,7 +236,7 @@ export class OtlpWriter {
       changed = true;
     }
     // The trace got its own session with its first pieces; a later piece names the conversation: it moves there.
-    const externalId = (root?.sessionExternalId ?? fresh.find((m) => m.sessionExternalId !== null)?.sessionExternalId) ?? null;
+    const externalId = root?.sessionExternalId ?? fresh.find((m) => m.sessionExternalId !== null)?.sessionExternalId ?? null;
     if (externalId !== null && t.session_id === implicitSessionId(projectId, runId, g.id)) {
       moves.push({ trace: t, from: t.session_id, externalId });
       t.session_id = await this.#sessionId(projectId, runId, externalId);
@@ -243,11 +258,19 @@ export class OtlpWriter {
   async #resolveSessions(projectId: string, runId: string, externalIds: Iterable<string>): Promise<void> {
     const unknown = [...new Set(externalIds)].filter((e) => !this.#sessions.has(`${projectId}/${runId}/${e}`));
     if (unknown.length === 0) return;
-    for (const [e, sid] of await this.host.sessionsByExternalId(projectId, runId, unknown)) remember(this.#sessions, `${projectId}/${runId}/${e}`, sid);
+    for (const [e, sid] of await this.host.sessionsByExternalId(projectId, runId, unknown))
+      remember(this.#sessions, `${projectId}/${runId}/${e}`, sid);
   }
 
   /** Rows that move traces (and their stored spans) to the session they named late; the sessions left empty are returned. */
-  async #moveSessions(projectId: string, runId: string, moves: SessionMove[], rewrites: Map<string, Draft>, fresh: Set<string>, now: number): Promise<{ rows: Draft[]; emptied: string[] }> {
+  async #moveSessions(
+    projectId: string,
+    runId: string,
+    moves: SessionMove[],
+    rewrites: Map<string, Draft>,
+    fresh: Set<string>,
+    now: number,
+  ): Promise<{ rows: Draft[]; emptied: string[] }> {
     const rows: Draft[] = [];
     for (const mv of moves) {
       const sid = mv.trace.session_id!;
@@ -255,7 +278,8 @@ export class OtlpWriter {
       for (const x of sessions) x.external_id = mv.externalId;
       rows.push(...sessions);
       const ids = (await this.host.spanIds(projectId, runId, mv.trace.id)).filter((id) => !fresh.has(id) && !rewrites.has(id));
-      for (const row of await this.host.lookup(projectId, runId, ids)) rows.push({ ...storedToWire(row), session_id: sid, updated_at: now });
+      for (const row of await this.host.lookup(projectId, runId, ids))
+        rows.push({ ...storedToWire(row), session_id: sid, updated_at: now });
       for (const d of rewrites.values()) if (d.trace_id === mv.trace.id) d.session_id = sid;
     }
     return { rows, emptied: moves.map((m) => m.from) };
@@ -270,7 +294,11 @@ export class OtlpWriter {
     for (const t of traces) if (t.externalId !== null) named.set(t.externalId, [...(named.get(t.externalId) ?? []), t.record]);
     for (const [externalId, records] of named) {
       const sid = await this.#sessionId(projectId, runId, externalId);
-      const sessions = await this.host.sessionRows(projectId, runId, records.map((record) => ({ record, sessionId: sid })));
+      const sessions = await this.host.sessionRows(
+        projectId,
+        runId,
+        records.map((record) => ({ record, sessionId: sid })),
+      );
       for (const s of sessions) s.external_id = externalId;
       out.push(...sessions);
     }

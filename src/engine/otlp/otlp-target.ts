@@ -51,7 +51,11 @@ export function targetNames(resource: Attrs, options: OtlpLogOptions): { project
 }
 
 /** The project and log stream, created when missing and allowed; throws 403/404 otherwise. Synchronous: no interleaving. */
-export function resolveTarget(catalog: TargetCatalog, names: { project: string; logStream: string }, user: User | null): { project: Project; run: Run } {
+export function resolveTarget(
+  catalog: TargetCatalog,
+  names: { project: string; logStream: string },
+  user: User | null,
+): { project: Project; run: Run } {
   let project = catalog.findProjects({ name: names.project }, user)[0];
   if (!project) {
     if (catalog.projectNamed(names.project)) throw new NotFoundError(`Project ${names.project} not found`);

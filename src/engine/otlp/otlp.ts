@@ -61,9 +61,14 @@ export class Otlp {
 
   async #log(writer: OtlpWriter, request: unknown, options: OtlpLogOptions): Promise<OtlpLogResult> {
     const maxSpans = this.#maxSpans;
-    const batch = request instanceof Uint8Array ? batchFromProtobuf(request) : batchFromJson(typeof request === 'string' ? parseJson(request) : request);
+    const batch =
+      request instanceof Uint8Array
+        ? batchFromProtobuf(request)
+        : batchFromJson(typeof request === 'string' ? parseJson(request) : request);
     if (batch.spans.length > maxSpans) {
-      throw new PayloadTooLargeError(`an export may carry at most ${maxSpans} spans (this one has ${batch.spans.length}); lower the exporter's batch size`);
+      throw new PayloadTooLargeError(
+        `an export may carry at most ${maxSpans} spans (this one has ${batch.spans.length}); lower the exporter's batch size`,
+      );
     }
     const problems = [...batch.rejected];
     const receivedUs = nowUs();
@@ -75,7 +80,10 @@ export class Otlp {
       try {
         m = mapSpan(s, receivedUs);
       } catch (err) {
-        const msg = err instanceof InvalidRequestError ? err.issues.map((i) => `${i.loc.slice(1).join('.')}: ${i.msg}`).join('; ') : (err as Error).message;
+        const msg =
+          err instanceof InvalidRequestError
+            ? err.issues.map((i) => `${i.loc.slice(1).join('.')}: ${i.msg}`).join('; ')
+            : (err as Error).message;
         problems.push(`${describeSpan(s.traceId, s.spanId)}: ${msg}`);
         continue;
       }
@@ -98,12 +106,24 @@ export class Otlp {
       const r = await writer.write(g.project, g.run, g.spans);
       accepted += g.spans.length;
       duplicates += r.duplicates;
-      targets.push({ project_id: g.project.id, project_name: g.project.name, log_stream_id: g.run.id, log_stream_name: g.run.name, spans: g.spans.length });
+      targets.push({
+        project_id: g.project.id,
+        project_name: g.project.name,
+        log_stream_id: g.run.id,
+        log_stream_name: g.run.name,
+        spans: g.spans.length,
+      });
     }
     const notes = problems.slice(0, MAX_PROBLEMS);
     if (problems.length > MAX_PROBLEMS) notes.push(`and ${problems.length - MAX_PROBLEMS} more`);
     if (cut > 0) notes.push(`metadata of ${cut} span(s) was cut to the size caps (marked in the values)`);
-    return { accepted_spans: accepted, duplicate_spans: duplicates, rejected_spans: problems.length, error_message: notes.join('; '), targets };
+    return {
+      accepted_spans: accepted,
+      duplicate_spans: duplicates,
+      rejected_spans: problems.length,
+      error_message: notes.join('; '),
+      targets,
+    };
   }
 }
 

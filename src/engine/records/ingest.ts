@@ -10,7 +10,14 @@ import { implicitSessionId, newId } from '../../ingest/ids.js';
 import { emptyRecord } from '../../ingest/normalize-node.js';
 import { nowUs } from '../../record/time.js';
 import { assertValid } from '../../schemas/check.js';
-import { CreateSessionBody, LogSpansBody, LogTracesBody, UpdateRecordBody, type LogSpansRequest, type LogTracesRequest } from '../../schemas/ingest.js';
+import {
+  CreateSessionBody,
+  LogSpansBody,
+  LogTracesBody,
+  UpdateRecordBody,
+  type LogSpansRequest,
+  type LogTracesRequest,
+} from '../../schemas/ingest.js';
 import type { RecordStore } from '../../storage/record-store.js';
 import { cpuTurn } from '../../storage/memtable/cpu-turns.js';
 import { KeyedLock } from './keyed-lock.js';
@@ -90,9 +97,16 @@ export class Ingest {
     );
   }
 
-  async #logFlatTraces(project: Project, run: Run, field: keyof RunIds, body: LogTracesRequest, flat: FlatTraces): Promise<LogTracesResult> {
+  async #logFlatTraces(
+    project: Project,
+    run: Run,
+    field: keyof RunIds,
+    body: LogTracesRequest,
+    flat: FlatTraces,
+  ): Promise<LogTracesResult> {
     const sessionRows = await this.#sessions.forTraces(project.id, run.id, flat.traces, body.session_external_id ?? null);
-    const settled = this.#provisional.size > 0 ? await this.#settleProvisional(project.id, run.id, flat.traces) : { rows: [], orphanSessions: [] };
+    const settled =
+      this.#provisional.size > 0 ? await this.#settleProvisional(project.id, run.id, flat.traces) : { rows: [], orphanSessions: [] };
     const rows: Draft[] = [...settled.rows, ...sessionRows];
     let firstSession: string | null = null;
     const sessionOfTrace = new Map<string, string>();
@@ -141,10 +155,15 @@ export class Ingest {
     if (parentId !== traceId && !parent) {
       // Fire-and-forget clients (reliable: false) send spans concurrently: a child may overtake its
       // parent. It is kept, and the parent gets has_children when it arrives.
-      if (body.reliable !== false) throw invalid(['body', 'parent_id'], `parent span ${parentId} was not found in trace ${traceId}`, body.parent_id);
+      if (body.reliable !== false)
+        throw invalid(['body', 'parent_id'], `parent span ${parentId} was not found in trace ${traceId}`, body.parent_id);
     } else if (parentId !== traceId && parent) {
       if (parent['trace_id'] !== traceId) {
-        throw invalid(['body', 'parent_id'], `parent span ${parentId} belongs to trace ${String(parent['trace_id'])}, not ${traceId}`, body.parent_id);
+        throw invalid(
+          ['body', 'parent_id'],
+          `parent span ${parentId} belongs to trace ${String(parent['trace_id'])}, not ${traceId}`,
+          body.parent_id,
+        );
       }
       if (parent['type'] === 'llm' || parent['type'] === 'control') {
         throw invalid(['body', 'parent_id'], `a ${String(parent['type'])} span cannot have child spans`, body.parent_id);
@@ -152,7 +171,11 @@ export class Ingest {
     }
     const receivedUs = nowUs();
     const firstStep = await this.#stepAfter(project.id, run.id, traceId, trace !== undefined);
-    const spans = flattenSpans(body, { projectId: project.id, runId: run.id, receivedUs, ...(this.#maxSpans ? { maxSpans: this.#maxSpans } : {}) }, firstStep);
+    const spans = flattenSpans(
+      body,
+      { projectId: project.id, runId: run.id, receivedUs, ...(this.#maxSpans ? { maxSpans: this.#maxSpans } : {}) },
+      firstStep,
+    );
     const rows: Draft[] = [];
     let sessionId: string;
     if (trace) {
@@ -163,13 +186,19 @@ export class Ingest {
       const record = emptyRecord(traceId, 'trace', created);
       record.trace_id = traceId;
       record.has_children = true;
-      const sessions = await this.#sessions.forTraces(project.id, run.id, [{ record, sessionId: body.session_id?.toLowerCase() ?? null }], null);
+      const sessions = await this.#sessions.forTraces(
+        project.id,
+        run.id,
+        [{ record, sessionId: body.session_id?.toLowerCase() ?? null }],
+        null,
+      );
       rows.push(...sessions, record);
       sessionId = record['session_id'] as string;
       this.#provisional.set(`${run.id}/${traceId}`, { sessionId, updates: [] });
       if (this.#provisional.size > MAX_PENDING) this.#provisional.delete(this.#provisional.keys().next().value as string);
     }
-    if (parent && parentId !== traceId && !parent['has_children']) rows.push(await this.#withChildren(project.id, run.id, parentId, receivedUs));
+    if (parent && parentId !== traceId && !parent['has_children'])
+      rows.push(await this.#withChildren(project.id, run.id, parentId, receivedUs));
     for (const s of spans) {
       s['session_id'] = sessionId;
       rows.push(s);
@@ -197,7 +226,11 @@ export class Ingest {
    * move to that session and the stand-in's own implicit session is dropped (returned, to delete
    * after the write).
    */
-  async #settleProvisional(projectId: string, runId: string, traces: readonly { record: Draft }[]): Promise<{ rows: Draft[]; orphanSessions: string[] }> {
+  async #settleProvisional(
+    projectId: string,
+    runId: string,
+    traces: readonly { record: Draft }[],
+  ): Promise<{ rows: Draft[]; orphanSessions: string[] }> {
     const rows: Draft[] = [];
     const orphanSessions: string[] = [];
     for (const { record } of traces) {
@@ -209,16 +242,24 @@ export class Ingest {
       for (const u of prov.updates) applyUpdate(record, u);
       const sid = record['session_id'] as string;
       if (sid === prov.sessionId) continue;
-      const ids = (await this.#sessions.scan({ projectId, runId, kinds: ['span'] }, (src) => sql`SELECT id FROM ${src} WHERE trace_id = ${record.id}`)).map((r) => String(r['id']));
+      const ids = (
+        await this.#sessions.scan({ projectId, runId, kinds: ['span'] }, (src) => sql`SELECT id FROM ${src} WHERE trace_id = ${record.id}`)
+      ).map((r) => String(r['id']));
       const now = nowUs();
-      for (const row of await this.#records.lookup(projectId, runId, ids)) rows.push({ ...storedToWire(row), session_id: sid, updated_at: now });
+      for (const row of await this.#records.lookup(projectId, runId, ids))
+        rows.push({ ...storedToWire(row), session_id: sid, updated_at: now });
       if (prov.sessionId === implicitSessionId(projectId, runId, record.id)) orphanSessions.push(prov.sessionId);
     }
     return { rows, orphanSessions };
   }
 
   /** Trace and parent of a Log spans request, from the recent-records map when possible. */
-  async #linkRows(projectId: string, runId: string, traceId: string, parentId: string): Promise<[RecordLinks | undefined, RecordLinks | undefined]> {
+  async #linkRows(
+    projectId: string,
+    runId: string,
+    traceId: string,
+    parentId: string,
+  ): Promise<[RecordLinks | undefined, RecordLinks | undefined]> {
     const ids = parentId === traceId ? [traceId] : [traceId, parentId];
     const known = new Map<string, RecordLinks>();
     const ask: string[] = [];
@@ -241,8 +282,21 @@ export class Ingest {
   /** Creates a session explicitly (POST /projects/{id}/sessions); its run then reports user-created sessions. */
   async createSession(
     projectId: string,
-    body: RunIds & { name?: string | null; previous_session_id?: string | null; external_id?: string | null; user_metadata?: Record<string, unknown> | null; id?: string | null },
-  ): Promise<{ id: string; name: string | null; project_id: string; project_name: string; previous_session_id: string | null; external_id: string | null }> {
+    body: RunIds & {
+      name?: string | null;
+      previous_session_id?: string | null;
+      external_id?: string | null;
+      user_metadata?: Record<string, unknown> | null;
+      id?: string | null;
+    },
+  ): Promise<{
+    id: string;
+    name: string | null;
+    project_id: string;
+    project_name: string;
+    previous_session_id: string | null;
+    external_id: string | null;
+  }> {
     assertValid(CreateSessionBody, body);
     const { project, run } = this.#host.resolveRun(projectId, body);
     const id = body.id?.toLowerCase() ?? newId();
@@ -251,11 +305,21 @@ export class Ingest {
     session.name = body.name ?? '';
     if (body.previous_session_id) session.previous_session_id = body.previous_session_id.toLowerCase();
     if (body.external_id) session.external_id = body.external_id;
-    if (body.user_metadata) session.user_metadata = Object.fromEntries(Object.entries(body.user_metadata).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+    if (body.user_metadata)
+      session.user_metadata = Object.fromEntries(
+        Object.entries(body.user_metadata).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+      );
     session.has_children = false;
     await this.write(project.id, run.id, [session], true);
     this.#host.catalog.markUserCreatedSession(run.id);
-    return { id, name: body.name ?? null, project_id: project.id, project_name: project.name, previous_session_id: session.previous_session_id ?? null, external_id: session.external_id ?? null };
+    return {
+      id,
+      name: body.name ?? null,
+      project_id: project.id,
+      project_name: project.name,
+      previous_session_id: session.previous_session_id ?? null,
+      external_id: session.external_id ?? null,
+    };
   }
 
   /**
@@ -266,8 +330,24 @@ export class Ingest {
     level: 'trace' | 'span',
     projectId: string,
     id: string,
-    patch: RunIds & { input?: unknown; output?: unknown; tags?: string[] | null; status_code?: number | null; is_complete?: boolean | null; duration_ns?: number | null; reliable?: boolean | null },
-  ): Promise<{ project_id: string; project_name: string; session_id: string; records_count: number; log_stream_id: string | null; experiment_id: string | null; metrics_testing_id: string | null }> {
+    patch: RunIds & {
+      input?: unknown;
+      output?: unknown;
+      tags?: string[] | null;
+      status_code?: number | null;
+      is_complete?: boolean | null;
+      duration_ns?: number | null;
+      reliable?: boolean | null;
+    },
+  ): Promise<{
+    project_id: string;
+    project_name: string;
+    session_id: string;
+    records_count: number;
+    log_stream_id: string | null;
+    experiment_id: string | null;
+    metrics_testing_id: string | null;
+  }> {
     assertValid(UpdateRecordBody, patch);
     const { project, run, field } = this.#host.resolveRun(projectId, patch);
     const key = id.toLowerCase();
@@ -287,7 +367,13 @@ export class Ingest {
       next.updated_at = nowUs();
       if (level === 'trace') this.#provisional.get(`${run.id}/${key}`)?.updates.push(patch);
       await this.write(project.id, run.id, [next], patch.reliable !== false);
-      return { project_id: project.id, project_name: project.name, session_id: String(row['session_id']), records_count: 1, ...runEcho(field, run.id) };
+      return {
+        project_id: project.id,
+        project_name: project.name,
+        session_id: String(row['session_id']),
+        records_count: 1,
+        ...runEcho(field, run.id),
+      };
     });
   }
 
@@ -306,7 +392,8 @@ export class Ingest {
         }),
       dropUnusedSession: (p, r, sessionId) => this.#sessions.dropUnused(p, r, sessionId),
       sessionRows: (p, r, traces) => this.#sessions.forTraces(p, r, traces, null),
-      sessionsByExternalId: (p, r, externalIds) => this.#sessions.byExternalIds(p, r, externalIds, this.#host.catalog.get<Run>('runs', r)?.has_user_created_sessions === true),
+      sessionsByExternalId: (p, r, externalIds) =>
+        this.#sessions.byExternalIds(p, r, externalIds, this.#host.catalog.get<Run>('runs', r)?.has_user_created_sessions === true),
       stepAfter: (p, r, traceId, exists) => this.#stepAfter(p, r, traceId, exists),
       rememberStep: (traceId, next) => this.#rememberStep(traceId, next),
       write: (p, r, rows) => this.write(p, r, rows, true),
@@ -317,7 +404,10 @@ export class Ingest {
     if (!exists) return 1;
     const cached = this.#nextStep.get(traceId);
     if (cached !== undefined) return cached;
-    const rows = await this.#sessions.scan({ projectId, runId, kinds: ['span'] }, (src) => sql`SELECT max(step_number) AS m FROM ${src} WHERE trace_id = ${traceId}`);
+    const rows = await this.#sessions.scan(
+      { projectId, runId, kinds: ['span'] },
+      (src) => sql`SELECT max(step_number) AS m FROM ${src} WHERE trace_id = ${traceId}`,
+    );
     const m = rows[0]?.['m'];
     return m === null || m === undefined ? 1 : Number(m) + 1;
   }
@@ -370,7 +460,10 @@ function applyUpdate(next: Draft, patch: RecordUpdate): void {
   if (patch.duration_ns != null) next.metrics = { ...(next.metrics ?? {}), duration_ns: patch.duration_ns };
 }
 
-function runEcho(field: keyof RunIds, runId: string): { log_stream_id: string | null; experiment_id: string | null; metrics_testing_id: string | null } {
+function runEcho(
+  field: keyof RunIds,
+  runId: string,
+): { log_stream_id: string | null; experiment_id: string | null; metrics_testing_id: string | null } {
   return {
     log_stream_id: field === 'log_stream_id' ? runId : null,
     experiment_id: field === 'experiment_id' ? runId : null,

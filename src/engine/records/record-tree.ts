@@ -24,7 +24,13 @@ export async function recordTree(store: TreeHost, level: Level, projectId: strin
   const all = async (lvl: Level, column: string) => {
     const out: Record<string, unknown>[] = [];
     for (let token: number | null = 0; token !== null; ) {
-      const page = await store.search(lvl, project.id, { ...runScopeOf(store.catalog, project.id, runIds), ...filter(column, linkValue), starting_token: token, limit: 1000, sort: { column_id: 'created_at', ascending: true } });
+      const page = await store.search(lvl, project.id, {
+        ...runScopeOf(store.catalog, project.id, runIds),
+        ...filter(column, linkValue),
+        starting_token: token,
+        limit: 1000,
+        sort: { column_id: 'created_at', ascending: true },
+      });
       out.push(...page.records);
       token = page.next_starting_token;
     }
@@ -33,7 +39,16 @@ export async function recordTree(store: TreeHost, level: Level, projectId: strin
   if (level === 'session') {
     const traces = await all('trace', 'session_id');
     const spans = await all('span', 'session_id');
-    return { ...record, traces: traces.map((t) => ({ ...t, spans: nest(spans.filter((s) => s['trace_id'] === t['id']), String(t['id'])) })) };
+    return {
+      ...record,
+      traces: traces.map((t) => ({
+        ...t,
+        spans: nest(
+          spans.filter((s) => s['trace_id'] === t['id']),
+          String(t['id']),
+        ),
+      })),
+    };
   }
   return { ...record, spans: nest(await all('span', 'trace_id'), key) };
 }
@@ -57,5 +72,9 @@ function nest(spans: Record<string, unknown>[], parentId: string): Record<string
 /** The run ids of a record's run, as a request body would give them. */
 function runScopeOf(catalog: Catalog, projectId: string, ids: RunIds): RunIds {
   const run = catalog.run(projectId, String(ids.log_stream_id));
-  return run.kind === 'log_stream' ? { log_stream_id: run.id } : run.kind === 'experiment' ? { experiment_id: run.id } : { metrics_testing_id: run.id };
+  return run.kind === 'log_stream'
+    ? { log_stream_id: run.id }
+    : run.kind === 'experiment'
+      ? { experiment_id: run.id }
+      : { metrics_testing_id: run.id };
 }

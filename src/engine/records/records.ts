@@ -8,7 +8,15 @@ import { columnInfo, type ColumnInfo, type Level } from '../../query/columns.js'
 import type { RecordQueries, SearchResult } from '../../query/exec/record-queries.js';
 import { assertValid } from '../../schemas/check.js';
 import type { LogSpansRequest, LogTracesRequest } from '../../schemas/ingest.js';
-import { AvailableColumnsBody, FilterBody, PartialSearchBody, SearchBody, type FilterRequest, type PartialSearchRequest, type SearchRequest } from '../../schemas/query.js';
+import {
+  AvailableColumnsBody,
+  FilterBody,
+  PartialSearchBody,
+  SearchBody,
+  type FilterRequest,
+  type PartialSearchRequest,
+  type SearchRequest,
+} from '../../schemas/query.js';
 import type { RecordStore } from '../../storage/record-store.js';
 import type { OpenGuard } from '../open-guard.js';
 import { resolveScope, RUN_ID_FIELDS, type RunIds } from '../run-scope.js';
@@ -62,7 +70,12 @@ export class Records {
    * Updates a logged trace or span (the PATCH routes of streaming clients): the fields given replace the
    * stored ones (`duration_ns` goes to metrics.duration_ns); a new version of the record is written.
    */
-  updateRecord(level: 'trace' | 'span', projectId: string, id: string, patch: Parameters<Ingest['updateRecord']>[3]): ReturnType<Ingest['updateRecord']> {
+  updateRecord(
+    level: 'trace' | 'span',
+    projectId: string,
+    id: string,
+    patch: Parameters<Ingest['updateRecord']>[3],
+  ): ReturnType<Ingest['updateRecord']> {
     this.#guard.assertOpen();
     return this.#ingest.updateRecord(level, projectId, id, patch);
   }
@@ -107,7 +120,12 @@ export class Records {
     const scope = resolveScope(this.#catalog, projectId, body);
     const hasFilter = (body.filters?.length ?? 0) > 0 || (body.filter_tree !== undefined && body.filter_tree !== null);
     if (scope.runId === undefined && !hasFilter) {
-      throw invalidFields(['body'], [...RUN_ID_FIELDS.map(([f]) => f), 'filters'], 'refusing to delete every record of the project: give a run id (log_stream_id, experiment_id or metrics_testing_id) or a filter', 'missing');
+      throw invalidFields(
+        ['body'],
+        [...RUN_ID_FIELDS.map(([f]) => f), 'filters'],
+        'refusing to delete every record of the project: give a run id (log_stream_id, experiment_id or metrics_testing_id) or a filter',
+        'missing',
+      );
     }
     const { deleted } = await this.#queries.delete(level, scope, body);
     return { message: `Deleted ${deleted} record${deleted === 1 ? '' : 's'}`, deleted };

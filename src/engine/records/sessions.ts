@@ -22,7 +22,12 @@ export class Sessions {
    * the trace id, so retries match); a named session that does not exist yet is created. Sets each
    * trace record's session_id.
    */
-  async forTraces(projectId: string, runId: string, traces: { record: Draft; sessionId: string | null }[], externalId: string | null): Promise<Draft[]> {
+  async forTraces(
+    projectId: string,
+    runId: string,
+    traces: { record: Draft; sessionId: string | null }[],
+    externalId: string | null,
+  ): Promise<Draft[]> {
     const byExternal = externalId === null ? null : await this.#byExternalId(projectId, runId, externalId);
     const explicit = [...new Set(traces.map((t) => t.sessionId).filter((s): s is string => s !== null))];
     const existing = new Set<string>();
@@ -50,7 +55,10 @@ export class Sessions {
   }
 
   async #byExternalId(projectId: string, runId: string, externalId: string): Promise<string> {
-    const rows = await this.scan({ projectId, runId, kinds: ['session'] }, (src) => sql`SELECT id FROM ${src} WHERE external_id = ${externalId} ORDER BY created_at LIMIT 1`);
+    const rows = await this.scan(
+      { projectId, runId, kinds: ['session'] },
+      (src) => sql`SELECT id FROM ${src} WHERE external_id = ${externalId} ORDER BY created_at LIMIT 1`,
+    );
     return rows.length > 0 ? String(rows[0]!['id']) : uuidFromHash('session-external', projectId, runId, externalId);
   }
 
@@ -58,12 +66,19 @@ export class Sessions {
    * Session ids for external ids (OpenTelemetry): derived from the external id, unless the run has
    * user-created sessions (only POST .../sessions gives one an id not derived from it); the oldest wins.
    */
-  async byExternalIds(projectId: string, runId: string, externalIds: readonly string[], userCreated: boolean): Promise<Map<string, string>> {
+  async byExternalIds(
+    projectId: string,
+    runId: string,
+    externalIds: readonly string[],
+    userCreated: boolean,
+  ): Promise<Map<string, string>> {
     const derived = (e: string) => uuidFromHash('session-external', projectId, runId, e);
     if (!userCreated) return new Map(externalIds.map((e) => [e, derived(e)]));
     const rows = await this.#records.read((snap) => {
       const src = snap.source({ projectId, runId, kinds: ['session'] });
-      return this.#db.all(sql`SELECT external_id, id FROM ${src.sql} WHERE external_id IN (SELECT unnest(${[...externalIds]}::VARCHAR[])) ORDER BY created_at DESC`);
+      return this.#db.all(
+        sql`SELECT external_id, id FROM ${src.sql} WHERE external_id IN (SELECT unnest(${[...externalIds]}::VARCHAR[])) ORDER BY created_at DESC`,
+      );
     });
     const found = new Map(rows.map((row) => [String(row['external_id']), String(row['id'])]));
     return new Map(externalIds.map((e) => [e, found.get(e) ?? derived(e)]));
@@ -71,7 +86,10 @@ export class Sessions {
 
   /** Deletes a session record that no trace or span refers to any more (a stand-in's implicit session). */
   async dropUnused(projectId: string, runId: string, sessionId: string): Promise<void> {
-    const used = await this.scan({ projectId, runId, kinds: ['trace', 'span'] }, (src) => sql`SELECT 1 FROM ${src} WHERE session_id = ${sessionId} LIMIT 1`);
+    const used = await this.scan(
+      { projectId, runId, kinds: ['trace', 'span'] },
+      (src) => sql`SELECT 1 FROM ${src} WHERE session_id = ${sessionId} LIMIT 1`,
+    );
     if (used.length > 0) return;
     const [row] = await this.#records.lookup(projectId, runId, [sessionId]);
     if (row && row.type === 'session') await this.#records.deleteSeqs([Number(row.seq)]);

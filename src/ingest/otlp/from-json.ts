@@ -4,7 +4,18 @@
 // ignored, as the spec requires; snake_case spellings are read too, since hand-written exporters use
 // them and reading them costs nothing.
 import { BadRequestError } from '../../errors.js';
-import { describeSpan, normalizeId, type Attrs, type AttrValue, type OtelBatch, type OtelEvent, type OtelLink, type OtelResource, type OtelScope, type OtelSpan } from './model.js';
+import {
+  describeSpan,
+  normalizeId,
+  type Attrs,
+  type AttrValue,
+  type OtelBatch,
+  type OtelEvent,
+  type OtelLink,
+  type OtelResource,
+  type OtelScope,
+  type OtelSpan,
+} from './model.js';
 
 type Obj = Record<string, unknown>;
 
@@ -44,7 +55,9 @@ export function batchFromJson(body: unknown): OtelBatch {
         try {
           spans.push(spanFromJson(s, resource, scope));
         } catch (err) {
-          rejected.push(`${sat}.spans[${i}] (${isObj(s) ? describeSpan(field(s, 'traceId', 'trace_id'), field(s, 'spanId', 'span_id')) : 'not an object'}): ${(err as Error).message}`);
+          rejected.push(
+            `${sat}.spans[${i}] (${isObj(s) ? describeSpan(field(s, 'traceId', 'trace_id'), field(s, 'spanId', 'span_id')) : 'not an object'}): ${(err as Error).message}`,
+          );
         }
       });
     });
@@ -67,12 +80,20 @@ function spanFromJson(s: unknown, resource: OtelResource, scope: OtelScope): Ote
   const events: OtelEvent[] = [];
   for (const e of asArray(s['events'])) {
     if (!isObj(e)) continue;
-    events.push({ name: str(e['name']), timeNs: nanos(field(e, 'timeUnixNano', 'time_unix_nano'), 'event time'), attributes: attrs(e['attributes'], 'event') });
+    events.push({
+      name: str(e['name']),
+      timeNs: nanos(field(e, 'timeUnixNano', 'time_unix_nano'), 'event time'),
+      attributes: attrs(e['attributes'], 'event'),
+    });
   }
   const links: OtelLink[] = [];
   for (const l of asArray(s['links'])) {
     if (!isObj(l)) continue;
-    links.push({ traceId: normalizeId(field(l, 'traceId', 'trace_id'), 16) ?? '', spanId: normalizeId(field(l, 'spanId', 'span_id'), 8) ?? '', attributes: attrs(l['attributes'], 'link') });
+    links.push({
+      traceId: normalizeId(field(l, 'traceId', 'trace_id'), 16) ?? '',
+      spanId: normalizeId(field(l, 'spanId', 'span_id'), 8) ?? '',
+      attributes: attrs(l['attributes'], 'link'),
+    });
   }
   return {
     traceId,

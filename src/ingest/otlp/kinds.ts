@@ -42,7 +42,15 @@ const OPERATIONS: Record<string, OtlpSpanType> = {
 
 const TOOL_KEYS = ['gen_ai.tool.name', 'gen_ai.tool.call.id', 'tool.name', 'tool_call.function.name'];
 const RETRIEVER_KEYS = ['gen_ai.retrieval.query.text', 'gen_ai.retrieval.documents'];
-const LLM_KEYS = ['gen_ai.input.messages', 'gen_ai.output.messages', 'gen_ai.request.model', 'gen_ai.response.model', 'llm.model_name', 'gen_ai.usage.input_tokens', 'llm.token_count.prompt'];
+const LLM_KEYS = [
+  'gen_ai.input.messages',
+  'gen_ai.output.messages',
+  'gen_ai.request.model',
+  'gen_ai.response.model',
+  'llm.model_name',
+  'gen_ai.usage.input_tokens',
+  'llm.token_count.prompt',
+];
 
 export function spanType(a: AttrReader): OtlpSpanType {
   const explicit = a.peek('tracelake.span.type');
@@ -61,7 +69,8 @@ export function spanType(a: AttrReader): OtlpSpanType {
     if (t) return t;
   }
   if (TOOL_KEYS.some((k) => a.has(k))) return 'tool';
-  if (RETRIEVER_KEYS.some((k) => a.has(k)) || a.hasPrefix('retrieval.documents.') || a.peek('db.operation') === 'search') return 'retriever';
+  if (RETRIEVER_KEYS.some((k) => a.has(k)) || a.hasPrefix('retrieval.documents.') || a.peek('db.operation') === 'search')
+    return 'retriever';
   if (LLM_KEYS.some((k) => a.has(k)) || a.hasPrefix('llm.input_messages.') || a.hasPrefix('gen_ai.prompt.')) return 'llm';
   return 'workflow';
 }

@@ -61,7 +61,16 @@ export function mapSpan(s: OtelSpan, receivedUs: number): MappedSpan {
         node['output'] = output.length === 1 ? output[0] : output;
         outputText = () => messagesAsText(output);
       }
-      node['model'] = text(a.take('gen_ai.response.model', 'gen_ai.request.model', 'llm.response.model_name', 'llm.request.model_name', 'llm.model_name', 'embedding.model_name'));
+      node['model'] = text(
+        a.take(
+          'gen_ai.response.model',
+          'gen_ai.request.model',
+          'llm.response.model_name',
+          'llm.request.model_name',
+          'llm.model_name',
+          'embedding.model_name',
+        ),
+      );
       node['temperature'] = num(a.take('gen_ai.request.temperature')) ?? invocationTemperature(a);
       const reasons = stringList(a.take('gen_ai.response.finish_reasons', 'llm.finish_reason'));
       node['finish_reason'] = reasons?.[0] ?? io.finish[0];
@@ -116,7 +125,8 @@ export function mapSpan(s: OtelSpan, receivedUs: number): MappedSpan {
   } else if (s.statusCode === 1) {
     node['status_code'] = 200;
   }
-  const session = text(a.take('session.id', 'gen_ai.conversation.id')) ?? text(s.resource.attributes.get('session.id') ?? undefined) ?? null;
+  const session =
+    text(a.take('session.id', 'gen_ai.conversation.id')) ?? text(s.resource.attributes.get('session.id') ?? undefined) ?? null;
   const md = new MetadataBuilder();
   if (s.startNs === 0n) md.set('otel.start_time', 'missing: the time tracelake received the span was used');
   spanMetadata(md, s, a, usedEvents);
@@ -137,7 +147,12 @@ function metrics(a: AttrReader, s: OtelSpan): Record<string, number> {
   put('num_input_tokens', 'gen_ai.usage.input_tokens', 'llm.token_count.prompt', 'gen_ai.usage.prompt_tokens');
   put('num_output_tokens', 'gen_ai.usage.output_tokens', 'llm.token_count.completion', 'gen_ai.usage.completion_tokens');
   put('num_total_tokens', 'llm.token_count.total', 'gen_ai.usage.total_tokens');
-  put('num_cached_input_tokens', 'gen_ai.usage.cache_read.input_tokens', 'llm.token_count.prompt_details.cache_read', 'gen_ai.usage.cache_read_input_tokens');
+  put(
+    'num_cached_input_tokens',
+    'gen_ai.usage.cache_read.input_tokens',
+    'llm.token_count.prompt_details.cache_read',
+    'gen_ai.usage.cache_read_input_tokens',
+  );
   put('num_reasoning_tokens', 'gen_ai.usage.reasoning.output_tokens', 'llm.token_count.completion_details.reasoning');
   if (m['num_total_tokens'] === undefined && (m['num_input_tokens'] !== undefined || m['num_output_tokens'] !== undefined)) {
     m['num_total_tokens'] = (m['num_input_tokens'] ?? 0) + (m['num_output_tokens'] ?? 0);
@@ -173,7 +188,13 @@ function retrievedDocuments(a: AttrReader): { content: string; metadata: Record<
       if (typeof d !== 'object' || d === null) return { content: text(d) ?? '', metadata: {} };
       const { content, metadata, ...rest } = d as Record<string, unknown>;
       const md = structured(metadata as never);
-      return { content: text(content) ?? '', metadata: { ...rest, ...(typeof md === 'object' && md !== null ? (md as Record<string, unknown>) : md !== undefined ? { metadata: md } : {}) } };
+      return {
+        content: text(content) ?? '',
+        metadata: {
+          ...rest,
+          ...(typeof md === 'object' && md !== null ? (md as Record<string, unknown>) : md !== undefined ? { metadata: md } : {}),
+        },
+      };
     });
   }
   const out = a.take('output.value');

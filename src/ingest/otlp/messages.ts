@@ -18,7 +18,14 @@ export interface Message {
 }
 
 const ROLES = new Set(['agent', 'assistant', 'developer', 'function', 'system', 'tool', 'user']);
-const ROLE_ALIASES: Record<string, string> = { human: 'user', ai: 'assistant', model: 'assistant', bot: 'assistant', chatbot: 'assistant', ipython: 'tool' };
+const ROLE_ALIASES: Record<string, string> = {
+  human: 'user',
+  ai: 'assistant',
+  model: 'assistant',
+  bot: 'assistant',
+  chatbot: 'assistant',
+  ipython: 'tool',
+};
 
 export function role(r: unknown, fallback: string): string {
   if (typeof r !== 'string') return fallback;
@@ -31,7 +38,11 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
 
 function toolCall(id: unknown, name: unknown, args: unknown): NonNullable<Message['tool_calls']>[number] {
-  return { id: str(id), type: 'function', function: { name: str(name), arguments: typeof args === 'string' ? args : args === undefined ? '' : JSON.stringify(args) } };
+  return {
+    id: str(id),
+    type: 'function',
+    function: { name: str(name), arguments: typeof args === 'string' ? args : args === undefined ? '' : JSON.stringify(args) },
+  };
 }
 
 /** One GenAI message ({role, parts}) -> one or more tracelake messages (each tool response is its own). */
@@ -201,9 +212,17 @@ function flattened(a: AttrReader, prefix: string, fallbackRole: string, finish?:
 /** input.value / output.value -> messages: {messages: [...]}, [...], {choices: [{message}]}, or text. */
 export function valueMessages(v: unknown, fallbackRole: string): Message[] {
   const s = structured(v as never);
-  const list = Array.isArray(s) ? s : isObj(s) && Array.isArray(s['messages']) ? s['messages'] : isObj(s) && Array.isArray(s['choices']) ? s['choices'] : null;
+  const list = Array.isArray(s)
+    ? s
+    : isObj(s) && Array.isArray(s['messages'])
+      ? s['messages']
+      : isObj(s) && Array.isArray(s['choices'])
+        ? s['choices']
+        : null;
   if (list) {
-    const out = list.map((m) => fromOpenAiLike(m, fallbackRole)).filter((m): m is Message => m !== undefined && (m.content !== '' || m.tool_calls !== undefined));
+    const out = list
+      .map((m) => fromOpenAiLike(m, fallbackRole))
+      .filter((m): m is Message => m !== undefined && (m.content !== '' || m.tool_calls !== undefined));
     if (out.length > 0) return out;
   }
   return [{ role: fallbackRole, content: text(v) ?? '' }];

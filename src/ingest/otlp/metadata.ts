@@ -39,7 +39,8 @@ export class MetadataBuilder {
   finish(): { map: Record<string, string>; cut: number } {
     if (this.#over.length > 0) {
       const names = this.#over.slice(0, 50).join(', ');
-      this.map['otel.truncated'] = `${this.#over.length} attribute(s) over the ${MAX_METADATA_TOTAL}-character metadata cap were left out: ${names}${this.#over.length > 50 ? ', …' : ''}`;
+      this.map['otel.truncated'] =
+        `${this.#over.length} attribute(s) over the ${MAX_METADATA_TOTAL}-character metadata cap were left out: ${names}${this.#over.length > 50 ? ', …' : ''}`;
     }
     return { map: this.map, cut: this.#over.length + this.truncatedValues };
   }
@@ -59,7 +60,11 @@ export function spanMetadata(md: MetadataBuilder, s: OtelSpan, a: AttrReader, us
   const service = s.resource.attributes.get('service.name');
   if (service !== undefined && service !== null) md.set('service.name', service);
   const events = s.events.filter((e) => !usedEvents.has(e));
-  if (events.length > 0) md.set('otel.events', events.map((e) => eventJson(e, s.startNs)));
+  if (events.length > 0)
+    md.set(
+      'otel.events',
+      events.map((e) => eventJson(e, s.startNs)),
+    );
   if (s.links.length > 0) md.set('otel.links', s.links.map(linkJson));
   if (s.dropped.attributes > 0) md.set('otel.dropped_attributes_count', String(s.dropped.attributes));
   if (s.dropped.events > 0) md.set('otel.dropped_events_count', String(s.dropped.events));

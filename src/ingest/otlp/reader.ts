@@ -83,7 +83,11 @@ export function stringList(v: AttrValue | undefined): string[] | undefined {
   if (v === undefined || v === null) return undefined;
   const s = structured(v);
   if (Array.isArray(s)) return s.filter((x) => x !== null && x !== undefined).map((x) => (typeof x === 'string' ? x : JSON.stringify(x)));
-  if (typeof s === 'string') return s.split(',').map((x) => x.trim()).filter((x) => x !== '');
+  if (typeof s === 'string')
+    return s
+      .split(',')
+      .map((x) => x.trim())
+      .filter((x) => x !== '');
   return [String(s)];
 }
 

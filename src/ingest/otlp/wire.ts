@@ -6,7 +6,18 @@ import { join } from 'node:path';
 import protobuf from 'protobufjs';
 import { assetPath } from '../../assets.js';
 import { BadRequestError } from '../../errors.js';
-import { describeSpan, hexOfBytes, type Attrs, type AttrValue, type OtelBatch, type OtelEvent, type OtelLink, type OtelResource, type OtelScope, type OtelSpan } from './model.js';
+import {
+  describeSpan,
+  hexOfBytes,
+  type Attrs,
+  type AttrValue,
+  type OtelBatch,
+  type OtelEvent,
+  type OtelLink,
+  type OtelResource,
+  type OtelScope,
+  type OtelSpan,
+} from './model.js';
 
 const SERVICE_PROTO = 'opentelemetry/proto/collector/trace/v1/trace_service.proto';
 
@@ -29,10 +40,36 @@ let types: Types | undefined;
 export function loadOtlpTypes(): void {
   const t = load();
   // protobufjs generates each type's decoder on first use: decoding one span with every kind of value builds them all.
-  const v = [{ stringValue: 's' }, { boolValue: true }, { intValue: 1 }, { doubleValue: 1.5 }, { bytesValue: Buffer.alloc(1) }, { arrayValue: { values: [{ intValue: 2 }] } }, { kvlistValue: { values: [{ key: 'k', value: { stringValue: 'v' } }] } }];
+  const v = [
+    { stringValue: 's' },
+    { boolValue: true },
+    { intValue: 1 },
+    { doubleValue: 1.5 },
+    { bytesValue: Buffer.alloc(1) },
+    { arrayValue: { values: [{ intValue: 2 }] } },
+    { kvlistValue: { values: [{ key: 'k', value: { stringValue: 'v' } }] } },
+  ];
   const attributes = v.map((value, i) => ({ key: `a${i}`, value }));
-  const span = { traceId: Buffer.alloc(16, 1), spanId: Buffer.alloc(8, 1), name: 'warm-up', startTimeUnixNano: 1, endTimeUnixNano: 2, attributes, events: [{ name: 'e', attributes }], links: [{ traceId: Buffer.alloc(16, 1), spanId: Buffer.alloc(8, 2) }], status: { code: 1 } };
-  batchFromProtobuf(Buffer.from(t.request.encode(t.request.fromObject({ resourceSpans: [{ resource: { attributes }, scopeSpans: [{ scope: { name: 'w' }, spans: [span] }] }] })).finish()));
+  const span = {
+    traceId: Buffer.alloc(16, 1),
+    spanId: Buffer.alloc(8, 1),
+    name: 'warm-up',
+    startTimeUnixNano: 1,
+    endTimeUnixNano: 2,
+    attributes,
+    events: [{ name: 'e', attributes }],
+    links: [{ traceId: Buffer.alloc(16, 1), spanId: Buffer.alloc(8, 2) }],
+    status: { code: 1 },
+  };
+  batchFromProtobuf(
+    Buffer.from(
+      t.request
+        .encode(
+          t.request.fromObject({ resourceSpans: [{ resource: { attributes }, scopeSpans: [{ scope: { name: 'w' }, spans: [span] }] }] }),
+        )
+        .finish(),
+    ),
+  );
 }
 
 function load(): Types {
@@ -42,7 +79,9 @@ function load(): Types {
   root.resolvePath = (_origin, target) => join(base, target);
   root.loadSync(SERVICE_PROTO);
   // google.rpc.Status (code, message; `details` left out: tracelake sends none): small enough to declare here.
-  root.define('google.rpc').add(new protobuf.Type('Status').add(new protobuf.Field('code', 1, 'int32')).add(new protobuf.Field('message', 2, 'string')));
+  root
+    .define('google.rpc')
+    .add(new protobuf.Type('Status').add(new protobuf.Field('code', 1, 'int32')).add(new protobuf.Field('message', 2, 'string')));
   root.resolveAll();
   lenientStrings(root);
   types = {
@@ -113,7 +152,10 @@ interface PSpan {
   status?: { code: number; message: string } | null;
 }
 interface PRequest {
-  resourceSpans: { resource?: { attributes: PKeyValue[] } | null; scopeSpans: { scope?: { name: string; version: string; attributes?: PKeyValue[] } | null; spans: PSpan[] }[] }[];
+  resourceSpans: {
+    resource?: { attributes: PKeyValue[] } | null;
+    scopeSpans: { scope?: { name: string; version: string; attributes?: PKeyValue[] } | null; spans: PSpan[] }[];
+  }[];
 }
 
 /**
@@ -145,7 +187,12 @@ export function batchFromProtobuf(bytes: Uint8Array): OtelBatch {
         const spanId = hexOfBytes(s.spanId, 8);
         const parentOk = s.parentSpanId.length === 0 || s.parentSpanId.length === 8;
         if (traceId === null || spanId === null || !parentOk) {
-          const why = traceId === null ? 'trace_id should be 16 bytes, not all zero' : spanId === null ? 'span_id should be 8 bytes, not all zero' : 'parent_span_id should be 8 bytes or empty';
+          const why =
+            traceId === null
+              ? 'trace_id should be 16 bytes, not all zero'
+              : spanId === null
+                ? 'span_id should be 8 bytes, not all zero'
+                : 'parent_span_id should be 8 bytes or empty';
           rejected.push(`resourceSpans[${ri}].scopeSpans[${si}].spans[${i}] (${describeSpan(hex(s.traceId), hex(s.spanId))}): ${why}`);
           return;
         }
@@ -156,11 +203,16 @@ export function batchFromProtobuf(bytes: Uint8Array): OtelBatch {
   return { spans, rejected };
 }
 
-const hex = (b: Uint8Array | undefined): string => (b && b.length > 0 ? Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex') : '');
+const hex = (b: Uint8Array | undefined): string =>
+  b && b.length > 0 ? Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex') : '';
 
 function spanFromProto(s: PSpan, traceId: string, spanId: string, resource: OtelResource, scope: OtelScope): OtelSpan {
   const events: OtelEvent[] = s.events.map((e) => ({ name: e.name, timeNs: nanos(e.timeUnixNano), attributes: attrs(e.attributes) }));
-  const links: OtelLink[] = s.links.map((l) => ({ traceId: hexOfBytes(l.traceId, 16) ?? '', spanId: hexOfBytes(l.spanId, 8) ?? '', attributes: attrs(l.attributes) }));
+  const links: OtelLink[] = s.links.map((l) => ({
+    traceId: hexOfBytes(l.traceId, 16) ?? '',
+    spanId: hexOfBytes(l.spanId, 8) ?? '',
+    attributes: attrs(l.attributes),
+  }));
   return {
     traceId,
     spanId,
@@ -228,7 +280,9 @@ export interface ExportResult {
 export function encodeExportResponse(result: ExportResult, encoding: 'protobuf' | 'json'): Buffer | string {
   const partial = result.rejected_spans > 0 || result.error_message !== '';
   if (encoding === 'json') {
-    return JSON.stringify(partial ? { partialSuccess: { rejectedSpans: String(result.rejected_spans), errorMessage: result.error_message } } : {});
+    return JSON.stringify(
+      partial ? { partialSuccess: { rejectedSpans: String(result.rejected_spans), errorMessage: result.error_message } } : {},
+    );
   }
   const t = load().response;
   const body = partial ? { partialSuccess: { rejectedSpans: result.rejected_spans, errorMessage: result.error_message } } : {};

@@ -5,7 +5,13 @@ import { appliesAt, metricColumn, STANDARD_COLUMNS, type ColumnDef, type Level, 
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 import { DESCENDANTS, KINDS, scopeOf, type RunScope } from './plan-input.js';
 
-export function availableColumns(snap: Snapshot, level: Level, scope: RunScope, extraMetrics: Iterable<string>, metricInfo: (name: string) => MetricInfo | undefined): ColumnDef[] {
+export function availableColumns(
+  snap: Snapshot,
+  level: Level,
+  scope: RunScope,
+  extraMetrics: Iterable<string>,
+  metricInfo: (name: string) => MetricInfo | undefined,
+): ColumnDef[] {
   const standard = STANDARD_COLUMNS.filter((c) => appliesAt(c, level));
   // A metric whose last record was deleted stays listed until its rows leave the files.
   const present = snap.metricNames(scopeOf(scope, [...new Set([...KINDS[level], ...DESCENDANTS[level]])]));

@@ -55,17 +55,29 @@ export class SegmentCounts {
  * The count of `plan` over `scope`, from kept segment counts where they apply, or null when the plan
  * cannot use them (then the caller runs its one count query). `steps` gets what was read.
  */
-export async function countBySegment(db: SqlRunner, cache: SegmentCounts, snap: Snapshot, scope: Scope, plan: PlanInput, steps: string[]): Promise<number | null> {
+export async function countBySegment(
+  db: SqlRunner,
+  cache: SegmentCounts,
+  snap: Snapshot,
+  scope: Scope,
+  plan: PlanInput,
+  steps: string[],
+): Promise<number | null> {
   if (columnsOf(plan.filter).has('has_children') || countQuery(plan).rolled.length > 0) return null;
   const deadFree = snap.deadFreeFiles();
   const cut = snap.cutoffs(scope.projectId, scope.runId);
   // Segments (large enough) whose every row is live and unexpired at this snapshot (a segment wholly
   // expired is not in segmentsFor at all).
-  const whole = snap.segmentsFor(scope).filter((s) => s.rows >= cache.minRows && deadFree.has(s.file) && !(cut.has(s.run_id) && s.min_created_us < cut.get(s.run_id)!));
+  const whole = snap
+    .segmentsFor(scope)
+    .filter((s) => s.rows >= cache.minRows && deadFree.has(s.file) && !(cut.has(s.run_id) && s.min_created_us < cut.get(s.run_id)!));
   if (whole.length === 0) return null;
   const filterKey = `${plan.level}\n${JSON.stringify(plan.filter)}`;
   const key = (s: SegmentEntry) => `${s.file}\n${s.rows}\n${s.min_seq}\n${s.max_seq}\n${filterKey}`;
-  const over = (pick: SourcePick): PlanInput => ({ ...plan, base: (metrics, text, created) => snap.source(scope, metrics, text, created, pick) });
+  const over = (pick: SourcePick): PlanInput => ({
+    ...plan,
+    base: (metrics, text, created) => snap.source(scope, metrics, text, created, pick),
+  });
   const run = async (p: PlanInput) => {
     const q = countQuery(p);
     return Number((await db.all(q.sql))[0]!['n']);

@@ -18,7 +18,11 @@ import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 /** type -> [has children somewhere, kind columns (ids) set somewhere]. */
 type TypeFacts = Map<string, { children: boolean; columns: Set<string> }>;
 
-const select = (columns: readonly ColumnDef[]) => sql`SELECT r.type AS type, bool_or(r.has_children) AS hc${joinSql(columns.map((c, i) => sql`, bool_or(${raw(c.sql)} IS NOT NULL) AS ${ident(`k${i}`)}`), '')}`;
+const select = (columns: readonly ColumnDef[]) =>
+  sql`SELECT r.type AS type, bool_or(r.has_children) AS hc${joinSql(
+    columns.map((c, i) => sql`, bool_or(${raw(c.sql)} IS NOT NULL) AS ${ident(`k${i}`)}`),
+    '',
+  )}`;
 
 /** The stored column a kind column reads (`r.model` -> model), or null for a computed one. */
 export const storedName = (c: ColumnDef): string | null => /^r\.([a-z_][a-z0-9_]*)$/.exec(c.sql)?.[1] ?? null;
@@ -28,7 +32,8 @@ export const NOTED_COLUMNS: readonly string[] = KIND_COLUMNS.map(storedName).fil
 
 function fromNotes(notes: TypeNotes, wanted: readonly ColumnDef[], names: readonly string[]): TypeFacts {
   const out: TypeFacts = new Map();
-  for (const [type, f] of notes) out.set(type, { children: f.children, columns: new Set(wanted.filter((_, i) => f.columns.has(names[i]!)).map((c) => c.id)) });
+  for (const [type, f] of notes)
+    out.set(type, { children: f.children, columns: new Set(wanted.filter((_, i) => f.columns.has(names[i]!)).map((c) => c.id)) });
   return out;
 }
 

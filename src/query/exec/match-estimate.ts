@@ -27,7 +27,17 @@ const SAMPLE_GROUPS = 2;
  */
 export const MIN_GROUPS = 64;
 /** Columns of free text: reading them (a sample, or the match-times read) costs about what the keys query does. */
-export const FREE_TEXT = new Set(['input', 'output', 'dataset_input', 'dataset_output', 'user_metadata', 'dataset_metadata', 'error_message', 'progress_message', 'tools']);
+export const FREE_TEXT = new Set([
+  'input',
+  'output',
+  'dataset_input',
+  'dataset_output',
+  'user_metadata',
+  'dataset_metadata',
+  'error_message',
+  'progress_message',
+  'tools',
+]);
 
 export interface MatchEstimate {
   /** Matching records per record, over the rows sampled. */
@@ -56,10 +66,18 @@ export const groupRowsIn = (p: Profile, ranges: readonly (readonly [number, numb
  * roll-up, a free-text column, fewer than MIN_GROUPS row groups): then the planner runs one statement
  * where only an estimate would choose a narrowing plan.
  */
-export async function estimateMatches(db: SqlRunner, plan: PlanInput, profile: Profile, mode: PlanEstimate, steps: string[], minGroups = MIN_GROUPS): Promise<MatchEstimate | null> {
+export async function estimateMatches(
+  db: SqlRunner,
+  plan: PlanInput,
+  profile: Profile,
+  mode: PlanEstimate,
+  steps: string[],
+  minGroups = MIN_GROUPS,
+): Promise<MatchEstimate | null> {
   if (mode === 'few') return { rate: 0, spread: 0, matches: 0 };
   if (mode === 'many') return { rate: 1, spread: 1, matches: totalRows(profile) };
-  if (plan.filter === null || profile.rowGroups.length < minGroups || [...columnsOf(plan.filter)].some((c) => FREE_TEXT.has(c))) return null;
+  if (plan.filter === null || profile.rowGroups.length < minGroups || [...columnsOf(plan.filter)].some((c) => FREE_TEXT.has(c)))
+    return null;
   // Evenly spaced row groups in time order; each sampled range is one row group's created_at span
   // (rows of other segments' row groups overlapping it are read and counted too).
   const groups = [...profile.rowGroups].sort((a, b) => a[0] - b[0]);

@@ -32,7 +32,14 @@ async function times(db: SqlRunner, q: Sql): Promise<{ cs: number[]; n: number }
  * A time-ordered page whose first window was short: the window holding the first k matches (null:
  * nothing matches anywhere, so the short window's empty answer stands).
  */
-export async function pageTimesWindow(db: SqlRunner, plan: PlanInput, k: number, profile: Profile, ascending: boolean, steps: string[]): Promise<TimeWindow | null> {
+export async function pageTimesWindow(
+  db: SqlRunner,
+  plan: PlanInput,
+  k: number,
+  profile: Profile,
+  ascending: boolean,
+  steps: string[],
+): Promise<TimeWindow | null> {
   const t = matchTimesQuery(plan, k);
   steps.push(`page times${t.rolled.length > 0 ? ` + roll-up of ${t.rolled.join(', ')}` : ''}`);
   const { cs } = await times(db, t.sql);
@@ -53,7 +60,13 @@ export async function pageTimesWindow(db: SqlRunner, plan: PlanInput, k: number,
  * where the narrowed keys query costs what the plain one does and this read comes on top. Without an
  * estimate, no read: the plain keys query is what a hand-written query does.
  */
-export async function fewMatchesWindow(db: SqlRunner, plan: PlanInput, profile: Profile, steps: string[], estimate: MatchEstimate | null): Promise<TimeWindow | null> {
+export async function fewMatchesWindow(
+  db: SqlRunner,
+  plan: PlanInput,
+  profile: Profile,
+  steps: string[],
+  estimate: MatchEstimate | null,
+): Promise<TimeWindow | null> {
   if (estimate === null || estimate.spread > 0 || estimate.matches > FEW) return null;
   if (plan.filter === null || profile.rowGroups.length < 4 || [...columnsOf(plan.filter)].some((c) => FREE_TEXT.has(c))) return null;
   const t = matchTimesQuery(plan, FEW + 1);

@@ -61,7 +61,18 @@ export function topKApplies(plan: PlanInput, offset: number, limit: number, list
 }
 
 /** `memRows`: rows of the scope in memory tables (the attempt reads them as they are; each may match). */
-export async function metricTopK(db: SqlRunner, cache: TopKCache, snap: Snapshot, scope: Scope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], memRows: number): Promise<TopKPage | 'too few' | null> {
+export async function metricTopK(
+  db: SqlRunner,
+  cache: TopKCache,
+  snap: Snapshot,
+  scope: Scope,
+  plan: PlanInput,
+  limit: number,
+  offset: number,
+  also: readonly string[],
+  alsoMetrics: readonly string[],
+  memRows: number,
+): Promise<TopKPage | 'too few' | null> {
   const metric = plan.sort!.column.metric!;
   const ascending = plan.sort!.ascending;
   const segments = snap.segmentsFor(scope);
@@ -110,7 +121,18 @@ function pick(lists: readonly TopList[], cap: number, ascending: boolean): { kep
   return { kept, bounds };
 }
 
-async function attempt(db: SqlRunner, snap: Snapshot, scope: Scope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], segments: SegmentEntry[], { kept, bounds }: ReturnType<typeof pick>): Promise<TopKPage | number> {
+async function attempt(
+  db: SqlRunner,
+  snap: Snapshot,
+  scope: Scope,
+  plan: PlanInput,
+  limit: number,
+  offset: number,
+  also: readonly string[],
+  alsoMetrics: readonly string[],
+  segments: SegmentEntry[],
+  { kept, bounds }: ReturnType<typeof pick>,
+): Promise<TopKPage | number> {
   const metric = plan.sort!.column.metric!;
   const ascending = plan.sort!.ascending;
   const json = JSON.stringify(kept.map(({ row, seg }) => candidate(row, segments[seg]!)));
@@ -119,7 +141,14 @@ async function attempt(db: SqlRunner, snap: Snapshot, scope: Scope, plan: PlanIn
   const base: PlanInput['base'] = (metrics) => snap.sourceWith(scope, metrics, CACHED_COLUMNS, listedRows(json, values, metrics, metric));
   const topPlan: PlanInput = { ...plan, base };
   // Only the sort metric's own value is listed; other metrics a page shows are fetched afterwards.
-  const q = pageKeysQuery(topPlan, limit, offset, null, also, alsoMetrics.filter((m) => m === metric));
+  const q = pageKeysQuery(
+    topPlan,
+    limit,
+    offset,
+    null,
+    also,
+    alsoMetrics.filter((m) => m === metric),
+  );
   const rows = await db.all(q.sql);
   // Not enough: at most how many rows matched (when the page is short), else -1.
   if (rows.length <= limit) return offset + rows.length;
@@ -138,7 +167,20 @@ function candidate(r: TopRow, s: SegmentEntry): Record<string, unknown> {
 }
 
 const JSON_SHAPE = JSON.stringify([
-  { seq: 'BIGINT', c: 'BIGINT', id: 'VARCHAR', type: 'VARCHAR', project_id: 'VARCHAR', run_id: 'VARCHAR', session_id: 'VARCHAR', trace_id: 'VARCHAR', parent_id: 'VARCHAR', has_children: 'BOOLEAN', status_code: 'INTEGER', model: 'VARCHAR' },
+  {
+    seq: 'BIGINT',
+    c: 'BIGINT',
+    id: 'VARCHAR',
+    type: 'VARCHAR',
+    project_id: 'VARCHAR',
+    run_id: 'VARCHAR',
+    session_id: 'VARCHAR',
+    trace_id: 'VARCHAR',
+    parent_id: 'VARCHAR',
+    has_children: 'BOOLEAN',
+    status_code: 'INTEGER',
+    model: 'VARCHAR',
+  },
 ]);
 
 /** The listed rows (JSON, and their values: parameters) as a SELECT of CACHED_COLUMNS, then the metric as mx0 (others are not listed: NULL). */

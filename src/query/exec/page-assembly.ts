@@ -43,7 +43,12 @@ export function assemblePage(p: PageParts): SearchResult {
     if ('metrics' in rec) {
       const own = pick(rec['metrics'] as Record<string, unknown>, p.selection);
       rec['metrics'] = own;
-      rec['metric_info'] = metricStatus(own, pick(Object.fromEntries(p.rolled.get(String(row['id'])) ?? []), p.selection), p.withMetadata, p.rollUp);
+      rec['metric_info'] = metricStatus(
+        own,
+        pick(Object.fromEntries(p.rolled.get(String(row['id'])) ?? []), p.selection),
+        p.withMetadata,
+        p.rollUp,
+      );
     }
     if (p.counts) rec[p.level === 'trace' ? 'num_spans' : 'num_traces'] = p.counts.get(String(row['id'])) ?? 0;
     return rec;
@@ -64,10 +69,17 @@ export function assemblePage(p: PageParts): SearchResult {
  * `metrics` keeps exactly what was logged; `metric_info` (the official client's MetricStatus) reports
  * each value, own ('success') or rolled up from descendants where the record has none ('roll_up').
  */
-function metricStatus(own: Record<string, unknown>, rolled: Record<string, unknown>, withMetadata: boolean, rollUp: (name: string) => RollUpMethod): Record<string, unknown> | null {
+function metricStatus(
+  own: Record<string, unknown>,
+  rolled: Record<string, unknown>,
+  withMetadata: boolean,
+  rollUp: (name: string) => RollUpMethod,
+): Record<string, unknown> | null {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(own)) out[k] = withMetadata ? { status_type: 'success', value: v, metadata: null } : { status_type: 'success', value: v };
+  for (const [k, v] of Object.entries(own))
+    out[k] = withMetadata ? { status_type: 'success', value: v, metadata: null } : { status_type: 'success', value: v };
   // Rolled-up entries in name order, so the same record always reads the same.
-  for (const k of Object.keys(rolled).sort()) if (out[k] === undefined) out[k] = { status_type: 'roll_up', value: rolled[k], roll_up_method: rollUp(k) };
+  for (const k of Object.keys(rolled).sort())
+    if (out[k] === undefined) out[k] = { status_type: 'roll_up', value: rolled[k], roll_up_method: rollUp(k) };
   return Object.keys(out).length > 0 ? out : null;
 }

@@ -46,14 +46,26 @@ export type PageKeys = PageKey[] & { ownMetrics: Map<string, string>; rolledMetr
  * Keys of a page. Sorted by time (the default), it first looks only at the newest row groups that
  * could hold the page, widening the window 8x at a time until the page is full or the window is all.
  */
-export async function findPageKeys(o: PageKeySettings, snap: Snapshot, scope: Scope, plan: PlanInput, limit: number, offset: number, also: readonly string[], alsoMetrics: readonly string[], steps: string[], locators: boolean): Promise<PageKeys> {
+export async function findPageKeys(
+  o: PageKeySettings,
+  snap: Snapshot,
+  scope: Scope,
+  plan: PlanInput,
+  limit: number,
+  offset: number,
+  also: readonly string[],
+  alsoMetrics: readonly string[],
+  steps: string[],
+  locators: boolean,
+): Promise<PageKeys> {
   const order = timeOrdered(plan.sort);
   const profile = snap.timeProfile(scope, requiredContains(plan.filter));
   const k = offset + limit + 1;
   // The estimate of how many records match and where (a sample of a few row groups), asked at most
   // once, only where it chooses the plan.
   let estimate: MatchEstimate | null | undefined;
-  const estimated = async () => (estimate === undefined ? (estimate = await estimateMatches(o.db, plan, profile, o.estimateMode, steps, o.estimateMinGroups)) : estimate);
+  const estimated = async () =>
+    estimate === undefined ? (estimate = await estimateMatches(o.db, plan, profile, o.estimateMode, steps, o.estimateMinGroups)) : estimate;
   if (o.topK && topKApplies(plan, offset, limit, o.topK.rows)) {
     // Tried before any estimate: when the lists fill the page (most metric sorts) it is the whole
     // answer, and at 10M spans the estimate's sample (~20 ms) cost more than the attempt (15 ms).
@@ -62,14 +74,20 @@ export async function findPageKeys(o: PageKeySettings, snap: Snapshot, scope: Sc
     if (top === 'too few') steps.push('keys (top-k: too few listed rows can match)');
     else if (top) {
       steps.push(`keys (top-k of ${top.candidates} listed rows)`);
-      return Object.assign(top.rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })), { ownMetrics: top.ownMetrics, rolledMetrics: new Map<string, string>() });
+      return Object.assign(
+        top.rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })),
+        { ownMetrics: top.ownMetrics, rolledMetrics: new Map<string, string>() },
+      );
     } else steps.push('keys (top-k: not enough)');
   }
   const keys = async (w: TimeWindow | null) => {
     const q = pageKeysQuery(plan, limit, offset, w, also, alsoMetrics, locators);
     steps.push(`keys${w ? ' (window)' : ''}${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`);
     const rows = await o.db.all(q.sql);
-    return Object.assign(rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })), { ownMetrics: q.ownMetrics, rolledMetrics: q.rolledMetrics });
+    return Object.assign(
+      rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })),
+      { ownMetrics: q.ownMetrics, rolledMetrics: q.rolledMetrics },
+    );
   };
   if (order === null) return keys(await fewMatchesWindow(o.db, plan, profile, steps, await estimated()));
   let want = Math.max(o.windowRows, k * 20);

@@ -13,7 +13,14 @@ import { addRolled } from './page-rows.js';
 import { DESCENDANTS, KINDS, scopeOf, type RunScope } from './plan-input.js';
 
 /** The page's rows by seq, in the order of the keys. */
-export async function fetchRows(db: SqlRunner, snap: Snapshot, level: Level, scope: RunScope, columns: readonly string[] | '*', keys: readonly { seq: number; c: number }[]): Promise<Row[]> {
+export async function fetchRows(
+  db: SqlRunner,
+  snap: Snapshot,
+  level: Level,
+  scope: RunScope,
+  columns: readonly string[] | '*',
+  keys: readonly { seq: number; c: number }[],
+): Promise<Row[]> {
   if (keys.length === 0) return [];
   let lo = Infinity;
   let hi = -Infinity;
@@ -24,7 +31,12 @@ export async function fetchRows(db: SqlRunner, snap: Snapshot, level: Level, sco
   const withSeq = columns === '*' ? columns : [...new Set([...columns, 'seq'])];
   // Only the segments and memory tables whose rows may lie within the page's created_at span are
   // listed (each listed file costs DuckDB its metadata, each memory table a scan).
-  const q = fetchQuery(snap.source(scopeOf(scope, KINDS[level]), [], [], [[lo, hi]]), withSeq, keys.map((k) => k.seq), [lo, hi]);
+  const q = fetchQuery(
+    snap.source(scopeOf(scope, KINDS[level]), [], [], [[lo, hi]]),
+    withSeq,
+    keys.map((k) => k.seq),
+    [lo, hi],
+  );
   const rows = await db.all(q);
   const bySeq = new Map(rows.map((r) => [Number(r['seq']), r]));
   return keys.map((k) => bySeq.get(k.seq)).filter((r): r is Row => r !== undefined);
@@ -34,7 +46,16 @@ export async function fetchRows(db: SqlRunner, snap: Snapshot, level: Level, sco
  * Roll-ups of the metrics `metrics` (null: every metric) for the page's records that can have any
  * (`ids`, of traces `traces`), from their descendants; own values win later. id -> name -> value.
  */
-export async function pageRollUps(db: SqlRunner, snap: Snapshot, level: Level, scope: RunScope, ids: string[], traces: string[], metrics: readonly string[] | null, rollUp: (name: string) => RollUpMethod): Promise<Map<string, Map<string, number>>> {
+export async function pageRollUps(
+  db: SqlRunner,
+  snap: Snapshot,
+  level: Level,
+  scope: RunScope,
+  ids: string[],
+  traces: string[],
+  metrics: readonly string[] | null,
+  rollUp: (name: string) => RollUpMethod,
+): Promise<Map<string, Map<string, number>>> {
   const s = { projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}) };
   const rows = await db.all(pageRollUpsQuery(snap, level, s, DESCENDANTS[level], ids, traces, metrics));
   const out = new Map<string, Map<string, number>>();
@@ -48,11 +69,19 @@ export async function pageRollUps(db: SqlRunner, snap: Snapshot, level: Level, s
 }
 
 /** Spans per trace, or traces per session, for the page's records. */
-export async function childCounts(db: SqlRunner, snap: Snapshot, level: Level, scope: RunScope, page: readonly Row[]): Promise<Map<string, number>> {
+export async function childCounts(
+  db: SqlRunner,
+  snap: Snapshot,
+  level: Level,
+  scope: RunScope,
+  page: readonly Row[],
+): Promise<Map<string, number>> {
   const kind: RecordKind = level === 'trace' ? 'span' : 'trace';
   const link = ident(level === 'trace' ? 'trace_id' : 'session_id');
   const src = snap.source(scopeOf(scope, [kind]));
   const ids = page.map((r) => String(r['id']));
-  const rows = await db.all(sql`SELECT ${link} AS id, count(*) AS n FROM ${src.sql} WHERE list_contains(${ids}::VARCHAR[], ${link}) GROUP BY 1`);
+  const rows = await db.all(
+    sql`SELECT ${link} AS id, count(*) AS n FROM ${src.sql} WHERE list_contains(${ids}::VARCHAR[], ${link}) GROUP BY 1`,
+  );
   return new Map(rows.map((r) => [String(r['id']), Number(r['n'])]));
 }

@@ -19,7 +19,8 @@ export function lightRow(keys: Row, physical: readonly string[], ownMetrics: Rea
   for (const c of physical) if (c !== 'metrics') row[c] = keys[c];
   if (physical.includes('metrics')) {
     const entries: { key: string; value: number }[] = [];
-    for (const [name, col] of ownMetrics) if (keys[col] !== null && keys[col] !== undefined) entries.push({ key: name, value: Number(keys[col]) });
+    for (const [name, col] of ownMetrics)
+      if (keys[col] !== null && keys[col] !== undefined) entries.push({ key: name, value: Number(keys[col]) });
     row['metrics'] = entries;
   }
   return row;
@@ -32,4 +33,3 @@ export function pick(values: Record<string, unknown>, sel: { metrics: Set<string
   for (const k of sel.metrics) if (values[k] !== undefined) out[k] = values[k];
   return out;
 }
-

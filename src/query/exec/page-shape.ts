@@ -22,7 +22,11 @@ export interface Selection {
 }
 
 /** A partial search's select_columns as a Selection (throws for an unknown column). */
-export function selectionOf(level: Level, sel: PartialSearchRequest['select_columns'], metricInfo: (name: string) => MetricInfo | undefined): Selection {
+export function selectionOf(
+  level: Level,
+  sel: PartialSearchRequest['select_columns'],
+  metricInfo: (name: string) => MetricInfo | undefined,
+): Selection {
   const physical = new Set(BASE_COLUMNS);
   const metrics = new Set<string>();
   const allMetrics = Boolean(sel?.include_all_metrics || sel?.includes_metric_columns);
@@ -63,13 +67,17 @@ export function pageShape(selection: Selection | null, scope: RunScope, plan: Pl
   const constant: Row = { project_id: scope.projectId, ...(scope.runId !== undefined ? { run_id: scope.runId } : {}) };
   // A page shown from the keys alone (its columns among the keys', its metrics read there) needs no
   // row locators; has_children only tells which rows can have roll-ups.
-  const fromKeys = selection !== null && !selection.allMetrics && selection.physical.every((c) => BASE_COLUMNS.includes(c) || c === 'has_children' || c === 'metrics');
+  const fromKeys =
+    selection !== null &&
+    !selection.allMetrics &&
+    selection.physical.every((c) => BASE_COLUMNS.includes(c) || c === 'has_children' || c === 'metrics');
   const children = selection === null || selection.allMetrics || selection.metrics.size > 0 || selection.physical.includes('has_children');
   // Selected columns the keys query reads anyway (its filter's, short of free text) come along, and
   // created_at is its sort key: a page of only those needs no fetch, one statement less (while
   // logging goes on, each statement also waits its turn on a busy main thread).
   const tested = columnsOf(plan.filter);
-  const withKeys = selection === null ? [] : selection.physical.filter((c) => !BASE_COLUMNS.includes(c) && tested.has(c) && !FREE_TEXT.has(c));
+  const withKeys =
+    selection === null ? [] : selection.physical.filter((c) => !BASE_COLUMNS.includes(c) && tested.has(c) && !FREE_TEXT.has(c));
   const keyColumns = [...BASE_COLUMNS, ...(children ? ['has_children'] : []), ...withKeys].filter((c) => !(c in constant));
   return { selection, shownMetrics, constant, keyColumns, withKeys, fromKeys };
 }
@@ -79,5 +87,12 @@ export function shownFromKeys(shape: PageShape, ownMetrics: ReadonlyMap<string, 
   const sel = shape.selection;
   if (sel === null) return false;
   const inKeys = !sel.allMetrics && [...sel.metrics].every((m) => ownMetrics.has(m));
-  return sel.physical.every((c) => BASE_COLUMNS.includes(c) || c === 'has_children' || shape.withKeys.includes(c) || (c === 'created_at' && !shape.fromKeys) || (c === 'metrics' && inKeys));
+  return sel.physical.every(
+    (c) =>
+      BASE_COLUMNS.includes(c) ||
+      c === 'has_children' ||
+      shape.withKeys.includes(c) ||
+      (c === 'created_at' && !shape.fromKeys) ||
+      (c === 'metrics' && inKeys),
+  );
 }

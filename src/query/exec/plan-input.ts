@@ -43,7 +43,14 @@ export function planInput(cx: ExecContext, snap: Snapshot, kind: QueryKind, leve
 }
 
 /** The plan with facts about the stored spans, when they could spare a roll-up (span metrics). */
-export async function factPlan(cx: ExecContext, snap: Snapshot, kind: QueryKind, level: Level, scope: RunScope, body: QueryBody): Promise<PlanInput> {
+export async function factPlan(
+  cx: ExecContext,
+  snap: Snapshot,
+  kind: QueryKind,
+  level: Level,
+  scope: RunScope,
+  body: QueryBody,
+): Promise<PlanInput> {
   const plan = planInput(cx, snap, kind, level, scope, body);
   if (level !== 'span' || (metricsOf(plan.filter).size === 0 && plan.sort?.column.metric === undefined)) return plan;
   return { ...plan, facts: await cx.facts.facts(snap, scopeOf(scope, ['span']), columnsOf(plan.filter)) };

@@ -77,17 +77,27 @@ export async function childlessOfLeaves(db: SqlRunner, snap: Snapshot, scope: Sc
   if (ix === null) throw new Error('childlessOfLeaves needs the child indexes');
   const { kids, owned, children, owners } = ix;
   const g = sql`g AS (SELECT unnest(${seqList(goneSeqs)}) AS seq)`;
-  const links = [sql`SELECT hash(parent_id) AS ph, CASE WHEN has_children THEN hash(id) END AS ih FROM ${children.sql} WHERE seq IN (SELECT seq FROM g) AND parent_id IS NOT NULL`];
-  const keep = [sql`SELECT hash(parent_id) AS h FROM ${children.sql} WHERE parent_id IS NOT NULL AND hash(parent_id) IN (SELECT h FROM ph) AND seq NOT IN (SELECT seq FROM g)`];
-  const found = [sql`SELECT seq FROM ${owners.sql} WHERE has_children AND hash(id) IN (SELECT h FROM ph) AND hash(id) NOT IN (SELECT h FROM keep) AND seq NOT IN (SELECT seq FROM g)`];
+  const links = [
+    sql`SELECT hash(parent_id) AS ph, CASE WHEN has_children THEN hash(id) END AS ih FROM ${children.sql} WHERE seq IN (SELECT seq FROM g) AND parent_id IS NOT NULL`,
+  ];
+  const keep = [
+    sql`SELECT hash(parent_id) AS h FROM ${children.sql} WHERE parent_id IS NOT NULL AND hash(parent_id) IN (SELECT h FROM ph) AND seq NOT IN (SELECT seq FROM g)`,
+  ];
+  const found = [
+    sql`SELECT seq FROM ${owners.sql} WHERE has_children AND hash(id) IN (SELECT h FROM ph) AND hash(id) NOT IN (SELECT h FROM keep) AND seq NOT IN (SELECT seq FROM g)`,
+  ];
   if (kids.length > 0) {
     // One parameter for the list, read twice.
     const index = files(kids);
     links.push(sql`SELECT ph, ih FROM ${index} WHERE seq IN (SELECT seq FROM g) AND ph IS NOT NULL`);
-    keep.push(sql`SELECT ph FROM ${index} WHERE ph IN (SELECT h FROM ph) AND seq NOT IN (SELECT seq FROM g) AND seq NOT IN ${snap.deadSeqs}`);
+    keep.push(
+      sql`SELECT ph FROM ${index} WHERE ph IN (SELECT h FROM ph) AND seq NOT IN (SELECT seq FROM g) AND seq NOT IN ${snap.deadSeqs}`,
+    );
   }
   if (owned.length > 0) {
-    found.push(sql`SELECT seq FROM ${files(owned)} WHERE ih IN (SELECT h FROM ph) AND ih NOT IN (SELECT h FROM keep) AND seq NOT IN (SELECT seq FROM g) AND seq NOT IN ${snap.deadSeqs} AND seq NOT IN ${snap.childlessSeqs}`);
+    found.push(
+      sql`SELECT seq FROM ${files(owned)} WHERE ih IN (SELECT h FROM ph) AND ih NOT IN (SELECT h FROM keep) AND seq NOT IN (SELECT seq FROM g) AND seq NOT IN ${snap.deadSeqs} AND seq NOT IN ${snap.childlessSeqs}`,
+    );
   }
   const gl = sql`gl AS (${union(links)})`;
   const ph = sql`ph AS (SELECT DISTINCT ph AS h FROM gl WHERE ph NOT IN (SELECT ih FROM gl WHERE ih IS NOT NULL))`;
@@ -103,7 +113,11 @@ export interface GoneRow {
 
 /** The rows a delete removes: the matching records and all their descendants (each once). */
 export async function rowsToDelete(db: SqlRunner, plan: PlanInput): Promise<GoneRow[]> {
-  const row = (r: Record<string, unknown>): GoneRow => ({ id: String(r['id']), seq: Number(r['seq']), parent_id: typeof r['parent_id'] === 'string' ? r['parent_id'] : null });
+  const row = (r: Record<string, unknown>): GoneRow => ({
+    id: String(r['id']),
+    seq: Number(r['seq']),
+    parent_id: typeof r['parent_id'] === 'string' ? r['parent_id'] : null,
+  });
   if (plan.level !== 'span') return (await db.all(deleteQuery(plan))).map(row);
   const hits = await db.all(deleteHitsQuery(plan));
   const out = hits.map(row);
@@ -125,21 +139,47 @@ export async function rowsToDelete(db: SqlRunner, plan: PlanInput): Promise<Gone
  * storage/child-index.ts), rows in memory as they are; without the indexes (retention on the scope,
  * a file missing), the segments' own columns are read.
  */
-export async function childlessParents(db: SqlRunner, snap: Snapshot, scope: Scope, parents: string[], goneSeqs: number[]): Promise<number[]> {
+export async function childlessParents(
+  db: SqlRunner,
+  snap: Snapshot,
+  scope: Scope,
+  parents: string[],
+  goneSeqs: number[],
+): Promise<number[]> {
   const ix = indexedParts(snap, scope);
   if (ix === null) return childlessByScan(db, snap, scope, parents, goneSeqs);
   const { kids, owned, children, owners } = ix;
-  const keep = [sql`SELECT hash(parent_id) AS h FROM ${children.sql} WHERE parent_id IN (SELECT id FROM pid) AND seq NOT IN (SELECT seq FROM g)`];
-  const found = [sql`SELECT seq FROM ${owners.sql} WHERE id IN (SELECT id FROM pid) AND has_children AND hash(id) NOT IN (SELECT h FROM keep)`];
-  const ctes = [sql`pid AS (SELECT unnest(${parents}::VARCHAR[]) AS id)`, sql`ph AS (SELECT DISTINCT hash(id) AS h FROM pid)`, sql`g AS (SELECT unnest(${seqList(goneSeqs)}) AS seq)`];
-  if (kids.length > 0) keep.push(sql`SELECT ph FROM ${files(kids)} WHERE ph IN (SELECT h FROM ph) AND seq NOT IN (SELECT seq FROM g) AND seq NOT IN ${snap.deadSeqs}`);
-  if (owned.length > 0) found.push(sql`SELECT seq FROM ${files(owned)} WHERE ih IN (SELECT h FROM ph) AND ih NOT IN (SELECT h FROM keep) AND seq NOT IN ${snap.deadSeqs} AND seq NOT IN ${snap.childlessSeqs}`);
+  const keep = [
+    sql`SELECT hash(parent_id) AS h FROM ${children.sql} WHERE parent_id IN (SELECT id FROM pid) AND seq NOT IN (SELECT seq FROM g)`,
+  ];
+  const found = [
+    sql`SELECT seq FROM ${owners.sql} WHERE id IN (SELECT id FROM pid) AND has_children AND hash(id) NOT IN (SELECT h FROM keep)`,
+  ];
+  const ctes = [
+    sql`pid AS (SELECT unnest(${parents}::VARCHAR[]) AS id)`,
+    sql`ph AS (SELECT DISTINCT hash(id) AS h FROM pid)`,
+    sql`g AS (SELECT unnest(${seqList(goneSeqs)}) AS seq)`,
+  ];
+  if (kids.length > 0)
+    keep.push(
+      sql`SELECT ph FROM ${files(kids)} WHERE ph IN (SELECT h FROM ph) AND seq NOT IN (SELECT seq FROM g) AND seq NOT IN ${snap.deadSeqs}`,
+    );
+  if (owned.length > 0)
+    found.push(
+      sql`SELECT seq FROM ${files(owned)} WHERE ih IN (SELECT h FROM ph) AND ih NOT IN (SELECT h FROM keep) AND seq NOT IN ${snap.deadSeqs} AND seq NOT IN ${snap.childlessSeqs}`,
+    );
   const q = sql`WITH ${joinSql([...ctes, sql`keep AS (${union(keep)})`])} ${union(found)}`;
   return (await db.all(q)).map((r) => Number(r['seq']));
 }
 
 /** childlessParents over the segments' parent_id and id columns (what the child indexes stand for). */
-export async function childlessByScan(db: SqlRunner, snap: Snapshot, scope: Scope, parents: string[], goneSeqs: number[]): Promise<number[]> {
+export async function childlessByScan(
+  db: SqlRunner,
+  snap: Snapshot,
+  scope: Scope,
+  parents: string[],
+  goneSeqs: number[],
+): Promise<number[]> {
   const s: Scope = { ...scope, kinds: ['span'] };
   const children = snap.source(s);
   const owners = snap.source({ ...s, kinds: ['span', 'trace'] });

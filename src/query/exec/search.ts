@@ -18,16 +18,40 @@ import { factPlan, KINDS, scopeOf, type RunScope } from './plan-input.js';
 
 export const MAX_PAGE_SIZE = 1000;
 
-export async function search(cx: ExecContext, snap: Snapshot, level: Level, scope: RunScope, body: PartialSearchRequest, partial: boolean): Promise<SearchResult> {
+export async function search(
+  cx: ExecContext,
+  snap: Snapshot,
+  level: Level,
+  scope: RunScope,
+  body: PartialSearchRequest,
+  partial: boolean,
+): Promise<SearchResult> {
   const start = body.pagination?.starting_token ?? body.starting_token ?? 0;
   const limit = body.pagination?.limit ?? body.limit ?? 100;
-  if (limit > MAX_PAGE_SIZE) throw invalid(['body', body.pagination?.limit != null ? 'pagination' : 'limit'], `Input should be less than or equal to ${MAX_PAGE_SIZE}`, limit, 'less_than_equal');
+  if (limit > MAX_PAGE_SIZE)
+    throw invalid(
+      ['body', body.pagination?.limit != null ? 'pagination' : 'limit'],
+      `Input should be less than or equal to ${MAX_PAGE_SIZE}`,
+      limit,
+      'less_than_equal',
+    );
   // 1. Plan: the filter and sort over the level's records, and what the page shows.
   const plan = await factPlan(cx, snap, partial ? 'partial_search' : 'search', level, scope, body);
   const shape = pageShape(partial ? selectionOf(level, body.select_columns ?? null, cx.metricInfo) : null, scope, plan);
   const steps: string[] = [];
   // 2. Choose a strategy and run it: the page's keys, and one more to tell whether more follow.
-  const keys = await findPageKeys(cx.keys, snap, scopeOf(scope, KINDS[level]), plan, limit, start, shape.keyColumns, shape.shownMetrics, steps, !shape.fromKeys);
+  const keys = await findPageKeys(
+    cx.keys,
+    snap,
+    scopeOf(scope, KINDS[level]),
+    plan,
+    limit,
+    start,
+    shape.keyColumns,
+    shape.shownMetrics,
+    steps,
+    !shape.fromKeys,
+  );
   for (const k of keys) for (const c in shape.constant) if (!(c in k.row)) k.row[c] = shape.constant[c];
   const more = keys.length > limit;
   const pageKeys = more ? keys.slice(0, limit) : keys;
@@ -38,14 +62,37 @@ export async function search(cx: ExecContext, snap: Snapshot, level: Level, scop
   if (counts) steps.push('child counts');
   cx.onPlan?.(steps);
   // 4. The page.
-  return assemblePage({ level, rows, rolled, counts, selection: shape.selection, whole: !partial, withMetadata: Boolean(body.include_code_metric_metadata), rollUp: cx.rollUp, start, limit, more });
+  return assemblePage({
+    level,
+    rows,
+    rolled,
+    counts,
+    selection: shape.selection,
+    whole: !partial,
+    withMetadata: Boolean(body.include_code_metric_metadata),
+    rollUp: cx.rollUp,
+    start,
+    limit,
+    more,
+  });
 }
 
 /** The page's rows: the keys' own rows when they carry every selected column, else fetched by seq. */
-async function pageRows(cx: ExecContext, snap: Snapshot, level: Level, scope: RunScope, shape: PageShape, keys: PageKeys, pageKeys: readonly PageKey[], steps: string[]): Promise<Row[]> {
+async function pageRows(
+  cx: ExecContext,
+  snap: Snapshot,
+  level: Level,
+  scope: RunScope,
+  shape: PageShape,
+  keys: PageKeys,
+  pageKeys: readonly PageKey[],
+  steps: string[],
+): Promise<Row[]> {
   const sel = shape.selection;
   if (sel !== null && shownFromKeys(shape, keys.ownMetrics)) {
-    return pageKeys.map((k) => lightRow(sel.physical.includes('created_at') ? { ...k.row, created_at: k.c } : k.row, sel.physical, keys.ownMetrics));
+    return pageKeys.map((k) =>
+      lightRow(sel.physical.includes('created_at') ? { ...k.row, created_at: k.c } : k.row, sel.physical, keys.ownMetrics),
+    );
   }
   if (pageKeys.some((k) => k.row['seq'] === null)) throw new Error('internal: a page to fetch was planned without row locators');
   steps.push('fetch');
@@ -57,7 +104,17 @@ async function pageRows(cx: ExecContext, snap: Snapshot, level: Level, scope: Ru
  * with the keys), and only of metrics some descendant carries; those the keys query rolled up for its
  * filter or sort came with it.
  */
-async function rollUps(cx: ExecContext, snap: Snapshot, level: Level, scope: RunScope, plan: PlanInput, shape: PageShape, keys: PageKeys, pageKeys: readonly PageKey[], steps: string[]): Promise<Map<string, Map<string, number>>> {
+async function rollUps(
+  cx: ExecContext,
+  snap: Snapshot,
+  level: Level,
+  scope: RunScope,
+  plan: PlanInput,
+  shape: PageShape,
+  keys: PageKeys,
+  pageKeys: readonly PageKey[],
+  steps: string[],
+): Promise<Map<string, Map<string, number>>> {
   const sel = shape.selection;
   const carried = plan.descendantMetrics;
   const rolled = new Map<string, Map<string, number>>();
@@ -67,7 +124,10 @@ async function rollUps(cx: ExecContext, snap: Snapshot, level: Level, scope: Run
       if (v !== null && v !== undefined) addRolled(rolled, String(k.row['id']), name, v);
     }
   }
-  const names = sel === null || sel.allMetrics ? null : [...sel.metrics].filter((m) => (carried === undefined || carried.has(m)) && !keys.rolledMetrics.has(m));
+  const names =
+    sel === null || sel.allMetrics
+      ? null
+      : [...sel.metrics].filter((m) => (carried === undefined || carried.has(m)) && !keys.rolledMetrics.has(m));
   const wanted = names === null ? carried === undefined || carried.size > 0 : names.length > 0;
   const parents = pageKeys.filter((k) => level !== 'span' || k.row['has_children'] !== false).map((k) => String(k.row['id']));
   if (wanted && parents.length > 0) {

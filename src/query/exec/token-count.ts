@@ -110,7 +110,11 @@ export async function countByTokens(db: SqlRunner, snap: Snapshot, scope: Scope,
     const q = sql`SELECT count(*) AS n FROM read_parquet(${snap.path(seg)}, hive_partitioning = false) WHERE file_row_number IN (SELECT unnest(${rows}::BIGINT[])) AND seq NOT IN ${snap.deadSeqs}${live}`;
     n += Number((await db.all(q))[0]!['n']);
   }
-  const rest: PlanInput = { ...plan, base: (metrics, text, created) => snap.source(scope, metrics, text, created, { files: new Set(indexed.map((x) => x.seg.file)), only: false, memory: true }) };
+  const rest: PlanInput = {
+    ...plan,
+    base: (metrics, text, created) =>
+      snap.source(scope, metrics, text, created, { files: new Set(indexed.map((x) => x.seg.file)), only: false, memory: true }),
+  };
   const q = countQuery(rest);
   n += Number((await db.all(q.sql))[0]!['n']);
   steps.push(`count (token index: ${indexed.length} segments, ${checked} checked for dead or expired rows)`);

@@ -19,7 +19,8 @@ function leafMay(l: Leaf, r: TopRow): boolean {
     const have = String(v).toLowerCase();
     return (Array.isArray(l.value) ? l.value : [l.value]).some((x) => String(x).toLowerCase() === have);
   }
-  if (l.kind === 'number' && l.column.id === 'status_code' && l.op === 'eq') return r.status_code !== null && Number(r.status_code) === Number(l.value);
+  if (l.kind === 'number' && l.column.id === 'status_code' && l.op === 'eq')
+    return r.status_code !== null && Number(r.status_code) === Number(l.value);
   return true;
 }
 

@@ -13,7 +13,20 @@ import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 export const TOP_ROWS = 2048;
 
 /** The physical columns a list keeps (besides the metric's value `v`); filters on these need no scan. */
-export const CACHED_COLUMNS = ['seq', 'created_at', 'id', 'type', 'project_id', 'run_id', 'session_id', 'trace_id', 'parent_id', 'has_children', 'status_code', 'model'] as const;
+export const CACHED_COLUMNS = [
+  'seq',
+  'created_at',
+  'id',
+  'type',
+  'project_id',
+  'run_id',
+  'session_id',
+  'trace_id',
+  'parent_id',
+  'has_children',
+  'status_code',
+  'model',
+] as const;
 
 /** One listed row: `c` is created_at in epoch µs; project_id and run_id are the segment's. */
 export interface TopRow {

@@ -45,7 +45,8 @@ export class Credentials {
     const claims = this.#tokens.verify(token);
     const user = this.#catalog.get<User>('users', claims.sub);
     if (!user) throw new UnauthorizedError('Invalid token');
-    if (claims.kid !== undefined && !this.#catalog.keyIsLive(claims.kid)) throw new UnauthorizedError('Token revoked: its API key was revoked');
+    if (claims.kid !== undefined && !this.#catalog.keyIsLive(claims.kid))
+      throw new UnauthorizedError('Token revoked: its API key was revoked');
     return user;
   }
 

@@ -11,6 +11,7 @@ import addFormatsModule from 'ajv-formats';
 import type { ApiSurface } from './document.js';
 import { isNotApi } from './surface.js';
 
+// biome-ignore lint/suspicious/noExplicitAny: OpenAPI documents are walked as JSON of any shape
 type Json = Record<string, any>;
 type Check = ((data: unknown) => boolean) & { errors?: { instancePath: string; message?: string }[] | null };
 // ajv-formats is CommonJS: under NodeNext its default import is the module, whose `default` is the
@@ -32,7 +33,12 @@ function report(): void {
   reported = true;
   process.once('exit', () => {
     if (violations.length === 0) return;
-    process.stderr.write(`\ntracelake: ${violations.length} answer(s) broke the OpenAPI contract:\n${[...new Set(violations)].slice(0, 50).map((v) => `  ${v}`).join('\n')}\n`);
+    process.stderr.write(
+      `\ntracelake: ${violations.length} answer(s) broke the OpenAPI contract:\n${[...new Set(violations)]
+        .slice(0, 50)
+        .map((v) => `  ${v}`)
+        .join('\n')}\n`,
+    );
     process.exitCode = 1;
   });
 }
@@ -66,7 +72,8 @@ export function installContractCheck(app: FastifyInstance, surface: ApiSurface):
     if (!op) c = `${method.toUpperCase()} ${path} is not in the document`;
     else if (!res) c = `${method.toUpperCase()} ${path} answered ${status}, a status the document does not list`;
     else if (!res['content']) c = () => true;
-    else if (!res['content'][media]) c = `${method.toUpperCase()} ${path} ${status} answered ${media || 'no content type'}, not one of ${Object.keys(res['content']).join(', ')}`;
+    else if (!res['content'][media])
+      c = `${method.toUpperCase()} ${path} ${status} answered ${media || 'no content type'}, not one of ${Object.keys(res['content']).join(', ')}`;
     else if (!media.endsWith('json')) c = () => true;
     else c = ajv.compile({ $ref: `openapi#/${pointer(...where, 'content', media, 'schema')}` }) as Check;
     checks.set(key, c);
@@ -86,12 +93,19 @@ export function installContractCheck(app: FastifyInstance, surface: ApiSurface):
     const status = reply.statusCode;
     // Router-level answers (no route matched, a malformed URL) carry the common error body.
     // (A body refused before routing, e.g. empty JSON on an unknown path, gets the 422 list form.)
-    if (url === undefined || request.is404) return typeof payload === 'string' && /^\{"detail":["[]/.test(payload) ? null : `${request.method} ${request.url} answered ${status} without {detail}`;
+    if (url === undefined || request.is404)
+      return typeof payload === 'string' && /^\{"detail":["[]/.test(payload)
+        ? null
+        : `${request.method} ${request.url} answered ${status} without {detail}`;
     if (isNotApi(url)) return null;
     const path = surface.documentedPath(request.method, url);
-    if (path === null) return `${request.method} ${url} is served but left out of the document (hide it only under a NOT_API prefix in openapi/surface.ts)`;
+    if (path === null)
+      return `${request.method} ${url} is served but left out of the document (hide it only under a NOT_API prefix in openapi/surface.ts)`;
     const method = request.method === 'HEAD' ? 'get' : request.method.toLowerCase();
-    const media = String(reply.getHeader('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    const media = String(reply.getHeader('content-type') ?? '')
+      .split(';')[0]!
+      .trim()
+      .toLowerCase();
     const check = checkerFor(path, method, status, media);
     if (typeof check === 'string') return check;
     if (request.method === 'HEAD' || (typeof payload !== 'string' && !Buffer.isBuffer(payload))) return null;
@@ -106,5 +120,4 @@ export function installContractCheck(app: FastifyInstance, surface: ApiSurface):
     const e = check.errors?.[0];
     return `${method.toUpperCase()} ${path} ${status}: ${e ? `${e.instancePath || '(root)'} ${e.message ?? ''}` : 'does not match'} (${String(payload).slice(0, 200)})`;
   }
-
 }

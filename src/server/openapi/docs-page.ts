@@ -19,6 +19,7 @@ export function installDocsPage(app: FastifyInstance): void {
     // No call home: the spec validator badge would load an image from the validator's site.
     validatorUrl: false,
     uiConfig: { docExpansion: 'list', deepLinking: true, displayOperationId: false, defaultModelsExpandDepth: 0, tryItOutEnabled: false },
-    staticCSP: "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; font-src 'self' data:; object-src 'none'; frame-ancestors 'self'",
+    staticCSP:
+      "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; font-src 'self' data:; object-src 'none'; frame-ancestors 'self'",
   });
 }

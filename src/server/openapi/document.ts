@@ -10,15 +10,32 @@ import { describeOperation, operationId, TAGS } from './operations.js';
 import { ERROR_RESPONSES, errorStatuses } from './responses.js';
 import { DOCUMENTED_PREFIX, isNotApi, openapiPath, splitPrefix } from './surface.js';
 
+// biome-ignore lint/suspicious/noExplicitAny: OpenAPI documents are walked as JSON of any shape
 type Json = Record<string, any>;
 
 export const SECURITY_SCHEMES = {
-  ClassicAPIKeyHeader: { type: 'apiKey', in: 'header', name: 'Galileo-API-Key', description: 'An API key (from `tracelake keys create`, POST /users/{user_id}/api_keys, or the one printed on first start).' },
-  ServiceAPIKeyHeader: { type: 'apiKey', in: 'header', name: 'Service-API-Key', description: 'The same API key under the header name of SPEC.md’s samples.' },
-  APIKeyHeader: { type: 'apiKey', in: 'header', name: 'Splunk-AO-API-Key', description: 'The same API key under the newest hosted service’s header name.' },
+  ClassicAPIKeyHeader: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Galileo-API-Key',
+    description: 'An API key (from `tracelake keys create`, POST /users/{user_id}/api_keys, or the one printed on first start).',
+  },
+  ServiceAPIKeyHeader: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Service-API-Key',
+    description: 'The same API key under the header name of SPEC.md’s samples.',
+  },
+  APIKeyHeader: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Splunk-AO-API-Key',
+    description: 'The same API key under the newest hosted service’s header name.',
+  },
   OAuth2PasswordBearer: {
     type: 'oauth2',
-    description: '`Authorization: Bearer <token>`, the token from POST /login (email and password) or POST /login/api_key (an API key). Tokens last 30 days and end when their key is revoked.',
+    description:
+      '`Authorization: Bearer <token>`, the token from POST /login (email and password) or POST /login/api_key (an API key). Tokens last 30 days and end when their key is revoked.',
     flows: { password: { tokenUrl: '/v2/login', scopes: {} } },
   },
   HTTPBasic: { type: 'http', scheme: 'basic', description: 'A user’s email and password.' },
@@ -45,7 +62,8 @@ export interface ApiSurface {
   readonly routes: readonly RouteOptions[];
 }
 
-const shapeOf = (schema: Json | undefined) => JSON.stringify([schema?.['params'], schema?.['querystring'], schema?.['body'], schema?.['response']]);
+const shapeOf = (schema: Json | undefined) =>
+  JSON.stringify([schema?.['params'], schema?.['querystring'], schema?.['body'], schema?.['response']]);
 
 /** Registers @fastify/swagger; call before any route is added. */
 export function installOpenApi(app: FastifyInstance): ApiSurface {
@@ -54,7 +72,8 @@ export function installOpenApi(app: FastifyInstance): ApiSurface {
   const byKey = new Map<string, RouteOptions>();
   let indexed = 0;
   const index = () => {
-    for (; indexed < routes.length; indexed++) for (const m of [routes[indexed]!.method].flat()) byKey.set(`${m} ${routes[indexed]!.url}`, routes[indexed]!);
+    for (; indexed < routes.length; indexed++)
+      for (const m of [routes[indexed]!.method].flat()) byKey.set(`${m} ${routes[indexed]!.url}`, routes[indexed]!);
     return byKey;
   };
 
@@ -118,7 +137,10 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
 
 /** Error answers, examples and the 422 of every operation taking input, on the generated document. */
 function finish(doc: Json): Json {
-  doc['components'] = { ...doc['components'], responses: Object.fromEntries(Object.entries(ERROR_RESPONSES).map(([s, r]) => [`Error${s}`, r])) };
+  doc['components'] = {
+    ...doc['components'],
+    responses: Object.fromEntries(Object.entries(ERROR_RESPONSES).map(([s, r]) => [`Error${s}`, r])),
+  };
   for (const [path, item] of Object.entries(doc['paths'] as Json)) {
     for (const method of METHODS) {
       const op = (item as Json)[method] as Json | undefined;
@@ -132,7 +154,8 @@ function finish(doc: Json): Json {
         hasQuery: params.some((p) => p['in'] === 'query'),
       });
       for (const status of statuses) op['responses'][status] ??= { $ref: `#/components/responses/Error${status}` };
-      for (const [status, r] of Object.entries(op['responses'] as Json)) if (status.startsWith('2') && r.description === 'Default Response') r.description = 'Success';
+      for (const [status, r] of Object.entries(op['responses'] as Json))
+        if (status.startsWith('2') && r.description === 'Default Response') r.description = 'Success';
       const example = requestExample(method.toUpperCase(), path);
       const media = op['requestBody']?.content?.['application/json'];
       if (example !== undefined && media) media.example = example;

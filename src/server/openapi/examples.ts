@@ -12,7 +12,10 @@ const filters = [
 const EXAMPLES: Record<string, unknown> = {
   'POST /v2/login/api_key': { api_key: 'tl_...' },
   'POST /v2/projects': { name: 'my-app', description: 'The support bot', labels: ['prod'] },
-  'POST /v2/projects/paginated': { filters: [{ name: 'name', operator: 'contains', value: 'app' }], sort: { name: 'created_at', ascending: false } },
+  'POST /v2/projects/paginated': {
+    filters: [{ name: 'name', operator: 'contains', value: 'app' }],
+    sort: { name: 'created_at', ascending: false },
+  },
   'POST /v2/projects/{project_id}/log_streams': { name: 'production' },
   'POST /v2/projects/{project_id}/log_streams/search': { filters: [{ name: 'name', operator: 'eq', value: 'production' }], limit: 20 },
   'POST /v2/projects/{project_id}/traces': {
@@ -35,15 +38,28 @@ const EXAMPLES: Record<string, unknown> = {
       },
     ],
   },
-  'POST /v2/projects/{project_id}/{level}/search': { log_stream_id: LS, filters, sort: { column_id: 'created_at', ascending: false }, limit: 50 },
+  'POST /v2/projects/{project_id}/{level}/search': {
+    log_stream_id: LS,
+    filters,
+    sort: { column_id: 'created_at', ascending: false },
+    limit: 50,
+  },
   'POST /v2/projects/{project_id}/{level}/partial_search': {
     log_stream_id: LS,
-    filter_tree: { or: [{ filter: filters[0] }, { not: { filter: { type: 'date', column_id: 'created_at', operator: 'lt', value: '2025-12-01T00:00:00Z' } } }] },
+    filter_tree: {
+      or: [
+        { filter: filters[0] },
+        { not: { filter: { type: 'date', column_id: 'created_at', operator: 'lt', value: '2025-12-01T00:00:00Z' } } },
+      ],
+    },
     select_columns: { column_ids: ['name', 'input', 'output', 'created_at'] },
     include_counts: true,
   },
   'POST /v2/projects/{project_id}/{level}/count': { log_stream_id: LS, filters },
-  'POST /v2/projects/{project_id}/{level}/delete': { log_stream_id: LS, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'test run' }] },
+  'POST /v2/projects/{project_id}/{level}/delete': {
+    log_stream_id: LS,
+    filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'test run' }],
+  },
   'POST /v2/projects/{project_id}/{level}/available_columns': { log_stream_id: LS },
   'POST /v2/scorers/list': { filters: [{ name: 'scorer_type', operator: 'eq', value: 'llm' }], sort: { name: 'name', ascending: true } },
 };

@@ -13,7 +13,10 @@ export const TAGS = [
   { name: 'records', description: 'Search, partial search, count, delete and describe the columns of spans, traces and sessions.' },
   { name: 'scorers', description: 'The scorer (metric) catalog and its versions.' },
   { name: 'users', description: 'Users, API keys and project members.' },
-  { name: 'iceberg', description: 'The Iceberg REST catalog (read side) of the published tables, at /iceberg/v1 (no /v2 prefix; admins only).' },
+  {
+    name: 'iceberg',
+    description: 'The Iceberg REST catalog (read side) of the published tables, at /iceberg/v1 (no /v2 prefix; admins only).',
+  },
 ] as const;
 
 export type Tag = (typeof TAGS)[number]['name'];
@@ -46,7 +49,10 @@ const TABLE: Record<string, [Tag, string]> = {
   'GET /projects/{project_id}/runs/{run_id}/scorer-settings': ['runs', 'Scorers enabled in a run'],
   'PATCH /projects/{project_id}/runs/{run_id}/scorer-settings': ['runs', 'Replace the scorers enabled in a run'],
   'PUT /projects/{project_id}/runs/{run_id}/scorer-settings': ['runs', 'Replace the scorers enabled in a run (same as PATCH)'],
-  'POST /projects/{project_id}/runs/{run_id}/scorer-settings': ['runs', 'Replace the scorers enabled in a run (the older create; same as PATCH)'],
+  'POST /projects/{project_id}/runs/{run_id}/scorer-settings': [
+    'runs',
+    'Replace the scorers enabled in a run (the older create; same as PATCH)',
+  ],
   'POST /projects/{project_id}/traces': ['logging', 'Log traces with their spans'],
   'POST /projects/{project_id}/spans': ['logging', 'Log spans into an existing trace'],
   'POST /projects/{project_id}/sessions': ['logging', 'Create a session'],
@@ -86,7 +92,10 @@ const TABLE: Record<string, [Tag, string]> = {
 export function describeOperation(method: string, path: string): { tag: Tag; summary: string } | null {
   let key = `${method} ${path}`;
   let word = '';
-  const level = /^\/projects\/\{project_id\}\/(spans|traces|sessions)\/(search|partial_search|count|delete|available_columns|\{(?:span|trace|session)_id\})$/.exec(path);
+  const level =
+    /^\/projects\/\{project_id\}\/(spans|traces|sessions)\/(search|partial_search|count|delete|available_columns|\{(?:span|trace|session)_id\})$/.exec(
+      path,
+    );
   const runs = /^\/projects\/\{project_id\}\/(log_streams|experiments|metrics_testing)(\/\{run_id\})?$/.exec(path);
   if (level && !(level[2]!.startsWith('{') && method !== 'GET')) {
     key = `${method} /projects/{project_id}/{level}/${level[2]!.startsWith('{') ? '{id}' : level[2]}`;

@@ -5,7 +5,8 @@ import type { Credentials } from '../auth/credentials.js';
 
 const Token = Type.Object({ access_token: Type.String(), token_type: Type.String(), expires_in: Type.Optional(Type.Integer()) });
 
-export const authRoutes = (credentials: Credentials): FastifyPluginAsyncTypebox =>
+export const authRoutes =
+  (credentials: Credentials): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.post(
       '/login/api_key',

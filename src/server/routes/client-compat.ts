@@ -7,11 +7,18 @@ import type { TraceStore } from '../../engine/trace-store.js';
 import { NotFoundError } from '../../errors.js';
 import { ScorerIdParams, ScorerVersionWithCode } from '../../schemas/scorers.js';
 
-export const clientCompatRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
+export const clientCompatRoutes =
+  (store: TraceStore): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.get(
       '/scorers/:scorer_id/version',
-      { schema: { params: ScorerIdParams, querystring: Type.Object({ version: Type.Integer({ minimum: 1 }) }), response: { 200: ScorerVersionWithCode } } },
+      {
+        schema: {
+          params: ScorerIdParams,
+          querystring: Type.Object({ version: Type.Integer({ minimum: 1 }) }),
+          response: { 200: ScorerVersionWithCode },
+        },
+      },
       async (req) => {
         const found = store.catalog.listScorerVersions(req.params.scorer_id).find((v) => v.version === req.query.version);
         if (!found) throw new NotFoundError(`Scorer ${req.params.scorer_id} has no version ${req.query.version}`);

@@ -3,27 +3,61 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { TraceStore } from '../../engine/trace-store.js';
 import { Type } from 'typebox';
 import { ProjectIdParams, Uuid } from '../../schemas/common.js';
-import { CreateSessionBody, CreateSessionResponse, LogSpansBody, LogSpansResponse, LogTracesBody, LogTracesResponse, UpdateRecordBody, UpdateRecordResponse } from '../../schemas/ingest.js';
+import {
+  CreateSessionBody,
+  CreateSessionResponse,
+  LogSpansBody,
+  LogSpansResponse,
+  LogTracesBody,
+  LogTracesResponse,
+  UpdateRecordBody,
+  UpdateRecordResponse,
+} from '../../schemas/ingest.js';
 
-export const ingestRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
+export const ingestRoutes =
+  (store: TraceStore): FastifyPluginAsyncTypebox =>
   async (app) => {
-    app.post('/projects/:project_id/spans', { schema: { params: ProjectIdParams, body: LogSpansBody, response: { 200: LogSpansResponse } } }, async (req) =>
-      store.records.logSpans(req.params.project_id, req.body),
+    app.post(
+      '/projects/:project_id/spans',
+      { schema: { params: ProjectIdParams, body: LogSpansBody, response: { 200: LogSpansResponse } } },
+      async (req) => store.records.logSpans(req.params.project_id, req.body),
     );
-    app.post('/projects/:project_id/traces', { schema: { params: ProjectIdParams, body: LogTracesBody, response: { 200: LogTracesResponse } } }, async (req) =>
-      store.records.logTraces(req.params.project_id, req.body),
+    app.post(
+      '/projects/:project_id/traces',
+      { schema: { params: ProjectIdParams, body: LogTracesBody, response: { 200: LogTracesResponse } } },
+      async (req) => store.records.logTraces(req.params.project_id, req.body),
     );
     app.patch(
       '/projects/:project_id/traces/:trace_id',
-      { schema: { params: Type.Object({ project_id: Uuid, trace_id: Uuid }), body: UpdateRecordBody, response: { 200: UpdateRecordResponse } } },
-      async (req) => ({ ...(await store.records.updateRecord('trace', req.params.project_id, req.params.trace_id, req.body)), trace_id: req.params.trace_id.toLowerCase() }),
+      {
+        schema: {
+          params: Type.Object({ project_id: Uuid, trace_id: Uuid }),
+          body: UpdateRecordBody,
+          response: { 200: UpdateRecordResponse },
+        },
+      },
+      async (req) => ({
+        ...(await store.records.updateRecord('trace', req.params.project_id, req.params.trace_id, req.body)),
+        trace_id: req.params.trace_id.toLowerCase(),
+      }),
     );
     app.patch(
       '/projects/:project_id/spans/:span_id',
-      { schema: { params: Type.Object({ project_id: Uuid, span_id: Uuid }), body: UpdateRecordBody, response: { 200: UpdateRecordResponse } } },
-      async (req) => ({ ...(await store.records.updateRecord('span', req.params.project_id, req.params.span_id, req.body)), span_id: req.params.span_id.toLowerCase() }),
+      {
+        schema: {
+          params: Type.Object({ project_id: Uuid, span_id: Uuid }),
+          body: UpdateRecordBody,
+          response: { 200: UpdateRecordResponse },
+        },
+      },
+      async (req) => ({
+        ...(await store.records.updateRecord('span', req.params.project_id, req.params.span_id, req.body)),
+        span_id: req.params.span_id.toLowerCase(),
+      }),
     );
-    app.post('/projects/:project_id/sessions', { schema: { params: ProjectIdParams, body: CreateSessionBody, response: { 200: CreateSessionResponse } } }, async (req) =>
-      store.records.createSession(req.params.project_id, req.body),
+    app.post(
+      '/projects/:project_id/sessions',
+      { schema: { params: ProjectIdParams, body: CreateSessionBody, response: { 200: CreateSessionResponse } } },
+      async (req) => store.records.createSession(req.params.project_id, req.body),
     );
   };

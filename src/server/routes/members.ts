@@ -7,14 +7,21 @@ import type { TraceStore } from '../../engine/trace-store.js';
 import { ProjectIdParams } from '../../schemas/common.js';
 import { Member, MemberInput, MemberParams, PROJECT_ROLE_VALUES } from '../../schemas/projects.js';
 
-export const memberRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
+export const memberRoutes =
+  (store: TraceStore): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.get('/projects/:project_id/users', { schema: { params: ProjectIdParams, response: { 200: Type.Array(Member) } } }, async (req) =>
       store.catalog.listProjectMembers(req.params.project_id),
     );
     app.post(
       '/projects/:project_id/users',
-      { schema: { params: ProjectIdParams, body: Type.Array(MemberInput, { minItems: 1, maxItems: 1000 }), response: { 200: Type.Array(Member) } } },
+      {
+        schema: {
+          params: ProjectIdParams,
+          body: Type.Array(MemberInput, { minItems: 1, maxItems: 1000 }),
+          response: { 200: Type.Array(Member) },
+        },
+      },
       async (req) => {
         store.catalog.authorize(req.params.project_id, 'share', req.user);
         return req.body.map((m) => store.catalog.addProjectMember(req.params.project_id, m.user_id, m.role));
@@ -28,9 +35,13 @@ export const memberRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
         return store.catalog.addProjectMember(req.params.project_id, req.params.user_id, req.body.role);
       },
     );
-    app.delete('/projects/:project_id/users/:user_id', { schema: { params: MemberParams, response: { 200: Type.Object({ message: Type.String() }) } } }, async (req) => {
-      store.catalog.authorize(req.params.project_id, 'share', req.user);
-      store.catalog.removeProjectMember(req.params.project_id, req.params.user_id);
-      return { message: `user ${req.params.user_id} removed from project ${req.params.project_id}` };
-    });
+    app.delete(
+      '/projects/:project_id/users/:user_id',
+      { schema: { params: MemberParams, response: { 200: Type.Object({ message: Type.String() }) } } },
+      async (req) => {
+        store.catalog.authorize(req.params.project_id, 'share', req.user);
+        store.catalog.removeProjectMember(req.params.project_id, req.params.user_id);
+        return { message: `user ${req.params.user_id} removed from project ${req.params.project_id}` };
+      },
+    );
   };

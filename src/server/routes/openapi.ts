@@ -9,12 +9,17 @@ const DocumentShape = {
   additionalProperties: true,
 } as const;
 
-export const openapiRoutes = (surface: ApiSurface): FastifyPluginAsync =>
+export const openapiRoutes =
+  (surface: ApiSurface): FastifyPluginAsync =>
   async (app) => {
     let text: string | null = null;
     app.get(
       '/openapi.json',
-      { config: { public: true }, schema: { response: { 200: DocumentShape } }, serializerCompiler: () => (data) => (typeof data === 'string' ? data : JSON.stringify(data)) },
+      {
+        config: { public: true },
+        schema: { response: { 200: DocumentShape } },
+        serializerCompiler: () => (data) => (typeof data === 'string' ? data : JSON.stringify(data)),
+      },
       async (_req, reply) => reply.type('application/json; charset=utf-8').send((text ??= JSON.stringify(surface.document()))),
     );
   };

@@ -28,7 +28,11 @@ const unzip = { gzip: promisify<InputType, ZlibOptions, Buffer>(gunzip), deflate
 type Encoding = 'protobuf' | 'json';
 
 function encodingOf(request: FastifyRequest): Encoding {
-  return String(request.headers['content-type'] ?? '').toLowerCase().includes('protobuf') ? 'protobuf' : 'json';
+  return String(request.headers['content-type'] ?? '')
+    .toLowerCase()
+    .includes('protobuf')
+    ? 'protobuf'
+    : 'json';
 }
 
 const TYPES: Record<Encoding, string> = { protobuf: 'application/x-protobuf', json: 'application/json' };
@@ -78,7 +82,8 @@ const STATUS_ANSWER = {
 const schema = {
   tags: ['opentelemetry'],
   summary: 'Ingest OpenTelemetry traces (OTLP/HTTP)',
-  description: 'An ExportTraceServiceRequest as protobuf or JSON, optionally gzip or deflate (Content-Encoding). Headers `project` or `x-project-name` and `logstream` choose where spans go (else the resource attributes tracelake.project.name / tracelake.log_stream.name, else "default").',
+  description:
+    'An ExportTraceServiceRequest as protobuf or JSON, optionally gzip or deflate (Content-Encoding). Headers `project` or `x-project-name` and `logstream` choose where spans go (else the resource attributes tracelake.project.name / tracelake.log_stream.name, else "default").',
   headers: Type.Object(
     {
       project: Type.Optional(Type.String({ description: 'project name (created on first use)' })),
@@ -106,7 +111,8 @@ const schema = {
   },
 };
 
-export const otlpRoutes = (store: TraceStore, options: OtlpRouteOptions): FastifyPluginAsync =>
+export const otlpRoutes =
+  (store: TraceStore, options: OtlpRouteOptions): FastifyPluginAsync =>
   async (app) => {
     loadOtlpTypes();
     let pending = 0;
@@ -115,7 +121,11 @@ export const otlpRoutes = (store: TraceStore, options: OtlpRouteOptions): Fastif
     app.setValidatorCompiler((req) => (req.httpPart === 'body' ? (value: unknown) => ({ value }) : validatorCompiler(req)));
     // Only these two types; anything else is 415 (the body is read as bytes either way: it may be compressed).
     app.removeAllContentTypeParsers();
-    app.addContentTypeParser(['application/x-protobuf', 'application/json'], { parseAs: 'buffer', bodyLimit: options.bodyLimit }, (_req, body, done) => done(null, body));
+    app.addContentTypeParser(
+      ['application/x-protobuf', 'application/json'],
+      { parseAs: 'buffer', bodyLimit: options.bodyLimit },
+      (_req, body, done) => done(null, body),
+    );
     app.setErrorHandler((error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
       const code = (error as FastifyError).code;
       const [status, message] =
@@ -127,7 +137,10 @@ export const otlpRoutes = (store: TraceStore, options: OtlpRouteOptions): Fastif
       if (status >= 500 && status !== 503) request.log.error({ err: error }, 'OTLP export failed');
       if (error instanceof OverloadedError) void reply.header('retry-after', String(error.retryAfterSeconds));
       const encoding = status === 415 ? 'json' : encodingOf(request);
-      void reply.code(status).type(TYPES[encoding]).send(encodeStatus(status, message, encoding));
+      void reply
+        .code(status)
+        .type(TYPES[encoding])
+        .send(encodeStatus(status, message, encoding));
     });
     for (const url of OTLP_PATHS) {
       app.post(url, { schema }, async (request, reply) => {
@@ -165,6 +178,7 @@ function statusAndMessage(error: unknown): [number, string] {
   const { status, body } = toResponse(error);
   const detail = (body as { detail?: unknown }).detail;
   if (typeof detail === 'string') return [status, detail];
-  if (Array.isArray(detail)) return [status, detail.map((d: { loc?: unknown[]; msg?: string }) => `${(d.loc ?? []).join('.')}: ${d.msg ?? ''}`).join('; ')];
+  if (Array.isArray(detail))
+    return [status, detail.map((d: { loc?: unknown[]; msg?: string }) => `${(d.loc ?? []).join('.')}: ${d.msg ?? ''}`).join('; ')];
   return [status, 'request failed'];
 }

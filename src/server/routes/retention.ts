@@ -12,16 +12,26 @@ const Days = Type.Union([Type.Integer({ minimum: 1, maximum: MAX_RETENTION_DAYS 
 const RetentionBody = Type.Object({ retention_days: Days }, { additionalProperties: false });
 const RetentionSetting = Type.Object({ retention_days: Days, effective_retention_days: Days });
 
-export const retentionRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
+export const retentionRoutes =
+  (store: TraceStore): FastifyPluginAsyncTypebox =>
   async (app) => {
-    app.get('/projects/:project_id/retention', { schema: { params: ProjectIdParams, response: { 200: RetentionSetting } } }, async (req) => store.data.getRetention(req.params.project_id));
-    app.put('/projects/:project_id/retention', { schema: { params: ProjectIdParams, body: RetentionBody, response: { 200: RetentionSetting } } }, async (req) =>
-      store.data.setRetention(req.params.project_id, { retention_days: req.body.retention_days }),
+    app.get('/projects/:project_id/retention', { schema: { params: ProjectIdParams, response: { 200: RetentionSetting } } }, async (req) =>
+      store.data.getRetention(req.params.project_id),
     );
-    app.get('/projects/:project_id/log_streams/:run_id/retention', { schema: { params: RunPathParams, response: { 200: RetentionSetting } } }, async (req) =>
-      store.data.getRetention(req.params.project_id, { log_stream_id: req.params.run_id }),
+    app.put(
+      '/projects/:project_id/retention',
+      { schema: { params: ProjectIdParams, body: RetentionBody, response: { 200: RetentionSetting } } },
+      async (req) => store.data.setRetention(req.params.project_id, { retention_days: req.body.retention_days }),
     );
-    app.put('/projects/:project_id/log_streams/:run_id/retention', { schema: { params: RunPathParams, body: RetentionBody, response: { 200: RetentionSetting } } }, async (req) =>
-      store.data.setRetention(req.params.project_id, { log_stream_id: req.params.run_id, retention_days: req.body.retention_days }),
+    app.get(
+      '/projects/:project_id/log_streams/:run_id/retention',
+      { schema: { params: RunPathParams, response: { 200: RetentionSetting } } },
+      async (req) => store.data.getRetention(req.params.project_id, { log_stream_id: req.params.run_id }),
+    );
+    app.put(
+      '/projects/:project_id/log_streams/:run_id/retention',
+      { schema: { params: RunPathParams, body: RetentionBody, response: { 200: RetentionSetting } } },
+      async (req) =>
+        store.data.setRetention(req.params.project_id, { log_stream_id: req.params.run_id, retention_days: req.body.retention_days }),
     );
   };

@@ -18,7 +18,8 @@ const ROUTES: readonly [string, RunKind][] = [
   ['metrics_testing', 'metrics_testing'],
 ];
 
-export const runRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
+export const runRoutes =
+  (store: TraceStore): FastifyPluginAsyncTypebox =>
   async (app) => {
     const runOf = (projectId: string, runId: string, kind: RunKind) => {
       const run = store.catalog.getRun(projectId, runId);
@@ -26,11 +27,15 @@ export const runRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
       return run;
     };
     for (const [path, kind] of ROUTES) {
-      app.post(`/projects/:project_id/${path}`, { schema: { params: ProjectIdParams, body: CreateRunBody, response: { 200: LogStream } } }, async (req) =>
-        runItem(store, store.catalog.createRun(req.params.project_id, kind, req.body.name, req.user)),
+      app.post(
+        `/projects/:project_id/${path}`,
+        { schema: { params: ProjectIdParams, body: CreateRunBody, response: { 200: LogStream } } },
+        async (req) => runItem(store, store.catalog.createRun(req.params.project_id, kind, req.body.name, req.user)),
       );
-      app.get(`/projects/:project_id/${path}`, { schema: { params: ProjectIdParams, response: { 200: Type.Array(LogStream) } } }, async (req) =>
-        store.catalog.listRuns(req.params.project_id, kind).map((r) => runItem(store, r)),
+      app.get(
+        `/projects/:project_id/${path}`,
+        { schema: { params: ProjectIdParams, response: { 200: Type.Array(LogStream) } } },
+        async (req) => store.catalog.listRuns(req.params.project_id, kind).map((r) => runItem(store, r)),
       );
       app.get(`/projects/:project_id/${path}/:run_id`, { schema: { params: RunPathParams, response: { 200: LogStream } } }, async (req) =>
         runItem(store, runOf(req.params.project_id, req.params.run_id, kind)),
@@ -47,21 +52,30 @@ export const runRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
           },
         });
       }
-      app.delete(`/projects/:project_id/${path}/:run_id`, { schema: { params: RunPathParams, response: { 200: DeletedBody } } }, async (req) => {
-        const run = runOf(req.params.project_id, req.params.run_id, kind);
-        const { records_deleted } = await store.catalog.deleteRun(run.project_id, run.id);
-        return { message: `${kind.replace('_', ' ')} ${run.id} deleted`, records_deleted };
-      });
+      app.delete(
+        `/projects/:project_id/${path}/:run_id`,
+        { schema: { params: RunPathParams, response: { 200: DeletedBody } } },
+        async (req) => {
+          const run = runOf(req.params.project_id, req.params.run_id, kind);
+          const { records_deleted } = await store.catalog.deleteRun(run.project_id, run.id);
+          return { message: `${kind.replace('_', ' ')} ${run.id} deleted`, records_deleted };
+        },
+      );
     }
     app.post(
       '/projects/:project_id/log_streams/search',
-      { schema: { params: ProjectIdParams, body: LogStreamSearchBody, response: { 200: LogStreamPage } }, preValidation: emptyBodyIsEmptyObject },
+      {
+        schema: { params: ProjectIdParams, body: LogStreamSearchBody, response: { 200: LogStreamPage } },
+        preValidation: emptyBodyIsEmptyObject,
+      },
       async (req) => store.catalog.searchLogStreams(req.params.project_id, req.body),
     );
     // Scorer settings of any run kind. The hosted service writes with PATCH (replacing the enabled
     // set); PUT and POST (its older create) do the same here.
-    app.get('/projects/:project_id/runs/:run_id/scorer-settings', { schema: { params: RunScorerSettingsParams, response: { 200: RunScorerSettings } } }, async (req) =>
-      store.catalog.getRunScorerSettings(req.params.project_id, req.params.run_id),
+    app.get(
+      '/projects/:project_id/runs/:run_id/scorer-settings',
+      { schema: { params: RunScorerSettingsParams, response: { 200: RunScorerSettings } } },
+      async (req) => store.catalog.getRunScorerSettings(req.params.project_id, req.params.run_id),
     );
     for (const method of ['PATCH', 'PUT', 'POST'] as const) {
       app.route({

@@ -8,8 +8,22 @@ import { publicUser } from '../../engine/users.js';
 import { ForbiddenError, NotFoundError } from '../../errors.js';
 import { Nullable, Uuid } from '../../schemas/common.js';
 
-const UserView = Type.Object({ id: Type.String(), email: Type.String(), first_name: Type.String(), last_name: Type.String(), role: Type.String(), created_at: Type.String() });
-const KeyView = Type.Object({ id: Type.String(), user_id: Type.String(), prefix: Type.String(), description: Type.String(), created_at: Type.String(), revoked_at: Nullable(Type.String()) });
+const UserView = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  first_name: Type.String(),
+  last_name: Type.String(),
+  role: Type.String(),
+  created_at: Type.String(),
+});
+const KeyView = Type.Object({
+  id: Type.String(),
+  user_id: Type.String(),
+  prefix: Type.String(),
+  description: Type.String(),
+  created_at: Type.String(),
+  revoked_at: Nullable(Type.String()),
+});
 
 function requireAdmin(user: User | null): void {
   if (user?.role !== 'admin') throw new ForbiddenError('only admins may manage users');
@@ -19,7 +33,8 @@ function requireSelfOrAdmin(user: User | null, userId: string): void {
   if (user?.role !== 'admin' && user?.id !== userId.toLowerCase()) throw new ForbiddenError("only admins may manage other users' keys");
 }
 
-export const userRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
+export const userRoutes =
+  (store: TraceStore): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.get('/current_user', { schema: { response: { 200: UserView } } }, async (req) => publicUser(req.user!));
     app.get('/users', { schema: { response: { 200: Type.Array(UserView) } } }, async (req) => {
@@ -45,10 +60,14 @@ export const userRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
         return publicUser(store.users.create(req.body));
       },
     );
-    app.get('/users/:user_id/api_keys', { schema: { params: Type.Object({ user_id: Uuid }), response: { 200: Type.Array(KeyView) } } }, async (req) => {
-      requireSelfOrAdmin(req.user, req.params.user_id);
-      return store.users.listApiKeys(req.params.user_id.toLowerCase());
-    });
+    app.get(
+      '/users/:user_id/api_keys',
+      { schema: { params: Type.Object({ user_id: Uuid }), response: { 200: Type.Array(KeyView) } } },
+      async (req) => {
+        requireSelfOrAdmin(req.user, req.params.user_id);
+        return store.users.listApiKeys(req.params.user_id.toLowerCase());
+      },
+    );
     app.post(
       '/users/:user_id/api_keys',
       {
@@ -64,11 +83,15 @@ export const userRoutes = (store: TraceStore): FastifyPluginAsyncTypebox =>
         return { id, api_key: key, description: req.body.description ?? '' };
       },
     );
-    app.delete('/api_keys/:key_id', { schema: { params: Type.Object({ key_id: Uuid }), response: { 200: Type.Object({ message: Type.String() }) } } }, async (req) => {
-      const key = store.users.listApiKeys().find((k) => k.id === req.params.key_id.toLowerCase());
-      if (!key) throw new NotFoundError(`API key ${req.params.key_id} not found`);
-      requireSelfOrAdmin(req.user, key.user_id);
-      store.users.revokeApiKey(key.id);
-      return { message: `API key ${key.id} revoked` };
-    });
+    app.delete(
+      '/api_keys/:key_id',
+      { schema: { params: Type.Object({ key_id: Uuid }), response: { 200: Type.Object({ message: Type.String() }) } } },
+      async (req) => {
+        const key = store.users.listApiKeys().find((k) => k.id === req.params.key_id.toLowerCase());
+        if (!key) throw new NotFoundError(`API key ${req.params.key_id} not found`);
+        requireSelfOrAdmin(req.user, key.user_id);
+        store.users.revokeApiKey(key.id);
+        return { message: `API key ${key.id} revoked` };
+      },
+    );
   };

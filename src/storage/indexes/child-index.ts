@@ -20,7 +20,6 @@ import { fsyncPathAsync } from '../fs-util.js';
 
 const PROBE = 'tracelake child index v1';
 
-
 export function childIndexPath(parquetPath: string): string {
   return parquetPath.replace(/\.parquet$/, '.kids');
 }
@@ -65,7 +64,9 @@ export async function childIndexUsable(conn: Connection, abs: string, seg: Index
   const path = childIndexPath(abs);
   if (!existsSync(path)) return false;
   try {
-    const [meta] = await conn.all(sql`SELECT sum(row_group_num_rows) AS n, min(stats_min::BIGINT) AS lo, max(stats_max::BIGINT) AS hi FROM parquet_metadata(${path}) WHERE path_in_schema = 'seq'`);
+    const [meta] = await conn.all(
+      sql`SELECT sum(row_group_num_rows) AS n, min(stats_min::BIGINT) AS lo, max(stats_max::BIGINT) AS hi FROM parquet_metadata(${path}) WHERE path_in_schema = 'seq'`,
+    );
     if (Number(meta?.['n']) !== seg.rows || Number(meta?.['lo']) !== seg.min_seq || Number(meta?.['hi']) !== seg.max_seq) return false;
     const kv = await conn.all(sql`SELECT decode(value) AS v FROM parquet_kv_metadata(${path}) WHERE decode(key) = 'tracelake_hash_probe'`);
     return kv.length === 1 && String(kv[0]!['v']) === (await probe(conn));

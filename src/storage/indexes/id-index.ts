@@ -213,7 +213,11 @@ export class SealedIdIndex {
   /** A filter sized for the segments held, filled from their hashes at once. */
   refill(): void {
     const bloom = new IdBloom(Math.max(this.#count, 1 << 16), BUILD_BITS);
-    for (const [seg, from, to] of fillOrder(bloom, [...this.#segments.values()].map((x) => x.hashes))) seg.forEachTop((t) => bloom.add(t), from, to);
+    for (const [seg, from, to] of fillOrder(
+      bloom,
+      [...this.#segments.values()].map((x) => x.hashes),
+    ))
+      seg.forEachTop((t) => bloom.add(t), from, to);
     this.#bloom = bloom;
     this.#next = null;
     this.#unfilled = false;
@@ -299,7 +303,10 @@ export class SealedIdIndex {
   #grow(): void {
     const next = new IdBloom(this.#count * 1.5, BUILD_BITS);
     this.#next = next;
-    const order = fillOrder(next, [...this.#segments.values()].map((x) => x.hashes));
+    const order = fillOrder(
+      next,
+      [...this.#segments.values()].map((x) => x.hashes),
+    );
     const slice = () => {
       if (this.#next !== next) return;
       for (let done = 0; done < 65_536; ) {

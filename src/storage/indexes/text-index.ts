@@ -99,7 +99,9 @@ function has(set: KeySet, key: number): boolean {
 export type { TextRequirement };
 
 /** A requirement as trigram keys: a column must hold all `keys`, or one alternative must hold entirely. */
-export type TextNeed = { readonly column: TextColumn; readonly keys: readonly number[] } | { readonly any: readonly (readonly TextNeed[])[] };
+export type TextNeed =
+  | { readonly column: TextColumn; readonly keys: readonly number[] }
+  | { readonly any: readonly (readonly TextNeed[])[] };
 
 /** Needs of a list of requirements (all required); those the index cannot test are left out. */
 export function textNeeds(reqs: readonly TextRequirement[]): TextNeed[] {
@@ -118,7 +120,9 @@ export function textNeeds(reqs: readonly TextRequirement[]): TextNeed[] {
 }
 
 function meets(sets: readonly KeySet[], needs: readonly TextNeed[]): boolean {
-  return needs.every((n) => ('any' in n ? n.any.some((alt) => meets(sets, alt)) : n.keys.every((k) => has(sets[TEXT_COLUMNS.indexOf(n.column)]!, k))));
+  return needs.every((n) =>
+    'any' in n ? n.any.some((alt) => meets(sets, alt)) : n.keys.every((k) => has(sets[TEXT_COLUMNS.indexOf(n.column)]!, k)),
+  );
 }
 
 /** Row groups that may hold a row meeting every need. */
@@ -135,8 +139,15 @@ export function candidateGroups(index: TextIndex, needs: readonly TextNeed[]): n
  * (`tix`) and the token index (`tok`, token-index.ts), from the same bytes.
  */
 export async function buildTextIndex(conn: Connection, abs: string): Promise<{ tix: Uint8Array; tok: Uint8Array }> {
-  const meta = await conn.all(sql`SELECT row_group_num_rows AS n FROM parquet_metadata(${abs}) WHERE path_in_schema = 'seq' ORDER BY row_group_id`);
-  const texts = joinSql(TEXT_COLUMNS.map((c) => sql`encode(string_agg(${ident(c)}, chr(128) ORDER BY file_row_number)), list(strlen(${ident(c)})::INTEGER ORDER BY file_row_number)`));
+  const meta = await conn.all(
+    sql`SELECT row_group_num_rows AS n FROM parquet_metadata(${abs}) WHERE path_in_schema = 'seq' ORDER BY row_group_id`,
+  );
+  const texts = joinSql(
+    TEXT_COLUMNS.map(
+      (c) =>
+        sql`encode(string_agg(${ident(c)}, chr(128) ORDER BY file_row_number)), list(strlen(${ident(c)})::INTEGER ORDER BY file_row_number)`,
+    ),
+  );
   const rows = meta.map((m) => Number(m['n']));
   const bits = new Uint32Array(WORDS);
   const tokens = TEXT_COLUMNS.map(() => new TokenBuilder());
@@ -145,7 +156,9 @@ export async function buildTextIndex(conn: Connection, abs: string): Promise<{ t
   const hv = new DataView(head.buffer);
   hv.setUint32(0, MAGIC, true);
   hv.setUint32(4, rows.length, true);
-  rows.forEach((n, i) => hv.setUint32(8 + i * 4, n, true));
+  rows.forEach((n, i) => {
+    hv.setUint32(8 + i * 4, n, true);
+  });
   parts.push(head);
   let first = 0;
   for (const n of rows) {
@@ -333,7 +346,10 @@ export async function ensureTextIndex(conn: Connection, abs: string, rowGroupRow
   const usable = textIndexOf(abs, rowGroupRows) !== null;
   // Checked, then let go: loaded again on the segment's first text query.
   loaded.delete(abs);
-  const tokens = tokenIndexSound(abs, rowGroupRows.reduce((a, b) => a + b, 0));
+  const tokens = tokenIndexSound(
+    abs,
+    rowGroupRows.reduce((a, b) => a + b, 0),
+  );
   if (usable && tokens) return false;
   const { tix, tok } = await buildTextIndex(conn, abs);
   // Replaced atomically: a crash mid-write leaves the old (damaged) file or the new one, never half.

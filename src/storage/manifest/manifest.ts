@@ -57,7 +57,18 @@ export interface ManifestState {
   readonly metric_ids: Readonly<Record<string, number>>;
 }
 
-export const EMPTY_MANIFEST: ManifestState = { format: 2, generation: 0, sealed_seq: 0, sealed_wal: 0, next_segment: 1, segments: [], dead: [], childless: [], awaited: [], metric_ids: {} };
+export const EMPTY_MANIFEST: ManifestState = {
+  format: 2,
+  generation: 0,
+  sealed_seq: 0,
+  sealed_wal: 0,
+  next_segment: 1,
+  segments: [],
+  dead: [],
+  childless: [],
+  awaited: [],
+  metric_ids: {},
+};
 
 export function loadManifest(dir: string): ManifestState {
   const path = join(dir, 'manifest.json');

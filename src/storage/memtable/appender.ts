@@ -100,7 +100,9 @@ export class Appender {
         durable = s.wal.append(bytes, sync);
       } catch (err) {
         this.#builders.push(builder);
-        throw err instanceof StorageError ? err : new StorageError(`the rows could not be stored: ${(err as Error).message}`, { cause: err });
+        throw err instanceof StorageError
+          ? err
+          : new StorageError(`the rows could not be stored: ${(err as Error).message}`, { cause: err });
       }
       s.nextSeq = first + rows.length;
       const at = ++s.clock;
@@ -169,7 +171,13 @@ export class Appender {
    * sealer then frees. One that keeps failing leaves DuckDB behind the log, so writes stop until the
    * store is reopened (the log replays the rows then).
    */
-  async #insert(table: MemTable, batch: Parameters<MemInserter['insert']>[1], at: number, dead: readonly number[], childless: readonly number[] = []): Promise<void> {
+  async #insert(
+    table: MemTable,
+    batch: Parameters<MemInserter['insert']>[1],
+    at: number,
+    dead: readonly number[],
+    childless: readonly number[] = [],
+  ): Promise<void> {
     // Counted as pending across the retries, so the table is not sealed in a wait between two tries.
     table.pending++;
     try {
@@ -179,7 +187,13 @@ export class Appender {
     }
   }
 
-  async #tries(table: MemTable, batch: Parameters<MemInserter['insert']>[1], at: number, dead: readonly number[], childless: readonly number[]): Promise<void> {
+  async #tries(
+    table: MemTable,
+    batch: Parameters<MemInserter['insert']>[1],
+    at: number,
+    dead: readonly number[],
+    childless: readonly number[],
+  ): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
         await this.#s.inserter.insert(table, batch, dead, childless, at);
@@ -243,14 +257,19 @@ export class Appender {
     if (wanted.length === 0) return [];
     return this.#read(async () => {
       const paths = [...files].map((f) => join(s.dir, f));
-      const found = await s.db.all(sql`SELECT seq FROM read_parquet(${paths}, hive_partitioning = false) WHERE id IN (SELECT unnest(${wanted}::VARCHAR[]))`);
+      const found = await s.db.all(
+        sql`SELECT seq FROM read_parquet(${paths}, hive_partitioning = false) WHERE id IN (SELECT unnest(${wanted}::VARCHAR[]))`,
+      );
       return found.map((r) => Number(r['seq'])).filter((q) => !s.dead.has(q));
     });
   }
 }
 
 function lostError(cause: unknown): StorageError {
-  return new StorageError('acknowledged rows could not be added to the in-memory table; reads and writes are refused until the store is reopened (the log replays them)', { cause });
+  return new StorageError(
+    'acknowledged rows could not be added to the in-memory table; reads and writes are refused until the store is reopened (the log replays them)',
+    { cause },
+  );
 }
 
 function entryOf(r: LogRow, table: number): MemEntry {

@@ -1,8 +1,23 @@
 // Rows -> one columnar Arrow RecordBatch: the hot path of ingest (see bench/micro.ts). The column
 // builders' buffers are reused by the next batch, so a batch must be consumed (written to the log,
 // inserted into DuckDB) before its builder builds again: the record store keeps a pool of builders.
-import { Bool, Field, Float64, Int32, Int64, List, makeData, Map_, RecordBatch, Schema, Struct, TimestampMicrosecond, Utf8, type DataType } from 'apache-arrow';
-import { BoolBuilder, builderFor, NestedBuilder, NumberBuilder, Utf8Builder } from './column-builders.js';
+import {
+  Bool,
+  Field,
+  Float64,
+  Int32,
+  Int64,
+  List,
+  makeData,
+  Map_,
+  RecordBatch,
+  Schema,
+  Struct,
+  TimestampMicrosecond,
+  Utf8,
+  type DataType,
+} from 'apache-arrow';
+import { type BoolBuilder, builderFor, NestedBuilder, type NumberBuilder, Utf8Builder } from './column-builders.js';
 import { kindOf, RECORD_COLUMNS, type ColumnKind, type RecordKind } from '../../record/record-columns.js';
 import { JsonText, type FieldColumn, type LogRow } from '../../record/record.js';
 
@@ -52,12 +67,15 @@ export function jsonText(v: unknown): string {
  * backslashes are skipped.
  */
 export function withoutLoneSurrogates(text: string): string {
-  return text.replace(/(\\\\)|\\u[dD][89a-fA-F][0-9a-fA-F]{2}/g, (m, escapedBackslash: string | undefined) => (escapedBackslash ? m : '\\ufffd'));
+  return text.replace(/(\\\\)|\\u[dD][89a-fA-F][0-9a-fA-F]{2}/g, (m, escapedBackslash: string | undefined) =>
+    escapedBackslash ? m : '\\ufffd',
+  );
 }
 
 /** The columns after the first 20, which `build` pushes in a loop by name: fields, never a derived flag. */
 const REST_COLUMNS = RECORD_COLUMNS.slice(20).filter((col): col is FieldColumn => col.holds !== 'flag');
-if (REST_COLUMNS.length !== RECORD_COLUMNS.length - 20) throw new Error('a derived flag column among the columns BatchBuilder pushes by name');
+if (REST_COLUMNS.length !== RECORD_COLUMNS.length - 20)
+  throw new Error('a derived flag column among the columns BatchBuilder pushes by name');
 
 /** Builds RecordBatches of RECORD_SCHEMA from rows; one builder per writer, reused batch after batch. */
 export class BatchBuilder {
@@ -70,7 +88,28 @@ export class BatchBuilder {
     const n = rows.length;
     const b = this.#builders;
     for (const x of b) x.reset(n);
-    const [seq, id, type, project, run, session, trace, parent, step, name, input, inputJson, output, outputJson, created, updated, tags, metrics, userMeta, datasetMeta] = b as [
+    const [
+      seq,
+      id,
+      type,
+      project,
+      run,
+      session,
+      trace,
+      parent,
+      step,
+      name,
+      input,
+      inputJson,
+      output,
+      outputJson,
+      created,
+      updated,
+      tags,
+      metrics,
+      userMeta,
+      datasetMeta,
+    ] = b as [
       NumberBuilder,
       Utf8Builder,
       Utf8Builder,

@@ -1,7 +1,20 @@
 // Column builders for Arrow batches: values go straight into typed arrays and UTF-8 buffers that the
 // builder owns and reuses, and makeData wraps them without copying (apache-arrow's own per-value
 // builders cost several times more). One builder per column; see batch-builder.ts for the rows.
-import { Bool, Float64, Int32, Int64, List, makeData, Map_, Struct, TimestampMicrosecond, Utf8, type Data, type DataType } from 'apache-arrow';
+import {
+  Bool,
+  Float64,
+  Int32,
+  Int64,
+  type List,
+  makeData,
+  type Map_,
+  type Struct,
+  TimestampMicrosecond,
+  Utf8,
+  type Data,
+  type DataType,
+} from 'apache-arrow';
 import type { PhysicalColumn } from '../../record/record-columns.js';
 
 function grow<T extends Uint8Array | Int32Array | Float64Array>(a: T, need: number): T {
@@ -186,7 +199,13 @@ export class BoolBuilder {
   }
   finish(): Data {
     const n = this.length;
-    return makeData({ type: new Bool(), length: n, nullCount: this.valid.nulls, nullBitmap: this.valid.bitmap(n), data: this.values.subarray(0, (n + 7) >> 3) });
+    return makeData({
+      type: new Bool(),
+      length: n,
+      nullCount: this.valid.nulls,
+      nullBitmap: this.valid.bitmap(n),
+      data: this.values.subarray(0, (n + 7) >> 3),
+    });
   }
 }
 
@@ -250,7 +269,12 @@ export class NestedBuilder {
   }
   finish(type: DataType): Data {
     const n = this.length;
-    const common = { length: n, nullCount: this.valid.nulls, nullBitmap: this.valid.bitmap(n), valueOffsets: this.offsets.subarray(0, n + 1) };
+    const common = {
+      length: n,
+      nullCount: this.valid.nulls,
+      nullBitmap: this.valid.bitmap(n),
+      valueOffsets: this.offsets.subarray(0, n + 1),
+    };
     if (this.kind === 'tags') return makeData({ type: type as List, ...common, child: this.strings.finish() });
     const entryType = (type as Map_).children[0]!.type as Struct;
     const values =
@@ -278,4 +302,3 @@ export function builderFor(col: PhysicalColumn): ColumnBuilder {
       return new NumberBuilder(col.kind);
   }
 }
-

@@ -76,7 +76,14 @@ export class MemTable {
    * Notes rows appended (in the log already, in DuckDB soon) for the sealer: their partitions, id
    * hashes and metric names. The rows of one append belong to one project and run.
    */
-  noteRows(projectId: string, runId: string, rows: readonly ({ id: string; type: string; created_at?: unknown } & Record<string, unknown>)[], metricsByKind: ReadonlyMap<RecordKind, ReadonlySet<string>>, bytes: number, noted: readonly string[] | null): void {
+  noteRows(
+    projectId: string,
+    runId: string,
+    rows: readonly ({ id: string; type: string; created_at?: unknown } & Record<string, unknown>)[],
+    metricsByKind: ReadonlyMap<RecordKind, ReadonlySet<string>>,
+    bytes: number,
+    noted: readonly string[] | null,
+  ): void {
     this.rows += rows.length;
     this.bytes += bytes;
     let last: MemPartition | undefined;
@@ -101,7 +108,22 @@ export class MemTable {
   #partition(projectId: string, runId: string, kind: RecordKind): MemPartition {
     const key = `${projectId}/${runId}/${kind}`;
     let p = this.partitions.get(key);
-    if (!p) this.partitions.set(key, (p = { projectId, runId, kind, hashes: [], metrics: new Set(), rows: 0, types: kind === 'span' ? new Map() : null, oldestUs: Infinity, newestUs: -Infinity, behindUs: 0 }));
+    if (!p)
+      this.partitions.set(
+        key,
+        (p = {
+          projectId,
+          runId,
+          kind,
+          hashes: [],
+          metrics: new Set(),
+          rows: 0,
+          types: kind === 'span' ? new Map() : null,
+          oldestUs: Infinity,
+          newestUs: -Infinity,
+          behindUs: 0,
+        }),
+      );
     return p;
   }
 
@@ -278,7 +300,10 @@ export class MemInserter {
     }
     const childless = group.flatMap((p) => p.childless);
     if (childless.length > 0) {
-      const key = this.#source.addSeqs(childless, group.flatMap((p) => p.childless.map(() => p.at)));
+      const key = this.#source.addSeqs(
+        childless,
+        group.flatMap((p) => p.childless.map(() => p.at)),
+      );
       keys.push(key);
       inserts.push(sql`INSERT INTO childless (seq, clock) SELECT seq, clock FROM tl_seqs(${int(key)})`);
     }

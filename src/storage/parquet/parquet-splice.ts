@@ -24,7 +24,8 @@ interface Footer {
 function readFooter(fd: number, path: string): Footer {
   const size = fstatSync(fd).size;
   const tail = Buffer.alloc(8);
-  if (size < 12 || readSync(fd, tail, 0, 8, size - 8) !== 8 || tail.subarray(4).compare(MAGIC) !== 0) throw new SpliceMismatch(`${path} is not a Parquet file`);
+  if (size < 12 || readSync(fd, tail, 0, 8, size - 8) !== 8 || tail.subarray(4).compare(MAGIC) !== 0)
+    throw new SpliceMismatch(`${path} is not a Parquet file`);
   const len = tail.readUInt32LE(0);
   const buf = Buffer.alloc(len);
   readSync(fd, buf, 0, len, size - 8 - len);
@@ -50,7 +51,11 @@ function readFooter(fd: number, path: string): Footer {
     const name = new TextDecoder().decode(sub[0]!.get(4)!.value as Uint8Array);
     // Compared without field ids (SchemaElement field 9): segments carry them, DuckDB's other files do not.
     const comparable = (s: TStruct): TStruct => new Map([...s].filter(([k]) => k !== 9));
-    columns.set(name, { schema: sub, encoded: Buffer.from(sub.map((s) => Buffer.from(encodeStruct(comparable(s as TStruct))).toString('hex')).join('/')).toString(), leaves });
+    columns.set(name, {
+      schema: sub,
+      encoded: Buffer.from(sub.map((s) => Buffer.from(encodeStruct(comparable(s as TStruct))).toString('hex')).join('/')).toString(),
+      leaves,
+    });
   }
   return { meta, columns };
 }
@@ -147,23 +152,27 @@ export function spliceGroups(out: string, template: string, groups: readonly Gro
             newMeta.delete(15);
           }
           // file_offset, then the column chunk's metadata; no page index (offsets 4-7 dropped).
-          kept.push(new Map<number, TField>([
-            [2, i64(pos - len)],
-            [3, { type: T.STRUCT, value: newMeta }],
-          ]));
+          kept.push(
+            new Map<number, TField>([
+              [2, i64(pos - len)],
+              [3, { type: T.STRUCT, value: newMeta }],
+            ]),
+          );
           compressed += len;
           uncompressed += num(meta.get(6));
         }
       }
       rows += n;
-      written.push(new Map<number, TField>([
-        [1, { type: T.LIST, value: { elemType: T.STRUCT, items: kept } }],
-        [2, i64(uncompressed)],
-        [3, i64(n)],
-        [5, i64(groupStart)],
-        [6, i64(compressed)],
-        [7, { type: T.I16, value: written.length }],
-      ]));
+      written.push(
+        new Map<number, TField>([
+          [1, { type: T.LIST, value: { elemType: T.STRUCT, items: kept } }],
+          [2, i64(uncompressed)],
+          [3, i64(n)],
+          [5, i64(groupStart)],
+          [6, i64(compressed)],
+          [7, { type: T.I16, value: written.length }],
+        ]),
+      );
     }
     for (const b of blooms) {
       if (buf.length < b.len) buf = Buffer.alloc(b.len);
@@ -174,12 +183,16 @@ export function spliceGroups(out: string, template: string, groups: readonly Gro
     const meta: TStruct = new Map(tpl.meta);
     meta.set(3, i64(rows));
     meta.set(4, { type: T.LIST, value: { elemType: T.STRUCT, items: written } });
-    const kv = ((meta.get(5)?.value as TList | undefined)?.items ?? []).filter((e) => new TextDecoder().decode((e as TStruct).get(1)!.value as Uint8Array) !== SPLICE_KEY);
+    const kv = ((meta.get(5)?.value as TList | undefined)?.items ?? []).filter(
+      (e) => new TextDecoder().decode((e as TStruct).get(1)!.value as Uint8Array) !== SPLICE_KEY,
+    );
     const enc = new TextEncoder();
-    kv.push(new Map<number, TField>([
-      [1, { type: T.BINARY, value: enc.encode(SPLICE_KEY) }],
-      [2, { type: T.BINARY, value: enc.encode(String(copied)) }],
-    ]));
+    kv.push(
+      new Map<number, TField>([
+        [1, { type: T.BINARY, value: enc.encode(SPLICE_KEY) }],
+        [2, { type: T.BINARY, value: enc.encode(String(copied)) }],
+      ]),
+    );
     meta.set(5, { type: T.LIST, value: { elemType: T.STRUCT, items: kv } });
     const footer = encodeStruct(meta);
     write(footer);

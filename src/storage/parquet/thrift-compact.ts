@@ -161,7 +161,7 @@ class Writer {
   }
 
   zigzag(n: bigint): void {
-    this.varint(n >= 0n ? n << 1n : ((-n) << 1n) - 1n);
+    this.varint(n >= 0n ? n << 1n : (-n << 1n) - 1n);
   }
 
   value(type: number, v: TValue): void {

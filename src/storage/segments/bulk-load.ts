@@ -61,9 +61,14 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
     s.nextSeq += batch.rows;
     let src = sql`(${batch.select})`;
     // The same id twice in the file: only its last row is written (the others would be dead on arrival).
-    const dups = batch.unique !== true && Number((await batch.db.all(sql`SELECT count(*) - count(DISTINCT id) AS d FROM ${src}`))[0]!['d']) > 0;
+    const dups =
+      batch.unique !== true && Number((await batch.db.all(sql`SELECT count(*) - count(DISTINCT id) AS d FROM ${src}`))[0]!['d']) > 0;
     if (dups) src = sql`(SELECT * FROM ${src} QUALIFY rn = max(rn) OVER (PARTITION BY id))`;
-    const { hashes, behindUs, ranges } = await scanBlocks(batch, src, Math.max(1, Math.min(BLOCK_ROWS, Math.floor(s.options.rowGroupSize / 4))));
+    const { hashes, behindUs, ranges } = await scanBlocks(
+      batch,
+      src,
+      Math.max(1, Math.min(BLOCK_ROWS, Math.floor(s.options.rowGroupSize / 4))),
+    );
     // Kinds whose rows come nearly in created_at order (an export does: it holds the segments' runs,
     // sorted, in order) are written in the order they come, without a sort (two thirds of an import's
     // CPU time at 1M spans). "Nearly": no row is older than the newest before it by more than
@@ -84,7 +89,9 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
     const metricIds: Record<string, number> = { ...s.manifest.metric_ids };
     let nextMetric = Math.max(-1, ...Object.values(metricIds)) + 1;
     const names = new Map<RecordKind, string[]>(KINDS.map((k) => [k, []]));
-    for (const r of await batch.db.all(sql`SELECT DISTINCT ${raw(KIND_SQL)} AS kind, unnest(map_keys(metrics)) AS name FROM ${src} ORDER BY name`)) {
+    for (const r of await batch.db.all(
+      sql`SELECT DISTINCT ${raw(KIND_SQL)} AS kind, unnest(map_keys(metrics)) AS name FROM ${src} ORDER BY name`,
+    )) {
       names.get(r['kind'] as RecordKind)!.push(String(r['name']));
     }
 
@@ -95,8 +102,19 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
         if (kindHashes.length === 0) continue;
         const metrics = names.get(kind)!;
         for (const m of metrics) if (metricIds[m] === undefined) metricIds[m] = nextMetric++;
-        const shredded = joinSql(metrics.map((m) => sql`, metrics[${m}] AS ${ident(`m${metricIds[m]}`)}`), '');
-        const cols = RECORD_COLUMNS.map((c) => (c.name === 'seq' ? sql`(${base} + rn)::BIGINT AS seq` : c.name === 'project_id' ? sql`${projectId}::VARCHAR AS project_id` : c.name === 'run_id' ? sql`${runId}::VARCHAR AS run_id` : ident(c.name)));
+        const shredded = joinSql(
+          metrics.map((m) => sql`, metrics[${m}] AS ${ident(`m${metricIds[m]}`)}`),
+          '',
+        );
+        const cols = RECORD_COLUMNS.map((c) =>
+          c.name === 'seq'
+            ? sql`(${base} + rn)::BIGINT AS seq`
+            : c.name === 'project_id'
+              ? sql`${projectId}::VARCHAR AS project_id`
+              : c.name === 'run_id'
+                ? sql`${runId}::VARCHAR AS run_id`
+                : ident(c.name),
+        );
         // One fragment for every piece below: its values are bound once.
         const rows = sql`SELECT ${joinSql(cols)}${shredded} FROM ${src} WHERE ${raw(KIND_SQL)} = ${kind}`;
         // Cut into created_at ranges sorted one at a time: DuckDB runs the branches of a UNION ALL in
@@ -108,7 +126,10 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
           ? rows
           : bounds.length === 0
             ? sql`${rows} ORDER BY created_at, id`
-            : joinSql([...bounds, null].map((_, i) => piece(i)), ' UNION ALL ');
+            : joinSql(
+                [...bounds, null].map((_, i) => piece(i)),
+                ' UNION ALL ',
+              );
         // Rows in order that are whole, unchanged row groups of the source, none much larger than the
         // store's own (merges leave groups a few percent over it, and DuckDB does not keep to small
         // settings: a seal at 8 wrote 180 rows to a group; so up to twice it or DuckDB's default of
@@ -117,7 +138,18 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
         const fit = groups.every((g) => g.rows <= Math.max(2 * s.options.rowGroupSize, 122_880));
         const pages =
           batch.pages && fit && groups.length > 0 && groups.reduce((n, g) => n + g.rows, 0) === kindHashes.length
-            ? { db: batch.db, pages: batch.pages, groups, select, base, projectId, runId, metrics: metrics.map((m) => [m, metricIds[m]!] as const), compressionLevel: IMPORT_COMPRESSION_LEVEL, scratch: join(s.dir, 'tmp') }
+            ? {
+                db: batch.db,
+                pages: batch.pages,
+                groups,
+                select,
+                base,
+                projectId,
+                runId,
+                metrics: metrics.map((m) => [m, metricIds[m]!] as const),
+                compressionLevel: IMPORT_COMPRESSION_LEVEL,
+                scratch: join(s.dir, 'tmp'),
+              }
             : null;
         const write = (viaPages: boolean) =>
           batch.db.withConnection((conn) =>
@@ -135,7 +167,7 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
               hashes: kindHashes,
             }),
           );
-        let written;
+        let written: Awaited<ReturnType<typeof write>>;
         try {
           written = await write(pages !== null);
         } catch (err) {
@@ -148,7 +180,9 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
       return await commitBatch(s, projectId, runId, added, metricIds);
     } catch (err) {
       for (const seg of added) if (!s.manifest.segments.some((g) => g.file === seg.entry.file)) removeSegmentFiles(s.dir, seg.entry.file);
-      throw err instanceof StorageError ? err : new StorageError(`importing into segments failed: ${(err as Error).message}`, { cause: err });
+      throw err instanceof StorageError
+        ? err
+        : new StorageError(`importing into segments failed: ${(err as Error).message}`, { cause: err });
     }
   });
 }
@@ -220,7 +254,9 @@ async function pieceBounds(batch: BulkBatch, src: Sql, kind: RecordKind, rows: n
   const pieces = Math.min(1000, Math.ceil(rows / per));
   // The fractions are ours (numbers), the one literal list here.
   const fractions = Array.from({ length: pieces - 1 }, (_, i) => ((i + 1) / pieces).toFixed(6));
-  const r = await batch.db.all(sql`SELECT list_transform(quantile_disc(created_at, [${raw(fractions.join(', '))}]), x -> epoch_us(x)) AS b FROM ${src} WHERE ${raw(KIND_SQL)} = ${kind}`);
+  const r = await batch.db.all(
+    sql`SELECT list_transform(quantile_disc(created_at, [${raw(fractions.join(', '))}]), x -> epoch_us(x)) AS b FROM ${src} WHERE ${raw(KIND_SQL)} = ${kind}`,
+  );
   const bounds = ((r[0]?.['b'] as unknown[] | null) ?? []).map(Number);
   return [...new Set(bounds)].sort((x, y) => x - y);
 }
@@ -229,14 +265,25 @@ async function pieceBounds(batch: BulkBatch, src: Sql, kind: RecordKind, rows: n
  * Marks dead whichever of two live versions of an id is older (the batch's rows against the run's
  * segments and memory tables), then lists the new files in one manifest write.
  */
-async function commitBatch(s: StoreState, projectId: string, runId: string, added: readonly WrittenSegment[], metricIds: Record<string, number>): Promise<number> {
+async function commitBatch(
+  s: StoreState,
+  projectId: string,
+  runId: string,
+  added: readonly WrittenSegment[],
+  metricIds: Record<string, number>,
+): Promise<number> {
   if (added.length === 0) return 0;
   const newFiles = added.map((a) => join(s.dir, a.entry.file));
   const dead: number[] = [];
   // Only the run's segments whose id hashes meet the batch's (usually none) can hold a replaced version.
   const run = s.manifest.segments.filter((g) => g.project_id === projectId && g.run_id === runId).map((g) => g.file);
   const meet = new Set<string>();
-  for (const a of added) for (const f of s.index.mayHoldAny(run.filter((f) => !meet.has(f)), a.hashes)) meet.add(f);
+  for (const a of added)
+    for (const f of s.index.mayHoldAny(
+      run.filter((f) => !meet.has(f)),
+      a.hashes,
+    ))
+      meet.add(f);
   const existing = run.filter((f) => meet.has(f)).map((f) => join(s.dir, f));
   if (existing.length > 0) {
     const pairs = await s.conns.seal.all(
@@ -271,7 +318,13 @@ async function commitBatch(s: StoreState, projectId: string, runId: string, adde
       if (inBatch(id)) todo.push({ key, id, seq: e.seq });
     }
     if (todo.length === 0) break;
-    const found = new Map((await s.conns.seal.all(sql`SELECT id, seq FROM read_parquet(${newFiles}, hive_partitioning = false) WHERE id IN (SELECT unnest(${todo.map((t) => t.id)}::VARCHAR[]))`)).map((r) => [String(r['id']), Number(r['seq'])]));
+    const found = new Map(
+      (
+        await s.conns.seal.all(
+          sql`SELECT id, seq FROM read_parquet(${newFiles}, hive_partitioning = false) WHERE id IN (SELECT unnest(${todo.map((t) => t.id)}::VARCHAR[]))`,
+        )
+      ).map((r) => [String(r['id']), Number(r['seq'])]),
+    );
     for (const t of todo) {
       looked.set(t.key, t.seq);
       const mine = found.get(t.id);
@@ -290,7 +343,10 @@ async function commitBatch(s: StoreState, projectId: string, runId: string, adde
     metric_ids: metricIds,
   };
   try {
-    s.commit(state, added.map((a) => a.entry.file));
+    s.commit(
+      state,
+      added.map((a) => a.entry.file),
+    );
   } catch (err) {
     if (dead.length > 0) await s.inserter.run(sql`DELETE FROM dead WHERE seq IN (SELECT unnest(${dead}::BIGINT[]))`).catch(() => undefined);
     throw err;

@@ -61,11 +61,17 @@ export async function writePageSegment(conn: Connection, abs: string, w: PageSeg
     const opts = sql`FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${int(w.compressionLevel)}`;
     // The template: the segment's columns as a COPY writes them, no rows.
     await conn.run(sql`COPY (${withTagSet(w.select)} LIMIT 0) TO ${stringLiteral(template)} (${opts})`);
-    const shredded = joinSql(w.metrics.map(([name, id]) => sql`, metrics[${name}] AS ${ident(`m${id}`)}`), '');
+    const shredded = joinSql(
+      w.metrics.map(([name, id]) => sql`, metrics[${name}] AS ${ident(`m${id}`)}`),
+      '',
+    );
     const groups: GroupSources[] = w.groups.map((g) => {
       const side = join(w.scratch, `pages-${tag}-${g.group}.parquet`);
       sides.push(side);
-      return [{ path: side, group: 0 }, { path: w.pages.path, group: g.group }];
+      return [
+        { path: side, group: 0 },
+        { path: w.pages.path, group: g.group },
+      ];
     });
     // Each reads one row group, which DuckDB scans on one thread: SIDE_WRITERS at a time, on
     // connections of their own (the importer's instance has them), keep its threads busy.

@@ -35,7 +35,11 @@ export interface CompactionPolicy {
 export const DEFAULT_POLICY: CompactionPolicy = { maxSegmentRows: 2_000_000, deadShare: 0.3, maxChildless: 50_000 };
 
 /** The next merge to run, if any: segments of one partition. `deadIn` counts dead rows of a segment. */
-export function pickMerge(segments: readonly SegmentEntry[], deadIn: (s: SegmentEntry) => number, policy: CompactionPolicy = DEFAULT_POLICY): SegmentEntry[] | null {
+export function pickMerge(
+  segments: readonly SegmentEntry[],
+  deadIn: (s: SegmentEntry) => number,
+  policy: CompactionPolicy = DEFAULT_POLICY,
+): SegmentEntry[] | null {
   for (const small of smallByPartition(segments, policy)) {
     if (small.length >= MERGE_FANIN) {
       const pick: SegmentEntry[] = [];
@@ -52,7 +56,11 @@ export function pickMerge(segments: readonly SegmentEntry[], deadIn: (s: Segment
 }
 
 /** A segment worth rewriting alone for its dead rows, if any. */
-export function pickDead(segments: readonly SegmentEntry[], deadIn: (s: SegmentEntry) => number, policy: CompactionPolicy = DEFAULT_POLICY): SegmentEntry[] | null {
+export function pickDead(
+  segments: readonly SegmentEntry[],
+  deadIn: (s: SegmentEntry) => number,
+  policy: CompactionPolicy = DEFAULT_POLICY,
+): SegmentEntry[] | null {
   for (const s of segments) if (s.rows > 0 && deadIn(s) / s.rows >= policy.deadShare) return [s];
   return null;
 }

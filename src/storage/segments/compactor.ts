@@ -10,6 +10,7 @@ import { idHash } from '../indexes/id-index.js';
 import { readHashes, removeSegmentFiles } from './segments.js';
 import type { StoreState } from '../store-state.js';
 import { sql } from '../../query/sql.js';
+import type { Row } from '../../db/database.js';
 
 export class Compactor {
   readonly #s: StoreState;
@@ -142,7 +143,7 @@ export class Compactor {
     if (durable.size === 0 || s.manifest.segments.length === 0) return out;
     const byPath = new Map(s.manifest.segments.map((g) => [join(s.dir, g.file), g.file]));
     const release = s.use([...byPath.values()]);
-    let rows;
+    let rows: Row[];
     try {
       rows = await s.conns.merge.all(
         sql`SELECT filename AS f, count(*) AS n FROM read_parquet(${[...byPath.keys()]}, hive_partitioning = false, filename = true)
@@ -165,7 +166,8 @@ export class Compactor {
   async #mostOverridden(): Promise<SegmentEntry[] | null> {
     const s = this.#s;
     const childless = s.manifest.childless;
-    if (childless.length <= (s.options.compaction.maxChildless ?? DEFAULT_POLICY.maxChildless!) || s.manifest.segments.length === 0) return null;
+    if (childless.length <= (s.options.compaction.maxChildless ?? DEFAULT_POLICY.maxChildless!) || s.manifest.segments.length === 0)
+      return null;
     const byPath = new Map(s.manifest.segments.map((g) => [join(s.dir, g.file), g]));
     const release = s.use(s.manifest.segments.map((g) => g.file));
     try {
@@ -196,7 +198,9 @@ export class Compactor {
       if (cut === undefined || g.min_created_us >= cut) continue;
       let n = g.rows;
       if (g.max_created_us >= cut) {
-        const r = await s.conns.merge.all(sql`SELECT count(*) AS n FROM read_parquet(${join(s.dir, g.file)}, hive_partitioning = false) WHERE created_at < make_timestamp(${cut})`);
+        const r = await s.conns.merge.all(
+          sql`SELECT count(*) AS n FROM read_parquet(${join(s.dir, g.file)}, hive_partitioning = false) WHERE created_at < make_timestamp(${cut})`,
+        );
         n = Number(r[0]!['n']);
       }
       out.set(g.file, Math.min(g.rows, (out.get(g.file) ?? 0) + n));

@@ -57,7 +57,14 @@ export function openMergeDatabase(dir: string, threads: number): Promise<Databas
   // A merge's COPY frees a written row group at a time: given back to the system past 16 MB, its peak
   // was ~125 instead of ~245 MiB above its start (bench/results/2026-11-25-library-memory-10m.md).
   // It reads each input once: no footer cache (it would keep every merged-away segment's footer).
-  return Database.open({ threads, memoryLimit: '256MB', tempDirectory: join(dir, 'tmp', 'merge'), connections: 1, bulkFreeThreshold: '16MB', footerCache: false });
+  return Database.open({
+    threads,
+    memoryLimit: '256MB',
+    tempDirectory: join(dir, 'tmp', 'merge'),
+    connections: 1,
+    bulkFreeThreshold: '16MB',
+    footerCache: false,
+  });
 }
 
 export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry[]): Promise<MergeOutput> {
@@ -65,11 +72,19 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
   const ordered = [...group].sort((a, b) => a.min_created_us - b.min_created_us);
   const inputs = ordered.map((g) => join(ctx.dir, g.file));
   // Exactly the dead rows these files hold (other files' dead seqs may fall in the same ranges).
-  const purged = (await ctx.conn.all(sql`SELECT seq FROM read_parquet(${inputs}, hive_partitioning = false) WHERE seq IN (SELECT seq FROM dead)`))
+  const purged = (
+    await ctx.conn.all(sql`SELECT seq FROM read_parquet(${inputs}, hive_partitioning = false) WHERE seq IN (SELECT seq FROM dead)`)
+  )
     .map((r) => Number(r['seq']))
     .filter((q) => ctx.purgeable(q));
   const folded =
-    ctx.childless.length === 0 ? [] : (await ctx.conn.all(sql`SELECT seq FROM read_parquet(${inputs}, hive_partitioning = false) WHERE seq IN (SELECT unnest(${[...ctx.childless]}::BIGINT[]))`)).map((r) => Number(r['seq']));
+    ctx.childless.length === 0
+      ? []
+      : (
+          await ctx.conn.all(
+            sql`SELECT seq FROM read_parquet(${inputs}, hive_partitioning = false) WHERE seq IN (SELECT unnest(${[...ctx.childless]}::BIGINT[]))`,
+          )
+        ).map((r) => Number(r['seq']));
   // Dead rows are dropped by a bitmap over the inputs' seq range, a filter that keeps the scan's
   // order; `seq NOT IN (subquery)` is a join, and DuckDB's joins do not keep it. Overrides likewise.
   const tests: Sql[] = [];
@@ -81,7 +96,9 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
   // One parameter for the low bound, whichever bitmaps test it.
   const low = param(lo);
   const bitmap = async (name: string, seqs: readonly number[]): Promise<Sql> => {
-    await ctx.writeConn.run(sql`SET VARIABLE ${ident(name)} = (SELECT bitstring_agg(s, ${int(lo)}, ${int(hi)}) FROM (SELECT unnest(${[...seqs]}::BIGINT[]) AS s))`);
+    await ctx.writeConn.run(
+      sql`SET VARIABLE ${ident(name)} = (SELECT bitstring_agg(s, ${int(lo)}, ${int(hi)}) FROM (SELECT unnest(${[...seqs]}::BIGINT[]) AS s))`,
+    );
     return sql`get_bit(getvariable(${stringLiteral(name)}), (seq - ${low})::INTEGER) = 0`;
   };
   if (purged.length > 0) tests.push(await bitmap('tl_merge_dead', purged));

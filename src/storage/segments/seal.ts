@@ -48,7 +48,12 @@ export interface SealOutput {
  * table's tombstones of its own rows (left out); `ownChildless`: its has_children overrides of its own
  * rows (written as false, so the overrides can go).
  */
-export async function writeSealSegments(ctx: SealContext, table: MemTable, ownDead: readonly number[], ownChildless: readonly number[] = []): Promise<SealOutput> {
+export async function writeSealSegments(
+  ctx: SealContext,
+  table: MemTable,
+  ownDead: readonly number[],
+  ownChildless: readonly number[] = [],
+): Promise<SealOutput> {
   const metricIds: Record<string, number> = { ...ctx.manifest.metric_ids };
   let nextMetric = Math.max(-1, ...Object.values(metricIds)) + 1;
   const added: WrittenSegment[] = [];
@@ -68,16 +73,22 @@ export async function writeSealSegments(ctx: SealContext, table: MemTable, ownDe
     const bitmap = async (name: string, seqs: readonly number[]): Promise<Sql> => {
       if (!Number.isSafeInteger(lo) || !Number.isSafeInteger(hi)) throw new Error(`bad seq range ${lo}..${hi}`);
       const [a, b] = [int(lo), int(hi)];
-      await ctx.conn.run(sql`SET VARIABLE ${ident(name)} = (SELECT bitstring_agg(s, ${a}, ${b}) FROM (SELECT unnest(${[...seqs]}::BIGINT[]) AS s))`);
+      await ctx.conn.run(
+        sql`SET VARIABLE ${ident(name)} = (SELECT bitstring_agg(s, ${a}, ${b}) FROM (SELECT unnest(${[...seqs]}::BIGINT[]) AS s))`,
+      );
       // CASE, not OR: DuckDB evaluates both sides of an OR, and get_bit outside the range throws.
       return sql`(CASE WHEN seq BETWEEN ${a} AND ${b} THEN get_bit(getvariable(${stringLiteral(name)}), (seq - ${a})::INTEGER) = 0 ELSE true END)`;
     };
     const where = ownDead.length === 0 ? EMPTY : sql` AND ${await bitmap('tl_seal_dead', ownDead)}`;
-    const star = ownChildless.length === 0 ? raw('*') : sql`* REPLACE (has_children AND ${await bitmap('tl_seal_off', ownChildless)} AS has_children)`;
+    const star =
+      ownChildless.length === 0 ? raw('*') : sql`* REPLACE (has_children AND ${await bitmap('tl_seal_off', ownChildless)} AS has_children)`;
     for (const part of table.partitions.values()) {
       const names = [...part.metrics].sort();
       for (const n of names) if (metricIds[n] === undefined) metricIds[n] = nextMetric++;
-      const shredded = joinSql(names.map((n) => sql`, metrics[${n}] AS ${ident(`m${metricIds[n]}`)}`), '');
+      const shredded = joinSql(
+        names.map((n) => sql`, metrics[${n}] AS ${ident(`m${metricIds[n]}`)}`),
+        '',
+      );
       // Rows that came nearly in created_at order are written as they came (DuckDB keeps a table's
       // insertion order through filters): the sort was a third of a seal's CPU, and row groups' time
       // ranges stay as tight as in the segments merges concatenate (NEAR_ORDER_GROUPS, bulk-load.ts).

@@ -136,7 +136,20 @@ export class Sealer {
     // The same for has_children overrides: those of the table's own rows are written into the segment;
     // the others (rows sealed earlier, or a bulk load's) go to the manifest for a merge to fold.
     const ownOff = await this.#held(table, table.childless);
-    const out = await writeSealSegments({ dir: s.dir, conn: s.conns.seal, manifest: s.manifest, nextSegment: () => s.nextSegment++, rowGroupSize: s.options.rowGroupSize, sealRowGroupSize: s.options.sealRowGroupSize, textIndex: s.options.textIndex }, table, [...own], [...ownOff]);
+    const out = await writeSealSegments(
+      {
+        dir: s.dir,
+        conn: s.conns.seal,
+        manifest: s.manifest,
+        nextSegment: () => s.nextSegment++,
+        rowGroupSize: s.options.rowGroupSize,
+        sealRowGroupSize: s.options.sealRowGroupSize,
+        textIndex: s.options.textIndex,
+      },
+      table,
+      [...own],
+      [...ownOff],
+    );
     const purged = [...own];
     const kept = new Set(s.manifest.dead);
     for (const q of table.dead) if (!own.has(q)) kept.add(q);
@@ -154,7 +167,10 @@ export class Sealer {
       awaited: sealedAwaits(s.manifest.awaited, table),
       metric_ids: out.metricIds,
     };
-    s.commit(state, out.added.map((a) => a.entry.file));
+    s.commit(
+      state,
+      out.added.map((a) => a.entry.file),
+    );
     for (const { entry, hashes } of out.added) s.index.add({ key: entry.file, partition: entry.file, hashes });
     s.mem = s.mem.filter((t) => t !== table);
     for (const [k, e] of s.memIds) if (e.table === table.number) s.memIds.delete(k);
@@ -170,7 +186,9 @@ export class Sealer {
   /** Which of `seqs` are rows of the table itself. */
   async #held(table: MemTable, seqs: readonly number[]): Promise<Set<number>> {
     if (seqs.length === 0) return new Set();
-    const rows = await this.#s.conns.seal.all(sql`SELECT seq FROM ${ident(table.name)} WHERE seq IN (SELECT unnest(${[...seqs]}::BIGINT[]))`);
+    const rows = await this.#s.conns.seal.all(
+      sql`SELECT seq FROM ${ident(table.name)} WHERE seq IN (SELECT unnest(${[...seqs]}::BIGINT[]))`,
+    );
     return new Set(rows.map((r) => Number(r['seq'])));
   }
 }

@@ -78,7 +78,9 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
       // Parquet field ids (record/field-ids.ts), so readers that match columns by id (Iceberg) need no name mapping.
       const select = withTagSet(w.select);
       const ids = raw(fieldIdsOption(await conn.columnNames(select)));
-      await conn.run(sql`COPY (${select}) TO ${stringLiteral(abs)} (FORMAT parquet, COMPRESSION zstd${level}, ROW_GROUP_SIZE ${int(w.rowGroupSize)}${ids})`);
+      await conn.run(
+        sql`COPY (${select}) TO ${stringLiteral(abs)} (FORMAT parquet, COMPRESSION zstd${level}, ROW_GROUP_SIZE ${int(w.rowGroupSize)}${ids})`,
+      );
     }
     await fsyncPathAsync(abs);
     const meta = await conn.all(
@@ -91,7 +93,9 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
       return null;
     }
     const range = (
-      await conn.all(sql`SELECT min(seq) AS a, max(seq) AS b, epoch_us(min(created_at)) AS c, epoch_us(max(created_at)) AS d FROM read_parquet(${abs}, hive_partitioning = false)`)
+      await conn.all(
+        sql`SELECT min(seq) AS a, max(seq) AS b, epoch_us(min(created_at)) AS c, epoch_us(max(created_at)) AS d FROM read_parquet(${abs}, hive_partitioning = false)`,
+      )
     )[0]!;
     const hashes = typeof w.hashes === 'function' ? (await w.hashes()).sort() : w.hashes.slice().sort();
     writeFileSync(idsPath(abs), hashes);
@@ -181,7 +185,9 @@ export function removeSegmentFiles(dir: string, rel: string): void {
  * partition folders are leftovers of drops. Both go on open.
  */
 export function removeUnlisted(dir: string, manifest: ManifestState): void {
-  const live = new Set(manifest.segments.flatMap((s) => [s.file, idsPath(s.file), textIndexPath(s.file), tokenIndexPath(s.file), childIndexPath(s.file)]));
+  const live = new Set(
+    manifest.segments.flatMap((s) => [s.file, idsPath(s.file), textIndexPath(s.file), tokenIndexPath(s.file), childIndexPath(s.file)]),
+  );
   const walk = (d: string): boolean => {
     let empty = true;
     for (const e of readdirSync(d, { withFileTypes: true })) {

@@ -61,7 +61,9 @@ export function sourceSql(from: SourceParts, metrics: readonly string[]): Source
   const segCols = (segs: readonly SegmentEntry[]) =>
     metrics.map((name, i) => {
       const id = from.metricIds[name];
-      return id !== undefined && segs.some((s) => s.metrics.includes(id)) ? sql`${ident(`m${id}`)} AS ${alias(i)}` : sql`NULL::DOUBLE AS ${alias(i)}`;
+      return id !== undefined && segs.some((s) => s.metrics.includes(id))
+        ? sql`${ident(`m${id}`)} AS ${alias(i)}`
+        : sql`NULL::DOUBLE AS ${alias(i)}`;
     });
   const extra = (list: Sql[]) => (list.length > 0 ? sql`, ${joinSql(list)}` : EMPTY);
   /** Each part, and whether it is read without the dead-row filter (segments and memory tables without dead rows). */
@@ -78,14 +80,23 @@ export function sourceSql(from: SourceParts, metrics: readonly string[]): Source
         const some = whole.filter((s) => (s.tag_set === true) === withTags && (deadFree === null || deadFree.has(s.file) === free));
         if (some.length === 0) continue;
         const files = some.map((s) => join(dir, s.file));
-        parts.push({ q: sql`SELECT ${withTags ? stored : derived}${extra(segCols(some))} FROM read_parquet(${files}, hive_partitioning = false, union_by_name = true)`, clean: free });
+        parts.push({
+          q: sql`SELECT ${withTags ? stored : derived}${extra(segCols(some))} FROM read_parquet(${files}, hive_partitioning = false, union_by_name = true)`,
+          clean: free,
+        });
       }
     }
     // Segments the text index narrows to some row groups: one read each, on file_row_number ranges
     // (DuckDB skips the row groups outside them).
     for (const { seg, ranges } of partial) {
-      const where = joinSql(ranges.map(([a, b]) => sql`file_row_number BETWEEN ${a} AND ${b}`), ' OR ');
-      parts.push({ q: sql`SELECT ${colsOf(seg)}${extra(segCols([seg]))} FROM read_parquet(${join(dir, seg.file)}, hive_partitioning = false) WHERE ${where}`, clean: deadFree?.has(seg.file) === true });
+      const where = joinSql(
+        ranges.map(([a, b]) => sql`file_row_number BETWEEN ${a} AND ${b}`),
+        ' OR ',
+      );
+      parts.push({
+        q: sql`SELECT ${colsOf(seg)}${extra(segCols([seg]))} FROM read_parquet(${join(dir, seg.file)}, hive_partitioning = false) WHERE ${where}`,
+        clean: deadFree?.has(seg.file) === true,
+      });
     }
   }
   if (mem.length > 0) {
@@ -95,10 +106,15 @@ export function sourceSql(from: SourceParts, metrics: readonly string[]): Source
     if (scope.runId !== undefined) where.push(sql`run_id = ${scope.runId}`);
     if (scope.kinds.length < 3) where.push(sql`${raw(KIND_SQL)} IN (SELECT unnest(${[...scope.kinds]}::VARCHAR[]))`);
     const test = joinSql(where, ' AND ');
-    for (const t of mem) parts.push({ q: sql`SELECT ${cols}${memCols} FROM ${ident(t.name)} WHERE ${test}`, clean: deadFree !== null && from.memDeadFree(t) });
+    for (const t of mem)
+      parts.push({ q: sql`SELECT ${cols}${memCols} FROM ${ident(t.name)} WHERE ${test}`, clean: deadFree !== null && from.memDeadFree(t) });
   }
   // An empty scope still needs the columns (a query over it answers nothing).
-  if (parts.length === 0) parts.push({ q: sql`SELECT ${cols}${extra(metrics.map((_, i) => sql`NULL::DOUBLE AS ${alias(i)}`))} FROM ${ident(EMPTY_TABLE)}`, clean: false });
+  if (parts.length === 0)
+    parts.push({
+      q: sql`SELECT ${cols}${extra(metrics.map((_, i) => sql`NULL::DOUBLE AS ${alias(i)}`))} FROM ${ident(EMPTY_TABLE)}`,
+      clean: false,
+    });
   const expired = [...from.cutoffs].map(([run, us]) => sql`(run_id = ${run} AND created_at < make_timestamp(${us}))`);
   const live = expired.length === 0 ? EMPTY : sql` AND ${raw(expiredOnly ? '' : 'NOT ')}(${joinSql(expired, ' OR ')})`;
   // With dead-free segments, only the other parts are filtered (their seq column is not even read).

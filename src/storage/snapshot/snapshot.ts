@@ -63,7 +63,16 @@ export class Snapshot {
   readonly #bounds: SnapshotBounds;
   #deadFree: ReadonlySet<string> | null = null;
 
-  constructor(dir: string, db: Database, manifest: ManifestState, mem: readonly MemTable[], index: SealedIdIndex, bounds: SnapshotBounds, retention?: RetentionView, overrides = true) {
+  constructor(
+    dir: string,
+    db: Database,
+    manifest: ManifestState,
+    mem: readonly MemTable[],
+    index: SealedIdIndex,
+    bounds: SnapshotBounds,
+    retention?: RetentionView,
+    overrides = true,
+  ) {
     this.#dir = dir;
     this.#bounds = bounds;
     this.#star = overrides ? sql`* REPLACE ((has_children AND seq NOT IN ${this.childlessSeqs}) AS has_children)` : raw('*');
@@ -159,7 +168,13 @@ export class Snapshot {
    * Each metric in `metrics` is also exposed as a DOUBLE column named by `metricColumn(name)` (the
    * shredded column where sealed, a map lookup in memory).
    */
-  source(scope: Scope, metrics: readonly string[] = [], text: readonly TextRequirement[] = [], created: readonly (readonly [number, number])[] | null = null, pick?: SourcePick): SourceSql {
+  source(
+    scope: Scope,
+    metrics: readonly string[] = [],
+    text: readonly TextRequirement[] = [],
+    created: readonly (readonly [number, number])[] | null = null,
+    pick?: SourcePick,
+  ): SourceSql {
     return this.#source(scope, metrics, false, text, undefined, created, pick);
   }
 
@@ -179,8 +194,21 @@ export class Snapshot {
     return this.#source(scope, metrics, false, [], { columns, segments });
   }
 
-  #source(scope: Scope, metrics: readonly string[], expiredOnly: boolean, text: readonly TextRequirement[], given?: SourceParts['given'], created: readonly (readonly [number, number])[] | null = null, pick?: SourcePick): SourceSql {
-    let segments = expiredOnly ? this.#manifest.segments.filter((s) => s.project_id === scope.projectId && (scope.runId === undefined || s.run_id === scope.runId) && scope.kinds.includes(s.kind)) : this.segmentsFor(scope);
+  #source(
+    scope: Scope,
+    metrics: readonly string[],
+    expiredOnly: boolean,
+    text: readonly TextRequirement[],
+    given?: SourceParts['given'],
+    created: readonly (readonly [number, number])[] | null = null,
+    pick?: SourcePick,
+  ): SourceSql {
+    let segments = expiredOnly
+      ? this.#manifest.segments.filter(
+          (s) =>
+            s.project_id === scope.projectId && (scope.runId === undefined || s.run_id === scope.runId) && scope.kinds.includes(s.kind),
+        )
+      : this.segmentsFor(scope);
     // A caller that keeps only rows created within `created` (a page's time window) reads no segment
     // created wholly outside it: listing a file costs DuckDB its metadata and statistics checks even
     // when every row group is skipped.
@@ -231,7 +259,9 @@ export class Snapshot {
     const notes: TypeNotes[] = [];
     const unnoted: MemTable[] = [];
     for (const t of this.#memFor(scope)) {
-      const parts = [...t.partitions.values()].filter((p) => p.kind === 'span' && p.projectId === scope.projectId && (scope.runId === undefined || p.runId === scope.runId));
+      const parts = [...t.partitions.values()].filter(
+        (p) => p.kind === 'span' && p.projectId === scope.projectId && (scope.runId === undefined || p.runId === scope.runId),
+      );
       if (parts.some((p) => p.types === null)) unnoted.push(t);
       else for (const p of parts) notes.push(p.types!);
     }
@@ -284,7 +314,11 @@ export class Snapshot {
     for (const g of this.segmentsFor(scope)) for (const i of g.metrics) names.add(byId.get(i)!);
     for (const t of this.#mem) {
       for (const part of t.partitions.values()) {
-        if (part.projectId === scope.projectId && (scope.runId === undefined || part.runId === scope.runId) && scope.kinds.includes(part.kind)) {
+        if (
+          part.projectId === scope.projectId &&
+          (scope.runId === undefined || part.runId === scope.runId) &&
+          scope.kinds.includes(part.kind)
+        ) {
           for (const n of part.metrics) names.add(n);
         }
       }
@@ -310,8 +344,13 @@ export class Snapshot {
       const where = sql`project_id = ${projectId} AND run_id = ${runId} AND ${this.memBound}`;
       for (const t of mem) parts.push(sql`SELECT ${COLS} FROM ${ident(t.name)} WHERE ${where}`);
     }
-    if (files.size > 0) parts.push(sql`SELECT ${COLS} FROM read_parquet(${[...files].map((f) => join(this.#dir, f))}, hive_partitioning = false, union_by_name = true)`);
+    if (files.size > 0)
+      parts.push(
+        sql`SELECT ${COLS} FROM read_parquet(${[...files].map((f) => join(this.#dir, f))}, hive_partitioning = false, union_by_name = true)`,
+      );
     const union = joinSql(parts, ' UNION ALL ');
-    return this.#db.all(sql`${raw(STORED_SELECT)} FROM (SELECT ${this.#star} FROM (${union}) WHERE id IN (SELECT unnest(${[...ids]}::VARCHAR[])) AND seq NOT IN ${this.deadSeqs})`);
+    return this.#db.all(
+      sql`${raw(STORED_SELECT)} FROM (SELECT ${this.#star} FROM (${union}) WHERE id IN (SELECT unnest(${[...ids]}::VARCHAR[])) AND seq NOT IN ${this.deadSeqs})`,
+    );
   }
 }

@@ -39,7 +39,11 @@ export function textCandidates(dir: string, segments: readonly SegmentEntry[], t
     }
     if (groups.length === 0) continue;
     const starts: number[] = [];
-    rows.reduce((at, n) => (starts.push(at), at + n), 0);
+    let at = 0;
+    for (const n of rows) {
+      starts.push(at);
+      at += n;
+    }
     const ranges: [number, number][] = [];
     for (const g of groups) {
       const a = starts[g]!;
@@ -57,7 +61,13 @@ export function textCandidates(dir: string, segments: readonly SegmentEntry[], t
  * Row groups (and rows in memory) of a scope, for choosing a created_at window: only those a read
  * with these text requirements would not skip, so the first window already holds enough of them.
  */
-export function timeProfile(dir: string, mem: readonly MemTable[], segments: readonly SegmentEntry[], scope: Scope, text: readonly TextRequirement[]): TimeProfile {
+export function timeProfile(
+  dir: string,
+  mem: readonly MemTable[],
+  segments: readonly SegmentEntry[],
+  scope: Scope,
+  text: readonly TextRequirement[],
+): TimeProfile {
   let memRows = 0;
   // Each memory table's created_at range and rows, like a row group's (null: some table's range is unknown).
   let memGroups: (readonly [number, number, number])[] | null = [];
@@ -68,5 +78,9 @@ export function timeProfile(dir: string, mem: readonly MemTable[], segments: rea
     else if (memGroups !== null && r[0] <= r[1]) memGroups.push([r[0], r[1], t.rows]);
   }
   const { whole, partial } = textCandidates(dir, segments, text);
-  return { rowGroups: [...whole.flatMap((s) => s.row_groups), ...partial.flatMap((p) => p.groups.map((g) => p.seg.row_groups[g]!))], memRows, memGroups };
+  return {
+    rowGroups: [...whole.flatMap((s) => s.row_groups), ...partial.flatMap((p) => p.groups.map((g) => p.seg.row_groups[g]!))],
+    memRows,
+    memGroups,
+  };
 }

@@ -92,10 +92,14 @@ export class RejectedRequests {
   keep(rows: readonly Record<string, unknown>[], why: unknown): void {
     if (this.#full) return;
     if (keepRejected(this.path, rows)) {
-      process.emitWarning(`tracelake: a logged request could not be converted and was kept in wal/rejected.ndjson: ${(why as Error).message}`);
+      process.emitWarning(
+        `tracelake: a logged request could not be converted and was kept in wal/rejected.ndjson: ${(why as Error).message}`,
+      );
     } else {
       this.#full = true;
-      process.emitWarning(`tracelake: wal/rejected.ndjson reached its ${REJECTED_LIMIT_BYTES >> 20} MiB limit; the old log files are kept as wal/*.ndjson.kept instead of being deleted`);
+      process.emitWarning(
+        `tracelake: wal/rejected.ndjson reached its ${REJECTED_LIMIT_BYTES >> 20} MiB limit; the old log files are kept as wal/*.ndjson.kept instead of being deleted`,
+      );
     }
   }
 

@@ -27,7 +27,12 @@ export async function replayLog(s: StoreState, files: readonly WalFile[]): Promi
         for (const r of rows) s.memIds.set(memKey(r.run_id, r.id), { ...r, table: file.number });
         table.noteRows(rows[0]!.project_id, rows[0]!.run_id, rows, metricNames(e.batch, rows), 0, null);
         // The same order as when they were logged: parents arriving first, then what the rows await.
-        if (s.awaited.size > 0) resolveAwaits(s, table, rows.map((r) => memKey(r.run_id, r.id)).filter((k) => s.awaited.has(k)));
+        if (s.awaited.size > 0)
+          resolveAwaits(
+            s,
+            table,
+            rows.map((r) => memKey(r.run_id, r.id)).filter((k) => s.awaited.has(k)),
+          );
         if (e.awaits.length > 0) noteAwaits(s, table, rows[0]!.project_id, rows[0]!.run_id, e.awaits);
       }
       inserts.push(s.inserter.insert(table, e.batch, e.dead, e.childless));

@@ -52,7 +52,13 @@ interface Waiter {
  * the file's memory table was given (deletes in the file at or above it hit rows of the same file).
  */
 function header(firstSeq: number): Uint8Array {
-  const schema = new Schema(RECORD_SCHEMA.fields, new Map([['tracelake.wal', '2'], ['tracelake.first_seq', String(firstSeq)]]));
+  const schema = new Schema(
+    RECORD_SCHEMA.fields,
+    new Map([
+      ['tracelake.wal', '2'],
+      ['tracelake.first_seq', String(firstSeq)],
+    ]),
+  );
   const bytes = tableToIPC(new Table(schema), 'stream');
   return bytes.subarray(0, bytes.length - EOS.length);
 }
@@ -60,10 +66,24 @@ const BATCH_PREFIX = tableToIPC(new Table(RECORD_SCHEMA), 'stream').length - EOS
 const EMPTY = new BatchBuilder().build([]);
 
 /** One request as the bytes of a RecordBatch message, CRC patched into its metadata. */
-export function encodeEntry(batch: RecordBatch | null, dead: readonly number[], lastSeq: number, childless: readonly number[] = [], awaits: readonly string[] = []): Uint8Array {
+export function encodeEntry(
+  batch: RecordBatch | null,
+  dead: readonly number[],
+  lastSeq: number,
+  childless: readonly number[] = [],
+  awaits: readonly string[] = [],
+): Uint8Array {
   const rows = batch?.numRows ?? 0;
   // `childless` and `awaits` only when there are some: entries of older versions read the same.
-  const meta = JSON.stringify({ v: 1, last_seq: lastSeq, rows, dead, ...(childless.length > 0 ? { childless } : {}), ...(awaits.length > 0 ? { awaits } : {}), crc: CRC_PLACEHOLDER });
+  const meta = JSON.stringify({
+    v: 1,
+    last_seq: lastSeq,
+    rows,
+    dead,
+    ...(childless.length > 0 ? { childless } : {}),
+    ...(awaits.length > 0 ? { awaits } : {}),
+    crc: CRC_PLACEHOLDER,
+  });
   const withMeta = new RecordBatch(RECORD_SCHEMA, (batch ?? EMPTY).data, new Map([[COMMIT_KEY, meta]]));
   const ipc = tableToIPC(new Table([withMeta]), 'stream');
   const msg = Buffer.from(ipc.buffer, ipc.byteOffset + BATCH_PREFIX, ipc.length - BATCH_PREFIX - EOS.length);
@@ -114,7 +134,9 @@ export function readWalFile(path: string): { entries: WalEntry[]; firstSeq: numb
     batches = [];
     for (let i = 1; i < spans.length; i++) {
       try {
-        const [b] = [...RecordBatchStreamReader.from(Buffer.concat([buf.subarray(0, spans[0]!.end), buf.subarray(spans[i]!.start, spans[i]!.end)]))];
+        const [b] = [
+          ...RecordBatchStreamReader.from(Buffer.concat([buf.subarray(0, spans[0]!.end), buf.subarray(spans[i]!.start, spans[i]!.end)])),
+        ];
         if (!b) break;
         batches.push(b);
       } catch {
@@ -132,8 +154,19 @@ export function readWalFile(path: string): { entries: WalEntry[]; firstSeq: numb
     } catch {
       break;
     }
-    if (crc32(buf.subarray(span.start + 8 + span.metaLen, span.end)).toString(16).padStart(8, '0') !== commit.crc) break;
-    entries.push({ batch: commit.rows > 0 ? batches[i]! : null, dead: commit.dead ?? [], childless: commit.childless ?? [], awaits: commit.awaits ?? [], lastSeq: commit.last_seq });
+    if (
+      crc32(buf.subarray(span.start + 8 + span.metaLen, span.end))
+        .toString(16)
+        .padStart(8, '0') !== commit.crc
+    )
+      break;
+    entries.push({
+      batch: commit.rows > 0 ? batches[i]! : null,
+      dead: commit.dead ?? [],
+      childless: commit.childless ?? [],
+      awaits: commit.awaits ?? [],
+      lastSeq: commit.last_seq,
+    });
     validBytes = span.end;
   }
   return { entries, firstSeq, validBytes, fileBytes: buf.length };
@@ -219,7 +252,12 @@ export class WriteAheadLog {
    */
   append(bytes: Uint8Array, sync: boolean): Promise<void> {
     if (this.#fd < 0) return Promise.reject(new StorageError('write-ahead log is closed'));
-    if (this.#failed) return Promise.reject(new StorageError('the write-ahead log could not be synced to disk; writes are refused until it is replaced', { cause: this.#failed }));
+    if (this.#failed)
+      return Promise.reject(
+        new StorageError('the write-ahead log could not be synced to disk; writes are refused until it is replaced', {
+          cause: this.#failed,
+        }),
+      );
     if (this.#torn) this.#cutBack();
     let written: number;
     try {

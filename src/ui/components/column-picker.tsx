@@ -18,6 +18,7 @@ export function ColumnPicker({ columns, visible, onChange, onClose }: Props) {
     ['Metrics', columns.filter((c) => c.category === 'metric')],
   ];
   return (
+    // biome-ignore lint/a11y/useSemanticElements: a fieldset would bring its own border and legend into the toolbar
     <div class="column-picker" role="group" aria-label="Columns">
       {groups.map(([title, cols]) =>
         cols.length === 0 ? null : (
@@ -25,7 +26,12 @@ export function ColumnPicker({ columns, visible, onChange, onClose }: Props) {
             <legend>{title}</legend>
             {cols.map((c) => (
               <label class="check" key={c.id}>
-                <input type="checkbox" checked={shown.has(c.id)} disabled={shown.has(c.id) && visible.length === 1} onChange={(e) => toggle(c.id, e.currentTarget.checked)} />
+                <input
+                  type="checkbox"
+                  checked={shown.has(c.id)}
+                  disabled={shown.has(c.id) && visible.length === 1}
+                  onChange={(e) => toggle(c.id, e.currentTarget.checked)}
+                />
                 {columnLabel(c, c.id)}
               </label>
             ))}

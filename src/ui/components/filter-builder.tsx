@@ -2,7 +2,19 @@
 // with "not", nested as deep as wanted; each condition offers its column's operators (by the
 // filter_type available_columns reports) and a value input fit for the type.
 import { useMemo, useState } from 'preact/hooks';
-import { filterTypeOf, fromFilterTree, LIST_OPERATORS, newCond, newGroup, operatorsFor, scaleOf, toFilterTree, type Cond, type FilterTree, type Group } from '../lib/filters.js';
+import {
+  filterTypeOf,
+  fromFilterTree,
+  LIST_OPERATORS,
+  newCond,
+  newGroup,
+  operatorsFor,
+  scaleOf,
+  toFilterTree,
+  type Cond,
+  type FilterTree,
+  type Group,
+} from '../lib/filters.js';
 import { columnLabel } from '../lib/table-columns.js';
 import type { ColumnInfo } from '../lib/types.js';
 
@@ -77,7 +89,16 @@ export function FilterBuilder({ columns, tree, onApply, onClose }: Props) {
       }
       const inputType = type === 'number' ? 'number' : type === 'date' ? 'datetime-local' : 'text';
       const placeholder = LIST_OPERATORS.has(c.operator) ? 'a, b, c' : type === 'number' ? `number${unit}` : 'value';
-      return <input aria-label={label} type={inputType as 'text'} step={type === 'date' ? '0.001' : 'any'} placeholder={placeholder} value={v} onInput={(e) => set(e.currentTarget.value)} />;
+      return (
+        <input
+          aria-label={label}
+          type={inputType as 'text'}
+          step={type === 'date' ? '0.001' : 'any'}
+          placeholder={placeholder}
+          value={v}
+          onInput={(e) => set(e.currentTarget.value)}
+        />
+      );
     };
     return (
       <li class="cond" key={c.key}>
@@ -96,7 +117,11 @@ export function FilterBuilder({ columns, tree, onApply, onClose }: Props) {
             </option>
           ))}
         </select>
-        <select aria-label="Operator" value={c.operator} onChange={(e) => update(c.key, (n) => ({ ...(n as Cond), operator: e.currentTarget.value }))}>
+        <select
+          aria-label="Operator"
+          value={c.operator}
+          onChange={(e) => update(c.key, (n) => ({ ...(n as Cond), operator: e.currentTarget.value }))}
+        >
           {ops.map((o) => (
             <option key={o.op} value={o.op}>
               {o.label}
@@ -112,7 +137,11 @@ export function FilterBuilder({ columns, tree, onApply, onClose }: Props) {
         )}
         {(type === 'text' || type === 'collection') && (
           <label class="check" title="Match upper and lower case exactly">
-            <input type="checkbox" checked={c.caseSensitive} onChange={(e) => update(c.key, (n) => ({ ...(n as Cond), caseSensitive: e.currentTarget.checked }))} />
+            <input
+              type="checkbox"
+              checked={c.caseSensitive}
+              onChange={(e) => update(c.key, (n) => ({ ...(n as Cond), caseSensitive: e.currentTarget.checked }))}
+            />
             Aa
           </label>
         )}
@@ -124,14 +153,23 @@ export function FilterBuilder({ columns, tree, onApply, onClose }: Props) {
   };
 
   const group = (g: Group, depth: number) => (
+    // biome-ignore lint/a11y/useSemanticElements: a fieldset would bring its own border and legend into the builder
     <div class={`group depth-${depth % 2}`} key={g.key} role="group" aria-label={depth === 0 ? 'Filter' : 'Condition group'}>
       <div class="group-head">
         <label class="check">
-          <input type="checkbox" checked={g.negate} onChange={(e) => update(g.key, (n) => ({ ...(n as Group), negate: e.currentTarget.checked }))} />
+          <input
+            type="checkbox"
+            checked={g.negate}
+            onChange={(e) => update(g.key, (n) => ({ ...(n as Group), negate: e.currentTarget.checked }))}
+          />
           not
         </label>
         <span>match</span>
-        <select aria-label="Match" value={g.op} onChange={(e) => update(g.key, (n) => ({ ...(n as Group), op: e.currentTarget.value as 'and' | 'or' }))}>
+        <select
+          aria-label="Match"
+          value={g.op}
+          onChange={(e) => update(g.key, (n) => ({ ...(n as Group), op: e.currentTarget.value as 'and' | 'or' }))}
+        >
           <option value="and">all (and)</option>
           <option value="or">any (or)</option>
         </select>
@@ -144,10 +182,21 @@ export function FilterBuilder({ columns, tree, onApply, onClose }: Props) {
       </div>
       <ul>{g.children.map((c) => (c.kind === 'cond' ? condition(c) : <li key={c.key}>{group(c, depth + 1)}</li>))}</ul>
       <div class="group-actions">
-        <button type="button" onClick={() => filterable[0] && update(g.key, (n) => ({ ...(n as Group), children: [...(n as Group).children, newCond(filterable[0]!)] }))}>
+        <button
+          type="button"
+          onClick={() =>
+            filterable[0] && update(g.key, (n) => ({ ...(n as Group), children: [...(n as Group).children, newCond(filterable[0]!)] }))
+          }
+        >
           + Condition
         </button>
-        <button type="button" onClick={() => filterable[0] && update(g.key, (n) => ({ ...(n as Group), children: [...(n as Group).children, newGroup('or', [newCond(filterable[0]!)])] }))}>
+        <button
+          type="button"
+          onClick={() =>
+            filterable[0] &&
+            update(g.key, (n) => ({ ...(n as Group), children: [...(n as Group).children, newGroup('or', [newCond(filterable[0]!)])] }))
+          }
+        >
           + Group
         </button>
       </div>

@@ -80,7 +80,9 @@ function Metrics({ r }: { r: RecordRow }) {
       <thead>
         <tr>
           <th scope="col">Metric</th>
-          <th scope="col" class="num">Value</th>
+          <th scope="col" class="num">
+            Value
+          </th>
           <th scope="col">Source</th>
         </tr>
       </thead>
@@ -104,7 +106,18 @@ function Metrics({ r }: { r: RecordRow }) {
   );
 }
 
-const SKIP = new Set(['input', 'output', 'metrics', 'metric_info', 'user_metadata', 'dataset_metadata', 'tags', 'spans', 'traces', 'tools']);
+const SKIP = new Set([
+  'input',
+  'output',
+  'metrics',
+  'metric_info',
+  'user_metadata',
+  'dataset_metadata',
+  'tags',
+  'spans',
+  'traces',
+  'tools',
+]);
 
 function Metadata({ r }: { r: RecordRow }) {
   const fields: Record<string, unknown> = {};
@@ -158,7 +171,9 @@ export function SpanDetail({ record: r, projectId, traceStart, tab, onTab }: Pro
             {(tokensIn !== null || tokensOut !== null) && (
               <span class={tokens.value !== null ? 'muted' : ''}>
                 {tokens.value !== null ? ' (' : ''}
-                {[tokensIn !== null ? `${formatNumber(tokensIn)} in` : '', tokensOut !== null ? `${formatNumber(tokensOut)} out` : ''].filter(Boolean).join(', ')}
+                {[tokensIn !== null ? `${formatNumber(tokensIn)} in` : '', tokensOut !== null ? `${formatNumber(tokensOut)} out` : '']
+                  .filter(Boolean)
+                  .join(', ')}
                 {tokens.value !== null ? ')' : ''}
               </span>
             )}
@@ -186,7 +201,16 @@ export function SpanDetail({ record: r, projectId, traceStart, tab, onTab }: Pro
       )}
       <div class="detail-tabs" role="tablist" aria-label="Span detail">
         {TABS.map((t) => (
-          <button key={t} type="button" role="tab" id={`tab-${t}`} aria-selected={tab === t} aria-controls="tab-panel" class={tab === t ? 'tab active' : 'tab'} onClick={() => onTab(t)}>
+          <button
+            key={t}
+            type="button"
+            role="tab"
+            id={`tab-${t}`}
+            aria-selected={tab === t}
+            aria-controls="tab-panel"
+            class={tab === t ? 'tab active' : 'tab'}
+            onClick={() => onTab(t)}
+          >
             {TAB_LABELS[t]}
           </button>
         ))}

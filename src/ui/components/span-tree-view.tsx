@@ -61,7 +61,7 @@ export function SpanTreeView({ busy, tree, rows, selectedId, collapsed, onSelect
     if (e.key === 'Enter' || e.key === ' ') {
       e.preventDefault();
       const row = rows[active];
-      if (row && row.node.children.length) toggle(row.node.span.id);
+      if (row?.node.children.length) toggle(row.node.span.id);
       return;
     }
     const page = Math.max(Math.floor(height / ROW_HEIGHT) - 1, 1);
@@ -113,6 +113,7 @@ export function SpanTreeView({ busy, tree, rows, selectedId, collapsed, onSelect
           const b = bar(span, tree.start, tree.end);
           const selected = i === active;
           return (
+            // biome-ignore lint/a11y/useKeyWithClickEvents lint/a11y/useFocusableInteractive: the tree box holds focus and the keys (aria-activedescendant); a row takes clicks only
             <div
               key={span.id}
               id={`row-${span.id}`}
@@ -144,13 +145,23 @@ export function SpanTreeView({ busy, tree, rows, selectedId, collapsed, onSelect
                 </span>
                 <span class={`kind kind-${span.type.replace(/[^a-z_]/g, '')}`}>{span.type}</span>
                 <span class="span-name">{span.name || '(unnamed)'}</span>
-                {span.error && <span class="error-mark" title="failed">!</span>}
+                {span.error && (
+                  <span class="error-mark" title="failed">
+                    !
+                  </span>
+                )}
               </span>
-              <span class={span.derived ? 'tree-duration derived' : 'tree-duration'} title={span.derived ? 'no duration logged: the time its spans cover' : undefined}>
+              <span
+                class={span.derived ? 'tree-duration derived' : 'tree-duration'}
+                title={span.derived ? 'no duration logged: the time its spans cover' : undefined}
+              >
                 {formatDuration(span.durationNs)}
               </span>
               <span class="lane" aria-hidden="true">
-                <span class={`bar kind-bg-${span.type.replace(/[^a-z_]/g, '')}`} style={{ left: `${b.left * 100}%`, width: `${b.width * 100}%` }} />
+                <span
+                  class={`bar kind-bg-${span.type.replace(/[^a-z_]/g, '')}`}
+                  style={{ left: `${b.left * 100}%`, width: `${b.width * 100}%` }}
+                />
               </span>
             </div>
           );

@@ -52,7 +52,12 @@ export async function api<T>(method: string, path: string, body?: unknown, signa
   const headers: Record<string, string> = {};
   if (t) headers['authorization'] = `Bearer ${t}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`/v2${path}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}), ...(signal ? { signal } : {}) });
+  const res = await fetch(`/v2${path}`, {
+    method,
+    headers,
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    ...(signal ? { signal } : {}),
+  });
   if (res.status === 401) {
     signOut();
     throw new ApiError(401, 'Signed out: sign in again');
@@ -73,7 +78,10 @@ export function loginWithApiKey(apiKey: string): Promise<void> {
 }
 
 export function loginWithPassword(email: string, password: string): Promise<void> {
-  return login('/login', { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ username: email.trim(), password }).toString() });
+  return login('/login', {
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ username: email.trim(), password }).toString(),
+  });
 }
 
 /** A run's field in request bodies. */

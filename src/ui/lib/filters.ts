@@ -92,7 +92,15 @@ export const scaleOf = (column: ColumnInfo | undefined): number => (column?.data
 export function newCond(column: ColumnInfo): Cond {
   const ops = operatorsFor(column);
   const type = filterTypeOf(column);
-  return { kind: 'cond', key: newKey(), column: column.id, operator: ops[0]!.op, value: type === 'boolean' ? 'true' : '', value2: '', caseSensitive: type !== 'text' };
+  return {
+    kind: 'cond',
+    key: newKey(),
+    column: column.id,
+    operator: ops[0]!.op,
+    value: type === 'boolean' ? 'true' : '',
+    value2: '',
+    caseSensitive: type !== 'text',
+  };
 }
 
 export function newGroup(op: 'and' | 'or' = 'and', children: (Cond | Group)[] = []): Group {
@@ -138,7 +146,10 @@ function leaf(c: Cond, column: ColumnInfo | undefined, errors: string[]): Filter
     if (c.value.trim() === '' || Number.isNaN(d.getTime())) errors.push(`${label}: enter a date and time`);
     else f['value'] = d.toISOString();
   } else if (LIST_OPERATORS.has(c.operator)) {
-    f['value'] = c.value.split(',').map((s) => s.trim()).filter(Boolean);
+    f['value'] = c.value
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   } else {
     if (c.value === '') errors.push(`${label}: enter a value`);
     f['value'] = c.value;
@@ -164,7 +175,10 @@ export function toFilterTree(root: Group, columns: ReadonlyMap<string, ColumnInf
 function condFrom(f: Record<string, unknown>, columns: ReadonlyMap<string, ColumnInfo>): Cond {
   const column = String(f['column_id'] ?? f['name'] ?? '');
   const info = columns.get(column);
-  const type = filterTypeOf(info ?? (typeof f['type'] === 'string' ? ({ id: column, category: '', filter_type: f['type'] as FilterType } as ColumnInfo) : undefined));
+  const type = filterTypeOf(
+    info ??
+      (typeof f['type'] === 'string' ? ({ id: column, category: '', filter_type: f['type'] as FilterType } as ColumnInfo) : undefined),
+  );
   const scale = scaleOf(info);
   const show = (v: unknown): string => {
     if (Array.isArray(v)) return v.map(show).join(', ');

@@ -71,7 +71,11 @@ function toMessage(m: Record<string, unknown>): Message {
     toolCalls: calls.map((c) => {
       const fn = (c?.['function'] ?? {}) as Record<string, unknown>;
       const args = fn['arguments'];
-      return { id: String(c?.['id'] ?? ''), name: String(fn['name'] ?? ''), arguments: typeof args === 'string' ? args : JSON.stringify(args ?? '') };
+      return {
+        id: String(c?.['id'] ?? ''),
+        name: String(fn['name'] ?? ''),
+        arguments: typeof args === 'string' ? args : JSON.stringify(args ?? ''),
+      };
     }),
     toolCallId: typeof m['tool_call_id'] === 'string' ? m['tool_call_id'] : null,
   };
@@ -130,7 +134,13 @@ export function preview(v: unknown, max = 200): string {
     s = `${last.role}: ${last.text || last.toolCalls.map((c) => `${c.name}(${c.arguments})`).join(', ')}`;
   } else {
     const docs = asDocuments(v);
-    s = docs ? `${docs.length} document${docs.length === 1 ? '' : 's'}: ${docs[0]!.text}` : typeof v === 'string' ? v : v === null || v === undefined ? '' : JSON.stringify(v);
+    s = docs
+      ? `${docs.length} document${docs.length === 1 ? '' : 's'}: ${docs[0]!.text}`
+      : typeof v === 'string'
+        ? v
+        : v === null || v === undefined
+          ? ''
+          : JSON.stringify(v);
   }
   s = s.replace(/\s+/g, ' ').trim();
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
@@ -141,7 +151,8 @@ export function metricValue(r: RecordRow, name: string): { value: number | null;
   const own = r.metrics?.[name];
   if (typeof own === 'number') return { value: own, rollUp: null };
   const info = r.metric_info?.[name];
-  if (info && typeof info.value === 'number') return { value: info.value, rollUp: info.status_type === 'roll_up' ? (info.roll_up_method ?? 'roll-up') : null };
+  if (info && typeof info.value === 'number')
+    return { value: info.value, rollUp: info.status_type === 'roll_up' ? (info.roll_up_method ?? 'roll-up') : null };
   return { value: null, rollUp: null };
 }
 

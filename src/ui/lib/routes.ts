@@ -80,13 +80,22 @@ export function parseRoute(pathname: string, search: string): Route {
   const path = pathname.replace(/\/+$/, '');
   if (path === BASE || path === '') return { name: 'projects', page: positive(params.get('page'), 1) };
   if (!path.startsWith(`${BASE}/`)) return { name: 'not-found', path: pathname };
-  const parts = path.slice(BASE.length + 1).split('/').map((s) => decodeURIComponent(s));
+  const parts = path
+    .slice(BASE.length + 1)
+    .split('/')
+    .map((s) => decodeURIComponent(s));
   const [p, projectId, a, b, c] = parts;
   if (p !== 'p' || !projectId) return { name: 'not-found', path: pathname };
   if (parts.length === 2) return { name: 'project', projectId };
   if (parts.length === 4 && a === 'traces' && b) {
     const tab = params.get('tab');
-    return { name: 'trace', projectId, traceId: b, spanId: params.get('span'), tab: (TABS as readonly string[]).includes(tab ?? '') ? (tab as DetailTab) : 'overview' };
+    return {
+      name: 'trace',
+      projectId,
+      traceId: b,
+      spanId: params.get('span'),
+      tab: (TABS as readonly string[]).includes(tab ?? '') ? (tab as DetailTab) : 'overview',
+    };
   }
   if (parts.length === 4 && a === 'sessions' && b) return { name: 'session', projectId, sessionId: b };
   if (parts.length === 5 && (a === 'ls' || a === 'exp') && b && (LEVELS as readonly string[]).includes(c ?? '')) {
@@ -121,7 +130,10 @@ export function routeUrl(route: Route): string {
     case 'project':
       return `${BASE}/p/${seg(route.projectId)}`;
     case 'table':
-      return withQuery(`${BASE}/p/${seg(route.projectId)}/${route.runKind}/${seg(route.runId)}/${route.level}`, tableQueryEntries(route.query));
+      return withQuery(
+        `${BASE}/p/${seg(route.projectId)}/${route.runKind}/${seg(route.runId)}/${route.level}`,
+        tableQueryEntries(route.query),
+      );
     case 'trace':
       return withQuery(`${BASE}/p/${seg(route.projectId)}/traces/${seg(route.traceId)}`, [
         ['span', route.spanId],
@@ -136,5 +148,12 @@ export function routeUrl(route: Route): string {
 
 /** A table of a run with the default state. */
 export function runTable(projectId: string, runKind: RunKind, runId: string, level: TableLevel = 'traces'): Route {
-  return { name: 'table', projectId, runKind, runId, level, query: { sort: null, cols: null, filter: null, page: 1, size: DEFAULT_PAGE_SIZE } };
+  return {
+    name: 'table',
+    projectId,
+    runKind,
+    runId,
+    level,
+    query: { sort: null, cols: null, filter: null, page: 1, size: DEFAULT_PAGE_SIZE },
+  };
 }

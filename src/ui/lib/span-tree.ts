@@ -88,7 +88,8 @@ export function buildTree(rootSpan: SpanLite, spans: readonly SpanLite[], comple
     let e = endOf(n.span);
     for (const c of n.children) e = Math.max(e, subtreeEnd.get(c)!);
     subtreeEnd.set(n, e);
-    if (n.span.durationNs === null && n.children.length) n.span = { ...n.span, durationNs: Math.max(e - n.span.start, 0) * 1e6, derived: true };
+    if (n.span.durationNs === null && n.children.length)
+      n.span = { ...n.span, durationNs: Math.max(e - n.span.start, 0) * 1e6, derived: true };
   }
   const end = subtreeEnd.get(root)!;
   // Spans under a parent that is still waiting for its own parent are not in the tree yet either.
@@ -202,7 +203,13 @@ export function treeKey(key: string, rows: readonly Row[], active: number, colla
 }
 
 /** The rows to render for a scroll position: the visible ones plus `overscan` on each side. */
-export function windowRange(scrollTop: number, viewport: number, rowHeight: number, count: number, overscan = 10): { start: number; end: number } {
+export function windowRange(
+  scrollTop: number,
+  viewport: number,
+  rowHeight: number,
+  count: number,
+  overscan = 10,
+): { start: number; end: number } {
   const first = Math.floor(Math.max(scrollTop, 0) / rowHeight);
   const visible = Math.ceil(Math.max(viewport, rowHeight) / rowHeight) + 1;
   return { start: Math.max(first - overscan, 0), end: Math.min(first + visible + overscan, count) };

@@ -40,8 +40,18 @@ export interface TraceData {
 }
 
 /** Full records by id (one level), e.g. the trace or the selected span. */
-export async function fetchRecord(level: 'traces' | 'spans' | 'sessions', projectId: string, id: string, signal?: AbortSignal): Promise<RecordRow> {
-  const page = await api<SearchPage>('POST', `/projects/${encodeURIComponent(projectId)}/${level}/search`, { filters: [idFilter('id', id)], limit: 1 }, signal);
+export async function fetchRecord(
+  level: 'traces' | 'spans' | 'sessions',
+  projectId: string,
+  id: string,
+  signal?: AbortSignal,
+): Promise<RecordRow> {
+  const page = await api<SearchPage>(
+    'POST',
+    `/projects/${encodeURIComponent(projectId)}/${level}/search`,
+    { filters: [idFilter('id', id)], limit: 1 },
+    signal,
+  );
   const r = page.records[0];
   if (!r) throw new Error(`No ${level.slice(0, -1)} ${id} in this project`);
   return r;
@@ -51,26 +61,45 @@ export async function fetchRecord(level: 'traces' | 'spans' | 'sessions', projec
  * Loads a trace and its span skeleton, calling `progress` as pages arrive (at most every 100 ms, and
  * once more at the end) so a big trace shows its first spans while the rest load.
  */
-export async function loadTrace(projectId: string, traceId: string, signal: AbortSignal, progress: (d: TraceData) => void): Promise<TraceData> {
+export async function loadTrace(
+  projectId: string,
+  traceId: string,
+  signal: AbortSignal,
+  progress: (d: TraceData) => void,
+): Promise<TraceData> {
   const pid = encodeURIComponent(projectId);
   const inTrace = { filter: idFilter('trace_id', traceId) };
   // Leaves: has_children false. Parents: the rest (`ne` also matches a missing value).
-  const part = (leaves: boolean) => ({ filter_tree: { and: [inTrace, { filter: { type: 'boolean', column_id: 'has_children', operator: leaves ? 'eq' : 'ne', value: false } }] } });
+  const part = (leaves: boolean) => ({
+    filter_tree: {
+      and: [inTrace, { filter: { type: 'boolean', column_id: 'has_children', operator: leaves ? 'eq' : 'ne', value: false } }],
+    },
+  });
   const page = (leaves: boolean, start: number, limit: number) =>
     api<SearchPage>(
       'POST',
       `/projects/${pid}/spans/partial_search`,
-      { ...part(leaves), sort: { column_id: 'created_at', ascending: true, sort_type: 'column' }, pagination: { starting_token: start, limit }, select_columns: { column_ids: SKELETON } },
+      {
+        ...part(leaves),
+        sort: { column_id: 'created_at', ascending: true, sort_type: 'column' },
+        pagination: { starting_token: start, limit },
+        select_columns: { column_ids: SKELETON },
+      },
       signal,
     ).then((p) => p.records.map(toSpanLite));
-  const count = (body: object) => api<{ total_count: number }>('POST', `/projects/${pid}/spans/count`, body, signal).then((c) => c.total_count);
+  const count = (body: object) =>
+    api<{ total_count: number }>('POST', `/projects/${pid}/spans/count`, body, signal).then((c) => c.total_count);
   // The first page of each part goes out with the trace and the counts; the rest once the counts are known.
   const firstParents = page(false, 0, PAGE);
   const firstLeaves = page(true, 0, PAGE);
   // Awaited below; these only keep an early failure from going unhandled.
   firstParents.catch(() => undefined);
   firstLeaves.catch(() => undefined);
-  const [trace, total, parents] = await Promise.all([fetchRecord('traces', projectId, traceId, signal), count({ filter_tree: inTrace }), count(part(false))]);
+  const [trace, total, parents] = await Promise.all([
+    fetchRecord('traces', projectId, traceId, signal),
+    count({ filter_tree: inTrace }),
+    count(part(false)),
+  ]);
   const wantedParents = Math.min(parents, SPAN_CAP);
   const wantedLeaves = Math.min(Math.max(total - parents, 0), SPAN_CAP - wantedParents);
   const rest: [boolean, number, number][] = [];
@@ -95,7 +124,10 @@ export async function loadTrace(projectId: string, traceId: string, signal: Abor
       arrived(await page(leaves, start, limit));
     }
   };
-  const firsts = [firstParents.then((b) => arrived(b.slice(0, wantedParents))), firstLeaves.then((b) => arrived(b.slice(0, Math.min(PAGE, wantedLeaves))))];
+  const firsts = [
+    firstParents.then((b) => arrived(b.slice(0, wantedParents))),
+    firstLeaves.then((b) => arrived(b.slice(0, Math.min(PAGE, wantedLeaves)))),
+  ];
   await Promise.all([...firsts, ...Array.from({ length: Math.min(PARALLEL, rest.length) }, worker)]);
   if (timer !== null) clearTimeout(timer);
   const done: TraceData = { trace, spans, total, done: true };

@@ -20,14 +20,24 @@ async function loadRuns(projectId: string, signal: AbortSignal): Promise<{ name:
   const project = await projectInfo(projectId);
   const pid = encodeURIComponent(projectId);
   const streams = await api<{ log_streams: { id: string; num_spans?: number | null; num_traces?: number | null }[] }>(
-    'POST', `/projects/${pid}/log_streams/search`, { include_counts: true, limit: 1000 }, signal,
+    'POST',
+    `/projects/${pid}/log_streams/search`,
+    { include_counts: true, limit: 1000 },
+    signal,
   );
   const counts = new Map(streams.log_streams.map((s) => [s.id, s]));
   const runs: RunRow[] = [];
   for (const r of project.runs ?? []) {
     if (r.kind === 'log_stream') {
       const c = counts.get(r.id);
-      runs.push({ id: r.id, name: r.name, kind: 'ls', created_at: r.created_at, traces: c?.num_traces ?? null, spans: c?.num_spans ?? null });
+      runs.push({
+        id: r.id,
+        name: r.name,
+        kind: 'ls',
+        created_at: r.created_at,
+        traces: c?.num_traces ?? null,
+        spans: c?.num_spans ?? null,
+      });
     } else if (r.kind === 'experiment') {
       runs.push({ id: r.id, name: r.name, kind: 'exp', created_at: r.created_at, traces: null, spans: null });
     }
@@ -63,8 +73,12 @@ export function Project({ projectId }: { projectId: string }) {
             <thead>
               <tr>
                 <th scope="col">Name</th>
-                <th scope="col" class="num">Traces</th>
-                <th scope="col" class="num">Spans</th>
+                <th scope="col" class="num">
+                  Traces
+                </th>
+                <th scope="col" class="num">
+                  Spans
+                </th>
                 <th scope="col">Open</th>
                 <th scope="col">Created</th>
               </tr>
@@ -80,9 +94,15 @@ export function Project({ projectId }: { projectId: string }) {
                   <td class="num">{r.traces?.toLocaleString('en-US') ?? ''}</td>
                   <td class="num">{r.spans?.toLocaleString('en-US') ?? ''}</td>
                   <td class="chips">
-                    <Link class="chip" to={runTable(projectId, r.kind, r.id, 'traces')}>traces</Link>
-                    <Link class="chip" to={runTable(projectId, r.kind, r.id, 'spans')}>spans</Link>
-                    <Link class="chip" to={runTable(projectId, r.kind, r.id, 'sessions')}>sessions</Link>
+                    <Link class="chip" to={runTable(projectId, r.kind, r.id, 'traces')}>
+                      traces
+                    </Link>
+                    <Link class="chip" to={runTable(projectId, r.kind, r.id, 'spans')}>
+                      spans
+                    </Link>
+                    <Link class="chip" to={runTable(projectId, r.kind, r.id, 'sessions')}>
+                      sessions
+                    </Link>
                   </td>
                   <td class="nowrap">{formatTime(r.created_at)}</td>
                 </tr>

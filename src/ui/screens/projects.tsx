@@ -26,7 +26,12 @@ const PAGE = 50;
 export function Projects({ page }: { page: number }) {
   const { data, error, loading } = useAsync(
     (signal) =>
-      api<ProjectsPage>('POST', `/projects/paginated?include_logstreams=true&starting_token=${(page - 1) * PAGE}&limit=${PAGE}`, { sort: { name: 'name', ascending: true, sort_type: 'column' } }, signal),
+      api<ProjectsPage>(
+        'POST',
+        `/projects/paginated?include_logstreams=true&starting_token=${(page - 1) * PAGE}&limit=${PAGE}`,
+        { sort: { name: 'name', ascending: true, sort_type: 'column' } },
+        signal,
+      ),
     [page],
   );
   useTitle('Projects');
@@ -86,7 +91,11 @@ export function Projects({ page }: { page: number }) {
               <button type="button" disabled={page <= 1} onClick={() => navigate({ name: 'projects', page: page - 1 })}>
                 Previous page
               </button>
-              <button type="button" disabled={data.next_starting_token === null} onClick={() => navigate({ name: 'projects', page: page + 1 })}>
+              <button
+                type="button"
+                disabled={data.next_starting_token === null}
+                onClick={() => navigate({ name: 'projects', page: page + 1 })}
+              >
                 Next page
               </button>
             </div>

@@ -23,14 +23,22 @@ function availableColumns(r: TableRoute): Promise<ColumnInfo[]> {
   const key = `${r.projectId}/${r.runId}/${r.level}`;
   let p = columnCache.get(key);
   if (!p) {
-    p = api<{ columns: ColumnInfo[] }>('POST', `/projects/${encodeURIComponent(r.projectId)}/${r.level}/available_columns`, runField(r.runKind, r.runId)).then((b) => b.columns);
+    p = api<{ columns: ColumnInfo[] }>(
+      'POST',
+      `/projects/${encodeURIComponent(r.projectId)}/${r.level}/available_columns`,
+      runField(r.runKind, r.runId),
+    ).then((b) => b.columns);
     p.catch(() => columnCache.delete(key));
     columnCache.set(key, p);
   }
   return p;
 }
 
-const NOUN: Record<TableLevel, [string, string]> = { traces: ['trace', 'traces'], spans: ['span', 'spans'], sessions: ['session', 'sessions'] };
+const NOUN: Record<TableLevel, [string, string]> = {
+  traces: ['trace', 'traces'],
+  spans: ['span', 'spans'],
+  sessions: ['session', 'sessions'],
+};
 
 /** Where a row leads: its trace (with the span selected) or its session. */
 export function rowTarget(level: TableLevel, projectId: string, r: RecordRow): Route {
@@ -58,19 +66,30 @@ export function RecordsTable({ route }: { route: TableRoute }) {
   const rows = useAsync(
     async (signal) => {
       if (!columns) return null;
-      return api<SearchPage>('POST', `/projects/${pid}/${level}/partial_search`, {
-        ...scope,
-        ...(query.filter ? { filter_tree: query.filter } : {}),
-        ...(query.sort ? { sort: { column_id: query.sort.column, ascending: query.sort.ascending, sort_type: 'column' } } : {}),
-        pagination: { starting_token: (query.page - 1) * query.size, limit: query.size },
-        select_columns: { column_ids: selectedColumnIds(visible, columns) },
-        truncate_fields: true,
-      }, signal);
+      return api<SearchPage>(
+        'POST',
+        `/projects/${pid}/${level}/partial_search`,
+        {
+          ...scope,
+          ...(query.filter ? { filter_tree: query.filter } : {}),
+          ...(query.sort ? { sort: { column_id: query.sort.column, ascending: query.sort.ascending, sort_type: 'column' } } : {}),
+          pagination: { starting_token: (query.page - 1) * query.size, limit: query.size },
+          select_columns: { column_ids: selectedColumnIds(visible, columns) },
+          truncate_fields: true,
+        },
+        signal,
+      );
     },
     [columns, level, filterKey, query.sort?.column, query.sort?.ascending, query.page, query.size, visible.join(',')],
   );
   const count = useAsync(
-    (signal) => api<{ total_count: number }>('POST', `/projects/${pid}/${level}/count`, { ...scope, ...(query.filter ? { filter_tree: query.filter } : {}) }, signal),
+    (signal) =>
+      api<{ total_count: number }>(
+        'POST',
+        `/projects/${pid}/${level}/count`,
+        { ...scope, ...(query.filter ? { filter_tree: query.filter } : {}) },
+        signal,
+      ),
     [projectId, runId, level, filterKey],
   );
 
@@ -99,7 +118,12 @@ export function RecordsTable({ route }: { route: TableRoute }) {
       <div class="toolbar">
         <nav class="tabs" aria-label="Record level">
           {(['traces', 'spans', 'sessions'] as const).map((l) => (
-            <Link key={l} to={{ ...route, level: l, query: { sort: null, cols: null, filter: null, page: 1, size: query.size } }} class={l === level ? 'tab active' : 'tab'} aria-current={l === level ? 'page' : undefined}>
+            <Link
+              key={l}
+              to={{ ...route, level: l, query: { sort: null, cols: null, filter: null, page: 1, size: query.size } }}
+              class={l === level ? 'tab active' : 'tab'}
+              aria-current={l === level ? 'page' : undefined}
+            >
               {l[0]!.toUpperCase() + l.slice(1)}
             </Link>
           ))}
@@ -127,7 +151,9 @@ export function RecordsTable({ route }: { route: TableRoute }) {
           onClose={() => setPanel(null)}
         />
       )}
-      {panel === 'columns' && columns && <ColumnPicker columns={columns} visible={visible} onChange={(cols) => go({ cols }, true)} onClose={() => setPanel(null)} />}
+      {panel === 'columns' && columns && (
+        <ColumnPicker columns={columns} visible={visible} onChange={(cols) => go({ cols }, true)} onClose={() => setPanel(null)} />
+      )}
       {conditions > 0 && (
         <p class="filter-summary">
           <span class="muted">Filter:</span> <span class="expr">{describeFilter(query.filter, byId)}</span>{' '}
@@ -179,7 +205,11 @@ export function RecordsTable({ route }: { route: TableRoute }) {
               })}
             </tbody>
           </table>
-          {records.length === 0 && <p class="empty-rows">No {many} match{conditions ? ' this filter' : ''}.</p>}
+          {records.length === 0 && (
+            <p class="empty-rows">
+              No {many} match{conditions ? ' this filter' : ''}.
+            </p>
+          )}
         </div>
       )}
       <div class="pager">
@@ -193,7 +223,11 @@ export function RecordsTable({ route }: { route: TableRoute }) {
             ))}
           </select>
         </label>
-        <span class="range">{records.length ? `${(first + 1).toLocaleString('en-US')}–${(first + records.length).toLocaleString('en-US')}${total !== null ? ` of ${total.toLocaleString('en-US')}` : ''}` : ''}</span>
+        <span class="range">
+          {records.length
+            ? `${(first + 1).toLocaleString('en-US')}–${(first + records.length).toLocaleString('en-US')}${total !== null ? ` of ${total.toLocaleString('en-US')}` : ''}`
+            : ''}
+        </span>
         <button type="button" disabled={query.page <= 1} onClick={() => go({ page: query.page - 1 })}>
           Previous page
         </button>

@@ -30,7 +30,18 @@ export function SessionPage({ route }: { route: SessionRoute }) {
         filters: [idFilter('session_id', sessionId)],
         sort: { column_id: 'created_at', ascending: true, sort_type: 'column' },
         pagination: { starting_token: from, limit: PAGE },
-        select_columns: { column_ids: ['name', 'input', 'output', 'created_at', 'status_code', 'error_message', 'metrics/duration_ns', 'metrics/num_total_tokens'] },
+        select_columns: {
+          column_ids: [
+            'name',
+            'input',
+            'output',
+            'created_at',
+            'status_code',
+            'error_message',
+            'metrics/duration_ns',
+            'metrics/num_total_tokens',
+          ],
+        },
       });
       setTraces((t) => (reset ? page.records : [...t, ...page.records]));
       setNext(page.next_starting_token);

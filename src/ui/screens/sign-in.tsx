@@ -31,7 +31,15 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
         <p class="muted">Sign in to read the traces stored by this server.</p>
         <form onSubmit={attempt(() => loginWithApiKey(key))}>
           <label for="api-key">API key</label>
-          <input id="api-key" type="password" autocomplete="off" spellcheck={false} value={key} onInput={(e) => setKey(e.currentTarget.value)} required />
+          <input
+            id="api-key"
+            type="password"
+            autocomplete="off"
+            spellcheck={false}
+            value={key}
+            onInput={(e) => setKey(e.currentTarget.value)}
+            required
+          />
           <p class="hint">
             <code>tracelake serve</code> prints a key the first time it starts and saves it in <code>.tracelake/api-key</code> (or the
             <code> --data</code> folder); <code>TRACELAKE_API_KEY</code> sets your own.
@@ -44,9 +52,23 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
           <summary>Sign in with email and password</summary>
           <form onSubmit={attempt(() => loginWithPassword(email, password))}>
             <label for="email">Email</label>
-            <input id="email" type="email" autocomplete="username" value={email} onInput={(e) => setEmail(e.currentTarget.value)} required />
+            <input
+              id="email"
+              type="email"
+              autocomplete="username"
+              value={email}
+              onInput={(e) => setEmail(e.currentTarget.value)}
+              required
+            />
             <label for="password">Password</label>
-            <input id="password" type="password" autocomplete="current-password" value={password} onInput={(e) => setPassword(e.currentTarget.value)} required />
+            <input
+              id="password"
+              type="password"
+              autocomplete="current-password"
+              value={password}
+              onInput={(e) => setPassword(e.currentTarget.value)}
+              required
+            />
             <button type="submit" disabled={busy}>
               Sign in with password
             </button>

@@ -109,17 +109,20 @@ export function TracePage({ route }: { route: TraceRoute }) {
           </header>
           {!data.data.done && (
             <p class="banner" role="status">
-              Loading spans: {(data.data.spans.length - tree.waiting).toLocaleString('en-US')} of {Math.min(data.data.total, SPAN_CAP).toLocaleString('en-US')}…
+              Loading spans: {(data.data.spans.length - tree.waiting).toLocaleString('en-US')} of{' '}
+              {Math.min(data.data.total, SPAN_CAP).toLocaleString('en-US')}…
             </p>
           )}
           {data.data.done && data.data.total > data.data.spans.length && (
             <p class="banner" role="status">
-              Showing the first {data.data.spans.length.toLocaleString('en-US')} of {data.data.total.toLocaleString('en-US')} spans (the viewer loads at most {SPAN_CAP.toLocaleString('en-US')}).
+              Showing the first {data.data.spans.length.toLocaleString('en-US')} of {data.data.total.toLocaleString('en-US')} spans (the
+              viewer loads at most {SPAN_CAP.toLocaleString('en-US')}).
             </p>
           )}
           {tree.orphans > 0 && (
             <p class="banner" role="status">
-              {tree.orphans} span{tree.orphans === 1 ? '' : 's'} whose parent is not in this trace {tree.orphans === 1 ? 'is' : 'are'} shown under the trace.
+              {tree.orphans} span{tree.orphans === 1 ? '' : 's'} whose parent is not in this trace {tree.orphans === 1 ? 'is' : 'are'} shown
+              under the trace.
             </p>
           )}
           <div class="trace-layout">
@@ -142,7 +145,15 @@ export function TracePage({ route }: { route: TraceRoute }) {
                   <span>{formatDuration(span)}</span>
                 </span>
               </div>
-              <SpanTreeView busy={!data.data.done} tree={tree} rows={rows} selectedId={selectedId} collapsed={collapsed} onSelect={select} onCollapsed={setCollapsed} />
+              <SpanTreeView
+                busy={!data.data.done}
+                tree={tree}
+                rows={rows}
+                selectedId={selectedId}
+                collapsed={collapsed}
+                onSelect={select}
+                onCollapsed={setCollapsed}
+              />
             </section>
             <div class={detail.loading ? 'detail-pane stale' : 'detail-pane'}>
               <ErrorNote error={detail.error} />

@@ -28,9 +28,22 @@ logger.startTrace({
 });
 // galileo before 1.25 has no agent spans: a workflow span takes the agent's place there.
 if (typeof logger.addAgentSpan === 'function') {
-  logger.addAgentSpan({ input: 'plan the answer', name: 'planner', createdAt: at(10), agentType: 'planner', metadata: { agentVersion: '3' }, tags: ['agent'] } as never);
+  logger.addAgentSpan({
+    input: 'plan the answer',
+    name: 'planner',
+    createdAt: at(10),
+    agentType: 'planner',
+    metadata: { agentVersion: '3' },
+    tags: ['agent'],
+  } as never);
 } else {
-  logger.addWorkflowSpan({ input: 'plan the answer', name: 'planner', createdAt: at(10), metadata: { agentVersion: '3' }, tags: ['agent'] } as never);
+  logger.addWorkflowSpan({
+    input: 'plan the answer',
+    name: 'planner',
+    createdAt: at(10),
+    metadata: { agentVersion: '3' },
+    tags: ['agent'],
+  } as never);
 }
 logger.addLlmSpan({
   input: [
@@ -64,7 +77,15 @@ logger.addRetrieverSpan({
   createdAt: at(40),
   durationNs: 12_000_000,
 });
-logger.addToolSpan({ input: '{"city":"Paris"}', output: '{"temp":21}', name: 'get_weather', createdAt: at(50), toolCallId: 'call_123', durationNs: 30_000_000, metadata: { cached: 'false' } } as never);
+logger.addToolSpan({
+  input: '{"city":"Paris"}',
+  output: '{"temp":21}',
+  name: 'get_weather',
+  createdAt: at(50),
+  toolCallId: 'call_123',
+  durationNs: 30_000_000,
+  metadata: { cached: 'false' },
+} as never);
 logger.conclude({ output: 'weather found' }); // workflow
 logger.conclude({ output: 'answer planned' }); // agent
 logger.conclude({ output: 'It is sunny and 21 C in Paris.', durationNs: 1_000_000_000 }); // trace

@@ -8,7 +8,14 @@
 import { writeFileSync } from 'node:fs';
 
 type Galileo = typeof import('galileo');
-const args = JSON.parse(process.env['FLOW_ARGS'] ?? '{}') as { projectName: string; logStream: string; newProject: string; newStream: string; deleteName: string; missingProjectId: string };
+const args = JSON.parse(process.env['FLOW_ARGS'] ?? '{}') as {
+  projectName: string;
+  logStream: string;
+  newProject: string;
+  newStream: string;
+  deleteName: string;
+  missingProjectId: string;
+};
 const g = (await import(process.env['GALILEO_PKG'] ?? 'galileo')) as Galileo;
 const out: Record<string, unknown> = {};
 const errorOf = async (fn: () => Promise<unknown>) => {
@@ -54,16 +61,41 @@ const llmSpans = await g.getSpans({
   limit: 10,
 } as never);
 out['llmSpans'] = llmSpans.records?.map((r) => ({ id: r.id, name: r.name, type: r.type, createdAt: r.createdAt, metrics: r.metrics }));
-out['llmSpansPaging'] = { limit: llmSpans.limit, startingToken: llmSpans.startingToken, nextStartingToken: llmSpans.nextStartingToken ?? null };
-const firstPage = await g.getSpans({ projectId: byName.id, logStreamId, sort: { columnId: 'created_at', ascending: true }, limit: 2 } as never);
+out['llmSpansPaging'] = {
+  limit: llmSpans.limit,
+  startingToken: llmSpans.startingToken,
+  nextStartingToken: llmSpans.nextStartingToken ?? null,
+};
+const firstPage = await g.getSpans({
+  projectId: byName.id,
+  logStreamId,
+  sort: { columnId: 'created_at', ascending: true },
+  limit: 2,
+} as never);
 out['firstPage'] = { names: firstPage.records?.map((r) => r.name), next: firstPage.nextStartingToken ?? null };
-const secondPage = await g.getSpans({ projectId: byName.id, logStreamId, sort: { columnId: 'created_at', ascending: true }, limit: 2, startingToken: firstPage.nextStartingToken ?? 0 } as never);
+const secondPage = await g.getSpans({
+  projectId: byName.id,
+  logStreamId,
+  sort: { columnId: 'created_at', ascending: true },
+  limit: 2,
+  startingToken: firstPage.nextStartingToken ?? 0,
+} as never);
 out['secondPage'] = { names: secondPage.records?.map((r) => r.name), next: secondPage.nextStartingToken ?? null };
-const traces = await g.getTraces({ projectId: byName.id, logStreamId, filters: [{ columnId: 'tags', operator: 'contains', value: 'batch', type: 'collection' }] } as never);
+const traces = await g.getTraces({
+  projectId: byName.id,
+  logStreamId,
+  filters: [{ columnId: 'tags', operator: 'contains', value: 'batch', type: 'collection' }],
+} as never);
 out['traces'] = traces.records?.map((r) => ({ id: r.id, name: r.name, tags: r.tags }));
 const sessions = await g.getSessions({ projectId: byName.id, logStreamId } as never);
 out['sessionCount'] = sessions.records?.length;
-out['badColumnError'] = await errorOf(() => g.getSpans({ projectId: byName.id, logStreamId, filters: [{ columnId: 'no_such_column', operator: 'eq', value: 'x', type: 'text' }] } as never));
+out['badColumnError'] = await errorOf(() =>
+  g.getSpans({
+    projectId: byName.id,
+    logStreamId,
+    filters: [{ columnId: 'no_such_column', operator: 'eq', value: 'x', type: 'text' }],
+  } as never),
+);
 
 // Scorers enabled in the log stream (run scorer settings) get a column before any record has them.
 out['enabled'] = await g.enableMetrics({ projectName: args.projectName, logStreamName: args.logStream, metrics: ['correctness'] as never });

@@ -2,7 +2,12 @@
 // search, scorer or metric helpers). GALILEO_PROJECT names the project the batch flow filled.
 import { writeFileSync } from 'node:fs';
 
-const args = JSON.parse(process.env['FLOW_ARGS'] ?? '{}') as { projectName: string; logStream: string; newProject: string; newStream: string };
+const args = JSON.parse(process.env['FLOW_ARGS'] ?? '{}') as {
+  projectName: string;
+  logStream: string;
+  newProject: string;
+  newStream: string;
+};
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const g = (await import(process.env['GALILEO_PKG'] ?? 'galileo-1-9')) as any;
 const out: Record<string, unknown> = {};

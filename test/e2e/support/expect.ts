@@ -125,8 +125,19 @@ export async function findRun(tl: Tracelake, projectName: string, streamName: st
 }
 
 /** Every record of a level in a run (one page of up to 1000). */
-export async function records(tl: Tracelake, projectId: string, runId: string, level: 'spans' | 'traces' | 'sessions', filters: unknown[] = []): Promise<Rec[]> {
-  const r = await tl.call('POST', `/projects/${projectId}/${level}/search`, { log_stream_id: runId, filters, limit: 1000, sort: { column_id: 'created_at', ascending: true } });
+export async function records(
+  tl: Tracelake,
+  projectId: string,
+  runId: string,
+  level: 'spans' | 'traces' | 'sessions',
+  filters: unknown[] = [],
+): Promise<Rec[]> {
+  const r = await tl.call('POST', `/projects/${projectId}/${level}/search`, {
+    log_stream_id: runId,
+    filters,
+    limit: 1000,
+    sort: { column_id: 'created_at', ascending: true },
+  });
   assert.equal(r.status, 200, JSON.stringify(r.body));
   return r.body.records as Rec[];
 }

@@ -130,7 +130,11 @@ function parse(text: string): unknown {
  * (default 127.0.0.1) at `port` (0: ephemeral) and, when `alsoIpv6` is set, on [::1] at the same port
  * too (http://localhost:8088, which older clients call, may resolve to either).
  */
-export async function startProxy(t: TestContext, target: string, options: { port?: number; alsoIpv6?: boolean; host?: string } = {}): Promise<RecordingProxy> {
+export async function startProxy(
+  t: TestContext,
+  target: string,
+  options: { port?: number; alsoIpv6?: boolean; host?: string } = {},
+): Promise<RecordingProxy> {
   const upstream = new URL(target);
   const state: RecordingProxy = {
     url: '',
@@ -145,32 +149,29 @@ export async function startProxy(t: TestContext, target: string, options: { port
       const body = Buffer.concat(chunks);
       const flow = state.flow;
       const headers = { ...req.headers, host: upstream.host };
-      const up = httpRequest(
-        { hostname: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers },
-        (upRes) => {
-          const out: Buffer[] = [];
-          upRes.on('data', (c: Buffer) => out.push(c));
-          upRes.on('end', () => {
-            const payload = Buffer.concat(out);
-            const u = new URL(req.url ?? '/', 'http://x');
-            const auth = req.headers.authorization;
-            state.requests.push({
-              flow,
-              method: req.method ?? '',
-              path: u.pathname,
-              route: u.pathname.replace(UUID, '{id}'),
-              query: Object.fromEntries(u.searchParams),
-              status: upRes.statusCode ?? 0,
-              body: parse(body.toString('utf8')),
-              response: parse(payload.toString('utf8')),
-              sdk: req.headers['x-galileo-sdk'] as string | undefined,
-              auth: typeof auth === 'string' ? auth.split(' ')[0] : req.headers['galileo-api-key'] ? 'Galileo-API-Key' : undefined,
-            });
-            res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-            res.end(payload);
+      const up = httpRequest({ hostname: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers }, (upRes) => {
+        const out: Buffer[] = [];
+        upRes.on('data', (c: Buffer) => out.push(c));
+        upRes.on('end', () => {
+          const payload = Buffer.concat(out);
+          const u = new URL(req.url ?? '/', 'http://x');
+          const auth = req.headers.authorization;
+          state.requests.push({
+            flow,
+            method: req.method ?? '',
+            path: u.pathname,
+            route: u.pathname.replace(UUID, '{id}'),
+            query: Object.fromEntries(u.searchParams),
+            status: upRes.statusCode ?? 0,
+            body: parse(body.toString('utf8')),
+            response: parse(payload.toString('utf8')),
+            sdk: req.headers['x-galileo-sdk'] as string | undefined,
+            auth: typeof auth === 'string' ? auth.split(' ')[0] : req.headers['galileo-api-key'] ? 'Galileo-API-Key' : undefined,
           });
-        },
-      );
+          res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+          res.end(payload);
+        });
+      });
       up.on('error', (err) => {
         res.writeHead(502, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ detail: `proxy: ${err.message}` }));
@@ -222,7 +223,11 @@ const LEGACY_PORT = 8088;
  * routes all of 127.0.0.0/8 to loopback; other systems may not), it takes localhost:8088 instead,
  * waiting up to `waitMs` for that port to come free and failing after: never a silent skip.
  */
-export async function startLegacyProxy(t: TestContext, target: string, waitMs = 300_000): Promise<{ proxy: RecordingProxy; consoleUrl: string }> {
+export async function startLegacyProxy(
+  t: TestContext,
+  target: string,
+  waitMs = 300_000,
+): Promise<{ proxy: RecordingProxy; consoleUrl: string }> {
   try {
     const proxy = await startProxy(t, target, { host: LEGACY_HOST });
     return { proxy, consoleUrl: proxy.url };
@@ -239,7 +244,11 @@ export async function startLegacyProxy(t: TestContext, target: string, waitMs = 
         return `port ${LEGACY_PORT} is still in use`;
       }
     },
-    { limitMs: waitMs, everyMs: 1000, what: `localhost:${LEGACY_PORT} to come free (galileo 1.32 and 1.9 call only that port on localhost)` },
+    {
+      limitMs: waitMs,
+      everyMs: 1000,
+      what: `localhost:${LEGACY_PORT} to come free (galileo 1.32 and 1.9 call only that port on localhost)`,
+    },
   );
   return { proxy, consoleUrl: `http://localhost:${LEGACY_PORT}` };
 }
@@ -262,7 +271,13 @@ function withoutGalileoEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
  * Runs test/e2e/flows/<file> in a fresh Node process (see node-entry.ts) with only the given GALILEO_*
  * variables set; the flow writes its result as JSON to the file named by FLOW_OUT.
  */
-export async function runFlow<R>(t: TestContext, file: string, env: Record<string, string>, args: unknown = {}, timeoutMs = 60_000): Promise<FlowRun<R>> {
+export async function runFlow<R>(
+  t: TestContext,
+  file: string,
+  env: Record<string, string>,
+  args: unknown = {},
+  timeoutMs = 60_000,
+): Promise<FlowRun<R>> {
   const out = join(tempDir(t, 'tracelake-flow-'), 'result.json');
   const child = spawn(process.execPath, nodeEntry(join(FLOWS, file)), {
     cwd: ROOT,
@@ -302,5 +317,10 @@ export function failures(requests: RecordedRequest[], expected: string[] = []): 
 }
 
 export function describeFailures(list: RecordedRequest[]): string {
-  return list.map((r) => `${r.method} ${r.path}?${new URLSearchParams(r.query)} -> ${r.status} ${JSON.stringify(r.response)?.slice(0, 400)}\n  body: ${JSON.stringify(r.body)?.slice(0, 400)}`).join('\n');
+  return list
+    .map(
+      (r) =>
+        `${r.method} ${r.path}?${new URLSearchParams(r.query)} -> ${r.status} ${JSON.stringify(r.response)?.slice(0, 400)}\n  body: ${JSON.stringify(r.body)?.slice(0, 400)}`,
+    )
+    .join('\n');
 }

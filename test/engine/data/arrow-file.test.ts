@@ -11,7 +11,13 @@ import { tempDir } from '../../support/helpers.js';
 
 function batchOf(from: number, n: number): RecordBatch {
   const ids = Array.from({ length: n }, (_, i) => `id-${from + i}`);
-  const table = new Table({ id: vectorFromArray(ids, new Utf8()), n: vectorFromArray(ids.map((_, i) => from + i), new Float64()) });
+  const table = new Table({
+    id: vectorFromArray(ids, new Utf8()),
+    n: vectorFromArray(
+      ids.map((_, i) => from + i),
+      new Float64(),
+    ),
+  });
   return table.batches[0]!;
 }
 
@@ -28,7 +34,8 @@ test('an Arrow file is written batch by batch and reads back whole', async (t) =
   const rows = await writeArrowFile(path, batches());
   assert.equal(rows, 5000);
   assert.equal(sizes.length, 5);
-  for (let i = 1; i < sizes.length; i++) assert.ok(sizes[i]! > sizes[i - 1]!, `batch ${i} reached the file before batch ${i + 1} was asked for: ${sizes.join(', ')}`);
+  for (let i = 1; i < sizes.length; i++)
+    assert.ok(sizes[i]! > sizes[i - 1]!, `batch ${i} reached the file before batch ${i + 1} was asked for: ${sizes.join(', ')}`);
   const table = tableFromIPC(readFileSync(path));
   assert.equal(table.numRows, 5000);
   assert.equal(table.getChild('id')!.get(4321), 'id-4321');
@@ -43,5 +50,8 @@ test('an Arrow file of one empty batch keeps its schema', async (t) => {
   assert.equal(await writeArrowFile(path, batches()), 0);
   const table = tableFromIPC(readFileSync(path));
   assert.equal(table.numRows, 0);
-  assert.deepEqual(table.schema.fields.map((f) => f.name), ['id', 'n']);
+  assert.deepEqual(
+    table.schema.fields.map((f) => f.name),
+    ['id', 'n'],
+  );
 });

@@ -27,17 +27,43 @@ test('a whole Parquet export copies live segments and equals the export DuckDB w
   await log(Array.from({ length: 20 }, (_, i) => ({ ...everyKindTrace(`a${i}`), id: uuidFor(i), created_at: recent })));
   await store.flush();
   // A segment with a has_children override: a workflow span whose only child is deleted.
-  await log([{ id: uuidFor(100), name: 't', created_at: recent, spans: [{ id: uuidFor(101), type: 'workflow', name: 'wf', spans: [{ id: uuidFor(102), type: 'tool', name: 'child', tags: ['gone'] }] }] }]);
+  await log([
+    {
+      id: uuidFor(100),
+      name: 't',
+      created_at: recent,
+      spans: [
+        { id: uuidFor(101), type: 'workflow', name: 'wf', spans: [{ id: uuidFor(102), type: 'tool', name: 'child', tags: ['gone'] }] },
+      ],
+    },
+  ]);
   await store.flush();
-  await store.records.delete('span', projectId, { ...ls, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: 'gone' }] } as never);
+  await store.records.delete('span', projectId, {
+    ...ls,
+    filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: 'gone' }],
+  } as never);
   await store.flush();
   // A has_children override on a segment without dead rows: a child logged before its parent (so in
   // an earlier segment), then deleted.
-  await store.records.logSpans(projectId, { ...ls, trace_id: uuidFor(110), parent_id: uuidFor(111), reliable: false, spans: [{ id: uuidFor(112), type: 'tool', name: 'early', tags: ['gone2'] }] } as never);
+  await store.records.logSpans(projectId, {
+    ...ls,
+    trace_id: uuidFor(110),
+    parent_id: uuidFor(111),
+    reliable: false,
+    spans: [{ id: uuidFor(112), type: 'tool', name: 'early', tags: ['gone2'] }],
+  } as never);
   await store.flush();
-  await store.records.logSpans(projectId, { ...ls, trace_id: uuidFor(110), parent_id: uuidFor(110), spans: [{ id: uuidFor(111), type: 'workflow', name: 'late parent' }] } as never);
+  await store.records.logSpans(projectId, {
+    ...ls,
+    trace_id: uuidFor(110),
+    parent_id: uuidFor(110),
+    spans: [{ id: uuidFor(111), type: 'workflow', name: 'late parent' }],
+  } as never);
   await store.flush();
-  await store.records.delete('span', projectId, { ...ls, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: 'gone2' }] } as never);
+  await store.records.delete('span', projectId, {
+    ...ls,
+    filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: 'gone2' }],
+  } as never);
   await store.flush();
   // A segment with expired rows beside live ones (retention 365 days).
   await log([200, 201, 202, 203].map((i) => ({ ...everyKindTrace(`r${i}`), id: uuidFor(i), created_at: i % 2 === 0 ? old : recent })));
@@ -63,7 +89,10 @@ test('a whole Parquet export copies live segments and equals the export DuckDB w
   // The export's columns, and the same rows with the same values (each row compared as JSON; the JSON
   // lines read back with the export's column types).
   const cols = (await db.all(sql`DESCRIBE SELECT * FROM read_parquet(${spliced})`)).map((r) => `${r['column_name']}:${r['column_type']}`);
-  assert.deepEqual(cols, EXPORT_COLUMNS.map((c) => `${c}:${TYPE[c]}`));
+  assert.deepEqual(
+    cols,
+    EXPORT_COLUMNS.map((c) => `${c}:${TYPE[c]}`),
+  );
   const left = sql`SELECT to_json(x)::VARCHAR AS j FROM read_parquet(${spliced}) x`;
   const right = sql`SELECT to_json(x)::VARCHAR AS j FROM read_json(${plain}, format = 'newline_delimited', columns = {${raw(EXPORT_COLUMNS.map((c) => `${c}: '${TYPE[c]}'`).join(', '))}}) x`;
   const diff = await db.all(sql`SELECT count(*) AS n FROM ((${left} EXCEPT ALL ${right}) UNION ALL (${right} EXCEPT ALL ${left}))`);
@@ -74,15 +103,28 @@ test('a whole Parquet export copies live segments and equals the export DuckDB w
   const blooms = await db.all(sql`SELECT count(bloom_filter_offset) AS n FROM parquet_metadata(${spliced})`);
   assert.ok(Number(blooms[0]!['n']) > 0, 'Bloom filters copied');
   for (const r of await db.all(sql`SELECT name, type, count(*) AS n FROM read_parquet(${spliced}) GROUP BY ALL`)) {
-    const hit = await db.all(sql`SELECT count(*) AS n FROM read_parquet(${spliced}) WHERE name = ${String(r['name'])} AND type = ${String(r['type'])}`);
+    const hit = await db.all(
+      sql`SELECT count(*) AS n FROM read_parquet(${spliced}) WHERE name = ${String(r['name'])} AND type = ${String(r['type'])}`,
+    );
     assert.equal(Number(hit[0]!['n']), Number(r['n']), `name ${r['name']}, type ${r['type']}`);
   }
   // What the mix makes sure of.
-  const of = async (id: string) => (await db.all(sql`SELECT output, has_children FROM read_parquet(${spliced}) WHERE id = ${id}`)).map((r) => `${r['output']}/${r['has_children']}`);
+  const of = async (id: string) =>
+    (await db.all(sql`SELECT output, has_children FROM read_parquet(${spliced}) WHERE id = ${id}`)).map(
+      (r) => `${r['output']}/${r['has_children']}`,
+    );
   assert.deepEqual(await of(uuidFor(3)), ['relogged/true'], 'the newer version only');
   assert.deepEqual(await of(uuidFor(102)), [], 'the deleted span is not exported');
-  assert.deepEqual((await of(uuidFor(101))).map((s) => s.split('/')[1]), ['false'], 'the override applies');
-  assert.deepEqual((await of(uuidFor(111))).map((s) => s.split('/')[1]), ['false'], 'the override on a segment without dead rows applies');
+  assert.deepEqual(
+    (await of(uuidFor(101))).map((s) => s.split('/')[1]),
+    ['false'],
+    'the override applies',
+  );
+  assert.deepEqual(
+    (await of(uuidFor(111))).map((s) => s.split('/')[1]),
+    ['false'],
+    'the override on a segment without dead rows applies',
+  );
   assert.deepEqual(await of(uuidFor(200)), [], 'an expired trace is not exported');
   assert.equal((await of(uuidFor(201))).length, 1, 'its live neighbour is');
   assert.equal((await of(uuidFor(301))).length, 1, 'rows in memory are');
@@ -105,5 +147,8 @@ test('a file whose columns differ from the template is refused, not spliced', as
   await db.run(sql`COPY (SELECT 2::BIGINT AS a, 'z' AS b, 3.5 AS c) TO ${stringLiteral(wider)} (FORMAT parquet)`);
   assert.equal(spliceParquet(join(dir, 'out3.parquet'), [tpl, wider]), 2);
   const back = await db.all(sql`SELECT * FROM read_parquet(${join(dir, 'out3.parquet')}) ORDER BY a`);
-  assert.deepEqual(back.map((r) => `${r['a']}${r['b']}`), ['1x', '2z']);
+  assert.deepEqual(
+    back.map((r) => `${r['a']}${r['b']}`),
+    ['1x', '2z'],
+  );
 });

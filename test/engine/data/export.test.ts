@@ -17,7 +17,10 @@ async function filled(t: Parameters<typeof openStore>[0]) {
   await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [everyKindTrace('a') as any, everyKindTrace('b') as any] });
   await store.flush();
   await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [everyKindTrace('c') as any] });
-  await store.records.delete('trace', projectId, { log_stream_id: logStreamId, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'trace-b' }] } as any);
+  await store.records.delete('trace', projectId, {
+    log_stream_id: logStreamId,
+    filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'trace-b' }],
+  } as any);
   return fx;
 }
 
@@ -42,7 +45,10 @@ test('every format holds the live records in the export columns', async (t) => {
   const jsonl = join(out, 'x.jsonl');
   const arrow = join(out, 'x.arrow');
   const fractions: number[] = [];
-  assert.equal((await store.data.exportFile(projectId, parquet, { format: 'parquet', onProgress: (f) => fractions.push(f) })).rows, expected);
+  assert.equal(
+    (await store.data.exportFile(projectId, parquet, { format: 'parquet', onProgress: (f) => fractions.push(f) })).rows,
+    expected,
+  );
   assert.equal(fractions.at(-1), 1);
   assert.equal((await store.data.exportFile(projectId, jsonl, { format: 'jsonl', log_stream_id: logStreamId })).rows, expected);
   assert.equal((await store.data.exportFile(projectId, arrow, { format: 'arrow' })).rows, expected);
@@ -51,12 +57,18 @@ test('every format holds the live records in the export columns', async (t) => {
   assert.equal(pq.length, expected);
   assert.deepEqual(Object.keys(pq[0]!), EXPORT_COLUMNS);
   assert.ok(!pq.some((r) => String(r['name']).endsWith('-b')), 'the deleted trace is not exported');
-  const lines = readFileSync(jsonl, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const lines = readFileSync(jsonl, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   assert.equal(lines.length, expected);
   assert.deepEqual(Object.keys(lines[0]), EXPORT_COLUMNS);
   const table = tableFromIPC(readFileSync(arrow));
   assert.equal(table.numRows, expected);
-  assert.deepEqual(table.schema.fields.map((f) => f.name), EXPORT_COLUMNS);
+  assert.deepEqual(
+    table.schema.fields.map((f) => f.name),
+    EXPORT_COLUMNS,
+  );
   // The same ids in every format.
   const ids = (rows: { id: unknown }[]) => rows.map((r) => String(r.id)).sort();
   assert.deepEqual(ids(lines), ids(pq as never));
@@ -66,7 +78,12 @@ test('every format holds the live records in the export columns', async (t) => {
 test('a level and filter select matching records and their descendants, as Arrow batches', async (t) => {
   const { store, projectId, logStreamId } = await filled(t);
   const batches = [];
-  for await (const b of store.data.export(projectId, { log_stream_id: logStreamId, level: 'trace', filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'trace-c' }] } as any)) batches.push(b);
+  for await (const b of store.data.export(projectId, {
+    log_stream_id: logStreamId,
+    level: 'trace',
+    filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'trace-c' }],
+  } as any))
+    batches.push(b);
   const rows = batches.flatMap((b) => [...b]);
   assert.equal(rows.length, 7, 'the trace and its 6 spans');
   assert.equal(new Set(rows.map((r) => r.trace_id)).size, 1);
@@ -75,9 +92,19 @@ test('a level and filter select matching records and their descendants, as Arrow
   assert.equal(llm.metrics.toJSON()['num_input_tokens'], 12);
   // Nothing matches: one empty batch still carries the columns.
   const none = [];
-  for await (const b of store.data.export(projectId, { level: 'span', filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'nothing' }] } as any)) none.push(b);
-  assert.equal(none.reduce((n, b) => n + b.numRows, 0), 0);
-  assert.deepEqual(none[0]!.schema.fields.map((f) => f.name), EXPORT_COLUMNS);
+  for await (const b of store.data.export(projectId, {
+    level: 'span',
+    filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'nothing' }],
+  } as any))
+    none.push(b);
+  assert.equal(
+    none.reduce((n, b) => n + b.numRows, 0),
+    0,
+  );
+  assert.deepEqual(
+    none[0]!.schema.fields.map((f) => f.name),
+    EXPORT_COLUMNS,
+  );
 });
 
 test('bad selections are refused and write nothing', async (t) => {
@@ -85,7 +112,14 @@ test('bad selections are refused and write nothing', async (t) => {
   const out = join(tempDir(t), 'x.parquet');
   await assert.rejects(store.data.exportFile(projectId, out, { format: 'csv' as never }), InvalidRequestError);
   await assert.rejects(store.data.exportFile(projectId, out, { format: 'parquet', level: 'row' as never }), InvalidRequestError);
-  await assert.rejects(store.data.exportFile(projectId, out, { format: 'parquet', level: 'span', filters: [{ type: 'text', column_id: 'no_such', operator: 'eq', value: 'x' }] } as any), InvalidRequestError);
+  await assert.rejects(
+    store.data.exportFile(projectId, out, {
+      format: 'parquet',
+      level: 'span',
+      filters: [{ type: 'text', column_id: 'no_such', operator: 'eq', value: 'x' }],
+    } as any),
+    InvalidRequestError,
+  );
   assert.throws(() => store.data.export(projectId, { level: 'span', filter_tree: { nonsense: true } } as any), InvalidRequestError);
   assert.equal(existsSync(out), false);
 });

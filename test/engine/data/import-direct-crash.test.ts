@@ -19,7 +19,14 @@ import { nodeEntry } from '../../support/node-entry.js';
 
 const TRACES = 6;
 const uuidFor = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
-const trace = (i: number, output: string) => ({ id: uuidFor(i), name: `t${i}`, input: 'i', output, created_at: '2026-03-01T10:00:00.000Z', spans: [{ type: 'llm', name: 'chat', input: 'q', output: output, metrics: { num_input_tokens: i } }] });
+const trace = (i: number, output: string) => ({
+  id: uuidFor(i),
+  name: `t${i}`,
+  input: 'i',
+  output,
+  created_at: '2026-03-01T10:00:00.000Z',
+  spans: [{ type: 'llm', name: 'chat', input: 'q', output: output, metrics: { num_input_tokens: i } }],
+});
 
 function files(dir: string, sub = ''): string[] {
   const out: string[] = [];
@@ -47,7 +54,12 @@ test('SIGKILL at any fsync of a direct import leaves all of it or none, and no s
   const s = t0.createLogStream(p.id, 'main');
   await t0.logTraces(p.id, { log_stream_id: s.id, traces: [trace(0, 'before'), trace(1, 'before')] as never });
   await t0.flush();
-  const countAll = async (st: TraceStore) => Number((await st.data.sql('SELECT (SELECT count(*) FROM spans) + (SELECT count(*) FROM traces) + (SELECT count(*) FROM sessions) AS n'))[0]!['n']);
+  const countAll = async (st: TraceStore) =>
+    Number(
+      (await st.data.sql('SELECT (SELECT count(*) FROM spans) + (SELECT count(*) FROM traces) + (SELECT count(*) FROM sessions) AS n'))[0]![
+        'n'
+      ],
+    );
   await t0.close();
   const before = 3 * 3; // traces 0..2, each with a span and a session
 
@@ -56,7 +68,17 @@ test('SIGKILL at any fsync of a direct import leaves all of it or none, and no s
   for (let killAt = 1; killAt <= 40 && !finished; killAt++) {
     const dir = join(tempDir(), 'data');
     cpSync(template, dir, { recursive: true });
-    const child = spawnSync(process.execPath, [...nodeEntry(join(ROOT, 'test', 'support', 'bulk-import-then-die.ts')), dir, file, String(killAt), JSON.stringify([trace(2, 'before')])], { cwd: ROOT, encoding: 'utf8' });
+    const child = spawnSync(
+      process.execPath,
+      [
+        ...nodeEntry(join(ROOT, 'test', 'support', 'bulk-import-then-die.ts')),
+        dir,
+        file,
+        String(killAt),
+        JSON.stringify([trace(2, 'before')]),
+      ],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
     assert.equal(child.signal, 'SIGKILL', child.stderr);
     finished = child.stdout.includes('finished');
     // No background merges; the seal of the replayed log is awaited below, before files are listed.
@@ -66,7 +88,11 @@ test('SIGKILL at any fsync of a direct import leaves all of it or none, and no s
       // import (the import made that row dead), is logged again; it must replace every older version.
       await store.logTraces(p.id, { log_stream_id: s.id, traces: [trace(2, 'again')] as never });
       const two = await store.data.sql('SELECT output FROM traces WHERE id = $1', [uuidFor(2)]);
-      assert.deepEqual(two.map((r) => r['output']), ['again'], `kill at fsync ${killAt}: the record logged after the reopen replaces every older version`);
+      assert.deepEqual(
+        two.map((r) => r['output']),
+        ['again'],
+        `kill at fsync ${killAt}: the record logged after the reopen replaces every older version`,
+      );
       const got = await store.data.sql('SELECT id, output FROM traces ORDER BY id');
       const outs = new Map(got.map((r) => [String(r['id']), String(r['output'])]));
       assert.equal(outs.size, got.length, `kill at fsync ${killAt}: no id twice`);
@@ -77,14 +103,23 @@ test('SIGKILL at any fsync of a direct import leaves all of it or none, and no s
       if (finished) assert.ok(all, 'a finished import is all there');
       outcomes.add(all ? 'all' : 'none');
       // The import replaces the sessions too (ids are kept): the union of the two, each id once.
-      const [ids] = await store.data.sql('SELECT count(DISTINCT id) AS d, count(*) AS n FROM (SELECT id FROM spans UNION ALL SELECT id FROM traces UNION ALL SELECT id FROM sessions)');
+      const [ids] = await store.data.sql(
+        'SELECT count(DISTINCT id) AS d, count(*) AS n FROM (SELECT id FROM spans UNION ALL SELECT id FROM traces UNION ALL SELECT id FROM sessions)',
+      );
       assert.equal(Number(ids!['n']), Number(ids!['d']), `kill at fsync ${killAt}: no record twice`);
       if (!all) assert.equal(await countAll(store), before, `kill at fsync ${killAt}: nothing of the import`);
       else assert.ok((await countAll(store)) >= rows, `kill at fsync ${killAt}: every imported record`);
       // Nothing but what the manifest lists under records/, no temporary file anywhere (once the
       // replayed log is sealed: that seal writes its files before listing them).
       await store.flush();
-      const listed = new Set(loadManifest(dir).segments.flatMap((g) => [g.file, relative(dir, idsPath(join(dir, g.file))), relative(dir, textIndexPath(join(dir, g.file))), relative(dir, childIndexPath(join(dir, g.file)))]));
+      const listed = new Set(
+        loadManifest(dir).segments.flatMap((g) => [
+          g.file,
+          relative(dir, idsPath(join(dir, g.file))),
+          relative(dir, textIndexPath(join(dir, g.file))),
+          relative(dir, childIndexPath(join(dir, g.file))),
+        ]),
+      );
       const stray = files(dir).filter((f) => (f.startsWith('records/') && !listed.has(f)) || /\.tmp-\d+$/.test(f) || f.startsWith('tmp/'));
       assert.deepEqual(stray, [], `kill at fsync ${killAt}: stray files`);
       await store.logTraces(p.id, { log_stream_id: s.id, traces: [trace(99, 'after')] as never });

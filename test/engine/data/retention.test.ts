@@ -21,7 +21,9 @@ function at(trace: any, iso: string): any {
 }
 
 function parquetFiles(dir: string): string[] {
-  return (readdirSync(join(dir, 'records'), { recursive: true }) as string[]).filter((f) => f.endsWith('.parquet')).map((f) => join(dir, 'records', f));
+  return (readdirSync(join(dir, 'records'), { recursive: true }) as string[])
+    .filter((f) => f.endsWith('.parquet'))
+    .map((f) => join(dir, 'records', f));
 }
 
 async function idsOnDisk(dir: string): Promise<Set<string>> {
@@ -30,7 +32,9 @@ async function idsOnDisk(dir: string): Promise<Set<string>> {
   const db = await DuckDBInstance.create(':memory:');
   const c = await db.connect();
   try {
-    const rows = (await c.runAndReadAll(`SELECT id FROM read_parquet([${files.map((f) => `'${f}'`).join(', ')}], union_by_name = true)`)).getRowObjectsJS();
+    const rows = (
+      await c.runAndReadAll(`SELECT id FROM read_parquet([${files.map((f) => `'${f}'`).join(', ')}], union_by_name = true)`)
+    ).getRowObjectsJS();
     return new Set(rows.map((r) => String(r['id'])));
   } finally {
     c.closeSync();
@@ -43,10 +47,14 @@ test('expired records leave reads at once and the disk at compaction; a stream o
   const other = store.createLogStream(projectId, 'other').id;
   const old = new Date(Date.now() - 40 * 86_400_000).toISOString();
   const recent = new Date(Date.now() - 2 * 86_400_000).toISOString();
-  for (const run of [logStreamId, other]) await store.logTraces(projectId, { log_stream_id: run, traces: [at(everyKindTrace('old'), old)] });
+  for (const run of [logStreamId, other])
+    await store.logTraces(projectId, { log_stream_id: run, traces: [at(everyKindTrace('old'), old)] });
   await store.flush(); // the old records in segments of their own
-  for (const run of [logStreamId, other]) await store.logTraces(projectId, { log_stream_id: run, traces: [at(everyKindTrace('new'), recent)] });
-  const oldIds = new Set((await store.data.sql("SELECT id FROM spans WHERE created_at < now() - INTERVAL 30 DAY")).map((r) => String(r['id'])));
+  for (const run of [logStreamId, other])
+    await store.logTraces(projectId, { log_stream_id: run, traces: [at(everyKindTrace('new'), recent)] });
+  const oldIds = new Set(
+    (await store.data.sql('SELECT id FROM spans WHERE created_at < now() - INTERVAL 30 DAY')).map((r) => String(r['id'])),
+  );
   assert.equal(oldIds.size, 12);
   assert.equal((await store.count('span', projectId, {})).total_count, 24);
 
@@ -60,7 +68,10 @@ test('expired records leave reads at once and the disk at compaction; a stream o
   assert.equal(exported, await store.records.countAll(projectId));
 
   // A stream's own value wins over its project's.
-  assert.deepEqual(store.data.setRetention(projectId, { log_stream_id: other, retention_days: 365 }), { retention_days: 365, effective_retention_days: 365 });
+  assert.deepEqual(store.data.setRetention(projectId, { log_stream_id: other, retention_days: 365 }), {
+    retention_days: 365,
+    effective_retention_days: 365,
+  });
   assert.equal((await store.count('span', projectId, { log_stream_id: other })).total_count, 12);
   assert.equal((await store.count('span', projectId, { log_stream_id: logStreamId })).total_count, 6);
 
@@ -73,7 +84,10 @@ test('expired records leave reads at once and the disk at compaction; a stream o
 
   const reopened = await TraceStore.open(dir);
   t.after(() => reopened.close());
-  assert.deepEqual(reopened.data.getRetention(projectId, { log_stream_id: logStreamId }), { retention_days: null, effective_retention_days: 30 });
+  assert.deepEqual(reopened.data.getRetention(projectId, { log_stream_id: logStreamId }), {
+    retention_days: null,
+    effective_retention_days: 30,
+  });
   assert.equal((await reopened.count('span', projectId, {})).total_count, 18);
   reopened.data.setRetention(projectId, { log_stream_id: other, retention_days: null });
   assert.equal((await reopened.count('span', projectId, {})).total_count, 12, 'cleared: the stream follows its project again');
@@ -88,7 +102,11 @@ test('merges after seals take expired records off the disk by themselves (no com
   await store.flush(); // segments wholly expired
   await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [at(everyKindTrace('b'), old), at(everyKindTrace('c'), recent)] });
   await store.flush(); // segments half expired
-  const live = new Set((await store.data.sql('SELECT id FROM spans UNION ALL SELECT id FROM traces UNION ALL SELECT id FROM sessions')).map((r) => String(r['id'])));
+  const live = new Set(
+    (await store.data.sql('SELECT id FROM spans UNION ALL SELECT id FROM traces UNION ALL SELECT id FROM sessions')).map((r) =>
+      String(r['id']),
+    ),
+  );
   assert.equal(live.size, 8, 'the recent trace, its 6 spans and its session');
   // The merges run in the background after the seals: wait for them (bounded), then look at the files.
   // A file may go between listing and reading it (a merge retired it): then look again.

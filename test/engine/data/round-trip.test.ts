@@ -28,14 +28,34 @@ const QUESTIONS: { level: 'span' | 'trace' | 'session'; body: Rec }[] = [
   { level: 'trace', body: { include_counts: true } },
   { level: 'session', body: { include_counts: true } },
   { level: 'span', body: { filters: [{ type: 'number', column_id: 'metrics/num_input_tokens', operator: 'gt', value: 5 }] } },
-  { level: 'trace', body: { filters: [{ type: 'number', column_id: 'metrics/num_input_tokens', operator: 'gte', value: 12 }], sort: { column_id: 'metrics/num_input_tokens', ascending: false } } },
-  { level: 'span', body: { filter_tree: { or: [{ filter: { type: 'text', column_id: 'name', operator: 'contains', value: 'a' } }, { filter: { type: 'collection', column_id: 'tags', operator: 'contains', value: 't1' } }] } } },
+  {
+    level: 'trace',
+    body: {
+      filters: [{ type: 'number', column_id: 'metrics/num_input_tokens', operator: 'gte', value: 12 }],
+      sort: { column_id: 'metrics/num_input_tokens', ascending: false },
+    },
+  },
+  {
+    level: 'span',
+    body: {
+      filter_tree: {
+        or: [
+          { filter: { type: 'text', column_id: 'name', operator: 'contains', value: 'a' } },
+          { filter: { type: 'collection', column_id: 'tags', operator: 'contains', value: 't1' } },
+        ],
+      },
+    },
+  },
 ];
 
 async function answers(store: TraceStore, projectId: string): Promise<unknown> {
   const out: unknown[] = [];
   for (const q of QUESTIONS) {
-    const page = await store.search(q.level, projectId, { ...q.body, limit: 1000, ...(q.body['sort'] ? {} : { sort: { column_id: 'created_at', ascending: true } }) } as never);
+    const page = await store.search(q.level, projectId, {
+      ...q.body,
+      limit: 1000,
+      ...(q.body['sort'] ? {} : { sort: { column_id: 'created_at', ascending: true } }),
+    } as never);
     out.push(portable(page.records));
     out.push((await store.count(q.level, projectId, q.body as never)).total_count);
   }
@@ -51,9 +71,19 @@ async function source(t: Parameters<typeof openStore>[0]) {
   await store.logTraces(projectId, { log_stream_id: logStreamId, traces: traces.slice(0, 2) });
   await store.flush();
   await store.logTraces(projectId, { log_stream_id: logStreamId, traces: traces.slice(2) });
-  await store.records.delete('span', projectId, { log_stream_id: logStreamId, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'guard' }, { type: 'text', column_id: 'input', operator: 'eq', value: 'check' }] } as never);
+  await store.records.delete('span', projectId, {
+    log_stream_id: logStreamId,
+    filters: [
+      { type: 'text', column_id: 'name', operator: 'eq', value: 'guard' },
+      { type: 'text', column_id: 'input', operator: 'eq', value: 'check' },
+    ],
+  } as never);
   const [one] = (await store.search('trace', projectId, { log_stream_id: logStreamId, limit: 1 })).records;
-  await store.records.updateRecord('trace', projectId, String(one!['id']), { log_stream_id: logStreamId, output: 'revised', tags: ['x'] } as never);
+  await store.records.updateRecord('trace', projectId, String(one!['id']), {
+    log_stream_id: logStreamId,
+    output: 'revised',
+    tags: ['x'],
+  } as never);
   return fx;
 }
 
@@ -78,7 +108,12 @@ for (const format of ['parquet', 'jsonl', 'arrow'] as ExportFormat[]) {
 test('JSON lines of v2 bodies import as the requests they are, into a project created on the way', async (t) => {
   const { store, dir } = await openStore(t);
   const file = join(dir, '..', 'bodies.jsonl');
-  writeFileSync(file, [JSON.stringify({ traces: [everyKindTrace('a')] }), '', JSON.stringify({ traces: [everyKindTrace('b'), everyKindTrace('c')] })].join('\n'));
+  writeFileSync(
+    file,
+    [JSON.stringify({ traces: [everyKindTrace('a')] }), '', JSON.stringify({ traces: [everyKindTrace('b'), everyKindTrace('c')] })].join(
+      '\n',
+    ),
+  );
   const res = await store.data.importFile(file, { project: 'imported', logStream: 'bodies' });
   assert.equal(res.bodies, 2);
   assert.equal((await store.count('span', res.projectId, {})).total_count, 18);

@@ -15,7 +15,10 @@ test('views hold the live rows of memory tables and segments, metrics as columns
   await store.flush();
   await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [everyKindTrace('c') as any] });
   // One deletion: the trace b with its spans goes (a sealed row and its descendants).
-  await store.records.delete('trace', projectId, { log_stream_id: logStreamId, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'trace-b' }] } as any);
+  await store.records.delete('trace', projectId, {
+    log_stream_id: logStreamId,
+    filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'trace-b' }],
+  } as any);
 
   const spans = (await store.count('span', projectId, { log_stream_id: logStreamId })).total_count;
   const [row] = await store.data.sql('SELECT count(*) AS n, count(DISTINCT id) AS ids, sum(num_input_tokens) AS tokens FROM spans');
@@ -23,14 +26,30 @@ test('views hold the live rows of memory tables and segments, metrics as columns
   assert.equal(Number(row!['ids']), spans);
   assert.equal(row!['tokens'], 24, 'two llm spans (a and c) of 12 input tokens each');
   const traces = await store.data.sql('SELECT name FROM traces ORDER BY name');
-  assert.deepEqual(traces.map((r) => r['name']), ['trace-a', 'trace-c']);
+  assert.deepEqual(
+    traces.map((r) => r['name']),
+    ['trace-a', 'trace-c'],
+  );
   // Joins with the catalog tables; parameters bind positionally.
-  const named = await store.data.sql('SELECT p.name AS project, r.name AS stream, count(*) AS n FROM spans s JOIN projects p ON p.id = s.project_id JOIN runs r ON r.id = s.run_id WHERE s.type = $1 GROUP BY ALL', ['llm']);
-  assert.deepEqual(named.map((r) => ({ ...r, n: Number(r['n']) })), [{ project: 'test-project', stream: 'default', n: 2 }]);
+  const named = await store.data.sql(
+    'SELECT p.name AS project, r.name AS stream, count(*) AS n FROM spans s JOIN projects p ON p.id = s.project_id JOIN runs r ON r.id = s.run_id WHERE s.type = $1 GROUP BY ALL',
+    ['llm'],
+  );
+  assert.deepEqual(
+    named.map((r) => ({ ...r, n: Number(r['n']) })),
+    [{ project: 'test-project', stream: 'default', n: 2 }],
+  );
 
-  const table = await store.data.sql('SELECT id, created_at, tags, metrics, num_input_tokens FROM spans WHERE type = $1 ORDER BY name', ['llm'], { format: 'arrow' });
+  const table = await store.data.sql(
+    'SELECT id, created_at, tags, metrics, num_input_tokens FROM spans WHERE type = $1 ORDER BY name',
+    ['llm'],
+    { format: 'arrow' },
+  );
   assert.equal(table.numRows, 2);
-  assert.deepEqual(table.schema.fields.map((f) => String(f.type)), ['Utf8', 'Timestamp<MICROSECOND>', 'List<Utf8>', 'Map<{key:Utf8, value:Float64}>', 'Float64']);
+  assert.deepEqual(
+    table.schema.fields.map((f) => String(f.type)),
+    ['Utf8', 'Timestamp<MICROSECOND>', 'List<Utf8>', 'Map<{key:Utf8, value:Float64}>', 'Float64'],
+  );
   assert.equal(table.getChild('num_input_tokens')!.get(0), 12);
   const tags = await store.data.sql("SELECT tags FROM traces WHERE name = 'trace-a'", [], { format: 'arrow' });
   assert.deepEqual([...tags.getChild('tags')!.get(0)!], ['t1', 'a']);
@@ -101,9 +120,14 @@ test('hostile queries are refused and change nothing', async (t) => {
   for (const text of hostile) {
     await assert.rejects(store.data.sql(q(text)), (err: unknown) => err instanceof InvalidRequestError, text);
   }
-  for (const suffix of ['.csv', '.parquet', '', '.db']) assert.equal(existsSync(target + suffix), false, `nothing written at ${target}${suffix}`);
+  for (const suffix of ['.csv', '.parquet', '', '.db'])
+    assert.equal(existsSync(target + suffix), false, `nothing written at ${target}${suffix}`);
   assert.equal(existsSync(join(dir, 'x.db')), false);
-  assert.deepEqual(readdirSync(join(dir, 'tmp')).filter((f) => f.startsWith('sql-')), [], 'work folders are removed');
+  assert.deepEqual(
+    readdirSync(join(dir, 'tmp')).filter((f) => f.startsWith('sql-')),
+    [],
+    'work folders are removed',
+  );
   // The store and the views are intact.
   const [row] = await store.data.sql('SELECT count(*) AS n FROM spans');
   assert.equal(Number(row!['n']), (await store.count('span', projectId, {})).total_count);
@@ -111,6 +135,10 @@ test('hostile queries are refused and change nothing', async (t) => {
   await assert.rejects(store.data.sql('SELECT $1', []), InvalidRequestError, 'a missing parameter');
   await assert.rejects(store.data.sql('SELECT * FROM range(100)', [], { maxRows: 10 }), /more than 10 rows/);
   assert.equal((await store.data.sql('SELECT * FROM range(10)', [], { maxRows: 10 })).length, 10);
-  await assert.rejects(store.data.sql('SELECT count(*) FROM range(1000000000000) a, range(1000000) b', [], { timeoutMs: 100 }), InvalidRequestError, 'an endless query is interrupted');
+  await assert.rejects(
+    store.data.sql('SELECT count(*) FROM range(1000000000000) a, range(1000000) b', [], { timeoutMs: 100 }),
+    InvalidRequestError,
+    'an endless query is interrupted',
+  );
   await assert.rejects(store.data.sql('SELECT 1', [{} as any]), InvalidRequestError, 'a parameter that is no scalar');
 });

@@ -13,17 +13,50 @@ const uuidOf = (hex: string) => `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.sl
 
 function family(traceId = traceHex()) {
   const now = Date.now();
-  const root: SpanSpec = { traceId, spanId: spanHex(), name: 'root', startMs: now - 100, endMs: now, attributes: { 'openinference.span.kind': 'AGENT', 'input.value': 'in', 'output.value': 'out' } };
-  const mid: SpanSpec = { traceId, spanId: spanHex(), parentSpanId: root.spanId, name: 'mid', startMs: now - 90, endMs: now - 10, attributes: { 'openinference.span.kind': 'CHAIN' } };
-  const leaf: SpanSpec = { traceId, spanId: spanHex(), parentSpanId: mid.spanId, name: 'leaf', startMs: now - 80, endMs: now - 20, attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.usage.input_tokens': 5 } };
+  const root: SpanSpec = {
+    traceId,
+    spanId: spanHex(),
+    name: 'root',
+    startMs: now - 100,
+    endMs: now,
+    attributes: { 'openinference.span.kind': 'AGENT', 'input.value': 'in', 'output.value': 'out' },
+  };
+  const mid: SpanSpec = {
+    traceId,
+    spanId: spanHex(),
+    parentSpanId: root.spanId,
+    name: 'mid',
+    startMs: now - 90,
+    endMs: now - 10,
+    attributes: { 'openinference.span.kind': 'CHAIN' },
+  };
+  const leaf: SpanSpec = {
+    traceId,
+    spanId: spanHex(),
+    parentSpanId: mid.spanId,
+    name: 'leaf',
+    startMs: now - 80,
+    endMs: now - 20,
+    attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.usage.input_tokens': 5 },
+  };
   return { traceId, root, mid, leaf };
 }
 
 async function tree(store: TraceStore, projectId: string, traceHexId: string): Promise<Record<string, string>> {
-  const spans = (await store.search('span', projectId, { filters: [{ type: 'id', column_id: 'trace_id', operator: 'eq', value: uuidOf(traceHexId) }], limit: 100 })).records;
+  const spans = (
+    await store.search('span', projectId, {
+      filters: [{ type: 'id', column_id: 'trace_id', operator: 'eq', value: uuidOf(traceHexId) }],
+      limit: 100,
+    })
+  ).records;
   const names = new Map(spans.map((s) => [s['id'], s['name']]));
   names.set(uuidOf(traceHexId), 'TRACE');
-  return Object.fromEntries(spans.map((s) => [s['name'], `${names.get(s['parent_id']) ?? `missing ${String(s['parent_id'])}`}${s['has_children'] ? ' +children' : ''}`]));
+  return Object.fromEntries(
+    spans.map((s) => [
+      s['name'],
+      `${names.get(s['parent_id']) ?? `missing ${String(s['parent_id'])}`}${s['has_children'] ? ' +children' : ''}`,
+    ]),
+  );
 }
 
 test('children first, parents later (across a restart), retries stored once', async (t) => {
@@ -42,7 +75,11 @@ test('children first, parents later (across a restart), retries stored once', as
   const before = (await store.search('span', projectId, { limit: 100 })).records.map((s) => [s['id'], s['step_number']]);
   const retry = await store.otlp.log(jsonRequest([f.leaf, f.mid]), options);
   assert.deepEqual([retry.accepted_spans, retry.duplicate_spans, retry.rejected_spans], [2, 2, 0]);
-  assert.deepEqual((await store.search('span', projectId, { limit: 100 })).records.map((s) => [s['id'], s['step_number']]), before, 'a retry changes nothing');
+  assert.deepEqual(
+    (await store.search('span', projectId, { limit: 100 })).records.map((s) => [s['id'], s['step_number']]),
+    before,
+    'a retry changes nothing',
+  );
   await store.otlp.log(jsonRequest([f.root]), options);
   assert.deepEqual(await tree(store, projectId, f.traceId), { leaf: 'mid', mid: 'root +children', root: 'TRACE +children' });
   const trace = await store.records.getRecord('trace', projectId, uuidOf(f.traceId));
@@ -59,7 +96,9 @@ test('a whole trace in one export, in any order, links the same way', async (t) 
   await store.otlp.log(jsonRequest([f.leaf, f.root, f.mid]));
   const projectId = store.findProjects({ name: 'default' })[0]!.id;
   assert.deepEqual(await tree(store, projectId, f.traceId), { leaf: 'mid', mid: 'root +children', root: 'TRACE +children' });
-  const steps = (await store.search('span', projectId, { sort: { column_id: 'step_number', ascending: true } })).records.map((s) => s['name']);
+  const steps = (await store.search('span', projectId, { sort: { column_id: 'step_number', ascending: true } })).records.map(
+    (s) => s['name'],
+  );
   assert.deepEqual(steps, ['root', 'mid', 'leaf'], 'steps follow start times');
 });
 
@@ -84,8 +123,13 @@ test('one session per external id, shared by the traces that name it; others get
   assert.equal(sessionOf(a.traceId), shared['id']);
   assert.equal(sessionOf(b.traceId), shared['id']);
   assert.notEqual(sessionOf(c.traceId), shared['id']);
-  const bSpans = (await store.search('span', projectId, { filters: [{ type: 'id', column_id: 'trace_id', operator: 'eq', value: uuidOf(b.traceId) }] })).records;
-  assert.deepEqual(bSpans.map((s) => s['session_id']), [shared['id'], shared['id'], shared['id']]);
+  const bSpans = (
+    await store.search('span', projectId, { filters: [{ type: 'id', column_id: 'trace_id', operator: 'eq', value: uuidOf(b.traceId) }] })
+  ).records;
+  assert.deepEqual(
+    bSpans.map((s) => s['session_id']),
+    [shared['id'], shared['id'], shared['id']],
+  );
 });
 
 test('targets: options, then resource attributes, then default; rights; typed errors', async (t) => {
@@ -93,9 +137,15 @@ test('targets: options, then resource attributes, then default; rights; typed er
   t.after(() => store.close());
   const one = () => [family().root];
   const r = await store.otlp.log(jsonRequest(one(), { 'tracelake.project.name': 'from-res', 'tracelake.log_stream.name': 'rs' }));
-  assert.deepEqual(r.targets.map((x) => [x.project_name, x.log_stream_name, x.spans]), [['from-res', 'rs', 1]]);
+  assert.deepEqual(
+    r.targets.map((x) => [x.project_name, x.log_stream_name, x.spans]),
+    [['from-res', 'rs', 1]],
+  );
   const o = await store.otlp.log(jsonRequest(one(), { 'tracelake.project.name': 'from-res' }), { project: 'from-options' });
-  assert.deepEqual(o.targets.map((x) => [x.project_name, x.log_stream_name]), [['from-options', 'default']]);
+  assert.deepEqual(
+    o.targets.map((x) => [x.project_name, x.log_stream_name]),
+    [['from-options', 'default']],
+  );
   const viewer = store.users.create({ email: 'v@x' });
   store.catalog.addProjectMember(store.findProjects({ name: 'from-res' })[0]!.id, viewer.id, 'viewer');
   await assert.rejects(store.otlp.log(jsonRequest(one()), { project: 'from-res', user: viewer }), ForbiddenError);
@@ -104,7 +154,10 @@ test('targets: options, then resource attributes, then default; rights; typed er
   const f = family();
   await assert.rejects(store.otlp.log(jsonRequest([f.root, f.mid, f.leaf, family().root])), PayloadTooLargeError);
   const text = await store.otlp.log(JSON.stringify(jsonRequest(one())), { project: 'from-text' });
-  assert.deepEqual(text.targets.map((x) => [x.project_name, x.spans]), [['from-text', 1]]);
+  assert.deepEqual(
+    text.targets.map((x) => [x.project_name, x.spans]),
+    [['from-text', 1]],
+  );
   const empty = await store.otlp.log({});
   assert.deepEqual([empty.accepted_spans, empty.targets], [0, []]);
 });

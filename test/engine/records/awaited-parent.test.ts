@@ -35,7 +35,11 @@ async function parentHasChildren(store: TraceStore, projectId: string, ls: objec
 test('a crash between a child logged before its parent and the parent: the parent still gets has_children', async (t) => {
   const dir = tempDir(t);
   const { projectId, ls } = await setup(dir);
-  const run = spawnSync(process.execPath, [...nodeEntry('test/support/ops-then-die.ts'), dir, JSON.stringify([['spans', projectId, child(ls)]])], { encoding: 'utf8' });
+  const run = spawnSync(
+    process.execPath,
+    [...nodeEntry('test/support/ops-then-die.ts'), dir, JSON.stringify([['spans', projectId, child(ls)]])],
+    { encoding: 'utf8' },
+  );
   assert.equal(run.signal, 'SIGKILL', run.stderr);
   const store = await TraceStore.open(dir);
   try {

@@ -20,10 +20,20 @@ const X = '00000000-0000-4000-8000-0000000000d1';
 const NO_COMPACT = { autoCompact: false };
 
 /** A trace with a workflow span W (one child C, tagged 'gone') and a tool span X beside it. */
-const trace = (ls: object): LogTracesRequest => ({
-  ...ls,
-  traces: [{ id: T, name: 't', spans: [{ id: W, type: 'workflow', name: 'wf', spans: [{ id: C, type: 'tool', name: 'child', tags: ['gone'], metrics: { score: 2 } }] }, { id: X, type: 'tool', name: 'x' }] }],
-} as LogTracesRequest);
+const trace = (ls: object): LogTracesRequest =>
+  ({
+    ...ls,
+    traces: [
+      {
+        id: T,
+        name: 't',
+        spans: [
+          { id: W, type: 'workflow', name: 'wf', spans: [{ id: C, type: 'tool', name: 'child', tags: ['gone'], metrics: { score: 2 } }] },
+          { id: X, type: 'tool', name: 'x' },
+        ],
+      },
+    ],
+  }) as LogTracesRequest;
 const deleteChild = (ls: object) => ({ ...ls, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: 'gone' }] });
 const hcIs = (value: boolean) => ({ filters: [{ type: 'boolean', column_id: 'has_children', operator: 'eq', value }] });
 
@@ -31,7 +41,9 @@ const hcIs = (value: boolean) => ({ filters: [{ type: 'boolean', column_id: 'has
 async function readW(store: TraceStore, projectId: string, ls: object): Promise<{ hc: boolean; updatedAt: unknown }> {
   const spans = (await store.search('span', projectId, ls)).records;
   const w = spans.find((r) => r['id'] === W)!;
-  const partial = (await store.partialSearch('span', projectId, { ...ls, select_columns: { column_ids: ['has_children'] } })).records.find((r) => r['id'] === W)!;
+  const partial = (await store.partialSearch('span', projectId, { ...ls, select_columns: { column_ids: ['has_children'] } })).records.find(
+    (r) => r['id'] === W,
+  )!;
   const tree = await store.records.getRecord('trace', projectId, T);
   const inTree = (tree['spans'] as Record<string, unknown>[]).find((s) => s['id'] === W)!;
   const [sql] = await store.data.sql('SELECT has_children FROM spans WHERE id = $1', [W]);
@@ -40,12 +52,25 @@ async function readW(store: TraceStore, projectId: string, ls: object): Promise<
   const withChildren = (await store.search('span', projectId, { ...ls, ...hcIs(true) })).records.map((r) => r['id']);
   const without = (await store.count('span', projectId, { ...ls, ...hcIs(false) })).total_count;
   const hc = w['has_children'] as boolean;
-  const all = { search: hc, partial: partial['has_children'], tree: inTree['has_children'], sql: sql!['has_children'], export: exported.find((r) => r['id'] === W)!['has_children'], filterTrue: withChildren.includes(W), filterFalse: without === spans.filter((r) => r['has_children'] === false).length };
-  assert.deepEqual(all, { search: hc, partial: hc, tree: hc, sql: hc, export: hc, filterTrue: hc, filterFalse: true }, 'every read shows the same has_children');
+  const all = {
+    search: hc,
+    partial: partial['has_children'],
+    tree: inTree['has_children'],
+    sql: sql!['has_children'],
+    export: exported.find((r) => r['id'] === W)!['has_children'],
+    filterTrue: withChildren.includes(W),
+    filterFalse: without === spans.filter((r) => r['has_children'] === false).length,
+  };
+  assert.deepEqual(
+    all,
+    { search: hc, partial: hc, tree: hc, sql: hc, export: hc, filterTrue: hc, filterFalse: true },
+    'every read shows the same has_children',
+  );
   return { hc, updatedAt: w['updated_at'] };
 }
 
-const manifest = (dir: string) => JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { childless?: number[]; segments: unknown[] };
+const manifest = (dir: string) =>
+  JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { childless?: number[]; segments: unknown[] };
 
 test('a delete of the last child (parent still in memory) marks the parent childless without a new version of it', async (t) => {
   const { store, projectId, logStreamId } = await openStore(t, NO_COMPACT);
@@ -150,7 +175,10 @@ for (const sealed of [false, true]) {
 test('deleting a whole run-wide selection: traces left without spans read as empty, and a filter finds them', async (t) => {
   const { store, projectId, logStreamId } = await openStore(t, NO_COMPACT);
   const ls = { log_stream_id: logStreamId };
-  const traces = Array.from({ length: 6 }, (_, i) => ({ name: `t${i}`, spans: [{ type: 'tool' as const, name: `s${i}`, tags: i % 2 === 0 ? ['gone'] : [] }] }));
+  const traces = Array.from({ length: 6 }, (_, i) => ({
+    name: `t${i}`,
+    spans: [{ type: 'tool' as const, name: `s${i}`, tags: i % 2 === 0 ? ['gone'] : [] }],
+  }));
   await store.logTraces(projectId, { ...ls, traces });
   await store.flush();
   const rows = store.records.stats.sealedRows + store.records.stats.memRows;

@@ -21,7 +21,24 @@ const traces = (ls: object): LogTracesRequest =>
         id: T1,
         name: 't1',
         spans: [
-          { id: W, type: 'workflow', name: 'w', tags: ['root'], spans: [{ id: A, type: 'agent', name: 'a', spans: [{ id: C1, type: 'tool', name: 'c1', tags: ['x'] }, { id: C2, type: 'tool', name: 'c2' }] }, { id: L, type: 'llm', name: 'l', tags: ['leaf'] }] },
+          {
+            id: W,
+            type: 'workflow',
+            name: 'w',
+            tags: ['root'],
+            spans: [
+              {
+                id: A,
+                type: 'agent',
+                name: 'a',
+                spans: [
+                  { id: C1, type: 'tool', name: 'c1', tags: ['x'] },
+                  { id: C2, type: 'tool', name: 'c2' },
+                ],
+              },
+              { id: L, type: 'llm', name: 'l', tags: ['leaf'] },
+            ],
+          },
           { id: K, type: 'llm', name: 'k', tags: ['leaf'] },
         ],
       },
@@ -31,7 +48,10 @@ const traces = (ls: object): LogTracesRequest =>
 
 const spanIds = async (store: import('../../../src/engine/trace-store.js').TraceStore, projectId: string, ls: object) =>
   (await store.search('span', projectId, { ...ls, pagination: { limit: 100 } } as never)).records.map((r) => String(r['id'])).sort();
-const tagged = (ls: object, ...tags: string[]) => ({ ...ls, filter_tree: { or: tags.map((value) => ({ filter: { type: 'collection', column_id: 'tags', operator: 'contains', value } })) } });
+const tagged = (ls: object, ...tags: string[]) => ({
+  ...ls,
+  filter_tree: { or: tags.map((value) => ({ filter: { type: 'collection', column_id: 'tags', operator: 'contains', value } })) },
+});
 
 for (const sealed of [false, true]) {
   test(`a span delete takes each matching span's whole subtree once (${sealed ? 'sealed, plus a child in memory' : 'in memory'})`, async (t) => {
@@ -40,7 +60,12 @@ for (const sealed of [false, true]) {
     await store.logTraces(projectId, traces(ls));
     if (sealed) await store.flush();
     // A later child of A, logged on its own (in memory while the rest may be sealed).
-    await store.records.logSpans(projectId, { ...ls, trace_id: T1, parent_id: A, spans: [{ id: M, type: 'tool', name: 'm' }] } as unknown as LogSpansRequest);
+    await store.records.logSpans(projectId, {
+      ...ls,
+      trace_id: T1,
+      parent_id: A,
+      spans: [{ id: M, type: 'tool', name: 'm' }],
+    } as unknown as LogSpansRequest);
     // W and C1 both match; C1 is also under W: W's subtree (W, A, C1, C2, M, L) goes, each counted once.
     const r = await store.records.delete('span', projectId, tagged(ls, 'root', 'x') as never);
     assert.equal(r.deleted, 6);
@@ -68,8 +93,19 @@ test('a span whose last children a delete took, given a new child later, loses i
   await store.logTraces(projectId, traces(ls));
   await store.flush();
   // V's only child D goes: V is marked childless. A new child of V then arrives, and V is deleted.
-  assert.equal((await store.records.delete('span', projectId, { ...ls, filters: [{ type: 'id', column_id: 'id', value: D }] } as never)).deleted, 1);
-  await store.records.logSpans(projectId, { ...ls, trace_id: T2, parent_id: V, spans: [{ id: M, type: 'tool', name: 'm' }] } as unknown as LogSpansRequest);
-  assert.equal((await store.records.delete('span', projectId, { ...ls, filters: [{ type: 'id', column_id: 'id', value: V }] } as never)).deleted, 2);
+  assert.equal(
+    (await store.records.delete('span', projectId, { ...ls, filters: [{ type: 'id', column_id: 'id', value: D }] } as never)).deleted,
+    1,
+  );
+  await store.records.logSpans(projectId, {
+    ...ls,
+    trace_id: T2,
+    parent_id: V,
+    spans: [{ id: M, type: 'tool', name: 'm' }],
+  } as unknown as LogSpansRequest);
+  assert.equal(
+    (await store.records.delete('span', projectId, { ...ls, filters: [{ type: 'id', column_id: 'id', value: V }] } as never)).deleted,
+    2,
+  );
   assert.deepEqual(await spanIds(store, projectId, ls), [W, A, C1, C2, L, K].sort());
 });

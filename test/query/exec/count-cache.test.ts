@@ -17,7 +17,11 @@ test('kept segment counts give the full count after deletes, merges and retentio
   // Old traces (3 days) and recent ones (an hour) share the first segment, so a 2-day retention cuts
   // it partly and leaves the second whole; the last batch stays in memory.
   const set = (seed: number, startTime: number, spans: number) => [...generateBatches({ spans, batchSpans: 500, seed, startTime })];
-  const parts = [[...set(5, now - 3 * DAY, 1500), ...set(6, now - 3_600_000, 1500)], set(7, now - 1_800_000, 1500), set(8, now - 600_000, 500)];
+  const parts = [
+    [...set(5, now - 3 * DAY, 1500), ...set(6, now - 3_600_000, 1500)],
+    set(7, now - 1_800_000, 1500),
+    set(8, now - 600_000, 500),
+  ];
   for (const fx of [kept, plain]) {
     for (const [i, batches] of parts.entries()) {
       for (const b of batches) await fx.store.logTraces(fx.projectId, { log_stream_id: fx.logStreamId, traces: b as never });
@@ -32,7 +36,8 @@ test('kept segment counts give the full count after deletes, merges and retentio
     [{ type: 'number', column_id: 'metrics/num_input_tokens', operator: 'gt', value: 150 }],
     [{ type: 'boolean', column_id: 'has_children', operator: 'eq', value: false }],
   ];
-  const count = (fx: StoreFixture, level: 'span' | 'trace', f: unknown[]) => fx.store.count(level, fx.projectId, { log_stream_id: fx.logStreamId, filters: f } as never).then((r) => r.total_count);
+  const count = (fx: StoreFixture, level: 'span' | 'trace', f: unknown[]) =>
+    fx.store.count(level, fx.projectId, { log_stream_id: fx.logStreamId, filters: f } as never).then((r) => r.total_count);
   let reused = 0;
   const check = async (when: string) => {
     for (const level of ['span', 'trace'] as const) {
@@ -54,7 +59,13 @@ test('kept segment counts give the full count after deletes, merges and retentio
   await check('with retention cutting a segment');
   assert.ok((await count(plain, 'span', [])) < 5000, 'retention hid the old spans');
   for (const fx of [kept, plain]) {
-    const body = { log_stream_id: fx.logStreamId, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: 'beta' }, { type: 'text', column_id: 'type', operator: 'eq', value: 'tool' }] };
+    const body = {
+      log_stream_id: fx.logStreamId,
+      filters: [
+        { type: 'collection', column_id: 'tags', operator: 'contains', value: 'beta' },
+        { type: 'text', column_id: 'type', operator: 'eq', value: 'tool' },
+      ],
+    };
     const gone = await fx.store.records.delete('span', fx.projectId, body as never);
     assert.ok(gone.deleted > 0);
   }
@@ -72,11 +83,18 @@ test('a has_children filter is counted afresh after a delete leaves a trace chil
   const kept = await openStore(t, { autoCompact: false, segmentCountMinRows: 1 });
   const plain = await openStore(t, { autoCompact: false, segmentCounts: false });
   const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
-  const traces = [1, 2].map((i) => ({ id: id(i), name: `t${i}`, input: 'q', created_at: '2026-01-01T00:00:00Z', spans: [{ id: id(10 + i), type: 'llm', name: `s${i}`, input: 'x', created_at: '2026-01-01T00:00:01Z', model: 'm' }] }));
+  const traces = [1, 2].map((i) => ({
+    id: id(i),
+    name: `t${i}`,
+    input: 'q',
+    created_at: '2026-01-01T00:00:00Z',
+    spans: [{ id: id(10 + i), type: 'llm', name: `s${i}`, input: 'x', created_at: '2026-01-01T00:00:01Z', model: 'm' }],
+  }));
   const filters = [{ type: 'boolean', column_id: 'has_children', operator: 'eq', value: true }];
   const counts = async () => {
     const out: number[] = [];
-    for (const fx of [kept, plain]) out.push((await fx.store.count('trace', fx.projectId, { log_stream_id: fx.logStreamId, filters } as never)).total_count);
+    for (const fx of [kept, plain])
+      out.push((await fx.store.count('trace', fx.projectId, { log_stream_id: fx.logStreamId, filters } as never)).total_count);
     return out;
   };
   for (const fx of [kept, plain]) {
@@ -86,7 +104,10 @@ test('a has_children filter is counted afresh after a delete leaves a trace chil
   assert.deepEqual(await counts(), [2, 2]);
   assert.deepEqual(await counts(), [2, 2]);
   for (const fx of [kept, plain]) {
-    const gone = await fx.store.records.delete('span', fx.projectId, { log_stream_id: fx.logStreamId, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 's1' }] } as never);
+    const gone = await fx.store.records.delete('span', fx.projectId, {
+      log_stream_id: fx.logStreamId,
+      filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 's1' }],
+    } as never);
     assert.equal(gone.deleted, 1);
   }
   assert.deepEqual(await counts(), [1, 1]);

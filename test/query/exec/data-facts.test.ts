@@ -18,7 +18,22 @@ const scope = { projectId: P, runId: R, kinds: ['span'] as const };
 const ASKED = new Set(['model', 'temperature', 'tool_call_id']);
 
 function span(k: number, type: string, extra: Record<string, unknown> = {}): LogRow {
-  return { seq: 0, id: idOf(k), type, project_id: P, run_id: R, trace_id: idOf(1000), parent_id: idOf(1000), name: `s${k}`, input: 'x', created_at: 1_700_000_000_000_000 + k, updated_at: 0, is_complete: true, has_children: false, ...extra };
+  return {
+    seq: 0,
+    id: idOf(k),
+    type,
+    project_id: P,
+    run_id: R,
+    trace_id: idOf(1000),
+    parent_id: idOf(1000),
+    name: `s${k}`,
+    input: 'x',
+    created_at: 1_700_000_000_000_000 + k,
+    updated_at: 0,
+    is_complete: true,
+    has_children: false,
+    ...extra,
+  };
 }
 
 /** Facts as plain sorted lists, from notes (the engine's cache) and from a scan (a cache told nothing is noted). */
@@ -42,11 +57,17 @@ test('memory tables note span facts at ingest; replayed rows are scanned instead
   };
   let { db, store } = await open();
   try {
-    await store.append([span(1, 'llm', { model: 'gpt-4o', temperature: 0.2 }), span(2, 'llm', { model: 'gpt-4o' }), span(3, 'tool', { tool_call_id: 'c1' })], true);
+    await store.append(
+      [span(1, 'llm', { model: 'gpt-4o', temperature: 0.2 }), span(2, 'llm', { model: 'gpt-4o' }), span(3, 'tool', { tool_call_id: 'c1' })],
+      true,
+    );
     // A workflow span with a model (as OpenTelemetry may log it) and children; an agent that gains a child later.
     await store.append([span(4, 'workflow', { model: 'm', has_children: true }), span(5, 'agent')], true);
     await store.append([span(5, 'agent', { has_children: true })], true);
-    const expected = { children: ['agent', 'workflow'], with: { model: ['llm', 'workflow'], temperature: ['llm'], tool_call_id: ['tool'] } };
+    const expected = {
+      children: ['agent', 'workflow'],
+      with: { model: ['llm', 'workflow'], temperature: ['llm'], tool_call_id: ['tool'] },
+    };
 
     const live = await both(db, store);
     assert.equal(live.unnoted, 0, 'every memory table kept notes');

@@ -11,7 +11,6 @@ import { tempDir } from '../../support/helpers.js';
 import { ReferenceEvaluator, type Filter, type Rec } from '../../support/reference-eval.js';
 import { prng as random } from '../../support/fuzz/rng.js';
 
-
 const DAY = 86_400_000;
 const uuid = (rand: () => number) => {
   const h = Array.from({ length: 32 }, () => Math.floor(rand() * 16).toString(16)).join('');
@@ -35,11 +34,29 @@ function traces(n: number, startMs: number, rand: () => number, high = false): R
         input: 'x',
         tags: ['prod'],
         spans: [
-          { type: 'llm', id: uuid(rand), name: 'call', input: msgs, model: i % 2 ? 'gpt-4o' : 'other', metrics: { quality: q() }, tags: i % 3 ? ['prod'] : [], status_code: i % 5 === 0 ? 500 : 200 },
+          {
+            type: 'llm',
+            id: uuid(rand),
+            name: 'call',
+            input: msgs,
+            model: i % 2 ? 'gpt-4o' : 'other',
+            metrics: { quality: q() },
+            tags: i % 3 ? ['prod'] : [],
+            status_code: i % 5 === 0 ? 500 : 200,
+          },
           { type: 'tool', id: uuid(rand), name: 'tool', input: 'x', ...(rand() < 0.5 ? { metrics: { quality: q() } } : {}) },
         ],
       },
-      { type: 'llm', id: uuid(rand), name: 'top', input: msgs, model: 'gpt-4o', metrics: { quality: q() }, tags: ['prod'], status_code: 200 },
+      {
+        type: 'llm',
+        id: uuid(rand),
+        name: 'top',
+        input: msgs,
+        model: 'gpt-4o',
+        metrics: { quality: q() },
+        tags: ['prod'],
+        status_code: 200,
+      },
     ],
   }));
 }
@@ -53,19 +70,27 @@ async function allRecords(store: TraceStore, projectId: string): Promise<Rec[]> 
   }
 }
 
-test('metric-sorted pages from the segments\' lists equal the reference evaluator', { timeout: 120_000 }, async (t) => {
+test("metric-sorted pages from the segments' lists equal the reference evaluator", { timeout: 120_000 }, async (t) => {
   const steps: string[][] = [];
   // Lists of 24 rows, segments of at most 200 rows in row groups of 16: most lists are cut short.
   // Merges only when the test asks (store.compact), so the first checks see one layout throughout
   // (a background merge in the middle of them changed how many pages the lists could answer).
-  const store = await TraceStore.open(tempDir(t), { threads: 1, rowGroupSize: 16, sealRows: 200, metricTopKRows: 24, autoCompact: false, onPlan: (s) => steps.push([...s]) });
+  const store = await TraceStore.open(tempDir(t), {
+    threads: 1,
+    rowGroupSize: 16,
+    sealRows: 200,
+    metricTopKRows: 24,
+    autoCompact: false,
+    onPlan: (s) => steps.push([...s]),
+  });
   t.after(() => store.close());
   const projectId = store.createProject({ name: 'p' }).id;
   const log_stream_id = store.createLogStream(projectId, 'default').id;
   const rand = random(17);
   const now = Date.now();
   // Old traces (expired once retention is set) and recent ones, sealed into several segments.
-  for (let b = 0; b < 1; b++) await store.logTraces(projectId, { log_stream_id, traces: traces(20, now - 60 * DAY + b * 100_000, rand, true) } as never);
+  for (let b = 0; b < 1; b++)
+    await store.logTraces(projectId, { log_stream_id, traces: traces(20, now - 60 * DAY + b * 100_000, rand, true) } as never);
   const batches: Record<string, unknown>[][] = [];
   for (let b = 0; b < 12; b++) {
     batches.push(traces(20, now - DAY + b * 100_000, rand));
@@ -76,10 +101,24 @@ test('metric-sorted pages from the segments\' lists equal the reference evaluato
   await store.flush();
   assert.ok(store.records.stats.sealedRows > 0, 'rows are sealed');
 
-  const ids = (body: object) => store.partialSearch('span', projectId, { limit: 1000, select_columns: { column_ids: ['id'] }, ...body }).then((p) => p.records.map((r) => String(r['id'])));
+  const ids = (body: object) =>
+    store
+      .partialSearch('span', projectId, { limit: 1000, select_columns: { column_ids: ['id'] }, ...body })
+      .then((p) => p.records.map((r) => String(r['id'])));
   // Dead rows in the lists: the best recent llm spans are deleted (their rows stay in the segments).
-  const best = await ids({ filters: [{ type: 'date', column_id: 'created_at', operator: 'gte', value: new Date(now - 2 * DAY).toISOString() }, { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }], sort: { column_id: 'metrics/quality', ascending: false }, limit: 6 });
-  assert.equal((await store.records.delete('span', projectId, { filters: [{ type: 'id', column_id: 'id', operator: 'one_of', value: best }] })).deleted, 6);
+  const best = await ids({
+    filters: [
+      { type: 'date', column_id: 'created_at', operator: 'gte', value: new Date(now - 2 * DAY).toISOString() },
+      { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
+    ],
+    sort: { column_id: 'metrics/quality', ascending: false },
+    limit: 6,
+  });
+  assert.equal(
+    (await store.records.delete('span', projectId, { filters: [{ type: 'id', column_id: 'id', operator: 'one_of', value: best }] }))
+      .deleted,
+    6,
+  );
   // Updates: a batch logged again with new values of the top-level llm spans. The old versions stay
   // in the segments' lists (dead), the new ones (same ids) are in memory.
   const again = batches[1]!.map((tr) => {
@@ -96,12 +135,40 @@ test('metric-sorted pages from the segments\' lists equal the reference evaluato
     { name: 'llm', filters: [{ type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }], lists: true },
     { name: 'childless', filters: [{ type: 'boolean', column_id: 'has_children', operator: 'eq', value: false }], lists: true },
     { name: 'model', filters: [{ type: 'text', column_id: 'model', operator: 'eq', value: 'gpt-4o' }], lists: true },
-    { name: 'newer', filters: [{ type: 'date', column_id: 'created_at', operator: 'gte', value: mid }, { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }], lists: true },
-    { name: 'llm, quality > 0.3', filters: [{ type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }, { type: 'number', column_id: 'metrics/quality', operator: 'gt', value: 0.3 }], lists: true },
+    {
+      name: 'newer',
+      filters: [
+        { type: 'date', column_id: 'created_at', operator: 'gte', value: mid },
+        { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
+      ],
+      lists: true,
+    },
+    {
+      name: 'llm, quality > 0.3',
+      filters: [
+        { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
+        { type: 'number', column_id: 'metrics/quality', operator: 'gt', value: 0.3 },
+      ],
+      lists: true,
+    },
     { name: 'status 500 (few)', filters: [{ type: 'number', column_id: 'status_code', operator: 'eq', value: 500 }], lists: false },
     // Columns the lists do not hold: the full query.
-    { name: 'tags (not listed)', filters: [{ type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }, { type: 'collection', column_id: 'tags', operator: 'contains', value: 'prod' }], lists: false },
-    { name: 'name (not listed)', filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'top' }, { type: 'boolean', column_id: 'has_children', operator: 'eq', value: false }], lists: false },
+    {
+      name: 'tags (not listed)',
+      filters: [
+        { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
+        { type: 'collection', column_id: 'tags', operator: 'contains', value: 'prod' },
+      ],
+      lists: false,
+    },
+    {
+      name: 'name (not listed)',
+      filters: [
+        { type: 'text', column_id: 'name', operator: 'eq', value: 'top' },
+        { type: 'boolean', column_id: 'has_children', operator: 'eq', value: false },
+      ],
+      lists: false,
+    },
     { name: 'no filter (roll-ups)', filters: [], lists: false },
   ];
 
@@ -113,11 +180,24 @@ test('metric-sorted pages from the segments\' lists equal the reference evaluato
       for (const ascending of [false, true]) {
         for (const offset of [0, 4]) {
           const sort = { column_id: 'metrics/quality', ascending };
-          const want = ref.search('span', { filters: f.filters, sort }).slice(offset, offset + 5).map((r) => r['id'] as string);
+          const want = ref
+            .search('span', { filters: f.filters, sort })
+            .slice(offset, offset + 5)
+            .map((r) => r['id'] as string);
           steps.length = 0;
-          const page = await store.partialSearch('span', projectId, { filters: f.filters as never, sort, starting_token: offset, limit: 5, select_columns: { column_ids: ['id', 'type', 'trace_id', 'parent_id', 'has_children'], metric_columns_names: ['quality'] } });
+          const page = await store.partialSearch('span', projectId, {
+            filters: f.filters as never,
+            sort,
+            starting_token: offset,
+            limit: 5,
+            select_columns: { column_ids: ['id', 'type', 'trace_id', 'parent_id', 'has_children'], metric_columns_names: ['quality'] },
+          });
           const what = `${phase}: ${f.name} asc=${ascending} offset=${offset}`;
-          assert.deepEqual(page.records.map((r) => r['id']), want, what);
+          assert.deepEqual(
+            page.records.map((r) => r['id']),
+            want,
+            what,
+          );
           // The links and the metric shown come from the lists: the same as the full records hold.
           for (const r of page.records) {
             const full = ref.byLevel.span.find((x) => x['id'] === r['id'])!;

@@ -15,7 +15,14 @@ const FILTERS = [
 ];
 
 async function page(fx: StoreFixture, filters: unknown[], ascending: boolean, offset: number, columns: string[]) {
-  const r = await fx.store.partialSearch('span', fx.projectId, { log_stream_id: fx.logStreamId, filters, starting_token: offset, limit: 30, select_columns: { column_ids: columns }, ...(ascending ? { sort: { column_id: 'created_at', ascending } } : {}) } as never);
+  const r = await fx.store.partialSearch('span', fx.projectId, {
+    log_stream_id: fx.logStreamId,
+    filters,
+    starting_token: offset,
+    limit: 30,
+    select_columns: { column_ids: columns },
+    ...(ascending ? { sort: { column_id: 'created_at', ascending } } : {}),
+  } as never);
   return { rows: r.records.map((x) => ({ id: x['id'], name: x['name'], created_at: x['created_at'] })), next: r.next_starting_token };
 }
 

@@ -36,7 +36,13 @@ test('page roll-ups agree between short and long pages, and with the logged valu
   const runId = store.createLogStream(projectId, 'r').id;
   await store.logTraces(projectId, { log_stream_id: runId, reliable: true, traces: traces() } as never);
   const shown = async (level: 'span' | 'trace', filters: unknown[], limit: number, offset: number) => {
-    const body = { log_stream_id: runId, filters, sort: { column_id: 'name', ascending: true }, pagination: { starting_token: offset, limit }, select_columns: { column_ids: ['id', 'name'], metric_columns_names: ['quality'] } };
+    const body = {
+      log_stream_id: runId,
+      filters,
+      sort: { column_id: 'name', ascending: true },
+      pagination: { starting_token: offset, limit },
+      select_columns: { column_ids: ['id', 'name'], metric_columns_names: ['quality'] },
+    };
     const out = new Map<string, { status: string; value: number }>();
     for (const r of (await store.partialSearch(level, projectId, body as never)).records) {
       const info = (r['metric_info'] as Record<string, { status_type: string; value: number }> | null)?.['quality'];
@@ -46,8 +52,18 @@ test('page roll-ups agree between short and long pages, and with the logged valu
     return out;
   };
   const cases = [
-    { level: 'span' as const, filters: [{ type: 'text', column_id: 'type', operator: 'eq', value: 'workflow' }], name: (i: number) => `wf${String(i).padStart(3, '0')}`, want: (i: number) => (llmQuality(i) + 0.9) / 2 },
-    { level: 'trace' as const, filters: [], name: (i: number) => `t${String(i).padStart(3, '0')}`, want: (i: number) => (llmQuality(i) + 0.9) / 2 },
+    {
+      level: 'span' as const,
+      filters: [{ type: 'text', column_id: 'type', operator: 'eq', value: 'workflow' }],
+      name: (i: number) => `wf${String(i).padStart(3, '0')}`,
+      want: (i: number) => (llmQuality(i) + 0.9) / 2,
+    },
+    {
+      level: 'trace' as const,
+      filters: [],
+      name: (i: number) => `t${String(i).padStart(3, '0')}`,
+      want: (i: number) => (llmQuality(i) + 0.9) / 2,
+    },
   ];
   for (const sealed of [false, true]) {
     if (sealed) await store.flush();

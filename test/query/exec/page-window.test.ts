@@ -27,10 +27,20 @@ test('windowed pages equal full-scan pages', { timeout: 60_000 }, async (t) => {
   for (const f of filters) {
     for (const ascending of [false, true]) {
       for (const offset of [0, 37, 2000]) {
-        const body = { log_stream_id: small.logStreamId, filters: f, starting_token: offset, limit: 25, ...(ascending ? { sort: { column_id: 'created_at', ascending } } : {}) };
+        const body = {
+          log_stream_id: small.logStreamId,
+          filters: f,
+          starting_token: offset,
+          limit: 25,
+          ...(ascending ? { sort: { column_id: 'created_at', ascending } } : {}),
+        };
         const a = await small.store.search('span', small.projectId, body);
         const b = await full.store.search('span', full.projectId, { ...body, log_stream_id: full.logStreamId });
-        assert.deepEqual(a.records.map((r) => r['id']), b.records.map((r) => r['id']), `${JSON.stringify(f)} asc=${ascending} offset=${offset}`);
+        assert.deepEqual(
+          a.records.map((r) => r['id']),
+          b.records.map((r) => r['id']),
+          `${JSON.stringify(f)} asc=${ascending} offset=${offset}`,
+        );
         assert.equal(a.next_starting_token, b.next_starting_token);
       }
     }
@@ -46,7 +56,21 @@ function batch(from: number, to: number): Record<string, unknown>[] {
     const at = new Date(Date.UTC(2026, 0, 1, 0, i < 10 ? 0 : i)).toISOString();
     const name = i < 10 || i === 50 || i === 60 ? 'rare' : 'common';
     const id = (s: number) => `00000000-0000-4000-8000-${String(i * 10 + s).padStart(12, '0')}`;
-    return { id: id(9), name, input: 'q', created_at: at, spans: [0, 1, 2].map((s) => ({ id: id(s), type: 'llm', name: `${name}-${(i * 7 + s) % 5}`, input: 'x', created_at: at, model: 'm', metrics: { q: (i * 13 + s) % 11 } })) };
+    return {
+      id: id(9),
+      name,
+      input: 'q',
+      created_at: at,
+      spans: [0, 1, 2].map((s) => ({
+        id: id(s),
+        type: 'llm',
+        name: `${name}-${(i * 7 + s) % 5}`,
+        input: 'x',
+        created_at: at,
+        model: 'm',
+        metrics: { q: (i * 13 + s) % 11 },
+      })),
+    };
   });
 }
 
@@ -65,7 +89,7 @@ async function fill(stores: { store: TraceStore; projectId: string; logStreamId:
 // holding those instants, instead of widening the window step by step. The page must still equal a
 // full scan's: with many rows sharing one created_at (the page ends inside a tie), rows still in
 // memory, both orders, offsets, and a filter nothing matches.
-test('a short window finds the page by its rows\' times, and the page stays exact', { timeout: 60_000 }, async (t) => {
+test("a short window finds the page by its rows' times, and the page stays exact", { timeout: 60_000 }, async (t) => {
   const steps: string[][] = [];
   const opts = { sealRows: 100_000, walRollBytes: 200_000, autoCompact: false };
   const small = await openStore(t, { ...opts, pageWindowRows: 50, onPlan: (s) => steps.push([...s]) });
@@ -76,13 +100,24 @@ test('a short window finds the page by its rows\' times, and the page stays exac
   let timed = 0;
   for (const f of [rare, none]) {
     for (const ascending of [false, true]) {
-      for (const [offset, limit] of [[0, 10], [5, 20], [0, 40], [30, 10], [3, 4], [0, 1]] as const) {
+      for (const [offset, limit] of [
+        [0, 10],
+        [5, 20],
+        [0, 40],
+        [30, 10],
+        [3, 4],
+        [0, 1],
+      ] as const) {
         const body = { filters: f, starting_token: offset, limit, ...(ascending ? { sort: { column_id: 'created_at', ascending } } : {}) };
         steps.length = 0;
         const a = await small.store.search('span', small.projectId, { ...body, log_stream_id: small.logStreamId });
         const b = await full.store.search('span', full.projectId, { ...body, log_stream_id: full.logStreamId });
         const what = `${JSON.stringify(f)} asc=${ascending} offset=${offset} limit=${limit}`;
-        assert.deepEqual(a.records.map((r) => r['id']), b.records.map((r) => r['id']), what);
+        assert.deepEqual(
+          a.records.map((r) => r['id']),
+          b.records.map((r) => r['id']),
+          what,
+        );
         assert.equal(a.next_starting_token, b.next_starting_token, what);
         const keys = steps[0]!.filter((s) => s.startsWith('keys'));
         // The first window, at most one widening, then (if still short) the page's times and one more.
@@ -102,7 +137,9 @@ test('a short window finds the page by its rows\' times, and the page stays exac
 // pages equal a store whose rows sit in one segment (where it never applies), in both orders, with
 // ties on the sort value (names and metric values repeat), offsets, rows in memory, and filters
 // admitting nothing or everything.
-test('a page not sorted by time reads only the row groups holding a selective filter\'s matches, and stays exact', { timeout: 60_000 }, async (t) => {
+test("a page not sorted by time reads only the row groups holding a selective filter's matches, and stays exact", {
+  timeout: 60_000,
+}, async (t) => {
   const steps: string[][] = [];
   const opts = { sealRows: 100_000, walRollBytes: 200_000, autoCompact: false, metricTopK: false };
   const few = await openStore(t, { ...opts, planEstimate: 'few', onPlan: (s) => steps.push([...s]) });
@@ -114,20 +151,35 @@ test('a page not sorted by time reads only the row groups holding a selective fi
     [{ type: 'text', column_id: 'name', operator: 'contains', value: 'rare' }],
     [{ type: 'text', column_id: 'name', operator: 'eq', value: 'no such name' }],
     [{ type: 'text', column_id: 'model', operator: 'eq', value: 'm' }],
-    [{ type: 'number', column_id: 'metrics/q', operator: 'gte', value: 9 }, { type: 'text', column_id: 'name', operator: 'one_of', value: ['rare-1', 'rare-3'] }],
+    [
+      { type: 'number', column_id: 'metrics/q', operator: 'gte', value: 9 },
+      { type: 'text', column_id: 'name', operator: 'one_of', value: ['rare-1', 'rare-3'] },
+    ],
   ];
   let narrowed = 0;
   let plain = 0;
   for (const f of filters) {
-    for (const sort of [{ column_id: 'name', ascending: true }, { column_id: 'name', ascending: false }, { column_id: 'metrics/q', ascending: false }]) {
-      for (const [offset, limit] of [[0, 10], [7, 5], [0, 50]] as const) {
+    for (const sort of [
+      { column_id: 'name', ascending: true },
+      { column_id: 'name', ascending: false },
+      { column_id: 'metrics/q', ascending: false },
+    ]) {
+      for (const [offset, limit] of [
+        [0, 10],
+        [7, 5],
+        [0, 50],
+      ] as const) {
         const body = { filters: f, sort, starting_token: offset, limit };
         const b = await whole.store.search('span', whole.projectId, { ...body, log_stream_id: whole.logStreamId });
         for (const fx of [few, many]) {
           steps.length = 0;
           const a = await fx.store.search('span', fx.projectId, { ...body, log_stream_id: fx.logStreamId });
           const what = `${fx === few ? 'few' : 'many'} ${JSON.stringify(f)} ${JSON.stringify(sort)} offset=${offset} limit=${limit}`;
-          assert.deepEqual(a.records.map((r) => r['id']), b.records.map((r) => r['id']), what);
+          assert.deepEqual(
+            a.records.map((r) => r['id']),
+            b.records.map((r) => r['id']),
+            what,
+          );
           assert.equal(a.next_starting_token, b.next_starting_token, what);
           if (fx === few && steps[0]!.includes('match times') && steps[0]!.includes('keys (window)')) narrowed++;
           if (fx === many && !steps[0]!.includes('match times')) plain++;

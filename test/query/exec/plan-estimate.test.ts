@@ -19,8 +19,22 @@ function batch(from: number, to: number): Record<string, unknown>[] {
     const at = new Date(Date.UTC(2026, 0, 1, 0, Math.floor(i / 2))).toISOString();
     const name = i < 10 ? 'rare' : i % 40 === 7 ? 'spread' : 'common';
     const id = (s: number) => `00000000-0000-4000-8000-${String(i * 10 + s).padStart(12, '0')}`;
-    const llm = (s: number) => ({ id: id(s), type: 'llm', name: `${name}-${(i + s) % 3}`, input: 'x', created_at: at, model: 'm', metrics: { q: (i * 13 + s) % 11 } });
-    return { id: id(9), name, input: 'q', created_at: at, spans: [{ id: id(0), type: 'workflow', name: `${name}-w`, input: 'x', created_at: at, spans: [llm(1), llm(2)] }] };
+    const llm = (s: number) => ({
+      id: id(s),
+      type: 'llm',
+      name: `${name}-${(i + s) % 3}`,
+      input: 'x',
+      created_at: at,
+      model: 'm',
+      metrics: { q: (i * 13 + s) % 11 },
+    });
+    return {
+      id: id(9),
+      name,
+      input: 'q',
+      created_at: at,
+      spans: [{ id: id(0), type: 'workflow', name: `${name}-w`, input: 'x', created_at: at, spans: [llm(1), llm(2)] }],
+    };
   });
 }
 
@@ -40,7 +54,15 @@ const FILTERS: Record<string, Record<string, unknown>[]> = {
   broad: [leaf({ type: 'text', column_id: 'model', operator: 'eq', value: 'm' })],
   nothing: [leaf({ type: 'text', column_id: 'name', operator: 'eq', value: 'no such name' })],
   // Columns the top-k lists hold: the first five traces' llm spans.
-  'first traces': [leaf({ type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }), leaf({ type: 'id', column_id: 'trace_id', operator: 'one_of', value: [0, 1, 2, 3, 4].map((i) => `00000000-0000-4000-8000-${String(i * 10 + 9).padStart(12, '0')}`) })],
+  'first traces': [
+    leaf({ type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }),
+    leaf({
+      type: 'id',
+      column_id: 'trace_id',
+      operator: 'one_of',
+      value: [0, 1, 2, 3, 4].map((i) => `00000000-0000-4000-8000-${String(i * 10 + 9).padStart(12, '0')}`),
+    }),
+  ],
   'metric (rolls up)': [leaf({ type: 'number', column_id: 'metrics/q', operator: 'gte', value: 9 })],
 };
 const SORTS: Record<string, Record<string, unknown> | undefined> = {
@@ -51,9 +73,23 @@ const SORTS: Record<string, Record<string, unknown> | undefined> = {
 };
 
 /** A page as the client sees it: ids, the shown metric (own or rolled up) and the next token. */
-async function page(fx: Fixture, filters: Record<string, unknown>[], sort: Record<string, unknown> | undefined, offset: number, limit: number): Promise<string> {
-  const r = await fx.store.partialSearch('span', fx.projectId, { log_stream_id: fx.logStreamId, filters, ...(sort ? { sort } : {}), pagination: { starting_token: offset, limit }, select_columns: { column_ids: ['name'], metric_columns_names: ['q'] } } as never);
-  const rows = r.records.map((rec) => `${String(rec['id'])}:${JSON.stringify((rec['metric_info'] as Record<string, unknown> | null)?.['q'] ?? null)}`);
+async function page(
+  fx: Fixture,
+  filters: Record<string, unknown>[],
+  sort: Record<string, unknown> | undefined,
+  offset: number,
+  limit: number,
+): Promise<string> {
+  const r = await fx.store.partialSearch('span', fx.projectId, {
+    log_stream_id: fx.logStreamId,
+    filters,
+    ...(sort ? { sort } : {}),
+    pagination: { starting_token: offset, limit },
+    select_columns: { column_ids: ['name'], metric_columns_names: ['q'] },
+  } as never);
+  const rows = r.records.map(
+    (rec) => `${String(rec['id'])}:${JSON.stringify((rec['metric_info'] as Record<string, unknown> | null)?.['q'] ?? null)}`,
+  );
   return JSON.stringify({ rows, next: r.next_starting_token });
 }
 
@@ -63,18 +99,36 @@ test('a wrong estimate of the matches never changes a page, and the measured one
   const measured = await openStore(t, { ...base, estimateMinGroups: 4, onPlan: (s) => plans.push([...s]) });
   const few = await openStore(t, { ...base, planEstimate: 'few' });
   const many = await openStore(t, { ...base, planEstimate: 'many' });
-  const whole = await openStore(t, { sealRows: 100_000, walRollBytes: 200_000, autoCompact: false, metricTopK: false, pageWindowRows: 10_000_000 });
+  const whole = await openStore(t, {
+    sealRows: 100_000,
+    walRollBytes: 200_000,
+    autoCompact: false,
+    metricTopK: false,
+    pageWindowRows: 10_000_000,
+  });
   for (const fx of [measured, few, many]) await fill(fx, 11);
   await fill(whole, 1);
   assert.ok(measured.store.records.stats.memRows > 0 && measured.store.records.stats.sealedRows > 0, 'rows both sealed and in memory');
   const stepsOf: Record<string, string> = {};
   for (const [fname, filters] of Object.entries(FILTERS)) {
     for (const [sname, sort] of Object.entries(SORTS)) {
-      for (const [offset, limit] of [[0, 10], [7, 5], [0, 50]] as const) {
+      for (const [offset, limit] of [
+        [0, 10],
+        [7, 5],
+        [0, 50],
+      ] as const) {
         const want = await page(whole, filters, sort, offset, limit);
-        for (const [name, fx] of [['measured', measured], ['few', few], ['many', many]] as const) {
+        for (const [name, fx] of [
+          ['measured', measured],
+          ['few', few],
+          ['many', many],
+        ] as const) {
           plans.length = 0;
-          assert.equal(await page(fx, filters, sort, offset, limit), want, `${name}: ${fname}, by ${sname}, offset ${offset}, limit ${limit}`);
+          assert.equal(
+            await page(fx, filters, sort, offset, limit),
+            want,
+            `${name}: ${fname}, by ${sname}, offset ${offset}, limit ${limit}`,
+          );
           if (name === 'measured' && offset === 0 && limit === 10) stepsOf[`${fname}, by ${sname}`] = plans[0]!.join(' → ');
         }
       }
@@ -88,7 +142,11 @@ test('a wrong estimate of the matches never changes a page, and the measured one
   // Sorted by a metric: the top-k lists are tried first (no estimate before them: at 10M spans the
   // sample cost more than the attempt); a filter they cannot fill a page for then gets the estimate,
   // which finds it nowhere, so the match-times read narrows the full query.
-  assert.match(stepsOf['first traces, by metric desc']!, /^keys \(top-k: not enough\) → estimate → match times → keys \(window\)/, stepsOf['first traces, by metric desc']);
+  assert.match(
+    stepsOf['first traces, by metric desc']!,
+    /^keys \(top-k: not enough\) → estimate → match times → keys \(window\)/,
+    stepsOf['first traces, by metric desc'],
+  );
   assert.match(stepsOf['broad, by metric desc']!, /^keys \(top-k of \d+ listed rows\)/, stepsOf['broad, by metric desc']);
   // Newest first, the first window (50 rows) holds too few 'spread' rows: their rate says the page needs
   // most rows, so one statement without a window follows (no page-times read).

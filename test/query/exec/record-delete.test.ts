@@ -38,7 +38,9 @@ const row = (k: number, type: string, trace: number, parent: number | null, hasC
   has_children: hasChildren,
 });
 
-test('child indexes find the same childless parents as the segments, memory, dead and marked rows included', { timeout: 120_000 }, async (t) => {
+test('child indexes find the same childless parents as the segments, memory, dead and marked rows included', {
+  timeout: 120_000,
+}, async (t) => {
   const { db, store } = await openRecordStore(t);
   const random = rng(17);
   const parentOf = new Map<number, number>();
@@ -85,7 +87,10 @@ test('child indexes find the same childless parents as the segments, memory, dea
   await store.append(extra(first.parents.slice(5), 15), true);
   // Replaced children (the old version dead, the new one in memory) and a deleted one.
   const some = [...parentOf.keys()].filter((k) => parentOf.get(k)! > 1).slice(10, 20);
-  await store.append(some.map((k) => row(k, 'llm', 1, parentOf.get(k)!, false)), true);
+  await store.append(
+    some.map((k) => row(k, 'llm', 1, parentOf.get(k)!, false)),
+    true,
+  );
   const all = async () =>
     store.read((snap) => {
       const src = snap.source({ projectId: ROWS_PROJECT, runId: ROWS_RUN, kinds: ['span'] });

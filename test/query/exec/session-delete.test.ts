@@ -16,14 +16,25 @@ const LEVELS: readonly Level[] = ['span', 'trace', 'session'];
 /** Applied in this order, each to what the ones before left. */
 const DELETES: { name: string; body: FilterBody }[] = [
   { name: 'ids, one_of', body: { filters: [{ type: 'id', column_id: 'id', operator: 'one_of', value: [uid('S1'), uid('R03')] }] } },
-  { name: 'a metric rolled up from its traces and spans', body: { filters: [{ type: 'number', column_id: 'metrics/quality', operator: 'eq', value: 0.4 }] } },
-  { name: 'a date bound (sessions tied on it included)', body: { filters: [{ type: 'date', column_id: 'created_at', operator: 'lte', value: '2026-02-10T08:00:00Z' }] } },
+  {
+    name: 'a metric rolled up from its traces and spans',
+    body: { filters: [{ type: 'number', column_id: 'metrics/quality', operator: 'eq', value: 0.4 }] },
+  },
+  {
+    name: 'a date bound (sessions tied on it included)',
+    body: { filters: [{ type: 'date', column_id: 'created_at', operator: 'lte', value: '2026-02-10T08:00:00Z' }] },
+  },
   {
     name: 'a tree: an or of text and an id, under a not',
     body: {
       filter_tree: {
         and: [
-          { or: [{ filter: { type: 'text', column_id: 'input', operator: 'contains', value: 'ΩMEGA', case_sensitive: false } }, { filter: { type: 'id', column_id: 'id', operator: 'one_of', value: [uid('S3'), uid('S5')] } }] },
+          {
+            or: [
+              { filter: { type: 'text', column_id: 'input', operator: 'contains', value: 'ΩMEGA', case_sensitive: false } },
+              { filter: { type: 'id', column_id: 'id', operator: 'one_of', value: [uid('S3'), uid('S5')] } },
+            ],
+          },
           { not: { filter: { type: 'id', column_id: 'id', operator: 'eq', value: uid('S5') } } },
         ],
       },
@@ -45,20 +56,32 @@ const labels = (records: readonly Rec[]) => records.map((r) => labelOf(String(r[
 
 for (const mode of ['memory', 'sealed', 'mixed'] as const satisfies readonly LoadMode[]) {
   test(`session deletes by filter take their sessions, traces and spans (${mode})`, async (t) => {
-    const { dir, store, projectId, logStreamId: runId } = await openStore(t, { threads: 1, ...(mode === 'mixed' ? { textIndex: true } : {}) });
+    const {
+      dir,
+      store,
+      projectId,
+      logStreamId: runId,
+    } = await openStore(t, { threads: 1, ...(mode === 'mixed' ? { textIndex: true } : {}) });
     await logAwkward(store, projectId, runId, mode);
     let expected = await everything(store, projectId, runId);
     for (const d of DELETES) {
       const ref = new ReferenceEvaluator(expected);
       const sessions = new Set(ref.ids('session', d.body));
       // Some sessions but not all: a delete that takes nothing (or everything) would prove little.
-      assert.ok(sessions.size > 0 && sessions.size < expected.session.length, `${d.name}: matches ${sessions.size} of ${expected.session.length} sessions`);
+      assert.ok(
+        sessions.size > 0 && sessions.size < expected.session.length,
+        `${d.name}: matches ${sessions.size} of ${expected.session.length} sessions`,
+      );
       const traces = new Set(expected.trace.filter((r) => sessions.has(String(r['session_id']))).map((r) => String(r['id'])));
       const spans = expected.span.filter((r) => traces.has(String(r['trace_id'])));
       assert.ok(traces.size > 0 && spans.length > 0, `${d.name}: the sessions have traces and spans`);
 
       const result = await store.records.delete('session', projectId, { log_stream_id: runId, ...d.body } as never);
-      assert.equal(result.deleted, sessions.size + traces.size + spans.length, `${d.name}: deleted counts the sessions, their traces and their spans`);
+      assert.equal(
+        result.deleted,
+        sessions.size + traces.size + spans.length,
+        `${d.name}: deleted counts the sessions, their traces and their spans`,
+      );
       expected = {
         session: expected.session.filter((r) => !sessions.has(String(r['id']))),
         trace: expected.trace.filter((r) => !traces.has(String(r['id']))),
@@ -67,10 +90,18 @@ for (const mode of ['memory', 'sealed', 'mixed'] as const satisfies readonly Loa
       const now = await everything(store, projectId, runId);
       for (const level of LEVELS) {
         assert.deepEqual(labels(now[level]), labels(expected[level]), `${d.name}: the ${level}s left`);
-        assert.equal((await store.count(level, projectId, { log_stream_id: runId })).total_count, expected[level].length, `${d.name}: ${level} count`);
+        assert.equal(
+          (await store.count(level, projectId, { log_stream_id: runId })).total_count,
+          expected[level].length,
+          `${d.name}: ${level} count`,
+        );
       }
       // The same delete again finds nothing.
-      assert.equal((await store.records.delete('session', projectId, { log_stream_id: runId, ...d.body } as never)).deleted, 0, `${d.name}: nothing left to delete`);
+      assert.equal(
+        (await store.records.delete('session', projectId, { log_stream_id: runId, ...d.body } as never)).deleted,
+        0,
+        `${d.name}: nothing left to delete`,
+      );
     }
     await store.close();
     const again = await TraceStore.open(dir);

@@ -14,7 +14,22 @@ import { generateBatches } from '../../support/generator.js';
 import { openStore, type StoreFixture } from '../../support/helpers.js';
 
 const DAY = 86_400_000;
-const FRAGMENTS = ['warranty', 'WARRANTY', 'Warranty', 'no-warranty', 'war ranty', '\u212Aiwi', 'KİWİ', 'kıwı', '{"q":"\\nwarranty"}', 'warrantyé', 'a\u0080kiwi', '42', 'ticket', ' '];
+const FRAGMENTS = [
+  'warranty',
+  'WARRANTY',
+  'Warranty',
+  'no-warranty',
+  'war ranty',
+  '\u212Aiwi',
+  'KİWİ',
+  'kıwı',
+  '{"q":"\\nwarranty"}',
+  'warrantyé',
+  'a\u0080kiwi',
+  '42',
+  'ticket',
+  ' ',
+];
 
 const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
@@ -29,7 +44,14 @@ function odd(i: number, salt: number, at: number): Record<string, unknown> {
     return s;
   };
   const created = new Date(at + i * 1000).toISOString();
-  return { id: id(i), name: text(), input: text(), output: text(), created_at: created, spans: [{ id: id(100_000 + i), type: 'tool', name: text(), input: text(), output: text(), created_at: created }] };
+  return {
+    id: id(i),
+    name: text(),
+    input: text(),
+    output: text(),
+    created_at: created,
+    spans: [{ id: id(100_000 + i), type: 'tool', name: text(), input: text(), output: text(), created_at: created }],
+  };
 }
 
 const leaf = (column_id: string, value: string) => ({ type: 'text', column_id, operator: 'contains', value, case_sensitive: false });
@@ -44,7 +66,9 @@ const FILTERS: unknown[][] = [
   [leaf('input', 'nosuchword')],
 ];
 
-test('token index counts equal full reads across retention, deletes, re-logged ids, merges and a rebuild', { timeout: 180_000 }, async (t) => {
+test('token index counts equal full reads across retention, deletes, re-logged ids, merges and a rebuild', {
+  timeout: 180_000,
+}, async (t) => {
   const steps: string[][] = [];
   const opts: TraceStoreOptions = { autoCompact: false, textIndex: true, rowGroupSize: 2048, onPlan: (s) => steps.push([...s]) };
   let indexed = await openStore(t, opts);
@@ -52,16 +76,24 @@ test('token index counts equal full reads across retention, deletes, re-logged i
   const now = Date.now();
   const set = (seed: number, startTime: number, spans: number) => [...generateBatches({ spans, batchSpans: 500, seed, startTime })];
   // Old and recent traces share the first segment (a 2-day retention cuts it partly); the last part stays in memory.
-  const parts = [[...set(5, now - 3 * DAY, 1500), ...set(6, now - 3_600_000, 1500)], set(7, now - 1_800_000, 1500), set(8, now - 600_000, 500)];
+  const parts = [
+    [...set(5, now - 3 * DAY, 1500), ...set(6, now - 3_600_000, 1500)],
+    set(7, now - 1_800_000, 1500),
+    set(8, now - 600_000, 500),
+  ];
   const oddOnes = (from: number, n: number, salt: number, at: number) => Array.from({ length: n }, (_, k) => odd(from + k, salt, at));
   for (const fx of [indexed, plain]) {
     for (const [i, batches] of parts.entries()) {
       for (const b of batches) await fx.store.logTraces(fx.projectId, { log_stream_id: fx.logStreamId, traces: b as never });
-      await fx.store.logTraces(fx.projectId, { log_stream_id: fx.logStreamId, traces: oddOnes(i * 400, 400, 0, i === 0 ? now - 3 * DAY : now - 600_000) } as never);
+      await fx.store.logTraces(fx.projectId, {
+        log_stream_id: fx.logStreamId,
+        traces: oddOnes(i * 400, 400, 0, i === 0 ? now - 3 * DAY : now - 600_000),
+      } as never);
       if (i < parts.length - 1) await fx.store.flush();
     }
   }
-  const count = (fx: StoreFixture, level: 'span' | 'trace', f: unknown[]) => fx.store.count(level, fx.projectId, { log_stream_id: fx.logStreamId, filters: f } as never).then((r) => r.total_count);
+  const count = (fx: StoreFixture, level: 'span' | 'trace', f: unknown[]) =>
+    fx.store.count(level, fx.projectId, { log_stream_id: fx.logStreamId, filters: f } as never).then((r) => r.total_count);
   let byTokens = 0;
   const check = async (when: string) => {
     for (const level of ['span', 'trace'] as const) {
@@ -80,7 +112,10 @@ test('token index counts equal full reads across retention, deletes, re-logged i
   for (const fx of [indexed, plain]) fx.store.data.setRetention(fx.projectId, { retention_days: 2 });
   await check('with retention cutting a segment');
   for (const fx of [indexed, plain]) {
-    const gone = await fx.store.records.delete('span', fx.projectId, { log_stream_id: fx.logStreamId, filters: [leaf('output', 'ticket'), { type: 'text', column_id: 'type', operator: 'eq', value: 'tool' }] } as never);
+    const gone = await fx.store.records.delete('span', fx.projectId, {
+      log_stream_id: fx.logStreamId,
+      filters: [leaf('output', 'ticket'), { type: 'text', column_id: 'type', operator: 'eq', value: 'tool' }],
+    } as never);
     assert.ok(gone.deleted > 0);
   }
   await check('after a delete');
@@ -99,7 +134,10 @@ test('token index counts equal full reads across retention, deletes, re-logged i
   // Index files lost or damaged (a crash, a disk): rebuilt on open, answers unchanged.
   await indexed.store.close();
   const toks: string[] = [];
-  const walk = (d: string) => readdirSync(d, { withFileTypes: true }).forEach((e) => (e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith('.tok') && toks.push(join(d, e.name))));
+  const walk = (d: string) =>
+    readdirSync(d, { withFileTypes: true }).forEach((e) => {
+      e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith('.tok') && toks.push(join(d, e.name));
+    });
   walk(join(indexed.dir, 'records'));
   assert.ok(toks.length >= 2, `token indexes on disk (${toks.length})`);
   const before = toks.map((f) => readFileSync(f));
@@ -113,7 +151,9 @@ test('token index counts equal full reads across retention, deletes, re-logged i
   const store = await TraceStore.open(indexed.dir, opts);
   t.after(() => store.close());
   indexed = { ...indexed, store };
-  toks.forEach((f, i) => assert.deepEqual(readFileSync(f), before[i], `${f}: rebuilt as written`));
+  toks.forEach((f, i) => {
+    assert.deepEqual(readFileSync(f), before[i], `${f}: rebuilt as written`);
+  });
   byTokens = 0;
   await check('after a rebuild');
   assert.ok(byTokens >= FILTERS.length * 2, `the token index answered after the rebuild (${byTokens})`);

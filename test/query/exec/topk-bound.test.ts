@@ -10,7 +10,7 @@ import { ReferenceEvaluator } from '../../support/reference-eval.js';
 
 function random(seed: number): () => number {
   let s = seed >>> 0;
-  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32;
 }
 
 const TRACES = ['aaaaaaaa-0000-4000-8000-000000000001', 'aaaaaaaa-0000-4000-8000-000000000002', 'AAAAAAAA-0000-4000-8000-000000000003'];
@@ -33,14 +33,31 @@ test('the top-k bound never counts fewer listed rows than a filter admits', () =
     model: pick(MODELS),
     v: rand(),
   }));
-  const records = rows.map((r) => ({ ...r, created_at: new Date(r.c / 1000).toISOString(), metrics: { quality: r.v }, tags: [], name: 'n' }));
+  const records = rows.map((r) => ({
+    ...r,
+    created_at: new Date(r.c / 1000).toISOString(),
+    metrics: { quality: r.v },
+    tags: [],
+    name: 'n',
+  }));
   const ref = new ReferenceEvaluator({ span: records as never, trace: [], session: [] });
   const leaves = [
     () => {
       const operator = pick(['eq', 'one_of', 'ne', 'not_in']);
-      return { type: 'id', column_id: 'trace_id', operator, value: operator === 'eq' || operator === 'ne' ? pick(TRACES) : [pick(TRACES), pick(TRACES)] };
+      return {
+        type: 'id',
+        column_id: 'trace_id',
+        operator,
+        value: operator === 'eq' || operator === 'ne' ? pick(TRACES) : [pick(TRACES), pick(TRACES)],
+      };
     },
-    () => ({ type: 'text', column_id: 'type', operator: pick(['eq', 'one_of', 'ne', 'contains']), value: pick(TYPES), case_sensitive: rand() < 0.5 }),
+    () => ({
+      type: 'text',
+      column_id: 'type',
+      operator: pick(['eq', 'one_of', 'ne', 'contains']),
+      value: pick(TYPES),
+      case_sensitive: rand() < 0.5,
+    }),
     () => {
       const operator = pick(['eq', 'one_of', 'not_in']);
       const v = pick(['gpt-4o', 'GPT-4O', 'claude']);
@@ -72,7 +89,11 @@ test('the top-k bound never counts fewer listed rows than a filter admits', () =
     const body = { filters: [leaf] };
     const truth = ref.search('span', body as never).length;
     assert.ok(truth > 0 && truth < rows.length, JSON.stringify(leaf));
-    assert.equal(listedMatchBound(validateFilters(body as never, 'span'), [{ rows, truncated: false }], rows.length + 1), truth, JSON.stringify(leaf));
+    assert.equal(
+      listedMatchBound(validateFilters(body as never, 'span'), [{ rows, truncated: false }], rows.length + 1),
+      truth,
+      JSON.stringify(leaf),
+    );
   }
   // It stops counting at `enough`.
   assert.equal(listedMatchBound(null, [{ rows, truncated: false }], 10), 10);

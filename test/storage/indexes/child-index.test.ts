@@ -21,8 +21,18 @@ const OPTIONS = { threads: 1, rowGroupSize: 512, autoCompact: false } as const;
 function traces(from: number, n: number): Record<string, unknown>[] {
   return Array.from({ length: n }, (_, i) => {
     const k = from + i;
-    const leaves = (m: number) => Array.from({ length: (k + m) % 4 }, (_, l) => ({ type: 'llm', name: `l${k}-${m}-${l}`, tags: (k + m + l) % 3 === 0 ? ['gone'] : ['stay'] }));
-    return { name: `t${k}`, spans: [{ type: 'agent', name: `root${k}`, spans: [0, 1, 2].map((m) => ({ type: 'workflow', name: `c${k}-${m}`, spans: leaves(m) })) }] };
+    const leaves = (m: number) =>
+      Array.from({ length: (k + m) % 4 }, (_, l) => ({
+        type: 'llm',
+        name: `l${k}-${m}-${l}`,
+        tags: (k + m + l) % 3 === 0 ? ['gone'] : ['stay'],
+      }));
+    return {
+      name: `t${k}`,
+      spans: [
+        { type: 'agent', name: `root${k}`, spans: [0, 1, 2].map((m) => ({ type: 'workflow', name: `c${k}-${m}`, spans: leaves(m) })) },
+      ],
+    };
   });
 }
 
@@ -38,7 +48,12 @@ async function load(t: TestContext, dir: string): Promise<{ store: TraceStore; p
   return { store, projectId, runId };
 }
 
-const listed = (dir: string) => (JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { segments: { file: string; rows: number; min_seq: number; max_seq: number }[] }).segments.map((s) => ({ ...s, abs: join(dir, s.file) }));
+const listed = (dir: string) =>
+  (
+    JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as {
+      segments: { file: string; rows: number; min_seq: number; max_seq: number }[];
+    }
+  ).segments.map((s) => ({ ...s, abs: join(dir, s.file) }));
 
 async function usable(dir: string): Promise<boolean[]> {
   const db = await Database.open({});
@@ -55,17 +70,29 @@ async function usable(dir: string): Promise<boolean[]> {
 /** has_children of every span and trace after deleting the 'gone' leaves, by name. */
 async function afterDelete(store: TraceStore, projectId: string, runId: string): Promise<{ deleted: number; hc: [string, boolean][] }> {
   const ls = { log_stream_id: runId };
-  const { deleted } = await store.records.delete('span', projectId, { ...ls, filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: 'gone' }] });
-  const rows = await store.data.sql('SELECT name, has_children FROM spans UNION ALL SELECT name, has_children FROM traces ORDER BY name', []);
+  const { deleted } = await store.records.delete('span', projectId, {
+    ...ls,
+    filters: [{ type: 'collection', column_id: 'tags', operator: 'contains', value: 'gone' }],
+  });
+  const rows = await store.data.sql(
+    'SELECT name, has_children FROM spans UNION ALL SELECT name, has_children FROM traces ORDER BY name',
+    [],
+  );
   return { deleted, hc: rows.map((r) => [String(r['name']), r['has_children'] === true]) };
 }
 
-test('child indexes: written with every segment, replaced when missing, damaged, stale or half-built; merges keep them', { timeout: 120_000 }, async (t) => {
+test('child indexes: written with every segment, replaced when missing, damaged, stale or half-built; merges keep them', {
+  timeout: 120_000,
+}, async (t) => {
   const dir = tempDir(t);
   const first = await load(t, dir);
   const segs = listed(dir);
   assert.ok(segs.length >= 8, `segments: ${segs.length}`);
-  assert.deepEqual(await usable(dir), segs.map(() => true), 'every listed segment has a usable index');
+  assert.deepEqual(
+    await usable(dir),
+    segs.map(() => true),
+    'every listed segment has a usable index',
+  );
   await first.store.close();
 
   // The answer through the indexes as written, on a copy of the folder.
@@ -74,7 +101,10 @@ test('child indexes: written with every segment, replaced when missing, damaged,
   const reference = await TraceStore.open(copy, OPTIONS);
   const expected = await afterDelete(reference, first.projectId, first.runId);
   await reference.close();
-  assert.ok(expected.deleted > 100 && expected.hc.some(([, hc]) => !hc) && expected.hc.some(([name, hc]) => name.startsWith('c') && hc), 'some parents lose every child, others keep one');
+  assert.ok(
+    expected.deleted > 100 && expected.hc.some(([, hc]) => !hc) && expected.hc.some(([name, hc]) => name.startsWith('c') && hc),
+    'some parents lose every child, others keep one',
+  );
 
   // Missing, truncated, another segment's, another DuckDB's probe, and a half-built leftover.
   const spans = segs.filter((s) => s.abs.includes('kind=span'));
@@ -84,7 +114,9 @@ test('child indexes: written with every segment, replaced when missing, damaged,
   const db = await Database.open({});
   const conn = await db.dedicated();
   const odd = `${childIndexPath(spans[3]!.abs)}.odd`;
-  await conn.run(sql`COPY (SELECT * FROM read_parquet(${childIndexPath(spans[3]!.abs)})) TO ${stringLiteral(odd)} (FORMAT parquet, KV_METADATA {tracelake_hash_probe: '1'})`);
+  await conn.run(
+    sql`COPY (SELECT * FROM read_parquet(${childIndexPath(spans[3]!.abs)})) TO ${stringLiteral(odd)} (FORMAT parquet, KV_METADATA {tracelake_hash_probe: '1'})`,
+  );
   await db.close();
   renameSync(odd, childIndexPath(spans[3]!.abs));
   const leftover = `${childIndexPath(spans[0]!.abs)}.tmp-999999`;
@@ -94,7 +126,11 @@ test('child indexes: written with every segment, replaced when missing, damaged,
 
   const store = await TraceStore.open(dir, OPTIONS);
   t.after(() => store.close());
-  assert.deepEqual(await usable(dir), segs.map(() => true), 'all rebuilt on open');
+  assert.deepEqual(
+    await usable(dir),
+    segs.map(() => true),
+    'all rebuilt on open',
+  );
   assert.equal(existsSync(leftover), false, 'the half-built leftover is gone');
   assert.deepEqual(await afterDelete(store, first.projectId, first.runId), expected, 'the same answers through rebuilt indexes');
 
@@ -102,10 +138,22 @@ test('child indexes: written with every segment, replaced when missing, damaged,
   await store.maintenance.compact();
   const merged = listed(dir);
   assert.ok(merged.length < segs.length, 'segments were merged');
-  assert.deepEqual(await usable(dir), merged.map(() => true), 'merged segments have usable indexes');
+  assert.deepEqual(
+    await usable(dir),
+    merged.map(() => true),
+    'merged segments have usable indexes',
+  );
   // The inputs go once no reader may use them (in the background): their indexes with them.
   const inputs = segs.filter((x) => !merged.some((m) => m.abs === x.abs));
-  await waitFor(() => inputs.every((s) => !existsSync(childIndexPath(s.abs))) || `left: ${inputs.filter((s) => existsSync(childIndexPath(s.abs))).map((s) => s.abs).join(', ')}`, { what: "the merged inputs' indexes to go with them" });
+  await waitFor(
+    () =>
+      inputs.every((s) => !existsSync(childIndexPath(s.abs))) ||
+      `left: ${inputs
+        .filter((s) => existsSync(childIndexPath(s.abs)))
+        .map((s) => s.abs)
+        .join(', ')}`,
+    { what: "the merged inputs' indexes to go with them" },
+  );
   const kids = readdirSync(dirname(merged.find((s) => s.abs.includes('kind=span'))!.abs)).filter((f) => f.endsWith('.kids'));
   assert.equal(kids.length, merged.filter((s) => s.abs.includes('kind=span')).length, 'one index per span segment, no other');
 });

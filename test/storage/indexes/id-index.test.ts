@@ -46,11 +46,17 @@ test('hashes at the edges of the 53-bit range and equal in their compared bits a
 
 test('the index finds ids across segments, forgets removed ones and survives Bloom rebuilds', () => {
   const index = new SealedIdIndex();
-  const segs = Array.from({ length: 6 }, (_, i) => ({ key: `records/p/r${i % 2}/seg-${i}.parquet`, partition: `records/p/r${i % 2}/seg-${i}.parquet`, names: ids(`s${i}`, 40_000) }));
+  const segs = Array.from({ length: 6 }, (_, i) => ({
+    key: `records/p/r${i % 2}/seg-${i}.parquet`,
+    partition: `records/p/r${i % 2}/seg-${i}.parquet`,
+    names: ids(`s${i}`, 40_000),
+  }));
   // 240k hashes: the 64k-key filter is rebuilt (from the packed hashes) several times on the way.
   for (const s of segs) index.add({ key: s.key, partition: s.partition, hashes: sortedHashes(s.names) });
   assert.equal(index.size, 240_000);
-  for (const s of segs) for (const id of s.names.filter((_, i) => i % 97 === 0)) assert.deepEqual(index.candidates(id, s.key.slice(0, 'records/p/r0'.length)), [s.key]);
+  for (const s of segs)
+    for (const id of s.names.filter((_, i) => i % 97 === 0))
+      assert.deepEqual(index.candidates(id, s.key.slice(0, 'records/p/r0'.length)), [s.key]);
   // Another run's prefix does not see them.
   assert.deepEqual(index.candidates(segs[0]!.names[0]!, 'records/p/r1'), []);
   let hits = 0;
@@ -129,7 +135,8 @@ test('segments added without filling the filter are found before and after one r
   assert.ok(!index.growing);
   for (const s of segs) assert.deepEqual(index.candidates(s.names[3]!, 'records/p/'), [s.key]);
   index.refill();
-  for (const s of segs) for (const id of s.names.filter((_, i) => i % 97 === 0)) assert.deepEqual(index.candidates(id, 'records/p/'), [s.key]);
+  for (const s of segs)
+    for (const id of s.names.filter((_, i) => i % 97 === 0)) assert.deepEqual(index.candidates(id, 'records/p/'), [s.key]);
   let maybe = 0;
   for (const id of ids('absent', 50_000)) if (index.maybe(id)) maybe++;
   assert.ok(maybe / 50_000 < 0.01, `false positive rate ${maybe / 50_000}`);

@@ -14,21 +14,37 @@ const S1 = '00000000-0000-4000-8000-000000000011';
 test('writes that look up sealed records work when segments carry different metric columns', async (t) => {
   const { dir, store, projectId, logStreamId } = await openStore(t);
   const ls = { log_stream_id: logStreamId };
-  await store.logTraces(projectId, { ...ls, traces: [{ id: T1, name: 't1', metrics: { a: 1 }, spans: [{ id: S1, type: 'workflow', name: 'wf', metrics: { c: 3 } }] }] });
+  await store.logTraces(projectId, {
+    ...ls,
+    traces: [{ id: T1, name: 't1', metrics: { a: 1 }, spans: [{ id: S1, type: 'workflow', name: 'wf', metrics: { c: 3 } }] }],
+  });
   await store.flush();
   await store.logTraces(projectId, { ...ls, traces: [{ id: T2, name: 't2', metrics: { b: 2 } }] });
   await store.flush();
   // A span into a sealed trace, and into a sealed span (its parent gets has_children).
-  await store.records.logSpans(projectId, { ...ls, trace_id: T1, parent_id: T1, spans: [{ type: 'tool', name: 'late', metrics: { d: 4 } }] });
+  await store.records.logSpans(projectId, {
+    ...ls,
+    trace_id: T1,
+    parent_id: T1,
+    spans: [{ type: 'tool', name: 'late', metrics: { d: 4 } }],
+  });
   await store.records.logSpans(projectId, { ...ls, trace_id: T1, parent_id: S1, spans: [{ type: 'tool', name: 'child' }] });
-  await store.records.logSpans(projectId, { ...ls, trace_id: T2, parent_id: T2, spans: [{ type: 'llm', name: 'chat', input: [{ role: 'user', content: 'q' }] }] });
+  await store.records.logSpans(projectId, {
+    ...ls,
+    trace_id: T2,
+    parent_id: T2,
+    spans: [{ type: 'llm', name: 'chat', input: [{ role: 'user', content: 'q' }] }],
+  });
   // PATCHes of sealed records.
   await store.records.updateRecord('trace', projectId, T2, { ...ls, output: 'done', duration_ns: 5 });
   await store.records.updateRecord('span', projectId, S1, { ...ls, output: 'wf done' });
   assert.equal((await store.count('span', projectId, ls)).total_count, 4);
   await store.flush();
   // A delete that leaves the sealed workflow span childless marks it so (an override, no rewrite).
-  const del = await store.records.delete('span', projectId, { ...ls, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'child' }] });
+  const del = await store.records.delete('span', projectId, {
+    ...ls,
+    filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'child' }],
+  });
   assert.equal(del.deleted, 1);
   const check = async (s: TraceStore) => {
     const spans = (await s.search('span', projectId, ls)).records;

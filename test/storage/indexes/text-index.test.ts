@@ -21,7 +21,14 @@ import { waitFor } from '../../support/wait-for.js';
 
 const VOCAB = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet'];
 /** Spans whose input holds a rare word (a row group or two each), and one whose name does. */
-const RARE: Record<number, string> = { 5: 'Zebrafish', 7000: 'zebrafish tank', 123: '\u212Aiwi', 12410: 'KIWI', 15120: 'Xylophone', 9001: 'İzmir' };
+const RARE: Record<number, string> = {
+  5: 'Zebrafish',
+  7000: 'zebrafish tank',
+  123: '\u212Aiwi',
+  12410: 'KIWI',
+  15120: 'Xylophone',
+  9001: 'İzmir',
+};
 const NAMED = 77;
 
 function spanInput(i: number): string {
@@ -71,7 +78,10 @@ async function load(t: TestContext, dir = tempDir(t)): Promise<Fixture & { alive
   const runId = store.createLogStream(projectId, 'r').id;
   const log = async (from: number, n: number) => {
     for (let i = from; i < from + n; i += 1000) {
-      await store.logTraces(projectId, { log_stream_id: runId, traces: Array.from({ length: Math.min(1000, from + n - i) }, (_, k) => trace(i + k)) } as never);
+      await store.logTraces(projectId, {
+        log_stream_id: runId,
+        traces: Array.from({ length: Math.min(1000, from + n - i) }, (_, k) => trace(i + k)),
+      } as never);
     }
   };
   for (let s = 0; s < SEGMENTS; s++) {
@@ -79,12 +89,21 @@ async function load(t: TestContext, dir = tempDir(t)): Promise<Fixture & { alive
     await store.flush();
   }
   await log(SEGMENTS * PER_SEGMENT, IN_MEMORY);
-  const gone = await store.records.delete('span', projectId, { log_stream_id: runId, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: spanName(DELETED) }] });
+  const gone = await store.records.delete('span', projectId, {
+    log_stream_id: runId,
+    filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: spanName(DELETED) }],
+  });
   assert.equal(gone.deleted, 1);
   return { dir, store, projectId, runId, alive: Array.from({ length: TOTAL }, (_, i) => i).filter((i) => i !== DELETED) };
 }
 
-const contains = (column_id: string, value: string, case_sensitive: boolean) => ({ type: 'text', column_id, operator: 'contains', value, case_sensitive });
+const contains = (column_id: string, value: string, case_sensitive: boolean) => ({
+  type: 'text',
+  column_id,
+  operator: 'contains',
+  value,
+  case_sensitive,
+});
 
 const CASES: { column: 'input' | 'name'; needle: string; cs: boolean }[] = [
   { column: 'input', needle: 'zebrafish', cs: false },
@@ -116,7 +135,9 @@ const spanIndex = (name: unknown) => (name === 'Quokka step' ? NAMED : Number(St
 async function answers(fx: Fixture, body: Record<string, unknown>): Promise<{ count: number; page: number[] }> {
   const b = { log_stream_id: fx.runId, ...body };
   const count = (await fx.store.count('span', fx.projectId, b)).total_count;
-  const page = (await fx.store.partialSearch('span', fx.projectId, { ...b, limit: 1000, select_columns: { column_ids: ['name'] } })).records.map((r) => spanIndex(r['name']));
+  const page = (
+    await fx.store.partialSearch('span', fx.projectId, { ...b, limit: 1000, select_columns: { column_ids: ['name'] } })
+  ).records.map((r) => spanIndex(r['name']));
   if (count <= 1000) assert.equal(page.length, count, 'a page of 1,000 holds every match');
   return { count, page };
 }
@@ -130,7 +151,11 @@ test('contains counts and pages equal the brute-force answer, with rows in memor
     const got = await answers(fx, { filters: [leaf] });
     assert.equal(got.count, want.size, `${label}: count`);
     if (want.size <= 1000) assert.deepEqual(new Set(got.page), want, `${label}: page`);
-    else assert.ok(got.page.every((i) => want.has(i)), `${label}: page`);
+    else
+      assert.ok(
+        got.page.every((i) => want.has(i)),
+        `${label}: page`,
+      );
     // The same test under NOT NOT reads every row group (the index has no say under NOT): it must agree.
     assert.deepEqual(await answers(fx, { filter_tree: { not: { not: { filter: leaf } } } }), got, `${label}: unindexed`);
     // With another leaf (an AND of leaves), and negated (NOT: the index has no say, complement).
@@ -142,18 +167,41 @@ test('contains counts and pages equal the brute-force answer, with rows in memor
   // Two required needles on two columns (each narrows), and one inside an OR with a needle outside it.
   const both = await answers(fx, { filters: [contains('input', 'kiwi', false), contains('name', 'step 1241', true)] });
   assert.deepEqual(new Set(both.page), new Set([12410]));
-  const either = await answers(fx, { filters: [contains('input', 'fish', false)], filter_tree: { or: [{ filter: contains('name', 'step 5', true) }, { filter: contains('name', 'quokka', false) }] } });
+  const either = await answers(fx, {
+    filters: [contains('input', 'fish', false)],
+    filter_tree: { or: [{ filter: contains('name', 'step 5', true) }, { filter: contains('name', 'quokka', false) }] },
+  });
   assert.deepEqual(new Set(either.page), new Set([5]));
   // With a metric read from the narrowed segments' own columns (filter and sort).
-  const scored = await answers(fx, { filters: [contains('input', 'kiwi', false), { type: 'number', column_id: 'metrics/score', operator: 'gte', value: 3 }], sort: { column_id: 'metrics/score', ascending: false } });
-  assert.deepEqual(scored.page, [123, 12410].filter((i) => i % 7 >= 3).sort((x, y) => (y % 7) - (x % 7)));
+  const scored = await answers(fx, {
+    filters: [contains('input', 'kiwi', false), { type: 'number', column_id: 'metrics/score', operator: 'gte', value: 3 }],
+    sort: { column_id: 'metrics/score', ascending: false },
+  });
+  assert.deepEqual(
+    scored.page,
+    [123, 12410].filter((i) => i % 7 >= 3).sort((x, y) => (y % 7) - (x % 7)),
+  );
   // An OR of needles (each branch narrows) and an OR with a branch that does not.
-  const orNeedles = { or: [{ filter: contains('input', 'zebrafish', false) }, { and: [{ filter: contains('input', 'xylophone', false) }, { filter: contains('name', 'step', true) }] }] };
+  const orNeedles = {
+    or: [
+      { filter: contains('input', 'zebrafish', false) },
+      { and: [{ filter: contains('input', 'xylophone', false) }, { filter: contains('name', 'step', true) }] },
+    ],
+  };
   assert.deepEqual(new Set((await answers(fx, { filter_tree: orNeedles })).page), new Set([5, 15120]));
-  const orOpen = { or: [{ filter: contains('input', 'zebrafish', false) }, { filter: contains('name', 'quokka', false) }, { filter: { type: 'text', column_id: 'name', operator: 'eq', value: 'step 9' } }] };
+  const orOpen = {
+    or: [
+      { filter: contains('input', 'zebrafish', false) },
+      { filter: contains('name', 'quokka', false) },
+      { filter: { type: 'text', column_id: 'name', operator: 'eq', value: 'step 9' } },
+    ],
+  };
   assert.deepEqual(new Set((await answers(fx, { filter_tree: orOpen })).page), new Set([5, NAMED, 9]));
   // A delete by a needle (its plan reads through the index too) removes exactly the match.
-  const removed = await fx.store.records.delete('span', fx.projectId, { log_stream_id: fx.runId, filters: [contains('input', 'KIWI', true)] });
+  const removed = await fx.store.records.delete('span', fx.projectId, {
+    log_stream_id: fx.runId,
+    filters: [contains('input', 'KIWI', true)],
+  });
   assert.equal(removed.deleted, 1);
   assert.deepEqual(new Set((await answers(fx, { filters: [contains('input', 'kiwi', false)] })).page), new Set([123]));
   assert.equal((await answers(fx, {})).count, fx.alive.length - 1);
@@ -163,10 +211,27 @@ test("DuckDB's lower() maps only U+0130 and U+212A from outside ASCII into ASCII
   const inst = await DuckDBInstance.create(':memory:');
   const conn = await inst.connect();
   try {
-    const rows = (await conn.runAndReadAll(`SELECT cp::INTEGER AS cp, lower(chr(cp::INTEGER)) AS l FROM range(128, 1114112) t(cp) WHERE (cp < 55296 OR cp > 57343) AND ascii(lower(chr(cp::INTEGER))) < 128`)).getRowObjectsJS();
-    assert.deepEqual(rows.map((r) => [r['cp'], r['l']]), [[0x130, 'i'], [0x212a, 'k']]);
-    const ascii = (await conn.runAndReadAll(`SELECT lower(string_agg(chr(cp::INTEGER), '' ORDER BY cp)) AS l FROM range(1, 128) t(cp)`)).getRowObjectsJS();
-    assert.equal(ascii[0]!['l'], Array.from({ length: 127 }, (_, i) => String.fromCharCode(i + 1)).join('').toLowerCase());
+    const rows = (
+      await conn.runAndReadAll(
+        `SELECT cp::INTEGER AS cp, lower(chr(cp::INTEGER)) AS l FROM range(128, 1114112) t(cp) WHERE (cp < 55296 OR cp > 57343) AND ascii(lower(chr(cp::INTEGER))) < 128`,
+      )
+    ).getRowObjectsJS();
+    assert.deepEqual(
+      rows.map((r) => [r['cp'], r['l']]),
+      [
+        [0x130, 'i'],
+        [0x212a, 'k'],
+      ],
+    );
+    const ascii = (
+      await conn.runAndReadAll(`SELECT lower(string_agg(chr(cp::INTEGER), '' ORDER BY cp)) AS l FROM range(1, 128) t(cp)`)
+    ).getRowObjectsJS();
+    assert.equal(
+      ascii[0]!['l'],
+      Array.from({ length: 127 }, (_, i) => String.fromCharCode(i + 1))
+        .join('')
+        .toLowerCase(),
+    );
   } finally {
     conn.closeSync();
     inst.closeSync();
@@ -195,7 +260,11 @@ test('with retention cutting the sealed segments, answers stay those of the live
 async function spoilInput(file: string, groups: (g: number) => boolean): Promise<number> {
   const inst = await DuckDBInstance.create(':memory:');
   const conn = await inst.connect();
-  const rows = (await conn.runAndReadAll(`SELECT row_group_id AS g, coalesce(dictionary_page_offset, data_page_offset) AS at, total_compressed_size AS n FROM parquet_metadata('${file.replaceAll("'", "''")}') WHERE path_in_schema = 'input'`)).getRowObjectsJS();
+  const rows = (
+    await conn.runAndReadAll(
+      `SELECT row_group_id AS g, coalesce(dictionary_page_offset, data_page_offset) AS at, total_compressed_size AS n FROM parquet_metadata('${file.replaceAll("'", "''")}') WHERE path_in_schema = 'input'`,
+    )
+  ).getRowObjectsJS();
   conn.closeSync();
   inst.closeSync();
   const fd = openSync(file, 'r+');
@@ -213,7 +282,9 @@ async function spoilInput(file: string, groups: (g: number) => boolean): Promise
 }
 
 function spanSegments(fx: Fixture): { file: string; rows: number[] }[] {
-  const m = JSON.parse(readFileSync(join(fx.dir, 'manifest.json'), 'utf8')) as { segments: { file: string; kind: string; row_groups: [number, number, number][] }[] };
+  const m = JSON.parse(readFileSync(join(fx.dir, 'manifest.json'), 'utf8')) as {
+    segments: { file: string; kind: string; row_groups: [number, number, number][] }[];
+  };
   return m.segments.filter((s) => s.kind === 'span').map((s) => ({ file: join(fx.dir, s.file), rows: s.row_groups.map((g) => g[2]) }));
 }
 
@@ -230,7 +301,10 @@ test('row groups the needle cannot be in are not read', { timeout: 120_000 }, as
   }
   assert.ok(spoiled >= 6 && kept <= 2, `spoiled ${spoiled} row groups, kept ${kept}`);
   const leaf = contains('input', 'zebrafish', false);
-  await assert.rejects(fx.store.count('span', fx.projectId, { log_stream_id: fx.runId, filter_tree: { not: { not: { filter: leaf } } } }), 'reading a spoiled row group fails');
+  await assert.rejects(
+    fx.store.count('span', fx.projectId, { log_stream_id: fx.runId, filter_tree: { not: { not: { filter: leaf } } } }),
+    'reading a spoiled row group fails',
+  );
   const got = await answers(fx, { filters: [leaf] });
   assert.equal(got.count, 1);
   assert.deepEqual(got.page, [5]);
@@ -239,7 +313,9 @@ test('row groups the needle cannot be in are not read', { timeout: 120_000 }, as
   assert.deepEqual(new Set(either.page), new Set([5, 15120]));
 });
 
-test('every listed segment has its index; merged inputs lose theirs; a missing or damaged one is rebuilt on open', { timeout: 120_000 }, async (t) => {
+test('every listed segment has its index; merged inputs lose theirs; a missing or damaged one is rebuilt on open', {
+  timeout: 120_000,
+}, async (t) => {
   const dir = tempDir(t);
   const first = await load(t, dir);
   await first.store.flush();
@@ -272,7 +348,10 @@ test('every listed segment has its index; merged inputs lose theirs; a missing o
   for (const f of merged) assert.ok(parseTextIndex(readFileSync(textIndexPath(f))), `${f} (merged) has a valid index`);
   // The inputs go once no reader may use them (in the background): their indexes with them.
   const inputs = listed.filter((x) => !merged.includes(x));
-  await waitFor(() => inputs.every((f) => !existsSync(textIndexPath(f))) || `left: ${inputs.filter((f) => existsSync(textIndexPath(f))).join(', ')}`, { what: "the merged inputs' indexes to go with them" });
+  await waitFor(
+    () => inputs.every((f) => !existsSync(textIndexPath(f))) || `left: ${inputs.filter((f) => existsSync(textIndexPath(f))).join(', ')}`,
+    { what: "the merged inputs' indexes to go with them" },
+  );
   assert.deepEqual(await answers(fx, { filters: [contains('input', 'kiwi', false)] }), before);
 });
 
@@ -282,7 +361,11 @@ test('without textIndex (the default) no index is written, and contains answers 
   t.after(() => store.close());
   const project = store.createProject({ name: 'p' });
   const run = store.createLogStream(project.id, 'r').id;
-  const traces = Array.from({ length: 30 }, (_, i) => ({ name: `t${i}`, input: i % 3 === 0 ? `needle-${i}` : 'hay', spans: [{ type: 'tool', name: `s${i}`, input: 'hay' }] }));
+  const traces = Array.from({ length: 30 }, (_, i) => ({
+    name: `t${i}`,
+    input: i % 3 === 0 ? `needle-${i}` : 'hay',
+    spans: [{ type: 'tool', name: `s${i}`, input: 'hay' }],
+  }));
   await store.logTraces(project.id, { log_stream_id: run, traces: traces as never });
   await store.flush();
   const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { segments: { file: string }[] };

@@ -12,18 +12,79 @@ import { test } from 'node:test';
 import { Database } from '../../../src/db/database.js';
 import { caselessPattern } from '../../../src/query/compile-filter.js';
 import { buildTextIndex, TEXT_COLUMNS } from '../../../src/storage/indexes/text-index.js';
-import { loadTokenIndex, markRows, tokenFileRows, tokenFileSound, tokenNeedle, tokensContaining } from '../../../src/storage/indexes/token-index.js';
+import {
+  loadTokenIndex,
+  markRows,
+  tokenFileRows,
+  tokenFileSound,
+  tokenNeedle,
+  tokensContaining,
+} from '../../../src/storage/indexes/token-index.js';
 import { tempDir } from '../../support/helpers.js';
 import { ident, sql } from '../../../src/query/sql.js';
 import { stringLiteral } from '../../../src/db/sql-string.js';
 
 const FRAGMENTS = [
-  'warranty', 'WARRANTY', 'Warranty', 'warRanty', 'nowarrantyhere', 'war-ranty', 'war ranty', 'warrant', 'y', ' ',
-  '\u212Aiwi', 'kiwi', 'KİWİ', 'kıwı', 'İstanbul', 'ISTANBUL', '\u212A', 'İ', 'ｗａｒｒａｎｔｙ', 'warr\u00ADanty',
-  '{"q":"\\nwarranty"}', '"warranty\\u00e9"', '\\u0077arranty', 'warrantyé', 'éwarranty', 'a\u0080warranty', '\u0080',
-  '123warranty456', '0', '42', 'ß', 'ﬁle', 'file', '😀warranty😀', 'x'.repeat(700), 'wArRaNtY'.repeat(40), '\n', '\t', '_', 'k_i',
+  'warranty',
+  'WARRANTY',
+  'Warranty',
+  'warRanty',
+  'nowarrantyhere',
+  'war-ranty',
+  'war ranty',
+  'warrant',
+  'y',
+  ' ',
+  '\u212Aiwi',
+  'kiwi',
+  'KİWİ',
+  'kıwı',
+  'İstanbul',
+  'ISTANBUL',
+  '\u212A',
+  'İ',
+  'ｗａｒｒａｎｔｙ',
+  'warr\u00ADanty',
+  '{"q":"\\nwarranty"}',
+  '"warranty\\u00e9"',
+  '\\u0077arranty',
+  'warrantyé',
+  'éwarranty',
+  'a\u0080warranty',
+  '\u0080',
+  '123warranty456',
+  '0',
+  '42',
+  'ß',
+  'ﬁle',
+  'file',
+  '😀warranty😀',
+  'x'.repeat(700),
+  'wArRaNtY'.repeat(40),
+  '\n',
+  '\t',
+  '_',
+  'k_i',
 ];
-const NEEDLES = ['warranty', 'WarRanty', 'k', 'i', 'kiwi', 'iwi', 'istanbul', '0', '42', 'y', 'ranty4', 'nowarrantyhere', 'file', 'x', 'xxxx', 'zzz', 'tyw'];
+const NEEDLES = [
+  'warranty',
+  'WarRanty',
+  'k',
+  'i',
+  'kiwi',
+  'iwi',
+  'istanbul',
+  '0',
+  '42',
+  'y',
+  'ranty4',
+  'nowarrantyhere',
+  'file',
+  'x',
+  'xxxx',
+  'zzz',
+  'tyw',
+];
 
 function rowsOf(n: number, seed: number): (string | null)[] {
   let x = seed >>> 0;
@@ -76,10 +137,22 @@ test('token postings equal DuckDB case-insensitive contains on adversarial text'
       markRows(ix, col, tokensContaining(col, lowered), bits);
       const got: number[] = [];
       for (let r = 0; r < n; r++) if (bits[r >>> 5]! & (1 << (r & 31))) got.push(r);
-      const byPattern = await conn.all(sql`SELECT seq FROM read_parquet(${file}) WHERE regexp_matches(${ident(column)}, ${caselessPattern(needle)!}) ORDER BY seq`);
-      const byLower = await conn.all(sql`SELECT seq FROM read_parquet(${file}) WHERE contains(lower(${ident(column)}), lower(${needle})) ORDER BY seq`);
-      assert.deepEqual(got, byPattern.map((r) => Number(r['seq'])), `${column} ${needle}: the filter's pattern`);
-      assert.deepEqual(got, byLower.map((r) => Number(r['seq'])), `${column} ${needle}: lower()`);
+      const byPattern = await conn.all(
+        sql`SELECT seq FROM read_parquet(${file}) WHERE regexp_matches(${ident(column)}, ${caselessPattern(needle)!}) ORDER BY seq`,
+      );
+      const byLower = await conn.all(
+        sql`SELECT seq FROM read_parquet(${file}) WHERE contains(lower(${ident(column)}), lower(${needle})) ORDER BY seq`,
+      );
+      assert.deepEqual(
+        got,
+        byPattern.map((r) => Number(r['seq'])),
+        `${column} ${needle}: the filter's pattern`,
+      );
+      assert.deepEqual(
+        got,
+        byLower.map((r) => Number(r['seq'])),
+        `${column} ${needle}: lower()`,
+      );
       if (got.length > 0) nonEmpty++;
     }
   }

@@ -15,10 +15,19 @@ test('turns run in the order they were asked for, each in a loop iteration of it
       await cpuTurn();
       order.push(i);
       // A callback for the next loop iteration, queued by the first writer's step.
-      if (i === 0) await new Promise<void>((r) => setImmediate(() => (order.push('next iteration'), r())));
+      if (i === 0)
+        await new Promise<void>((r) =>
+          setImmediate(() => {
+            order.push('next iteration');
+            r();
+          }),
+        );
     }),
   );
-  assert.deepEqual(order.filter((e) => typeof e === 'number'), [0, 1, 2, 3, 4, 5, 6, 7]);
+  assert.deepEqual(
+    order.filter((e) => typeof e === 'number'),
+    [0, 1, 2, 3, 4, 5, 6, 7],
+  );
   // Eight turns handed out in one iteration would all run before it.
   assert.ok(order.indexOf('next iteration') < order.indexOf(7), order.join(' '));
 });

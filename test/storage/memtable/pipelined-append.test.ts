@@ -22,7 +22,10 @@ test('a read that starts after an append resolved sees its rows, request after r
     if (i === 20) await store.seal();
   }
   // Replacing versions: the old ones are dead to the very next read.
-  await store.append(rows(0, 500).map((r) => ({ ...r, name: 'v2' })), true);
+  await store.append(
+    rows(0, 500).map((r) => ({ ...r, name: 'v2' })),
+    true,
+  );
   assert.equal(await store.countScope(P, R), total);
   const found = await store.lookup(P, R, [rows(7, 1)[0]!.id]);
   assert.equal(found.length, 1);

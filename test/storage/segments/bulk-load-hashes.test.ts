@@ -19,7 +19,9 @@ const uuidFor = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12,
 test('idHashAt over a slice of a longer string equals idHash of that slice', () => {
   const ids = Array.from({ length: 50 }, (_, i) => `${uuidFor(i * 7919)}`);
   const joined = ids.join('');
-  ids.forEach((id, i) => assert.equal(idHashAt(joined, i * 36, i * 36 + 36), idHash(id), id));
+  ids.forEach((id, i) => {
+    assert.equal(idHashAt(joined, i * 36, i * 36 + 36), idHash(id), id);
+  });
   assert.equal(idHashAt('xabcx', 1, 4), idHash('abc'));
   assert.notEqual(idHashAt(joined, 0, 36), idHashAt(joined, 36, 72));
 });
@@ -27,7 +29,10 @@ test('idHashAt over a slice of a longer string equals idHash of that slice', () 
 test("a direct import's segments carry their rows' id hashes, and a re-logged id replaces the imported row", async (t) => {
   const src = await openStore(t);
   // Upper-case ids in the source: the import stores (and hashes) them lowercase.
-  const traces = Array.from({ length: 40 }, (_, i) => ({ ...everyKindTrace(`t${i}`), id: uuidFor(i).toUpperCase().replace('0000-4000', 'ABCD-4000') }));
+  const traces = Array.from({ length: 40 }, (_, i) => ({
+    ...everyKindTrace(`t${i}`),
+    id: uuidFor(i).toUpperCase().replace('0000-4000', 'ABCD-4000'),
+  }));
   await src.store.logTraces(src.projectId, { log_stream_id: src.logStreamId, traces: traces as never });
   await src.store.flush();
   const file = join(tempDir(t), 'all.parquet');
@@ -50,10 +55,16 @@ test("a direct import's segments carry their rows' id hashes, and a re-logged id
   }
   // The in-memory index found the imported row: logging the id again leaves one version of it.
   const id = uuidFor(3).replace('0000-4000', 'abcd-4000');
-  await target.store.logTraces(target.projectId, { log_stream_id: target.logStreamId, traces: [{ id, name: 'again', input: 'i', output: 'relogged', spans: [] }] as never });
+  await target.store.logTraces(target.projectId, {
+    log_stream_id: target.logStreamId,
+    traces: [{ id, name: 'again', input: 'i', output: 'relogged', spans: [] }] as never,
+  });
   await target.store.flush();
   const rows = await target.store.data.sql('SELECT output FROM traces WHERE id = $1', [id]);
-  assert.deepEqual(rows.map((r) => r['output']), ['relogged']);
+  assert.deepEqual(
+    rows.map((r) => r['output']),
+    ['relogged'],
+  );
 });
 
 test('a Parquet file holding an id twice imports its later row only', async (t) => {
@@ -71,7 +82,11 @@ test('a Parquet file holding an id twice imports its later row only', async (t) 
   const total = Number((await db.all(sql`SELECT count(*) AS n FROM read_parquet(${file})`))[0]!['n']);
   assert.equal(res.records, total);
   const rows = await target.store.data.sql('SELECT output FROM traces WHERE id = $1', [uuidFor(2)]);
-  assert.deepEqual(rows.map((r) => r['output']), ['later'], 'one row for the id, the later one');
+  assert.deepEqual(
+    rows.map((r) => r['output']),
+    ['later'],
+    'one row for the id, the later one',
+  );
   const all = (await target.store.data.sql('SELECT count(*) AS n, count(DISTINCT id) AS d FROM traces'))[0]!;
   assert.equal(Number(all['n']), 6);
   assert.equal(Number(all['d']), 6);

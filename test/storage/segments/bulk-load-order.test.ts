@@ -17,14 +17,27 @@ const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 
 /** An export of N traces one second apart, rewritten in the order `orderBy` gives (our SQL, no user values). */
 async function exportIn(t: TestContext, orderBy: string): Promise<{ file: string; keys: string[] }> {
-  const traces = Array.from({ length: N }, (_, i) => ({ type: 'trace', name: `t${i}`, input: 'q', output: 'a', created_at: new Date(T0 + i * 1000).toISOString(), id: uuidFor(i) }));
+  const traces = Array.from({ length: N }, (_, i) => ({
+    type: 'trace',
+    name: `t${i}`,
+    input: 'q',
+    output: 'a',
+    created_at: new Date(T0 + i * 1000).toISOString(),
+    id: uuidFor(i),
+  }));
   const { dir, plain } = await parquetExportOf(t, traces);
   const file = join(dir, 'reordered.parquet');
   const db = await Database.open({});
   try {
-    await db.run(sql`COPY (SELECT * FROM read_parquet(${stringLiteral(plain)}) ORDER BY ${raw(orderBy)}) TO ${stringLiteral(file)} (FORMAT parquet)`);
+    await db.run(
+      sql`COPY (SELECT * FROM read_parquet(${stringLiteral(plain)}) ORDER BY ${raw(orderBy)}) TO ${stringLiteral(file)} (FORMAT parquet)`,
+    );
     // The traces' keys (each trace also brings its session, a segment of its own).
-    const keys = (await db.all(sql`SELECT epoch_us(created_at) AS c, id FROM read_parquet(${file}, file_row_number = true) WHERE type = 'trace' ORDER BY file_row_number`)).map((r) => `${r['c']}/${r['id']}`);
+    const keys = (
+      await db.all(
+        sql`SELECT epoch_us(created_at) AS c, id FROM read_parquet(${file}, file_row_number = true) WHERE type = 'trace' ORDER BY file_row_number`,
+      )
+    ).map((r) => `${r['c']}/${r['id']}`);
     return { file, keys };
   } finally {
     await db.close();
@@ -37,14 +50,16 @@ async function segmentOf(dir: string): Promise<{ keys: string[] }> {
   assert.equal(segs.length, 1, 'one segment for the batch');
   const db = await Database.open({});
   try {
-    const rows = await db.all(sql`SELECT epoch_us(created_at) AS c, id FROM read_parquet(${join(dir, segs[0]!.file)}, file_row_number = true, hive_partitioning = false) ORDER BY file_row_number`);
+    const rows = await db.all(
+      sql`SELECT epoch_us(created_at) AS c, id FROM read_parquet(${join(dir, segs[0]!.file)}, file_row_number = true, hive_partitioning = false) ORDER BY file_row_number`,
+    );
     return { keys: rows.map((r) => `${r['c']}/${r['id']}`) };
   } finally {
     await db.close();
   }
 }
 
-const sortedKeys = (keys: readonly string[]) => [...keys].sort((a, b) => (a.length - b.length) || (a < b ? -1 : a > b ? 1 : 0));
+const sortedKeys = (keys: readonly string[]) => [...keys].sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
 
 test('rows in reverse order are sorted, in created_at ranges of sortRows, into one sorted segment', async (t) => {
   const { file, keys } = await exportIn(t, 'created_at DESC');

@@ -10,7 +10,10 @@ import { holdSql } from '../../support/hold-sql.js';
 
 test('a read between a re-import marking the old rows dead and listing the new ones sees the old versions', async (t) => {
   const src = await openStore(t);
-  const traces = Array.from({ length: 5 }, (_, i) => ({ ...everyKindTrace(`t${i}`), id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}` }));
+  const traces = Array.from({ length: 5 }, (_, i) => ({
+    ...everyKindTrace(`t${i}`),
+    id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+  }));
   await src.store.logTraces(src.projectId, { log_stream_id: src.logStreamId, traces: traces as never });
   await src.store.flush();
   const file = join(tempDir(t), 'all.parquet');

@@ -15,10 +15,15 @@ import { stringLiteral } from '../../../src/db/sql-string.js';
 
 const uuidFor = (i: number) => `abcdef00-0000-4000-8000-${String(i).padStart(12, '0')}`;
 
-test("an import of a whole Parquet export copies its pages and writes what the ordinary import writes", async (t) => {
+test('an import of a whole Parquet export copies its pages and writes what the ordinary import writes', async (t) => {
   // Row groups of 8 rows: the export's are the segments' own.
   const src = await openStore(t, { rowGroupSize: 8 });
-  const traces = Array.from({ length: 30 }, (_, i) => ({ ...everyKindTrace(`t${i}`), id: uuidFor(i), tags: i % 3 === 0 ? [] : [`tag${i % 4}`, 'b', 'a'], created_at: new Date(Date.UTC(2026, 2, 1) + i * 1000).toISOString() }));
+  const traces = Array.from({ length: 30 }, (_, i) => ({
+    ...everyKindTrace(`t${i}`),
+    id: uuidFor(i),
+    tags: i % 3 === 0 ? [] : [`tag${i % 4}`, 'b', 'a'],
+    created_at: new Date(Date.UTC(2026, 2, 1) + i * 1000).toISOString(),
+  }));
   await src.store.logTraces(src.projectId, { log_stream_id: src.logStreamId, traces: traces as never });
   await src.store.flush();
   const dir = tempDir(t);
@@ -33,7 +38,9 @@ test("an import of a whole Parquet export copies its pages and writes what the o
   let at = 0;
   for (const [i, n] of rowGroupRows(file).entries()) {
     parts.push(join(dir, `part-${i}.parquet`));
-    await db.run(sql`COPY (SELECT * EXCLUDE (file_row_number) REPLACE (upper(id) AS id) FROM read_parquet(${stringLiteral(file)}, file_row_number = true) WHERE file_row_number BETWEEN ${int(at)} AND ${int(at + n - 1)}) TO ${stringLiteral(parts[i]!)} (FORMAT parquet)`);
+    await db.run(
+      sql`COPY (SELECT * EXCLUDE (file_row_number) REPLACE (upper(id) AS id) FROM read_parquet(${stringLiteral(file)}, file_row_number = true) WHERE file_row_number BETWEEN ${int(at)} AND ${int(at + n - 1)}) TO ${stringLiteral(parts[i]!)} (FORMAT parquet)`,
+    );
     at += n;
   }
   spliceParquet(upper, parts);
@@ -48,7 +55,10 @@ test("an import of a whole Parquet export copies its pages and writes what the o
   const segs = (d: string) => loadManifest(d).segments.map((s) => join(d, s.file));
   const spliced = async (files: string[]) => {
     let n = 0;
-    for (const f of files) n += Number((await db.all(sql`SELECT decode(value) AS v FROM parquet_kv_metadata(${f}) WHERE decode(key) = ${SPLICE_KEY}`))[0]?.['v'] ?? 0);
+    for (const f of files)
+      n += Number(
+        (await db.all(sql`SELECT decode(value) AS v FROM parquet_kv_metadata(${f}) WHERE decode(key) = ${SPLICE_KEY}`))[0]?.['v'] ?? 0,
+      );
     return n;
   };
   assert.ok((await spliced(segs(copied.dir))) > 0, 'row groups were copied from the file');
@@ -57,7 +67,8 @@ test("an import of a whole Parquet export copies its pages and writes what the o
   // Same columns in the same order, kind by kind.
   for (const kind of ['span', 'trace', 'session']) {
     const one = (d: string) => join(d, loadManifest(d).segments.find((s) => s.kind === kind)!.file);
-    const cols = async (f: string) => (await db.all(sql`DESCRIBE SELECT * FROM read_parquet(${f})`)).map((r) => `${r['column_name']}:${r['column_type']}`);
+    const cols = async (f: string) =>
+      (await db.all(sql`DESCRIBE SELECT * FROM read_parquet(${f})`)).map((r) => `${r['column_name']}:${r['column_type']}`);
     assert.deepEqual(await cols(one(copied.dir)), await cols(one(plain.dir)), kind);
   }
   // Every stored value but the ids' project and run (each folder's own), sequence numbers relative.
@@ -69,10 +80,13 @@ test("an import of a whole Parquet export copies its pages and writes what the o
   const right = rows(plain.dir, plain.projectId, run(plain.dir));
   const diff = await db.all(sql`SELECT count(*) AS n FROM ((${left} EXCEPT ALL ${right}) UNION ALL (${right} EXCEPT ALL ${left}))`);
   assert.equal(Number(diff[0]!['n']), 0, 'the same rows, values and sequence numbers');
-  const total = await db.all(sql`SELECT count(*) AS n, bool_and(p AND r) AS ok FROM (${rows(copied.dir, copied.projectId, run(copied.dir), raw('p, r'))})`);
+  const total = await db.all(
+    sql`SELECT count(*) AS n, bool_and(p AND r) AS ok FROM (${rows(copied.dir, copied.projectId, run(copied.dir), raw('p, r'))})`,
+  );
   assert.equal(Number(total[0]!['n']), a.records);
   assert.equal(total[0]!['ok'], true, "the target's project and run");
   // Reads agree too.
-  const q = 'SELECT count(*) AS n, count(DISTINCT id) AS d, sum(num_input_tokens) AS tokens, string_agg(DISTINCT array_to_string(tags, \',\'), \'|\' ORDER BY array_to_string(tags, \',\')) AS tags FROM spans';
+  const q =
+    "SELECT count(*) AS n, count(DISTINCT id) AS d, sum(num_input_tokens) AS tokens, string_agg(DISTINCT array_to_string(tags, ','), '|' ORDER BY array_to_string(tags, ',')) AS tags FROM spans";
   assert.deepEqual(await copied.store.data.sql(q), await plain.store.data.sql(q));
 });

@@ -12,23 +12,57 @@ import { generateBatches } from '../../support/generator.js';
 import { everyKindTrace, openStore } from '../../support/helpers.js';
 
 const seg = (file: string, rows: number, extra: Partial<SegmentEntry> = {}): SegmentEntry => ({
-  file, project_id: 'p', run_id: 'r', kind: 'span', rows, bytes: rows, min_seq: 0, max_seq: 0, min_created_us: 0, max_created_us: 0, metrics: [], row_groups: [], ...extra,
+  file,
+  project_id: 'p',
+  run_id: 'r',
+  kind: 'span',
+  rows,
+  bytes: rows,
+  min_seq: 0,
+  max_seq: 0,
+  min_created_us: 0,
+  max_created_us: 0,
+  metrics: [],
+  row_groups: [],
+  ...extra,
 });
 
 test('the merge policy: four small segments of a partition merge; mostly dead ones are rewritten alone', () => {
-  assert.equal(pickMerge([seg('a', 10), seg('b', 10), seg('c', 10)], () => 0), null);
-  assert.deepEqual(pickMerge([seg('a', 40), seg('b', 10), seg('c', 30), seg('d', 20), seg('e', 3_000_000)], () => 0)!.map((s) => s.file), ['b', 'd', 'c', 'a']);
-  assert.equal(pickMerge([seg('a', 10), seg('b', 10), seg('c', 10, { kind: 'trace' }), seg('d', 10, { run_id: 'x' })], () => 0), null, 'partitions merge apart');
-  assert.deepEqual(pickMerge([seg('a', 100), seg('b', 100)], (s) => (s.file === 'b' ? 40 : 0))!.map((s) => s.file), ['b']);
+  assert.equal(
+    pickMerge([seg('a', 10), seg('b', 10), seg('c', 10)], () => 0),
+    null,
+  );
+  assert.deepEqual(
+    pickMerge([seg('a', 40), seg('b', 10), seg('c', 30), seg('d', 20), seg('e', 3_000_000)], () => 0)!.map((s) => s.file),
+    ['b', 'd', 'c', 'a'],
+  );
+  assert.equal(
+    pickMerge([seg('a', 10), seg('b', 10), seg('c', 10, { kind: 'trace' }), seg('d', 10, { run_id: 'x' })], () => 0),
+    null,
+    'partitions merge apart',
+  );
+  assert.deepEqual(
+    pickMerge([seg('a', 100), seg('b', 100)], (s) => (s.file === 'b' ? 40 : 0))!.map((s) => s.file),
+    ['b'],
+  );
 });
 
 test('the merge policy while logging goes on: segments of one size tier merge, one merge per partition', () => {
   const files = (groups: SegmentEntry[][]) => groups.map((g) => g.map((s) => s.file).sort());
   // A big segment does not join a merge of new small ones (pickMerge would rewrite it with them).
-  assert.deepEqual(files(pickTiered([seg('big', 1_500_000), seg('a', 24_000), seg('b', 24_000), seg('c', 23_000), seg('d', 25_000)])), [['a', 'b', 'c', 'd']]);
-  assert.deepEqual(files(pickTiered([seg('big', 1_500_000), seg('a', 24_000), seg('b', 24_000), seg('c', 23_000)])), [], 'three of a size wait for a fourth');
+  assert.deepEqual(files(pickTiered([seg('big', 1_500_000), seg('a', 24_000), seg('b', 24_000), seg('c', 23_000), seg('d', 25_000)])), [
+    ['a', 'b', 'c', 'd'],
+  ]);
+  assert.deepEqual(
+    files(pickTiered([seg('big', 1_500_000), seg('a', 24_000), seg('b', 24_000), seg('c', 23_000)])),
+    [],
+    'three of a size wait for a fourth',
+  );
   // Sizes more than a factor four apart are different tiers; the smallest full tier goes first.
-  assert.deepEqual(files(pickTiered([seg('a', 10), seg('b', 10), seg('c', 10), seg('m', 100), seg('n', 100), seg('o', 100), seg('p', 100)])), [['m', 'n', 'o', 'p']]);
+  assert.deepEqual(
+    files(pickTiered([seg('a', 10), seg('b', 10), seg('c', 10), seg('m', 100), seg('n', 100), seg('o', 100), seg('p', 100)])),
+    [['m', 'n', 'o', 'p']],
+  );
   assert.deepEqual(files(pickTiered([seg('a', 10), seg('b', 20), seg('c', 30), seg('d', 40), seg('e', 41)])), [['a', 'b', 'c', 'd']]);
   // Every partition with a full tier gets its merge in the same round: trace and session segments
   // do not wait behind the spans'.
@@ -39,7 +73,11 @@ test('the merge policy while logging goes on: segments of one size tier merge, o
     ...['t1', 't2', 't3', 't4'].map((f) => seg(f, 2_800, trace)),
     ...['x1', 'x2', 'x3', 'x4'].map((f) => seg(f, 500, other)),
   ]);
-  assert.deepEqual(files(round), [['s1', 's2', 's3', 's4', 's5'], ['t1', 't2', 't3', 't4'], ['x1', 'x2', 'x3', 'x4']]);
+  assert.deepEqual(files(round), [
+    ['s1', 's2', 's3', 's4', 's5'],
+    ['t1', 't2', 't3', 't4'],
+    ['x1', 'x2', 'x3', 'x4'],
+  ]);
   // At most MAX_TIER_FANIN at once, and never past the size cap.
   const many = Array.from({ length: MAX_TIER_FANIN + 20 }, (_, i) => seg(`m${i}`, 1000));
   assert.equal(pickTiered(many)[0]!.length, MAX_TIER_FANIN);
@@ -48,7 +86,9 @@ test('the merge policy while logging goes on: segments of one size tier merge, o
   assert.deepEqual(pickTiered([seg('a', 10), seg('b', 10), seg('c', 10, trace), seg('d', 10, other)]), [], 'partitions merge apart');
 });
 
-test('compaction keeps every record, drops dead rows, and replaced/deleted records stay so after reopen', { timeout: 120_000 }, async (t) => {
+test('compaction keeps every record, drops dead rows, and replaced/deleted records stay so after reopen', {
+  timeout: 120_000,
+}, async (t) => {
   const { dir, store, projectId, logStreamId } = await openStore(t, { sealRows: 300, walRollBytes: 100_000, autoCompact: false });
   const L = { log_stream_id: logStreamId };
   for (const batch of generateBatches({ spans: 3000, batchSpans: 250, seed: 5 })) {
@@ -92,14 +132,25 @@ test('compaction keeps every record, drops dead rows, and replaced/deleted recor
   const actual = await snapshot(store);
   const missing = expected.filter((r) => !actual.includes(r));
   const extra = actual.filter((r) => !expected.includes(r));
-  assert.deepEqual([missing.length, extra.length], [0, 0], `queries return the same records; first missing: ${missing[0]?.slice(0, 400)}; first extra: ${extra[0]?.slice(0, 400)}`);
+  assert.deepEqual(
+    [missing.length, extra.length],
+    [0, 0],
+    `queries return the same records; first missing: ${missing[0]?.slice(0, 400)}; first extra: ${extra[0]?.slice(0, 400)}`,
+  );
   const trace = (await store.search('trace', projectId, { ...L, filters: [{ type: 'id', column_id: 'id', value: fixed.id }] })).records;
   assert.equal(trace.length, 1);
   assert.equal(trace[0]!['output'], 'changed');
   // A retry after compaction still replaces rather than duplicates (the id index follows the merge).
   await store.logTraces(projectId, { ...L, traces: [{ ...fixed, output: 'again' } as never] });
-  assert.equal((await store.count('trace', projectId, { ...L, filters: [{ type: 'id', column_id: 'id', value: fixed.id }] })).total_count, 1);
-  assert.equal((await store.count('span', projectId, { ...L, filters: [{ type: 'id', column_id: 'trace_id', value: fixed.id }] })).total_count, 6, 'spans of the retried trace: replaced, and the deleted tool span logged anew');
+  assert.equal(
+    (await store.count('trace', projectId, { ...L, filters: [{ type: 'id', column_id: 'id', value: fixed.id }] })).total_count,
+    1,
+  );
+  assert.equal(
+    (await store.count('span', projectId, { ...L, filters: [{ type: 'id', column_id: 'trace_id', value: fixed.id }] })).total_count,
+    6,
+    'spans of the retried trace: replaced, and the deleted tool span logged anew',
+  );
   const final = await snapshot(store);
   await store.close();
   const again = await TraceStore.open(dir);
@@ -109,13 +160,19 @@ test('compaction keeps every record, drops dead rows, and replaced/deleted recor
   assert.deepEqual(reopened, final, 'the same records after a reopen');
   // The last retry logged the fixed trace's tool span anew: only that one may be back.
   const back = reopened.filter((r) => deletedIds.has(String(JSON.parse(r).id)));
-  assert.ok(back.length <= 1 && back.every((r) => JSON.parse(r).trace_id === fixed.id), `deleted tool spans stay deleted (${back.length} back)`);
+  assert.ok(
+    back.length <= 1 && back.every((r) => JSON.parse(r).trace_id === fixed.id),
+    `deleted tool spans stay deleted (${back.length} back)`,
+  );
 });
 
 test('segments of one seal share seq ranges: a rewrite purges only the dead rows its own files hold', async (t) => {
   // deadShare tiny: any segment with a dead row is rewritten, so a range-based guess would rewrite the
   // trace and session segments too and forget the span tombstones that fall inside their ranges.
-  const { store, projectId, logStreamId } = await openStore(t, { autoCompact: false, compaction: { maxSegmentRows: 2_000_000, deadShare: 0.001 } });
+  const { store, projectId, logStreamId } = await openStore(t, {
+    autoCompact: false,
+    compaction: { maxSegmentRows: 2_000_000, deadShare: 0.001 },
+  });
   const L = { log_stream_id: logStreamId };
   for (let i = 0; i < 20; i++) await store.logTraces(projectId, { ...L, traces: [everyKindTrace(`r${i}`) as never] });
   await store.flush();
@@ -136,7 +193,10 @@ test('merged inputs leave the disk once no query can be reading them', { timeout
     await store.logTraces(projectId, { log_stream_id: logStreamId, traces: batch as never });
     await store.flush();
   }
-  const onDisk = () => readdirSync(join(dir, 'records'), { recursive: true }).map(String).filter((f) => f.endsWith('.parquet')).length;
+  const onDisk = () =>
+    readdirSync(join(dir, 'records'), { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith('.parquet')).length;
   const before = onDisk();
   // A query running while compaction swaps the manifest must still answer from the files it planned over.
   const counting = store.count('span', projectId, { log_stream_id: logStreamId });
@@ -144,7 +204,11 @@ test('merged inputs leave the disk once no query can be reading them', { timeout
   assert.ok(merges > 0);
   const total = (await counting).total_count;
   assert.ok(total >= 2000, `the in-flight count answered ${total}`);
-  assert.equal(onDisk(), store.records.stats.segments, `${before} files before, ${store.records.stats.segments} segments after: only live segments stay on disk`);
+  assert.equal(
+    onDisk(),
+    store.records.stats.segments,
+    `${before} files before, ${store.records.stats.segments} segments after: only live segments stay on disk`,
+  );
   assert.ok(store.records.stats.segments < before);
   assert.equal((await store.count('span', projectId, { log_stream_id: logStreamId })).total_count, total);
 });

@@ -20,11 +20,15 @@ import { holdSql } from '../../support/hold-sql.js';
 
 /** name, output and seq of every trace row in the sealed segments (dead versions included). */
 async function sealedTraceRows(dir: string): Promise<{ name: string; output: string | null; seq: number }[]> {
-  const files = (readdirSync(join(dir, 'records'), { recursive: true }) as string[]).filter((f) => f.endsWith('.parquet') && f.includes('kind=trace')).map((f) => join(dir, 'records', f));
+  const files = (readdirSync(join(dir, 'records'), { recursive: true }) as string[])
+    .filter((f) => f.endsWith('.parquet') && f.includes('kind=trace'))
+    .map((f) => join(dir, 'records', f));
   const db = await DuckDBInstance.create(':memory:');
   const c = await db.connect();
   try {
-    const rows = (await c.runAndReadAll('SELECT name, output, seq FROM read_parquet($1::VARCHAR[], union_by_name = true)', [listValue(files)])).getRowObjectsJS();
+    const rows = (
+      await c.runAndReadAll('SELECT name, output, seq FROM read_parquet($1::VARCHAR[], union_by_name = true)', [listValue(files)])
+    ).getRowObjectsJS();
     return rows.map((r) => ({ name: String(r['name']), output: r['output'] === null ? null : String(r['output']), seq: Number(r['seq']) }));
   } finally {
     c.closeSync();
@@ -51,9 +55,17 @@ test('a retried request overtaken by newer writes and a seal is not lost', { tim
     const a = traceOf(round, spans);
     await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [a] });
     await store.flush();
-    await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [{ ...traceOf(round, spans.slice(0, SPANS / 2)), output: `half ${round}` }] });
+    await store.logTraces(projectId, {
+      log_stream_id: logStreamId,
+      traces: [{ ...traceOf(round, spans.slice(0, SPANS / 2)), output: `half ${round}` }],
+    });
     const last = spans[SPANS - 1]!;
-    const hold = holdSql(t, Database.prototype as never, (sql, params) => sql.includes('read_parquet') && JSON.stringify(params ?? []).includes(last), { method: 'all' });
+    const hold = holdSql(
+      t,
+      Database.prototype as never,
+      (sql, params) => sql.includes('read_parquet') && JSON.stringify(params ?? []).includes(last),
+      { method: 'all' },
+    );
     const retry = store.logTraces(projectId, { log_stream_id: logStreamId, traces: [{ ...a, output: `retried ${round}` }] });
     const held = await Promise.race([hold.reached.then(() => true), retry.then(() => false)]);
     assert.ok(held, `round ${round}: the retry never looked its ids up in the segments`);
@@ -70,8 +82,14 @@ test('a retried request overtaken by newer writes and a seal is not lost', { tim
   const check = async (s: TraceStore, when: string) => {
     const c = await counts(s, projectId, { log_stream_id: logStreamId });
     const extra = ROUNDS * NEWER;
-    assert.deepEqual(c, { trace: ROUNDS + extra, span: ROUNDS * SPANS + extra, session: ROUNDS + extra }, `${when}: every acknowledged record is there`);
-    const retried = (await scan(s, 'trace', projectId, { log_stream_id: logStreamId })).filter((r) => String(r['output']).startsWith('retried'));
+    assert.deepEqual(
+      c,
+      { trace: ROUNDS + extra, span: ROUNDS * SPANS + extra, session: ROUNDS + extra },
+      `${when}: every acknowledged record is there`,
+    );
+    const retried = (await scan(s, 'trace', projectId, { log_stream_id: logStreamId })).filter((r) =>
+      String(r['output']).startsWith('retried'),
+    );
     assert.equal(retried.length, ROUNDS, `${when}: every retried trace holds its newest version`);
   };
   await check(store, 'live');

@@ -40,10 +40,15 @@ test('segments merge while tables freeze as fast as they are sealed', { timeout:
   assert.ok(rows.length < seals, 'fewer segments than seals');
   // Merges lose and double nothing: once all is sealed the segments hold every row once.
   await store.seal();
-  assert.equal(segmentRows(store).reduce((a, b) => a + b, 0), k);
+  assert.equal(
+    segmentRows(store).reduce((a, b) => a + b, 0),
+    k,
+  );
 });
 
-test('while rows keep arriving, merges take segments of one size: a big segment is not rewritten with each burst of small ones', { timeout: 120_000 }, async (t) => {
+test('while rows keep arriving, merges take segments of one size: a big segment is not rewritten with each burst of small ones', {
+  timeout: 120_000,
+}, async (t) => {
   const ROWS = 20;
   const { store } = await openRecordStore(t, { autoCompact: true, sealRows: ROWS, mergePauseMs: 600_000, mergeMaxDelayMs: 0 });
   // One append fills one table: a segment of 20 tables' worth, far above a seal's size.
@@ -73,5 +78,8 @@ test('while rows keep arriving, merges take segments of one size: a big segment 
     'the big segment was rewritten with small ones',
   );
   await store.seal();
-  assert.equal(files().reduce((a, g) => a + g.rows, 0), k);
+  assert.equal(
+    files().reduce((a, g) => a + g.rows, 0),
+    k,
+  );
 });

@@ -25,7 +25,9 @@ async function fill(store: RecordStore, mib: number): Promise<void> {
 }
 
 for (const mergeThreads of [1, 2]) {
-  test(`a table sealed while a merge writes is freed before the merge ends (mergeThreads ${mergeThreads})`, { timeout: 60_000 }, async (t) => {
+  test(`a table sealed while a merge writes is freed before the merge ends (mergeThreads ${mergeThreads})`, {
+    timeout: 60_000,
+  }, async (t) => {
     const { store } = await openRecordStore(t, { mergeThreads });
     assert.notEqual(store.mergeDb, store.db, 'merges write on a database of their own');
     await fill(store, 24);

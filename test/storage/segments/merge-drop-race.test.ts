@@ -32,7 +32,10 @@ test('a run deleted while a merge of its segments waits to copy: the merge ends 
   }
   assert.ok(segmentFiles(dir).length >= 8, 'several segments per kind to merge');
   // A sealed trace deleted: its dead rows are forgotten by the drop's cleanup, which shows it has run.
-  await store.records.delete('trace', projectId, { log_stream_id: run, filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 't0' }] });
+  await store.records.delete('trace', projectId, {
+    log_stream_id: run,
+    filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 't0' }],
+  });
   assert.ok(store.records.stats.dead > 0);
 
   // Hold the merge's COPY at its start (DuckDB and the files stay real; only the timing is ours).
@@ -47,6 +50,8 @@ test('a run deleted while a merge of its segments waits to copy: the merge ends 
   hold.release();
   await compaction; // rejected with "No files found" when the drop deleted the inputs under it
   hold.restore();
-  await waitFor(() => segmentFiles(dir).length === 0 || `left: ${segmentFiles(dir).join(', ')}`, { what: 'every file of the deleted run to go once the merge let go' });
+  await waitFor(() => segmentFiles(dir).length === 0 || `left: ${segmentFiles(dir).join(', ')}`, {
+    what: 'every file of the deleted run to go once the merge let go',
+  });
   assert.equal((await store.count('span', projectId, {})).total_count, 0);
 });

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { RecordStore } from '../../../src/storage/record-store.js';
+import type { RecordStore } from '../../../src/storage/record-store.js';
 import type { LogRow } from '../../../src/record/record.js';
 import { MemTable } from '../../../src/storage/memtable/mem-tables.js';
 import { nearlyOrdered } from '../../../src/storage/segments/seal.js';
@@ -17,13 +17,32 @@ const T0 = 1_700_000_000_000_000;
 
 function row(k: number, createdUs: number, name = `r${k}`): LogRow {
   const id = `00000000-0000-4000-8000-${String(k).padStart(12, '0')}`;
-  return { seq: 0, id, type: 'tool', project_id: P, run_id: R, trace_id: id, name, input: 'x', created_at: createdUs, updated_at: 0, is_complete: true, has_children: true };
+  return {
+    seq: 0,
+    id,
+    type: 'tool',
+    project_id: P,
+    run_id: R,
+    trace_id: id,
+    name,
+    input: 'x',
+    created_at: createdUs,
+    updated_at: 0,
+    is_complete: true,
+    has_children: true,
+  };
 }
 
 async function fileRows(store: RecordStore, dir: string) {
-  const files = (await store.db.all(sql`SELECT file FROM glob(${join(dir, 'records/**/kind=span/*.parquet')})`)).map((r) => String(r['file']));
+  const files = (await store.db.all(sql`SELECT file FROM glob(${join(dir, 'records/**/kind=span/*.parquet')})`)).map((r) =>
+    String(r['file']),
+  );
   assert.equal(files.length, 1);
-  return (await store.db.all(sql`SELECT seq, id, name, epoch_us(created_at) AS c, has_children FROM read_parquet(${files[0]!}) ORDER BY file_row_number`)).map((r) => ({
+  return (
+    await store.db.all(
+      sql`SELECT seq, id, name, epoch_us(created_at) AS c, has_children FROM read_parquet(${files[0]!}) ORDER BY file_row_number`,
+    )
+  ).map((r) => ({
     seq: Number(r['seq']),
     name: String(r['name']),
     c: Number(r['c']),
@@ -44,7 +63,9 @@ test('rows that came in time order are sealed as they came, without dead rows, o
   const got = await fileRows(store, dir);
   assert.deepEqual(
     got.map((r) => r.seq),
-    Array.from({ length: 40 }, (_, i) => i + 1).filter((q) => q !== 1).concat([41]),
+    Array.from({ length: 40 }, (_, i) => i + 1)
+      .filter((q) => q !== 1)
+      .concat([41]),
     'arrival (seq) order, the replaced version left out',
   );
   assert.equal(got.find((r) => r.seq === 2)!.has_children, false);

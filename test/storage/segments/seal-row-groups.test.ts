@@ -19,14 +19,20 @@ test('sealed segments have sealRowGroupSize row groups; merged ones rowGroupSize
   const sealed = groupRows(dir);
   assert.equal(sealed.length, 4);
   for (const groups of sealed) {
-    assert.equal(groups.reduce((a, b) => a + b, 0), 10_000);
+    assert.equal(
+      groups.reduce((a, b) => a + b, 0),
+      10_000,
+    );
     assert.ok(groups.length >= 4 && Math.max(...groups) < 2048 + 2048, `each seal: groups of about 2,048 rows (${groups.join(', ')})`);
   }
   assert.ok((await store.compact()) >= 1);
   const merged = groupRows(dir);
   assert.equal(merged.length, 1);
   const groups = merged[0]!;
-  assert.equal(groups.reduce((a, b) => a + b, 0), 40_000);
+  assert.equal(
+    groups.reduce((a, b) => a + b, 0),
+    40_000,
+  );
   assert.ok(groups.slice(0, -1).every((n) => n >= 8192) && groups.length <= 5, `the merge: groups of 8,192 rows (${groups.join(', ')})`);
 });
 

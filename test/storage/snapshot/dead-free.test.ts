@@ -20,7 +20,10 @@ async function setUp(t: Parameters<typeof openRecordStore>[0]) {
   await store.append(rows(20, 5), true);
   await store.settled(); // appends return before their insert: a snapshot taken directly waits for them
   const first = store.snapshot();
-  const [a, b] = first.segmentsFor(scope).sort((x, y) => x.min_seq - y.min_seq).map((s) => s.file) as [string, string];
+  const [a, b] = first
+    .segmentsFor(scope)
+    .sort((x, y) => x.min_seq - y.min_seq)
+    .map((s) => s.file) as [string, string];
   first.release();
   /** What a snapshot shows: the names of records k, the live total, the segments it reads unfiltered. */
   const read = async (snap: Snapshot, ...ks: number[]) => {
@@ -33,7 +36,7 @@ async function setUp(t: Parameters<typeof openRecordStore>[0]) {
 }
 
 test('a snapshot ignores replacements and deletes logged after it, in clean and dirty segments alike', async (t) => {
-  const { store, a, b, read } = await setUp(t);
+  const { store, a, read } = await setUp(t);
   // Segment b gets a dead row first, so it is read with the dead-row filter; a stays clean. So does
   // the memory table, by replacing a record it holds (21).
   await store.append(rows(12, 1, 'new'), true);
@@ -85,7 +88,10 @@ test('after a seal the replaced record still shows once, and clean segments are 
 
 test('a metric stored only by dirty segments reads as null from the clean ones (they lack its column)', async (t) => {
   const { db, store } = await openRecordStore(t);
-  await store.append(toolRows(0, 5).map((r, i) => ({ ...r, metrics: { score: i / 10 } })), true);
+  await store.append(
+    toolRows(0, 5).map((r, i) => ({ ...r, metrics: { score: i / 10 } })),
+    true,
+  );
   await store.seal();
   await store.append(rows(5, 5), true);
   await store.seal();
@@ -100,6 +106,17 @@ test('a metric stored only by dirty segments reads as null from the clean ones (
   assert.equal(free, 1, 'one segment clean, one dirty');
   assert.deepEqual(
     got.map((r) => [r['name'], r['s']]),
-    [['r4', 0.4], ['r3', 0.3], ['r2', 0.2], ['r0', 0], ['new1', null], ['r5', null], ['r6', null], ['r7', null], ['r8', null], ['r9', null]],
+    [
+      ['r4', 0.4],
+      ['r3', 0.3],
+      ['r2', 0.2],
+      ['r0', 0],
+      ['new1', null],
+      ['r5', null],
+      ['r6', null],
+      ['r7', null],
+      ['r8', null],
+      ['r9', null],
+    ],
   );
 });

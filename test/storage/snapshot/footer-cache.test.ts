@@ -11,7 +11,9 @@ import { openRecordStore, toolRows } from '../../support/helpers.js';
 import { sql } from '../../../src/query/sql.js';
 
 async function cached(db: Database): Promise<{ footers: number; fileBytes: number }> {
-  const rows = await db.all(sql`SELECT tag, memory_usage_bytes AS b FROM duckdb_memory() WHERE tag IN ('OBJECT_CACHE', 'EXTERNAL_FILE_CACHE')`);
+  const rows = await db.all(
+    sql`SELECT tag, memory_usage_bytes AS b FROM duckdb_memory() WHERE tag IN ('OBJECT_CACHE', 'EXTERNAL_FILE_CACHE')`,
+  );
   const by = Object.fromEntries(rows.map((r) => [String(r['tag']), Number(r['b'])]));
   return { footers: by['OBJECT_CACHE'] ?? 0, fileBytes: by['EXTERNAL_FILE_CACHE'] ?? 0 };
 }

@@ -25,7 +25,9 @@ test('a created_at window leaves out the segments wholly outside it, and no row 
     assert.equal(files.length, 3);
     const listed = (params: readonly unknown[]) => files.filter((f) => params.some((p) => p === f || (Array.isArray(p) && p.includes(f))));
     const names = async (src: { sql: Sql }, lo: number, hi: number) => {
-      const rows = await store.db.all(sql`SELECT name FROM ${src.sql} WHERE created_at BETWEEN make_timestamp(${int(T0 + lo)}) AND make_timestamp(${int(T0 + hi)}) ORDER BY name`);
+      const rows = await store.db.all(
+        sql`SELECT name FROM ${src.sql} WHERE created_at BETWEEN make_timestamp(${int(T0 + lo)}) AND make_timestamp(${int(T0 + hi)}) ORDER BY name`,
+      );
       return rows.map((r) => String(r['name']));
     };
     const all = snap.source(scope);
@@ -33,13 +35,25 @@ test('a created_at window leaves out the segments wholly outside it, and no row 
     const cases: { ranges: [number, number][]; segs: number[]; lo: number; hi: number }[] = [
       { ranges: [[T0 + 25, Infinity]], segs: [2], lo: 25, hi: 40 },
       { ranges: [[-Infinity, T0 + 10]], segs: [0, 1], lo: -1, hi: 10 },
-      { ranges: [[T0 + 3, T0 + 4], [T0 + 29, T0 + 31]], segs: [0, 2], lo: 3, hi: 31 },
+      {
+        ranges: [
+          [T0 + 3, T0 + 4],
+          [T0 + 29, T0 + 31],
+        ],
+        segs: [0, 2],
+        lo: 3,
+        hi: 31,
+      },
       { ranges: [[T0 + 100, Infinity]], segs: [], lo: 100, hi: 200 },
     ];
     for (const c of cases) {
       const src = snap.source(scope, [], [], c.ranges);
       const what = JSON.stringify(c.ranges.map(([a, b]) => [a - T0, b - T0]));
-      assert.deepEqual(listed(compile(src.sql).params), c.segs.map((i) => files[i]!), what);
+      assert.deepEqual(
+        listed(compile(src.sql).params),
+        c.segs.map((i) => files[i]!),
+        what,
+      );
       // Within each range the narrowed source holds every row the full one does (memory rows included).
       for (const [a, b] of c.ranges) {
         const lo = Math.max(c.lo, Number.isFinite(a) ? a - T0 : c.lo);

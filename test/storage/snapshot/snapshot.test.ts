@@ -76,9 +76,14 @@ test('a merge keeps its inputs in time order, each row once, dead rows left out'
   const snap = store.snapshot();
   try {
     const [seg] = snap.segmentsFor({ projectId: P, runId: R, kinds: ['span'] });
-    const got = await store.db.all(sql`SELECT name FROM read_parquet(${join(dir, seg!.file)}, file_row_number = true) ORDER BY file_row_number`);
+    const got = await store.db.all(
+      sql`SELECT name FROM read_parquet(${join(dir, seg!.file)}, file_row_number = true) ORDER BY file_row_number`,
+    );
     const expected = Array.from({ length: 400 }, (_, k) => `r${k}`).filter((_, k) => k !== 4 && k !== 149);
-    assert.deepEqual(got.map((r) => r['name']), expected);
+    assert.deepEqual(
+      got.map((r) => r['name']),
+      expected,
+    );
   } finally {
     snap.release();
   }

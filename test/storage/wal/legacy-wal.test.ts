@@ -22,7 +22,13 @@ test('keepRejected writes nothing that would take the file past its limit', (t) 
   assert.equal(keepRejected(path, rows, 3 * line), true);
   assert.equal(keepRejected(path, rows, 3 * line), false, 'the fourth does not fit');
   assert.equal(statSync(path).size, 3 * line);
-  assert.deepEqual(readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as unknown), [rows[0], rows[0], rows[0]]);
+  assert.deepEqual(
+    readFileSync(path, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as unknown),
+    [rows[0], rows[0], rows[0]],
+  );
 });
 
 /** A folder with a project, a log stream and an old-format log file holding one good and one refused request. */
@@ -32,11 +38,24 @@ async function legacyFolder(dir: string): Promise<{ projectId: string; runId: st
   const stream = store.createLogStream(project.id, 'default');
   await store.close();
   const at = Date.now() * 1000;
-  const row = (seq: number, id: string, extra: Record<string, unknown>) => ({ seq, id, type: 'trace', project_id: project.id, run_id: stream.id, trace_id: id, name: id, input: 'i', output: 'o', created_at: at, updated_at: at, ...extra });
+  const row = (seq: number, id: string, extra: Record<string, unknown>) => ({
+    seq,
+    id,
+    type: 'trace',
+    project_id: project.id,
+    run_id: stream.id,
+    trace_id: id,
+    name: id,
+    input: 'i',
+    output: 'o',
+    created_at: at,
+    updated_at: at,
+    ...extra,
+  });
   const good = randomUUID();
   const bad = randomUUID();
   const lines = [row(1, good, {}), { commit: 1 }, row(2, bad, { step_number: 2 ** 40 }), { commit: 2 }];
-  writeFileSync(join(dir, 'wal', 'wal-000000001.ndjson'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  writeFileSync(join(dir, 'wal', 'wal-000000001.ndjson'), `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
   return { projectId: project.id, runId: stream.id, good, bad };
 }
 
@@ -48,7 +67,10 @@ test('a refused request is kept in rejected.ndjson and the old log file goes', a
     assert.equal((await store.count('trace', projectId, {})).total_count, 1, 'the good request is converted');
     const kept = readFileSync(join(dir, 'wal', 'rejected.ndjson'), 'utf8');
     assert.ok(kept.includes(bad) && !kept.includes(good));
-    assert.deepEqual(readdirSync(join(dir, 'wal')).filter((f) => f.includes('ndjson') && f !== 'rejected.ndjson'), []);
+    assert.deepEqual(
+      readdirSync(join(dir, 'wal')).filter((f) => f.includes('ndjson') && f !== 'rejected.ndjson'),
+      [],
+    );
   } finally {
     await store.close();
   }

@@ -33,7 +33,13 @@ async function sendFetch(base: URL, req: FuzzRequest, timeoutMs: number): Promis
   const signal = AbortSignal.timeout(timeoutMs);
   let res: Response;
   try {
-    res = await fetch(new URL(req.path, base), { method: req.method, headers: req.headers, ...(req.body !== undefined ? { body: req.body } : {}), signal, redirect: 'manual' });
+    res = await fetch(new URL(req.path, base), {
+      method: req.method,
+      headers: req.headers,
+      ...(req.body !== undefined ? { body: req.body } : {}),
+      signal,
+      redirect: 'manual',
+    });
   } catch (err) {
     if ((err as Error).name === 'TimeoutError') throw new HangError(`no answer within ${timeoutMs} ms`);
     throw err;

@@ -72,7 +72,8 @@ export interface FuzzStats {
   ledger: { requests: number; traces: number; spans: number; sessions: number; unacked: number };
 }
 
-const LEAKS = /Binder Error|Parser Error|Catalog Error|Conversion Error|Invalid Input Error|INTERNAL Error|Constraint Error|duckdb|node_modules|\bat [\w.<>]+ \(|\.ts:\d+:\d+/i;
+const LEAKS =
+  /Binder Error|Parser Error|Catalog Error|Conversion Error|Invalid Input Error|INTERNAL Error|Constraint Error|duckdb|node_modules|\bat [\w.<>]+ \(|\.ts:\d+:\d+/i;
 
 /** Everything the fuzzer needs to know about the server under test. */
 export interface FuzzTarget {
@@ -138,7 +139,8 @@ class World {
     let spanIds = await ids('span');
     if (spanIds.length < 5) {
       const stream = store.listRuns(projectId, 'log_stream')[0];
-      if (stream) await store.logTraces(projectId, { log_stream_id: stream.id, traces: Array.from({ length: 3 }, () => seedTrace(rng)) as never });
+      if (stream)
+        await store.logTraces(projectId, { log_stream_id: stream.id, traces: Array.from({ length: 3 }, () => seedTrace(rng)) as never });
       spanIds = await ids('span');
     }
     this.#pools.set(projectId, { traceIds: await ids('trace'), spanIds, sessionIds: await ids('session') });
@@ -197,7 +199,9 @@ class World {
     }
     const runs = store.listRuns(projectId);
     const runOf = (kind: string) => rng.pick(runs.filter((r) => r.kind === kind)).id;
-    const users = internalsOf(store).catalog.table<{ id: string }>('users').map((u) => u.id);
+    const users = internalsOf(store)
+      .catalog.table<{ id: string }>('users')
+      .map((u) => u.id);
     return {
       projectId,
       runs: { log_stream: runOf('log_stream'), experiment: runOf('experiment'), metrics_testing: runOf('metrics_testing') },
@@ -307,7 +311,35 @@ function malformedJson(text: string, rng: Rng): string {
     case 2:
       return `\uFEFF${text}`;
     case 3:
-      return rng.pick(['', ' ', 'undefined', 'NaN', '{', '[', '"', 'nul', 'tru', '{}}', '[]]', '{"a":}', '{"a" 1}', "{'a': 1}", '{a: 1}', '{"a":1,}', '[1,]', '/* c */ {}', '{"a":1}{"b":2}', '0x1F', '01', '-', '.5', '1.', '"\\x41"', '"\\uD800"', '"\\u12"']);
+      return rng.pick([
+        '',
+        ' ',
+        'undefined',
+        'NaN',
+        '{',
+        '[',
+        '"',
+        'nul',
+        'tru',
+        '{}}',
+        '[]]',
+        '{"a":}',
+        '{"a" 1}',
+        "{'a': 1}",
+        '{a: 1}',
+        '{"a":1,}',
+        '[1,]',
+        '/* c */ {}',
+        '{"a":1}{"b":2}',
+        '0x1F',
+        '01',
+        '-',
+        '.5',
+        '1.',
+        '"\\x41"',
+        '"\\uD800"',
+        '"\\u12"',
+      ]);
     case 4: {
       const at = rng.int(0, text.length);
       return `${text.slice(0, at)}${rng.pick(['\\', '"', '\u0001', '\n', '\u2028', '}'])}${text.slice(at)}`;
@@ -354,7 +386,15 @@ export function encodeLoose(s: string): string {
   try {
     return encodeURIComponent(s);
   } catch {
-    return s.replace(/[\uD800-\uDFFF]/g, (c) => `\u0000${c.charCodeAt(0).toString(16)}`).split(/\u0000([0-9a-f]{4})/).map((part, i) => (i % 2 ? `%ED%${(0x80 | ((parseInt(part, 16) >> 6) & 0x3f)).toString(16).toUpperCase()}%${(0x80 | (parseInt(part, 16) & 0x3f)).toString(16).toUpperCase()}` : encodeURIComponent(part))).join('');
+    return s
+      .replace(/[\uD800-\uDFFF]/g, (c) => `\u0000${c.charCodeAt(0).toString(16)}`)
+      .split(/\u0000([0-9a-f]{4})/)
+      .map((part, i) =>
+        i % 2
+          ? `%ED%${(0x80 | ((parseInt(part, 16) >> 6) & 0x3f)).toString(16).toUpperCase()}%${(0x80 | (parseInt(part, 16) & 0x3f)).toString(16).toUpperCase()}`
+          : encodeURIComponent(part),
+      )
+      .join('');
   }
 }
 
@@ -408,37 +448,131 @@ function junkParam(valid: string, rng: Rng): string {
   ]);
 }
 
-function rawRequest(rng: Rng, method: string, path: string, headers: Record<string, string>, body: string, host: string, plain = false): { raw: Buffer; mayGetNoAnswer: boolean } {
-  const auth = Object.entries(headers).filter(([k]) => !/^content-(type|length)$/i.test(k)).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+function rawRequest(
+  rng: Rng,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body: string,
+  host: string,
+  plain = false,
+): { raw: Buffer; mayGetNoAnswer: boolean } {
+  const auth = Object.entries(headers)
+    .filter(([k]) => !/^content-(type|length)$/i.test(k))
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
   const bytes = Buffer.from(body);
-  const head = (extra: string, m = method, p = path, version = 'HTTP/1.1') => `${m} ${p} ${version}\r\nHost: ${host}\r\nConnection: close\r\n${auth}${extra}`;
-  if (plain) return { raw: Buffer.concat([Buffer.from(head(`Content-Type: ${headers['Content-Type'] ?? 'application/json'}\r\nContent-Length: ${bytes.length}\r\n\r\n`)), bytes]), mayGetNoAnswer: false };
+  const head = (extra: string, m = method, p = path, version = 'HTTP/1.1') =>
+    `${m} ${p} ${version}\r\nHost: ${host}\r\nConnection: close\r\n${auth}${extra}`;
+  if (plain)
+    return {
+      raw: Buffer.concat([
+        Buffer.from(head(`Content-Type: ${headers['Content-Type'] ?? 'application/json'}\r\nContent-Length: ${bytes.length}\r\n\r\n`)),
+        bytes,
+      ]),
+      mayGetNoAnswer: false,
+    };
   const kind = rng.int(0, 11);
   switch (kind) {
     case 0: // Content-Length shorter than the body: the rest is a second, garbage request
-      return { raw: Buffer.concat([Buffer.from(head(`Content-Type: application/json\r\nContent-Length: ${Math.max(0, bytes.length - rng.int(1, 10))}\r\n\r\n`)), bytes]), mayGetNoAnswer: false };
+      return {
+        raw: Buffer.concat([
+          Buffer.from(head(`Content-Type: application/json\r\nContent-Length: ${Math.max(0, bytes.length - rng.int(1, 10))}\r\n\r\n`)),
+          bytes,
+        ]),
+        mayGetNoAnswer: false,
+      };
     case 1: // Content-Length longer than the body, and the client gives up
-      return { raw: Buffer.concat([Buffer.from(head(`Content-Type: application/json\r\nContent-Length: ${bytes.length + rng.int(1, 1000)}\r\n\r\n`)), bytes]), mayGetNoAnswer: true };
+      return {
+        raw: Buffer.concat([
+          Buffer.from(head(`Content-Type: application/json\r\nContent-Length: ${bytes.length + rng.int(1, 1000)}\r\n\r\n`)),
+          bytes,
+        ]),
+        mayGetNoAnswer: true,
+      };
     case 2: // broken chunked encoding
-      return { raw: Buffer.from(`${head('Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n')}zz\r\n${body.slice(0, 10)}\r\n0\r\n\r\n`), mayGetNoAnswer: true };
+      return {
+        raw: Buffer.from(
+          `${head('Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n')}zz\r\n${body.slice(0, 10)}\r\n0\r\n\r\n`,
+        ),
+        mayGetNoAnswer: true,
+      };
     case 3: // control characters and non-latin1 bytes in a header
-      return { raw: Buffer.concat([Buffer.from(head(`Content-Type: application/json\r\nX-Junk: a\u0001b\r\nGalileo-API-Key: `)), Buffer.from([0xff, 0xfe, 0x00, 0x80]), Buffer.from(`\r\nContent-Length: ${bytes.length}\r\n\r\n`), bytes]), mayGetNoAnswer: false };
+      return {
+        raw: Buffer.concat([
+          Buffer.from(head(`Content-Type: application/json\r\nX-Junk: a\u0001b\r\nGalileo-API-Key: `)),
+          Buffer.from([0xff, 0xfe, 0x00, 0x80]),
+          Buffer.from(`\r\nContent-Length: ${bytes.length}\r\n\r\n`),
+          bytes,
+        ]),
+        mayGetNoAnswer: false,
+      };
     case 4: // an unnormalised path
-      return { raw: Buffer.from(`${head(`Content-Type: application/json\r\nContent-Length: ${bytes.length}\r\n\r\n`, method, rng.pick(['/projects/../../etc/passwd', '/v2/projects/..%2f..%2fetc%2fpasswd/spans/count', '/projects/./././all', '//projects//all', '/projects/%2e%2e/%2e%2e/spans/count', '/public/v2/../../etc/passwd', `${path}/../../..`, `${path}%00`, `${path}\\..\\..`]))}${body}`), mayGetNoAnswer: false };
+      return {
+        raw: Buffer.from(
+          `${head(`Content-Type: application/json\r\nContent-Length: ${bytes.length}\r\n\r\n`, method, rng.pick(['/projects/../../etc/passwd', '/v2/projects/..%2f..%2fetc%2fpasswd/spans/count', '/projects/./././all', '//projects//all', '/projects/%2e%2e/%2e%2e/spans/count', '/public/v2/../../etc/passwd', `${path}/../../..`, `${path}%00`, `${path}\\..\\..`]))}${body}`,
+        ),
+        mayGetNoAnswer: false,
+      };
     case 5: // an unknown or lowercase method
-      return { raw: Buffer.from(`${head(`Content-Length: ${bytes.length}\r\n\r\n`, rng.pick(['FOO', 'post', 'PROPFIND', 'TRACE', 'CONNECT', 'OPTIONS']))}${body}`), mayGetNoAnswer: true };
+      return {
+        raw: Buffer.from(
+          `${head(`Content-Length: ${bytes.length}\r\n\r\n`, rng.pick(['FOO', 'post', 'PROPFIND', 'TRACE', 'CONNECT', 'OPTIONS']))}${body}`,
+        ),
+        mayGetNoAnswer: true,
+      };
     case 6: // HTTP/1.0 without Host
-      return { raw: Buffer.concat([Buffer.from(`${method} ${path} HTTP/1.0\r\n${auth}Content-Type: application/json\r\nContent-Length: ${bytes.length}\r\n\r\n`), bytes]), mayGetNoAnswer: false };
+      return {
+        raw: Buffer.concat([
+          Buffer.from(`${method} ${path} HTTP/1.0\r\n${auth}Content-Type: application/json\r\nContent-Length: ${bytes.length}\r\n\r\n`),
+          bytes,
+        ]),
+        mayGetNoAnswer: false,
+      };
     case 7: // two different Content-Lengths
-      return { raw: Buffer.concat([Buffer.from(head(`Content-Type: application/json\r\nContent-Length: ${bytes.length}\r\nContent-Length: ${bytes.length + 5}\r\n\r\n`)), bytes]), mayGetNoAnswer: false };
+      return {
+        raw: Buffer.concat([
+          Buffer.from(
+            head(`Content-Type: application/json\r\nContent-Length: ${bytes.length}\r\nContent-Length: ${bytes.length + 5}\r\n\r\n`),
+          ),
+          bytes,
+        ]),
+        mayGetNoAnswer: false,
+      };
     case 8: // Transfer-Encoding and Content-Length together (a smuggling attempt)
-      return { raw: Buffer.from(`${head(`Content-Type: application/json\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n`)}0\r\n\r\nGET /projects/all HTTP/1.1\r\nHost: x\r\n\r\n`), mayGetNoAnswer: false };
+      return {
+        raw: Buffer.from(
+          `${head(`Content-Type: application/json\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n`)}0\r\n\r\nGET /projects/all HTTP/1.1\r\nHost: x\r\n\r\n`,
+        ),
+        mayGetNoAnswer: false,
+      };
     case 9: // a header far beyond the size limit
       return { raw: Buffer.from(`${head(`X-Big: ${'b'.repeat(70_000)}\r\nContent-Length: 0\r\n\r\n`)}`), mayGetNoAnswer: true };
     case 10: // invalid UTF-8 in a JSON body
-      return { raw: Buffer.concat([Buffer.from(head(`Content-Type: application/json\r\nContent-Length: ${bytes.length + 12}\r\n\r\n`)), Buffer.from('{"name":"'), Buffer.from([0xc3, 0x28, 0xa0, 0xa1, 0xf0, 0x28]), Buffer.from('"}\r\n'), bytes]), mayGetNoAnswer: false };
+      return {
+        raw: Buffer.concat([
+          Buffer.from(head(`Content-Type: application/json\r\nContent-Length: ${bytes.length + 12}\r\n\r\n`)),
+          Buffer.from('{"name":"'),
+          Buffer.from([0xc3, 0x28, 0xa0, 0xa1, 0xf0, 0x28]),
+          Buffer.from('"}\r\n'),
+          bytes,
+        ]),
+        mayGetNoAnswer: false,
+      };
     default: // a request line that is not HTTP
-      return { raw: Buffer.from(rng.pick(['\r\n\r\n', 'GET\r\n\r\n', `GET ${path}\r\n\r\n`, 'HELLO WORLD\r\n\r\n', '\u0016\u0003\u0001\u0000\u00a5\u0001\u0000\u0000\u00a1\u0003\u0003', `${method} ${path} HTTP/9.9\r\n\r\n`])), mayGetNoAnswer: true };
+      return {
+        raw: Buffer.from(
+          rng.pick([
+            '\r\n\r\n',
+            'GET\r\n\r\n',
+            `GET ${path}\r\n\r\n`,
+            'HELLO WORLD\r\n\r\n',
+            '\u0016\u0003\u0001\u0000\u00a5\u0001\u0000\u0000\u00a1\u0003\u0003',
+            `${method} ${path} HTTP/9.9\r\n\r\n`,
+          ]),
+        ),
+        mayGetNoAnswer: true,
+      };
   }
 }
 
@@ -471,7 +605,18 @@ async function buildRequest(t: FuzzTarget, world: World, route: RouteInfo, i: nu
   let body: string | undefined;
   const wantsBody = takesBody(route.method, route.schema) || rng.chance(0.05);
   if (wantsBody) {
-    const strings = [...Object.values(w.runs), w.projectId, ...w.traceIds.slice(0, 5), ...w.spanIds.slice(0, 5), ...w.scorerIds.slice(0, 3), ...w.userIds, 'metrics/custom_score', 'created_at', 'name', 'tags'];
+    const strings = [
+      ...Object.values(w.runs),
+      w.projectId,
+      ...w.traceIds.slice(0, 5),
+      ...w.spanIds.slice(0, 5),
+      ...w.scorerIds.slice(0, 3),
+      ...w.userIds,
+      'metrics/custom_score',
+      'created_at',
+      'name',
+      'tags',
+    ];
     let value: unknown = seed.body === undefined ? {} : seed.body;
     const mode = rng.next();
     if (mode < 0.3) value = cloneFuzz(value);
@@ -485,7 +630,9 @@ async function buildRequest(t: FuzzTarget, world: World, route: RouteInfo, i: nu
       text = toJsonText(seed.body ?? {});
     }
     if (seed.form && rng.chance(0.8) && value && typeof value === 'object' && !Array.isArray(value) && text.length < 100_000) {
-      text = new URLSearchParams(Object.entries(value as Record<string, unknown>).map(([k, v]): [string, string] => [k, typeof v === 'string' ? v : toJsonText(v)])).toString();
+      text = new URLSearchParams(
+        Object.entries(value as Record<string, unknown>).map(([k, v]): [string, string] => [k, typeof v === 'string' ? v : toJsonText(v)]),
+      ).toString();
       headers['Content-Type'] = 'application/x-www-form-urlencoded';
     } else if (rng.chance(0.08)) {
       const ct = rng.pick(CONTENT_TYPES);
@@ -500,7 +647,8 @@ async function buildRequest(t: FuzzTarget, world: World, route: RouteInfo, i: nu
   }
   let req: FuzzRequest = { method: route.method, path, headers, ...(body !== undefined ? { body } : {}) };
   // fetch cannot send a body with GET or HEAD; such requests go over the socket below, or without it.
-  if ((route.method === 'HEAD' || route.method === 'GET') && body !== undefined && !rng.chance(0.3)) req = { method: route.method, path, headers };
+  if ((route.method === 'HEAD' || route.method === 'GET') && body !== undefined && !rng.chance(0.3))
+    req = { method: route.method, path, headers };
   const forceRaw = (route.method === 'HEAD' || route.method === 'GET') && req.body !== undefined;
   if (forceRaw || rng.chance(0.05)) {
     const raw = rawRequest(rng, route.method, path, headers, body ?? '', `${t.base.hostname}:${t.base.port}`, forceRaw);
@@ -530,7 +678,8 @@ export function judge(req: FuzzRequest, res: FuzzResponse | null, dataDir: strin
   if (res.status === 422) {
     if (!Array.isArray(detail) || detail.length === 0) return '422 detail is not a list of issues';
     for (const d of detail as Record<string, unknown>[]) {
-      if (!Array.isArray(d['loc']) || typeof d['msg'] !== 'string' || typeof d['type'] !== 'string') return `422 issue malformed: ${JSON.stringify(d).slice(0, 200)}`;
+      if (!Array.isArray(d['loc']) || typeof d['msg'] !== 'string' || typeof d['type'] !== 'string')
+        return `422 issue malformed: ${JSON.stringify(d).slice(0, 200)}`;
     }
   } else if (typeof detail !== 'string' && !Array.isArray(detail)) {
     return `${res.status} detail is neither text nor a list`;
@@ -561,7 +710,14 @@ function withIds(node: Record<string, unknown>, rng: Rng, ids: string[]): Record
   return spans ? { ...node, spans } : node;
 }
 
-async function ledgerLoop(t: FuzzTarget, rng: Rng, until: () => boolean, ledger: Ledger, timeoutMs: number, failures: Failure[]): Promise<void> {
+async function ledgerLoop(
+  t: FuzzTarget,
+  rng: Rng,
+  until: () => boolean,
+  ledger: Ledger,
+  timeoutMs: number,
+  failures: Failure[],
+): Promise<void> {
   const { projectId, logStreamId } = t.ledger;
   while (!until()) {
     const appendSpans = ledger.traceIds.length > 0 && rng.chance(0.25);
@@ -572,22 +728,54 @@ async function ledgerLoop(t: FuzzTarget, rng: Rng, until: () => boolean, ledger:
           const traceId = rng.pick(ledger.traceIds);
           const id = rng.uuid();
           spanIds.push(id);
-          return { path: `/v2/projects/${projectId}/spans`, body: { log_stream_id: logStreamId, trace_id: traceId, parent_id: traceId, reliable, spans: [{ id, type: 'tool', name: 'ledger-tool', input: 'x' }] } };
+          return {
+            path: `/v2/projects/${projectId}/spans`,
+            body: {
+              log_stream_id: logStreamId,
+              trace_id: traceId,
+              parent_id: traceId,
+              reliable,
+              spans: [{ id, type: 'tool', name: 'ledger-tool', input: 'x' }],
+            },
+          };
         })()
-      : { path: `/projects/${projectId}/traces`, body: { log_stream_id: logStreamId, reliable, traces: Array.from({ length: rng.int(1, 3) }, () => withIds({ ...seedTrace(rng), id: rng.uuid() }, rng, spanIds)) } };
-    const req: FuzzRequest = { method: 'POST', path: body.path, headers: { 'Galileo-API-Key': t.creds.adminKey, 'Content-Type': 'application/json' }, body: JSON.stringify(body.body) };
+      : {
+          path: `/projects/${projectId}/traces`,
+          body: {
+            log_stream_id: logStreamId,
+            reliable,
+            traces: Array.from({ length: rng.int(1, 3) }, () => withIds({ ...seedTrace(rng), id: rng.uuid() }, rng, spanIds)),
+          },
+        };
+    const req: FuzzRequest = {
+      method: 'POST',
+      path: body.path,
+      headers: { 'Galileo-API-Key': t.creds.adminKey, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body.body),
+    };
     ledger.requests++;
     let res: FuzzResponse | null = null;
     try {
       res = await send(t.base, req, timeoutMs);
     } catch (err) {
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      failures.push({ iteration: -1, route: 'ledger', problem: `${(err as Error).message}${cause ? ` (${cause.code ?? ''} ${cause.message ?? ''})` : ''}`, request: { method: req.method, path: req.path, headers: req.headers, body: req.body!.slice(0, 2000) } });
+      failures.push({
+        iteration: -1,
+        route: 'ledger',
+        problem: `${(err as Error).message}${cause ? ` (${cause.code ?? ''} ${cause.message ?? ''})` : ''}`,
+        request: { method: req.method, path: req.path, headers: req.headers, body: req.body!.slice(0, 2000) },
+      });
       ledger.unacked++;
       continue;
     }
     if (res?.status !== 200) {
-      failures.push({ iteration: -1, route: 'ledger', problem: `valid ledger request answered ${res?.status}`, request: { method: req.method, path: req.path, headers: req.headers, body: req.body!.slice(0, 2000) }, response: { status: res?.status ?? 0, text: res?.text.slice(0, 2000) ?? '' } });
+      failures.push({
+        iteration: -1,
+        route: 'ledger',
+        problem: `valid ledger request answered ${res?.status}`,
+        request: { method: req.method, path: req.path, headers: req.headers, body: req.body!.slice(0, 2000) },
+        response: { status: res?.status ?? 0, text: res?.text.slice(0, 2000) ?? '' },
+      });
       ledger.unacked++;
       continue;
     }
@@ -599,7 +787,8 @@ async function ledgerLoop(t: FuzzTarget, rng: Rng, until: () => boolean, ledger:
       ledger.spans += b.spans_count!;
       ledger.traceIds.push(...b.trace_ids!);
     }
-    for (const id of spanIds) ledger.spanIds.set(id, `${appendSpans ? 'logSpans' : 'logTraces'} reliable=${reliable} request ${ledger.requests}`);
+    for (const id of spanIds)
+      ledger.spanIds.set(id, `${appendSpans ? 'logSpans' : 'logTraces'} reliable=${reliable} request ${ledger.requests}`);
     await new Promise((r) => setTimeout(r, rng.int(0, 20)));
   }
 }
@@ -656,7 +845,13 @@ export async function runFuzz(t: FuzzTarget, opts: FuzzOptions): Promise<{ stats
           iteration: i,
           route: key,
           problem,
-          request: { method: req.method, path: req.path.slice(0, 2000), headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, v.slice(0, 300)])), ...(req.body !== undefined ? { body: req.body.slice(0, 4000) } : {}), ...(req.raw ? { raw: req.raw.toString('latin1').slice(0, 4000) } : {}) },
+          request: {
+            method: req.method,
+            path: req.path.slice(0, 2000),
+            headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, v.slice(0, 300)])),
+            ...(req.body !== undefined ? { body: req.body.slice(0, 4000) } : {}),
+            ...(req.raw ? { raw: req.raw.toString('latin1').slice(0, 4000) } : {}),
+          },
           ...(res ? { response: { status: res.status, text: res.text.slice(0, 2000) } } : {}),
         });
       }
@@ -666,6 +861,12 @@ export async function runFuzz(t: FuzzTarget, opts: FuzzOptions): Promise<{ stats
   const workers = Array.from({ length: opts.concurrency }, () => worker());
   await Promise.all([...workers, ledgerLoop(t, new Rng(opts.seed + 1), done, ledger, opts.timeoutMs, failures)]);
   await world.stop();
-  stats.ledger = { requests: ledger.requests, traces: ledger.traces, spans: ledger.spans, sessions: ledger.sessions, unacked: ledger.unacked };
+  stats.ledger = {
+    requests: ledger.requests,
+    traces: ledger.traces,
+    spans: ledger.spans,
+    sessions: ledger.sessions,
+    unacked: ledger.unacked,
+  };
   return { stats, failures, ledger };
 }

@@ -17,7 +17,10 @@ function nodes(value: unknown, limit = 12): { path: Path; value: unknown }[] {
   const walk = (v: unknown, path: Path) => {
     out.push({ path, value: v });
     if (path.length >= limit || !isContainer(v)) return;
-    if (Array.isArray(v)) v.slice(0, 50).forEach((x, i) => walk(x, [...path, i]));
+    if (Array.isArray(v))
+      v.slice(0, 50).forEach((x, i) => {
+        walk(x, [...path, i]);
+      });
     else for (const k of Object.keys(v).slice(0, 50)) walk(v[k], [...path, k]);
   };
   walk(value, []);
@@ -97,19 +100,39 @@ export function mutateOnce(body: unknown, rng: Rng, options: MutateOptions = {})
         const k = entries.length ? rng.pick(entries)[0] : 'a';
         return setAt(root, path, new DupKeys([...entries, [k, randomValue(rng)]]));
       }
-      return setAt(root, path, new DupKeys([['x', value], ['x', randomValue(rng)]]));
+      return setAt(
+        root,
+        path,
+        new DupKeys([
+          ['x', value],
+          ['x', randomValue(rng)],
+        ]),
+      );
     case 7: // deep nesting
       return setAt(root, path, deepText(rng.pick([64, 1_000, 20_000, 200_000]), rng.chance(0.5) ? 'array' : 'object'));
     case 8: // long or exotic string
-      return setAt(root, path, rng.pick(['x'.repeat(rng.pick([10_000, 300_000])), '\uD800'.repeat(100), '\u0000'.repeat(10), '🚀'.repeat(5_000)]));
+      return setAt(
+        root,
+        path,
+        rng.pick(['x'.repeat(rng.pick([10_000, 300_000])), '\uD800'.repeat(100), '\u0000'.repeat(10), '🚀'.repeat(5_000)]),
+      );
     case 9: // an id of another kind, a column name, another valid string
       return setAt(root, path, extra.length ? rng.pick(extra) : rng.uuid());
     case 10: // SQL or path payload
       return setAt(root, path, rng.pick(rng.chance(0.5) ? SQL_PAYLOADS : PATH_PAYLOADS));
     case 11: // many copies (of something small: the body must stay a sendable size)
       if (!isSmall(value)) return setAt(root, path, randomValue(rng));
-      if (Array.isArray(value)) return setAt(root, path, Array.from({ length: rng.pick([50, 500, 5_000]) }, (_, i) => cloneFuzz(value[i % Math.max(1, value.length)] ?? null)));
-      return setAt(root, path, Array.from({ length: rng.pick([50, 500]) }, () => cloneFuzz(value)));
+      if (Array.isArray(value))
+        return setAt(
+          root,
+          path,
+          Array.from({ length: rng.pick([50, 500, 5_000]) }, (_, i) => cloneFuzz(value[i % Math.max(1, value.length)] ?? null)),
+        );
+      return setAt(
+        root,
+        path,
+        Array.from({ length: rng.pick([50, 500]) }, () => cloneFuzz(value)),
+      );
     case 12: // a number at a boundary
       return setAt(root, path, hostileNumber(rng));
     case 13: // null everywhere

@@ -82,8 +82,13 @@ export class SchemaCases {
   #resolve(s: Json | undefined, want: 'object' | 'array'): Json | undefined {
     let cur = s;
     for (let i = 0; cur && i < 8; i++) {
-      if (cur['$ref']) cur = String(cur['$ref']).slice(2).split('/').reduce<Json | undefined>((o, k) => o?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], this.#doc);
-      else if (Array.isArray(cur['anyOf'] ?? cur['oneOf'])) cur = (cur['anyOf'] ?? cur['oneOf']).find((b: Json) => b['type'] === want || (want === 'object' && b['properties']) || b['$ref']);
+      if (cur['$ref'])
+        cur = String(cur['$ref'])
+          .slice(2)
+          .split('/')
+          .reduce<Json | undefined>((o, k) => o?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], this.#doc);
+      else if (Array.isArray(cur['anyOf'] ?? cur['oneOf']))
+        cur = (cur['anyOf'] ?? cur['oneOf']).find((b: Json) => b['type'] === want || (want === 'object' && b['properties']) || b['$ref']);
       else break;
     }
     return cur;
@@ -95,7 +100,8 @@ export class SchemaCases {
     const opName = `${method.toUpperCase()} ${path}`;
     const out: Case[] = [];
     const bodyPtr = pointer('paths', path, method, 'requestBody', 'content', 'application/json', 'schema');
-    const add = (kind: string, at: Loc, req: Built, invalid: boolean) => out.push({ op: opName, kind, at, req: { ...req, method: method.toUpperCase() }, invalid });
+    const add = (kind: string, at: Loc, req: Built, invalid: boolean) =>
+      out.push({ op: opName, kind, at, req: { ...req, method: method.toUpperCase() }, invalid });
     const pick = <T>(list: T[], n: number) => (all ? list : rng.shuffle(list).slice(0, n));
 
     // The body, field by field.
@@ -178,7 +184,12 @@ export class SchemaCases {
     if (s['type'] === 'array') return Array.from({ length: s['minItems'] ?? 0 }, () => this.minimal(s['items']));
     if (s['type'] === 'integer' || s['type'] === 'number') return s['minimum'] ?? 1;
     if (s['type'] === 'boolean') return false;
-    if (s['type'] === 'string') return s['format'] === 'email' ? `fuzz${Math.random().toString(36).slice(2, 8)}@example.com` : s['format'] === 'uuid' ? '00000000-0000-4000-8000-000000000000' : 'x'.repeat(Math.max(8, s['minLength'] ?? 0));
+    if (s['type'] === 'string')
+      return s['format'] === 'email'
+        ? `fuzz${Math.random().toString(36).slice(2, 8)}@example.com`
+        : s['format'] === 'uuid'
+          ? '00000000-0000-4000-8000-000000000000'
+          : 'x'.repeat(Math.max(8, s['minLength'] ?? 0));
     return null;
   }
 }

@@ -59,7 +59,8 @@ function filterFor(c: ColumnDef, w: SeedWorld, rng: Rng): Record<string, unknown
   const operator = rng.pick(ops);
   switch (c.filter_type) {
     case 'text': {
-      const one = () => (c.allowed_values ? rng.pick(c.allowed_values) : rng.pick(['chat', 'calc', 'question a', 'x', '', 'gpt-4o', 'trace-a']));
+      const one = () =>
+        c.allowed_values ? rng.pick(c.allowed_values) : rng.pick(['chat', 'calc', 'question a', 'x', '', 'gpt-4o', 'trace-a']);
       const value = operator === 'one_of' || operator === 'not_in' ? [one(), one()] : one();
       return { type: 'text', ...col, operator, value, case_sensitive: rng.chance(0.5) };
     }
@@ -68,7 +69,12 @@ function filterFor(c: ColumnDef, w: SeedWorld, rng: Rng): Record<string, unknown
       return { type: 'collection', ...col, operator, value, case_sensitive: rng.chance(0.5) };
     }
     case 'id':
-      return { type: 'id', ...col, operator, value: operator === 'one_of' || operator === 'not_in' ? [idValue(w, rng), idValue(w, rng)] : idValue(w, rng) };
+      return {
+        type: 'id',
+        ...col,
+        operator,
+        value: operator === 'one_of' || operator === 'not_in' ? [idValue(w, rng), idValue(w, rng)] : idValue(w, rng),
+      };
     case 'date':
       return { type: 'date', ...col, operator, value: iso(rng) };
     case 'number':
@@ -84,7 +90,12 @@ export function recordFilter(w: SeedWorld, rng: Rng): Record<string, unknown> {
   if (rng.chance(0.25)) {
     const name = rng.pick(METRICS);
     const operator = rng.pick(OPERATORS.number as readonly string[]);
-    return { type: 'number', column_id: `metrics/${name}`, operator, value: operator === 'between' ? [0, rng.int(1, 100)] : rng.int(0, 100) / 10 };
+    return {
+      type: 'number',
+      column_id: `metrics/${name}`,
+      operator,
+      value: operator === 'between' ? [0, rng.int(1, 100)] : rng.int(0, 100) / 10,
+    };
   }
   if (rng.chance(0.03)) return { type: 'fully_annotated' };
   return filterFor(rng.pick(STANDARD_COLUMNS), w, rng);
@@ -119,7 +130,9 @@ function searchBody(w: SeedWorld, rng: Rng, partial: boolean): Record<string, un
   if (rng.chance(0.2)) body['include_code_metric_metadata'] = true;
   if (partial) {
     body['select_columns'] = {
-      column_ids: Array.from({ length: rng.int(0, 5) }, () => (rng.chance(0.3) ? `metrics/${rng.pick(METRICS)}` : rng.pick(STANDARD_COLUMNS).id)),
+      column_ids: Array.from({ length: rng.int(0, 5) }, () =>
+        rng.chance(0.3) ? `metrics/${rng.pick(METRICS)}` : rng.pick(STANDARD_COLUMNS).id,
+      ),
       include_all_metrics: rng.chance(0.5),
       include_all_feedback: rng.chance(0.2),
       ...(rng.chance(0.3) ? { includes_metric_columns: true, metric_columns_names: [rng.pick(METRICS)] } : {}),
@@ -135,7 +148,11 @@ const MESSAGES = [
 
 function span(rng: Rng, depth = 0): Record<string, unknown> {
   const type = rng.pick(depth > 1 ? ['llm', 'tool', 'retriever', 'control'] : ['agent', 'workflow', 'llm', 'tool', 'retriever', 'control']);
-  const s: Record<string, unknown> = { type, name: `${type}-${rng.int(0, 9)}`, input: rng.chance(0.5) ? 'input text' : { q: 'structured', n: rng.int(0, 9) } };
+  const s: Record<string, unknown> = {
+    type,
+    name: `${type}-${rng.int(0, 9)}`,
+    input: rng.chance(0.5) ? 'input text' : { q: 'structured', n: rng.int(0, 9) },
+  };
   if (rng.chance(0.5)) s['output'] = 'output text';
   if (rng.chance(0.3)) s['tags'] = ['t1', `tag${rng.int(0, 3)}`];
   if (rng.chance(0.4)) s['metrics'] = { [rng.pick(METRICS)]: rng.int(0, 1000) / 10, duration_ns: rng.int(1, 1e9) };
@@ -167,12 +184,19 @@ function span(rng: Rng, depth = 0): Record<string, unknown> {
     default:
       break;
   }
-  if ((type === 'agent' || type === 'workflow') && rng.chance(0.6)) s['spans'] = Array.from({ length: rng.int(1, 3) }, () => span(rng, depth + 1));
+  if ((type === 'agent' || type === 'workflow') && rng.chance(0.6))
+    s['spans'] = Array.from({ length: rng.int(1, 3) }, () => span(rng, depth + 1));
   return s;
 }
 
 export function seedTrace(rng: Rng): Record<string, unknown> {
-  const t: Record<string, unknown> = { type: 'trace', name: `trace-${rng.int(0, 99)}`, input: 'question', output: 'answer', spans: Array.from({ length: rng.int(0, 3) }, () => span(rng)) };
+  const t: Record<string, unknown> = {
+    type: 'trace',
+    name: `trace-${rng.int(0, 99)}`,
+    input: 'question',
+    output: 'answer',
+    spans: Array.from({ length: rng.int(0, 3) }, () => span(rng)),
+  };
   if (rng.chance(0.3)) t['tags'] = ['t1'];
   if (rng.chance(0.3)) t['metrics'] = { duration_ns: rng.int(1, 1e9) };
   if (rng.chance(0.2)) t['id'] = rng.uuid();
@@ -190,25 +214,55 @@ const pageQuery = (rng: Rng): Record<string, string | string[]> => {
   return q;
 };
 
-const textFilter = (name: string, rng: Rng) => ({ name, operator: rng.pick(['eq', 'ne', 'contains', 'one_of', 'not_in']), value: rng.chance(0.5) ? 'fuzz' : ['a', 'fuzz'], case_sensitive: rng.chance(0.5) });
+const textFilter = (name: string, rng: Rng) => ({
+  name,
+  operator: rng.pick(['eq', 'ne', 'contains', 'one_of', 'not_in']),
+  value: rng.chance(0.5) ? 'fuzz' : ['a', 'fuzz'],
+  case_sensitive: rng.chance(0.5),
+});
 
 /** Seeds by route key: METHOD plus the path without its /v2 or /public/v2 prefix. */
 export const SEEDS: Record<string, SeedFn> = {
   'POST /login/api_key': (w) => ({ body: { api_key: w.apiKey } }),
   'POST /login': (w, rng) => ({ form: rng.chance(0.8), body: { username: w.email, password: w.password, grant_type: 'password' } }),
-  'POST /projects': (_w, rng) => ({ body: { name: `fuzz-${rng.int(0, 1e6)}`, type: rng.pick(['gen_ai', 'llm_monitor', null]), description: 'made by the fuzzer', labels: ['fuzz'] } }),
-  'GET /projects': (_w, rng) => ({ query: rng.chance(0.7) ? { project_name: rng.pick(['fuzz', 'test-project', 'x']) } : ({} as Record<string, string>) }),
+  'POST /projects': (_w, rng) => ({
+    body: {
+      name: `fuzz-${rng.int(0, 1e6)}`,
+      type: rng.pick(['gen_ai', 'llm_monitor', null]),
+      description: 'made by the fuzzer',
+      labels: ['fuzz'],
+    },
+  }),
+  'GET /projects': (_w, rng) => ({
+    query: rng.chance(0.7) ? { project_name: rng.pick(['fuzz', 'test-project', 'x']) } : ({} as Record<string, string>),
+  }),
   'GET /projects/all': () => ({ query: {} }),
-  'GET /projects/:project_id': (_w, rng) => ({ query: rng.chance(0.5) ? { actions: [rng.pick(PROJECT_ACTION_VALUES)] } : ({} as Record<string, string>) }),
-  'PATCH /projects/:project_id': (_w, rng) => ({ body: { name: `renamed-${rng.int(0, 1e6)}`, description: 'd', labels: ['l'], bookmark: rng.chance(0.5) } }),
+  'GET /projects/:project_id': (_w, rng) => ({
+    query: rng.chance(0.5) ? { actions: [rng.pick(PROJECT_ACTION_VALUES)] } : ({} as Record<string, string>),
+  }),
+  'PATCH /projects/:project_id': (_w, rng) => ({
+    body: { name: `renamed-${rng.int(0, 1e6)}`, description: 'd', labels: ['l'], bookmark: rng.chance(0.5) },
+  }),
   'PUT /projects/:project_id': (_w, rng) => ({ body: { description: `d${rng.int(0, 9)}` } }),
   'POST /projects/paginated': (_w, rng) => ({
     query: { ...pageQuery(rng), ...(rng.chance(0.3) ? { include_logstreams: 'true' } : {}) },
     body: {
       filters: rng.chance(0.6)
-        ? [rng.pick([textFilter('name', rng), { name: 'created_at', operator: 'gt', value: '2020-01-01T00:00:00Z' }, { name: 'num_logstreams', operator: 'gte', value: 1 }, { name: 'bookmark', value: true }, { name: 'runs', operator: 'gt', value: 0 }])]
+        ? [
+            rng.pick([
+              textFilter('name', rng),
+              { name: 'created_at', operator: 'gt', value: '2020-01-01T00:00:00Z' },
+              { name: 'num_logstreams', operator: 'gte', value: 1 },
+              { name: 'bookmark', value: true },
+              { name: 'runs', operator: 'gt', value: 0 },
+            ]),
+          ]
         : [],
-      sort: { name: rng.pick(['name', 'created_at', 'updated_at', 'num_logstreams', 'runs']), ascending: rng.chance(0.5), sort_type: rng.pick(['column', 'custom']) },
+      sort: {
+        name: rng.pick(['name', 'created_at', 'updated_at', 'num_logstreams', 'runs']),
+        ascending: rng.chance(0.5),
+        sort_type: rng.pick(['column', 'custom']),
+      },
     },
   }),
   'POST /projects/:project_id/log_streams': (_w, rng) => ({ body: { name: `stream-${rng.int(0, 1e6)}` } }),
@@ -220,7 +274,13 @@ export const SEEDS: Record<string, SeedFn> = {
     body: {
       starting_token: rng.int(0, 3),
       limit: rng.int(1, 100),
-      filters: [rng.pick([textFilter('name', rng), { name: 'id', operator: 'eq', value: w.runs.log_stream }, { name: 'created_at', operator: 'lt', value: iso(rng) }])],
+      filters: [
+        rng.pick([
+          textFilter('name', rng),
+          { name: 'id', operator: 'eq', value: w.runs.log_stream },
+          { name: 'created_at', operator: 'lt', value: iso(rng) },
+        ]),
+      ],
       sort: { name: rng.pick(['name', 'created_at', 'updated_at']), ascending: rng.chance(0.5), sort_type: 'column' },
       include_counts: rng.chance(0.5),
     },
@@ -231,7 +291,16 @@ export const SEEDS: Record<string, SeedFn> = {
   'POST /projects/:project_id/spans': (w, rng) => {
     const traceId = rng.chance(0.6) && w.traceIds.length ? rng.pick(w.traceIds) : rng.uuid();
     const parent = rng.chance(0.7) ? traceId : rng.pick([...w.spanIds, traceId]);
-    return { body: { log_stream_id: w.runs.log_stream, trace_id: traceId, parent_id: parent, spans: Array.from({ length: rng.int(1, 3) }, () => span(rng)), reliable: rng.chance(0.5), logging_method: 'api_direct' } };
+    return {
+      body: {
+        log_stream_id: w.runs.log_stream,
+        trace_id: traceId,
+        parent_id: parent,
+        spans: Array.from({ length: rng.int(1, 3) }, () => span(rng)),
+        reliable: rng.chance(0.5),
+        logging_method: 'api_direct',
+      },
+    };
   },
   'POST /projects/:project_id/traces': (w, rng) => ({
     body: {
@@ -243,18 +312,54 @@ export const SEEDS: Record<string, SeedFn> = {
       ...(rng.chance(0.2) && w.sessionIds.length ? { session_id: rng.pick(w.sessionIds) } : {}),
     },
   }),
-  'PATCH /projects/:project_id/traces/:trace_id': (w, rng) => ({ body: { log_stream_id: w.runs.log_stream, output: 'patched', tags: ['p'], is_complete: true, duration_ns: rng.int(1, 1e9), status_code: 200 } }),
-  'PATCH /projects/:project_id/spans/:span_id': (w, rng) => ({ body: { log_stream_id: w.runs.log_stream, output: { role: 'assistant', content: 'patched' }, is_complete: rng.chance(0.5), duration_ns: 5 } }),
-  'POST /projects/:project_id/sessions': (w, rng) => ({ body: { log_stream_id: w.runs.log_stream, name: `session-${rng.int(0, 99)}`, external_id: `ext-${rng.int(0, 9)}`, user_metadata: { a: 1 }, ...(rng.chance(0.2) ? { id: rng.uuid() } : {}) } }),
-  'POST /projects/:project_id/users': (w, rng) => ({ body: [{ user_id: rng.pick(w.userIds), role: rng.pick(['owner', 'editor', 'annotator', 'viewer']) }] }),
+  'PATCH /projects/:project_id/traces/:trace_id': (w, rng) => ({
+    body: {
+      log_stream_id: w.runs.log_stream,
+      output: 'patched',
+      tags: ['p'],
+      is_complete: true,
+      duration_ns: rng.int(1, 1e9),
+      status_code: 200,
+    },
+  }),
+  'PATCH /projects/:project_id/spans/:span_id': (w, rng) => ({
+    body: {
+      log_stream_id: w.runs.log_stream,
+      output: { role: 'assistant', content: 'patched' },
+      is_complete: rng.chance(0.5),
+      duration_ns: 5,
+    },
+  }),
+  'POST /projects/:project_id/sessions': (w, rng) => ({
+    body: {
+      log_stream_id: w.runs.log_stream,
+      name: `session-${rng.int(0, 99)}`,
+      external_id: `ext-${rng.int(0, 9)}`,
+      user_metadata: { a: 1 },
+      ...(rng.chance(0.2) ? { id: rng.uuid() } : {}),
+    },
+  }),
+  'POST /projects/:project_id/users': (w, rng) => ({
+    body: [{ user_id: rng.pick(w.userIds), role: rng.pick(['owner', 'editor', 'annotator', 'viewer']) }],
+  }),
   'PATCH /projects/:project_id/users/:user_id': (_w, rng) => ({ body: { role: rng.pick(['owner', 'editor', 'annotator', 'viewer']) } }),
   'POST /scorers/list': (w, rng) => ({
     query: pageQuery(rng),
     body: {
       filters: rng.chance(0.6)
-        ? [rng.pick([textFilter('name', rng), { name: 'scorer_type', operator: 'eq', value: 'llm' }, { name: 'tags', operator: 'contains', value: 'x' }, { name: 'scope_projects', project_ids: [w.projectId] }, { name: 'exclude_slm_scorers' }])]
+        ? [
+            rng.pick([
+              textFilter('name', rng),
+              { name: 'scorer_type', operator: 'eq', value: 'llm' },
+              { name: 'tags', operator: 'contains', value: 'x' },
+              { name: 'scope_projects', project_ids: [w.projectId] },
+              { name: 'exclude_slm_scorers' },
+            ]),
+          ]
         : [],
-      sort: rng.chance(0.5) ? { name: 'name', ascending: true, sort_type: 'column' } : { name: 'enabled_in_run', value: w.runs.log_stream, sort_type: 'custom_uuid' },
+      sort: rng.chance(0.5)
+        ? { name: 'name', ascending: true, sort_type: 'column' }
+        : { name: 'enabled_in_run', value: w.runs.log_stream, sort_type: 'custom_uuid' },
     },
   }),
   'POST /scorers': (w, rng) => ({
@@ -270,12 +375,18 @@ export const SEEDS: Record<string, SeedFn> = {
     },
   }),
   'PATCH /scorers/:scorer_id': (_w, rng) => ({ body: { description: `d${rng.int(0, 9)}`, tags: ['x'], deprecated: rng.chance(0.2) } }),
-  'POST /scorers/:scorer_id/versions': (_w, rng) => ({ body: { user_prompt: 'Rate it', num_judges: rng.int(1, 5), set_as_default: rng.chance(0.5) } }),
+  'POST /scorers/:scorer_id/versions': (_w, rng) => ({
+    body: { user_prompt: 'Rate it', num_judges: rng.int(1, 5), set_as_default: rng.chance(0.5) },
+  }),
   'GET /scorers/:scorer_id': () => ({ query: { actions: ['update', 'delete'] } }),
 };
 
 function scorerSettings(w: SeedWorld, rng: Rng): unknown {
-  const scorers = Array.from({ length: rng.int(0, 3) }, () => (rng.chance(0.5) && w.scorerIds.length ? { id: rng.pick(w.scorerIds) } : { name: rng.pick(w.scorerNames.length ? w.scorerNames : ['bleu']) }));
+  const scorers = Array.from({ length: rng.int(0, 3) }, () =>
+    rng.chance(0.5) && w.scorerIds.length
+      ? { id: rng.pick(w.scorerIds) }
+      : { name: rng.pick(w.scorerNames.length ? w.scorerNames : ['bleu']) },
+  );
   return { scorers, segment_filters: null };
 }
 
@@ -289,7 +400,9 @@ for (const [path, level] of [
   SEEDS[`POST /projects/:project_id/${path}/partial_search`] = (w, rng) => ({ body: searchBody(w, rng, true) });
   SEEDS[`POST /projects/:project_id/${path}/count`] = (w, rng) => ({ body: filterBody(w, rng) });
   SEEDS[`POST /projects/:project_id/${path}/delete`] = (w, rng) => ({ body: filterBody(w, rng) });
-  SEEDS[`POST /projects/:project_id/${path}/available_columns`] = (w, rng) => ({ body: { ...runIds(w, rng), ...(rng.chance(0.2) ? { start_time: iso(rng), end_time: iso(rng) } : {}) } });
+  SEEDS[`POST /projects/:project_id/${path}/available_columns`] = (w, rng) => ({
+    body: { ...runIds(w, rng), ...(rng.chance(0.2) ? { start_time: iso(rng), end_time: iso(rng) } : {}) },
+  });
 }
 for (const kind of ['experiments', 'metrics_testing']) {
   SEEDS[`PATCH /projects/:project_id/${kind}/:run_id`] = SEEDS['PATCH /projects/:project_id/log_streams/:run_id']!;
@@ -313,5 +426,7 @@ export function seedFor(key: string, schema: { body?: unknown; querystring?: unk
 
 /** Does this route take a body at all? */
 export function takesBody(method: string, schema: { body?: unknown } | undefined): boolean {
-  return method !== 'GET' && method !== 'HEAD' && (schema?.body !== undefined || method === 'POST' || method === 'PATCH' || method === 'PUT');
+  return (
+    method !== 'GET' && method !== 'HEAD' && (schema?.body !== undefined || method === 'POST' || method === 'PATCH' || method === 'PUT')
+  );
 }

@@ -13,7 +13,7 @@ export const SQL_PAYLOADS: readonly string[] = [
   '" OR 1=1 --',
   "' OR '1'='1",
   "') OR ('1'='1",
-  "1; SELECT * FROM mem --",
+  '1; SELECT * FROM mem --',
   "' UNION SELECT id, input, output FROM mem --",
   "'||(SELECT string_agg(input, ',') FROM mem)||'",
   "metrics['x'] OR 1=1",
@@ -40,7 +40,7 @@ export const SQL_PAYLOADS: readonly string[] = [
   "getenv('HOME')",
   '"; DROP TABLE mem; --',
   '`mem`',
-  'E\'\\x27\'',
+  "E'\\x27'",
 ];
 
 /** Path traversal payloads (for ids and names that might reach the file system). */
@@ -206,7 +206,8 @@ export function randomValue(rng: Rng, depth = 0): unknown {
       return Array.from({ length: rng.int(0, 4) }, () => randomValue(rng, depth + 1));
     case 6: {
       const o: Record<string, unknown> = {};
-      for (let i = rng.int(0, 4); i > 0; i--) setOwn(o, rng.chance(0.3) ? rng.pick(HOSTILE_KEYS) : `k${rng.int(0, 9)}`, randomValue(rng, depth + 1));
+      for (let i = rng.int(0, 4); i > 0; i--)
+        setOwn(o, rng.chance(0.3) ? rng.pick(HOSTILE_KEYS) : `k${rng.int(0, 9)}`, randomValue(rng, depth + 1));
       return o;
     }
     case 7:

@@ -20,7 +20,8 @@ describe('a 5,000-span trace in Chromium', { skip: browserSkip() }, () => {
   let page: Page;
   let errors: string[];
   let traceId: string;
-  const url = (spanId: string | null = null) => `${h.fx.url}${routeUrl({ name: 'trace', projectId: h.fx.projectId, traceId, spanId, tab: 'overview' })}`;
+  const url = (spanId: string | null = null) =>
+    `${h.fx.url}${routeUrl({ name: 'trace', projectId: h.fx.projectId, traceId, spanId, tab: 'overview' })}`;
   const domRows = () => page.locator('[role=treeitem]').count();
 
   before(async () => {
@@ -29,7 +30,9 @@ describe('a 5,000-span trace in Chromium', { skip: browserSkip() }, () => {
     // The first read after a write loads the pending log into the store (engine work, paid once by
     // whoever reads first); pay it here so the timings reported below are the page's, not that load's.
     const t0 = performance.now();
-    await h.fx.call('POST', `/v2/projects/${h.fx.projectId}/spans/count`, { filters: [{ type: 'id', column_id: 'trace_id', value: traceId }] });
+    await h.fx.call('POST', `/v2/projects/${h.fx.projectId}/spans/count`, {
+      filters: [{ type: 'id', column_id: 'trace_id', value: traceId }],
+    });
     process.stdout.write(`# first read after logging ${SPANS} spans: ${(performance.now() - t0).toFixed(0)} ms\n`);
     ({ page, errors } = await newPage(h.browser));
     // When the first tree row enters the DOM, and when the tree has every span (no longer busy), in
@@ -52,9 +55,14 @@ describe('a 5,000-span trace in Chromium', { skip: browserSkip() }, () => {
   test('the tree is shown on opening the trace, first rows then all of it, windowed', async () => {
     await page.goto(url());
     await until(() => page.evaluate(() => window.__completeAt !== null), 'every span loaded', 60_000);
-    const { first, complete } = await page.evaluate(() => ({ first: window.__treeAt as number | null, complete: window.__completeAt as number }));
+    const { first, complete } = await page.evaluate(() => ({
+      first: window.__treeAt as number | null,
+      complete: window.__completeAt as number,
+    }));
     // Reported, not asserted (see above).
-    process.stdout.write(`# 5,000-span trace: first tree row ${first?.toFixed(0)} ms, every span ${complete.toFixed(0)} ms after navigation start\n`);
+    process.stdout.write(
+      `# 5,000-span trace: first tree row ${first?.toFixed(0)} ms, every span ${complete.toFixed(0)} ms after navigation start\n`,
+    );
     assert.ok(first !== null && first <= complete, 'tree rows were shown before (or when) the last spans arrived');
     assert.equal(await page.getByRole('status').filter({ hasText: 'Loading spans' }).count(), 0);
     await page.getByText(`${SPANS.toLocaleString('en-US')} spans`).waitFor();
@@ -71,7 +79,10 @@ describe('a 5,000-span trace in Chromium', { skip: browserSkip() }, () => {
   test('End, scrolling and a linked span keep at most 200 rows in the DOM', async () => {
     await page.getByRole('tree').focus();
     await page.keyboard.press('End');
-    await until(async () => (await treeState(page)).selected === `search ${SPANS}` || JSON.stringify(await treeState(page)), 'End selects the last span');
+    await until(
+      async () => (await treeState(page)).selected === `search ${SPANS}` || JSON.stringify(await treeState(page)),
+      'End selects the last span',
+    );
     await page.getByRole('heading', { name: `search ${SPANS}`, level: 2 }).waitFor();
     assert.ok((await domRows()) <= MAX_ROWS);
     await page.locator('[role=treeitem][aria-selected=true]').isVisible();
@@ -80,7 +91,14 @@ describe('a 5,000-span trace in Chromium', { skip: browserSkip() }, () => {
       el.scrollTop = el.scrollHeight / 2;
       el.dispatchEvent(new Event('scroll'));
     });
-    await until(async () => (await page.getByRole('treeitem').filter({ hasText: /lookup 25\d\d/ }).count()) > 0, 'the middle of the trace rendered');
+    await until(
+      async () =>
+        (await page
+          .getByRole('treeitem')
+          .filter({ hasText: /lookup 25\d\d/ })
+          .count()) > 0,
+      'the middle of the trace rendered',
+    );
     assert.ok((await domRows()) <= MAX_ROWS);
     // A link to a span near the end opens with it selected and in view.
     await page.goto(url(lastId));

@@ -23,7 +23,19 @@ describe('a new user, from `tracelake serve` to a trace’s spans', { skip: brow
     await buildUi();
     const env = { ...process.env };
     delete env['TRACELAKE_API_KEY'];
-    const child = spawn(process.execPath, [...nodeEntry(join(root, 'src', 'cli.ts')), 'serve', '--data', join(tempDir(undefined, 'tracelake-first-'), 'data'), '--port', '0', '--quiet'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [
+        ...nodeEntry(join(root, 'src', 'cli.ts')),
+        'serve',
+        '--data',
+        join(tempDir(undefined, 'tracelake-first-'), 'data'),
+        '--port',
+        '0',
+        '--quiet',
+      ],
+      { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     stop = () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();
@@ -70,7 +82,23 @@ describe('a new user, from `tracelake serve` to a trace’s spans', { skip: brow
     const stream = (await call('POST', `/projects/${project.id}/log_streams`, { name: 'default' })).body;
     const logged = await call('POST', `/projects/${project.id}/traces`, {
       log_stream_id: stream.id,
-      traces: [{ type: 'trace', name: 'answer question', input: 'What is the capital of France?', output: 'Paris', spans: [{ type: 'llm', name: 'chat', input: [{ role: 'user', content: 'What is the capital of France?' }], output: { role: 'assistant', content: 'Paris' }, model: 'gpt-4o' }] }],
+      traces: [
+        {
+          type: 'trace',
+          name: 'answer question',
+          input: 'What is the capital of France?',
+          output: 'Paris',
+          spans: [
+            {
+              type: 'llm',
+              name: 'chat',
+              input: [{ role: 'user', content: 'What is the capital of France?' }],
+              output: { role: 'assistant', content: 'Paris' },
+              model: 'gpt-4o',
+            },
+          ],
+        },
+      ],
     });
     assert.equal(logged.status, 200, JSON.stringify(logged.body));
     await page.reload();

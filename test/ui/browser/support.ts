@@ -59,7 +59,10 @@ export async function rowIds(page: Page): Promise<string[]> {
 export async function expectRows(page: Page, ids: string[], what: string): Promise<void> {
   await until(async () => {
     const got = await rowIds(page);
-    return JSON.stringify(got) === JSON.stringify(ids) || `got ${got.length} rows starting ${got.slice(0, 3).join(', ')}; want ${ids.slice(0, 3).join(', ')}`;
+    return (
+      JSON.stringify(got) === JSON.stringify(ids) ||
+      `got ${got.length} rows starting ${got.slice(0, 3).join(', ')}; want ${ids.slice(0, 3).join(', ')}`
+    );
   }, what);
 }
 

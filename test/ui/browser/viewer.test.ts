@@ -67,19 +67,33 @@ describe('the viewer in Chromium', { skip }, () => {
   test('a log stream opens its traces table: the total count and the newest 50 traces', async () => {
     await page.getByRole('link', { name: 'production' }).click();
     const total = (await api('/traces/count', { log_stream_id: data.logStreamId })).total_count;
-    const first = await api('/traces/partial_search', { log_stream_id: data.logStreamId, limit: 50, select_columns: { column_ids: ['name'] } });
+    const first = await api('/traces/partial_search', {
+      log_stream_id: data.logStreamId,
+      limit: 50,
+      select_columns: { column_ids: ['name'] },
+    });
     await until(async () => (await text(page, '.count')) === `${total} traces` || (await text(page, '.count')), 'count shown');
     await expectRows(page, ids(first), 'first page');
     assert.equal(await text(page, '.pager .range'), `1–50 of ${total}`);
     const headers = await page.locator('table.records thead th').allInnerTexts();
-    assert.deepEqual(headers.map((s) => s.replace(/[▲▼]/g, '').trim()), ['Name', 'Input', 'Output', 'Created', 'Duration', 'Tokens', 'Status', 'Tags']);
+    assert.deepEqual(
+      headers.map((s) => s.replace(/[▲▼]/g, '').trim()),
+      ['Name', 'Input', 'Output', 'Created', 'Duration', 'Tokens', 'Status', 'Tags'],
+    );
     assert.match(await page.locator('th[aria-sort=descending]').innerText(), /^Created/);
     await shot(page, '03-traces');
   });
 
   test('clicking a header sorts on the server, metrics included; clicking again reverses', async () => {
     const sorted = async (column: string, ascending: boolean) =>
-      ids(await api('/traces/partial_search', { log_stream_id: data.logStreamId, limit: 50, sort: { column_id: column, ascending }, select_columns: { column_ids: ['name'] } }));
+      ids(
+        await api('/traces/partial_search', {
+          log_stream_id: data.logStreamId,
+          limit: 50,
+          sort: { column_id: column, ascending },
+          select_columns: { column_ids: ['name'] },
+        }),
+      );
     await page.getByRole('button', { name: 'Duration' }).click();
     await expectRows(page, await sorted('metrics/duration_ns', false), 'sorted by duration, longest first');
     assert.match(page.url(), /sort=metrics%2Fduration_ns%3Adesc/);
@@ -129,7 +143,17 @@ describe('the viewer in Chromium', { skip }, () => {
     await group.getByLabel('Column').nth(1).selectOption('tags');
     await group.getByLabel('Value').nth(1).fill('canary');
     await builder.getByRole('button', { name: 'Apply filter' }).click();
-    const nested = { and: [tree.and[0], { or: [{ filter: { type: 'number', column_id: 'metrics/duration_ns', operator: 'gt', value: 5e9 } }, { filter: { type: 'collection', column_id: 'tags', operator: 'contains', value: 'canary' } }] }] };
+    const nested = {
+      and: [
+        tree.and[0],
+        {
+          or: [
+            { filter: { type: 'number', column_id: 'metrics/duration_ns', operator: 'gt', value: 5e9 } },
+            { filter: { type: 'collection', column_id: 'tags', operator: 'contains', value: 'canary' } },
+          ],
+        },
+      ],
+    };
     const both = (await api('/traces/count', { log_stream_id: data.logStreamId, filter_tree: nested })).total_count;
     await until(async () => (await text(page, '.count')) === `${both} traces` || (await text(page, '.count')), 'nested filter count');
     assert.deepEqual(JSON.parse(new URL(page.url()).searchParams.get('f')!), nested);
@@ -138,7 +162,12 @@ describe('the viewer in Chromium', { skip }, () => {
   test('paging moves through the server’s pages and says where it is', async () => {
     await go(table());
     const total = (await api('/traces/count', { log_stream_id: data.logStreamId })).total_count;
-    const second = await api('/traces/partial_search', { log_stream_id: data.logStreamId, starting_token: 50, limit: 50, select_columns: { column_ids: ['name'] } });
+    const second = await api('/traces/partial_search', {
+      log_stream_id: data.logStreamId,
+      starting_token: 50,
+      limit: 50,
+      select_columns: { column_ids: ['name'] },
+    });
     await page.locator('table.records tbody tr').first().waitFor();
     await page.getByRole('button', { name: 'Next page' }).click();
     await expectRows(page, ids(second), 'second page');
@@ -152,10 +181,24 @@ describe('the viewer in Chromium', { skip }, () => {
 
   test('a table URL holds its whole state: it survives a reload, and Back returns to it', async () => {
     const filter = { and: [{ filter: { type: 'text', column_id: 'input', operator: 'contains', value: 'e', case_sensitive: false } }] };
-    const route = table({ sort: { column: 'metrics/num_total_tokens', ascending: true }, cols: ['name', 'metrics/num_total_tokens', 'metrics/correctness', 'tags'], filter, page: 2, size: 25 });
+    const route = table({
+      sort: { column: 'metrics/num_total_tokens', ascending: true },
+      cols: ['name', 'metrics/num_total_tokens', 'metrics/correctness', 'tags'],
+      filter,
+      page: 2,
+      size: 25,
+    });
     const body = { log_stream_id: data.logStreamId, filter_tree: filter };
     const count = (await api('/traces/count', body)).total_count;
-    const expected = ids(await api('/traces/partial_search', { ...body, sort: { column_id: 'metrics/num_total_tokens', ascending: true }, starting_token: 25, limit: 25, select_columns: { column_ids: ['name'] } }));
+    const expected = ids(
+      await api('/traces/partial_search', {
+        ...body,
+        sort: { column_id: 'metrics/num_total_tokens', ascending: true },
+        starting_token: 25,
+        limit: 25,
+        select_columns: { column_ids: ['name'] },
+      }),
+    );
     assert.ok(count > 25, `the filter leaves ${count} traces`);
     await go(route);
     const check = async () => {
@@ -181,9 +224,10 @@ describe('the viewer in Chromium', { skip }, () => {
     await page.getByRole('tree', { name: 'Spans' }).waitFor();
     const items = page.getByRole('treeitem');
     await until(async () => (await items.count()) === 7, 'trace and its six spans');
-    assert.deepEqual(await items.evaluateAll((els) => els.map((e) => `${e.getAttribute('aria-level')}:${e.querySelector('.span-name')?.textContent}`)), [
-      '1:refund request', '2:planner', '3:chat', '3:lookup', '4:search', '4:calc', '3:guard',
-    ]);
+    assert.deepEqual(
+      await items.evaluateAll((els) => els.map((e) => `${e.getAttribute('aria-level')}:${e.querySelector('.span-name')?.textContent}`)),
+      ['1:refund request', '2:planner', '3:chat', '3:lookup', '4:search', '4:calc', '3:guard'],
+    );
     assert.equal(await page.locator('.bar').count(), 7);
     const spans = await api('/spans/search', { filters: [{ type: 'id', column_id: 'trace_id', value: data.everyKindTraceId }], limit: 10 });
     const chat = spans.records.find((r: any) => r.name === 'chat');
@@ -192,15 +236,19 @@ describe('the viewer in Chromium', { skip }, () => {
     assert.equal(new URL(page.url()).searchParams.get('span'), chat.id);
     const messages = page.locator('.conversation article');
     await until(async () => (await messages.count()) === 3, 'three messages');
-    assert.deepEqual(await messages.evaluateAll((els) => els.map((e) => `${e.getAttribute('aria-label')}|${e.querySelector('pre')?.textContent}`)), [
-      'system message|be brief', 'user message|say refund', 'assistant message|refund!',
-    ]);
+    assert.deepEqual(
+      await messages.evaluateAll((els) => els.map((e) => `${e.getAttribute('aria-label')}|${e.querySelector('pre')?.textContent}`)),
+      ['system message|be brief', 'user message|say refund', 'assistant message|refund!'],
+    );
     await shot(page, '05-trace-llm');
     await page.getByRole('button', { name: 'Copy span id' }).click();
     await until(async () => (await page.evaluate(() => navigator.clipboard.readText())) === chat.id, 'span id copied');
     await page.getByRole('tab', { name: 'Metrics' }).click();
     const metrics = await page.locator('table.metrics tbody tr').allInnerTexts();
-    assert.ok(metrics.some((m) => /num_input_tokens\s+12\s+logged/.test(m)), metrics.join(' / '));
+    assert.ok(
+      metrics.some((m) => /num_input_tokens\s+12\s+logged/.test(m)),
+      metrics.join(' / '),
+    );
     await page.getByRole('tab', { name: 'Raw JSON' }).click();
     const raw = JSON.parse((await page.locator('.tab-panel pre').textContent())!);
     assert.equal(raw.id, chat.id);
@@ -234,7 +282,10 @@ describe('the viewer in Chromium', { skip }, () => {
     await press('End', 'guard');
     await press('ArrowUp', 'calc');
     await page.getByRole('heading', { name: 'calc', level: 2 }).waitFor();
-    await until(async () => (await page.locator('.tab-panel pre').allInnerTexts()).join('|') === '{\n  "a": 1\n}|2', 'tool input and output');
+    await until(
+      async () => (await page.locator('.tab-panel pre').allInnerTexts()).join('|') === '{\n  "a": 1\n}|2',
+      'tool input and output',
+    );
     await shot(page, '06-trace-keyboard');
     const url = page.url();
     assert.ok(new URL(url).searchParams.get('span'));
@@ -250,7 +301,13 @@ describe('the viewer in Chromium', { skip }, () => {
     assert.equal(await page.locator('td.col-input').first().innerText(), XSS.script);
     await go({ name: 'trace', projectId: data.projectId, traceId: data.xssTraceId, spanId: null, tab: 'overview' });
     await page.getByRole('heading', { name: `render ${XSS.img}`, level: 1 }).waitFor();
-    const inspect = () => page.evaluate(() => ({ imgs: document.querySelectorAll('img').length, svgs: document.querySelectorAll('svg').length, scripts: document.querySelectorAll('script').length, flag: (window as { __xss?: unknown }).__xss ?? null }));
+    const inspect = () =>
+      page.evaluate(() => ({
+        imgs: document.querySelectorAll('img').length,
+        svgs: document.querySelectorAll('svg').length,
+        scripts: document.querySelectorAll('script').length,
+        flag: (window as { __xss?: unknown }).__xss ?? null,
+      }));
     await page.getByText(XSS.script, { exact: true }).waitFor();
     await page.getByRole('treeitem').filter({ hasText: 'chat with markup' }).click();
     await page.getByText(`Please show ${XSS.img} and ${XSS.script}`).waitFor();
@@ -289,7 +346,12 @@ describe('the viewer in Chromium', { skip }, () => {
     const spans = (await api('/spans/count', { log_stream_id: data.logStreamId })).total_count;
     await until(async () => (await text(page, '.count')) === `${spans.toLocaleString('en-US')} spans`, 'spans count');
     await page.getByRole('button', { name: 'Kind' }).click();
-    const byKind = await api('/spans/partial_search', { log_stream_id: data.logStreamId, limit: 50, sort: { column_id: 'type', ascending: true }, select_columns: { column_ids: ['name'] } });
+    const byKind = await api('/spans/partial_search', {
+      log_stream_id: data.logStreamId,
+      limit: 50,
+      sort: { column_id: 'type', ascending: true },
+      select_columns: { column_ids: ['name'] },
+    });
     await expectRows(page, ids(byKind), 'spans sorted by kind');
     await shot(page, '09-spans');
     await go({ name: 'project', projectId: data.projectId });
@@ -334,7 +396,10 @@ describe('the viewer in Chromium', { skip }, () => {
     // This user sees only the project they were added to.
     await go('/ui/');
     await page.locator('table.projects tbody tr').first().waitFor();
-    assert.deepEqual((await page.locator('table.projects tbody td:first-child').allInnerTexts()).map((s) => s.trim()), ['support-bot']);
+    assert.deepEqual(
+      (await page.locator('table.projects tbody td:first-child').allInnerTexts()).map((s) => s.trim()),
+      ['support-bot'],
+    );
   });
 
   test('no script error or Content-Security-Policy violation was reported', () => {

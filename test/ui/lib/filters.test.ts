@@ -1,7 +1,17 @@
 // Guarantees the filter builder turns into the API's filter_tree and back without loss, with each column type's operators and values.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { countConditions, describeFilter, fromFilterTree, newCond, newGroup, operatorsFor, toFilterTree, type Cond, type Group } from '../../../src/ui/lib/filters.js';
+import {
+  countConditions,
+  describeFilter,
+  fromFilterTree,
+  newCond,
+  newGroup,
+  operatorsFor,
+  toFilterTree,
+  type Cond,
+  type Group,
+} from '../../../src/ui/lib/filters.js';
 import type { ColumnInfo } from '../../../src/ui/lib/types.js';
 
 const COLUMNS: ColumnInfo[] = [
@@ -10,18 +20,53 @@ const COLUMNS: ColumnInfo[] = [
   { id: 'created_at', category: 'standard', data_type: 'timestamp', filter_type: 'date', label: 'Created At' },
   { id: 'has_children', category: 'standard', data_type: 'boolean', filter_type: 'boolean' },
   { id: 'session_id', category: 'standard', data_type: 'uuid', filter_type: 'id' },
-  { id: 'metrics/duration_ns', category: 'metric', data_type: 'floating_point', filter_type: 'number', data_unit: 'nano_seconds', label: 'Duration Ns' },
+  {
+    id: 'metrics/duration_ns',
+    category: 'metric',
+    data_type: 'floating_point',
+    filter_type: 'number',
+    data_unit: 'nano_seconds',
+    label: 'Duration Ns',
+  },
   { id: 'metrics/correctness', category: 'metric', data_type: 'floating_point', filter_type: 'number', label: 'Correctness' },
 ];
 const byId = new Map(COLUMNS.map((c) => [c.id, c]));
-const cond = (column: string, operator: string, value: string, extra: Partial<Cond> = {}): Cond => ({ ...newCond(byId.get(column)!), operator, value, ...extra });
+const cond = (column: string, operator: string, value: string, extra: Partial<Cond> = {}): Cond => ({
+  ...newCond(byId.get(column)!),
+  operator,
+  value,
+  ...extra,
+});
 
 test('operators follow each column filter_type', () => {
-  assert.deepEqual(operatorsFor(byId.get('name')).map((o) => o.op).sort(), ['contains', 'eq', 'ne', 'not_in', 'one_of']);
-  assert.deepEqual(operatorsFor(byId.get('tags')).map((o) => o.op).sort(), ['contains', 'eq', 'not_in', 'one_of']);
-  assert.deepEqual(operatorsFor(byId.get('metrics/correctness')).map((o) => o.op).sort(), ['between', 'eq', 'gt', 'gte', 'lt', 'lte', 'ne']);
-  assert.deepEqual(operatorsFor(byId.get('has_children')).map((o) => o.op), ['eq', 'ne']);
-  assert.deepEqual(operatorsFor(byId.get('created_at')).map((o) => o.op).sort(), ['eq', 'gt', 'gte', 'lt', 'lte', 'ne']);
+  assert.deepEqual(
+    operatorsFor(byId.get('name'))
+      .map((o) => o.op)
+      .sort(),
+    ['contains', 'eq', 'ne', 'not_in', 'one_of'],
+  );
+  assert.deepEqual(
+    operatorsFor(byId.get('tags'))
+      .map((o) => o.op)
+      .sort(),
+    ['contains', 'eq', 'not_in', 'one_of'],
+  );
+  assert.deepEqual(
+    operatorsFor(byId.get('metrics/correctness'))
+      .map((o) => o.op)
+      .sort(),
+    ['between', 'eq', 'gt', 'gte', 'lt', 'lte', 'ne'],
+  );
+  assert.deepEqual(
+    operatorsFor(byId.get('has_children')).map((o) => o.op),
+    ['eq', 'ne'],
+  );
+  assert.deepEqual(
+    operatorsFor(byId.get('created_at'))
+      .map((o) => o.op)
+      .sort(),
+    ['eq', 'gt', 'gte', 'lt', 'lte', 'ne'],
+  );
 });
 
 test('a builder with and/or/not groups becomes filter_tree, and comes back the same', () => {
@@ -41,7 +86,14 @@ test('a builder with and/or/not groups becomes filter_tree, and comes back the s
       { filter: { type: 'number', column_id: 'metrics/duration_ns', operator: 'between', value: [1_500_000, 200_000_000] } },
       { filter: { type: 'date', column_id: 'created_at', operator: 'gte', value: new Date('2026-11-20T09:00:00').toISOString() } },
       { filter: { type: 'id', column_id: 'session_id', operator: 'eq', value: 'abc' } },
-      { not: { or: [{ filter: { type: 'collection', column_id: 'tags', operator: 'one_of', value: ['a', 'b', 'c'] } }, { filter: { type: 'boolean', column_id: 'has_children', operator: 'eq', value: false } }] } },
+      {
+        not: {
+          or: [
+            { filter: { type: 'collection', column_id: 'tags', operator: 'one_of', value: ['a', 'b', 'c'] } },
+            { filter: { type: 'boolean', column_id: 'has_children', operator: 'eq', value: false } },
+          ],
+        },
+      },
     ],
   });
   // From the URL's tree back to a builder, then to a tree again: the same tree.
@@ -57,18 +109,28 @@ test('trees of other shapes are read: a bare leaf, a not at the root, name inste
   assert.deepEqual(toFilterTree(g, byId).tree, { and: [{ filter: { type: 'text', column_id: 'name', operator: 'eq', value: 'x' } }] });
   const negated = fromFilterTree({ not: leaf }, byId);
   assert.equal(negated.negate, true);
-  assert.deepEqual(toFilterTree(negated, byId).tree, { not: { and: [{ filter: { type: 'text', column_id: 'name', operator: 'eq', value: 'x' } }] } });
+  assert.deepEqual(toFilterTree(negated, byId).tree, {
+    not: { and: [{ filter: { type: 'text', column_id: 'name', operator: 'eq', value: 'x' } }] },
+  });
   assert.deepEqual(fromFilterTree({ bogus: 1 }, byId).children, []);
 });
 
 test('values that are not what the type needs are reported, and nothing is applied', () => {
-  const built = toFilterTree(newGroup('and', [cond('metrics/correctness', 'gt', 'high'), cond('created_at', 'lt', 'soon'), cond('name', 'eq', '')]), byId);
+  const built = toFilterTree(
+    newGroup('and', [cond('metrics/correctness', 'gt', 'high'), cond('created_at', 'lt', 'soon'), cond('name', 'eq', '')]),
+    byId,
+  );
   assert.equal(built.tree, null);
   assert.equal(built.errors.length, 3);
   assert.deepEqual(toFilterTree(newGroup(), byId), { tree: null, errors: [] });
 });
 
 test('a filter reads as one line, durations in ms', () => {
-  const tree = { and: [{ filter: { type: 'text', column_id: 'name', operator: 'contains', value: 'chat' } }, { not: { filter: { type: 'number', column_id: 'metrics/duration_ns', operator: 'gt', value: 5e6 } } }] };
+  const tree = {
+    and: [
+      { filter: { type: 'text', column_id: 'name', operator: 'contains', value: 'chat' } },
+      { not: { filter: { type: 'number', column_id: 'metrics/duration_ns', operator: 'gt', value: 5e6 } } },
+    ],
+  };
   assert.equal(describeFilter(tree, byId), 'Name contains "chat" and not (Duration Ns > 5 ms)');
 });

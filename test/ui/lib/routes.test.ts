@@ -9,14 +9,39 @@ const roundTrip = (r: Route): Route => {
 };
 
 test('each screen round-trips through its URL', () => {
-  const filter = { and: [{ filter: { type: 'text', column_id: 'name', operator: 'contains', value: 'a&b=c #?' } }, { not: { filter: { type: 'number', column_id: 'metrics/duration_ns', operator: 'between', value: [1, 2e9] } } }] };
+  const filter = {
+    and: [
+      { filter: { type: 'text', column_id: 'name', operator: 'contains', value: 'a&b=c #?' } },
+      { not: { filter: { type: 'number', column_id: 'metrics/duration_ns', operator: 'between', value: [1, 2e9] } } },
+    ],
+  };
   const routes: Route[] = [
     { name: 'projects', page: 1 },
     { name: 'projects', page: 3 },
     { name: 'project', projectId: 'p1' },
     runTable('p1', 'ls', 'r1'),
-    { name: 'table', projectId: 'p1', runKind: 'exp', runId: 'r/2', level: 'spans', query: { sort: { column: 'metrics/num_total_tokens', ascending: true }, cols: ['name', 'metrics/correctness'], filter, page: 4, size: 25 } },
-    { name: 'table', projectId: 'p1', runKind: 'ls', runId: 'r1', level: 'sessions', query: { sort: { column: 'created_at', ascending: false }, cols: null, filter: null, page: 1, size: 200 } },
+    {
+      name: 'table',
+      projectId: 'p1',
+      runKind: 'exp',
+      runId: 'r/2',
+      level: 'spans',
+      query: {
+        sort: { column: 'metrics/num_total_tokens', ascending: true },
+        cols: ['name', 'metrics/correctness'],
+        filter,
+        page: 4,
+        size: 25,
+      },
+    },
+    {
+      name: 'table',
+      projectId: 'p1',
+      runKind: 'ls',
+      runId: 'r1',
+      level: 'sessions',
+      query: { sort: { column: 'created_at', ascending: false }, cols: null, filter: null, page: 1, size: 200 },
+    },
     { name: 'trace', projectId: 'p1', traceId: 't1', spanId: null, tab: 'overview' },
     { name: 'trace', projectId: 'p1', traceId: 't1', spanId: 's9', tab: 'raw' },
     { name: 'session', projectId: 'p1', sessionId: 's1' },
@@ -35,7 +60,10 @@ test('bad parameters fall back to defaults; unknown paths are not found', () => 
   assert.equal(r.name, 'table');
   if (r.name !== 'table') return;
   assert.deepEqual(r.query, { sort: { column: 'name', ascending: false }, cols: null, filter: null, page: 1, size: 50 });
-  assert.equal(parseRoute('/ui/p/p/traces/t', '?tab=nope').name === 'trace' && (parseRoute('/ui/p/p/traces/t', '?tab=nope') as { tab: string }).tab, 'overview');
+  assert.equal(
+    parseRoute('/ui/p/p/traces/t', '?tab=nope').name === 'trace' && (parseRoute('/ui/p/p/traces/t', '?tab=nope') as { tab: string }).tab,
+    'overview',
+  );
   assert.equal(parseRoute('/ui/p/p/ls/r/bogus', '').name, 'not-found');
   assert.equal(parseRoute('/ui/x', '').name, 'not-found');
   assert.equal(parseRoute('/ui', '').name, 'projects');
