@@ -2,6 +2,7 @@
 import { invalid } from '../errors.js';
 import type { RecordStoreOptions } from '../storage/record-store.js';
 import type { PlanEstimate } from '../query/exec/match-estimate.js';
+import type { ScoringOptions } from '../scoring/scorers.js';
 
 /**
  * DuckDB's memory limit unless given. Memory tables, a seal's sort and a merge's buffers fit in it
@@ -42,6 +43,8 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   segmentCountMinRows?: number;
   /** Most spans one logging request may carry (default 100,000; more answers 413). */
   maxSpansPerRequest?: number;
+  /** Scorers that run in the store: online scoring, the LLM judge endpoint, the Python runner (docs/scorers.md). */
+  scoring?: ScoringOptions;
   /** Told the steps each search or count ran (keys, roll-ups, fetch), for benchmarks and tests. */
   onPlan?: (steps: readonly string[]) => void;
 }
