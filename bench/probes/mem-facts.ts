@@ -60,7 +60,8 @@ for (const [name, ask] of [
   }
   const med = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
   console.log(
-    `${name}: total median ${med(totals).toFixed(1)} ms, facts over memory rows median ${med(facts).toFixed(1)} ms (${(facts.map((f) => f.toFixed(1))).join(', ')})`,
+    `${name}: total median ${med(totals).toFixed(1)} ms, ` +
+      `facts over memory rows median ${med(facts).toFixed(1)} ms (${(facts.map((f) => f.toFixed(1))).join(', ')})`,
   );
 }
 await store.close();
