@@ -51,7 +51,7 @@ export interface DatabaseOptions {
   /**
    * Freeing more than this at once returns the allocator's free pages to the system (DuckDB's
    * `allocator_bulk_deallocation_flush_threshold`, default 512 MiB: never, for our sizes). Merges set it
-   * (merge.ts); the store's own database does not: at a low threshold a large text scan takes much
+   * (merge.ts); the store's own database does not: at a low threshold a large text scan takes markedly
    * longer (pages given back and faulted in again for every vector of strings).
    */
   bulkFreeThreshold?: string;
