@@ -36,7 +36,8 @@ export interface RuntimeDeps extends RuleDeps {
 
 function luna(scorer: ScorerRow): string {
   const base = scorer.name.replace(/_luna$/, '');
-  return `${scorer.name} runs on a proprietary small model that tracelake does not have${base !== scorer.name ? `; enable ${base} (an LLM judge) instead` : ''}`;
+  const instead = base !== scorer.name ? `; enable ${base} (an LLM judge) instead` : '';
+  return `${scorer.name} runs on a proprietary small model that tracelake does not have${instead}`;
 }
 
 export function runnableOf(plan: ScorerPlan, deps: RuntimeDeps): Runnable {

@@ -19,7 +19,8 @@ export const PRESET_PROMPTS: Readonly<Record<string, JudgePrompt>> = {
   },
   context_adherence: {
     question:
-      'Is every factual claim in the response supported by the context given in the input (documents, system or tool messages), with nothing added that the context does not say?',
+      'Is every factual claim in the response supported by the context given in the input ' +
+      '(documents, system or tool messages), with nothing added that the context does not say?',
     shows: IO,
   },
   correctness: { question: 'Is the response factually correct, with no false or misleading claim?', shows: IO },
@@ -71,4 +72,6 @@ export const PRESET_PROMPTS: Readonly<Record<string, JudgePrompt>> = {
 };
 
 export const SYSTEM_PROMPT =
-  "You are an evaluator for tracelake, judging one record of an LLM application's log. Answer the question asked about it with a verdict (true for yes, false for no) and a one or two sentence explanation. Judge only what is shown.";
+  "You are an evaluator for tracelake, judging one record of an LLM application's log. " +
+  'Answer the question asked about it with a verdict (true for yes, false for no) and a one or two sentence explanation. ' +
+  'Judge only what is shown.';
