@@ -32,7 +32,6 @@ interface Pending {
   ids: Set<string>;
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref?.());
 
 export class OnlineScoring {
   readonly #host: ScoringHost;
@@ -49,6 +48,8 @@ export class OnlineScoring {
   #loop: Promise<void> | null = null;
   #working = false;
   #idleWaiters: (() => void)[] = [];
+  /** The pause in progress (close() ends it early). */
+  #pause: { timer: NodeJS.Timeout; done: () => void } | null = null;
   /** Results written by online scoring, by status (for tests and benchmarks). */
   readonly counts: Record<string, number> = {};
 
@@ -134,9 +135,22 @@ export class OnlineScoring {
     return { queued: this.#queued, scans: this.#dirty.size };
   }
 
+  /** A pause that keeps the process alive (someone may be waiting for idle) and that close() cuts short. */
+  #sleep(ms: number): Promise<void> {
+    return new Promise<void>((done) => {
+      this.#pause = { timer: setTimeout(done, ms), done };
+    }).finally(() => {
+      this.#pause = null;
+    });
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     this.#signal();
+    if (this.#pause) {
+      clearTimeout(this.#pause.timer);
+      this.#pause.done();
+    }
     await this.#loop;
     for (const r of this.#idleWaiters.splice(0)) r();
   }
@@ -156,14 +170,14 @@ export class OnlineScoring {
       } catch (err) {
         if (this.#closed) break;
         process.emitWarning(`tracelake: online scoring: ${(err as Error).message}`);
-        await sleep(1000);
+        await this.#sleep(1000);
       } finally {
         this.#working = false;
       }
       // While logging is busy, scoring takes only its share of the time.
       const took = Date.now() - started;
       if (!this.#closed && Date.now() - this.#lastIngest < this.#o.idleMs) {
-        await sleep(Math.max(this.#o.idleMs / 10, (took * (1 - this.#o.busyShare)) / this.#o.busyShare));
+        await this.#sleep(Math.max(this.#o.idleMs / 10, (took * (1 - this.#o.busyShare)) / this.#o.busyShare));
       }
     }
   }
