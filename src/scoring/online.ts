@@ -32,7 +32,6 @@ interface Pending {
   ids: Set<string>;
 }
 
-
 export class OnlineScoring {
   readonly #host: ScoringHost;
   readonly #plans: EnabledPlans;
