@@ -189,3 +189,42 @@ test('a store closed with scoring owed scores every owed record once after a reo
   assert.equal(third.scorers.online.counts['success'] ?? 0, 0);
   assert.equal((await spans(third, projectId, logStreamId)).length, 120);
 });
+
+test('a process killed while scoring: after a restart every owed record is scored, one live version each', async (t) => {
+  const dir = tempDir(t);
+  const setup = await openStore(t, { scoring: { online: false } }, dir);
+  const { projectId, logStreamId } = setup;
+  setup.store.catalog.setRunScorerSettings(projectId, logStreamId, { scorers: [{ name: 'bleu' }] });
+  await setup.store.close();
+  const bodies = Array.from({ length: 4 }, (_, b) => ({
+    log_stream_id: logStreamId,
+    traces: Array.from({ length: 25 }, (_, i) =>
+      trace(`c${b}-${i}`, `the answer is ${b} ${i}`, 'other words here', `the answer is ${b} ${i}`),
+    ),
+  }));
+  const { spawnSync } = await import('node:child_process');
+  const { nodeEntry } = await import('../support/node-entry.js');
+  const child = spawnSync(process.execPath, [...nodeEntry('test/support/score-then-die.ts'), dir, projectId, JSON.stringify(bodies)], {
+    encoding: 'utf8',
+  });
+  assert.equal(child.signal, 'SIGKILL', child.stderr);
+  const before = JSON.parse(child.stdout.trim()) as { scored: number; queued: number; scans: number };
+  assert.ok(before.scored >= 8 && before.scored < 200, `killed mid-way: ${child.stdout}`);
+  assert.ok(before.queued + before.scans > 0, 'work was still owed when the process died');
+  const { TraceStore } = await import('../../src/engine/trace-store.js');
+  const again = await TraceStore.open(dir);
+  t.after(() => again.close());
+  await again.scorers.idle();
+  const all = await spans(again, projectId, logStreamId);
+  assert.equal(all.length, 300, 'no record lost, no second live version');
+  assert.equal(new Set(all.map((s) => s.id)).size, 300);
+  const llm = all.filter((s) => s.type === 'llm');
+  for (const s of llm) assert.equal(s.metric_info.bleu.status_type, 'success', s.name);
+  const after = again.scorers.online.counts['success'] ?? 0;
+  // What the dead process wrote stays; a batch it wrote without counting (it died between) is not scored again.
+  assert.ok(
+    after <= 200 - before.scored && after >= 200 - before.scored - 4,
+    `scored after the restart: ${after}, before: ${before.scored}`,
+  );
+  assert.equal(again.scorers.online.counts['already'] ?? 0, 0);
+});
