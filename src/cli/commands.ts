@@ -20,7 +20,8 @@ export const COMMANDS: readonly Command[] = [
     usage: [
       'serve [--data DIR] [--port N] [--host H] [--body-limit BYTES] [--request-timeout MS] [--memory-limit SIZE] [--text-index] ' +
         '[--rate-limit N] [--rate-limit-window MS] [--iceberg-to DIR|s3://bucket/prefix] [--iceberg-every SECONDS] ' +
-        '[--s3-endpoint URL] [--s3-region R] [--no-ui] [--quiet]',
+        '[--s3-endpoint URL] [--s3-region R] [--judge-url URL] [--judge-model M] [--judge-models name=model,...] ' +
+        '[--judge-concurrency N] [--judge-timeout MS] [--python-scorers] [--no-online-scoring] [--no-ui] [--quiet]',
     ],
     run: serve,
   },
