@@ -42,7 +42,7 @@ export class ScoreJobs {
   constructor(host: ScoringHost, runnable: (plan: ScorerPlan) => Runnable, options: { batchSize?: number; scanWindow?: number } = {}) {
     this.#host = host;
     this.#runnable = runnable;
-    this.#batchSize = options.batchSize ?? 256;
+    this.#batchSize = options.batchSize ?? 1024;
     this.#window = options.scanWindow ?? 50_000;
   }
 

@@ -17,7 +17,7 @@ import { scoreBatch, type Work } from './score-batch.js';
 export interface OnlineOptions {
   /** Record ids queued at most (default 50,000); beyond, runs are scanned instead. */
   queueLimit?: number;
-  /** Records scored per batch (default 256). */
+  /** Records scored per batch (default 1,024). */
   batchSize?: number;
   /** Logging quiet for this long (ms) counts as idle (default 250). */
   idleMs?: number;
@@ -58,7 +58,7 @@ export class OnlineScoring {
     this.#runnable = runnable;
     this.#o = {
       queueLimit: options.queueLimit ?? 50_000,
-      batchSize: options.batchSize ?? 256,
+      batchSize: options.batchSize ?? 1024,
       idleMs: options.idleMs ?? 250,
       busyShare: options.busyShare ?? 0.1,
       scanWindow: options.scanWindow ?? 50_000,
