@@ -5,6 +5,7 @@ import { VERSION } from '../version.js';
 import { admin, UnknownAction } from './admin.js';
 import { exportCommand, importCommand, retentionCommand, sqlCommand } from './data.js';
 import { icebergCommand } from './iceberg.js';
+import { scoreCommand } from './score.js';
 import { serve } from './serve.js';
 
 export interface Command {
@@ -50,6 +51,14 @@ export const COMMANDS: readonly Command[] = [
       'sql "SELECT ... FROM spans|traces|sessions|projects|runs" [--param V]... [--format jsonl|json|csv] [--data DIR]   (read-only)',
     ],
     run: sqlCommand,
+  },
+  {
+    name: 'score',
+    usage: [
+      'score --project NAME --log-stream NAME --scorer NAME [--scorer NAME]... [--filter JSON] [--overwrite-logged] ' +
+        '[--judge-url URL] [--python-scorers] [--data DIR]',
+    ],
+    run: scoreCommand,
   },
   {
     name: 'export',
