@@ -280,13 +280,32 @@ export class RecordStore {
 
   // ---------------------------------------------------------------- lifecycle
 
-  /** Seals what is pending and closes the log. The database is closed by its owner. */
+  /**
+   * Seals what is pending and closes the log. A merge under way is stopped, not waited for (it is
+   * redone later: its inputs stay listed). With `seal: false` nothing large is waited for: a seal under
+   * way is stopped too, and what is in memory stays in the log (fsynced here) for the next open to
+   * replay, as after a crash. The database is closed by its owner.
+   */
   async close(options: { seal?: boolean } = {}): Promise<void> {
     const s = this.#s;
     if (s.closed) return;
-    if (options.seal !== false && s.broken === null)
+    const seal = options.seal !== false && s.broken === null;
+    if (seal)
       await this.seal().catch((err: unknown) => process.emitWarning(`tracelake: sealing on close failed: ${(err as Error).message}`));
     s.closed = true;
+    // Merges (and seals, when not sealing) are only ever committed whole: stopped midway, they leave a
+    // file the next open removes. An interrupt between two statements is lost, so it is repeated
+    // until they are done.
+    const stopping = [s.conns.merge, s.conns.mergeWrite, ...(seal ? [] : [s.conns.seal])];
+    const background = Promise.all([this.#sealer.idle(), this.#compactor.idle()]);
+    let done = false;
+    void background.finally(() => {
+      done = true;
+    });
+    while (!done) {
+      for (const c of stopping) c.interrupt();
+      await Promise.race([background, new Promise((r) => setTimeout(r, 20))]);
+    }
     // A bulk load in progress holds the manifest lock until it has committed (or failed).
     await s.maint.run(async () => undefined);
     await this.#sealer.idle();

@@ -27,7 +27,10 @@ export class Compactor {
    */
   schedule(): void {
     if (this.#running || this.#s.closed) return;
-    void this.run(true).catch((err: unknown) => process.emitWarning(`tracelake: background compaction failed: ${(err as Error).message}`));
+    void this.run(true).catch((err: unknown) => {
+      // A close stops a merge under way (its inputs stay listed): nothing failed.
+      if (!this.#s.closed) process.emitWarning(`tracelake: background compaction failed: ${(err as Error).message}`);
+    });
   }
 
   /**

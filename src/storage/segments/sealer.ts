@@ -93,11 +93,14 @@ export class Sealer {
     this.#failure = null;
     for (;;) {
       const table = this.#s.mem.find((t) => t.frozen);
-      if (!table) break;
+      // A closing store leaves frozen tables to the next open's replay of their log files.
+      if (!table || this.#s.closed) break;
       try {
         await this.#s.maint.run(() => this.#seal(table));
       } catch (err) {
         this.#failure = err;
+        // A seal stopped by a close that does not seal: its log file stays, the next open replays it.
+        if (this.#s.closed) return;
         process.emitWarning(`tracelake: sealing failed (will retry at the next seal): ${(err as Error).message}`);
         return;
       }
