@@ -30,7 +30,7 @@ import type { RecordStoreOptions } from './record-store-options.js';
 import { Sealer } from './segments/sealer.js';
 import type { SourceSql } from './snapshot/snapshot-source.js';
 import { Snapshot, type RetentionView, type Scope } from './snapshot/snapshot.js';
-import { memKey, type MemEntry, type StoreState } from './store-state.js';
+import { memKey, type MemEntry, type StoreState, type WriteTally } from './store-state.js';
 import { raw, sql } from '../query/sql.js';
 
 export class RecordStore {
@@ -159,7 +159,16 @@ export class RecordStore {
     });
   }
 
-  get stats(): { segments: number; sealedRows: number; memRows: number; memTables: number; dead: number; diskBytes: number } {
+  get stats(): {
+    segments: number;
+    sealedRows: number;
+    memRows: number;
+    memTables: number;
+    dead: number;
+    diskBytes: number;
+    /** Bytes written since open, by what wrote them: the log, segments and side files by cause, the manifest. */
+    written: WriteTally & { log: number };
+  } {
     const s = this.#s;
     let sealedRows = 0;
     let diskBytes = 0;
@@ -168,7 +177,15 @@ export class RecordStore {
       diskBytes += g.bytes;
     }
     const memRows = s.mem.reduce((n, t) => n + t.rows, 0);
-    return { segments: s.manifest.segments.length, sealedRows, memRows, memTables: s.mem.length, dead: s.dead.size, diskBytes };
+    return {
+      segments: s.manifest.segments.length,
+      sealedRows,
+      memRows,
+      memTables: s.mem.length,
+      dead: s.dead.size,
+      diskBytes,
+      written: { ...s.written, log: s.wal.bytesWritten },
+    };
   }
 
   /** Sizes of the store's JS structures that can grow with stored rows (for memory benchmarks). */

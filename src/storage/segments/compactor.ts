@@ -251,7 +251,10 @@ export class Compactor {
       };
       s.commit(state, out.written ? [out.written.entry.file] : []);
       for (const f of gone) s.index.remove(f);
-      if (out.written) s.index.add({ key: out.written.entry.file, partition: out.written.entry.file, hashes: out.written.hashes });
+      if (out.written) {
+        s.index.add({ key: out.written.entry.file, partition: out.written.entry.file, hashes: out.written.hashes });
+        s.tally('merge', out.written);
+      }
       s.retire([...gone], out.purged, out.folded);
     });
   }

@@ -174,7 +174,10 @@ export class Sealer {
       state,
       out.added.map((a) => a.entry.file),
     );
-    for (const { entry, hashes } of out.added) s.index.add({ key: entry.file, partition: entry.file, hashes });
+    for (const a of out.added) {
+      s.index.add({ key: a.entry.file, partition: a.entry.file, hashes: a.hashes });
+      s.tally('seal', a);
+    }
     s.mem = s.mem.filter((t) => t !== table);
     for (const [k, e] of s.memIds) if (e.table === table.number) s.memIds.delete(k);
     s.sealGeneration += 1;

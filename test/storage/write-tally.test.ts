@@ -1,0 +1,58 @@
+// Guarantees: the store's count of bytes it wrote (stats.written) matches the files it left: the log's
+// bytes, each seal's Parquet and side files, each merge's output, the manifest; so write amplification
+// reported from it is what the disk received.
+import assert from 'node:assert/strict';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { openRecordStore, toolRows } from '../support/helpers.js';
+
+/** Bytes of the files under `dir` whose names end with one of `ends`. */
+function bytesUnder(dir: string, ends: readonly string[]): number {
+  let n = 0;
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(d, e.name));
+      else if (ends.some((x) => e.name.endsWith(x))) n += statSync(join(d, e.name)).size;
+    }
+  };
+  walk(dir);
+  return n;
+}
+
+const SIDE = ['.ids', '.kids', '.tix', '.tok'];
+
+test('the write tally counts the log, seals, merges and the manifest as the files on disk hold them', async (t) => {
+  const { dir, store } = await openRecordStore(t, { textIndex: true });
+  const empty = store.stats.written;
+  assert.equal(empty.sealParquet + empty.mergeParquet + empty.loadParquet, 0);
+
+  await store.append(toolRows(0, 500, { input: 'a'.repeat(100) }), true);
+  await store.append(toolRows(500, 500, { input: 'b'.repeat(100) }), true);
+  const logged = store.stats.written.log;
+  assert.equal(logged, bytesUnder(join(dir, 'wal'), ['.arrows']), 'the log counts what its files hold');
+  assert.ok(logged > 1000 * 100, `the log holds every row's input (${logged} bytes)`);
+
+  await store.seal();
+  for (let i = 2; i < 5; i++) {
+    await store.append(toolRows(i * 500, 500), true);
+    await store.seal();
+  }
+  const sealed = store.stats.written;
+  assert.equal(store.stats.segments, 4);
+  assert.equal(sealed.sealParquet, bytesUnder(join(dir, 'records'), ['.parquet']));
+  assert.equal(sealed.sealIndexes, bytesUnder(join(dir, 'records'), SIDE));
+  assert.ok(sealed.sealIndexes > 0, 'id hashes and text indexes are counted');
+  assert.ok(sealed.manifest > 0);
+  assert.equal(sealed.mergeParquet, 0);
+
+  // A merge of the four writes one file; the old ones go, the tally keeps what was written.
+  assert.ok((await store.compact()) > 0);
+  const merged = store.stats.written;
+  assert.equal(store.stats.segments, 1);
+  assert.equal(merged.mergeParquet, bytesUnder(join(dir, 'records'), ['.parquet']));
+  assert.equal(merged.mergeIndexes, bytesUnder(join(dir, 'records'), SIDE));
+  assert.equal(merged.sealParquet, sealed.sealParquet, 'seals written before stay counted');
+  assert.ok(merged.manifest > sealed.manifest, 'the merge rewrote the manifest');
+  assert.ok(merged.log >= logged);
+});
