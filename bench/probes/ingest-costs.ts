@@ -54,6 +54,7 @@ const cpuIngest = cpu();
 await store.flush();
 const tFlush = performance.now();
 const cpuFlush = cpu();
+const before = store.records.stats as unknown as { written?: Record<string, number>; segments: number };
 if (compact) await store.maintenance.compact();
 const tCompact = performance.now();
 const cpuCompact = cpu();
@@ -89,7 +90,7 @@ console.log(
       wall_s: { ingest: (tIngest - t0) / 1000, flush: (tFlush - tIngest) / 1000, compact: (tCompact - tFlush) / 1000 },
       bytes_per_span: {
         json: Math.round(jsonBytes / n),
-        log,
+        log: log === null ? null : Math.round(log / n),
         disk_end: Math.round(disk / n),
         written_tally: tallied === null ? null : Math.round(tallied / n),
         written_kernel: Math.round((io1.write - io0.write) / n),
@@ -101,6 +102,8 @@ console.log(
         : null,
       written_per_byte_logged: tallied !== null && log ? Math.round((tallied / log) * 100) / 100 : null,
       kernel_written_per_json_byte: Math.round(((io1.write - io0.write) / jsonBytes) * 100) / 100,
+      segments_before_compact: before.segments,
+      merge_parquet_before_compact_per_span: before.written ? Math.round(before.written['mergeParquet']! / n) : null,
       segments_end: stats.segments,
       peak_rss_mib: peakRssMiB(),
     },

@@ -56,3 +56,31 @@ test('the write tally counts the log, seals, merges and the manifest as the file
   assert.ok(merged.manifest > sealed.manifest, 'the merge rewrote the manifest');
   assert.ok(merged.log >= logged);
 });
+
+test('compact() merges new small segments without rewriting a big merged one', async (t) => {
+  const { dir, store } = await openRecordStore(t);
+  for (let i = 0; i < 4; i++) {
+    await store.append(toolRows(i * 1000, 1000), true);
+    await store.seal();
+  }
+  await store.compact();
+  const parquet = () =>
+    readdirSync(join(dir, 'records'), { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith('.parquet'))
+      .sort();
+  const [big] = parquet();
+  const once = store.stats.written.mergeParquet;
+  assert.equal(parquet().length, 1);
+  // Four seals of 50 rows: a twentieth of the big segment.
+  for (let i = 0; i < 4; i++) {
+    await store.append(toolRows(10_000 + i * 50, 50), true);
+    await store.seal();
+  }
+  assert.equal(await store.compact(), 1);
+  const after = parquet();
+  assert.equal(after.length, 2);
+  assert.ok(after.includes(big!), 'the big segment stays as it was');
+  const added = store.stats.written.mergeParquet - once;
+  assert.ok(added > 0 && added < once / 2, `the second compaction wrote ${added} bytes, the first ${once}`);
+});

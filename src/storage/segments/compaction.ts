@@ -2,8 +2,8 @@
 // log stream would be hundreds of files (slow to plan and to scan). Two pickers:
 // - pickMerge, when the store is quiet (and for compact()): when a partition holds at least
 //   MERGE_FANIN segments below the size cap, all its small segments merge, smallest first, up to the
-//   cap. Between bursts of logging that leaves few, big files. Run after every seal it would rewrite
-//   a growing segment again and again.
+//   cap, except a segment far larger than all the smaller ones together (withoutOutgrown). Between
+//   bursts of logging that leaves few, big files, without rewriting a big one for a few new rows.
 // - pickTiered, while rows keep arriving: in every partition, segments of about one size (within a
 //   factor MERGE_FANIN) merge once MERGE_FANIN of them are there, so each row is rewritten about
 //   log4(total / seal size) times and every partition gets its turn. pickMerge, one merge per cycle,
@@ -40,7 +40,8 @@ export function pickMerge(
   deadIn: (s: SegmentEntry) => number,
   policy: CompactionPolicy = DEFAULT_POLICY,
 ): SegmentEntry[] | null {
-  for (const small of smallByPartition(segments, policy)) {
+  for (const all of smallByPartition(segments, policy)) {
+    const small = withoutOutgrown(all);
     if (small.length >= MERGE_FANIN) {
       const pick: SegmentEntry[] = [];
       let rows = 0;
@@ -53,6 +54,24 @@ export function pickMerge(
     }
   }
   return pickDead(segments, deadIn, policy);
+}
+
+/**
+ * `small` (ascending) less its largest segments while each holds more than MERGE_FANIN times the rows
+ * of all smaller ones: rewriting a big merged segment to add a few rows would cost its whole size
+ * again at every pause and every compact(). So a segment is rewritten only when what joins it adds at
+ * least a quarter of its rows, and each row is rewritten a bounded number of times.
+ */
+export function withoutOutgrown(small: readonly SegmentEntry[]): SegmentEntry[] {
+  let end = small.length;
+  let rest = small.reduce((n, s) => n + s.rows, 0);
+  while (end > 0) {
+    const top = small[end - 1]!.rows;
+    rest -= top;
+    if (top <= MERGE_FANIN * rest) break;
+    end--;
+  }
+  return small.slice(0, end);
 }
 
 /** A segment worth rewriting alone for its dead rows, if any. */

@@ -47,6 +47,34 @@ test('the merge policy: four small segments of a partition merge; mostly dead on
   );
 });
 
+test('a quiet merge leaves out a segment far larger than the smaller ones together', () => {
+  const files = (pick: SegmentEntry[] | null) => pick?.map((s) => s.file) ?? null;
+  // 900k rows would be rewritten to add 85k: the four small ones merge without it.
+  assert.deepEqual(
+    files(pickMerge([seg('big', 900_000), seg('a', 25_000), seg('b', 25_000), seg('c', 25_000), seg('d', 10_000)], () => 0)),
+    ['d', 'a', 'b', 'c'],
+  );
+  assert.equal(
+    pickMerge([seg('big', 900_000), seg('a', 25_000), seg('b', 25_000), seg('c', 25_000)], () => 0),
+    null,
+    'three small ones wait',
+  );
+  // Each left out in turn, largest first; a big one joins once the rest add a quarter of its rows.
+  assert.deepEqual(files(pickMerge([seg('x', 4000), seg('y', 900), seg('a', 10), seg('b', 10), seg('c', 10), seg('d', 10)], () => 0)), [
+    'a',
+    'b',
+    'c',
+    'd',
+  ]);
+  assert.deepEqual(files(pickMerge([seg('x', 400), seg('a', 25), seg('b', 25), seg('c', 25), seg('d', 25)], () => 0)), [
+    'a',
+    'b',
+    'c',
+    'd',
+    'x',
+  ]);
+});
+
 test('the merge policy while logging goes on: segments of one size tier merge, one merge per partition', () => {
   const files = (groups: SegmentEntry[][]) => groups.map((g) => g.map((s) => s.file).sort());
   // A big segment does not join a merge of new small ones (pickMerge would rewrite it with them).
