@@ -3,7 +3,7 @@
 // bytes written (the store's own tally by cause where the build has one, and the kernel's count for
 // this process from /proc/self/io) per span and per byte logged. One serial caller, reliable:
 // true, ~1,000-span requests, as bench/ingest.ts's library run.
-//   node --import tsx bench/probes/ingest-costs.ts [spans=1000000] [--no-compact]
+//   node --import tsx bench/probes/ingest-costs.ts [spans=1000000] [--no-compact] [--pause-every K --pause-ms M]
 // TL_ROOT=/other/checkout runs that checkout's store (built: its dist/ is used), so an old and a new
 // build can take turns; TL_OPTS: store options as JSON.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -27,6 +27,15 @@ const root = process.env['TL_ROOT'] ?? new URL('../..', import.meta.url).pathnam
 const { TraceStore } = (await import(join(root, 'dist/src/engine/trace-store.js'))) as typeof import('../../src/engine/trace-store.js');
 const spans = Number(process.argv[2] ?? 1_000_000);
 const compact = !process.argv.includes('--no-compact');
+// --pause-every K: the caller falls silent for --pause-ms (default 1,000) after every K requests, as
+// bursty clients do: background merges then take the quiet-store path (compaction.ts pickMerge).
+const flag = (name: string) => {
+  const i = process.argv.indexOf(name);
+  return i < 0 ? undefined : Number(process.argv[i + 1]);
+};
+const pauseEvery = flag('--pause-every') ?? 0;
+const pauseMs = flag('--pause-ms') ?? 1000;
+let paused = 0;
 const options = JSON.parse(process.env['TL_OPTS'] ?? '{}') as Record<string, unknown>;
 
 // The generator alone, the same requests: its CPU is the benchmark's, not the store's.
@@ -43,11 +52,16 @@ const io0 = io();
 const cpu0 = cpu();
 const t0 = performance.now();
 let n = 0;
+let requests = 0;
 let jsonBytes = 0;
 for (const batch of generateBatches({ spans, batchSpans: 1000, seed: 7 })) {
   const body = { log_stream_id: ls.id, reliable: true, traces: batch as never };
   const r = await store.logTraces(project.id, body);
   n += r.spans_count;
+  if (pauseEvery > 0 && ++requests % pauseEvery === 0) {
+    await new Promise((ok) => setTimeout(ok, pauseMs));
+    paused += pauseMs;
+  }
 }
 const tIngest = performance.now();
 const cpuIngest = cpu();
@@ -81,6 +95,7 @@ console.log(
       spans: n,
       spans_generated_alone: generated,
       options,
+      pauses: pauseEvery > 0 ? { every: pauseEvery, ms: pauseMs, total_s: paused / 1000 } : null,
       load: readFileSync('/proc/loadavg', 'utf8').trim(),
       rate: Math.round((n / (tFlush - t0)) * 1000),
       rate_with_compaction: Math.round((n / (tCompact - t0)) * 1000),
