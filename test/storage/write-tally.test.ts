@@ -6,6 +6,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { openRecordStore, toolRows } from '../support/helpers.js';
+import { waitFor } from '../support/wait-for.js';
 
 /** Bytes of the files under `dir` whose names end with one of `ends`. */
 function bytesUnder(dir: string, ends: readonly string[]): number {
@@ -83,4 +84,29 @@ test('compact() merges new small segments without rewriting a big merged one', a
   assert.ok(after.includes(big!), 'the big segment stays as it was');
   const added = store.stats.written.mergeParquet - once;
   assert.ok(added > 0 && added < once / 2, `the second compaction wrote ${added} bytes, the first ${once}`);
+});
+
+test('a merge in a pause of logging leaves out a segment holding more rows than the new ones together', async (t) => {
+  const { dir, store } = await openRecordStore(t, { autoCompact: true, mergePauseMs: 10 });
+  const parquet = () =>
+    readdirSync(join(dir, 'records'), { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith('.parquet'))
+      .sort();
+  for (let i = 0; i < 4; i++) {
+    await store.append(toolRows(i * 1000, 1000), true);
+    await store.seal();
+  }
+  await waitFor(() => store.stats.segments === 1, { what: 'the four seals merged' });
+  const [big] = parquet();
+  const once = store.stats.written.mergeParquet;
+  // 1,200 new rows: over a quarter of the big segment's 4,000 (compact() would take it), under all of it.
+  for (let i = 0; i < 4; i++) {
+    await store.append(toolRows(10_000 + i * 300, 300), true);
+    await store.seal();
+  }
+  await waitFor(() => store.stats.written.mergeParquet > once && store.stats.segments < 5, { what: 'a merge of the new segments' });
+  const after = parquet();
+  assert.equal(store.stats.segments, 2);
+  assert.ok(after.includes(big!), 'the big segment stays as it was');
 });

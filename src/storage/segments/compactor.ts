@@ -3,7 +3,7 @@
 // Replaced files and the dead seqs they held go once no reader may still use them.
 import { join } from 'node:path';
 import { StorageError } from '../../errors.js';
-import { DEFAULT_POLICY, pickDead, pickMerge, pickTiered } from './compaction.js';
+import { DEFAULT_POLICY, MERGE_FANIN, PAUSE_MERGE_RATIO, pickDead, pickMerge, pickTiered } from './compaction.js';
 import type { ManifestState, SegmentEntry } from '../manifest/manifest.js';
 import { writeMerge } from './merge.js';
 import { idHash } from '../indexes/id-index.js';
@@ -52,7 +52,9 @@ export class Compactor {
           const dead = await this.#deadCounts();
           const segments = this.#s.manifest.segments;
           const deadIn = (g: SegmentEntry) => dead.get(g.file) ?? 0;
-          const one = (busy ? pickDead(segments, deadIn, policy) : pickMerge(segments, deadIn, policy)) ?? (await this.#mostOverridden());
+          const ratio = background ? PAUSE_MERGE_RATIO : MERGE_FANIN;
+          const one =
+            (busy ? pickDead(segments, deadIn, policy) : pickMerge(segments, deadIn, policy, ratio)) ?? (await this.#mostOverridden());
           if (one) groups.push(one);
         }
         if (groups.length === 0 || this.#s.closed) return merges;

@@ -6,7 +6,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { TraceStore } from '../../../src/engine/trace-store.js';
-import { MAX_TIER_FANIN, pickMerge, pickTiered } from '../../../src/storage/segments/compaction.js';
+import { MAX_TIER_FANIN, PAUSE_MERGE_RATIO, pickMerge, pickTiered } from '../../../src/storage/segments/compaction.js';
 import type { SegmentEntry } from '../../../src/storage/manifest/manifest.js';
 import { generateBatches } from '../../support/generator.js';
 import { everyKindTrace, openStore } from '../../support/helpers.js';
@@ -73,6 +73,10 @@ test('a quiet merge leaves out a segment far larger than the smaller ones togeth
     'd',
     'x',
   ]);
+  // In the pauses of logging a segment joins only when the rest hold as many rows: it at least doubles.
+  const pause = (list: SegmentEntry[]) => files(pickMerge(list, () => 0, undefined, PAUSE_MERGE_RATIO));
+  assert.deepEqual(pause([seg('x', 175), seg('a', 25), seg('b', 25), seg('c', 25), seg('d', 25)]), ['a', 'b', 'c', 'd']);
+  assert.deepEqual(pause([seg('x', 100), seg('a', 25), seg('b', 25), seg('c', 25), seg('d', 25)]), ['a', 'b', 'c', 'd', 'x']);
 });
 
 test('the merge policy while logging goes on: segments of one size tier merge, one merge per partition', () => {
