@@ -226,6 +226,7 @@ export class Compactor {
         nextSegment: () => s.nextSegment++,
         rowGroupSize: s.options.rowGroupSize,
         textIndex: s.options.textIndex,
+        factColumns: s.options.notedColumns,
         compressionLevel: s.options.compactionLevel,
         hashesOf: (g) => readHashes(s.conns.merge, s.dir, g, idHash),
         purgeable: (q) => durable.has(q),

@@ -148,6 +148,7 @@ export class Sealer {
         rowGroupSize: s.options.rowGroupSize,
         sealRowGroupSize: s.options.sealRowGroupSize,
         textIndex: s.options.textIndex,
+        factColumns: s.options.notedColumns,
       },
       table,
       [...own],
