@@ -1,5 +1,6 @@
 // `tracelake serve`: open the folder, build the server, listen. The only place that listens.
-// SIGINT/SIGTERM seal pending rows and release the folder.
+// SIGINT/SIGTERM stop accepting requests, fsync the log and release the folder: rows not yet sealed
+// stay in the log, which the next start replays.
 import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
 import { TraceStore } from '../engine/trace-store.js';
@@ -77,11 +78,13 @@ export async function serve(argv: string[]): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    process.stderr.write(`tracelake: ${signal}, sealing and shutting down\n`);
+    process.stderr.write(`tracelake: ${signal}, shutting down\n`);
     try {
       await publishing?.stop();
       await app.close();
-      await store.close();
+      // Sealing could take seconds (a merge under way, minutes): the log already holds every
+      // acknowledged row, and the next start replays what is not sealed.
+      await store.close({ seal: false });
       process.exit(0);
     } catch (err) {
       process.stderr.write(`tracelake: shutdown failed: ${(err as Error).message}\n`);

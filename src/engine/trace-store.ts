@@ -141,13 +141,17 @@ export class TraceStore {
     }
   }
 
-  /** Seals pending rows into Parquet and releases the folder. */
-  async close(): Promise<void> {
+  /**
+   * Seals pending rows into Parquet and releases the folder. `seal: false` waits for nothing large:
+   * seals and merges under way are stopped, the log is fsynced, and rows not yet in Parquet stay in
+   * the log for the next open to replay (what `tracelake serve` does on SIGTERM).
+   */
+  async close(options: { seal?: boolean } = {}): Promise<void> {
     if (this.#guard.closed) return;
     this.#guard.close();
     const { store, db, catalog, lock } = this.#opened;
     try {
-      await store.close();
+      await store.close(options);
     } finally {
       await db.close();
       catalog.close();

@@ -103,8 +103,11 @@ export function loadManifest(dir: string): ManifestState {
   }
 }
 
-export function saveManifest(dir: string, state: ManifestState): void {
-  writeFileAtomic(join(dir, 'manifest.json'), JSON.stringify(state));
+/** Writes the manifest atomically; returns its size in bytes. */
+export function saveManifest(dir: string, state: ManifestState): number {
+  const text = JSON.stringify(state);
+  writeFileAtomic(join(dir, 'manifest.json'), text);
+  return Buffer.byteLength(text);
 }
 
 export function partitionKey(projectId: string, runId: string, kind?: RecordKind): string {

@@ -60,6 +60,8 @@ export interface WrittenSegment {
   readonly entry: SegmentEntry;
   /** Its id hashes, sorted. */
   readonly hashes: Float64Array;
+  /** Bytes of its side files (id hashes, child index, text index), for the store's write tally. */
+  readonly sideBytes: number;
 }
 
 /** Rows of `select` with tag_set derived from their tags, as every segment stores it (recomputed when the rows come from segments). */
@@ -125,11 +127,24 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
       tag_set: true,
       ...(facts ? { type_facts: facts } : {}),
     };
-    return { entry, hashes };
+    return { entry, hashes, sideBytes: sideFileBytes(abs) };
   } catch (err) {
     removeSegmentFiles(dir, rel);
     throw err;
   }
+}
+
+/** Bytes of the files written beside a segment (those present). */
+function sideFileBytes(abs: string): number {
+  let n = 0;
+  for (const p of [idsPath(abs), childIndexPath(abs), textIndexPath(abs), tokenIndexPath(abs)]) {
+    try {
+      n += statSync(p).size;
+    } catch {
+      // not written for this segment
+    }
+  }
+  return n;
 }
 
 /** The id hashes kept beside a segment; rebuilt from the Parquet file when missing or damaged. */
