@@ -17,7 +17,8 @@ import { Database } from '../db/database.js';
 import { Iceberg } from '../iceberg/publish.js';
 import type { Level } from '../query/columns.js';
 import { NOTED_COLUMNS } from '../query/exec/data-facts.js';
-import { RecordQueries, type SearchResult } from '../query/exec/record-queries.js';
+import { RecordQueries, type AggregateResult, type SearchResult } from '../query/exec/record-queries.js';
+import type { AggregateRequest } from '../schemas/aggregate.js';
 import type { LogTracesRequest } from '../schemas/ingest.js';
 import type { FilterRequest, PartialSearchRequest, SearchRequest } from '../schemas/query.js';
 import { removeLeftovers } from '../storage/leftovers.js';
@@ -200,6 +201,11 @@ export class TraceStore {
   /** store.records.count. */
   count(level: Level, projectId: string, body: FilterRequest = {}): Promise<{ total_count: number }> {
     return this.records.count(level, projectId, body);
+  }
+
+  /** store.records.aggregate. */
+  aggregate(level: Level, projectId: string, body: AggregateRequest): Promise<AggregateResult> {
+    return this.records.aggregate(level, projectId, body);
   }
 
   /** store.records.flush. */

@@ -45,7 +45,7 @@ function table(): Map<string, Access> {
   set('PATCH', `${p}/traces/:trace_id`, 'log_data');
   set('PATCH', `${p}/spans/:span_id`, 'log_data');
   for (const l of LEVELS) {
-    for (const q of ['search', 'partial_search', 'count', 'available_columns']) set('POST', `${p}/${l}/${q}`, 'read');
+    for (const q of ['search', 'partial_search', 'count', 'aggregate', 'available_columns']) set('POST', `${p}/${l}/${q}`, 'read');
     set('POST', `${p}/${l}/delete`, 'delete_data');
     set('GET,HEAD', `${p}/${l}/:${l.slice(0, -1)}_id`, 'read');
   }

@@ -10,7 +10,7 @@ export const TAGS = [
   { name: 'runs', description: 'Log streams, experiments and metrics-testing runs of a project, and the scorers enabled in each.' },
   { name: 'logging', description: 'Logging traces, spans and sessions, and streaming updates to them.' },
   { name: 'opentelemetry', description: 'OTLP/HTTP trace exports (protobuf or JSON), at their own paths (no /v2 prefix).' },
-  { name: 'records', description: 'Search, partial search, count, delete and describe the columns of spans, traces and sessions.' },
+  { name: 'records', description: 'Search, partial search, count, aggregate, delete and describe the columns of spans, traces and sessions.' },
   { name: 'scorers', description: 'The scorer (metric) catalog and its versions.' },
   { name: 'users', description: 'Users, API keys and project members.' },
   {
@@ -61,6 +61,10 @@ const TABLE: Record<string, [Tag, string]> = {
   'POST /projects/{project_id}/{level}/search': ['records', 'Search {level}s: full records, filtered, sorted and paged'],
   'POST /projects/{project_id}/{level}/partial_search': ['records', 'Search {level}s returning only the selected columns'],
   'POST /projects/{project_id}/{level}/count': ['records', 'Count the {level}s matching filters'],
+  'POST /projects/{project_id}/{level}/aggregate': [
+    'records',
+    'Counts and measures (sum, avg, min, max, percentiles) of the {level}s matching filters, by column or time bucket',
+  ],
   'POST /projects/{project_id}/{level}/delete': ['records', 'Delete the {level}s matching filters, with their descendants'],
   'GET /projects/{project_id}/{level}/{id}': ['records', 'Read one {level} with its descendants nested'],
   'POST /projects/{project_id}/{level}/available_columns': ['records', 'The columns {level}s can be filtered, sorted and selected by'],
@@ -93,7 +97,7 @@ export function describeOperation(method: string, path: string): { tag: Tag; sum
   let key = `${method} ${path}`;
   let word = '';
   const level =
-    /^\/projects\/\{project_id\}\/(spans|traces|sessions)\/(search|partial_search|count|delete|available_columns|\{(?:span|trace|session)_id\})$/.exec(
+    /^\/projects\/\{project_id\}\/(spans|traces|sessions)\/(search|partial_search|count|aggregate|delete|available_columns|\{(?:span|trace|session)_id\})$/.exec(
       path,
     );
   const runs = /^\/projects\/\{project_id\}\/(log_streams|experiments|metrics_testing)(\/\{run_id\})?$/.exec(path);
