@@ -33,6 +33,7 @@ import { OpenGuard } from './open-guard.js';
 import { Otlp } from './otlp/otlp.js';
 import type { TargetCatalog } from './otlp/otlp-target.js';
 import { Ingest, type LogTracesResult } from './records/ingest.js';
+import { ModelPriceBook } from './records/model-prices.js';
 import { Records } from './records/records.js';
 import { resolveRun } from './run-scope.js';
 import { StoreCatalog } from './store-catalog.js';
@@ -71,8 +72,13 @@ export class TraceStore {
     this.#opened = opened;
     this.#drops = new Drops(catalog, store);
     const queries = new RecordQueries(store, db, queryOptions(catalog, options));
+    const prices = new ModelPriceBook(catalog, options.modelPrices);
     const ingest = new Ingest(
-      { catalog, resolveRun: (projectId, ids, loc) => resolveRun(catalog, projectId, ids, loc) },
+      {
+        catalog,
+        resolveRun: (projectId, ids, loc) => resolveRun(catalog, projectId, ids, loc),
+        prices: (projectId) => prices.lookup(projectId),
+      },
       store,
       db,
       options.maxSpansPerRequest,
@@ -100,7 +106,7 @@ export class TraceStore {
     };
     this.users = new Users(guard, catalog);
     const limits = { ...(options.threads ? { threads: options.threads } : {}), memoryLimit: options.memoryLimit ?? DEFAULT_MEMORY_LIMIT };
-    this.data = new StoreData({ guard, dir, catalog, store, db, queries, ingest, log: this.records, targets, retention, limits });
+    this.data = new StoreData({ guard, dir, catalog, store, db, queries, ingest, log: this.records, targets, retention, limits, prices });
     this.otlp = new Otlp(guard, targets, ingest.otlpHost(), options.maxSpansPerRequest);
     this.maintenance = new Maintenance(guard, catalog, store, db);
     this.iceberg = new Iceberg({

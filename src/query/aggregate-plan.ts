@@ -104,7 +104,7 @@ function groupKey(g: GroupBy, stepUs: number | null): Sql {
   }
   if (g.column.id === 'tags') {
     // Each distinct tag once; a record without tags goes to the group null.
-    return raw("unnest(CASE WHEN len(list_distinct(r.tags)) > 0 THEN list_distinct(r.tags) ELSE [NULL::VARCHAR] END)");
+    return raw('unnest(CASE WHEN len(list_distinct(r.tags)) > 0 THEN list_distinct(r.tags) ELSE [NULL::VARCHAR] END)');
   }
   return raw(g.column.sql);
 }

@@ -95,7 +95,12 @@ export function parseAggregate(level: Level, body: AggregateBody, metrics?: Metr
   return { filter, groups, measures, limit, bounds: timeBounds(filter) };
 }
 
-function parseGroups(raw: readonly unknown[], level: Level, metrics: Metrics, fail: (loc: Loc, msg: string, input?: unknown, type?: string) => void) {
+function parseGroups(
+  raw: readonly unknown[],
+  level: Level,
+  metrics: Metrics,
+  fail: (loc: Loc, msg: string, input?: unknown, type?: string) => void,
+) {
   const groups: GroupBy[] = [];
   if (!Array.isArray(raw)) {
     fail(['body', 'group_by'], 'Input should be a list of groups', raw, 'list_type');
@@ -178,7 +183,12 @@ function parseMeasures(
     const f = m as Record<string, unknown>;
     const op = f['op'];
     if (typeof op !== 'string' || !(MEASURE_OPS as readonly string[]).includes(op)) {
-      fail([...loc, 'op'], `Input should be one of ${MEASURE_OPS.map((o) => `'${o}'`).join(', ')}`, op, op === undefined ? 'missing' : 'enum');
+      fail(
+        [...loc, 'op'],
+        `Input should be one of ${MEASURE_OPS.map((o) => `'${o}'`).join(', ')}`,
+        op,
+        op === undefined ? 'missing' : 'enum',
+      );
       return;
     }
     const id = f['column_id'];
@@ -212,7 +222,11 @@ function parseMeasures(
       return;
     }
     const given = f['alias'];
-    if (given !== undefined && given !== null && (typeof given !== 'string' || given.length === 0 || given.length > AGGREGATE_LIMITS.maxAlias)) {
+    if (
+      given !== undefined &&
+      given !== null &&
+      (typeof given !== 'string' || given.length === 0 || given.length > AGGREGATE_LIMITS.maxAlias)
+    ) {
       fail([...loc, 'alias'], `Input should be a name of 1 to ${AGGREGATE_LIMITS.maxAlias} characters`, given, 'string_type');
       return;
     }

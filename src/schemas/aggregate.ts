@@ -45,7 +45,9 @@ export const AggregateBody = Type.Object({
   group_by: Type.Optional(Nullable(Type.Array(AggregateGroup, { maxItems: 2 }))),
   measures: Type.Array(AggregateMeasure, { minItems: 1, maxItems: 20 }),
   limit: Type.Optional(
-    Nullable(Type.Integer({ minimum: 1, maximum: 1000, description: 'most column groups kept, those with the most records (default 100)' })),
+    Nullable(
+      Type.Integer({ minimum: 1, maximum: 1000, description: 'most column groups kept, those with the most records (default 100)' }),
+    ),
   ),
 });
 export type AggregateRequest = Static<typeof AggregateBody>;

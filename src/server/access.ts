@@ -35,6 +35,8 @@ function table(): Map<string, Access> {
   set('POST', `${p}/log_streams/search`, 'read');
   set('GET,HEAD', `${p}/retention`, 'read');
   set('PUT', `${p}/retention`, 'update');
+  set('GET,HEAD', `${p}/model_prices`, 'read');
+  set('PUT', `${p}/model_prices`, 'update');
   set('GET,HEAD', `${p}/log_streams/:run_id/retention`, 'read');
   set('PUT', `${p}/log_streams/:run_id/retention`, 'update');
   set('GET,HEAD', `${p}/runs/:run_id/scorer-settings`, 'read');

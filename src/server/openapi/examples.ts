@@ -76,6 +76,7 @@ const EXAMPLES: Record<string, unknown> = {
     filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'test run' }],
   },
   'POST /v2/projects/{project_id}/{level}/available_columns': { log_stream_id: LS },
+  'PUT /v2/projects/{project_id}/model_prices': { models: { 'my-finetune': { input: 3, output: 12 } } },
   'POST /v2/scorers/list': { filters: [{ name: 'scorer_type', operator: 'eq', value: 'llm' }], sort: { name: 'name', ascending: true } },
 };
 

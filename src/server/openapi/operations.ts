@@ -10,7 +10,10 @@ export const TAGS = [
   { name: 'runs', description: 'Log streams, experiments and metrics-testing runs of a project, and the scorers enabled in each.' },
   { name: 'logging', description: 'Logging traces, spans and sessions, and streaming updates to them.' },
   { name: 'opentelemetry', description: 'OTLP/HTTP trace exports (protobuf or JSON), at their own paths (no /v2 prefix).' },
-  { name: 'records', description: 'Search, partial search, count, aggregate, delete and describe the columns of spans, traces and sessions.' },
+  {
+    name: 'records',
+    description: 'Search, partial search, count, aggregate, delete and describe the columns of spans, traces and sessions.',
+  },
   { name: 'scorers', description: 'The scorer (metric) catalog and its versions.' },
   { name: 'users', description: 'Users, API keys and project members.' },
   {
@@ -76,6 +79,8 @@ const TABLE: Record<string, [Tag, string]> = {
   'DELETE /api_keys/{key_id}': ['users', 'Revoke an API key'],
   'GET /projects/{project_id}/retention': ['projects', 'Retention of a project (retention_days, and what applies)'],
   'PUT /projects/{project_id}/retention': ['projects', 'Set or remove (null) the retention of a project in days'],
+  'GET /projects/{project_id}/model_prices': ['projects', 'Model prices computed costs use: the project’s own and the defaults'],
+  'PUT /projects/{project_id}/model_prices': ['projects', 'Replace the project’s own model prices (USD per 1M tokens; {} removes them)'],
   'GET /projects/{project_id}/log_streams/{run_id}/retention': ['runs', 'Retention of a log stream (its own, else its project’s)'],
   'PUT /projects/{project_id}/log_streams/{run_id}/retention': ['runs', 'Set or remove (null) the retention of a log stream in days'],
   'GET /projects/{project_id}/users': ['users', 'Members of a project with their roles'],
