@@ -140,7 +140,7 @@ export class Ingest {
     };
   }
 
-  /** Logs spans under `parent_id` in trace `trace_id` (SPEC.md Log spans). Creates the trace if new. */
+  /** Logs spans under `parent_id` in trace `trace_id` (the API's Log spans). Creates the trace if new. */
   async logSpans(projectId: string, body: LogSpansRequest): Promise<LogSpansResult> {
     await cpuTurn();
     assertValid(LogSpansBody, body);
