@@ -20,7 +20,8 @@ export const AggregateGroup = Type.Union(
   ],
   {
     description:
-      'A group: a groupable column (model, name, type, tags, status_code, run_id, ...), or created_at in time buckets {"column_id": "created_at", "interval": "1h"}.',
+      'A group: a groupable column (model, name, type, tags, status_code, run_id, ...), ' +
+      'or created_at in time buckets {"column_id": "created_at", "interval": "1h"}.',
   },
 );
 
@@ -34,7 +35,8 @@ export const AggregateMeasure = Type.Object(
   },
   {
     description:
-      'count (of records, or of records with a value of column_id), or sum/avg/min/max/p50/p90/p95/p99 of a numeric column; with filters, only the records matching them count toward this measure (an error rate: count with status_code >= 400 beside count).',
+      'count (of records, or of records with a value of column_id), or sum/avg/min/max/p50/p90/p95/p99 of a numeric column; ' +
+      'with filters, only the records matching them count toward this measure (an error rate: count with status_code >= 400 beside count).',
   },
 );
 

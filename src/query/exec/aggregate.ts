@@ -101,7 +101,8 @@ function checkBuckets(n: number, at: number, interval: Interval): void {
   if (n > AGGREGATE_LIMITS.maxBuckets) {
     throw invalid(
       ['body', 'group_by', at, 'interval'],
-      `${interval} buckets over this time range are ${n.toLocaleString('en-US')}, more than ${AGGREGATE_LIMITS.maxBuckets.toLocaleString('en-US')}: choose a longer interval or 'auto', or narrow created_at with a filter`,
+      `${interval} buckets over this time range are ${n.toLocaleString('en-US')}, more than ` +
+        `${AGGREGATE_LIMITS.maxBuckets.toLocaleString('en-US')}: choose a longer interval or 'auto', or narrow created_at with a filter`,
       interval,
     );
   }
@@ -162,7 +163,8 @@ function fillBuckets(
   if (n * groups.size > AGGREGATE_LIMITS.maxRows) {
     throw invalid(
       ['body', 'limit'],
-      `${n.toLocaleString('en-US')} buckets times ${groups.size} groups are more than ${AGGREGATE_LIMITS.maxRows.toLocaleString('en-US')} rows: choose a longer interval or a smaller limit`,
+      `${n.toLocaleString('en-US')} buckets times ${groups.size} groups are more than ` +
+        `${AGGREGATE_LIMITS.maxRows.toLocaleString('en-US')} rows: choose a longer interval or a smaller limit`,
       q.limit,
     );
   }

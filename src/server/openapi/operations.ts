@@ -97,14 +97,16 @@ const TABLE: Record<string, [Tag, string]> = {
   'GET /scorers/{scorer_id}/version': ['scorers', 'One version of a scorer (?version=N)'],
 };
 
+const LEVEL_ROUTE = new RegExp(
+  '^/projects/\\{project_id\\}/(spans|traces|sessions)/' +
+    '(search|partial_search|count|aggregate|delete|available_columns|\\{(?:span|trace|session)_id\\})$',
+);
+
 /** Tag and summary of a route (path without prefix, OpenAPI form), or null when the table lacks it. */
 export function describeOperation(method: string, path: string): { tag: Tag; summary: string } | null {
   let key = `${method} ${path}`;
   let word = '';
-  const level =
-    /^\/projects\/\{project_id\}\/(spans|traces|sessions)\/(search|partial_search|count|aggregate|delete|available_columns|\{(?:span|trace|session)_id\})$/.exec(
-      path,
-    );
+  const level = LEVEL_ROUTE.exec(path);
   const runs = /^\/projects\/\{project_id\}\/(log_streams|experiments|metrics_testing)(\/\{run_id\})?$/.exec(path);
   if (level && !(level[2]!.startsWith('{') && method !== 'GET')) {
     key = `${method} /projects/{project_id}/{level}/${level[2]!.startsWith('{') ? '{id}' : level[2]}`;
