@@ -3,7 +3,7 @@ import { api, runField } from '../lib/api.js';
 import { formatTime } from '../lib/format.js';
 import { projectInfo } from '../lib/project-info.js';
 import { Link, useTitle } from '../lib/router.js';
-import { runTable, type RunKind } from '../lib/routes.js';
+import { runOverview, runTable, type RunKind } from '../lib/routes.js';
 import { useAsync } from '../lib/use-async.js';
 import { Breadcrumbs, ErrorNote, Loading } from '../components/common.js';
 
@@ -94,6 +94,9 @@ export function Project({ projectId }: { projectId: string }) {
                   <td class="num">{r.traces?.toLocaleString('en-US') ?? ''}</td>
                   <td class="num">{r.spans?.toLocaleString('en-US') ?? ''}</td>
                   <td class="chips">
+                    <Link class="chip" to={runOverview(projectId, r.kind, r.id)}>
+                      overview
+                    </Link>
                     <Link class="chip" to={runTable(projectId, r.kind, r.id, 'traces')}>
                       traces
                     </Link>
