@@ -5,6 +5,7 @@
 //   /ui/p/:project                              one project's runs
 //   /ui/p/:project/:ls|exp/:run/:level          a table             ?sort=col:asc|desc&cols=a,b&f=<filter_tree JSON>&page=&size=
 //   /ui/p/:project/:ls|exp/:run/overview        a run's charts      ?range=hour|day|week | from=&to= (ISO)
+//   /ui/p/:project/compare                      runs side by side   ?runs=ls:<id>,exp:<id>,...
 //   /ui/p/:project/traces/:trace                a trace             ?span=&tab=
 //   /ui/p/:project/sessions/:session            a session
 
@@ -26,6 +27,11 @@ export interface SortState {
 export type TimeRange = { kind: 'last'; span: 'hour' | 'day' | 'week' } | { kind: 'all' } | { kind: 'custom'; from: string; to: string };
 export const LAST_SPANS = ['hour', 'day', 'week'] as const;
 
+export interface RunRef {
+  kind: RunKind;
+  id: string;
+}
+
 export interface TableQuery {
   sort: SortState | null;
   /** Visible column ids in order; null means the default set. */
@@ -41,6 +47,7 @@ export type Route =
   | { name: 'project'; projectId: string }
   | { name: 'table'; projectId: string; runKind: RunKind; runId: string; level: TableLevel; query: TableQuery }
   | { name: 'overview'; projectId: string; runKind: RunKind; runId: string; range: TimeRange }
+  | { name: 'compare'; projectId: string; runs: RunRef[] }
   | { name: 'trace'; projectId: string; traceId: string; spanId: string | null; tab: DetailTab }
   | { name: 'session'; projectId: string; sessionId: string }
   | { name: 'not-found'; path: string };
@@ -90,6 +97,17 @@ function parseRange(params: URLSearchParams): TimeRange {
   return { kind: 'all' };
 }
 
+function parseRuns(v: string | null): RunRef[] {
+  const out: RunRef[] = [];
+  for (const part of (v ?? '').split(',')) {
+    const at = part.indexOf(':');
+    const kind = part.slice(0, at);
+    const id = part.slice(at + 1);
+    if (at > 0 && id && (kind === 'ls' || kind === 'exp') && !out.some((r) => r.id === id)) out.push({ kind, id });
+  }
+  return out;
+}
+
 function rangeEntries(r: TimeRange): [string, string | null][] {
   if (r.kind === 'last') return [['range', r.span]];
   if (r.kind === 'custom')
@@ -112,6 +130,7 @@ export function parseRoute(pathname: string, search: string): Route {
   const [p, projectId, a, b, c] = parts;
   if (p !== 'p' || !projectId) return { name: 'not-found', path: pathname };
   if (parts.length === 2) return { name: 'project', projectId };
+  if (parts.length === 3 && a === 'compare') return { name: 'compare', projectId, runs: parseRuns(params.get('runs')) };
   if (parts.length === 4 && a === 'traces' && b) {
     const tab = params.get('tab');
     return {
@@ -164,6 +183,8 @@ export function routeUrl(route: Route): string {
       );
     case 'overview':
       return withQuery(`${BASE}/p/${seg(route.projectId)}/${route.runKind}/${seg(route.runId)}/overview`, rangeEntries(route.range));
+    case 'compare':
+      return withQuery(`${BASE}/p/${seg(route.projectId)}/compare`, [['runs', route.runs.map((r) => `${r.kind}:${r.id}`).join(',')]]);
     case 'trace':
       return withQuery(`${BASE}/p/${seg(route.projectId)}/traces/${seg(route.traceId)}`, [
         ['span', route.spanId],

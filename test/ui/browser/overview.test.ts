@@ -1,12 +1,13 @@
 // Guarantees a user in a real browser sees a run's overview drawn from the aggregate API: the same
 // buckets and numbers the API answers (traces, latency, tokens and cost by model, a scorer metric),
 // values on hover, a click on a bucket opening the table filtered to it (the filter shown), and a
-// time range kept in the URL.
+// time range kept in the URL; and two runs compared side by side with the API's numbers, the
+// differences marked.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { formatDuration } from '../../../src/ui/lib/format.js';
+import { formatDuration, formatNumber } from '../../../src/ui/lib/format.js';
 import { routeUrl, type Route } from '../../../src/ui/lib/routes.js';
 import { ARTIFACTS, browserSkip, newPage, shot, signIn } from '../../support/browser.js';
 import { harness, text, until, type Harness } from './support.js';
@@ -14,8 +15,8 @@ import { harness, text, until, type Harness } from './support.js';
 const skip = browserSkip();
 const MODELS = ['gpt-4o', 'gpt-4o-mini'];
 
-/** Hours 06, 07, 09, 10 and 11 of a day long past hold traces; 08 none. */
-function traces(): Record<string, unknown>[] {
+/** Hours 06, 07, 09, 10 and 11 of a day long past hold traces; 08 none. `slower` doubles latencies and uses one model. */
+function traces(slower = false): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   let i = 0;
   for (const hour of [6, 7, 9, 10, 11]) {
@@ -26,14 +27,14 @@ function traces(): Record<string, unknown>[] {
         input: `question ${i}`,
         output: 'answer',
         created_at: at,
-        metrics: { duration_ns: (200 + ((i * 53) % 700)) * 1e6, helpfulness: (i % 5) / 4 },
+        metrics: { duration_ns: (200 + ((i * 53) % 700)) * 1e6 * (slower ? 2 : 1), helpfulness: (i % 5) / 4 },
         spans: [
           {
             type: 'llm',
             name: 'chat',
             input: 'x',
             created_at: at,
-            model: MODELS[i % 2],
+            model: slower ? 'gpt-4o' : MODELS[i % 2],
             status_code: i % 7 === 0 ? 500 : 200,
             metrics: { num_input_tokens: 100 + i, num_output_tokens: 20 + (i % 9), duration_ns: 150e6 },
           },
@@ -48,6 +49,7 @@ describe('a run overview in Chromium', { skip }, () => {
   let h: Harness;
   let page: Page;
   let errors: string[];
+  let canary: string;
   const overview = (range: Extract<Route, { name: 'overview' }>['range'] = { kind: 'all' }): Route => ({
     name: 'overview',
     projectId: h.fx.projectId,
@@ -55,8 +57,11 @@ describe('a run overview in Chromium', { skip }, () => {
     runId: h.fx.logStreamId,
     range,
   });
-  const aggregate = async (level: string, body: Record<string, unknown>) => {
-    const r = await h.fx.call('POST', `/v2/projects/${h.fx.projectId}/${level}/aggregate`, { log_stream_id: h.fx.logStreamId, ...body });
+  const aggregate = async (level: string, body: Record<string, unknown>, run?: string) => {
+    const r = await h.fx.call('POST', `/v2/projects/${h.fx.projectId}/${level}/aggregate`, {
+      log_stream_id: run ?? h.fx.logStreamId,
+      ...body,
+    });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     return r.body as { rows: Record<string, any>[]; interval: string };
   };
@@ -70,6 +75,12 @@ describe('a run overview in Chromium', { skip }, () => {
     h.fx.store.catalog.renameRun(h.fx.projectId, h.fx.logStreamId, 'production');
     const r = await h.fx.call('POST', `/v2/projects/${h.fx.projectId}/traces`, { log_stream_id: h.fx.logStreamId, traces: traces() });
     assert.equal(r.status, 200, JSON.stringify(r.body));
+    canary = h.fx.store.createLogStream(h.fx.projectId, 'canary').id;
+    const c = await h.fx.call('POST', `/v2/projects/${h.fx.projectId}/traces`, {
+      log_stream_id: canary,
+      traces: traces(true).slice(0, 40),
+    });
+    assert.equal(c.status, 200, JSON.stringify(c.body));
     ({ page, errors } = await newPage(h.browser));
     await signIn(page, h.fx.url, h.fx.key);
   });
@@ -77,7 +88,10 @@ describe('a run overview in Chromium', { skip }, () => {
 
   test('the run page links to the overview; its charts show the API’s buckets and numbers', async () => {
     await page.goto(`${h.fx.url}/ui/p/${h.fx.projectId}`);
-    await page.getByRole('link', { name: 'overview' }).click();
+    await page
+      .getByRole('row', { name: /production/ })
+      .getByRole('link', { name: 'overview' })
+      .click();
     await page.locator('figure[data-chart="Traces"] svg').waitFor();
     assert.equal(new URL(page.url()).pathname, routeUrl(overview()));
 
@@ -185,6 +199,52 @@ describe('a run overview in Chromium', { skip }, () => {
     assert.deepEqual([params.get('from'), params.get('to')], ['2026-11-10T09:00:00Z', '2026-11-10T10:00:00Z']);
     await page.reload();
     await until(async () => (await text(page, '[data-total="traces"]')) === '12' || 'not yet', 'the range survives a reload');
+    assert.deepEqual(errors, []);
+  });
+
+  test('two runs side by side: the API’s numbers per run, differences marked', async () => {
+    await page.goto(`${h.fx.url}/ui/p/${h.fx.projectId}`);
+    const compare = page.getByRole('button', { name: /^Compare/ });
+    await page.getByLabel('Compare production').check();
+    assert.equal(await compare.isDisabled(), true, 'one run is not a comparison');
+    await page.getByLabel('Compare canary').check();
+    await compare.click();
+    await page.locator('table.compare').waitFor();
+    assert.deepEqual(await page.locator('table.compare thead th').allInnerTexts(), ['Measure', 'production', 'canary']);
+    const cell = (measure: string, col: number) => text(page, `tr[data-measure="${measure}"] td:nth-of-type(${col}) .value`);
+    for (const [col, run] of [
+      [1, h.fx.logStreamId],
+      [2, canary],
+    ] as const) {
+      const t = await aggregate(
+        'traces',
+        { measures: [{ op: 'count' }, { op: 'p95', column_id: 'metrics/duration_ns', alias: 'p95' }] },
+        run,
+      );
+      const s = await aggregate(
+        'spans',
+        {
+          measures: [
+            { op: 'sum', column_id: 'metrics/cost', alias: 'cost' },
+            { op: 'avg', column_id: 'metrics/cost', alias: 'x' },
+          ],
+        },
+        run,
+      );
+      await until(
+        async () => (await cell('traces', col)) === String(t.rows[0]!['count']) || (await cell('traces', col)),
+        `traces of ${col}`,
+      );
+      assert.equal(await cell('p95', col), formatDuration(t.rows[0]!['p95']));
+      assert.equal(await cell('cost', col), `$${formatNumber(s.rows[0]!['cost'])}`);
+    }
+    // The canary's latencies are twice as long: a growth marked as worse.
+    assert.equal(await page.locator('tr[data-measure="p95"] .diff').getAttribute('class'), 'diff worse');
+    assert.match(await text(page, 'tr[data-measure="p95"] .diff'), /^▲/);
+    assert.equal(await page.locator('figure[data-chart="Latency p95"] rect').count(), 2, 'a bar per run');
+    await page.locator('tr[data-measure="metric:helpfulness"]').waitFor();
+    await shot(page, 'compare');
+    await page.screenshot({ path: join(ARTIFACTS, 'compare-full.png'), fullPage: true });
     assert.deepEqual(errors, []);
   });
 });
