@@ -138,10 +138,10 @@ function RangePicker({ route }: { route: OverviewRoute }) {
 
 export function Overview({ route }: { route: OverviewRoute }) {
   const { projectId, runKind, runId } = route;
-  const [now] = useState(() => Date.now());
   const rangeKey = JSON.stringify(route.range);
   const meta = useAsync(() => projectInfo(projectId), [projectId]);
-  const data = useAsync((signal) => load(route, now, signal), [projectId, runId, rangeKey]);
+  // A "last hour" range ends when it is asked for: a new choice (or a reload) moves it.
+  const data = useAsync((signal) => load(route, Date.now(), signal), [projectId, runId, rangeKey]);
   const runName = meta.data?.runs?.find((r) => r.id === runId)?.name;
   useTitle(runName ? `${runName} overview` : null);
   const d = data.data;
