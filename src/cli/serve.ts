@@ -21,6 +21,7 @@ export async function serve(argv: string[]): Promise<void> {
       'body-limit': { type: 'string' },
       'request-timeout': { type: 'string' },
       'memory-limit': { type: 'string' },
+      'model-prices': { type: 'string' },
       'rate-limit': { type: 'string' },
       'rate-limit-window': { type: 'string' },
       quiet: { type: 'boolean' },
@@ -39,6 +40,7 @@ export async function serve(argv: string[]): Promise<void> {
   const bodyLimit = positiveInt('body limit', values['body-limit'] ?? env('TRACELAKE_BODY_LIMIT'), 32 * 1024 * 1024);
   const requestTimeout = positiveInt('request timeout', values['request-timeout'] ?? env('TRACELAKE_REQUEST_TIMEOUT'), 120_000);
   const memoryLimit = values['memory-limit'] ?? env('TRACELAKE_MEMORY_LIMIT');
+  const modelPrices = values['model-prices'] ?? env('TRACELAKE_MODEL_PRICES');
   const rateMax = values['rate-limit'] ?? env('TRACELAKE_RATE_LIMIT');
   const rateLimit =
     rateMax === undefined
@@ -61,6 +63,7 @@ export async function serve(argv: string[]): Promise<void> {
   const store = await TraceStore.open(dataDir(values.data), {
     pipelineDepth: 0,
     ...(memoryLimit === undefined ? {} : { memoryLimit }),
+    ...(modelPrices === undefined ? {} : { modelPrices }),
     ...(textIndex ? { textIndex } : {}),
   });
   const { generated, file } = bootstrapApiKey(store, env('TRACELAKE_API_KEY'));

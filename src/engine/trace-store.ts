@@ -17,7 +17,8 @@ import { Database } from '../db/database.js';
 import { Iceberg } from '../iceberg/publish.js';
 import type { Level } from '../query/columns.js';
 import { NOTED_COLUMNS } from '../query/exec/data-facts.js';
-import { RecordQueries, type SearchResult } from '../query/exec/record-queries.js';
+import { RecordQueries, type AggregateResult, type SearchResult } from '../query/exec/record-queries.js';
+import type { AggregateRequest } from '../schemas/aggregate.js';
 import type { LogTracesRequest } from '../schemas/ingest.js';
 import type { FilterRequest, PartialSearchRequest, SearchRequest } from '../schemas/query.js';
 import { removeLeftovers } from '../storage/leftovers.js';
@@ -32,6 +33,7 @@ import { OpenGuard } from './open-guard.js';
 import { Otlp } from './otlp/otlp.js';
 import type { TargetCatalog } from './otlp/otlp-target.js';
 import { Ingest, type LogTracesResult } from './records/ingest.js';
+import { ModelPriceBook } from './records/model-prices.js';
 import { Records } from './records/records.js';
 import { resolveRun } from './run-scope.js';
 import { StoreCatalog } from './store-catalog.js';
@@ -70,8 +72,13 @@ export class TraceStore {
     this.#opened = opened;
     this.#drops = new Drops(catalog, store);
     const queries = new RecordQueries(store, db, queryOptions(catalog, options));
+    const prices = new ModelPriceBook(catalog, options.modelPrices);
     const ingest = new Ingest(
-      { catalog, resolveRun: (projectId, ids, loc) => resolveRun(catalog, projectId, ids, loc) },
+      {
+        catalog,
+        resolveRun: (projectId, ids, loc) => resolveRun(catalog, projectId, ids, loc),
+        prices: (projectId) => prices.lookup(projectId),
+      },
       store,
       db,
       options.maxSpansPerRequest,
@@ -99,7 +106,7 @@ export class TraceStore {
     };
     this.users = new Users(guard, catalog);
     const limits = { ...(options.threads ? { threads: options.threads } : {}), memoryLimit: options.memoryLimit ?? DEFAULT_MEMORY_LIMIT };
-    this.data = new StoreData({ guard, dir, catalog, store, db, queries, ingest, log: this.records, targets, retention, limits });
+    this.data = new StoreData({ guard, dir, catalog, store, db, queries, ingest, log: this.records, targets, retention, limits, prices });
     this.otlp = new Otlp(guard, targets, ingest.otlpHost(), options.maxSpansPerRequest);
     this.maintenance = new Maintenance(guard, catalog, store, db);
     this.iceberg = new Iceberg({
@@ -204,6 +211,11 @@ export class TraceStore {
   /** store.records.count. */
   count(level: Level, projectId: string, body: FilterRequest = {}): Promise<{ total_count: number }> {
     return this.records.count(level, projectId, body);
+  }
+
+  /** store.records.aggregate. */
+  aggregate(level: Level, projectId: string, body: AggregateRequest): Promise<AggregateResult> {
+    return this.records.aggregate(level, projectId, body);
   }
 
   /** store.records.flush. */
