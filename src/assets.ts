@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 export const RUNTIME_ASSETS: readonly string[] = [
   'package.json', // name and version (src/version.ts)
   'data/scorers/presets.json', // the built-in scorer catalog (src/catalog/presets.ts)
+  'data/model-prices.json', // prices of common models, for computed costs (src/engine/records/model-prices.ts)
   'dist/ui/', // the browser viewer, built by `npm run build` (src/server/viewer.ts)
   'dist/docs-ui/', // Swagger UI's static files for /docs, copied by `npm run build` (src/server/openapi/docs-page.ts)
   'vendor/opentelemetry-proto/', // OTLP's .proto files, read by protobufjs (src/ingest/otlp/wire.ts)

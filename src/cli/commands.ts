@@ -19,8 +19,8 @@ export const COMMANDS: readonly Command[] = [
   {
     name: 'serve',
     usage: [
-      'serve [--data DIR] [--port N] [--host H] [--body-limit BYTES] [--request-timeout MS] [--memory-limit SIZE] [--text-index] ' +
-        '[--rate-limit N] [--rate-limit-window MS] [--iceberg-to DIR|s3://bucket/prefix] [--iceberg-every SECONDS] ' +
+      'serve [--data DIR] [--port N] [--host H] [--body-limit BYTES] [--request-timeout MS] [--memory-limit SIZE] [--model-prices FILE] ' +
+        '[--text-index] [--rate-limit N] [--rate-limit-window MS] [--iceberg-to DIR|s3://bucket/prefix] [--iceberg-every SECONDS] ' +
         '[--s3-endpoint URL] [--s3-region R] [--judge-url URL] [--judge-model M] [--judge-models name=model,...] ' +
         '[--judge-concurrency N] [--judge-timeout MS] [--python-scorers] [--no-online-scoring] [--no-ui] [--quiet]',
     ],
@@ -101,6 +101,7 @@ export const ENVIRONMENT: ReadonlyArray<readonly [name: string, meaning: string]
   ['TRACELAKE_BODY_LIMIT', 'largest request body in bytes (default 33554432)'],
   ['TRACELAKE_REQUEST_TIMEOUT', 'request timeout in ms (default 120000)'],
   ['TRACELAKE_MEMORY_LIMIT', "DuckDB's memory limit (default 384MB)"],
+  ['TRACELAKE_MODEL_PRICES', 'a JSON file of model prices (data/model-prices.json format) over the shipped ones, for computed costs'],
   ['TRACELAKE_TEXT_INDEX', '1: write a text index beside each segment (fast contains on rare strings; costs ingest)'],
   ['TRACELAKE_RATE_LIMIT', 'requests per API key and window (off by default; 429 with Retry-After beyond)'],
   ['TRACELAKE_RATE_LIMIT_WINDOW', 'the rate limit window in ms (default 60000)'],

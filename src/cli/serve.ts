@@ -1,5 +1,6 @@
 // `tracelake serve`: open the folder, build the server, listen. The only place that listens.
-// SIGINT/SIGTERM seal pending rows and release the folder.
+// SIGINT/SIGTERM stop accepting requests, fsync the log and release the folder: rows not yet sealed
+// stay in the log, which the next start replays.
 import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
 import { TraceStore } from '../engine/trace-store.js';
@@ -21,6 +22,7 @@ export async function serve(argv: string[]): Promise<void> {
       'body-limit': { type: 'string' },
       'request-timeout': { type: 'string' },
       'memory-limit': { type: 'string' },
+      'model-prices': { type: 'string' },
       'rate-limit': { type: 'string' },
       'rate-limit-window': { type: 'string' },
       quiet: { type: 'boolean' },
@@ -40,6 +42,7 @@ export async function serve(argv: string[]): Promise<void> {
   const bodyLimit = positiveInt('body limit', values['body-limit'] ?? env('TRACELAKE_BODY_LIMIT'), 32 * 1024 * 1024);
   const requestTimeout = positiveInt('request timeout', values['request-timeout'] ?? env('TRACELAKE_REQUEST_TIMEOUT'), 120_000);
   const memoryLimit = values['memory-limit'] ?? env('TRACELAKE_MEMORY_LIMIT');
+  const modelPrices = values['model-prices'] ?? env('TRACELAKE_MODEL_PRICES');
   const rateMax = values['rate-limit'] ?? env('TRACELAKE_RATE_LIMIT');
   const rateLimit =
     rateMax === undefined
@@ -63,6 +66,7 @@ export async function serve(argv: string[]): Promise<void> {
   const store = await TraceStore.open(dataDir(values.data), {
     pipelineDepth: 0,
     ...(memoryLimit === undefined ? {} : { memoryLimit }),
+    ...(modelPrices === undefined ? {} : { modelPrices }),
     ...(textIndex ? { textIndex } : {}),
     scoring,
   });
@@ -81,11 +85,13 @@ export async function serve(argv: string[]): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    process.stderr.write(`tracelake: ${signal}, sealing and shutting down\n`);
+    process.stderr.write(`tracelake: ${signal}, shutting down\n`);
     try {
       await publishing?.stop();
       await app.close();
-      await store.close();
+      // Sealing could take seconds (a merge under way, minutes): the log already holds every
+      // acknowledged row, and the next start replays what is not sealed.
+      await store.close({ seal: false });
       process.exit(0);
     } catch (err) {
       process.stderr.write(`tracelake: shutdown failed: ${(err as Error).message}\n`);

@@ -271,6 +271,14 @@ export class Connection {
     return p < 0 ? -1 : p / 100;
   }
 
+  /**
+   * Stops the statement running on this connection (it fails with DuckDB's interrupt error); a store
+   * that closes without waiting for its seals and merges calls this.
+   */
+  interrupt(): void {
+    this.#c.interrupt();
+  }
+
   async run(q: Sql): Promise<void> {
     const { text, params } = compile(q);
     try {

@@ -45,6 +45,11 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   segmentCountMinRows?: number;
   /** Most spans one logging request may carry (default 100,000; more answers 413). */
   maxSpansPerRequest?: number;
+  /**
+   * A JSON file of model prices (data/model-prices.json's format) whose entries win over the shipped
+   * table's, for costs computed where clients log none (src/ingest/cost.ts). Read when the store opens.
+   */
+  modelPrices?: string;
   /** Scorers that run in the store: online scoring, the LLM judge endpoint, the Python runner (docs/scorers.md). */
   scoring?: ScoringOptions;
   /** Told the steps each search or count ran (keys, roll-ups, fetch), for benchmarks and tests. */

@@ -18,7 +18,8 @@ import { Database } from '../db/database.js';
 import { Iceberg } from '../iceberg/publish.js';
 import type { Level } from '../query/columns.js';
 import { NOTED_COLUMNS } from '../query/exec/data-facts.js';
-import { RecordQueries, type SearchResult } from '../query/exec/record-queries.js';
+import { RecordQueries, type AggregateResult, type SearchResult } from '../query/exec/record-queries.js';
+import type { AggregateRequest } from '../schemas/aggregate.js';
 import type { LogTracesRequest } from '../schemas/ingest.js';
 import type { FilterRequest, PartialSearchRequest, SearchRequest } from '../schemas/query.js';
 import { removeLeftovers } from '../storage/leftovers.js';
@@ -35,6 +36,7 @@ import { OpenGuard } from './open-guard.js';
 import { Otlp } from './otlp/otlp.js';
 import type { TargetCatalog } from './otlp/otlp-target.js';
 import { Ingest, type LogTracesResult } from './records/ingest.js';
+import { ModelPriceBook } from './records/model-prices.js';
 import { Records } from './records/records.js';
 import { resolveRun } from './run-scope.js';
 import { StoreCatalog } from './store-catalog.js';
@@ -77,8 +79,13 @@ export class TraceStore {
       ...queryOptions(catalog, options),
       derivedStatuses: (row, known) => this.scorers.derivedStatuses(row, known),
     });
+    const prices = new ModelPriceBook(catalog, options.modelPrices);
     const ingest = new Ingest(
-      { catalog, resolveRun: (projectId, ids, loc) => resolveRun(catalog, projectId, ids, loc) },
+      {
+        catalog,
+        resolveRun: (projectId, ids, loc) => resolveRun(catalog, projectId, ids, loc),
+        prices: (projectId) => prices.lookup(projectId),
+      },
       store,
       db,
       options.maxSpansPerRequest,
@@ -107,7 +114,7 @@ export class TraceStore {
     };
     this.users = new Users(guard, catalog);
     const limits = { ...(options.threads ? { threads: options.threads } : {}), memoryLimit: options.memoryLimit ?? DEFAULT_MEMORY_LIMIT };
-    this.data = new StoreData({ guard, dir, catalog, store, db, queries, ingest, log: this.records, targets, retention, limits });
+    this.data = new StoreData({ guard, dir, catalog, store, db, queries, ingest, log: this.records, targets, retention, limits, prices });
     this.otlp = new Otlp(guard, targets, ingest.otlpHost(), options.maxSpansPerRequest);
     this.maintenance = new Maintenance(guard, catalog, store, db);
     this.iceberg = new Iceberg({
@@ -175,14 +182,18 @@ export class TraceStore {
     }
   }
 
-  /** Seals pending rows into Parquet and releases the folder. */
-  async close(): Promise<void> {
+  /**
+   * Seals pending rows into Parquet and releases the folder. `seal: false` waits for nothing large:
+   * seals and merges under way are stopped, the log is fsynced, and rows not yet in Parquet stay in
+   * the log for the next open to replay (what `tracelake serve` does on SIGTERM).
+   */
+  async close(options: { seal?: boolean } = {}): Promise<void> {
     if (this.#guard.closed) return;
     this.#guard.close();
     const { store, db, catalog, lock } = this.#opened;
     try {
       await this.scorers.close();
-      await store.close();
+      await store.close(options);
     } finally {
       await db.close();
       catalog.close();
@@ -235,6 +246,11 @@ export class TraceStore {
   /** store.records.count. */
   count(level: Level, projectId: string, body: FilterRequest = {}): Promise<{ total_count: number }> {
     return this.records.count(level, projectId, body);
+  }
+
+  /** store.records.aggregate. */
+  aggregate(level: Level, projectId: string, body: AggregateRequest): Promise<AggregateResult> {
+    return this.records.aggregate(level, projectId, body);
   }
 
   /** store.records.flush. */

@@ -25,6 +25,11 @@ export interface ColumnDef {
   readonly filter_type: FilterType;
   readonly filterable: boolean;
   readonly sortable: boolean;
+  /**
+   * Whether aggregates may group by the column (few distinct values: kinds, models, names, status);
+   * created_at only into time buckets, and tags by each tag.
+   */
+  readonly groupable: boolean;
   readonly multi_valued: boolean;
   readonly is_optional: boolean;
   readonly is_empty?: boolean;
@@ -126,6 +131,25 @@ function label(id: string): string {
   );
 }
 
+/** Columns of few distinct values, the ones an aggregate's group_by takes. */
+const GROUPABLE = new Set([
+  'name',
+  'created_at',
+  'tags',
+  'status_code',
+  'run_id',
+  'is_complete',
+  'has_children',
+  'type',
+  'agent_type',
+  'agent_name',
+  'model',
+  'finish_reason',
+  'check_stage',
+  'applies_to',
+  'evaluator_name',
+]);
+
 export const STANDARD_COLUMNS: readonly ColumnDef[] = STANDARD.map(
   ([id, data_type, filter_type, applicable, optional, description, extra]) => ({
     id,
@@ -137,6 +161,7 @@ export const STANDARD_COLUMNS: readonly ColumnDef[] = STANDARD.map(
     filter_type,
     filterable: true,
     sortable: true,
+    groupable: GROUPABLE.has(id),
     multi_valued: false,
     is_optional: optional,
     applicable_types: applicable,
@@ -172,6 +197,7 @@ export function metricColumn(name: string, info: MetricInfo = {}): ColumnDef {
     filter_type: 'number',
     filterable: true,
     sortable: true,
+    groupable: false,
     multi_valued: false,
     is_optional: true,
     is_empty: info.is_empty ?? false,

@@ -80,6 +80,8 @@ interface Skeleton {
   rolled: string[];
   /** Metric name -> the source column holding the record's own value. */
   own: Map<string, string>;
+  /** SQL of a planned metric's value: own, or own-else-rolled-up where the plan rolls it up. */
+  metric: (name: string) => Sql;
 }
 
 function withClause(ctes: readonly Sql[], recursive: boolean): Sql {
@@ -94,10 +96,19 @@ export function timeOrdered(sort: SortSpec | null): { ascending: boolean } | nul
 
 const at = (us: number) => sql`make_timestamp(${us}::BIGINT)`;
 
-/** The shared skeleton: CTEs (roll-ups), FROM with roll-up joins, WHERE, and ORDER BY. */
-function skeleton(input: PlanInput, window: TimeWindow | null = null, shown: readonly string[] = []): Skeleton {
+/**
+ * The shared skeleton: CTEs (roll-ups), FROM with roll-up joins, WHERE, and ORDER BY. `measured`:
+ * metrics read as search shows them (own value, else the roll-up), as a sort reads its metric.
+ */
+function skeleton(
+  input: PlanInput,
+  window: TimeWindow | null = null,
+  shown: readonly string[] = [],
+  measured: readonly string[] = [],
+): Skeleton {
   const needed = metricsOf(input.filter);
   if (input.sort?.column.metric !== undefined) needed.add(input.sort.column.metric);
+  for (const m of measured) needed.add(m);
   const names = [...needed];
   // Metrics the page shows are read from the same scan (own values only: a shredded column each).
   const read = [...names, ...shown.filter((n) => !needed.has(n))];
@@ -112,10 +123,13 @@ function skeleton(input: PlanInput, window: TimeWindow | null = null, shown: rea
   const own = new Set(input.descendantMetrics ? names.filter((n) => !input.descendantMetrics!.has(n)) : []);
   if (input.level === 'span') {
     const skip = metricsWithoutRollUp(input.filter, input.facts);
-    const sortMetric = input.sort?.column.metric;
-    if (sortMetric !== undefined) {
-      if (childlessMatch(input.filter, input.facts)) skip.add(sortMetric);
-      else skip.delete(sortMetric);
+    // A sorted or measured metric is read on every matching row: its roll-up can go only when no
+    // matching row has children.
+    const everyRow = input.sort?.column.metric !== undefined ? [input.sort.column.metric, ...measured] : measured;
+    const childless = everyRow.length > 0 && childlessMatch(input.filter, input.facts);
+    for (const m of everyRow) {
+      if (childless) skip.add(m);
+      else skip.delete(m);
     }
     for (const n of skip) own.add(n);
   }
@@ -177,7 +191,28 @@ function skeleton(input: PlanInput, window: TimeWindow | null = null, shown: rea
     order,
     rolled,
     own: new Map(read.map((n) => [n, base.metricColumn(n)])),
+    metric: ctx.metric,
   };
+}
+
+/** What an aggregate reads: the roll-up CTEs, the records with their joins, the filter, and each metric's value. */
+export interface AggregateSource {
+  readonly with: Sql;
+  readonly from: Sql;
+  readonly where: Sql;
+  readonly rolled: readonly string[];
+  /** A measured (or filtered) metric's value as search shows it. */
+  metric(name: string): Sql;
+}
+
+/**
+ * The matching records of a plan for an aggregate over them (query/aggregate-plan.ts): `measured`
+ * metrics read own-else-rolled-up, as search shows them; `window` bounds created_at (and so the
+ * segments read).
+ */
+export function aggregateSource(input: PlanInput, measured: readonly string[], window: TimeWindow | null): AggregateSource {
+  const s = skeleton({ ...input, sort: null }, window, [], measured);
+  return { with: s.with, from: s.from, where: s.where, rolled: s.rolled, metric: s.metric };
 }
 
 /** A planned statement, and the metrics it rolls up (for the plan's report of its steps). */

@@ -32,16 +32,24 @@ class Collector {
   }
 }
 
-/** Validates `filters` and `filter_tree` together; null when neither filters anything. */
-export function validateFilters(input: FilterInput, level: Level, metrics?: (name: string) => MetricInfo | undefined): Expr | null {
+/**
+ * Validates `filters` and `filter_tree` together; null when neither filters anything. `at`: where the
+ * two fields sit in the request (an aggregate's measure has a filter tree of its own).
+ */
+export function validateFilters(
+  input: FilterInput,
+  level: Level,
+  metrics?: (name: string) => MetricInfo | undefined,
+  at: Loc = ['body'],
+): Expr | null {
   const c = new Collector();
   const parts: Expr[] = [];
   (input.filters ?? []).forEach((f, i) => {
-    const leaf = validateLeaf(f, ['body', 'filters', i], level, metrics, c);
+    const leaf = validateLeaf(f, [...at, 'filters', i], level, metrics, c);
     if (leaf) parts.push({ leaf });
   });
   if (input.filter_tree !== undefined && input.filter_tree !== null) {
-    const tree = validateNode(input.filter_tree, ['body', 'filter_tree'], 1, level, metrics, c);
+    const tree = validateNode(input.filter_tree, [...at, 'filter_tree'], 1, level, metrics, c);
     if (tree) parts.push(tree);
   }
   if (c.issues.length > 0) throw new InvalidRequestError(c.issues);

@@ -35,6 +35,8 @@ function table(): Map<string, Access> {
   set('POST', `${p}/log_streams/search`, 'read');
   set('GET,HEAD', `${p}/retention`, 'read');
   set('PUT', `${p}/retention`, 'update');
+  set('GET,HEAD', `${p}/model_prices`, 'read');
+  set('PUT', `${p}/model_prices`, 'update');
   set('GET,HEAD', `${p}/log_streams/:run_id/retention`, 'read');
   set('PUT', `${p}/log_streams/:run_id/retention`, 'update');
   set('GET,HEAD', `${p}/runs/:run_id/scorer-settings`, 'read');
@@ -48,7 +50,7 @@ function table(): Map<string, Access> {
   set('PATCH', `${p}/traces/:trace_id`, 'log_data');
   set('PATCH', `${p}/spans/:span_id`, 'log_data');
   for (const l of LEVELS) {
-    for (const q of ['search', 'partial_search', 'count', 'available_columns']) set('POST', `${p}/${l}/${q}`, 'read');
+    for (const q of ['search', 'partial_search', 'count', 'aggregate', 'available_columns']) set('POST', `${p}/${l}/${q}`, 'read');
     set('POST', `${p}/${l}/delete`, 'delete_data');
     set('GET,HEAD', `${p}/${l}/:${l.slice(0, -1)}_id`, 'read');
   }

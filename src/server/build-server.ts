@@ -19,6 +19,7 @@ import { runRoutes } from './routes/runs.js';
 import { userRoutes } from './routes/users.js';
 import { memberRoutes } from './routes/members.js';
 import { retentionRoutes } from './routes/retention.js';
+import { modelPriceRoutes } from './routes/model-prices.js';
 import { scorerRoutes } from './routes/scorers.js';
 import { scoringRoutes } from './routes/scoring.js';
 import { ICEBERG_PREFIX, icebergRoutes } from './routes/iceberg.js';
@@ -115,6 +116,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         await scoped.register(userRoutes(store));
         await scoped.register(memberRoutes(store));
         await scoped.register(retentionRoutes(store));
+        await scoped.register(modelPriceRoutes(store));
         await scoped.register(scorerRoutes(store));
         await scoped.register(scoringRoutes(store));
         await scoped.register(clientCompatRoutes(store));

@@ -30,7 +30,7 @@ import type { RecordStoreOptions } from './record-store-options.js';
 import { Sealer } from './segments/sealer.js';
 import type { SourceSql } from './snapshot/snapshot-source.js';
 import { Snapshot, type RetentionView, type Scope } from './snapshot/snapshot.js';
-import { memKey, type MemEntry, type StoreState } from './store-state.js';
+import { memKey, type MemEntry, type StoreState, type WriteTally } from './store-state.js';
 import { raw, sql } from '../query/sql.js';
 
 export class RecordStore {
@@ -164,7 +164,16 @@ export class RecordStore {
     });
   }
 
-  get stats(): { segments: number; sealedRows: number; memRows: number; memTables: number; dead: number; diskBytes: number } {
+  get stats(): {
+    segments: number;
+    sealedRows: number;
+    memRows: number;
+    memTables: number;
+    dead: number;
+    diskBytes: number;
+    /** Bytes written since open, by what wrote them: the log, segments and side files by cause, the manifest. */
+    written: WriteTally & { log: number };
+  } {
     const s = this.#s;
     let sealedRows = 0;
     let diskBytes = 0;
@@ -173,7 +182,15 @@ export class RecordStore {
       diskBytes += g.bytes;
     }
     const memRows = s.mem.reduce((n, t) => n + t.rows, 0);
-    return { segments: s.manifest.segments.length, sealedRows, memRows, memTables: s.mem.length, dead: s.dead.size, diskBytes };
+    return {
+      segments: s.manifest.segments.length,
+      sealedRows,
+      memRows,
+      memTables: s.mem.length,
+      dead: s.dead.size,
+      diskBytes,
+      written: { ...s.written, log: s.wal.bytesWritten },
+    };
   }
 
   /** Sizes of the store's JS structures that can grow with stored rows (for memory benchmarks). */
@@ -287,13 +304,32 @@ export class RecordStore {
 
   // ---------------------------------------------------------------- lifecycle
 
-  /** Seals what is pending and closes the log. The database is closed by its owner. */
+  /**
+   * Seals what is pending and closes the log. A merge under way is stopped, not waited for (it is
+   * redone later: its inputs stay listed). With `seal: false` nothing large is waited for: a seal under
+   * way is stopped too, and what is in memory stays in the log (fsynced here) for the next open to
+   * replay, as after a crash. The database is closed by its owner.
+   */
   async close(options: { seal?: boolean } = {}): Promise<void> {
     const s = this.#s;
     if (s.closed) return;
-    if (options.seal !== false && s.broken === null)
+    const seal = options.seal !== false && s.broken === null;
+    if (seal)
       await this.seal().catch((err: unknown) => process.emitWarning(`tracelake: sealing on close failed: ${(err as Error).message}`));
     s.closed = true;
+    // Merges (and seals, when not sealing) are only ever committed whole: stopped midway, they leave a
+    // file the next open removes. An interrupt between two statements is lost, so it is repeated
+    // until they are done.
+    const stopping = [s.conns.merge, s.conns.mergeWrite, ...(seal ? [] : [s.conns.seal])];
+    const background = Promise.all([this.#sealer.idle(), this.#compactor.idle()]);
+    let done = false;
+    void background.finally(() => {
+      done = true;
+    });
+    while (!done) {
+      for (const c of stopping) c.interrupt();
+      await Promise.race([background, new Promise((r) => setTimeout(r, 20))]);
+    }
     // A bulk load in progress holds the manifest lock until it has committed (or failed).
     await s.maint.run(async () => undefined);
     await this.#sealer.idle();

@@ -37,6 +37,21 @@ export interface StoreOptions {
   readonly mergeThreads: number;
 }
 
+/**
+ * Bytes the store has written since open, by what wrote them (write amplification): Parquet segments
+ * and their side files (id hashes, child and text indexes) by seals, merges and bulk loads, and the
+ * manifest. The log's own count is the log's (WriteAheadLog.bytesWritten).
+ */
+export interface WriteTally {
+  sealParquet: number;
+  sealIndexes: number;
+  mergeParquet: number;
+  mergeIndexes: number;
+  loadParquet: number;
+  loadIndexes: number;
+  manifest: number;
+}
+
 /** A recent record's links (what logging needs without asking DuckDB) and the memory table holding it. */
 export type MemEntry = RecordLinks & { readonly table: number };
 
@@ -45,6 +60,15 @@ export const memKey = (runId: string, id: string): string => `${runId}/${id}`;
 export class StoreState {
   manifest: ManifestState;
   readonly index = new SealedIdIndex();
+  readonly written: WriteTally = {
+    sealParquet: 0,
+    sealIndexes: 0,
+    mergeParquet: 0,
+    mergeIndexes: 0,
+    loadParquet: 0,
+    loadIndexes: 0,
+    manifest: 0,
+  };
   /** Every record in a memory table, by run and id (its newest version). */
   readonly memIds = new Map<string, MemEntry>();
   /** Every dead sequence number (the manifest's and the log's); mirrored by the `dead` table. */
@@ -125,12 +149,18 @@ export class StoreState {
    */
   commit(state: ManifestState, newFiles: readonly string[]): void {
     try {
-      saveManifest(this.dir, state);
+      this.written.manifest += saveManifest(this.dir, state);
     } catch (err) {
       if (!(err instanceof ReplacedError)) for (const f of newFiles) removeSegmentFiles(this.dir, f);
       throw new StorageError('writing the manifest failed', { cause: err });
     }
     this.manifest = state;
+  }
+
+  /** Counts a written segment and its side files against what wrote it. */
+  tally(cause: 'seal' | 'merge' | 'load', segment: { readonly entry: { readonly bytes: number }; readonly sideBytes: number }): void {
+    this.written[`${cause}Parquet`] += segment.entry.bytes;
+    this.written[`${cause}Indexes`] += segment.sideBytes;
   }
 
   /** Queues background work (never fails the chain; a failure is reported). */

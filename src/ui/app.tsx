@@ -4,6 +4,8 @@ import { api, onSignedOut, signOut, token } from './lib/api.js';
 import { forgetProjects } from './lib/project-info.js';
 import { Link, useRoute } from './lib/router.js';
 import { setTheme, themeChoice, type ThemeChoice } from './lib/theme.js';
+import { Compare } from './screens/compare.js';
+import { Overview } from './screens/overview.js';
 import { Project } from './screens/project.js';
 import { Projects } from './screens/projects.js';
 import { RecordsTable } from './screens/records-table.js';
@@ -20,6 +22,10 @@ function Screen() {
       return <Project projectId={route.projectId} />;
     case 'table':
       return <RecordsTable route={route} />;
+    case 'compare':
+      return <Compare route={route} />;
+    case 'overview':
+      return <Overview route={route} />;
     case 'trace':
       return <TracePage key={route.traceId} route={route} />;
     case 'session':

@@ -102,7 +102,7 @@ test('the binary: smoke flow under env -i, restart, admin commands', { skip }, a
   assert.equal(listed.status, 200, JSON.stringify(listed.body).slice(0, 300));
   assert.equal(listed.body.scorers.length, presetCount(ROOT), 'every built-in scorer preset is served');
 
-  assert.equal(await server.stop(), 0, `the server seals and exits 0 on SIGTERM: ${server.stdout()}`);
+  assert.equal(await server.stop(), 0, `the server exits 0 on SIGTERM: ${server.stdout()}`);
   assert.ok(readdirSync(join(cwd, 'traces')).length > 0, 'the data folder was made under the working folder');
   // Admin commands run against the folder while no server holds it; their key then works.
   const user = runBinary(binary, ['users', 'create', '--email', 'ops@example.com', '--admin'], env, cwd);

@@ -45,7 +45,7 @@ export interface BinaryServer {
   url: string;
   stdout: () => string;
   call: ReturnType<typeof jsonCaller>;
-  /** SIGTERM, then the exit code (the server seals and exits 0). */
+  /** SIGTERM, then the exit code (the server fsyncs its log and exits 0). */
   stop(): Promise<number | null>;
 }
 

@@ -101,6 +101,9 @@ test('galileo 1.32.0 against tracelake serve', async (t) => {
       num_output_tokens: 7,
       num_total_tokens: 28,
       time_to_first_token_ns: 80_000_000,
+      // computed where the client logged none: gpt-4o-mini, 21 prompt tokens at 0.15 and 7 completion
+      // tokens at 0.60 USD per 1M
+      cost: 0.00000735,
     });
     const tool = workflow.spans[1];
     assert.equal(tool.tool_call_id, 'call_123', 'camelCase toolCallId is read');
@@ -270,6 +273,9 @@ test('galileo 1.9.0 against tracelake serve', async (t) => {
       num_output_tokens: 7,
       num_total_tokens: 28,
       time_to_first_token_ns: 80_000_000,
+      // computed where the client logged none: gpt-4o-mini, 21 prompt tokens at 0.15 and 7 completion
+      // tokens at 0.60 USD per 1M
+      cost: 0.00000735,
     });
   });
 

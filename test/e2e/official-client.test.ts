@@ -115,6 +115,9 @@ test('galileo 1.33.1 against tracelake serve', async (t) => {
       time_to_first_token_ns: 80_000_000,
       num_reasoning_tokens: 3, // sent as numReasoningTokens
       num_cached_input_tokens: 5, // sent as numCachedInputTokens
+      // computed where the client logged none: gpt-4o-mini, 16 prompt tokens at 0.15, 5 cached at
+      // 0.075 and 7 completion tokens at 0.60 USD per 1M
+      cost: 0.000006975,
     });
     assert.deepEqual([llm.model, llm.temperature, llm.created_at], ['gpt-4o-mini', 0.2, '2026-05-04T10:00:00.020Z']);
     assert.deepEqual(llm.tools, [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }]);
@@ -326,6 +329,9 @@ test('galileo 1.33.1 against tracelake serve', async (t) => {
       timeToFirstTokenNs: 80_000_000,
       numReasoningTokens: 3,
       numCachedInputTokens: 5,
+      // computed where the client logged none: gpt-4o-mini, 16 prompt tokens at 0.15, 5 cached at
+      // 0.075 and 7 completion tokens at 0.60 USD per 1M
+      cost: 0.000006975,
     });
     assert.deepEqual(result['llmSpansPaging'], { limit: 10, startingToken: 0, nextStartingToken: null });
     assert.deepEqual(result['firstPage'], { names: ['planner', 'chat-completion'], next: 2 });

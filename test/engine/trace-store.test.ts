@@ -71,7 +71,8 @@ function checkEveryKind(records: Rec[]): void {
   assert.equal(llm.temperature, 0.2);
   assert.equal(llm.finish_reason, 'stop');
   assert.deepEqual(llm.tools, [{ type: 'function', function: { name: 'calc' } }]);
-  assert.deepEqual(llm.metrics, { num_input_tokens: 12, num_output_tokens: 3, custom_score: 0.75, label: 'good' });
+  // The cost the client did not log is computed from the tokens at gpt-4o's shipped prices.
+  assert.deepEqual(llm.metrics, { num_input_tokens: 12, num_output_tokens: 3, custom_score: 0.75, label: 'good', cost: 0.00006 });
   assert.deepEqual(ret.output, [
     { content: 'doc one', metadata: { score: 0.9 } },
     { content: 'doc two', metadata: {} },

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Type } from 'typebox';
-import { issuesOf, MAX_NESTING } from '../../src/schemas/check.js';
+import { InvalidRequestError } from '../../src/errors.js';
+import { assertValid, issuesOf, markChecked, MAX_NESTING } from '../../src/schemas/check.js';
 
 const Body = Type.Object({ metadata: Type.Unknown() });
 
@@ -25,4 +26,17 @@ test('depth counts along each branch, not across siblings', () => {
   assert.equal(issuesOf(Body, wide), null);
   const deepInside = { metadata: [...wide.metadata, nested(MAX_NESTING).metadata] };
   assert.deepEqual(issuesOf(Body, deepInside)?.[0]?.loc, ['body', 'metadata']);
+});
+
+test('a body the server marked as checked against a schema is taken as valid once, and only for that schema', () => {
+  const Named = Type.Object({ name: Type.String() });
+  const bad = { name: 42 };
+  markChecked(Named, bad);
+  // Taken as checked: no second walk of the body (the mark stands for the route's check).
+  assert.doesNotThrow(() => assertValid(Named, bad));
+  // The mark is used up: a second call checks the body.
+  assert.throws(() => assertValid(Named, bad), InvalidRequestError);
+  markChecked(Body, bad);
+  // A mark for another schema does not count.
+  assert.throws(() => assertValid(Named, bad), InvalidRequestError);
 });

@@ -34,7 +34,7 @@ test('the access table covers every route on a project (fail closed otherwise)',
   assert.deepEqual(missing, []);
 });
 
-test('every route times every scheme: valid, missing, wrong, expired, revoked', { timeout: 120_000 }, async (t) => {
+test('every route times every scheme: valid, missing, wrong, expired, revoked', { timeout: 300_000 }, async (t) => {
   const dir = tempDir(t);
   const store = await TraceStore.open(dir);
   t.after(() => store.close());

@@ -2,7 +2,8 @@
 // gets a 4xx with a useful message and writes nothing; credentials are required.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { everyKindTrace, startServer } from '../support/helpers.js';
+import { buildServer } from '../../src/server/build-server.js';
+import { everyKindTrace, jsonCaller, openStore, startServer } from '../support/helpers.js';
 
 test('log traces and spans over HTTP under bare, /v2 and /public/v2 paths', async (t) => {
   const s = await startServer(t);
@@ -284,4 +285,34 @@ test('streaming flow: session, empty trace, spans one by one, updates, conclusio
   });
   assert.equal(missing.status, 404);
   assert.match(missing.body.detail, /not found/);
+});
+
+test('a body the route checked is not checked again by the library method it calls', async (t) => {
+  const fx = await openStore(t);
+  const user = fx.store.users.create({ email: `once${Date.now()}@test` });
+  fx.store.catalog.addProjectMember(fx.projectId, user.id, 'owner');
+  const key = fx.store.users.createApiKey(user.id).key;
+  const app = buildServer({ store: fx.store });
+  // After the route's check and before the handler, the body is changed into one its schema refuses
+  // (`reliable` a string), which the engine tolerates: only a second check would refuse it now.
+  app.addHook('preHandler', async (req) => {
+    if (req.body && typeof req.body === 'object' && 'reliable' in req.body) (req.body as Record<string, unknown>)['reliable'] = 'yes';
+  });
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  t.after(() => app.close());
+  const call = jsonCaller(url, key);
+  const r = await call('POST', `/projects/${fx.projectId}/traces`, {
+    log_stream_id: fx.logStreamId,
+    reliable: true,
+    traces: [everyKindTrace('once')],
+  });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  // The same body through the library is checked.
+  await assert.rejects(
+    fx.store.logTraces(fx.projectId, { log_stream_id: fx.logStreamId, reliable: 'yes', traces: [everyKindTrace('lib')] } as never),
+    /reliable/,
+  );
+  // A body the route refuses is still refused.
+  const bad = await call('POST', `/projects/${fx.projectId}/traces`, { log_stream_id: fx.logStreamId, reliable: 'yes', traces: [] });
+  assert.equal(bad.status, 422);
 });

@@ -1,6 +1,6 @@
 // store.data: data in and out of the store. Read-only SQL over the live records (sql-sandbox.ts),
 // export as Arrow batches or one file (export.ts), import of an export or of v2 logging bodies
-// (import.ts), and how long records are kept (retention.ts).
+// (import.ts), how long records are kept (retention.ts), and the model prices costs come from.
 import { join } from 'node:path';
 import type { RecordBatch, Table } from 'apache-arrow';
 import type { Catalog } from '../../catalog/catalog.js';
@@ -19,6 +19,7 @@ import { resolveScope, type RunIds } from '../run-scope.js';
 import { EXPORT_FORMATS, Exporter, type ExportFileOptions, type ExportSelection } from './export.js';
 import { importFile, type ImportOptions, type ImportResult, type ImportSink } from './import.js';
 import { Retention, type RetentionSetting } from './retention.js';
+import type { ModelPriceBook, ModelPriceSetting } from '../records/model-prices.js';
 import { storeSql, type SqlOptions, type SqlParam } from './sql-sandbox.js';
 
 export interface DataHost {
@@ -35,6 +36,8 @@ export interface DataHost {
   /** Finds or creates the project and log stream an import goes to. */
   readonly targets: TargetCatalog;
   readonly retention: Retention;
+  /** Model prices for computed costs (a project's own, the operator's, the shipped table). */
+  readonly prices: ModelPriceBook;
   /** DuckDB limits of the SQL sandbox and the importer (the store's own). */
   readonly limits: { threads?: number; memoryLimit: string };
 }
@@ -159,6 +162,25 @@ export class StoreData {
     this.#host.guard.assertOpen();
     const scope = this.#retentionScope(projectId, body);
     return this.#host.retention.get(scope.projectId, scope.runId);
+  }
+
+  // ------------------------------------------------------------------ model prices (model-prices.ts)
+
+  /** The prices costs are computed with for a project: its own, and the defaults tried after them. */
+  getModelPrices(projectId: string): ModelPriceSetting {
+    this.#host.guard.assertOpen();
+    this.#host.catalog.project(projectId);
+    return this.#host.prices.get(projectId);
+  }
+
+  /**
+   * Replaces a project's own model prices (USD per 1M tokens; `{}` removes them). They apply to llm
+   * records logged from now on that carry no cost of their own.
+   */
+  setModelPrices(projectId: string, models: unknown): ModelPriceSetting {
+    this.#host.guard.assertOpen();
+    this.#host.catalog.project(projectId);
+    return this.#host.prices.set(projectId, models);
   }
 
   #retentionScope(projectId: string, ids: RunIds): { projectId: string; runId: string | null } {

@@ -5,6 +5,7 @@
 import type { Catalog, Project, Run } from '../../catalog/catalog.js';
 import type { Database } from '../../db/database.js';
 import { invalid, NotFoundError } from '../../errors.js';
+import { addCosts, type PriceLookup } from '../../ingest/cost.js';
 import { flattenSpans, flattenTraces, type FlatTraces } from '../../ingest/flatten.js';
 import { implicitSessionId, newId } from '../../ingest/ids.js';
 import { emptyRecord } from '../../ingest/normalize-node.js';
@@ -28,10 +29,12 @@ import { placeDrafts, type Draft, type LogRow, type RecordLinks } from '../../re
 import { linksOf, storedToWire } from '../../record/row-codec.js';
 import { EMPTY, sql } from '../../query/sql.js';
 
-/** What logging needs from the store: the catalog and run resolution. */
+/** What logging needs from the store: the catalog, run resolution and the model prices costs come from. */
 export interface IngestHost {
   readonly catalog: Catalog;
   resolveRun(projectId: string, ids: RunIds, loc?: (string | number)[]): { project: Project; run: Run; field: keyof RunIds };
+  /** Prices of a project's models (model-prices.ts); without it no cost is computed. */
+  prices?(projectId: string): PriceLookup;
 }
 
 export interface LogSpansResult {
@@ -423,6 +426,9 @@ export class Ingest {
   /** Writes records of one run; `awaits`: parent span ids the rows wait for (see RecordStore.append). */
   async write(projectId: string, runId: string, drafts: Draft[], reliable: boolean, awaits: readonly string[] = []): Promise<void> {
     placeDrafts(drafts, projectId, runId);
+    // Every way in (logging, streaming updates, OTLP, imports of logging bodies) passes here: llm
+    // records without a cost get one from their tokens and model (src/ingest/cost.ts).
+    if (this.#host.prices) addCosts(drafts, this.#host.prices(projectId));
     try {
       // Not reliable: no fsync to wait for, and a failure is only logged.
       await this.#records.append(drafts, reliable, awaits);

@@ -5,7 +5,8 @@
 import type { Catalog } from '../../catalog/catalog.js';
 import { invalidFields } from '../../errors.js';
 import { columnInfo, type ColumnInfo, type Level } from '../../query/columns.js';
-import type { RecordQueries, SearchResult } from '../../query/exec/record-queries.js';
+import type { AggregateResult, RecordQueries, SearchResult } from '../../query/exec/record-queries.js';
+import { AggregateBody, type AggregateRequest } from '../../schemas/aggregate.js';
 import { assertValid } from '../../schemas/check.js';
 import type { LogSpansRequest, LogTracesRequest } from '../../schemas/ingest.js';
 import {
@@ -106,6 +107,18 @@ export class Records {
     this.#guard.assertOpen();
     assertValid(FilterBody, body);
     return { total_count: await this.#queries.count(level, resolveScope(this.#catalog, projectId, body), body) };
+  }
+
+  /**
+   * Counts and measures of matching records (a run's, or the project's), grouped by up to two
+   * columns or created_at time buckets: `{rows, interval?, groups_truncated?}`. The filters are
+   * search's; a metric reads as search shows it (own value, else the roll-up). See
+   * src/query/aggregate-plan.ts for the semantics.
+   */
+  async aggregate(level: Level, projectId: string, body: AggregateRequest): Promise<AggregateResult> {
+    this.#guard.assertOpen();
+    assertValid(AggregateBody, body);
+    return this.#queries.aggregate(level, resolveScope(this.#catalog, projectId, body), body);
   }
 
   /**

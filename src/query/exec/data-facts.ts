@@ -5,12 +5,14 @@
 // (mem-tables.ts), or, for rows replayed from the log, from a scan of the columns the question tests.
 // Returns: the facts of a snapshot's scope, a superset of the truth (dead rows count too: a superset
 // only ever skips less).
-// Assumes: segments never change, so each one is read once (a GROUP BY over a few narrow columns) and
-// its facts kept by file name.
+// Assumes: segments never change, so each one's facts are taken from its manifest entry (measured when
+// it was written), or for a segment written without them read once (a GROUP BY over a few narrow
+// columns) and kept by file name.
 import type { SqlRunner } from '../../db/database.js';
 import { ident, joinSql, raw, sql, type Sql } from '../sql.js';
 import type { ColumnDef } from '../columns.js';
 import { KIND_COLUMNS, type DataFacts } from '../match-facts.js';
+import type { TypeFacts as TypeFactsEntry } from '../../storage/manifest/manifest.js';
 import type { Scope } from '../../storage/record-store.js';
 import type { TypeNotes } from '../../storage/memtable/mem-tables.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
@@ -34,6 +36,20 @@ function fromNotes(notes: TypeNotes, wanted: readonly ColumnDef[], names: readon
   const out: TypeFacts = new Map();
   for (const [type, f] of notes)
     out.set(type, { children: f.children, columns: new Set(wanted.filter((_, i) => f.columns.has(names[i]!)).map((c) => c.id)) });
+  return out;
+}
+
+/** A segment's facts as its manifest entry records them, or null when they do not cover every kind column. */
+export function fromEntry(facts: TypeFactsEntry | undefined): TypeFacts | null {
+  if (facts === undefined) return null;
+  const checked = new Set(facts.checked);
+  const names = KIND_COLUMNS.map(storedName);
+  if (!names.every((n) => n !== null && checked.has(n))) return null;
+  const out: TypeFacts = new Map();
+  for (const [type, f] of Object.entries(facts.types)) {
+    const set = new Set(f.set);
+    out.set(type, { children: f.children, columns: new Set(KIND_COLUMNS.filter((_, i) => set.has(names[i]!)).map((c) => c.id)) });
+  }
   return out;
 }
 
@@ -72,9 +88,8 @@ export class DataFactsCache {
   /** Facts about the spans of a scope in this snapshot: children, and the kind columns named (by id). */
   async facts(snap: Snapshot, scope: Scope, columns: ReadonlySet<string>): Promise<DataFacts> {
     const wanted = KIND_COLUMNS.filter((c) => columns.has(c.id));
-    const files = snap.segmentsFor(scope).map((s) => snap.path(s));
     this.#prune(snap);
-    const parts = await Promise.all(files.map((f) => this.#file(f)));
+    const parts = await Promise.all(snap.segmentsFor(scope).map((s) => fromEntry(s.type_facts) ?? this.#file(snap.path(s))));
     // Rows in memory: what their tables noted at ingest, when it covers the columns asked for.
     const names = wanted.map(storedName);
     const { notes, unnoted } = snap.memoryNotes(scope);

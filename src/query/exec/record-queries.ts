@@ -12,6 +12,8 @@ import type { FilterRequest, PartialSearchRequest } from '../../schemas/query.js
 import type { RecordStore } from '../../storage/record-store.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 import { defaultMetricInfo } from '../../catalog/metric-info.js';
+import type { AggregateBody } from '../aggregate-request.js';
+import { aggregate, type AggregateResult } from './aggregate.js';
 import { availableColumns } from './available-columns.js';
 import { count } from './count.js';
 import { SegmentCounts } from './count-cache.js';
@@ -26,7 +28,7 @@ import { search, MAX_PAGE_SIZE } from './search.js';
 import { TopKCache } from './topk-cache.js';
 
 export { MAX_PAGE_SIZE, METRIC_PREFIX };
-export type { RunScope, SearchResult };
+export type { AggregateResult, RunScope, SearchResult };
 
 export interface RecordQueryOptions {
   windowRows?: number;
@@ -77,6 +79,11 @@ export class RecordQueries {
 
   count(level: Level, scope: RunScope, body: FilterRequest): Promise<number> {
     return this.#records.read((snap) => count(this.#cx, snap, level, scope, body));
+  }
+
+  /** Counts and measures of matching records, grouped by columns or time buckets (aggregate.ts). */
+  aggregate(level: Level, scope: RunScope, body: AggregateBody): Promise<AggregateResult> {
+    return this.#records.read((snap) => aggregate(this.#cx, snap, level, scope, body));
   }
 
   /** Throws InvalidRequestError for a filter the level cannot take (what a query would throw later). */

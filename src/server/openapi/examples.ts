@@ -56,15 +56,31 @@ const EXAMPLES: Record<string, unknown> = {
     include_counts: true,
   },
   'POST /v2/projects/{project_id}/{level}/count': { log_stream_id: LS, filters },
+  'POST /v2/projects/{project_id}/{level}/aggregate': {
+    log_stream_id: LS,
+    filters: [
+      { type: 'date', column_id: 'created_at', operator: 'gte', value: '2026-01-01T00:00:00Z' },
+      { type: 'date', column_id: 'created_at', operator: 'lt', value: '2026-01-02T00:00:00Z' },
+    ],
+    group_by: [{ column_id: 'created_at', interval: '1h' }],
+    measures: [
+      { op: 'count' },
+      { op: 'p50', column_id: 'metrics/duration_ns', alias: 'p50_duration' },
+      { op: 'p95', column_id: 'metrics/duration_ns', alias: 'p95_duration' },
+      { op: 'sum', column_id: 'metrics/num_input_tokens', alias: 'input_tokens' },
+      { op: 'count', alias: 'errors', filters: [{ type: 'number', column_id: 'status_code', operator: 'gte', value: 400 }] },
+    ],
+  },
   'POST /v2/projects/{project_id}/{level}/delete': {
     log_stream_id: LS,
     filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'test run' }],
   },
   'POST /v2/projects/{project_id}/{level}/available_columns': { log_stream_id: LS },
+  'PUT /v2/projects/{project_id}/model_prices': { models: { 'my-finetune': { input: 3, output: 12 } } },
   'POST /v2/scorers/list': { filters: [{ name: 'scorer_type', operator: 'eq', value: 'llm' }], sort: { name: 'name', ascending: true } },
 };
 
 export function requestExample(method: string, path: string): unknown {
-  const key = `${method} ${path.replace(/\/(spans|traces|sessions)\/(search|partial_search|count|delete|available_columns)$/, '/{level}/$2')}`;
+  const key = `${method} ${path.replace(/\/(spans|traces|sessions)\/(search|partial_search|count|aggregate|delete|available_columns)$/, '/{level}/$2')}`;
   return EXAMPLES[key];
 }

@@ -10,7 +10,10 @@ export const TAGS = [
   { name: 'runs', description: 'Log streams, experiments and metrics-testing runs of a project, and the scorers enabled in each.' },
   { name: 'logging', description: 'Logging traces, spans and sessions, and streaming updates to them.' },
   { name: 'opentelemetry', description: 'OTLP/HTTP trace exports (protobuf or JSON), at their own paths (no /v2 prefix).' },
-  { name: 'records', description: 'Search, partial search, count, delete and describe the columns of spans, traces and sessions.' },
+  {
+    name: 'records',
+    description: 'Search, partial search, count, aggregate, delete and describe the columns of spans, traces and sessions.',
+  },
   { name: 'scorers', description: 'The scorer (metric) catalog and its versions, and scoring records on demand.' },
   { name: 'users', description: 'Users, API keys and project members.' },
   {
@@ -61,6 +64,10 @@ const TABLE: Record<string, [Tag, string]> = {
   'POST /projects/{project_id}/{level}/search': ['records', 'Search {level}s: full records, filtered, sorted and paged'],
   'POST /projects/{project_id}/{level}/partial_search': ['records', 'Search {level}s returning only the selected columns'],
   'POST /projects/{project_id}/{level}/count': ['records', 'Count the {level}s matching filters'],
+  'POST /projects/{project_id}/{level}/aggregate': [
+    'records',
+    'Counts and measures (sum, avg, min, max, percentiles) of the {level}s matching filters, by column or time bucket',
+  ],
   'POST /projects/{project_id}/{level}/delete': ['records', 'Delete the {level}s matching filters, with their descendants'],
   'GET /projects/{project_id}/{level}/{id}': ['records', 'Read one {level} with its descendants nested'],
   'POST /projects/{project_id}/{level}/available_columns': ['records', 'The columns {level}s can be filtered, sorted and selected by'],
@@ -72,6 +79,8 @@ const TABLE: Record<string, [Tag, string]> = {
   'DELETE /api_keys/{key_id}': ['users', 'Revoke an API key'],
   'GET /projects/{project_id}/retention': ['projects', 'Retention of a project (retention_days, and what applies)'],
   'PUT /projects/{project_id}/retention': ['projects', 'Set or remove (null) the retention of a project in days'],
+  'GET /projects/{project_id}/model_prices': ['projects', 'Model prices computed costs use: the project’s own and the defaults'],
+  'PUT /projects/{project_id}/model_prices': ['projects', 'Replace the project’s own model prices (USD per 1M tokens; {} removes them)'],
   'GET /projects/{project_id}/log_streams/{run_id}/retention': ['runs', 'Retention of a log stream (its own, else its project’s)'],
   'PUT /projects/{project_id}/log_streams/{run_id}/retention': ['runs', 'Set or remove (null) the retention of a log stream in days'],
   'GET /projects/{project_id}/users': ['users', 'Members of a project with their roles'],
@@ -91,14 +100,16 @@ const TABLE: Record<string, [Tag, string]> = {
   'GET /scorers/{scorer_id}/version': ['scorers', 'One version of a scorer (?version=N)'],
 };
 
+const LEVEL_ROUTE = new RegExp(
+  '^/projects/\\{project_id\\}/(spans|traces|sessions)/' +
+    '(search|partial_search|count|aggregate|delete|available_columns|\\{(?:span|trace|session)_id\\})$',
+);
+
 /** Tag and summary of a route (path without prefix, OpenAPI form), or null when the table lacks it. */
 export function describeOperation(method: string, path: string): { tag: Tag; summary: string } | null {
   let key = `${method} ${path}`;
   let word = '';
-  const level =
-    /^\/projects\/\{project_id\}\/(spans|traces|sessions)\/(search|partial_search|count|delete|available_columns|\{(?:span|trace|session)_id\})$/.exec(
-      path,
-    );
+  const level = LEVEL_ROUTE.exec(path);
   const runs = /^\/projects\/\{project_id\}\/(log_streams|experiments|metrics_testing)(\/\{run_id\})?$/.exec(path);
   if (level && !(level[2]!.startsWith('{') && method !== 'GET')) {
     key = `${method} /projects/{project_id}/{level}/${level[2]!.startsWith('{') ? '{id}' : level[2]}`;

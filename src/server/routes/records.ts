@@ -5,6 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { TraceStore } from '../../engine/trace-store.js';
 import type { Level } from '../../query/columns.js';
 import { Type, type Static } from 'typebox';
+import { AggregateBody, AggregateResponse } from '../../schemas/aggregate.js';
 import { ProjectIdParams, Uuid } from '../../schemas/common.js';
 import {
   AvailableColumnsBody,
@@ -41,6 +42,11 @@ export const recordRoutes =
       );
       app.post(`${base}/count`, { schema: { params: ProjectIdParams, body: FilterBody, response: { 200: CountResponse } } }, async (req) =>
         store.records.count(level, req.params.project_id, req.body),
+      );
+      app.post(
+        `${base}/aggregate`,
+        { schema: { params: ProjectIdParams, body: AggregateBody, response: { 200: AggregateResponse } } },
+        async (req) => store.records.aggregate(level, req.params.project_id, req.body),
       );
       app.post(
         `${base}/delete`,

@@ -8,6 +8,16 @@ import { StorageError } from '../../errors.js';
 import { writeFileAtomic } from '../fs-util.js';
 import type { RecordKind } from '../../record/record-columns.js';
 
+/**
+ * What a span segment's rows hold, per span type: whether some row has children, and which of the
+ * `checked` columns some row sets (a column not checked is unknown). Written with the segment
+ * (segments/type-facts.ts) so a planner needs no scan of it to learn which types can match.
+ */
+export interface TypeFacts {
+  readonly checked: readonly string[];
+  readonly types: Readonly<Record<string, { readonly children: boolean; readonly set: readonly string[] }>>;
+}
+
 export interface SegmentEntry {
   /** Path relative to the data folder. */
   readonly file: string;
@@ -26,6 +36,8 @@ export interface SegmentEntry {
   readonly row_groups: readonly (readonly [number, number, number])[];
   /** Whether the file stores the derived tag_set column (record-columns.ts); segments of older versions do not. */
   readonly tag_set?: boolean;
+  /** Span segments: per span type, which of the checked columns some row sets (type-facts.ts); older segments lack it. */
+  readonly type_facts?: TypeFacts;
 }
 
 export interface ManifestState {
@@ -91,8 +103,11 @@ export function loadManifest(dir: string): ManifestState {
   }
 }
 
-export function saveManifest(dir: string, state: ManifestState): void {
-  writeFileAtomic(join(dir, 'manifest.json'), JSON.stringify(state));
+/** Writes the manifest atomically; returns its size in bytes. */
+export function saveManifest(dir: string, state: ManifestState): number {
+  const text = JSON.stringify(state);
+  writeFileAtomic(join(dir, 'manifest.json'), text);
+  return Buffer.byteLength(text);
 }
 
 export function partitionKey(projectId: string, runId: string, kind?: RecordKind): string {

@@ -164,6 +164,7 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
               compressionLevel: IMPORT_COMPRESSION_LEVEL,
               rowGroupSize: s.options.rowGroupSize,
               textIndex: s.options.textIndex,
+              factColumns: s.options.notedColumns,
               metrics: metrics.map((m) => metricIds[m]!),
               hashes: kindHashes,
             }),
@@ -356,7 +357,10 @@ async function commitBatch(
   }
   for (const q of dead) s.dead.add(q);
   for (const [key, seq] of memDead) if (s.memIds.get(key)?.seq === seq) s.memIds.delete(key);
-  for (const { entry, hashes } of added) s.index.add({ key: entry.file, partition: entry.file, hashes });
+  for (const a of added) {
+    s.index.add({ key: a.entry.file, partition: a.entry.file, hashes: a.hashes });
+    s.tally('load', a);
+  }
   // Appends that looked up sealed versions before this commit look again (they may replace these rows).
   s.sealGeneration += 1;
   return added.reduce((n, a) => n + a.entry.rows, 0);

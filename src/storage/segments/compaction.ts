@@ -2,8 +2,9 @@
 // log stream would be hundreds of files (slow to plan and to scan). Two pickers:
 // - pickMerge, when the store is quiet (and for compact()): when a partition holds at least
 //   MERGE_FANIN segments below the size cap, all its small segments merge, smallest first, up to the
-//   cap. Between bursts of logging that leaves few, big files. Run after every seal it would rewrite
-//   a growing segment again and again.
+//   cap, except a segment larger than all the smaller ones together (withoutOutgrown; four times
+//   larger for compact()). Between bursts of logging that leaves few, big files, without rewriting a
+//   big one for a few new rows.
 // - pickTiered, while rows keep arriving: in every partition, segments of about one size (within a
 //   factor MERGE_FANIN) merge once MERGE_FANIN of them are there, so each row is rewritten about
 //   log4(total / seal size) times and every partition gets its turn. pickMerge, one merge per cycle,
@@ -34,13 +35,19 @@ export interface CompactionPolicy {
 
 export const DEFAULT_POLICY: CompactionPolicy = { maxSegmentRows: 2_000_000, deadShare: 0.3, maxChildless: 50_000 };
 
-/** The next merge to run, if any: segments of one partition. `deadIn` counts dead rows of a segment. */
+/**
+ * The next merge to run, if any: segments of one partition. `deadIn` counts dead rows of a segment.
+ * `ratio`: how many times the rows of all smaller segments a segment may hold and still be rewritten
+ * with them (withoutOutgrown).
+ */
 export function pickMerge(
   segments: readonly SegmentEntry[],
   deadIn: (s: SegmentEntry) => number,
   policy: CompactionPolicy = DEFAULT_POLICY,
+  ratio = MERGE_FANIN,
 ): SegmentEntry[] | null {
-  for (const small of smallByPartition(segments, policy)) {
+  for (const all of smallByPartition(segments, policy)) {
+    const small = withoutOutgrown(all, ratio);
     if (small.length >= MERGE_FANIN) {
       const pick: SegmentEntry[] = [];
       let rows = 0;
@@ -54,6 +61,29 @@ export function pickMerge(
   }
   return pickDead(segments, deadIn, policy);
 }
+
+/**
+ * `small` (ascending) less its largest segments while each holds more than `ratio` times the rows of
+ * all smaller ones: rewriting a big merged segment to add a few rows would cost its whole size again
+ * at every pause and every compact(). So a segment is rewritten only when what joins it adds at least
+ * 1/ratio of its rows, and each row is rewritten a bounded number of times: log2(cap / seal size) at
+ * ratio 1, what merges in the pauses of logging use (a client that pauses after every seal made each
+ * pause rewrite the growing segment); compact() uses MERGE_FANIN, leaving fewer files.
+ */
+export function withoutOutgrown(small: readonly SegmentEntry[], ratio = MERGE_FANIN): SegmentEntry[] {
+  let end = small.length;
+  let rest = small.reduce((n, s) => n + s.rows, 0);
+  while (end > 0) {
+    const top = small[end - 1]!.rows;
+    rest -= top;
+    if (top <= ratio * rest) break;
+    end--;
+  }
+  return small.slice(0, end);
+}
+
+/** withoutOutgrown's ratio for merges in the pauses of logging (compact() uses MERGE_FANIN). */
+export const PAUSE_MERGE_RATIO = 1;
 
 /** A segment worth rewriting alone for its dead rows, if any. */
 export function pickDead(

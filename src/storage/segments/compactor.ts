@@ -3,7 +3,7 @@
 // Replaced files and the dead seqs they held go once no reader may still use them.
 import { join } from 'node:path';
 import { StorageError } from '../../errors.js';
-import { DEFAULT_POLICY, pickDead, pickMerge, pickTiered } from './compaction.js';
+import { DEFAULT_POLICY, MERGE_FANIN, PAUSE_MERGE_RATIO, pickDead, pickMerge, pickTiered } from './compaction.js';
 import type { ManifestState, SegmentEntry } from '../manifest/manifest.js';
 import { writeMerge } from './merge.js';
 import { idHash } from '../indexes/id-index.js';
@@ -27,7 +27,10 @@ export class Compactor {
    */
   schedule(): void {
     if (this.#running || this.#s.closed) return;
-    void this.run(true).catch((err: unknown) => process.emitWarning(`tracelake: background compaction failed: ${(err as Error).message}`));
+    void this.run(true).catch((err: unknown) => {
+      // A close stops a merge under way (its inputs stay listed): nothing failed.
+      if (!this.#s.closed) process.emitWarning(`tracelake: background compaction failed: ${(err as Error).message}`);
+    });
   }
 
   /**
@@ -49,7 +52,9 @@ export class Compactor {
           const dead = await this.#deadCounts();
           const segments = this.#s.manifest.segments;
           const deadIn = (g: SegmentEntry) => dead.get(g.file) ?? 0;
-          const one = (busy ? pickDead(segments, deadIn, policy) : pickMerge(segments, deadIn, policy)) ?? (await this.#mostOverridden());
+          const ratio = background ? PAUSE_MERGE_RATIO : MERGE_FANIN;
+          const one =
+            (busy ? pickDead(segments, deadIn, policy) : pickMerge(segments, deadIn, policy, ratio)) ?? (await this.#mostOverridden());
           if (one) groups.push(one);
         }
         if (groups.length === 0 || this.#s.closed) return merges;
@@ -221,6 +226,7 @@ export class Compactor {
         nextSegment: () => s.nextSegment++,
         rowGroupSize: s.options.rowGroupSize,
         textIndex: s.options.textIndex,
+        factColumns: s.options.notedColumns,
         compressionLevel: s.options.compactionLevel,
         hashesOf: (g) => readHashes(s.conns.merge, s.dir, g, idHash),
         purgeable: (q) => durable.has(q),
@@ -249,7 +255,10 @@ export class Compactor {
       };
       s.commit(state, out.written ? [out.written.entry.file] : []);
       for (const f of gone) s.index.remove(f);
-      if (out.written) s.index.add({ key: out.written.entry.file, partition: out.written.entry.file, hashes: out.written.hashes });
+      if (out.written) {
+        s.index.add({ key: out.written.entry.file, partition: out.written.entry.file, hashes: out.written.hashes });
+        s.tally('merge', out.written);
+      }
       s.retire([...gone], out.purged, out.folded);
     });
   }

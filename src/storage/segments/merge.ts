@@ -21,6 +21,8 @@ export interface MergeContext {
   nextSegment(): number;
   readonly rowGroupSize: number;
   readonly textIndex: boolean;
+  /** Columns whose presence per span type span segments record (WriteSegment.factColumns). */
+  readonly factColumns: readonly string[];
   readonly compressionLevel: number;
   /** The id hashes of a live segment (its .ids file: the index in memory keeps them packed). */
   hashesOf(segment: SegmentEntry): Promise<Float64Array>;
@@ -116,6 +118,7 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
     select: sql`SELECT ${star} FROM read_parquet(${inputs}, hive_partitioning = false, union_by_name = true)${where}`,
     rowGroupSize: ctx.rowGroupSize,
     textIndex: ctx.textIndex,
+    factColumns: ctx.factColumns,
     compressionLevel: ctx.compressionLevel,
     metrics: [...new Set(group.flatMap((g) => g.metrics))],
     // Read once the file is written: not held in memory through the merge's COPY.

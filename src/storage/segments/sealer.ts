@@ -93,11 +93,14 @@ export class Sealer {
     this.#failure = null;
     for (;;) {
       const table = this.#s.mem.find((t) => t.frozen);
-      if (!table) break;
+      // A closing store leaves frozen tables to the next open's replay of their log files.
+      if (!table || this.#s.closed) break;
       try {
         await this.#s.maint.run(() => this.#seal(table));
       } catch (err) {
         this.#failure = err;
+        // A seal stopped by a close that does not seal: its log file stays, the next open replays it.
+        if (this.#s.closed) return;
         process.emitWarning(`tracelake: sealing failed (will retry at the next seal): ${(err as Error).message}`);
         return;
       }
@@ -145,6 +148,7 @@ export class Sealer {
         rowGroupSize: s.options.rowGroupSize,
         sealRowGroupSize: s.options.sealRowGroupSize,
         textIndex: s.options.textIndex,
+        factColumns: s.options.notedColumns,
       },
       table,
       [...own],
@@ -171,7 +175,10 @@ export class Sealer {
       state,
       out.added.map((a) => a.entry.file),
     );
-    for (const { entry, hashes } of out.added) s.index.add({ key: entry.file, partition: entry.file, hashes });
+    for (const a of out.added) {
+      s.index.add({ key: a.entry.file, partition: a.entry.file, hashes: a.hashes });
+      s.tally('seal', a);
+    }
     s.mem = s.mem.filter((t) => t !== table);
     for (const [k, e] of s.memIds) if (e.table === table.number) s.memIds.delete(k);
     s.sealGeneration += 1;

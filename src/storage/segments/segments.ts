@@ -12,6 +12,7 @@ import type { ManifestState, SegmentEntry } from '../manifest/manifest.js';
 import { TAG_SET_COLUMN, TAG_SET_SQL, type RecordKind } from '../../record/record-columns.js';
 import { fieldIdsOption } from '../../record/field-ids.js';
 import { childIndexPath, removeChildIndex, writeChildIndex } from '../indexes/child-index.js';
+import { measureTypeFacts } from './type-facts.js';
 import { removeTextIndex, textIndexPath, tokenIndexPath, writeTextIndex } from '../indexes/text-index.js';
 
 export interface SegmentFile {
@@ -44,6 +45,8 @@ export interface WriteSegment {
   readonly compressionLevel?: number;
   /** Whether to write the segment's text index (RecordStoreOptions.textIndex). */
   readonly textIndex: boolean;
+  /** Span segments: the columns whose presence per span type the manifest entry records (type-facts.ts; none when empty). */
+  readonly factColumns?: readonly string[];
   readonly metrics: readonly number[];
   /**
    * Id hashes of the rows (a superset is fine), sorted on write (a copy). Or a function that gives them
@@ -57,6 +60,8 @@ export interface WrittenSegment {
   readonly entry: SegmentEntry;
   /** Its id hashes, sorted. */
   readonly hashes: Float64Array;
+  /** Bytes of its side files (id hashes, child index, text index), for the store's write tally. */
+  readonly sideBytes: number;
 }
 
 /** Rows of `select` with tag_set derived from their tags, as every segment stores it (recomputed when the rows come from segments). */
@@ -104,6 +109,7 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
     // The text index is on disk (fsynced with the folder below) before any manifest lists the segment.
     if (w.textIndex) await writeTextIndex(conn, abs);
     await writeChildIndex(conn, abs);
+    const facts = w.kind === 'span' && w.factColumns?.length ? await measureTypeFacts(conn, abs, w.factColumns) : undefined;
     await fsyncPathAsync(dirname(abs), 'r');
     const entry: SegmentEntry = {
       file: rel,
@@ -119,12 +125,26 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
       metrics: [...w.metrics].sort((a, b) => a - b),
       row_groups: meta.map((m) => [Number(m['lo']), Number(m['hi']), Number(m['n'])] as const),
       tag_set: true,
+      ...(facts ? { type_facts: facts } : {}),
     };
-    return { entry, hashes };
+    return { entry, hashes, sideBytes: sideFileBytes(abs) };
   } catch (err) {
     removeSegmentFiles(dir, rel);
     throw err;
   }
+}
+
+/** Bytes of the files written beside a segment (those present). */
+function sideFileBytes(abs: string): number {
+  let n = 0;
+  for (const p of [idsPath(abs), childIndexPath(abs), textIndexPath(abs), tokenIndexPath(abs)]) {
+    try {
+      n += statSync(p).size;
+    } catch {
+      // not written for this segment
+    }
+  }
+  return n;
 }
 
 /** The id hashes kept beside a segment; rebuilt from the Parquet file when missing or damaged. */

@@ -177,6 +177,8 @@ export class WriteAheadLog {
   #fd = -1;
   #number = 0;
   #bytes = 0;
+  /** Bytes written to log files since open (write amplification: what the log costs). */
+  #total = 0;
   // Durability is tracked by ticket: every append gets the next one; fsync rounds make a prefix durable.
   #written = 0;
   #waiters: Waiter[] = [];
@@ -231,6 +233,7 @@ export class WriteAheadLog {
       fsyncDir(this.#dir);
       this.#fd = fd;
       this.#bytes = head.length;
+      this.#total += head.length;
     } catch (err) {
       closeSync(fd);
       rmSync(path, { force: true });
@@ -273,6 +276,7 @@ export class WriteAheadLog {
       throw new StorageError(`writing the write-ahead log failed: wrote ${written} of ${bytes.length} bytes`);
     }
     this.#bytes += bytes.length;
+    this.#total += bytes.length;
     const ticket = ++this.#written;
     return sync ? this.#durable(ticket) : Promise.resolve();
   }
@@ -285,6 +289,11 @@ export class WriteAheadLog {
     } catch (err) {
       throw new StorageError('the write-ahead log holds a torn write that cannot be cut off', { cause: err });
     }
+  }
+
+  /** Bytes appended to log files since open (headers and entries). */
+  get bytesWritten(): number {
+    return this.#total;
   }
 
   /** Bytes in the open file. */

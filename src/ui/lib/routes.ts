@@ -4,6 +4,8 @@
 //   /ui/                                        projects            ?page=
 //   /ui/p/:project                              one project's runs
 //   /ui/p/:project/:ls|exp/:run/:level          a table             ?sort=col:asc|desc&cols=a,b&f=<filter_tree JSON>&page=&size=
+//   /ui/p/:project/:ls|exp/:run/overview        a run's charts      ?range=hour|day|week | from=&to= (ISO)
+//   /ui/p/:project/compare                      runs side by side   ?runs=ls:<id>,exp:<id>,...
 //   /ui/p/:project/traces/:trace                a trace             ?span=&tab=
 //   /ui/p/:project/sessions/:session            a session
 
@@ -21,6 +23,15 @@ export interface SortState {
   ascending: boolean;
 }
 
+/** The time an overview covers: a span up to now, every record, or fixed bounds (ISO instants). */
+export type TimeRange = { kind: 'last'; span: 'hour' | 'day' | 'week' } | { kind: 'all' } | { kind: 'custom'; from: string; to: string };
+export const LAST_SPANS = ['hour', 'day', 'week'] as const;
+
+export interface RunRef {
+  kind: RunKind;
+  id: string;
+}
+
 export interface TableQuery {
   sort: SortState | null;
   /** Visible column ids in order; null means the default set. */
@@ -35,6 +46,8 @@ export type Route =
   | { name: 'projects'; page: number }
   | { name: 'project'; projectId: string }
   | { name: 'table'; projectId: string; runKind: RunKind; runId: string; level: TableLevel; query: TableQuery }
+  | { name: 'overview'; projectId: string; runKind: RunKind; runId: string; range: TimeRange }
+  | { name: 'compare'; projectId: string; runs: RunRef[] }
   | { name: 'trace'; projectId: string; traceId: string; spanId: string | null; tab: DetailTab }
   | { name: 'session'; projectId: string; sessionId: string }
   | { name: 'not-found'; path: string };
@@ -75,6 +88,36 @@ export function parseTableQuery(params: URLSearchParams): TableQuery {
   };
 }
 
+function parseRange(params: URLSearchParams): TimeRange {
+  const range = params.get('range');
+  if ((LAST_SPANS as readonly string[]).includes(range ?? '')) return { kind: 'last', span: range as 'hour' | 'day' | 'week' };
+  const from = params.get('from');
+  const to = params.get('to');
+  if (from && to && !Number.isNaN(Date.parse(from)) && !Number.isNaN(Date.parse(to))) return { kind: 'custom', from, to };
+  return { kind: 'all' };
+}
+
+function parseRuns(v: string | null): RunRef[] {
+  const out: RunRef[] = [];
+  for (const part of (v ?? '').split(',')) {
+    const at = part.indexOf(':');
+    const kind = part.slice(0, at);
+    const id = part.slice(at + 1);
+    if (at > 0 && id && (kind === 'ls' || kind === 'exp') && !out.some((r) => r.id === id)) out.push({ kind, id });
+  }
+  return out;
+}
+
+function rangeEntries(r: TimeRange): [string, string | null][] {
+  if (r.kind === 'last') return [['range', r.span]];
+  if (r.kind === 'custom')
+    return [
+      ['from', r.from],
+      ['to', r.to],
+    ];
+  return [];
+}
+
 export function parseRoute(pathname: string, search: string): Route {
   const params = new URLSearchParams(search);
   const path = pathname.replace(/\/+$/, '');
@@ -87,6 +130,7 @@ export function parseRoute(pathname: string, search: string): Route {
   const [p, projectId, a, b, c] = parts;
   if (p !== 'p' || !projectId) return { name: 'not-found', path: pathname };
   if (parts.length === 2) return { name: 'project', projectId };
+  if (parts.length === 3 && a === 'compare') return { name: 'compare', projectId, runs: parseRuns(params.get('runs')) };
   if (parts.length === 4 && a === 'traces' && b) {
     const tab = params.get('tab');
     return {
@@ -98,6 +142,9 @@ export function parseRoute(pathname: string, search: string): Route {
     };
   }
   if (parts.length === 4 && a === 'sessions' && b) return { name: 'session', projectId, sessionId: b };
+  if (parts.length === 5 && (a === 'ls' || a === 'exp') && b && c === 'overview') {
+    return { name: 'overview', projectId, runKind: a, runId: b, range: parseRange(params) };
+  }
   if (parts.length === 5 && (a === 'ls' || a === 'exp') && b && (LEVELS as readonly string[]).includes(c ?? '')) {
     return { name: 'table', projectId, runKind: a, runId: b, level: c as TableLevel, query: parseTableQuery(params) };
   }
@@ -134,6 +181,10 @@ export function routeUrl(route: Route): string {
         `${BASE}/p/${seg(route.projectId)}/${route.runKind}/${seg(route.runId)}/${route.level}`,
         tableQueryEntries(route.query),
       );
+    case 'overview':
+      return withQuery(`${BASE}/p/${seg(route.projectId)}/${route.runKind}/${seg(route.runId)}/overview`, rangeEntries(route.range));
+    case 'compare':
+      return withQuery(`${BASE}/p/${seg(route.projectId)}/compare`, [['runs', route.runs.map((r) => `${r.kind}:${r.id}`).join(',')]]);
     case 'trace':
       return withQuery(`${BASE}/p/${seg(route.projectId)}/traces/${seg(route.traceId)}`, [
         ['span', route.spanId],
@@ -156,4 +207,9 @@ export function runTable(projectId: string, runKind: RunKind, runId: string, lev
     level,
     query: { sort: null, cols: null, filter: null, page: 1, size: DEFAULT_PAGE_SIZE },
   };
+}
+
+/** A run's overview over all its records. */
+export function runOverview(projectId: string, runKind: RunKind, runId: string): Route {
+  return { name: 'overview', projectId, runKind, runId, range: { kind: 'all' } };
 }

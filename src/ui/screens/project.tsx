@@ -2,8 +2,9 @@
 import { api, runField } from '../lib/api.js';
 import { formatTime } from '../lib/format.js';
 import { projectInfo } from '../lib/project-info.js';
-import { Link, useTitle } from '../lib/router.js';
-import { runTable, type RunKind } from '../lib/routes.js';
+import { useState } from 'preact/hooks';
+import { Link, navigate, useTitle } from '../lib/router.js';
+import { runOverview, runTable, type RunKind, type RunRef } from '../lib/routes.js';
 import { useAsync } from '../lib/use-async.js';
 import { Breadcrumbs, ErrorNote, Loading } from '../components/common.js';
 
@@ -61,6 +62,9 @@ async function loadRuns(projectId: string, signal: AbortSignal): Promise<{ name:
 export function Project({ projectId }: { projectId: string }) {
   const { data, error, loading } = useAsync((signal) => loadRuns(projectId, signal), [projectId]);
   useTitle(data?.name);
+  const [picked, setPicked] = useState<RunRef[]>([]);
+  const toggle = (r: RunRef, on: boolean) =>
+    setPicked((p) => (on ? [...p.filter((x) => x.id !== r.id), r] : p.filter((x) => x.id !== r.id)));
   const section = (kind: RunKind, title: string) => {
     const runs = (data?.runs ?? []).filter((r) => r.kind === kind);
     return (
@@ -72,6 +76,9 @@ export function Project({ projectId }: { projectId: string }) {
           <table class="grid runs">
             <thead>
               <tr>
+                <th scope="col">
+                  <span class="offscreen">Compare</span>
+                </th>
                 <th scope="col">Name</th>
                 <th scope="col" class="num">
                   Traces
@@ -87,6 +94,14 @@ export function Project({ projectId }: { projectId: string }) {
               {runs.map((r) => (
                 <tr key={r.id}>
                   <td>
+                    <input
+                      type="checkbox"
+                      aria-label={`Compare ${r.name}`}
+                      checked={picked.some((x) => x.id === r.id)}
+                      onChange={(e) => toggle({ kind: r.kind, id: r.id }, e.currentTarget.checked)}
+                    />
+                  </td>
+                  <td>
                     <Link class="strong" to={runTable(projectId, r.kind, r.id)}>
                       {r.name}
                     </Link>
@@ -94,6 +109,9 @@ export function Project({ projectId }: { projectId: string }) {
                   <td class="num">{r.traces?.toLocaleString('en-US') ?? ''}</td>
                   <td class="num">{r.spans?.toLocaleString('en-US') ?? ''}</td>
                   <td class="chips">
+                    <Link class="chip" to={runOverview(projectId, r.kind, r.id)}>
+                      overview
+                    </Link>
                     <Link class="chip" to={runTable(projectId, r.kind, r.id, 'traces')}>
                       traces
                     </Link>
@@ -116,7 +134,18 @@ export function Project({ projectId }: { projectId: string }) {
   return (
     <main class="page">
       <Breadcrumbs items={[{ label: 'Projects', to: { name: 'projects', page: 1 } }, { label: data?.name ?? '…' }]} />
-      <h1>{data?.name ?? 'Project'}</h1>
+      <div class="toolbar">
+        <h1>{data?.name ?? 'Project'}</h1>
+        <span class="grow" />
+        <button
+          type="button"
+          disabled={picked.length < 2}
+          onClick={() => navigate({ name: 'compare', projectId, runs: picked })}
+          title="Tick two or more runs to compare them"
+        >
+          Compare {picked.length >= 2 ? `${picked.length} runs` : 'runs'}
+        </button>
+      </div>
       <ErrorNote error={error} />
       {loading && !data && <Loading what="runs" />}
       {data && section('ls', 'Log streams')}

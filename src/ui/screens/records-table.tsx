@@ -6,7 +6,7 @@ import { api, runField } from '../lib/api.js';
 import { countConditions, describeFilter } from '../lib/filters.js';
 import { projectInfo } from '../lib/project-info.js';
 import { Link, navigate, useTitle } from '../lib/router.js';
-import { PAGE_SIZES, type Route, type TableLevel, type TableQuery } from '../lib/routes.js';
+import { PAGE_SIZES, runOverview, type Route, type TableLevel, type TableQuery } from '../lib/routes.js';
 import { columnLabel, firstSortAscending, selectedColumnIds, visibleColumns } from '../lib/table-columns.js';
 import type { ColumnInfo, RecordRow, SearchPage } from '../lib/types.js';
 import { useAsync } from '../lib/use-async.js';
@@ -117,6 +117,9 @@ export function RecordsTable({ route }: { route: TableRoute }) {
       />
       <div class="toolbar">
         <nav class="tabs" aria-label="Record level">
+          <Link class="tab" to={runOverview(projectId, runKind, runId)}>
+            Overview
+          </Link>
           {(['traces', 'spans', 'sessions'] as const).map((l) => (
             <Link
               key={l}

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import type { RecordedRequest } from './harness.js';
 import type { Tracelake } from './harness.js';
+import { withComputedCost } from '../../support/model-cost.js';
 
 type Rec = Record<string, any>;
 
@@ -91,7 +92,7 @@ function assertStepMatches(g: Rec, w: Rec, p: string, ctx: TreeContext): void {
   assert.deepEqual(g['user_metadata'], w['user_metadata'] ?? {}, `${p}: user_metadata (stored as sent)`);
   assert.deepEqual(g['dataset_metadata'], w['dataset_metadata'] ?? {}, `${p}: dataset_metadata`);
   assert.deepEqual(g['tags'], w['tags'] ?? [], `${p}: tags`);
-  assert.deepEqual(g['metrics'], expectedMetrics(w['metrics']), `${p}: metrics`);
+  assert.deepEqual(g['metrics'], withComputedCost(w['type'], w['model'], expectedMetrics(w['metrics'])), `${p}: metrics`);
   assert.equal(g['status_code'], w['status_code'] ?? null, `${p}: status_code`);
   assert.equal(g['is_complete'], true, `${p}: is_complete`);
   switch (w['type']) {

@@ -6,7 +6,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { TraceStore } from '../../../src/engine/trace-store.js';
-import { MAX_TIER_FANIN, pickMerge, pickTiered } from '../../../src/storage/segments/compaction.js';
+import { MAX_TIER_FANIN, PAUSE_MERGE_RATIO, pickMerge, pickTiered } from '../../../src/storage/segments/compaction.js';
 import type { SegmentEntry } from '../../../src/storage/manifest/manifest.js';
 import { generateBatches } from '../../support/generator.js';
 import { everyKindTrace, openStore } from '../../support/helpers.js';
@@ -45,6 +45,38 @@ test('the merge policy: four small segments of a partition merge; mostly dead on
     pickMerge([seg('a', 100), seg('b', 100)], (s) => (s.file === 'b' ? 40 : 0))!.map((s) => s.file),
     ['b'],
   );
+});
+
+test('a quiet merge leaves out a segment far larger than the smaller ones together', () => {
+  const files = (pick: SegmentEntry[] | null) => pick?.map((s) => s.file) ?? null;
+  // 900k rows would be rewritten to add 85k: the four small ones merge without it.
+  assert.deepEqual(
+    files(pickMerge([seg('big', 900_000), seg('a', 25_000), seg('b', 25_000), seg('c', 25_000), seg('d', 10_000)], () => 0)),
+    ['d', 'a', 'b', 'c'],
+  );
+  assert.equal(
+    pickMerge([seg('big', 900_000), seg('a', 25_000), seg('b', 25_000), seg('c', 25_000)], () => 0),
+    null,
+    'three small ones wait',
+  );
+  // Each left out in turn, largest first; a big one joins once the rest add a quarter of its rows.
+  assert.deepEqual(files(pickMerge([seg('x', 4000), seg('y', 900), seg('a', 10), seg('b', 10), seg('c', 10), seg('d', 10)], () => 0)), [
+    'a',
+    'b',
+    'c',
+    'd',
+  ]);
+  assert.deepEqual(files(pickMerge([seg('x', 400), seg('a', 25), seg('b', 25), seg('c', 25), seg('d', 25)], () => 0)), [
+    'a',
+    'b',
+    'c',
+    'd',
+    'x',
+  ]);
+  // In the pauses of logging a segment joins only when the rest hold as many rows: it at least doubles.
+  const pause = (list: SegmentEntry[]) => files(pickMerge(list, () => 0, undefined, PAUSE_MERGE_RATIO));
+  assert.deepEqual(pause([seg('x', 175), seg('a', 25), seg('b', 25), seg('c', 25), seg('d', 25)]), ['a', 'b', 'c', 'd']);
+  assert.deepEqual(pause([seg('x', 100), seg('a', 25), seg('b', 25), seg('c', 25), seg('d', 25)]), ['a', 'b', 'c', 'd', 'x']);
 });
 
 test('the merge policy while logging goes on: segments of one size tier merge, one merge per partition', () => {

@@ -45,6 +45,23 @@ test('each screen round-trips through its URL', () => {
     { name: 'trace', projectId: 'p1', traceId: 't1', spanId: null, tab: 'overview' },
     { name: 'trace', projectId: 'p1', traceId: 't1', spanId: 's9', tab: 'raw' },
     { name: 'session', projectId: 'p1', sessionId: 's1' },
+    { name: 'overview', projectId: 'p1', runKind: 'ls', runId: 'r/1', range: { kind: 'all' } },
+    { name: 'overview', projectId: 'p1', runKind: 'exp', runId: 'r1', range: { kind: 'last', span: 'week' } },
+    {
+      name: 'overview',
+      projectId: 'p1',
+      runKind: 'ls',
+      runId: 'r1',
+      range: { kind: 'custom', from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z' },
+    },
+    {
+      name: 'compare',
+      projectId: 'p1',
+      runs: [
+        { kind: 'ls', id: 'a' },
+        { kind: 'exp', id: 'b:c' },
+      ],
+    },
   ];
   for (const r of routes) assert.deepEqual(roundTrip(r), r);
 });
@@ -65,6 +82,21 @@ test('bad parameters fall back to defaults; unknown paths are not found', () => 
     'overview',
   );
   assert.equal(parseRoute('/ui/p/p/ls/r/bogus', '').name, 'not-found');
+  assert.deepEqual(parseRoute('/ui/p/p/ls/r/overview', '?range=year&from=nope&to=2026-01-01'), {
+    name: 'overview',
+    projectId: 'p',
+    runKind: 'ls',
+    runId: 'r',
+    range: { kind: 'all' },
+  });
+  assert.deepEqual(parseRoute('/ui/p/p/compare', '?runs=ls:a,xx:b,exp:,ls:a,exp:c'), {
+    name: 'compare',
+    projectId: 'p',
+    runs: [
+      { kind: 'ls', id: 'a' },
+      { kind: 'exp', id: 'c' },
+    ],
+  });
   assert.equal(parseRoute('/ui/x', '').name, 'not-found');
   assert.equal(parseRoute('/ui', '').name, 'projects');
   assert.equal(parseRoute('/ui/', '?page=2').name === 'projects' && (parseRoute('/ui/', '?page=2') as { page: number }).page, 2);

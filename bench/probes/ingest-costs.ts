@@ -1,0 +1,132 @@
+// What library ingest costs per span, all told: process CPU (every thread) for ingest, the final seal
+// and compaction, less the benchmark's own generation of the requests (measured alone first), and the
+// bytes written (the store's own tally by cause where the build has one, and the kernel's count for
+// this process from /proc/self/io) per span and per byte logged. One serial caller, reliable:
+// true, ~1,000-span requests, as bench/ingest.ts's library run.
+//   node --import tsx bench/probes/ingest-costs.ts [spans=1000000] [--no-compact] [--pause-every K --pause-ms M]
+// TL_ROOT=/other/checkout runs that checkout's store (built: its dist/ is used), so an old and a new
+// build can take turns; TL_OPTS: store options as JSON.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { generateBatches } from '../../test/support/generator.js';
+import { folderBytes, peakRssMiB } from '../common.js';
+
+/** write_bytes, cancelled_write_bytes and wchar of this process (Linux). */
+function io(): { write: number; cancelled: number; wchar: number } {
+  const t = readFileSync('/proc/self/io', 'utf8');
+  const f = (k: string) => Number(new RegExp(`${k}: (\\d+)`).exec(t)?.[1] ?? 0);
+  return { write: f('write_bytes'), cancelled: f('cancelled_write_bytes'), wchar: f('wchar') };
+}
+
+const cpu = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
+
+const root = process.env['TL_ROOT'] ?? new URL('../..', import.meta.url).pathname.replace(/\/dist\/$/, '/');
+const { TraceStore } = (await import(join(root, 'dist/src/engine/trace-store.js'))) as typeof import('../../src/engine/trace-store.js');
+const spans = Number(process.argv[2] ?? 1_000_000);
+const compact = !process.argv.includes('--no-compact');
+// --pause-every K: the caller falls silent for --pause-ms (default 1,000) after every K requests, as
+// bursty clients do: background merges then take the quiet-store path (compaction.ts pickMerge).
+const flag = (name: string) => {
+  const i = process.argv.indexOf(name);
+  return i < 0 ? undefined : Number(process.argv[i + 1]);
+};
+const pauseEvery = flag('--pause-every') ?? 0;
+const pauseMs = flag('--pause-ms') ?? 1000;
+let paused = 0;
+const options = JSON.parse(process.env['TL_OPTS'] ?? '{}') as Record<string, unknown>;
+
+// The generator alone, the same requests: its CPU is the benchmark's, not the store's.
+const c = cpu();
+let generated = 0;
+for (const batch of generateBatches({ spans, batchSpans: 1000, seed: 7 })) generated += batch.length;
+const genCpu = cpu() - c;
+
+const dir = mkdtempSync(join(process.env['TL_TMP'] ?? '/tmp', 'tracelake-costs-'));
+const store = await TraceStore.open(dir, options);
+const project = store.createProject({ name: 'bench' });
+const ls = store.createLogStream(project.id, 'ingest');
+const io0 = io();
+const cpu0 = cpu();
+const t0 = performance.now();
+let n = 0;
+let requests = 0;
+let jsonBytes = 0;
+for (const batch of generateBatches({ spans, batchSpans: 1000, seed: 7 })) {
+  const body = { log_stream_id: ls.id, reliable: true, traces: batch as never };
+  const r = await store.logTraces(project.id, body);
+  n += r.spans_count;
+  if (pauseEvery > 0 && ++requests % pauseEvery === 0) {
+    await new Promise((ok) => setTimeout(ok, pauseMs));
+    paused += pauseMs;
+  }
+}
+const tIngest = performance.now();
+const cpuIngest = cpu();
+await store.flush();
+const tFlush = performance.now();
+const cpuFlush = cpu();
+// Builds before the store was made of parts keep stats and compact() on the store itself.
+type Stats = { written?: Record<string, number>; segments: number };
+const old = store as unknown as { stats?: Stats; compact?: () => Promise<unknown> };
+const statsNow = (): Stats => (store.records?.stats as unknown as Stats | undefined) ?? old.stats!;
+const before = statsNow();
+if (compact) await (store.maintenance?.compact() ?? old.compact!());
+const tCompact = performance.now();
+const cpuCompact = cpu();
+const io1 = io();
+const stats = statsNow();
+await store.close();
+const disk = folderBytes(dir);
+// JSON bytes of the same requests (the request as a caller would send it), counted after the run.
+for (const batch of generateBatches({ spans, batchSpans: 1000, seed: 7 })) jsonBytes += JSON.stringify({ traces: batch }).length;
+rmSync(dir, { recursive: true, force: true });
+
+const per = (x: number) => Math.round((x * 1e6 * 10) / n) / 10;
+const written = stats.written;
+const tallied = written ? Object.values(written).reduce((a, b) => a + b, 0) : null;
+const log = written?.['log'] ?? null;
+console.log(
+  JSON.stringify(
+    {
+      root,
+      spans: n,
+      spans_generated_alone: generated,
+      options,
+      pauses: pauseEvery > 0 ? { every: pauseEvery, ms: pauseMs, total_s: paused / 1000 } : null,
+      load: readFileSync('/proc/loadavg', 'utf8').trim(),
+      rate: Math.round((n / (tFlush - t0)) * 1000),
+      rate_with_compaction: Math.round((n / (tCompact - t0)) * 1000),
+      cpu_us_per_span: {
+        generation_alone: per(genCpu),
+        ingest: per(cpuIngest - cpu0 - genCpu),
+        flush: per(cpuFlush - cpuIngest),
+        compact: per(cpuCompact - cpuFlush),
+        total: per(cpuCompact - cpu0 - genCpu),
+      },
+      wall_s: { ingest: (tIngest - t0) / 1000, flush: (tFlush - tIngest) / 1000, compact: (tCompact - tFlush) / 1000 },
+      bytes_per_span: {
+        json: Math.round(jsonBytes / n),
+        log: log === null ? null : Math.round(log / n),
+        disk_end: Math.round(disk / n),
+        written_tally: tallied === null ? null : Math.round(tallied / n),
+        written_kernel: Math.round((io1.write - io0.write) / n),
+        cancelled_kernel: Math.round((io1.cancelled - io0.cancelled) / n),
+        wchar: Math.round((io1.wchar - io0.wchar) / n),
+      },
+      written_by_cause_per_span: written
+        ? Object.fromEntries(Object.entries(written).map(([k, v]) => [k, Math.round((v / n) * 10) / 10]))
+        : null,
+      written_per_byte_logged: tallied !== null && log ? Math.round((tallied / log) * 100) / 100 : null,
+      kernel_written_per_json_byte: Math.round(((io1.write - io0.write) / jsonBytes) * 100) / 100,
+      segments_before_compact: before.segments,
+      merge_parquet_before_compact_per_span: before.written ? Math.round(before.written['mergeParquet']! / n) : null,
+      segments_end: stats.segments,
+      peak_rss_mib: peakRssMiB(),
+    },
+    null,
+    1,
+  ),
+);

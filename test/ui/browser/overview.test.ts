@@ -1,0 +1,250 @@
+// Guarantees a user in a real browser sees a run's overview drawn from the aggregate API: the same
+// buckets and numbers the API answers (traces, latency, tokens and cost by model, a scorer metric),
+// values on hover, a click on a bucket opening the table filtered to it (the filter shown), and a
+// time range kept in the URL; and two runs compared side by side with the API's numbers, the
+// differences marked.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { formatDuration, formatNumber } from '../../../src/ui/lib/format.js';
+import { routeUrl, type Route } from '../../../src/ui/lib/routes.js';
+import { ARTIFACTS, browserSkip, newPage, shot, signIn } from '../../support/browser.js';
+import { harness, text, until, type Harness } from './support.js';
+
+const skip = browserSkip();
+const MODELS = ['gpt-4o', 'gpt-4o-mini'];
+
+/** Hours 06, 07, 09, 10 and 11 of a day long past hold traces; 08 none. `slower` doubles latencies and uses one model. */
+function traces(slower = false): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  let i = 0;
+  for (const hour of [6, 7, 9, 10, 11]) {
+    for (let k = 0; k < 3 + hour; k++, i++) {
+      const at = new Date(Date.UTC(2026, 10, 10, hour, k * 4, 7)).toISOString();
+      out.push({
+        name: `q${i}`,
+        input: `question ${i}`,
+        output: 'answer',
+        created_at: at,
+        metrics: { duration_ns: (200 + ((i * 53) % 700)) * 1e6 * (slower ? 2 : 1), helpfulness: (i % 5) / 4 },
+        spans: [
+          {
+            type: 'llm',
+            name: 'chat',
+            input: 'x',
+            created_at: at,
+            model: slower ? 'gpt-4o' : MODELS[i % 2],
+            status_code: i % 7 === 0 ? 500 : 200,
+            metrics: { num_input_tokens: 100 + i, num_output_tokens: 20 + (i % 9), duration_ns: 150e6 },
+          },
+        ],
+      });
+    }
+  }
+  return out;
+}
+
+describe('a run overview in Chromium', { skip }, () => {
+  let h: Harness;
+  let page: Page;
+  let errors: string[];
+  let canary: string;
+  const overview = (range: Extract<Route, { name: 'overview' }>['range'] = { kind: 'all' }): Route => ({
+    name: 'overview',
+    projectId: h.fx.projectId,
+    runKind: 'ls',
+    runId: h.fx.logStreamId,
+    range,
+  });
+  const aggregate = async (level: string, body: Record<string, unknown>, run?: string) => {
+    const r = await h.fx.call('POST', `/v2/projects/${h.fx.projectId}/${level}/aggregate`, {
+      log_stream_id: run ?? h.fx.logStreamId,
+      ...body,
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    return r.body as { rows: Record<string, any>[]; interval: string };
+  };
+  const readout = (chart: string) => text(page, `figure[data-chart="${chart}"] .chart-readout`);
+  const hoverBucket = async (chart: string, bucket: string) => {
+    await page.locator(`figure[data-chart="${chart}"] rect.chart-hit[data-bucket="${bucket}"]`).hover({ force: true });
+  };
+
+  before(async () => {
+    h = await harness();
+    h.fx.store.catalog.renameRun(h.fx.projectId, h.fx.logStreamId, 'production');
+    const r = await h.fx.call('POST', `/v2/projects/${h.fx.projectId}/traces`, { log_stream_id: h.fx.logStreamId, traces: traces() });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    canary = h.fx.store.createLogStream(h.fx.projectId, 'canary').id;
+    const c = await h.fx.call('POST', `/v2/projects/${h.fx.projectId}/traces`, {
+      log_stream_id: canary,
+      traces: traces(true).slice(0, 40),
+    });
+    assert.equal(c.status, 200, JSON.stringify(c.body));
+    ({ page, errors } = await newPage(h.browser));
+    await signIn(page, h.fx.url, h.fx.key);
+  });
+  after(async () => h?.close());
+
+  test('the run page links to the overview; its charts show the API’s buckets and numbers', async () => {
+    await page.goto(`${h.fx.url}/ui/p/${h.fx.projectId}`);
+    await page
+      .getByRole('row', { name: /production/ })
+      .getByRole('link', { name: 'overview' })
+      .click();
+    await page.locator('figure[data-chart="Traces"] svg').waitFor();
+    assert.equal(new URL(page.url()).pathname, routeUrl(overview()));
+
+    const api = await aggregate('traces', {
+      group_by: [{ column_id: 'created_at', interval: 'auto' }],
+      measures: [{ op: 'count' }, { op: 'p95', column_id: 'metrics/duration_ns', alias: 'p95' }],
+    });
+    assert.equal(api.interval, '5m', 'six hours in at most 300 buckets');
+    const buckets = await page
+      .locator('figure[data-chart="Traces"] rect.chart-hit')
+      .evaluateAll((rs) => rs.map((r) => r.getAttribute('data-bucket')));
+    assert.deepEqual(
+      buckets,
+      api.rows.map((r) => r['created_at']),
+      'one bucket per row of the API, the empty ones too',
+    );
+    const total = api.rows.reduce((a, r) => a + r['count'], 0);
+    assert.equal(await text(page, '[data-total="traces"]'), String(total));
+
+    const busy = api.rows.find((r) => r['count'] > 0)!;
+    await hoverBucket('Traces', busy['created_at']);
+    await until(
+      async () => (await readout('Traces')).endsWith(`traces ${busy['count']}`) || (await readout('Traces')),
+      'hover shows the count',
+    );
+    await hoverBucket('Latency', busy['created_at']);
+    await until(
+      async () => (await readout('Latency')).includes(`p95 ${formatDuration(busy['p95'])}`) || (await readout('Latency')),
+      'hover shows the p95 the API computes',
+    );
+
+    // Tokens by model: each model's input + output tokens in the bucket, as the API sums them.
+    const models = await aggregate('spans', {
+      filters: [{ type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }],
+      group_by: ['model'],
+      measures: [
+        { op: 'sum', column_id: 'metrics/num_input_tokens', alias: 'in' },
+        { op: 'sum', column_id: 'metrics/num_output_tokens', alias: 'out' },
+      ],
+    });
+    const tokens = models.rows.reduce((a, r) => a + r['in'] + r['out'], 0);
+    assert.equal(await text(page, '[data-total="tokens"]'), tokens.toLocaleString('en-US'));
+    const legend = await readout('Tokens by model');
+    for (const m of MODELS) assert.ok(legend.includes(m), `the legend names ${m}: ${legend}`);
+    // The scorer metric logged on traces gets its chart and its spread.
+    await page.locator('figure[data-chart="Average helpfulness"]').waitFor();
+    const spread = await aggregate('traces', { measures: [{ op: 'p50', column_id: 'metrics/helpfulness', alias: 'p50' }] });
+    assert.match(await text(page, '[data-spread="helpfulness"]'), new RegExp(`p50 ${String(spread.rows[0]!['p50']).slice(0, 4)}`));
+    await shot(page, 'overview');
+    // The whole page, for the README (copied to docs/images by hand when the overview changes).
+    await page.screenshot({ path: join(ARTIFACTS, 'overview-full.png'), fullPage: true });
+  });
+
+  test('clicking a bucket opens the traces table filtered to it, the filter shown', async () => {
+    await page.goto(`${h.fx.url}${routeUrl(overview())}`);
+    await page.locator('figure[data-chart="Traces"] svg').waitFor();
+    const api = await aggregate('traces', { group_by: [{ column_id: 'created_at', interval: '5m' }], measures: [{ op: 'count' }] });
+    const busy = api.rows.filter((r) => r['count'] > 0)[3]!;
+    await page.locator(`figure[data-chart="Traces"] rect.chart-hit[data-bucket="${busy['created_at']}"]`).click();
+    await page.locator('table.records').waitFor();
+    const url = new URL(page.url());
+    assert.match(url.pathname, /\/traces$/);
+    const start = busy['created_at'] as string;
+    const end = new Date(Date.parse(start) + 300_000).toISOString();
+    assert.deepEqual(JSON.parse(url.searchParams.get('f')!), {
+      and: [
+        { filter: { type: 'date', column_id: 'created_at', operator: 'gte', value: start } },
+        { filter: { type: 'date', column_id: 'created_at', operator: 'lt', value: end } },
+      ],
+    });
+    const noun = busy['count'] === 1 ? 'trace' : 'traces';
+    await until(
+      async () => (await text(page, '.count')) === `${busy['count']} ${noun}` || (await text(page, '.count')),
+      'the bucket’s count',
+    );
+    assert.equal(await page.locator('table.records tbody tr').count(), busy['count']);
+    assert.match(await text(page, '.filter-summary .expr'), /Created/);
+    await shot(page, 'overview-bucket-table');
+  });
+
+  test('a model’s part of a stacked bar opens its llm spans; the time range lives in the URL', async () => {
+    await page.goto(`${h.fx.url}${routeUrl(overview())}`);
+    const bar = page.locator('figure[data-chart="Cost by model"] rect.chart-bar[data-series="gpt-4o-mini"]').first();
+    await bar.click();
+    await page.locator('table.records').waitFor();
+    const f = JSON.parse(new URL(page.url()).searchParams.get('f')!);
+    assert.deepEqual(f.and.slice(2), [
+      { filter: { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' } },
+      { filter: { type: 'text', column_id: 'model', operator: 'eq', value: 'gpt-4o-mini' } },
+    ]);
+    assert.match(new URL(page.url()).pathname, /\/spans$/);
+
+    await page.goto(`${h.fx.url}${routeUrl(overview())}`);
+    await page.getByRole('button', { name: 'Last hour' }).click();
+    await page.getByText('No traces in this time range.').waitFor();
+    assert.equal(new URL(page.url()).searchParams.get('range'), 'hour');
+    await page.getByLabel('From (UTC)').fill('2026-11-10T09:00');
+    await page.getByLabel('to', { exact: true }).fill('2026-11-10T10:00');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await until(
+      async () => (await text(page, '[data-total="traces"]')) === String(3 + 9) || (await text(page, '.page')),
+      'the 09:00 hour only',
+    );
+    const params = new URL(page.url()).searchParams;
+    assert.deepEqual([params.get('from'), params.get('to')], ['2026-11-10T09:00:00Z', '2026-11-10T10:00:00Z']);
+    await page.reload();
+    await until(async () => (await text(page, '[data-total="traces"]')) === '12' || 'not yet', 'the range survives a reload');
+    assert.deepEqual(errors, []);
+  });
+
+  test('two runs side by side: the API’s numbers per run, differences marked', async () => {
+    await page.goto(`${h.fx.url}/ui/p/${h.fx.projectId}`);
+    const compare = page.getByRole('button', { name: /^Compare/ });
+    await page.getByLabel('Compare production').check();
+    assert.equal(await compare.isDisabled(), true, 'one run is not a comparison');
+    await page.getByLabel('Compare canary').check();
+    await compare.click();
+    await page.locator('table.compare').waitFor();
+    assert.deepEqual(await page.locator('table.compare thead th').allInnerTexts(), ['Measure', 'production', 'canary']);
+    const cell = (measure: string, col: number) => text(page, `tr[data-measure="${measure}"] td:nth-of-type(${col}) .value`);
+    for (const [col, run] of [
+      [1, h.fx.logStreamId],
+      [2, canary],
+    ] as const) {
+      const t = await aggregate(
+        'traces',
+        { measures: [{ op: 'count' }, { op: 'p95', column_id: 'metrics/duration_ns', alias: 'p95' }] },
+        run,
+      );
+      const s = await aggregate(
+        'spans',
+        {
+          measures: [
+            { op: 'sum', column_id: 'metrics/cost', alias: 'cost' },
+            { op: 'avg', column_id: 'metrics/cost', alias: 'x' },
+          ],
+        },
+        run,
+      );
+      await until(
+        async () => (await cell('traces', col)) === String(t.rows[0]!['count']) || (await cell('traces', col)),
+        `traces of ${col}`,
+      );
+      assert.equal(await cell('p95', col), formatDuration(t.rows[0]!['p95']));
+      assert.equal(await cell('cost', col), `$${formatNumber(s.rows[0]!['cost'])}`);
+    }
+    // The canary's latencies are twice as long: a growth marked as worse.
+    assert.equal(await page.locator('tr[data-measure="p95"] .diff').getAttribute('class'), 'diff worse');
+    assert.match(await text(page, 'tr[data-measure="p95"] .diff'), /^▲/);
+    assert.equal(await page.locator('figure[data-chart="Latency p95"] rect').count(), 2, 'a bar per run');
+    await page.locator('tr[data-measure="metric:helpfulness"]').waitFor();
+    await shot(page, 'compare');
+    await page.screenshot({ path: join(ARTIFACTS, 'compare-full.png'), fullPage: true });
+    assert.deepEqual(errors, []);
+  });
+});
