@@ -28,6 +28,7 @@ export const LAYERS: Layers = [
   ['src/ingest/'],
   ['src/query/exec/'],
   ['src/iceberg/'],
+  ['src/scoring/'],
   ['src/engine/'],
   ['src/server/'],
   ['src/index.ts'],

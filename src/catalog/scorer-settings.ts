@@ -13,10 +13,14 @@ import { versionView } from './scorer-row.js';
 
 type Knobs = Omit<ScorerConfigInput, 'id' | 'name' | 'scorer_version'>;
 
-/** A stored entry: the scorer id, the pinned version id (or null for the default) and the knobs. */
+/**
+ * A stored entry: the scorer id, the pinned version id (or null for the default), the knobs, and the
+ * highest record seq when it was enabled (online scoring scores the records written after that).
+ */
 export interface EnabledScorer extends Knobs {
   id: string;
   version_id: string | null;
+  enabled_seq?: number;
 }
 
 /** The catalog as run scorer settings read it: its tables and its scorers. */
@@ -30,7 +34,16 @@ export interface SettingsRow {
   updated_at: string;
 }
 
-const KNOBS = ['model_name', 'num_judges', 'filters', 'scoreable_node_types', 'cot_enabled', 'output_type', 'input_type'] as const;
+const KNOBS = [
+  'model_name',
+  'num_judges',
+  'filters',
+  'scoreable_node_types',
+  'cot_enabled',
+  'output_type',
+  'input_type',
+  'sample_rate',
+] as const;
 
 /** Copies one knob the client set (an absent knob stays absent in the stored entry). */
 function copyKnob<K extends (typeof KNOBS)[number]>(to: Knobs, from: ScorerConfigInput, k: K): void {
@@ -67,14 +80,20 @@ export function readRunScorerSettings(catalog: SettingsCatalog, projectId: strin
   };
 }
 
+/**
+ * Replaces the run's enabled scorers. `lastSeq`: the store's highest record seq now; a scorer newly
+ * enabled remembers it, one that stays enabled keeps the seq it had.
+ */
 export function writeRunScorerSettings(
   catalog: SettingsCatalog,
   projectId: string,
   runId: string,
   body: RunScorerSettingsBody,
+  lastSeq = 0,
 ): RunScorerSettings {
   const project = catalog.project(projectId);
   const run = catalog.run(project.id, runId);
+  const before = new Map((settingsRow(catalog, run.id)?.scorers ?? []).map((e) => [e.id, e.enabled_seq ?? 0]));
   if (body.run_id !== undefined && body.run_id.toLowerCase() !== run.id) {
     throw invalid(['body', 'run_id'], `run_id ${body.run_id} does not match the run in the path (${run.id})`, body.run_id);
   }
@@ -109,7 +128,7 @@ export function writeRunScorerSettings(
     }
     byMetric.set(metric, i);
     const versionId = pinnedVersion(catalog, scorer, input, at, issues);
-    const entry: EnabledScorer = { id: scorer.id, version_id: versionId };
+    const entry: EnabledScorer = { id: scorer.id, version_id: versionId, enabled_seq: before.get(scorer.id) ?? lastSeq };
     for (const k of KNOBS) copyKnob(entry, input, k);
     entries.push(entry);
   });
@@ -198,6 +217,7 @@ function present(catalog: SettingsCatalog, e: EnabledScorer): ScorerConfig[] {
       cot_enabled: e.cot_enabled ?? version?.cot_enabled ?? d?.cot_enabled ?? null,
       output_type: e.output_type ?? row.output_type,
       input_type: e.input_type ?? row.input_type,
+      ...(e.sample_rate != null ? { sample_rate: e.sample_rate } : {}),
       scorer_version: versionView(version),
     },
   ];

@@ -15,6 +15,7 @@ import type { Loc } from './list-match.js';
 import { scorerPermissions, type ScorerAction } from './permissions.js';
 import { loadPresets, type Presets } from './presets.js';
 import { scorerView, type ScorerRow, type ScorerViewContext, type VersionRow } from './scorer-row.js';
+import { checkRule } from './scorer-rule.js';
 import { checkColorPicker, checkRollUp } from './scorer-validate.js';
 
 /** Roll-up used when a scorer names an output type but no roll-up (what the presets do). */
@@ -99,7 +100,8 @@ export class ScorerCatalog {
       .sort((a, b) => a.version - b.version);
   }
 
-  create(body: CreateScorerBody, userId: string | null): ScorerRow {
+  /** Registers a scorer; `library`: the fingerprint of a function the library defines in-process (scoring/library.ts). */
+  create(body: CreateScorerBody, userId: string | null, library: string | null = null): ScorerRow {
     const name = body.name.trim();
     if (name === '') throw invalid(['body', 'name'], 'String should have at least 1 character', body.name, 'string_too_short');
     this.#assertNameFree(name, null);
@@ -159,7 +161,7 @@ export class ScorerCatalog {
       default_version_id: null,
       latest_version_id: null,
     };
-    const version = this.#newVersion(row, 1, body.version ?? {}, userId, now);
+    const version = this.#newVersion(row, 1, body.version ?? {}, userId, now, library);
     row.default_version_id = version.id;
     row.latest_version_id = version.id;
     this.#catalog.commit([putChange('scorers', row), putChange('scorer_versions', version)]);
@@ -218,11 +220,11 @@ export class ScorerCatalog {
     return next;
   }
 
-  addVersion(id: string, input: ScorerVersionInput, userId: string | null): VersionRow {
+  addVersion(id: string, input: ScorerVersionInput, userId: string | null, library: string | null = null): VersionRow {
     const row = this.#registered(id);
     const latest = this.view.version(row.latest_version_id);
     const now = new Date().toISOString();
-    const version = this.#newVersion(row, (latest?.version ?? 0) + 1, input, userId, now);
+    const version = this.#newVersion(row, (latest?.version ?? 0) + 1, input, userId, now, library);
     const next: ScorerRow = { ...row, latest_version_id: version.id, updated_at: now };
     if (input.set_as_default) next.default_version_id = version.id;
     this.#catalog.commit([putChange('scorer_versions', version), putChange('scorers', next)]);
@@ -317,7 +319,14 @@ export class ScorerCatalog {
     return null;
   }
 
-  #newVersion(row: ScorerRow, number: number, input: ScorerVersionInput, userId: string | null, now: string): VersionRow {
+  #newVersion(
+    row: ScorerRow,
+    number: number,
+    input: ScorerVersionInput,
+    userId: string | null,
+    now: string,
+    library: string | null = null,
+  ): VersionRow {
     const id = randomUUID();
     const d = row.defaults;
     const base: ScorerVersion = {
@@ -344,8 +353,16 @@ export class ScorerCatalog {
         code_sha256: code === null ? null : createHash('sha256').update(code).digest('hex'),
         code_length: code === null ? 0 : code.length,
       };
-      return { ...base, code };
+      const rule = input.rule ?? null;
+      if (rule !== null) checkRule(rule, ['body', ...(number === 1 ? ['version'] : []), 'rule']);
+      return { ...base, code, ...(rule !== null ? { rule } : {}), ...(library !== null ? { library_fingerprint: library } : {}) };
     }
+    if (input.rule != null)
+      throw invalid(
+        ['body', ...(number === 1 ? ['version'] : []), 'rule'],
+        'a rule belongs to a code scorer (scorer_type code)',
+        input.rule.kind,
+      );
     const prompt = input.user_prompt ?? row.user_prompt ?? null;
     base.generated_scorer = {
       id: randomUUID(),

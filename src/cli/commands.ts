@@ -5,6 +5,7 @@ import { VERSION } from '../version.js';
 import { admin, UnknownAction } from './admin.js';
 import { exportCommand, importCommand, retentionCommand, sqlCommand } from './data.js';
 import { icebergCommand } from './iceberg.js';
+import { scoreCommand } from './score.js';
 import { serve } from './serve.js';
 
 export interface Command {
@@ -20,7 +21,8 @@ export const COMMANDS: readonly Command[] = [
     usage: [
       'serve [--data DIR] [--port N] [--host H] [--body-limit BYTES] [--request-timeout MS] [--memory-limit SIZE] [--model-prices FILE] ' +
         '[--text-index] [--rate-limit N] [--rate-limit-window MS] [--iceberg-to DIR|s3://bucket/prefix] [--iceberg-every SECONDS] ' +
-        '[--s3-endpoint URL] [--s3-region R] [--no-ui] [--quiet]',
+        '[--s3-endpoint URL] [--s3-region R] [--judge-url URL] [--judge-model M] [--judge-models name=model,...] ' +
+        '[--judge-concurrency N] [--judge-timeout MS] [--python-scorers] [--no-online-scoring] [--no-ui] [--quiet]',
     ],
     run: serve,
   },
@@ -49,6 +51,14 @@ export const COMMANDS: readonly Command[] = [
       'sql "SELECT ... FROM spans|traces|sessions|projects|runs" [--param V]... [--format jsonl|json|csv] [--data DIR]   (read-only)',
     ],
     run: sqlCommand,
+  },
+  {
+    name: 'score',
+    usage: [
+      'score --project NAME --log-stream NAME --scorer NAME [--scorer NAME]... [--filter JSON] [--overwrite-logged] ' +
+        '[--judge-url URL] [--python-scorers] [--data DIR]',
+    ],
+    run: scoreCommand,
   },
   {
     name: 'export',

@@ -2,13 +2,17 @@
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { EXPORT_FORMATS, type ExportFormat } from '../engine/data/export.js';
-import { TraceStore } from '../engine/trace-store.js';
+import { TraceStore, type TraceStoreOptions } from '../engine/trace-store.js';
 import type { Level } from '../query/columns.js';
 import { dataDir, positiveInt } from './options.js';
 import { progressBar } from './progress.js';
 
-async function withStore<T>(dir: string | undefined, fn: (store: TraceStore) => Promise<T>): Promise<T> {
-  const store = await TraceStore.open(dataDir(dir));
+export async function withStore<T>(
+  dir: string | undefined,
+  fn: (store: TraceStore) => Promise<T>,
+  options: TraceStoreOptions = {},
+): Promise<T> {
+  const store = await TraceStore.open(dataDir(dir), options);
   try {
     return await fn(store);
   } finally {
@@ -52,7 +56,7 @@ export async function sqlCommand(argv: string[]): Promise<void> {
 }
 
 /** Project id and run ids of `--project NAME [--log-stream NAME]` (names as the UI shows them). */
-function selectRun(
+export function selectRun(
   store: TraceStore,
   project: string | undefined,
   stream: string | undefined,

@@ -9,6 +9,7 @@ import { buildServer } from '../server/build-server.js';
 import { VERSION } from '../version.js';
 import { dataDir, env, positiveInt } from './options.js';
 import { s3Options } from './iceberg.js';
+import { SCORING_FLAGS, scoringOptions } from './scoring-options.js';
 import { publishEvery, type Publishing } from '../iceberg/every.js';
 
 export async function serve(argv: string[]): Promise<void> {
@@ -31,6 +32,7 @@ export async function serve(argv: string[]): Promise<void> {
       'iceberg-every': { type: 'string' },
       's3-endpoint': { type: 'string' },
       's3-region': { type: 'string' },
+      ...SCORING_FLAGS,
     },
     strict: true,
   });
@@ -52,6 +54,7 @@ export async function serve(argv: string[]): Promise<void> {
   const textIndex = values['text-index'] === true || env('TRACELAKE_TEXT_INDEX') === '1';
   const icebergEvery = values['iceberg-every'] === undefined ? undefined : positiveInt('--iceberg-every', values['iceberg-every'], 0);
   const s3 = s3Options(values['s3-endpoint'], values['s3-region']);
+  const scoring = scoringOptions(values);
   const iceberg = { ...(values['iceberg-to'] ? { to: values['iceberg-to'] } : {}), ...(s3 ? { s3 } : {}) };
   // The server owns its process, so it may tune V8: a request's parsed body and records outlive a few
   // scavenges (writes take turns) and reach the old space, which V8 otherwise lets grow by its
@@ -65,6 +68,7 @@ export async function serve(argv: string[]): Promise<void> {
     ...(memoryLimit === undefined ? {} : { memoryLimit }),
     ...(modelPrices === undefined ? {} : { modelPrices }),
     ...(textIndex ? { textIndex } : {}),
+    scoring,
   });
   const { generated, file } = bootstrapApiKey(store, env('TRACELAKE_API_KEY'));
   const app = buildServer({

@@ -56,6 +56,8 @@ export interface CatalogHost {
   drop(projectId: string, runId: string | null, removeFromCatalog: () => void): Promise<void>;
   /** Matching records at a level (a log stream search shows counts). */
   count(level: Level, projectId: string, body: FilterRequest): Promise<{ total_count: number }>;
+  /** The highest record seq so far (a scorer enabled now scores the records written after it). */
+  lastSeq?(): number;
 }
 
 type Caller = User | null | undefined;
@@ -284,7 +286,7 @@ export class StoreCatalog {
   /** Replaces the set of scorers enabled in a run. */
   setRunScorerSettings(projectId: string, runId: string, body: RunScorerSettingsBody): RunScorerSettings {
     this.#assertOpen();
-    return writeRunScorerSettings(this.#catalog, projectId, runId, body);
+    return writeRunScorerSettings(this.#catalog, projectId, runId, body, this.#host.lastSeq?.() ?? 0);
   }
 
   /** The scorers enabled in a run, with their metric_name (for available columns). */

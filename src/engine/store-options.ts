@@ -2,6 +2,7 @@
 import { invalid } from '../errors.js';
 import type { RecordStoreOptions } from '../storage/record-store.js';
 import type { PlanEstimate } from '../query/exec/match-estimate.js';
+import type { ScoringOptions } from '../scoring/scorers.js';
 
 /**
  * DuckDB's memory limit unless given. Memory tables, a seal's sort and a merge's buffers fit in it
@@ -49,6 +50,8 @@ export interface TraceStoreOptions extends RecordStoreOptions {
    * table's, for costs computed where clients log none (src/ingest/cost.ts). Read when the store opens.
    */
   modelPrices?: string;
+  /** Scorers that run in the store: online scoring, the LLM judge endpoint, the Python runner (docs/scorers.md). */
+  scoring?: ScoringOptions;
   /** Told the steps each search or count ran (keys, roll-ups, fetch), for benchmarks and tests. */
   onPlan?: (steps: readonly string[]) => void;
 }

@@ -7,6 +7,7 @@
 //   store.otlp         OpenTelemetry trace exports (otlp/otlp.ts)
 //   store.maintenance  compaction and the memory report (maintenance.ts)
 //   store.iceberg      the records as Iceberg tables for other engines (../iceberg/publish.ts)
+//   store.scorers      scorers that run in the store, online and on demand (../scoring/scorers.ts)
 // The parts share the objects built here and nothing else; none of them holds the store. A few
 // methods of the library's quick start are kept on the store itself as aliases of the parts'.
 import { mkdirSync } from 'node:fs';
@@ -24,6 +25,8 @@ import type { FilterRequest, PartialSearchRequest, SearchRequest } from '../sche
 import { removeLeftovers } from '../storage/leftovers.js';
 import { FolderLock } from '../storage/lock.js';
 import { RecordStore } from '../storage/record-store.js';
+import { Scorers } from '../scoring/scorers.js';
+import { sql } from '../query/sql.js';
 import { StoreData } from './data/data.js';
 import { Retention } from './data/retention.js';
 import { Drops } from './drops.js';
@@ -61,6 +64,7 @@ export class TraceStore {
   readonly otlp: Otlp;
   readonly maintenance: Maintenance;
   readonly iceberg: Iceberg;
+  readonly scorers: Scorers;
   readonly #guard = new OpenGuard();
   readonly #opened: Opened;
   readonly #drops: Drops;
@@ -71,7 +75,10 @@ export class TraceStore {
     this.dir = dir;
     this.#opened = opened;
     this.#drops = new Drops(catalog, store);
-    const queries = new RecordQueries(store, db, queryOptions(catalog, options));
+    const queries = new RecordQueries(store, db, {
+      ...queryOptions(catalog, options),
+      derivedStatuses: (row, known) => this.scorers.derivedStatuses(row, known),
+    });
     const prices = new ModelPriceBook(catalog, options.modelPrices);
     const ingest = new Ingest(
       {
@@ -95,6 +102,7 @@ export class TraceStore {
         guard.assertOpen();
         return this.#drops.drop(projectId, runId, removeFromCatalog);
       },
+      lastSeq: () => store.lastSeq,
     });
     const targets: TargetCatalog = {
       findProjects: (query, user) => this.catalog.findProjects(query, user),
@@ -120,6 +128,31 @@ export class TraceStore {
       cutoffs: (projectId) => retention.cutoffs(projectId),
       withConnection: (fn) => db.withConnection(fn),
     });
+    this.scorers = new Scorers(
+      {
+        catalog,
+        assertOpen: () => guard.assertOpen(),
+        lastSeq: () => store.lastSeq,
+        lookup: (p, r, ids) => store.lookup(p, r, ids),
+        lockTraces: (keys, fn) => ingest.lock(keys, fn),
+        write: (_p, _r, rows) => store.append(rows, true),
+        matchRows: (level, scope, body, window, types, unscored) => queries.matchRows(level, scope, body, window, types, unscored),
+        count: (level, scope, body) => queries.count(level, scope, body),
+        validateFilter: (level, body) => queries.validateFilter(level, body),
+        resolveRun: (projectId, ids) => {
+          const { project, run } = resolveRun(catalog, projectId, ids);
+          return { projectId: project.id, runId: run.id };
+        },
+        regexMatches: async (texts, pattern, caseSensitive) => {
+          const rows = await db.all(
+            sql`SELECT list_transform(${[...texts]}::VARCHAR[], lambda t: regexp_matches(t, ${pattern}, ${caseSensitive ? '' : 'i'})) AS m`,
+          );
+          return (rows[0]!['m'] as boolean[]).map((b) => b === true);
+        },
+      },
+      options.scoring,
+    );
+    ingest.onWritten = (projectId, runId, rows) => this.scorers.notice(projectId, runId, rows);
     setInternals(this, { catalog, records: store, guard });
   }
 
@@ -139,6 +172,7 @@ export class TraceStore {
       const store = await RecordStore.open(root, db, { ...options, notedColumns: NOTED_COLUMNS });
       const opened = new TraceStore({ dir: root, lock, catalog, db, store }, options);
       await opened.#drops.finishPending();
+      opened.scorers.start();
       return opened;
     } catch (err) {
       await db?.close();
@@ -158,6 +192,7 @@ export class TraceStore {
     this.#guard.close();
     const { store, db, catalog, lock } = this.#opened;
     try {
+      await this.scorers.close();
       await store.close(options);
     } finally {
       await db.close();

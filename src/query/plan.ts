@@ -354,6 +354,31 @@ export function deleteQuery(input: PlanInput): Sql {
 }
 
 /**
+ * Matching records whose seq lies in [from, to] (id, seq, trace_id, type, in seq order), for work
+ * done record by record over a filter (scoring): the same filter a count at this level applies.
+ * `types`: only records of these types. `unscored`: only records lacking a value of at least one
+ * of these metrics (their `extra` comes along, where a scorer's failure is kept).
+ */
+export function matchRowsQuery(
+  input: PlanInput,
+  from: number,
+  to: number,
+  types: readonly string[] | null,
+  unscored: readonly string[] = [],
+): Sql {
+  const s = skeleton({ ...input, sort: null }, null, unscored);
+  let where = sql`${s.where} AND r.seq BETWEEN ${from}::BIGINT AND ${to}::BIGINT`;
+  if (types !== null) where = sql`${where} AND r.type IN (SELECT unnest(${[...types]}::VARCHAR[]))`;
+  if (unscored.length > 0)
+    where = sql`${where} AND (${joinSql(
+      unscored.map((m) => sql`r.${ident(s.own.get(m)!)} IS NULL`),
+      ' OR ',
+    )})`;
+  const extra = raw(unscored.length > 0 ? ', r.extra' : '');
+  return sql`${s.with}SELECT r.id, r.seq, r.trace_id, r.type${extra} FROM ${s.from} WHERE ${where} ORDER BY r.seq`;
+}
+
+/**
  * A span delete's matching spans (the first of its two steps), with has_children as read: only those
  * with children need the second step (subtreeQuery), which reads every span's links. A delete of leaf
  * spans (the common case: llm spans) then reads only the columns its filter tests. Without `links`,

@@ -12,6 +12,8 @@ const knobs = {
   cot_enabled: Type.Optional(Nullable(Type.Boolean())),
   output_type: Type.Optional(Nullable(Type.Enum([...OUTPUT_TYPES]))),
   input_type: Type.Optional(Nullable(Type.Enum([...INPUT_TYPES]))),
+  /** tracelake: the share of the records it applies to that online scoring scores (0-1, default 1). */
+  sample_rate: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1 }))),
 };
 
 /** One enabled scorer: its id (or, as a convenience here, its unique name) and optional knobs. */
@@ -44,6 +46,7 @@ export const ScorerConfig = Type.Object({
   cot_enabled: Nullable(Type.Boolean()),
   output_type: Nullable(Type.String()),
   input_type: Nullable(Type.String()),
+  sample_rate: Type.Optional(Nullable(Type.Number())),
   scorer_version: Nullable(ScorerVersion),
 });
 export type ScorerConfig = Static<typeof ScorerConfig>;

@@ -2,6 +2,7 @@
 // filter and sort the hosted service accepts, and the bodies that register, change and version a scorer.
 import { Type, type Static } from 'typebox';
 import { Nullable, Uuid } from './common.js';
+import { ScorerRule } from './scoring.js';
 import {
   ActionsQuery,
   BoolFilter,
@@ -55,7 +56,7 @@ const Strings = Type.Array(Type.String());
 
 // ------------------------------------------------------------------ parts of a scorer
 
-const NodeFilter = Type.Union([
+export const NodeFilter = Type.Union([
   Type.Object({
     name: Type.Literal('node_name'),
     operator: Type.Enum([...TEXT_OPERATORS]),
@@ -74,6 +75,8 @@ const NodeFilter = Type.Union([
     value: Type.Union([Type.String(), Strings]),
   }),
 ]);
+
+export type NodeFilter = Static<typeof NodeFilter>;
 
 export const ScorerInvocation = Type.Object({
   required_inputs: Type.Optional(Type.Array(Type.Enum(['query', 'response']), { uniqueItems: true })),
@@ -151,6 +154,10 @@ export const ScorerVersion = Type.Object({
   input_type: Type.Optional(Nullable(Type.String())),
   created_at: Type.Optional(Nullable(Type.String())),
   created_by: Type.Optional(Nullable(Type.String())),
+  /** tracelake: the declarative check a code scorer registered over HTTP runs (scorers.md). */
+  rule: Type.Optional(Nullable(ScorerRule)),
+  /** tracelake: a code scorer defined by the library in-process (store.scorers.define): its function's fingerprint. */
+  library_fingerprint: Type.Optional(Nullable(Type.String())),
 });
 export type ScorerVersion = Static<typeof ScorerVersion>;
 
@@ -276,6 +283,8 @@ export const ScorerVersionInput = Type.Object({
   instructions: Type.Optional(Nullable(Type.String())),
   chain_poll_template: Type.Optional(Nullable(Type.String())),
   code: Type.Optional(Nullable(Type.String())),
+  /** tracelake: a declarative check for a code scorer (kind, field, reference, parameters: scorers.md). */
+  rule: Type.Optional(Nullable(ScorerRule)),
   /** Make the new version the default one (otherwise the default stays where it was). */
   set_as_default: Type.Optional(Type.Boolean({ default: false })),
 });

@@ -41,6 +41,9 @@ function table(): Map<string, Access> {
   set('PUT', `${p}/log_streams/:run_id/retention`, 'update');
   set('GET,HEAD', `${p}/runs/:run_id/scorer-settings`, 'read');
   set('PATCH,PUT,POST', `${p}/runs/:run_id/scorer-settings`, 'toggle_metric');
+  set('POST', `${p}/recompute_metrics`, 'toggle_metric');
+  set('POST', `${p}/recompute-metrics`, 'toggle_metric');
+  set('GET,HEAD', `${p}/jobs/:job_id`, 'read');
   set('POST', `${p}/spans`, 'log_data');
   set('POST', `${p}/traces`, 'log_data');
   set('POST', `${p}/sessions`, 'log_data');

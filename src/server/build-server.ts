@@ -21,6 +21,7 @@ import { memberRoutes } from './routes/members.js';
 import { retentionRoutes } from './routes/retention.js';
 import { modelPriceRoutes } from './routes/model-prices.js';
 import { scorerRoutes } from './routes/scorers.js';
+import { scoringRoutes } from './routes/scoring.js';
 import { ICEBERG_PREFIX, icebergRoutes } from './routes/iceberg.js';
 import { openTarget } from '../iceberg/publish.js';
 import { RestCatalog } from '../iceberg/rest-catalog.js';
@@ -117,6 +118,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         await scoped.register(retentionRoutes(store));
         await scoped.register(modelPriceRoutes(store));
         await scoped.register(scorerRoutes(store));
+        await scoped.register(scoringRoutes(store));
         await scoped.register(clientCompatRoutes(store));
         await scoped.register(openapiRoutes(surface));
       },

@@ -87,6 +87,11 @@ export class RecordStore {
     return this.#appender.deleteSeqs(seqs, childless);
   }
 
+  /** The highest seq assigned so far (every row written later has a higher one). */
+  get lastSeq(): number {
+    return this.#s.nextSeq - 1;
+  }
+
   /** The latest version of a record in a memory table, if any (no DuckDB round trip). */
   recent(runId: string, id: string): MemEntry | undefined {
     return this.#s.memIds.get(memKey(runId, id));

@@ -25,7 +25,7 @@ import { KeyedLock } from './keyed-lock.js';
 import { Sessions } from './sessions.js';
 import type { OtlpHost } from '../otlp/otlp-log.js';
 import type { RunIds } from '../run-scope.js';
-import { placeDrafts, type Draft, type RecordLinks } from '../../record/record.js';
+import { placeDrafts, type Draft, type LogRow, type RecordLinks } from '../../record/record.js';
 import { linksOf, storedToWire } from '../../record/row-codec.js';
 import { EMPTY, sql } from '../../query/sql.js';
 
@@ -78,6 +78,8 @@ export class Ingest {
   /** Serialises the requests that read and rewrite records of one trace (run/trace id). */
   readonly #traceLock = new KeyedLock();
   readonly #sessions: Sessions;
+  /** Told of every write once it is acknowledged, seqs assigned (online scoring queues what it owes). */
+  onWritten: ((projectId: string, runId: string, rows: readonly LogRow[]) => void) | null = null;
 
   constructor(host: IngestHost, records: RecordStore, db: Database, maxSpans: number | undefined) {
     this.#host = host;
@@ -433,7 +435,14 @@ export class Ingest {
     } catch (err) {
       if (reliable) throw err;
       process.emitWarning(`tracelake: unreliable ingest failed: ${(err as Error).message}`);
+      return;
     }
+    this.onWritten?.(projectId, runId, drafts);
+  }
+
+  /** Runs fn holding the locks of these traces (keys run/trace id), as logging does when it rewrites records. */
+  lock<T>(keys: readonly string[], fn: () => Promise<T>): Promise<T> {
+    return this.#traceLock.run(keys, fn);
   }
 }
 

@@ -5,6 +5,7 @@ import type { SqlRunner } from '../../db/database.js';
 import type { MetricInfo, RollUpMethod } from '../columns.js';
 import type { SegmentCounts } from './count-cache.js';
 import type { DataFactsCache } from './data-facts.js';
+import type { DerivedStatuses } from './derived-statuses.js';
 import type { PageKeySettings } from './page-keys.js';
 
 export interface ExecContext {
@@ -21,6 +22,8 @@ export interface ExecContext {
   readonly counts: SegmentCounts | null;
   /** Whether counts of text filters may use segments' token indexes (token-count.ts). */
   readonly tokenCounts: boolean;
+  /** Metric statuses a page derives from a record's place (scorers still to run on it), if any. */
+  readonly derivedStatuses: DerivedStatuses | undefined;
   /** Told the steps each search or count ran (benchmarks and tests look at the plan). */
   readonly onPlan: ((steps: readonly string[]) => void) | undefined;
 }

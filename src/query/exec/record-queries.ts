@@ -2,10 +2,10 @@
 // partial search (search.ts), count (count.ts), delete (record-delete.ts finds what goes), and the
 // columns a level offers (available-columns.ts). Each takes a snapshot and runs on the store's
 // database through a narrow runner; the strategies' caches live as long as this object.
-import type { SqlRunner } from '../../db/database.js';
+import type { Row, SqlRunner } from '../../db/database.js';
 import type { ColumnDef, Level, MetricInfo, RollUpMethod } from '../columns.js';
 import { METRIC_PREFIX } from '../columns.js';
-import { deleteQuery } from '../plan.js';
+import { deleteQuery, matchRowsQuery } from '../plan.js';
 import { parseRecordQuery } from '../record-request.js';
 import type { Sql } from '../sql.js';
 import type { FilterRequest, PartialSearchRequest } from '../../schemas/query.js';
@@ -20,6 +20,7 @@ import { SegmentCounts } from './count-cache.js';
 import { DataFactsCache } from './data-facts.js';
 import type { ExecContext } from './exec-context.js';
 import type { PlanEstimate } from './match-estimate.js';
+import type { DerivedStatuses } from './derived-statuses.js';
 import type { SearchResult } from './page-assembly.js';
 import { factPlan, planInput, scopeOf, type RunScope } from './plan-input.js';
 import { deleteSet } from './record-delete.js';
@@ -39,6 +40,8 @@ export interface RecordQueryOptions {
   planEstimate?: PlanEstimate;
   estimateMinGroups?: number;
   metricInfo?: (name: string) => MetricInfo | undefined;
+  /** Statuses of metrics a record should carry and does not yet (the store's scorers). */
+  derivedStatuses?: DerivedStatuses;
   onPlan?: (steps: readonly string[]) => void;
 }
 
@@ -65,6 +68,7 @@ export class RecordQueries {
       },
       counts: options.segmentCounts === false ? null : new SegmentCounts(options.segmentCountMinRows),
       tokenCounts: options.tokenCounts !== false,
+      derivedStatuses: options.derivedStatuses,
       onPlan: options.onPlan,
     };
   }
@@ -105,6 +109,29 @@ export class RecordQueries {
       await this.#records.deleteSeqs(seqs, childless);
       return { deleted: seqs.length, matched: seqs.length, childless: childless.length };
     });
+  }
+
+  /**
+   * Records of a level matching a filter whose seq lies in [from, to], in seq order (see
+   * plan.ts matchRowsQuery): the same filter a count applies, one window of the store at a time.
+   */
+  matchRows(
+    level: Level,
+    scope: RunScope,
+    body: FilterRequest,
+    window: { from: number; to: number },
+    types: readonly string[] | null,
+    unscored: readonly string[] = [],
+  ): Promise<Row[]> {
+    return this.#records.read(async (snap) => {
+      const plan = await factPlan(this.#cx, snap, 'count', level, scope, body);
+      return this.#cx.db.all(matchRowsQuery(plan, window.from, window.to, types, unscored));
+    });
+  }
+
+  /** The highest seq given so far (windows of matchRows end there). */
+  get lastSeq(): number {
+    return this.#records.lastSeq;
   }
 
   availableColumns(level: Level, scope: RunScope, extraMetrics: Iterable<string> = []): Promise<ColumnDef[]> {

@@ -71,6 +71,7 @@ export async function search(
     whole: !partial,
     withMetadata: Boolean(body.include_code_metric_metadata),
     rollUp: cx.rollUp,
+    derived: cx.derivedStatuses,
     start,
     limit,
     more,

@@ -14,7 +14,7 @@ export const TAGS = [
     name: 'records',
     description: 'Search, partial search, count, aggregate, delete and describe the columns of spans, traces and sessions.',
   },
-  { name: 'scorers', description: 'The scorer (metric) catalog and its versions.' },
+  { name: 'scorers', description: 'The scorer (metric) catalog and its versions, and scoring records on demand.' },
   { name: 'users', description: 'Users, API keys and project members.' },
   {
     name: 'iceberg',
@@ -87,6 +87,9 @@ const TABLE: Record<string, [Tag, string]> = {
   'POST /projects/{project_id}/users': ['users', 'Give users roles in a project (owners and admins)'],
   'PATCH /projects/{project_id}/users/{user_id}': ['users', 'Change a member’s role (owners and admins)'],
   'DELETE /projects/{project_id}/users/{user_id}': ['users', 'Remove a member (owners and admins)'],
+  'POST /projects/{project_id}/recompute_metrics': ['scorers', 'Score the records a filter selects with the named scorers (a job)'],
+  'POST /projects/{project_id}/recompute-metrics': ['scorers', 'Score the records a filter selects (same as recompute_metrics)'],
+  'GET /projects/{project_id}/jobs/{job_id}': ['scorers', 'Read a scoring job and its progress'],
   'POST /scorers/list': ['scorers', 'List scorers, filtered, sorted and paged'],
   'POST /scorers': ['scorers', 'Register a scorer'],
   'GET /scorers/{scorer_id}': ['scorers', 'Read a scorer'],
