@@ -31,6 +31,7 @@ import { Maintenance } from './maintenance.js';
 import { OpenGuard } from './open-guard.js';
 import { Otlp } from './otlp/otlp.js';
 import type { TargetCatalog } from './otlp/otlp-target.js';
+import type { LogOptions } from './records/idempotency.js';
 import { Ingest, type LogTracesResult } from './records/ingest.js';
 import { Records } from './records/records.js';
 import { resolveRun } from './run-scope.js';
@@ -183,8 +184,8 @@ export class TraceStore {
   }
 
   /** store.records.logTraces. */
-  logTraces(projectId: string, body: LogTracesRequest): Promise<LogTracesResult> {
-    return this.records.logTraces(projectId, body);
+  logTraces(projectId: string, body: LogTracesRequest, options: LogOptions = {}): Promise<LogTracesResult> {
+    return this.records.logTraces(projectId, body, options);
   }
 
   /** store.records.search. */

@@ -285,3 +285,27 @@ test('streaming flow: session, empty trace, spans one by one, updates, conclusio
   assert.equal(missing.status, 404);
   assert.match(missing.body.detail, /not found/);
 });
+
+test('Idempotency-Key: a repeat without it is two traces; a retry with it is one, answered as the first; a bad or reused key is 422 naming the header', async (t) => {
+  const s = await startServer(t);
+  const path = `/v2/projects/${s.projectId}/traces`;
+  const body = { log_stream_id: s.logStreamId, traces: [{ name: 'ask', input: 'same question', output: 'same answer' }] };
+  const a = await s.call('POST', path, body);
+  const b = await s.call('POST', path, body);
+  assert.equal(a.status, 200);
+  assert.notDeepEqual(a.body.trace_ids, b.body.trace_ids);
+  const k1 = await s.call('POST', path, body, { 'Idempotency-Key': 'retry-me' });
+  const k2 = await s.call('POST', path, body, { 'Idempotency-Key': 'retry-me' });
+  assert.equal(k2.status, 200);
+  assert.deepEqual(k2.body, k1.body);
+  const count = await s.call('POST', `/v2/projects/${s.projectId}/traces/count`, { log_stream_id: s.logStreamId });
+  assert.deepEqual(count.body, { total_count: 3 });
+  const reused = await s.call('POST', path, { ...body, traces: [{ name: 'other' }] }, { 'Idempotency-Key': 'retry-me' });
+  assert.equal(reused.status, 422);
+  assert.deepEqual(reused.body.detail[0].loc, ['header', 'idempotency-key']);
+  const bad = await s.call('POST', path, body, { 'Idempotency-Key': 'x'.repeat(256) });
+  assert.equal(bad.status, 422);
+  assert.deepEqual(bad.body.detail[0].loc, ['header', 'idempotency-key']);
+  const after = await s.call('POST', `/v2/projects/${s.projectId}/traces/count`, { log_stream_id: s.logStreamId });
+  assert.deepEqual(after.body, { total_count: 3 });
+});
