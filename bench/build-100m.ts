@@ -1,7 +1,7 @@
-// A 100M-span store for the peer benchmark (issue 17, item 5), built from the 10M template in minutes
-// instead of hours through the library: the template is copied as it is (copy 0), exported once as
-// Parquet (page-copying export), and nine disjoint copies of that export are derived with DuckDB and
-// imported (the direct import path; page-copying where a row group holds one kind).
+// A 100M-span store for the peer benchmark, built from the 10M template in minutes instead of hours
+// through the library: the template is copied as it is (copy 0), exported once as Parquet (page-copying
+// export), and nine disjoint copies of that export are derived with DuckDB and imported (the direct
+// import path; page-copying where a row group holds one kind).
 //
 // Copy k (1..9) differs from the template only in
 // - every id (id, trace_id, parent_id, session_id, previous_session_id): the version nibble of the
@@ -36,7 +36,7 @@ const TIME_COLS = ['created_at', 'updated_at'];
  * leaves segments of 2M rows and more alone): built.json asks the harness to open copies with
  * autoCompact off, so questions are asked of the built layout, not of one being merged under them.
  * Batches of a whole part (2.95M-7.05M rows) would have made 2M+ segments, but spilled gigabytes to
- * disk in the importer (8.6 GB after 4 minutes for one 2.95M-row batch) where a 1M-row batch took ~15 s.
+ * disk in the importer, many times slower than 1M-row batches.
  */
 export const OPEN_OPTIONS = { autoCompact: false } as const;
 
@@ -64,11 +64,11 @@ const sidePath = (work: string, k: number, g: number) => join(work, `sides-${k}`
  * remapped columns (ids, times) of each row group of `base` as a small file of one row group (kept
  * in `<work>/sides-k`), and the copy takes every other column chunk of `base` byte for byte
  * (spliceGroups), so it has `base`'s row groups and its import copies their pages in turn.
- * Re-encoding every column with DuckDB took ~5 minutes per copy here (load 11-14; the texts are most
- * of the bytes). Returns one file per span segment of the template: the export holds the segments
- * one after the other and two of them overlap in time, so an import batch across their boundary is
- * out of created_at order and gets sorted (2.5 minutes at load 13, spilling, against ~15 s for an
- * in-order 1M rows). Trace and session row groups are spliced later, all copies in one file each.
+ * Re-encoding every column with DuckDB took minutes per copy (the texts are most of the bytes).
+ * Returns one file per span segment of the template: the export holds the segments one after the
+ * other and two of them overlap in time, so an import batch across their boundary is out of
+ * created_at order and gets sorted (spilling, many times slower than in-order rows). Trace and
+ * session row groups are spliced later, all copies in one file each.
  */
 async function writeCopy(
   db: DuckDBInstance,
@@ -90,7 +90,8 @@ async function writeCopy(
       for (let g = next++; g < groupRows.length; g = next++) {
         const lo = starts[g]!;
         await c.run(
-          `COPY (SELECT ${changed.map((x) => remapExpr(x, k)).join(', ')} FROM read_parquet('${base}', file_row_number = true) WHERE file_row_number BETWEEN ${lo} AND ${lo + groupRows[g]! - 1}) TO '${sidePath(work, k, g)}' (${OPTS}, ROW_GROUP_SIZE ${groupRows[g]! * 2})`,
+          `COPY (SELECT ${changed.map((x) => remapExpr(x, k)).join(', ')} FROM read_parquet('${base}', file_row_number = true) ` +
+            `WHERE file_row_number BETWEEN ${lo} AND ${lo + groupRows[g]! - 1}) TO '${sidePath(work, k, g)}' (${OPTS}, ROW_GROUP_SIZE ${groupRows[g]! * 2})`,
         );
       }
     } finally {

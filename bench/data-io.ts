@@ -1,4 +1,4 @@
-// Export and import throughput (issue #16): fills a folder with the bench workload, then, each in a
+// Export and import throughput: fills a folder with the bench workload, then, each in a
 // child process of its own so its peak RSS is its own: export to Parquet, JSON lines and Arrow IPC,
 // the library's Arrow batches, and import of the Parquet and JSON lines exports into new folders; and,
 // as the floor on this machine in the same run, DuckDB alone copying the Parquet export (plain, and
@@ -51,7 +51,8 @@ async function step(name: Step, dir: string, work: string): Promise<Record<strin
     const order = raw(name === 'raw-copy-sorted' ? ' ORDER BY created_at, id' : '');
     const out = join(work, 'raw.parquet');
     const r = await db.all(
-      sql`COPY (SELECT * FROM read_parquet(${join(work, 'all.parquet')})${order}) TO ${stringLiteral(out)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 32768)`,
+      sql`COPY (SELECT * FROM read_parquet(${join(work, 'all.parquet')})${order})
+          TO ${stringLiteral(out)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 32768)`,
     );
     records = Number(r[0]?.['Count'] ?? 0);
     bytes = statSync(out).size;
@@ -134,7 +135,8 @@ if (positionals[0] === 'step') {
     const r = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
     results.push(r);
     process.stderr.write(
-      `${s.padEnd(15)} ${fmt(Number(r['records']))} records in ${r['seconds']} s = ${fmt(Number(r['records_per_s']))}/s, ${r['cpu_s']} CPU-s, peak RSS ${r['peak_rss_mib']} MiB, load ${r['load_1m']}\n`,
+      `${s.padEnd(15)} ${fmt(Number(r['records']))} records in ${r['seconds']} s = ${fmt(Number(r['records_per_s']))}/s, ` +
+        `${r['cpu_s']} CPU-s, peak RSS ${r['peak_rss_mib']} MiB, load ${r['load_1m']}\n`,
     );
   }
   const rate = (s: Step) => Number(results.find((r) => r['step'] === s)?.['records_per_s'] ?? NaN);

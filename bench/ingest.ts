@@ -53,8 +53,8 @@ export async function benchLibraryIngest(spans: number, seed = 7): Promise<Measu
     const compactMs = performance.now() - t;
     const disk = folderBytes(dir);
     // Read before the yardstick's pass: its request strings (~1.2 MB each, which V8 allocates in its old
-    // space) and parsed copies are the benchmark's garbage, not the library's. The generator alone peaked
-    // at 306 MiB with them and 201 MiB without (300k spans, bench/probes/lib-mem.ts --gen-only, 2026-11-25).
+    // space) and parsed copies are the benchmark's garbage, not the library's: they alone raise the
+    // generator's peak by half (bench/probes/lib-mem.ts --gen-only shows it).
     const peak = peakRssMiB() ?? 0;
     let parseMs = 0;
     let bytes = 0;

@@ -6,7 +6,7 @@
 //
 //   node --import tsx bench/load.ts --duration 120 [--loggers 4 --searchers 2 --counters 2 --deleters 1]
 //   (or: npm run build && node dist/bench/load.js --duration 120)
-// The test suite runs the same function for about 20 s (test/server/load.test.ts).
+// The test suite runs the same function for a fixed number of requests (test/server/load.test.ts).
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -260,7 +260,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
     const progress = setInterval(
       () =>
         say(
-          `${requests.total} requests, ${batches.length} batches logged, ${batches.filter((b) => b.deleted).length} deleted, ${errors} errors, rss ${MiB(process.memoryUsage().rss)} MiB`,
+          `${requests.total} requests, ${batches.length} batches logged, ${batches.filter((b) => b.deleted).length} deleted, ` +
+            `${errors} errors, rss ${MiB(process.memoryUsage().rss)} MiB`,
         ),
       5_000,
     );
@@ -362,14 +363,20 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
 export function formatReport(r: LoadReport): string {
   const l = r.latencyMs;
   return [
-    `load: ${r.seconds} s, clients ${r.clients.loggers} loggers / ${r.clients.searchers} searchers / ${r.clients.counters} counters / ${r.clients.deleters} deleters`,
+    `load: ${r.seconds} s, clients ${r.clients.loggers} loggers / ${r.clients.searchers} searchers / ` +
+      `${r.clients.counters} counters / ${r.clients.deleters} deleters`,
     `requests survived: ${r.requests.total} (log ${r.requests.log}, search ${r.requests.search}, count ${r.requests.count}, delete ${r.requests.delete})`,
     `errors: ${r.errors}${r.errorSamples.length ? `\n  ${r.errorSamples.join('\n  ')}` : ''}`,
-    `logged: ${r.logged.traces} traces, ${r.logged.spans} spans in ${r.logged.batches} batches (${r.spansPerSec} spans/s); deleted: ${r.deleted.traces} traces, ${r.deleted.spans} spans in ${r.deleted.batches} batches`,
-    `counted: ${r.counted.traces} traces, ${r.counted.spans} spans, ${r.counted.sessions} sessions = logged - deleted: ${r.accounted ? 'yes' : 'NO'}; records checked: ${r.recordsChecked}`,
+    `logged: ${r.logged.traces} traces, ${r.logged.spans} spans in ${r.logged.batches} batches (${r.spansPerSec} spans/s); ` +
+      `deleted: ${r.deleted.traces} traces, ${r.deleted.spans} spans in ${r.deleted.batches} batches`,
+    `counted: ${r.counted.traces} traces, ${r.counted.spans} spans, ${r.counted.sessions} sessions = logged - deleted: ` +
+      `${r.accounted ? 'yes' : 'NO'}; records checked: ${r.recordsChecked}`,
     `reopened: ${r.reopened.ok ? 'same counts' : 'DIFFERENT counts'} in ${r.reopened.ms} ms`,
     `rss: start ${r.rssMiB.start} MiB, peak ${r.rssMiB.peak} MiB, end ${r.rssMiB.end} MiB`,
-    `latency ms p50/p95/p99/max: log ${l.log.p50}/${l.log.p95}/${l.log.p99}/${l.log.max}, search ${l.search.p50}/${l.search.p95}/${l.search.p99}/${l.search.max}, count ${l.count.p50}/${l.count.p95}/${l.count.p99}/${l.count.max}, delete ${l.delete.p50}/${l.delete.p95}/${l.delete.p99}/${l.delete.max}`,
+    `latency ms p50/p95/p99/max: log ${l.log.p50}/${l.log.p95}/${l.log.p99}/${l.log.max}, ` +
+      `search ${l.search.p50}/${l.search.p95}/${l.search.p99}/${l.search.max}, ` +
+      `count ${l.count.p50}/${l.count.p95}/${l.count.p99}/${l.count.max}, ` +
+      `delete ${l.delete.p50}/${l.delete.p95}/${l.delete.p99}/${l.delete.max}`,
   ].join('\n');
 }
 

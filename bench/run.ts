@@ -1,4 +1,6 @@
-// npm run bench -- [--size 10k|100k|1m|10m] [--data-dir /keep/store] [--questions count-tree,delete-filter] [--only ingest,ingest-library,ingest-http,ingest-reads,peers,scorers,shapes] [--settle 300] [--shapes-size 100k] [--shapes-match 'issue|by text'] [--shapes-dir keep/here] [--peers tracelake,duckdb-raw,sqlite,postgres] [--out bench/results]
+// npm run bench -- [--size 10k|100k|1m|10m] [--data-dir /keep/store] [--questions count-tree,delete-filter]
+//   [--only ingest,ingest-library,ingest-http,ingest-reads,peers,scorers,shapes] [--settle 300] [--shapes-size 100k]
+//   [--shapes-match 'issue|by text'] [--shapes-dir keep/here] [--peers tracelake,duckdb-raw,sqlite,postgres] [--out bench/results]
 // Peers over the opt-in text index: TRACELAKE_BENCH_TEXT_INDEX=1 (a --data-dir template without one builds it on open);
 // with TRACELAKE_BENCH_TOKEN_COUNTS=0 too, counts as before the token index (bench/peers/library-load.ts).
 // Runs the suites side by side in one process, prints a Markdown table and writes

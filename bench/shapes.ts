@@ -1,10 +1,10 @@
-// The shape matrix (issue 18): every filter kind, with and without a `type` leaf, with and without
-// a metric in the selection, sorted by time, by a metric and by text, plus a count of each filter;
-// and the two questions of the issue. Each shape runs through the tracelake library and as a
-// hand-written DuckDB query over the same span segments that gives the same answer (checked), and is
-// reported with both times, their ratio and the steps tracelake's plan ran. Where tracelake's answer
-// needs roll-ups (a metric read for spans that have children), the hand-written query computes them
-// too, in the cheapest form we know. Only ratios within one run mean anything on a shared machine.
+// The shape matrix: every filter kind, with and without a `type` leaf, with and without a metric in the
+// selection, sorted by time, by a metric and by text, plus a count of each filter; and the two
+// questions it was first built for. Each shape runs through the tracelake library and as a hand-written
+// DuckDB query over the same span segments that gives the same answer (checked), and is reported with
+// both times, their ratio and the steps tracelake's plan ran. Where tracelake's answer needs roll-ups
+// (a metric read for spans that have children), the hand-written query computes them too, in the
+// cheapest form we know. Only ratios within one run mean anything on a shared machine.
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -116,7 +116,8 @@ function from(col: string, rollUp: boolean): { with: string; from: string; m: st
   return {
     with: `WITH RECURSIVE d AS (SELECT id, parent_id, trace_id, has_children, ${col} AS v FROM spans),
       par AS (SELECT id, parent_id FROM d WHERE has_children AND parent_id <> trace_id),
-      up(anc, v) AS (SELECT parent_id, v FROM d WHERE v IS NOT NULL AND parent_id <> trace_id UNION ALL SELECT p.parent_id, up.v FROM up JOIN par p ON p.id = up.anc),
+      up(anc, v) AS (SELECT parent_id, v FROM d WHERE v IS NOT NULL AND parent_id <> trace_id
+        UNION ALL SELECT p.parent_id, up.v FROM up JOIN par p ON p.id = up.anc),
       ru AS (SELECT anc AS id, avg(v) AS v FROM up GROUP BY anc) `,
     from: 'spans r LEFT JOIN ru ON ru.id = r.id',
     m: `coalesce(r.${col}, ru.v)`,
@@ -131,13 +132,20 @@ function from(col: string, rollUp: boolean): { with: string; from: string; m: st
  */
 function shownPage(col: string, where: string, order: string, full: ReturnType<typeof from>, rollUp: boolean): string {
   if (!rollUp)
-    return `${full.with}SELECT ${BASE_SQL}, r.${col} AS v FROM ${full.from} WHERE ${where.replaceAll('M', full.m)} ORDER BY ${order.replaceAll('M', full.m)} LIMIT ${PAGE}`;
+    return (
+      `${full.with}SELECT ${BASE_SQL}, r.${col} AS v FROM ${full.from} WHERE ${where.replaceAll('M', full.m)} ` +
+      `ORDER BY ${order.replaceAll('M', full.m)} LIMIT ${PAGE}`
+    );
   if (full.with)
-    return `${full.with}SELECT ${BASE_SQL}, ${full.m} AS v FROM ${full.from} WHERE ${where.replaceAll('M', full.m)} ORDER BY ${order.replaceAll('M', full.m)} LIMIT ${PAGE}`;
+    return (
+      `${full.with}SELECT ${BASE_SQL}, ${full.m} AS v FROM ${full.from} WHERE ${where.replaceAll('M', full.m)} ` +
+      `ORDER BY ${order.replaceAll('M', full.m)} LIMIT ${PAGE}`
+    );
   const key = order.includes('created_at') ? 'r.created_at' : 'r.name';
   return `WITH RECURSIVE p AS (SELECT ${BASE_SQL}, ${key}, r.has_children, r.${col} AS own FROM spans r WHERE ${where} ORDER BY ${order} LIMIT ${PAGE}),
     d AS (SELECT id, parent_id, trace_id, ${col} AS v FROM spans WHERE trace_id IN (SELECT trace_id FROM p WHERE has_children AND own IS NULL)),
-    up(anc, v) AS (SELECT parent_id, v FROM d WHERE v IS NOT NULL AND parent_id <> trace_id UNION ALL SELECT d.parent_id, up.v FROM up JOIN d ON d.id = up.anc WHERE d.parent_id <> d.trace_id),
+    up(anc, v) AS (SELECT parent_id, v FROM d WHERE v IS NOT NULL AND parent_id <> trace_id
+      UNION ALL SELECT d.parent_id, up.v FROM up JOIN d ON d.id = up.anc WHERE d.parent_id <> d.trace_id),
     ru AS (SELECT anc, avg(v) AS v FROM up GROUP BY anc)
     SELECT ${BASE_SQL}, coalesce(r.own, CASE WHEN r.has_children THEN ru.v END) AS v FROM p r LEFT JOIN ru ON ru.anc = r.id ORDER BY ${order}`;
 }
@@ -182,7 +190,7 @@ function shapes(kinds: FilterKind[], col: string): Shape[] {
   return out;
 }
 
-/** The two questions of the issue's table, as asked and with the variant the issue found fast. */
+/** The two questions the matrix was first built for ("issue 1", "issue 2"), as asked and with the variant found fast. */
 function issueShapes(col: string): Shape[] {
   const model = { type: 'text', column_id: 'model', operator: 'eq', value: 'gpt-4o' };
   const metric = { type: 'number', column_id: `metrics/${METRIC}`, operator: 'gt', value: 0.5 };
@@ -329,7 +337,8 @@ export async function benchShapes(
     ];
     for (const r of [...results].sort((x, y) => y.ratio - x.ratio))
       lines.push(
-        `| ${r.name} | ${fmt(r.tracelake_ms)} | ${fmt(r.duckdb_ms)} | ${r.ratio.toFixed(2)} | ${fmt(r.tracelake_cpu_ms)} / ${fmt(r.duckdb_cpu_ms)} | ${r.cpu_ratio.toFixed(2)} | ${r.steps} |`,
+        `| ${r.name} | ${fmt(r.tracelake_ms)} | ${fmt(r.duckdb_ms)} | ${r.ratio.toFixed(2)} | ` +
+          `${fmt(r.tracelake_cpu_ms)} / ${fmt(r.duckdb_cpu_ms)} | ${r.cpu_ratio.toFixed(2)} | ${r.steps} |`,
       );
     const above = (f: (r: ShapeResult) => number) => results.filter((r) => f(r) > 1.5).length;
     lines.push('', `${results.length} shapes: ${above((r) => r.ratio)} above 1.5x by wall time, ${above((r) => r.cpu_ratio)} by CPU time.`);

@@ -118,7 +118,8 @@ await app.close();
 await store.close();
 rmSync(dir, { recursive: true, force: true });
 process.stdout.write(
-  `Chromium ${chromiumPath}, ${runs} runs after a warm-up; milliseconds from navigation start, median (min–max)\n\n| measurement | ms |\n|---|---:|\n${rows.join('\n')}\n`,
+  `Chromium ${chromiumPath}, ${runs} runs after a warm-up; milliseconds from navigation start, median (min–max)\n\n` +
+    `| measurement | ms |\n|---|---:|\n${rows.join('\n')}\n`,
 );
 mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
 writeFileSync(

@@ -1,4 +1,4 @@
-// The workload of the peer benchmark (issue 6), defined once as data: the generated span set every
+// The workload of the peer benchmark, defined once as data: the generated span set every
 // peer loads, and each question with its semantic definition and one equivalent SQL formulation per
 // peer. Peers answer with a count or with the ids of a first page; the harness compares answers
 // across peers, so every page has a total order (ties broken by id).
@@ -82,7 +82,7 @@ export interface Question {
    */
   readonly sql: Readonly<Record<Dialect, string>>;
   /**
-   * The same question as a tracelake API call (SPEC.md / COMPAT.md 4 request shapes, run id left to
+   * The same question as a tracelake API call (the hosted service's request shapes, run id left to
    * the caller), for the tracelake peer. Written ahead of the query engine: a suggestion to check
    * against it, not a tested formulation.
    */
@@ -197,7 +197,9 @@ export const QUESTIONS: readonly Question[] = [
       // SQLite orders NULL below every value, so DESC already puts spans without the metric last.
       // The metric is a literal in every dialect so an expression index on it can serve the order.
       sqlite: `SELECT id FROM spans WHERE type = ?1 ORDER BY json_extract(attributes, '$.metrics.correctness') DESC, id DESC LIMIT ${PAGE}`,
-      postgres: `SELECT id::text AS id FROM spans WHERE type = $1 ORDER BY (attributes->'metrics'->>'correctness')::float8 DESC NULLS LAST, spans.id DESC LIMIT ${PAGE}`,
+      postgres:
+        "SELECT id::text AS id FROM spans WHERE type = $1 ORDER BY (attributes->'metrics'->>'correctness')::float8 DESC NULLS LAST, " +
+        `spans.id DESC LIMIT ${PAGE}`,
       duckdb: `SELECT id FROM spans WHERE type = $1 ORDER BY metrics['correctness'] DESC NULLS LAST, id DESC LIMIT ${PAGE}`,
     },
   },

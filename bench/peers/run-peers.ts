@@ -1,4 +1,4 @@
-// The peer benchmark (issue 6): every peer loads the same seeded span set, answers every question of
+// The peer benchmark: every peer loads the same seeded span set, answers every question of
 // bench/workload.ts several times, and the answers are checked to agree across peers before any
 // figure is trusted. Peers run one after another (never two at once), so each one's timings and
 // peak memory are its own; each regenerates the set from the seed while loading (generation is not

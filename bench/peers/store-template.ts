@@ -1,5 +1,5 @@
 // A settled tracelake store built once and copied for each run (`--data-dir`): at 10M spans the
-// library load takes 12-30 minutes on this machine, and both library peers (tracelake, duckdb-raw)
+// library load takes tens of minutes on a small machine, and both library peers (tracelake, duckdb-raw)
 // load the same set the same way, so building it once lets the questions be asked many times
 // (old and new code in turn). The template is never queried itself: every peer gets a copy, since
 // the delete question changes the data. `built.json` beside the store says what it holds; a template

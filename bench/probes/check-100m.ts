@@ -100,7 +100,8 @@ if (existsSync(values.expected!)) {
     } else if (q.id === 'rollup-trace') {
       const top = (
         await rows(
-          `SELECT trace_id AS id, sum(metrics['num_total_tokens']) AS v FROM spans WHERE metrics['num_total_tokens'] IS NOT NULL GROUP BY trace_id ORDER BY v DESC, trace_id DESC LIMIT 100`,
+          "SELECT trace_id AS id, sum(metrics['num_total_tokens']) AS v FROM spans WHERE metrics['num_total_tokens'] IS NOT NULL " +
+            'GROUP BY trace_id ORDER BY v DESC, trace_id DESC LIMIT 100',
         )
       ).map((r) => ({ id: String(r['id']), v: Number(r['v']) }));
       at10m.set(q.id, [{ ids: top.map((r) => r.id) }]);
@@ -111,7 +112,8 @@ if (existsSync(values.expected!)) {
       expected.set(q.id, [{ ids }]);
     }
     log(
-      `expected ${q.id}: ${JSON.stringify(expected.get(q.id)!.map((a) => a.count ?? `${a.ids!.length} ids`))} (${((performance.now() - t) / 1000).toFixed(1)} s)`,
+      `expected ${q.id}: ${JSON.stringify(expected.get(q.id)!.map((a) => a.count ?? `${a.ids!.length} ids`))} ` +
+        `(${((performance.now() - t) / 1000).toFixed(1)} s)`,
     );
   }
   c.closeSync();
@@ -163,7 +165,8 @@ const ask = async (q: Question, variant: number, exp: Answer) => {
   };
   results.push(r);
   log(
-    `${q.id}[${variant}]: ${ms.toFixed(0)} ms (${r.cpuMs.toFixed(0)} CPU ms, load ${load.toFixed(1)}) ${agree ? 'AGREES' : '!!! DIFFERS'}: ${String(r.got)} vs ${String(r.expected)}`,
+    `${q.id}[${variant}]: ${ms.toFixed(0)} ms (${r.cpuMs.toFixed(0)} CPU ms, load ${load.toFixed(1)}) ` +
+      `${agree ? 'AGREES' : '!!! DIFFERS'}: ${String(r.got)} vs ${String(r.expected)}`,
   );
 };
 try {
@@ -196,7 +199,17 @@ const facts = {
 log(JSON.stringify(facts));
 writeFileSync(
   values.out!,
-  `${JSON.stringify({ when: new Date().toISOString(), allAgree: ok, facts, at10m: Object.fromEntries([...at10m].map(([k, v]) => [k, v.map((a) => a.count ?? a.ids)])), results }, null, 2)}\n`,
+  `${JSON.stringify(
+    {
+      when: new Date().toISOString(),
+      allAgree: ok,
+      facts,
+      at10m: Object.fromEntries([...at10m].map(([k, v]) => [k, v.map((a) => a.count ?? a.ids)])),
+      results,
+    },
+    null,
+    2,
+  )}\n`,
 );
 rmSync(values.work!, { recursive: true, force: true });
 log(ok ? 'every answer agrees with the 10M-derived expectation' : '!!! SOME ANSWERS DIFFER');

@@ -1,4 +1,4 @@
-// Counts and memory of an opened store at scale (issue 17, item 4 and the memory items): the peer
+// Counts and memory of an opened store at scale: the peer
 // benchmark's three-leaf count (bench/workload.ts, `count-tree`) over an existing store, its plan
 // (with --explain: DuckDB's EXPLAIN ANALYZE of the compiled SQL), and the resident memory of the
 // process after opening the store. With `--base-store` (another checkout's src/engine/trace-store.ts)
@@ -74,7 +74,8 @@ if (a['add-tag-set']) {
     const abs = join(a.dir!, seg.file);
     const rowGroup = Math.max(...seg.row_groups.map((g) => g[2]!), 1);
     await conn.run(
-      `COPY (SELECT *, ${TAG_SET_SQL} AS ${TAG_SET_COLUMN} FROM read_parquet('${abs}')) TO '${abs}.tmp' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${rowGroup})`,
+      `COPY (SELECT *, ${TAG_SET_SQL} AS ${TAG_SET_COLUMN} FROM read_parquet('${abs}')) ` +
+        `TO '${abs}.tmp' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${rowGroup})`,
     );
     renameSync(`${abs}.tmp`, abs);
     Object.assign(seg, { tag_set: true, bytes: statSync(abs).size });
@@ -115,7 +116,7 @@ if (a['memory-only']) {
     return { heap_used_mib: mib(m.heapUsed), array_buffers_mib: mib(m.arrayBuffers) };
   };
   const afterCount = { rss_mib: rssMiB(), ...js() };
-  // A text count loads the text indexes (lazily since issue 17; on open before).
+  // A text count loads the text indexes (lazily: older code loaded them on open).
   await s.store.count('span', s.projectId, {
     log_stream_id: s.runId,
     filters: [{ type: 'text', column_id: 'input', operator: 'contains', value: 'warranty', case_sensitive: false }],

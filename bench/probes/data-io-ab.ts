@@ -40,7 +40,8 @@ function run(build: 'old' | 'new', step: string): Record<string, unknown> {
   if (child.status !== 0) throw new Error(`${build} ${step} failed: ${child.stderr}`);
   const r = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
   process.stderr.write(
-    `${build} ${step.padEnd(15)} ${fmt(Number(r['records_per_s']))} records/s, ${r['seconds']} s, ${r['cpu_s']} CPU-s, peak RSS ${r['peak_rss_mib']} MiB, load ${r['load_1m']}\n`,
+    `${build} ${step.padEnd(15)} ${fmt(Number(r['records_per_s']))} records/s, ${r['seconds']} s, ${r['cpu_s']} CPU-s, ` +
+      `peak RSS ${r['peak_rss_mib']} MiB, load ${r['load_1m']}\n`,
   );
   return { build, ...r };
 }

@@ -1,6 +1,6 @@
-// Where an import's or export's time goes (issue #16): runs one data-io step in this process with every
-// DuckDB statement timed (wall and process CPU, which counts DuckDB's threads), and the JavaScript
-// between statements counted apart. Statements of one step run one after another, so the CPU deltas add up.
+// Where an import's or export's time goes: runs one data-io step in this process with every DuckDB
+// statement timed (wall and process CPU, which counts DuckDB's threads), and the JavaScript between
+// statements counted apart. Statements of one step run one after another, so the CPU deltas add up.
 //   node --import tsx bench/probes/data-io-profile.ts import-parquet|export-parquet|... WORK_DIR
 // WORK_DIR is a data-io --dir (its source/ folder and all.parquet, all.jsonl files).
 import { appendFileSync, rmSync } from 'node:fs';

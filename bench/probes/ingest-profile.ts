@@ -65,7 +65,11 @@ for (const batch of generateBatches({ spans, batchSpans: 1000, seed: 7 })) {
     const d = (k: string) => ((((c.get(k) ?? 0) - (stepCpu.get(k) ?? 0)) * 1e6) / (n - lastStep)).toFixed(1);
     const segs = (store as unknown as { records: { manifestSegments?: () => number } }).records;
     console.error(
-      `at ${n}: wall/span ${(((now - stepT) * 1000) / (n - lastStep)).toFixed(1)} µs, inside ${(((inside - stepInside) * 1000) / (n - lastStep)).toFixed(1)}, cpu main ${d('main')} other ${d('other')} µs/span, files ${parquetFiles(dir).length}, rss ${Math.round((Number(readFileSync('/proc/self/statm', 'utf8').split(' ')[1]) * 4096) / 1048576)} MiB, load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`,
+      `at ${n}: wall/span ${(((now - stepT) * 1000) / (n - lastStep)).toFixed(1)} µs, ` +
+        `inside ${(((inside - stepInside) * 1000) / (n - lastStep)).toFixed(1)}, cpu main ${d('main')} other ${d('other')} µs/span, ` +
+        `files ${parquetFiles(dir).length}, ` +
+        `rss ${Math.round((Number(readFileSync('/proc/self/statm', 'utf8').split(' ')[1]) * 4096) / 1048576)} MiB, ` +
+        `load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`,
     );
     void segs;
     lastStep = n;

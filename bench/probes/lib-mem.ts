@@ -1,5 +1,5 @@
-// Issue 11 item 4: peak RSS of a library process that ingests like bench/ingest.ts's library run
-// (one serial caller, reliable: true, ~1,000-span requests, then flush and compact), with process CPU
+// Peak RSS of a library process that ingests like bench/ingest.ts's library run (one serial caller,
+// reliable: true, ~1,000-span requests, then flush and compact), with process CPU
 // time (DuckDB's threads included) and the ten highest RSS samples of a worker thread (every 20 ms:
 // the peak is a spike of a second or less, while the main thread's timers are late). V8's heap and
 // DuckDB's accounting are sampled every 250 ms on the main thread (`atPeakMiB`: at the highest RSS

@@ -1,6 +1,6 @@
-// Issue 18, "mem data facts per query": what the planner's per-query facts read over rows still in
-// memory (a GROUP BY over the memory tables, src/query/exec/data-facts.ts) costs a span query, with every
-// row unsealed. `node --import tsx bench/probes/mem-facts.ts [spans]` (default 100k). Not part of a run.
+// What the planner's per-query facts read over rows still in memory (a GROUP BY over the memory tables,
+// src/query/exec/data-facts.ts) costs a span query, with every row unsealed. Not part of a run.
+//   node --import tsx bench/probes/mem-facts.ts [spans]   (default 100k)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,7 +60,8 @@ for (const [name, ask] of [
   }
   const med = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
   console.log(
-    `${name}: total median ${med(totals).toFixed(1)} ms, facts over memory rows median ${med(facts).toFixed(1)} ms (${(facts.map((f) => f.toFixed(1))).join(', ')})`,
+    `${name}: total median ${med(totals).toFixed(1)} ms, ` +
+      `facts over memory rows median ${med(facts).toFixed(1)} ms (${(facts.map((f) => f.toFixed(1))).join(', ')})`,
   );
 }
 await store.close();

@@ -1,6 +1,6 @@
-// Issue 11 item 4: what grows with stored spans in a library process. One serial caller (reliable:
-// true, 1,000-span requests, as bench/probes/ingest-profile.ts) logs spans; at each step (after flush, and
-// after a full GC) it records RSS, V8 heap, DuckDB's duckdb_memory() and the store's JS structures.
+// What grows with stored spans in a library process. One serial caller (reliable: true, 1,000-span
+// requests, as bench/probes/ingest-profile.ts) logs spans; at each step (after flush, and after a full
+// GC) it records RSS, V8 heap, DuckDB's duckdb_memory() and the store's JS structures.
 //   node --expose-gc --import tsx bench/probes/mem-growth.ts [steps=300000,600000,1200000] [--compact]
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

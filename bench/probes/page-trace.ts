@@ -1,4 +1,4 @@
-// Where a first page's time goes while the library ingests (issue 11, reads during ingest): four
+// Where a first page's time goes while the library ingests (reads during ingest): four
 // writers log ~1,000-span requests (`reliable: true`, as the HTTP benchmark's clients do) while one
 // reader asks the benchmark's filtered count and first page in a loop. For each page: its time, the
 // segments and memory tables its snapshot lists, the plan's steps, and each statement's time (from

@@ -1,7 +1,6 @@
 // What keeping unsealed rows in DuckDB's memory table costs against keeping them only as the log's
-// Arrow batches (the write path issue 11 asks for, against the one its goals would need). For one
-// memory table's worth of requests (~1,100 rows each), CPU of this process's main thread and of every
-// other thread, per row:
+// Arrow batches. For one memory table's worth of requests (~1,100 rows each), CPU of this process's
+// main thread and of every other thread, per row:
 //   A. today: each request inserted into an in-memory table (INSERT ... FROM tl_batches), then the
 //      table sealed (COPY ... ORDER BY created_at, id TO ZSTD-1 Parquet, 8,192-row groups);
 //   B. no memory table: the seal's COPY reads the batches straight from tl_batches;
@@ -67,7 +66,8 @@ await conn.run(sql`CREATE TABLE childless (seq BIGINT, clock BIGINT)`);
 const inserter = new MemInserter(conn, source);
 const out = join(dir, 'seg.parquet');
 const copy = (from: Sql) =>
-  sql`COPY (SELECT *, ${raw(TAG_SET_SQL)} AS ${raw(TAG_SET_COLUMN)} FROM ${from} ORDER BY created_at, id) TO ${stringLiteral(out)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 8192)`;
+  sql`COPY (SELECT *, ${raw(TAG_SET_SQL)} AS ${raw(TAG_SET_COLUMN)} FROM ${from} ORDER BY created_at, id)
+      TO ${stringLiteral(out)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 8192)`;
 const count = (from: Sql) => sql`SELECT count(*) AS n FROM ${from} WHERE model = 'gpt-4o'`;
 const batchesOf = (key: number) => sql`tl_batches(${int(key)})`;
 
@@ -124,7 +124,8 @@ await db.close();
 rmSync(dir, { recursive: true, force: true });
 
 process.stdout.write(
-  `${rows} rows in ${batches.length} requests, ${rounds} rounds; median µs of CPU a row\n\n| step | main thread | other threads | total |\n|---|---:|---:|---:|\n`,
+  `${rows} rows in ${batches.length} requests, ${rounds} rounds; median µs of CPU a row\n\n` +
+    '| step | main thread | other threads | total |\n|---|---:|---:|---:|\n',
 );
 for (const [name, f] of Object.entries(res)) {
   const m = median(f.main);

@@ -1,4 +1,4 @@
-// Text index figures (issue 17, item 2): case-insensitive `contains` counts and first pages over an
+// Text index figures: case-insensitive `contains` counts and first pages over an
 // existing store, and the cost of building the index of its segments. With `--base-store` (another
 // checkout's src/engine/trace-store.ts) and `--base-dir` (a copy of the store for it), both trees
 // answer in one process, taking turns run by run: on a shared machine only such paired ratios mean

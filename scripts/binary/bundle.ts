@@ -42,7 +42,8 @@ export async function bundle(outfile: string, log: (s: string) => void): Promise
   );
   if (importMeta.length) {
     throw new Error(
-      `import.meta is empty in the single binary's bundle. Read runtime files through assetPath() from src/assets.ts (and list them in RUNTIME_ASSETS) instead of new URL(..., import.meta.url):\n${importMeta.map((w) => `  ${where(w)}${w.text}`).join('\n')}`,
+      "import.meta is empty in the single binary's bundle. Read runtime files through assetPath() from src/assets.ts " +
+        `(and list them in RUNTIME_ASSETS) instead of new URL(..., import.meta.url):\n${importMeta.map((w) => `  ${where(w)}${w.text}`).join('\n')}`,
     );
   }
   for (const w of result.warnings) if (w.id !== 'empty-import-meta') log(`esbuild: ${where(w)}${w.text}`);

@@ -1,7 +1,7 @@
 // Who may do what: project roles, the global admin role, and the one `can()` that turns a caller,
 // an action and a resource into {allowed, message}. Every `permissions` array the API shows comes
-// from here, and issue 5's enforcement is meant to call the same function, so what is reported and
-// what is enforced cannot drift apart.
+// from here, and the server's enforcement (server/access.ts) calls the same function, so what is
+// reported and what is enforced cannot drift apart.
 //
 // Roles nest: owner > editor > annotator > viewer. Each project action needs a minimum role:
 // deleting and sharing (managing members) need owner, recording human feedback needs annotator,

@@ -1,4 +1,4 @@
-// POST /projects/{project_id}/log_streams/search over the runs table (COMPAT.md 3.7): filters id,
+// POST /projects/{project_id}/log_streams/search over the runs table, as the hosted service answers it: filters id,
 // name (case-sensitive unless case_sensitive is false), created_by (`contains` also searches the
 // creator's email), created_at, updated_at; sorts name, created_at, updated_at; default newest
 // first. The engine adds num_spans / num_traces for the page when include_counts is true.

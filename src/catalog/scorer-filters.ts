@@ -1,6 +1,7 @@
-// Scorer filters of SPEC.md "List scorers" / COMPAT.md 6, each compiled once into a row predicate.
+// The filters of POST /scorers/list, as the hosted service defines them, each compiled once into a
+// row predicate.
 // Operator semantics are those of list-match.ts. Decisions specific to scorers:
-// - name: case-insensitive unless case_sensitive is true (SPEC default false); tags, labels, node
+// - name: case-insensitive unless case_sensitive is true (the service's default is false); tags, labels, node
 //   types and capabilities are case-sensitive unless case_sensitive is false.
 // - label with strict false compares loosely: case, accents, spacing and punctuation (_ - . /)
 //   are ignored on both sides, so "context adherence" finds "Context-Adherence". strict true (the

@@ -1,5 +1,5 @@
 // How a scorer is held in memory (one row per scorer, versions in their own table) and how a row
-// becomes the Scorer item of SPEC.md. Scope projects are kept as ids and named at presentation,
+// becomes the API's Scorer item. Scope projects are kept as ids and named at presentation,
 // so renaming a project shows up everywhere at once; versions are looked up by id.
 import type { Scorer, ScorerVersion } from '../schemas/scorers.js';
 

@@ -1,4 +1,4 @@
-// Rules of a scorer definition that a JSON schema cannot state (SPEC.md "Scorer" and "Limits"):
+// Rules of a scorer definition (the service's Scorer shape and its limits) that a JSON schema cannot state:
 // a roll-up config has at least one method, all of one family, and includes the roll-up method;
 // a color picker has at least one constraint, numeric ranges are [low, high], and in categorical
 // and multi-label pickers each category appears in at most one constraint. Checked for every

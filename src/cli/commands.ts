@@ -18,7 +18,9 @@ export const COMMANDS: readonly Command[] = [
   {
     name: 'serve',
     usage: [
-      'serve [--data DIR] [--port N] [--host H] [--body-limit BYTES] [--request-timeout MS] [--memory-limit SIZE] [--text-index] [--rate-limit N] [--rate-limit-window MS] [--iceberg-to DIR|s3://bucket/prefix] [--iceberg-every SECONDS] [--s3-endpoint URL] [--s3-region R] [--no-ui] [--quiet]',
+      'serve [--data DIR] [--port N] [--host H] [--body-limit BYTES] [--request-timeout MS] [--memory-limit SIZE] [--text-index] ' +
+        '[--rate-limit N] [--rate-limit-window MS] [--iceberg-to DIR|s3://bucket/prefix] [--iceberg-every SECONDS] ' +
+        '[--s3-endpoint URL] [--s3-region R] [--no-ui] [--quiet]',
     ],
     run: serve,
   },
@@ -65,7 +67,8 @@ export const COMMANDS: readonly Command[] = [
   {
     name: 'iceberg',
     usage: [
-      'iceberg publish [--data DIR] [--to DIR|s3://bucket/prefix] [--s3-endpoint URL] [--s3-region R] [--keep-snapshots N] [--max-snapshot-age SECONDS]   (Iceberg v2 tables spans, traces, sessions; default --to <data>/iceberg)',
+      'iceberg publish [--data DIR] [--to DIR|s3://bucket/prefix] [--s3-endpoint URL] [--s3-region R] [--keep-snapshots N] ' +
+        '[--max-snapshot-age SECONDS]   (Iceberg v2 tables spans, traces, sessions; default --to <data>/iceberg)',
     ],
     run: icebergCommand,
   },

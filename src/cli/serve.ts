@@ -52,9 +52,9 @@ export async function serve(argv: string[]): Promise<void> {
   const iceberg = { ...(values['iceberg-to'] ? { to: values['iceberg-to'] } : {}), ...(s3 ? { s3 } : {}) };
   // The server owns its process, so it may tune V8: a request's parsed body and records outlive a few
   // scavenges (writes take turns) and reach the old space, which V8 otherwise lets grow by its
-  // default factor before collecting. At 1M spans of HTTP ingest (2026-11-25, two runs each): 25%
-  // kept peak RSS at 673-693 MiB but spent ~13% more CPU a span on marking (93-97 against 81-82 µs);
-  // 50% costs 82-85 µs and 697-736 MiB; V8's default 733-856 MiB. `node --heap-growing-percent=N` overrides.
+  // default factor before collecting. 50% keeps peak memory near what 25% keeps at about the CPU of
+  // V8's default (25% spends more CPU a span on marking, the default lets the peak grow).
+  // `node --heap-growing-percent=N` overrides.
   if (!process.execArgv.some((a) => a.startsWith('--heap-growing-percent'))) v8.setFlagsFromString('--heap-growing-percent=50');
   // Requests are acknowledged once visible: reads then never wait for inserts (pipelineDepth 0).
   const store = await TraceStore.open(dataDir(values.data), {

@@ -2,7 +2,7 @@
 // `INSERT INTO t SELECT * FROM tl_batches(7)` runs on a DuckDB worker thread: the main thread only
 // fills data chunks when DuckDB asks for them (see arrow-chunks.ts), and the insert itself (the
 // table append, statistics, commit) costs it nothing. An appender would do all of that on the main
-// thread (measured: ~6 µs of a row's ~10 µs). Keys are our own counters; no request data enters SQL.
+// thread, where it was most of a row's cost. Keys are our own counters; no request data enters SQL.
 import { BIGINT, BOOLEAN, DOUBLE, DuckDBTableFunction, INTEGER, LIST, MAP, TIMESTAMP, VARCHAR, type DuckDBType } from '@duckdb/node-api';
 import duckdb from '@duckdb/node-bindings';
 import type { RecordBatch } from 'apache-arrow';

@@ -51,14 +51,14 @@ export interface DatabaseOptions {
   /**
    * Freeing more than this at once returns the allocator's free pages to the system (DuckDB's
    * `allocator_bulk_deallocation_flush_threshold`, default 512 MiB: never, for our sizes). Merges set it
-   * (merge.ts); the store's own database does not: at 16 MB a text scan of 10M inputs took 1.57x as long
-   * (pages given back and faulted in again for every vector of strings).
+   * (merge.ts); the store's own database does not: at a low threshold a large text scan takes markedly
+   * longer (pages given back and faulted in again for every vector of strings).
    */
   bulkFreeThreshold?: string;
   /**
    * Keep Parquet footers in memory once read (default true: reads plan from them again and again). A
    * database that reads each file once (merges) turns it off: the cache keeps the footer of every file
-   * ever read, deleted ones too, until the memory limit presses (~0.2 MiB of RSS a sealed segment).
+   * ever read, deleted ones too, until the memory limit presses (memory that grows with every segment sealed).
    */
   footerCache?: boolean;
 }
@@ -285,9 +285,8 @@ export class Connection {
    * every `pollMs` whether they are done, instead of waiting inside DuckDB: a thread waiting there
    * spins on DuckDB's task queue while a worker runs the statement, and an insert from a table function
    * (tl_batches) keeps its worker waiting on callbacks into the main thread. Inserts into memory tables
-   * this way: the server's CPU a span 85-87 -> 77-81 µs, reads during ingest p50 70-75 -> 61-62 ms
-   * (1M spans over HTTP, old and new in turns, 2026-11-28). Without worker threads (threads = 1) nobody
-   * would run the tasks: the statement runs as run() does.
+   * run this way: the server spends less CPU a span and reads during ingest answer sooner. Without
+   * worker threads (threads = 1) nobody would run the tasks: the statement runs as run() does.
    */
   async runPolled(q: Sql, pollMs = 1): Promise<void> {
     if (!this.#workers) return this.run(q);

@@ -6,8 +6,7 @@ import type { PlanEstimate } from '../query/exec/match-estimate.js';
 /**
  * DuckDB's memory limit unless given. Memory tables, a seal's sort and a merge's buffers fit in it
  * (merges stream); larger sorts spill to <data>/tmp. Merges fill whatever limit there is, so it sets
- * the process's peak: with 384MB the server's peak RSS over 300k spans of HTTP ingest was 927-942 MiB,
- * with 512MB 1,113-1,127 MiB, at the same ingest rate (2026-11-24, two alternating runs each).
+ * the process's peak: a larger limit raises the server's peak memory with it, for no faster ingest.
  */
 export const DEFAULT_MEMORY_LIMIT = '384MB';
 export const MEMORY_SIZE = /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
@@ -36,7 +35,10 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   metricTopKRows?: number;
   /** Counts keep each segment's share per filter and reuse it (count-cache.ts; default true; tests compare with false). */
   segmentCounts?: boolean;
-  /** Counts of text filters from the token index where segments have one (token-count.ts; default true with textIndex; tests and benchmarks compare with false). */
+  /**
+   * Counts of text filters from the token index where segments have one (token-count.ts; default true
+   * with textIndex; tests and benchmarks compare with false).
+   */
   tokenCounts?: boolean;
   /** Segments of fewer rows are counted each time (default 100,000; tests shrink it). */
   segmentCountMinRows?: number;
@@ -59,8 +61,8 @@ export function checkedMemoryLimit(options: TraceStoreOptions): string {
   const memoryLimit = options.memoryLimit ?? DEFAULT_MEMORY_LIMIT;
   if (!MEMORY_SIZE.test(memoryLimit)) throw invalid(['memoryLimit'], "Input should be a size such as '512MB' or '4GB'", memoryLimit);
   // A seal copies a whole memory table inside DuckDB's memory limit, and a failed seal is retried, not
-  // given up: with the default 384MB, 192 MiB tables sealed and 256 MiB ones failed with Out of Memory
-  // (300k spans, 2026-11-28), and a table of every row failed at the flush.
+  // given up: a table much past half the limit fails with Out of Memory on every try, so it is refused
+  // here instead.
   const key = options.memTableBytes !== undefined ? 'memTableBytes' : 'walRollBytes';
   const table = options.memTableBytes ?? options.walRollBytes;
   if (table !== undefined) {

@@ -1,4 +1,4 @@
-// The column registry: every standard column of SPEC.md (exactly as its table gives them) and the
+// The column registry: every standard column of the hosted service (named and typed as it names them) and the
 // metric columns `metrics/<name>`. The same registry answers available_columns, validates filters and
 // sorts, and supplies the only identifiers that ever enter SQL (`sql`, written here, never from input).
 

@@ -90,14 +90,14 @@ const asList = (v: string | string[]) => (Array.isArray(v) ? v : [v]);
 const column = (c: { sql: string }) => raw(c.sql);
 
 /**
- * Membership of a column in a list of values. Up to LONG_LIST values are one placeholder each in an
- * IN list, which DuckDB uses to skip row groups by min/max; it then tests the IN list after the scan
- * (a hash probe), so every column the query reads is decoded for every row. Up to SHORT_LIST values
- * the same placeholders are also tested by list_contains, which DuckDB evaluates inside the scan:
- * the other columns are decoded only where a row matches (measured at 1M spans, keys of a page by
- * 2-32 trace ids: 1.5-3.5x less CPU; a count of the filter column alone costs about the same). A longer
- * list becomes a semi-join on the unnested list parameter. A NULL column yields NULL either way, which
- * compileWhere's positive tests treat as false.
+ * Membership of a column in a list of values. Up to LONG_LIST values are one placeholder each in an IN
+ * list, which DuckDB uses to skip row groups by min/max; it then tests the IN list after the scan (a
+ * hash probe), so every column the query reads is decoded for every row. Up to SHORT_LIST values the
+ * same placeholders are also tested by list_contains, which DuckDB evaluates inside the scan: the other
+ * columns are decoded only where a row matches (much less CPU for a page's keys by a few trace ids; a
+ * count of the filter column alone costs about the same). A longer list becomes a semi-join on the
+ * unnested list parameter. A NULL column yields NULL either way, which compileWhere's positive tests
+ * treat as false.
  */
 export const LONG_LIST = 256;
 export const SHORT_LIST = 32;
@@ -174,12 +174,12 @@ function textLeaf(leaf: Extract<Leaf, { kind: 'text' }>, ok: (q: Sql) => Sql): S
 
 /**
  * A case-insensitive `contains` of an ASCII needle as a regular expression over the text as stored:
- * exactly contains(lower(text), lower(needle)), without lowering every row (measured 1.3-1.9x faster
- * at 300k spans). lower() maps each code point on its own, so a match is a run of code points each
- * lowering to the needle's character: an ASCII letter's two cases, plus U+0130 for i and U+212A (the
- * Kelvin sign) for k, the only code points outside ASCII that DuckDB lowers into it (checked over
- * every code point in test/storage/indexes/text-index.test.ts); any other character only itself. Null (use
- * lower()) for an empty or non-ASCII needle.
+ * exactly contains(lower(text), lower(needle)), without the cost of lowering every row. lower() maps
+ * each code point on its own, so a match is a run of code points each lowering to the needle's
+ * character: an ASCII letter's two cases, plus U+0130 for i and U+212A (the Kelvin sign) for k, the
+ * only code points outside ASCII that DuckDB lowers into it (checked over every code point in
+ * test/storage/indexes/text-index.test.ts); any other character only itself. Null (use lower()) for an
+ * empty or non-ASCII needle.
  */
 export function caselessPattern(needle: string): string | null {
   if (needle.length === 0 || !/^[\x00-\x7f]*$/.test(needle)) return null;

@@ -2,7 +2,7 @@
 // from the request body (whose shapes are in src/schemas/query.ts); every column is resolved already.
 import type { ColumnDef, FilterType } from './columns.js';
 
-/** Operators by filter kind (COMPAT.md 4); types and validation derive from this one table. */
+/** Operators by filter kind, as the hosted service accepts them; types and validation derive from this one table. */
 export const OPERATORS = {
   id: ['eq', 'ne', 'one_of', 'not_in', 'contains'],
   date: ['eq', 'ne', 'gt', 'gte', 'lt', 'lte'],

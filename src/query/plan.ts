@@ -50,7 +50,7 @@ export type TimeWindow = { readonly op: '>=' | '<='; readonly us: number } | { r
 /**
  * Inclusive created_at ranges (epoch µs) every row a query keeps lies in, from its time window: the
  * source may leave out whole segments outside them (DuckDB would skip their row groups, but still opens
- * every listed file and checks each row group's statistics, ~10 ms per large segment).
+ * every listed file and checks each row group's statistics, a cost per segment).
  */
 export type CreatedRanges = readonly (readonly [number, number])[];
 
@@ -231,7 +231,8 @@ export function matchTimesQuery(input: PlanInput, k: number): Planned {
   // Ties on created_at need no id order: a window keeps every row at an instant it holds.
   const orderBy = raw(order ? ` ORDER BY r.created_at ${order.ascending ? 'ASC' : 'DESC'}` : '');
   return {
-    sql: sql`${s.with}SELECT list(DISTINCT c) AS cs, count(*) AS n FROM (SELECT epoch_us(r.created_at) AS c FROM ${s.from} WHERE ${s.where}${orderBy} LIMIT ${k})`,
+    sql: sql`${s.with}SELECT list(DISTINCT c) AS cs, count(*) AS n
+      FROM (SELECT epoch_us(r.created_at) AS c FROM ${s.from} WHERE ${s.where}${orderBy} LIMIT ${k})`,
     rolled: s.rolled,
   };
 }
@@ -335,7 +336,8 @@ export function subtreeQuery(descendants: PlanInput['descendants'], ids: readonl
   const d = descendants([]);
   const ctes = [
     sql`s AS (SELECT id, seq, parent_id FROM ${d.sql})`,
-    sql`sub(id, seq, parent_id) AS (SELECT id, seq, parent_id FROM s WHERE parent_id IN (SELECT unnest(${[...ids]}::VARCHAR[])) UNION SELECT s.id, s.seq, s.parent_id FROM sub JOIN s ON s.parent_id = sub.id)`,
+    sql`sub(id, seq, parent_id) AS (SELECT id, seq, parent_id FROM s WHERE parent_id IN (SELECT unnest(${[...ids]}::VARCHAR[]))
+        UNION SELECT s.id, s.seq, s.parent_id FROM sub JOIN s ON s.parent_id = sub.id)`,
   ];
   return sql`${withClause(ctes, true)}SELECT id, seq, parent_id FROM sub`;
 }

@@ -1,6 +1,6 @@
 // The one semantic check of a record query body, for search, partial search, count and delete alike:
 // the filters and filter tree all four take, and the sort only the two searches take. Count and delete
-// have no sort in their contract (COMPAT.md 3.2-3.3), so a `sort` sent to them is an unknown field and
+// have no sort in the service's contract, so a `sort` sent to them is an unknown field and
 // is ignored like any other, never read half-way (it used to reach the planner unchecked: a 500).
 import { validateSort, type SortSpec } from './plan.js';
 import { validateFilters } from './validate-filter.js';

@@ -105,16 +105,17 @@ export const STORED_SELECT = 'SELECT * REPLACE (epoch_us(created_at) AS created_
  * A record's tags as one low-cardinality string, stored in segments beside `tags` (a derived column,
  * written by writeSegment): the distinct tags, each escaped (\x1e -> \x1e0, \x1f -> \x1e1) and sorted,
  * each enclosed in \x1f; '' without tags, NULL when tags is NULL. Membership is then a substring test,
- * `\x1f<escaped tag>\x1f`, on a dictionary-encoded string column: about 7x cheaper to read and test than
- * the list of strings (issue 17, counts). Deriving it at query time costs far more than the list
- * test, so sources expose it only where stored (NULL elsewhere), and TAG_LIST_COLUMN, the list, only
- * where it is not (NULL in segments that store tag_set): a filter tests whichever is not NULL.
+ * `\x1f<escaped tag>\x1f`, on a dictionary-encoded string column: several times cheaper to read and
+ * test than the list of strings. Deriving it at query time costs far more than the list test, so
+ * sources expose it only where stored (NULL elsewhere), and TAG_LIST_COLUMN, the list, only where it is
+ * not (NULL in segments that store tag_set): a filter tests whichever is not NULL.
  */
 export const TAG_SET_COLUMN = 'tag_set';
 export const TAG_LIST_COLUMN = 'tag_list';
 export const TAG_SET_SQL =
   "CASE WHEN tags IS NULL THEN NULL WHEN len(list_distinct(tags)) = 0 THEN '' ELSE " +
-  "chr(31) || array_to_string(list_sort(list_distinct(list_transform(tags, lambda x: replace(replace(x, chr(30), chr(30) || '0'), chr(31), chr(30) || '1')))), chr(31)) || chr(31) END";
+  'chr(31) || array_to_string(list_sort(list_distinct(list_transform(tags, ' +
+  "lambda x: replace(replace(x, chr(30), chr(30) || '0'), chr(31), chr(30) || '1')))), chr(31)) || chr(31) END";
 
 /** The needle a tag becomes in TAG_SET_COLUMN (escaped as there, enclosed in \x1f). */
 export function tagSetNeedle(tag: string): string {

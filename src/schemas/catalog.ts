@@ -1,4 +1,4 @@
-// Wire shapes of projects, runs and users (COMPAT.md 3.6, 3.7, 8.2).
+// Wire shapes of projects, runs and users, as the hosted service answers them and the official client reads them.
 import { Type } from 'typebox';
 import { Nullable, Uuid } from './common.js';
 

@@ -1,5 +1,5 @@
 // TypeBox validation shared by the server (every route) and the library (every TraceStore method
-// taking a request body): failures become SPEC.md's 422 issues, one per offending field, `loc`
+// taking a request body): failures become the API's 422 issues, one per offending field, `loc`
 // starting with body/query/path, a message naming what is allowed.
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';

@@ -18,7 +18,7 @@ export const RunIds = {
   metrics_testing_id: OptionalUuid,
 };
 
-/** 422: one issue per offending field (SPEC.md Errors). */
+/** 422: one issue per offending field, the hosted service's validation error body. */
 export const ValidationErrorBody = Type.Object({
   detail: Type.Array(
     Type.Object({

@@ -1,5 +1,5 @@
-// Ingest bodies: Log spans (SPEC.md) and Log traces (COMPAT.md 5.3), with every span kind of
-// COMPAT.md 5.1/5.2 as one recursive node shape. Kind-specific rules (llm input is a message list,
+// Ingest bodies: Log spans and Log traces (what the official client's logger sends), with every span
+// kind the clients log as one recursive node shape. Kind-specific rules (llm input is a message list,
 // ...) are checked by src/ingest, which names the exact path; unknown keys are ignored here.
 import { Type, type Static } from 'typebox';
 import { Nullable, OptionalUuid, RunIds, Uuid } from './common.js';

@@ -1,5 +1,5 @@
 // Building blocks of the catalog list requests (projects, log streams, scorers): filters and sorts
-// tagged by `name` (COMPAT.md 1, "Discriminators"), one builder per value kind, and the paging
+// tagged by `name` (the tag picks the variant, so it is required), one builder per value kind, and the paging
 // fields. The operator tables live here so the schemas and the matchers in src/catalog agree.
 import { Type } from 'typebox';
 import { Nullable } from './common.js';

@@ -1,4 +1,4 @@
-// POST /projects/{project_id}/log_streams/search (COMPAT.md 3.7; paging in the body) and the run
+// POST /projects/{project_id}/log_streams/search (paging in the body, as the service takes it) and the run
 // changes (rename, delete).
 import { Type, type Static } from 'typebox';
 import { Nullable, Uuid } from './common.js';

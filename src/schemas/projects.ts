@@ -1,4 +1,4 @@
-// Project lists and changes: POST /v2/projects/paginated (COMPAT.md 3.6, v2 shape), the older bare
+// Project lists and changes: POST /v2/projects/paginated (v2 shape), the older bare
 // POST /projects/paginated (v1 shape), project updates, bookmarks and members.
 import { Type, type Static } from 'typebox';
 import { Nullable, Uuid } from './common.js';

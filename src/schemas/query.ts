@@ -1,7 +1,7 @@
-// Bodies of search, partial search, count, delete and available columns (SPEC.md and COMPAT.md 3.2-3.4,
-// 3.8, 4). Filters are checked field by field in src/query/validate-filter.ts, which names the exact path
-// and the allowed choices; the shapes here admit both spellings (column_id or name; pagination object
-// or top-level starting_token/limit; SPEC's and COMPAT's select_columns keys).
+// Bodies of search, partial search, count, delete and available columns. Filters are checked field by
+// field in src/query/validate-filter.ts, which names the exact path and the allowed choices; the shapes
+// here admit both spellings the service's versions use (column_id or name; pagination object or
+// top-level starting_token/limit; the older and newer select_columns keys).
 import { Type, type Static } from 'typebox';
 import { OPERATORS } from '../query/filter-ast.js';
 import type { FilterType } from '../query/columns.js';
@@ -13,7 +13,8 @@ const FILTER_HELP =
     .filter(([, ops]) => ops.length > 0)
     .map(([k, ops]) => `${k}: ${ops.join(', ')}`)
     .join('; ') +
-  '. number between takes [low, high]; one_of and not_in take a list; fully_annotated takes only user_ids. The columns of a stream, with the filter type each takes, are what available_columns answers.';
+  '. number between takes [low, high]; one_of and not_in take a list; fully_annotated takes only user_ids. ' +
+  'The columns of a stream, with the filter type each takes, are what available_columns answers.';
 
 export const RecordFilter = Type.Object(
   {
@@ -32,7 +33,8 @@ export const RecordFilter = Type.Object(
 /** A filter tree node; its shape ({filter} | {and} | {or} | {not}) is checked by validate-filter.ts. */
 export const FilterTree = Type.Unknown({
   description:
-    'A tree of filters: a node is a leaf {"filter": <filter>}, {"and": [nodes]}, {"or": [nodes]} or {"not": node}; at most 32 levels and 1,000 nodes. Combined with `filters` by and.',
+    'A tree of filters: a node is a leaf {"filter": <filter>}, {"and": [nodes]}, {"or": [nodes]} or {"not": node}; ' +
+    'at most 32 levels and 1,000 nodes. Combined with `filters` by and.',
   examples: [
     {
       or: [

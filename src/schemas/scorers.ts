@@ -1,6 +1,5 @@
-// Wire shapes of the scorer catalog: the Scorer item and its parts (SPEC.md "Scorer"), the list
-// request with every filter and sort of SPEC.md "List scorers" and COMPAT.md 6, and the bodies that
-// register, change and version a scorer.
+// Wire shapes of the scorer catalog: the Scorer item and its parts, the list request with every
+// filter and sort the hosted service accepts, and the bodies that register, change and version a scorer.
 import { Type, type Static } from 'typebox';
 import { Nullable, Uuid } from './common.js';
 import {
@@ -161,7 +160,7 @@ const UserSummary = Nullable(
 );
 export const ScopeProject = Type.Object({ id: Uuid, name: Type.String() });
 
-/** The Scorer item of SPEC.md (required: id, name, scorer_type, tags). */
+/** The API's Scorer item (required: id, name, scorer_type, tags). */
 export const Scorer = Type.Object({
   id: Uuid,
   permissions: Type.Array(Permission),

@@ -1,5 +1,5 @@
 // buildServer({ store }) -> a Fastify instance wrapping a TraceStore. It never listens (cli.ts does).
-// Every route answers bare, under /v2 and under /public/v2 (COMPAT.md 1).
+// Every route answers bare, under /v2 and under /public/v2, as the official clients call them.
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { TraceStore } from '../engine/trace-store.js';
@@ -79,7 +79,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     logger: options.logger ?? false,
     bodyLimit,
     requestTimeout: options.requestTimeout ?? 120_000,
-    // Path params may repeat as query params, unknown query params are ignored (COMPAT.md 1).
+    // The JS client repeats path params as query params, so unknown query params are ignored.
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     ajv: undefined,
     // Requests refused before routing answer with {detail} like every other 4xx.

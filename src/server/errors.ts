@@ -1,5 +1,6 @@
-// The one error handler: client mistakes get their 4xx with `{detail}` (422 with the issue list of
-// SPEC.md), anything else a bare 500 whose cause goes to the log and never to the client.
+// The one error handler: client mistakes get their 4xx with `{detail}` (422 with a list of issues,
+// one per offending field, as the hosted service answers), anything else a bare 500 whose cause goes
+// to the log and never to the client.
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -60,7 +61,8 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
   const body = JSON.stringify({ detail });
   if (socket.writable) {
     socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`,
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Content-Type: application/json\r\nConnection: close\r\n\r\n${body}`,
     );
   }
   socket.destroy(err);

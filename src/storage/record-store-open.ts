@@ -48,7 +48,7 @@ export async function openStoreState<T>(
     const seal = await db.dedicated();
     // Seals and merges read a segment's footer once (its stats after writing it, a merge's inputs):
     // cached, it would stay in DuckDB's object cache after the file is merged away, for every segment
-    // ever written (bench/results/2026-11-25-library-memory-10m-3.md). Reads still cache footers.
+    // ever written (bench/results/history/2026-11-25-library-memory-10m-3.md). Reads still cache footers.
     for (const c of [seal, merge]) await c.run(sql`SET SESSION parquet_metadata_cache = false`);
     const conns = { seal, merge, mergeWrite: mergeDb ? await mergeDb.dedicated() : merge };
     const s = new StoreState(dir, db, wal, new MemInserter(writer, source), conns, resolved, manifest, mergeDb);

@@ -5,9 +5,9 @@ export interface RecordStoreOptions {
   /**
    * Bytes of logged rows that freeze the active memory table for sealing (default 32 MiB). Up to three
    * tables are in DuckDB at once (the active one and two frozen ones waiting for the sealer), and a
-   * seal's transient grows with its table: with 64 MiB tables a library process peaked ~110 MiB higher
-   * at 300k spans (mean of three runs each, 2026-11-25). TraceStore.open refuses more than half its
-   * memoryLimit (a seal copies the table inside that limit).
+   * seal's transient grows with its table, so larger tables raise the process's peak memory for no
+   * faster ingest. TraceStore.open refuses more than half its memoryLimit (a seal copies the table
+   * inside that limit).
    */
   memTableBytes?: number;
   /** Rows that freeze the active memory table (default 1,000,000). */
@@ -25,8 +25,9 @@ export interface RecordStoreOptions {
   sealRowGroupSize?: number;
   /**
    * Write a text index beside each segment, so `contains` on name, input and output skips row groups
-   * (default false). A rare string among 1M spans is then found in ms instead of ~1 s, but every seal,
-   * merge and import pays 11-25 µs a row, and the server's peak RSS at 1M rose by ~230 MiB.
+   * (default false). A rare string is then found by reading the few row groups that may hold it instead
+   * of all of them, but every seal, merge and import pays for building the index, and memory holds the
+   * indexes: the server's peak memory rises.
    */
   textIndex?: boolean;
   /** Merge small segments in the background after seals (default true). */
@@ -35,8 +36,8 @@ export interface RecordStoreOptions {
   compaction?: CompactionPolicy;
   /**
    * Background merges start only once no rows were appended for this long (default 500 ms), so
-   * during heavy logging they do not take CPU from writes and reads (at 1M spans over HTTP:
-   * 16k instead of 12k spans/s, read p95 230 instead of 380 ms, peak RSS 760 instead of 990 MiB).
+   * during heavy logging they do not take CPU from writes and reads (ingest, read latency and peak
+   * memory were all better with the pause).
    */
   mergePauseMs?: number;
   /** ... but a merge waits no longer than this for that pause (default 30,000 ms), so segments never pile up unmerged. */
@@ -50,13 +51,17 @@ export interface RecordStoreOptions {
   pipelineDepth?: number;
   /**
    * DuckDB threads of the separate database that merges write their files with (default 1; 0: merges
-   * write on the store's own database, as before 2026-11-25). A merge is one long statement: on the
+   * write on the store's own database). A merge is one long statement: on the
    * store's database it held back the cleanup of every memory table dropped while it ran (MVCC keeps
    * what an older transaction may read), and its parallel scan buffered row groups for the output's
-   * order. On its own database, with one thread, neither happens (see bench/results/2026-11-25-library-memory.md).
+   * order. On its own database, with one thread, neither happens (see
+   * bench/results/history/2026-11-25-library-memory.md).
    */
   mergeThreads?: number;
-  /** ZSTD level of merged segments (default 3; seals write level 1, since merges rewrite them anyway; higher than 3 costs twice the CPU for ~5% less disk). */
+  /**
+   * ZSTD level of merged segments (default 3; seals write level 1, since merges rewrite them anyway;
+   * higher levels cost much more CPU for little less disk).
+   */
   compactionLevel?: number;
   /**
    * Columns whose presence memory tables note per span type as rows arrive (the engine passes the

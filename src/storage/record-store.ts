@@ -254,7 +254,9 @@ export class RecordStore {
         gone.length === 0 || (s.dead.size === 0 && s.manifest.childless.length === 0)
           ? []
           : await s.db.all(
-              sql`SELECT seq, d, c FROM (SELECT seq, seq IN (SELECT seq FROM dead) AS d, seq IN (SELECT unnest(${[...s.manifest.childless]}::BIGINT[])) AS c FROM read_parquet(${gone.map((g) => join(s.dir, g.file))}, hive_partitioning = false)) WHERE d OR c`,
+              sql`SELECT seq, d, c FROM (SELECT seq, seq IN (SELECT seq FROM dead) AS d,
+                  seq IN (SELECT unnest(${[...s.manifest.childless]}::BIGINT[])) AS c
+                  FROM read_parquet(${gone.map((g) => join(s.dir, g.file))}, hive_partitioning = false)) WHERE d OR c`,
             );
       const goneDead = marked.filter((r) => r['d'] === true).map((r) => Number(r['seq']));
       const goneSet = new Set(goneDead);

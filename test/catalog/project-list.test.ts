@@ -1,7 +1,8 @@
 // Guarantees: POST /v2/projects/paginated (library form) applies every filter kind and operator and
-// every sort of COMPAT.md 3.6, pages exactly once through the list with a right total_count, counts
-// log streams and experiments from the runs (narrowed by metric_id), lists log streams on request,
-// keeps bookmarks per user, and reports permissions per role; the v1 list does the same in its shape.
+// every sort the hosted service accepts, pages exactly once through the list with a right total_count,
+// counts log streams and experiments from the runs (narrowed by metric_id), lists log streams on
+// request, keeps bookmarks per user, and reports permissions per role; the v1 list does the same in its
+// shape.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Project, User } from '../../src/catalog/catalog.js';
@@ -46,7 +47,7 @@ async function fixture(t: Parameters<typeof openStore>[0]): Promise<Fixture> {
     internalsOf(store).catalog.put('projects', { ...store.catalog.getProject(p.id), created_at: created, updated_at: updated } as never);
     projects[name] = store.catalog.getProject(p.id);
   }
-  // Everyone can see every project (callers with no role see none of it: issue 5's isolation); the
+  // Everyone can see every project (a caller with no role in a project sees none of it); the
   // permission test below removes a membership to show what "no role" means.
   for (const p of Object.values(projects)) {
     for (const u of [users.alice, users.bob, users.carol])

@@ -1,7 +1,7 @@
-// Guarantees: log stream search applies every filter kind and operator and every sort of COMPAT.md
-// 3.7 to a project's log streams only, pages through the body's starting_token/limit exactly once,
-// fills num_spans/num_traces from what was really logged (and deleted) when include_counts is set,
-// and reports has_user_created_sessions once a session was created explicitly.
+// Guarantees: log stream search applies every filter kind and operator and every sort the hosted
+// service accepts to a project's log streams only, pages through the body's starting_token/limit
+// exactly once, fills num_spans/num_traces from what was really logged (and deleted) when
+// include_counts is set, and reports has_user_created_sessions once a session was created explicitly.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { User } from '../../src/catalog/catalog.js';

@@ -1,4 +1,4 @@
-// Guarantees: every scorer filter kind and operator of SPEC.md / COMPAT.md 6 selects exactly the
+// Guarantees: every scorer filter kind and operator the hosted service accepts selects exactly the
 // expected scorers (each one excludes something), every sort orders as documented, paging walks the
 // whole catalog once, and permissions follow the caller and the actions asked for.
 import assert from 'node:assert/strict';
@@ -260,7 +260,7 @@ test('filters over the presets: slm and multimodal exclusions, the text rule, gl
   );
   assert.equal(only([{ name: 'scope_projects', project_ids: [fx.p1] }]).size, 0, 'presets are global, not scoped');
   assert.equal(only([{ name: 'scope_projects', project_ids: [fx.p1], include_global: true }]).size, PRESETS.length);
-  // The official client's own request (COMPAT.md 8.4).
+  // The official client's own request (getScorers({type, names}): a scorer_type eq and a name one_of filter).
   assert.deepEqual(
     names(fx.store, [
       { name: 'scorer_type', value: 'preset', operator: 'eq' },

@@ -63,7 +63,8 @@ test('ClickHouse reads the published tables as tracelake answers: local folder, 
   for (const auth of [`auth_header = 'Galileo-API-Key: ${key}'`, `catalog_credential = 'tracelake:${key}'`]) {
     const rows = await chdbQueries(s.root, [
       'SET allow_experimental_database_iceberg = 1',
-      `CREATE DATABASE lake ENGINE = DataLakeCatalog('${url}/iceberg/v1') SETTINGS catalog_type = 'rest', warehouse = 'tracelake', storage_endpoint = '${s3.endpoint}', aws_access_key_id = '${S3RVER_KEY}', aws_secret_access_key = '${S3RVER_KEY}', ${auth}`,
+      `CREATE DATABASE lake ENGINE = DataLakeCatalog('${url}/iceberg/v1') SETTINGS catalog_type = 'rest', warehouse = 'tracelake', ` +
+        `storage_endpoint = '${s3.endpoint}', aws_access_key_id = '${S3RVER_KEY}', aws_secret_access_key = '${S3RVER_KEY}', ${auth}`,
       'SHOW TABLES FROM lake',
       ...clickhouseQueries((table) => `lake.\`tracelake.${table}\``),
     ]);

@@ -60,7 +60,8 @@ test('a snapshot published before a merge reads the same after the merge and a l
   const queries = (snapshot: (table: string) => number | null) =>
     TABLES.map(
       (table) =>
-        `SELECT id FROM icebergLocal('store/iceberg/${table}') ORDER BY id${snapshot(table) === null ? '' : ` SETTINGS iceberg_snapshot_id = ${snapshot(table)}`}`,
+        `SELECT id FROM icebergLocal('store/iceberg/${table}') ORDER BY id` +
+        `${snapshot(table) === null ? '' : ` SETTINGS iceberg_snapshot_id = ${snapshot(table)}`}`,
     );
   const rows = await chdbQueries(root, [...queries((table) => first.tables[table as 'spans'].snapshotId), ...queries(() => null)]);
   const asIds = (r: Record<string, unknown>[]) => r.map((x) => String(x['id']));

@@ -246,7 +246,9 @@ test('as a WHERE condition, leaves outside NOT drop coalesce; under NOT, and ne 
   const { text: sql, params } = text(compileWhere({ or: [a, { and: [b, { not: { or: [c, t] } }, ne] }, t] }, ownMetrics()));
   assert.equal(
     sql,
-    '(r.name = $1 OR (r.metrics[$2] > $3 AND (NOT (coalesce(r.has_children = $4, false) OR coalesce(coalesce(contains(r.tag_set, $5), list_contains(r.tag_list, $6)), false))) AND (NOT coalesce(r.model = $7, false))) OR coalesce(contains(r.tag_set, $8), list_contains(r.tag_list, $9)))',
+    '(r.name = $1 OR (r.metrics[$2] > $3 AND (NOT (coalesce(r.has_children = $4, false) OR ' +
+      'coalesce(coalesce(contains(r.tag_set, $5), list_contains(r.tag_list, $6)), false))) AND (NOT coalesce(r.model = $7, false))) ' +
+      'OR coalesce(contains(r.tag_set, $8), list_contains(r.tag_list, $9)))',
   );
   assert.deepEqual(params, ['a', 'm', 1, false, '\x1fx\x1f', 'x', 'm', '\x1fx\x1f', 'x']);
 });

@@ -1,6 +1,6 @@
 // Guarantees: tracelake's record filters mean what the documented semantics say (header of
-// src/query/compile-filter.ts, COMPAT.md 4), at span, trace and session level, over records in the
-// in-memory batch, in sealed Parquet, and split between the two:
+// src/query/compile-filter.ts), at span, trace and session level, over records in the in-memory batch,
+// in sealed Parquet, and split between the two:
 // - a hand-written table of cases with expected ids written down by hand (checked against tracelake
 //   through partialSearch and count, and against the reference evaluator);
 // - a seeded property test: random filter trees give the same ids from tracelake as from the
@@ -1197,7 +1197,7 @@ describe('filter semantics', { concurrency: true }, () => {
               (await page(s.level, body, sort, 0, 1000)).records.map((r) => r['id'] as string),
             );
             if (s.level === 'trace') {
-              // SPEC.md spells the sort column `name`; the result must be the same
+              // The API reference spells the sort column `name`; the result must be the same
               const p = await fx.store.partialSearch(s.level, fx.projectId, {
                 log_stream_id: fx.runId,
                 ...body,

@@ -100,7 +100,8 @@ test('walking every page of a 10,000-span search returns each record once, in or
 
   const ties = (rows: Row[], key: 'at' | 'score' | 'name') => rows.length - new Set(rows.map((r) => String(r[key]))).size;
   t.diagnostic(
-    `${spans.length} spans (${ties(spans, 'name')} tied names, ${ties(spans, 'at')} tied created_at, ${ties(spans, 'score')} tied scores), ${traces.length} traces`,
+    `${spans.length} spans (${ties(spans, 'name')} tied names, ${ties(spans, 'at')} tied created_at, ` +
+      `${ties(spans, 'score')} tied scores), ${traces.length} traces`,
   );
 
   const walks: { level: Level; rows: Row[]; column_id: string; key: 'name' | 'at' | 'score'; limit: number }[] = [
@@ -118,7 +119,7 @@ test('walking every page of a 10,000-span search returns each record once, in or
       let token: number | null = 0;
       let pages = 0;
       while (token !== null) {
-        // spans page with top-level starting_token/limit, traces with SPEC.md's pagination object
+        // spans page with top-level starting_token/limit, traces with the newer pagination object
         const paging =
           w.level === 'span' ? { starting_token: token, limit: w.limit } : { pagination: { starting_token: token, limit: w.limit } };
         const page = await store.partialSearch(w.level, projectId, {

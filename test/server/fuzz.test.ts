@@ -25,7 +25,7 @@ const env = (name: string, fallback: number) => Number(process.env[name] ?? fall
 const OPTIONS = {
   seed: env('TRACELAKE_FUZZ_SEED', 20261121),
   // A fixed count, not a time budget, so every run sends the same requests: 720 is at least what the
-  // former 25 s budget reached on this 2-core machine under load (708 requests at load 15, 2026-11-25).
+  // former time budget reached on a loaded 2-core machine.
   iterations: env('TRACELAKE_FUZZ_ITERATIONS', 720),
   seconds: env('TRACELAKE_FUZZ_SECONDS', Infinity),
   concurrency: env('TRACELAKE_FUZZ_CONCURRENCY', 4),
@@ -124,7 +124,8 @@ test(`fuzz every route (seed ${OPTIONS.seed}, ${limit})`, {
     `${stats.requests} requests in ${seconds.toFixed(1)} s over ${routes.length} routes; statuses ${statuses}; no answer (cut on purpose) ${stats.noAnswer}`,
   );
   t.diagnostic(
-    `slowest ${stats.slowest.ms.toFixed(0)} ms (${stats.slowest.route}); ledger: ${ledger.requests} requests, ${ledger.traces} traces, ${ledger.spans} spans acknowledged`,
+    `slowest ${stats.slowest.ms.toFixed(0)} ms (${stats.slowest.route}); ` +
+      `ledger: ${ledger.requests} requests, ${ledger.traces} traces, ${ledger.spans} spans acknowledged`,
   );
   const costly = [...stats.byRoute]
     .sort((a, b) => b[1].ms - a[1].ms)

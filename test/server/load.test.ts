@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { formatReport, runLoad } from '../../bench/load.js';
 
-// A fixed number of requests of each kind (not a time budget): at least what the former 15 s budget
-// reached on this 2-core machine under load (log 115, search 37, count 50, delete 12 at load 15,
-// 2026-11-25). TRACELAKE_LOAD_SECONDS runs for a time instead.
+// A fixed number of requests of each kind (not a time budget), so every run does the same work: at
+// least what the former time budget reached on a loaded 2-core machine. TRACELAKE_LOAD_SECONDS runs
+// for a time instead.
 const SECONDS = process.env['TRACELAKE_LOAD_SECONDS'] ? Number(process.env['TRACELAKE_LOAD_SECONDS']) : undefined;
 const REQUESTS = { log: 120, search: 40, count: 52, delete: 12 };
 

@@ -32,7 +32,8 @@ const TRAVERSALS = [
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 /** Every file a data folder may hold. */
 const LAYOUT = new RegExp(
-  `^(manifest\\.json|catalog\\.log|catalog\\.json|token-secret|api-key|lock\\.duckdb|tmp(/.*)?|wal/wal-\\d{9}\\.arrows|wal/rejected\\.ndjson|records/project_id=${UUID}/run_id=${UUID}/kind=(span|trace|session)/seg-\\d{9}\\.(parquet|ids|kids))$`,
+  '^(manifest\\.json|catalog\\.log|catalog\\.json|token-secret|api-key|lock\\.duckdb|tmp(/.*)?|wal/wal-\\d{9}\\.arrows|wal/rejected\\.ndjson|' +
+    `records/project_id=${UUID}/run_id=${UUID}/kind=(span|trace|session)/seg-\\d{9}\\.(parquet|ids|kids))$`,
 );
 
 function filesUnder(dir: string): string[] {
@@ -86,7 +87,8 @@ test('traversal in every path parameter of every route answers 4xx', { timeout: 
         );
         const body = route.method === 'GET' || route.method === 'HEAD' ? '' : '{}';
         const raw = Buffer.from(
-          `${route.method} ${path.replace(/\u0000/g, '%00')} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nGalileo-API-Key: ${key}\r\n${body ? `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n` : ''}\r\n${body}`,
+          `${route.method} ${path.replace(/\u0000/g, '%00')} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nGalileo-API-Key: ${key}\r\n` +
+            `${body ? `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n` : ''}\r\n${body}`,
         );
         const res = await send(address, { method: route.method, path, headers: {}, raw }, 10_000);
         requests++;

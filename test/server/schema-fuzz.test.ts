@@ -235,7 +235,8 @@ test(`schema-driven fuzzing of every operation and field (seed ${SEED}${ALL ? ',
     .map(([s, n]) => `${s}:${n}`)
     .join(' ');
   t.diagnostic(
-    `${stats.requests} requests over ${stats.operations} operations in ${seconds.toFixed(1)} s; ${stats.invalid} invalid by the document; statuses ${statuses}; ${stats.baselineOk} valid requests answered 2xx`,
+    `${stats.requests} requests over ${stats.operations} operations in ${seconds.toFixed(1)} s; ${stats.invalid} invalid by the document; ` +
+      `statuses ${statuses}; ${stats.baselineOk} valid requests answered 2xx`,
   );
   if (stats.noValidBase.length)
     t.diagnostic(`operations whose every seed was refused (mutations judged without a valid base): ${stats.noValidBase.join(', ')}`);

@@ -1,4 +1,6 @@
-// Guarantees the viewer is served at /ui/ without credentials, under a strict CSP, with index.html for every screen path, long-cached hashed assets, no file outside its folder, GET / redirecting there, and its routes hidden from the API schema.
+// Guarantees the viewer is served at /ui/ without credentials, under a strict CSP, with index.html
+// for every screen path, long-cached hashed assets, no file outside its folder, GET / redirecting
+// there, and its routes hidden from the API schema.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

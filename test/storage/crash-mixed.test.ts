@@ -264,7 +264,8 @@ async function crashRounds(t: TestContext, rounds: number, compaction: boolean):
     }
   }
   t.diagnostic(
-    `${round} kills; acknowledged: ${[...tally].map(([k, n]) => `${k} ${n}`).join(', ')}; in flight at a kill: ${inflightSeen} (a compaction: ${killedInCompaction}); live traces ${m.traces.size}`,
+    `${round} kills; acknowledged: ${[...tally].map(([k, n]) => `${k} ${n}`).join(', ')}; ` +
+      `in flight at a kill: ${inflightSeen} (a compaction: ${killedInCompaction}); live traces ${m.traces.size}`,
   );
   assert.ok((tally.get('log') ?? 0) > rounds * 3, 'the worker made progress');
   if (compaction) {

@@ -286,7 +286,8 @@ test('every write, fsync, rename and creation of a seal, a merge, a drop and a c
       }
     }
     t.diagnostic(
-      `${step.name}: ${calls.length} fs calls (${[...new Set(calls.map((c) => c.fn))].join(', ')}), ${chosen.length} failed in turn: ${failures} made the step fail, ${quiet} were best-effort calls the step survives`,
+      `${step.name}: ${calls.length} fs calls (${[...new Set(calls.map((c) => c.fn))].join(', ')}), ` +
+        `${chosen.length} failed in turn: ${failures} made the step fail, ${quiet} were best-effort calls the step survives`,
     );
   }
   t.diagnostic(`fault points checked: ${points}`);

@@ -1,8 +1,9 @@
-// Guarantees (SPEC.md, Log spans): on a full disk a `reliable: true` request fails with an error (5xx:
-// a storage failure, whose body names no file, path or system error) while a `reliable: false` one is
-// still answered 200 (its failure is only logged); a catalog change that cannot be written fails and
-// is not applied. Nothing is left half-written: once space returns, new requests succeed, and after
-// reopening every acknowledged record and change is there and none of the refused ones.
+// Guarantees (Log spans' `reliable` flag): on a full disk a `reliable: true` request fails with an
+// error (5xx: a storage failure, whose body names no file, path or system error) while a `reliable:
+// false` one is still answered 200 (its failure is only logged); a catalog change that cannot be
+// written fails and is not applied. Nothing is left half-written: once space returns, new requests
+// succeed, and after reopening every acknowledged record and change is there and none of the refused
+// ones.
 //
 // The full disk is a small tmpfs mounted in a mount namespace of its own: the test runs itself again
 // in a child under `unshare -m` (as root) or `unshare -r -m` (as another user, in a user namespace),

@@ -81,7 +81,9 @@ test('a process running as pid 1, killed with SIGKILL and started again as pid 1
   assert.equal(second.line, 'held 1');
 });
 
-test('a second open in the same process is refused (also by another spelling of the path, also when both start together); close then reopen works', async () => {
+const SECOND_OPEN =
+  'a second open in the same process is refused (also by another spelling of the path, also when both start together); close then reopen works';
+test(SECOND_OPEN, async () => {
   const dir = tempDir();
   const store = await TraceStore.open(dir);
   try {

@@ -86,7 +86,8 @@ test('power loss at many cut points of a mixed workload loses nothing acknowledg
     kinds.set(k, (kinds.get(k) ?? 0) + 1);
   }
   console.log(
-    `power loss: seed ${SEED}, ${OPS} operations (${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}), ${total} fsync events, ${points.length} cut points checked, ${failures.length} failures`,
+    `power loss: seed ${SEED}, ${OPS} operations (${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}), ` +
+      `${total} fsync events, ${points.length} cut points checked, ${failures.length} failures`,
   );
   assert.deepEqual(failures.slice(0, 20), []);
 });

@@ -393,7 +393,8 @@ function sessionS5(): Node[] {
           metrics: { rank: 3 },
         },
         { type: 'tool', id: uid('T09b'), name: 'Ｆｕｌｌ', input: 'fw', created_at: at, metrics: { rank: 3 } },
-        { type: 'tool', id: uid('T09c'), name: '東京', input: 'cjk', created_at: at, metrics: { 'odd.name ä/x': 2 } }, // a metric name with a dot, a space, a slash and non-ASCII
+        // A metric name with a dot, a space, a slash and non-ASCII.
+        { type: 'tool', id: uid('T09c'), name: '東京', input: 'cjk', created_at: at, metrics: { 'odd.name ä/x': 2 } },
       ],
     },
   ];

@@ -1,9 +1,9 @@
 /**
  * Seeded, reproducible generator of realistic LLM trace sets, shaped like the bodies the official
- * client sends to `POST /projects/{id}/traces` (COMPAT.md 5.1-5.4, 8.2). Benchmarks use it for
- * 10M/100M-span sets and tests for small ones, so it is built for speed (>300k spans/s on one
- * core): one small PRNG, precomputed corpus/hex/normal tables, no per-character work in JS.
- * Building the tables costs ~100 ms once per process.
+ * client sends to `POST /projects/{id}/traces` (every span kind, its fields and metrics). Benchmarks
+ * use it for 10M/100M-span sets and tests for small ones, so it is built for speed: one small PRNG,
+ * precomputed corpus/hex/normal tables, no per-character work in JS. The tables are built once per
+ * process.
  *
  * Determinism: everything derives from `opts.seed` plus fixed module tables, so the same options
  * give byte-identical JSON. Shared objects (tool specs, system prompts) must not be mutated.
@@ -79,7 +79,7 @@ export interface GenControlResult {
   error_message?: string;
 }
 
-/** Fields common to every span kind (COMPAT.md 5.1); step_number is left to the server. */
+/** Fields common to every span kind; step_number is left to the server. */
 interface GenStepBase {
   id: string;
   name: string;
@@ -772,7 +772,7 @@ const SYMBOLS: readonly string[] = ['AAPL', 'MSFT', 'NVDA', 'GOOG', 'AMZN', 'TSL
 // Text is cut from corpora of seeded prose built once per process from the word list with fixed
 // seeds. A span's text is a few corpus slices of 120-400 bytes taken at random sentence starts:
 // V8 slices are O(1) views, so a 1 KB text costs a handful of PRNG draws instead of ~150 word
-// picks (word-by-word assembly topped out near 150k spans/s). The main corpus (8 M chars) is much
+// picks (word-by-word assembly was the generator's bottleneck). The main corpus (8 M chars) is much
 // larger than a 1 MB Parquet page, so slices inside one page rarely overlap and ZSTD sees about
 // the redundancy of the underlying prose (~4.5x on whole records), not repeated sentences.
 //

@@ -1,7 +1,7 @@
 /**
  * A reference evaluator for tracelake's record filters: plain TypeScript over in-memory records (the
  * full records `store.search` returns), written from the documented semantics only (the header of
- * src/query/compile-filter.ts, COMPAT.md 4, SPEC.md "Record filters"), never from the compiler.
+ * src/query/compile-filter.ts and the hosted service's record filters), never from the compiler.
  *
  * Semantics implemented:
  * - A record without a value never matches a positive test; `ne`, `not_in` and `not` are exact
@@ -22,7 +22,7 @@
  *   sets (order and duplicates ignored, so eq [] finds untagged records), contains is membership of
  *   one string, one_of "has any of", not_in "has none of".
  * - id: eq/contains/one_of/not_in/ne; ids are compared lowercase (UUIDs are case-insensitive);
- *   `contains` is a substring test on the id text (COMPAT's "(=eq)" is the default operator).
+ *   `contains` is a substring test on the id text (eq is the default operator).
  * - date: a value with a zone is converted to UTC, one without is read as UTC; compared to the
  *   microsecond (fractional digits past the sixth are cut).
  * - number: eq, ne, gt, gte, lt, lte, between [a, b] inclusive on both ends.

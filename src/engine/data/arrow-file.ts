@@ -1,7 +1,7 @@
 // Writes Arrow record batches into an Arrow IPC file with bounded memory. apache-arrow's writer
 // queues its output bytes in an unbounded in-memory queue, and its Node stream adapter
-// (RecordBatchFileWriter.throughNode) accepts every batch at once without waiting for the file: at 1M
-// spans an export peaked at ~1.6 GiB RSS. Here the writer's sink writes each message to the file
+// (RecordBatchFileWriter.throughNode) accepts every batch at once without waiting for the file, so a
+// large export would sit in memory whole. Here the writer's sink writes each message to the file
 // descriptor as it is produced, so at most one batch is held at a time.
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { AsyncByteQueue, RecordBatchFileWriter, type RecordBatch } from 'apache-arrow';

@@ -30,7 +30,8 @@ async function wholeSegments(snap: Snapshot, db: Database, segments: readonly Se
   const overridden = new Set(
     (
       await db.all(
-        sql`SELECT i FROM (SELECT unnest(${segments.map((_, i) => i)}::BIGINT[]) AS i, unnest(${segments.map((g) => g.min_seq)}::BIGINT[]) AS lo, unnest(${segments.map((g) => g.max_seq)}::BIGINT[]) AS hi) r
+        sql`SELECT i FROM (SELECT unnest(${segments.map((_, i) => i)}::BIGINT[]) AS i,
+           unnest(${segments.map((g) => g.min_seq)}::BIGINT[]) AS lo, unnest(${segments.map((g) => g.max_seq)}::BIGINT[]) AS hi) r
          WHERE EXISTS (SELECT 1 FROM childless c WHERE c.seq BETWEEN r.lo AND r.hi)`,
       )
     ).map((r) => Number(r['i'])),

@@ -124,8 +124,8 @@ export class Exporter {
           spliced ??
           (await this.#records.read(async (snap) => {
             const q = this.#query(snap, scope, sel);
-            // ZSTD level 1: the writer's compression is most of an export's time (level 3 took 1.5-2.5x as
-            // long at 1M spans, for files 12% smaller). Rows in any order (an export promises none), so
+            // ZSTD level 1: the writer's compression is most of an export's time (level 3 takes up to
+            // twice as long for files only slightly smaller). Rows in any order (an export promises none), so
             // DuckDB's threads write row groups as they finish.
             const format = options.format === 'parquet' ? EXPORT_PARQUET_OPTIONS : raw('FORMAT json');
             // The path is ours (a uuid under <data>/tmp), never the user's: it is the one literal here.

@@ -90,7 +90,9 @@ export async function importDirect(
   });
   const check = (
     await db.all(
-      sql`SELECT count(*) AS n, count(DISTINCT lower(id::VARCHAR)) AS ids, count(*) FILTER (WHERE id IS NULL OR NOT regexp_full_match(lower(id::VARCHAR), ${raw(UUID)}) OR created_at IS NULL OR type IS NULL OR NOT list_contains(${raw(VALID_TYPES)}, type::VARCHAR)) AS invalid FROM ${src.from}`,
+      sql`SELECT count(*) AS n, count(DISTINCT lower(id::VARCHAR)) AS ids,
+          count(*) FILTER (WHERE id IS NULL OR NOT regexp_full_match(lower(id::VARCHAR), ${raw(UUID)}) OR created_at IS NULL
+            OR type IS NULL OR NOT list_contains(${raw(VALID_TYPES)}, type::VARCHAR)) AS invalid FROM ${src.from}`,
     )
   )[0]!;
   if (Number(check['invalid']) > 0)
@@ -147,7 +149,8 @@ async function cleanGroups(db: Database, path: string, groupRows: readonly numbe
     ].join(' AND '),
   );
   const kind = raw(KIND_SQL);
-  const groups = sql`SELECT unnest(${inside.map((g) => g.group)}::BIGINT[]) AS i, unnest(${inside.map((g) => g.start)}::BIGINT[]) AS a, unnest(${inside.map((g) => g.start + g.rows - 1)}::BIGINT[]) AS b`;
+  const groups = sql`SELECT unnest(${inside.map((g) => g.group)}::BIGINT[]) AS i, unnest(${inside.map((g) => g.start)}::BIGINT[]) AS a,
+    unnest(${inside.map((g) => g.start + g.rows - 1)}::BIGINT[]) AS b`;
   const rows = await db.all(
     sql`SELECT g.i AS i, count(*) AS n, min(${kind}) AS k0, max(${kind}) AS k1, bool_and(${clean}) AS ok
      FROM read_parquet(${path}, file_row_number = true) s JOIN (${groups}) g ON s.file_row_number BETWEEN g.a AND g.b
@@ -190,7 +193,8 @@ async function stageJsonLines(db: Database, path: string, stageFile: string): Pr
   const columns = raw(EXPORT_COLUMNS.map((c) => `${c}: '${TYPE[c]}'`).join(', '));
   // The stage path is ours (a uuid under <data>/tmp): the one literal here; the user's path is a parameter.
   await db.run(
-    sql`COPY (SELECT * FROM read_json(${path}, format = 'newline_delimited', columns = {${columns}})) TO ${stringLiteral(stageFile)} (FORMAT parquet, COMPRESSION lz4_raw)`,
+    sql`COPY (SELECT * FROM read_json(${path}, format = 'newline_delimited', columns = {${columns}}))
+        TO ${stringLiteral(stageFile)} (FORMAT parquet, COMPRESSION lz4_raw)`,
   );
   return { from: sql`read_parquet(${stageFile}, file_row_number = true)` };
 }
@@ -262,8 +266,8 @@ export async function stageArrow(db: Database, path: string, columns: readonly S
   // Column names are the registry's (arrowColumns matched them), as are their types.
   const defs = columns.map((c) => sql`${ident(c.name)} ${raw(RECORD_COLUMNS.find((r) => r.name === c.name)!.type)}`);
   await conn.run(sql`CREATE TABLE tl_import_stage (${joinSql(defs)})`);
-  // Read through a file handle: from a stream, apache-arrow buffers a whole IPC file (2.8 GiB RSS for
-  // a 1.4 GB file); with random access it reads the footer, then one batch at a time.
+  // Read through a file handle: from a stream, apache-arrow buffers a whole IPC file in memory (about
+  // twice its size); with random access it reads the footer, then one batch at a time.
   const handle = await open(path, 'r');
   try {
     const reader = await RecordBatchReader.from(handle);

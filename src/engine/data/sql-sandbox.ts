@@ -204,7 +204,9 @@ async function createView(
   const parts: Sql[] = [];
   if (files.length > 0)
     parts.push(
-      sql`SELECT ${SEG_COLS}${extra(segCols)} FROM read_parquet([${joinSql(files.map(stringLiteral))}], hive_partitioning = false, union_by_name = true) WHERE seq NOT IN (SELECT seq FROM tracelake_dead)`,
+      sql`SELECT ${SEG_COLS}${extra(segCols)}
+          FROM read_parquet([${joinSql(files.map(stringLiteral))}], hive_partitioning = false, union_by_name = true)
+          WHERE seq NOT IN (SELECT seq FROM tracelake_dead)`,
     );
   parts.push(
     sql`SELECT ${COLS}${extra(memCols)} FROM read_parquet(${stringLiteral(memFile)}, union_by_name = true) WHERE NOT dead_ AND kind_ = ${stringLiteral(kind)}`,
@@ -225,7 +227,8 @@ async function catalogTables(conn: Connection, cfg: SandboxConfig): Promise<void
   await conn.run(sql`CREATE TABLE runs (id VARCHAR, project_id VARCHAR, name VARCHAR, kind VARCHAR)`);
   if (cfg.projects.length > 0) {
     await conn.run(
-      sql`INSERT INTO projects SELECT * FROM (SELECT unnest(${cfg.projects.map((p) => p.id)}::VARCHAR[]), unnest(${cfg.projects.map((p) => p.name)}::VARCHAR[]))`,
+      sql`INSERT INTO projects SELECT * FROM
+          (SELECT unnest(${cfg.projects.map((p) => p.id)}::VARCHAR[]), unnest(${cfg.projects.map((p) => p.name)}::VARCHAR[]))`,
     );
   }
   if (cfg.runs.length > 0) {

@@ -1,4 +1,4 @@
-// Writing mapped OTel spans (issue 12). OTel exporters send spans when they end, in batches, so a
+// Writing mapped OTel spans. OTel exporters send spans when they end, in batches, so a
 // trace arrives in pieces: children usually before their parents, the root last, and the same
 // batch again when an export is retried. Per log stream and trace, under the trace's lock:
 //  - a span already stored is not written again (its id derives from the OTel ids): retries are no-ops;

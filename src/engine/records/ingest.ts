@@ -164,7 +164,7 @@ export class Ingest {
   }
 
   /**
-   * Logs spans under `parent_id` in trace `trace_id` (SPEC.md Log spans). Creates the trace if new.
+   * Logs spans under `parent_id` in trace `trace_id` (the API's Log spans). Creates the trace if new.
    * With an idempotency key, as logTraces: a retry whose spans are all logged answers without logging.
    */
   async logSpans(projectId: string, body: LogSpansRequest, key: string | null = null): Promise<LogSpansResult> {

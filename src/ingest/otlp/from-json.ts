@@ -56,7 +56,8 @@ export function batchFromJson(body: unknown): OtelBatch {
           spans.push(spanFromJson(s, resource, scope));
         } catch (err) {
           rejected.push(
-            `${sat}.spans[${i}] (${isObj(s) ? describeSpan(field(s, 'traceId', 'trace_id'), field(s, 'spanId', 'span_id')) : 'not an object'}): ${(err as Error).message}`,
+            `${sat}.spans[${i}] ` +
+              `(${isObj(s) ? describeSpan(field(s, 'traceId', 'trace_id'), field(s, 'spanId', 'span_id')) : 'not an object'}): ${(err as Error).message}`,
           );
         }
       });

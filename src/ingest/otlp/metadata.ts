@@ -40,7 +40,8 @@ export class MetadataBuilder {
     if (this.#over.length > 0) {
       const names = this.#over.slice(0, 50).join(', ');
       this.map['otel.truncated'] =
-        `${this.#over.length} attribute(s) over the ${MAX_METADATA_TOTAL}-character metadata cap were left out: ${names}${this.#over.length > 50 ? ', …' : ''}`;
+        `${this.#over.length} attribute(s) over the ${MAX_METADATA_TOTAL}-character metadata cap were left out: ` +
+        `${names}${this.#over.length > 50 ? ', …' : ''}`;
     }
     return { map: this.map, cut: this.#over.length + this.truncatedValues };
   }

@@ -15,15 +15,14 @@ import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 type Profile = ReturnType<Snapshot['timeProfile']>;
 
 /**
- * Row groups the sample reads. At 1M spans (30 row groups) a count over one costs 4-5 ms of CPU, over
- * four 14 ms and over all 15-22 ms (the fixed cost of a statement is most of it): two keep the sample
- * well under the match-times read it can spare (20-50 ms).
+ * Row groups the sample reads. A count's cost is mostly the fixed cost of a statement, and grows with
+ * every row group it reads: two keep the sample well under the match-times read it can spare.
  */
 const SAMPLE_GROUPS = 2;
 /**
- * Fewer row groups are not sampled: the sample's fixed cost (through the store, 15-19 ms of CPU at
- * 1M spans, 30 row groups) is then as much as the narrowing it could choose saves, so the planner runs
- * one statement. From 64 row groups (2M spans) it is under a tenth of a full read.
+ * Fewer row groups are not sampled: the sample's fixed cost (through the store) is then as much as
+ * the narrowing it could choose saves, so the planner runs one statement. From 64 row groups (about
+ * 2M spans) it is under a tenth of a full read.
  */
 export const MIN_GROUPS = 64;
 /** Columns of free text: reading them (a sample, or the match-times read) costs about what the keys query does. */

@@ -68,7 +68,7 @@ export async function findPageKeys(
     estimate === undefined ? (estimate = await estimateMatches(o.db, plan, profile, o.estimateMode, steps, o.estimateMinGroups)) : estimate;
   if (o.topK && topKApplies(plan, offset, limit, o.topK.rows)) {
     // Tried before any estimate: when the lists fill the page (most metric sorts) it is the whole
-    // answer, and at 10M spans the estimate's sample (~20 ms) cost more than the attempt (15 ms).
+    // answer, and at scale the estimate's sample costs more than the attempt.
     // A filter admitting too few of its candidates leaves it short; the full query runs after it.
     const top = await metricTopK(o.db, o.topK, snap, scope, plan, limit, offset, also, alsoMetrics, profile.memRows);
     if (top === 'too few') steps.push('keys (top-k: too few listed rows can match)');
@@ -105,9 +105,8 @@ export async function findPageKeys(
   if (rate > 0) {
     want = Math.ceil(Math.max(2 * covered, (2 * k) / rate));
     // The page's rows spread over more than a quarter of all rows: narrowing to their row groups (a
-    // read of the filter's columns everywhere first) saves less than it costs (at 1M spans, 20
-    // traces' llm spans: 30 ms for it, and the narrowed keys query cost what the plain one does).
-    // One statement, as a hand-written query would be.
+    // read of the filter's columns everywhere first) saves less than it costs: the narrowed keys query
+    // then costs what the plain one does. One statement, as a hand-written query would be.
     if (want * 2 > total) return keys(null);
     if (seen > 0) {
       window = chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending, profile.memGroups);

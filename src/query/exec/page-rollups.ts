@@ -9,7 +9,8 @@ import type { RecordKind } from '../../record/record-columns.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 
 const AGGS = raw(
-  'avg(v) AS average, sum(v) AS sum, max(v) AS max, min(v) AS min, avg(CASE WHEN v <> 0 THEN 1.0 ELSE 0.0 END) AS percentage_true, avg(CASE WHEN v = 0 THEN 1.0 ELSE 0.0 END) AS percentage_false',
+  'avg(v) AS average, sum(v) AS sum, max(v) AS max, min(v) AS min, ' +
+    'avg(CASE WHEN v <> 0 THEN 1.0 ELSE 0.0 END) AS percentage_true, avg(CASE WHEN v = 0 THEN 1.0 ELSE 0.0 END) AS percentage_false',
 );
 
 /**

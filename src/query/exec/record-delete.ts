@@ -38,8 +38,8 @@ export async function deleteSet(db: SqlRunner, snap: Snapshot, plan: PlanInput, 
 }
 
 /**
- * A list of seqs as SQL: one comma-joined string split by DuckDB. Binding 100k numbers as a list
- * value took 150-380 ms in the driver, the string 10-20 ms.
+ * A list of seqs as SQL: one comma-joined string split by DuckDB. The driver binds a long list value
+ * element by element, many times slower than one string.
  */
 function seqList(seqs: readonly number[]): Sql {
   return seqs.length === 0 ? sql`[]::BIGINT[]` : sql`string_split(${seqs.join(',')}, ',')::BIGINT[]`;
@@ -78,13 +78,16 @@ export async function childlessOfLeaves(db: SqlRunner, snap: Snapshot, scope: Sc
   const { kids, owned, children, owners } = ix;
   const g = sql`g AS (SELECT unnest(${seqList(goneSeqs)}) AS seq)`;
   const links = [
-    sql`SELECT hash(parent_id) AS ph, CASE WHEN has_children THEN hash(id) END AS ih FROM ${children.sql} WHERE seq IN (SELECT seq FROM g) AND parent_id IS NOT NULL`,
+    sql`SELECT hash(parent_id) AS ph, CASE WHEN has_children THEN hash(id) END AS ih
+        FROM ${children.sql} WHERE seq IN (SELECT seq FROM g) AND parent_id IS NOT NULL`,
   ];
   const keep = [
-    sql`SELECT hash(parent_id) AS h FROM ${children.sql} WHERE parent_id IS NOT NULL AND hash(parent_id) IN (SELECT h FROM ph) AND seq NOT IN (SELECT seq FROM g)`,
+    sql`SELECT hash(parent_id) AS h FROM ${children.sql}
+        WHERE parent_id IS NOT NULL AND hash(parent_id) IN (SELECT h FROM ph) AND seq NOT IN (SELECT seq FROM g)`,
   ];
   const found = [
-    sql`SELECT seq FROM ${owners.sql} WHERE has_children AND hash(id) IN (SELECT h FROM ph) AND hash(id) NOT IN (SELECT h FROM keep) AND seq NOT IN (SELECT seq FROM g)`,
+    sql`SELECT seq FROM ${owners.sql}
+        WHERE has_children AND hash(id) IN (SELECT h FROM ph) AND hash(id) NOT IN (SELECT h FROM keep) AND seq NOT IN (SELECT seq FROM g)`,
   ];
   if (kids.length > 0) {
     // One parameter for the list, read twice.
@@ -96,7 +99,8 @@ export async function childlessOfLeaves(db: SqlRunner, snap: Snapshot, scope: Sc
   }
   if (owned.length > 0) {
     found.push(
-      sql`SELECT seq FROM ${files(owned)} WHERE ih IN (SELECT h FROM ph) AND ih NOT IN (SELECT h FROM keep) AND seq NOT IN (SELECT seq FROM g) AND seq NOT IN ${snap.deadSeqs} AND seq NOT IN ${snap.childlessSeqs}`,
+      sql`SELECT seq FROM ${files(owned)} WHERE ih IN (SELECT h FROM ph) AND ih NOT IN (SELECT h FROM keep)
+          AND seq NOT IN (SELECT seq FROM g) AND seq NOT IN ${snap.deadSeqs} AND seq NOT IN ${snap.childlessSeqs}`,
     );
   }
   const gl = sql`gl AS (${union(links)})`;
@@ -166,7 +170,8 @@ export async function childlessParents(
     );
   if (owned.length > 0)
     found.push(
-      sql`SELECT seq FROM ${files(owned)} WHERE ih IN (SELECT h FROM ph) AND ih NOT IN (SELECT h FROM keep) AND seq NOT IN ${snap.deadSeqs} AND seq NOT IN ${snap.childlessSeqs}`,
+      sql`SELECT seq FROM ${files(owned)} WHERE ih IN (SELECT h FROM ph) AND ih NOT IN (SELECT h FROM keep)
+          AND seq NOT IN ${snap.deadSeqs} AND seq NOT IN ${snap.childlessSeqs}`,
     );
   const q = sql`WITH ${joinSql([...ctes, sql`keep AS (${union(keep)})`])} ${union(found)}`;
   return (await db.all(q)).map((r) => Number(r['seq']));

@@ -107,7 +107,8 @@ export async function countByTokens(db: SqlRunner, snap: Snapshot, scope: Scope,
     if (rows.length === 0) continue;
     checked++;
     const live = expiring ? sql` AND created_at >= make_timestamp(${cutoff})` : EMPTY;
-    const q = sql`SELECT count(*) AS n FROM read_parquet(${snap.path(seg)}, hive_partitioning = false) WHERE file_row_number IN (SELECT unnest(${rows}::BIGINT[])) AND seq NOT IN ${snap.deadSeqs}${live}`;
+    const q = sql`SELECT count(*) AS n FROM read_parquet(${snap.path(seg)}, hive_partitioning = false)
+      WHERE file_row_number IN (SELECT unnest(${rows}::BIGINT[])) AND seq NOT IN ${snap.deadSeqs}${live}`;
     n += Number((await db.all(q))[0]!['n']);
   }
   const rest: PlanInput = {

@@ -118,6 +118,9 @@ export function installContractCheck(app: FastifyInstance, surface: ApiSurface):
     }
     if (check(data)) return null;
     const e = check.errors?.[0];
-    return `${method.toUpperCase()} ${path} ${status}: ${e ? `${e.instancePath || '(root)'} ${e.message ?? ''}` : 'does not match'} (${String(payload).slice(0, 200)})`;
+    return (
+      `${method.toUpperCase()} ${path} ${status}: ` +
+      `${e ? `${e.instancePath || '(root)'} ${e.message ?? ''}` : 'does not match'} (${String(payload).slice(0, 200)})`
+    );
   }
 }

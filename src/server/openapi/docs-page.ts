@@ -20,6 +20,7 @@ export function installDocsPage(app: FastifyInstance): void {
     validatorUrl: false,
     uiConfig: { docExpansion: 'list', deepLinking: true, displayOperationId: false, defaultModelsExpandDepth: 0, tryItOutEnabled: false },
     staticCSP:
-      "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; font-src 'self' data:; object-src 'none'; frame-ancestors 'self'",
+      "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; " +
+      "connect-src 'self'; font-src 'self' data:; object-src 'none'; frame-ancestors 'self'",
   });
 }

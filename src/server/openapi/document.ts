@@ -24,7 +24,7 @@ export const SECURITY_SCHEMES = {
     type: 'apiKey',
     in: 'header',
     name: 'Service-API-Key',
-    description: 'The same API key under the header name of SPEC.md’s samples.',
+    description: 'The same API key under the header name of the hosted service’s API samples.',
   },
   APIKeyHeader: {
     type: 'apiKey',
@@ -35,7 +35,8 @@ export const SECURITY_SCHEMES = {
   OAuth2PasswordBearer: {
     type: 'oauth2',
     description:
-      '`Authorization: Bearer <token>`, the token from POST /login (email and password) or POST /login/api_key (an API key). Tokens last 30 days and end when their key is revoked.',
+      '`Authorization: Bearer <token>`, the token from POST /login (email and password) or POST /login/api_key (an API key). ' +
+      'Tokens last 30 days and end when their key is revoked.',
     flows: { password: { tokenUrl: '/v2/login', scopes: {} } },
   },
   HTTPBasic: { type: 'http', scheme: 'basic', description: 'A user’s email and password.' },

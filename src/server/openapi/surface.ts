@@ -24,7 +24,7 @@ export function isNotApi(url: string): boolean {
   return NOT_API.some(({ prefix }) => url === prefix || (prefix !== '/' && url.startsWith(`${prefix}/`)));
 }
 
-/** The documented prefix: /v2 (SPEC.md: all paths carry it). */
+/** The documented prefix: /v2, which every path of the hosted service's API reference carries. */
 export const DOCUMENTED_PREFIX = '/v2';
 
 /** The route without its prefix, and the prefix. */

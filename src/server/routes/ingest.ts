@@ -1,4 +1,5 @@
-// Log spans (SPEC.md) and log traces (COMPAT.md 5.3).
+// Log spans (POST /projects/{id}/spans) and log traces (POST /projects/{id}/traces, what the
+// official client's logger sends).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { TraceStore } from '../../engine/trace-store.js';
 import { Type } from 'typebox';

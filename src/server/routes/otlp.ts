@@ -1,4 +1,4 @@
-// OTLP/HTTP trace ingestion (issue 12): POST /v1/traces (so OTEL_EXPORTER_OTLP_ENDPOINT pointing at
+// OTLP/HTTP trace ingestion: POST /v1/traces (so OTEL_EXPORTER_OTLP_ENDPOINT pointing at
 // the server just works) and POST /otel/traces (the hosted service's path). Bodies are protobuf or
 // JSON, optionally gzip or deflate; the answer uses the request's encoding: an
 // ExportTraceServiceResponse, or a google.rpc.Status with 400 (undecodable), 401, 403, 404, 413
@@ -83,7 +83,9 @@ const schema = {
   tags: ['opentelemetry'],
   summary: 'Ingest OpenTelemetry traces (OTLP/HTTP)',
   description:
-    'An ExportTraceServiceRequest as protobuf or JSON, optionally gzip or deflate (Content-Encoding). Headers `project` or `x-project-name` and `logstream` choose where spans go (else the resource attributes tracelake.project.name / tracelake.log_stream.name, else "default").',
+    'An ExportTraceServiceRequest as protobuf or JSON, optionally gzip or deflate (Content-Encoding). ' +
+    'Headers `project` or `x-project-name` and `logstream` choose where spans go ' +
+    '(else the resource attributes tracelake.project.name / tracelake.log_stream.name, else "default").',
   headers: Type.Object(
     {
       project: Type.Optional(Type.String({ description: 'project name (created on first use)' })),

@@ -1,6 +1,6 @@
-// Projects: found and created as the official client does (COMPAT.md 8.2), read, changed,
-// bookmarked and deleted, and listed by POST /projects/paginated: the v2 shape under /v2 and
-// /public/v2, the older v1 shape at the bare path (COMPAT.md 1 and 3.6).
+// Projects: found and created as the official client does (look up by name, create when missing),
+// read, changed, bookmarked and deleted, and listed by POST /projects/paginated: the v2 shape under
+// /v2 and /public/v2, the older v1 shape at the bare path, where older clients call it.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { TraceStore } from '../../engine/trace-store.js';

@@ -1,5 +1,6 @@
 // Records at each level of the tree: search (full records), partial search, count, delete and
-// available columns, for spans, traces and sessions alike (SPEC.md; COMPAT.md 3.2-3.4, 3.8, 8.4).
+// available columns, for spans, traces and sessions alike, in the hosted service's request and
+// answer shapes (the official client's helpers call the same routes).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { TraceStore } from '../../engine/trace-store.js';
 import type { Level } from '../../query/columns.js';

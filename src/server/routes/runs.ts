@@ -1,5 +1,5 @@
 // Log streams (and the other two run kinds) of a project: create, list, read, rename, delete (with
-// their records), search log streams (COMPAT.md 3.7), and each run's scorer settings.
+// their records), search log streams, and each run's scorer settings.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { RunKind } from '../../catalog/catalog.js';

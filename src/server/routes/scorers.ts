@@ -1,4 +1,4 @@
-// The scorer catalog: POST /scorers/list (SPEC.md "List scorers"; paging and actions in the query
+// The scorer catalog: POST /scorers/list (paging and actions in the query
 // string), and registering, reading, changing, versioning and deleting scorers. Presets are built in:
 // changing or deleting one answers 403 with the reason.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -23,7 +23,7 @@ export const scorerRoutes =
   (store: TraceStore): FastifyPluginAsyncTypebox =>
   async (app) => {
     // Serialized with JSON.stringify: fast-json-stringify picks anyOf branches (every nullable field
-    // of a Scorer) by validating each value, which made a page of 100 scorers 3-5x slower. The items
+    // of a Scorer) by validating each value, which made pages of scorers several times slower. The items
     // are built field by field from schema-shaped rows (scorer-row.ts); a test checks their keys.
     app.post(
       '/scorers/list',

@@ -1,16 +1,16 @@
 // The child index of a segment (`seg-N.kids`, a small Parquet file beside it): one row per row of the
-// segment, in the same order, with DuckDB's 64-bit hash() of its parent_id (null without a parent),
-// of its id when its stored has_children is true (else null), and its seq. A delete asks which parents
-// it leaves without children (engine/record-delete.ts); over these hashes that reads 16 bytes of
-// numbers per row instead of the parent_id and id strings of every span (at 10M spans, 3.6-4.8 s of
-// CPU over the segments' strings). A hash match stands for an equal string: hash() has 64 bits, so a
-// wrong match needs a collision among the parents asked about, ~1e-7 at 10M spans and 100k parents.
+// segment, in the same order, with DuckDB's 64-bit hash() of its parent_id (null without a parent), of
+// its id when its stored has_children is true (else null), and its seq. A delete asks which parents it
+// leaves without children (query/exec/record-delete.ts); over these hashes that reads 16 bytes of
+// numbers per row instead of the parent_id and id strings of every span, which at scale cost seconds of
+// CPU. A hash match stands for an equal string: hash() has 64 bits, so a wrong match needs a collision
+// among the parents asked about, ~1e-7 at 10M spans and 100k parents.
 //
 // hash() is DuckDB's own and may change between its versions: the file records hash() of a probe
 // string, and a file whose probe differs from this DuckDB's is stale (rebuilt on open, like a
 // missing or damaged one). Written and fsynced with its segment, before any manifest lists it.
-// Uncompressed: hashes barely compress beyond Parquet's dictionary pages, and a delete at 10M spans
-// read them 2.4x faster so (103 against 255 ms of CPU), for 18 bytes per row on disk instead of 7.
+// Uncompressed: hashes barely compress beyond Parquet's dictionary pages, and a delete reads them
+// more than twice as fast so, for a larger file (18 bytes per row on disk instead of 7).
 import { existsSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Connection } from '../../db/database.js';
@@ -65,7 +65,8 @@ export async function childIndexUsable(conn: Connection, abs: string, seg: Index
   if (!existsSync(path)) return false;
   try {
     const [meta] = await conn.all(
-      sql`SELECT sum(row_group_num_rows) AS n, min(stats_min::BIGINT) AS lo, max(stats_max::BIGINT) AS hi FROM parquet_metadata(${path}) WHERE path_in_schema = 'seq'`,
+      sql`SELECT sum(row_group_num_rows) AS n, min(stats_min::BIGINT) AS lo, max(stats_max::BIGINT) AS hi
+          FROM parquet_metadata(${path}) WHERE path_in_schema = 'seq'`,
     );
     if (Number(meta?.['n']) !== seg.rows || Number(meta?.['lo']) !== seg.min_seq || Number(meta?.['hi']) !== seg.max_seq) return false;
     const kv = await conn.all(sql`SELECT decode(value) AS v FROM parquet_kv_metadata(${path}) WHERE decode(key) = 'tracelake_hash_probe'`);

@@ -127,10 +127,9 @@ const FULL_BITS = 10;
 /**
  * A Bloom filter over the top 32 bits of id hashes. Blocked: a key's 7 bits lie in one 64-byte block,
  * so an add or a lookup touches one cache line; and the block is picked by the key's top bits, so a
- * segment's sorted hashes fill it front to back (a 10M-id store's filter filled in 0.6 s of CPU, where
- * 7 bits spread over the whole array took 3.1 s). At 10 bits a key it answers "maybe" for ~1% of
- * absent keys (0.8% unblocked). Sized to the key count, not to a power of two: at 100M ids a power of
- * two made it 512 MiB.
+ * segment's sorted hashes fill it front to back (several times faster than 7 bits spread over the
+ * whole array). At 10 bits a key it answers "maybe" for ~1% of absent keys (0.8% unblocked). Sized to
+ * the key count, not to a power of two, which could nearly double it.
  */
 export class IdBloom {
   readonly bits: Uint32Array;
@@ -192,7 +191,7 @@ export class SealedIdIndex {
   /**
    * `fill` false (opening a store): the filter is left alone until `refill`, which sizes it once for
    * every segment; adding them one by one refilled a growing filter from all segments held so far
-   * (16 s of CPU at 100M ids).
+   * (quadratic in the segment count).
    */
   add(segment: IndexedSegment, fill = true): void {
     this.remove(segment.key);
@@ -330,8 +329,8 @@ export class SealedIdIndex {
 /**
  * The order in which to fill `bloom` from sorted segments: a stripe of ~256 KiB of the filter at a
  * time (a key's block follows its top bits, like the segments' buckets), from every segment in turn,
- * so the adds stay in cache. Segment by segment, each key of a 1M-id segment in a 100M-id filter
- * was a cache miss: 13.5 s of CPU to fill it at open.
+ * so the adds stay in cache. Segment by segment, each key of a large segment in a large filter was a
+ * cache miss, and opening a big store took seconds of CPU.
  */
 function* fillOrder(bloom: IdBloom, segments: readonly PackedHashes[]): Generator<[PackedHashes, number, number]> {
   const stripes = Math.max(1, Math.ceil(bloom.bits.byteLength / 262_144));

@@ -1,7 +1,7 @@
 // Turns on the main thread for the CPU-heavy steps of writes (validate and flatten a request, build
 // and encode its batch). Without them, concurrent writers chain through promise continuations, several
 // requests' work runs back to back in one task, and a read's DuckDB results (delivered between tasks)
-// wait 100 ms and more behind them (measured: event-loop delay p95 ~100 ms under four writers). A turn
+// wait behind whole batches of that work, far longer than a read takes. A turn
 // starts in a setImmediate callback, one per loop iteration, so completed reads and I/O are handled
 // between any two writes' steps. Reads take no turn: they are what the turns make room for.
 

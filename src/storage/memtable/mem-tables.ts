@@ -187,7 +187,7 @@ type Insert = Extract<Pending, { kind: 'insert' }>;
 
 /**
  * Rows of queued inserts that start a group at once; fewer wait up to LINGER_MS for more to join, so a
- * statement's fixed cost (~0.11 ms a column) is shared. Nothing waits for it: appends are acknowledged
+ * statement's fixed cost (paid per column) is shared. Nothing waits for it: appends are acknowledged
  * once logged, and whoever needs the rows in DuckDB (a read, the sealer, a full pipeline) calls flush().
  */
 const GROUP_ROWS = 4096;

@@ -30,7 +30,7 @@ export interface BulkBatch {
   readonly rows: number;
   /**
    * Rows DuckDB sorts at a time (default: all of a kind's at once). A sort larger than the memory
-   * limit spills to disk and took 2-3x as long at 1M spans as the same rows sorted in created_at
+   * limit spills to disk and takes several times as long as the same rows sorted in created_at
    * ranges of ~150k, one after another, into the same file.
    */
   readonly sortRows?: number;
@@ -41,8 +41,8 @@ export interface BulkBatch {
 }
 
 /**
- * ZSTD level of imported segments: level 3 (the seals') took 1.5-2x as long to write at 1M spans, for
- * files ~12% smaller; merges rewrite them at the store's compaction level.
+ * ZSTD level of imported segments: level 3 takes up to twice as long to write, for files only slightly
+ * smaller; merges rewrite them at the store's compaction level.
  */
 export const IMPORT_COMPRESSION_LEVEL = 1;
 
@@ -70,8 +70,8 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
       Math.max(1, Math.min(BLOCK_ROWS, Math.floor(s.options.rowGroupSize / 4))),
     );
     // Kinds whose rows come nearly in created_at order (an export does: it holds the segments' runs,
-    // sorted, in order) are written in the order they come, without a sort (two thirds of an import's
-    // CPU time at 1M spans). "Nearly": no row is older than the newest before it by more than
+    // sorted, in order) are written in the order they come, without a sort (most of an import's
+    // CPU time otherwise). "Nearly": no row is older than the newest before it by more than
     // NEAR_ORDER_GROUPS row groups' worth of time, so each row group's created_at range stays as tight
     // as in segments merges concatenate (the store's own 1M-span segment: 2.2 row groups). A filter
     // keeps a scan's order (DuckDB preserves insertion order); the window of `dups` does not.
@@ -121,7 +121,8 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
         // order when the order matters (a COPY keeps it), so the file is sorted as one sort would leave it.
         const bounds = (inOrder.has(kind) ? [] : await pieceBounds(batch, src, kind, kindHashes.length)).map((us) => param(us));
         const piece = (i: number) =>
-          sql`(${rows}${i > 0 ? sql` AND created_at >= make_timestamp(${bounds[i - 1]!})` : EMPTY}${i < bounds.length ? sql` AND created_at < make_timestamp(${bounds[i]!})` : EMPTY} ORDER BY created_at, id)`;
+          sql`(${rows}${i > 0 ? sql` AND created_at >= make_timestamp(${bounds[i - 1]!})` : EMPTY}
+              ${i < bounds.length ? sql` AND created_at < make_timestamp(${bounds[i]!})` : EMPTY} ORDER BY created_at, id)`;
         const select = inOrder.has(kind)
           ? rows
           : bounds.length === 0
@@ -205,13 +206,14 @@ interface BlockScan {
 
 /**
  * One aggregate over the batch: per kind and block of rows, the ids joined into one string (hashed
- * here out of it: a JS string per id cost ~4x as much at 1M spans) and the created_at range (what the
+ * here out of it: a JS string per id costs several times as much) and the created_at range (what the
  * order check needs; a window over every row cost as much again).
  */
 async function scanBlocks(batch: BulkBatch, src: Sql, blockRows: number): Promise<BlockScan> {
   const blocks = await batch.db.withConnection((conn) =>
     conn.columns(
-      sql`SELECT ${raw(KIND_SQL)} AS kind, rn // ${int(blockRows)} AS block, count(*) AS n, epoch_us(min(created_at))::DOUBLE AS lo, epoch_us(max(created_at))::DOUBLE AS hi, string_agg(id, '') AS ids
+      sql`SELECT ${raw(KIND_SQL)} AS kind, rn // ${int(blockRows)} AS block, count(*) AS n,
+       epoch_us(min(created_at))::DOUBLE AS lo, epoch_us(max(created_at))::DOUBLE AS hi, string_agg(id, '') AS ids
        FROM ${src} GROUP BY ALL ORDER BY kind, block`,
     ),
   );
@@ -287,7 +289,8 @@ async function commitBatch(
   const existing = run.filter((f) => meet.has(f)).map((f) => join(s.dir, f));
   if (existing.length > 0) {
     const pairs = await s.conns.seal.all(
-      sql`SELECT e.seq AS old, i.seq AS new FROM read_parquet(${existing}, hive_partitioning = false) e JOIN read_parquet(${newFiles}, hive_partitioning = false) i ON e.id = i.id
+      sql`SELECT e.seq AS old, i.seq AS new FROM read_parquet(${existing}, hive_partitioning = false) e
+       JOIN read_parquet(${newFiles}, hive_partitioning = false) i ON e.id = i.id
        WHERE e.seq NOT IN (SELECT seq FROM dead)`,
     );
     for (const r of pairs) dead.push(Math.min(Number(r['old']), Number(r['new'])));

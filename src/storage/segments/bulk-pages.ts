@@ -96,9 +96,11 @@ export async function writePageSegment(conn: Connection, abs: string, w: PageSeg
 
 /** Writes the added columns of one source row group: one row group, as many rows. */
 async function writeSide(conn: Connection, w: PageSegment, g: SourceGroup, side: string, opts: Sql, shredded: Sql): Promise<void> {
-  const rows = sql`SELECT file_row_number, metrics::MAP(VARCHAR, DOUBLE) AS metrics, tags::VARCHAR[] AS tags FROM read_parquet(${w.pages.path}, file_row_number = true) WHERE file_row_number BETWEEN ${g.start} AND ${g.start + g.rows - 1}`;
+  const rows = sql`SELECT file_row_number, metrics::MAP(VARCHAR, DOUBLE) AS metrics, tags::VARCHAR[] AS tags
+    FROM read_parquet(${w.pages.path}, file_row_number = true) WHERE file_row_number BETWEEN ${g.start} AND ${g.start + g.rows - 1}`;
   await conn.run(
-    sql`COPY (SELECT (${w.base} + file_row_number - ${w.pages.lo})::BIGINT AS seq, ${w.projectId}::VARCHAR AS project_id, ${w.runId}::VARCHAR AS run_id${shredded}, ${raw(TAG_SET_SQL)} AS ${raw(TAG_SET_COLUMN)}
+    sql`COPY (SELECT (${w.base} + file_row_number - ${w.pages.lo})::BIGINT AS seq, ${w.projectId}::VARCHAR AS project_id,
+     ${w.runId}::VARCHAR AS run_id${shredded}, ${raw(TAG_SET_SQL)} AS ${raw(TAG_SET_COLUMN)}
      FROM (${rows}))
      TO ${stringLiteral(side)} (${opts}, ROW_GROUP_SIZE ${int(Math.max(g.rows, 1) * 2)})`,
   );

@@ -3,11 +3,11 @@
 // - pickMerge, when the store is quiet (and for compact()): when a partition holds at least
 //   MERGE_FANIN segments below the size cap, all its small segments merge, smallest first, up to the
 //   cap. Between bursts of logging that leaves few, big files. Run after every seal it would rewrite
-//   a growing segment again and again (22x at 10M spans, simulated).
+//   a growing segment again and again.
 // - pickTiered, while rows keep arriving: in every partition, segments of about one size (within a
 //   factor MERGE_FANIN) merge once MERGE_FANIN of them are there, so each row is rewritten about
 //   log4(total / seal size) times and every partition gets its turn. pickMerge, one merge per cycle,
-//   let trace and session segments pile up behind the span partition's (612-652 files at 10M).
+//   let trace and session segments pile up behind the span partition's (hundreds of files).
 // A segment whose rows are mostly dead (deleted or replaced) is rewritten alone, which also purges its
 // dead seqs from the manifest.
 import type { SegmentEntry } from '../manifest/manifest.js';
@@ -15,8 +15,8 @@ import type { SegmentEntry } from '../manifest/manifest.js';
 export const MERGE_FANIN = 4;
 /**
  * At most this many segments merge at once in pickTiered. A round comes at most every mergeMaxDelayMs
- * (30 s) while rows arrive, and a partition gets one merge a round: with 32, a 10M-span ingest (~0.6
- * seals a second) left 456 files before its final compaction.
+ * (30 s) while rows arrive, and a partition gets one merge a round: a small fan-in cannot keep up with
+ * a long ingest's seals, which then leaves hundreds of files for its final compaction.
  */
 export const MAX_TIER_FANIN = 256;
 

@@ -107,7 +107,8 @@ export class Compactor {
       const release = s.use(s.manifest.segments.map((g) => g.file));
       try {
         const rows = await s.conns.merge.all(
-          sql`SELECT DISTINCT filename AS f FROM read_parquet(${[...byPath.keys()]}, hive_partitioning = false, filename = true) WHERE seq IN (SELECT unnest(${[...s.manifest.childless]}::BIGINT[]))`,
+          sql`SELECT DISTINCT filename AS f FROM read_parquet(${[...byPath.keys()]}, hive_partitioning = false, filename = true)
+              WHERE seq IN (SELECT unnest(${[...s.manifest.childless]}::BIGINT[]))`,
         );
         for (const r of rows) {
           const g = byPath.get(String(r['f']));

@@ -51,11 +51,11 @@ export interface MergeOutput {
 /**
  * The database merges write their files with (RecordStoreOptions.mergeThreads). Its limit is a ceiling,
  * not an allocation: one thread streams a merge a row group at a time (32,768 rows of up to a few KB
- * each; a merge of a 333 MB segment used ~250 MiB of RSS).
+ * each), so a merge's memory stays well under the size of the segment it writes.
  */
 export function openMergeDatabase(dir: string, threads: number): Promise<Database> {
   // A merge's COPY frees a written row group at a time: given back to the system past 16 MB, its peak
-  // was ~125 instead of ~245 MiB above its start (bench/results/2026-11-25-library-memory-10m.md).
+  // above its start about halves (bench/results/history/2026-11-25-library-memory-10m.md).
   // It reads each input once: no footer cache (it would keep every merged-away segment's footer).
   return Database.open({
     threads,

@@ -12,8 +12,8 @@ import { KIND_SQL } from '../../record/record-columns.js';
 import { removeSegmentFiles, segmentPath, writeSegment, type WrittenSegment } from './segments.js';
 
 /**
- * ZSTD level of sealed segments. Level 1 writes faster than the default 3 for files ~12% larger
- * (IMPORT_COMPRESSION_LEVEL measured the same); merges rewrite them at the store's compaction level.
+ * ZSTD level of sealed segments. Level 1 writes faster than the default 3 for files slightly larger
+ * (IMPORT_COMPRESSION_LEVEL is 1 for the same reason); merges rewrite them at the store's compaction level.
  */
 export const SEAL_COMPRESSION_LEVEL = 1;
 

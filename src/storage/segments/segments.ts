@@ -94,7 +94,8 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
     }
     const range = (
       await conn.all(
-        sql`SELECT min(seq) AS a, max(seq) AS b, epoch_us(min(created_at)) AS c, epoch_us(max(created_at)) AS d FROM read_parquet(${abs}, hive_partitioning = false)`,
+        sql`SELECT min(seq) AS a, max(seq) AS b, epoch_us(min(created_at)) AS c, epoch_us(max(created_at)) AS d
+            FROM read_parquet(${abs}, hive_partitioning = false)`,
       )
     )[0]!;
     const hashes = typeof w.hashes === 'function' ? (await w.hashes()).sort() : w.hashes.slice().sort();

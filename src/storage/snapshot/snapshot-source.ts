@@ -121,7 +121,8 @@ export function sourceSql(from: SourceParts, metrics: readonly string[]): Source
   const q =
     deadFree === null
       ? sql`(SELECT ${from.star} FROM (${union(parts.map((x) => x.q))}) WHERE seq NOT IN ${from.deadSeqs}${live})`
-      : sql`(SELECT ${from.star} FROM (${union(parts.map((x) => (x.clean ? x.q : sql`SELECT * FROM (${x.q}) WHERE seq NOT IN ${from.deadSeqs}`)))}) WHERE true${live})`;
+      : sql`(SELECT ${from.star}
+          FROM (${union(parts.map((x) => (x.clean ? x.q : sql`SELECT * FROM (${x.q}) WHERE seq NOT IN ${from.deadSeqs}`)))}) WHERE true${live})`;
   return {
     sql: q,
     metricColumn: (name) => {

@@ -350,7 +350,8 @@ export class Snapshot {
       );
     const union = joinSql(parts, ' UNION ALL ');
     return this.#db.all(
-      sql`${raw(STORED_SELECT)} FROM (SELECT ${this.#star} FROM (${union}) WHERE id IN (SELECT unnest(${[...ids]}::VARCHAR[])) AND seq NOT IN ${this.deadSeqs})`,
+      sql`${raw(STORED_SELECT)} FROM (SELECT ${this.#star} FROM (${union})
+          WHERE id IN (SELECT unnest(${[...ids]}::VARCHAR[])) AND seq NOT IN ${this.deadSeqs})`,
     );
   }
 }

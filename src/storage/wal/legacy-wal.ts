@@ -98,7 +98,8 @@ export class RejectedRequests {
     } else {
       this.#full = true;
       process.emitWarning(
-        `tracelake: wal/rejected.ndjson reached its ${REJECTED_LIMIT_BYTES >> 20} MiB limit; the old log files are kept as wal/*.ndjson.kept instead of being deleted`,
+        `tracelake: wal/rejected.ndjson reached its ${REJECTED_LIMIT_BYTES >> 20} MiB limit; ` +
+          'the old log files are kept as wal/*.ndjson.kept instead of being deleted',
       );
     }
   }

@@ -113,7 +113,7 @@ export function SpanTreeView({ busy, tree, rows, selectedId, collapsed, onSelect
           const b = bar(span, tree.start, tree.end);
           const selected = i === active;
           return (
-            // biome-ignore lint/a11y/useKeyWithClickEvents lint/a11y/useFocusableInteractive: the tree box holds focus and the keys (aria-activedescendant); a row takes clicks only
+            // biome-ignore lint/a11y/useKeyWithClickEvents lint/a11y/useFocusableInteractive: the tree box holds focus and keys; rows take clicks
             <div
               key={span.id}
               id={`row-${span.id}`}

@@ -225,7 +225,8 @@ export function RecordsTable({ route }: { route: TableRoute }) {
         </label>
         <span class="range">
           {records.length
-            ? `${(first + 1).toLocaleString('en-US')}–${(first + records.length).toLocaleString('en-US')}${total !== null ? ` of ${total.toLocaleString('en-US')}` : ''}`
+            ? `${(first + 1).toLocaleString('en-US')}–${(first + records.length).toLocaleString('en-US')}` +
+              `${total !== null ? ` of ${total.toLocaleString('en-US')}` : ''}`
             : ''}
         </span>
         <button type="button" disabled={query.page <= 1} onClick={() => go({ page: query.page - 1 })}>

@@ -1,7 +1,8 @@
 // Batch mode, as an application instruments itself: GALILEO_PROJECT and GALILEO_LOG_STREAM name the
-// project and log stream (init() with no arguments, as the client's docs show), the logger collects two traces in memory (one with nested agent > llm, workflow > retriever + tool
-// spans; one single-LLM-span trace), and flush() sends them. Run in its own process by the e2e
-// tests with GALILEO_PKG naming the client package (galileo or the 1.32 alias).
+// project and log stream (init() with no arguments, as the client's docs show), the logger collects
+// two traces in memory (one with nested agent > llm, workflow > retriever + tool spans; one
+// single-LLM-span trace), and flush() sends them. Run in its own process by the e2e tests with
+// GALILEO_PKG naming the client package (galileo or the 1.32 alias).
 import { writeFileSync } from 'node:fs';
 
 type Galileo = typeof import('galileo');

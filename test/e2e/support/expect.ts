@@ -8,7 +8,7 @@ type Rec = Record<string, any>;
 
 /**
  * camelCase metric keys the batch path (galileo 1.33, Speakeasy) sends un-converted, as tracelake
- * stores them (COMPAT.md 5.4): the LLM metrics the clients know are stored snake_case; any other key
+ * stores them: the LLM metrics the clients know are stored snake_case; any other key
  * is stored exactly as sent.
  */
 export const METRIC_KEYS: Record<string, string> = {

@@ -320,7 +320,8 @@ export function describeFailures(list: RecordedRequest[]): string {
   return list
     .map(
       (r) =>
-        `${r.method} ${r.path}?${new URLSearchParams(r.query)} -> ${r.status} ${JSON.stringify(r.response)?.slice(0, 400)}\n  body: ${JSON.stringify(r.body)?.slice(0, 400)}`,
+        `${r.method} ${r.path}?${new URLSearchParams(r.query)} -> ${r.status} ${JSON.stringify(r.response)?.slice(0, 400)}\n` +
+        `  body: ${JSON.stringify(r.body)?.slice(0, 400)}`,
     )
     .join('\n');
 }

@@ -94,7 +94,8 @@ test('a whole Parquet export copies live segments and equals the export DuckDB w
     EXPORT_COLUMNS.map((c) => `${c}:${TYPE[c]}`),
   );
   const left = sql`SELECT to_json(x)::VARCHAR AS j FROM read_parquet(${spliced}) x`;
-  const right = sql`SELECT to_json(x)::VARCHAR AS j FROM read_json(${plain}, format = 'newline_delimited', columns = {${raw(EXPORT_COLUMNS.map((c) => `${c}: '${TYPE[c]}'`).join(', '))}}) x`;
+  const right = sql`SELECT to_json(x)::VARCHAR AS j
+    FROM read_json(${plain}, format = 'newline_delimited', columns = {${raw(EXPORT_COLUMNS.map((c) => `${c}: '${TYPE[c]}'`).join(', '))}}) x`;
   const diff = await db.all(sql`SELECT count(*) AS n FROM ((${left} EXCEPT ALL ${right}) UNION ALL (${right} EXCEPT ALL ${left}))`);
   assert.equal(Number(diff[0]!['n']), 0, 'the same rows');
   const n = Number((await db.all(sql`SELECT count(*) AS n FROM read_parquet(${spliced})`))[0]!['n']);

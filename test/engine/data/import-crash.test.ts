@@ -23,7 +23,8 @@ test('SIGKILL mid-import keeps whole batches; a second import completes it', asy
   const byId = new Map(
     (
       await store.data.sql(
-        'SELECT id, name, input, output, created_at FROM spans UNION ALL SELECT id, name, input, output, created_at FROM traces UNION ALL SELECT id, name, input, output, created_at FROM sessions',
+        'SELECT id, name, input, output, created_at FROM spans UNION ALL SELECT id, name, input, output, created_at FROM traces ' +
+          'UNION ALL SELECT id, name, input, output, created_at FROM sessions',
       )
     ).map((r) => [r['id'], r]),
   );
@@ -42,7 +43,8 @@ test('SIGKILL mid-import keeps whole batches; a second import completes it', asy
     try {
       const project = reopened.findProjects({ name: 'imported' })[0]!;
       const got = await reopened.data.sql(
-        'SELECT id, name, input, output, created_at FROM spans UNION ALL SELECT id, name, input, output, created_at FROM traces UNION ALL SELECT id, name, input, output, created_at FROM sessions',
+        'SELECT id, name, input, output, created_at FROM spans UNION ALL SELECT id, name, input, output, created_at FROM traces ' +
+          'UNION ALL SELECT id, name, input, output, created_at FROM sessions',
       );
       assert.equal(got.length % BATCH, 0, `whole batches only (${got.length} records)`);
       assert.ok(got.length >= afterBatches * BATCH, `the ${afterBatches} acknowledged batch(es) are kept`);

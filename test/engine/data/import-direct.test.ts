@@ -86,7 +86,8 @@ test('a Parquet export is written straight into segments with the sealer layout'
   assert.equal(cols[cols.length - 1], 'tag_set');
   assert.ok(cols.slice(COLUMN_NAMES.length, -1).every((c) => /^m\d+$/.test(c)) && cols.length > COLUMN_NAMES.length + 1);
   const order = await db.all(
-    sql`SELECT epoch_us(created_at) AS c, id FROM read_parquet(${join(target.dir, seg.file)}, file_row_number = true, hive_partitioning = false) ORDER BY file_row_number`,
+    sql`SELECT epoch_us(created_at) AS c, id
+        FROM read_parquet(${join(target.dir, seg.file)}, file_row_number = true, hive_partitioning = false) ORDER BY file_row_number`,
   );
   // The sealer's order: created_at, or nearly (no row more than NEAR_ORDER_GROUPS row groups' worth
   // of time behind the newest before it; seal.ts nearlyOrdered). The source's seal kept its rows'

@@ -32,7 +32,8 @@ test('views hold the live rows of memory tables and segments, metrics as columns
   );
   // Joins with the catalog tables; parameters bind positionally.
   const named = await store.data.sql(
-    'SELECT p.name AS project, r.name AS stream, count(*) AS n FROM spans s JOIN projects p ON p.id = s.project_id JOIN runs r ON r.id = s.run_id WHERE s.type = $1 GROUP BY ALL',
+    'SELECT p.name AS project, r.name AS stream, count(*) AS n FROM spans s JOIN projects p ON p.id = s.project_id ' +
+      'JOIN runs r ON r.id = s.run_id WHERE s.type = $1 GROUP BY ALL',
     ['llm'],
   );
   assert.deepEqual(

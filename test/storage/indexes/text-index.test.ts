@@ -213,7 +213,8 @@ test("DuckDB's lower() maps only U+0130 and U+212A from outside ASCII into ASCII
   try {
     const rows = (
       await conn.runAndReadAll(
-        `SELECT cp::INTEGER AS cp, lower(chr(cp::INTEGER)) AS l FROM range(128, 1114112) t(cp) WHERE (cp < 55296 OR cp > 57343) AND ascii(lower(chr(cp::INTEGER))) < 128`,
+        'SELECT cp::INTEGER AS cp, lower(chr(cp::INTEGER)) AS l FROM range(128, 1114112) t(cp) ' +
+          'WHERE (cp < 55296 OR cp > 57343) AND ascii(lower(chr(cp::INTEGER))) < 128',
       )
     ).getRowObjectsJS();
     assert.deepEqual(
@@ -262,7 +263,8 @@ async function spoilInput(file: string, groups: (g: number) => boolean): Promise
   const conn = await inst.connect();
   const rows = (
     await conn.runAndReadAll(
-      `SELECT row_group_id AS g, coalesce(dictionary_page_offset, data_page_offset) AS at, total_compressed_size AS n FROM parquet_metadata('${file.replaceAll("'", "''")}') WHERE path_in_schema = 'input'`,
+      'SELECT row_group_id AS g, coalesce(dictionary_page_offset, data_page_offset) AS at, total_compressed_size AS n ' +
+        `FROM parquet_metadata('${file.replaceAll("'", "''")}') WHERE path_in_schema = 'input'`,
     )
   ).getRowObjectsJS();
   conn.closeSync();

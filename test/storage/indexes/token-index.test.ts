@@ -110,7 +110,8 @@ test('token postings equal DuckDB case-insensitive contains on adversarial text'
   for (let i = 0; i < n; i += 500) {
     const ids = Array.from({ length: Math.min(500, n - i) }, (_, k) => i + k);
     await conn.run(
-      sql`INSERT INTO t SELECT unnest(${ids}::BIGINT[]), unnest(${ids.map((k) => cols.name[k]!)}::VARCHAR[]), unnest(${ids.map((k) => cols.input[k]!)}::VARCHAR[]), unnest(${ids.map((k) => cols.output[k]!)}::VARCHAR[])`,
+      sql`INSERT INTO t SELECT unnest(${ids}::BIGINT[]), unnest(${ids.map((k) => cols.name[k]!)}::VARCHAR[]),
+          unnest(${ids.map((k) => cols.input[k]!)}::VARCHAR[]), unnest(${ids.map((k) => cols.output[k]!)}::VARCHAR[])`,
     );
   }
   await conn.run(sql`COPY (SELECT * FROM t ORDER BY seq) TO ${stringLiteral(file)} (FORMAT parquet, ROW_GROUP_SIZE 2048)`);

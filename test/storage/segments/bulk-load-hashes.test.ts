@@ -75,7 +75,9 @@ test('a Parquet file holding an id twice imports its later row only', async (t) 
   const db = await Database.open({ connections: 1 });
   t.after(() => db.close());
   await db.run(
-    sql`COPY (SELECT * FROM (SELECT * FROM read_parquet(${stringLiteral(plain)}) ORDER BY id) UNION ALL SELECT * REPLACE ('later' AS output) FROM read_parquet(${stringLiteral(plain)}) WHERE id = ${stringLiteral(uuidFor(2))}) TO ${stringLiteral(file)} (FORMAT parquet)`,
+    sql`COPY (SELECT * FROM (SELECT * FROM read_parquet(${stringLiteral(plain)}) ORDER BY id)
+        UNION ALL SELECT * REPLACE ('later' AS output) FROM read_parquet(${stringLiteral(plain)}) WHERE id = ${stringLiteral(uuidFor(2))})
+        TO ${stringLiteral(file)} (FORMAT parquet)`,
   );
   const target = await openStore(t, {}, join(tempDir(t), 'b'));
   const res = await target.store.data.importFile(file, { project: 'test-project', logStream: 'default' });

@@ -51,7 +51,8 @@ async function segmentOf(dir: string): Promise<{ keys: string[] }> {
   const db = await Database.open({});
   try {
     const rows = await db.all(
-      sql`SELECT epoch_us(created_at) AS c, id FROM read_parquet(${join(dir, segs[0]!.file)}, file_row_number = true, hive_partitioning = false) ORDER BY file_row_number`,
+      sql`SELECT epoch_us(created_at) AS c, id
+          FROM read_parquet(${join(dir, segs[0]!.file)}, file_row_number = true, hive_partitioning = false) ORDER BY file_row_number`,
     );
     return { keys: rows.map((r) => `${r['c']}/${r['id']}`) };
   } finally {

@@ -39,7 +39,8 @@ test('an import of a whole Parquet export copies its pages and writes what the o
   for (const [i, n] of rowGroupRows(file).entries()) {
     parts.push(join(dir, `part-${i}.parquet`));
     await db.run(
-      sql`COPY (SELECT * EXCLUDE (file_row_number) REPLACE (upper(id) AS id) FROM read_parquet(${stringLiteral(file)}, file_row_number = true) WHERE file_row_number BETWEEN ${int(at)} AND ${int(at + n - 1)}) TO ${stringLiteral(parts[i]!)} (FORMAT parquet)`,
+      sql`COPY (SELECT * EXCLUDE (file_row_number) REPLACE (upper(id) AS id) FROM read_parquet(${stringLiteral(file)}, file_row_number = true)
+          WHERE file_row_number BETWEEN ${int(at)} AND ${int(at + n - 1)}) TO ${stringLiteral(parts[i]!)} (FORMAT parquet)`,
     );
     at += n;
   }
@@ -73,7 +74,8 @@ test('an import of a whole Parquet export copies its pages and writes what the o
   }
   // Every stored value but the ids' project and run (each folder's own), sequence numbers relative.
   const rows = (d: string, p: string, r: string, what = raw('to_json(x)::VARCHAR AS j')) =>
-    sql`SELECT ${what} FROM (SELECT * EXCLUDE (seq, project_id, run_id), seq - (SELECT min(seq) FROM read_parquet(${segs(d)}, union_by_name = true)) AS rel, project_id = ${p} AS p, run_id = ${r} AS r
+    sql`SELECT ${what} FROM (SELECT * EXCLUDE (seq, project_id, run_id),
+       seq - (SELECT min(seq) FROM read_parquet(${segs(d)}, union_by_name = true)) AS rel, project_id = ${p} AS p, run_id = ${r} AS r
        FROM read_parquet(${segs(d)}, union_by_name = true)) x`;
   const run = (d: string) => loadManifest(d).segments[0]!.run_id;
   const left = rows(copied.dir, copied.projectId, run(copied.dir));
@@ -87,6 +89,7 @@ test('an import of a whole Parquet export copies its pages and writes what the o
   assert.equal(total[0]!['ok'], true, "the target's project and run");
   // Reads agree too.
   const q =
-    "SELECT count(*) AS n, count(DISTINCT id) AS d, sum(num_input_tokens) AS tokens, string_agg(DISTINCT array_to_string(tags, ','), '|' ORDER BY array_to_string(tags, ',')) AS tags FROM spans";
+    'SELECT count(*) AS n, count(DISTINCT id) AS d, sum(num_input_tokens) AS tokens, ' +
+    "string_agg(DISTINCT array_to_string(tags, ','), '|' ORDER BY array_to_string(tags, ',')) AS tags FROM spans";
   assert.deepEqual(await copied.store.data.sql(q), await plain.store.data.sql(q));
 });

@@ -1,7 +1,7 @@
 // Guarantee: seals and merges leave no Parquet footers in DuckDB's caches. Each reads a segment's
 // footer once (a seal its new file's stats, a merge its inputs); cached, the footer of every segment
-// ever written stayed in memory, merged-away ones too, until the memory limit pressed (~0.2 MiB of RSS
-// a sealed segment: what grew with stored spans). Reads still cache the footers they plan from.
+// ever written stayed in memory, merged-away ones too, until the memory limit pressed (memory that
+// grew with stored spans). Reads still cache the footers they plan from.
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';

@@ -72,8 +72,11 @@ export interface FuzzStats {
   ledger: { requests: number; traces: number; spans: number; sessions: number; unacked: number };
 }
 
-const LEAKS =
-  /Binder Error|Parser Error|Catalog Error|Conversion Error|Invalid Input Error|INTERNAL Error|Constraint Error|duckdb|node_modules|\bat [\w.<>]+ \(|\.ts:\d+:\d+/i;
+const LEAKS = new RegExp(
+  'Binder Error|Parser Error|Catalog Error|Conversion Error|Invalid Input Error|INTERNAL Error|Constraint Error|' +
+    String.raw`duckdb|node_modules|\bat [\w.<>]+ \(|\.ts:\d+:\d+`,
+  'i',
+);
 
 /** Everything the fuzzer needs to know about the server under test. */
 export interface FuzzTarget {
@@ -510,7 +513,21 @@ function rawRequest(
     case 4: // an unnormalised path
       return {
         raw: Buffer.from(
-          `${head(`Content-Type: application/json\r\nContent-Length: ${bytes.length}\r\n\r\n`, method, rng.pick(['/projects/../../etc/passwd', '/v2/projects/..%2f..%2fetc%2fpasswd/spans/count', '/projects/./././all', '//projects//all', '/projects/%2e%2e/%2e%2e/spans/count', '/public/v2/../../etc/passwd', `${path}/../../..`, `${path}%00`, `${path}\\..\\..`]))}${body}`,
+          `${head(
+            `Content-Type: application/json\r\nContent-Length: ${bytes.length}\r\n\r\n`,
+            method,
+            rng.pick([
+              '/projects/../../etc/passwd',
+              '/v2/projects/..%2f..%2fetc%2fpasswd/spans/count',
+              '/projects/./././all',
+              '//projects//all',
+              '/projects/%2e%2e/%2e%2e/spans/count',
+              '/public/v2/../../etc/passwd',
+              `${path}/../../..`,
+              `${path}%00`,
+              `${path}\\..\\..`,
+            ]),
+          )}${body}`,
         ),
         mayGetNoAnswer: false,
       };
@@ -542,7 +559,8 @@ function rawRequest(
     case 8: // Transfer-Encoding and Content-Length together (a smuggling attempt)
       return {
         raw: Buffer.from(
-          `${head(`Content-Type: application/json\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n`)}0\r\n\r\nGET /projects/all HTTP/1.1\r\nHost: x\r\n\r\n`,
+          `${head('Content-Type: application/json\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n')}` +
+            '0\r\n\r\nGET /projects/all HTTP/1.1\r\nHost: x\r\n\r\n',
         ),
         mayGetNoAnswer: false,
       };

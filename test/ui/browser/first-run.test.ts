@@ -1,4 +1,6 @@
-// Guarantees the path of a new user: `tracelake serve` on a fresh folder prints where the viewer is and a key; with that key the browser signs in, says how to log traces while there are none, and once an application logs one, leads in a few clicks to its spans.
+// Guarantees the path of a new user: `tracelake serve` on a fresh folder prints where the viewer is
+// and a key; with that key the browser signs in, says how to log traces while there are none, and
+// once an application logs one, leads in a few clicks to its spans.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -77,7 +79,7 @@ describe('a new user, from `tracelake serve` to a trace’s spans', { skip: brow
   test('after an application logs a trace: project, log stream, trace, span, in clicks', async () => {
     const base = viewer.replace(/\/ui\/$/, '');
     const call = jsonCaller(base, key);
-    // What the official client sends (COMPAT.md 8.2): project, log stream, then the trace.
+    // What the official client sends: project, log stream, then the trace.
     const project = (await call('POST', '/projects', { name: 'my-app', type: 'gen_ai' })).body;
     const stream = (await call('POST', `/projects/${project.id}/log_streams`, { name: 'default' })).body;
     const logged = await call('POST', `/projects/${project.id}/traces`, {

@@ -1,4 +1,6 @@
-// Guarantees a user in a real browser can sign in, list projects, read a run's traces (sorted, filtered, paged, all in the URL), walk a trace's span tree by mouse and keyboard, read a span's detail, read a session, switch themes and sign out, with trace content only ever shown as text.
+// Guarantees a user in a real browser can sign in, list projects, read a run's traces (sorted,
+// filtered, paged, all in the URL), walk a trace's span tree by mouse and keyboard, read a span's
+// detail, read a session, switch themes and sign out, with trace content only ever shown as text.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
