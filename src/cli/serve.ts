@@ -38,6 +38,9 @@ export async function serve(argv: string[]): Promise<void> {
   const bodyLimit = positiveInt('body limit', values['body-limit'] ?? env('TRACELAKE_BODY_LIMIT'), 32 * 1024 * 1024);
   const requestTimeout = positiveInt('request timeout', values['request-timeout'] ?? env('TRACELAKE_REQUEST_TIMEOUT'), 120_000);
   const memoryLimit = values['memory-limit'] ?? env('TRACELAKE_MEMORY_LIMIT');
+  // Small memory tables seal (and so merge) often: tests of readers beside a live server use it.
+  const memTableBytesEnv = env('TRACELAKE_MEM_TABLE_BYTES');
+  const memTableBytes = memTableBytesEnv === undefined ? undefined : positiveInt('TRACELAKE_MEM_TABLE_BYTES', memTableBytesEnv, 0);
   const rateMax = values['rate-limit'] ?? env('TRACELAKE_RATE_LIMIT');
   const rateLimit =
     rateMax === undefined
@@ -60,6 +63,7 @@ export async function serve(argv: string[]): Promise<void> {
   const store = await TraceStore.open(dataDir(values.data), {
     pipelineDepth: 0,
     ...(memoryLimit === undefined ? {} : { memoryLimit }),
+    ...(memTableBytes === undefined ? {} : { memTableBytes }),
     ...(textIndex ? { textIndex } : {}),
   });
   const { generated, file } = bootstrapApiKey(store, env('TRACELAKE_API_KEY'));

@@ -286,7 +286,7 @@ test('streaming flow: session, empty trace, spans one by one, updates, conclusio
   assert.match(missing.body.detail, /not found/);
 });
 
-test('Idempotency-Key: a repeat without it is two traces; a retry with it is one, answered as the first; a bad or reused key is 422 naming the header', async (t) => {
+test('Idempotency-Key: a repeat without it is two traces; a retry with it is one (the first answer); a bad or reused key is 422 naming it', async (t) => {
   const s = await startServer(t);
   const path = `/v2/projects/${s.projectId}/traces`;
   const body = { log_stream_id: s.logStreamId, traces: [{ name: 'ask', input: 'same question', output: 'same answer' }] };

@@ -61,7 +61,7 @@ export class Records {
     options: LogOptions = {},
     keyLoc: (string | number)[] = ['options', 'idempotencyKey'],
   ): Promise<LogTracesResult> {
-    this.#guard.assertOpen();
+    this.#guard.assertWritable('logging traces');
     const key = checkedKey(options?.idempotencyKey, keyLoc);
     if (key === null) return this.#ingest.logTraces(projectId, body);
     return this.#keys.run(`traces/${projectId}`, key, body, keyLoc, () => this.#ingest.logTraces(projectId, body, key));
@@ -74,7 +74,7 @@ export class Records {
     options: LogOptions = {},
     keyLoc: (string | number)[] = ['options', 'idempotencyKey'],
   ): Promise<LogSpansResult> {
-    this.#guard.assertOpen();
+    this.#guard.assertWritable('logging spans');
     const key = checkedKey(options?.idempotencyKey, keyLoc);
     if (key === null) return this.#ingest.logSpans(projectId, body);
     return this.#keys.run(`spans/${projectId}`, key, body, keyLoc, () => this.#ingest.logSpans(projectId, body, key));
@@ -87,7 +87,7 @@ export class Records {
     options: LogOptions = {},
     keyLoc: (string | number)[] = ['options', 'idempotencyKey'],
   ): ReturnType<Ingest['createSession']> {
-    this.#guard.assertOpen();
+    this.#guard.assertWritable('creating a session');
     const key = checkedKey(options?.idempotencyKey, keyLoc);
     if (key === null) return this.#ingest.createSession(projectId, body);
     return this.#keys.run(`sessions/${projectId}`, key, body, keyLoc, () => this.#ingest.createSession(projectId, body, key));
@@ -103,7 +103,7 @@ export class Records {
     id: string,
     patch: Parameters<Ingest['updateRecord']>[3],
   ): ReturnType<Ingest['updateRecord']> {
-    this.#guard.assertOpen();
+    this.#guard.assertWritable('updating a record');
     return this.#ingest.updateRecord(level, projectId, id, patch);
   }
 
@@ -142,7 +142,7 @@ export class Records {
    * with the delete, not a new version of the parent (see record-delete.ts).
    */
   async delete(level: Level, projectId: string, body: FilterRequest = {}): Promise<{ message: string; deleted: number }> {
-    this.#guard.assertOpen();
+    this.#guard.assertWritable('deleting records');
     assertValid(FilterBody, body);
     const scope = resolveScope(this.#catalog, projectId, body);
     const hasFilter = (body.filters?.length ?? 0) > 0 || (body.filter_tree !== undefined && body.filter_tree !== null);
@@ -178,7 +178,7 @@ export class Records {
 
   /** Seals the in-memory batch into Parquet now (it also happens by itself). */
   async flush(): Promise<void> {
-    this.#guard.assertOpen();
+    this.#guard.assertWritable('sealing records into Parquet');
     await this.#store.seal();
   }
 

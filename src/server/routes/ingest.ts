@@ -24,7 +24,8 @@ const IdempotencyHeaders = Type.Object(
         maxLength: 255,
         pattern: '^[\\x21-\\x7e][\\x20-\\x7e]*$',
         description:
-          'Makes a retry safe: the same key with the same body within 24 hours answers what the first request answered and logs nothing again; later, or after a restart, the retry finds the records the first one logged. Without it, every request logs new records.',
+          'Makes a retry safe: the same key with the same body within 24 hours answers what the first request answered and logs nothing again; ' +
+          'later, or after a restart, the retry finds the records the first one logged. Without it, every request logs new records.',
       }),
     ),
   },
