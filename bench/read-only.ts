@@ -4,7 +4,7 @@
 //   live    the writer ingests (as the server does, in its own process) while it runs the queries
 //           every second, and a read-only store in another process runs the same queries, refreshing
 //           before each round: the latencies side by side, and the writer's ingest rate.
-//   node --import tsx bench/read-only.ts [--size 100k|1m|10m] [--dir PATH] [--reuse] [--seconds N]
+//   node --import tsx bench/read-only.ts [--size 100k|1m|10m] [--dir PATH] [--reuse] [--seconds N (default 30)]
 // Reports per query the median and worst latency (ms); --reuse keeps a folder already filled in --dir.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
@@ -52,71 +52,81 @@ async function fill(dir: string, spans: number): Promise<void> {
   await store.close();
 }
 
-/** A read-only store: open, then query rounds until `until` (epoch ms), refreshing before each. */
-async function reader(dir: string, until: number): Promise<Record<string, unknown>> {
+/** A read-only store: open, then query rounds for `seconds`, refreshing before each (one round for 0). */
+async function reader(dir: string, seconds: number): Promise<Record<string, unknown>> {
   const t0 = performance.now();
   const store = await TraceStore.open(dir, { readOnly: true });
   const openMs = performance.now() - t0;
   const rssAfterOpen = statusMiB(process.pid, 'VmRSS');
+  const until = Date.now() + seconds * 1000;
   const projectId = store.catalog.listProjects().projects[0]!.id;
   const l: Latencies = {};
-  let refreshes: number[] = [];
+  const refreshes: number[] = [];
   do {
     const r0 = performance.now();
     await store.refresh();
     refreshes.push(performance.now() - r0);
     await round(store, projectId, l);
   } while (Date.now() < until);
-  refreshes = refreshes.slice(1);
   await store.close();
   return {
     open_ms: Math.round(openMs),
     rss_after_open_mib: rssAfterOpen,
     peak_rss_mib: peakRssMiB(),
-    refresh_median_ms: refreshes.length ? Math.round(median(refreshes)) : null,
+    refresh_median_ms: Math.round(median(refreshes)),
     queries: summary(l),
   };
 }
 
-/** The writer: ingests a second workload while running the query rounds every second, until `until`. */
-async function writer(dir: string, until: number): Promise<Record<string, unknown>> {
+/** The writer: ingests a second workload while it runs the query rounds every second, until its stdin ends. */
+async function writer(dir: string): Promise<Record<string, unknown>> {
   const store = await TraceStore.open(dir, { pipelineDepth: 0 });
+  let ended = false;
+  process.stdin.on('end', () => (ended = true)).resume();
   const projectId = store.catalog.listProjects().projects[0]!.id;
   const streamId = store.catalog.listRuns(projectId, 'log_stream')[0]!.id;
   let spans = 0;
-  let stop = false;
   const t0 = performance.now();
   const ingest = (async () => {
-    for (let seed = 100; !stop; seed++)
+    for (let seed = 100; !ended; seed++)
       for (const batch of spanBatches({ spans: 100_000, seed, batchSpans: 500 })) {
-        if (stop) break;
+        if (ended) break;
         await store.logTraces(projectId, { log_stream_id: streamId, traces: batch.traces as never });
         spans += batch.rows.length;
       }
   })();
+  process.stdout.write('{"ready":true}\n');
   const l: Latencies = {};
-  while (Date.now() < until) {
+  while (!ended) {
     await round(store, projectId, l);
     await new Promise((r) => setTimeout(r, 1000));
   }
-  stop = true;
   await ingest;
   const seconds = (performance.now() - t0) / 1000;
   await store.close();
   return { ingested_spans: spans, spans_per_s: Math.round(spans / seconds), peak_rss_mib: peakRssMiB(), queries: summary(l) };
 }
 
-function child(role: string, dir: string, until: number): Promise<Record<string, unknown>> {
-  const p = spawn(process.execPath, ['--import', 'tsx', new URL(import.meta.url).pathname, role, dir, String(until)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+/** A role in a child process: `ready` once it printed a first line, `result` its last; `stop` ends its stdin. */
+function child(role: string, dir: string, seconds: number) {
+  const p = spawn(process.execPath, ['--import', 'tsx', new URL(import.meta.url).pathname, role, dir, String(seconds)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
   let out = '';
-  p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  return new Promise((resolve, reject) =>
+  let onReady: () => void = () => {};
+  const ready = new Promise<void>((r) => {
+    onReady = r;
+  });
+  p.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+    if (out.includes('\n')) onReady();
+  });
+  const result = new Promise<Record<string, unknown>>((resolve, reject) =>
     p.once('exit', (code) =>
       code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1)!)) : reject(new Error(`${role} exited with ${code}`)),
     ),
   );
+  return { ready, result, stop: () => p.stdin.end() };
 }
 
 const { values, positionals } = parseArgs({
@@ -124,8 +134,8 @@ const { values, positionals } = parseArgs({
   options: { size: { type: 'string' }, dir: { type: 'string' }, reuse: { type: 'boolean' }, seconds: { type: 'string' } },
 });
 if (positionals[0] === 'reader' || positionals[0] === 'writer') {
-  const [role, dir, until] = positionals as [string, string, string];
-  const r = role === 'reader' ? await reader(dir, Number(until)) : await writer(dir, Number(until));
+  const [role, dir, seconds] = positionals as [string, string, string];
+  const r = role === 'reader' ? await reader(dir, Number(seconds)) : await writer(dir);
   process.stdout.write(`${JSON.stringify(r)}\n`);
 } else {
   const size = values.size ?? '100k';
@@ -139,23 +149,16 @@ if (positionals[0] === 'reader' || positionals[0] === 'writer') {
     await fill(dir, spans);
     process.stderr.write(`filled ${fmt(spans)} spans in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
   }
-  // Idle folder: one round of queries after the open.
-  const open = await child('reader', dir, 0);
+  // The idle folder: open, then one round of queries.
+  const open = await child('reader', dir, 0).result;
   process.stderr.write(`open: ${JSON.stringify(open)}\n`);
-  const until = Date.now() + seconds * 1000;
-  const [w, r] = await Promise.all([
-    child('writer', dir, until),
-    new Promise((res) => setTimeout(res, 2000)).then(() => child('reader', dir, until)),
-  ]);
-  process.stderr.write(`writer: ${JSON.stringify(w)}\nreader: ${JSON.stringify(r)}\n`);
-  const file = writeResults(join('bench', 'results', 'read-only'), size, {
-    machine: machine(),
-    load_1m: loadavg()[0],
-    spans,
-    seconds,
-    open,
-    writer: w,
-    reader: r,
-  });
-  process.stderr.write(`results: ${file}\n`);
+  // The writer ingests and queries until the reader beside it has run for `seconds`.
+  const w = child('writer', dir, 0);
+  await w.ready;
+  const r = await child('reader', dir, seconds).result;
+  w.stop();
+  const writerResult = await w.result;
+  process.stderr.write(`writer: ${JSON.stringify(writerResult)}\nreader: ${JSON.stringify(r)}\n`);
+  const results = { machine: machine(), load_1m: loadavg()[0], spans, seconds, open, writer: writerResult, reader: r };
+  process.stderr.write(`results: ${writeResults(join('bench', 'results', 'read-only'), size, results)}\n`);
 }
