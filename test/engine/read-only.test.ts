@@ -7,7 +7,7 @@
 // mid-way leaves readers answering, and a reader opened after the restart sees what the writer recovered;
 // a folder whose files are all read-only is read by a user who may not write it.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { test } from 'node:test';
@@ -204,4 +204,68 @@ test('a folder whose files are all read-only is read by a user who may not write
     writeError: 'STORE_READ_ONLY',
   });
   assert.deepEqual(listing(dir), before, 'nothing in the folder changed');
+});
+
+test('a writer logging, sealing and merging is killed at random moments while a reader reads: no read fails, and after each restart a new reader sees what the writer recovered', {
+  timeout: 300_000,
+}, async (t) => {
+  const dir = join(tempDir(t), 'data');
+  let projectId: string;
+  let logStreamId: string;
+  {
+    const store = await TraceStore.open(dir, { threads: 1 });
+    projectId = store.createProject({ name: 'crash' }).id;
+    logStreamId = store.createLogStream(projectId, 'main').id;
+    await store.close();
+  }
+  const reader = await TraceStore.open(dir, { readOnly: true, threads: 1 });
+  t.after(() => reader.close());
+  const acked = new Set<string>();
+  for (let round = 0; round < 3; round++) {
+    const child = spawn(process.execPath, [...nodeEntry('test/support/crash-writer.ts'), dir, projectId, logStreamId, String(round)], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    let buf = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString();
+      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+        const m = /^ack (\S+) /.exec(buf.slice(0, nl));
+        if (m) acked.add(m[1]!);
+        buf = buf.slice(nl + 1);
+      }
+    });
+    const killAt = Date.now() + 1_500 + Math.random() * 2_500;
+    let reads = 0;
+    // Reads before, while and after the writer dies (killed part way through whatever it was doing).
+    while (Date.now() < killAt + 1_000 || reads < 3) {
+      if (Date.now() >= killAt && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      const mustSee = [...acked];
+      await reader.refresh();
+      const ids = (await reader.data.sql('SELECT id FROM traces')).map((r) => r['id'] as string);
+      const seen = new Set(ids);
+      assert.equal(seen.size, ids.length, 'no trace twice');
+      for (const id of mustSee) assert.ok(seen.has(id), `acknowledged ${id} seen`);
+      assert.equal(await traceCount(reader, projectId, logStreamId), ids.length);
+      reads++;
+    }
+    await exited;
+    // The writer's restart recovers; a reader opened after it sees exactly that.
+    const restarted = await TraceStore.open(dir, { threads: 1 });
+    const recovered = (await restarted.data.sql('SELECT id FROM traces ORDER BY id')).map((r) => r['id'] as string);
+    for (const id of acked) assert.ok(recovered.includes(id), `acknowledged ${id} recovered`);
+    const after = await TraceStore.open(dir, { readOnly: true, threads: 1 });
+    assert.deepEqual(
+      (await after.data.sql('SELECT id FROM traces ORDER BY id')).map((r) => r['id']),
+      recovered,
+    );
+    await after.close();
+    await restarted.close();
+    await reader.refresh();
+    assert.deepEqual(
+      (await reader.data.sql('SELECT id FROM traces ORDER BY id')).map((r) => r['id']),
+      recovered,
+    );
+  }
 });
