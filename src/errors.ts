@@ -72,6 +72,21 @@ export class ConflictError extends TraceLakeError {
   }
 }
 
+/**
+ * A write through a store opened with `readOnly: true`: such a store reads beside the process that
+ * writes the folder (the server, say) and never changes it; writes go through that process.
+ */
+export class ReadOnlyError extends TraceLakeError {
+  constructor(what: string) {
+    super(
+      'STORE_READ_ONLY',
+      409,
+      `${what} needs the writer of this folder, and this store was opened read-only (readOnly: true) to read beside it; ` +
+        "log through the process that holds the folder (e.g. the server's HTTP API), or open the folder without readOnly once no other process has it",
+    );
+  }
+}
+
 export class PayloadTooLargeError extends TraceLakeError {
   constructor(message: string) {
     super('PAYLOAD_TOO_LARGE', 413, message);

@@ -15,6 +15,7 @@ export { VERSION } from './version.js';
 // Records: logging and reading.
 export type { RunIds } from './engine/run-scope.js';
 export type { LogSpansResult, LogTracesResult } from './engine/records/ingest.js';
+export { IDEMPOTENCY_WINDOW_MS, type LogOptions } from './engine/records/idempotency.js';
 export type { LogSpansRequest, LogTracesRequest, SpanInput, TraceInput, SpanType, RecordType } from './schemas/ingest.js';
 export type { SearchResult } from './query/exec/record-queries.js';
 export type { SearchRequest, PartialSearchRequest, FilterRequest, AvailableColumnsRequest } from './schemas/query.js';

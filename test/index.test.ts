@@ -1,6 +1,6 @@
 // Guarantees: the package's surface (src/index.ts) is the store, its errors, the export and retention
 // constants and buildServer, nothing of the engine's or the server's insides. A TraceStore shows its
-// seven parts and its folder, and as methods only close and the library quick start's aliases, which
+// seven parts and its folder, and as methods only close, refresh (and readOnly) and the library quick start's aliases, which
 // answer exactly as the parts do; authentication, run resolution and crash-safe drops are not on it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -18,6 +18,7 @@ test('src/index.ts exports the library and nothing of its insides', () => {
     'EXPORT_COLUMNS',
     'EXPORT_FORMATS',
     'ForbiddenError',
+    'IDEMPOTENCY_WINDOW_MS',
     'InvalidRequestError',
     'MAX_RETENTION_DAYS',
     'NotFoundError',
@@ -25,6 +26,7 @@ test('src/index.ts exports the library and nothing of its insides', () => {
     'PROJECT_ACTIONS',
     'PROJECT_ROLES',
     'PayloadTooLargeError',
+    'ReadOnlyError',
     'SCORER_ACTIONS',
     'SqlError',
     'StorageError',
@@ -55,6 +57,8 @@ test('a store shows its parts and the quick start aliases, and the aliases are t
     'listRuns',
     'logTraces',
     'partialSearch',
+    'readOnly',
+    'refresh',
     'search',
   ]);
   for (const inside of [

@@ -6,9 +6,9 @@
 // CRC-32 of the bytes of the `[...]` array as written. A line counts only when it ends in `\n` and its
 // CRC matches, so a commit is applied whole or not at all. Folders of earlier versions hold one change
 // per line (`{"op":...}`); those lines are still read.
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, writeSync, ftruncateSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, statSync, writeSync, ftruncateSync } from 'node:fs';
 import { join } from 'node:path';
-import { StorageError } from '../errors.js';
+import { ReadOnlyError, StorageError } from '../errors.js';
 import { crc32 } from '../storage/crc32.js';
 import { fsyncDir, writeFileAtomic } from '../storage/fs-util.js';
 
@@ -166,6 +166,9 @@ export class CatalogLog {
   // report a later fsync as clean): the next commit first moves every acknowledged change into a fresh
   // snapshot and starts the log empty.
   #distrusted = false;
+  /** A read-only log (openReadOnly): never written; `#stamp` says which files were loaded. */
+  #readOnly = false;
+  #stamp: string | null = null;
 
   private constructor(dir: string, fd: number, changes: number, size: number) {
     this.#dir = dir;
@@ -174,13 +177,46 @@ export class CatalogLog {
     this.#size = size;
   }
 
+  /**
+   * Loads snapshot + log into `tables` as a reader beside the writer (a read-only store): whole commits
+   * only, nothing cut or created; `reload` reads them again when the files changed, and `write` refuses.
+   */
+  static openReadOnly(dir: string, tables: Tables): CatalogLog {
+    const log = new CatalogLog(dir, -1, 0, 0);
+    log.#readOnly = true;
+    log.reload(tables);
+    return log;
+  }
+
+  /**
+   * A read-only log: refills `tables` from the files if they changed since the last load; returns
+   * whether they did. The writer replaces catalog.json before it empties catalog.log, so a snapshot
+   * unchanged across the read of the log means the two belong together.
+   */
+  reload(tables: Tables): boolean {
+    if (!this.#readOnly) return false;
+    const snapPath = join(this.#dir, 'catalog.json');
+    const logPath = join(this.#dir, 'catalog.log');
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const before = fileStamp(snapPath);
+      const stamp = `${before}/${fileStamp(logPath)}`;
+      if (stamp === this.#stamp) return false;
+      const fresh: Tables = new Map();
+      if (before !== null) loadSnapshot(snapPath, fresh);
+      if (existsSync(logPath)) for (const commit of readCatalogLog(logPath).commits) for (const change of commit) apply(fresh, change);
+      if (fileStamp(snapPath) !== before) continue;
+      tables.clear();
+      for (const [name, rows] of fresh) tables.set(name, rows);
+      this.#stamp = stamp;
+      return true;
+    }
+    throw new StorageError(`the catalog of ${this.#dir} kept changing while it was read; try again`);
+  }
+
   /** Loads snapshot + log into `tables` and opens the log for appending. */
   static open(dir: string, tables: Tables): CatalogLog {
     const snapPath = join(dir, 'catalog.json');
-    if (existsSync(snapPath)) {
-      const snap = JSON.parse(readFileSync(snapPath, 'utf8')) as Record<string, ({ id: string } & Record<string, unknown>)[]>;
-      for (const [name, rows] of Object.entries(snap)) tables.set(name, new Map(rows.map((r) => [r.id, r])));
-    }
+    if (existsSync(snapPath)) loadSnapshot(snapPath, tables);
     const logPath = join(dir, 'catalog.log');
     let changes = 0;
     let size = 0;
@@ -221,6 +257,7 @@ export class CatalogLog {
    * never sits before later commits.
    */
   write(tables: Tables, changes: readonly CatalogChange[]): void {
+    if (this.#readOnly) throw new ReadOnlyError('changing users, keys, projects, runs or scorers');
     const buf = Buffer.concat([encodeCommit(changes), Buffer.from('\n')]);
     if (this.#torn) this.#cutBack();
     if (this.#distrusted) {
@@ -276,6 +313,22 @@ export class CatalogLog {
   close(): void {
     if (this.#fd >= 0) closeSync(this.#fd);
     this.#fd = -1;
+  }
+}
+
+function loadSnapshot(path: string, tables: Tables): void {
+  const snap = JSON.parse(readFileSync(path, 'utf8')) as Record<string, ({ id: string } & Record<string, unknown>)[]>;
+  for (const [name, rows] of Object.entries(snap)) tables.set(name, new Map(rows.map((r) => [r.id, r])));
+}
+
+/** Which file is at `path` now, and how far it was written (null: none). */
+function fileStamp(path: string): string | null {
+  try {
+    const st = statSync(path, { bigint: true });
+    return `${st.ino}:${st.ctimeNs}:${st.mtimeNs}:${st.size}`;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
   }
 }
 

@@ -23,13 +23,34 @@ export class Catalog implements CatalogTables {
   /** Built-in presets and registered scorers. */
   readonly scorers: ScorerCatalog;
 
-  private constructor(dir: string) {
-    this.#log = CatalogLog.open(dir, this.#tables);
+  /** A read-only catalog that takes the writer's changes before every read of a table. */
+  readonly #follow: boolean;
+
+  private constructor(dir: string, readOnly: boolean, follow: boolean) {
+    this.#log = readOnly ? CatalogLog.openReadOnly(dir, this.#tables) : CatalogLog.open(dir, this.#tables);
+    this.#follow = follow;
     this.scorers = new ScorerCatalog(this);
   }
 
   static open(dir: string): Catalog {
-    return new Catalog(dir);
+    return new Catalog(dir, false, false);
+  }
+
+  /**
+   * The catalog as the folder's writer (another process) has it on disk; commits are refused.
+   * `refresh` reads it again, and with `follow` every read of a table does (two stat calls when
+   * nothing changed).
+   */
+  static openReadOnly(dir: string, options: { follow?: boolean } = {}): Catalog {
+    return new Catalog(dir, true, options.follow === true);
+  }
+
+  /** A read-only catalog: takes the writer's changes since the last load, if any (nothing for the writer's own). */
+  refresh(): void {
+    if (this.#log.reload(this.#tables)) {
+      this.#verified.clear();
+      this.#version++;
+    }
   }
 
   close(): void {
@@ -39,10 +60,12 @@ export class Catalog implements CatalogTables {
   // ------------------------------------------------------------ generic table access
 
   table<T>(name: string): T[] {
+    if (this.#follow) this.refresh();
     return [...(this.#tables.get(name)?.values() ?? [])] as T[];
   }
 
   get<T>(name: string, id: string): T | undefined {
+    if (this.#follow) this.refresh();
     return this.#tables.get(name)?.get(id) as T | undefined;
   }
 

@@ -48,7 +48,7 @@ export const COMMANDS: readonly Command[] = [
   {
     name: 'sql',
     usage: [
-      'sql "SELECT ... FROM spans|traces|sessions|projects|runs" [--param V]... [--format jsonl|json|csv] [--data DIR]   (read-only)',
+      'sql "SELECT ... FROM spans|traces|sessions|projects|runs" [--param V]... [--format jsonl|json|csv] [--read-only] [--data DIR]   (read-only)',
     ],
     run: sqlCommand,
   },
@@ -63,7 +63,8 @@ export const COMMANDS: readonly Command[] = [
   {
     name: 'export',
     usage: [
-      'export --project NAME [--log-stream NAME] [--level span|trace|session [--filter-tree JSON]] [--format parquet|jsonl|arrow] --out PATH [--data DIR]',
+      'export --project NAME [--log-stream NAME] [--level span|trace|session [--filter-tree JSON]] [--format parquet|jsonl|arrow] ' +
+        '--out PATH [--read-only] [--data DIR]',
     ],
     run: exportCommand,
   },

@@ -1,8 +1,10 @@
-// `tracelake sql | export | import`: data in and out of a folder no server holds (they open it).
+// `tracelake sql | export | import`: data in and out of a folder. Import opens the folder (no server
+// may hold it); sql and export read it beside a server that holds it (read-only), or open it when none does.
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { EXPORT_FORMATS, type ExportFormat } from '../engine/data/export.js';
 import { TraceStore, type TraceStoreOptions } from '../engine/trace-store.js';
+import { ConflictError } from '../errors.js';
 import type { Level } from '../query/columns.js';
 import { dataDir, positiveInt } from './options.js';
 import { progressBar } from './progress.js';
@@ -12,7 +14,28 @@ export async function withStore<T>(
   fn: (store: TraceStore) => Promise<T>,
   options: TraceStoreOptions = {},
 ): Promise<T> {
-  const store = await TraceStore.open(dataDir(dir), options);
+  return using(await TraceStore.open(dataDir(dir), options), fn);
+}
+
+/**
+ * A store for reading: read-only with `--read-only`; otherwise the folder opened, or, when another
+ * process (a server) holds it, read beside that process (said on stderr).
+ */
+async function withReader<T>(dir: string | undefined, readOnly: boolean | undefined, fn: (store: TraceStore) => Promise<T>): Promise<T> {
+  const folder = dataDir(dir);
+  if (readOnly) return using(await TraceStore.open(folder, { readOnly: true }), fn);
+  let store: TraceStore;
+  try {
+    store = await TraceStore.open(folder);
+  } catch (err) {
+    if (!(err instanceof ConflictError && err.code === 'STORE_LOCKED')) throw err;
+    process.stderr.write(`${err.message.replace(/; stop it.*$/, '')}: reading it read-only beside that process\n`);
+    store = await TraceStore.open(folder, { readOnly: true });
+  }
+  return using(store, fn);
+}
+
+async function using<T>(store: TraceStore, fn: (store: TraceStore) => Promise<T>): Promise<T> {
   try {
     return await fn(store);
   } finally {
@@ -38,13 +61,18 @@ export async function sqlCommand(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { data: { type: 'string' }, param: { type: 'string', multiple: true }, format: { type: 'string' } },
+    options: {
+      data: { type: 'string' },
+      param: { type: 'string', multiple: true },
+      format: { type: 'string' },
+      'read-only': { type: 'boolean' },
+    },
   });
   const query = positionals[0];
   if (!query || positionals.length > 1) throw new Error('usage: tracelake sql "SELECT ..." (one query, quoted)');
   const format = values.format ?? 'jsonl';
   if (!['jsonl', 'json', 'csv'].includes(format)) throw new Error(`invalid --format: ${format} (jsonl, json or csv)`);
-  const rows = await withStore(values.data, (store) => store.data.sql(query, values.param ?? []));
+  const rows = await withReader(values.data, values['read-only'], (store) => store.data.sql(query, values.param ?? []));
   const out = process.stdout;
   if (format === 'json') out.write(`${JSON.stringify(rows, jsonValue, 2)}\n`);
   else if (format === 'jsonl') for (const r of rows) out.write(`${JSON.stringify(r, jsonValue)}\n`);
@@ -91,6 +119,7 @@ export async function exportCommand(argv: string[]): Promise<void> {
       'filter-tree': { type: 'string' },
       format: { type: 'string' },
       out: { type: 'string' },
+      'read-only': { type: 'boolean' },
     },
   });
   const format = (values.format ?? 'parquet') as ExportFormat;
@@ -100,7 +129,7 @@ export async function exportCommand(argv: string[]): Promise<void> {
   const filterTree = parseFilterTree(values['filter-tree']);
   if (filterTree !== undefined && values.level === undefined)
     throw new Error('--filter-tree needs --level (the level the filter applies to)');
-  await withStore(values.data, async (store) => {
+  await withReader(values.data, values['read-only'], async (store) => {
     const { projectId, ids } = selectRun(store, values.project, values['log-stream']);
     const bar = progressBar(`export ${format}`);
     try {

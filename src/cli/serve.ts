@@ -43,6 +43,9 @@ export async function serve(argv: string[]): Promise<void> {
   const requestTimeout = positiveInt('request timeout', values['request-timeout'] ?? env('TRACELAKE_REQUEST_TIMEOUT'), 120_000);
   const memoryLimit = values['memory-limit'] ?? env('TRACELAKE_MEMORY_LIMIT');
   const modelPrices = values['model-prices'] ?? env('TRACELAKE_MODEL_PRICES');
+  // Small memory tables seal (and so merge) often: tests of readers beside a live server use it.
+  const memTableBytesEnv = env('TRACELAKE_MEM_TABLE_BYTES');
+  const memTableBytes = memTableBytesEnv === undefined ? undefined : positiveInt('TRACELAKE_MEM_TABLE_BYTES', memTableBytesEnv, 0);
   const rateMax = values['rate-limit'] ?? env('TRACELAKE_RATE_LIMIT');
   const rateLimit =
     rateMax === undefined
@@ -67,6 +70,7 @@ export async function serve(argv: string[]): Promise<void> {
     pipelineDepth: 0,
     ...(memoryLimit === undefined ? {} : { memoryLimit }),
     ...(modelPrices === undefined ? {} : { modelPrices }),
+    ...(memTableBytes === undefined ? {} : { memTableBytes }),
     ...(textIndex ? { textIndex } : {}),
     scoring,
   });

@@ -36,7 +36,7 @@ export class Maintenance {
    * (a segment at least 30% dead, see compaction.ts) takes them off the disk.
    */
   async compact(): Promise<{ merges: number; expired: number }> {
-    this.#guard.assertOpen();
+    this.#guard.assertWritable('compacting');
     const expired = await purgeExpired(
       this.#records,
       this.#db,

@@ -13,6 +13,26 @@ export const DEFAULT_MEMORY_LIMIT = '384MB';
 export const MEMORY_SIZE = /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
 
 export interface TraceStoreOptions extends RecordStoreOptions {
+  /**
+   * Read the folder beside the process that writes it (`tracelake serve`, say) instead of opening it
+   * for writing: the lock is not taken and nothing in the folder is written, deleted or renamed, except
+   * this store's lease in `<dir>/readers/` when that folder can be written (`lease: false`: none).
+   * Reads answer over the state as of open (the manifest and the acknowledged write-ahead log);
+   * `store.refresh()` moves on, `refreshBeforeRead` does so before every read. Writes fail with
+   * ReadOnlyError (STORE_READ_ONLY). DuckDB's spill files and work files go to a folder under the
+   * system's temporary folder.
+   */
+  readOnly?: boolean;
+  /** Read-only stores: refresh before every read, so each sees everything acknowledged before it began (default false). */
+  refreshBeforeRead?: boolean;
+  /**
+   * Read-only stores: announce this reader with a lease in `<dir>/readers/`, so the writer keeps the
+   * segments its snapshot reads for a while after a merge replaces them (default true; skipped when the
+   * folder cannot be written there). Without one, a read that meets a removed file runs again on a newer state.
+   */
+  lease?: boolean;
+  /** Read-only stores: the lease's term in ms (default 30,000); it is renewed every third of it. */
+  leaseMs?: number;
   /** DuckDB worker threads (default: all cores). */
   threads?: number;
   /**

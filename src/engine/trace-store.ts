@@ -10,7 +10,8 @@
 //   store.scorers      scorers that run in the store, online and on demand (../scoring/scorers.ts)
 // The parts share the objects built here and nothing else; none of them holds the store. A few
 // methods of the library's quick start are kept on the store itself as aliases of the parts'.
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Catalog, type Project, type Run, type RunKind, type User } from '../catalog/catalog.js';
 import { metricInfoResolver } from '../catalog/metric-info.js';
@@ -35,6 +36,7 @@ import { Maintenance } from './maintenance.js';
 import { OpenGuard } from './open-guard.js';
 import { Otlp } from './otlp/otlp.js';
 import type { TargetCatalog } from './otlp/otlp-target.js';
+import type { LogOptions } from './records/idempotency.js';
 import { Ingest, type LogTracesResult } from './records/ingest.js';
 import { ModelPriceBook } from './records/model-prices.js';
 import { Records } from './records/records.js';
@@ -42,16 +44,20 @@ import { resolveRun } from './run-scope.js';
 import { StoreCatalog } from './store-catalog.js';
 import { checkedMemoryLimit, DEFAULT_MEMORY_LIMIT, type TraceStoreOptions } from './store-options.js';
 import { Users } from './users.js';
+import { NotFoundError } from '../errors.js';
 
 export { DEFAULT_MEMORY_LIMIT, type TraceStoreOptions };
 
 /** What open() has made before the store exists: released again if open fails later. */
 interface Opened {
   dir: string;
-  lock: FolderLock;
+  /** The folder's lock; none for a read-only store, which reads beside the holder. */
+  lock: FolderLock | null;
   catalog: Catalog;
   db: Database;
   store: RecordStore;
+  /** Where DuckDB spills and SQL and exports write their work files: <dir>/tmp, or a folder of a read-only store's own outside it. */
+  scratch: string;
 }
 
 export class TraceStore {
@@ -65,13 +71,14 @@ export class TraceStore {
   readonly maintenance: Maintenance;
   readonly iceberg: Iceberg;
   readonly scorers: Scorers;
-  readonly #guard = new OpenGuard();
+  readonly #guard: OpenGuard;
   readonly #opened: Opened;
   readonly #drops: Drops;
 
   private constructor(opened: Opened, options: TraceStoreOptions) {
-    const { dir, catalog, db, store } = opened;
-    const guard = this.#guard;
+    const { dir, catalog, db, store, scratch } = opened;
+    const guard = new OpenGuard(store.readOnly);
+    this.#guard = guard;
     this.dir = dir;
     this.#opened = opened;
     this.#drops = new Drops(catalog, store);
@@ -99,7 +106,7 @@ export class TraceStore {
       countRecords: (projectId, runId) => this.records.countAll(projectId, runId),
       count: (level, projectId, body) => this.records.count(level, projectId, body),
       drop: (projectId, runId, removeFromCatalog) => {
-        guard.assertOpen();
+        guard.assertWritable('deleting a project or run');
         return this.#drops.drop(projectId, runId, removeFromCatalog);
       },
       lastSeq: () => store.lastSeq,
@@ -114,13 +121,27 @@ export class TraceStore {
     };
     this.users = new Users(guard, catalog);
     const limits = { ...(options.threads ? { threads: options.threads } : {}), memoryLimit: options.memoryLimit ?? DEFAULT_MEMORY_LIMIT };
-    this.data = new StoreData({ guard, dir, catalog, store, db, queries, ingest, log: this.records, targets, retention, limits, prices });
+    this.data = new StoreData({
+      guard,
+      dir,
+      scratch,
+      catalog,
+      store,
+      db,
+      queries,
+      ingest,
+      log: ingest,
+      targets,
+      retention,
+      limits,
+      prices,
+    });
     this.otlp = new Otlp(guard, targets, ingest.otlpHost(), options.maxSpansPerRequest);
     this.maintenance = new Maintenance(guard, catalog, store, db);
     this.iceberg = new Iceberg({
       dir,
       prepare: async () => {
-        guard.assertOpen();
+        guard.assertWritable('publishing Iceberg tables');
         await store.seal();
         await store.foldOverrides();
       },
@@ -132,6 +153,7 @@ export class TraceStore {
       {
         catalog,
         assertOpen: () => guard.assertOpen(),
+        assertWritable: (what) => guard.assertWritable(what),
         lastSeq: () => store.lastSeq,
         lookup: (p, r, ids) => store.lookup(p, r, ids),
         lockTraces: (keys, fn) => ingest.lock(keys, fn),
@@ -156,10 +178,15 @@ export class TraceStore {
     setInternals(this, { catalog, records: store, guard });
   }
 
-  /** Opens (creating if needed) a data folder. Fails with STORE_LOCKED if another process has it open. */
+  /**
+   * Opens (creating if needed) a data folder. Fails with STORE_LOCKED if another process has it open.
+   * With `readOnly: true`, reads the folder beside the process that has it open (the server, say),
+   * without its lock and without changing the folder (see TraceStoreOptions.readOnly).
+   */
   static async open(dir: string, options: TraceStoreOptions = {}): Promise<TraceStore> {
     const root = resolve(dir);
     const memoryLimit = checkedMemoryLimit(options);
+    if (options.readOnly === true) return TraceStore.#openReadOnly(root, options, memoryLimit);
     mkdirSync(root, { recursive: true });
     const lock = await FolderLock.acquire(root);
     let catalog: Catalog | undefined;
@@ -170,7 +197,7 @@ export class TraceStore {
       mkdirSync(join(root, 'tmp'), { recursive: true });
       db = await Database.open({ threads: options.threads, memoryLimit, tempDirectory: join(root, 'tmp') });
       const store = await RecordStore.open(root, db, { ...options, notedColumns: NOTED_COLUMNS });
-      const opened = new TraceStore({ dir: root, lock, catalog, db, store }, options);
+      const opened = new TraceStore({ dir: root, lock, catalog, db, store, scratch: join(root, 'tmp') }, options);
       await opened.#drops.finishPending();
       opened.scorers.start();
       return opened;
@@ -182,6 +209,40 @@ export class TraceStore {
     }
   }
 
+  /** A store over a folder another process may be writing: no lock, no write, its scratch space outside. */
+  static async #openReadOnly(root: string, options: TraceStoreOptions, memoryLimit: string): Promise<TraceStore> {
+    if (!existsSync(join(root, 'manifest.json')) && !existsSync(join(root, 'catalog.log')) && !existsSync(join(root, 'catalog.json')))
+      throw new NotFoundError(`${root} holds no tracelake data folder (nothing to read)`);
+    const scratch = mkdtempSync(join(tmpdir(), 'tracelake-reader-'));
+    let db: Database | undefined;
+    try {
+      const catalog = Catalog.openReadOnly(root, { follow: options.refreshBeforeRead === true });
+      db = await Database.open({ threads: options.threads, memoryLimit, tempDirectory: scratch });
+      const store = await RecordStore.openReadOnly(root, db, { ...options, notedColumns: NOTED_COLUMNS });
+      return new TraceStore({ dir: root, lock: null, catalog, db, store, scratch }, options);
+    } catch (err) {
+      await db?.close();
+      rmSync(scratch, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  /** Whether the store was opened read-only (TraceStoreOptions.readOnly). */
+  get readOnly(): boolean {
+    return this.#guard.readOnly;
+  }
+
+  /**
+   * A read-only store moves to the folder's newest state: what the writer has acknowledged by now
+   * (the catalog too). Reads started before keep their view. The writer's own store always has it.
+   */
+  async refresh(): Promise<void> {
+    this.#guard.assertOpen();
+    const { catalog, store } = this.#opened;
+    catalog.refresh();
+    await store.refresh();
+  }
+
   /**
    * Seals pending rows into Parquet and releases the folder. `seal: false` waits for nothing large:
    * seals and merges under way are stopped, the log is fsynced, and rows not yet in Parquet stay in
@@ -190,14 +251,15 @@ export class TraceStore {
   async close(options: { seal?: boolean } = {}): Promise<void> {
     if (this.#guard.closed) return;
     this.#guard.close();
-    const { store, db, catalog, lock } = this.#opened;
+    const { store, db, catalog, lock, scratch } = this.#opened;
     try {
       await this.scorers.close();
       await store.close(options);
     } finally {
       await db.close();
       catalog.close();
-      lock.release();
+      lock?.release();
+      if (!lock) rmSync(scratch, { recursive: true, force: true });
     }
   }
 
@@ -229,8 +291,8 @@ export class TraceStore {
   }
 
   /** store.records.logTraces. */
-  logTraces(projectId: string, body: LogTracesRequest): Promise<LogTracesResult> {
-    return this.records.logTraces(projectId, body);
+  logTraces(projectId: string, body: LogTracesRequest, options: LogOptions = {}): Promise<LogTracesResult> {
+    return this.records.logTraces(projectId, body, options);
   }
 
   /** store.records.search. */

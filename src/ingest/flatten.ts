@@ -1,9 +1,9 @@
 // Trees of traces and spans -> flat records linked by trace_id, parent_id and session_id, numbered
-// by step_number in depth-first order, with has_children set. Pure: no I/O, no clock (the caller
-// passes the receive time), so the same request always flattens to the same records.
+// by step_number in depth-first order, with has_children set. No I/O, no clock (the caller passes the
+// receive time): the same request with the same id seed always flattens to the same records.
 import { invalid, PayloadTooLargeError } from '../errors.js';
 import type { LogSpansRequest, LogTracesRequest, SpanInput, TraceInput } from '../schemas/ingest.js';
-import { contentDigest, uuidFromHash } from './ids.js';
+import { idSeed, uuidFromHash } from './ids.js';
 import type { Draft } from '../record/record.js';
 import { normalizeNode, type Loc } from './normalize-node.js';
 
@@ -17,6 +17,8 @@ export interface FlattenContext {
   readonly receivedUs: number;
   /** Most spans one request may carry (default DEFAULT_MAX_SPANS). */
   readonly maxSpans?: number;
+  /** Seed of the ids of nodes without one and without an ancestor that has one (ids.ts idSeed; default random). */
+  readonly idSeed?: string;
 }
 
 /** Most spans (at any depth) accepted in one request; more answers 413. */
@@ -37,28 +39,25 @@ export interface FlatTraces {
 /**
  * Ids for nodes that came without one: derived from the nearest ancestor that has a client id and the
  * node's position under it (so re-sending a trace, even with changed content, updates the same
- * records), or, with no such ancestor, from a hash of the whole request (so a retry of the same
- * request replaces rather than duplicates).
+ * records), or, with no such ancestor, from the request's seed and the node's position (a random seed
+ * makes every request new records; an idempotency key's seed makes its retries mint the same ids).
  */
 class IdSource {
-  #digest: string | null = null;
+  readonly #seed: string;
   readonly maxSpans: number;
-  constructor(
-    private readonly ctx: FlattenContext,
-    private readonly content: unknown,
-  ) {
+  constructor(private readonly ctx: FlattenContext) {
     this.maxSpans = ctx.maxSpans ?? DEFAULT_MAX_SPANS;
+    this.#seed = ctx.idSeed ?? idSeed(null);
   }
   idFor(given: string | null | undefined, path: () => string, anchor: string | null): string {
     if (given) return given.toLowerCase();
     if (anchor !== null) return uuidFromHash(this.ctx.projectId, this.ctx.runId, 'under', anchor, path());
-    this.#digest ??= contentDigest(this.content);
-    return uuidFromHash(this.ctx.projectId, this.ctx.runId, this.#digest, path());
+    return uuidFromHash(this.ctx.projectId, this.ctx.runId, this.#seed, path());
   }
 }
 
 export function flattenTraces(body: LogTracesRequest, ctx: FlattenContext): FlatTraces {
-  const ids = new IdSource(ctx, body.traces);
+  const ids = new IdSource(ctx);
   const traces: FlatTrace[] = [];
   const spans: Draft[] = [];
   body.traces.forEach((t, i) => {
@@ -84,7 +83,7 @@ export function flattenTraces(body: LogTracesRequest, ctx: FlattenContext): Flat
 
 /** Spans of one Log spans request, hung under `parent_id` in trace `trace_id`; steps start at `firstStep`. */
 export function flattenSpans(body: LogSpansRequest, ctx: FlattenContext, firstStep: number): Draft[] {
-  const ids = new IdSource(ctx, body.spans);
+  const ids = new IdSource(ctx);
   const out: Draft[] = [];
   const parentId = body.parent_id.toLowerCase();
   // Spans logged under a known parent: positions are relative to the request (the parent id is in the hash).

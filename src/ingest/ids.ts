@@ -1,6 +1,7 @@
-// Record ids: kept when the client sends them, otherwise derived from the request's content and the
-// record's position in it, so a retried request (same body) yields the same ids and replaces rather
-// than duplicates. Two byte-identical requests without ids are therefore one request, by design.
+// Record ids: kept when the client sends them, otherwise minted. Minted ids come from a seed and the
+// record's position in the request: a fresh random seed for every request, so the same request sent
+// twice is two sets of records, or a seed derived from the request's idempotency key, so a retry with
+// that key mints the ids its first attempt did (even after a restart) and cannot log a second copy.
 import { createHash, randomUUID } from 'node:crypto';
 
 export function uuidFromHash(...parts: string[]): string {
@@ -13,6 +14,12 @@ export function uuidFromHash(...parts: string[]): string {
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`;
 }
 
+/** The seed of a request's minted ids: from its idempotency key (scoped to project, run and route), else random. */
+export function idSeed(key: string | null, ...scope: string[]): string {
+  return key === null ? randomUUID() : uuidFromHash('idempotency', ...scope, key);
+}
+
+/** A digest of a value's JSON text (an idempotency key's request body, to recognise a retry). */
 export function contentDigest(value: unknown): string {
   return createHash('sha256')
     .update(JSON.stringify(value) ?? '')

@@ -10,6 +10,8 @@ import type { FilterRequest } from '../schemas/query.js';
 export interface ScoringHost {
   readonly catalog: Catalog;
   assertOpen(): void;
+  /** Throws ReadOnlyError in a read-only store: scoring writes records and defining one writes the catalog. */
+  assertWritable(what: string): void;
   /** The highest record seq given so far. */
   lastSeq(): number;
   /** Live records of a run by id (any kind). */

@@ -125,6 +125,7 @@ export class Scorers {
    */
   define(def: ScorerDefinition): Scorer {
     this.#host.assertOpen();
+    this.#host.assertWritable('defining a scorer');
     checkDefinition(def);
     const catalog = this.#host.catalog;
     const fp = fingerprintOf(def);
@@ -223,6 +224,7 @@ export class Scorers {
   /** Starts a job scoring the records a filter selects with these scorers (see jobs.ts); poll it with job(). */
   score(req: ScoreRequest): ScoreJob {
     this.#host.assertOpen();
+    this.#host.assertWritable('scoring records');
     const catalog = this.#host.catalog;
     const project = catalog.project(req.projectId);
     const run = catalog.run(project.id, req.runId);

@@ -14,6 +14,7 @@ import { fieldsFrom, isLogRow } from '../record/record-checks.js';
 import type { LogRow } from '../record/record.js';
 import { StorageError } from '../errors.js';
 import type { RecordStoreOptions } from './record-store-options.js';
+import { DEFAULT_READER_GRACE_MS, READERS_DIR } from './readers/leases.js';
 import { replayLog } from './wal/replay.js';
 import { readHashes, removeUnlisted } from './segments/segments.js';
 import { ensureChildIndex } from './indexes/child-index.js';
@@ -35,6 +36,8 @@ export async function openStoreState<T>(
 ): Promise<T> {
   ensureDirDurable(join(dir, 'records'), dir);
   ensureDirDurable(join(dir, 'wal'), dir);
+  // Where read-only stores in other processes keep their leases (readers/leases.ts).
+  ensureDirDurable(join(dir, READERS_DIR), dir);
   const manifest = loadManifest(dir);
   removeUnlisted(dir, manifest);
   const { wal, replay } = WriteAheadLog.open(join(dir, 'wal'), manifest.sealed_wal);
@@ -115,7 +118,7 @@ function legacyRow(row: Readonly<Record<string, unknown>>): LogRow {
   return f;
 }
 
-function resolveOptions(o: RecordStoreOptions): StoreState['options'] {
+export function resolveOptions(o: RecordStoreOptions): StoreState['options'] {
   return {
     memTableBytes: o.memTableBytes ?? o.walRollBytes ?? 32 << 20,
     sealRows: o.sealRows ?? 1_000_000,
@@ -130,5 +133,6 @@ function resolveOptions(o: RecordStoreOptions): StoreState['options'] {
     mergePauseMs: o.mergePauseMs ?? 500,
     mergeMaxDelayMs: o.mergeMaxDelayMs ?? 30_000,
     mergeThreads: o.mergeThreads ?? 1,
+    readerGraceMs: o.readerGraceMs ?? DEFAULT_READER_GRACE_MS,
   };
 }

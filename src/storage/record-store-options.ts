@@ -59,6 +59,12 @@ export interface RecordStoreOptions {
    */
   mergeThreads?: number;
   /**
+   * Most ms a segment that a merge or drop replaced stays on disk for read-only stores in other
+   * processes whose lease names an older manifest (default 10 minutes; readers/leases.ts). 0: removed
+   * at once; such readers then move to a newer snapshot when they meet a vanished file.
+   */
+  readerGraceMs?: number;
+  /**
    * ZSTD level of merged segments (default 3; seals write level 1, since merges rewrite them anyway;
    * higher levels cost much more CPU for little less disk).
    */

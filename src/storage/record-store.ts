@@ -27,11 +27,16 @@ import { Compactor } from './segments/compactor.js';
 import { partitionKey, type ManifestState } from './manifest/manifest.js';
 import { convertLegacy, openStoreState } from './record-store-open.js';
 import type { RecordStoreOptions } from './record-store-options.js';
+import { Follower, type FollowOptions } from './readers/follower.js';
+import { isVanishedFile } from './readers/vanished.js';
 import { Sealer } from './segments/sealer.js';
 import type { SourceSql } from './snapshot/snapshot-source.js';
 import { Snapshot, type RetentionView, type Scope } from './snapshot/snapshot.js';
 import { memKey, type MemEntry, type StoreState, type WriteTally } from './store-state.js';
 import { raw, sql } from '../query/sql.js';
+
+/** Tries of a read-only store's read that meets vanished files (each after a refresh). */
+const READ_TRIES = 4;
 
 export class RecordStore {
   readonly #s: StoreState;
@@ -39,8 +44,15 @@ export class RecordStore {
   readonly #compactor: Compactor;
   readonly #appender: Appender;
 
-  private constructor(state: StoreState) {
+  /** A read-only store's view of the writer's files (readers/follower.ts); null for the writer. */
+  readonly #follower: Follower | null;
+  /** Refresh before every read (a read-only store's option). */
+  readonly #refreshEachRead: boolean;
+
+  private constructor(state: StoreState, follower: Follower | null = null, refreshEachRead = false) {
     this.#s = state;
+    this.#follower = follower;
+    this.#refreshEachRead = refreshEachRead;
     this.#sealer = new Sealer(state);
     this.#compactor = new Compactor(state);
     this.#appender = new Appender(
@@ -61,6 +73,37 @@ export class RecordStore {
       if (s.mem.some((t) => t.frozen)) store.#sealer.kick();
       return store;
     });
+  }
+
+  /**
+   * A store that reads beside the folder's writer (another process) and changes nothing in the folder
+   * but its lease (readers/): the manifest plus the acknowledged log, as of now; `refresh` moves it on.
+   */
+  static async openReadOnly(
+    dir: string,
+    db: Database,
+    options: RecordStoreOptions & FollowOptions & { refreshBeforeRead?: boolean } = {},
+  ): Promise<RecordStore> {
+    const { state, follower } = await Follower.open(dir, db, options);
+    return new RecordStore(state, follower, options.refreshBeforeRead === true);
+  }
+
+  /** Whether this store only reads (openReadOnly). */
+  get readOnly(): boolean {
+    return this.#follower !== null;
+  }
+
+  /** A read-only store moves to the newest state of the folder; the writer always has it. */
+  async refresh(): Promise<void> {
+    await this.#follower?.refresh();
+  }
+
+  /**
+   * Whether a read that failed with `err` on its `attempt`th try (0 first) should run again on a newer
+   * snapshot: a read-only store's read that met a file the writer removed after the snapshot was taken.
+   */
+  retriesAfter(err: unknown, attempt: number): boolean {
+    return this.#follower !== null && attempt < READ_TRIES && isVanishedFile(err, this.#s.dir);
   }
 
   // ---------------------------------------------------------------- writing
@@ -119,13 +162,14 @@ export class RecordStore {
    */
   async settled(): Promise<void> {
     await this.#appender.visible();
+    if (this.#refreshEachRead) await this.#follower?.refresh();
   }
 
   /** A consistent view for reads, of what is in DuckDB (see `settled`); release it when done (see snapshot.ts). */
   snapshot(): Snapshot {
     this.#s.assertOpen();
     const s = this.#s;
-    return new Snapshot(
+    const snap = new Snapshot(
       s.dir,
       s.db,
       s.manifest,
@@ -135,17 +179,30 @@ export class RecordStore {
       this.retention,
       s.childless.size > 0,
     );
+    if (this.#follower) snap.onRelease(this.#follower.pin(snap.generation));
+    return snap;
   }
 
-  /** Runs `fn` over a snapshot, released afterwards. */
+  /**
+   * Runs `fn` over a snapshot, released afterwards. In a read-only store, a read that meets a file the
+   * writer removed meanwhile runs again on a newer snapshot (`retriesAfter`).
+   */
   async read<T>(fn: (snap: Snapshot) => Promise<T>): Promise<T> {
-    const unseen = this.#appender.visible();
-    if (unseen) await unseen;
-    const snap = this.snapshot();
-    try {
-      return await fn(snap);
-    } finally {
-      snap.release();
+    for (let attempt = 0; ; attempt++) {
+      if (this.#follower) await this.settled();
+      else {
+        const unseen = this.#appender.visible();
+        if (unseen) await unseen;
+      }
+      const snap = this.snapshot();
+      try {
+        return await fn(snap);
+      } catch (err) {
+        if (!this.retriesAfter(err, attempt)) throw err;
+      } finally {
+        snap.release();
+      }
+      await this.#follower!.refresh();
     }
   }
 
@@ -230,13 +287,13 @@ export class RecordStore {
 
   /** Seals everything in memory now (also happens by itself as tables fill up). */
   async seal(): Promise<void> {
-    this.#s.assertOpen();
+    this.#s.assertWritable('sealing');
     await this.#sealer.sealAll();
   }
 
   /** Rewrites every segment holding has_children overrides, so its file says what reads say; returns merges done. */
   foldOverrides(): Promise<number> {
-    this.#s.assertOpen();
+    this.#s.assertWritable('rewriting segments');
     return this.#compactor.foldOverrides();
   }
 
@@ -245,14 +302,14 @@ export class RecordStore {
    * or drop replaces them meanwhile (an Iceberg publish links or uploads them).
    */
   pinSealed(): { readonly manifest: ManifestState; release(): void } {
-    this.#s.assertOpen();
+    this.#s.assertWritable('publishing Iceberg tables');
     const manifest = this.#s.manifest;
     return { manifest, release: this.#s.use(manifest.segments.map((g) => g.file)) };
   }
 
   /** Merges small segments and rewrites mostly-dead ones until the policy is satisfied; returns merges done. */
   compact(): Promise<number> {
-    this.#s.assertOpen();
+    this.#s.assertWritable('compacting');
     return this.#compactor.run();
   }
 
@@ -313,7 +370,8 @@ export class RecordStore {
   async close(options: { seal?: boolean } = {}): Promise<void> {
     const s = this.#s;
     if (s.closed) return;
-    const seal = options.seal !== false && s.broken === null;
+    this.#follower?.close();
+    const seal = options.seal !== false && s.broken === null && !s.readOnly;
     if (seal)
       await this.seal().catch((err: unknown) => process.emitWarning(`tracelake: sealing on close failed: ${(err as Error).message}`));
     s.closed = true;
@@ -340,6 +398,7 @@ export class RecordStore {
     await s.inserter.idle();
     await s.mergeDb?.close();
     await s.wal.close();
+    s.kept.close();
   }
 
   /** The columns memory tables note per span type (RecordStoreOptions.notedColumns). */

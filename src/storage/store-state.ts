@@ -3,7 +3,7 @@
 // (compactor.ts) see the same thing; each change of the manifest goes through `commit`, which changes
 // the in-memory state only after the new manifest is on disk.
 import type { Connection, Database } from '../db/database.js';
-import { StorageError } from '../errors.js';
+import { ReadOnlyError, StorageError } from '../errors.js';
 import type { RecordLinks } from '../record/record.js';
 import type { CompactionPolicy } from './segments/compaction.js';
 import { DeadSet } from './manifest/dead-set.js';
@@ -11,6 +11,7 @@ import { SealedIdIndex } from './indexes/id-index.js';
 import { saveManifest, type ManifestState } from './manifest/manifest.js';
 import type { MemInserter, MemTable } from './memtable/mem-tables.js';
 import { Mutex } from './mutex.js';
+import { KeptFiles } from './readers/leases.js';
 import { ReplacedError } from './fs-util.js';
 import { removeSegmentFiles } from './segments/segments.js';
 import type { RetentionView } from './snapshot/snapshot.js';
@@ -35,6 +36,8 @@ export interface StoreOptions {
   readonly mergePauseMs: number;
   readonly mergeMaxDelayMs: number;
   readonly mergeThreads: number;
+  /** Most ms a retired segment is kept for a read-only store's lease (RecordStoreOptions.readerGraceMs). */
+  readonly readerGraceMs: number;
 }
 
 /**
@@ -103,21 +106,27 @@ export class StoreState {
   /** Set when the memory tables stopped matching the log (an insert failed): writes wait for a reopen. */
   broken: unknown = null;
   closed = false;
+  /** A read-only store's state (readers/follower.ts): it follows the writer's files and changes none. */
+  readOnly = false;
 
   assertOpen(): void {
     if (this.closed) throw new StorageError('record store is closed');
   }
 
   /** Writes need the memory tables to match the log (see `broken`). */
-  assertWritable(): void {
+  assertWritable(what = 'writing records'): void {
     this.assertOpen();
+    if (this.readOnly) throw new ReadOnlyError(what);
     if (this.broken)
       throw new StorageError('the in-memory tables no longer match the log after a failed insert; reopen the store', {
         cause: this.broken,
       });
   }
   readonly #inUse = new Map<string, number>();
-  readonly #retiredInUse = new Set<string>();
+  /** Retired files a merge still reads, with the generation that retired them. */
+  readonly #retiredInUse = new Map<string, number>();
+  /** Retired segments kept for read-only stores in other processes (readers/leases.ts). */
+  readonly kept: KeptFiles;
   /** Retention (set by the engine): merges leave expired rows out. */
   retention: RetentionView | undefined;
 
@@ -135,6 +144,7 @@ export class StoreState {
     this.manifest = manifest;
     this.nextSeq = manifest.sealed_seq + 1;
     this.nextSegment = manifest.next_segment;
+    this.kept = new KeptFiles(dir, (f) => removeSegmentFiles(dir, f), options.readerGraceMs);
   }
 
   get active(): MemTable {
@@ -193,17 +203,25 @@ export class StoreState {
           continue;
         }
         this.#inUse.delete(f);
-        if (this.#retiredInUse.delete(f)) removeSegmentFiles(this.dir, f);
+        const retiredAt = this.#retiredInUse.get(f);
+        if (retiredAt !== undefined) {
+          this.#retiredInUse.delete(f);
+          this.kept.retire(f, retiredAt);
+        }
       }
     };
   }
 
-  /** Deletes replaced files, then forgets their dead seqs and folded overrides, once no reader may still use them. */
+  /**
+   * Deletes replaced files, then forgets their dead seqs and folded overrides, once no reader may still
+   * use them (this process's readers; those of read-only stores elsewhere hold a lease: `kept`).
+   */
   retire(files: readonly string[], purged: readonly number[], folded: readonly number[] = []): void {
+    const retiredAt = this.manifest.generation;
     this.afterReaders(async () => {
       for (const f of files) {
-        if (this.#inUse.has(f)) this.#retiredInUse.add(f);
-        else removeSegmentFiles(this.dir, f);
+        if (this.#inUse.has(f)) this.#retiredInUse.set(f, retiredAt);
+        else this.kept.retire(f, retiredAt);
       }
       await this.forget(purged);
       await this.forgetChildless(folded);

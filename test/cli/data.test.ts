@@ -1,5 +1,6 @@
 // Guarantees: `tracelake sql` prints the rows of a read-only query (JSON lines, JSON or CSV) and
-// refuses a write with a clear message and a failing exit status.
+// refuses a write with a clear message and a failing exit status; beside a process that holds the
+// folder, `sql` and `export` read it read-only (by themselves, or with --read-only).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -8,6 +9,7 @@ import { test } from 'node:test';
 import { ROOT } from '../../scripts/binary/config.js';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { everyKindTrace, tempDir } from '../support/helpers.js';
+import { startWriter } from '../support/read-only-writer-client.js';
 import { nodeEntry } from '../support/node-entry.js';
 
 const cli = (args: string[]) =>
@@ -115,4 +117,50 @@ test('tracelake retention sets and reads retention_days of a project and a log s
   const bad = cli(['retention', 'set', '--project', 'cli-project', '--days', '0', '--data', dir]);
   assert.notEqual(bad.status, 0);
   assert.match(bad.stderr, /retention_days/);
+});
+
+test('beside a writer that holds the folder, tracelake sql and export read it read-only (by themselves or with --read-only)', async (t) => {
+  const dir = join(tempDir(t), 'data');
+  const writer = await startWriter(t, dir);
+  await writer.send({ op: 'setup' });
+  await writer.send({ op: 'log', n: 2, tag: 'a' });
+  await writer.send({ op: 'flush' });
+  await writer.send({ op: 'log', n: 1, tag: 'b' });
+  const count = 'SELECT count(*)::INTEGER AS n FROM traces';
+  const plain = cli(['sql', count, '--data', dir]);
+  assert.equal(plain.status, 0, plain.stderr);
+  assert.deepEqual(JSON.parse(plain.stdout), { n: 3 });
+  assert.match(plain.stderr, /reading it read-only beside that process/);
+  const explicit = cli(['sql', count, '--read-only', '--data', dir]);
+  assert.equal(explicit.status, 0, explicit.stderr);
+  assert.deepEqual(JSON.parse(explicit.stdout), { n: 3 });
+  assert.equal(explicit.stderr, '');
+  const out = join(tempDir(t), 'traces.jsonl');
+  const exported = cli([
+    'export',
+    '--project',
+    'live',
+    '--level',
+    'trace',
+    '--format',
+    'jsonl',
+    '--out',
+    out,
+    '--read-only',
+    '--data',
+    dir,
+  ]);
+  assert.equal(exported.status, 0, exported.stderr);
+  assert.deepEqual(
+    readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).name)
+      .sort(),
+    ['a-0', 'a-1', 'b-0', 'chat', 'chat', 'chat'],
+    'the traces with their spans',
+  );
+  // Import writes: it still needs the folder to itself.
+  const imported = cli(['import', out, '--project', 'live', '--log-stream', 'main', '--data', dir]);
+  assert.notEqual(imported.status, 0);
 });

@@ -103,22 +103,19 @@ test('nested traces of every kind read back intact before sealing, after sealing
   checkEveryKind(await allRecords(again, projectId, logStreamId));
 });
 
-test('a retried request (with or without client ids) does not duplicate records', async (t) => {
+test('a retried request (with client ids, or with the same idempotency key) does not duplicate records', async (t) => {
   const { store, projectId, logStreamId } = await openStore(t);
   const withoutIds = everyKindTrace('b');
   const withIds = { ...everyKindTrace('c'), id: '5b6a3f3e-1f0e-4a55-9d7a-0c1f1f2b8e01' };
+  // Ids sent by the client: each retry replaces. Without ids, only the key makes the retry the same request.
   for (let round = 0; round < 2; round++) {
-    await store.logTraces(projectId, {
-      log_stream_id: logStreamId,
-      traces: [structuredClone(withoutIds) as any, structuredClone(withIds) as any],
-    });
+    await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [structuredClone(withIds) as any] });
+    await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [structuredClone(withoutIds) as any] }, { idempotencyKey: 'b' });
   }
   assert.equal((await store.count('span', projectId, { log_stream_id: logStreamId })).total_count, 12);
   await store.flush();
-  await store.logTraces(projectId, {
-    log_stream_id: logStreamId,
-    traces: [structuredClone(withoutIds) as any, structuredClone(withIds) as any],
-  });
+  await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [structuredClone(withIds) as any] });
+  await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [structuredClone(withoutIds) as any] }, { idempotencyKey: 'b' });
   assert.equal((await store.count('span', projectId, { log_stream_id: logStreamId })).total_count, 12, 'retry after sealing replaces');
   assert.equal((await store.count('trace', projectId, { log_stream_id: logStreamId })).total_count, 2);
   assert.equal((await store.count('session', projectId, { log_stream_id: logStreamId })).total_count, 2);

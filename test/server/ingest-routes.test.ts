@@ -316,3 +316,27 @@ test('a body the route checked is not checked again by the library method it cal
   const bad = await call('POST', `/projects/${fx.projectId}/traces`, { log_stream_id: fx.logStreamId, reliable: 'yes', traces: [] });
   assert.equal(bad.status, 422);
 });
+
+test('Idempotency-Key: a repeat without it is two traces; a retry with it is one (the first answer); a bad or reused key is 422 naming it', async (t) => {
+  const s = await startServer(t);
+  const path = `/v2/projects/${s.projectId}/traces`;
+  const body = { log_stream_id: s.logStreamId, traces: [{ name: 'ask', input: 'same question', output: 'same answer' }] };
+  const a = await s.call('POST', path, body);
+  const b = await s.call('POST', path, body);
+  assert.equal(a.status, 200);
+  assert.notDeepEqual(a.body.trace_ids, b.body.trace_ids);
+  const k1 = await s.call('POST', path, body, { 'Idempotency-Key': 'retry-me' });
+  const k2 = await s.call('POST', path, body, { 'Idempotency-Key': 'retry-me' });
+  assert.equal(k2.status, 200);
+  assert.deepEqual(k2.body, k1.body);
+  const count = await s.call('POST', `/v2/projects/${s.projectId}/traces/count`, { log_stream_id: s.logStreamId });
+  assert.deepEqual(count.body, { total_count: 3 });
+  const reused = await s.call('POST', path, { ...body, traces: [{ name: 'other' }] }, { 'Idempotency-Key': 'retry-me' });
+  assert.equal(reused.status, 422);
+  assert.deepEqual(reused.body.detail[0].loc, ['header', 'idempotency-key']);
+  const bad = await s.call('POST', path, body, { 'Idempotency-Key': 'x'.repeat(256) });
+  assert.equal(bad.status, 422);
+  assert.deepEqual(bad.body.detail[0].loc, ['header', 'idempotency-key']);
+  const after = await s.call('POST', `/v2/projects/${s.projectId}/traces/count`, { log_stream_id: s.logStreamId });
+  assert.deepEqual(after.body, { total_count: 3 });
+});

@@ -7,6 +7,7 @@ import type { Catalog } from '../../catalog/catalog.js';
 import type { Database } from '../../db/database.js';
 import { invalid } from '../../errors.js';
 import type { RecordQueries, RunScope } from '../../query/exec/record-queries.js';
+import { contentDigest } from '../../ingest/ids.js';
 import { assertValid } from '../../schemas/check.js';
 import { LogSpansBody, LogTracesBody, type LogSpansRequest, type LogTracesRequest } from '../../schemas/ingest.js';
 import { FilterBody } from '../../schemas/query.js';
@@ -14,7 +15,6 @@ import type { RecordStore } from '../../storage/record-store.js';
 import type { OpenGuard } from '../open-guard.js';
 import { resolveTarget, type TargetCatalog } from '../otlp/otlp-target.js';
 import type { Ingest } from '../records/ingest.js';
-import type { Records } from '../records/records.js';
 import { resolveScope, type RunIds } from '../run-scope.js';
 import { EXPORT_FORMATS, Exporter, type ExportFileOptions, type ExportSelection } from './export.js';
 import { importFile, type ImportOptions, type ImportResult, type ImportSink } from './import.js';
@@ -25,14 +25,16 @@ import { storeSql, type SqlOptions, type SqlParam } from './sql-sandbox.js';
 export interface DataHost {
   readonly guard: OpenGuard;
   readonly dir: string;
+  /** Where SQL and export work files go: <data>/tmp, or a folder outside the data folder for a read-only store. */
+  readonly scratch: string;
   readonly catalog: Catalog;
   readonly store: RecordStore;
   readonly db: Database;
   readonly queries: RecordQueries;
   /** Writes an import's rows into a run, as logging does. */
   readonly ingest: Ingest;
-  /** Logs an import's v2 bodies as the logging routes would. */
-  readonly log: Pick<Records, 'logTraces' | 'logSpans'>;
+  /** Logs an import's v2 bodies as the logging routes would (Ingest's, with an idempotency key each). */
+  readonly log: Pick<Ingest, 'logTraces' | 'logSpans'>;
   /** Finds or creates the project and log stream an import goes to. */
   readonly targets: TargetCatalog;
   readonly retention: Retention;
@@ -48,7 +50,7 @@ export class StoreData {
 
   constructor(host: DataHost) {
     this.#host = host;
-    this.#exporter = new Exporter(host.dir, host.store, host.db, host.queries);
+    this.#exporter = new Exporter(host.dir, host.scratch, host.store, host.db, host.queries);
   }
 
   // ------------------------------------------------------------------ SQL (sql-sandbox.ts)
@@ -63,8 +65,8 @@ export class StoreData {
   sql(query: string, params: readonly SqlParam[] | undefined, options: SqlOptions & { format: 'arrow' }): Promise<Table>;
   async sql(query: string, params: readonly SqlParam[] = [], options: SqlOptions = {}): Promise<Record<string, unknown>[] | Table> {
     this.#host.guard.assertOpen();
-    const { catalog, store, db, dir, limits } = this.#host;
-    return storeSql(catalog, store, db, { dir, ...limits }, query, params, options);
+    const { catalog, store, db, scratch, limits } = this.#host;
+    return storeSql(catalog, store, db, { scratch, ...limits }, query, params, options);
   }
 
   // ------------------------------------------------------------------ export (export.ts)
@@ -108,7 +110,7 @@ export class StoreData {
     path: string,
     options: ImportOptions & { project: string; logStream: string },
   ): Promise<ImportResult & { projectId: string; logStreamId: string }> {
-    this.#host.guard.assertOpen();
+    this.#host.guard.assertWritable('importing');
     const { project, logStream, ...rest } = options;
     for (const [field, v] of [
       ['project', project],
@@ -121,16 +123,19 @@ export class StoreData {
     const sink: ImportSink = {
       write: (drafts) => ingest.write(p.id, run.id, drafts, true),
       bulk: (batch) => store.bulkLoad(p.id, run.id, batch),
-      logBody: async (body) => {
+      logBody: async (body, line) => {
         const { log_stream_id: _l, experiment_id: _e, metrics_testing_id: _m, ...fields } = body;
         const target = { ...fields, log_stream_id: run.id };
+        // Each body is logged as a request keyed by its line and content: importing the file again
+        // (or completing an interrupted import) finds what it logged instead of logging it twice.
+        const key = `import-${line}-${contentDigest(target)}`;
         // Checked here for its type (the same check, and so the same error, as logging it makes).
         if (Array.isArray(body['traces'])) {
           assertValid<LogTracesRequest>(LogTracesBody, target);
-          await log.logTraces(p.id, target);
+          await log.logTraces(p.id, target, key);
         } else {
           assertValid<LogSpansRequest>(LogSpansBody, target);
-          await log.logSpans(p.id, target);
+          await log.logSpans(p.id, target, key);
         }
       },
     };
@@ -151,7 +156,7 @@ export class StoreData {
    * than that (by created_at) leave every read at once and the disk at the next compact().
    */
   setRetention(projectId: string, body: { retention_days: number | null } & RunIds): RetentionSetting {
-    this.#host.guard.assertOpen();
+    this.#host.guard.assertWritable('setting retention');
     const days = Retention.validate(body?.retention_days);
     const scope = this.#retentionScope(projectId, body);
     this.#host.retention.set(scope.projectId, scope.runId, days);
@@ -178,7 +183,7 @@ export class StoreData {
    * records logged from now on that carry no cost of their own.
    */
   setModelPrices(projectId: string, models: unknown): ModelPriceSetting {
-    this.#host.guard.assertOpen();
+    this.#host.guard.assertWritable('setting model prices');
     this.#host.catalog.project(projectId);
     return this.#host.prices.set(projectId, models);
   }

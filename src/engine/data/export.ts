@@ -44,9 +44,12 @@ export class Exporter {
   readonly #db: Database;
   readonly #queries: RecordQueries;
   readonly #dir: string;
+  readonly #scratch: string;
 
-  constructor(dir: string, records: RecordStore, db: Database, queries: RecordQueries) {
+  /** `scratch`: where a file is written before it is moved to its place (see DataHost.scratch). */
+  constructor(dir: string, scratch: string, records: RecordStore, db: Database, queries: RecordQueries) {
     this.#dir = dir;
+    this.#scratch = scratch;
     this.#records = records;
     this.#db = db;
     this.#queries = queries;
@@ -66,24 +69,34 @@ export class Exporter {
 
   /** The selected records as Arrow RecordBatches (one per DuckDB chunk, ~2,048 rows), read lazily. */
   async *batches(scope: RunScope, sel: ExportSelection): AsyncGenerator<RecordBatch> {
-    await this.#records.settled();
-    const snap = this.#records.snapshot();
-    try {
-      // Validated (filter errors thrown) before the first batch is asked for.
-      const q = this.#query(snap, scope, sel);
-      let fast: ChunkToArrow | null | undefined;
-      let conv: ArrowConverter | undefined;
-      for await (const { names, types, chunk } of this.#db.stream(q)) {
-        if (fast === undefined) fast = ChunkToArrow.create(names, types);
-        if (fast && chunk) {
-          yield fast.batch(chunk);
-          continue;
+    // A read-only store's export that meets a file removed by the writer starts again on a newer
+    // snapshot, as long as it has given out nothing yet.
+    for (let attempt = 0; ; attempt++) {
+      let given = false;
+      await this.#records.settled();
+      const snap = this.#records.snapshot();
+      try {
+        // Validated (filter errors thrown) before the first batch is asked for.
+        const q = this.#query(snap, scope, sel);
+        let fast: ChunkToArrow | null | undefined;
+        let conv: ArrowConverter | undefined;
+        for await (const { names, types, chunk } of this.#db.stream(q)) {
+          if (fast === undefined) fast = ChunkToArrow.create(names, types);
+          given = true;
+          if (fast && chunk) {
+            yield fast.batch(chunk);
+            continue;
+          }
+          conv ??= new ArrowConverter(names, types);
+          yield conv.batch(chunk ?? { rowCount: 0, getColumns: () => names.map(() => []) });
         }
-        conv ??= new ArrowConverter(names, types);
-        yield conv.batch(chunk ?? { rowCount: 0, getColumns: () => names.map(() => []) });
+        return;
+      } catch (err) {
+        if (given || !this.#records.retriesAfter(err, attempt)) throw err;
+      } finally {
+        snap.release();
       }
-    } finally {
-      snap.release();
+      await this.#records.refresh();
     }
   }
 
@@ -97,7 +110,7 @@ export class Exporter {
 
   /** Writes an export file. It appears at `out` whole (written aside, then moved) or not at all. */
   async toFile(scope: RunScope, sel: ExportSelection, out: string, options: ExportFileOptions): Promise<{ rows: number }> {
-    const tmp = join(this.#dir, 'tmp', `export-${randomUUID()}`);
+    const tmp = join(this.#scratch, `export-${randomUUID()}`);
     try {
       let rows: number;
       if (options.format === 'arrow') {
@@ -128,7 +141,7 @@ export class Exporter {
             // twice as long for files only slightly smaller). Rows in any order (an export promises none), so
             // DuckDB's threads write row groups as they finish.
             const format = options.format === 'parquet' ? EXPORT_PARQUET_OPTIONS : raw('FORMAT json');
-            // The path is ours (a uuid under <data>/tmp), never the user's: it is the one literal here.
+            // The path is ours (a uuid in the scratch folder), never the user's: it is the one literal here.
             const done = await this.#db.runWithProgress(
               sql`COPY (${q}) TO ${stringLiteral(tmp)} (${format})`,
               (f) => options.onProgress?.(f),

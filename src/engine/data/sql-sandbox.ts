@@ -2,7 +2,8 @@
 // own DuckDB instance: each one gets a fresh in-memory instance that sees a snapshot through three
 // views (spans, traces, sessions) plus the catalog tables projects and runs (log streams, experiments), and nothing else:
 // - rows still in memory tables (and the dead and childless sequence numbers) are copied by the
-//   store's instance, in one statement (one consistent view), into a Parquet file under <data>/tmp;
+//   store's instance, in one statement (one consistent view), into a Parquet file under <data>/tmp (a
+//   read-only store's scratch folder outside the data folder);
 // - the views read that file and the snapshot's segments, which are the only paths allowed once
 //   external access is switched off; then the configuration is locked, so SET cannot undo it;
 // - extensions are neither installed nor loaded, community ones not allowed;
@@ -36,7 +37,8 @@ export interface SqlOptions {
 }
 
 export interface SandboxConfig {
-  dir: string;
+  /** The folder work files go in (a subfolder per query, removed after it). */
+  scratch: string;
   threads?: number;
   memoryLimit: string;
   /** Catalog rows the query may join with. */
@@ -96,7 +98,7 @@ export async function runSandboxed(
   options: SqlOptions,
 ): Promise<Record<string, unknown>[] | Table> {
   if (typeof query !== 'string' || query.trim() === '') throw new SqlError('Input should be a non-empty SQL string');
-  const work = join(cfg.dir, 'tmp', `sql-${randomUUID()}`);
+  const work = join(cfg.scratch, `sql-${randomUUID()}`);
   mkdirSync(work, { recursive: true });
   const memFile = join(work, 'memory.parquet');
   let instance: DuckDBInstance | undefined;

@@ -54,7 +54,7 @@ export class Otlp {
    * throws BadRequestError.
    */
   log(request: unknown, options: OtlpLogOptions = {}): Promise<OtlpLogResult> {
-    this.#guard.assertOpen();
+    this.#guard.assertWritable('logging OpenTelemetry spans');
     this.#writer ??= new OtlpWriter(this.#host);
     return this.#log(this.#writer, request, options);
   }

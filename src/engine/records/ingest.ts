@@ -7,7 +7,7 @@ import type { Database } from '../../db/database.js';
 import { invalid, NotFoundError } from '../../errors.js';
 import { addCosts, type PriceLookup } from '../../ingest/cost.js';
 import { flattenSpans, flattenTraces, type FlatTraces } from '../../ingest/flatten.js';
-import { implicitSessionId, newId } from '../../ingest/ids.js';
+import { idSeed, implicitSessionId, newId } from '../../ingest/ids.js';
 import { emptyRecord } from '../../ingest/normalize-node.js';
 import { nowUs } from '../../record/time.js';
 import { assertValid } from '../../schemas/check.js';
@@ -89,17 +89,33 @@ export class Ingest {
     this.#sessions = new Sessions(records, db);
   }
 
-  /** Logs whole traces (the body the official client sends to POST /projects/{id}/traces). */
-  async logTraces(projectId: string, body: LogTracesRequest): Promise<LogTracesResult> {
+  /**
+   * Logs whole traces (the body the official client sends to POST /projects/{id}/traces). With an
+   * idempotency key, minted ids come from the key, and a request whose traces are all logged already
+   * (a retry) answers without logging again.
+   */
+  async logTraces(projectId: string, body: LogTracesRequest, key: string | null = null): Promise<LogTracesResult> {
     await cpuTurn();
     assertValid(LogTracesBody, body);
     const { project, run, field } = this.#host.resolveRun(projectId, body);
-    const ctx = { projectId: project.id, runId: run.id, receivedUs: nowUs(), ...(this.#maxSpans ? { maxSpans: this.#maxSpans } : {}) };
+    const ctx = {
+      projectId: project.id,
+      runId: run.id,
+      receivedUs: nowUs(),
+      ...(this.#maxSpans ? { maxSpans: this.#maxSpans } : {}),
+      ...(key !== null ? { idSeed: idSeed(key, project.id, run.id, 'traces') } : {}),
+    };
     const flat = flattenTraces(body, ctx);
     return this.#traceLock.run(
       flat.traces.map((t) => `${run.id}/${t.record.id}`),
-      () => this.#logFlatTraces(project, run, field, body, flat),
+      () => this.#logFlatTraces(project, run, field, body, flat, key !== null),
     );
+  }
+
+  /** Whether every one of these ids has a live record in the run (a keyed request's retry). */
+  async #allLogged(projectId: string, runId: string, ids: readonly string[]): Promise<boolean> {
+    const found = new Set((await this.#records.lookup(projectId, runId, ids)).map((r) => r.id));
+    return ids.every((id) => found.has(id));
   }
 
   async #logFlatTraces(
@@ -108,10 +124,20 @@ export class Ingest {
     field: keyof RunIds,
     body: LogTracesRequest,
     flat: FlatTraces,
+    keyed: boolean,
   ): Promise<LogTracesResult> {
+    const retried =
+      keyed &&
+      (await this.#allLogged(
+        project.id,
+        run.id,
+        flat.traces.map((t) => t.record.id),
+      ));
     const sessionRows = await this.#sessions.forTraces(project.id, run.id, flat.traces, body.session_external_id ?? null);
     const settled =
-      this.#provisional.size > 0 ? await this.#settleProvisional(project.id, run.id, flat.traces) : { rows: [], orphanSessions: [] };
+      this.#provisional.size > 0 && !retried
+        ? await this.#settleProvisional(project.id, run.id, flat.traces)
+        : { rows: [], orphanSessions: [] };
     const rows: Draft[] = [...settled.rows, ...sessionRows];
     let firstSession: string | null = null;
     const sessionOfTrace = new Map<string, string>();
@@ -128,7 +154,7 @@ export class Ingest {
       const tid = s['trace_id'] as string;
       if ((this.#nextStep.get(tid) ?? 0) < next) this.#rememberStep(tid, next);
     }
-    await this.write(project.id, run.id, rows, body.reliable !== false);
+    if (!retried) await this.write(project.id, run.id, rows, body.reliable !== false);
     for (const sid of settled.orphanSessions) await this.#sessions.dropUnused(project.id, run.id, sid);
     return {
       project_id: project.id,
@@ -142,16 +168,27 @@ export class Ingest {
     };
   }
 
-  /** Logs spans under `parent_id` in trace `trace_id` (the API's Log spans). Creates the trace if new. */
-  async logSpans(projectId: string, body: LogSpansRequest): Promise<LogSpansResult> {
+  /**
+   * Logs spans under `parent_id` in trace `trace_id` (the API's Log spans). Creates the trace if new.
+   * With an idempotency key, as logTraces: a retry whose spans are all logged answers without logging.
+   */
+  async logSpans(projectId: string, body: LogSpansRequest, key: string | null = null): Promise<LogSpansResult> {
     await cpuTurn();
     assertValid(LogSpansBody, body);
     const { project, run, field } = this.#host.resolveRun(projectId, body);
     const traceId = body.trace_id.toLowerCase();
-    return this.#traceLock.run([`${run.id}/${traceId}`], () => this.#logSpansLocked(project, run, field, body, traceId));
+    const seed = key === null ? null : idSeed(key, project.id, run.id, 'spans');
+    return this.#traceLock.run([`${run.id}/${traceId}`], () => this.#logSpansLocked(project, run, field, body, traceId, seed));
   }
 
-  async #logSpansLocked(project: Project, run: Run, field: keyof RunIds, body: LogSpansRequest, traceId: string): Promise<LogSpansResult> {
+  async #logSpansLocked(
+    project: Project,
+    run: Run,
+    field: keyof RunIds,
+    body: LogSpansRequest,
+    traceId: string,
+    seed: string | null,
+  ): Promise<LogSpansResult> {
     const parentId = body.parent_id.toLowerCase();
     const [trace, parent] = await this.#linkRows(project.id, run.id, traceId, parentId);
     if (trace && trace['type'] !== 'trace') {
@@ -178,9 +215,34 @@ export class Ingest {
     const firstStep = await this.#stepAfter(project.id, run.id, traceId, trace !== undefined);
     const spans = flattenSpans(
       body,
-      { projectId: project.id, runId: run.id, receivedUs, ...(this.#maxSpans ? { maxSpans: this.#maxSpans } : {}) },
+      {
+        projectId: project.id,
+        runId: run.id,
+        receivedUs,
+        ...(this.#maxSpans ? { maxSpans: this.#maxSpans } : {}),
+        ...(seed !== null ? { idSeed: seed } : {}),
+      },
       firstStep,
     );
+    const answer = (sessionId: string): LogSpansResult => ({
+      project_id: project.id,
+      project_name: project.name,
+      records_count: spans.length,
+      trace_id: traceId,
+      parent_id: parentId,
+      session_id: sessionId,
+      ...runEcho(field, run.id),
+    });
+    if (
+      seed !== null &&
+      trace &&
+      (await this.#allLogged(
+        project.id,
+        run.id,
+        spans.map((s) => s.id),
+      ))
+    )
+      return answer(String(trace['session_id']));
     const rows: Draft[] = [];
     let sessionId: string;
     if (trace) {
@@ -213,15 +275,7 @@ export class Ingest {
     // after a restart (the record store keeps the id, see storage/awaited.ts).
     const awaits = parentId !== traceId && !parent ? [parentId] : [];
     await this.write(project.id, run.id, rows, body.reliable !== false, awaits);
-    return {
-      project_id: project.id,
-      project_name: project.name,
-      records_count: spans.length,
-      trace_id: traceId,
-      parent_id: parentId,
-      session_id: sessionId,
-      ...runEcho(field, run.id),
-    };
+    return answer(sessionId);
   }
 
   /**
@@ -284,7 +338,11 @@ export class Ingest {
     return { ...storedToWire(row), has_children: true, updated_at: nowUs };
   }
 
-  /** Creates a session explicitly (POST /projects/{id}/sessions); its run then reports user-created sessions. */
+  /**
+   * Creates a session explicitly (POST /projects/{id}/sessions); its run then reports user-created
+   * sessions. With an idempotency key and no id, the id comes from the key, and a retry that finds the
+   * session answers without logging it again.
+   */
   async createSession(
     projectId: string,
     body: RunIds & {
@@ -294,6 +352,7 @@ export class Ingest {
       user_metadata?: Record<string, unknown> | null;
       id?: string | null;
     },
+    key: string | null = null,
   ): Promise<{
     id: string;
     name: string | null;
@@ -304,7 +363,19 @@ export class Ingest {
   }> {
     assertValid(CreateSessionBody, body);
     const { project, run } = this.#host.resolveRun(projectId, body);
-    const id = body.id?.toLowerCase() ?? newId();
+    const id = body.id?.toLowerCase() ?? (key !== null ? idSeed(key, project.id, run.id, 'sessions') : newId());
+    if (key !== null) {
+      const [row] = await this.#records.lookup(project.id, run.id, [id]);
+      if (row?.type === 'session')
+        return {
+          id,
+          name: body.name ?? null,
+          project_id: project.id,
+          project_name: project.name,
+          previous_session_id: row.previous_session_id ?? null,
+          external_id: row.external_id ?? null,
+        };
+    }
     const now = nowUs();
     const session = emptyRecord(id, 'session', now);
     session.name = body.name ?? '';

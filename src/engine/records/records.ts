@@ -21,6 +21,7 @@ import {
 import type { RecordStore } from '../../storage/record-store.js';
 import type { OpenGuard } from '../open-guard.js';
 import { resolveScope, RUN_ID_FIELDS, type RunIds } from '../run-scope.js';
+import { checkedKey, IdempotencyKeys, type LogOptions } from './idempotency.js';
 import type { Ingest, LogSpansResult, LogTracesResult } from './ingest.js';
 import { recordTree } from './record-tree.js';
 
@@ -38,6 +39,7 @@ export class Records {
   readonly #store: RecordStore;
   readonly #queries: RecordQueries;
   readonly #ingest: Ingest;
+  readonly #keys = new IdempotencyKeys();
 
   constructor(host: RecordsHost) {
     this.#guard = host.guard;
@@ -49,22 +51,47 @@ export class Records {
 
   // ------------------------------------------------------------------ logging (ingest.ts)
 
-  /** Logs whole traces (the body the official client sends to POST /projects/{id}/traces). */
-  logTraces(projectId: string, body: LogTracesRequest): Promise<LogTracesResult> {
-    this.#guard.assertOpen();
-    return this.#ingest.logTraces(projectId, body);
+  /**
+   * Logs whole traces (the body the official client sends to POST /projects/{id}/traces). Every call
+   * logs new records (ids minted unless given); `idempotencyKey` makes a retry safe (idempotency.ts).
+   * `keyLoc` names where the key came from in a 422 (the server's header).
+   */
+  async logTraces(
+    projectId: string,
+    body: LogTracesRequest,
+    options: LogOptions = {},
+    keyLoc: (string | number)[] = ['options', 'idempotencyKey'],
+  ): Promise<LogTracesResult> {
+    this.#guard.assertWritable('logging traces');
+    const key = checkedKey(options?.idempotencyKey, keyLoc);
+    if (key === null) return this.#ingest.logTraces(projectId, body);
+    return this.#keys.run(`traces/${projectId}`, key, body, keyLoc, () => this.#ingest.logTraces(projectId, body, key));
   }
 
-  /** Logs spans under `parent_id` in trace `trace_id`. Creates the trace if new. */
-  logSpans(projectId: string, body: LogSpansRequest): Promise<LogSpansResult> {
-    this.#guard.assertOpen();
-    return this.#ingest.logSpans(projectId, body);
+  /** Logs spans under `parent_id` in trace `trace_id`. Creates the trace if new. `options` as logTraces. */
+  async logSpans(
+    projectId: string,
+    body: LogSpansRequest,
+    options: LogOptions = {},
+    keyLoc: (string | number)[] = ['options', 'idempotencyKey'],
+  ): Promise<LogSpansResult> {
+    this.#guard.assertWritable('logging spans');
+    const key = checkedKey(options?.idempotencyKey, keyLoc);
+    if (key === null) return this.#ingest.logSpans(projectId, body);
+    return this.#keys.run(`spans/${projectId}`, key, body, keyLoc, () => this.#ingest.logSpans(projectId, body, key));
   }
 
-  /** Creates a session explicitly (POST /projects/{id}/sessions); its run then reports user-created sessions. */
-  createSession(projectId: string, body: Parameters<Ingest['createSession']>[1]): ReturnType<Ingest['createSession']> {
-    this.#guard.assertOpen();
-    return this.#ingest.createSession(projectId, body);
+  /** Creates a session explicitly (POST /projects/{id}/sessions); its run then reports user-created sessions. `options` as logTraces. */
+  async createSession(
+    projectId: string,
+    body: Parameters<Ingest['createSession']>[1],
+    options: LogOptions = {},
+    keyLoc: (string | number)[] = ['options', 'idempotencyKey'],
+  ): ReturnType<Ingest['createSession']> {
+    this.#guard.assertWritable('creating a session');
+    const key = checkedKey(options?.idempotencyKey, keyLoc);
+    if (key === null) return this.#ingest.createSession(projectId, body);
+    return this.#keys.run(`sessions/${projectId}`, key, body, keyLoc, () => this.#ingest.createSession(projectId, body, key));
   }
 
   /**
@@ -77,7 +104,7 @@ export class Records {
     id: string,
     patch: Parameters<Ingest['updateRecord']>[3],
   ): ReturnType<Ingest['updateRecord']> {
-    this.#guard.assertOpen();
+    this.#guard.assertWritable('updating a record');
     return this.#ingest.updateRecord(level, projectId, id, patch);
   }
 
@@ -128,7 +155,7 @@ export class Records {
    * with the delete, not a new version of the parent (see record-delete.ts).
    */
   async delete(level: Level, projectId: string, body: FilterRequest = {}): Promise<{ message: string; deleted: number }> {
-    this.#guard.assertOpen();
+    this.#guard.assertWritable('deleting records');
     assertValid(FilterBody, body);
     const scope = resolveScope(this.#catalog, projectId, body);
     const hasFilter = (body.filters?.length ?? 0) > 0 || (body.filter_tree !== undefined && body.filter_tree !== null);
@@ -164,7 +191,7 @@ export class Records {
 
   /** Seals the in-memory batch into Parquet now (it also happens by itself). */
   async flush(): Promise<void> {
-    this.#guard.assertOpen();
+    this.#guard.assertWritable('sealing records into Parquet');
     await this.#store.seal();
   }
 

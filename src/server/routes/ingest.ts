@@ -15,18 +15,40 @@ import {
   UpdateRecordResponse,
 } from '../../schemas/ingest.js';
 
+/** The Idempotency-Key header of the logging routes (docs/logging-semantics.md). */
+const IdempotencyHeaders = Type.Object(
+  {
+    'idempotency-key': Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        pattern: '^[\\x21-\\x7e][\\x20-\\x7e]*$',
+        description:
+          'Makes a retry safe: the same key with the same body within 24 hours answers what the first request answered and logs nothing again; ' +
+          'later, or after a restart, the retry finds the records the first one logged. Without it, every request logs new records.',
+      }),
+    ),
+  },
+  { additionalProperties: true },
+);
+const KEY_LOC = ['header', 'idempotency-key'];
+const keyOf = (headers: { 'idempotency-key'?: string | undefined }) => {
+  const key = headers['idempotency-key'];
+  return key === undefined ? {} : { idempotencyKey: key };
+};
+
 export const ingestRoutes =
   (store: TraceStore): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.post(
       '/projects/:project_id/spans',
-      { schema: { params: ProjectIdParams, body: LogSpansBody, response: { 200: LogSpansResponse } } },
-      async (req) => store.records.logSpans(req.params.project_id, req.body),
+      { schema: { params: ProjectIdParams, headers: IdempotencyHeaders, body: LogSpansBody, response: { 200: LogSpansResponse } } },
+      async (req) => store.records.logSpans(req.params.project_id, req.body, keyOf(req.headers), KEY_LOC),
     );
     app.post(
       '/projects/:project_id/traces',
-      { schema: { params: ProjectIdParams, body: LogTracesBody, response: { 200: LogTracesResponse } } },
-      async (req) => store.records.logTraces(req.params.project_id, req.body),
+      { schema: { params: ProjectIdParams, headers: IdempotencyHeaders, body: LogTracesBody, response: { 200: LogTracesResponse } } },
+      async (req) => store.records.logTraces(req.params.project_id, req.body, keyOf(req.headers), KEY_LOC),
     );
     app.patch(
       '/projects/:project_id/traces/:trace_id',
@@ -58,7 +80,9 @@ export const ingestRoutes =
     );
     app.post(
       '/projects/:project_id/sessions',
-      { schema: { params: ProjectIdParams, body: CreateSessionBody, response: { 200: CreateSessionResponse } } },
-      async (req) => store.records.createSession(req.params.project_id, req.body),
+      {
+        schema: { params: ProjectIdParams, headers: IdempotencyHeaders, body: CreateSessionBody, response: { 200: CreateSessionResponse } },
+      },
+      async (req) => store.records.createSession(req.params.project_id, req.body, keyOf(req.headers), KEY_LOC),
     );
   };

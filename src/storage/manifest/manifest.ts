@@ -2,7 +2,7 @@
 // (deleted or superseded) sequence numbers and the has_children overrides of sealed rows. It is the
 // one source of truth on disk: replaced atomically, and files it does not name are leftovers of an
 // interrupted seal, removed on open.
-import { existsSync, readFileSync } from 'node:fs';
+import { type BigIntStats, closeSync, existsSync, fstatSync, openSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { StorageError } from '../../errors.js';
 import { writeFileAtomic } from '../fs-util.js';
@@ -85,8 +85,47 @@ export const EMPTY_MANIFEST: ManifestState = {
 export function loadManifest(dir: string): ManifestState {
   const path = join(dir, 'manifest.json');
   if (!existsSync(path)) return EMPTY_MANIFEST;
+  return parseManifest(path, () => readFileSync(path, 'utf8'));
+}
+
+/**
+ * The manifest as a reader beside the writer sees it, and a stamp of the file it came from (null: no
+ * manifest yet). The writer replaces the file whole (a rename), so a later `manifestStamp` that differs
+ * means it was replaced meanwhile.
+ */
+export function loadManifestStamped(dir: string): { state: ManifestState; stamp: string | null } {
+  const path = join(dir, 'manifest.json');
+  let fd: number;
   try {
-    const m = JSON.parse(readFileSync(path, 'utf8')) as Omit<ManifestState, 'format'> & { format: number };
+    fd = openSync(path, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { state: EMPTY_MANIFEST, stamp: null };
+    throw new StorageError(`cannot read ${path}`, { cause: err });
+  }
+  try {
+    const stamp = stampOf(fstatSync(fd, { bigint: true }));
+    return { state: parseManifest(path, () => readFileSync(fd, 'utf8')), stamp };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The stamp of the manifest file now (see loadManifestStamped). */
+export function manifestStamp(dir: string): string | null {
+  try {
+    return stampOf(statSync(join(dir, 'manifest.json'), { bigint: true }));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+// An inode alone can be reused by the next file; with its change time and size a replaced file differs.
+const stampOf = (st: BigIntStats): string => `${st.ino}:${st.ctimeNs}:${st.mtimeNs}:${st.size}`;
+
+function parseManifest(path: string, read: () => string): ManifestState {
+  try {
+    const m = JSON.parse(read()) as Omit<ManifestState, 'format'> & { format: number };
     // Format 1 (NDJSON log files, no sealed_wal) is read as format 2; its log files are converted on open.
     if (m.format !== 1 && m.format !== 2) throw new Error(`unknown manifest format ${String(m.format)}`);
     return {

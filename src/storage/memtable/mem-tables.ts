@@ -61,9 +61,10 @@ export class MemTable {
   pending = 0;
   #idle: (() => void)[] = [];
 
-  constructor(number: number, firstSeq: number, created: Promise<void>) {
+  /** `name`: the DuckDB table (a read-only store numbers its tables apart from the log files'). */
+  constructor(number: number, firstSeq: number, created: Promise<void>, name = `mem_${number}`) {
     this.number = number;
-    this.name = `mem_${number}`;
+    this.name = name;
     this.firstSeq = firstSeq;
     this.created = created.then(() => {
       this.ready = true;

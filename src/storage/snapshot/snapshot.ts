@@ -62,6 +62,7 @@ export class Snapshot {
   readonly #star: Sql;
   readonly #bounds: SnapshotBounds;
   #deadFree: ReadonlySet<string> | null = null;
+  readonly #alsoOnRelease: (() => void)[] = [];
 
   constructor(
     dir: string,
@@ -119,6 +120,17 @@ export class Snapshot {
   /** Lets the files and tables this snapshot named go (call once, when every statement over it is done). */
   release(): void {
     this.#release();
+    for (const fn of this.#alsoOnRelease.splice(0)) fn();
+  }
+
+  /** Runs `fn` when the snapshot is released (a read-only store's lease counts its snapshots' generations). */
+  onRelease(fn: () => void): void {
+    this.#alsoOnRelease.push(fn);
+  }
+
+  /** The manifest generation the snapshot reads. */
+  get generation(): number {
+    return this.#manifest.generation;
   }
 
   segmentsFor(scope: Scope): SegmentEntry[] {

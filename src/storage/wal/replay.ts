@@ -47,10 +47,10 @@ export async function replayLog(s: StoreState, files: readonly WalFile[]): Promi
   }
 }
 
-type LinkRow = Omit<MemEntry, 'table'> & { id: string; run_id: string };
+export type LinkRow = Omit<MemEntry, 'table'> & { id: string; run_id: string };
 
 /** The link columns of a logged batch, as rows. */
-function linkColumns(batch: RecordBatch): LinkRow[] {
+export function linkColumns(batch: RecordBatch): LinkRow[] {
   const col = (n: string) => batch.getChild(n)!;
   const seq = col('seq');
   const id = col('id');
@@ -77,7 +77,7 @@ function linkColumns(batch: RecordBatch): LinkRow[] {
 }
 
 /** Metric names by record kind of a logged batch. */
-function metricNames(batch: RecordBatch, rows: readonly { type: string }[]): Map<RecordKind, Set<string>> {
+export function metricNames(batch: RecordBatch, rows: readonly { type: string }[]): Map<RecordKind, Set<string>> {
   const out = new Map<RecordKind, Set<string>>();
   const metrics = batch.getChild('metrics')!;
   rows.forEach((r, i) => {

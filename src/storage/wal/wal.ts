@@ -8,7 +8,7 @@
 // match its CRC, ends the file: on open the file is cut there, so a request is wholly in the log or
 // not at all. A delete without rows is a zero-row batch. `reliable` appends wait for fsync;
 // concurrent ones share one fsync (group commit).
-import { closeSync, fsync, ftruncateSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsync, ftruncateSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Message, RecordBatch, RecordBatchStreamReader, Schema, Table, tableToIPC } from 'apache-arrow';
@@ -98,7 +98,52 @@ export function encodeEntry(
 
 /** Reads a log file: the whole requests it holds, and the byte length they end at (the rest is torn). */
 export function readWalFile(path: string): { entries: WalEntry[]; firstSeq: number; validBytes: number; fileBytes: number } {
-  const buf = readFileSync(path);
+  return parseWal(readFileSync(path));
+}
+
+/**
+ * The whole requests of a log file from byte `from` on (the end of the requests read before, or 0),
+ * read without changing the file (a read-only store follows the writer's log this way): `validBytes`
+ * is where they end in the file, `ino` which file it was (a file of the same name made anew is
+ * another file). A file cut short or not yet headed reads as no requests.
+ */
+export function readWalFrom(path: string, from: number): { entries: WalEntry[]; firstSeq: number; validBytes: number; ino: number } {
+  const fd = openSync(path, 'r');
+  try {
+    const { ino, size } = fstatSync(fd);
+    if (from === 0) {
+      const buf = Buffer.alloc(size);
+      const { entries, firstSeq, validBytes } = parseWal(buf.subarray(0, readAll(fd, buf, 0)));
+      return { entries, firstSeq, validBytes, ino };
+    }
+    // The schema message heads every file: decoding the requests after `from` needs it.
+    const frame = Buffer.alloc(8);
+    if (readAll(fd, frame, 0) < 8) return { entries: [], firstSeq: 0, validBytes: 0, ino };
+    const headLen = 8 + frame.readInt32LE(4);
+    const buf = Buffer.alloc(headLen + Math.max(0, size - from));
+    const got = readAll(fd, buf.subarray(0, headLen), 0);
+    const tail = readAll(fd, buf.subarray(headLen), from);
+    if (got < headLen) return { entries: [], firstSeq: 0, validBytes: 0, ino };
+    const { entries, firstSeq, validBytes } = parseWal(buf.subarray(0, headLen + tail));
+    return { entries, firstSeq, validBytes: from + Math.max(0, validBytes - headLen), ino };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Fills `buf` from file position `at` as far as the file goes; returns the bytes read. */
+function readAll(fd: number, buf: Uint8Array, at: number): number {
+  let n = 0;
+  while (n < buf.length) {
+    const got = readSync(fd, buf, n, buf.length - n, at + n);
+    if (got === 0) break;
+    n += got;
+  }
+  return n;
+}
+
+/** The whole requests of a log file's bytes (see readWalFile). */
+function parseWal(buf: Buffer): { entries: WalEntry[]; firstSeq: number; validBytes: number; fileBytes: number } {
   const spans: { start: number; metaLen: number; end: number }[] = [];
   let o = 0;
   while (o + 8 <= buf.length) {
@@ -191,6 +236,11 @@ export class WriteAheadLog {
 
   private constructor(dir: string) {
     this.#dir = dir;
+  }
+
+  /** A log that never opens a file (a read-only store's): every append is refused. */
+  static detached(dir: string): WriteAheadLog {
+    return new WriteAheadLog(dir);
   }
 
   /**
