@@ -43,11 +43,12 @@ test('src/index.ts exports the library and nothing of its insides', () => {
 test('a store shows its parts and the quick start aliases, and the aliases are the parts', async (t) => {
   const store = await surface.TraceStore.open(tempDir(t));
   t.after(() => store.close());
-  assert.deepEqual(Object.keys(store).sort(), ['catalog', 'data', 'dir', 'iceberg', 'maintenance', 'otlp', 'records', 'users']);
+  assert.deepEqual(Object.keys(store).sort(), ['catalog', 'data', 'dir', 'iceberg', 'maintenance', 'otlp', 'records', 'scorers', 'users']);
   const methods = Object.getOwnPropertyNames(surface.TraceStore.prototype)
     .filter((m) => m !== 'constructor')
     .sort();
   assert.deepEqual(methods, [
+    'aggregate',
     'close',
     'count',
     'createLogStream',
@@ -100,6 +101,8 @@ test('a store shows its parts and the quick start aliases, and the aliases are t
     await store.records.count('span', project.id, { log_stream_id: stream.id }),
   );
   assert.equal((await store.count('trace', project.id, { log_stream_id: stream.id })).total_count, logged.traces_count);
+  const agg = { log_stream_id: stream.id, group_by: [{ column_id: 'type' }], measures: [{ op: 'count' as const }] };
+  assert.deepEqual(await store.aggregate('span', project.id, agg), await store.records.aggregate('span', project.id, agg));
 });
 
 test('the raw catalog and record store are reached only through internalsOf, for stores TraceStore.open made', async (t) => {

@@ -13,6 +13,8 @@ import type { SpanBatch } from '../workload.js';
  */
 export const BENCH_STORE = {
   segmentCounts: false,
+  // The other peers hold exactly what was logged: no computed cost, so every peer lists the same metrics.
+  modelPrices: false,
   // bench/run.ts --text-index: the opt-in text index (a template without one builds it on open), and
   // --no-token-counts: with it, counts as before the token index (trigram sets only), for old-vs-new runs.
   ...(process.env['TRACELAKE_BENCH_TEXT_INDEX'] === '1' ? { textIndex: true } : {}),

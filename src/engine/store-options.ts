@@ -68,8 +68,9 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   /**
    * A JSON file of model prices (data/model-prices.json's format) whose entries win over the shipped
    * table's, for costs computed where clients log none (src/ingest/cost.ts). Read when the store opens.
+   * `false`: no cost is computed; records keep exactly the metrics they were logged with.
    */
-  modelPrices?: string;
+  modelPrices?: string | false;
   /** Scorers that run in the store: online scoring, the LLM judge endpoint, the Python runner (docs/scorers.md). */
   scoring?: ScoringOptions;
   /** Told the steps each search or count ran (keys, roll-ups, fetch), for benchmarks and tests. */

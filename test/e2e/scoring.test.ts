@@ -49,9 +49,23 @@ test('scorers through the official client: enable, log, read metrics, recompute 
   assert.ok(byName.get('answer-1')!['metrics']['bleu'] > 0 && byName.get('answer-1')!['metrics']['bleu'] < 1);
   assert.deepEqual(result['sortedNames'], ['answer-0', 'answer-1'], 'filtered and sorted by bleu');
 
+  // The recompute the flow started (rouge on exactly answer-1) is finished before reading, so the
+  // reads below see no record mid-rewrite.
+  const job = result['job'] as Rec;
+  assert.equal(job['job_name'], 'recompute_metrics');
+  const done = await waitFor(async () => {
+    const j = await tl.call('GET', `/projects/${projectId}/jobs/${job['id']}`);
+    assert.equal(j.status, 200);
+    return j.body.status === 'completed' || j.body.status === 'failed' ? j.body : null;
+  });
+  assert.equal(done.status, 'completed', JSON.stringify(done));
+  assert.deepEqual(done.counts, { success: 1 });
+
   // tracelake's own API: statuses and the traces' roll-ups.
   const own = await tl.call('POST', `/projects/${projectId}/spans/search`, { log_stream_id: runId, limit: 50 });
   const ownByName = new Map((own.body.records as Rec[]).map((r) => [r['name'], r]));
+  const names = JSON.stringify((own.body.records as Rec[]).map((r) => [r['name'], r['id'], r['updated_at']]));
+  for (const n of ['answer-0', 'answer-1', 'answer-2']) assert.ok(ownByName.has(n), `span ${n} in the search: ${names}`);
   // (the client turns metric names into camelCase: the registered one is read here, by its name)
   assert.deepEqual(
     ['answer-0', 'answer-1', 'answer-2'].map((n) => ownByName.get(n)!['metrics']['mentions_weather']),
@@ -66,15 +80,6 @@ test('scorers through the official client: enable, log, read metrics, recompute 
   assert.deepEqual([t0['metric_info']['bleu']['status_type'], t0['metric_info']['bleu']['value']], ['roll_up', 1]);
 
   // recompute: rouge (not enabled) on exactly the span named answer-1.
-  const job = result['job'] as Rec;
-  assert.equal(job['job_name'], 'recompute_metrics');
-  const done = await waitFor(async () => {
-    const j = await tl.call('GET', `/projects/${projectId}/jobs/${job['id']}`);
-    assert.equal(j.status, 200);
-    return j.body.status === 'completed' || j.body.status === 'failed' ? j.body : null;
-  });
-  assert.equal(done.status, 'completed', JSON.stringify(done));
-  assert.deepEqual(done.counts, { success: 1 });
   const after = await tl.call('POST', `/projects/${projectId}/spans/search`, { log_stream_id: runId, limit: 50 });
   const withRouge = (after.body.records as Rec[]).filter((r) => r['metrics']['rouge'] !== undefined).map((r) => r['name']);
   assert.deepEqual(withRouge, ['answer-1']);

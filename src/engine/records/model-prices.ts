@@ -59,10 +59,15 @@ export class ModelPriceBook {
   readonly #catalog: Catalog;
   readonly #defaults: PriceFile;
   readonly #lookups = new Map<string, { version: number; lookup: PriceLookup }>();
+  readonly #off: boolean;
 
-  /** `operatorFile`: a file in data/model-prices.json's format whose prices win over the shipped ones. */
-  constructor(catalog: Catalog, operatorFile?: string) {
+  /**
+   * `operatorFile`: a file in data/model-prices.json's format whose prices win over the shipped ones;
+   * `false` computes no cost at all (stores that must hold exactly what was logged, e.g. comparisons).
+   */
+  constructor(catalog: Catalog, operatorFile?: string | false) {
     this.#catalog = catalog;
+    this.#off = operatorFile === false;
     const base = shippedPrices();
     const own = operatorFile ? readPriceFile(operatorFile, 'the model price file') : null;
     this.#defaults = own ? { date: own.date ?? base.date, models: { ...base.models, ...own.models } } : base;
@@ -74,7 +79,7 @@ export class ModelPriceBook {
     const hit = this.#lookups.get(projectId);
     if (hit && hit.version === version) return hit.lookup;
     const own = this.#catalog.get<ProjectPrices>(TABLE, projectId)?.models;
-    const lookup = new PriceLookup(own ? [own, this.#defaults.models] : [this.#defaults.models]);
+    const lookup = new PriceLookup(this.#off ? [] : own ? [own, this.#defaults.models] : [this.#defaults.models]);
     this.#lookups.set(projectId, { version, lookup });
     return lookup;
   }
