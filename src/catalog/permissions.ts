@@ -11,37 +11,13 @@
 // changed, shared or deleted by its creator or an admin; anyone may export a scorer's definition;
 // autotune applies only to llm scorers.
 import type { User } from './rows.js';
+import { PROJECT_ACTION_VALUES } from '../schemas/projects.js';
 
 export const PROJECT_ROLES = ['owner', 'editor', 'annotator', 'viewer'] as const;
 export type ProjectRole = (typeof PROJECT_ROLES)[number];
 
-export const PROJECT_ACTIONS = [
-  'update',
-  'delete',
-  'rename',
-  'share',
-  'create_run',
-  'delete_run',
-  'rename_run',
-  'move_run',
-  'export_data',
-  'configure_human_feedback',
-  'record_human_feedback',
-  'log_data',
-  'toggle_metric',
-  'edit_alert',
-  'create_stage',
-  'edit_stage',
-  'configure_crown_logic',
-  'delete_data',
-  'set_metric',
-  'edit_run_tags',
-  'dismiss_alert',
-  'edit_slice',
-  'edit_edit',
-  'update_control_bindings',
-  'use_control_runtime',
-] as const;
+// One list of project actions: the request schemas' (what a role may be granted is what a request may name).
+export const PROJECT_ACTIONS = PROJECT_ACTION_VALUES;
 export type ProjectAction = (typeof PROJECT_ACTIONS)[number];
 
 export const SCORER_ACTIONS = ['update', 'delete', 'share', 'export', 'autotune_apply'] as const;
