@@ -18,6 +18,7 @@ import {
   type Interval,
 } from '../aggregate-request.js';
 import type { Level } from '../columns.js';
+import { metricsOf } from '../filter-ast.js';
 import { columnsOf } from '../match-facts.js';
 import type { PlanInput, TimeWindow } from '../plan.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
@@ -70,8 +71,12 @@ export async function aggregate(
   };
 }
 
-/** The plan over the level's records with the request's filter; facts about spans where they can spare a roll-up. */
+/**
+ * The plan over the level's records with the request's filter, and what the stored records say can
+ * spare a roll-up: metrics every record holds (then read as they are), and facts about spans.
+ */
 async function planOf(cx: ExecContext, snap: Snapshot, level: Level, scope: RunScope, q: AggregateQuery): Promise<PlanInput> {
+  const descendantMetrics = snap.metricNames(scopeOf(scope, DESCENDANTS[level]));
   const plan: PlanInput = {
     level,
     base: (metrics, text, created) => snap.source(scopeOf(scope, KINDS[level]), metrics, text, created),
@@ -79,13 +84,18 @@ async function planOf(cx: ExecContext, snap: Snapshot, level: Level, scope: RunS
     filter: q.filter,
     sort: null,
     rollUp: cx.rollUp,
-    descendantMetrics: snap.metricNames(scopeOf(scope, DESCENDANTS[level])),
+    descendantMetrics,
   };
-  const metrics = measuredMetrics(q.measures);
-  if (level !== 'span' || (metrics.length === 0 && q.measures.every((m) => m.filter === null) && q.filter === null)) return plan;
+  // Only metrics a descendant carries could roll up at all.
+  const read = new Set([...measuredMetrics(q.measures), ...metricsOf(q.filter)]);
+  for (const m of q.measures) for (const n of metricsOf(m.filter)) read.add(n);
+  const rollable = [...read].filter((n) => descendantMetrics.has(n));
+  const ownEverywhere = rollable.length > 0 ? await cx.ownValues.full(snap, scopeOf(scope, KINDS[level]), rollable) : undefined;
+  const withOwn = ownEverywhere ? { ...plan, ownEverywhere } : plan;
+  if (level !== 'span' || rollable.every((n) => ownEverywhere?.has(n))) return withOwn;
   const columns = columnsOf(q.filter);
   for (const m of q.measures) columnsOf(m.filter, columns);
-  return { ...plan, facts: await cx.facts.facts(snap, scopeOf(scope, ['span']), columns) };
+  return { ...withOwn, facts: await cx.facts.facts(snap, scopeOf(scope, ['span']), columns) };
 }
 
 /** The filter's created_at bounds as a window: segments wholly outside them are not read. */
