@@ -17,7 +17,7 @@
 import type { Measure, MeasureOp } from './aggregate-request.js';
 import type { GroupBy } from './aggregate-request.js';
 import { compileFilter } from './compile-filter.js';
-import { aggregateSource, type PlanInput, type TimeWindow } from './plan.js';
+import { aggregateSource, type AggregateSource, type PlanInput, type Planned, type TimeWindow } from './plan.js';
 import { ident, joinSql, param, raw, sql, type Sql } from './sql.js';
 
 const QUANTILE: Partial<Record<MeasureOp, number>> = { p50: 0.5, p90: 0.9, p95: 0.95, p99: 0.99 };
@@ -43,8 +43,13 @@ export function measuredMetrics(measures: readonly Measure[]): string[] {
   return [...names];
 }
 
-export function aggregateQuery(input: PlanInput, a: AggregatePlanInput): Sql {
+/** The statement, and the metrics it rolls up from descendants (for the plan's report of its steps). */
+export function aggregateQuery(input: PlanInput, a: AggregatePlanInput): Planned {
   const src = aggregateSource(input, [...measuredMetrics(a.measures), ...filterMetrics(a.measures)], a.window);
+  return { sql: aggregateSql(src, a), rolled: [...src.rolled] };
+}
+
+function aggregateSql(src: AggregateSource, a: AggregatePlanInput): Sql {
   const ctx = { metric: (name: string) => src.metric(name) };
   const inner: Sql[] = [];
   a.groups.forEach((g, i) => {

@@ -59,8 +59,9 @@ export async function aggregate(
   const stepUs = interval ? INTERVALS[interval] : null;
   const statement = aggregateQuery(plan, { groups: q.groups, measures: q.measures, limit: q.limit, stepUs, window });
   const started = performance.now();
-  const raw = await cx.db.all(statement);
-  cx.onPlan?.([`aggregate (${(performance.now() - started).toFixed(0)} ms)`]);
+  const raw = await cx.db.all(statement.sql);
+  const rolled = statement.rolled.length > 0 ? `, rolling up ${statement.rolled.join(', ')}` : '';
+  cx.onPlan?.([`aggregate${rolled} (${(performance.now() - started).toFixed(0)} ms)`]);
   const truncated = raw.length > 0 && raw[0]!['groups'] !== undefined && Number(raw[0]!['groups']) > q.limit;
   let rows = raw.map((r) => shapeRow(r, q));
   if (time && stepUs !== null) rows = fillBuckets(rows, q, timeAt, stepUs, range);

@@ -41,12 +41,10 @@ export class OwnValueFacts {
   /** Of `metrics`, those every record of the scope (sealed or in memory) holds a value of. */
   async full(snap: Snapshot, scope: Scope, metrics: readonly string[]): Promise<Set<string>> {
     const ids = snap.metricIds;
-    let left = metrics.filter((m) => ids[m] !== undefined);
-    if (left.length === 0) return new Set();
     this.#prune(snap);
     const segments = snap.segmentsFor(scope).filter((s) => s.rows > 0);
     // A segment that does not store a metric's column has no value of it in any row.
-    left = left.filter((m) => segments.every((s) => s.metrics.includes(ids[m]!)));
+    let left = metrics.filter((m) => segments.every((s) => ids[m] !== undefined && s.metrics.includes(ids[m])));
     if (left.length === 0) return new Set();
     const full = await Promise.all(segments.map((s) => this.#file(snap.path(s))));
     left = left.filter((m) => full.every((cols) => cols.has(`m${ids[m]}`)));
