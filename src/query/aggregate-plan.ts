@@ -74,11 +74,13 @@ function aggregateSql(src: AggregateSource, a: AggregatePlanInput): Sql {
   if (columnKeys.length === 0) return sql`${grouped} ORDER BY ${joinSql(timeOrder)}`;
   // The column groups with the most records first (ties by value), ranked once per group: only the
   // first `limit` stay, and `groups` says how many there were.
+  // The groups are materialized once: without it DuckDB plans the partition sum as a join of the
+  // grouping with itself and reads the records twice.
   const byKeys = joinSql(columnKeys.map((k) => sql`${k} ASC NULLS LAST`));
-  const totals = sql`SELECT *, sum(n) OVER (PARTITION BY ${joinSql(columnKeys)}) AS total FROM (${grouped})`;
+  const totals = sql`SELECT *, sum(n) OVER (PARTITION BY ${joinSql(columnKeys)}) AS total FROM g`;
   const ranked = sql`SELECT *, dense_rank() OVER (ORDER BY total DESC, ${byKeys}) AS rk FROM (${totals})`;
   const counted = sql`SELECT *, max(rk) OVER () AS groups FROM (${ranked})`;
-  return sql`SELECT * EXCLUDE (rk, n) FROM (${counted}) WHERE rk <= ${a.limit} ORDER BY ${joinSql([...timeOrder, raw('rk')])}`;
+  return sql`WITH g AS MATERIALIZED (${grouped}) SELECT * EXCLUDE (rk, n) FROM (${counted}) WHERE rk <= ${a.limit} ORDER BY ${joinSql([...timeOrder, raw('rk')])}`;
 }
 
 /** The matching records' created_at range (epoch µs `lo`, `hi`): where `auto` buckets are chosen without bounds. */

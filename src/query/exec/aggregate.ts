@@ -49,9 +49,9 @@ export async function aggregate(
   let interval: Interval | undefined;
   if (time?.kind === 'time') {
     if (time.interval === 'auto' && (range.from === null || range.to === null)) {
-      const r = (await cx.db.all(timeRangeQuery(plan, window)))[0];
-      if (r?.['lo'] === null || r?.['lo'] === undefined) return { rows: [], interval: '1h' };
-      range = { from: range.from ?? Number(r['lo']), to: range.to ?? Number(r['hi']) };
+      const r = await matchRange(cx, snap, level, scope, plan, q, window);
+      if (r === null) return { rows: [], interval: '1h' };
+      range = { from: range.from ?? r.lo, to: range.to ?? r.hi };
     }
     interval = time.interval === 'auto' ? autoInterval(range.from!, range.to!) : time.interval;
     if (range.from !== null && range.to !== null) checkBuckets(bucketCount(range.from, range.to, INTERVALS[interval]), timeAt, interval);
@@ -97,6 +97,45 @@ async function planOf(cx: ExecContext, snap: Snapshot, level: Level, scope: RunS
   const columns = columnsOf(q.filter);
   for (const m of q.measures) columnsOf(m.filter, columns);
   return { ...withOwn, facts: await cx.facts.facts(snap, scopeOf(scope, ['span']), columns) };
+}
+
+/**
+ * The matching records' created_at range. Without a filter, segments holding no dead row and no
+ * expired one answer from the range their manifest entry keeps, and only rows in memory are read.
+ */
+async function matchRange(
+  cx: ExecContext,
+  snap: Snapshot,
+  level: Level,
+  scope: RunScope,
+  plan: PlanInput,
+  q: AggregateQuery,
+  window: TimeWindow | null,
+): Promise<{ lo: number; hi: number } | null> {
+  const kinds = scopeOf(scope, KINDS[level]);
+  const segments = snap.segmentsFor(kinds).filter((s) => s.rows > 0);
+  const clean = snap.deadFreeFiles();
+  const known =
+    q.filter === null &&
+    window === null &&
+    snap.cutoffs(scope.projectId, scope.runId).size === 0 &&
+    segments.every((s) => clean.has(s.file));
+  const read = known
+    ? {
+        ...plan,
+        base: (metrics: readonly string[]) => snap.source(kinds, metrics, [], null, { files: new Set(), only: true, memory: true }),
+      }
+    : plan;
+  const r = (await cx.db.all(timeRangeQuery(read, window)))[0];
+  let lo = r?.['lo'] === null || r?.['lo'] === undefined ? null : Number(r['lo']);
+  let hi = lo === null ? null : Number(r!['hi']);
+  if (known) {
+    for (const s of segments) {
+      lo = lo === null ? s.min_created_us : Math.min(lo, s.min_created_us);
+      hi = hi === null ? s.max_created_us : Math.max(hi, s.max_created_us);
+    }
+  }
+  return lo === null || hi === null ? null : { lo, hi };
 }
 
 /** The filter's created_at bounds as a window: segments wholly outside them are not read. */
