@@ -96,6 +96,75 @@ function bucketLabel(interval: string): (b: string) => string {
   };
 }
 
+/** One chart of the overview: what it draws, how its values read, and the table a bucket opens. */
+interface Card {
+  title: string;
+  kind: 'bars' | 'lines';
+  series: Series[];
+  format: (v: number) => string;
+  /** The table a bucket (or a model's part of a bar) opens, and the filters it adds to the bucket's. */
+  opens: TableLevel;
+  filters: FilterTree[];
+  /** A line under the chart, named for what it describes (a scorer metric's spread). */
+  note?: { of: string; text: string };
+}
+
+const LLM: FilterTree = { filter: { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' } };
+const FAILED: FilterTree = { filter: { type: 'number', column_id: 'status_code', operator: 'gte', value: 400 } };
+
+/** The overview's charts in order: traces, latency, errors, tokens and cost by model, then each scorer metric. */
+function cards(d: Loaded): Card[] {
+  return [
+    { title: 'Traces', kind: 'bars', series: d.traces, format: count, opens: 'traces', filters: [] },
+    { title: 'Latency', kind: 'lines', series: d.latency, format: (v) => formatDuration(v), opens: 'traces', filters: [] },
+    { title: 'Error rate', kind: 'lines', series: d.errors, format: (v) => `${plain(v)}%`, opens: 'spans', filters: [FAILED] },
+    { title: 'Tokens by model', kind: 'bars', series: d.tokens, format: count, opens: 'spans', filters: [LLM] },
+    { title: 'Cost by model', kind: 'bars', series: d.cost, format: usd, opens: 'spans', filters: [LLM] },
+    ...d.metrics.map(
+      (m): Card => ({
+        title: `Average ${m.name}`,
+        kind: 'lines',
+        series: m.avg,
+        format: plain,
+        opens: 'traces',
+        filters: [],
+        note: {
+          of: m.name,
+          text: (['min', 'p50', 'p95', 'max'] as const)
+            .map((op) => `${op} ${m.spread[op] === null ? '–' : plain(m.spread[op]!)}`)
+            .join(' · '),
+        },
+      }),
+    ),
+  ];
+}
+
+/** A card of the chart grid: the chart (title, hover readout, CSV and SVG export) and its note, if any. */
+function ChartCard({
+  card,
+  buckets,
+  label,
+  onPick,
+}: {
+  card: Card;
+  buckets: string[];
+  label: (b: string) => string;
+  onPick: (bucket: number, series: string | null) => void;
+}) {
+  const chart = (
+    <Chart title={card.title} kind={card.kind} buckets={buckets} series={card.series} format={card.format} label={label} onPick={onPick} />
+  );
+  if (!card.note) return chart;
+  return (
+    <div>
+      {chart}
+      <p class="muted" data-spread={card.note.of}>
+        {card.note.text}
+      </p>
+    </div>
+  );
+}
+
 function RangePicker({ route }: { route: OverviewRoute }) {
   const r = route.range;
   const [from, setFrom] = useState(r.kind === 'custom' ? r.from.slice(0, 16) : '');
@@ -156,8 +225,6 @@ export function Overview({ route }: { route: OverviewRoute }) {
     } as Route);
   };
   const label = bucketLabel(d?.interval ?? '1h');
-  const llm: FilterTree = { filter: { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' } };
-  const failed: FilterTree = { filter: { type: 'number', column_id: 'status_code', operator: 'gte', value: 400 } };
   const total = (s: Series[]) => s.reduce((a, x) => a + x.values.reduce<number>((b, v) => b + (v ?? 0), 0), 0);
   return (
     <main class="page wide">
@@ -206,68 +273,8 @@ export function Overview({ route }: { route: OverviewRoute }) {
             </div>
           </div>
           <div class="charts">
-            <Chart
-              title="Traces"
-              kind="bars"
-              buckets={d.buckets}
-              series={d.traces}
-              format={count}
-              label={label}
-              onPick={open('traces', [])}
-            />
-            <Chart
-              title="Latency"
-              kind="lines"
-              buckets={d.buckets}
-              series={d.latency}
-              format={(v) => formatDuration(v)}
-              label={label}
-              onPick={open('traces', [])}
-            />
-            <Chart
-              title="Error rate"
-              kind="lines"
-              buckets={d.buckets}
-              series={d.errors}
-              format={(v) => `${plain(v)}%`}
-              label={label}
-              onPick={open('spans', [failed])}
-            />
-            <Chart
-              title="Tokens by model"
-              kind="bars"
-              buckets={d.buckets}
-              series={d.tokens}
-              format={count}
-              label={label}
-              onPick={open('spans', [llm])}
-            />
-            <Chart
-              title="Cost by model"
-              kind="bars"
-              buckets={d.buckets}
-              series={d.cost}
-              format={usd}
-              label={label}
-              onPick={open('spans', [llm])}
-            />
-            {d.metrics.map((m) => (
-              <div key={m.name}>
-                <Chart
-                  title={`Average ${m.name}`}
-                  kind="lines"
-                  buckets={d.buckets}
-                  series={m.avg}
-                  format={plain}
-                  label={label}
-                  onPick={open('traces', [])}
-                />
-                <p class="muted" data-spread={m.name}>
-                  {(['min', 'p50', 'p95', 'max'] as const)
-                    .map((op) => `${op} ${m.spread[op] === null ? '–' : plain(m.spread[op]!)}`)
-                    .join(' · ')}
-                </p>
-              </div>
+            {cards(d).map((c) => (
+              <ChartCard key={c.title} card={c} buckets={d.buckets} label={label} onPick={open(c.opens, c.filters)} />
             ))}
           </div>
         </>
