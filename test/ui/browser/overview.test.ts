@@ -4,7 +4,10 @@
 // time range kept in the URL; and two runs compared side by side with the API's numbers, the
 // differences marked.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { inflateSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { formatDuration, formatNumber } from '../../../src/ui/lib/format.js';
@@ -143,6 +146,50 @@ describe('a run overview in Chromium', { skip }, () => {
     await shot(page, 'overview');
     // The whole page, for the README (copied to docs/images by hand when the overview changes).
     await page.screenshot({ path: join(ARTIFACTS, 'overview-full.png'), fullPage: true });
+  });
+
+  test('a chart saves its data as CSV and itself as SVG and PNG, styled as on the page', async () => {
+    await page.goto(`${h.fx.url}${routeUrl(overview())}`);
+    const figure = page.locator('figure[data-chart="Traces"]');
+    await figure.locator('svg').waitFor();
+    const save = async (button: string) => {
+      const [d] = await Promise.all([page.waitForEvent('download'), figure.getByRole('button', { name: button, exact: true }).click()]);
+      return { name: d.suggestedFilename(), bytes: readFileSync((await d.path())!) };
+    };
+    const api = await aggregate('traces', { group_by: [{ column_id: 'created_at', interval: 'auto' }], measures: [{ op: 'count' }] });
+    const csv = await save('CSV');
+    assert.equal(csv.name, 'traces.csv');
+    const lines = csv.bytes.toString().trim().split('\n');
+    assert.equal(lines[0], 'bucket,traces');
+    assert.deepEqual(
+      lines.slice(1),
+      api.rows.map((r) => `${r['created_at']},${r['count']}`),
+      'one line per bucket of the API, its count',
+    );
+
+    const svg = await save('SVG');
+    assert.equal(svg.name, 'traces.svg');
+    const markup = svg.bytes.toString();
+    assert.ok(markup.startsWith('<svg'), markup.slice(0, 40));
+    assert.match(markup, /class="chart-axis"[^>]*style="[^"]*fill: rgb\(/, 'axis labels carry their colour without the stylesheet');
+    assert.ok(!markup.includes('chart-hit'), 'no hover targets in the file');
+
+    const png = await save('PNG');
+    assert.equal(png.name, 'traces.png');
+    assert.equal(png.bytes.subarray(0, 8).toString('hex'), '89504e470d0a1a0a', 'a PNG file');
+    assert.equal(png.bytes.readUInt32BE(16), 1280, 'twice the chart’s width');
+    assert.equal(png.bytes.readUInt32BE(20), 400, 'twice its height');
+    // Not blank: the image data (IDAT chunks, inflated) holds many colours' bytes.
+    const chunks: Buffer[] = [];
+    for (let at = 8; at < png.bytes.length; ) {
+      const length = png.bytes.readUInt32BE(at);
+      if (png.bytes.toString('latin1', at + 4, at + 8) === 'IDAT') chunks.push(png.bytes.subarray(at + 8, at + 8 + length));
+      at += 12 + length;
+    }
+    const pixels = inflateSync(Buffer.concat(chunks));
+    assert.ok(new Set(pixels).size > 20, `drawn, not one flat colour (${new Set(pixels).size} byte values)`);
+    await writeFile(join(ARTIFACTS, 'overview-traces-export.png'), png.bytes);
+    assert.deepEqual(errors, []);
   });
 
   test('clicking a bucket opens the traces table filtered to it, the filter shown', async () => {
