@@ -139,10 +139,26 @@ describe('a run overview in Chromium', { skip }, () => {
     assert.equal(await text(page, '[data-total="tokens"]'), tokens.toLocaleString('en-US'));
     const legend = await readout('Tokens by model');
     for (const m of MODELS) assert.ok(legend.includes(m), `the legend names ${m}: ${legend}`);
-    // The scorer metric logged on traces gets its chart and its spread.
+    // The scorer metric logged on traces gets its average over time and its distribution: ten bars
+    // from its least value (0) to its greatest (1), each counting the traces within it.
     await page.locator('figure[data-chart="Average helpfulness"]').waitFor();
-    const spread = await aggregate('traces', { measures: [{ op: 'p50', column_id: 'metrics/helpfulness', alias: 'p50' }] });
-    assert.match(await text(page, '[data-spread="helpfulness"]'), new RegExp(`p50 ${String(spread.rows[0]!['p50']).slice(0, 4)}`));
+    const dist = 'Distribution of helpfulness';
+    const bins = await page
+      .locator(`figure[data-chart="${dist}"] rect.chart-hit`)
+      .evaluateAll((rs) => rs.map((r) => r.getAttribute('data-bucket')));
+    assert.deepEqual(bins, ['0–0.1', '0.1–0.2', '0.2–0.3', '0.3–0.4', '0.4–0.5', '0.5–0.6', '0.6–0.7', '0.7–0.8', '0.8–0.9', '0.9–1']);
+    const values = traces().map((t) => (t['metrics'] as { helpfulness: number }).helpfulness);
+    const within = (lo: number, hi: number, last = false) => values.filter((v) => v >= lo && (last ? v <= hi : v < hi)).length;
+    for (const [bin, want] of [
+      ['0–0.1', within(0, 0.1)],
+      ['0.2–0.3', within(0.2, 0.3)],
+      ['0.3–0.4', 0],
+      ['0.9–1', within(0.9, 1, true)],
+    ] as const) {
+      await hoverBucket(dist, bin);
+      await until(async () => (await readout(dist)) === `${bin}: traces ${want}` || (await readout(dist)), `${bin} holds ${want}`);
+    }
+    assert.ok(within(0.9, 1, true) > 0, 'the greatest value is in the last bar');
     await shot(page, 'overview');
     // The whole page, for the README (copied to docs/images by hand when the overview changes).
     await page.screenshot({ path: join(ARTIFACTS, 'overview-full.png'), fullPage: true });
@@ -217,6 +233,21 @@ describe('a run overview in Chromium', { skip }, () => {
     assert.equal(await page.locator('table.records tbody tr').count(), busy['count']);
     assert.match(await text(page, '.filter-summary .expr'), /Created/);
     await shot(page, 'overview-bucket-table');
+  });
+
+  test('a bar of a metric’s distribution opens the traces within it', async () => {
+    await page.goto(`${h.fx.url}${routeUrl(overview())}`);
+    const dist = 'Distribution of helpfulness';
+    await page.locator(`figure[data-chart="${dist}"] svg`).waitFor();
+    // The bar lies over the bin's hover target: the click lands on the bar.
+    await page.locator(`figure[data-chart="${dist}"] rect.chart-hit[data-bucket="0.7–0.8"]`).click({ force: true });
+    await page.locator('table.records').waitFor();
+    const leaves = JSON.stringify(JSON.parse(new URL(page.url()).searchParams.get('f')!));
+    assert.match(leaves, /"column_id":"metrics\/helpfulness","operator":"gte","value":0\.7/);
+    assert.match(leaves, /"column_id":"metrics\/helpfulness","operator":"lt","value":0\.8/);
+    const want = traces().filter((t) => (t['metrics'] as { helpfulness: number }).helpfulness === 0.75).length;
+    await until(async () => (await text(page, '.count')) === `${want} traces` || (await text(page, '.count')), 'the bar’s count');
+    assert.deepEqual(errors, []);
   });
 
   test('a model’s part of a stacked bar opens its llm spans; the time range lives in the URL', async () => {
