@@ -187,3 +187,24 @@ test('a metric the level never holds (tokens on traces) still rolls up, in one p
   const step = f.steps.flat().find((s) => s.startsWith('aggregate'))!;
   assert.match(step, /rolling up (num_input_tokens, duration_ns|duration_ns, num_input_tokens) /);
 });
+
+for (const [what, gaps] of [
+  ['every trace holds its own duration', EVERY],
+  ['some traces lack their own duration', SOME],
+] as const) {
+  test(`traces sorted by duration (${what}): the roll-up runs only where needed, the order as the reference's`, async (t) => {
+    const { f } = await seeded(t, gaps, gaps);
+    f.steps.length = 0;
+    const page = await f.store.partialSearch('trace', f.projectId, {
+      log_stream_id: f.streamId,
+      sort: { column_id: 'metrics/duration_ns', ascending: false },
+      pagination: { starting_token: 0, limit: 1000 },
+      select_columns: { column_ids: ['id'], metric_columns_names: ['duration_ns'] },
+    } as never);
+    const got = (page.records as Record<string, any>[]).map((r) => r['metric_info']?.['duration_ns']?.value);
+    const want = Array.from({ length: N }, (_, i) => shown(i, gaps).trace).sort((a, b) => b - a);
+    assert.deepEqual(got, want);
+    const rolled = f.steps.flat().some((s) => s.includes('roll-up of') && s.includes('duration_ns'));
+    assert.equal(rolled, gaps === SOME, f.steps.flat().join(' | '));
+  });
+}
