@@ -80,7 +80,8 @@ function aggregateSql(src: AggregateSource, a: AggregatePlanInput): Sql {
   const totals = sql`SELECT *, sum(n) OVER (PARTITION BY ${joinSql(columnKeys)}) AS total FROM g`;
   const ranked = sql`SELECT *, dense_rank() OVER (ORDER BY total DESC, ${byKeys}) AS rk FROM (${totals})`;
   const counted = sql`SELECT *, max(rk) OVER () AS groups FROM (${ranked})`;
-  return sql`WITH g AS MATERIALIZED (${grouped}) SELECT * EXCLUDE (rk, n) FROM (${counted}) WHERE rk <= ${a.limit} ORDER BY ${joinSql([...timeOrder, raw('rk')])}`;
+  const order = joinSql([...timeOrder, raw('rk')]);
+  return sql`WITH g AS MATERIALIZED (${grouped}) SELECT * EXCLUDE (rk, n) FROM (${counted}) WHERE rk <= ${a.limit} ORDER BY ${order}`;
 }
 
 /** The matching records' created_at range (epoch µs `lo`, `hi`): where `auto` buckets are chosen without bounds. */
