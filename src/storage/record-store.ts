@@ -175,7 +175,7 @@ export class RecordStore {
       s.manifest,
       [...s.mem],
       s.index,
-      { clock: s.clock, lastSeq: s.nextSeq - 1, dead: s.dead },
+      { ...s.visibleBounds(), dead: s.dead },
       this.retention,
       s.childless.size > 0,
     );

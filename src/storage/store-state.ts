@@ -81,6 +81,15 @@ export class StoreState {
    * `clock` column, so a snapshot ignores marks logged after it began (see snapshot.ts).
    */
   clock = 0;
+  /**
+   * Log entries taken whose rows and marks are not in DuckDB yet, in clock order (an entry leaves once
+   * its insert has committed or failed). `clock` and `nextSeq` move when an entry is taken, before its
+   * insert commits: a snapshot bounded by them could see the entry in one statement and not in the
+   * next (a record's old version in the first, its new one dead... see `visibleBounds`).
+   */
+  readonly unapplied: { readonly at: number; readonly firstSeq: number; readonly done: Promise<void> }[] = [];
+  /** The newest log entry acknowledged to its writer (every read must see it). */
+  ackedClock = 0;
   /** When rows were last appended (performance.now()): background merges wait for a pause in writing. */
   lastAppend = -Infinity;
   /**
@@ -108,6 +117,16 @@ export class StoreState {
   closed = false;
   /** A read-only store's state (readers/follower.ts): it follows the writer's files and changes none. */
   readOnly = false;
+
+  /**
+   * Where a snapshot taken now ends: before the oldest entry not yet in DuckDB, so every statement
+   * over it sees the same rows and marks whenever it runs (entries after that one are left out too,
+   * even those already committed: their inserts may have overtaken a retried one).
+   */
+  visibleBounds(): { clock: number; lastSeq: number } {
+    const oldest = this.unapplied[0];
+    return oldest ? { clock: oldest.at - 1, lastSeq: oldest.firstSeq - 1 } : { clock: this.clock, lastSeq: this.nextSeq - 1 };
+  }
 
   assertOpen(): void {
     if (this.closed) throw new StorageError('record store is closed');
