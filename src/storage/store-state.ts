@@ -58,6 +58,9 @@ export interface WriteTally {
 /** A recent record's links (what logging needs without asking DuckDB) and the memory table holding it. */
 export type MemEntry = RecordLinks & { readonly table: number };
 
+/** Forgets whose seq ranges are kept (RecordStore.isLive cannot tell about a mark older than them). */
+const FORGET_LOG = 256;
+
 export const memKey = (runId: string, id: string): string => `${runId}/${id}`;
 
 export class StoreState {
@@ -76,6 +79,13 @@ export class StoreState {
   readonly memIds = new Map<string, MemEntry>();
   /** Every dead sequence number (the manifest's and the log's); mirrored by the `dead` table. */
   readonly dead = new DeadSet();
+  /**
+   * Bumped whenever dead seqs or has_children overrides are forgotten: a seq absent from `dead` and
+   * `childless` is a version unchanged since a read only if this did not move since (RecordStore.isLive).
+   */
+  forgotten = 0;
+  /** The seq range of each of the latest forgets (`n`: `forgotten` after it), oldest first. */
+  readonly forgetLog: { readonly n: number; readonly lo: number; readonly hi: number }[] = [];
   /**
    * Log entries taken since open. Each entry's dead marks and childless marks carry its number in their
    * `clock` column, so a snapshot ignores marks logged after it began (see snapshot.ts).
@@ -247,9 +257,21 @@ export class StoreState {
     });
   }
 
+  #noteForget(seqs: readonly number[]): void {
+    let lo = Number.POSITIVE_INFINITY;
+    let hi = Number.NEGATIVE_INFINITY;
+    for (const q of seqs) {
+      if (q < lo) lo = q;
+      if (q > hi) hi = q;
+    }
+    this.forgetLog.push({ n: ++this.forgotten, lo, hi });
+    if (this.forgetLog.length > FORGET_LOG) this.forgetLog.shift();
+  }
+
   /** has_children overrides now written into the files (or whose rows are gone): dropped from the set. */
   async forgetChildless(seqs: readonly number[]): Promise<void> {
     if (seqs.length === 0) return;
+    this.#noteForget(seqs);
     for (const s of seqs) this.childless.delete(s);
     await this.inserter.run(sql`DELETE FROM childless WHERE seq IN (SELECT unnest(${seqs}::BIGINT[]))`);
   }
@@ -257,6 +279,7 @@ export class StoreState {
   /** Dead seqs whose rows are gone from every file and table: dropped from the dead set. */
   async forget(seqs: readonly number[]): Promise<void> {
     if (seqs.length === 0) return;
+    this.#noteForget(seqs);
     for (const s of seqs) this.dead.delete(s);
     await this.inserter.run(sql`DELETE FROM dead WHERE seq IN (SELECT unnest(${seqs}::BIGINT[]))`);
   }

@@ -257,16 +257,23 @@ export class Appender {
   /** Seqs of live sealed rows with the ids of `rows` (in the same project and run). */
   async #sealedVersions(rows: readonly LogRow[]): Promise<number[]> {
     const s = this.#s;
-    const files = new Set<string>();
-    const wanted: string[] = [];
-    for (const r of rows) {
-      const hit = s.index.candidates(r.id, `records/${partitionKey(r.project_id, r.run_id)}`);
-      if (hit.length === 0) continue;
-      wanted.push(r.id);
-      for (const f of hit) files.add(f);
-    }
-    if (wanted.length === 0) return [];
+    const candidates = () => {
+      const files = new Set<string>();
+      const wanted: string[] = [];
+      for (const r of rows) {
+        const hit = s.index.candidates(r.id, `records/${partitionKey(r.project_id, r.run_id)}`);
+        if (hit.length === 0) continue;
+        wanted.push(r.id);
+        for (const f of hit) files.add(f);
+      }
+      return { files, wanted };
+    };
+    if (candidates().wanted.length === 0) return [];
     return this.#read(async () => {
+      // The files are named once the read's snapshot pins them: a merge that commits while the read
+      // waits for inserts deletes the files it replaced (those named before the wait may be gone).
+      const { files, wanted } = candidates();
+      if (wanted.length === 0) return [];
       const paths = [...files].map((f) => join(s.dir, f));
       const found = await s.db.all(
         sql`SELECT seq FROM read_parquet(${paths}, hive_partitioning = false) WHERE id IN (SELECT unnest(${wanted}::VARCHAR[]))`,
