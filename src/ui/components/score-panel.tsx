@@ -2,7 +2,7 @@
 // enabled ones ticked to start with), through recompute_metrics with the table's own filter_tree, then
 // follows the job until it is done and tells the table to reload.
 import { useEffect, useState } from 'preact/hooks';
-import type { RunKind } from '../lib/routes.js';
+import type { RunKind, TableLevel } from '../lib/routes.js';
 import { listScorers, readJob, readScorerSettings, startRecompute } from '../lib/scorer-api.js';
 import { metricOf, nodeTypesOf } from '../lib/scorer-settings.js';
 import type { ScoreJob, ScorerItem } from '../lib/types.js';
@@ -14,6 +14,7 @@ interface Props {
   runKind: RunKind;
   runId: string;
   filter: unknown;
+  level: TableLevel;
   /** What the table counts with this filter, e.g. "12 spans". */
   counted: string;
   onClose: () => void;
@@ -30,7 +31,7 @@ const OUTCOMES: [string, string][] = [
   ['skipped', 'kept (logged)'],
 ];
 
-export function ScorePanel({ projectId, runKind, runId, filter, counted, onClose, onDone }: Props) {
+export function ScorePanel({ projectId, runKind, runId, filter, level, counted, onClose, onDone }: Props) {
   const choices = useAsync(
     async (signal) => {
       const [scorers, settings] = await Promise.all([listScorers(signal), readScorerSettings(projectId, runId, signal)]);
@@ -82,8 +83,8 @@ export function ScorePanel({ projectId, runKind, runId, filter, counted, onClose
     <section class="score-panel" aria-label="Score these">
       <h3>Score these</h3>
       <p class="muted">
-        Scores the records each scorer applies to ({counted} match this table{filter ? "'s filter" : ''}; a scorer of llm spans scores the
-        llm spans the filter selects). Values a client logged are kept.
+        Scores the {counted} {filter ? 'this filter selects' : 'of this run'}, each scorer the records it applies to (its node types, in
+        brackets){level === 'spans' ? '' : ': a scorer of spans reads the filter as a filter of spans'}. Values a client logged are kept.
       </p>
       <ErrorNote error={choices.error ?? error} />
       {choices.loading && !choices.data && <Loading what="scorers" />}

@@ -115,7 +115,7 @@ function Metrics({ r }: { r: RecordRow }) {
               <td class="muted">
                 {state && value !== null ? metricSource(state) : state ? STATUS_MEANING[state.status] : ''}
                 {note && (
-                  <details class="metric-note" open={state?.status === 'failed' || state?.status === 'error'}>
+                  <details class="metric-note" open={state?.status !== 'success'}>
                     <summary>{state?.message ? 'Why' : 'Explanation'}</summary>
                     <p class="note-text">{note}</p>
                   </details>

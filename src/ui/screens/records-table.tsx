@@ -177,6 +177,7 @@ export function RecordsTable({ route }: { route: TableRoute }) {
           runKind={runKind}
           runId={runId}
           filter={query.filter}
+          level={level}
           counted={total === null ? `the ${many}` : `${total.toLocaleString('en-US')} ${total === 1 ? one : many}`}
           onClose={() => setPanel(null)}
           onDone={(metrics) => {

@@ -258,6 +258,16 @@ describe('scorers in the viewer, in Chromium', { skip }, () => {
       'n/a',
     );
     await shot(page, 'scorers-score-these');
+    // Every scorer's column over the whole run, with the panel open: the picture for the docs.
+    const cols = ['type', 'name', 'output', ...['bleu', 'short_answer', 'brittle', 'rouge', 'correctness'].map((m) => `metrics/${m}`)];
+    await page.goto(`${h.fx.url}${routeUrl(spansTable(null, cols))}`);
+    await page
+      .getByRole('row', { name: /second-b/ })
+      .locator('td.col-metrics-rouge .mstatus-pending')
+      .waitFor();
+    await page.getByRole('button', { name: 'Score these' }).click();
+    await panel.getByRole('checkbox', { name: /ROUGE/ }).waitFor();
+    await shot(page, 'scorers-docs');
     assert.deepEqual(errors, []);
   });
 });
