@@ -174,9 +174,12 @@ describe('scorers in the viewer, in Chromium', { skip }, () => {
   test("the Scorers page enables and disables a scorer and sets a sample rate through the run's scorer settings", async () => {
     const before = await settings();
     await page.goto(`${h.fx.url}/ui/p/${pid}`);
+    const scorersUrl = routeUrl({ name: 'scorers', projectId: pid, runKind: 'ls', runId: run });
+    const chip = page.getByRole('row', { name: /production/ }).getByRole('link', { name: 'scorers' });
+    assert.equal(await chip.getAttribute('href'), scorersUrl, "the run's row links to its scorers");
     await page.getByRole('link', { name: 'production' }).click();
     await page.getByRole('link', { name: 'Scorers' }).click();
-    assert.equal(new URL(page.url()).pathname, routeUrl({ name: 'scorers', projectId: pid, runKind: 'ls', runId: run }));
+    assert.equal(new URL(page.url()).pathname, scorersUrl, "the table's Scorers tab");
     const enable = (label: string) => page.getByRole('checkbox', { name: `Enable ${label}`, exact: true });
     await enable('BLEU').waitFor();
     for (const label of ['BLEU', 'ROUGE', 'short_answer', 'brittle', 'Correctness']) assert.ok(await enable(label).isChecked(), label);
