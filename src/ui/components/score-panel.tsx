@@ -128,6 +128,7 @@ export function ScorePanel({ projectId, runKind, runId, filter, level, counted, 
       {job && (
         <div class="job" role="status" aria-live="polite" data-job-status={job.status}>
           <progress
+            aria-label="Scoring progress"
             max={Math.max(job.steps_total, 1)}
             value={job.status === 'completed' ? Math.max(job.steps_total, 1) : job.steps_completed}
           />
@@ -136,7 +137,9 @@ export function ScorePanel({ projectId, runKind, runId, filter, level, counted, 
               ? `Done: ${job.steps_total.toLocaleString('en-US')} record${job.steps_total === 1 ? '' : 's'}`
               : job.status === 'failed'
                 ? `Failed: ${job.error_message ?? 'the job stopped'}`
-                : `${job.steps_completed.toLocaleString('en-US')} of ${job.steps_total.toLocaleString('en-US')} records`}
+                : job.status === 'pending'
+                  ? 'Waiting to start (one job runs at a time)…'
+                  : `${job.steps_completed.toLocaleString('en-US')} of ${job.steps_total.toLocaleString('en-US')} records`}
           </span>
           <span class="job-counts muted">
             {OUTCOMES.filter(([k]) => job.counts[k])

@@ -273,4 +273,39 @@ describe('scorers in the viewer, in Chromium', { skip }, () => {
     await shot(page, 'scorers-docs');
     assert.deepEqual(errors, []);
   });
+
+  test('"Score these" on the traces table scores their spans; the traces show the roll-up', async () => {
+    const route: Route = {
+      name: 'table',
+      projectId: pid,
+      runKind: 'ls',
+      runId: run,
+      level: 'traces',
+      query: { sort: { column: 'name', ascending: true }, cols: ['name', 'output'], filter: null, page: 1, size: 50 },
+    };
+    await page.goto(`${h.fx.url}${routeUrl(route)}`);
+    await until(async () => (await text(page, '.count')) === '4 traces', 'four traces');
+    await page.getByRole('button', { name: 'Score these' }).click();
+    const panel = page.getByRole('region', { name: 'Score these' });
+    await panel.getByRole('checkbox', { name: /ROUGE/ }).waitFor();
+    assert.match(await text(page, '.score-panel p'), /a scorer of spans reads the filter as a filter of spans/);
+    for (const name of [/BLEU/, /brittle/, /Correctness/, /ROUGE/]) await panel.getByRole('checkbox', { name }).uncheck();
+    await panel.getByRole('button', { name: 'Score with 1 scorer' }).click();
+    await until(
+      async () => (await panel.locator('.job').getAttribute('data-job-status')) === 'completed' || 'running',
+      'the job completes',
+    );
+    assert.match(await text(page, '.job-text'), /^Done: 8 records$/, 'every llm span of the run');
+    const llm = (await spans()).filter((s) => s.type === 'llm');
+    assert.ok(llm.every((s) => s.metric_info.short_answer.status_type === 'success'));
+    const traces = await h.fx.call('POST', `/v2/projects/${pid}/traces/search`, { log_stream_id: run, limit: 10 });
+    const d = traces.body.records.find((t: Rec) => t.name === 'trace-d');
+    assert.equal(d.metric_info.short_answer.status_type, 'roll_up');
+    const cell = page.getByRole('row', { name: /trace-d/ }).locator('td.col-metrics-short_answer span');
+    await cell.waitFor();
+    assert.equal(await cell.getAttribute('class'), 'num rollup');
+    assert.equal(await cell.textContent(), String(d.metric_info.short_answer.value));
+    assert.equal(await cell.getAttribute('title'), 'average over its spans');
+    assert.deepEqual(errors, []);
+  });
 });
