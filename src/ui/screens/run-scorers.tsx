@@ -1,4 +1,5 @@
-// A run's scorers: every scorer of the catalog (name, kind, what it scores) with the run's enabled
+// A run's scorers: every scorer of the catalog (name, kind, what it scores, the metric it writes when
+// that is not its name) with the run's enabled
 // ones ticked. Ticking or unticking saves the run's scorer settings at once, as the official client's
 // enableMetrics does, and an enabled scorer's sample rate can be set. Enabled scorers score the
 // records logged from then on; older ones are scored from a table ("Score these").
@@ -163,7 +164,6 @@ export function RunScorers({ route }: { route: ScorersRoute }) {
                 <th scope="col">Scorer</th>
                 <th scope="col">Kind</th>
                 <th scope="col">Scores</th>
-                <th scope="col">Metric</th>
                 <th scope="col" class="num">
                   Sample rate
                 </th>
@@ -189,7 +189,17 @@ export function RunScorers({ route }: { route: ScorersRoute }) {
                     </td>
                     <td>
                       <span class="strong">{label(s)}</span> {label(s) !== s.name && <code class="muted">{s.name}</code>}
-                      {s.description && <div class="muted desc">{s.description}</div>}
+                      {metricOf(s) !== s.name && (
+                        <span class="muted">
+                          {' '}
+                          writes <code>{metricOf(s)}</code>
+                        </span>
+                      )}
+                      {s.description && (
+                        <div class="muted desc" title={s.description}>
+                          {s.description}
+                        </div>
+                      )}
                     </td>
                     <td class="nowrap">{kindLabel(s)}</td>
                     <td>
@@ -200,9 +210,6 @@ export function RunScorers({ route }: { route: ScorersRoute }) {
                           </span>
                         ))}
                       </span>
-                    </td>
-                    <td>
-                      <code>{metricOf(s)}</code>
                     </td>
                     <td class="num">
                       {on ? (

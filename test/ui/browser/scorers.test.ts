@@ -141,6 +141,9 @@ describe('scorers in the viewer, in Chromium', { skip }, () => {
       `${h.fx.url}${routeUrl({ name: 'trace', projectId: pid, traceId: broken.trace_id, spanId: broken.id, tab: 'metrics' })}`,
     );
     const row = (metric: string) => page.locator(`table.metrics tr[data-metric="${metric}"]`);
+    // The trace's own record shows first, then the span the URL names.
+    const shows = (name: string) => until(async () => (await text(page, '.detail-head h2')) === name, `the detail shows ${name}`);
+    await shows('second-b');
     await row('brittle').waitFor();
     assert.equal(await row('brittle').getAttribute('data-status'), 'failed');
     assert.equal(
@@ -161,6 +164,7 @@ describe('scorers in the viewer, in Chromium', { skip }, () => {
     await page.goto(
       `${h.fx.url}${routeUrl({ name: 'trace', projectId: pid, traceId: scored.trace_id, spanId: scored.id, tab: 'metrics' })}`,
     );
+    await shows('first-a');
     await row('bleu').waitFor();
     assert.equal(await text(page, 'table.metrics tr[data-metric="bleu"] td.num'), '1');
     assert.equal(await row('bleu').getAttribute('data-status'), 'success');
@@ -207,6 +211,7 @@ describe('scorers in the viewer, in Chromium', { skip }, () => {
     await page.getByRole('spinbutton', { name: 'Sample rate of BLEU (%)' }).press('Enter');
     await until(async () => (await text(page, '.count')).startsWith('Saved: BLEU samples 25%'), 'sample rate saved');
     assert.equal((await settings()).find((s) => s.name === 'bleu')!.sample_rate, 0.25);
+    await shot(page, 'scorers-page-all');
     await page.getByRole('searchbox', { name: 'Find a scorer' }).fill('paris');
     assert.equal(await page.locator('table.scorers tbody tr').count(), 1, 'the search narrows the list');
     await shot(page, 'scorers-page');
@@ -252,7 +257,9 @@ describe('scorers in the viewer, in Chromium', { skip }, () => {
     await until(async () => (await rouge.count()) === 4 || `${await rouge.count()} rouge cells`, 'the rouge column appears');
     const firstA = all.find((s) => s.name === 'first-a')!;
     const cellA = page.getByRole('row', { name: /first-a/ }).locator('td.col-metrics-rouge');
-    assert.equal(await cellA.textContent(), firstA.metrics.rouge === 1 ? '1' : String(firstA.metrics.rouge));
+    // The new column may first show over the previous page (dimmed) until the reloaded page arrives.
+    assert.equal(firstA.metrics.rouge, 1, 'the same text as its reference');
+    await until(async () => (await cellA.textContent()) === '1' || `${await cellA.textContent()}`, 'first-a shows its rouge');
     assert.equal(
       await page
         .getByRole('row', { name: /first-c/ })
@@ -302,8 +309,10 @@ describe('scorers in the viewer, in Chromium', { skip }, () => {
     const d = traces.body.records.find((t: Rec) => t.name === 'trace-d');
     assert.equal(d.metric_info.short_answer.status_type, 'roll_up');
     const cell = page.getByRole('row', { name: /trace-d/ }).locator('td.col-metrics-short_answer span');
-    await cell.waitFor();
-    assert.equal(await cell.getAttribute('class'), 'num rollup');
+    await until(
+      async () => (await cell.getAttribute('class')) === 'num rollup' || `${await cell.getAttribute('class')}`,
+      'the roll-up shows',
+    );
     assert.equal(await cell.textContent(), String(d.metric_info.short_answer.value));
     assert.equal(await cell.getAttribute('title'), 'average over its spans');
     assert.deepEqual(errors, []);
