@@ -156,9 +156,12 @@ export class TraceStore {
         assertWritable: (what) => guard.assertWritable(what),
         lastSeq: () => store.lastSeq,
         lookup: (p, r, ids) => store.lookup(p, r, ids),
+        liveMark: () => store.liveMark(),
+        isLive: (seq, mark) => store.isLive(seq, mark),
         lockTraces: (keys, fn) => ingest.lock(keys, fn),
         write: (_p, _r, rows) => store.append(rows, true),
-        matchRows: (level, scope, body, window, types, unscored) => queries.matchRows(level, scope, body, window, types, unscored),
+        matchRows: (level, scope, body, window, types, unscored, whole) =>
+          queries.matchRows(level, scope, body, window, types, unscored, whole),
         count: (level, scope, body) => queries.count(level, scope, body),
         validateFilter: (level, body) => queries.validateFilter(level, body),
         resolveRun: (projectId, ids) => {

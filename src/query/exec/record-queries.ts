@@ -125,10 +125,11 @@ export class RecordQueries {
     window: { from: number; to: number },
     types: readonly string[] | null,
     unscored: readonly string[] = [],
+    whole = false,
   ): Promise<Row[]> {
     return this.#records.read(async (snap) => {
       const plan = await factPlan(this.#cx, snap, 'count', level, scope, body);
-      return this.#cx.db.all(matchRowsQuery(plan, window.from, window.to, types, unscored));
+      return this.#cx.db.all(matchRowsQuery(plan, window.from, window.to, types, unscored, whole));
     });
   }
 
