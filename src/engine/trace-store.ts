@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Catalog, type Project, type Run, type RunKind, type User } from '../catalog/catalog.js';
-import { metricInfoResolver } from '../catalog/metric-info.js';
+import { metricInfoResolver, scorerMetricTest } from '../catalog/metric-info.js';
 import { Database } from '../db/database.js';
 import { Iceberg } from '../iceberg/publish.js';
 import type { Level } from '../query/columns.js';
@@ -156,9 +156,12 @@ export class TraceStore {
         assertWritable: (what) => guard.assertWritable(what),
         lastSeq: () => store.lastSeq,
         lookup: (p, r, ids) => store.lookup(p, r, ids),
+        liveMark: () => store.liveMark(),
+        isLive: (seq, mark) => store.isLive(seq, mark),
         lockTraces: (keys, fn) => ingest.lock(keys, fn),
         write: (_p, _r, rows) => store.append(rows, true),
-        matchRows: (level, scope, body, window, types, unscored) => queries.matchRows(level, scope, body, window, types, unscored),
+        matchRows: (level, scope, body, window, types, unscored, whole) =>
+          queries.matchRows(level, scope, body, window, types, unscored, whole),
         count: (level, scope, body) => queries.count(level, scope, body),
         validateFilter: (level, body) => queries.validateFilter(level, body),
         resolveRun: (projectId, ids) => {
@@ -325,6 +328,7 @@ export class TraceStore {
 function queryOptions(catalog: Catalog, options: TraceStoreOptions): ConstructorParameters<typeof RecordQueries>[2] {
   return {
     metricInfo: metricInfoResolver(catalog),
+    scorerMetric: scorerMetricTest(catalog),
     ...(options.pageWindowRows ? { windowRows: options.pageWindowRows } : {}),
     ...(options.metricTopK === false ? { metricTopK: false } : {}),
     ...(options.segmentCounts === false ? { segmentCounts: false } : {}),

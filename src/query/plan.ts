@@ -8,6 +8,7 @@ import { resolveColumn, suggestColumn, type ColumnDef, type Level, type MetricIn
 import { compileWhere } from './compile-filter.js';
 import { metricsOf, type Expr } from './filter-ast.js';
 import { childlessMatch, metricsWithoutRollUp, type DataFacts } from './match-facts.js';
+import { COLUMN_NAMES } from '../record/record-columns.js';
 import { EMPTY, ident, int, joinSql, raw, sql, type Sql } from './sql.js';
 import { requiredContains, type TextRequirement } from './text-needs.js';
 
@@ -371,7 +372,9 @@ export function deleteQuery(input: PlanInput): Sql {
  * Matching records whose seq lies in [from, to] (id, seq, trace_id, type, in seq order), for work
  * done record by record over a filter (scoring): the same filter a count at this level applies.
  * `types`: only records of these types. `unscored`: only records lacking a value of at least one
- * of these metrics (their `extra` comes along, where a scorer's failure is kept).
+ * of these metrics (their `extra` comes along, where a scorer's failure is kept). `whole`: every
+ * stored column instead (timestamps as epoch µs, as a lookup by id reads them), so the caller needs
+ * no second read of the records.
  */
 export function matchRowsQuery(
   input: PlanInput,
@@ -379,6 +382,7 @@ export function matchRowsQuery(
   to: number,
   types: readonly string[] | null,
   unscored: readonly string[] = [],
+  whole = false,
 ): Sql {
   const s = skeleton({ ...input, sort: null }, null, unscored);
   let where = sql`${s.where} AND r.seq BETWEEN ${from}::BIGINT AND ${to}::BIGINT`;
@@ -388,8 +392,10 @@ export function matchRowsQuery(
       unscored.map((m) => sql`r.${ident(s.own.get(m)!)} IS NULL`),
       ' OR ',
     )})`;
-  const extra = raw(unscored.length > 0 ? ', r.extra' : '');
-  return sql`${s.with}SELECT r.id, r.seq, r.trace_id, r.type${extra} FROM ${s.from} WHERE ${where} ORDER BY r.seq`;
+  const cols = whole
+    ? raw(COLUMN_NAMES.map((c) => (c === 'created_at' || c === 'updated_at' ? `epoch_us(r.${c}) AS ${c}` : `r.${c}`)).join(', '))
+    : raw(`r.id, r.seq, r.trace_id, r.type${unscored.length > 0 ? ', r.extra' : ''}`);
+  return sql`${s.with}SELECT ${cols} FROM ${s.from} WHERE ${where} ORDER BY r.seq`;
 }
 
 /**

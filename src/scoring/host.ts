@@ -1,5 +1,6 @@
-// What scoring needs from the store (given by TraceStore): records by id, the trace locks logging
-// takes, the write path, record matching by filter in windows of seq, and RE2 matching in DuckDB.
+// What scoring needs from the store (given by TraceStore): records by id, whether a version read is
+// still live, the trace locks logging takes, the write path, record matching by filter in windows of
+// seq, and RE2 matching in DuckDB.
 import type { Catalog } from '../catalog/catalog.js';
 import type { Row } from '../db/database.js';
 import type { Level } from '../query/columns.js';
@@ -16,11 +17,15 @@ export interface ScoringHost {
   lastSeq(): number;
   /** Live records of a run by id (any kind). */
   lookup(projectId: string, runId: string, ids: readonly string[]): Promise<StoredRow[]>;
+  /** A mark for `isLive`, taken before reading the rows it is asked about. */
+  liveMark(): number;
+  /** Whether a row version read after `mark` is still its record's live one; null when the store cannot tell. */
+  isLive(seq: number, mark: number): boolean | null;
   /** Runs fn holding the locks of these traces (keys run/trace id), as logging does when it rewrites a record. */
   lockTraces<T>(keys: readonly string[], fn: () => Promise<T>): Promise<T>;
   /** Writes new versions of records of one run, durably (the write path logging uses). */
   write(projectId: string, runId: string, rows: LogRow[]): Promise<void>;
-  /** Records of a level matching a filter in a window of seq (RecordQueries.matchRows). */
+  /** Records of a level matching a filter in a window of seq (RecordQueries.matchRows; `whole`: every stored column). */
   matchRows(
     level: Level,
     scope: RunScope,
@@ -28,6 +33,7 @@ export interface ScoringHost {
     window: { from: number; to: number },
     types: readonly string[] | null,
     unscored?: readonly string[],
+    whole?: boolean,
   ): Promise<Row[]>;
   /** Matching records of a level (as spans/count counts them). */
   count(level: Level, scope: RunScope, body: FilterRequest): Promise<number>;

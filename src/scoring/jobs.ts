@@ -8,13 +8,15 @@ import { randomUUID } from 'node:crypto';
 import { NotFoundError } from '../errors.js';
 import type { Level } from '../query/columns.js';
 import type { LogRow } from '../record/record.js';
+import { storedRows } from '../record/record-checks.js';
+import { storedToWire } from '../record/row-codec.js';
 import { storedScores } from '../record/scores.js';
 import type { FilterRequest } from '../schemas/query.js';
 import type { ScoreJob } from '../schemas/scoring.js';
 import type { ScoringHost } from './host.js';
 import { levelsOf, typesAt, type ScorerPlan } from './plans.js';
 import type { Runnable } from './runtime.js';
-import { scoreBatch, type Counts, type Work } from './score-batch.js';
+import { scoreRows, type Counts, type Work } from './score-batch.js';
 
 export interface JobRequest {
   projectId: string;
@@ -28,6 +30,9 @@ export interface JobRequest {
 }
 
 const KEEP_FINISHED = 1000;
+
+/** Seqs one scan covers: its matching records are held whole until scored. */
+export const SCAN_WINDOW = 20_000;
 
 export class ScoreJobs {
   readonly #host: ScoringHost;
@@ -43,7 +48,7 @@ export class ScoreJobs {
     this.#host = host;
     this.#runnable = runnable;
     this.#batchSize = options.batchSize ?? 1024;
-    this.#window = options.scanWindow ?? 50_000;
+    this.#window = options.scanWindow ?? SCAN_WINDOW;
   }
 
   /** Queues a job; it runs after those before it. */
@@ -164,26 +169,33 @@ export class ScoreJobs {
     for (let lo = from; lo <= to; lo += this.#window) {
       if (this.#closed) throw new Error('the store closed before the job finished');
       const hi = Math.min(to, lo + this.#window - 1);
-      const rows = await this.#host.matchRows(
-        level,
-        { projectId: req.projectId, runId: req.runId },
-        req.filter,
-        { from: lo, to: hi },
-        types,
-      );
+      // The window's records whole, in one scan: scored as read, with no look-up by id.
+      const mark = this.#host.liveMark();
+      const rows = storedRows(
+        await this.#host.matchRows(
+          level,
+          { projectId: req.projectId, runId: req.runId },
+          req.filter,
+          { from: lo, to: hi },
+          types,
+          [],
+          true,
+        ),
+      ).map(storedToWire);
       for (let i = 0; i < rows.length; i += this.#batchSize) {
-        const ids = rows.slice(i, i + this.#batchSize).map((r) => String(r['id']));
-        const got = await scoreBatch(
+        const batch = rows.slice(i, i + this.#batchSize);
+        const got = await scoreRows(
           this.#host,
           req.projectId,
           req.runId,
-          ids,
+          batch,
+          mark,
           choose,
           job.id,
           (r, plan) => storedScores(r.extra)[plan.metric]?.by !== job.id,
         );
         for (const [k, n] of Object.entries(got)) add(job.counts, k, n);
-        this.#touch(job, { steps_completed: job.steps_completed + (from === 0 ? ids.length : 0) });
+        this.#touch(job, { steps_completed: job.steps_completed + (from === 0 ? batch.length : 0) });
       }
     }
   }

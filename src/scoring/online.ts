@@ -6,13 +6,18 @@
 // while it is busy, and scans marked runs for records that lack a metric they are owed. After a
 // restart every run with enabled scorers is scanned from the seq its scorers were enabled at, so what
 // a crash left unscored is found and scored; a result is written once, with the record's next version.
+// A scan reads the records of a window whole and scores them as read, a batch per turn (no look-up by
+// id); queued records are read by id.
 import type { Level } from '../query/columns.js';
 import type { LogRow } from '../record/record.js';
+import { storedRows } from '../record/record-checks.js';
+import { storedToWire } from '../record/row-codec.js';
 import { storedScores } from '../record/scores.js';
 import type { ScoringHost } from './host.js';
 import { hasMetric, levelsOf, owed, typesAt, type EnabledPlans, type ScorerPlan } from './plans.js';
 import type { Runnable } from './runtime.js';
-import { scoreBatch, type Work } from './score-batch.js';
+import { SCAN_WINDOW } from './jobs.js';
+import { scoreBatch, scoreRows, type Counts, type Work } from './score-batch.js';
 
 export interface OnlineOptions {
   /** Record ids queued at most (default 50,000); beyond, runs are scanned instead. */
@@ -23,7 +28,7 @@ export interface OnlineOptions {
   idleMs?: number;
   /** Share of the time scoring may take while logging is busy (default 0.1). */
   busyShare?: number;
-  /** Seqs one scan step covers (default 50,000). */
+  /** Seqs one scan step covers (default 20,000; its records are held whole until scored). */
   scanWindow?: number;
 }
 
@@ -41,6 +46,8 @@ export class OnlineScoring {
   #queued = 0;
   /** Runs to scan, from a seq on. */
   readonly #dirty = new Map<string, { projectId: string; from: number }>();
+  /** Records a scan read whole and that are still to score (ScoringHost.liveMark taken before the read). */
+  #scanned: { runId: string; projectId: string; rows: LogRow[]; mark: number } | null = null;
   #lastIngest = 0;
   #wake: (() => void) | null = null;
   #closed = false;
@@ -61,7 +68,7 @@ export class OnlineScoring {
       batchSize: options.batchSize ?? 1024,
       idleMs: options.idleMs ?? 250,
       busyShare: options.busyShare ?? 0.1,
-      scanWindow: options.scanWindow ?? 50_000,
+      scanWindow: options.scanWindow ?? SCAN_WINDOW,
     };
   }
 
@@ -126,12 +133,12 @@ export class OnlineScoring {
   }
 
   #isIdle(): boolean {
-    return this.#queued === 0 && this.#dirty.size === 0 && !this.#working;
+    return this.#queued === 0 && this.#dirty.size === 0 && this.#scanned === null && !this.#working;
   }
 
-  /** What is still to do (records queued, runs marked for a scan). */
+  /** What is still to do (records queued or read by a scan, runs marked for a scan). */
   get backlog(): { queued: number; scans: number } {
-    return { queued: this.#queued, scans: this.#dirty.size };
+    return { queued: this.#queued + (this.#scanned?.rows.length ?? 0), scans: this.#dirty.size };
   }
 
   /** A pause that keeps the process alive (someone may be waiting for idle) and that close() cuts short. */
@@ -165,6 +172,7 @@ export class OnlineScoring {
       this.#working = true;
       try {
         if (this.#queued > 0) await this.#scoreSome();
+        else if (this.#scanned) await this.#scoreScanned();
         else await this.#scanSome();
       } catch (err) {
         if (this.#closed) break;
@@ -181,6 +189,18 @@ export class OnlineScoring {
     }
   }
 
+  /** The work of a run's enabled scorers that run here. */
+  #works(runId: string): Work[] {
+    return this.#plans.of(runId).flatMap((plan) => {
+      const runnable = this.#runnable(plan);
+      return 'run' in runnable ? [{ plan, runnable }] : [];
+    });
+  }
+
+  #count(got: Counts): void {
+    for (const [k, n] of Object.entries(got)) this.counts[k] = (this.counts[k] ?? 0) + n;
+  }
+
   async #scoreSome(): Promise<void> {
     const [runId, q] = this.#queue.entries().next().value as [string, Pending];
     const ids: string[] = [];
@@ -191,11 +211,7 @@ export class OnlineScoring {
     for (const id of ids) q.ids.delete(id);
     this.#queued -= ids.length;
     if (q.ids.size === 0) this.#queue.delete(runId);
-    const plans = this.#plans.of(runId);
-    const works: Work[] = plans.flatMap((plan) => {
-      const runnable = this.#runnable(plan);
-      return 'run' in runnable ? [{ plan, runnable }] : [];
-    });
+    const works = this.#works(runId);
     if (works.length === 0) return;
     const got = await scoreBatch(
       this.#host,
@@ -206,10 +222,30 @@ export class OnlineScoring {
       'online',
       (r, plan) => !hasMetric(plan, r),
     );
-    for (const [k, n] of Object.entries(got)) this.counts[k] = (this.counts[k] ?? 0) + n;
+    this.#count(got);
   }
 
-  /** One window of one marked run: ids of records lacking a metric one of its scorers owes, queued. */
+  /** One batch of the records the last scan read. */
+  async #scoreScanned(): Promise<void> {
+    const sc = this.#scanned!;
+    const batch = sc.rows.splice(0, this.#o.batchSize);
+    if (sc.rows.length === 0) this.#scanned = null;
+    const works = this.#works(sc.runId);
+    if (works.length === 0 || batch.length === 0) return;
+    const got = await scoreRows(
+      this.#host,
+      sc.projectId,
+      sc.runId,
+      batch,
+      sc.mark,
+      (r) => works.filter((w) => owed(w.plan, r)),
+      'online',
+      (r, plan) => !hasMetric(plan, r),
+    );
+    this.#count(got);
+  }
+
+  /** One window of one marked run: the records lacking a metric one of its scorers owes, read whole to be scored. */
   async #scanSome(): Promise<void> {
     const [runId, d] = this.#dirty.entries().next().value as [string, { projectId: string; from: number }];
     const last = this.#host.lastSeq();
@@ -218,22 +254,19 @@ export class OnlineScoring {
     if (plans.length > 0 && d.from <= to) {
       const byLevel = new Map<Level, ScorerPlan[]>();
       for (const p of plans) for (const l of levelsOf(p.types)) byLevel.set(l, [...(byLevel.get(l) ?? []), p]);
+      const mark = this.#host.liveMark();
+      const rows: LogRow[] = [];
       for (const [level, ps] of byLevel) {
         const types = [...new Set(ps.flatMap((p) => typesAt(level, p.types)))];
         const metrics = [...new Set(ps.map((p) => p.metric))];
-        const rows = await this.#host.matchRows(level, { projectId: d.projectId, runId }, {}, { from: d.from, to }, types, metrics);
-        let q = this.#queue.get(runId);
-        for (const row of rows) {
-          const scores = storedScores(row['extra']);
+        const got = await this.#host.matchRows(level, { projectId: d.projectId, runId }, {}, { from: d.from, to }, types, metrics, true);
+        for (const row of storedRows(got).map(storedToWire)) {
+          const scores = storedScores(row.extra);
           if (metrics.every((m) => scores[m] !== undefined)) continue;
-          if (!q) this.#queue.set(runId, (q = { projectId: d.projectId, ids: new Set() }));
-          const id = String(row['id']);
-          if (!q.ids.has(id)) {
-            q.ids.add(id);
-            this.#queued++;
-          }
+          if (ps.some((p) => owed(p, row))) rows.push(row);
         }
       }
+      if (rows.length > 0) this.#scanned = { runId, projectId: d.projectId, rows, mark };
     }
     // Later records are noticed as they are written; the scan ends at the seq it reached.
     const cur = this.#dirty.get(runId);

@@ -1,8 +1,10 @@
-// Scoring a batch of records of one run and writing the results: read the records, run each scorer
+// Scoring a batch of records of one run and writing the results: the records come from a scan of the
+// store (recompute jobs, catch-up) or are read by id (records online scoring noticed); each scorer runs
 // over the records it should score (outside any lock: a judge may take seconds), then, holding the
-// records' trace locks, read them again and write one new version of each record with all of its
-// results (metric values in `metrics`, statuses in extra.scores). A record whose content changed
-// meanwhile keeps its new content and gets no result from this batch (it is scored again later).
+// records' trace locks, one new version of each record is written with all of its results (metric
+// values in `metrics`, statuses in extra.scores). A record still at the version that was read is
+// written from that version; one rewritten meanwhile is read again, and keeps its new content and gets
+// no result from this batch when its content changed (it is scored again later).
 import type { LogRow } from '../record/record.js';
 import { storedToWire } from '../record/row-codec.js';
 import { withScores, type StoredScore } from '../record/scores.js';
@@ -46,10 +48,7 @@ function stored(plan: ScorerPlan, o: Outcome, by: string, at: string): StoredSco
 }
 
 /**
- * Scores records `ids` of a run: `choose` names the work each record gets (called on the record as
- * read). `by`: 'online' or a job id. `still`: whether a result is still wanted on the record as read
- * again under the lock (another batch may have scored it meanwhile). Returns how many results of each status were written, and
- * `changed` for records whose content moved on while they were scored.
+ * Scores records `ids` of a run, read by id: see scoreRows.
  */
 export async function scoreBatch(
   host: ScoringHost,
@@ -60,8 +59,29 @@ export async function scoreBatch(
   by: string,
   still: (r: LogRow, plan: ScorerPlan) => boolean = () => true,
 ): Promise<Counts> {
-  const counts: Counts = {};
+  const mark = host.liveMark();
   const rows = (await host.lookup(projectId, runId, ids)).map(storedToWire);
+  return scoreRows(host, projectId, runId, rows, mark, choose, by, still);
+}
+
+/**
+ * Scores records of a run as read (`rows`, each a whole stored version, read after `mark` was taken:
+ * ScoringHost.liveMark): `choose` names the work each record gets. `by`: 'online' or a job id.
+ * `still`: whether a result is still wanted on the record as it is under the lock (another batch may
+ * have scored it meanwhile). Returns how many results of each status were written, and `changed`
+ * for records whose content moved on while they were scored.
+ */
+export async function scoreRows(
+  host: ScoringHost,
+  projectId: string,
+  runId: string,
+  rows: readonly LogRow[],
+  mark: number,
+  choose: (r: LogRow) => readonly Work[],
+  by: string,
+  still: (r: LogRow, plan: ScorerPlan) => boolean = () => true,
+): Promise<Counts> {
+  const counts: Counts = {};
   const jobs = new Map<Work, LogRow[]>();
   for (const r of rows) {
     for (const w of choose(r)) {
@@ -96,13 +116,21 @@ export async function scoreBatch(
   const before = new Map(rows.map((r) => [r.id, r]));
   const traces = [...new Set(rows.filter((r) => results.has(r.id)).map((r) => `${runId}/${r.trace_id ?? r.id}`))];
   await host.lockTraces(traces, async () => {
-    const fresh = (await host.lookup(projectId, runId, [...results.keys()])).map(storedToWire);
+    // Writes of these traces wait for their locks: a version still live now stays live until the write.
+    const current: LogRow[] = [];
+    const moved: string[] = [];
+    for (const id of results.keys()) {
+      const r = before.get(id)!;
+      if (host.isLive(r.seq, mark) === true) current.push(r);
+      else moved.push(id);
+    }
+    const fresh = moved.length === 0 ? [] : (await host.lookup(projectId, runId, moved)).map(storedToWire);
     const at = new Date().toISOString();
     const now = nowUs();
     const out: LogRow[] = [];
-    for (const r of fresh) {
-      const old = before.get(r.id);
-      if (!old || contentKey(old) !== contentKey(r)) {
+    for (const r of [...current, ...fresh]) {
+      const old = before.get(r.id)!;
+      if (r !== old && contentKey(old) !== contentKey(r)) {
         add(counts, 'changed');
         continue;
       }

@@ -140,6 +140,28 @@ export class RecordStore {
     return this.#s.memIds.get(memKey(runId, id));
   }
 
+  /** A mark to give `isLive` for rows read after it was taken. */
+  liveMark(): number {
+    return this.#s.forgotten;
+  }
+
+  /**
+   * Whether the row version `seq` (read after `mark` was taken) is still its record's live version as
+   * read: false once a newer version or a delete replaced it (marked dead when that write was taken),
+   * or a has_children override applies to it (read again to know its value). Null when the store
+   * cannot tell: marks in a range holding `seq` were forgotten since `mark` (it may have been one).
+   */
+  isLive(seq: number, mark: number): boolean | null {
+    const s = this.#s;
+    if (s.dead.has(seq) || s.childless.has(seq)) return false;
+    if (s.forgotten === mark) return true;
+    // Forgotten since the mark: only a seq outside every range forgotten since is known live.
+    const log = s.forgetLog;
+    if (log.length === 0 || log[0]!.n > mark + 1) return null;
+    for (let i = log.length - 1; i >= 0 && log[i]!.n > mark; i--) if (seq >= log[i]!.lo && seq <= log[i]!.hi) return null;
+    return true;
+  }
+
   /** False when the id certainly has no record in the run; true when it may (then `lookup` tells). */
   mayExist(projectId: string, runId: string, id: string): boolean {
     return this.#s.memIds.has(memKey(runId, id)) || this.#s.index.candidates(id, `records/${partitionKey(projectId, runId)}`).length > 0;
@@ -175,7 +197,7 @@ export class RecordStore {
       s.manifest,
       [...s.mem],
       s.index,
-      { clock: s.clock, lastSeq: s.nextSeq - 1, dead: s.dead },
+      { ...s.visibleBounds(), dead: s.dead },
       this.retention,
       s.childless.size > 0,
     );

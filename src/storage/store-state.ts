@@ -58,6 +58,9 @@ export interface WriteTally {
 /** A recent record's links (what logging needs without asking DuckDB) and the memory table holding it. */
 export type MemEntry = RecordLinks & { readonly table: number };
 
+/** Forgets whose seq ranges are kept (RecordStore.isLive cannot tell about a mark older than them). */
+const FORGET_LOG = 256;
+
 export const memKey = (runId: string, id: string): string => `${runId}/${id}`;
 
 export class StoreState {
@@ -77,10 +80,26 @@ export class StoreState {
   /** Every dead sequence number (the manifest's and the log's); mirrored by the `dead` table. */
   readonly dead = new DeadSet();
   /**
+   * Bumped whenever dead seqs or has_children overrides are forgotten: a seq absent from `dead` and
+   * `childless` is a version unchanged since a read only if this did not move since (RecordStore.isLive).
+   */
+  forgotten = 0;
+  /** The seq range of each of the latest forgets (`n`: `forgotten` after it), oldest first. */
+  readonly forgetLog: { readonly n: number; readonly lo: number; readonly hi: number }[] = [];
+  /**
    * Log entries taken since open. Each entry's dead marks and childless marks carry its number in their
    * `clock` column, so a snapshot ignores marks logged after it began (see snapshot.ts).
    */
   clock = 0;
+  /**
+   * Log entries taken whose rows and marks are not in DuckDB yet, in clock order (an entry leaves once
+   * its insert has committed or failed). `clock` and `nextSeq` move when an entry is taken, before its
+   * insert commits: a snapshot bounded by them could see the entry in one statement and not in the
+   * next (a record's old version in the first, its new one dead... see `visibleBounds`).
+   */
+  readonly unapplied: { readonly at: number; readonly firstSeq: number; readonly done: Promise<void> }[] = [];
+  /** The newest log entry acknowledged to its writer (every read must see it). */
+  ackedClock = 0;
   /** When rows were last appended (performance.now()): background merges wait for a pause in writing. */
   lastAppend = -Infinity;
   /**
@@ -108,6 +127,16 @@ export class StoreState {
   closed = false;
   /** A read-only store's state (readers/follower.ts): it follows the writer's files and changes none. */
   readOnly = false;
+
+  /**
+   * Where a snapshot taken now ends: before the oldest entry not yet in DuckDB, so every statement
+   * over it sees the same rows and marks whenever it runs (entries after that one are left out too,
+   * even those already committed: their inserts may have overtaken a retried one).
+   */
+  visibleBounds(): { clock: number; lastSeq: number } {
+    const oldest = this.unapplied[0];
+    return oldest ? { clock: oldest.at - 1, lastSeq: oldest.firstSeq - 1 } : { clock: this.clock, lastSeq: this.nextSeq - 1 };
+  }
 
   assertOpen(): void {
     if (this.closed) throw new StorageError('record store is closed');
@@ -228,9 +257,21 @@ export class StoreState {
     });
   }
 
+  #noteForget(seqs: readonly number[]): void {
+    let lo = Number.POSITIVE_INFINITY;
+    let hi = Number.NEGATIVE_INFINITY;
+    for (const q of seqs) {
+      if (q < lo) lo = q;
+      if (q > hi) hi = q;
+    }
+    this.forgetLog.push({ n: ++this.forgotten, lo, hi });
+    if (this.forgetLog.length > FORGET_LOG) this.forgetLog.shift();
+  }
+
   /** has_children overrides now written into the files (or whose rows are gone): dropped from the set. */
   async forgetChildless(seqs: readonly number[]): Promise<void> {
     if (seqs.length === 0) return;
+    this.#noteForget(seqs);
     for (const s of seqs) this.childless.delete(s);
     await this.inserter.run(sql`DELETE FROM childless WHERE seq IN (SELECT unnest(${seqs}::BIGINT[]))`);
   }
@@ -238,6 +279,7 @@ export class StoreState {
   /** Dead seqs whose rows are gone from every file and table: dropped from the dead set. */
   async forget(seqs: readonly number[]): Promise<void> {
     if (seqs.length === 0) return;
+    this.#noteForget(seqs);
     for (const s of seqs) this.dead.delete(s);
     await this.inserter.run(sql`DELETE FROM dead WHERE seq IN (SELECT unnest(${seqs}::BIGINT[]))`);
   }

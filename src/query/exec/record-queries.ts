@@ -41,6 +41,8 @@ export interface RecordQueryOptions {
   planEstimate?: PlanEstimate;
   estimateMinGroups?: number;
   metricInfo?: (name: string) => MetricInfo | undefined;
+  /** Whether a scorer of the catalog writes a metric (default: none does). */
+  scorerMetric?: (name: string) => boolean;
   /** Statuses of metrics a record should carry and does not yet (the store's scorers). */
   derivedStatuses?: DerivedStatuses;
   onPlan?: (steps: readonly string[]) => void;
@@ -59,6 +61,7 @@ export class RecordQueries {
       db,
       metricInfo,
       rollUp,
+      scorerMetric: options.scorerMetric ?? (() => false),
       facts: new DataFactsCache(db, records.notedColumns),
       ownValues: new OwnValueFacts(db),
       keys: {
@@ -124,10 +127,11 @@ export class RecordQueries {
     window: { from: number; to: number },
     types: readonly string[] | null,
     unscored: readonly string[] = [],
+    whole = false,
   ): Promise<Row[]> {
     return this.#records.read(async (snap) => {
       const plan = await factPlan(this.#cx, snap, 'count', level, scope, body);
-      return this.#cx.db.all(matchRowsQuery(plan, window.from, window.to, types, unscored));
+      return this.#cx.db.all(matchRowsQuery(plan, window.from, window.to, types, unscored, whole));
     });
   }
 

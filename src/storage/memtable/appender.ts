@@ -28,8 +28,6 @@ export class Appender {
   readonly #afterDelete: () => void;
   /** Inserts of appends not yet visible, oldest first (acknowledged or not). */
   readonly #unseen: Promise<void>[] = [];
-  /** Those of acknowledged appends: what a read waits for (`visible`). */
-  readonly #ackedUnseen = new Set<Promise<void>>();
   /** Why an acknowledged request's rows never reached DuckDB (reads refuse to miss them: see `visible`). */
   #lost: unknown = null;
 
@@ -126,10 +124,12 @@ export class Appender {
         .finally(() => {
           this.#builders.push(builder);
           this.#unseen.splice(this.#unseen.indexOf(visible), 1);
-          this.#ackedUnseen.delete(visible);
+          s.unapplied.splice(s.unapplied.indexOf(entry), 1);
         });
       visible.catch(() => undefined);
       this.#unseen.push(visible);
+      const entry = { at, firstSeq: first, done: visible };
+      s.unapplied.push(entry);
       // A caller that waits for its insert anyway has it start at once (no lingering for a group).
       if (s.options.pipelineDepth === 0) s.inserter.flush();
       this.#sealer.maybeFreeze();
@@ -143,7 +143,7 @@ export class Appender {
       }
       if (failed !== null) throw failed;
       acked = true;
-      if (this.#unseen.includes(visible)) this.#ackedUnseen.add(visible);
+      if (at > s.ackedClock) s.ackedClock = at;
       return;
     }
   }
@@ -155,14 +155,21 @@ export class Appender {
    */
   visible(): Promise<void> | null {
     if (this.#lost !== null) return Promise.reject(lostError(this.#lost));
-    if (this.#ackedUnseen.size === 0) return null;
-    this.#s.inserter.flush();
-    return Promise.all(this.#ackedUnseen).then(
-      () => undefined,
-      (err: unknown) => {
-        throw lostError(err);
-      },
-    );
+    // A snapshot ends before the oldest entry not in DuckDB yet (StoreState.visibleBounds), so every
+    // entry up to the newest acknowledged one must be in, acknowledged or not.
+    const s = this.#s;
+    const owed: Promise<void>[] = [];
+    for (const e of s.unapplied) {
+      if (e.at > s.ackedClock) break;
+      owed.push(e.done);
+    }
+    if (owed.length === 0) return null;
+    s.inserter.flush();
+    // An append that failed before it was acknowledged threw to its caller and leaves nothing to see;
+    // one that failed after sets #lost (in its own chain, before `done` settles).
+    return Promise.all(owed.map((p) => p.catch(() => undefined))).then(() => {
+      if (this.#lost !== null) throw lostError(this.#lost);
+    });
   }
 
   /**
@@ -236,9 +243,13 @@ export class Appender {
       if (gone.has(e.seq)) s.memIds.delete(k);
       else if (off.has(e.seq)) s.memIds.set(k, { ...e, has_children: false });
     }
+    const done = this.#insert(table, null, at, fresh, cleared).finally(() => s.unapplied.splice(s.unapplied.indexOf(entry), 1));
+    const entry = { at, firstSeq: s.nextSeq, done };
+    s.unapplied.push(entry);
     durable.catch(() => undefined);
-    await this.#insert(table, null, at, fresh, cleared);
+    await done;
     await durable;
+    if (at > s.ackedClock) s.ackedClock = at;
     // A large delete can leave segments mostly dead: rewriting them gives the space back.
     if (s.options.autoCompact) this.#afterDelete();
   }
@@ -246,16 +257,23 @@ export class Appender {
   /** Seqs of live sealed rows with the ids of `rows` (in the same project and run). */
   async #sealedVersions(rows: readonly LogRow[]): Promise<number[]> {
     const s = this.#s;
-    const files = new Set<string>();
-    const wanted: string[] = [];
-    for (const r of rows) {
-      const hit = s.index.candidates(r.id, `records/${partitionKey(r.project_id, r.run_id)}`);
-      if (hit.length === 0) continue;
-      wanted.push(r.id);
-      for (const f of hit) files.add(f);
-    }
-    if (wanted.length === 0) return [];
+    const candidates = () => {
+      const files = new Set<string>();
+      const wanted: string[] = [];
+      for (const r of rows) {
+        const hit = s.index.candidates(r.id, `records/${partitionKey(r.project_id, r.run_id)}`);
+        if (hit.length === 0) continue;
+        wanted.push(r.id);
+        for (const f of hit) files.add(f);
+      }
+      return { files, wanted };
+    };
+    if (candidates().wanted.length === 0) return [];
     return this.#read(async () => {
+      // The files are named once the read's snapshot pins them: a merge that commits while the read
+      // waits for inserts deletes the files it replaced (those named before the wait may be gone).
+      const { files, wanted } = candidates();
+      if (wanted.length === 0) return [];
       const paths = [...files].map((f) => join(s.dir, f));
       const found = await s.db.all(
         sql`SELECT seq FROM read_parquet(${paths}, hive_partitioning = false) WHERE id IN (SELECT unnest(${wanted}::VARCHAR[]))`,

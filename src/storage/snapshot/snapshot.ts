@@ -10,7 +10,9 @@
 // Every statement over one snapshot sees the same state, however many it runs: memory rows logged
 // after it began (seq above its last one) and marks logged after it (`clock` above its own) are left
 // out, and a request's rows and marks commit in one transaction, so an entry counts whole or not at
-// all. That makes reading segments without any dead row (per the store's own dead set) without the
+// all. The bounds are those of the entries already in DuckDB (StoreState.visibleBounds): an entry
+// taken but not committed when the snapshot began would count in statements run after its commit
+// only. That makes reading segments without any dead row (per the store's own dead set) without the
 // dead-row filter safe: a mark logged later is ignored everywhere, so is the row it came with.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

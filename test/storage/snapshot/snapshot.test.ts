@@ -1,6 +1,8 @@
 // Guarantees: a reader's snapshot pins every file and memory table it names from the moment it is
 // taken (not from when its first statement starts): merges and seals that replace them meanwhile do
-// not delete them under it, its lookups keep answering, and they go once it is released.
+// not delete them under it, its lookups keep answering, and they go once it is released. Every
+// statement over a snapshot sees the same versions, also when a write was half-way into DuckDB when
+// it was taken.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -61,6 +63,40 @@ test('an update replaces the old version atomically: every read sees exactly one
     reads.push(store.countScope(P, R));
   }
   for (const n of await Promise.all(reads)) assert.equal(n, 3);
+});
+
+test('a snapshot taken while a replacing append is still going into DuckDB sees the same versions in every statement', async (t) => {
+  const { db, store } = await openRecordStore(t);
+  await store.append(rows(0, 50), true);
+  await store.seal();
+  await store.append(rows(50, 50), true);
+  await store.settled();
+  const versions = async (snap: ReturnType<typeof store.snapshot>) => {
+    const src = snap.source({ projectId: P, runId: R, kinds: ['span'] });
+    return (await db.all(sql`SELECT id, seq FROM ${src.sql} ORDER BY id`)).map((r) => `${r['id']}@${r['seq']}`);
+  };
+  for (let round = 0; round < 10; round++) {
+    const before = store.lastSeq;
+    // Replaces every record, sealed and in memory: old versions marked dead, new ones inserted.
+    const append = store.append(
+      rows(0, 100).map((r) => ({ ...r, name: `v${round}` })),
+      round % 2 === 0,
+    );
+    // The entry is taken (seqs given) but its insert has not committed yet.
+    while (store.lastSeq === before) await new Promise((r) => setImmediate(r));
+    const snap = store.snapshot();
+    try {
+      const first = await versions(snap);
+      await append;
+      await store.settled();
+      const second = await versions(snap);
+      assert.equal(first.length, 100, `round ${round}: one version of each record`);
+      assert.deepEqual(second, first, `round ${round}: the same versions before and after the insert committed`);
+    } finally {
+      snap.release();
+    }
+    if (round === 5) await store.seal();
+  }
 });
 
 test('a merge keeps its inputs in time order, each row once, dead rows left out', async (t) => {
