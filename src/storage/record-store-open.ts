@@ -16,7 +16,7 @@ import { StorageError } from '../errors.js';
 import type { RecordStoreOptions } from './record-store-options.js';
 import { DEFAULT_READER_GRACE_MS, READERS_DIR } from './readers/leases.js';
 import { replayLog } from './wal/replay.js';
-import { readHashes, removeUnlisted } from './segments/segments.js';
+import { idsPath, removeUnlisted, segmentFilter } from './segments/segments.js';
 import { ensureChildIndex } from './indexes/child-index.js';
 import { ensureTextIndex } from './indexes/text-index.js';
 import { EMPTY_TABLE } from './snapshot/snapshot-source.js';
@@ -62,9 +62,14 @@ export async function openStoreState<T>(
     }
     // A bulk load's segments may hold numbers above sealed_seq (reserved while log files stayed unsealed).
     for (const seg of manifest.segments) if (seg.max_seq >= s.nextSeq) s.nextSeq = seg.max_seq + 1;
+    // Only each segment's filter is read (its `.ids` file is searched in place on a filter hit).
     for (const seg of manifest.segments)
-      s.index.add({ key: seg.file, partition: seg.file, hashes: await readHashes(conns.seal, dir, seg, idHash) }, false);
-    s.index.refill();
+      s.index.add({
+        key: seg.file,
+        partition: seg.file,
+        filter: await segmentFilter(conns.seal, dir, seg, idHash, true),
+        ids: idsPath(join(dir, seg.file)),
+      });
     // Text indexes missing (a store of an earlier version), damaged or stale are rebuilt from the segment.
     if (s.options.textIndex)
       for (const seg of manifest.segments)

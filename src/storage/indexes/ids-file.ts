@@ -1,0 +1,54 @@
+// A segment's sorted id hashes searched in place: the filter's fences name the one 4 KiB block of the
+// `.ids` file a hash can lie in, and that block is read (from the page cache, usually) and searched.
+// Only ids that pass the segment's filter get here: ids already stored, and ~1% of new ones.
+import { closeSync, openSync, readSync } from 'node:fs';
+import { FENCE_STEP, type IdFilter } from './id-filter.js';
+
+/** One buffer for every read (lookups are synchronous, so they never overlap). */
+const block = new Float64Array(FENCE_STEP);
+const blockBytes = new Uint8Array(block.buffer);
+
+export class IdsFile {
+  readonly path: string;
+  readonly #filter: IdFilter;
+  #fd: number | null = null;
+
+  constructor(path: string, filter: IdFilter) {
+    this.path = path;
+    this.#filter = filter;
+  }
+
+  /** Whether the file holds hash `h` (every 53 bits compared). */
+  has(h: number): boolean {
+    const fences = this.#filter.fences;
+    if (fences.length === 0 || h < fences[0]!) return false;
+    // The last fence not above h starts the only block that can hold it.
+    let lo = 0;
+    let hi = fences.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (fences[mid]! <= h) lo = mid;
+      else hi = mid - 1;
+    }
+    if (fences[lo] === h) return true;
+    const first = lo * FENCE_STEP;
+    const n = Math.min(FENCE_STEP, this.#filter.count - first);
+    this.#fd ??= openSync(this.path, 'r');
+    const got = readSync(this.#fd, blockBytes, 0, n * 8, first * 8);
+    let a = 0;
+    let b = Math.floor(got / 8) - 1;
+    while (a <= b) {
+      const mid = (a + b) >>> 1;
+      const v = block[mid]!;
+      if (v === h) return true;
+      if (v < h) a = mid + 1;
+      else b = mid - 1;
+    }
+    return false;
+  }
+
+  close(): void {
+    if (this.#fd !== null) closeSync(this.#fd);
+    this.#fd = null;
+  }
+}
