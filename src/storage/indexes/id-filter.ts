@@ -62,13 +62,15 @@ export class IdFilter {
 
   /** False: the segment certainly holds no id of hash `h`. */
   has(h: number): boolean {
-    const base = this.#base(h);
-    let x = mix(h);
-    for (let k = 0; k < PROBES; k++) {
-      x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35) + k;
-      const bit = x >>> 23;
-      if ((this.bits[base + (bit >>> 5)]! & (1 << (bit & 31))) === 0) return false;
-    }
+    return this.hasProbe(probe(h));
+  }
+
+  /** `has` for a probe made once for every filter asked about the same hash. */
+  hasProbe(p: Probe): boolean {
+    const base = Math.min(this.blocks - 1, Math.floor(p.at * this.blocks)) * 16;
+    const words = p.words;
+    const masks = p.masks;
+    for (let k = 0; k < PROBES; k++) if ((this.bits[base + words[k]!]! & masks[k]!) === 0) return false;
     return true;
   }
 
@@ -109,6 +111,31 @@ export class IdFilter {
       new Uint32Array(own.buffer, own.byteOffset + HEADER + fences * 8, blocks * 16),
     );
   }
+}
+
+/**
+ * Where a hash's bits lie in any filter: its place in the hash range (the block, once a filter's block
+ * count is known) and the word and bit of each probe in the block. Made once per looked-up id.
+ */
+export interface Probe {
+  at: number;
+  readonly words: Int32Array;
+  readonly masks: Int32Array;
+}
+
+const shared: Probe = { at: 0, words: new Int32Array(PROBES), masks: new Int32Array(PROBES) };
+
+/** The probe of `h`, in one object reused by every call (valid until the next one). */
+export function probe(h: number): Probe {
+  shared.at = h / 9007199254740992;
+  let x = mix(h);
+  for (let k = 0; k < PROBES; k++) {
+    x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35) + k;
+    const bit = x >>> 23;
+    shared.words[k] = bit >>> 5;
+    shared.masks[k] = 1 << (bit & 31);
+  }
+  return shared;
 }
 
 /** 32 bits for the in-block probes, from the low bits of the hash (the block came from the top ones). */

@@ -4,7 +4,7 @@
 // index holds only the filters (about 1.3 bytes per id); a filter hit is checked against the one
 // block of `.ids` it can lie in (ids-file.ts). A hash hit is only a candidate: the caller confirms
 // it in DuckDB.
-import type { IdFilter } from './id-filter.js';
+import { probe, type IdFilter } from './id-filter.js';
 import { IdsFile } from './ids-file.js';
 
 /** 53-bit hash of an id string (two FNV-1a variants), exact as a JS number. */
@@ -66,22 +66,34 @@ export interface IndexedSegment {
 }
 
 interface Held {
+  readonly key: string;
   readonly partition: string;
   readonly filter: IdFilter;
   readonly file: IdsFile;
 }
 
+/**
+ * The run a partition belongs to (`records/project_id=../run_id=../`), or '' when it names none. A
+ * lookup asks about one run: only that run's segments are looked at.
+ */
+function runOf(partition: string): string {
+  const at = partition.indexOf('/run_id=');
+  if (at < 0) return '';
+  const end = partition.indexOf('/', at + 1);
+  return end < 0 ? '' : partition.slice(0, end + 1);
+}
+
 export class SealedIdIndex {
   #segments = new Map<string, Held>();
+  #runs = new Map<string, Held[]>();
   #count = 0;
 
   add(segment: IndexedSegment): void {
     this.remove(segment.key);
-    this.#segments.set(segment.key, {
-      partition: segment.partition,
-      filter: segment.filter,
-      file: new IdsFile(segment.ids, segment.filter),
-    });
+    const held = { key: segment.key, partition: segment.partition, filter: segment.filter, file: new IdsFile(segment.ids, segment.filter) };
+    this.#segments.set(segment.key, held);
+    const run = runOf(segment.partition);
+    this.#runs.set(run, [...(this.#runs.get(run) ?? []), held]);
     this.#count += segment.filter.count;
   }
 
@@ -91,6 +103,10 @@ export class SealedIdIndex {
     if (!seg) return;
     seg.file.close();
     this.#segments.delete(key);
+    const run = runOf(seg.partition);
+    const rest = this.#runs.get(run)!.filter((x) => x !== seg);
+    if (rest.length > 0) this.#runs.set(run, rest);
+    else this.#runs.delete(run);
     this.#count -= seg.filter.count;
   }
 
@@ -98,15 +114,19 @@ export class SealedIdIndex {
   close(): void {
     for (const seg of this.#segments.values()) seg.file.close();
     this.#segments.clear();
+    this.#runs.clear();
     this.#count = 0;
   }
 
   /** Segments of `partition` that may hold `id` (almost always none). */
   candidates(id: string, partitionPrefix: string): string[] {
     const h = idHash(id);
+    const p = probe(h);
     const out: string[] = [];
-    for (const [key, seg] of this.#segments) {
-      if (seg.partition.startsWith(partitionPrefix) && seg.filter.has(h) && seg.file.has(h)) out.push(key);
+    const run = runOf(partitionPrefix) === partitionPrefix ? partitionPrefix : null;
+    const segs = run === null ? this.#segments.values() : (this.#runs.get(run) ?? []);
+    for (const seg of segs) {
+      if (seg.partition.startsWith(partitionPrefix) && seg.filter.hasProbe(p) && seg.file.has(h)) out.push(seg.key);
     }
     return out;
   }
@@ -119,23 +139,19 @@ export class SealedIdIndex {
    */
   mayHoldAny(keys: readonly string[], hashes: ArrayLike<number>): Set<string> {
     const out = new Set<string>();
-    const open: Held[] = [];
-    const openKeys: string[] = [];
     for (const key of keys) {
       const seg = this.#segments.get(key);
-      if (!seg) out.add(key);
-      else {
-        open.push(seg);
-        openKeys.push(key);
+      if (!seg) {
+        out.add(key);
+        continue;
       }
-    }
-    for (let i = 0; i < hashes.length && open.length > 0; i++) {
-      const h = hashes[i]!;
-      for (let j = open.length - 1; j >= 0; j--) {
-        if (!open[j]!.filter.has(h) || !open[j]!.file.has(h)) continue;
-        out.add(openKeys[j]!);
-        open.splice(j, 1);
-        openKeys.splice(j, 1);
+      // Segment by segment: sorted hashes sweep its filter and its file front to back.
+      for (let i = 0; i < hashes.length; i++) {
+        const h = hashes[i]!;
+        if (seg.filter.hasProbe(probe(h)) && seg.file.has(h)) {
+          out.add(key);
+          break;
+        }
       }
     }
     return out;

@@ -4,9 +4,12 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { FENCE_STEP, type IdFilter } from './id-filter.js';
 
-/** One buffer for every read (lookups are synchronous, so they never overlap). */
+/** One buffer for every read (lookups are synchronous, so they never overlap), and what it holds. */
 const block = new Float64Array(FENCE_STEP);
 const blockBytes = new Uint8Array(block.buffer);
+let heldFile: IdsFile | null = null;
+let heldBlock = -1;
+let heldCount = 0;
 
 export class IdsFile {
   readonly path: string;
@@ -31,12 +34,18 @@ export class IdsFile {
       else hi = mid - 1;
     }
     if (fences[lo] === h) return true;
-    const first = lo * FENCE_STEP;
-    const n = Math.min(FENCE_STEP, this.#filter.count - first);
-    this.#fd ??= openSync(this.path, 'r');
-    const got = readSync(this.#fd, blockBytes, 0, n * 8, first * 8);
+    // Sorted lookups (a bulk load's batch) often ask the same block again: it is read once.
+    if (heldFile !== this || heldBlock !== lo) {
+      const first = lo * FENCE_STEP;
+      const n = Math.min(FENCE_STEP, this.#filter.count - first);
+      this.#fd ??= openSync(this.path, 'r');
+      heldFile = null;
+      heldCount = Math.floor(readSync(this.#fd, blockBytes, 0, n * 8, first * 8) / 8);
+      heldFile = this;
+      heldBlock = lo;
+    }
     let a = 0;
-    let b = Math.floor(got / 8) - 1;
+    let b = heldCount - 1;
     while (a <= b) {
       const mid = (a + b) >>> 1;
       const v = block[mid]!;
@@ -48,6 +57,7 @@ export class IdsFile {
   }
 
   close(): void {
+    if (heldFile === this) heldFile = null;
     if (this.#fd !== null) closeSync(this.#fd);
     this.#fd = null;
   }
