@@ -132,20 +132,27 @@ export class SealedIdIndex {
   }
 
   /**
-   * Of the segments `keys`, those that may hold one of `hashes`: a key the index does not hold is
+   * Of the segments `keys`, those that hold one of `hashes` (ascending): a key the index does not hold is
    * kept (nothing known), others only on a hash hit. A bulk load's batch asks this before joining
    * its ids with the run's segments: with new ids that is none of them, where the join read the id
    * column of every segment of the run (at 100M spans, 100M ids per 1M-row batch).
    */
   mayHoldAny(keys: readonly string[], hashes: ArrayLike<number>): Set<string> {
     const out = new Set<string>();
+    let ascending = true;
+    for (let i = 1; i < hashes.length && ascending; i++) ascending = hashes[i - 1]! <= hashes[i]!;
     for (const key of keys) {
       const seg = this.#segments.get(key);
       if (!seg) {
         out.add(key);
         continue;
       }
-      // Segment by segment: sorted hashes sweep its filter and its file front to back.
+      // A batch of more than 1/16 of the segment's hashes costs more through the filter (a probe per
+      // hash, a block read per false hit) than merged with the file read in chunks.
+      if (ascending && hashes.length * 16 > seg.filter.count) {
+        if (seg.file.meetsAny(hashes)) out.add(key);
+        continue;
+      }
       for (let i = 0; i < hashes.length; i++) {
         const h = hashes[i]!;
         if (seg.filter.hasProbe(probe(h)) && seg.file.has(h)) {

@@ -8,6 +8,10 @@ import { FENCE_STEP, type IdFilter } from './id-filter.js';
 const block = new Float64Array(FENCE_STEP);
 const blockBytes = new Uint8Array(block.buffer);
 let heldFile: IdsFile | null = null;
+/** Blocks per chunk of a scan (`meetsAny`): 1 MiB. */
+const SCAN_BLOCKS = 256;
+const scan = new Float64Array(SCAN_BLOCKS * FENCE_STEP);
+const scanBytes = new Uint8Array(scan.buffer);
 let heldBlock = -1;
 let heldCount = 0;
 
@@ -52,6 +56,39 @@ export class IdsFile {
       if (v === h) return true;
       if (v < h) a = mid + 1;
       else b = mid - 1;
+    }
+    return false;
+  }
+
+  /**
+   * Whether the file holds one of the ascending `sorted` hashes: the file is read in 1 MiB chunks and
+   * merged with them (what a large batch costs: every block would be read one by one otherwise),
+   * skipping chunks no asked hash falls in.
+   */
+  meetsAny(sorted: ArrayLike<number>): boolean {
+    const count = this.#filter.count;
+    const fences = this.#filter.fences;
+    const per = SCAN_BLOCKS * FENCE_STEP;
+    let i = 0;
+    for (let from = 0; from < count && i < sorted.length; from += per) {
+      const to = Math.min(count, from + per);
+      // The next chunk starts above every hash left before it: those cannot be in this one.
+      const next = to < count ? fences[to / FENCE_STEP]! : Number.POSITIVE_INFINITY;
+      if (sorted[i]! >= next) {
+        while (i < sorted.length && sorted[i]! < next) i++;
+        continue;
+      }
+      this.#fd ??= openSync(this.path, 'r');
+      if (heldFile === this) heldFile = null;
+      const n = Math.floor(readSync(this.#fd, scanBytes, 0, (to - from) * 8, from * 8) / 8);
+      for (let j = 0; j < n && i < sorted.length; ) {
+        const a = scan[j]!;
+        const b = sorted[i]!;
+        if (a === b) return true;
+        if (a < b) j++;
+        else i++;
+      }
+      while (i < sorted.length && sorted[i]! < next) i++;
     }
     return false;
   }

@@ -133,3 +133,25 @@ test('mayHoldAny names the segments holding one of the hashes, none for new ids,
   );
   index.close();
 });
+
+test('a sorted batch merged with an .ids file of several chunks meets it exactly when it shares a hash', (t) => {
+  const dir = tempDir(t);
+  const rng = new Rng(5);
+  // Three 1 MiB chunks and a part, of even hashes: odd ones are certainly absent.
+  const stored = Float64Array.from({ length: 300_000 }, () => 2 * Math.floor(rng.next() * 2 ** 51)).sort();
+  const path = join(dir, 'big.ids');
+  writeFileSync(path, stored);
+  const file = new IdsFile(path, IdFilter.of(stored));
+  const odd = (n: number) => Float64Array.from({ length: n }, () => 2 * Math.floor(rng.next() * 2 ** 51) + 1);
+  for (const n of [1, 10, 5_000, 400_000]) {
+    const absent = odd(n).sort();
+    assert.equal(file.meetsAny(absent), false, `${n} absent hashes`);
+    // One stored hash from each region (first, each chunk's edges, last) makes it meet.
+    for (const at of [0, 131_071, 131_072, 262_144, 299_999]) {
+      const batch = Float64Array.from([...absent, stored[at]!]).sort();
+      assert.equal(file.meetsAny(batch), true, `${n} absent and stored[${at}]`);
+    }
+  }
+  assert.equal(file.meetsAny(new Float64Array(0)), false);
+  file.close();
+});
