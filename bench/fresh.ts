@@ -9,17 +9,16 @@
 //
 // The store is the peer benchmark's settled template (bench/peers/store-template.ts: built in
 // --data-dir when missing), copied (segments hard-linked) for every run and side.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { TraceStore } from '../src/engine/trace-store.js';
 import { cpuSeconds, fmt, folderBytes, machine, median, parseSize, writeResults, type Measurement } from './common.js';
 import { spanSegments } from './peers/duckdb-raw-peer.js';
 import { copyStore, ensureTemplate, type TemplateInfo } from './peers/store-template.js';
+import { startServer } from './server-process.js';
 import { DEFAULT_SEED } from './workload.js';
 
 const PAGE = 100;
@@ -256,35 +255,6 @@ function libraryAsker(store: TraceStore, info: TemplateInfo): Asker {
     const ms = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
     return { ms, cpuMs: (cpu.user + cpu.system) / 1000, value };
-  };
-}
-
-async function startServer(dir: string, key: string): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
-  const cli = fileURLToPath(new URL('../src/cli.js', import.meta.url));
-  const child = spawn(process.execPath, [cli, 'serve', '--data', dir, '--port', '0', '--quiet'], {
-    env: { ...process.env, TRACELAKE_API_KEY: key },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const orphaned = () => child.kill('SIGKILL');
-  process.once('exit', orphaned);
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = / at (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-  return {
-    url,
-    pid: child.pid!,
-    stop: () =>
-      new Promise((resolve) => {
-        process.off('exit', orphaned);
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
   };
 }
 

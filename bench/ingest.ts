@@ -3,16 +3,15 @@
 // the same run, the rate at which JSON.parse alone parses the same payloads (the yardstick). The HTTP
 // run goes once through the v2 JSON route and once, with the same spans, through OTLP protobuf
 // (POST /v1/traces), each against a fresh server.
-import { spawn } from 'node:child_process';
 import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { TraceStore } from '../src/engine/trace-store.js';
 import { generateBatches } from '../test/support/generator.js';
 import { cpuSeconds, folderBytes, parquetFiles, peakRssMiB, statusMiB, type Measurement } from './common.js';
 import { otlpBody } from './otlp-bodies.js';
+import { startServer, type ServerProcess } from './server-process.js';
 
 export type HttpRoute = 'json' | 'otlp';
 
@@ -112,46 +111,12 @@ async function writeBodies(path: string, spans: number, logStreamId: string, see
   return n;
 }
 
-async function startServer(dir: string, key: string): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
-  const cli = fileURLToPath(new URL('../src/cli.js', import.meta.url));
-  // TRACELAKE_BENCH_SERVER_NODE_ARGS: Node flags for the server (e.g. --heap-growing-percent=100), for A/B runs.
-  const nodeArgs = (process.env['TRACELAKE_BENCH_SERVER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
-  const child = spawn(process.execPath, [...nodeArgs, cli, 'serve', '--data', dir, '--port', '0', '--quiet'], {
-    env: { ...process.env, TRACELAKE_API_KEY: key },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  // A benchmark stopped early (Ctrl-C, kill) must not leave its server running.
-  const orphaned = () => child.kill('SIGKILL');
-  const interrupted = () => process.exit(130);
-  process.once('exit', orphaned);
-  process.once('SIGINT', interrupted);
-  process.once('SIGTERM', interrupted);
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = / at (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-  return {
-    url,
-    pid: child.pid!,
-    stop: () =>
-      new Promise((resolve) => {
-        process.off('exit', orphaned);
-        process.off('SIGINT', interrupted);
-        process.off('SIGTERM', interrupted);
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
-}
+/** TRACELAKE_BENCH_SERVER_NODE_ARGS: Node flags for the server (e.g. --heap-growing-percent=100), for A/B runs. */
+const serverNodeArgs = () => (process.env['TRACELAKE_BENCH_SERVER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
 
 interface HttpRun {
   route: HttpRoute;
-  server: Awaited<ReturnType<typeof startServer>>;
+  server: ServerProcess;
   dir: string;
   n: number;
   lines: AsyncIterator<string>;
@@ -169,7 +134,7 @@ interface HttpRun {
 async function prepareHttp(route: HttpRoute, spans: number, seed: number): Promise<HttpRun> {
   const dir = mkdtempSync(join(tmpdir(), `tracelake-bench-${route}-`));
   const key = `tl_bench_${Date.now()}`;
-  const server = await startServer(join(dir, 'data'), key);
+  const server = await startServer(join(dir, 'data'), key, { nodeArgs: serverNodeArgs() });
   const headers = { 'content-type': 'application/json', 'Galileo-API-Key': key };
   const project = (await (
     await fetch(`${server.url}/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) })
@@ -305,7 +270,7 @@ function pct(sorted: readonly number[], p: number): number {
 export async function benchHttpIngestWithReads(spans: number, connections = 4, seed = 11, settleSeconds = 0): Promise<Measurement[]> {
   const dir = mkdtempSync(join(tmpdir(), 'tracelake-bench-http-'));
   const key = `tl_bench_${Date.now()}`;
-  const server = await startServer(join(dir, 'data'), key);
+  const server = await startServer(join(dir, 'data'), key, { nodeArgs: serverNodeArgs() });
   try {
     const headers = { 'content-type': 'application/json', 'Galileo-API-Key': key };
     const project = (await (

@@ -5,7 +5,6 @@
 // (every thread, from /proc), request latency p50/p99, the spans it counts, and the stop's wall time.
 //   node dist/bench/probes/http-ab.js --old /work/base-cb3519d [--new .] [--spans 200000] [--connections 4]
 // Each root must be built (its dist/src/cli.js is started).
-import { spawn } from 'node:child_process';
 import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -13,6 +12,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { generateBatches } from '../../test/support/generator.js';
 import { cpuSeconds } from '../common.js';
+import { startServer } from '../server-process.js';
 
 const { values } = parseArgs({
   options: {
@@ -46,25 +46,8 @@ interface Side {
 async function start(name: string, root: string): Promise<Side> {
   const dir = mkdtempSync(join(process.env['TL_TMP'] ?? tmpdir(), `tracelake-ab-${name}-`));
   const key = `tl_bench_${Date.now()}`;
-  const child = spawn(
-    process.execPath,
-    [join(resolve(root), 'dist/src/cli.js'), 'serve', '--data', join(dir, 'data'), '--port', '0', '--quiet'],
-    {
-      env: { ...process.env, TRACELAKE_API_KEY: key },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  process.once('exit', () => child.kill('SIGKILL'));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const url = await new Promise<string>((ok, fail) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = / at (http:\/\/\S+)/.exec(out);
-      if (m) ok(m[1]!);
-    });
-    child.once('exit', (code) => fail(new Error(`${name} server exited with ${code}`)));
-  });
+  const server = await startServer(join(dir, 'data'), key, { cli: join(resolve(root), 'dist/src/cli.js'), name: `${name} server` });
+  const url = server.url;
   const headers = { 'content-type': 'application/json', 'Galileo-API-Key': key };
   const post = async (path: string, body: unknown) =>
     (await (await fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })).json()) as { id: string };
@@ -81,8 +64,8 @@ async function start(name: string, root: string): Promise<Side> {
   await new Promise<void>((r) => out.end(r));
   return {
     name,
-    pid: child.pid!,
-    exited,
+    pid: server.pid,
+    exited: server.exited,
     url,
     dir,
     target: `${url}/projects/${project.id}/traces`,

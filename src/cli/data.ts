@@ -6,7 +6,7 @@ import { EXPORT_FORMATS, type ExportFormat } from '../engine/data/export.js';
 import { TraceStore, type TraceStoreOptions } from '../engine/trace-store.js';
 import { ConflictError } from '../errors.js';
 import type { Level } from '../query/columns.js';
-import { dataDir, positiveInt } from './options.js';
+import { dataDir, jsonFlag, positiveInt } from './options.js';
 import { progressBar } from './progress.js';
 
 export async function withStore<T>(
@@ -98,15 +98,6 @@ export function selectRun(
   return { projectId: p.id, ids: { log_stream_id: run.id } };
 }
 
-function parseFilterTree(text: string | undefined): unknown {
-  if (text === undefined) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new Error(`--filter-tree is not JSON: ${(err as Error).message}`);
-  }
-}
-
 /** `tracelake export --project NAME [--log-stream NAME] [--level L] [--filter-tree JSON] --format F --out PATH`. */
 export async function exportCommand(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -126,7 +117,7 @@ export async function exportCommand(argv: string[]): Promise<void> {
   if (!EXPORT_FORMATS.includes(format)) throw new Error(`invalid --format: ${format} (${EXPORT_FORMATS.join(', ')})`);
   if (!values.out) throw new Error('--out is required');
   const out = resolve(values.out);
-  const filterTree = parseFilterTree(values['filter-tree']);
+  const filterTree = jsonFlag('--filter-tree', values['filter-tree'], 'a filter tree');
   if (filterTree !== undefined && values.level === undefined)
     throw new Error('--filter-tree needs --level (the level the filter applies to)');
   await withReader(values.data, values['read-only'], async (store) => {

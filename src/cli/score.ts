@@ -2,6 +2,7 @@
 // a count takes it), with a progress bar, against the data folder directly (not while a server holds it).
 import { parseArgs } from 'node:util';
 import { withStore, selectRun } from './data.js';
+import { jsonFlag } from './options.js';
 import { progressBar } from './progress.js';
 import { scoringOptions, SCORING_FLAGS } from './scoring-options.js';
 
@@ -20,15 +21,8 @@ export async function scoreCommand(argv: string[]): Promise<void> {
   });
   if (!values['log-stream']) throw new Error('--log-stream is required');
   if (!values.scorer || values.scorer.length === 0) throw new Error('--scorer is required (once per scorer)');
-  let filter: { filters?: never; filter_tree?: never } = {};
-  if (values.filter !== undefined) {
-    try {
-      const parsed = JSON.parse(values.filter) as unknown;
-      filter = (Array.isArray(parsed) ? { filters: parsed } : parsed) as typeof filter;
-    } catch {
-      throw new Error('--filter: not JSON (a list of filters, or { "filters": [...] } / { "filter_tree": {...} })');
-    }
-  }
+  const parsed = jsonFlag('--filter', values.filter, 'a list of filters, or { "filters": [...] } / { "filter_tree": {...} }');
+  const filter = (Array.isArray(parsed) ? { filters: parsed } : (parsed ?? {})) as { filters?: never; filter_tree?: never };
   const scoring = { ...scoringOptions(values), online: false };
   await withStore(
     values.data,
