@@ -45,7 +45,8 @@ export async function openStoreState<T>(
   const writer = await db.dedicated(source.functions);
   const resolved = resolveOptions(options);
   const mergeDb = resolved.mergeThreads > 0 ? await openMergeDatabase(dir, resolved.mergeThreads) : null;
-  // A failed open closes the merge database (the caller closes `db`).
+  // A failed open closes the merge database and the id files (the caller closes `db`).
+  let opened: StoreState | null = null;
   try {
     const merge = await db.dedicated();
     const seal = await db.dedicated();
@@ -55,6 +56,7 @@ export async function openStoreState<T>(
     for (const c of [seal, merge]) await c.run(sql`SET SESSION parquet_metadata_cache = false`);
     const conns = { seal, merge, mergeWrite: mergeDb ? await mergeDb.dedicated() : merge };
     const s = new StoreState(dir, db, wal, new MemInserter(writer, source), conns, resolved, manifest, mergeDb);
+    opened = s;
     for (const seq of manifest.dead) {
       s.dead.add(seq);
       // Dead rows may be the newest: their numbers stay taken (a row given one would be dead on arrival).
@@ -94,6 +96,7 @@ export async function openStoreState<T>(
     s.mem.push(new MemTable(number, s.nextSeq, s.inserter.create(`mem_${number}`)));
     return await finish(s);
   } catch (err) {
+    opened?.index.close();
     await mergeDb?.close();
     throw err;
   }
