@@ -122,13 +122,20 @@ export class SealedIdIndex {
   candidates(id: string, partitionPrefix: string): string[] {
     const h = idHash(id);
     const p = probe(h);
-    const out: string[] = [];
-    const run = runOf(partitionPrefix) === partitionPrefix ? partitionPrefix : null;
-    const segs = run === null ? this.#segments.values() : (this.#runs.get(run) ?? []);
-    for (const seg of segs) {
-      if (seg.partition.startsWith(partitionPrefix) && seg.filter.hasProbe(p) && seg.file.has(h)) out.push(seg.key);
+    let out: string[] | null = null;
+    if (runOf(partitionPrefix) === partitionPrefix) {
+      // Every segment of the run starts with the prefix.
+      const segs = this.#runs.get(partitionPrefix);
+      if (segs === undefined) return [];
+      for (let i = 0; i < segs.length; i++) {
+        const seg = segs[i]!;
+        if (seg.filter.hasProbe(p) && seg.file.has(h)) (out ??= []).push(seg.key);
+      }
+    } else {
+      for (const seg of this.#segments.values())
+        if (seg.partition.startsWith(partitionPrefix) && seg.filter.hasProbe(p) && seg.file.has(h)) (out ??= []).push(seg.key);
     }
-    return out;
+    return out ?? [];
   }
 
   /**
