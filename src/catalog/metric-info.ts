@@ -55,6 +55,19 @@ export function metricInfoOf(s: ScorerLike): MetricInfo {
   return info;
 }
 
+/** Whether some scorer of the catalog writes a metric of this name (rebuilt when the catalog changes). */
+export function scorerMetricTest(catalog: Catalog): (name: string) => boolean {
+  let version = -1;
+  let names = new Set<string>();
+  return (name) => {
+    if (version !== catalog.version) {
+      version = catalog.version;
+      names = new Set((catalog.scorers.rows() as ScorerLike[]).map((row) => row.metric_name || row.name));
+    }
+    return names.has(name);
+  };
+}
+
 /** A resolver over the catalog's scorers, rebuilt when the catalog changes. */
 export function metricInfoResolver(catalog: Catalog): (name: string) => MetricInfo {
   let version = -1;

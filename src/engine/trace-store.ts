@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Catalog, type Project, type Run, type RunKind, type User } from '../catalog/catalog.js';
-import { metricInfoResolver } from '../catalog/metric-info.js';
+import { metricInfoResolver, scorerMetricTest } from '../catalog/metric-info.js';
 import { Database } from '../db/database.js';
 import { Iceberg } from '../iceberg/publish.js';
 import type { Level } from '../query/columns.js';
@@ -325,6 +325,7 @@ export class TraceStore {
 function queryOptions(catalog: Catalog, options: TraceStoreOptions): ConstructorParameters<typeof RecordQueries>[2] {
   return {
     metricInfo: metricInfoResolver(catalog),
+    scorerMetric: scorerMetricTest(catalog),
     ...(options.pageWindowRows ? { windowRows: options.pageWindowRows } : {}),
     ...(options.metricTopK === false ? { metricTopK: false } : {}),
     ...(options.segmentCounts === false ? { segmentCounts: false } : {}),

@@ -9,6 +9,7 @@ import { Overview } from './screens/overview.js';
 import { Project } from './screens/project.js';
 import { Projects } from './screens/projects.js';
 import { RecordsTable } from './screens/records-table.js';
+import { RunScorers } from './screens/run-scorers.js';
 import { SessionPage } from './screens/session.js';
 import { SignIn } from './screens/sign-in.js';
 import { TracePage } from './screens/trace.js';
@@ -26,6 +27,8 @@ function Screen() {
       return <Compare route={route} />;
     case 'overview':
       return <Overview route={route} />;
+    case 'scorers':
+      return <RunScorers route={route} />;
     case 'trace':
       return <TracePage key={route.traceId} route={route} />;
     case 'session':

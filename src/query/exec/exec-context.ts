@@ -14,6 +14,8 @@ export interface ExecContext {
   /** What a metric is (scorers' descriptions, else defaults by name). */
   readonly metricInfo: (name: string) => MetricInfo | undefined;
   readonly rollUp: (name: string) => RollUpMethod;
+  /** Whether a scorer of the catalog writes this metric (its statuses are then worth reading). */
+  readonly scorerMetric: (name: string) => boolean;
   /** Facts about the stored spans (data-facts.ts). */
   readonly facts: DataFactsCache;
   /** How a page's keys are found (page-keys.ts). */

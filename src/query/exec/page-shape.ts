@@ -26,6 +26,7 @@ export function selectionOf(
   level: Level,
   sel: PartialSearchRequest['select_columns'],
   metricInfo: (name: string) => MetricInfo | undefined,
+  scorerMetric: (name: string) => boolean = () => false,
 ): Selection {
   const physical = new Set(BASE_COLUMNS);
   const metrics = new Set<string>();
@@ -40,6 +41,10 @@ export function selectionOf(
   });
   for (const name of sel?.metric_columns_names ?? []) metrics.add(name);
   if (allMetrics || metrics.size > 0) physical.add('metrics');
+  // What a scorer of the store left besides the number (a failure and its message, an explanation,
+  // its version) is kept in `extra`: without it a scored record would read as still pending. Metrics
+  // no scorer writes keep their lighter page.
+  if (allMetrics || [...metrics].some(scorerMetric)) physical.add('extra');
   return { physical: [...physical], metrics, allMetrics };
 }
 

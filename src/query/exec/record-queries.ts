@@ -40,6 +40,8 @@ export interface RecordQueryOptions {
   planEstimate?: PlanEstimate;
   estimateMinGroups?: number;
   metricInfo?: (name: string) => MetricInfo | undefined;
+  /** Whether a scorer of the catalog writes a metric (default: none does). */
+  scorerMetric?: (name: string) => boolean;
   /** Statuses of metrics a record should carry and does not yet (the store's scorers). */
   derivedStatuses?: DerivedStatuses;
   onPlan?: (steps: readonly string[]) => void;
@@ -58,6 +60,7 @@ export class RecordQueries {
       db,
       metricInfo,
       rollUp,
+      scorerMetric: options.scorerMetric ?? (() => false),
       facts: new DataFactsCache(db, records.notedColumns),
       keys: {
         db,

@@ -37,7 +37,7 @@ export async function search(
     );
   // 1. Plan: the filter and sort over the level's records, and what the page shows.
   const plan = await factPlan(cx, snap, partial ? 'partial_search' : 'search', level, scope, body);
-  const shape = pageShape(partial ? selectionOf(level, body.select_columns ?? null, cx.metricInfo) : null, scope, plan);
+  const shape = pageShape(partial ? selectionOf(level, body.select_columns ?? null, cx.metricInfo, cx.scorerMetric) : null, scope, plan);
   const steps: string[] = [];
   // 2. Choose a strategy and run it: the page's keys, and one more to tell whether more follow.
   const keys = await findPageKeys(

@@ -1,10 +1,12 @@
 // One table cell, drawn by the column's type: previews of input and output, times, durations,
-// metric values (roll-ups marked), status, tags. All text.
-import { formatDuration, formatNumber, formatTime, isError, metricValue, preview } from '../lib/format.js';
+// metric values (roll-ups marked; a pending or failed scorer marked instead of a blank), status, tags. All text.
+import { formatDuration, formatNumber, formatTime, isError, preview } from '../lib/format.js';
+import { metricState, metricTitle } from '../lib/metric-status.js';
 import { Link } from '../lib/router.js';
 import type { Route } from '../lib/routes.js';
 import type { ColumnInfo, RecordRow } from '../lib/types.js';
 import { KindBadge, StatusBadge, Tags } from './common.js';
+import { MetricStatusBadge } from './metric-status.js';
 
 export function Cell({ id, column, record: r, to }: { id: string; column: ColumnInfo | undefined; record: RecordRow; to: Route }) {
   if (id === 'name') {
@@ -17,15 +19,14 @@ export function Cell({ id, column, record: r, to }: { id: string; column: Column
   if (id === 'type') return <KindBadge kind={r.type} />;
   if (id === 'status_code') return <StatusBadge code={r.status_code} error={isError(r)} />;
   if (id.startsWith('metrics/')) {
-    const { value, rollUp } = metricValue(r, id.slice('metrics/'.length));
-    if (value === null) return <span class="muted">–</span>;
-    const text = column?.data_unit === 'nano_seconds' ? formatDuration(value) : formatNumber(value);
-    return rollUp ? (
-      <span class="num rollup" title={`${rollUp} over its spans`}>
+    const state = metricState(r, id.slice('metrics/'.length));
+    if (state === null) return <span class="muted">–</span>;
+    if (state.value === null) return <MetricStatusBadge state={state} />;
+    const text = column?.data_unit === 'nano_seconds' ? formatDuration(state.value) : formatNumber(state.value);
+    return (
+      <span class={state.rollUp ? 'num rollup' : 'num'} title={metricTitle(state)}>
         {text}
       </span>
-    ) : (
-      <span class="num">{text}</span>
     );
   }
   const v = r[id];

@@ -3,10 +3,12 @@
 // its metadata, and the raw JSON record.
 import type { ComponentChildren } from 'preact';
 import { asMessages, formatDuration, formatNumber, formatTime, isError, metricValue } from '../lib/format.js';
+import { metricSource, metricState, STATUS_MEANING } from '../lib/metric-status.js';
 import { Link } from '../lib/router.js';
 import { TABS, type DetailTab } from '../lib/routes.js';
 import type { RecordRow } from '../lib/types.js';
 import { CopyButton, KindBadge, StatusBadge, Tags, TextBlock } from './common.js';
+import { MetricStatusBadge } from './metric-status.js';
 import { Conversation, KeyValues, ValueView } from './record-content.js';
 
 const TAB_LABELS: Record<DetailTab, string> = { overview: 'Content', metrics: 'Metrics', metadata: 'Metadata', raw: 'Raw JSON' };
@@ -88,16 +90,37 @@ function Metrics({ r }: { r: RecordRow }) {
       </thead>
       <tbody>
         {names.map((n) => {
-          const { value, rollUp } = metricValue(r, n);
+          const state = metricState(r, n);
+          const value = state?.value ?? null;
           const raw = r.metrics?.[n] ?? r.metric_info?.[n]?.value;
-          const text = value === null ? String(raw ?? '') : n.endsWith('_ns') ? formatDuration(value) : formatNumber(value);
+          const note = state?.message ?? state?.explanation ?? null;
           return (
-            <tr key={n}>
+            <tr key={n} data-metric={n} data-status={state?.status}>
               <th scope="row">{n}</th>
               <td class="num" title={value === null ? undefined : String(value)}>
-                {text}
+                {value !== null ? (
+                  n.endsWith('_ns') ? (
+                    formatDuration(value)
+                  ) : (
+                    formatNumber(value)
+                  )
+                ) : raw !== undefined && raw !== null ? (
+                  String(raw)
+                ) : state ? (
+                  <MetricStatusBadge state={state} />
+                ) : (
+                  ''
+                )}
               </td>
-              <td class="muted">{rollUp ? `roll-up (${rollUp} of its spans)` : 'logged'}</td>
+              <td class="muted">
+                {state && value !== null ? metricSource(state) : state ? STATUS_MEANING[state.status] : ''}
+                {note && (
+                  <details class="metric-note" open={state?.status !== 'success'}>
+                    <summary>{state?.message ? 'Why' : 'Explanation'}</summary>
+                    <p class="note-text">{note}</p>
+                  </details>
+                )}
+              </td>
             </tr>
           );
         })}

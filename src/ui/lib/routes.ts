@@ -5,6 +5,7 @@
 //   /ui/p/:project                              one project's runs
 //   /ui/p/:project/:ls|exp/:run/:level          a table             ?sort=col:asc|desc&cols=a,b&f=<filter_tree JSON>&page=&size=
 //   /ui/p/:project/:ls|exp/:run/overview        a run's charts      ?range=hour|day|week | from=&to= (ISO)
+//   /ui/p/:project/:ls|exp/:run/scorers         a run's scorers (which are enabled, sample rates)
 //   /ui/p/:project/compare                      runs side by side   ?runs=ls:<id>,exp:<id>,...
 //   /ui/p/:project/traces/:trace                a trace             ?span=&tab=
 //   /ui/p/:project/sessions/:session            a session
@@ -47,6 +48,7 @@ export type Route =
   | { name: 'project'; projectId: string }
   | { name: 'table'; projectId: string; runKind: RunKind; runId: string; level: TableLevel; query: TableQuery }
   | { name: 'overview'; projectId: string; runKind: RunKind; runId: string; range: TimeRange }
+  | { name: 'scorers'; projectId: string; runKind: RunKind; runId: string }
   | { name: 'compare'; projectId: string; runs: RunRef[] }
   | { name: 'trace'; projectId: string; traceId: string; spanId: string | null; tab: DetailTab }
   | { name: 'session'; projectId: string; sessionId: string }
@@ -145,6 +147,8 @@ export function parseRoute(pathname: string, search: string): Route {
   if (parts.length === 5 && (a === 'ls' || a === 'exp') && b && c === 'overview') {
     return { name: 'overview', projectId, runKind: a, runId: b, range: parseRange(params) };
   }
+  if (parts.length === 5 && (a === 'ls' || a === 'exp') && b && c === 'scorers')
+    return { name: 'scorers', projectId, runKind: a, runId: b };
   if (parts.length === 5 && (a === 'ls' || a === 'exp') && b && (LEVELS as readonly string[]).includes(c ?? '')) {
     return { name: 'table', projectId, runKind: a, runId: b, level: c as TableLevel, query: parseTableQuery(params) };
   }
@@ -183,6 +187,8 @@ export function routeUrl(route: Route): string {
       );
     case 'overview':
       return withQuery(`${BASE}/p/${seg(route.projectId)}/${route.runKind}/${seg(route.runId)}/overview`, rangeEntries(route.range));
+    case 'scorers':
+      return `${BASE}/p/${seg(route.projectId)}/${route.runKind}/${seg(route.runId)}/scorers`;
     case 'compare':
       return withQuery(`${BASE}/p/${seg(route.projectId)}/compare`, [['runs', route.runs.map((r) => `${r.kind}:${r.id}`).join(',')]]);
     case 'trace':
@@ -207,6 +213,11 @@ export function runTable(projectId: string, runKind: RunKind, runId: string, lev
     level,
     query: { sort: null, cols: null, filter: null, page: 1, size: DEFAULT_PAGE_SIZE },
   };
+}
+
+/** A run's scorers page. */
+export function runScorers(projectId: string, runKind: RunKind, runId: string): Route {
+  return { name: 'scorers', projectId, runKind, runId };
 }
 
 /** A run's overview over all its records. */

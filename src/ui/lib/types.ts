@@ -17,10 +17,17 @@ export interface ColumnInfo {
   roll_up_method?: string | null;
 }
 
+/** A metric's status in an answer's metric_info: how its value came to be, or why there is none. */
 export interface MetricStatus {
   status_type: string;
   value?: unknown;
   roll_up_method?: string;
+  /** Why a scorer failed, or why it does not apply or cannot run here. */
+  message?: string;
+  explanation?: string;
+  scorer_version?: number | null;
+  num_judges?: number;
+  model_alias?: string;
 }
 
 /** A record as partial_search or search returns it. */
@@ -66,4 +73,57 @@ export interface ProjectInfo {
   name: string;
   created_at: string;
   runs?: RunInfo[];
+}
+
+/** A scorer of the catalog as /scorers/list returns it (the fields the viewer reads). */
+export interface ScorerItem {
+  id: string;
+  name: string;
+  label?: string | null;
+  description?: string | null;
+  scorer_type: string;
+  model_type?: string | null;
+  output_type?: string | null;
+  input_type?: string | null;
+  scoreable_node_types?: string[] | null;
+  metric_name?: string | null;
+  deprecated?: boolean | null;
+  default_version_id?: string | null;
+  defaults?: { model_name?: string | null; num_judges?: number | null; filters?: unknown[] | null; cot_enabled?: boolean | null } | null;
+  default_version?: { id: string; model_name?: string | null; num_judges?: number | null; cot_enabled?: boolean | null } | null;
+}
+
+/** One scorer enabled in a run, as GET scorer-settings answers it (knobs resolved against the scorer's defaults). */
+export interface ScorerConfig {
+  id: string;
+  name: string;
+  scorer_type: string;
+  metric_name?: string | null;
+  model_name?: string | null;
+  num_judges?: number | null;
+  filters?: unknown[] | null;
+  scoreable_node_types?: string[] | null;
+  cot_enabled?: boolean | null;
+  output_type?: string | null;
+  input_type?: string | null;
+  sample_rate?: number | null;
+  scorer_version?: { id: string; version?: number } | null;
+}
+
+export interface RunScorerSettings {
+  run_id: string;
+  scorers: ScorerConfig[];
+  segment_filters: unknown[] | null;
+}
+
+/** A recompute job as GET /projects/{id}/jobs/{job_id} reports it. */
+export interface ScoreJob {
+  id: string;
+  status: 'pending' | 'processing' | 'completed' | 'failed';
+  steps_completed: number;
+  steps_total: number;
+  progress_percent: number;
+  error_message: string | null;
+  progress_message: string | null;
+  counts: Record<string, number>;
 }

@@ -22,7 +22,7 @@ import {
 } from '../lib/overview.js';
 import { projectInfo } from '../lib/project-info.js';
 import { Link, navigate, useTitle } from '../lib/router.js';
-import { DEFAULT_PAGE_SIZE, LAST_SPANS, runTable, type Route, type TableLevel, type TimeRange } from '../lib/routes.js';
+import { DEFAULT_PAGE_SIZE, LAST_SPANS, runScorers, runTable, type Route, type TableLevel, type TimeRange } from '../lib/routes.js';
 import { useAsync } from '../lib/use-async.js';
 import { Breadcrumbs, ErrorNote, Loading } from '../components/common.js';
 import { Chart } from '../components/chart.js';
@@ -178,6 +178,9 @@ export function Overview({ route }: { route: OverviewRoute }) {
               {l[0]!.toUpperCase() + l.slice(1)}
             </Link>
           ))}
+          <Link class="tab" to={runScorers(projectId, runKind, runId)}>
+            Scorers
+          </Link>
         </nav>
         <span class="grow" />
         <RangePicker route={route} />

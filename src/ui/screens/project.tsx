@@ -4,7 +4,7 @@ import { formatTime } from '../lib/format.js';
 import { projectInfo } from '../lib/project-info.js';
 import { useState } from 'preact/hooks';
 import { Link, navigate, useTitle } from '../lib/router.js';
-import { runOverview, runTable, type RunKind, type RunRef } from '../lib/routes.js';
+import { runOverview, runScorers, runTable, type RunKind, type RunRef } from '../lib/routes.js';
 import { useAsync } from '../lib/use-async.js';
 import { Breadcrumbs, ErrorNote, Loading } from '../components/common.js';
 
@@ -120,6 +120,9 @@ export function Project({ projectId }: { projectId: string }) {
                     </Link>
                     <Link class="chip" to={runTable(projectId, r.kind, r.id, 'sessions')}>
                       sessions
+                    </Link>
+                    <Link class="chip" to={runScorers(projectId, r.kind, r.id)}>
+                      scorers
                     </Link>
                   </td>
                   <td class="nowrap">{formatTime(r.created_at)}</td>

@@ -6,7 +6,7 @@ import { api, runField } from '../lib/api.js';
 import { countConditions, describeFilter } from '../lib/filters.js';
 import { projectInfo } from '../lib/project-info.js';
 import { Link, navigate, useTitle } from '../lib/router.js';
-import { PAGE_SIZES, runOverview, type Route, type TableLevel, type TableQuery } from '../lib/routes.js';
+import { PAGE_SIZES, runOverview, runScorers, type Route, type TableLevel, type TableQuery } from '../lib/routes.js';
 import { columnLabel, firstSortAscending, selectedColumnIds, visibleColumns } from '../lib/table-columns.js';
 import type { ColumnInfo, RecordRow, SearchPage } from '../lib/types.js';
 import { useAsync } from '../lib/use-async.js';
@@ -14,6 +14,7 @@ import { Breadcrumbs, ErrorNote, Loading } from '../components/common.js';
 import { ColumnPicker } from '../components/column-picker.js';
 import { FilterBuilder } from '../components/filter-builder.js';
 import { Cell } from '../components/cells.js';
+import { ScorePanel } from '../components/score-panel.js';
 
 type TableRoute = Extract<Route, { name: 'table' }>;
 
@@ -34,6 +35,11 @@ function availableColumns(r: TableRoute): Promise<ColumnInfo[]> {
   return p;
 }
 
+/** Drops a run's cached columns: scoring may have added metric columns. */
+function forgetColumns(r: TableRoute): void {
+  for (const key of columnCache.keys()) if (key.startsWith(`${r.projectId}/${r.runId}/`)) columnCache.delete(key);
+}
+
 const NOUN: Record<TableLevel, [string, string]> = {
   traces: ['trace', 'traces'],
   spans: ['span', 'spans'],
@@ -49,7 +55,9 @@ export function rowTarget(level: TableLevel, projectId: string, r: RecordRow): R
 
 export function RecordsTable({ route }: { route: TableRoute }) {
   const { projectId, runKind, runId, level, query } = route;
-  const [panel, setPanel] = useState<'filter' | 'columns' | null>(null);
+  const [panel, setPanel] = useState<'filter' | 'columns' | 'score' | null>(null);
+  // Bumped when a scoring job finishes: the table, its count and its columns load again.
+  const [reload, setReload] = useState(0);
   const go = (q: Partial<TableQuery>, replace = false) => navigate({ ...route, query: { ...query, ...q } }, { replace });
   const filterKey = JSON.stringify(query.filter);
   const pid = encodeURIComponent(projectId);
@@ -58,7 +66,7 @@ export function RecordsTable({ route }: { route: TableRoute }) {
   const meta = useAsync(async () => {
     const [columns, project] = await Promise.all([availableColumns(route), projectInfo(projectId)]);
     return { columns, project, run: project.runs?.find((r) => r.id === runId) };
-  }, [projectId, runId, level]);
+  }, [projectId, runId, level, reload]);
   const columns = meta.data?.columns ?? null;
   const byId = useMemo(() => new Map((columns ?? []).map((c) => [c.id, c])), [columns]);
   const visible = columns ? visibleColumns(level, query.cols, columns) : [];
@@ -80,7 +88,7 @@ export function RecordsTable({ route }: { route: TableRoute }) {
         signal,
       );
     },
-    [columns, level, filterKey, query.sort?.column, query.sort?.ascending, query.page, query.size, visible.join(',')],
+    [columns, level, filterKey, query.sort?.column, query.sort?.ascending, query.page, query.size, visible.join(','), reload],
   );
   const count = useAsync(
     (signal) =>
@@ -90,7 +98,7 @@ export function RecordsTable({ route }: { route: TableRoute }) {
         { ...scope, ...(query.filter ? { filter_tree: query.filter } : {}) },
         signal,
       ),
-    [projectId, runId, level, filterKey],
+    [projectId, runId, level, filterKey, reload],
   );
 
   useTitle(meta.data ? `${meta.data.run?.name ?? ''} ${level}` : null);
@@ -130,6 +138,9 @@ export function RecordsTable({ route }: { route: TableRoute }) {
               {l[0]!.toUpperCase() + l.slice(1)}
             </Link>
           ))}
+          <Link class="tab" to={runScorers(projectId, runKind, runId)}>
+            Scorers
+          </Link>
         </nav>
         <span class="count" role="status" aria-live="polite">
           {total === null ? '' : `${total.toLocaleString('en-US')} ${total === 1 ? one : many}`}
@@ -137,6 +148,9 @@ export function RecordsTable({ route }: { route: TableRoute }) {
         <span class="grow" />
         <button type="button" aria-expanded={panel === 'filter'} onClick={() => setPanel(panel === 'filter' ? null : 'filter')}>
           Filter{conditions ? ` (${conditions})` : ''}
+        </button>
+        <button type="button" aria-expanded={panel === 'score'} onClick={() => setPanel(panel === 'score' ? null : 'score')}>
+          Score these
         </button>
         <button type="button" aria-expanded={panel === 'columns'} onClick={() => setPanel(panel === 'columns' ? null : 'columns')}>
           Columns
@@ -156,6 +170,23 @@ export function RecordsTable({ route }: { route: TableRoute }) {
       )}
       {panel === 'columns' && columns && (
         <ColumnPicker columns={columns} visible={visible} onChange={(cols) => go({ cols }, true)} onClose={() => setPanel(null)} />
+      )}
+      {panel === 'score' && (
+        <ScorePanel
+          projectId={projectId}
+          runKind={runKind}
+          runId={runId}
+          filter={query.filter}
+          level={level}
+          counted={total === null ? `the ${many}` : `${total.toLocaleString('en-US')} ${total === 1 ? one : many}`}
+          onClose={() => setPanel(null)}
+          onDone={(metrics) => {
+            forgetColumns(route);
+            const add = metrics.map((m) => `metrics/${m}`).filter((id) => !visible.includes(id));
+            if (add.length > 0) go({ cols: [...visible, ...add] }, true);
+            setReload((n) => n + 1);
+          }}
+        />
       )}
       {conditions > 0 && (
         <p class="filter-summary">

@@ -6,6 +6,7 @@ import type { TestContext } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { buildUi } from '../../../scripts/build-ui.js';
 import { launch } from '../../support/browser.js';
+import type { TraceStoreOptions } from '../../../src/engine/trace-store.js';
 import { startServer, tempDir, type ServerFixture } from '../../support/helpers.js';
 
 // Globals of the page, used by the functions page.evaluate runs there (tests compile without the DOM lib).
@@ -18,11 +19,11 @@ export interface Harness {
 }
 
 /** A server serving a viewer built from the current sources, and a browser. */
-export async function harness(): Promise<Harness> {
+export async function harness(store?: TraceStoreOptions): Promise<Harness> {
   const cleanups: (() => unknown)[] = [];
   const t = { after: (fn: () => unknown) => cleanups.push(fn) } as unknown as TestContext;
   const built = await buildUi(join(tempDir(t, 'tracelake-ui-'), 'ui'));
-  const fx = await startServer(t, { viewer: { dir: built.dir } });
+  const fx = await startServer(t, { viewer: { dir: built.dir }, ...(store ? { store } : {}) });
   const browser = await launch();
   return {
     fx,

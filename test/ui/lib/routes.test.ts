@@ -46,6 +46,7 @@ test('each screen round-trips through its URL', () => {
     { name: 'trace', projectId: 'p1', traceId: 't1', spanId: 's9', tab: 'raw' },
     { name: 'session', projectId: 'p1', sessionId: 's1' },
     { name: 'overview', projectId: 'p1', runKind: 'ls', runId: 'r/1', range: { kind: 'all' } },
+    { name: 'scorers', projectId: 'p1', runKind: 'exp', runId: 'r/1' },
     { name: 'overview', projectId: 'p1', runKind: 'exp', runId: 'r1', range: { kind: 'last', span: 'week' } },
     {
       name: 'overview',
