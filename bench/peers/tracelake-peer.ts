@@ -47,9 +47,9 @@ export class TracelakePeer implements Peer {
   }
 
   async diskBytes(): Promise<number> {
-    // Span segments and their id files, like the other peers (trace and session records not counted).
+    // Span segments and their id files and filters, like the other peers (trace and session records not counted).
     const dir = this.#load!.dir;
-    const spans = new Set(spanSegments(dir).flatMap((f) => [f, f.replace(/\.parquet$/, '.ids')]));
+    const spans = new Set(spanSegments(dir).flatMap((f) => [f, f.replace(/\.parquet$/, '.ids'), f.replace(/\.parquet$/, '.idf')]));
     return folderBytes(dir, (p) => spans.has(p));
   }
 

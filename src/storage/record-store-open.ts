@@ -16,7 +16,7 @@ import { StorageError } from '../errors.js';
 import type { RecordStoreOptions } from './record-store-options.js';
 import { DEFAULT_READER_GRACE_MS, READERS_DIR } from './readers/leases.js';
 import { replayLog } from './wal/replay.js';
-import { readHashes, removeUnlisted } from './segments/segments.js';
+import { idsPath, removeUnlisted, segmentFilter } from './segments/segments.js';
 import { ensureChildIndex } from './indexes/child-index.js';
 import { ensureTextIndex } from './indexes/text-index.js';
 import { EMPTY_TABLE } from './snapshot/snapshot-source.js';
@@ -45,7 +45,8 @@ export async function openStoreState<T>(
   const writer = await db.dedicated(source.functions);
   const resolved = resolveOptions(options);
   const mergeDb = resolved.mergeThreads > 0 ? await openMergeDatabase(dir, resolved.mergeThreads) : null;
-  // A failed open closes the merge database (the caller closes `db`).
+  // A failed open closes the merge database and the id files (the caller closes `db`).
+  let opened: StoreState | null = null;
   try {
     const merge = await db.dedicated();
     const seal = await db.dedicated();
@@ -55,6 +56,7 @@ export async function openStoreState<T>(
     for (const c of [seal, merge]) await c.run(sql`SET SESSION parquet_metadata_cache = false`);
     const conns = { seal, merge, mergeWrite: mergeDb ? await mergeDb.dedicated() : merge };
     const s = new StoreState(dir, db, wal, new MemInserter(writer, source), conns, resolved, manifest, mergeDb);
+    opened = s;
     for (const seq of manifest.dead) {
       s.dead.add(seq);
       // Dead rows may be the newest: their numbers stay taken (a row given one would be dead on arrival).
@@ -62,9 +64,14 @@ export async function openStoreState<T>(
     }
     // A bulk load's segments may hold numbers above sealed_seq (reserved while log files stayed unsealed).
     for (const seg of manifest.segments) if (seg.max_seq >= s.nextSeq) s.nextSeq = seg.max_seq + 1;
+    // Only each segment's filter is read (its `.ids` file is searched in place on a filter hit).
     for (const seg of manifest.segments)
-      s.index.add({ key: seg.file, partition: seg.file, hashes: await readHashes(conns.seal, dir, seg, idHash) }, false);
-    s.index.refill();
+      s.index.add({
+        key: seg.file,
+        partition: seg.file,
+        filter: await segmentFilter(conns.seal, dir, seg, idHash, true),
+        ids: idsPath(join(dir, seg.file)),
+      });
     // Text indexes missing (a store of an earlier version), damaged or stale are rebuilt from the segment.
     if (s.options.textIndex)
       for (const seg of manifest.segments)
@@ -89,6 +96,7 @@ export async function openStoreState<T>(
     s.mem.push(new MemTable(number, s.nextSeq, s.inserter.create(`mem_${number}`)));
     return await finish(s);
   } catch (err) {
+    opened?.index.close();
     await mergeDb?.close();
     throw err;
   }

@@ -421,6 +421,7 @@ export class RecordStore {
     await s.mergeDb?.close();
     await s.wal.close();
     s.kept.close();
+    s.index.close();
   }
 
   /** The columns memory tables note per span type (RecordStoreOptions.notedColumns). */

@@ -14,7 +14,7 @@ import { partitionKey, type ManifestState } from '../manifest/manifest.js';
 import { KIND_SQL, RECORD_COLUMNS, type RecordKind } from '../../record/record-columns.js';
 import { type BatchPages, writePageSegment } from './bulk-pages.js';
 import { SpliceMismatch } from '../parquet/parquet-splice.js';
-import { removeSegmentFiles, segmentPath, writeSegment, type WrittenSegment } from './segments.js';
+import { indexedSegment, removeSegmentFiles, segmentPath, writeSegment, type WrittenSegment } from './segments.js';
 import type { StoreState } from '../store-state.js';
 
 export interface BulkBatch {
@@ -358,7 +358,7 @@ async function commitBatch(
   for (const q of dead) s.dead.add(q);
   for (const [key, seq] of memDead) if (s.memIds.get(key)?.seq === seq) s.memIds.delete(key);
   for (const a of added) {
-    s.index.add({ key: a.entry.file, partition: a.entry.file, hashes: a.hashes });
+    s.index.add(indexedSegment(s.dir, a));
     s.tally('load', a);
   }
   // Appends that looked up sealed versions before this commit look again (they may replace these rows).

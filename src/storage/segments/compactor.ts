@@ -7,7 +7,7 @@ import { DEFAULT_POLICY, MERGE_FANIN, PAUSE_MERGE_RATIO, pickDead, pickMerge, pi
 import type { ManifestState, SegmentEntry } from '../manifest/manifest.js';
 import { writeMerge } from './merge.js';
 import { idHash } from '../indexes/id-index.js';
-import { readHashes, removeSegmentFiles } from './segments.js';
+import { indexedSegment, readHashes, removeSegmentFiles } from './segments.js';
 import type { StoreState } from '../store-state.js';
 import { sql } from '../../query/sql.js';
 import type { Row } from '../../db/database.js';
@@ -256,7 +256,7 @@ export class Compactor {
       s.commit(state, out.written ? [out.written.entry.file] : []);
       for (const f of gone) s.index.remove(f);
       if (out.written) {
-        s.index.add({ key: out.written.entry.file, partition: out.written.entry.file, hashes: out.written.hashes });
+        s.index.add(indexedSegment(s.dir, out.written));
         s.tally('merge', out.written);
       }
       s.retire([...gone], out.purged, out.folded);

@@ -6,6 +6,7 @@ import { sealedAwaits } from '../memtable/awaited.js';
 import type { ManifestState } from '../manifest/manifest.js';
 import { MemTable } from '../memtable/mem-tables.js';
 import { writeSealSegments } from './seal.js';
+import { indexedSegment } from './segments.js';
 import type { StoreState } from '../store-state.js';
 import { ident, sql } from '../../query/sql.js';
 
@@ -176,7 +177,7 @@ export class Sealer {
       out.added.map((a) => a.entry.file),
     );
     for (const a of out.added) {
-      s.index.add({ key: a.entry.file, partition: a.entry.file, hashes: a.hashes });
+      s.index.add(indexedSegment(s.dir, a));
       s.tally('seal', a);
     }
     s.mem = s.mem.filter((t) => t !== table);

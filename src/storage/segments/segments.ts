@@ -12,6 +12,8 @@ import type { ManifestState, SegmentEntry } from '../manifest/manifest.js';
 import { TAG_SET_COLUMN, TAG_SET_SQL, type RecordKind } from '../../record/record-columns.js';
 import { fieldIdsOption } from '../../record/field-ids.js';
 import { childIndexPath, removeChildIndex, writeChildIndex } from '../indexes/child-index.js';
+import { IdFilter, idFilterPath, readIdFilter, writeIdFilter } from '../indexes/id-filter.js';
+import type { IndexedSegment } from '../indexes/id-index.js';
 import { measureTypeFacts } from './type-facts.js';
 import { removeTextIndex, textIndexPath, tokenIndexPath, writeTextIndex } from '../indexes/text-index.js';
 
@@ -60,6 +62,8 @@ export interface WrittenSegment {
   readonly entry: SegmentEntry;
   /** Its id hashes, sorted. */
   readonly hashes: Float64Array;
+  /** Its id filter (written beside it). */
+  readonly filter: IdFilter;
   /** Bytes of its side files (id hashes, child index, text index), for the store's write tally. */
   readonly sideBytes: number;
 }
@@ -106,6 +110,9 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
     const hashes = typeof w.hashes === 'function' ? (await w.hashes()).sort() : w.hashes.slice().sort();
     writeFileSync(idsPath(abs), hashes);
     await fsyncPathAsync(idsPath(abs));
+    const filter = IdFilter.of(hashes);
+    writeIdFilter(abs, filter);
+    await fsyncPathAsync(idFilterPath(abs));
     // The text index is on disk (fsynced with the folder below) before any manifest lists the segment.
     if (w.textIndex) await writeTextIndex(conn, abs);
     await writeChildIndex(conn, abs);
@@ -127,17 +134,22 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
       tag_set: true,
       ...(facts ? { type_facts: facts } : {}),
     };
-    return { entry, hashes, sideBytes: sideFileBytes(abs) };
+    return { entry, hashes, filter, sideBytes: sideFileBytes(abs) };
   } catch (err) {
     removeSegmentFiles(dir, rel);
     throw err;
   }
 }
 
+/** A written segment as the id index holds it. */
+export function indexedSegment(dir: string, w: WrittenSegment): IndexedSegment {
+  return { key: w.entry.file, partition: w.entry.file, filter: w.filter, ids: idsPath(join(dir, w.entry.file)) };
+}
+
 /** Bytes of the files written beside a segment (those present). */
 function sideFileBytes(abs: string): number {
   let n = 0;
-  for (const p of [idsPath(abs), childIndexPath(abs), textIndexPath(abs), tokenIndexPath(abs)]) {
+  for (const p of [idsPath(abs), idFilterPath(abs), childIndexPath(abs), textIndexPath(abs), tokenIndexPath(abs)]) {
     try {
       n += statSync(p).size;
     } catch {
@@ -147,8 +159,17 @@ function sideFileBytes(abs: string): number {
   return n;
 }
 
-/** The id hashes kept beside a segment; rebuilt from the Parquet file when missing or damaged. */
-export async function readHashes(conn: Connection, dir: string, seg: SegmentEntry, hash: (id: string) => number): Promise<Float64Array> {
+/**
+ * The id hashes kept beside a segment; rebuilt from the Parquet file when missing or damaged (and
+ * written back unless `persist` is false).
+ */
+export async function readHashes(
+  conn: Connection,
+  dir: string,
+  seg: SegmentEntry,
+  hash: (id: string) => number,
+  persist = true,
+): Promise<Float64Array> {
   const path = idsPath(join(dir, seg.file));
   try {
     const buf = readFileSync(path);
@@ -164,9 +185,40 @@ export async function readHashes(conn: Connection, dir: string, seg: SegmentEntr
   }
   const ids = await conn.all(sql`SELECT id FROM read_parquet(${join(dir, seg.file)}, hive_partitioning = false)`);
   const hashes = Float64Array.from(ids.map((r) => hash(String(r['id'])))).sort();
-  writeFileSync(path, hashes);
-  fsyncFile(path);
+  if (persist) {
+    writeFileSync(path, hashes);
+    fsyncFile(path);
+  }
   return hashes;
+}
+
+/**
+ * A segment's id filter, from its `.idf` file when that matches its `.ids` file; else (a store of an
+ * earlier version, or a damaged file) built from the hashes, and written when `persist` (a writer's
+ * open: a read-only store writes nothing). Only the `.ids` file's size is checked, not its hashes.
+ */
+export async function segmentFilter(
+  conn: Connection,
+  dir: string,
+  seg: SegmentEntry,
+  hash: (id: string) => number,
+  persist: boolean,
+): Promise<IdFilter> {
+  const abs = join(dir, seg.file);
+  const filter = readIdFilter(abs);
+  let idsBytes = -1;
+  try {
+    idsBytes = statSync(idsPath(abs)).size;
+  } catch {
+    // rebuilt below
+  }
+  if (filter && idsBytes === filter.count * 8 && filter.count >= seg.rows) return filter;
+  const built = IdFilter.of(await readHashes(conn, dir, seg, hash, persist));
+  if (persist) {
+    writeIdFilter(abs, built);
+    fsyncFile(idFilterPath(abs));
+  }
+  return built;
 }
 
 /**
@@ -197,6 +249,7 @@ export function unionHashes(parts: readonly Float64Array[]): Float64Array {
 export function removeSegmentFiles(dir: string, rel: string): void {
   rmSync(join(dir, rel), { force: true });
   rmSync(idsPath(join(dir, rel)), { force: true });
+  rmSync(idFilterPath(join(dir, rel)), { force: true });
   removeTextIndex(join(dir, rel));
   removeChildIndex(join(dir, rel));
 }
@@ -207,7 +260,14 @@ export function removeSegmentFiles(dir: string, rel: string): void {
  */
 export function removeUnlisted(dir: string, manifest: ManifestState): void {
   const live = new Set(
-    manifest.segments.flatMap((s) => [s.file, idsPath(s.file), textIndexPath(s.file), tokenIndexPath(s.file), childIndexPath(s.file)]),
+    manifest.segments.flatMap((s) => [
+      s.file,
+      idsPath(s.file),
+      idFilterPath(s.file),
+      textIndexPath(s.file),
+      tokenIndexPath(s.file),
+      childIndexPath(s.file),
+    ]),
   );
   const walk = (d: string): boolean => {
     let empty = true;

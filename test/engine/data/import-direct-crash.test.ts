@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import { ROOT } from '../../../scripts/binary/config.js';
 import { TraceStore } from '../../../src/engine/trace-store.js';
 import { idsPath } from '../../../src/storage/segments/segments.js';
+import { idFilterPath } from '../../../src/storage/indexes/id-filter.js';
 import { textIndexPath } from '../../../src/storage/indexes/text-index.js';
 import { childIndexPath } from '../../../src/storage/indexes/child-index.js';
 import { loadManifest } from '../../../src/storage/manifest/manifest.js';
@@ -116,6 +117,7 @@ test('SIGKILL at any fsync of a direct import leaves all of it or none, and no s
         loadManifest(dir).segments.flatMap((g) => [
           g.file,
           relative(dir, idsPath(join(dir, g.file))),
+          relative(dir, idFilterPath(join(dir, g.file))),
           relative(dir, textIndexPath(join(dir, g.file))),
           relative(dir, childIndexPath(join(dir, g.file))),
         ]),

@@ -1,143 +1,157 @@
-// Guarantees of the id index's packed form (src/storage/indexes/id-index.ts): every stored hash is found, an
-// absent hash is reported only when the 32 + bits compared bits all agree with a stored one (so the
-// caller's DuckDB check runs about never), and the index stays right across removals and rebuilds of
-// its Bloom filter.
+// Guarantees of the id index (src/storage/indexes/id-index.ts, id-filter.ts, ids-file.ts): a segment's
+// filter passes every hash it was built from and few others, survives its file's round trip, and the
+// index's answers over real `.ids` files searched in place are exactly those of a Set of the ids.
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { idHash, IdBloom, PackedHashes, SealedIdIndex, sortedHashes } from '../../../src/storage/indexes/id-index.js';
+import { FENCE_STEP, IdFilter, readIdFilter, writeIdFilter } from '../../../src/storage/indexes/id-filter.js';
+import { idHash, SealedIdIndex, sortedHashes } from '../../../src/storage/indexes/id-index.js';
+import { IdsFile } from '../../../src/storage/indexes/ids-file.js';
+import { tempDir } from '../../support/helpers.js';
 import { Rng } from '../../support/fuzz/rng.js';
 
 const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 
-/** The bits a PackedHashes of `bits` bucket bits compares: the top 32 + bits of the 53. */
-const compared = (h: number, bits: number) => Math.floor(h / 2 ** (21 - bits));
+/** A segment's `.ids` file and filter written under `dir`, as a seal writes them. */
+function segment(dir: string, key: string, names: readonly string[]) {
+  const hashes = sortedHashes(names);
+  const path = join(dir, `${key.replace(/\W/g, '_')}.ids`);
+  writeFileSync(path, hashes);
+  return { key, partition: key, filter: IdFilter.of(hashes), ids: path, names };
+}
 
-test('packed hashes find every stored hash and no absent one whose compared bits differ', () => {
-  for (const n of [0, 1, 7, 100, 5_000, 70_000]) {
-    const present = sortedHashes(ids(`p${n}`, n));
-    const packed = new PackedHashes(present);
-    assert.equal(packed.length, n);
-    for (const h of present) assert.ok(packed.has(h), `stored hash ${h} of ${n} not found`);
-    const keys = new Set(Array.from(present, (h) => compared(h, packed.bits)));
-    let falseHits = 0;
-    for (const id of ids(`absent${n}`, 5_000)) {
-      const h = idHash(id);
-      const expected = keys.has(compared(h, packed.bits));
-      assert.equal(packed.has(h), expected, `absent ${id} in a set of ${n}`);
-      if (expected) falseHits++;
-    }
-    assert.equal(falseHits, 0);
-    // Fewer bytes than the 8 of a Float64 per hash (a handful of bytes of offsets for tiny sets).
-    if (n >= 100) assert.ok(packed.bytes < n * 5, `${packed.bytes} bytes for ${n} hashes`);
+test('a filter passes every hash it holds and about 1% of others (10 bits a key)', () => {
+  for (const n of [0, 1, 100, 5_000, 200_000]) {
+    const held = sortedHashes(ids(`f${n}`, n));
+    const filter = IdFilter.of(held);
+    assert.equal(filter.count, n);
+    for (const h of held) assert.ok(filter.has(h), `held hash ${h} of ${n}`);
+    if (n < 5_000) continue;
+    let maybe = 0;
+    const asked = 100_000;
+    for (let i = 0; i < asked; i++) if (filter.has(idHash(`absent-${n}-${i}`))) maybe++;
+    // An ideal 7-probe filter at 10 bits a key: 0.8%; 64-byte blocks cost a little more. A filter
+    // with every bit set (or probes that ignore the hash) would pass nearly everything.
+    assert.ok(maybe / asked < 0.02, `false positive rate ${maybe / asked} at ${n}`);
+    assert.ok(filter.bytes < n * 1.4, `${filter.bytes} bytes for ${n} ids`);
   }
 });
 
-test('hashes at the edges of the 53-bit range and equal in their compared bits are found', () => {
-  const rng = new Rng(17);
-  const edge = [0, 1, 2 ** 21 - 1, 2 ** 21, 2 ** 32, 2 ** 53 - 1, 2 ** 52, 2 ** 53 - 2 ** 21];
-  const random = Array.from({ length: 3_000 }, () => Math.floor(rng.next() * 2 ** 32) * 2 ** 21 + rng.int(0, 2 ** 21 - 1));
-  const sorted = Float64Array.from([...edge, ...random]).sort();
-  const packed = new PackedHashes(sorted);
-  for (const h of sorted) assert.ok(packed.has(h), `hash ${h}`);
-  // A hash sharing a stored one's compared bits is a candidate (the caller confirms it): never missed.
-  const twin = Math.floor(edge[5]! / 2 ** (21 - packed.bits)) * 2 ** (21 - packed.bits);
-  assert.ok(packed.has(twin));
+test("a filter's file gives back the same filter; a truncated or foreign file is no filter", (t) => {
+  const dir = tempDir(t);
+  const held = sortedHashes(ids('rt', 3_000));
+  const filter = IdFilter.of(held);
+  const seg = join(dir, 'seg-1.parquet');
+  writeIdFilter(seg, filter);
+  const back = readIdFilter(seg)!;
+  assert.ok(back);
+  assert.equal(back.count, 3_000);
+  assert.deepEqual([...back.fences], [...filter.fences]);
+  assert.deepEqual([...back.bits], [...filter.bits]);
+  const bytes = filter.encode();
+  assert.equal(IdFilter.decode(bytes.subarray(0, bytes.length - 1)), null, 'truncated');
+  const foreign = bytes.slice();
+  foreign[0] = 0;
+  assert.equal(IdFilter.decode(foreign), null, 'wrong magic');
+  // An unaligned copy (a small file read into a shared pool) decodes too.
+  const shifted = new Uint8Array(bytes.length + 3);
+  shifted.set(bytes, 3);
+  assert.deepEqual([...IdFilter.decode(shifted.subarray(3))!.bits], [...filter.bits]);
+  assert.equal(readIdFilter(join(dir, 'none.parquet')), null);
 });
 
-test('the index finds ids across segments, forgets removed ones and survives Bloom rebuilds', () => {
+test('the .ids file searched in place finds every stored hash, at block edges too, and no other', (t) => {
+  const dir = tempDir(t);
+  const rng = new Rng(17);
+  // Edges of the 53-bit range plus random hashes: several blocks, a partial last one.
+  const edge = [0, 1, 2 ** 21, 2 ** 53 - 2, 2 ** 53 - 1];
+  const random = Array.from({ length: FENCE_STEP * 5 + 37 }, () => Math.floor(rng.next() * 2 ** 32) * 2 ** 21 + rng.int(0, 2 ** 21 - 1));
+  const sorted = Float64Array.from(new Set([...edge, ...random])).sort();
+  const path = join(dir, 'a.ids');
+  writeFileSync(path, sorted);
+  const file = new IdsFile(path, IdFilter.of(sorted));
+  const held = new Set(sorted);
+  for (const h of sorted) assert.ok(file.has(h), `stored ${h}`);
+  // Neighbours of every stored hash (just below and above a fence included) are absent.
+  for (const h of sorted) {
+    for (const d of [-1, 1]) if (!held.has(h + d) && h + d >= 0) assert.equal(file.has(h + d), false, `absent ${h + d}`);
+  }
+  file.close();
+  const empty = join(dir, 'e.ids');
+  writeFileSync(empty, new Float64Array(0));
+  assert.equal(new IdsFile(empty, IdFilter.of(new Float64Array(0))).has(5), false);
+});
+
+test("the index's candidates are exactly the segments whose ids hold the asked one, per run prefix", (t) => {
+  const dir = tempDir(t);
   const index = new SealedIdIndex();
-  const segs = Array.from({ length: 6 }, (_, i) => ({
-    key: `records/p/r${i % 2}/seg-${i}.parquet`,
-    partition: `records/p/r${i % 2}/seg-${i}.parquet`,
-    names: ids(`s${i}`, 40_000),
-  }));
-  // 240k hashes: the 64k-key filter is rebuilt (from the packed hashes) several times on the way.
-  for (const s of segs) index.add({ key: s.key, partition: s.partition, hashes: sortedHashes(s.names) });
-  assert.equal(index.size, 240_000);
-  for (const s of segs)
-    for (const id of s.names.filter((_, i) => i % 97 === 0))
-      assert.deepEqual(index.candidates(id, s.key.slice(0, 'records/p/r0'.length)), [s.key]);
-  // Another run's prefix does not see them.
-  assert.deepEqual(index.candidates(segs[0]!.names[0]!, 'records/p/r1'), []);
-  let hits = 0;
-  for (const id of ids('new', 20_000)) hits += index.candidates(id, 'records/p/').length;
-  assert.equal(hits, 0);
+  const segs = Array.from({ length: 6 }, (_, i) => segment(dir, `records/p/r${i % 2}/seg-${i}.parquet`, ids(`s${i}`, 20_000)));
+  // An id kept by two segments of one run (a replaced version not yet merged away).
+  const shared = segment(dir, 'records/p/r0/seg-9.parquet', [segs[0]!.names[7]!, 'only-9']);
+  for (const s of [...segs, shared]) index.add(s);
+  assert.equal(index.size, 6 * 20_000 + 2);
+  const sets = [...segs, shared].map((s) => ({ key: s.key, set: new Set(s.names) }));
+  const expected = (id: string, prefix: string) =>
+    sets
+      .filter((s) => s.key.startsWith(prefix) && s.set.has(id))
+      .map((s) => s.key)
+      .sort();
+  const asked = [...segs.flatMap((s) => s.names.filter((_, i) => i % 53 === 0)), ...ids('new', 30_000), 'only-9'];
+  for (const prefix of ['records/p/r0', 'records/p/r1', 'records/p/']) {
+    for (const id of asked) assert.deepEqual(index.candidates(id, prefix).sort(), expected(id, prefix), `${id} under ${prefix}`);
+  }
+  assert.deepEqual(index.candidates(segs[0]!.names[7]!, 'records/p/r0').sort(), [segs[0]!.key, shared.key].sort());
   index.remove(segs[0]!.key);
-  assert.equal(index.size, 200_000);
+  assert.equal(index.size, 5 * 20_000 + 2);
   assert.deepEqual(index.candidates(segs[0]!.names[5]!, 'records/p/'), []);
   // Adding a key again replaces it (size counts it once).
-  index.add({ key: segs[1]!.key, partition: segs[1]!.partition, hashes: sortedHashes(segs[1]!.names) });
-  assert.equal(index.size, 200_000);
-  assert.ok(index.bytes < 200_000 * 8);
+  index.add(segment(dir, segs[1]!.key, segs[1]!.names));
+  assert.equal(index.size, 5 * 20_000 + 2);
+  assert.ok(index.bytes < index.size * 1.4, `${index.bytes} bytes in memory for ${index.size} ids`);
+  index.close();
+  assert.equal(index.size, 0);
 });
 
-test('mayHoldAny names the segments holding one of the hashes, none for new ids, and keeps segments it does not index', () => {
+test('mayHoldAny names the segments holding one of the hashes, none for new ids, and keeps segments it does not index', (t) => {
+  const dir = tempDir(t);
   const index = new SealedIdIndex();
-  const a = ids('a', 20_000);
-  const b = ids('b', 20_000);
-  index.add({ key: 'A', partition: 'A', hashes: sortedHashes(a) });
-  index.add({ key: 'B', partition: 'B', hashes: sortedHashes(b) });
+  const a = segment(dir, 'A', ids('a', 20_000));
+  const b = segment(dir, 'B', ids('b', 20_000));
+  index.add(a);
+  index.add(b);
   assert.deepEqual([...index.mayHoldAny(['A', 'B'], sortedHashes(ids('new', 50_000)))], []);
-  assert.deepEqual([...index.mayHoldAny(['A', 'B'], sortedHashes([...ids('new', 1_000), b[12_345]!]))], ['B']);
-  assert.deepEqual(new Set(index.mayHoldAny(['A', 'B'], sortedHashes([a[0]!, b[19_999]!]))), new Set(['A', 'B']));
+  assert.deepEqual([...index.mayHoldAny(['A', 'B'], sortedHashes([...ids('new', 1_000), b.names[12_345]!]))], ['B']);
+  assert.deepEqual(new Set(index.mayHoldAny(['A', 'B'], sortedHashes([a.names[0]!, b.names[19_999]!]))), new Set(['A', 'B']));
   // Only the keys asked about, and one the index has never seen stays in (nothing is known of it).
-  assert.deepEqual(new Set(index.mayHoldAny(['B', 'C'], sortedHashes([a[0]!]))), new Set(['C']));
+  assert.deepEqual(new Set(index.mayHoldAny(['B', 'C'], sortedHashes([a.names[0]!]))), new Set(['C']));
   index.remove('B');
-  assert.deepEqual(new Set(index.mayHoldAny(['A', 'B'], sortedHashes([b[5]!]))), new Set(['B']), 'a removed segment is unknown again');
+  assert.deepEqual(
+    new Set(index.mayHoldAny(['A', 'B'], sortedHashes([b.names[5]!]))),
+    new Set(['B']),
+    'a removed segment is unknown again',
+  );
+  index.close();
 });
 
-test('the id filter finds every key it holds and answers "maybe" for few others, at its fullest (10 bits a key)', () => {
-  // Capacity 2^20 gives 2^20 * 10 bits rounded up to a power of two words: 16M bits. Fill it to 10
-  // bits a key, the point where the index rebuilds it bigger.
-  const bloom = new IdBloom(1 << 20);
-  const keys = (bloom.bits.length * 32) / 10;
-  const top = (i: number) => Math.floor(idHash(`k-${i}`) / 0x200000);
-  for (let i = 0; i < keys; i++) bloom.add(top(i));
-  for (let i = 0; i < keys; i += 7) assert.ok(bloom.has(top(i)), `key ${i}`);
-  let maybe = 0;
-  const asked = 200_000;
-  for (let i = 0; i < asked; i++) if (bloom.has(Math.floor(idHash(`absent-${i}`) / 0x200000))) maybe++;
-  // An ideal filter with 7 bits and 10 bits a key answers "maybe" 0.8% of the time; blocks of 512
-  // bits cost a little more. Every bit set in one place would answer "maybe" almost always.
-  assert.ok(maybe / asked < 0.02, `false positive rate ${maybe / asked}`);
-});
-
-test('the filter grows in slices, a turn of the event loop each, and answers right while it does', async () => {
-  const index = new SealedIdIndex();
-  const segs = Array.from({ length: 4 }, (_, i) => ({ key: `records/p/r/seg-${i}.parquet`, names: ids(`g${i}`, 100_000) }));
-  for (const s of segs) index.add({ key: s.key, partition: s.key, hashes: sortedHashes(s.names) });
-  // 400k keys outgrew the first filter (65,536 keys at 10 bits): a bigger one is being filled.
-  assert.ok(index.growing);
-  const before = index.bytes;
-  for (const s of segs) assert.deepEqual(index.candidates(s.names[17]!, 'records/p/'), [s.key]);
-  let turns = 0;
-  while (index.growing) {
-    await new Promise((r) => setImmediate(r));
-    turns++;
-    // Between slices: every held id is still found, new ones are not.
-    const s = segs[turns % 4]!;
-    assert.deepEqual(index.candidates(s.names[turns]!, 'records/p/'), [s.key]);
-    assert.deepEqual(index.candidates(`new-${turns}`, 'records/p/'), []);
+test('a sorted batch merged with an .ids file of several chunks meets it exactly when it shares a hash', (t) => {
+  const dir = tempDir(t);
+  const rng = new Rng(5);
+  // Three 1 MiB chunks and a part, of even hashes: odd ones are certainly absent.
+  const stored = Float64Array.from({ length: 300_000 }, () => 2 * Math.floor(rng.next() * 2 ** 51)).sort();
+  const path = join(dir, 'big.ids');
+  writeFileSync(path, stored);
+  const file = new IdsFile(path, IdFilter.of(stored));
+  const odd = (n: number) => Float64Array.from({ length: n }, () => 2 * Math.floor(rng.next() * 2 ** 51) + 1);
+  for (const n of [1, 10, 5_000, 400_000]) {
+    const absent = odd(n).sort();
+    assert.equal(file.meetsAny(absent), false, `${n} absent hashes`);
+    // One stored hash from each region (first, each chunk's edges, last) makes it meet.
+    for (const at of [0, 131_071, 131_072, 262_144, 299_999]) {
+      const batch = Float64Array.from([...absent, stored[at]!]).sort();
+      assert.equal(file.meetsAny(batch), true, `${n} absent and stored[${at}]`);
+    }
   }
-  assert.ok(turns >= 4, `filled in ${turns} turns`);
-  assert.ok(index.bytes > before);
-  for (const s of segs) for (const id of s.names.filter((_, i) => i % 101 === 0)) assert.ok(index.maybe(id), id);
-  let maybe = 0;
-  for (const id of ids('absent', 50_000)) if (index.maybe(id)) maybe++;
-  // The grown filter holds 400k keys at 10 bits or more each (the first one held them at under 3).
-  assert.ok(maybe / 50_000 < 0.02, `false positive rate ${maybe / 50_000}`);
-});
-
-test('segments added without filling the filter are found before and after one refill', () => {
-  const index = new SealedIdIndex();
-  const segs = Array.from({ length: 3 }, (_, i) => ({ key: `records/p/r/seg-${i}.parquet`, names: ids(`f${i}`, 50_000) }));
-  for (const s of segs) index.add({ key: s.key, partition: s.key, hashes: sortedHashes(s.names) }, false);
-  assert.ok(!index.growing);
-  for (const s of segs) assert.deepEqual(index.candidates(s.names[3]!, 'records/p/'), [s.key]);
-  index.refill();
-  for (const s of segs)
-    for (const id of s.names.filter((_, i) => i % 97 === 0)) assert.deepEqual(index.candidates(id, 'records/p/'), [s.key]);
-  let maybe = 0;
-  for (const id of ids('absent', 50_000)) if (index.maybe(id)) maybe++;
-  assert.ok(maybe / 50_000 < 0.01, `false positive rate ${maybe / 50_000}`);
+  assert.equal(file.meetsAny(new Float64Array(0)), false);
+  file.close();
 });
