@@ -17,7 +17,7 @@
 import type { Measure, MeasureOp } from './aggregate-request.js';
 import type { GroupBy } from './aggregate-request.js';
 import { compileFilter } from './compile-filter.js';
-import { aggregateSource, type PlanInput, type TimeWindow } from './plan.js';
+import { aggregateSource, type AggregateSource, type PlanInput, type Planned, type TimeWindow } from './plan.js';
 import { ident, joinSql, param, raw, sql, type Sql } from './sql.js';
 
 const QUANTILE: Partial<Record<MeasureOp, number>> = { p50: 0.5, p90: 0.9, p95: 0.95, p99: 0.99 };
@@ -43,8 +43,13 @@ export function measuredMetrics(measures: readonly Measure[]): string[] {
   return [...names];
 }
 
-export function aggregateQuery(input: PlanInput, a: AggregatePlanInput): Sql {
+/** The statement, and the metrics it rolls up from descendants (for the plan's report of its steps). */
+export function aggregateQuery(input: PlanInput, a: AggregatePlanInput): Planned {
   const src = aggregateSource(input, [...measuredMetrics(a.measures), ...filterMetrics(a.measures)], a.window);
+  return { sql: aggregateSql(src, a), rolled: [...src.rolled] };
+}
+
+function aggregateSql(src: AggregateSource, a: AggregatePlanInput): Sql {
   const ctx = { metric: (name: string) => src.metric(name) };
   const inner: Sql[] = [];
   a.groups.forEach((g, i) => {
@@ -69,11 +74,14 @@ export function aggregateQuery(input: PlanInput, a: AggregatePlanInput): Sql {
   if (columnKeys.length === 0) return sql`${grouped} ORDER BY ${joinSql(timeOrder)}`;
   // The column groups with the most records first (ties by value), ranked once per group: only the
   // first `limit` stay, and `groups` says how many there were.
+  // The groups are materialized once: without it DuckDB plans the partition sum as a join of the
+  // grouping with itself and reads the records twice.
   const byKeys = joinSql(columnKeys.map((k) => sql`${k} ASC NULLS LAST`));
-  const totals = sql`SELECT *, sum(n) OVER (PARTITION BY ${joinSql(columnKeys)}) AS total FROM (${grouped})`;
+  const totals = sql`SELECT *, sum(n) OVER (PARTITION BY ${joinSql(columnKeys)}) AS total FROM g`;
   const ranked = sql`SELECT *, dense_rank() OVER (ORDER BY total DESC, ${byKeys}) AS rk FROM (${totals})`;
   const counted = sql`SELECT *, max(rk) OVER () AS groups FROM (${ranked})`;
-  return sql`SELECT * EXCLUDE (rk, n) FROM (${counted}) WHERE rk <= ${a.limit} ORDER BY ${joinSql([...timeOrder, raw('rk')])}`;
+  const order = joinSql([...timeOrder, raw('rk')]);
+  return sql`WITH g AS MATERIALIZED (${grouped}) SELECT * EXCLUDE (rk, n) FROM (${counted}) WHERE rk <= ${a.limit} ORDER BY ${order}`;
 }
 
 /** The matching records' created_at range (epoch µs `lo`, `hi`): where `auto` buckets are chosen without bounds. */

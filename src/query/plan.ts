@@ -40,6 +40,11 @@ export interface PlanInput {
   readonly facts?: DataFacts;
   /** Metrics some descendant record carries (from segment statistics); others roll up to nothing. */
   readonly descendantMetrics?: ReadonlySet<string>;
+  /**
+   * Metrics every record of the level holds a value of (from segment statistics): the value shown is
+   * the record's own wherever it is read, so no roll-up of them is computed.
+   */
+  readonly ownEverywhere?: ReadonlySet<string>;
 }
 
 /**
@@ -119,9 +124,11 @@ function skeleton(
   const joins: Sql[] = [];
   const metricSql = new Map<string, Sql>();
   let recursive = false;
-  // A metric no descendant carries rolls up to nothing; a matching span without children has only its
-  // own value. Either way the roll-up (a recursive climb or a join) cannot change the answer.
+  // A metric no descendant carries rolls up to nothing; one every record holds is never read from its
+  // roll-up; a matching span without children has only its own value. Either way the roll-up (a
+  // recursive climb or a join) cannot change the answer.
   const own = new Set(input.descendantMetrics ? names.filter((n) => !input.descendantMetrics!.has(n)) : []);
+  for (const n of names) if (input.ownEverywhere?.has(n)) own.add(n);
   if (input.level === 'span') {
     const skip = metricsWithoutRollUp(input.filter, input.facts);
     // A sorted or measured metric is read on every matching row: its roll-up can go only when no
@@ -143,27 +150,34 @@ function skeleton(
       input.level === 'span' ? 'id, parent_id, trace_id, has_children' : input.level === 'trace' ? 'trace_id' : 'session_id',
     );
     ctes.push(sql`d AS (SELECT ${links}, ${joinSql(rolled.map((n) => ident(d.metricColumn(n))))} FROM ${d.sql})`);
+    // Every rolled metric in one pass: one climb (or one grouping) carrying a value column each, and
+    // one join. A row goes along when any of its values is set; each aggregate skips the others' nulls.
+    const vals = rolled.map((n) => sql`d.${ident(d.metricColumn(n))}`);
+    const vs = rolled.map((_, i) => ident(`v${i}`));
+    const anySet = joinSql(
+      vals.map((v) => sql`${v} IS NOT NULL`),
+      ' OR ',
+    );
+    const aggs = (cols: readonly Sql[]) =>
+      joinSql(rolled.map((name, i) => sql`${AGGREGATE[input.rollUp(name)](cols[i]!)} FILTER (WHERE ${cols[i]!} IS NOT NULL) AS ${vs[i]!}`));
     if (input.level === 'span') {
-      // The climb only ever steps through spans that have children and hang under another span.
+      // Every own value climbs to each span ancestor (a span's parent is a span unless it is the trace);
+      // the climb only ever steps through spans that have children and hang under another span.
+      recursive = true;
       ctes.push(sql`par AS (SELECT id, parent_id FROM d WHERE has_children AND parent_id <> trace_id)`);
+      const carried = joinSql(vs.map((v) => sql`up.${v}`));
+      const climb = sql`UNION ALL SELECT p.parent_id, ${carried} FROM up JOIN par p ON p.id = up.anc`;
+      ctes.push(
+        sql`up(anc, ${joinSql(vs)}) AS (SELECT d.parent_id, ${joinSql(vals)} FROM d WHERE (${anySet}) AND d.parent_id <> d.trace_id ${climb})`,
+      );
+      ctes.push(sql`ru AS (SELECT anc AS id, ${aggs(vs)} FROM up GROUP BY anc)`);
+    } else {
+      const group = raw(input.level === 'trace' ? 'd.trace_id' : 'd.session_id');
+      ctes.push(sql`ru AS (SELECT ${group} AS id, ${aggs(vals)} FROM d WHERE ${anySet} GROUP BY ${group})`);
     }
+    joins.push(raw('LEFT JOIN ru ON ru.id = r.id'));
     rolled.forEach((name, i) => {
-      const v = sql`d.${ident(d.metricColumn(name))}`;
-      const agg = AGGREGATE[input.rollUp(name)];
-      const up = ident(`up${i}`);
-      const ru = ident(`ru${i}`);
-      if (input.level === 'span') {
-        // Every own value climbs to each span ancestor (a span's parent is a span unless it is the trace).
-        recursive = true;
-        const climb = sql`UNION ALL SELECT p.parent_id, ${up}.v FROM ${up} JOIN par p ON p.id = ${up}.anc`;
-        ctes.push(sql`${up}(anc, v) AS (SELECT d.parent_id, ${v} FROM d WHERE ${v} IS NOT NULL AND d.parent_id <> d.trace_id ${climb})`);
-        ctes.push(sql`${ru} AS (SELECT anc AS id, ${agg(raw('v'))} AS v FROM ${up} GROUP BY anc)`);
-      } else {
-        const group = raw(input.level === 'trace' ? 'd.trace_id' : 'd.session_id');
-        ctes.push(sql`${ru} AS (SELECT ${group} AS id, ${agg(v)} AS v FROM d WHERE ${v} IS NOT NULL GROUP BY ${group})`);
-      }
-      joins.push(sql`LEFT JOIN ${ru} ON ${ru}.id = r.id`);
-      metricSql.set(name, sql`coalesce(${ownColumn(name)}, ${ru}.v)`);
+      metricSql.set(name, sql`coalesce(${ownColumn(name)}, ru.${vs[i]!})`);
     });
   }
   const ctx = {
@@ -245,7 +259,7 @@ export function pageKeysQuery(
   // result column): the page shows them without a second roll-up over the page's traces.
   const rolledMetrics = new Map(s.rolled.map((n, i) => [n, `rv${i}`]));
   s.rolled.forEach((_, i) => {
-    also.push(sql`, ${ident(`ru${i}`)}.v AS ${ident(`rv${i}`)}`);
+    also.push(sql`, ru.${ident(`v${i}`)} AS ${ident(`rv${i}`)}`);
   });
   // Without `locators` (a page shown from this query alone, fetching nothing) seq and created_at are
   // not decoded for every row the query looks at.

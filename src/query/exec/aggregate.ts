@@ -18,6 +18,7 @@ import {
   type Interval,
 } from '../aggregate-request.js';
 import type { Level } from '../columns.js';
+import { metricsOf } from '../filter-ast.js';
 import { columnsOf } from '../match-facts.js';
 import type { PlanInput, TimeWindow } from '../plan.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
@@ -48,9 +49,9 @@ export async function aggregate(
   let interval: Interval | undefined;
   if (time?.kind === 'time') {
     if (time.interval === 'auto' && (range.from === null || range.to === null)) {
-      const r = (await cx.db.all(timeRangeQuery(plan, window)))[0];
-      if (r?.['lo'] === null || r?.['lo'] === undefined) return { rows: [], interval: '1h' };
-      range = { from: range.from ?? Number(r['lo']), to: range.to ?? Number(r['hi']) };
+      const r = await matchRange(cx, snap, level, scope, plan, q, window);
+      if (r === null) return { rows: [], interval: '1h' };
+      range = { from: range.from ?? r.lo, to: range.to ?? r.hi };
     }
     interval = time.interval === 'auto' ? autoInterval(range.from!, range.to!) : time.interval;
     if (range.from !== null && range.to !== null) checkBuckets(bucketCount(range.from, range.to, INTERVALS[interval]), timeAt, interval);
@@ -58,8 +59,9 @@ export async function aggregate(
   const stepUs = interval ? INTERVALS[interval] : null;
   const statement = aggregateQuery(plan, { groups: q.groups, measures: q.measures, limit: q.limit, stepUs, window });
   const started = performance.now();
-  const raw = await cx.db.all(statement);
-  cx.onPlan?.([`aggregate (${(performance.now() - started).toFixed(0)} ms)`]);
+  const raw = await cx.db.all(statement.sql);
+  const rolled = statement.rolled.length > 0 ? `, rolling up ${statement.rolled.join(', ')}` : '';
+  cx.onPlan?.([`aggregate${rolled} (${(performance.now() - started).toFixed(0)} ms)`]);
   const truncated = raw.length > 0 && raw[0]!['groups'] !== undefined && Number(raw[0]!['groups']) > q.limit;
   let rows = raw.map((r) => shapeRow(r, q));
   if (time && stepUs !== null) rows = fillBuckets(rows, q, timeAt, stepUs, range);
@@ -70,8 +72,12 @@ export async function aggregate(
   };
 }
 
-/** The plan over the level's records with the request's filter; facts about spans where they can spare a roll-up. */
+/**
+ * The plan over the level's records with the request's filter, and what the stored records say can
+ * spare a roll-up: metrics every record holds (then read as they are), and facts about spans.
+ */
 async function planOf(cx: ExecContext, snap: Snapshot, level: Level, scope: RunScope, q: AggregateQuery): Promise<PlanInput> {
+  const descendantMetrics = snap.metricNames(scopeOf(scope, DESCENDANTS[level]));
   const plan: PlanInput = {
     level,
     base: (metrics, text, created) => snap.source(scopeOf(scope, KINDS[level]), metrics, text, created),
@@ -79,13 +85,57 @@ async function planOf(cx: ExecContext, snap: Snapshot, level: Level, scope: RunS
     filter: q.filter,
     sort: null,
     rollUp: cx.rollUp,
-    descendantMetrics: snap.metricNames(scopeOf(scope, DESCENDANTS[level])),
+    descendantMetrics,
   };
-  const metrics = measuredMetrics(q.measures);
-  if (level !== 'span' || (metrics.length === 0 && q.measures.every((m) => m.filter === null) && q.filter === null)) return plan;
+  // Only metrics a descendant carries could roll up at all.
+  const read = new Set([...measuredMetrics(q.measures), ...metricsOf(q.filter)]);
+  for (const m of q.measures) for (const n of metricsOf(m.filter)) read.add(n);
+  const rollable = [...read].filter((n) => descendantMetrics.has(n));
+  const ownEverywhere = rollable.length > 0 ? await cx.ownValues.full(snap, scopeOf(scope, KINDS[level]), rollable) : undefined;
+  const withOwn = ownEverywhere ? { ...plan, ownEverywhere } : plan;
+  if (level !== 'span' || rollable.every((n) => ownEverywhere?.has(n))) return withOwn;
   const columns = columnsOf(q.filter);
   for (const m of q.measures) columnsOf(m.filter, columns);
-  return { ...plan, facts: await cx.facts.facts(snap, scopeOf(scope, ['span']), columns) };
+  return { ...withOwn, facts: await cx.facts.facts(snap, scopeOf(scope, ['span']), columns) };
+}
+
+/**
+ * The matching records' created_at range. Without a filter, segments holding no dead row and no
+ * expired one answer from the range their manifest entry keeps, and only rows in memory are read.
+ */
+async function matchRange(
+  cx: ExecContext,
+  snap: Snapshot,
+  level: Level,
+  scope: RunScope,
+  plan: PlanInput,
+  q: AggregateQuery,
+  window: TimeWindow | null,
+): Promise<{ lo: number; hi: number } | null> {
+  const kinds = scopeOf(scope, KINDS[level]);
+  const segments = snap.segmentsFor(kinds).filter((s) => s.rows > 0);
+  const clean = snap.deadFreeFiles();
+  const known =
+    q.filter === null &&
+    window === null &&
+    snap.cutoffs(scope.projectId, scope.runId).size === 0 &&
+    segments.every((s) => clean.has(s.file));
+  const read = known
+    ? {
+        ...plan,
+        base: (metrics: readonly string[]) => snap.source(kinds, metrics, [], null, { files: new Set(), only: true, memory: true }),
+      }
+    : plan;
+  const r = (await cx.db.all(timeRangeQuery(read, window)))[0];
+  let lo = r?.['lo'] === null || r?.['lo'] === undefined ? null : Number(r['lo']);
+  let hi = lo === null ? null : Number(r!['hi']);
+  if (known) {
+    for (const s of segments) {
+      lo = lo === null ? s.min_created_us : Math.min(lo, s.min_created_us);
+      hi = hi === null ? s.max_created_us : Math.max(hi, s.max_created_us);
+    }
+  }
+  return lo === null || hi === null ? null : { lo, hi };
 }
 
 /** The filter's created_at bounds as a window: segments wholly outside them are not read. */

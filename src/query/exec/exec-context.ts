@@ -5,6 +5,7 @@ import type { SqlRunner } from '../../db/database.js';
 import type { MetricInfo, RollUpMethod } from '../columns.js';
 import type { SegmentCounts } from './count-cache.js';
 import type { DataFactsCache } from './data-facts.js';
+import type { OwnValueFacts } from './own-values.js';
 import type { DerivedStatuses } from './derived-statuses.js';
 import type { PageKeySettings } from './page-keys.js';
 
@@ -18,6 +19,8 @@ export interface ExecContext {
   readonly scorerMetric: (name: string) => boolean;
   /** Facts about the stored spans (data-facts.ts). */
   readonly facts: DataFactsCache;
+  /** The metrics every record of a scope holds (own-values.ts). */
+  readonly ownValues: OwnValueFacts;
   /** How a page's keys are found (page-keys.ts). */
   readonly keys: PageKeySettings;
   /** Each segment's count per filter (count-cache.ts), or null when counts keep none. */

@@ -42,7 +42,10 @@ export function planInput(cx: ExecContext, snap: Snapshot, kind: QueryKind, leve
   };
 }
 
-/** The plan with facts about the stored spans, when they could spare a roll-up (span metrics). */
+/**
+ * The plan with what the stored records say can spare a roll-up: the metrics its filter or sort reads
+ * that every record of the level holds (then read as they are), and facts about spans (span metrics).
+ */
 export async function factPlan(
   cx: ExecContext,
   snap: Snapshot,
@@ -52,6 +55,13 @@ export async function factPlan(
   body: QueryBody,
 ): Promise<PlanInput> {
   const plan = planInput(cx, snap, kind, level, scope, body);
-  if (level !== 'span' || (metricsOf(plan.filter).size === 0 && plan.sort?.column.metric === undefined)) return plan;
-  return { ...plan, facts: await cx.facts.facts(snap, scopeOf(scope, ['span']), columnsOf(plan.filter)) };
+  const read = metricsOf(plan.filter);
+  if (plan.sort?.column.metric !== undefined) read.add(plan.sort.column.metric);
+  if (read.size === 0) return plan;
+  // Only metrics a descendant carries could roll up at all.
+  const rollable = [...read].filter((n) => plan.descendantMetrics?.has(n) !== false);
+  const own = rollable.length > 0 ? await cx.ownValues.full(snap, scopeOf(scope, KINDS[level]), rollable) : new Set<string>();
+  const withOwn = own.size > 0 ? { ...plan, ownEverywhere: own } : plan;
+  if (level !== 'span' || rollable.every((n) => own.has(n))) return withOwn;
+  return { ...withOwn, facts: await cx.facts.facts(snap, scopeOf(scope, ['span']), columnsOf(plan.filter)) };
 }

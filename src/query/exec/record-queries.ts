@@ -18,6 +18,7 @@ import { availableColumns } from './available-columns.js';
 import { count } from './count.js';
 import { SegmentCounts } from './count-cache.js';
 import { DataFactsCache } from './data-facts.js';
+import { OwnValueFacts } from './own-values.js';
 import type { ExecContext } from './exec-context.js';
 import type { PlanEstimate } from './match-estimate.js';
 import type { DerivedStatuses } from './derived-statuses.js';
@@ -62,6 +63,7 @@ export class RecordQueries {
       rollUp,
       scorerMetric: options.scorerMetric ?? (() => false),
       facts: new DataFactsCache(db, records.notedColumns),
+      ownValues: new OwnValueFacts(db),
       keys: {
         db,
         topK: options.metricTopK === false ? null : new TopKCache(db, options.topKRows),

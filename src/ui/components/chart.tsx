@@ -1,6 +1,6 @@
 // A small SVG chart of series over time buckets: bars (stacked when several series), or lines.
 // Hovering a bucket shows its values; clicking one calls onPick (the overview opens the table
-// filtered to it). Each chart exports its data as CSV and itself as SVG. Drawn by hand: the few
+// filtered to it). Each chart exports its data as CSV and itself as SVG or PNG. Drawn by hand: the few
 // shapes the overview needs cost less script than any chart library.
 import { useRef, useState } from 'preact/hooks';
 import { toCsv, type Series } from '../lib/overview.js';
@@ -22,8 +22,8 @@ export interface ChartProps {
   onPick?: (bucket: number, series: string | null) => void;
 }
 
-function download(name: string, type: string, text: string): void {
-  const url = URL.createObjectURL(new Blob([text], { type }));
+function download(name: string, data: Blob): void {
+  const url = URL.createObjectURL(data);
   const a = document.createElement('a');
   a.href = url;
   a.download = name;
@@ -31,6 +31,50 @@ function download(name: string, type: string, text: string): void {
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+/** Style properties the page's stylesheet gives the chart's shapes and text. */
+const DRAWN = ['fill', 'stroke', 'stroke-width', 'font-size', 'font-family', 'opacity'];
+
+/**
+ * The chart as a file of its own: the page's styles written onto each shape (a file does not load
+ * the stylesheet), without the invisible hover targets.
+ */
+function standalone(svg: SVGSVGElement): string {
+  const copy = svg.cloneNode(true) as SVGSVGElement;
+  const from = svg.querySelectorAll('*');
+  const to = copy.querySelectorAll('*');
+  from.forEach((el, i) => {
+    const style = getComputedStyle(el);
+    const target = to[i] as SVGElement;
+    for (const p of DRAWN) target.style.setProperty(p, style.getPropertyValue(p));
+  });
+  for (const hit of copy.querySelectorAll('.chart-hit')) hit.remove();
+  copy.setAttribute('width', String(W));
+  copy.setAttribute('height', String(H));
+  return new XMLSerializer().serializeToString(copy);
+}
+
+/** The chart drawn at twice its size on the card's background, as PNG. */
+async function png(svg: SVGSVGElement): Promise<Blob> {
+  const scale = 2;
+  const img = new Image();
+  await new Promise((resolve, reject) => {
+    img.onload = resolve;
+    img.onerror = () => reject(new Error('the chart could not be drawn'));
+    // A data: URL: the viewer's Content-Security-Policy admits images from data: but not blob:.
+    img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(standalone(svg))}`;
+  });
+  const canvas = document.createElement('canvas');
+  canvas.width = W * scale;
+  canvas.height = H * scale;
+  const ctx = canvas.getContext('2d')!;
+  ctx.fillStyle = getComputedStyle(svg.parentElement ?? svg).backgroundColor || '#fff';
+  ctx.fillRect(0, 0, canvas.width, canvas.height);
+  ctx.drawImage(img, 0, 0, canvas.width, canvas.height);
+  return await new Promise((resolve, reject) =>
+    canvas.toBlob((b) => (b ? resolve(b) : reject(new Error('the chart could not be saved as PNG'))), 'image/png'),
+  );
 }
 
 const fileName = (title: string) => title.toLowerCase().replace(/[^a-z0-9]+/g, '-');
@@ -61,17 +105,28 @@ export function Chart({ title, buckets, series, kind, format, label, onPick }: C
       <figcaption>
         <span class="chart-title">{title}</span>
         <span class="grow" />
-        <button type="button" class="small" onClick={() => download(`${fileName(title)}.csv`, 'text/csv', toCsv(buckets, series))}>
+        <button
+          type="button"
+          class="small"
+          onClick={() => download(`${fileName(title)}.csv`, new Blob([toCsv(buckets, series)], { type: 'text/csv' }))}
+        >
           CSV
         </button>
         <button
           type="button"
           class="small"
-          onClick={() =>
-            svg.current && download(`${fileName(title)}.svg`, 'image/svg+xml', new XMLSerializer().serializeToString(svg.current))
-          }
+          onClick={() => svg.current && download(`${fileName(title)}.svg`, new Blob([standalone(svg.current)], { type: 'image/svg+xml' }))}
         >
           SVG
+        </button>
+        <button
+          type="button"
+          class="small"
+          onClick={() => {
+            if (svg.current) png(svg.current).then((b) => download(`${fileName(title)}.png`, b), console.error);
+          }}
+        >
+          PNG
         </button>
       </figcaption>
       <p class="chart-readout muted" aria-live="polite">

@@ -91,7 +91,7 @@ export function modelsBody(run: Record<string, string>, filters: FilterTree[], i
   };
 }
 
-/** Traces' averages of scorer metrics per bucket, with their p50 / p95 over the whole range. */
+/** Traces' averages of scorer metrics per bucket, or (no interval) their least and greatest values over the whole range. */
 export function metricsBody(run: Record<string, string>, filters: FilterTree[], interval: string | null, metrics: string[]) {
   return {
     ...run,
@@ -100,8 +100,43 @@ export function metricsBody(run: Record<string, string>, filters: FilterTree[], 
     measures: metrics.flatMap((m) =>
       interval
         ? [{ op: 'avg', column_id: `metrics/${m}`, alias: m }]
-        : (['min', 'p50', 'p95', 'max', 'avg'] as const).map((op) => ({ op, column_id: `metrics/${m}`, alias: `${op}:${m}` })),
+        : (['min', 'max'] as const).map((op) => ({ op, column_id: `metrics/${m}`, alias: `${op}:${m}` })),
     ),
+  };
+}
+
+/** Bars of a metric's distribution. */
+export const HISTOGRAM_BINS = 10;
+
+/** A bar of a distribution: values from `lo` up to `hi` (the last bar holds `hi` too). */
+export interface Bin {
+  lo: number;
+  hi: number;
+  last: boolean;
+}
+
+/** `n` bins of equal width from min to max; one bin when every value is the same. */
+export function binsOf(min: number, max: number, n = HISTOGRAM_BINS): Bin[] {
+  if (!(max > min)) return [{ lo: min, hi: max, last: true }];
+  const width = (max - min) / n;
+  return Array.from({ length: n }, (_, k) => ({ lo: min + k * width, hi: k === n - 1 ? max : min + (k + 1) * width, last: k === n - 1 }));
+}
+
+/** The filters holding one bin's values of a metric. */
+export function binFilters(metric: string, bin: Bin): Record<string, unknown>[] {
+  const column_id = `metrics/${metric}`;
+  return [
+    { type: 'number', column_id, operator: 'gte', value: bin.lo },
+    { type: 'number', column_id, operator: bin.last ? 'lte' : 'lt', value: bin.hi },
+  ];
+}
+
+/** Traces per bin of a metric (measures b0, b1, ...): one count each, filtered to its bin. */
+export function histogramBody(run: Record<string, string>, filters: FilterTree[], metric: string, bins: Bin[]): Record<string, unknown> {
+  return {
+    ...run,
+    filter_tree: andOf(filters),
+    measures: bins.map((b, k) => ({ op: 'count', alias: `b${k}`, filters: binFilters(metric, b) })),
   };
 }
 

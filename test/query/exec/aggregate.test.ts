@@ -216,6 +216,28 @@ for (const sealHalf of [false, true]) {
     assert.equal(byTag.rows.length, buckets.size * 3);
   });
 
+  test(`auto buckets span the live records: deleted ones do not stretch the range (${where})`, async (t) => {
+    const { store, projectId, logStreamId } = await seeded(t, sealHalf);
+    const first = ['t0', 't1', 't2', 't3', 't4'];
+    const gone = await store.records.delete('trace', projectId, {
+      log_stream_id: logStreamId,
+      filters: [{ type: 'text', column_id: 'name', operator: 'one_of', value: first }],
+    } as never);
+    assert.equal(gone.deleted, first.length * 3, 'each trace with its two spans');
+    for (const level of ['trace', 'span'] as const) {
+      const got = await store.aggregate(level, projectId, {
+        log_stream_id: logStreamId,
+        group_by: [{ column_id: 'created_at', interval: 'auto' }],
+        measures: [{ op: 'count' }],
+      } as never);
+      assert.equal(got.interval, '5m', `${level}: 5 h 15 min of live records`);
+      assert.equal(got.rows[0]!['created_at'], new Date(BASE + 5 * 60_000).toISOString(), `${level}: from the first live record`);
+      assert.ok(Number(got.rows[0]!['count']) > 0, `${level}: the first bucket holds records`);
+      const total = got.rows.reduce((a, r) => a + Number(r['count']), 0);
+      assert.equal(total, (level === 'trace' ? 1 : 2) * (N - first.length));
+    }
+  });
+
   test(`trace-level metrics read the value search shows, filters apply (${where})`, async (t) => {
     const { store, projectId, logStreamId } = await seeded(t, sealHalf);
     const since = new Date(BASE + 60 * 60_000).toISOString();

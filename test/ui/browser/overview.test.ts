@@ -4,7 +4,10 @@
 // time range kept in the URL; and two runs compared side by side with the API's numbers, the
 // differences marked.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { inflateSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { formatDuration, formatNumber } from '../../../src/ui/lib/format.js';
@@ -136,13 +139,73 @@ describe('a run overview in Chromium', { skip }, () => {
     assert.equal(await text(page, '[data-total="tokens"]'), tokens.toLocaleString('en-US'));
     const legend = await readout('Tokens by model');
     for (const m of MODELS) assert.ok(legend.includes(m), `the legend names ${m}: ${legend}`);
-    // The scorer metric logged on traces gets its chart and its spread.
+    // The scorer metric logged on traces gets its average over time and its distribution: ten bars
+    // from its least value (0) to its greatest (1), each counting the traces within it.
     await page.locator('figure[data-chart="Average helpfulness"]').waitFor();
-    const spread = await aggregate('traces', { measures: [{ op: 'p50', column_id: 'metrics/helpfulness', alias: 'p50' }] });
-    assert.match(await text(page, '[data-spread="helpfulness"]'), new RegExp(`p50 ${String(spread.rows[0]!['p50']).slice(0, 4)}`));
+    const dist = 'Distribution of helpfulness';
+    const bins = await page
+      .locator(`figure[data-chart="${dist}"] rect.chart-hit`)
+      .evaluateAll((rs) => rs.map((r) => r.getAttribute('data-bucket')));
+    assert.deepEqual(bins, ['0–0.1', '0.1–0.2', '0.2–0.3', '0.3–0.4', '0.4–0.5', '0.5–0.6', '0.6–0.7', '0.7–0.8', '0.8–0.9', '0.9–1']);
+    const values = traces().map((t) => (t['metrics'] as { helpfulness: number }).helpfulness);
+    const within = (lo: number, hi: number, last = false) => values.filter((v) => v >= lo && (last ? v <= hi : v < hi)).length;
+    for (const [bin, want] of [
+      ['0–0.1', within(0, 0.1)],
+      ['0.2–0.3', within(0.2, 0.3)],
+      ['0.3–0.4', 0],
+      ['0.9–1', within(0.9, 1, true)],
+    ] as const) {
+      await hoverBucket(dist, bin);
+      await until(async () => (await readout(dist)) === `${bin}: traces ${want}` || (await readout(dist)), `${bin} holds ${want}`);
+    }
+    assert.ok(within(0.9, 1, true) > 0, 'the greatest value is in the last bar');
     await shot(page, 'overview');
     // The whole page, for the README (copied to docs/images by hand when the overview changes).
     await page.screenshot({ path: join(ARTIFACTS, 'overview-full.png'), fullPage: true });
+  });
+
+  test('a chart saves its data as CSV and itself as SVG and PNG, styled as on the page', async () => {
+    await page.goto(`${h.fx.url}${routeUrl(overview())}`);
+    const figure = page.locator('figure[data-chart="Traces"]');
+    await figure.locator('svg').waitFor();
+    const save = async (button: string) => {
+      const [d] = await Promise.all([page.waitForEvent('download'), figure.getByRole('button', { name: button, exact: true }).click()]);
+      return { name: d.suggestedFilename(), bytes: readFileSync((await d.path())!) };
+    };
+    const api = await aggregate('traces', { group_by: [{ column_id: 'created_at', interval: 'auto' }], measures: [{ op: 'count' }] });
+    const csv = await save('CSV');
+    assert.equal(csv.name, 'traces.csv');
+    const lines = csv.bytes.toString().trim().split('\n');
+    assert.equal(lines[0], 'bucket,traces');
+    assert.deepEqual(
+      lines.slice(1),
+      api.rows.map((r) => `${r['created_at']},${r['count']}`),
+      'one line per bucket of the API, its count',
+    );
+
+    const svg = await save('SVG');
+    assert.equal(svg.name, 'traces.svg');
+    const markup = svg.bytes.toString();
+    assert.ok(markup.startsWith('<svg'), markup.slice(0, 40));
+    assert.match(markup, /class="chart-axis"[^>]*style="[^"]*fill: rgb\(/, 'axis labels carry their colour without the stylesheet');
+    assert.ok(!markup.includes('chart-hit'), 'no hover targets in the file');
+
+    const png = await save('PNG');
+    assert.equal(png.name, 'traces.png');
+    assert.equal(png.bytes.subarray(0, 8).toString('hex'), '89504e470d0a1a0a', 'a PNG file');
+    assert.equal(png.bytes.readUInt32BE(16), 1280, 'twice the chart’s width');
+    assert.equal(png.bytes.readUInt32BE(20), 400, 'twice its height');
+    // Not blank: the image data (IDAT chunks, inflated) holds many colours' bytes.
+    const chunks: Buffer[] = [];
+    for (let at = 8; at < png.bytes.length; ) {
+      const length = png.bytes.readUInt32BE(at);
+      if (png.bytes.toString('latin1', at + 4, at + 8) === 'IDAT') chunks.push(png.bytes.subarray(at + 8, at + 8 + length));
+      at += 12 + length;
+    }
+    const pixels = inflateSync(Buffer.concat(chunks));
+    assert.ok(new Set(pixels).size > 20, `drawn, not one flat colour (${new Set(pixels).size} byte values)`);
+    await writeFile(join(ARTIFACTS, 'overview-traces-export.png'), png.bytes);
+    assert.deepEqual(errors, []);
   });
 
   test('clicking a bucket opens the traces table filtered to it, the filter shown', async () => {
@@ -170,6 +233,21 @@ describe('a run overview in Chromium', { skip }, () => {
     assert.equal(await page.locator('table.records tbody tr').count(), busy['count']);
     assert.match(await text(page, '.filter-summary .expr'), /Created/);
     await shot(page, 'overview-bucket-table');
+  });
+
+  test('a bar of a metric’s distribution opens the traces within it', async () => {
+    await page.goto(`${h.fx.url}${routeUrl(overview())}`);
+    const dist = 'Distribution of helpfulness';
+    await page.locator(`figure[data-chart="${dist}"] svg`).waitFor();
+    // The bar lies over the bin's hover target: the click lands on the bar.
+    await page.locator(`figure[data-chart="${dist}"] rect.chart-hit[data-bucket="0.7–0.8"]`).click({ force: true });
+    await page.locator('table.records').waitFor();
+    const leaves = JSON.stringify(JSON.parse(new URL(page.url()).searchParams.get('f')!));
+    assert.match(leaves, /"column_id":"metrics\/helpfulness","operator":"gte","value":0\.7/);
+    assert.match(leaves, /"column_id":"metrics\/helpfulness","operator":"lt","value":0\.8/);
+    const want = traces().filter((t) => (t['metrics'] as { helpfulness: number }).helpfulness === 0.75).length;
+    await until(async () => (await text(page, '.count')) === `${want} traces` || (await text(page, '.count')), 'the bar’s count');
+    assert.deepEqual(errors, []);
   });
 
   test('a model’s part of a stacked bar opens its llm spans; the time range lives in the URL', async () => {

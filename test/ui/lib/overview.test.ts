@@ -4,7 +4,18 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { change, runValues } from '../../../src/ui/lib/compare.js';
-import { bucketFilters, bucketTree, byModel, errorRate, rangeFilters, seriesOf, toCsv } from '../../../src/ui/lib/overview.js';
+import {
+  binFilters,
+  binsOf,
+  bucketFilters,
+  bucketTree,
+  byModel,
+  errorRate,
+  histogramBody,
+  rangeFilters,
+  seriesOf,
+  toCsv,
+} from '../../../src/ui/lib/overview.js';
 
 const B = ['2026-01-01T10:00:00.000Z', '2026-01-01T10:05:00.000Z', '2026-01-01T10:10:00.000Z'];
 
@@ -78,5 +89,29 @@ test('comparison values and differences; CSV quotes what needs quoting', () => {
       { name: 'c', values: [2.5, 3] },
     ]),
     `bucket,"a,""b""",c\n${B[0]},1,2.5\n${B[1]},,3\n`,
+  );
+});
+
+test('a distribution: ten bins of equal width from min to max, the last holding max; one bin when all values are equal', () => {
+  const bins = binsOf(2, 4);
+  assert.equal(bins.length, 10);
+  assert.deepEqual([bins[0]!.lo, bins[9]!.hi], [2, 4]);
+  for (let k = 1; k < bins.length; k++) assert.equal(bins[k]!.lo, bins[k - 1]!.hi, 'no gap and no overlap');
+  assert.deepEqual(
+    binFilters('q', bins[9]!).map((f) => f['operator']),
+    ['gte', 'lte'],
+  );
+  assert.deepEqual(
+    binFilters('q', bins[0]!).map((f) => [f['column_id'], f['operator'], f['value']]),
+    [
+      ['metrics/q', 'gte', 2],
+      ['metrics/q', 'lt', 2.2],
+    ],
+  );
+  assert.deepEqual(binsOf(3, 3), [{ lo: 3, hi: 3, last: true }]);
+  const body = histogramBody({ log_stream_id: 'x' }, [], 'q', bins) as { measures: { op: string; alias: string }[] };
+  assert.deepEqual(
+    body.measures.map((m) => [m.op, m.alias]),
+    bins.map((_, k) => ['count', `b${k}`]),
   );
 });
