@@ -117,9 +117,8 @@ describe('scorers in the viewer, in Chromium', { skip }, () => {
     assert.equal(broken.metric_info.brittle.status_type, 'failed');
 
     // The table: metric columns of enabled scorers, a marker where a record has no value.
-    await page.goto(
-      `${h.fx.url}${routeUrl(spansTable(null, ['type', 'name', 'metrics/bleu', 'metrics/short_answer', 'metrics/brittle', 'metrics/rouge', 'metrics/correctness']))}`,
-    );
+    const columns = ['type', 'name', 'metrics/bleu', 'metrics/short_answer', 'metrics/brittle', 'metrics/rouge', 'metrics/correctness'];
+    await page.goto(`${h.fx.url}${routeUrl(spansTable(null, columns))}`);
     const cell = (span: string, metric: string) =>
       page.getByRole('row', { name: new RegExp(`\\b${span}\\b`) }).locator(`td.col-metrics-${metric}`);
     await cell('second-b', 'brittle').locator('.mstatus-failed').waitFor();
