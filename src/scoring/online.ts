@@ -26,7 +26,7 @@ export interface OnlineOptions {
   batchSize?: number;
   /** Logging quiet for this long (ms) counts as idle (default 250). */
   idleMs?: number;
-  /** Share of the time scoring may take while logging is busy (default 0.1). */
+  /** Share of the time scoring may take while logging is busy (default 0.05: its writes cost CPU beyond it). */
   busyShare?: number;
   /** Seqs one scan step covers (default 20,000; its records are held whole until scored). */
   scanWindow?: number;
@@ -67,7 +67,7 @@ export class OnlineScoring {
       queueLimit: options.queueLimit ?? 50_000,
       batchSize: options.batchSize ?? 1024,
       idleMs: options.idleMs ?? 250,
-      busyShare: options.busyShare ?? 0.1,
+      busyShare: options.busyShare ?? 0.05,
       scanWindow: options.scanWindow ?? SCAN_WINDOW,
     };
   }
