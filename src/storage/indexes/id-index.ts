@@ -6,6 +6,7 @@
 // it in DuckDB.
 import { probe, type IdFilter } from './id-filter.js';
 import { IdsFile } from './ids-file.js';
+import { hasSorted } from './sorted-search.js';
 
 /** 53-bit hash of an id string (two FNV-1a variants), exact as a JS number. */
 export function idHash(id: string): number {
@@ -36,23 +37,6 @@ export function sortedHashes(ids: Iterable<string>): Float64Array {
 
 export function hasHash(sorted: Float64Array, h: number): boolean {
   return hasSorted(sorted, h);
-}
-
-/**
- * Binary search of an ascending array of numbers, or of its slice [from, to) (id hashes here, a
- * packed bucket below, trigram keys in text-index.ts).
- */
-export function hasSorted(sorted: ArrayLike<number>, h: number, from = 0, to = sorted.length): boolean {
-  let lo = from;
-  let hi = to - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    const v = sorted[mid]!;
-    if (v === h) return true;
-    if (v < h) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return false;
 }
 
 export interface IndexedSegment {

@@ -3,6 +3,7 @@
 // Only ids that pass the segment's filter get here: ids already stored, and ~1% of new ones.
 import { closeSync, openSync, readSync } from 'node:fs';
 import { FENCE_STEP, type IdFilter } from './id-filter.js';
+import { hasSorted } from './sorted-search.js';
 
 /** One buffer for every read (lookups are synchronous, so they never overlap), and what it holds. */
 const block = new Float64Array(FENCE_STEP);
@@ -48,16 +49,7 @@ export class IdsFile {
       heldFile = this;
       heldBlock = lo;
     }
-    let a = 0;
-    let b = heldCount - 1;
-    while (a <= b) {
-      const mid = (a + b) >>> 1;
-      const v = block[mid]!;
-      if (v === h) return true;
-      if (v < h) a = mid + 1;
-      else b = mid - 1;
-    }
-    return false;
+    return hasSorted(block, h, 0, heldCount);
   }
 
   /**

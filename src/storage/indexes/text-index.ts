@@ -17,7 +17,7 @@ import type { Connection } from '../../db/database.js';
 import type { TextRequirement } from '../../query/text-needs.js';
 import { crc32, withCrc } from '../crc32.js';
 import { fsyncPathAsync, writeFileAtomic } from '../fs-util.js';
-import { hasSorted } from './id-index.js';
+import { hasSorted } from './sorted-search.js';
 import { encodeTokenIndex, TokenBuilder } from './token-builder.js';
 import { loadTokenIndex, tokenFileRows, type TokenIndex } from './token-index.js';
 import { ident, joinSql, param, sql } from '../../query/sql.js';
