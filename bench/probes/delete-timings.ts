@@ -12,7 +12,7 @@ import { Appender } from '../../src/storage/memtable/appender.js';
 import { MemInserter } from '../../src/storage/memtable/mem-tables.js';
 import { WriteAheadLog } from '../../src/storage/wal/wal.js';
 import { openCopy, type TemplateInfo } from '../peers/store-template.js';
-import { QUESTIONS } from '../workload.js';
+import { QUESTIONS, questionById } from '../workload.js';
 
 const [dataDir, tagList = 'canary,eval'] = process.argv.slice(2);
 if (!dataDir) throw new Error('usage: delete-timings.ts <data-dir> [tags]');
@@ -52,10 +52,35 @@ wrap(
 );
 wrap(Appender.prototype, 'deleteSeqs', (a) => `deleteSeqs total seqs=${(a[0] as unknown[]).length}`);
 
+/** Median wall time (ms) of a few peer questions: asked before and after the deletes, what the dead marks cost reads. */
+async function reads(load: Awaited<ReturnType<typeof openCopy>>): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const id of (process.env['DELETE_TIMINGS_READS'] ?? 'count-tree,page-filtered,rollup-trace').split(',').filter(Boolean)) {
+    const rq = questionById(id);
+    const call = rq.api(rq.variants[0]!);
+    const level = call.level === 'traces' ? 'trace' : 'span';
+    const body = { ...(call.body as object), log_stream_id: load.logStreamId };
+    const ask = () =>
+      call.op === 'count'
+        ? load.store.count(level, load.projectId, body as never)
+        : load.store.partialSearch(level, load.projectId, body as never);
+    await ask();
+    const wall: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const t = performance.now();
+      await ask();
+      wall.push(performance.now() - t);
+    }
+    out[id] = Math.round(wall.sort((a, b) => a - b)[1]!);
+  }
+  return out;
+}
+
 const parent = mkdtempSync(join(dataDir, '..', 'delete-timings-'));
 const load = await openCopy(dataDir, info, parent);
 try {
   const q = QUESTIONS.find((x) => x.id === 'delete-filter')!;
+  process.stdout.write(`reads before: ${JSON.stringify(await reads(load))}\n`);
   for (const tag of tagList.split(',')) {
     const body = { ...q.api(['llm', tag]).body, log_stream_id: load.logStreamId };
     // The count a search finds before the delete: the delete must answer the same.
@@ -83,6 +108,7 @@ try {
     process.stdout.write(`${JSON.stringify(out)}\n`);
     for (const s of mine) process.stdout.write(`  ${String(s.ms).padStart(7)} ms  ${s.step}\n`);
   }
+  process.stdout.write(`reads after: ${JSON.stringify(await reads(load))}\n`);
 } finally {
   await load.store.close();
   rmSync(parent, { recursive: true, force: true });

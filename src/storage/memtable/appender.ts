@@ -8,6 +8,7 @@ import { noteAwaits, resolveAwaits } from './awaited.js';
 import { StorageError } from '../../errors.js';
 import { BatchBuilder } from './batch-builder.js';
 import { cpuTurn } from './cpu-turns.js';
+import { distinctSorted, sortedHas } from './seq-lists.js';
 import { partitionKey } from '../manifest/manifest.js';
 import type { MemInserter, MemTable } from './mem-tables.js';
 import type { Sealer } from '../segments/sealer.js';
@@ -279,32 +280,6 @@ export class Appender {
       return found.map((r) => Number(r['seq'])).filter((q) => !s.dead.has(q));
     });
   }
-}
-
-/**
- * The distinct values of `seqs` that `keep` accepts, ascending: one typed-array sort, where a Set of a
- * large delete's seqs (a million at 1% of 100M spans) cost most of a second to build and copy.
- */
-export function distinctSorted(seqs: readonly number[], keep: (q: number) => boolean): number[] {
-  const a = Float64Array.from(seqs).sort();
-  const out: number[] = [];
-  for (let i = 0; i < a.length; i++) {
-    const q = a[i]!;
-    if ((i === 0 || q !== a[i - 1]) && keep(q)) out.push(q);
-  }
-  return out;
-}
-
-/** Whether the ascending list `sorted` holds `q` (binary search). */
-export function sortedHas(sorted: readonly number[], q: number): boolean {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const m = (lo + hi) >>> 1;
-    if (sorted[m]! < q) lo = m + 1;
-    else hi = m;
-  }
-  return lo < sorted.length && sorted[lo] === q;
 }
 
 function lostError(cause: unknown): StorageError {

@@ -113,16 +113,26 @@ test('child indexes find the same childless parents as the segments, memory, dea
     const goneIds = new Set(gone.map((r) => String(r['id'])));
     const parents = [...new Set(gone.map((r) => r['parent_id']).filter((p): p is string => typeof p === 'string' && !goneIds.has(p)))];
     const seqs = gone.map((r) => Number(r['seq']));
-    const [viaIndex, viaScan, viaHashes, indexed] = await store.read(async (snap) => [
+    const [viaIndex, viaScan, viaHashes, viaTable, indexed] = await store.read(async (snap) => [
       (await childlessParents(db, snap, scope, parents, seqs)).sort((a, b) => a - b),
       (await childlessByScan(db, snap, scope, parents, seqs)).sort((a, b) => a - b),
       // From the deleted rows' seqs alone (their parents' hashes come from the indexes).
       (await childlessOfLeaves(db, snap, scope, seqs)).sort((a, b) => a - b),
+      // The same seqs read from a temporary table of one connection, as a delete passes them.
+      await db.withConnection(async (c) => {
+        await c.run(sql`CREATE OR REPLACE TEMP TABLE gone_seqs AS SELECT unnest(${seqs}::BIGINT[]) AS seq`);
+        try {
+          return (await childlessOfLeaves(c, snap, scope, sql`(SELECT seq FROM gone_seqs)`)).sort((a, b) => a - b);
+        } finally {
+          await c.run(sql`DROP TABLE gone_seqs`);
+        }
+      }),
       snap.childIndexes({ ...scope, kinds: ['span', 'trace'] }),
     ]);
     assert.ok(indexed !== null && indexed.length === 5, 'every segment has its child index (so it is what was read)');
     assert.deepEqual(viaIndex, viaScan, `trial ${trial}`);
     assert.deepEqual(viaHashes, viaScan, `trial ${trial}, from seqs`);
+    assert.deepEqual(viaTable, viaScan, `trial ${trial}, from a table of seqs`);
     found += viaIndex.length;
     kept += parents.length - viaIndex.length;
   }
