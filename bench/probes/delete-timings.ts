@@ -109,6 +109,15 @@ try {
     for (const s of mine) process.stdout.write(`  ${String(s.ms).padStart(7)} ms  ${s.step}\n`);
   }
   process.stdout.write(`reads after: ${JSON.stringify(await reads(load))}\n`);
+  // The seal that follows (it carries the marks into the manifest), with its statements.
+  steps = [];
+  t0 = performance.now();
+  await load.store.records.flush();
+  const sealMs = Math.round(performance.now() - t0);
+  const sealSteps = steps;
+  steps = null;
+  process.stdout.write(`seal after the deletes: ${sealMs} ms\n`);
+  for (const s of sealSteps) if (s.ms >= 20) process.stdout.write(`  ${String(s.ms).padStart(7)} ms  ${s.step}\n`);
 } finally {
   await load.store.close();
   rmSync(parent, { recursive: true, force: true });
