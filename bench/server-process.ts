@@ -20,14 +20,20 @@ export interface ServerOptions {
   nodeArgs?: string[];
   /** A label for errors. */
   name?: string;
+  /** More `serve` flags. */
+  args?: string[];
 }
 
 export async function startServer(dir: string, key: string, opts: ServerOptions = {}): Promise<ServerProcess> {
   const cli = opts.cli ?? fileURLToPath(new URL('../src/cli.js', import.meta.url));
-  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), cli, 'serve', '--data', dir, '--port', '0', '--quiet'], {
-    env: { ...process.env, TRACELAKE_API_KEY: key },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...(opts.nodeArgs ?? []), cli, 'serve', '--data', dir, '--port', '0', '--quiet', ...(opts.args ?? [])],
+    {
+      env: { ...process.env, TRACELAKE_API_KEY: key },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   // A benchmark stopped early (Ctrl-C, kill) must not leave its server running.
   const orphaned = () => child.kill('SIGKILL');
   const interrupted = () => process.exit(130);
