@@ -19,7 +19,7 @@ import { TraceStore } from '../src/engine/trace-store.js';
 import { countSpans, generateBatches, type GenTrace } from '../test/support/generator.js';
 import { machine, median, statusMiB, writeResults, type Measurement } from './common.js';
 import { copyStore, type TemplateInfo } from './peers/store-template.js';
-import { startServer } from './server-process.js';
+import { poster, startServer } from './server-process.js';
 import { QUESTIONS } from './workload.js';
 
 const rssNow = () => statusMiB(process.pid, 'VmRSS');
@@ -89,16 +89,7 @@ export async function benchCosts(opts: { dataDir: string; runs: number; logSpans
     const key = `tl_bench_${Date.now()}`;
     const t0 = performance.now();
     const server = await startServer(dir, key, { args: ['--no-merges'] });
-    const headers = { 'content-type': 'application/json', 'Galileo-API-Key': key };
-    const post = async (path: string, body: unknown) => {
-      const res = await fetch(`${server.url}${path}`, {
-        method: 'POST',
-        headers,
-        body: typeof body === 'string' ? body : JSON.stringify(body),
-      });
-      if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-      return (await res.json()) as Record<string, unknown>;
-    };
+    const post = poster(server, key);
     const base = `/projects/${info.projectId}`;
     const stream = { log_stream_id: info.logStreamId };
     const total = Number((await post(`${base}/spans/count`, stream))['total_count']);

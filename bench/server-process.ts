@@ -63,3 +63,17 @@ export async function startServer(dir: string, key: string, opts: ServerOptions 
     },
   };
 }
+
+/** POST of a JSON body (or a body already serialized) with the API key; a non-2xx answer throws with its text. */
+export function poster(server: ServerProcess, key: string): (path: string, body: unknown) => Promise<Record<string, unknown>> {
+  const headers = { 'content-type': 'application/json', 'Galileo-API-Key': key };
+  return async (path, body) => {
+    const res = await fetch(`${server.url}${path}`, {
+      method: 'POST',
+      headers,
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as Record<string, unknown>;
+  };
+}
