@@ -2,7 +2,7 @@
 // hashes plus every FENCE_STEP-th hash of the sorted `.ids` file. Written once with the segment and
 // never changed, so opening a store reads these (about 1.3 bytes per id) instead of every hash (8), and
 // a filter hit is confirmed by reading the one block of `.ids` the fences point to (ids-file.ts).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
 
 /** Bits of filter per id: about 1% of absent ids pass a segment's filter (each then costs a 4 KiB read). */
 const BITS_PER_KEY = 10;
@@ -154,6 +154,43 @@ export function readIdFilter(parquetPath: string): IdFilter | null {
     return null;
   }
   return IdFilter.decode(buf);
+}
+
+/**
+ * The count and fences of the segment's filter file without its bits (a segment the store's filter
+ * covers needs no bits of its own in memory), or null when missing or not a filter.
+ */
+export function readIdFences(parquetPath: string): IdFences | null {
+  let fd: number;
+  try {
+    fd = openSync(idFilterPath(parquetPath), 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const head = new Uint8Array(HEADER);
+    if (size < HEADER || readSync(fd, head, 0, HEADER, 0) !== HEADER) return null;
+    const view = new DataView(head.buffer);
+    if (view.getUint32(0, true) !== MAGIC || view.getUint32(4, true) !== VERSION || view.getUint32(16, true) !== FENCE_STEP) return null;
+    const count = view.getUint32(8, true);
+    const blocks = view.getUint32(12, true);
+    const n = view.getUint32(20, true);
+    if (blocks < 1 || n !== Math.ceil(count / FENCE_STEP) || size !== HEADER + n * 8 + blocks * 64) return null;
+    const fences = new Float64Array(n);
+    if (n > 0 && readSync(fd, new Uint8Array(fences.buffer), 0, n * 8, HEADER) !== n * 8) return null;
+    return { count, fences };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** What searching a segment's `.ids` file in place needs (ids-file.ts). */
+export interface IdFences {
+  /** Hashes in the `.ids` file. */
+  readonly count: number;
+  /** hashes[i * FENCE_STEP] of the sorted `.ids`. */
+  readonly fences: Float64Array;
 }
 
 /** Writes the filter file (the caller fsyncs it with the segment's folder). */
