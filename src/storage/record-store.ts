@@ -401,6 +401,8 @@ export class RecordStore {
     if (s.closed) return;
     this.#follower?.close();
     const seal = options.seal !== false && s.broken === null && !s.readOnly;
+    // The id filter's background work stops first: what it did not cover or save, the next open does.
+    const indexStopped = s.index.stop();
     if (seal)
       await this.seal().catch((err: unknown) => process.emitWarning(`tracelake: sealing on close failed: ${(err as Error).message}`));
     s.closed = true;
@@ -428,7 +430,7 @@ export class RecordStore {
     await s.mergeDb?.close();
     await s.wal.close();
     s.kept.close();
-    await s.index.stop();
+    await indexStopped;
     s.index.close();
   }
 

@@ -323,7 +323,7 @@ export class SealedIdIndex {
       if (!this.#stale()) return;
       let covered = 0;
       for (const n of store.covered.values()) covered += n;
-      await store.save(this.#dir!);
+      if (!(await store.save(this.#dir!, () => this.#closed))) return;
       this.#saved = covered;
     }
   }

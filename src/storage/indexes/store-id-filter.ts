@@ -4,7 +4,7 @@
 // removes none, so the ids of segments merged away or deleted stay in it as false hits (the caller
 // confirms every hit in the segments themselves). It is rebuilt, smaller and cleaner, when it fills.
 // Saved as a checkpoint file that names the segments it covers, so open reads it instead of every id.
-import { open, rename } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { fsyncDir } from '../fs-util.js';
@@ -20,6 +20,9 @@ const GROWTH = 1.25;
 const FULL = 0.6;
 /** Smallest size, in ids. */
 const MIN_KEYS = 1 << 16;
+
+/** Bytes written per step of a save. */
+const SAVE_PIECE = 8 << 20;
 
 const MAGIC = 0x53494654; // "TFIS"
 const VERSION = 1;
@@ -90,8 +93,9 @@ export class StoreIdFilter {
    * Writes the checkpoint (`dir/id-filter.bin`): to a temporary file, fsynced, then renamed over the
    * old one, so a crash leaves the old or the new file whole. Written from the live bits without a
    * copy: bits added during the write are ids of segments it does not name, harmless extra hits.
+   * False (nothing written) when `stopped` turns true on the way.
    */
-  async save(dir: string): Promise<void> {
+  async save(dir: string, stopped: () => boolean = () => false): Promise<boolean> {
     const names = new TextEncoder().encode(JSON.stringify([...this.covered]));
     const pad = (8 - ((HEADER + names.byteLength) % 8)) % 8;
     const head = new Uint8Array(HEADER + names.byteLength + pad);
@@ -105,15 +109,25 @@ export class StoreIdFilter {
     const path = join(dir, CHECKPOINT);
     const tmp = `${path}.tmp-${process.pid}`;
     const fh = await open(tmp, 'w');
+    const bytes = new Uint8Array(this.bits.buffer, this.bits.byteOffset, this.bits.byteLength);
+    let done = false;
     try {
       await fh.write(head);
-      await fh.write(new Uint8Array(this.bits.buffer, this.bits.byteOffset, this.bits.byteLength));
+      // In pieces, so a closing store waits for one piece, not the whole file.
+      for (let at = 0; at < bytes.byteLength; at += SAVE_PIECE) {
+        if (stopped()) return false;
+        await fh.write(bytes.subarray(at, Math.min(bytes.byteLength, at + SAVE_PIECE)));
+      }
+      if (stopped()) return false;
       await fh.sync();
+      done = true;
     } finally {
       await fh.close();
+      if (!done) await rm(tmp, { force: true });
     }
     await rename(tmp, path);
     fsyncDir(dir);
+    return true;
   }
 
   /** The checkpoint of `dir`, or null when missing or not one (of this version). Read straight into its bits (no second copy). */
