@@ -179,16 +179,18 @@ export function readIdFences(parquetPath: string): IdFences | null {
     if (blocks < 1 || n !== Math.ceil(count / FENCE_STEP) || size !== HEADER + n * 8 + blocks * 64) return null;
     const fences = new Float64Array(n);
     if (n > 0 && readSync(fd, new Uint8Array(fences.buffer), 0, n * 8, HEADER) !== n * 8) return null;
-    return { count, fences };
+    return { count, blocks, fences };
   } finally {
     closeSync(fd);
   }
 }
 
-/** What searching a segment's `.ids` file in place needs (ids-file.ts). */
+/** What searching a segment's `.ids` file in place needs (ids-file.ts), and where its filter's bits lie. */
 export interface IdFences {
   /** Hashes in the `.ids` file. */
   readonly count: number;
+  /** Blocks of its filter. */
+  readonly blocks: number;
   /** hashes[i * FENCE_STEP] of the sorted `.ids`. */
   readonly fences: Float64Array;
 }
@@ -198,4 +200,46 @@ export function writeIdFilter(parquetPath: string, filter: IdFilter): number {
   const bytes = filter.encode();
   writeFileSync(idFilterPath(parquetPath), bytes);
   return bytes.byteLength;
+}
+
+/** One block read from a filter file (reads are synchronous: never two at once). */
+const diskBlock = new Int32Array(16);
+const diskBlockBytes = new Uint8Array(diskBlock.buffer);
+
+/**
+ * A segment's filter asked from its file, one 64-byte block per hash: a segment the store's filter
+ * covers keeps no bits in memory, and only the store filter's hits (stored ids, a few % of new ones)
+ * get here.
+ */
+export class IdFilterOnDisk {
+  readonly #path: string;
+  readonly #blocks: number;
+  readonly #bitsAt: number;
+  #fd: number | null = null;
+
+  constructor(parquetPath: string, f: IdFences) {
+    this.#path = idFilterPath(parquetPath);
+    this.#blocks = f.blocks;
+    this.#bitsAt = HEADER + f.fences.length * 8;
+  }
+
+  hasProbe(p: Probe): boolean {
+    const b = Math.min(this.#blocks - 1, Math.floor(p.at * this.#blocks));
+    if (this.#fd === null) {
+      try {
+        this.#fd = openSync(this.#path, 'r');
+      } catch {
+        return true; // no file tells nothing: the `.ids` file is asked
+      }
+    }
+    // A short read tells nothing either.
+    if (readSync(this.#fd, diskBlockBytes, 0, 64, this.#bitsAt + b * 64) !== 64) return true;
+    for (let k = 0; k < PROBES; k++) if ((diskBlock[p.words[k]!]! & p.masks[k]!) === 0) return false;
+    return true;
+  }
+
+  close(): void {
+    if (this.#fd !== null) closeSync(this.#fd);
+    this.#fd = null;
+  }
 }

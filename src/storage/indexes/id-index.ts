@@ -5,7 +5,7 @@
 // block of `.ids` it can lie in (ids-file.ts). A hash hit is only a candidate: the caller confirms
 // it in DuckDB.
 import { readFile } from 'node:fs/promises';
-import { IdFilter, probe, readIdFilter, type IdFences } from './id-filter.js';
+import { IdFilter, IdFilterOnDisk, probe, readIdFilter, type IdFences } from './id-filter.js';
 import { StoreIdFilter } from './store-id-filter.js';
 import { IdsFile } from './ids-file.js';
 import { hasSorted } from './sorted-search.js';
@@ -62,6 +62,8 @@ interface Held {
   readonly count: number;
   /** Its own filter while the store's filter does not cover it; null once it does (memory freed). */
   filter: IdFilter | null;
+  /** Its filter read from its `.idf` a block at a time (asked once the store's filter covers it). */
+  readonly disk: IdFilterOnDisk;
   readonly file: IdsFile;
   readonly ids: string;
 }
@@ -123,12 +125,13 @@ export class SealedIdIndex {
   add(segment: IndexedSegment): void {
     this.remove(segment.key);
     const f = segment.filter;
-    const fences = { count: f.count, fences: f.fences };
+    const fences = { count: f.count, blocks: f.blocks, fences: f.fences };
     const held: Held = {
       key: segment.key,
       partition: segment.partition,
       count: f.count,
       filter: f instanceof IdFilter ? f : null,
+      disk: new IdFilterOnDisk(segment.ids.replace(/\.ids$/, '.parquet'), fences),
       file: new IdsFile(segment.ids, fences),
       ids: segment.ids,
     };
@@ -158,6 +161,7 @@ export class SealedIdIndex {
     const seg = this.#segments.get(key);
     if (!seg) return;
     seg.file.close();
+    seg.disk.close();
     this.#segments.delete(key);
     const run = runOf(seg.partition);
     const rest = this.#runs.get(run)!.filter((x) => x !== seg);
@@ -178,7 +182,10 @@ export class SealedIdIndex {
   /** Closes every file held (the store is closing; call stop first). */
   close(): void {
     this.#closed = true;
-    for (const seg of this.#segments.values()) seg.file.close();
+    for (const seg of this.#segments.values()) {
+      seg.file.close();
+      seg.disk.close();
+    }
     this.#segments.clear();
     this.#runs.clear();
     this.#count = 0;
@@ -204,11 +211,15 @@ export class SealedIdIndex {
       if (segs === undefined) return [];
       for (let i = 0; i < segs.length; i++) {
         const seg = segs[i]!;
-        if ((seg.filter === null ? maybe : seg.filter.hasProbe(p)) && seg.file.has(h)) (out ??= []).push(seg.key);
+        if ((seg.filter === null ? maybe && seg.disk.hasProbe(p) : seg.filter.hasProbe(p)) && seg.file.has(h)) (out ??= []).push(seg.key);
       }
     } else {
       for (const seg of this.#segments.values())
-        if (seg.partition.startsWith(partitionPrefix) && (seg.filter === null ? maybe : seg.filter.hasProbe(p)) && seg.file.has(h))
+        if (
+          seg.partition.startsWith(partitionPrefix) &&
+          (seg.filter === null ? maybe && seg.disk.hasProbe(p) : seg.filter.hasProbe(p)) &&
+          seg.file.has(h)
+        )
           (out ??= []).push(seg.key);
     }
     return out ?? [];
@@ -248,10 +259,10 @@ export class SealedIdIndex {
         continue;
       }
       // A covered segment's own bits are on disk: worth reading for more than a few hashes.
-      const own = seg.filter ?? (asked.length > 64 ? readIdFilter(seg.ids.replace(/\.ids$/, '.parquet')) : null);
+      const own = seg.filter ?? (asked.length > 64 ? readIdFilter(seg.ids.replace(/\.ids$/, '.parquet')) : null) ?? seg.disk;
       for (let i = 0; i < asked.length; i++) {
         const h = asked[i]!;
-        if ((own === null || own.hasProbe(probe(h))) && seg.file.has(h)) {
+        if (own.hasProbe(probe(h)) && seg.file.has(h)) {
           out.add(key);
           break;
         }
