@@ -1,9 +1,10 @@
 // Which record ids already exist, so a retried or updated record replaces its old version instead
 // of duplicating it. Each sealed segment keeps its sorted 53-bit id hashes in a `.ids` file and a
-// small filter of them in a `.idf` file (id-filter.ts), both written with the segment. In memory the
-// index holds only the filters (about 1.3 bytes per id); a filter hit is checked against the one
-// block of `.ids` it can lie in (ids-file.ts). A hash hit is only a candidate: the caller confirms
-// it in DuckDB.
+// small filter of them in a `.idf` file (id-filter.ts), both written with the segment. A writable
+// store also keeps one filter over every segment (store-id-filter.ts): a new id is told apart in one
+// probe however many segments there are, and a covered segment keeps no bits in memory (its `.idf` is
+// read a block at a time on a hit). A filter hit is checked against the one block of `.ids` it can
+// lie in (ids-file.ts). A hash hit is only a candidate: the caller confirms it in DuckDB.
 import { readFile } from 'node:fs/promises';
 import { IdFilter, IdFilterOnDisk, probe, readIdFilter, type IdFences } from './id-filter.js';
 import { StoreIdFilter } from './store-id-filter.js';
@@ -173,7 +174,7 @@ export class SealedIdIndex {
     this.#next?.covered.delete(key);
   }
 
-  /** Stops the background work (a checkpoint being written is finished first). */
+  /** Stops the background work (a checkpoint being written is abandoned between two pieces). */
   async stop(): Promise<void> {
     this.#closed = true;
     await this.#task;
