@@ -53,7 +53,7 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   /**
    * Row groups per page row (offset + limit + 1) from which a metric-sorted page first reads only its
    * sort key, created_at and the filter's columns, then the page's columns of the row groups holding
-   * its rows (default 2; tests set 0 to always and Infinity to never).
+   * its rows (default 2; tests set 0 to always, without the tie sample, and Infinity to never).
    */
   sortKeyGroups?: number;
   /** Metric-sorted pages from per-segment lists of the best rows (default true; tests compare with false). */

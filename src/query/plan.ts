@@ -294,6 +294,21 @@ export function sortKeysQuery(input: PlanInput, n: number): Sql | null {
 }
 
 /**
+ * Of the matching records within `ranges` (created_at, epoch µs), how many (`n`) and how many share
+ * the best key among them (`ties`: the highest for a descending sort, the lowest for an ascending
+ * one); null when the sort is not a metric's own value. A sample: sort-key-window.ts estimates from it
+ * whether the page's last key is shared by more rows than its first read holds.
+ */
+export function sortTiesQuery(input: PlanInput, ranges: readonly (readonly [number, number])[]): Sql | null {
+  const s = skeleton(input, { ranges });
+  if (s.ownSortKey === null) return null;
+  const best = raw(input.sort!.ascending ? 'min' : 'max');
+  // No roll-up (else no own sort key): the skeleton has no WITH clause of its own.
+  return sql`WITH m AS (SELECT ${s.ownSortKey} AS v FROM ${s.from} WHERE ${s.where})
+    SELECT count(*) AS n, count(*) FILTER (WHERE v = (SELECT ${best}(v) FROM m)) AS ties FROM m`;
+}
+
+/**
  * When matching records were created: the created_at (epoch µs, `cs`) of up to k of them, the first k
  * in a time-ordered page's order (then every row of the page was created at one of those instants,
  * ties at the k-th included), or any k for other sorts (then fewer than k means all of them). A window

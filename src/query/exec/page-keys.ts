@@ -34,7 +34,7 @@ export interface PageKeySettings {
   readonly estimateMinGroups: number | undefined;
   /**
    * Row groups per page row (offset + limit + 1) from which a metric-sorted page first reads its sort
-   * keys alone (sort-key-window.ts); tests set 0 (always) and Infinity (never).
+   * keys alone (sort-key-window.ts); tests set 0 (always, without the tie sample) and Infinity (never).
    */
   readonly sortKeyGroups: number;
 }
