@@ -294,21 +294,6 @@ export function sortKeysQuery(input: PlanInput, n: number): Sql | null {
 }
 
 /**
- * Of the matching records within `ranges` (created_at, epoch µs), how many (`n`) and how many share
- * the best key among them (`ties`: the highest for a descending sort, the lowest for an ascending
- * one); null when the sort is not a metric's own value. A sample: sort-key-window.ts estimates from it
- * whether the page's last key is shared by more rows than its first read holds.
- */
-export function sortTiesQuery(input: PlanInput, ranges: readonly (readonly [number, number])[]): Sql | null {
-  const s = skeleton(input, { ranges });
-  if (s.ownSortKey === null) return null;
-  const best = raw(input.sort!.ascending ? 'min' : 'max');
-  // No roll-up (else no own sort key): the skeleton has no WITH clause of its own.
-  return sql`WITH m AS (SELECT ${s.ownSortKey} AS v FROM ${s.from} WHERE ${s.where})
-    SELECT count(*) AS n, count(*) FILTER (WHERE v = (SELECT ${best}(v) FROM m)) AS ties FROM m`;
-}
-
-/**
  * When matching records were created: the created_at (epoch µs, `cs`) of up to k of them, the first k
  * in a time-ordered page's order (then every row of the page was created at one of those instants,
  * ties at the k-th included), or any k for other sorts (then fewer than k means all of them). A window
@@ -333,12 +318,17 @@ export function matchTimesQuery(input: PlanInput, k: number): Planned {
  * (src/query/exec/match-estimate.ts). One count per range, each its own window: DuckDB skips the row
  * groups outside it (an OR of the ranges in one scan cost more than a count of everything, at 1M).
  */
-export function sampleQuery(input: PlanInput, ranges: readonly (readonly [number, number])[]): Planned {
+export function sampleQuery(input: PlanInput, ranges: readonly (readonly [number, number])[], top = 0): Planned {
   const rolled = new Set<string>();
   const parts = ranges.map((range, i) => {
-    const s = skeleton({ ...input, sort: null }, { ranges: [range] });
+    // With `top`, a sort by a metric's own value also returns the range's `top` best keys (`top`,
+    // best first): a best key many rows share shows there.
+    const sorted = top > 0 && input.sort?.column.metric !== undefined ? skeleton(input, { ranges: [range] }) : null;
+    const key = sorted?.ownSortKey ?? null;
+    const s = sorted !== null && key !== null ? sorted : skeleton({ ...input, sort: null }, { ranges: [range] });
     for (const n of s.rolled) rolled.add(n);
-    return sql`(${s.with}SELECT ${int(i)} AS g, count(*) AS n FROM ${s.from} WHERE ${s.where})`;
+    const best = key === null ? EMPTY : sql`, ${raw(input.sort!.ascending ? 'min' : 'max')}(${key}, ${int(top)}) AS top`;
+    return sql`(${s.with}SELECT ${int(i)} AS g, count(*) AS n${best} FROM ${s.from} WHERE ${s.where})`;
   });
   return { sql: joinSql(parts, ' UNION ALL '), rolled: [...rolled] };
 }

@@ -99,7 +99,7 @@ export async function findPageKeys(
   if (order === null) {
     const few = await fewMatchesWindow(o.db, plan, profile, steps, await estimated());
     if (few !== null) return keys(few);
-    const sorted = await sortKeyWindow(o.db, plan, k, profile, o.sortKeyGroups, steps);
+    const sorted = await sortKeyWindow(o.db, plan, k, profile, o.sortKeyGroups, await estimated(), steps);
     return keys(sorted?.window ?? null, sorted?.bound ?? null);
   }
   let want = Math.max(o.windowRows, k * 20);

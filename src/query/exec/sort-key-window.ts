@@ -12,9 +12,9 @@
 // window holds every match with such a key (ties included), so the keys query's first k rows are the
 // ones it finds over everything.
 import type { SqlRunner } from '../../db/database.js';
-import { sortKeysQuery, sortTiesQuery, timeRanges, type PlanInput, type TimeWindow } from '../plan.js';
+import { sortKeysQuery, timeRanges, type PlanInput, type TimeWindow } from '../plan.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
-import { groupRowsIn, totalRows } from './match-estimate.js';
+import { groupRowsIn, SAMPLE_GROUPS as SAMPLED_GROUPS, totalRows, type MatchEstimate } from './match-estimate.js';
 
 type Profile = ReturnType<Snapshot['timeProfile']>;
 
@@ -35,12 +35,16 @@ export async function sortKeyWindow(
   k: number,
   profile: Profile,
   groupsPerRow: number,
+  estimate: MatchEstimate | null,
   steps: string[],
 ): Promise<SortKeyPlan | null> {
   if (profile.rowGroups.length < groupsPerRow * k) return null;
   const q = sortKeysQuery(plan, 2 * k);
   if (q === null) return null;
-  if (groupsPerRow > 0 && (await manyTies(db, plan, k, profile, steps))) return null;
+  if (groupsPerRow > 0 && manyTies(estimate, k, profile.rowGroups.length)) {
+    steps.push('sort keys (skipped: a key many rows share)');
+    return null;
+  }
   steps.push('sort keys');
   const rows = (await db.all(q)).map((r) => ({ c: Number(r['c']), v: r['v'] }));
   // Fewer than k match: the page is all of them, wherever they are.
@@ -60,29 +64,23 @@ export async function sortKeyWindow(
   return { window, bound: kth };
 }
 
-/** Row groups the tie sample reads. */
-const SAMPLE_GROUPS = 2;
+/**
+ * Sampled keys equal to the sample's best that make it a plateau (a maximal score most rows reach):
+ * the best of a continuous key (a latency, a token count) is one or two rows of a sample.
+ */
+const PLATEAU = 4;
 
 /**
- * Whether a sample of a few row groups spread over time suggests that more than 2k matches share the
- * best key (a score most rows reach, such as 1): then the k-th key's ties overflow the first read and
- * spread over every row group, and the bound keeps too many rows to save anything, so the first read
- * would only add to the keys query. Only with enough row groups that a sample is a small part of them.
+ * Whether the planner's sample (match-estimate.ts) suggests that more than 2k matches share the best
+ * key: then the k-th key's ties overflow the first read and spread over every row group, and the bound
+ * keeps too many rows to save anything, so the first read would only add to the keys query.
  */
-async function manyTies(db: SqlRunner, plan: PlanInput, k: number, profile: Profile, steps: string[]): Promise<boolean> {
-  const groups = [...profile.rowGroups].sort((a, b) => a[0] - b[0]);
-  if (groups.length < 8 * SAMPLE_GROUPS) return false;
-  const picked = Array.from({ length: SAMPLE_GROUPS }, (_, i) => groups[Math.floor(((i + 1) * groups.length) / (SAMPLE_GROUPS + 1))]!);
-  const q = sortTiesQuery(
-    plan,
-    picked.map((g) => [g[0], g[1]] as const),
-  );
-  if (q === null) return false;
-  steps.push('sort ties sample');
-  const row = (await db.all(q))[0] ?? {};
-  const sampled = picked.reduce((n, g) => n + g[2], 0);
-  const ties = Number(row['ties'] ?? 0) * (totalRows(profile) / Math.max(1, sampled));
-  return ties > 2 * k;
+function manyTies(estimate: MatchEstimate | null, k: number, groups: number): boolean {
+  const keys = estimate?.bestKeys;
+  if (!keys || keys.length === 0) return false;
+  const ties = keys.filter((v) => v === keys[0]).length;
+  // At least this many per sampled row group share it, so about that many in every row group.
+  return ties >= PLATEAU && (ties / SAMPLED_GROUPS) * groups > 2 * k;
 }
 
 /** Ranges holding every row's instant, or null when they would cover more than half the rows. */
