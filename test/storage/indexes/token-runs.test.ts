@@ -19,7 +19,7 @@ import { tempDir } from '../../support/helpers.js';
 const WORDS = ['warranty', 'Refund', 'İstanbul', '\u212Aelvin', 'x'.repeat(300), 'a1', 'é', 'order-42', 'ＡＢ', '😀ok', 'the', 'THE'];
 
 /** Values where common words repeat in every row group and rare ones (per-row numbers) appear once. */
-function valueOf(row: number, col: number): string | null {
+function cellOf(row: number, col: number): string | null {
   if ((row + col) % 17 === 0) return null;
   const parts: string[] = [];
   for (let k = 0; k < 1 + ((row * 7 + col) % 5); k++) parts.push(WORDS[(row * 31 + k * 11 + col) % WORDS.length]!);
@@ -56,7 +56,7 @@ test('a build spilling after every row group writes the bytes of one holding eve
   for (let i = 0; i < n; i += 2000) {
     const ids = Array.from({ length: 2000 }, (_, k) => i + k);
     // NULLs as a marker turned back into NULL in SQL (lists bound with NULLs in them came out shifted).
-    const col = (c: number) => ids.map((r) => valueOf(r, c) ?? '~null~');
+    const col = (c: number) => ids.map((r) => cellOf(r, c) ?? '~null~');
     await conn.run(
       sql`INSERT INTO t SELECT unnest(${ids}::BIGINT[]), nullif(unnest(${col(0)}::VARCHAR[]), '~null~'),
           nullif(unnest(${col(1)}::VARCHAR[]), '~null~'), nullif(unnest(${col(2)}::VARCHAR[]), '~null~')`,
@@ -81,7 +81,7 @@ test('a build spilling after every row group writes the bytes of one holding eve
   for (let c = 0; c < TEXT_COLUMNS.length; c++) {
     const want = new Map<string, number[]>();
     for (let r = 0; r < n; r++) {
-      const v = valueOf(r, c);
+      const v = cellOf(r, c);
       if (v === null) continue;
       for (const tok of new Set(tokensOf(v))) {
         let rows = want.get(tok);
