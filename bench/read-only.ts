@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { TraceStore } from '../src/engine/trace-store.js';
 import { fmt, machine, median, parseSize, peakRssMiB, statusMiB, writeResults } from './common.js';
 import { countSpans, generateBatches, type GenTrace } from '../test/support/generator.js';
-import { startServer } from './server-process.js';
+import { poster, startServer } from './server-process.js';
 import { spanBatches } from './workload.js';
 
 type Query = (store: TraceStore, projectId: string) => Promise<unknown>;
@@ -115,16 +115,8 @@ function bodies(logStreamId: string, count: number): { json: string; spans: numb
 async function live(dir: string, work: string, seconds: number): Promise<Record<string, unknown>> {
   const key = `tl_bench_${Date.now()}`;
   const server = await startServer(dir, key);
-  const headers = { 'content-type': 'application/json', 'Galileo-API-Key': key };
-  const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${server.url}${path}`, {
-      method: 'POST',
-      headers,
-      body: typeof body === 'string' ? body : JSON.stringify(body),
-    });
-    if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as Record<string, unknown>;
-  };
+  const headers = { 'Galileo-API-Key': key };
+  const post = poster(server, key);
   const projects = (await (await fetch(`${server.url}/projects/all`, { headers })).json()) as { id: string }[];
   const projectId = projects[0]!.id;
   const streams = (await (await fetch(`${server.url}/projects/${projectId}/log_streams`, { headers })).json()) as { id: string }[];

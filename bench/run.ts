@@ -1,11 +1,12 @@
 // npm run bench -- [--size 10k|100k|1m|10m] [--data-dir /keep/store] [--questions count-tree,delete-filter]
-//   [--only ingest,ingest-library,ingest-http,ingest-reads,peers,scorers,shapes] [--settle 300] [--shapes-size 100k]
+//   [--only ingest,ingest-library,ingest-http,ingest-reads,peers,scorers,shapes,costs] [--settle 300] [--shapes-size 100k]
 //   [--shapes-match 'issue|by text'] [--shapes-dir keep/here] [--peers tracelake,duckdb-raw,sqlite,postgres] [--out bench/results]
 // Peers over the opt-in text index: TRACELAKE_BENCH_TEXT_INDEX=1 (a --data-dir template without one builds it on open);
 // with TRACELAKE_BENCH_TOKEN_COUNTS=0 too, counts as before the token index (bench/peers/library-load.ts).
 // Runs the suites side by side in one process, prints a Markdown table and writes
 // bench/results/<date>-<size>.json. Figures are only comparable within one run.
 import { parseArgs } from 'node:util';
+import { benchCosts } from './costs.js';
 import { benchHttpIngest, benchHttpIngestWithReads, benchLibraryIngest } from './ingest.js';
 import { benchPeers, defaultPeers, peersTable } from './peers/run-peers.js';
 import { TracelakePeer } from './peers/tracelake-peer.js';
@@ -86,6 +87,13 @@ if (only?.has('shapes')) {
   const r = await benchShapes(n, Number(values.runs), values['shapes-match'], values['shapes-dir']);
   results['shapes'] = r.measurements;
   shapeTable = `\n\n#### Shapes at ${n} spans (ratio = tracelake / hand-written DuckDB over the same files; worst first)\n\n${r.table}`;
+}
+
+// Not part of a default run: a large template's open, memory, questions over HTTP, delete and stop.
+if (only?.has('costs')) {
+  if (!values['data-dir']) throw new Error('--only costs needs --data-dir (a template built for --size)');
+  process.stderr.write(`costs: open, memory, questions over HTTP, delete, stop, over a copy of ${values['data-dir']}...\n`);
+  results['costs'] = await benchCosts({ dataDir: values['data-dir'], runs: Number(values.runs), logSpans: 100_000 });
 }
 
 if (want('scorers')) {

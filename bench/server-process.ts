@@ -20,14 +20,20 @@ export interface ServerOptions {
   nodeArgs?: string[];
   /** A label for errors. */
   name?: string;
+  /** More `serve` flags. */
+  args?: string[];
 }
 
 export async function startServer(dir: string, key: string, opts: ServerOptions = {}): Promise<ServerProcess> {
   const cli = opts.cli ?? fileURLToPath(new URL('../src/cli.js', import.meta.url));
-  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), cli, 'serve', '--data', dir, '--port', '0', '--quiet'], {
-    env: { ...process.env, TRACELAKE_API_KEY: key },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...(opts.nodeArgs ?? []), cli, 'serve', '--data', dir, '--port', '0', '--quiet', ...(opts.args ?? [])],
+    {
+      env: { ...process.env, TRACELAKE_API_KEY: key },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   // A benchmark stopped early (Ctrl-C, kill) must not leave its server running.
   const orphaned = () => child.kill('SIGKILL');
   const interrupted = () => process.exit(130);
@@ -55,5 +61,19 @@ export async function startServer(dir: string, key: string, opts: ServerOptions 
       child.kill('SIGTERM');
       return exited;
     },
+  };
+}
+
+/** POST of a JSON body (or a body already serialized) with the API key; a non-2xx answer throws with its text. */
+export function poster(server: ServerProcess, key: string): (path: string, body: unknown) => Promise<Record<string, unknown>> {
+  const headers = { 'content-type': 'application/json', 'Galileo-API-Key': key };
+  return async (path, body) => {
+    const res = await fetch(`${server.url}${path}`, {
+      method: 'POST',
+      headers,
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as Record<string, unknown>;
   };
 }

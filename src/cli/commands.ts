@@ -20,7 +20,7 @@ export const COMMANDS: readonly Command[] = [
     name: 'serve',
     usage: [
       'serve [--data DIR] [--port N] [--host H] [--body-limit BYTES] [--request-timeout MS] [--memory-limit SIZE] [--model-prices FILE] ' +
-        '[--text-index] [--rate-limit N] [--rate-limit-window MS] [--iceberg-to DIR|s3://bucket/prefix] [--iceberg-every SECONDS] ' +
+        '[--text-index] [--no-merges] [--rate-limit N] [--rate-limit-window MS] [--iceberg-to DIR|s3://bucket/prefix] [--iceberg-every SECONDS] ' +
         '[--s3-endpoint URL] [--s3-region R] [--judge-url URL] [--judge-model M] [--judge-models name=model,...] ' +
         '[--judge-concurrency N] [--judge-timeout MS] [--python-scorers] [--no-online-scoring] [--no-ui] [--quiet]',
     ],

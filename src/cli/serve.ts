@@ -28,6 +28,7 @@ export async function serve(argv: string[]): Promise<void> {
       quiet: { type: 'boolean' },
       'no-ui': { type: 'boolean' },
       'text-index': { type: 'boolean' },
+      'no-merges': { type: 'boolean' },
       'iceberg-to': { type: 'string' },
       'iceberg-every': { type: 'string' },
       's3-endpoint': { type: 'string' },
@@ -55,6 +56,8 @@ export async function serve(argv: string[]): Promise<void> {
           windowMs: positiveInt('rate limit window', values['rate-limit-window'] ?? env('TRACELAKE_RATE_LIMIT_WINDOW'), 60_000),
         };
   const textIndex = values['text-index'] === true || env('TRACELAKE_TEXT_INDEX') === '1';
+  // A folder to be served as it is (a store built elsewhere, a benchmark's copy): no background merges.
+  const noMerges = values['no-merges'] === true || env('TRACELAKE_AUTO_COMPACT') === '0';
   const icebergEvery = values['iceberg-every'] === undefined ? undefined : positiveInt('--iceberg-every', values['iceberg-every'], 0);
   const s3 = s3Options(values['s3-endpoint'], values['s3-region']);
   const scoring = scoringOptions(values);
@@ -72,6 +75,7 @@ export async function serve(argv: string[]): Promise<void> {
     ...(modelPrices === undefined ? {} : { modelPrices }),
     ...(memTableBytes === undefined ? {} : { memTableBytes }),
     ...(textIndex ? { textIndex } : {}),
+    ...(noMerges ? { autoCompact: false } : {}),
     scoring,
   });
   const { generated, file } = bootstrapApiKey(store, env('TRACELAKE_API_KEY'));

@@ -32,6 +32,7 @@ import { installOpenApi, type ApiSurface } from './openapi/document.js';
 import { openapiRoutes } from './routes/openapi.js';
 import { installRateLimit, type RateLimitOptions } from './rate-limit.js';
 import { validatorCompiler } from './validation.js';
+import { lazySerializerCompiler } from './serialization.js';
 import { defaultViewerDir, installViewer } from './viewer.js';
 
 export { PREFIXES };
@@ -89,6 +90,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     frameworkErrors,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(lazySerializerCompiler);
   // OAuth2's password flow posts a form.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
