@@ -23,7 +23,7 @@ import { RunFile, type RunSections } from './posting-runs.js';
 import { hasSorted } from './sorted-search.js';
 import { TokenBuilder, writeTokenHead } from './token-builder.js';
 import { loadTokenIndex, tokenFileRows, type TokenIndex } from './token-index.js';
-import { ident, joinSql, param, sql } from '../../query/sql.js';
+import { ident, param, sql } from '../../query/sql.js';
 
 export const TEXT_COLUMNS = ['name', 'input', 'output'] as const;
 export type TextColumn = (typeof TEXT_COLUMNS)[number];
@@ -155,12 +155,6 @@ export async function buildTextIndexFiles(
   const meta = await conn.all(
     sql`SELECT row_group_num_rows AS n FROM parquet_metadata(${abs}) WHERE path_in_schema = 'seq' ORDER BY row_group_id`,
   );
-  const texts = joinSql(
-    TEXT_COLUMNS.map(
-      (c) =>
-        sql`encode(string_agg(${ident(c)}, chr(128) ORDER BY file_row_number)), list(strlen(${ident(c)})::INTEGER ORDER BY file_row_number)`,
-    ),
-  );
   const rows = meta.map((m) => Number(m['n']));
   const bits = new Uint32Array(WORDS);
   const tokens = TEXT_COLUMNS.map(() => new TokenBuilder());
@@ -179,17 +173,18 @@ export async function buildTextIndexFiles(
       // so no trigram spans two values): a JS string per value cost twice as much, one buffer per row
       // group could pass DuckDB's 4 GB string limit. The file_row_number range lets DuckDB read only
       // this row group. Each buffer comes with its values' byte lengths (NULL for a NULL value, which
-      // string_agg leaves out) and its first row, so the token index knows each value's row.
+      // string_agg leaves out) and its first row, so the token index knows each value's row. One
+      // column at a time: a row group's text of all three columns held at once weighed more than the
+      // postings the build keeps (DuckDB reads only the column asked for either way).
       const start = param(first);
-      const cols = await conn.columns(
-        sql`SELECT (file_row_number - ${start}) // 256 AS k, ${texts}
-         FROM read_parquet(${abs}, hive_partitioning = false)
-         WHERE file_row_number BETWEEN ${start} AND ${first + n - 1} GROUP BY k ORDER BY k`,
-      );
-      const keys = cols[0]!;
       for (let c = 0; c < TEXT_COLUMNS.length; c++) {
-        const texts = cols[1 + c * 2]!;
-        const lens = cols[2 + c * 2]!;
+        const col = ident(TEXT_COLUMNS[c]!);
+        const [keys, texts, lens] = (await conn.columns(
+          sql`SELECT (file_row_number - ${start}) // 256 AS k, encode(string_agg(${col}, chr(128) ORDER BY file_row_number)),
+                list(strlen(${col})::INTEGER ORDER BY file_row_number)
+           FROM read_parquet(${abs}, hive_partitioning = false)
+           WHERE file_row_number BETWEEN ${start} AND ${first + n - 1} GROUP BY k ORDER BY k`,
+        )) as [unknown[], unknown[], unknown[]];
         for (let g = 0; g < texts.length; g++) {
           const v = texts[g];
           if (!(v instanceof Uint8Array)) continue;
