@@ -17,7 +17,7 @@ const out = resolve(a.out!);
 mkdirSync(out, { recursive: true });
 type Mod = {
   buildTextIndex?: (conn: unknown, abs: string) => Promise<{ tix: Uint8Array; tok: Uint8Array }>;
-  buildTextIndexFiles?: (conn: unknown, abs: string, to: { tix: string; tok: string }) => Promise<void>;
+  buildTextIndexFiles?: (conn: unknown, abs: string, to: { tix: string; tok: string }) => Promise<{ runs: number }>;
 };
 // Both modules from one tree: a statement object is only understood by its own tree's database module.
 const root = a.base ? resolve(a.base) : resolve(import.meta.dirname, '../..');
@@ -53,7 +53,8 @@ const before = hwm();
 const cpu0 = process.cpuUsage();
 const start = performance.now();
 const to = { tix: join(out, 'seg.tix'), tok: join(out, 'seg.tok') };
-if (mod.buildTextIndexFiles) await mod.buildTextIndexFiles(build, file, to);
+let runs: number | null = null;
+if (mod.buildTextIndexFiles) runs = (await mod.buildTextIndexFiles(build, file, to)).runs;
 else {
   const { tix, tok } = await mod.buildTextIndex!(build, file);
   writeFileSync(to.tix, tix);
@@ -70,6 +71,7 @@ console.log(
   JSON.stringify({
     side: a.base ? 'old' : 'new',
     rows,
+    runs,
     wall_s: Number((wall / 1000).toFixed(1)),
     cpu_s: Number(((cpu.user + cpu.system) / 1e6).toFixed(1)),
     rss_before_mib: mb(before),
