@@ -50,6 +50,12 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   planEstimate?: PlanEstimate;
   /** Row groups a store needs before the planner samples them for its estimate (default 64; tests lower it). */
   estimateMinGroups?: number;
+  /**
+   * Row groups per page row (offset + limit + 1) from which a metric-sorted page first reads only its
+   * sort key, created_at and the filter's columns, then the page's columns of the row groups holding
+   * its rows (default 2; tests set 0 to always, without the tie sample, and Infinity to never).
+   */
+  sortKeyGroups?: number;
   /** Metric-sorted pages from per-segment lists of the best rows (default true; tests compare with false). */
   metricTopK?: boolean;
   /** Rows each segment's list of best rows keeps per metric and direction (default 2,048; tests shrink it). */

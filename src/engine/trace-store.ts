@@ -337,6 +337,7 @@ function queryOptions(catalog: Catalog, options: TraceStoreOptions): Constructor
     ...(options.metricTopKRows ? { topKRows: options.metricTopKRows } : {}),
     ...(options.planEstimate ? { planEstimate: options.planEstimate } : {}),
     ...(options.estimateMinGroups !== undefined ? { estimateMinGroups: options.estimateMinGroups } : {}),
+    ...(options.sortKeyGroups !== undefined ? { sortKeyGroups: options.sortKeyGroups } : {}),
     ...(options.onPlan ? { onPlan: options.onPlan } : {}),
   };
 }

@@ -4,7 +4,7 @@
 import { invalid, PayloadTooLargeError } from '../errors.js';
 import type { LogSpansRequest, LogTracesRequest, SpanInput, TraceInput } from '../schemas/ingest.js';
 import { idSeed, uuidFromHash } from './ids.js';
-import type { Draft } from '../record/record.js';
+import { markMintedFresh, type Draft } from '../record/record.js';
 import { normalizeNode, type Loc } from './normalize-node.js';
 
 /** Deepest span nesting accepted (a deeper tree is almost certainly a client bug). */
@@ -44,10 +44,17 @@ export interface FlatTraces {
  */
 class IdSource {
   readonly #seed: string;
+  /** The seed is random (no idempotency key): ids minted from it alone exist nowhere yet. */
+  readonly #fresh: boolean;
   readonly maxSpans: number;
   constructor(private readonly ctx: FlattenContext) {
     this.maxSpans = ctx.maxSpans ?? DEFAULT_MAX_SPANS;
     this.#seed = ctx.idSeed ?? idSeed(null);
+    this.#fresh = ctx.idSeed === undefined;
+  }
+  /** Whether idFor minted this node's id from the random seed (call with the same arguments). */
+  fresh(given: string | null | undefined, anchor: string | null): boolean {
+    return this.#fresh && !given && anchor === null;
   }
   idFor(given: string | null | undefined, path: () => string, anchor: string | null): string {
     if (given) return given.toLowerCase();
@@ -69,6 +76,7 @@ export function flattenTraces(body: LogTracesRequest, ctx: FlattenContext): Flat
       loc,
       ctx.receivedUs,
     );
+    if (ids.fresh(t.id, null)) markMintedFresh(record);
     const children = t.spans ?? [];
     record.trace_id = record.id;
     record.has_children = children.length > 0;
@@ -119,6 +127,7 @@ function walk(
       loc,
       parentCreatedUs,
     );
+    if (ids.fresh(n.id, anchor)) markMintedFresh(record);
     const children = n.spans ?? [];
     if (children.length > 0 && (n.type === 'llm' || n.type === 'control')) {
       throw invalid([...loc, 'spans'], `a ${n.type} span cannot have child spans`, undefined, 'value_error');

@@ -86,6 +86,8 @@ interface Skeleton {
   rolled: string[];
   /** Metric name -> the source column holding the record's own value. */
   own: Map<string, string>;
+  /** The sort's key when it is a metric's own value (nothing rolled up), else null. */
+  ownSortKey: Sql | null;
   /** SQL of a planned metric's value: own, or own-else-rolled-up where the plan rolls it up. */
   metric: (name: string) => Sql;
 }
@@ -193,6 +195,8 @@ function skeleton(
     where = sql`${where} AND (${joinSql(ranges, ' OR ')})`;
   } else if (window) where = sql`${where} AND r.created_at ${raw(window.op)} ${at(window.us)}`;
   let order = raw('r.created_at DESC, r.id DESC');
+  const sortMetric = input.sort?.column.metric;
+  const ownSortKey = sortMetric !== undefined && rolled.length === 0 ? ctx.metric(sortMetric) : null;
   if (input.sort) {
     const dir = raw(input.sort.ascending ? 'ASC' : 'DESC');
     const expr = input.sort.column.metric !== undefined ? ctx.metric(input.sort.column.metric) : raw(input.sort.column.sql);
@@ -206,6 +210,7 @@ function skeleton(
     order,
     rolled,
     own: new Map(read.map((n) => [n, base.metricColumn(n)])),
+    ownSortKey,
     metric: ctx.metric,
   };
 }
@@ -251,8 +256,15 @@ export function pageKeysQuery(
   alsoColumns: readonly string[] = [],
   alsoMetrics: readonly string[] = [],
   locators = true,
+  bound: number | null = null,
 ): Planned & { ownMetrics: Map<string, string>; rolledMetrics: Map<string, string> } {
   const s = skeleton(input, window, alsoMetrics);
+  // A bound (sortKeysQuery: the k-th key) leaves out rows sorting after the page's last; DuckDB tests
+  // it in the scan, and the sort then holds only the rows at or before it.
+  const where =
+    bound === null || s.ownSortKey === null
+      ? s.where
+      : sql`${s.where} AND ${s.ownSortKey} ${raw(input.sort!.ascending ? '<=' : '>=')} ${bound}::DOUBLE`;
   const also = alsoColumns.filter((c) => c !== 'seq' && c !== 'created_at' && c !== 'updated_at').map((c) => sql`, r.${ident(c)}`);
   for (const col of s.own.values()) also.push(sql`, r.${ident(col)}`);
   // The roll-ups the query computes for its filter or sort come along too (`rolledMetrics`: name ->
@@ -264,8 +276,21 @@ export function pageKeysQuery(
   // Without `locators` (a page shown from this query alone, fetching nothing) seq and created_at are
   // not decoded for every row the query looks at.
   const head = raw(locators ? 'r.seq, epoch_us(r.created_at) AS c' : 'NULL AS seq, NULL AS c');
-  const q = sql`${s.with}SELECT ${head}${joinSql(also, '')} FROM ${s.from} WHERE ${s.where} ORDER BY ${s.order} LIMIT ${limit + 1} OFFSET ${offset}`;
+  const q = sql`${s.with}SELECT ${head}${joinSql(also, '')} FROM ${s.from} WHERE ${where} ORDER BY ${s.order} LIMIT ${limit + 1} OFFSET ${offset}`;
   return { sql: q, rolled: s.rolled, ownMetrics: s.own, rolledMetrics };
+}
+
+/**
+ * The first n matching records by a metric's own value alone (`v`, NULLs last), with when each was
+ * created (`c`, epoch µs); null when the sort is not a metric's own value. Reads created_at, the key
+ * and the filter's columns only: no id (the keys query's tie-break), whose strings cost most of a
+ * sorted scan.
+ */
+export function sortKeysQuery(input: PlanInput, n: number): Sql | null {
+  const s = skeleton(input);
+  if (s.ownSortKey === null) return null;
+  const dir = raw(input.sort!.ascending ? 'ASC' : 'DESC');
+  return sql`${s.with}SELECT epoch_us(r.created_at) AS c, ${s.ownSortKey} AS v FROM ${s.from} WHERE ${s.where} ORDER BY v ${dir} NULLS LAST LIMIT ${n}`;
 }
 
 /**
@@ -293,12 +318,17 @@ export function matchTimesQuery(input: PlanInput, k: number): Planned {
  * (src/query/exec/match-estimate.ts). One count per range, each its own window: DuckDB skips the row
  * groups outside it (an OR of the ranges in one scan cost more than a count of everything, at 1M).
  */
-export function sampleQuery(input: PlanInput, ranges: readonly (readonly [number, number])[]): Planned {
+export function sampleQuery(input: PlanInput, ranges: readonly (readonly [number, number])[], top = 0): Planned {
   const rolled = new Set<string>();
   const parts = ranges.map((range, i) => {
-    const s = skeleton({ ...input, sort: null }, { ranges: [range] });
+    // With `top`, a sort by a metric's own value also returns the range's `top` best keys (`top`,
+    // best first): a best key many rows share shows there.
+    const sorted = top > 0 && input.sort?.column.metric !== undefined ? skeleton(input, { ranges: [range] }) : null;
+    const key = sorted?.ownSortKey ?? null;
+    const s = sorted !== null && key !== null ? sorted : skeleton({ ...input, sort: null }, { ranges: [range] });
     for (const n of s.rolled) rolled.add(n);
-    return sql`(${s.with}SELECT ${int(i)} AS g, count(*) AS n FROM ${s.from} WHERE ${s.where})`;
+    const best = key === null ? EMPTY : sql`, ${raw(input.sort!.ascending ? 'min' : 'max')}(${key}, ${int(top)}) AS top`;
+    return sql`(${s.with}SELECT ${int(i)} AS g, count(*) AS n${best} FROM ${s.from} WHERE ${s.where})`;
   });
   return { sql: joinSql(parts, ' UNION ALL '), rolled: [...rolled] };
 }

@@ -96,3 +96,20 @@ export type SelectedRow = Readonly<Record<string, unknown>>;
 
 /** A record as the API returns it (an Extended*Record): its fields by name, as JSON values. */
 export type ApiRecord = Record<string, unknown>;
+
+/**
+ * Drafts whose id was minted from a fresh random seed (no client id, no idempotency key, no ancestor
+ * with a client id): no stored record can have that id, so appending them skips the sealed-id lookup.
+ * Held outside the record so it never reaches a column; taken once (a second append of the same
+ * object looks its id up).
+ */
+const mintedFresh = new WeakSet<object>();
+
+export function markMintedFresh(d: Draft): void {
+  mintedFresh.add(d);
+}
+
+/** Whether `d` was marked by markMintedFresh and not taken since; takes the mark. */
+export function takeMintedFresh(d: Draft): boolean {
+  return mintedFresh.delete(d);
+}

@@ -1,13 +1,15 @@
 // Opening a record store (manifest, log replay, indexes, legacy logs, option defaults), apart from what an open store does.
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { BatchSource } from '../db/batch-source.js';
 import type { Database } from '../db/database.js';
 import { DEFAULT_POLICY } from './segments/compaction.js';
 import { openMergeDatabase } from './segments/merge.js';
 import { ensureDirDurable } from './fs-util.js';
+import { readIdFences, type IdFences } from './indexes/id-filter.js';
 import { idHash } from './indexes/id-index.js';
 import { readLegacyWal, RejectedRequests } from './wal/legacy-wal.js';
-import { loadManifest } from './manifest/manifest.js';
+import { loadManifest, type SegmentEntry } from './manifest/manifest.js';
 import { MemInserter, MemTable } from './memtable/mem-tables.js';
 import { RECORD_COLUMNS, tableDdl } from '../record/record-columns.js';
 import { fieldsFrom, isLogRow } from '../record/record-checks.js';
@@ -64,12 +66,19 @@ export async function openStoreState<T>(
     }
     // A bulk load's segments may hold numbers above sealed_seq (reserved while log files stayed unsealed).
     for (const seg of manifest.segments) if (seg.max_seq >= s.nextSeq) s.nextSeq = seg.max_seq + 1;
-    // Only each segment's filter is read (its `.ids` file is searched in place on a filter hit).
+    // Only filters are read (a segment's `.ids` file is searched in place on a filter hit): the store's
+    // from its checkpoint, and each segment's own where the checkpoint does not cover it (its fences
+    // only where it does). Segments it misses are added to it in the background.
+    s.index.useStoreFilter(
+      dir,
+      manifest.segments.reduce((n, g) => n + g.rows, 0),
+      resolved.idCheckpointAfter,
+    );
     for (const seg of manifest.segments)
       s.index.add({
         key: seg.file,
         partition: seg.file,
-        filter: await segmentFilter(conns.seal, dir, seg, idHash, true),
+        filter: coveredFences(s, seg) ?? (await segmentFilter(conns.seal, dir, seg, idHash, true)),
         ids: idsPath(join(dir, seg.file)),
       });
     // Text indexes missing (a store of an earlier version), damaged or stale are rebuilt from the segment.
@@ -142,5 +151,18 @@ export function resolveOptions(o: RecordStoreOptions): StoreState['options'] {
     mergeMaxDelayMs: o.mergeMaxDelayMs ?? 30_000,
     mergeThreads: o.mergeThreads ?? 1,
     readerGraceMs: o.readerGraceMs ?? DEFAULT_READER_GRACE_MS,
+    idCheckpointAfter: o.idCheckpointAfter ?? 1 << 20,
   };
+}
+
+/** The fences of a segment the store's id filter covers, when its files agree; else null (its own filter is read). */
+function coveredFences(s: StoreState, seg: SegmentEntry): IdFences | null {
+  const abs = join(s.dir, seg.file);
+  const f = readIdFences(abs);
+  if (f === null || f.count < seg.rows || !s.index.covers(seg.file, f.count)) return null;
+  try {
+    return statSync(idsPath(abs)).size === f.count * 8 ? f : null;
+  } catch {
+    return null;
+  }
 }

@@ -74,4 +74,10 @@ export interface RecordStoreOptions {
    * kind-specific ones), so the planner's facts about unsealed spans cost no scan (default none).
    */
   notedColumns?: readonly string[];
+  /**
+   * Ids the store's id filter may hold beyond its checkpoint file before the checkpoint is saved
+   * again (default 1M, and at least a quarter of those it covers). An open reads the `.ids` of
+   * segments it misses, in the background.
+   */
+  idCheckpointAfter?: number;
 }

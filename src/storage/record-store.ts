@@ -187,6 +187,11 @@ export class RecordStore {
     if (this.#refreshEachRead) await this.#follower?.refresh();
   }
 
+  /** Settles when the id filter's background work (covering segments, a rebuild, saving its checkpoint) is done (tests, benchmarks). */
+  idFilterSettled(): Promise<void> {
+    return this.#s.index.settled();
+  }
+
   /** A consistent view for reads, of what is in DuckDB (see `settled`); release it when done (see snapshot.ts). */
   snapshot(): Snapshot {
     this.#s.assertOpen();
@@ -278,6 +283,8 @@ export class RecordStore {
     return {
       idIndexHashes: s.index.size,
       idIndexBytes: s.index.bytes,
+      idFilterUncovered: s.index.uncovered,
+      idFilterFill: s.index.storeFill,
       memIds: s.memIds.size,
       dead: s.dead.size,
       childless: s.childless.size,
@@ -394,6 +401,8 @@ export class RecordStore {
     if (s.closed) return;
     this.#follower?.close();
     const seal = options.seal !== false && s.broken === null && !s.readOnly;
+    // The id filter's background work stops first: what it did not cover or save, the next open does.
+    const indexStopped = s.index.stop();
     if (seal)
       await this.seal().catch((err: unknown) => process.emitWarning(`tracelake: sealing on close failed: ${(err as Error).message}`));
     s.closed = true;
@@ -421,6 +430,7 @@ export class RecordStore {
     await s.mergeDb?.close();
     await s.wal.close();
     s.kept.close();
+    await indexStopped;
     s.index.close();
   }
 

@@ -38,6 +38,8 @@ export interface StoreOptions {
   readonly mergeThreads: number;
   /** Most ms a retired segment is kept for a read-only store's lease (RecordStoreOptions.readerGraceMs). */
   readonly readerGraceMs: number;
+  /** RecordStoreOptions.idCheckpointAfter. */
+  readonly idCheckpointAfter: number;
 }
 
 /**

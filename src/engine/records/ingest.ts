@@ -25,7 +25,7 @@ import { KeyedLock } from './keyed-lock.js';
 import { Sessions } from './sessions.js';
 import type { OtlpHost } from '../otlp/otlp-log.js';
 import type { RunIds } from '../run-scope.js';
-import { placeDrafts, type Draft, type LogRow, type RecordLinks } from '../../record/record.js';
+import { markMintedFresh, placeDrafts, type Draft, type LogRow, type RecordLinks } from '../../record/record.js';
 import { linksOf, storedToWire } from '../../record/row-codec.js';
 import { EMPTY, sql } from '../../query/sql.js';
 
@@ -378,6 +378,7 @@ export class Ingest {
     }
     const now = nowUs();
     const session = emptyRecord(id, 'session', now);
+    if (!body.id && key === null) markMintedFresh(session);
     session.name = body.name ?? '';
     if (body.previous_session_id) session.previous_session_id = body.previous_session_id.toLowerCase();
     if (body.external_id) session.external_id = body.external_id;

@@ -18,7 +18,7 @@ type Profile = ReturnType<Snapshot['timeProfile']>;
  * Row groups the sample reads. A count's cost is mostly the fixed cost of a statement, and grows with
  * every row group it reads: two keep the sample well under the match-times read it can spare.
  */
-const SAMPLE_GROUPS = 2;
+export const SAMPLE_GROUPS = 2;
 /**
  * Fewer row groups are not sampled: the sample's fixed cost (through the store) is then as much as
  * the narrowing it could choose saves, so the planner runs one statement. From 64 row groups (about
@@ -45,7 +45,12 @@ export interface MatchEstimate {
   readonly spread: number;
   /** Records the rate predicts over all rows. */
   readonly matches: number;
+  /** For a sort by a metric's own value: the sample's best keys, best first (at most TOP_KEYS per row group). */
+  readonly bestKeys?: readonly number[];
 }
+
+/** Best sort keys the sample keeps of each row group it reads. */
+export const TOP_KEYS = 8;
 
 /**
  * 'measured' (the default) samples; tests force an estimate: 'few' (every filter admits few records in
@@ -82,18 +87,21 @@ export async function estimateMatches(
   const groups = [...profile.rowGroups].sort((a, b) => a[0] - b[0]);
   const picked = Array.from({ length: SAMPLE_GROUPS }, (_, i) => groups[Math.floor(((i + 0.5) * groups.length) / SAMPLE_GROUPS)]!);
   const ranges = picked.map((g) => [g[0], g[1]] as const);
-  const q = sampleQuery(plan, ranges);
+  const q = sampleQuery(plan, ranges, TOP_KEYS);
   if (q.rolled.length > 0) return null;
   steps.push('estimate');
   const rows = await db.all(q.sql);
   const read = groupRowsIn(profile, ranges);
   let n = 0;
   let hit = 0;
+  const keys: number[] = [];
   for (const r of rows) {
     if (r['g'] === null || r['g'] === undefined) continue;
     n += Number(r['n']);
     if (Number(r['n']) > 0) hit++;
+    if (Array.isArray(r['top'])) for (const v of r['top']) if (typeof v === 'number') keys.push(v);
   }
   const rate = read > 0 ? n / read : 0;
-  return { rate, spread: hit / SAMPLE_GROUPS, matches: rate * totalRows(profile) };
+  const bestKeys = plan.sort?.ascending ? keys.sort((a, b) => a - b) : keys.sort((a, b) => b - a);
+  return { rate, spread: hit / SAMPLE_GROUPS, matches: rate * totalRows(profile), bestKeys };
 }

@@ -13,6 +13,7 @@ import { requiredContains } from '../text-needs.js';
 import type { Scope, Snapshot } from '../../storage/snapshot/snapshot.js';
 import { fewMatchesWindow, pageTimesWindow } from './match-ranges.js';
 import { metricTopK, topKApplies } from './metric-topk.js';
+import { sortKeyWindow } from './sort-key-window.js';
 import { estimateMatches, groupRowsIn, totalRows, type MatchEstimate, type PlanEstimate } from './match-estimate.js';
 import type { TopKCache } from './topk-cache.js';
 
@@ -31,6 +32,11 @@ export interface PageKeySettings {
   readonly estimateMode: PlanEstimate;
   /** Row groups from which the estimate samples (tests lower it). */
   readonly estimateMinGroups: number | undefined;
+  /**
+   * Row groups per page row (offset + limit + 1) from which a metric-sorted page first reads its sort
+   * keys alone (sort-key-window.ts); tests set 0 (always, without the tie sample) and Infinity (never).
+   */
+  readonly sortKeyGroups: number;
 }
 
 export interface PageKey {
@@ -80,16 +86,22 @@ export async function findPageKeys(
       );
     } else steps.push('keys (top-k: not enough)');
   }
-  const keys = async (w: TimeWindow | null) => {
-    const q = pageKeysQuery(plan, limit, offset, w, also, alsoMetrics, locators);
-    steps.push(`keys${w ? ' (window)' : ''}${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`);
+  const keys = async (w: TimeWindow | null, bound: number | null = null) => {
+    const q = pageKeysQuery(plan, limit, offset, w, also, alsoMetrics, locators, bound);
+    const how = [...(w ? ['window'] : []), ...(bound !== null ? ['bound'] : [])];
+    steps.push(`keys${how.length > 0 ? ` (${how.join(', ')})` : ''}${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`);
     const rows = await o.db.all(q.sql);
     return Object.assign(
       rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })),
       { ownMetrics: q.ownMetrics, rolledMetrics: q.rolledMetrics },
     );
   };
-  if (order === null) return keys(await fewMatchesWindow(o.db, plan, profile, steps, await estimated()));
+  if (order === null) {
+    const few = await fewMatchesWindow(o.db, plan, profile, steps, await estimated());
+    if (few !== null) return keys(few);
+    const sorted = await sortKeyWindow(o.db, plan, k, profile, o.sortKeyGroups, await estimated(), steps);
+    return keys(sorted?.window ?? null, sorted?.bound ?? null);
+  }
   let want = Math.max(o.windowRows, k * 20);
   let window: TimeWindow | null = chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending, profile.memGroups);
   let rows = await keys(window);

@@ -40,6 +40,7 @@ export interface RecordQueryOptions {
   topKRows?: number;
   planEstimate?: PlanEstimate;
   estimateMinGroups?: number;
+  sortKeyGroups?: number;
   metricInfo?: (name: string) => MetricInfo | undefined;
   /** Whether a scorer of the catalog writes a metric (default: none does). */
   scorerMetric?: (name: string) => boolean;
@@ -70,6 +71,7 @@ export class RecordQueries {
         windowRows: options.windowRows ?? 8_192,
         estimateMode: options.planEstimate ?? 'measured',
         estimateMinGroups: options.estimateMinGroups,
+        sortKeyGroups: options.sortKeyGroups ?? 2,
       },
       counts: options.segmentCounts === false ? null : new SegmentCounts(options.segmentCountMinRows),
       tokenCounts: options.tokenCounts !== false,

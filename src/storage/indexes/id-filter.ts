@@ -2,7 +2,7 @@
 // hashes plus every FENCE_STEP-th hash of the sorted `.ids` file. Written once with the segment and
 // never changed, so opening a store reads these (about 1.3 bytes per id) instead of every hash (8), and
 // a filter hit is confirmed by reading the one block of `.ids` the fences point to (ids-file.ts).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
 
 /** Bits of filter per id: about 1% of absent ids pass a segment's filter (each then costs a 4 KiB read). */
 const BITS_PER_KEY = 10;
@@ -156,9 +156,90 @@ export function readIdFilter(parquetPath: string): IdFilter | null {
   return IdFilter.decode(buf);
 }
 
+/**
+ * The count and fences of the segment's filter file without its bits (a segment the store's filter
+ * covers needs no bits of its own in memory), or null when missing or not a filter.
+ */
+export function readIdFences(parquetPath: string): IdFences | null {
+  let fd: number;
+  try {
+    fd = openSync(idFilterPath(parquetPath), 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const head = new Uint8Array(HEADER);
+    if (size < HEADER || readSync(fd, head, 0, HEADER, 0) !== HEADER) return null;
+    const view = new DataView(head.buffer);
+    if (view.getUint32(0, true) !== MAGIC || view.getUint32(4, true) !== VERSION || view.getUint32(16, true) !== FENCE_STEP) return null;
+    const count = view.getUint32(8, true);
+    const blocks = view.getUint32(12, true);
+    const n = view.getUint32(20, true);
+    if (blocks < 1 || n !== Math.ceil(count / FENCE_STEP) || size !== HEADER + n * 8 + blocks * 64) return null;
+    const fences = new Float64Array(n);
+    if (n > 0 && readSync(fd, new Uint8Array(fences.buffer), 0, n * 8, HEADER) !== n * 8) return null;
+    return { count, blocks, fences };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** What searching a segment's `.ids` file in place needs (ids-file.ts), and where its filter's bits lie. */
+export interface IdFences {
+  /** Hashes in the `.ids` file. */
+  readonly count: number;
+  /** Blocks of its filter. */
+  readonly blocks: number;
+  /** hashes[i * FENCE_STEP] of the sorted `.ids`. */
+  readonly fences: Float64Array;
+}
+
 /** Writes the filter file (the caller fsyncs it with the segment's folder). */
 export function writeIdFilter(parquetPath: string, filter: IdFilter): number {
   const bytes = filter.encode();
   writeFileSync(idFilterPath(parquetPath), bytes);
   return bytes.byteLength;
+}
+
+/** One block read from a filter file (reads are synchronous: never two at once). */
+const diskBlock = new Int32Array(16);
+const diskBlockBytes = new Uint8Array(diskBlock.buffer);
+
+/**
+ * A segment's filter asked from its file, one 64-byte block per hash: a segment the store's filter
+ * covers keeps no bits in memory, and only the store filter's hits (stored ids, a few % of new ones)
+ * get here.
+ */
+export class IdFilterOnDisk {
+  readonly #path: string;
+  readonly #blocks: number;
+  readonly #bitsAt: number;
+  #fd: number | null = null;
+
+  constructor(parquetPath: string, f: IdFences) {
+    this.#path = idFilterPath(parquetPath);
+    this.#blocks = f.blocks;
+    this.#bitsAt = HEADER + f.fences.length * 8;
+  }
+
+  hasProbe(p: Probe): boolean {
+    const b = Math.min(this.#blocks - 1, Math.floor(p.at * this.#blocks));
+    if (this.#fd === null) {
+      try {
+        this.#fd = openSync(this.#path, 'r');
+      } catch {
+        return true; // no file tells nothing: the `.ids` file is asked
+      }
+    }
+    // A short read tells nothing either.
+    if (readSync(this.#fd, diskBlockBytes, 0, 64, this.#bitsAt + b * 64) !== 64) return true;
+    for (let k = 0; k < PROBES; k++) if ((diskBlock[p.words[k]!]! & p.masks[k]!) === 0) return false;
+    return true;
+  }
+
+  close(): void {
+    if (this.#fd !== null) closeSync(this.#fd);
+    this.#fd = null;
+  }
 }

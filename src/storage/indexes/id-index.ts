@@ -1,10 +1,13 @@
 // Which record ids already exist, so a retried or updated record replaces its old version instead
 // of duplicating it. Each sealed segment keeps its sorted 53-bit id hashes in a `.ids` file and a
-// small filter of them in a `.idf` file (id-filter.ts), both written with the segment. In memory the
-// index holds only the filters (about 1.3 bytes per id); a filter hit is checked against the one
-// block of `.ids` it can lie in (ids-file.ts). A hash hit is only a candidate: the caller confirms
-// it in DuckDB.
-import { probe, type IdFilter } from './id-filter.js';
+// small filter of them in a `.idf` file (id-filter.ts), both written with the segment. A writable
+// store also keeps one filter over every segment (store-id-filter.ts): a new id is told apart in one
+// probe however many segments there are, and a covered segment keeps no bits in memory (its `.idf` is
+// read a block at a time on a hit). A filter hit is checked against the one block of `.ids` it can
+// lie in (ids-file.ts). A hash hit is only a candidate: the caller confirms it in DuckDB.
+import { readFile } from 'node:fs/promises';
+import { IdFilter, IdFilterOnDisk, probe, readIdFilter, type IdFences } from './id-filter.js';
+import { StoreIdFilter } from './store-id-filter.js';
 import { IdsFile } from './ids-file.js';
 import { hasSorted } from './sorted-search.js';
 
@@ -43,17 +46,27 @@ export interface IndexedSegment {
   /** Stable key of the segment (its file path relative to the data folder). */
   readonly key: string;
   readonly partition: string;
-  /** Its filter (built with it or read from its `.idf` file). */
-  readonly filter: IdFilter;
+  /**
+   * Its filter (built with it or read from its `.idf` file), or only its fences when the store's
+   * filter already covers it (a checkpoint named it).
+   */
+  readonly filter: IdFilter | IdFences;
   /** Absolute path of its `.ids` file. */
   readonly ids: string;
+  /** Its sorted hashes, when at hand (a seal, merge or bulk load): the store's filter takes them. */
+  readonly hashes?: Float64Array;
 }
 
 interface Held {
   readonly key: string;
   readonly partition: string;
-  readonly filter: IdFilter;
+  readonly count: number;
+  /** Its own filter while the store's filter does not cover it; null once it does (memory freed). */
+  filter: IdFilter | null;
+  /** Its filter read from its `.idf` a block at a time (asked once the store's filter covers it). */
+  readonly disk: IdFilterOnDisk;
   readonly file: IdsFile;
+  readonly ids: string;
 }
 
 /**
@@ -67,18 +80,81 @@ function runOf(partition: string): string {
   return end < 0 ? '' : partition.slice(0, end + 1);
 }
 
+/** Hashes added to the store's filter per turn of the event loop in the background (a few ms each). */
+const ADD_STEP = 1 << 18;
+
 export class SealedIdIndex {
   #segments = new Map<string, Held>();
   #runs = new Map<string, Held[]>();
   #count = 0;
+  /**
+   * One filter over every covered segment (null: none, each segment is asked on its own). A new id is
+   * told apart by it in one probe; only its hits (stored ids, ~1-3% of new ones) ask the segments.
+   */
+  #store: StoreIdFilter | null = null;
+  /** The replacement being built in the background when the store's filter filled up. */
+  #next: StoreIdFilter | null = null;
+  /** Where the checkpoint is saved (a writable store's folder), or null. */
+  #dir: string | null = null;
+  /** Ids covered by the checkpoint on disk. */
+  #saved = 0;
+  /** Ids the checkpoint may miss before it is saved again (at least a quarter of those it covers). */
+  #saveAfter = 0;
+  #task: Promise<void> | null = null;
+  #closed = false;
+
+  /**
+   * Keeps one filter over every segment, loaded from the checkpoint in `dir` (null: kept in memory
+   * only, never saved; a read-only store never calls this). Call before adding segments: those the
+   * checkpoint names (with their hash count) need no bits of their own; the others are added to it in
+   * the background, then it is saved.
+   */
+  useStoreFilter(dir: string | null, expectedKeys: number, saveAfter = 1 << 20): void {
+    const loaded = dir === null ? null : StoreIdFilter.load(dir);
+    this.#store = loaded ?? StoreIdFilter.sized(expectedKeys);
+    this.#dir = dir;
+    this.#saved = 0;
+    this.#saveAfter = saveAfter;
+    if (loaded) for (const n of loaded.covered.values()) this.#saved += n;
+  }
+
+  /** Whether the store's filter covers the segment `key` of `count` hashes (its own bits are not needed). */
+  covers(key: string, count: number): boolean {
+    return this.#store?.covered.get(key) === count;
+  }
 
   add(segment: IndexedSegment): void {
     this.remove(segment.key);
-    const held = { key: segment.key, partition: segment.partition, filter: segment.filter, file: new IdsFile(segment.ids, segment.filter) };
+    const f = segment.filter;
+    const fences = { count: f.count, blocks: f.blocks, fences: f.fences };
+    const held: Held = {
+      key: segment.key,
+      partition: segment.partition,
+      count: f.count,
+      filter: f instanceof IdFilter ? f : null,
+      disk: new IdFilterOnDisk(segment.ids.replace(/\.ids$/, '.parquet'), fences),
+      file: new IdsFile(segment.ids, fences),
+      ids: segment.ids,
+    };
+    const store = this.#store;
+    if (store !== null) {
+      if (segment.hashes !== undefined) {
+        store.add(segment.hashes, probe);
+        store.covered.set(held.key, held.count);
+        if (this.#next !== null) {
+          this.#next.add(segment.hashes, probe);
+          this.#next.covered.set(held.key, held.count);
+        }
+      }
+      if (store.covered.get(held.key) === held.count) held.filter = null;
+    }
+    if (held.filter === null && !this.covers(held.key, held.count))
+      throw new Error(`id index: segment ${held.key} came without its filter`);
     this.#segments.set(segment.key, held);
     const run = runOf(segment.partition);
     this.#runs.set(run, [...(this.#runs.get(run) ?? []), held]);
-    this.#count += segment.filter.count;
+    this.#count += held.count;
+    if (store !== null && (held.filter !== null || store.full || this.#stale())) this.#maintain();
   }
 
   /** Closes the segment's file, if open: a merge is about to retire it. */
@@ -86,26 +162,49 @@ export class SealedIdIndex {
     const seg = this.#segments.get(key);
     if (!seg) return;
     seg.file.close();
+    seg.disk.close();
     this.#segments.delete(key);
     const run = runOf(seg.partition);
     const rest = this.#runs.get(run)!.filter((x) => x !== seg);
     if (rest.length > 0) this.#runs.set(run, rest);
     else this.#runs.delete(run);
-    this.#count -= seg.filter.count;
+    this.#count -= seg.count;
+    // Its ids stay in the store's filter (extra hits only); the checkpoint no longer names it.
+    this.#store?.covered.delete(key);
+    this.#next?.covered.delete(key);
   }
 
-  /** Closes every file held (the store is closing). */
+  /** Stops the background work (a checkpoint being written is abandoned between two pieces). */
+  async stop(): Promise<void> {
+    this.#closed = true;
+    await this.#task;
+  }
+
+  /** Closes every file held (the store is closing; call stop first). */
   close(): void {
-    for (const seg of this.#segments.values()) seg.file.close();
+    this.#closed = true;
+    for (const seg of this.#segments.values()) {
+      seg.file.close();
+      seg.disk.close();
+    }
     this.#segments.clear();
     this.#runs.clear();
     this.#count = 0;
+    this.#store = null;
+    this.#next = null;
+  }
+
+  /** Settles when the background work asked for so far is done (tests, benchmarks). */
+  async settled(): Promise<void> {
+    while (this.#task !== null) await this.#task;
   }
 
   /** Segments of `partition` that may hold `id` (almost always none). */
   candidates(id: string, partitionPrefix: string): string[] {
     const h = idHash(id);
     const p = probe(h);
+    // False: no covered segment holds it, only those with their own filter need asking.
+    const maybe = this.#store === null || this.#store.hasProbe(p);
     let out: string[] | null = null;
     if (runOf(partitionPrefix) === partitionPrefix) {
       // Every segment of the run starts with the prefix.
@@ -113,11 +212,16 @@ export class SealedIdIndex {
       if (segs === undefined) return [];
       for (let i = 0; i < segs.length; i++) {
         const seg = segs[i]!;
-        if (seg.filter.hasProbe(p) && seg.file.has(h)) (out ??= []).push(seg.key);
+        if ((seg.filter === null ? maybe && seg.disk.hasProbe(p) : seg.filter.hasProbe(p)) && seg.file.has(h)) (out ??= []).push(seg.key);
       }
     } else {
       for (const seg of this.#segments.values())
-        if (seg.partition.startsWith(partitionPrefix) && seg.filter.hasProbe(p) && seg.file.has(h)) (out ??= []).push(seg.key);
+        if (
+          seg.partition.startsWith(partitionPrefix) &&
+          (seg.filter === null ? maybe && seg.disk.hasProbe(p) : seg.filter.hasProbe(p)) &&
+          seg.file.has(h)
+        )
+          (out ??= []).push(seg.key);
     }
     return out ?? [];
   }
@@ -132,21 +236,34 @@ export class SealedIdIndex {
     const out = new Set<string>();
     let ascending = true;
     for (let i = 1; i < hashes.length && ascending; i++) ascending = hashes[i - 1]! <= hashes[i]!;
+    // Only the hashes the store's filter holds can be in a segment it covers (new ids: ~1-3% of them).
+    let hits: number[] | null = null;
+    const hitsOf = (): number[] => {
+      if (hits !== null) return hits;
+      hits = [];
+      const store = this.#store!;
+      for (let i = 0; i < hashes.length; i++) if (store.hasProbe(probe(hashes[i]!))) hits.push(hashes[i]!);
+      return hits;
+    };
     for (const key of keys) {
       const seg = this.#segments.get(key);
       if (!seg) {
         out.add(key);
         continue;
       }
-      // A batch of more than 1/16 of the segment's hashes costs more through the filter (a probe per
+      const asked = seg.filter === null ? hitsOf() : hashes;
+      if (asked.length === 0) continue;
+      // A batch of more than 1/16 of the segment's hashes costs more through a filter (a probe per
       // hash, a block read per false hit) than merged with the file read in chunks.
-      if (ascending && hashes.length * 16 > seg.filter.count) {
-        if (seg.file.meetsAny(hashes)) out.add(key);
+      if (ascending && asked.length * 16 > seg.count) {
+        if (seg.file.meetsAny(asked)) out.add(key);
         continue;
       }
-      for (let i = 0; i < hashes.length; i++) {
-        const h = hashes[i]!;
-        if (seg.filter.hasProbe(probe(h)) && seg.file.has(h)) {
+      // A covered segment's own bits are on disk: worth reading for more than a few hashes.
+      const own = seg.filter ?? (asked.length > 64 ? readIdFilter(seg.ids.replace(/\.ids$/, '.parquet')) : null) ?? seg.disk;
+      for (let i = 0; i < asked.length; i++) {
+        const h = asked[i]!;
+        if (own.hasProbe(probe(h)) && seg.file.has(h)) {
           out.add(key);
           break;
         }
@@ -162,8 +279,110 @@ export class SealedIdIndex {
 
   /** Bytes held in memory by the filters and their fences (for stats and benchmarks). */
   get bytes(): number {
-    let n = 0;
-    for (const seg of this.#segments.values()) n += seg.filter.bytes;
+    let n = (this.#store?.bytes ?? 0) + (this.#next?.bytes ?? 0);
+    for (const seg of this.#segments.values()) n += (seg.filter?.bits.byteLength ?? 0) + seg.file.fenceBytes;
     return n;
+  }
+
+  /** Share of the store filter's bits set (0 without one). */
+  get storeFill(): number {
+    return this.#store?.fill ?? 0;
+  }
+
+  /** Segments held that the store's filter does not cover yet. */
+  get uncovered(): number {
+    let n = 0;
+    for (const seg of this.#segments.values()) if (seg.filter !== null) n++;
+    return n;
+  }
+
+  /** Whether the checkpoint misses enough covered ids to be saved again. */
+  #stale(): boolean {
+    if (this.#dir === null || this.#store === null) return false;
+    let covered = 0;
+    for (const n of this.#store.covered.values()) covered += n;
+    return covered - this.#saved > Math.max(this.#saveAfter, this.#saved / 4);
+  }
+
+  /** Starts the background work unless it runs: cover segments, rebuild when full, save. */
+  #maintain(): void {
+    if (this.#task !== null || this.#closed) return;
+    this.#task = this.#work()
+      .catch((err: unknown) => process.emitWarning(`tracelake: the store's id filter could not be updated: ${(err as Error).message}`))
+      .finally(() => {
+        this.#task = null;
+      });
+  }
+
+  async #work(): Promise<void> {
+    for (;;) {
+      // A turn first: segments added in one go (an open, a seal's outputs) are all seen.
+      await new Promise((r) => setImmediate(r));
+      if (this.#closed) return;
+      const store = this.#store!;
+      if (store.full) {
+        await this.#rebuild();
+        continue;
+      }
+      const seg = [...this.#segments.values()].find((x) => x.filter !== null);
+      if (seg !== undefined) {
+        if ((await this.#hashesOf(seg)) !== null && this.#store === store) {
+          store.covered.set(seg.key, seg.count);
+          seg.filter = null;
+        }
+        continue;
+      }
+      if (!this.#stale()) return;
+      let covered = 0;
+      for (const n of store.covered.values()) covered += n;
+      if (!(await store.save(this.#dir!, () => this.#closed))) return;
+      this.#saved = covered;
+    }
+  }
+
+  /**
+   * A segment's hashes added to the store's filter (and to its replacement, if one is being built)
+   * in steps; null when the segment left the index meanwhile (merged away or dropped).
+   */
+  async #hashesOf(seg: Held, into?: StoreIdFilter): Promise<Float64Array | null> {
+    let buf: Buffer;
+    try {
+      buf = await readFile(seg.ids);
+    } catch (err) {
+      if (this.#segments.get(seg.key) !== seg) return null;
+      throw err;
+    }
+    if (this.#segments.get(seg.key) !== seg || this.#closed) return null;
+    const hashes =
+      buf.byteOffset % 8 === 0
+        ? new Float64Array(buf.buffer, buf.byteOffset, buf.byteLength / 8)
+        : new Float64Array(new Uint8Array(buf).buffer);
+    const targets = into ? [into] : [this.#store!];
+    for (let at = 0; at < hashes.length; at += ADD_STEP) {
+      for (const t of targets) t.add(hashes.subarray(at, Math.min(hashes.length, at + ADD_STEP)), probe);
+      await new Promise((r) => setImmediate(r));
+      if (this.#closed) return null;
+    }
+    return this.#segments.get(seg.key) === seg ? hashes : null;
+  }
+
+  /** A fresh filter sized for the ids held now, built from every segment's `.ids`, then swapped in. */
+  async #rebuild(): Promise<void> {
+    const next = StoreIdFilter.sized(this.#count);
+    this.#next = next;
+    try {
+      for (const seg of [...this.#segments.values()]) {
+        if (this.#closed) return;
+        const hashes = await this.#hashesOf(seg, next);
+        if (hashes !== null) next.covered.set(seg.key, seg.count);
+      }
+      if (this.#closed) return;
+      this.#store = next;
+      for (const seg of this.#segments.values()) if (next.covered.get(seg.key) === seg.count) seg.filter = null;
+      // The checkpoint on disk is of the old filter: save this one.
+      this.#saved = 0;
+    } finally {
+      this.#next = null;
+    }
   }
 }

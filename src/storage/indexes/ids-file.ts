@@ -2,7 +2,7 @@
 // `.ids` file a hash can lie in, and that block is read (from the page cache, usually) and searched.
 // Only ids that pass the segment's filter get here: ids already stored, and ~1% of new ones.
 import { closeSync, openSync, readSync } from 'node:fs';
-import { FENCE_STEP, type IdFilter } from './id-filter.js';
+import { FENCE_STEP, type IdFences } from './id-filter.js';
 import { hasSorted } from './sorted-search.js';
 
 /** One buffer for every read (lookups are synchronous, so they never overlap), and what it holds. */
@@ -18,10 +18,10 @@ let heldCount = 0;
 
 export class IdsFile {
   readonly path: string;
-  readonly #filter: IdFilter;
+  readonly #filter: IdFences;
   #fd: number | null = null;
 
-  constructor(path: string, filter: IdFilter) {
+  constructor(path: string, filter: IdFences) {
     this.path = path;
     this.#filter = filter;
   }
@@ -83,6 +83,11 @@ export class IdsFile {
       while (i < sorted.length && sorted[i]! < next) i++;
     }
     return false;
+  }
+
+  /** Bytes of fences held in memory. */
+  get fenceBytes(): number {
+    return this.#filter.fences.byteLength;
   }
 
   close(): void {

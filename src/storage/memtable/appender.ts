@@ -14,7 +14,7 @@ import type { Sealer } from '../segments/sealer.js';
 import type { Snapshot } from '../snapshot/snapshot.js';
 import { memKey, type MemEntry, type StoreState } from '../store-state.js';
 import { encodeEntry } from '../wal/wal.js';
-import type { LogRow } from '../../record/record.js';
+import { takeMintedFresh, type LogRow } from '../../record/record.js';
 import { sql } from '../../query/sql.js';
 
 /** Waits (ms) before each new try of a failed insert into a memory table. */
@@ -53,12 +53,14 @@ export class Appender {
     const s = this.#s;
     await this.#sealer.backpressure();
     if (s.wal.failed) this.#sealer.freeze();
+    // Rows whose ids were minted from a random seed cannot replace a sealed version: not looked up.
+    const lookup = rows.filter((r) => !takeMintedFresh(r));
     for (;;) {
       // The batch is built in the continuation of this wait (or of the lookup below): see cpu-turns.ts.
       await cpuTurn();
       // A seal that commits while we look up sealed versions moves ids out of the recent map: look again.
       const generation = s.sealGeneration;
-      const dead = await this.#sealedVersions(rows.filter((r) => !s.memIds.has(memKey(r.run_id, r.id))));
+      const dead = await this.#sealedVersions(lookup.filter((r) => !s.memIds.has(memKey(r.run_id, r.id))));
       if (generation !== s.sealGeneration) continue;
       this.#s.assertWritable();
       for (const r of rows) {

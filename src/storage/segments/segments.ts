@@ -143,7 +143,7 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
 
 /** A written segment as the id index holds it. */
 export function indexedSegment(dir: string, w: WrittenSegment): IndexedSegment {
-  return { key: w.entry.file, partition: w.entry.file, filter: w.filter, ids: idsPath(join(dir, w.entry.file)) };
+  return { key: w.entry.file, partition: w.entry.file, filter: w.filter, ids: idsPath(join(dir, w.entry.file)), hashes: w.hashes };
 }
 
 /** Bytes of the files written beside a segment (those present). */

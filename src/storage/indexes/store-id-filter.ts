@@ -1,0 +1,175 @@
+// One blocked Bloom filter over the id hashes of many segments (every sealed segment of the store, once
+// built): an id it does not hold is new to all of them after one cache line, however many segments
+// there are. It only ever gains bits: a merge's output holds a subset of its inputs' ids and a delete
+// removes none, so the ids of segments merged away or deleted stay in it as false hits (the caller
+// confirms every hit in the segments themselves). It is rebuilt, smaller and cleaner, when it fills.
+// Saved as a checkpoint file that names the segments it covers, so open reads it instead of every id.
+import { open, rename, rm } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+import { fsyncDir } from '../fs-util.js';
+import type { Probe } from './id-filter.js';
+
+/** Bits per id of room it is sized for (with GROWTH: 10 bits per id it starts with, ~1% false hits; ~3% when rebuilt). */
+const BITS_PER_KEY = 8;
+/** Must match id-filter.ts: a probe made once serves both. */
+const PROBES = 7;
+/** Room for ids sealed after a (re)build, as a multiple of the ids it starts with. */
+const GROWTH = 1.25;
+/** Share of bits set at which it is rebuilt (false hits ~ FULL^PROBES). */
+const FULL = 0.6;
+/** Smallest size, in ids. */
+const MIN_KEYS = 1 << 16;
+
+/** Bytes written per step of a save. */
+const SAVE_PIECE = 8 << 20;
+
+const MAGIC = 0x53494654; // "TFIS"
+const VERSION = 1;
+const HEADER = 24;
+
+export const CHECKPOINT = 'id-filter.bin';
+
+export class StoreIdFilter {
+  readonly blocks: number;
+  readonly bits: Uint32Array;
+  /** Bits set (kept as bits are added: the fill decides when to rebuild). */
+  #set: number;
+  /** Segments whose every hash is in it: key -> hashes of its `.ids` file. */
+  readonly covered = new Map<string, number>();
+
+  constructor(blocks: number, bits = new Uint32Array(blocks * 16), set = 0) {
+    this.blocks = blocks;
+    this.bits = bits;
+    this.#set = set;
+  }
+
+  /** An empty filter with room for `keys` ids and growth after them. */
+  static sized(keys: number): StoreIdFilter {
+    return new StoreIdFilter(Math.ceil((Math.max(MIN_KEYS, keys * GROWTH) * BITS_PER_KEY) / 512));
+  }
+
+  get bytes(): number {
+    return this.bits.byteLength;
+  }
+
+  /** Share of bits set. */
+  get fill(): number {
+    return this.#set / (this.blocks * 512);
+  }
+
+  /** Whether its false hits have grown enough to rebuild it. */
+  get full(): boolean {
+    return this.fill > FULL;
+  }
+
+  add(hashes: ArrayLike<number>, probeOf: (h: number) => Probe): void {
+    const bits = this.bits;
+    for (let i = 0; i < hashes.length; i++) {
+      const p = probeOf(hashes[i]!);
+      const base = Math.min(this.blocks - 1, Math.floor(p.at * this.blocks)) * 16;
+      for (let k = 0; k < PROBES; k++) {
+        const w = base + p.words[k]!;
+        const before = bits[w]!;
+        const after = before | p.masks[k]!;
+        if (after !== before) {
+          bits[w] = after;
+          this.#set++;
+        }
+      }
+    }
+  }
+
+  /** False: no covered segment holds the hash. */
+  hasProbe(p: Probe): boolean {
+    const base = Math.min(this.blocks - 1, Math.floor(p.at * this.blocks)) * 16;
+    const words = p.words;
+    const masks = p.masks;
+    for (let k = 0; k < PROBES; k++) if ((this.bits[base + words[k]!]! & masks[k]!) === 0) return false;
+    return true;
+  }
+
+  /**
+   * Writes the checkpoint (`dir/id-filter.bin`): to a temporary file, fsynced, then renamed over the
+   * old one, so a crash leaves the old or the new file whole. Written from the live bits without a
+   * copy: bits added during the write are ids of segments it does not name, harmless extra hits.
+   * False (nothing written) when `stopped` turns true on the way.
+   */
+  async save(dir: string, stopped: () => boolean = () => false): Promise<boolean> {
+    const names = new TextEncoder().encode(JSON.stringify([...this.covered]));
+    const pad = (8 - ((HEADER + names.byteLength) % 8)) % 8;
+    const head = new Uint8Array(HEADER + names.byteLength + pad);
+    const view = new DataView(head.buffer);
+    view.setUint32(0, MAGIC, true);
+    view.setUint32(4, VERSION, true);
+    view.setUint32(8, this.blocks, true);
+    view.setFloat64(12, this.#set, true);
+    view.setUint32(20, names.byteLength, true);
+    head.set(names, HEADER);
+    const path = join(dir, CHECKPOINT);
+    const tmp = `${path}.tmp-${process.pid}`;
+    const fh = await open(tmp, 'w');
+    const bytes = new Uint8Array(this.bits.buffer, this.bits.byteOffset, this.bits.byteLength);
+    let done = false;
+    try {
+      await fh.write(head);
+      // In pieces, so a closing store waits for one piece, not the whole file.
+      for (let at = 0; at < bytes.byteLength; at += SAVE_PIECE) {
+        if (stopped()) return false;
+        await fh.write(bytes.subarray(at, Math.min(bytes.byteLength, at + SAVE_PIECE)));
+      }
+      if (stopped()) return false;
+      await fh.sync();
+      done = true;
+    } finally {
+      await fh.close();
+      if (!done) await rm(tmp, { force: true });
+    }
+    await rename(tmp, path);
+    fsyncDir(dir);
+    return true;
+  }
+
+  /** The checkpoint of `dir`, or null when missing or not one (of this version). Read straight into its bits (no second copy). */
+  static load(dir: string): StoreIdFilter | null {
+    let fd: number;
+    try {
+      fd = openSync(join(dir, CHECKPOINT), 'r');
+    } catch {
+      return null;
+    }
+    try {
+      const size = fstatSync(fd).size;
+      const head = new Uint8Array(HEADER);
+      if (size < HEADER || readSync(fd, head, 0, HEADER, 0) !== HEADER) return null;
+      const view = new DataView(head.buffer);
+      if (view.getUint32(0, true) !== MAGIC || view.getUint32(4, true) !== VERSION) return null;
+      const blocks = view.getUint32(8, true);
+      const set = view.getFloat64(12, true);
+      const namesBytes = view.getUint32(20, true);
+      const at = HEADER + namesBytes + ((8 - ((HEADER + namesBytes) % 8)) % 8);
+      if (blocks < 1 || size !== at + blocks * 64) return null;
+      const nameBuf = new Uint8Array(namesBytes);
+      if (readSync(fd, nameBuf, 0, namesBytes, HEADER) !== namesBytes) return null;
+      let names: unknown;
+      try {
+        names = JSON.parse(new TextDecoder().decode(nameBuf));
+      } catch {
+        return null;
+      }
+      if (!Array.isArray(names)) return null;
+      const bits = new Uint32Array(blocks * 16);
+      const bytes = new Uint8Array(bits.buffer);
+      for (let done = 0; done < bytes.byteLength; ) {
+        const n = readSync(fd, bytes, done, Math.min(1 << 26, bytes.byteLength - done), at + done);
+        if (n <= 0) return null;
+        done += n;
+      }
+      const f = new StoreIdFilter(blocks, bits, set);
+      for (const e of names) if (Array.isArray(e) && typeof e[0] === 'string' && typeof e[1] === 'number') f.covered.set(e[0], e[1]);
+      return f;
+    } finally {
+      closeSync(fd);
+    }
+  }
+}
