@@ -103,7 +103,7 @@ for (const [, s] of stores) await s.close();
 if (a.build) {
   // Index build of every segment, against rewriting the segment as a merge does (COPY to ZSTD Parquet).
   const { Database } = await import('../../src/db/database.js');
-  const { buildTextIndex } = await import('../../src/storage/indexes/text-index.js');
+  const { buildTextIndexFiles } = await import('../../src/storage/indexes/text-index.js');
   const db = await Database.open();
   const conn = await db.dedicated();
   const m = JSON.parse(readFileSync(join(a.dir!, 'manifest.json'), 'utf8')) as { segments: { file: string; rows: number }[] };
@@ -113,7 +113,7 @@ if (a.build) {
   for (const s of m.segments) {
     const f = join(a.dir!, s.file);
     let t0 = performance.now();
-    await buildTextIndex(conn, f);
+    await buildTextIndexFiles(conn, f, { tix: '/tmp/tracelake-probe.tix', tok: '/tmp/tracelake-probe.tok' });
     build += performance.now() - t0;
     t0 = performance.now();
     await conn.run(

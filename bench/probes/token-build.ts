@@ -2,19 +2,20 @@
 // (another checkout's src/storage/indexes/text-index.ts, e.g. /work/main's), segment by segment over an
 // existing store, taking turns (old, new, old, new...) so a loaded machine weighs on both alike.
 // Process CPU time (DuckDB's threads included) and wall time per span; the new build's files are
-// then written beside each segment (.tix, .tok), so the store opens with its text index ready.
+// written beside each segment (.tix, .tok) with --write, so the store opens with its text index ready.
 //   node --import tsx bench/probes/token-build.ts --dir <store> --base <checkout>/src/storage/indexes/text-index.ts [--rounds 1] [--write]
-import { statSync, writeFileSync } from 'node:fs';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Database } from '../../src/db/database.js';
-import { buildTextIndex, textIndexPath, tokenIndexPath } from '../../src/storage/indexes/text-index.js';
+import { buildTextIndexFiles, textIndexPath, tokenIndexPath } from '../../src/storage/indexes/text-index.js';
 
 const { values: a } = parseArgs({
   options: { dir: { type: 'string' }, base: { type: 'string' }, rounds: { type: 'string' }, write: { type: 'boolean' } },
 });
 const rounds = Number(a.rounds ?? 1);
+const scratch = mkdtempSync(join(tmpdir(), 'token-build-'));
 type Build = (conn: unknown, abs: string) => Promise<unknown>;
 const old = a.base ? ((await import(resolve(a.base))) as { buildTextIndex: Build }).buildTextIndex : null;
 const db = await Database.open();
@@ -33,22 +34,23 @@ for (const s of m.segments) {
     for (const side of old ? (['old', 'new'] as const) : (['new'] as const)) {
       const c0 = cpuMs();
       const t0 = performance.now();
-      const out = side === 'old' ? await old!(conn, f) : await buildTextIndex(conn, f);
+      // The new build writes its files (beside the segment with --write, else in a scratch folder).
+      const to =
+        a.write && r === 0
+          ? { tix: textIndexPath(f), tok: tokenIndexPath(f) }
+          : { tix: join(scratch, 'x.tix'), tok: join(scratch, 'x.tok') };
+      if (side === 'old') await old!(conn, f);
+      else await buildTextIndexFiles(conn, f, to);
       const wall = performance.now() - t0;
       const cpu = cpuMs() - c0;
       totals[`${side}_cpu_ms`] += cpu;
       totals[`${side}_wall_ms`] += wall;
       row[`${side}_cpu_us_per_row`] = Number(((cpu * 1000) / s.rows).toFixed(2));
       if (side === 'new') {
-        const { tix, tok } = out as { tix: Uint8Array; tok: Uint8Array };
-        row['tok_bytes'] = tok.length;
+        row['tok_bytes'] = statSync(to.tok).size;
         if (r === 0) {
-          totals.tix_bytes += tix.length;
-          totals.tok_bytes += tok.length;
-          if (a.write) {
-            writeFileSync(textIndexPath(f), tix);
-            writeFileSync(tokenIndexPath(f), tok);
-          }
+          totals.tix_bytes += statSync(to.tix).size;
+          totals.tok_bytes += statSync(to.tok).size;
         }
       }
       process.stderr.write(`${s.file} ${side}: ${(cpu / 1000).toFixed(1)} s CPU, ${(wall / 1000).toFixed(1)} s wall\n`);

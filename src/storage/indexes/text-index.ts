@@ -12,15 +12,18 @@
 // Like ClickHouse's ngrambf_v1, but exact rather than a Bloom filter: an ASCII trigram is a 21-bit
 // key, so a row group's set is a sorted key list (delta varints) or, when denser, a 2^21-bit bitmap
 // (256 KiB at most; a 32k-row group holds megabytes of text). No false positives beyond the trigrams.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Connection } from '../../db/database.js';
 import type { TextRequirement } from '../../query/text-needs.js';
-import { crc32, withCrc } from '../crc32.js';
-import { fsyncPathAsync, writeFileAtomic } from '../fs-util.js';
+import { crc32 } from '../crc32.js';
+import { fsyncDir, fsyncFile, fsyncPathAsync } from '../fs-util.js';
+import { FileSink } from './file-sink.js';
+import { RunFile, type RunSections } from './posting-runs.js';
 import { hasSorted } from './sorted-search.js';
-import { encodeTokenIndex, TokenBuilder } from './token-builder.js';
+import { TokenBuilder, writeTokenHead } from './token-builder.js';
 import { loadTokenIndex, tokenFileRows, type TokenIndex } from './token-index.js';
-import { ident, joinSql, param, sql } from '../../query/sql.js';
+import { ident, param, sql } from '../../query/sql.js';
 
 export const TEXT_COLUMNS = ['name', 'input', 'output'] as const;
 export type TextColumn = (typeof TEXT_COLUMNS)[number];
@@ -134,68 +137,100 @@ export function candidateGroups(index: TextIndex, needs: readonly TextNeed[]): n
 
 // ---------------------------------------------------------------- building and the file
 
+/** Bytes of postings a token index build holds in memory before spilling them to a run file. */
+export const RUN_BYTES = 48 << 20;
+
 /**
- * Reads a segment's text one row group at a time and builds its index files' bytes: the trigram sets
- * (`tix`) and the token index (`tok`, token-index.ts), from the same bytes.
+ * Reads a segment's text one row group at a time and writes its index files: the trigram sets (`tix`)
+ * and the token index (`tok`, token-index.ts), from the same bytes. Both are written as they are
+ * built; the token postings held in memory stay under `runBytes` (spilled to a run file beside `tok`,
+ * posting-runs.ts). The files are not synced here. On failure neither file is left.
  */
-export async function buildTextIndex(conn: Connection, abs: string): Promise<{ tix: Uint8Array; tok: Uint8Array }> {
+export async function buildTextIndexFiles(
+  conn: Connection,
+  abs: string,
+  to: { readonly tix: string; readonly tok: string },
+  runBytes = RUN_BYTES,
+): Promise<{ runs: number }> {
   const meta = await conn.all(
     sql`SELECT row_group_num_rows AS n FROM parquet_metadata(${abs}) WHERE path_in_schema = 'seq' ORDER BY row_group_id`,
-  );
-  const texts = joinSql(
-    TEXT_COLUMNS.map(
-      (c) =>
-        sql`encode(string_agg(${ident(c)}, chr(128) ORDER BY file_row_number)), list(strlen(${ident(c)})::INTEGER ORDER BY file_row_number)`,
-    ),
   );
   const rows = meta.map((m) => Number(m['n']));
   const bits = new Uint32Array(WORDS);
   const tokens = TEXT_COLUMNS.map(() => new TokenBuilder());
-  const parts: Uint8Array[] = [];
-  const head = new Uint8Array(8 + rows.length * 4);
-  const hv = new DataView(head.buffer);
-  hv.setUint32(0, MAGIC, true);
-  hv.setUint32(4, rows.length, true);
-  rows.forEach((n, i) => {
-    hv.setUint32(8 + i * 4, n, true);
-  });
-  parts.push(head);
-  let first = 0;
-  for (const n of rows) {
-    // A row group's text comes as UTF-8 buffers of 256 values each, joined by U+0080 (two bytes >= 128,
-    // so no trigram spans two values): a JS string per value cost twice as much, one buffer per row
-    // group could pass DuckDB's 4 GB string limit. The file_row_number range lets DuckDB read only
-    // this row group. Each buffer comes with its values' byte lengths (NULL for a NULL value, which
-    // string_agg leaves out) and its first row, so the token index knows each value's row.
-    const start = param(first);
-    const cols = await conn.columns(
-      sql`SELECT (file_row_number - ${start}) // 256 AS k, ${texts}
-       FROM read_parquet(${abs}, hive_partitioning = false)
-       WHERE file_row_number BETWEEN ${start} AND ${first + n - 1} GROUP BY k ORDER BY k`,
-    );
-    const keys = cols[0]!;
-    for (let c = 0; c < TEXT_COLUMNS.length; c++) {
-      const texts = cols[1 + c * 2]!;
-      const lens = cols[2 + c * 2]!;
-      for (let g = 0; g < texts.length; g++) {
-        const v = texts[g];
-        if (!(v instanceof Uint8Array)) continue;
-        addText(v, bits);
-        let row = first + Number(keys[g]) * 256;
-        let at = 0;
-        for (const len of lens[g] as (number | null)[]) {
-          if (len !== null) {
-            tokens[c]!.add(v, at, at + len, row);
-            at += len + 2;
+  const sinks: FileSink[] = [];
+  let run: RunFile | null = null;
+  const runs: RunSections[] = [];
+  try {
+    const tix = new FileSink(to.tix);
+    sinks.push(tix);
+    tix.u32(MAGIC);
+    tix.u32(rows.length);
+    for (const n of rows) tix.u32(n);
+    let first = 0;
+    for (const n of rows) {
+      // A row group's text comes as UTF-8 buffers of 256 values each, joined by U+0080 (two bytes >= 128,
+      // so no trigram spans two values): a JS string per value cost twice as much, one buffer per row
+      // group could pass DuckDB's 4 GB string limit. The file_row_number range lets DuckDB read only
+      // this row group. Each buffer comes with its values' byte lengths (NULL for a NULL value, which
+      // string_agg leaves out) and its first row, so the token index knows each value's row. One
+      // column at a time: a row group's text of all three columns held at once weighed more than the
+      // postings the build keeps (DuckDB reads only the column asked for either way).
+      const start = param(first);
+      for (let c = 0; c < TEXT_COLUMNS.length; c++) {
+        const col = ident(TEXT_COLUMNS[c]!);
+        const [keys, texts, lens] = (await conn.columns(
+          sql`SELECT (file_row_number - ${start}) // 256 AS k, encode(string_agg(${col}, chr(128) ORDER BY file_row_number)),
+                list(strlen(${col})::INTEGER ORDER BY file_row_number)
+           FROM read_parquet(${abs}, hive_partitioning = false)
+           WHERE file_row_number BETWEEN ${start} AND ${first + n - 1} GROUP BY k ORDER BY k`,
+        )) as [unknown[], unknown[], unknown[]];
+        for (let g = 0; g < texts.length; g++) {
+          const v = texts[g];
+          if (!(v instanceof Uint8Array)) continue;
+          addText(v, bits);
+          let row = first + Number(keys[g]) * 256;
+          let at = 0;
+          for (const len of lens[g] as (number | null)[]) {
+            if (len !== null) {
+              tokens[c]!.add(v, at, at + len, row);
+              at += len + 2;
+            }
+            row++;
           }
-          row++;
         }
+        tix.write(encodeSet(bits));
       }
-      parts.push(encodeSet(bits));
+      if (tokens.reduce((sum, t) => sum + t.heldBytes, 0) > runBytes) {
+        run ??= new RunFile(`${to.tok}.run-${process.pid}`);
+        runs.push(tokens.map((t) => t.spill(run!)));
+      }
+      first += n;
     }
-    first += n;
+    tix.finishWithCrc();
+    const tok = new FileSink(to.tok);
+    sinks.push(tok);
+    writeTokenHead(tok, first, tokens.length);
+    tokens.forEach((t, c) => {
+      // A read buffer per run, small enough that many runs stay within the budget.
+      const readers = run
+        ? run.readers(
+            runs.map((r) => r[c]!),
+            Math.max(4096, Math.min(1 << 20, runBytes / 4 / runs.length)),
+          )
+        : [];
+      t.writeSection(tok, readers);
+    });
+    tok.finishWithCrc();
+    return { runs: runs.length };
+  } catch (err) {
+    for (const s of sinks) s.abandon();
+    rmSync(to.tix, { force: true });
+    rmSync(to.tok, { force: true });
+    throw err;
+  } finally {
+    run?.close();
   }
-  return { tix: withCrc(parts), tok: encodeTokenIndex(first, tokens) };
 }
 
 /** Encodes (and clears) a bitmap: tag 0 + count + delta varints, or tag 1 + the bitmap when smaller. */
@@ -301,9 +336,7 @@ const loadedTokens = new Map<string, TokenIndex | null>();
 
 /** Writes a new segment's index files and fsyncs them (the caller fsyncs the folder before the manifest lists the segment). */
 export async function writeTextIndex(conn: Connection, abs: string): Promise<void> {
-  const { tix, tok } = await buildTextIndex(conn, abs);
-  writeFileSync(textIndexPath(abs), tix);
-  writeFileSync(tokenIndexPath(abs), tok);
+  await buildTextIndexFiles(conn, abs, { tix: textIndexPath(abs), tok: tokenIndexPath(abs) });
   await fsyncPathAsync(textIndexPath(abs));
   await fsyncPathAsync(tokenIndexPath(abs));
   loaded.delete(abs);
@@ -351,10 +384,24 @@ export async function ensureTextIndex(conn: Connection, abs: string, rowGroupRow
     rowGroupRows.reduce((a, b) => a + b, 0),
   );
   if (usable && tokens) return false;
-  const { tix, tok } = await buildTextIndex(conn, abs);
-  // Replaced atomically: a crash mid-write leaves the old (damaged) file or the new one, never half.
-  if (!usable) writeFileAtomic(textIndexPath(abs), tix);
-  if (!tokens) writeFileAtomic(tokenIndexPath(abs), tok);
+  // Built beside the files, then renamed over them: a crash mid-build leaves the old (damaged) file or
+  // the new one, never half (and the unlisted temporary files go on the next open).
+  const tmp = { tix: `${textIndexPath(abs)}.tmp-${process.pid}`, tok: `${tokenIndexPath(abs)}.tmp-${process.pid}` };
+  await buildTextIndexFiles(conn, abs, tmp);
+  try {
+    for (const [rebuild, from, path] of [
+      [!usable, tmp.tix, textIndexPath(abs)],
+      [!tokens, tmp.tok, tokenIndexPath(abs)],
+    ] as const) {
+      if (!rebuild) continue;
+      fsyncFile(from);
+      renameSync(from, path);
+    }
+    fsyncDir(dirname(abs));
+  } finally {
+    rmSync(tmp.tix, { force: true });
+    rmSync(tmp.tok, { force: true });
+  }
   return true;
 }
 

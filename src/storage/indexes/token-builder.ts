@@ -2,9 +2,16 @@
 // TokenBuilder per text column, fed each value's UTF-8 bytes with its row in the text index's pass
 // over the segment (text-index.ts), then encoded. A tight loop over the bytes and a hash table over
 // byte ranges: no JS string per value or token. A token seen in one row only keeps that row inline
-// (most distinct tokens are rare); others grow a byte buffer of their own.
-import { withCrc } from '../crc32.js';
+// (most distinct tokens are rare); others grow a byte buffer of their own. Postings held in memory
+// are bounded: past a budget the caller spills them to a run file (posting-runs.ts) and the file is
+// written from the runs and what is still held, token by token. The dictionary stays in memory (it
+// grows with the distinct tokens, not the rows).
+import { type FileSink, varintSize } from './file-sink.js';
+import type { RunFile, RunReader } from './posting-runs.js';
 import { TOKEN_MAGIC as MAGIC } from './token-index.js';
+
+/** Bytes a posting buffer costs beyond its contents (the typed array object and its backing store's header). */
+const BUFFER_OVERHEAD = 96;
 
 /** Lowered ASCII token byte, or 0 for a byte that ends a token. */
 const CLASS = new Uint8Array(256);
@@ -23,6 +30,9 @@ export class TokenBuilder {
   #count = new Uint32Array(1 << 10);
   #post: (Uint8Array | undefined)[] = [];
   #postLen = new Uint32Array(1 << 10);
+  /** Posting bytes per token already spilled to runs. */
+  #spilled = new Uint32Array(1 << 10);
+  #held = 0;
   #arena = new Uint8Array(1 << 16);
   #arenaLen = 0;
   #tokens = 0;
@@ -30,6 +40,11 @@ export class TokenBuilder {
 
   get tokens(): number {
     return this.#tokens;
+  }
+
+  /** Bytes the postings held in memory take (buffers and their overhead). */
+  get heldBytes(): number {
+    return this.#held;
   }
 
   /** Adds the tokens of bytes [from, to) of `text` (one value's UTF-8) to row `row` (rows come in increasing order). */
@@ -114,11 +129,14 @@ export class TokenBuilder {
     this.#count[id]!++;
     let buf = this.#post[id];
     let o = this.#postLen[id]!;
-    if (buf === undefined) this.#post[id] = buf = new Uint8Array(8);
-    else if (o + 5 > buf.length) {
+    if (buf === undefined) {
+      this.#post[id] = buf = new Uint8Array(8);
+      this.#held += 8 + BUFFER_OVERHEAD;
+    } else if (o + 5 > buf.length) {
       const b = new Uint8Array(buf.length * 2);
       b.set(buf);
       this.#post[id] = buf = b;
+      this.#held += buf.length / 2;
     }
     while (d >= 0x80) {
       buf[o++] = (d & 0x7f) | 0x80;
@@ -141,6 +159,7 @@ export class TokenBuilder {
     this.#last = grow(this.#last);
     this.#count = grow(this.#count);
     this.#postLen = grow(this.#postLen);
+    this.#spilled = grow(this.#spilled);
   }
 
   #rehash(): void {
@@ -155,76 +174,76 @@ export class TokenBuilder {
   }
 
   /**
-   * The column's section: token count, dictionary length, the dictionary (each token followed by a
-   * newline, which no token holds, so a needle found in it lies in one token), then per token its
-   * row count and postings length (varints), then the postings (deltas from the previous row, the
-   * first from -1).
+   * Appends the held postings to a run (records of token id, length and bytes, in id order) and lets
+   * them go; returns the run's section. The deltas continue from each token's last row, so the bytes
+   * of all runs and of what is held at the end, joined, are those of one build without spilling.
    */
-  encode(): Uint8Array[] {
+  spill(run: RunFile): readonly [number, number] {
+    const out = run.sink;
+    const from = out.position;
+    for (let id = 0; id < this.#tokens; id++) {
+      const len = this.#postLen[id]!;
+      if (len === 0) continue;
+      out.varint(id);
+      out.varint(len);
+      out.write(this.#post[id]!.subarray(0, len));
+      this.#spilled[id]! += len;
+      this.#postLen[id] = 0;
+      this.#post[id] = undefined;
+    }
+    this.#held = 0;
+    return [from, out.position];
+  }
+
+  /**
+   * Writes the column's section: token count, dictionary length, meta length and postings length
+   * (u32 each), the dictionary (each token followed by a newline, which no token holds, so a needle
+   * found in it lies in one token), then per token its row count and postings length (varints), then
+   * the postings (deltas from the previous row, the first from -1): per token, its first row, then
+   * its bytes from each run in order, then those still held.
+   */
+  writeSection(out: FileSink, runs: readonly RunReader[]): void {
     const n = this.#tokens;
-    const dict = new Uint8Array(this.#arenaLen + n);
-    let o = 0;
-    for (let id = 0; id < n; id++) {
-      const s = this.#start[id]!;
-      dict.set(this.#arena.subarray(s, s + this.#len[id]!), o);
-      o += this.#len[id]!;
-      dict[o++] = 10;
-    }
-    const meta = new Uint8Array(n * 10 + 5);
-    let m = 0;
-    const put = (buf: Uint8Array, at: number, v: number): number => {
-      while (v >= 0x80) {
-        buf[at++] = (v & 0x7f) | 0x80;
-        v >>>= 7;
-      }
-      buf[at++] = v;
-      return at;
-    };
-    const heads = new Uint8Array(n * 5);
-    let hLen = 0;
-    const headAt = new Uint32Array(n + 1);
-    for (let id = 0; id < n; id++) {
-      headAt[id] = hLen;
-      hLen = put(heads, hLen, this.#first[id]! + 1);
-    }
-    headAt[n] = hLen;
+    let metaLen = 0;
     let total = 0;
     for (let id = 0; id < n; id++) {
-      const len = headAt[id + 1]! - headAt[id]! + this.#postLen[id]!;
+      const len = this.#postingsLen(id);
+      metaLen += varintSize(this.#count[id]!) + varintSize(len);
       total += len;
-      m = put(meta, m, this.#count[id]!);
-      m = put(meta, m, len);
     }
-    const postings = new Uint8Array(total);
-    let p = 0;
+    if (total > 0xffff_ffff || this.#arenaLen + n > 0xffff_ffff) throw new Error('token index: a column past 4 GiB');
+    out.u32(n);
+    out.u32(this.#arenaLen + n);
+    out.u32(metaLen);
+    out.u32(total);
     for (let id = 0; id < n; id++) {
-      postings.set(heads.subarray(headAt[id]!, headAt[id + 1]!), p);
-      p += headAt[id + 1]! - headAt[id]!;
-      const b = this.#post[id];
-      if (b !== undefined) {
-        postings.set(b.subarray(0, this.#postLen[id]!), p);
-        p += this.#postLen[id]!;
-      }
+      const s = this.#start[id]!;
+      out.write(this.#arena.subarray(s, s + this.#len[id]!));
+      out.byte(10);
     }
-    const head = new Uint8Array(16);
-    const v = new DataView(head.buffer);
-    v.setUint32(0, n, true);
-    v.setUint32(4, dict.length, true);
-    v.setUint32(8, m, true);
-    v.setUint32(12, total, true);
-    return [head, dict, meta.subarray(0, m), postings];
+    for (let id = 0; id < n; id++) {
+      out.varint(this.#count[id]!);
+      out.varint(this.#postingsLen(id));
+    }
+    for (let id = 0; id < n; id++) {
+      out.varint(this.#first[id]! + 1);
+      if (this.#spilled[id]! > 0) {
+        for (const r of runs) if (r.id === id) r.copyTo(out);
+      }
+      const held = this.#postLen[id]!;
+      if (held > 0) out.write(this.#post[id]!.subarray(0, held));
+    }
+    for (const r of runs) if (r.id !== -1) throw new Error('token index: a run holds a token past the last');
+  }
+
+  #postingsLen(id: number): number {
+    return varintSize(this.#first[id]! + 1) + this.#spilled[id]! + this.#postLen[id]!;
   }
 }
 
-/** A whole file's bytes: magic, rows, column count, the columns' sections, then a CRC-32 of all before it. */
-export function encodeTokenIndex(rows: number, columns: readonly TokenBuilder[]): Uint8Array {
-  const parts: Uint8Array[] = [];
-  const head = new Uint8Array(12);
-  const hv = new DataView(head.buffer);
-  hv.setUint32(0, MAGIC, true);
-  hv.setUint32(4, rows, true);
-  hv.setUint32(8, columns.length, true);
-  parts.push(head);
-  for (const c of columns) parts.push(...c.encode());
-  return withCrc(parts);
+/** The file's head: magic, rows, column count (the columns' sections follow, then a CRC-32 of all before it). */
+export function writeTokenHead(out: FileSink, rows: number, columns: number): void {
+  out.u32(MAGIC);
+  out.u32(rows);
+  out.u32(columns);
 }

@@ -15,7 +15,14 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { TraceStore } from '../../../src/engine/trace-store.js';
-import { candidateGroups, loadedTextIndexes, parseTextIndex, textIndexPath, textNeeds } from '../../../src/storage/indexes/text-index.js';
+import {
+  candidateGroups,
+  loadedTextIndexes,
+  parseTextIndex,
+  textIndexPath,
+  textNeeds,
+  tokenIndexPath,
+} from '../../../src/storage/indexes/text-index.js';
 import { tempDir } from '../../support/helpers.js';
 import { waitFor } from '../../support/wait-for.js';
 
@@ -326,7 +333,18 @@ test('every listed segment has its index; merged inputs lose theirs; a missing o
   assert.ok(listed.length >= 4);
   for (const f of listed) assert.ok(parseTextIndex(readFileSync(textIndexPath(f))), `${f} has a valid index`);
   const original = new Map(listed.map((f) => [f, readFileSync(textIndexPath(f))]));
+  const originalTok = readFileSync(tokenIndexPath(listed[3]!));
   await first.store.close();
+
+  // A token index cut short is rebuilt too; what a build killed mid-way leaves beside a segment (its
+  // temporary files, a run file where the system keeps open files linked) goes on open.
+  writeFileSync(tokenIndexPath(listed[3]!), originalTok.subarray(0, originalTok.length - 5));
+  const crashed = [
+    `${tokenIndexPath(listed[0]!)}.run-99999`,
+    `${tokenIndexPath(listed[1]!)}.tmp-99999`,
+    `${textIndexPath(listed[1]!)}.tmp-99999`,
+  ];
+  for (const f of crashed) writeFileSync(f, 'x');
 
   // One index gone, one damaged (a flipped byte), one truncated: all rebuilt, the same bytes.
   rmSync(textIndexPath(listed[0]!));
@@ -340,6 +358,9 @@ test('every listed segment has its index; merged inputs lose theirs; a missing o
   // Checked (and rebuilt) on open, but held in memory only from a segment's first text query.
   assert.equal(loadedTextIndexes(dir), 0, 'no index is held after open');
   for (const f of listed.slice(0, 3)) assert.deepEqual(readFileSync(textIndexPath(f)), original.get(f), `${f}: rebuilt as written`);
+  assert.deepEqual(readFileSync(tokenIndexPath(listed[3]!)), originalTok, 'token index rebuilt as written');
+  for (const f of crashed) assert.equal(existsSync(f), false, `${f} removed`);
+  for (const f of listed) assert.equal(existsSync(`${tokenIndexPath(f)}.tmp-${process.pid}`), false, 'no temporary file after a rebuild');
   assert.deepEqual(await answers(fx, { filters: [contains('input', 'kiwi', false)] }), before);
   assert.equal(loadedTextIndexes(dir), listed.length, 'a text query loads each segment it reads');
 
