@@ -99,11 +99,18 @@ export async function benchCosts(opts: { dataDir: string; runs: number; logSpans
     );
     say(`server first answer, ${total} spans`);
 
+    // Sampled every 100 ms: the peak over all questions, and each question's own (which one costs memory).
     let peakSampled = 0;
-    const sampler = setInterval(() => (peakSampled = Math.max(peakSampled, statusMiB(server.pid, 'VmRSS') ?? 0)), 100);
+    let peakOfQuestion = 0;
+    const sampler = setInterval(() => {
+      const now = statusMiB(server.pid, 'VmRSS') ?? 0;
+      peakSampled = Math.max(peakSampled, now);
+      peakOfQuestion = Math.max(peakOfQuestion, now);
+    }, 100);
     for (const q of QUESTIONS.filter((x) => !x.mutates)) {
       const call = q.api(q.variants[0]!);
       const times: number[] = [];
+      peakOfQuestion = statusMiB(server.pid, 'VmRSS') ?? 0;
       for (let r = 0; r < opts.runs; r++) {
         const q0 = performance.now();
         await post(`${base}/${call.level}/${call.op}`, { ...call.body, ...stream });
@@ -116,16 +123,20 @@ export async function benchCosts(opts: { dataDir: string; runs: number; logSpans
         unit: 'ms',
         again_median_ms: rest.length > 0 ? median(rest) : null,
         runs: opts.runs,
+        server_rss_peak_mib: peakOfQuestion,
       });
-      say(`${q.id}: first ${times[0]!.toFixed(0)} ms, then ${rest.map((t) => t.toFixed(0)).join('/')}`);
+      say(
+        `${q.id}: first ${times[0]!.toFixed(0)} ms, then ${rest.map((t) => t.toFixed(0)).join('/')}; server RSS peak ${peakOfQuestion} MiB`,
+      );
     }
     const del = QUESTIONS.find((x) => x.mutates)!;
     const dcall = del.api(del.variants[0]!);
+    peakOfQuestion = statusMiB(server.pid, 'VmRSS') ?? 0;
     const d0 = performance.now();
     // The API answers a delete with a message only ("Deleted N records").
     const answer = String((await post(`${base}/${dcall.level}/${dcall.op}`, { ...dcall.body, ...stream }))['message']);
     const deleted = Number(/Deleted (\d+)/.exec(answer)?.[1] ?? Number.NaN);
-    out.push({ name: `HTTP: ${del.title}`, value: performance.now() - d0, unit: 'ms', deleted });
+    out.push({ name: `HTTP: ${del.title}`, value: performance.now() - d0, unit: 'ms', deleted, server_rss_peak_mib: peakOfQuestion });
     say(`delete ${deleted} in ${(performance.now() - d0).toFixed(0)} ms`);
     clearInterval(sampler);
     out.push({
