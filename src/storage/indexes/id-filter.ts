@@ -7,7 +7,7 @@ import { closeSync, fstatSync, openSync, readFileSync, readSync, writeFileSync }
 /** Bits of filter per id: about 1% of absent ids pass a segment's filter (each then costs a 4 KiB read). */
 const BITS_PER_KEY = 10;
 /** Bits set per key, all in one 64-byte block (one cache line per lookup). */
-const PROBES = 7;
+export const PROBES = 7;
 /** Hashes of `.ids` per fence: 4 KiB, one read per confirmed lookup. */
 export const FENCE_STEP = 512;
 
@@ -67,11 +67,7 @@ export class IdFilter {
 
   /** `has` for a probe made once for every filter asked about the same hash. */
   hasProbe(p: Probe): boolean {
-    const base = Math.min(this.blocks - 1, Math.floor(p.at * this.blocks)) * 16;
-    const words = p.words;
-    const masks = p.masks;
-    for (let k = 0; k < PROBES; k++) if ((this.bits[base + words[k]!]! & masks[k]!) === 0) return false;
-    return true;
+    return blockHas(this.bits, this.blocks, p);
   }
 
   /** The block is picked by the hash's top bits, so sorted hashes fill the filter front to back. */
@@ -124,6 +120,15 @@ export interface Probe {
 }
 
 const shared: Probe = { at: 0, words: new Int32Array(PROBES), masks: new Int32Array(PROBES) };
+
+/** Whether every bit of probe `p` is set in its block of a blocked filter of `blocks` 64-byte blocks. */
+export function blockHas(bits: Uint32Array, blocks: number, p: Probe): boolean {
+  const base = Math.min(blocks - 1, Math.floor(p.at * blocks)) * 16;
+  const words = p.words;
+  const masks = p.masks;
+  for (let k = 0; k < PROBES; k++) if ((bits[base + words[k]!]! & masks[k]!) === 0) return false;
+  return true;
+}
 
 /** The probe of `h`, in one object reused by every call (valid until the next one). */
 export function probe(h: number): Probe {

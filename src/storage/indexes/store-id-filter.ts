@@ -8,12 +8,10 @@ import { open, rename, rm } from 'node:fs/promises';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { fsyncDir } from '../fs-util.js';
-import type { Probe } from './id-filter.js';
+import { blockHas, PROBES, type Probe } from './id-filter.js';
 
 /** Bits per id of room it is sized for (with GROWTH: 10 bits per id it starts with, ~1% false hits; ~3% when rebuilt). */
 const BITS_PER_KEY = 8;
-/** Must match id-filter.ts: a probe made once serves both. */
-const PROBES = 7;
 /** Room for ids sealed after a (re)build, as a multiple of the ids it starts with. */
 const GROWTH = 1.25;
 /** Share of bits set at which it is rebuilt (false hits ~ FULL^PROBES). */
@@ -82,11 +80,7 @@ export class StoreIdFilter {
 
   /** False: no covered segment holds the hash. */
   hasProbe(p: Probe): boolean {
-    const base = Math.min(this.blocks - 1, Math.floor(p.at * this.blocks)) * 16;
-    const words = p.words;
-    const masks = p.masks;
-    for (let k = 0; k < PROBES; k++) if ((this.bits[base + words[k]!]! & masks[k]!) === 0) return false;
-    return true;
+    return blockHas(this.bits, this.blocks, p);
   }
 
   /**
