@@ -2,40 +2,22 @@
 // small segments sealed while logging stay as they are, where a server without the flag merges them
 // in the pause after logging (the same load, measured first, so the wait covers a merge's time).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadManifest } from '../../src/storage/manifest/manifest.js';
 import { jsonCaller, tempDir } from '../support/helpers.js';
-import { nodeEntry } from '../support/node-entry.js';
+import { serveChild } from '../support/serve-child.js';
 import { waitFor } from '../support/wait-for.js';
 
 async function serveAndLog(t: TestContext, args: string[], env: Record<string, string>): Promise<string> {
   const dir = join(tempDir(t), 'data');
   const key = `tl_nomerge_${Date.now()}`;
-  const child = spawn(
-    process.execPath,
-    [...nodeEntry('src/cli.ts'), 'serve', '--data', dir, '--port', '0', '--quiet', '--no-ui', ...args],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      // Small memory tables: every request or two seals a segment.
-      env: { ...process.env, TRACELAKE_API_KEY: key, TRACELAKE_MEM_TABLE_BYTES: String(64 * 1024), ...env },
-    },
-  );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  t.after(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    await exited;
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = / at (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`the server exited with ${code}`)));
+  // Small memory tables: every request or two seals a segment.
+  const { url } = await serveChild(t, dir, ['--no-ui', ...args], {
+    TRACELAKE_API_KEY: key,
+    TRACELAKE_MEM_TABLE_BYTES: String(64 * 1024),
+    ...env,
   });
   const call = jsonCaller(url, key);
   const project = (await call('POST', '/projects', { name: 'p' })).body as { id: string };

@@ -3,14 +3,13 @@
 // without a failure; after each refresh every trace acknowledged before it is visible, no trace
 // appears twice, and no trace whose delete was acknowledged before it is there.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { loadManifest } from '../../src/storage/manifest/manifest.js';
 import { jsonCaller, tempDir } from '../support/helpers.js';
-import { nodeEntry } from '../support/node-entry.js';
+import { serveChild } from '../support/serve-child.js';
 
 const CLIENTS = 4;
 const PHASES = 5;
@@ -23,25 +22,8 @@ test('readers beside a live server: every acknowledged trace after a refresh, no
 }, async (t) => {
   const dir = join(tempDir(t), 'data');
   const key = `tl_live_${Date.now()}`;
-  const child = spawn(process.execPath, [...nodeEntry('src/cli.ts'), 'serve', '--data', dir, '--port', '0', '--quiet', '--no-ui'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    // Small memory tables: the server seals every few requests, and merges in the pauses between phases.
-    env: { ...process.env, TRACELAKE_API_KEY: key, TRACELAKE_MEM_TABLE_BYTES: String(256 * 1024) },
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  t.after(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    await exited;
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = / at (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`the server exited with ${code}`)));
-  });
+  // Small memory tables: the server seals every few requests, and merges in the pauses between phases.
+  const { url } = await serveChild(t, dir, ['--no-ui'], { TRACELAKE_API_KEY: key, TRACELAKE_MEM_TABLE_BYTES: String(256 * 1024) });
   const call = jsonCaller(url, key);
   const project = (await call('POST', '/projects', { name: 'live' })).body as { id: string };
   const stream = (await call('POST', `/projects/${project.id}/log_streams`, { name: 'main' })).body as { id: string };

@@ -2,11 +2,10 @@
 // environment variable) each API key gets its own budget, and past it the server answers 429 with
 // {detail} and Retry-After in seconds while other keys and the docs page are unaffected.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { test } from 'node:test';
 import { buildServer } from '../../src/server/build-server.js';
 import { openStore, tempDir } from '../support/helpers.js';
-import { nodeEntry } from '../support/node-entry.js';
+import { serveChild } from '../support/serve-child.js';
 import { storeCredentials } from '../../src/server/auth/credentials.js';
 
 test('off by default: many requests with one key are all answered', async (t) => {
@@ -59,31 +58,13 @@ test('bad settings are refused', async (t) => {
 test('the CLI takes the limit from TRACELAKE_RATE_LIMIT (or --rate-limit)', { timeout: 60_000 }, async (t) => {
   const dir = tempDir(t);
   const key = `tl_rate_${Date.now()}`;
-  const child = spawn(
-    process.execPath,
-    [...nodeEntry('src/cli.ts'), 'serve', '--data', dir, '--port', '0', '--quiet', '--rate-limit-window', '60000'],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, TRACELAKE_API_KEY: key, TRACELAKE_RATE_LIMIT: '2' },
-    },
-  );
-  t.after(() => {
-    if (child.exitCode === null) child.kill('SIGTERM');
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = / at (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`exited ${code}`)));
+  const { url, child, exited } = await serveChild(t, dir, ['--rate-limit-window', '60000'], {
+    TRACELAKE_API_KEY: key,
+    TRACELAKE_RATE_LIMIT: '2',
   });
   const statuses: number[] = [];
   for (let i = 0; i < 3; i++) statuses.push((await fetch(`${url}/projects/all`, { headers: { 'Galileo-API-Key': key } })).status);
   assert.deepEqual(statuses, [200, 200, 429]);
-  await new Promise<void>((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
+  child.kill('SIGTERM');
+  await exited;
 });
