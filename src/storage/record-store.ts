@@ -284,6 +284,7 @@ export class RecordStore {
       idIndexHashes: s.index.size,
       idIndexBytes: s.index.bytes,
       idFilterUncovered: s.index.uncovered,
+      idStoreFilterBytes: s.index.storeFilterBytes,
       idFilterFill: s.index.storeFill,
       memIds: s.memIds.size,
       dead: s.dead.size,

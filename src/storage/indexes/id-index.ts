@@ -199,12 +199,16 @@ export class SealedIdIndex {
     while (this.#task !== null) await this.#task;
   }
 
-  /** Segments of `partition` that may hold `id` (almost always none). */
-  candidates(id: string, partitionPrefix: string): string[] {
+  /**
+   * Segments of `partition` that may hold `id` (almost always none). `reading`: a question, not a
+   * write: while the store's filter is still on disk, the segments' own filters on disk are asked
+   * instead of reading it (a read by id asks about a few ids; writes ask about every id they log).
+   */
+  candidates(id: string, partitionPrefix: string, reading = false): string[] {
     const h = idHash(id);
     const p = probe(h);
     // False: no covered segment holds it, only those with their own filter need asking.
-    const maybe = this.#store === null || this.#store.hasProbe(p);
+    const maybe = this.#store === null || (reading && !this.#store.loaded) || this.#store.hasProbe(p);
     let out: string[] | null = null;
     if (runOf(partitionPrefix) === partitionPrefix) {
       // Every segment of the run starts with the prefix.
@@ -282,6 +286,11 @@ export class SealedIdIndex {
     let n = (this.#store?.bytes ?? 0) + (this.#next?.bytes ?? 0);
     for (const seg of this.#segments.values()) n += (seg.filter?.bits.byteLength ?? 0) + seg.file.fenceBytes;
     return n;
+  }
+
+  /** Bytes of the store filter's bits in memory (0 until a write or a merge first asks it). */
+  get storeFilterBytes(): number {
+    return this.#store?.bytes ?? 0;
   }
 
   /** Share of the store filter's bits set (0 without one). */

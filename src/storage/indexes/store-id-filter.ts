@@ -30,16 +30,41 @@ export const CHECKPOINT = 'id-filter.bin';
 
 export class StoreIdFilter {
   readonly blocks: number;
-  readonly bits: Uint32Array;
+  /** The bits, or null until first asked (a loaded checkpoint reads them then). */
+  #bits: Uint32Array | null;
+  #read: (() => Uint32Array | null) | null;
   /** Bits set (kept as bits are added: the fill decides when to rebuild). */
   #set: number;
   /** Segments whose every hash is in it: key -> hashes of its `.ids` file. */
   readonly covered = new Map<string, number>();
 
-  constructor(blocks: number, bits = new Uint32Array(blocks * 16), set = 0) {
+  /** `bits`: the bits, or how to read them when first asked (null then: they could not be read). */
+  constructor(blocks: number, bits: Uint32Array | (() => Uint32Array | null) = new Uint32Array(blocks * 16), set = 0) {
     this.blocks = blocks;
-    this.bits = bits;
+    this.#bits = typeof bits === 'function' ? null : bits;
+    this.#read = typeof bits === 'function' ? bits : null;
     this.#set = set;
+  }
+
+  /**
+   * The bits, read on first use: a store that is only asked questions never holds them (at 100M
+   * spans, 144 MiB), and the first write reads them. If the checkpoint cannot be read by then, every
+   * bit is set: every id is a hit (each confirmed in the segments' own filters on disk, slower but
+   * right) and the filter is full, so it is rebuilt in the background.
+   */
+  get bits(): Uint32Array {
+    if (this.#bits === null) {
+      const read = this.#read?.() ?? null;
+      this.#read = null;
+      if (read === null) this.#set = this.blocks * 512;
+      this.#bits = read ?? new Uint32Array(this.blocks * 16).fill(0xffffffff);
+    }
+    return this.#bits;
+  }
+
+  /** Whether the bits are in memory (tests, memory reports). */
+  get loaded(): boolean {
+    return this.#bits !== null;
   }
 
   /** An empty filter with room for `keys` ids and growth after them. */
@@ -47,8 +72,9 @@ export class StoreIdFilter {
     return new StoreIdFilter(Math.ceil((Math.max(MIN_KEYS, keys * GROWTH) * BITS_PER_KEY) / 512));
   }
 
+  /** Bytes of bits held in memory. */
   get bytes(): number {
-    return this.bits.byteLength;
+    return this.#bits?.byteLength ?? 0;
   }
 
   /** Share of bits set. */
@@ -124,46 +150,81 @@ export class StoreIdFilter {
     return true;
   }
 
-  /** The checkpoint of `dir`, or null when missing or not one (of this version). Read straight into its bits (no second copy). */
+  /**
+   * The checkpoint of `dir`, or null when missing or not one (of this version). Only its header is read
+   * now; the bits are read (straight into place, no second copy) when first asked.
+   */
   static load(dir: string): StoreIdFilter | null {
-    let fd: number;
+    const path = join(dir, CHECKPOINT);
+    const head = readHeader(path);
+    if (head === null) return null;
+    const f = new StoreIdFilter(head.blocks, () => readBits(path, head), head.set);
+    for (const [key, n] of head.names) f.covered.set(key, n);
+    return f;
+  }
+}
+
+interface Header {
+  blocks: number;
+  set: number;
+  /** Byte offset of the bits. */
+  at: number;
+  names: [string, number][];
+}
+
+/** The checkpoint's header and covered segments, or null when missing, cut or not one of this version. */
+function readHeader(path: string): Header | null {
+  return withFile(path, (fd, size) => {
+    const head = new Uint8Array(HEADER);
+    if (size < HEADER || readSync(fd, head, 0, HEADER, 0) !== HEADER) return null;
+    const view = new DataView(head.buffer);
+    if (view.getUint32(0, true) !== MAGIC || view.getUint32(4, true) !== VERSION) return null;
+    const blocks = view.getUint32(8, true);
+    const set = view.getFloat64(12, true);
+    const namesBytes = view.getUint32(20, true);
+    const at = HEADER + namesBytes + ((8 - ((HEADER + namesBytes) % 8)) % 8);
+    if (blocks < 1 || size !== at + blocks * 64) return null;
+    const nameBuf = new Uint8Array(namesBytes);
+    if (readSync(fd, nameBuf, 0, namesBytes, HEADER) !== namesBytes) return null;
+    let parsed: unknown;
     try {
-      fd = openSync(join(dir, CHECKPOINT), 'r');
+      parsed = JSON.parse(new TextDecoder().decode(nameBuf));
     } catch {
       return null;
     }
-    try {
-      const size = fstatSync(fd).size;
-      const head = new Uint8Array(HEADER);
-      if (size < HEADER || readSync(fd, head, 0, HEADER, 0) !== HEADER) return null;
-      const view = new DataView(head.buffer);
-      if (view.getUint32(0, true) !== MAGIC || view.getUint32(4, true) !== VERSION) return null;
-      const blocks = view.getUint32(8, true);
-      const set = view.getFloat64(12, true);
-      const namesBytes = view.getUint32(20, true);
-      const at = HEADER + namesBytes + ((8 - ((HEADER + namesBytes) % 8)) % 8);
-      if (blocks < 1 || size !== at + blocks * 64) return null;
-      const nameBuf = new Uint8Array(namesBytes);
-      if (readSync(fd, nameBuf, 0, namesBytes, HEADER) !== namesBytes) return null;
-      let names: unknown;
-      try {
-        names = JSON.parse(new TextDecoder().decode(nameBuf));
-      } catch {
-        return null;
-      }
-      if (!Array.isArray(names)) return null;
-      const bits = new Uint32Array(blocks * 16);
-      const bytes = new Uint8Array(bits.buffer);
-      for (let done = 0; done < bytes.byteLength; ) {
-        const n = readSync(fd, bytes, done, Math.min(1 << 26, bytes.byteLength - done), at + done);
-        if (n <= 0) return null;
-        done += n;
-      }
-      const f = new StoreIdFilter(blocks, bits, set);
-      for (const e of names) if (Array.isArray(e) && typeof e[0] === 'string' && typeof e[1] === 'number') f.covered.set(e[0], e[1]);
-      return f;
-    } finally {
-      closeSync(fd);
+    if (!Array.isArray(parsed)) return null;
+    const names: [string, number][] = [];
+    for (const e of parsed) if (Array.isArray(e) && typeof e[0] === 'string' && typeof e[1] === 'number') names.push([e[0], e[1]]);
+    return { blocks, set, at, names };
+  });
+}
+
+/** The bits of the checkpoint whose header was `head`, or null when the file is no longer that one. */
+function readBits(path: string, head: Header): Uint32Array | null {
+  return withFile(path, (fd, size) => {
+    const again = readHeader(path);
+    if (again === null || again.blocks !== head.blocks || again.set !== head.set || size !== head.at + head.blocks * 64) return null;
+    const bits = new Uint32Array(head.blocks * 16);
+    const bytes = new Uint8Array(bits.buffer);
+    for (let done = 0; done < bytes.byteLength; ) {
+      const n = readSync(fd, bytes, done, Math.min(1 << 26, bytes.byteLength - done), head.at + done);
+      if (n <= 0) return null;
+      done += n;
     }
+    return bits;
+  });
+}
+
+function withFile<T>(path: string, fn: (fd: number, size: number) => T | null): T | null {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    return fn(fd, fstatSync(fd).size);
+  } finally {
+    closeSync(fd);
   }
 }

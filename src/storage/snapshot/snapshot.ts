@@ -349,7 +349,10 @@ export class Snapshot {
   async lookup(projectId: string, runId: string, ids: readonly string[], maybeInMemory: boolean): Promise<Row[]> {
     if (ids.length === 0) return [];
     const files = new Set<string>();
-    for (const id of ids) for (const f of this.#index.candidates(id, `records/${partitionKey(projectId, runId)}`)) files.add(f);
+    // A few ids (a read by id) leave the store's id filter on disk if it is there; many (a write's
+    // parents and retries) are worth reading it for.
+    const few = ids.length <= 16;
+    for (const id of ids) for (const f of this.#index.candidates(id, `records/${partitionKey(projectId, runId)}`, few)) files.add(f);
     const mem = maybeInMemory ? this.#memFor({ projectId, runId, kinds: ['span', 'trace', 'session'] }) : [];
     if (mem.length === 0 && files.size === 0) return [];
     // Named columns: sealed files also carry shredded metric columns (m<id>), different per file.

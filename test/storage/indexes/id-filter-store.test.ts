@@ -99,3 +99,27 @@ test('re-logged sealed ids replace their records across seals, a merge, a delete
   assert.equal(await store.countScope(ROWS_PROJECT, ROWS_RUN), 6_510);
   await store.close();
 });
+
+test("a store only asked questions leaves the checkpoint's bits on disk; the first write reads them", async (t) => {
+  const dir = tempDir(t);
+  const open = async () => {
+    const db = await Database.open({ tempDirectory: join(dir, 'tmp') });
+    t.after(() => db.close());
+    return RecordStore.open(dir, db, OPTIONS);
+  };
+  let store = await open();
+  for (let i = 0; i < 2; i++) {
+    await store.append(toolRows(i * 1_000, 1_000), true);
+    await store.seal();
+  }
+  await store.idFilterSettled();
+  await store.close();
+  store = await open();
+  assert.equal(await store.countScope(ROWS_PROJECT, ROWS_RUN), 2_000);
+  assert.deepEqual((await names(store, [5])).get(rowId(5)), ['r5']);
+  assert.equal(store.jsSizes()['idStoreFilterBytes'], 0, 'not read by questions');
+  await store.append(toolRows(5, 1, { name: 'v2-' }), true);
+  assert.ok(store.jsSizes()['idStoreFilterBytes']! > 0, 'read by the first write');
+  assert.equal(await store.countScope(ROWS_PROJECT, ROWS_RUN), 2_000, 'the stored id was found: replaced, not added');
+  await store.close();
+});

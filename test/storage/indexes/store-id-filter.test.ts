@@ -178,3 +178,28 @@ test('a checkpoint names the segments it covers: a reopen needs only their fence
   await again.stop();
   again.close();
 });
+
+test("a loaded checkpoint's bits are read when first asked; a checkpoint gone by then makes every id a hit and the filter full", async (t) => {
+  const dir = tempDir(t);
+  const f = StoreIdFilter.sized(50_000);
+  const held = sortedHashes(ids('held', 50_000));
+  f.add(held, probe);
+  f.covered.set('records/a/seg-1.parquet', 50_000);
+  await f.save(dir);
+
+  const lazy = StoreIdFilter.load(dir)!;
+  assert.equal(lazy.loaded, false, 'only the header is read at load');
+  assert.equal(lazy.bytes, 0);
+  assert.equal(lazy.fill, f.fill, 'the fill comes from the header');
+  assert.deepEqual([...lazy.covered], [['records/a/seg-1.parquet', 50_000]]);
+  for (const h of held) assert.ok(lazy.hasProbe(probe(h)));
+  assert.equal(lazy.loaded, true);
+  assert.ok(Buffer.from(lazy.bits.buffer).equals(Buffer.from(f.bits.buffer)));
+
+  // The file cut (or replaced) between the load and the first question: no bit can be trusted.
+  const cut = StoreIdFilter.load(dir)!;
+  const path = join(dir, CHECKPOINT);
+  truncateSync(path, readFileSync(path).length - 64);
+  for (let i = 0; i < 1_000; i++) assert.ok(cut.hasProbe(probe(idHash(`absent-${i}`))), 'every id a hit');
+  assert.equal(cut.full, true, 'so it is rebuilt');
+});
