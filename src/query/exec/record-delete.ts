@@ -214,10 +214,14 @@ export async function childlessParents(
     );
   if (owned.length > 0)
     found.push(
-      sql`SELECT seq FROM ${files(owned)} WHERE ih IN (SELECT h FROM ph) AND ih NOT IN (SELECT h FROM keep)
-          AND seq NOT IN ${snap.deadSeqs} AND seq NOT IN ${snap.childlessSeqs}`,
+      sql`SELECT seq FROM ${files(owned)} WHERE ih IN (SELECT h FROM u) AND seq NOT IN ${snap.deadSeqs} AND seq NOT IN ${snap.childlessSeqs}`,
     );
-  const q = sql`WITH ${joinSql([...ctes, sql`keep AS (${union(keep)})`])} ${union(found)}`;
+  // As in childlessOfLeaves: the owners' hashes are probed against the parents no live child keeps.
+  const settled = [
+    sql`keep AS (SELECT DISTINCT h FROM (${union(keep)}))`,
+    sql`u AS (SELECT h FROM ph WHERE h NOT IN (SELECT h FROM keep))`,
+  ];
+  const q = sql`WITH ${joinSql([...ctes, ...settled])} ${union(found)}`;
   return (await db.all(q)).map((r) => Number(r['seq']));
 }
 
