@@ -302,7 +302,10 @@ async function askAll(
 ): Promise<Sample[]> {
   const out: Sample[] = [];
   // Parameters for every question first: drawing them reads the data, and must not warm the store.
-  const params = await Promise.all(FRESH_QUESTIONS.map(() => raw.draw(r)));
+  // One at a time: draws share `r`, and concurrent draws would take its numbers in whatever order
+  // their reads finish, so one seed would not give one set of questions.
+  const params: Params[] = [];
+  for (const _ of FRESH_QUESTIONS) params.push(await raw.draw(r));
   for (const [i, q] of FRESH_QUESTIONS.entries()) {
     const p = params[i]!;
     const fresh = await ask(q, p);
