@@ -45,6 +45,8 @@ export interface PlanInput {
    * the record's own wherever it is read, so no roll-up of them is computed.
    */
   readonly ownEverywhere?: ReadonlySet<string>;
+  /** Metrics some record of the level itself carries (segment statistics and memory tables' notes). */
+  readonly levelMetrics?: ReadonlySet<string>;
 }
 
 /**
@@ -105,6 +107,23 @@ export function timeOrdered(sort: SortSpec | null): { ascending: boolean } | nul
 const at = (us: number) => sql`make_timestamp(${us}::BIGINT)`;
 
 /**
+ * Can a page sorted by a rolled-up metric be found among the best roll-ups alone? At the trace and
+ * session levels, when no record of the level carries the metric itself (its value is the roll-up
+ * alone), the page's records are the best roll-ups that match, if enough of them do.
+ */
+export function rollTopApplies(input: PlanInput): boolean {
+  const m = input.sort?.column.metric;
+  return (
+    input.level !== 'span' &&
+    m !== undefined &&
+    input.levelMetrics !== undefined &&
+    !input.levelMetrics.has(m) &&
+    input.descendantMetrics?.has(m) === true &&
+    input.ownEverywhere?.has(m) !== true
+  );
+}
+
+/**
  * The shared skeleton: CTEs (roll-ups), FROM with roll-up joins, WHERE, and ORDER BY. `measured`:
  * metrics read as search shows them (own value, else the roll-up), as a sort reads its metric.
  */
@@ -113,6 +132,7 @@ function skeleton(
   window: TimeWindow | null = null,
   shown: readonly string[] = [],
   measured: readonly string[] = [],
+  rollTop: number | null = null,
 ): Skeleton {
   const needed = metricsOf(input.filter);
   if (input.sort?.column.metric !== undefined) needed.add(input.sort.column.metric);
@@ -177,7 +197,15 @@ function skeleton(
       const group = raw(input.level === 'trace' ? 'd.trace_id' : 'd.session_id');
       ctes.push(sql`ru AS (SELECT ${group} AS id, ${aggs(vals)} FROM d WHERE ${anySet} GROUP BY ${group})`);
     }
-    joins.push(raw('LEFT JOIN ru ON ru.id = r.id'));
+    const top = rollTop !== null && rollTopApplies(input) ? rolled.indexOf(input.sort!.column.metric!) : -1;
+    if (top >= 0) {
+      // Only the best `rollTop` roll-ups meet the records (in the page's own order, so the page is
+      // theirs when enough of them match; the caller checks that): the join then builds no table of
+      // every record of the level.
+      const dir = raw(input.sort!.ascending ? 'ASC' : 'DESC');
+      ctes.push(sql`rt AS (SELECT * FROM ru ORDER BY ${vs[top]!} ${dir} NULLS LAST, id ${dir} LIMIT ${rollTop})`);
+      joins.push(raw('JOIN rt ru ON ru.id = r.id'));
+    } else joins.push(raw('LEFT JOIN ru ON ru.id = r.id'));
     rolled.forEach((name, i) => {
       metricSql.set(name, sql`coalesce(${ownColumn(name)}, ru.${vs[i]!})`);
     });
@@ -257,8 +285,9 @@ export function pageKeysQuery(
   alsoMetrics: readonly string[] = [],
   locators = true,
   bound: number | null = null,
+  rollTop: number | null = null,
 ): Planned & { ownMetrics: Map<string, string>; rolledMetrics: Map<string, string> } {
-  const s = skeleton(input, window, alsoMetrics);
+  const s = skeleton(input, window, alsoMetrics, [], rollTop);
   // A bound (sortKeysQuery: the k-th key) leaves out rows sorting after the page's last; DuckDB tests
   // it in the scan, and the sort then holds only the rows at or before it.
   const where =

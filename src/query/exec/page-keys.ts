@@ -8,7 +8,7 @@
 // Assumes: segments hold their rows (nearly) in created_at order, with each row group's created_at
 // range known (the snapshot's time profile), and an estimate (match-estimate.ts) only chooses between plans, never changes an answer.
 import type { Row, SqlRunner } from '../../db/database.js';
-import { chooseWindow, pageKeysQuery, timeOrdered, type PlanInput, type TimeWindow } from '../plan.js';
+import { chooseWindow, pageKeysQuery, rollTopApplies, timeOrdered, type PlanInput, type TimeWindow } from '../plan.js';
 import { requiredContains } from '../text-needs.js';
 import type { Scope, Snapshot } from '../../storage/snapshot/snapshot.js';
 import { fewMatchesWindow, pageTimesWindow } from './match-ranges.js';
@@ -38,6 +38,10 @@ export interface PageKeySettings {
    */
   readonly sortKeyGroups: number;
 }
+
+/** Roll-ups a page sorted by one first reads (at least, and at most: beyond it, every record is read). */
+const ROLL_TOP_MIN = 1000;
+const ROLL_TOP_MAX = 200_000;
 
 export interface PageKey {
   seq: number;
@@ -86,9 +90,9 @@ export async function findPageKeys(
       );
     } else steps.push('keys (top-k: not enough)');
   }
-  const keys = async (w: TimeWindow | null, bound: number | null = null) => {
-    const q = pageKeysQuery(plan, limit, offset, w, also, alsoMetrics, locators, bound);
-    const how = [...(w ? ['window'] : []), ...(bound !== null ? ['bound'] : [])];
+  const keys = async (w: TimeWindow | null, bound: number | null = null, rollTop: number | null = null) => {
+    const q = pageKeysQuery(plan, limit, offset, w, also, alsoMetrics, locators, bound, rollTop);
+    const how = [...(w ? ['window'] : []), ...(bound !== null ? ['bound'] : []), ...(rollTop !== null ? [`roll-up top ${rollTop}`] : [])];
     steps.push(`keys${how.length > 0 ? ` (${how.join(', ')})` : ''}${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`);
     const rows = await o.db.all(q.sql);
     return Object.assign(
@@ -96,6 +100,23 @@ export async function findPageKeys(
       { ownMetrics: q.ownMetrics, rolledMetrics: q.rolledMetrics },
     );
   };
+  if (order === null && rollTopApplies(plan)) {
+    // Sorted by a roll-up alone (traces by their spans' tokens): first the best roll-ups, enough that
+    // the filter's rate fills the page four times over; every record of the level only when the
+    // records among them fall short of the page (or reach the records without the metric).
+    // The filter's rate over the level's records (the sort left out: its roll-up is not sampled).
+    const rate =
+      plan.filter === null
+        ? 1
+        : ((await estimateMatches(o.db, { ...plan, sort: null }, profile, o.estimateMode, steps, o.estimateMinGroups))?.rate ?? 0);
+    const n = rate > 0 ? Math.max(ROLL_TOP_MIN, Math.ceil((4 * k) / rate)) : Infinity;
+    if (n <= ROLL_TOP_MAX) {
+      const rows = await keys(null, null, n);
+      const last = rows.at(-1)?.row[rows.rolledMetrics.get(plan.sort!.column.metric!)!];
+      if (rows.length > limit && last !== null && last !== undefined) return rows;
+      steps.push('keys (roll-up top: short)');
+    }
+  }
   if (order === null) {
     const few = await fewMatchesWindow(o.db, plan, profile, steps, await estimated());
     if (few !== null) return keys(few);

@@ -39,6 +39,7 @@ export function planInput(cx: ExecContext, snap: Snapshot, kind: QueryKind, leve
     sort,
     rollUp: cx.rollUp,
     descendantMetrics: snap.metricNames(scopeOf(scope, DESCENDANTS[level])),
+    levelMetrics: snap.metricNames(scopeOf(scope, KINDS[level])),
   };
 }
 
