@@ -127,8 +127,7 @@ export async function childlessOfLeaves(db: SqlRunner, snap: Snapshot, scope: Sc
         WHERE parent_id IS NOT NULL AND hash(parent_id) IN (SELECT h FROM ph) AND seq NOT IN (SELECT seq FROM g)`,
   ];
   const found = [
-    sql`SELECT seq FROM ${owners.sql}
-        WHERE has_children AND hash(id) IN (SELECT h FROM ph) AND hash(id) NOT IN (SELECT h FROM keep) AND seq NOT IN (SELECT seq FROM g)`,
+    sql`SELECT seq FROM ${owners.sql} WHERE has_children AND hash(id) IN (SELECT h FROM u) AND seq NOT IN (SELECT seq FROM g)`,
   ];
   if (kids.length > 0) {
     // One parameter for the list, read twice.
@@ -140,13 +139,17 @@ export async function childlessOfLeaves(db: SqlRunner, snap: Snapshot, scope: Sc
   }
   if (owned.length > 0) {
     found.push(
-      sql`SELECT seq FROM ${files(owned)} WHERE ih IN (SELECT h FROM ph) AND ih NOT IN (SELECT h FROM keep)
+      sql`SELECT seq FROM ${files(owned)} WHERE ih IN (SELECT h FROM u)
           AND seq NOT IN (SELECT seq FROM g) AND seq NOT IN ${snap.deadSeqs} AND seq NOT IN ${snap.childlessSeqs}`,
     );
   }
   const gl = sql`gl AS (${union(links)})`;
   const ph = sql`ph AS (SELECT DISTINCT ph AS h FROM gl WHERE ph NOT IN (SELECT ih FROM gl WHERE ih IS NOT NULL))`;
-  const rows = await db.all(sql`WITH ${g}, ${gl}, ${ph}, keep AS (${union(keep)}) ${union(found)}`);
+  // The parents no live child is left under: found scans the owners for these few (a small table to
+  // probe), where probing every owner's hash against all parents and all kept parents cost twice as much.
+  const keepers = sql`keep AS (SELECT DISTINCT h FROM (${union(keep)}))`;
+  const u = sql`u AS (SELECT h FROM ph WHERE h NOT IN (SELECT h FROM keep))`;
+  const rows = await db.all(sql`WITH ${g}, ${gl}, ${ph}, ${keepers}, ${u} ${union(found)}`);
   return rows.map((r) => Number(r['seq']));
 }
 
@@ -211,10 +214,14 @@ export async function childlessParents(
     );
   if (owned.length > 0)
     found.push(
-      sql`SELECT seq FROM ${files(owned)} WHERE ih IN (SELECT h FROM ph) AND ih NOT IN (SELECT h FROM keep)
-          AND seq NOT IN ${snap.deadSeqs} AND seq NOT IN ${snap.childlessSeqs}`,
+      sql`SELECT seq FROM ${files(owned)} WHERE ih IN (SELECT h FROM u) AND seq NOT IN ${snap.deadSeqs} AND seq NOT IN ${snap.childlessSeqs}`,
     );
-  const q = sql`WITH ${joinSql([...ctes, sql`keep AS (${union(keep)})`])} ${union(found)}`;
+  // As in childlessOfLeaves: the owners' hashes are probed against the parents no live child keeps.
+  const settled = [
+    sql`keep AS (SELECT DISTINCT h FROM (${union(keep)}))`,
+    sql`u AS (SELECT h FROM ph WHERE h NOT IN (SELECT h FROM keep))`,
+  ];
+  const q = sql`WITH ${joinSql([...ctes, ...settled])} ${union(found)}`;
   return (await db.all(q)).map((r) => Number(r['seq']));
 }
 

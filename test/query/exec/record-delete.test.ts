@@ -138,3 +138,55 @@ test('child indexes find the same childless parents as the segments, memory, dea
   }
   assert.ok(found > 20 && kept > 20, `both answers occur (childless ${found}, kept ${kept})`);
 });
+
+test('the parents a delete of leaves leaves childless: children in other segments and memory, dead siblings, trace owners, deleted parents', async (t) => {
+  const { db, store } = await openRecordStore(t);
+  // Segment 1: trace 100 with span 101 (children 102 here, 103 in segment 2, 104 in memory);
+  // trace 110 with span 111 (children 112, and 113 dead before the delete); trace 120 whose only span
+  // 121 hangs from the trace itself; trace 130 with span 131 (child 132), both deleted.
+  await store.append(
+    [
+      row(100, 'trace', 100, null, true),
+      row(101, 'workflow', 100, 100, true),
+      row(102, 'llm', 100, 101, false),
+      row(110, 'trace', 110, null, true),
+      row(111, 'workflow', 110, 110, true),
+      row(112, 'llm', 110, 111, false),
+      row(113, 'llm', 110, 111, false),
+      row(120, 'trace', 120, null, true),
+      row(121, 'llm', 120, 120, false),
+      row(130, 'trace', 130, null, true),
+      row(131, 'workflow', 130, 130, true),
+      row(132, 'llm', 130, 131, false),
+    ],
+    true,
+  );
+  await store.seal();
+  await store.append([row(103, 'llm', 100, 101, false)], true);
+  await store.seal();
+  await store.append([row(104, 'llm', 100, 101, false)], true);
+  const seqOf = async () =>
+    store.read(async (snap) => {
+      const src = snap.source({ projectId: ROWS_PROJECT, runId: ROWS_RUN, kinds: ['span', 'trace'] });
+      const rows = await db.all(sql`SELECT id, seq FROM ${src.sql}`);
+      return new Map(rows.map((r) => [String(r['id']), Number(r['seq'])]));
+    });
+  const seqs = await seqOf();
+  const s = (k: number) => seqs.get(id(k))!;
+  await store.deleteSeqs([s(113)], []);
+  const scope: Scope = { projectId: ROWS_PROJECT, runId: ROWS_RUN, kinds: ['span'] };
+  const childless = (gone: number[]) =>
+    store.read(async (snap) => {
+      assert.equal(snap.childIndexes({ ...scope, kinds: ['span', 'trace'] })?.length, 3, 'sealed rows are read through their indexes');
+      return (await childlessOfLeaves(db, snap, scope, gone.map(s))).sort((a, b) => a - b);
+    });
+  const expect = (ks: number[]) => ks.map(s).sort((a, b) => a - b);
+  // 101 keeps 103 (another segment) and 104 (memory); 111's other child is dead; 121's owner is a trace.
+  assert.deepEqual(await childless([102, 112, 121]), expect([111, 120]));
+  assert.deepEqual(await childless([102, 103]), [], 'the child in memory is left');
+  assert.deepEqual(await childless([102, 104]), [], 'the child in another segment is left');
+  assert.deepEqual(await childless([102, 103, 104]), expect([101]));
+  assert.deepEqual(await childless([104]), []);
+  // A parent deleted with its child is not marked; its own parent (the trace) is.
+  assert.deepEqual(await childless([131, 132]), expect([130]));
+});
