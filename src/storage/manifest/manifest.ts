@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { StorageError } from '../../errors.js';
 import { writeFileAtomic } from '../fs-util.js';
 import type { RecordKind } from '../../record/record-columns.js';
+import { PACK_FROM, packSeqs, unpackSeqs } from '../seq-pack.js';
 
 /**
  * What a span segment's rows hold, per span type: whether some row has children, and which of the
@@ -125,12 +126,15 @@ const stampOf = (st: BigIntStats): string => `${st.ino}:${st.ctimeNs}:${st.mtime
 
 function parseManifest(path: string, read: () => string): ManifestState {
   try {
-    const m = JSON.parse(read()) as Omit<ManifestState, 'format'> & { format: number };
+    const m = JSON.parse(read()) as Omit<ManifestState, 'format' | 'dead'> & { format: number; dead?: number[]; dead_packed?: string };
     // Format 1 (NDJSON log files, no sealed_wal) is read as format 2; its log files are converted on open.
-    if (m.format !== 1 && m.format !== 2) throw new Error(`unknown manifest format ${String(m.format)}`);
+    // Format 3 is format 2 with the dead seqs packed (see saveManifest).
+    if (m.format !== 1 && m.format !== 2 && m.format !== 3) throw new Error(`unknown manifest format ${String(m.format)}`);
+    const { dead_packed, ...rest } = m;
     return {
-      ...m,
+      ...rest,
       format: 2,
+      dead: m.format === 3 && dead_packed !== undefined ? unpackSeqs(dead_packed) : (m.dead ?? []),
       sealed_wal: m.sealed_wal ?? 0,
       metric_ids: m.metric_ids ?? {},
       childless: m.childless ?? [],
@@ -144,7 +148,10 @@ function parseManifest(path: string, read: () => string): ManifestState {
 
 /** Writes the manifest atomically; returns its size in bytes. */
 export function saveManifest(dir: string, state: ManifestState): number {
-  const text = JSON.stringify(state);
+  // Many dead seqs (a large delete's) are packed, under format 3 so that older versions refuse the file
+  // instead of reading it without its dead seqs; few stay a JSON array under format 2.
+  const { dead, ...rest } = state;
+  const text = JSON.stringify(dead.length >= PACK_FROM ? { ...rest, format: 3, dead_packed: packSeqs(dead) } : state);
   writeFileAtomic(join(dir, 'manifest.json'), text);
   return Buffer.byteLength(text);
 }

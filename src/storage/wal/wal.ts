@@ -4,8 +4,9 @@
 // {last_seq, rows, dead, childless?, awaits?, crc}: the highest sequence number it used, the sequence
 // numbers it deletes or replaces, those whose has_children now reads false (parents a delete left
 // without children), the ids of parent spans its rows wait for (logged before their parent), and the
-// CRC-32 of its body. A message that is cut short, or whose body does not
-// match its CRC, ends the file: on open the file is cut there, so a request is wholly in the log or
+// CRC-32 of its body. Long lists of seqs are packed instead (`dead_packed`, `childless_packed`:
+// seq-pack.ts) with a CRC-32 of their text (`packed_crc`). A message that is cut short, or whose body
+// or packed lists do not match their CRC, ends the file: on open the file is cut there, so a request is wholly in the log or
 // not at all. A delete without rows is a zero-row batch. `reliable` appends wait for fsync;
 // concurrent ones share one fsync (group commit).
 import { closeSync, fstatSync, fsync, ftruncateSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { Message, RecordBatch, RecordBatchStreamReader, Schema, Table, tableToIP
 import { StorageError } from '../../errors.js';
 import { BatchBuilder, RECORD_SCHEMA } from '../memtable/batch-builder.js';
 import { crc32 } from '../crc32.js';
+import { PACK_FROM, packSeqs, unpackSeqs } from '../seq-pack.js';
 import { ensureDir, fsyncDir } from '../fs-util.js';
 
 const FILE_RE = /^wal-(\d{9})\.arrows$/;
@@ -75,12 +77,16 @@ export function encodeEntry(
 ): Uint8Array {
   const rows = batch?.numRows ?? 0;
   // `childless` and `awaits` only when there are some: entries of older versions read the same.
+  // A long list of seqs (a large delete's) is packed (seq-pack.ts); a short one stays a JSON array.
+  const deadPacked = dead.length >= PACK_FROM ? packSeqs(dead) : null;
+  const childlessPacked = childless.length >= PACK_FROM ? packSeqs(childless) : null;
   const meta = JSON.stringify({
     v: 1,
     last_seq: lastSeq,
     rows,
-    dead,
-    ...(childless.length > 0 ? { childless } : {}),
+    ...(deadPacked !== null ? { dead_packed: deadPacked } : { dead }),
+    ...(childlessPacked !== null ? { childless_packed: childlessPacked } : childless.length > 0 ? { childless } : {}),
+    ...(deadPacked !== null || childlessPacked !== null ? { packed_crc: packedCrc(deadPacked, childlessPacked) } : {}),
     ...(awaits.length > 0 ? { awaits } : {}),
     crc: CRC_PLACEHOLDER,
   });
@@ -94,6 +100,13 @@ export function encodeEntry(
   if (at < 0 || at > 8 + metaLen) throw new Error('commit metadata not found in the encoded batch');
   msg.write(crc.toString(16).padStart(8, '0'), at, 'latin1');
   return msg;
+}
+
+/** The CRC-32 of an entry's packed lists (the body's CRC does not cover the metadata they sit in). */
+function packedCrc(dead: string | null, childless: string | null): string {
+  return crc32(Buffer.from(`${dead ?? ''}/${childless ?? ''}`, 'latin1'))
+    .toString(16)
+    .padStart(8, '0');
 }
 
 /** Reads a log file: the whole requests it holds, and the byte length they end at (the rest is torn). */
@@ -193,7 +206,17 @@ function parseWal(buf: Buffer): { entries: WalEntry[]; firstSeq: number; validBy
     const span = spans[i + 1]!;
     const meta = batches[i]!.metadata.get(COMMIT_KEY);
     if (!meta) break;
-    let commit: { last_seq: number; rows: number; dead: number[]; childless?: number[]; awaits?: string[]; crc: string };
+    let commit: {
+      last_seq: number;
+      rows: number;
+      dead?: number[];
+      dead_packed?: string;
+      childless?: number[];
+      childless_packed?: string;
+      packed_crc?: string;
+      awaits?: string[];
+      crc: string;
+    };
     try {
       commit = JSON.parse(meta) as typeof commit;
     } catch {
@@ -205,10 +228,20 @@ function parseWal(buf: Buffer): { entries: WalEntry[]; firstSeq: number; validBy
         .padStart(8, '0') !== commit.crc
     )
       break;
+    let dead: readonly number[];
+    let childless: readonly number[];
+    const packed = commit.dead_packed !== undefined || commit.childless_packed !== undefined;
+    if (packed && packedCrc(commit.dead_packed ?? null, commit.childless_packed ?? null) !== commit.packed_crc) break;
+    try {
+      dead = commit.dead_packed !== undefined ? unpackSeqs(commit.dead_packed) : (commit.dead ?? []);
+      childless = commit.childless_packed !== undefined ? unpackSeqs(commit.childless_packed) : (commit.childless ?? []);
+    } catch {
+      break;
+    }
     entries.push({
       batch: commit.rows > 0 ? batches[i]! : null,
-      dead: commit.dead ?? [],
-      childless: commit.childless ?? [],
+      dead,
+      childless,
       awaits: commit.awaits ?? [],
       lastSeq: commit.last_seq,
     });

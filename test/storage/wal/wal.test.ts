@@ -126,3 +126,55 @@ test('concurrent reliable appends all resolve, sharing fsyncs', async (t) => {
   const [file] = listWalFiles(dir);
   assert.equal(readWalFile(file!.path).entries.length, 50);
 });
+
+/** A log file holding one entry with a few dead seqs, then `next` as appended by a crash or a later write. */
+async function logWith(t: Parameters<typeof tempDir>[0], next: Uint8Array): Promise<{ path: string; good: number }> {
+  const dir = tempDir(t);
+  const { wal } = WriteAheadLog.open(dir);
+  wal.start(1);
+  await wal.append(encodeEntry(null, [1, 2], 2), true);
+  await wal.close();
+  const [file] = listWalFiles(dir);
+  const good = statSync(file!.path).size;
+  appendFileSync(file!.path, next);
+  return { path: file!.path, good };
+}
+
+const manySeqs = (n: number) => Array.from({ length: n }, (_, i) => 1_000 + i * 7 + (i % 3));
+
+test("a large delete's seqs are packed in the entry and read back exactly; a short list stays a JSON array", async (t) => {
+  const dead = manySeqs(50_000);
+  const childless = manySeqs(300).map((q) => q + 1);
+  const big = encodeEntry(null, dead, 40_000, childless);
+  const { path } = await logWith(t, big);
+  const { entries } = readWalFile(path);
+  assert.equal(entries.length, 2);
+  assert.deepEqual(entries[0]!.dead, [1, 2], 'the short list, a JSON array as older versions wrote it');
+  assert.deepEqual(entries[1]!.dead, dead);
+  assert.deepEqual(entries[1]!.childless, childless);
+  assert.equal(entries[1]!.lastSeq, 40_000);
+  assert.ok(big.length < JSON.stringify(dead).length / 4, `${big.length} bytes for ${dead.length} seqs`);
+  const reader = RecordBatchStreamReader.from(readFileSync(path));
+  const commits = [...reader].map((b) => JSON.parse(b.metadata.get('tracelake.commit')!) as Record<string, unknown>);
+  assert.deepEqual(commits[0]!['dead'], [1, 2]);
+  assert.equal(commits[1]!['dead'], undefined);
+  assert.equal(typeof commits[1]!['dead_packed'], 'string');
+});
+
+test('a packed entry cut short ends the file at the entry before it', async (t) => {
+  const big = encodeEntry(null, manySeqs(5_000), 40_000);
+  const { path, good } = await logWith(t, big.subarray(0, Math.floor(big.length / 2)));
+  const { entries, validBytes } = readWalFile(path);
+  assert.equal(entries.length, 1);
+  assert.equal(validBytes, good);
+});
+
+test('a packed list changed in the metadata (same length, body intact) ends the file there', async (t) => {
+  const big = Buffer.from(encodeEntry(null, manySeqs(5_000), 40_000));
+  const at = big.indexOf('"dead_packed":"') + '"dead_packed":"'.length + 100;
+  big[at] = big[at] === 0x41 ? 0x42 : 0x41; // another base64 letter: still a valid list, other seqs
+  const { path, good } = await logWith(t, big);
+  const { entries, validBytes } = readWalFile(path);
+  assert.equal(entries.length, 1, 'the changed entry is not replayed');
+  assert.equal(validBytes, good);
+});
