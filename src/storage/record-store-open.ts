@@ -59,11 +59,9 @@ export async function openStoreState<T>(
     const conns = { seal, merge, mergeWrite: mergeDb ? await mergeDb.dedicated() : merge };
     const s = new StoreState(dir, db, wal, new MemInserter(writer, source), conns, resolved, manifest, mergeDb);
     opened = s;
-    for (const seq of manifest.dead) {
-      s.dead.add(seq);
-      // Dead rows may be the newest: their numbers stay taken (a row given one would be dead on arrival).
-      if (seq >= s.nextSeq) s.nextSeq = seq + 1;
-    }
+    s.dead.addAll(manifest.dead);
+    // Dead rows may be the newest: their numbers stay taken (a row given one would be dead on arrival).
+    for (const seq of manifest.dead) if (seq >= s.nextSeq) s.nextSeq = seq + 1;
     // A bulk load's segments may hold numbers above sealed_seq (reserved while log files stayed unsealed).
     for (const seg of manifest.segments) if (seg.max_seq >= s.nextSeq) s.nextSeq = seg.max_seq + 1;
     // Only filters are read (a segment's `.ids` file is searched in place on a filter hit): the store's
@@ -98,7 +96,7 @@ export async function openStoreState<T>(
     await writer.run(sql`CREATE TABLE IF NOT EXISTS dead (seq BIGINT, gen BIGINT NOT NULL DEFAULT 0, clock BIGINT NOT NULL DEFAULT 0)`);
     await writer.run(sql`CREATE TABLE IF NOT EXISTS childless (seq BIGINT, clock BIGINT NOT NULL DEFAULT 0)`);
     await writer.run(raw(tableDdl(EMPTY_TABLE)));
-    if (s.dead.size > 0) await writer.run(sql`INSERT INTO dead (seq) SELECT unnest(${[...s.dead]}::BIGINT[])`);
+    if (s.dead.size > 0) await writer.run(sql`INSERT INTO dead (seq) SELECT unnest(${Array.from(s.dead.sorted())}::BIGINT[])`);
     if (s.childless.size > 0) await writer.run(sql`INSERT INTO childless (seq) SELECT unnest(${[...s.childless]}::BIGINT[])`);
     await replayLog(s, replay);
     const number = wal.start(s.nextSeq);

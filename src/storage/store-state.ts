@@ -282,7 +282,7 @@ export class StoreState {
   async forget(seqs: readonly number[]): Promise<void> {
     if (seqs.length === 0) return;
     this.#noteForget(seqs);
-    for (const s of seqs) this.dead.delete(s);
+    this.dead.deleteAll(seqs);
     await this.inserter.run(sql`DELETE FROM dead WHERE seq IN (SELECT unnest(${seqs}::BIGINT[]))`);
   }
 }

@@ -1,69 +1,146 @@
-// The store's dead sequence numbers in JavaScript, with a sorted copy for range questions: which
-// segments and memory tables hold no dead row at all, so reads may skip the dead-row filter on them
-// (snapshot.ts). Additions go to a short unsorted list merged into the sorted copy now and then, so a
-// read after each write does not sort the whole set again; a removal (rare: merges purging seqs)
-// rebuilds the copy on the next question.
+// The store's dead sequence numbers in JavaScript, kept as one sorted typed array plus two small sets:
+// additions not yet merged in, and removals not yet taken out. A JS Set of a large delete's million
+// seqs cost most of a second to fill (and its memory); merging a sorted batch into the array costs
+// milliseconds. The sorted array also answers range questions: which segments and memory tables hold
+// no dead row at all, so reads may skip the dead-row filter on them (snapshot.ts).
 
-/** Additions kept unsorted (scanned on each question) before they are merged into the sorted copy. */
-const RECENT_MAX = 1024;
+/** Additions (or removals) kept in a small set before they are merged into the sorted array. */
+const PENDING_MAX = 1024;
 
-export class DeadSet extends Set<number> {
-  #sorted = new Float64Array(0);
-  #recent: number[] = [];
-  /** The sorted copy is missing removals: rebuild it before the next question. */
-  #stale = false;
+export class DeadSet {
+  /** Distinct, ascending; members unless also in #gone. */
+  #sorted: Float64Array = new Float64Array(0);
+  /** Members not in #sorted. */
+  #recent = new Set<number>();
+  /** Values of #sorted that are no longer members. */
+  #gone = new Set<number>();
 
-  override add(seq: number): this {
-    if (!super.has(seq) && !this.#stale) this.#recent.push(seq);
-    return super.add(seq);
+  get size(): number {
+    return this.#sorted.length - this.#gone.size + this.#recent.size;
   }
 
-  override delete(seq: number): boolean {
-    const gone = super.delete(seq);
-    if (gone) this.#stale = true;
-    return gone;
+  has(seq: number): boolean {
+    if (this.#recent.has(seq)) return true;
+    return this.#inSorted(seq) && !this.#gone.has(seq);
   }
 
-  override clear(): void {
-    super.clear();
-    this.#stale = true;
+  add(seq: number): this {
+    if (this.#recent.has(seq)) return this;
+    if (this.#inSorted(seq)) {
+      this.#gone.delete(seq);
+      return this;
+    }
+    this.#recent.add(seq);
+    if (this.#recent.size > PENDING_MAX) this.#settle();
+    return this;
+  }
+
+  /** Adds every value of `seqs` (any order, repeats allowed) in one merge. */
+  addAll(seqs: readonly number[]): void {
+    if (seqs.length <= PENDING_MAX) {
+      for (const q of seqs) this.add(q);
+      return;
+    }
+    this.#settle();
+    this.#sorted = union(this.#sorted, Float64Array.from(seqs).sort());
+  }
+
+  delete(seq: number): boolean {
+    if (this.#recent.delete(seq)) return true;
+    if (!this.#inSorted(seq) || this.#gone.has(seq)) return false;
+    this.#gone.add(seq);
+    if (this.#gone.size > PENDING_MAX) this.#settle();
+    return true;
+  }
+
+  /** Removes every value of `seqs` (any order), in one pass over the array when there are many. */
+  deleteAll(seqs: readonly number[]): void {
+    if (seqs.length <= PENDING_MAX) {
+      for (const q of seqs) this.delete(q);
+      return;
+    }
+    this.#settle();
+    const out = Float64Array.from(seqs).sort();
+    const s = this.#sorted;
+    const kept = new Float64Array(s.length);
+    let k = 0;
+    let j = 0;
+    for (let i = 0; i < s.length; i++) {
+      const q = s[i]!;
+      while (j < out.length && out[j]! < q) j++;
+      if (j < out.length && out[j] === q) continue;
+      kept[k++] = q;
+    }
+    this.#sorted = kept.slice(0, k);
+  }
+
+  clear(): void {
+    this.#sorted = new Float64Array(0);
+    this.#recent.clear();
+    this.#gone.clear();
+  }
+
+  *[Symbol.iterator](): IterableIterator<number> {
+    const gone = this.#gone;
+    for (const q of this.#sorted) if (!gone.has(q)) yield q;
+    yield* this.#recent;
+  }
+
+  /** The members, ascending. */
+  sorted(): Float64Array {
+    this.#settle();
+    return this.#sorted;
   }
 
   /** Whether some dead seq lies in [lo, hi]. */
   anyIn(lo: number, hi: number): boolean {
-    if (this.size === 0) return false;
-    this.#settle();
     for (const q of this.#recent) if (q >= lo && q <= hi) return true;
     const s = this.#sorted;
-    let a = 0;
-    let b = s.length;
-    while (a < b) {
-      const m = (a + b) >>> 1;
-      if (s[m]! < lo) a = m + 1;
-      else b = m;
-    }
-    return a < s.length && s[a]! <= hi;
+    for (let a = lowerBound(s, lo); a < s.length && s[a]! <= hi; a++) if (!this.#gone.has(s[a]!)) return true;
+    return false;
   }
 
-  #settle(): void {
-    if (this.#stale) {
-      // Set.prototype.values, not our own iteration: the set holds exactly the live seqs.
-      this.#sorted = Float64Array.from(super.values()).sort();
-      this.#recent = [];
-      this.#stale = false;
-      return;
-    }
-    if (this.#recent.length <= RECENT_MAX) return;
-    const add = Float64Array.from(this.#recent).sort();
-    const old = this.#sorted;
-    const out = new Float64Array(old.length + add.length);
-    let i = 0;
-    let j = 0;
-    let k = 0;
-    while (i < old.length && j < add.length) out[k++] = old[i]! <= add[j]! ? old[i++]! : add[j++]!;
-    while (i < old.length) out[k++] = old[i++]!;
-    while (j < add.length) out[k++] = add[j++]!;
-    this.#sorted = out;
-    this.#recent = [];
+  #inSorted(seq: number): boolean {
+    const s = this.#sorted;
+    const a = lowerBound(s, seq);
+    return a < s.length && s[a] === seq;
   }
+
+  /** Merges the pending additions and removals into the sorted array. */
+  #settle(): void {
+    if (this.#gone.size > 0) {
+      const gone = this.#gone;
+      this.#sorted = this.#sorted.filter((q) => !gone.has(q));
+      this.#gone = new Set();
+    }
+    if (this.#recent.size > 0) {
+      this.#sorted = union(this.#sorted, Float64Array.from(this.#recent).sort());
+      this.#recent = new Set();
+    }
+  }
+}
+
+/** The first index of the ascending `s` whose value is >= `q`. */
+function lowerBound(s: Float64Array, q: number): number {
+  let a = 0;
+  let b = s.length;
+  while (a < b) {
+    const m = (a + b) >>> 1;
+    if (s[m]! < q) a = m + 1;
+    else b = m;
+  }
+  return a;
+}
+
+/** The distinct values of two ascending arrays (`add` may repeat values), ascending. */
+function union(old: Float64Array, add: Float64Array): Float64Array {
+  const out = new Float64Array(old.length + add.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < old.length || j < add.length) {
+    const q = j >= add.length || (i < old.length && old[i]! <= add[j]!) ? old[i++]! : add[j++]!;
+    if (k === 0 || out[k - 1] !== q) out[k++] = q;
+  }
+  return k === out.length ? out : out.slice(0, k);
 }

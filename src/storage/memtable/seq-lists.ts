@@ -14,6 +14,28 @@ export function distinctSorted(seqs: readonly number[], keep: (q: number) => boo
   return out;
 }
 
+/**
+ * The distinct values of `a` and `b` (any order), ascending: a merge when both ascend already (the
+ * manifest's dead list does once written by this version), else one typed-array sort.
+ */
+export function sortedUnion(a: readonly number[], b: readonly number[]): number[] {
+  const sa = ascending(a) ? a : Array.from(Float64Array.from(a).sort());
+  const sb = ascending(b) ? b : Array.from(Float64Array.from(b).sort());
+  const out: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < sa.length || j < sb.length) {
+    const q = j >= sb.length || (i < sa.length && sa[i]! <= sb[j]!) ? sa[i++]! : sb[j++]!;
+    if (out.length === 0 || out[out.length - 1] !== q) out.push(q);
+  }
+  return out;
+}
+
+function ascending(a: readonly number[]): boolean {
+  for (let i = 1; i < a.length; i++) if (a[i]! < a[i - 1]!) return false;
+  return true;
+}
+
 /** Whether the ascending list `sorted` holds `q` (binary search). */
 export function sortedHas(sorted: readonly number[], q: number): boolean {
   let lo = 0;

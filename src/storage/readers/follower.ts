@@ -244,7 +244,7 @@ export class Follower {
     if (newChildless.length > 0)
       inserts.push(s.inserter.run(sql`INSERT INTO childless (seq, clock) SELECT unnest(${newChildless}::BIGINT[]), ${int(clock)}`));
     await Promise.all(inserts);
-    for (const q of newDead) s.dead.add(q);
+    s.dead.addAll(newDead);
     for (const q of newChildless) s.childless.add(q);
     // Marks only shrink when a seal or merge left their rows behind (a new manifest) or a table went.
     const oldDead = changed || gone.length > 0 ? [...s.dead].filter((q) => !dead.has(q)) : [];

@@ -355,7 +355,7 @@ async function commitBatch(
     if (dead.length > 0) await s.inserter.run(sql`DELETE FROM dead WHERE seq IN (SELECT unnest(${dead}::BIGINT[]))`).catch(() => undefined);
     throw err;
   }
-  for (const q of dead) s.dead.add(q);
+  s.dead.addAll(dead);
   for (const [key, seq] of memDead) if (s.memIds.get(key)?.seq === seq) s.memIds.delete(key);
   for (const a of added) {
     s.index.add(indexedSegment(s.dir, a));

@@ -18,7 +18,7 @@ export async function replayLog(s: StoreState, files: readonly WalFile[]): Promi
     const inserts: Promise<void>[] = [];
     for (const e of entries) {
       s.nextSeq = Math.max(s.nextSeq, e.lastSeq + 1);
-      for (const q of e.dead) s.dead.add(q);
+      s.dead.addAll(e.dead);
       for (const q of e.dead) table.dead.push(q); // a spread of a large delete overflows the stack
       for (const q of e.childless) s.childless.add(q);
       for (const q of e.childless) table.childless.push(q);

@@ -58,3 +58,44 @@ test('anyIn agrees with a scan of the set through adds, merges, removals and cle
   assert.equal(set.anyIn(0, 50_000), truth.size > 0);
   assert.equal(new DeadSet().anyIn(0, Number.MAX_SAFE_INTEGER), false);
 });
+
+test('has, size and iteration agree with a Set through single and bulk adds and removals', () => {
+  const r = rng(20261128);
+  const set = new DeadSet();
+  const truth = new Set<number>();
+  for (let step = 0; step < 1_500; step++) {
+    const op = r(100);
+    if (op < 40) {
+      const q = r(200_000);
+      set.add(q);
+      truth.add(q);
+    } else if (op < 50) {
+      // A bulk add past the pending size, unsorted and with repeats (some already members).
+      const batch = Array.from({ length: 1_000 + r(3_000) }, () => r(200_000));
+      set.addAll(batch);
+      for (const q of batch) truth.add(q);
+    } else if (op < 60 && truth.size > 0) {
+      const members = [...truth];
+      const batch = Array.from({ length: r(op < 55 ? 50 : 3_000) }, () => (r(2) === 0 ? members[r(members.length)]! : r(200_000)));
+      set.deleteAll(batch);
+      for (const q of batch) truth.delete(q);
+    } else if (op < 75 && truth.size > 0) {
+      const q = r(3) === 0 ? r(200_000) : [...truth][r(truth.size)]!;
+      assert.equal(set.delete(q), truth.delete(q));
+    } else {
+      const q = r(200_000);
+      assert.equal(set.has(q), truth.has(q), `step ${step}: ${q}`);
+    }
+    assert.equal(set.size, truth.size, `step ${step}`);
+  }
+  assert.ok(truth.size > 5_000, `the set grew past bulk sizes (${truth.size})`);
+  assert.deepEqual(
+    [...set].sort((a, b) => a - b),
+    [...truth].sort((a, b) => a - b),
+  );
+  assert.deepEqual(
+    Array.from(set.sorted()),
+    [...truth].sort((a, b) => a - b),
+  );
+  for (const q of truth) assert.equal(set.has(q), true);
+});

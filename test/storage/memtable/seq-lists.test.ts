@@ -1,7 +1,7 @@
 // Guarantee: a delete's seqs are deduplicated, filtered and sorted, and searched by value, as a Set would.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { distinctSorted, sortedHas } from '../../../src/storage/memtable/seq-lists.js';
+import { distinctSorted, sortedHas, sortedUnion } from '../../../src/storage/memtable/seq-lists.js';
 
 test('distinctSorted keeps each accepted seq once, ascending; sortedHas finds exactly its members', () => {
   const seqs = [9, 3, 3, 12, 0, 9, 2 ** 40, 7, 1, 12];
@@ -20,5 +20,18 @@ test('distinctSorted keeps each accepted seq once, ascending; sortedHas finds ex
   assert.deepEqual(
     distinctSorted(many, (q) => q % 3 !== 0),
     want,
+  );
+});
+
+test('sortedUnion gives the distinct values of both lists ascending, sorted or not', () => {
+  assert.deepEqual(sortedUnion([1, 3, 5], [2, 3, 6]), [1, 2, 3, 5, 6]);
+  assert.deepEqual(sortedUnion([9, 1, 9, 4], [4, 0]), [0, 1, 4, 9]);
+  assert.deepEqual(sortedUnion([], [7, 7]), [7]);
+  assert.deepEqual(sortedUnion([2, 2], []), [2]);
+  const a = Array.from({ length: 5_000 }, (_, i) => (i * 7919) % 20_000);
+  const b = Array.from({ length: 5_000 }, (_, i) => i * 3);
+  assert.deepEqual(
+    sortedUnion(a, b),
+    [...new Set([...a, ...b])].sort((x, y) => x - y),
   );
 });
