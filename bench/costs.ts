@@ -29,11 +29,12 @@ async function openOnce(dir: string, projectId: string, logStreamId: string): Pr
   const t0 = performance.now();
   const store = await TraceStore.open(dir, { autoCompact: false });
   const openMs = performance.now() - t0;
+  const rssOpen = rssNow();
   const spans = (await store.count('span', projectId, { log_stream_id: logStreamId })).total_count;
   const firstMs = performance.now() - t0;
   const rss = rssNow();
   await store.close({ seal: false });
-  return { open_ms: openMs, first_answer_ms: firstMs, rss_after_first_answer_mib: rss, spans };
+  return { open_ms: openMs, first_answer_ms: firstMs, rss_after_open_mib: rssOpen, rss_after_first_answer_mib: rss, spans };
 }
 
 function openInChild(dir: string, info: TemplateInfo): Promise<Record<string, number>> {
@@ -83,7 +84,12 @@ export async function benchCosts(opts: { dataDir: string; runs: number; logSpans
         open_ms: lib['open_ms'],
         spans: lib['spans'],
       },
-      { name: 'library RSS after the first answer', value: lib['rss_after_first_answer_mib']!, unit: 'MiB' },
+      {
+        name: 'library RSS after the first answer',
+        value: lib['rss_after_first_answer_mib']!,
+        unit: 'MiB',
+        after_open_mib: lib['rss_after_open_mib'],
+      },
     );
 
     const key = `tl_bench_${Date.now()}`;

@@ -1,6 +1,6 @@
 // Durable file primitives: every file that must survive a crash is written to a temporary name,
 // fsynced, renamed over the old one, and its folder fsynced, so a reader sees old or new, never half.
-import { closeSync, existsSync, fsync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 export function fsyncDir(dir: string): void {
@@ -84,4 +84,21 @@ export function ensureDirDurable(dir: string, root: string): void {
   for (let d = dir; !existsSync(d) && d.startsWith(root) && d !== root; d = dirname(d)) missing.unshift(d);
   mkdirSync(dir, { recursive: true });
   for (const d of missing) fsyncDir(dirname(d));
+}
+
+/** `use(fd, size)` on a file opened for reading; null when it is missing or anything throws. */
+export function withFile<T>(path: string, use: (fd: number, size: number) => T | null): T | null {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    return use(fd, fstatSync(fd).size);
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -5,9 +5,9 @@
 // confirms every hit in the segments themselves). It is rebuilt, smaller and cleaner, when it fills.
 // Saved as a checkpoint file that names the segments it covers, so open reads it instead of every id.
 import { open, rename, rm } from 'node:fs/promises';
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { readSync } from 'node:fs';
 import { join } from 'node:path';
-import { fsyncDir } from '../fs-util.js';
+import { fsyncDir, withFile } from '../fs-util.js';
 import { blockHas, PROBES, type Probe } from './id-filter.js';
 
 /** Bits per id of room it is sized for (with GROWTH: 10 bits per id it starts with, ~1% false hits; ~3% when rebuilt). */
@@ -213,18 +213,4 @@ function readBits(path: string, head: Header): Uint32Array | null {
     }
     return bits;
   });
-}
-
-function withFile<T>(path: string, fn: (fd: number, size: number) => T | null): T | null {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch {
-    return null;
-  }
-  try {
-    return fn(fd, fstatSync(fd).size);
-  } finally {
-    closeSync(fd);
-  }
 }

@@ -9,8 +9,9 @@
 // lies inside one token. Counts of such filters come from the postings without reading the text
 // (src/query/exec/token-count.ts).
 // Built by token-builder.ts in the text index's pass over each row group's UTF-8 bytes.
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { crc32 } from '../crc32.js';
+import { withFile } from '../fs-util.js';
 
 export const TOKEN_MAGIC = 0x314b_4f54; // "TOK1"
 const MAGIC = TOKEN_MAGIC;
@@ -76,23 +77,6 @@ export function tokenFileRows(path: string, chunkBytes = 4 << 20): number | null
     if (readSync(fd, tail, 0, 4, total - 4) !== 4) return null;
     return tail.readUInt32LE(0) === crc ? rows : null;
   });
-}
-
-/** `use(fd, size)` on an open file; null when it is missing or anything throws. */
-function withFile<T>(path: string, use: (fd: number, total: number) => T | null): T | null {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch {
-    return null;
-  }
-  try {
-    return use(fd, fstatSync(fd).size);
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
-  }
 }
 
 function readAt(path: string, at: number, len: number): Buffer {
