@@ -8,6 +8,7 @@ import { basename, dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Connection } from '../db/database.js';
 import type { SegmentEntry } from '../storage/manifest/manifest.js';
+import { lowerBound } from '../storage/memtable/seq-lists.js';
 import type { RecordKind } from '../record/record-columns.js';
 import { deadPositions, writeDeleteFile } from './deletes.js';
 import { removeUnnamed } from './expire.js';
@@ -71,13 +72,7 @@ export interface TableResult {
 
 /** Whether some seq of the sorted list lies in [lo, hi]. */
 function anyIn(sorted: readonly number[], lo: number, hi: number): boolean {
-  let a = 0;
-  let b = sorted.length;
-  while (a < b) {
-    const m = (a + b) >>> 1;
-    if (sorted[m]! < lo) a = m + 1;
-    else b = m;
-  }
+  const a = lowerBound(sorted, lo);
   return a < sorted.length && sorted[a]! <= hi;
 }
 

@@ -2,7 +2,7 @@
 // were once spread into push() as arguments, which overflows the call stack past ~100k of them. A large
 // delete's seqs are packed in the log entry and the manifest, and must come back from both.
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { Database } from '../../src/db/database.js';
 import { RecordStore } from '../../src/storage/record-store.js';
 import { openRecordStore, ROWS_PROJECT, ROWS_RUN, toolRows } from '../support/helpers.js';
@@ -33,12 +33,7 @@ test('a delete of 250,000 seqs (and as many childless marks) is applied, and rep
   assert.equal(await live(store, db), 9);
   // Reopened without a seal: the delete comes back from the write-ahead log.
   await store.close();
-  const db2 = await Database.open({ tempDirectory: join(dir, 'tmp2') });
-  const again = await RecordStore.open(dir, db2, { autoCompact: false });
-  t.after(async () => {
-    await again.close();
-    await db2.close();
-  });
+  const { again, db2 } = await reopen(t, dir);
   assert.equal(await live(again, db2), 9);
 });
 
@@ -57,12 +52,18 @@ test('a large delete of sealed rows reaches the manifest packed, and the rows st
   assert.equal(manifest.format, 3);
   assert.equal(typeof manifest.dead_packed, 'string');
   await store.close();
+  const { again, db2 } = await reopen(t, dir);
+  assert.equal(await live(again, db2), 667);
+  assert.equal(again.stats.dead, 1_333);
+});
+
+/** The closed store in `dir` opened again on a database of its own (closed after the test). */
+async function reopen(t: TestContext, dir: string) {
   const db2 = await Database.open({ tempDirectory: join(dir, 'tmp2') });
   const again = await RecordStore.open(dir, db2, { autoCompact: false });
   t.after(async () => {
     await again.close();
     await db2.close();
   });
-  assert.equal(await live(again, db2), 667);
-  assert.equal(again.stats.dead, 1_333);
-});
+  return { again, db2 };
+}

@@ -174,35 +174,38 @@ interface Header {
 
 /** The checkpoint's header and covered segments, or null when missing, cut or not one of this version. */
 function readHeader(path: string): Header | null {
-  return withFile(path, (fd, size) => {
-    const head = new Uint8Array(HEADER);
-    if (size < HEADER || readSync(fd, head, 0, HEADER, 0) !== HEADER) return null;
-    const view = new DataView(head.buffer);
-    if (view.getUint32(0, true) !== MAGIC || view.getUint32(4, true) !== VERSION) return null;
-    const blocks = view.getUint32(8, true);
-    const set = view.getFloat64(12, true);
-    const namesBytes = view.getUint32(20, true);
-    const at = HEADER + namesBytes + ((8 - ((HEADER + namesBytes) % 8)) % 8);
-    if (blocks < 1 || size !== at + blocks * 64) return null;
-    const nameBuf = new Uint8Array(namesBytes);
-    if (readSync(fd, nameBuf, 0, namesBytes, HEADER) !== namesBytes) return null;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(new TextDecoder().decode(nameBuf));
-    } catch {
-      return null;
-    }
-    if (!Array.isArray(parsed)) return null;
-    const names: [string, number][] = [];
-    for (const e of parsed) if (Array.isArray(e) && typeof e[0] === 'string' && typeof e[1] === 'number') names.push([e[0], e[1]]);
-    return { blocks, set, at, names };
-  });
+  return withFile(path, headerOf);
+}
+
+/** The header at the start of an open checkpoint file of `size` bytes (readHeader). */
+function headerOf(fd: number, size: number): Header | null {
+  const head = new Uint8Array(HEADER);
+  if (size < HEADER || readSync(fd, head, 0, HEADER, 0) !== HEADER) return null;
+  const view = new DataView(head.buffer);
+  if (view.getUint32(0, true) !== MAGIC || view.getUint32(4, true) !== VERSION) return null;
+  const blocks = view.getUint32(8, true);
+  const set = view.getFloat64(12, true);
+  const namesBytes = view.getUint32(20, true);
+  const at = HEADER + namesBytes + ((8 - ((HEADER + namesBytes) % 8)) % 8);
+  if (blocks < 1 || size !== at + blocks * 64) return null;
+  const nameBuf = new Uint8Array(namesBytes);
+  if (readSync(fd, nameBuf, 0, namesBytes, HEADER) !== namesBytes) return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(nameBuf));
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(parsed)) return null;
+  const names: [string, number][] = [];
+  for (const e of parsed) if (Array.isArray(e) && typeof e[0] === 'string' && typeof e[1] === 'number') names.push([e[0], e[1]]);
+  return { blocks, set, at, names };
 }
 
 /** The bits of the checkpoint whose header was `head`, or null when the file is no longer that one. */
 function readBits(path: string, head: Header): Uint32Array | null {
   return withFile(path, (fd, size) => {
-    const again = readHeader(path);
+    const again = headerOf(fd, size);
     if (again === null || again.blocks !== head.blocks || again.set !== head.set || size !== head.at + head.blocks * 64) return null;
     const bits = new Uint32Array(head.blocks * 16);
     const bytes = new Uint8Array(bits.buffer);

@@ -4,6 +4,8 @@
 // milliseconds. The sorted array also answers range questions: which segments and memory tables hold
 // no dead row at all, so reads may skip the dead-row filter on them (snapshot.ts).
 
+import { lowerBound } from '../memtable/seq-lists.js';
+
 /** Additions (or removals) kept in a small set before they are merged into the sorted array. */
 const PENDING_MAX = 1024;
 
@@ -122,18 +124,6 @@ export class DeadSet {
       this.#recent = new Set();
     }
   }
-}
-
-/** The first index of the ascending `s` whose value is >= `q`. */
-function lowerBound(s: Float64Array, q: number): number {
-  let a = 0;
-  let b = s.length;
-  while (a < b) {
-    const m = (a + b) >>> 1;
-    if (s[m]! < q) a = m + 1;
-    else b = m;
-  }
-  return a;
 }
 
 /** The distinct values of two ascending arrays (`add` may repeat values), ascending. */

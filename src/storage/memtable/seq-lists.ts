@@ -36,8 +36,8 @@ function ascending(a: readonly number[]): boolean {
   return true;
 }
 
-/** Whether the ascending list `sorted` holds `q` (binary search). */
-export function sortedHas(sorted: readonly number[], q: number): boolean {
+/** The first index of the ascending `sorted` whose value is >= `q` (binary search). */
+export function lowerBound(sorted: ArrayLike<number>, q: number): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
@@ -45,5 +45,11 @@ export function sortedHas(sorted: readonly number[], q: number): boolean {
     if (sorted[m]! < q) lo = m + 1;
     else hi = m;
   }
-  return lo < sorted.length && sorted[lo] === q;
+  return lo;
+}
+
+/** Whether the ascending list `sorted` holds `q`. */
+export function sortedHas(sorted: readonly number[], q: number): boolean {
+  const at = lowerBound(sorted, q);
+  return at < sorted.length && sorted[at] === q;
 }
