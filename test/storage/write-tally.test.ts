@@ -21,7 +21,7 @@ function bytesUnder(dir: string, ends: readonly string[]): number {
   return n;
 }
 
-const SIDE = ['.ids', '.idf', '.kids', '.tix', '.tok'];
+const SIDE = ['.ids', '.idf', '.kids', '.kidrows', '.tix', '.tok'];
 
 test('the write tally counts the log, seals, merges and the manifest as the files on disk hold them', async (t) => {
   const { dir, store } = await openRecordStore(t, { textIndex: true });

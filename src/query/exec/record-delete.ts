@@ -14,6 +14,8 @@ import { ident, joinSql, Sql, sql } from '../sql.js';
 import { deleteHitsQuery, deleteQuery, subtreeQuery, type PlanInput } from '../plan.js';
 import type { Scope } from '../../storage/record-store.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
+import { settleLocally } from './leaf-settle.js';
+import type { Connection } from '../../db/database.js';
 
 /** What a delete removes (seqs of matching rows and their descendants) and the parents' rows it leaves childless. */
 export interface DeleteSet {
@@ -36,15 +38,9 @@ export async function deleteSet(db: SqlRunner, snap: Snapshot, plan: PlanInput, 
   return { seqs, childless: parents.length > 0 ? await childlessParents(db, snap, scope, parents, seqs) : [] };
 }
 
-/** A connection held for a sequence of statements (its temporary tables are its own). */
-interface HeldConnection extends SqlRunner {
-  run(q: Sql): Promise<void>;
-  columns(q: Sql): Promise<unknown[][]>;
-}
-
 /** A database that lends one connection for several statements (Database.withConnection). */
 interface ConnectionLender extends SqlRunner {
-  withConnection<T>(fn: (c: HeldConnection) => Promise<T>): Promise<T>;
+  withConnection<T>(fn: (c: Connection) => Promise<T>): Promise<T>;
 }
 
 function holdsConnections(db: SqlRunner): db is ConnectionLender {
@@ -56,7 +52,7 @@ function holdsConnections(db: SqlRunner): db is ConnectionLender {
  * the parents' lookup reads them there, so the seqs (a million at 1% of 100M spans) never travel into
  * SQL text and back; they are read out once, as one column. Null when some match has children.
  */
-async function leafDelete(c: HeldConnection, snap: Snapshot, plan: PlanInput, scope: Scope): Promise<DeleteSet | null> {
+async function leafDelete(c: Connection, snap: Snapshot, plan: PlanInput, scope: Scope): Promise<DeleteSet | null> {
   const hits = ident('tl_delete_hits');
   await c.run(sql`CREATE OR REPLACE TEMP TABLE ${hits} AS ${deleteHitsQuery(plan, false)}`);
   try {
@@ -64,10 +60,32 @@ async function leafDelete(c: HeldConnection, snap: Snapshot, plan: PlanInput, sc
     if (Number(parents?.['n']) > 0) return null;
     const [col] = await c.columns(sql`SELECT seq::DOUBLE AS seq FROM ${hits}`);
     const seqs = (col ?? []) as number[];
-    return { seqs, childless: seqs.length > 0 ? await childlessOfLeaves(c, snap, scope, sql`(SELECT seq FROM ${hits})`) : [] };
+    return { seqs, childless: seqs.length > 0 ? await childlessSettled(c, snap, scope, seqs, sql`(SELECT seq FROM ${hits})`) : [] };
   } finally {
     await c.run(sql`DROP TABLE IF EXISTS ${hits}`);
   }
+}
+
+/**
+ * childlessOfLeaves for the rows `seqs` (also given as `gone`, a relation with a seq column), after
+ * the parents their neighbours in row order keep are settled locally (leaf-settle.ts): the statement
+ * then asks only about the rest. `window`: how far neighbours are compared.
+ */
+export async function childlessSettled(
+  c: Connection,
+  snap: Snapshot,
+  scope: Scope,
+  seqs: readonly number[],
+  gone: Sql,
+  window?: number,
+): Promise<number[]> {
+  const local = await settleLocally(c, snap, scope, seqs, window);
+  if (local === null) return childlessOfLeaves(c, snap, scope, gone);
+  // Removed rows whose has_children a delete overrode: their index rows may hold their own id's hash,
+  // which the statement must see (a parent removed itself is not marked).
+  const [over] = await c.columns(sql`SELECT seq::DOUBLE AS seq FROM ${gone} WHERE seq IN ${snap.childlessSeqs}`);
+  const parentsOf = [...local.rest, ...((over ?? []) as number[])];
+  return childlessOfLeaves(c, snap, scope, gone, { parentsOf, hashes: local.hashes });
 }
 
 /** leafDelete on a runner that cannot hold a connection: the seqs go through JavaScript. */
@@ -84,6 +102,20 @@ async function leafDeleteInJs(db: SqlRunner, snap: Snapshot, plan: PlanInput, sc
  */
 function seqList(seqs: readonly number[]): Sql {
   return seqs.length === 0 ? sql`[]::BIGINT[]` : sql`string_split(${seqs.join(',')}, ',')::BIGINT[]`;
+}
+
+/** Parent hashes (unsigned 64-bit) as SQL, as seqList does for seqs. */
+function hashList(hashes: readonly bigint[]): Sql {
+  return sql`string_split(${hashes.join(',')}, ',')::UBIGINT[]`;
+}
+
+/**
+ * What local settling (leaf-settle.ts) left: the parent hashes of matches it did not settle, and the
+ * removed rows it did not look at, whose parents the statement reads from the indexes or memory.
+ */
+export interface SettledLinks {
+  parentsOf: readonly number[];
+  hashes: readonly bigint[];
 }
 
 const union = (parts: readonly Sql[]) => joinSql(parts, ' UNION ALL ');
@@ -113,15 +145,24 @@ function indexedParts(snap: Snapshot, scope: Scope) {
  * deleted rows' own ids (those with children) are left out too, as the string path leaves out
  * deleted ids (it matters only for ids repeated across the runs of a project-wide delete).
  */
-export async function childlessOfLeaves(db: SqlRunner, snap: Snapshot, scope: Scope, goneSeqs: readonly number[] | Sql): Promise<number[]> {
+export async function childlessOfLeaves(
+  db: SqlRunner,
+  snap: Snapshot,
+  scope: Scope,
+  goneSeqs: readonly number[] | Sql,
+  settled?: SettledLinks,
+): Promise<number[]> {
   const ix = indexedParts(snap, scope);
   if (ix === null) throw new Error('childlessOfLeaves needs the child indexes');
   const { kids, owned, children, owners } = ix;
   const g = goneSeqs instanceof Sql ? sql`g AS (SELECT seq FROM ${goneSeqs})` : sql`g AS (SELECT unnest(${seqList(goneSeqs)}) AS seq)`;
+  // The rows whose parents are read here: every removed row, or those local settling left.
+  const pg = settled ? sql`pg AS (SELECT unnest(${seqList(settled.parentsOf)}) AS seq)` : sql`pg AS (SELECT seq FROM g)`;
   const links = [
     sql`SELECT hash(parent_id) AS ph, CASE WHEN has_children THEN hash(id) END AS ih
-        FROM ${children.sql} WHERE seq IN (SELECT seq FROM g) AND parent_id IS NOT NULL`,
+        FROM ${children.sql} WHERE seq IN (SELECT seq FROM pg) AND parent_id IS NOT NULL`,
   ];
+  if (settled && settled.hashes.length > 0) links.push(sql`SELECT unnest(${hashList(settled.hashes)}) AS ph, NULL::UBIGINT AS ih`);
   const keep = [
     sql`SELECT hash(parent_id) AS h FROM ${children.sql}
         WHERE parent_id IS NOT NULL AND hash(parent_id) IN (SELECT h FROM ph) AND seq NOT IN (SELECT seq FROM g)`,
@@ -132,7 +173,8 @@ export async function childlessOfLeaves(db: SqlRunner, snap: Snapshot, scope: Sc
   if (kids.length > 0) {
     // One parameter for the list, read twice.
     const index = files(kids);
-    links.push(sql`SELECT ph, ih FROM ${index} WHERE seq IN (SELECT seq FROM g) AND ph IS NOT NULL`);
+    if (!settled || settled.parentsOf.length > 0)
+      links.push(sql`SELECT ph, ih FROM ${index} WHERE seq IN (SELECT seq FROM pg) AND ph IS NOT NULL`);
     keep.push(
       sql`SELECT ph FROM ${index} WHERE ph IN (SELECT h FROM ph) AND seq NOT IN (SELECT seq FROM g) AND seq NOT IN ${snap.deadSeqs}`,
     );
@@ -149,7 +191,7 @@ export async function childlessOfLeaves(db: SqlRunner, snap: Snapshot, scope: Sc
   // probe), where probing every owner's hash against all parents and all kept parents cost twice as much.
   const keepers = sql`keep AS (SELECT DISTINCT h FROM (${union(keep)}))`;
   const u = sql`u AS (SELECT h FROM ph WHERE h NOT IN (SELECT h FROM keep))`;
-  const rows = await db.all(sql`WITH ${g}, ${gl}, ${ph}, ${keepers}, ${u} ${union(found)}`);
+  const rows = await db.all(sql`WITH ${g}, ${pg}, ${gl}, ${ph}, ${keepers}, ${u} ${union(found)}`);
   return rows.map((r) => Number(r['seq']));
 }
 

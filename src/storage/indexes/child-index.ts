@@ -11,7 +11,7 @@
 // missing or damaged one). Written and fsynced with its segment, before any manifest lists it.
 // Uncompressed: hashes barely compress beyond Parquet's dictionary pages, and a delete reads them
 // more than twice as fast so, for a larger file (18 bytes per row on disk instead of 7).
-import { existsSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Connection } from '../../db/database.js';
 import { stringLiteral } from '../../db/sql-string.js';
@@ -23,6 +23,19 @@ const PROBE = 'tracelake child index v1';
 export function childIndexPath(parquetPath: string): string {
   return parquetPath.replace(/\.parquet$/, '.kids');
 }
+
+/**
+ * The child index's rows in row order as plain numbers (`seg-N.kidrows`): a 32-byte header (magic,
+ * rows, this DuckDB's hash probe, whether seq ascends with the row number), then per row the parent
+ * hash (u64, 0 for none) and the seq (f64). A delete reads it whole and finds a match's row and its
+ * neighbours by position (query/exec/leaf-settle.ts), where DuckDB can only join on every row.
+ */
+export function childRowsPath(parquetPath: string): string {
+  return parquetPath.replace(/\.parquet$/, '.kidrows');
+}
+
+const ROWS_MAGIC = 'TLKROWS1';
+export const ROWS_HEADER = 32;
 
 /** Probes asked already: one DuckDB binary answers the same, so an open checking every segment asks once. */
 let probed: Promise<string> | undefined;
@@ -47,9 +60,65 @@ async function build(conn: Connection, abs: string, target: string): Promise<voi
   await fsyncPathAsync(target);
 }
 
-/** Writes a new segment's child index and fsyncs it (the caller fsyncs the folder before the manifest lists the segment). */
+/** Writes the row file of the child index `kids` to `target` and fsyncs it (the caller fsyncs the folder). */
+async function buildRows(conn: Connection, kids: string, target: string): Promise<void> {
+  const p = await probe(conn);
+  const fd = openSync(target, 'w');
+  try {
+    let rows = 0;
+    let last = -Infinity;
+    let ascending = true;
+    for await (const [ph, seq] of conn.fixedChunks(
+      sql`SELECT coalesce(ph, 0::UBIGINT) AS ph, seq::DOUBLE AS seq FROM read_parquet(${kids}, hive_partitioning = false)`,
+    )) {
+      const n = ph!.length / 8;
+      const out = new Uint8Array(16 * n);
+      const seqs = new Float64Array(seq!.buffer, seq!.byteOffset, n);
+      for (let i = 0; i < n; i++) {
+        out.set(ph!.subarray(8 * i, 8 * i + 8), 16 * i);
+        out.set(seq!.subarray(8 * i, 8 * i + 8), 16 * i + 8);
+        if (seqs[i]! <= last) ascending = false;
+        last = seqs[i]!;
+      }
+      writeSync(fd, out, 0, out.length, ROWS_HEADER + 16 * rows);
+      rows += n;
+    }
+    const header = Buffer.alloc(ROWS_HEADER);
+    header.write(ROWS_MAGIC, 0, 'latin1');
+    header.writeDoubleLE(rows, 8);
+    header.writeBigUInt64LE(BigInt(p), 16);
+    header.writeUInt8(ascending ? 1 : 0, 24);
+    writeSync(fd, header, 0, ROWS_HEADER, 0);
+  } finally {
+    closeSync(fd);
+  }
+  await fsyncPathAsync(target);
+}
+
+/** A row file's header, when the file is whole, of `rows` rows and hashed by this DuckDB; else null. */
+export async function childRowsHeader(conn: Connection, path: string, rows: number): Promise<{ ascending: boolean } | null> {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const header = Buffer.alloc(ROWS_HEADER);
+    if (readSync(fd, header, 0, ROWS_HEADER, 0) !== ROWS_HEADER || header.toString('latin1', 0, 8) !== ROWS_MAGIC) return null;
+    if (header.readDoubleLE(8) !== rows || header.readBigUInt64LE(16) !== BigInt(await probe(conn))) return null;
+    // Whole: the last row is there (written before the header).
+    if (readSync(fd, Buffer.alloc(1), 0, 1, ROWS_HEADER + 16 * rows - 1) !== 1) return null;
+    return { ascending: header.readUInt8(24) === 1 };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Writes a new segment's child index and its row file, fsynced (the caller fsyncs the folder before the manifest lists the segment). */
 export async function writeChildIndex(conn: Connection, abs: string): Promise<void> {
   await build(conn, abs, childIndexPath(abs));
+  await buildRows(conn, childIndexPath(abs), childRowsPath(abs));
 }
 
 /** What an index must agree with: its segment's manifest entry. */
@@ -76,21 +145,31 @@ export async function childIndexUsable(conn: Connection, abs: string, seg: Index
   }
 }
 
-/** Checks a listed segment's index on open; rebuilds it when missing, damaged or stale. Returns whether it did. */
+/**
+ * Checks a listed segment's index and its row file on open; rebuilds them when missing, damaged or
+ * stale (a store of an earlier version gets its row files so). Returns whether it rebuilt either.
+ */
 export async function ensureChildIndex(conn: Connection, abs: string, seg: IndexedRows): Promise<boolean> {
-  if (await childIndexUsable(conn, abs, seg)) return false;
+  const kids = !(await childIndexUsable(conn, abs, seg));
   // Built aside and renamed: a crash leaves the old file (rebuilt on the next open) or the new one.
-  const tmp = `${childIndexPath(abs)}.tmp-${process.pid}`;
+  if (kids) await aside(childIndexPath(abs), (tmp) => build(conn, abs, tmp));
+  const rows = kids || (await childRowsHeader(conn, childRowsPath(abs), seg.rows)) === null;
+  if (rows) await aside(childRowsPath(abs), (tmp) => buildRows(conn, childIndexPath(abs), tmp));
+  if (kids || rows) await fsyncPathAsync(dirname(abs), 'r');
+  return kids || rows;
+}
+
+async function aside(path: string, write: (tmp: string) => Promise<void>): Promise<void> {
+  const tmp = `${path}.tmp-${process.pid}`;
   try {
-    await build(conn, abs, tmp);
-    renameSync(tmp, childIndexPath(abs));
+    await write(tmp);
+    renameSync(tmp, path);
   } finally {
     rmSync(tmp, { force: true });
   }
-  await fsyncPathAsync(dirname(abs), 'r');
-  return true;
 }
 
 export function removeChildIndex(abs: string): void {
   rmSync(childIndexPath(abs), { force: true });
+  rmSync(childRowsPath(abs), { force: true });
 }

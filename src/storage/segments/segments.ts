@@ -11,7 +11,7 @@ import { ensureDirDurable, fsyncFile, fsyncPathAsync } from '../fs-util.js';
 import type { ManifestState, SegmentEntry } from '../manifest/manifest.js';
 import { TAG_SET_COLUMN, TAG_SET_SQL, type RecordKind } from '../../record/record-columns.js';
 import { fieldIdsOption } from '../../record/field-ids.js';
-import { childIndexPath, removeChildIndex, writeChildIndex } from '../indexes/child-index.js';
+import { childIndexPath, childRowsPath, removeChildIndex, writeChildIndex } from '../indexes/child-index.js';
 import { IdFilter, idFilterPath, readIdFilter, writeIdFilter } from '../indexes/id-filter.js';
 import type { IndexedSegment } from '../indexes/id-index.js';
 import { measureTypeFacts } from './type-facts.js';
@@ -149,7 +149,7 @@ export function indexedSegment(dir: string, w: WrittenSegment): IndexedSegment {
 /** Bytes of the files written beside a segment (those present). */
 function sideFileBytes(abs: string): number {
   let n = 0;
-  for (const p of [idsPath(abs), idFilterPath(abs), childIndexPath(abs), textIndexPath(abs), tokenIndexPath(abs)]) {
+  for (const p of [idsPath(abs), idFilterPath(abs), childIndexPath(abs), childRowsPath(abs), textIndexPath(abs), tokenIndexPath(abs)]) {
     try {
       n += statSync(p).size;
     } catch {
@@ -267,6 +267,7 @@ export function removeUnlisted(dir: string, manifest: ManifestState): void {
       textIndexPath(s.file),
       tokenIndexPath(s.file),
       childIndexPath(s.file),
+      childRowsPath(s.file),
     ]),
   );
   const walk = (d: string): boolean => {

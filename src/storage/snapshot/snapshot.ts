@@ -18,7 +18,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Database, Row } from '../../db/database.js';
 import { ident, int, joinSql, raw, sql, type Sql } from '../../query/sql.js';
-import { childIndexPath } from '../indexes/child-index.js';
+import { childIndexPath, childRowsPath } from '../indexes/child-index.js';
 import type { DeadSet } from '../manifest/dead-set.js';
 import type { SealedIdIndex } from '../indexes/id-index.js';
 import { partitionKey, type ManifestState, type SegmentEntry } from '../manifest/manifest.js';
@@ -155,6 +155,21 @@ export class Snapshot {
     if (this.cutoffs(scope.projectId, scope.runId).size > 0) return null;
     const out = this.segmentsFor(scope).map((s) => childIndexPath(join(this.#dir, s.file)));
     return out.every((f) => existsSync(f)) ? out : null;
+  }
+
+  /**
+   * The row files of the child indexes (child-index.ts) of a scope's segments, with each segment's row
+   * count and seq range; null when retention cuts the scope. A file may be missing or stale: callers
+   * check each (childRowsHeader) and read the others' rows otherwise.
+   */
+  childRowFiles(scope: Scope): { path: string; rows: number; min_seq: number; max_seq: number }[] | null {
+    if (this.cutoffs(scope.projectId, scope.runId).size > 0) return null;
+    return this.segmentsFor(scope).map((s) => ({
+      path: childRowsPath(join(this.#dir, s.file)),
+      rows: s.rows,
+      min_seq: s.min_seq,
+      max_seq: s.max_seq,
+    }));
   }
 
   /** Runs of a project (or the one run) whose records expire, with their cutoffs (epoch µs). */

@@ -4,7 +4,7 @@
 // parents already marked childless.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { childlessByScan, childlessOfLeaves, childlessParents } from '../../../src/query/exec/record-delete.js';
+import { childlessByScan, childlessOfLeaves, childlessParents, childlessSettled } from '../../../src/query/exec/record-delete.js';
 import type { LogRow } from '../../../src/record/record.js';
 import type { Scope } from '../../../src/storage/snapshot/snapshot.js';
 import { openRecordStore, ROWS_PROJECT, ROWS_RUN } from '../../support/helpers.js';
@@ -113,7 +113,7 @@ test('child indexes find the same childless parents as the segments, memory, dea
     const goneIds = new Set(gone.map((r) => String(r['id'])));
     const parents = [...new Set(gone.map((r) => r['parent_id']).filter((p): p is string => typeof p === 'string' && !goneIds.has(p)))];
     const seqs = gone.map((r) => Number(r['seq']));
-    const [viaIndex, viaScan, viaHashes, viaTable, indexed] = await store.read(async (snap) => [
+    const [viaIndex, viaScan, viaHashes, viaTable, indexed, viaSettled] = await store.read(async (snap) => [
       (await childlessParents(db, snap, scope, parents, seqs)).sort((a, b) => a - b),
       (await childlessByScan(db, snap, scope, parents, seqs)).sort((a, b) => a - b),
       // From the deleted rows' seqs alone (their parents' hashes come from the indexes).
@@ -128,11 +128,25 @@ test('child indexes find the same childless parents as the segments, memory, dea
         }
       }),
       snap.childIndexes({ ...scope, kinds: ['span', 'trace'] }),
+      // Settled first by the rows beside each removed one (leaf-settle.ts), with windows of 1 and 64 rows.
+      await db.withConnection(async (c) => {
+        await c.run(sql`CREATE OR REPLACE TEMP TABLE gone_seqs AS SELECT unnest(${seqs}::BIGINT[]) AS seq`);
+        try {
+          const rel = sql`(SELECT seq FROM gone_seqs)`;
+          const near = await childlessSettled(c, snap, scope, seqs, rel, 1);
+          const wide = await childlessSettled(c, snap, scope, seqs, rel);
+          return [near.sort((a, b) => a - b), wide.sort((a, b) => a - b)];
+        } finally {
+          await c.run(sql`DROP TABLE gone_seqs`);
+        }
+      }),
     ]);
     assert.ok(indexed !== null && indexed.length === 5, 'every segment has its child index (so it is what was read)');
     assert.deepEqual(viaIndex, viaScan, `trial ${trial}`);
     assert.deepEqual(viaHashes, viaScan, `trial ${trial}, from seqs`);
     assert.deepEqual(viaTable, viaScan, `trial ${trial}, from a table of seqs`);
+    assert.deepEqual(viaSettled[0], viaScan, `trial ${trial}, settled within 1 row`);
+    assert.deepEqual(viaSettled[1], viaScan, `trial ${trial}, settled within 64 rows`);
     found += viaIndex.length;
     kept += parents.length - viaIndex.length;
   }

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { Database } from '../../../src/db/database.js';
 import { TraceStore } from '../../../src/engine/trace-store.js';
-import { childIndexPath, childIndexUsable } from '../../../src/storage/indexes/child-index.js';
+import { childIndexPath, childIndexUsable, childRowsHeader, childRowsPath } from '../../../src/storage/indexes/child-index.js';
 import { tempDir } from '../../support/helpers.js';
 import { waitFor } from '../../support/wait-for.js';
 import { sql } from '../../../src/query/sql.js';
@@ -60,7 +60,9 @@ async function usable(dir: string): Promise<boolean[]> {
   try {
     const conn = await db.dedicated();
     const out: boolean[] = [];
-    for (const s of listed(dir)) out.push(await childIndexUsable(conn, s.abs, s));
+    // The index and its row file (parent hashes and seqs in row order).
+    for (const s of listed(dir))
+      out.push((await childIndexUsable(conn, s.abs, s)) && (await childRowsHeader(conn, childRowsPath(s.abs), s.rows)) !== null);
     return out;
   } finally {
     await db.close();
@@ -121,8 +123,12 @@ test('child indexes: written with every segment, replaced when missing, damaged,
   renameSync(odd, childIndexPath(spans[3]!.abs));
   const leftover = `${childIndexPath(spans[0]!.abs)}.tmp-999999`;
   writeFileSync(leftover, 'half');
+  // Row files alone: missing (a store of an earlier version), truncated.
+  const tr = segs.filter((s) => s.abs.includes('kind=trace'));
+  rmSync(childRowsPath(tr[0]!.abs));
+  writeFileSync(childRowsPath(tr[1]!.abs), readFileSync(childRowsPath(tr[1]!.abs)).subarray(0, 100));
   const before = await usable(dir);
-  assert.deepEqual(before.filter((u) => !u).length, 4, 'four indexes are unusable before the open');
+  assert.deepEqual(before.filter((u) => !u).length, 6, 'six indexes are unusable before the open');
 
   const store = await TraceStore.open(dir, OPTIONS);
   t.after(() => store.close());
@@ -156,4 +162,8 @@ test('child indexes: written with every segment, replaced when missing, damaged,
   );
   const kids = readdirSync(dirname(merged.find((s) => s.abs.includes('kind=span'))!.abs)).filter((f) => f.endsWith('.kids'));
   assert.equal(kids.length, merged.filter((s) => s.abs.includes('kind=span')).length, 'one index per span segment, no other');
+  assert.ok(
+    inputs.every((s) => !existsSync(childRowsPath(s.abs))),
+    "the merged inputs' row files went with them",
+  );
 });

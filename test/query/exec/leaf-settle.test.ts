@@ -1,0 +1,155 @@
+// Guarantee: settling a delete's parents by the neighbours of its rows in row order (the child
+// indexes' row files) marks exactly the parents the store-wide statement marks: a parent whose only
+// other child lies in another segment, in memory or beyond the window is left to the statement; a
+// sibling dead already or removed by the same delete keeps nothing; a parent removed with its
+// children is not marked; a parent that is a trace is.
+import assert from 'node:assert/strict';
+import { readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { settleLocally } from '../../../src/query/exec/leaf-settle.js';
+import { childlessByScan, childlessOfLeaves, childlessSettled } from '../../../src/query/exec/record-delete.js';
+import type { LogRow } from '../../../src/record/record.js';
+import type { Scope } from '../../../src/storage/snapshot/snapshot.js';
+import { openRecordStore, ROWS_PROJECT, ROWS_RUN } from '../../support/helpers.js';
+import { sql } from '../../../src/query/sql.js';
+
+const id = (k: number) => `00000000-0000-4000-8000-${String(k).padStart(12, '0')}`;
+let clock = 1_700_000_000_000_000;
+const row = (k: number, type: string, trace: number, parent: number | null, hasChildren: boolean): LogRow => ({
+  seq: 0,
+  id: id(k),
+  type,
+  project_id: ROWS_PROJECT,
+  run_id: ROWS_RUN,
+  trace_id: id(trace),
+  ...(parent === null ? {} : { parent_id: id(parent) }),
+  name: `r${k}`,
+  created_at: clock++,
+  updated_at: 0,
+  is_complete: true,
+  has_children: hasChildren,
+});
+
+test('local settling: the parents marked equal the statement alone, case by case', { timeout: 120_000 }, async (t) => {
+  const { db, store } = await openRecordStore(t);
+  // Segment 1, in row order: trace 100, span 101 (children 102 here, 103 in segment 2, 104 in memory);
+  // trace 110, span 111 (children 112 and 113, 113 dead before the delete); trace 120 whose only span
+  // 121 hangs from the trace; trace 130, span 131 (child 132); trace 140, span 141 with children 142
+  // and 143 side by side; trace 150, span 151 with child 152, ten unrelated spans, then child 153.
+  const far = Array.from({ length: 10 }, (_, i) => row(160 + i, 'tool', 150, 150, false));
+  await store.append(
+    [
+      row(100, 'trace', 100, null, true),
+      row(101, 'workflow', 100, 100, true),
+      row(102, 'llm', 100, 101, false),
+      row(110, 'trace', 110, null, true),
+      row(111, 'workflow', 110, 110, true),
+      row(112, 'llm', 110, 111, false),
+      row(113, 'llm', 110, 111, false),
+      row(120, 'trace', 120, null, true),
+      row(121, 'llm', 120, 120, false),
+      row(130, 'trace', 130, null, true),
+      row(131, 'workflow', 130, 130, true),
+      row(132, 'llm', 130, 131, false),
+      row(140, 'trace', 140, null, true),
+      row(141, 'workflow', 140, 140, true),
+      row(142, 'llm', 140, 141, false),
+      row(143, 'llm', 140, 141, false),
+      row(150, 'trace', 150, null, true),
+      row(151, 'workflow', 150, 150, true),
+      row(152, 'llm', 150, 151, false),
+      ...far,
+      row(153, 'llm', 150, 151, false),
+    ],
+    true,
+  );
+  await store.seal();
+  await store.append([row(103, 'llm', 100, 101, false)], true);
+  await store.seal();
+  await store.append([row(104, 'llm', 100, 101, false), row(105, 'workflow', 100, 100, true), row(106, 'llm', 100, 105, false)], true);
+  const seqs = await store.read(async (snap) => {
+    const src = snap.source({ projectId: ROWS_PROJECT, runId: ROWS_RUN, kinds: ['span', 'trace'] });
+    const rows = await db.all(sql`SELECT id, seq FROM ${src.sql}`);
+    return new Map(rows.map((r) => [String(r['id']), Number(r['seq'])]));
+  });
+  const s = (k: number) => seqs.get(id(k))!;
+  await store.deleteSeqs([s(113)], []);
+  const scope: Scope = { projectId: ROWS_PROJECT, runId: ROWS_RUN, kinds: ['span'] };
+  /** The parents marked, through local settling (window given) and through the statement alone; and what settling left. */
+  const ask = (ks: number[], window?: number) =>
+    store.read((snap) =>
+      db.withConnection(async (c) => {
+        const gone = ks.map(s);
+        await c.run(sql`CREATE OR REPLACE TEMP TABLE gone_seqs AS SELECT unnest(${gone}::BIGINT[]) AS seq`);
+        try {
+          const rel = sql`(SELECT seq FROM gone_seqs)`;
+          const settled = (await childlessSettled(c, snap, scope, gone, rel, window)).sort((a, b) => a - b);
+          const alone = (await childlessOfLeaves(c, snap, scope, gone)).sort((a, b) => a - b);
+          const left = await settleLocally(c, snap, scope, gone, window);
+          return { settled, alone, left: left! };
+        } finally {
+          await c.run(sql`DROP TABLE gone_seqs`);
+        }
+      }),
+    );
+  const expect = (ks: number[]) => ks.map(s).sort((a, b) => a - b);
+  const check = async (ks: number[], want: number[], unsettled: number, what: string, window?: number) => {
+    const r = await ask(ks, window);
+    assert.deepEqual(r.settled, expect(want), `${what}: settled`);
+    assert.deepEqual(r.alone, expect(want), `${what}: the statement alone`);
+    assert.equal(r.left.hashes.length, unsettled, `${what}: parents left to the statement`);
+  };
+  await check([102], [], 1, 'the other children are in another segment and in memory');
+  await check([102, 103], [], 1, 'the child in memory is left');
+  await check([102, 103, 104], [101], 1, 'every child removed');
+  await check([112], [111], 1, 'the only neighbour with the parent is dead');
+  await check([121], [120], 1, 'a trace is the parent');
+  await check([142], [], 0, 'the sibling beside keeps the parent');
+  await check([142, 143], [141], 1, 'a sibling removed by the same delete keeps nothing');
+  await check([131, 132], [130], 2, 'a parent removed with its child is not marked; its trace is');
+  await check([152], [], 0, 'a sibling 11 rows away, within the default window');
+  await check([152], [], 1, 'a sibling beyond a window of 4 rows', 4);
+  await check([152, 153], [151], 1, 'both children, the unrelated rows between');
+  await check([106], [105], 0, 'a row in memory whose parent is in memory');
+  const mem = await ask([104]);
+  assert.deepEqual(mem.left.rest, [s(104)], 'a row in memory is left to the statement');
+  assert.deepEqual(mem.settled, []);
+  // The answers agree with a read of the segments' own columns too.
+  const byScan = await store.read((snap) => childlessByScan(db, snap, scope, [id(101), id(111)], [s(102), s(103), s(104), s(112)]));
+  assert.deepEqual(
+    byScan.sort((a, b) => a - b),
+    expect([101, 111]),
+  );
+});
+
+test('local settling without row files (a store of an earlier version before its open) asks the statement for every parent', async (t) => {
+  const { db, store, dir } = await openRecordStore(t);
+  await store.append(
+    [
+      row(200, 'trace', 200, null, true),
+      row(201, 'task', 200, 200, true),
+      row(202, 'llm', 200, 201, false),
+      row(203, 'llm', 200, 201, false),
+    ],
+    true,
+  );
+  await store.seal();
+  const walk = (d: string): string[] =>
+    readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : [join(d, e.name)]));
+  const rowFiles = walk(join(dir, 'records')).filter((f) => f.endsWith('.kidrows'));
+  assert.equal(rowFiles.length, 2, 'one row file per segment (span and trace)');
+  for (const f of rowFiles) rmSync(f);
+  const scope: Scope = { projectId: ROWS_PROJECT, runId: ROWS_RUN, kinds: ['span'] };
+  const r = await store.read(async (snap) => {
+    const src = snap.source({ ...scope, kinds: ['span'] });
+    const seq = Number((await db.all(sql`SELECT seq FROM ${src.sql} WHERE name = 'r202'`))[0]!['seq']);
+    return db.withConnection(async (c) => ({
+      left: await settleLocally(c, snap, scope, [seq]),
+      settled: await childlessSettled(c, snap, scope, [seq], sql`(SELECT ${seq}::BIGINT AS seq)`),
+    }));
+  });
+  assert.equal(r.left?.hashes.length, 0);
+  assert.equal(r.left?.rest.length, 1, 'the match is left to the statement');
+  assert.deepEqual(r.settled, [], '203 keeps the parent');
+});
