@@ -2,7 +2,7 @@
 // (a segment holds a trace's spans together), and such a sibling keeps the parent: nothing more to
 // ask about it. The child index's row file (storage/indexes/child-index.ts: parent hash and seq of
 // every row, in row order) is read whole per segment; each match is found by its seq (the file says
-// whether seqs ascend with the row number) and its neighbours within `window` rows are compared by
+// whether seqs ascend with the row number, else holds the row numbers in seq order) and its neighbours within `window` rows are compared by
 // parent hash. Only the parents no neighbour keeps go on to the store-wide statements
 // (record-delete.ts childlessOfLeaves), which are then a few thousand hashes instead of a million.
 // Applies to: a span delete whose matches are all leaves, over a scope without retention cuts.
@@ -12,7 +12,7 @@
 // dead seqs read exactly); equal hashes stand for equal parent ids, as everywhere the index is used.
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { Connection } from '../../db/database.js';
-import { childRowsHeader, ROWS_HEADER } from '../../storage/indexes/child-index.js';
+import { childRowsHeader, childRowsSize, ROWS_HEADER } from '../../storage/indexes/child-index.js';
 import { lowerBound } from '../../storage/memtable/seq-lists.js';
 import type { Scope } from '../../storage/record-store.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
@@ -49,13 +49,14 @@ export async function settleLocally(
     const hi = lowerBound(m, f.max_seq + 1);
     if (lo === hi) continue;
     const header = await childRowsHeader(c, f.path, f.rows);
-    if (header === null || !header.ascending) continue;
-    const buf = readWhole(f.path, ROWS_HEADER + 16 * f.rows);
+    if (header === null) continue;
+    const buf = readWhole(f.path, childRowsSize(f.rows, header.ascending));
     // Row j: parent hash as two 32-bit halves at words 4j (low) and 4j+1, seq at double 2j+1.
     const words = new Uint32Array(buf.buffer, ROWS_HEADER, 4 * f.rows);
     const nums = new Float64Array(buf.buffer, ROWS_HEADER, 2 * f.rows);
     const gone = new Uint8Array(f.rows);
-    const rows = locate(nums, f.rows, m, lo, hi, seen, gone);
+    const order = header.ascending ? null : new Uint32Array(buf.buffer, ROWS_HEADER + 16 * f.rows, f.rows);
+    const rows = locate(nums, order, f.rows, m, lo, hi, seen, gone);
     for (let k = 0; k < rows.length; k++) {
       const r = rows[k]!;
       const a = words[4 * r]!;
@@ -69,8 +70,20 @@ export async function settleLocally(
   return { hashes: [...hashes], rest };
 }
 
-/** Rows (ascending seqs in `nums`, at doubles 2j+1) of the matches m[lo..hi) found there; marks them in `seen` and `gone`. */
-function locate(nums: Float64Array, n: number, m: Float64Array, lo: number, hi: number, seen: Uint8Array, gone: Uint8Array): Int32Array {
+/**
+ * Rows (seqs in `nums`, at doubles 2j+1; ascending, or in the order of `order`'s row numbers) of the
+ * matches m[lo..hi) found there; marks them in `seen` and `gone`.
+ */
+function locate(
+  nums: Float64Array,
+  order: Uint32Array | null,
+  n: number,
+  m: Float64Array,
+  lo: number,
+  hi: number,
+  seen: Uint8Array,
+  gone: Uint8Array,
+): Int32Array {
   const out = new Int32Array(hi - lo);
   let k = 0;
   let a = 0;
@@ -80,13 +93,14 @@ function locate(nums: Float64Array, n: number, m: Float64Array, lo: number, hi: 
     let b = n;
     while (a < b) {
       const mid = (a + b) >>> 1;
-      if (nums[2 * mid + 1]! < seq) a = mid + 1;
+      if (nums[2 * (order ? order[mid]! : mid) + 1]! < seq) a = mid + 1;
       else b = mid;
     }
-    if (a < n && nums[2 * a + 1] === seq) {
+    const r = a < n ? (order ? order[a]! : a) : -1;
+    if (r >= 0 && nums[2 * r + 1] === seq) {
       seen[i] = 1;
-      gone[a] = 1;
-      out[k++] = a;
+      gone[r] = 1;
+      out[k++] = r;
     }
   }
   return out.subarray(0, k);

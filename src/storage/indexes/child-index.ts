@@ -11,7 +11,7 @@
 // missing or damaged one). Written and fsynced with its segment, before any manifest lists it.
 // Uncompressed: hashes barely compress beyond Parquet's dictionary pages, and a delete reads them
 // more than twice as fast so, for a larger file (18 bytes per row on disk instead of 7).
-import { closeSync, existsSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Connection } from '../../db/database.js';
 import { stringLiteral } from '../../db/sql-string.js';
@@ -97,6 +97,18 @@ async function buildRows(conn: Connection, kids: string, target: string): Promis
       }
     }
     if (held > 0) flush();
+    // Seqs out of row order (a seal sorts by created_at): the row numbers in seq order follow (u32), so
+    // a reader finds a seq by binary search all the same.
+    if (!ascending) {
+      let k = 0;
+      for await (const [rn] of conn.fixedChunks(
+        sql`SELECT file_row_number::DOUBLE AS rn FROM read_parquet(${kids}, hive_partitioning = false, file_row_number = true) ORDER BY seq`,
+      )) {
+        const order = Uint32Array.from(new Float64Array(rn!.buffer, rn!.byteOffset, rn!.length / 8));
+        writeSync(fd, new Uint8Array(order.buffer), 0, order.byteLength, ROWS_HEADER + 16 * rows + 4 * k);
+        k += order.length;
+      }
+    }
     const header = Buffer.alloc(ROWS_HEADER);
     header.write(ROWS_MAGIC, 0, 'latin1');
     header.writeDoubleLE(rows, 8);
@@ -107,6 +119,11 @@ async function buildRows(conn: Connection, kids: string, target: string): Promis
     closeSync(fd);
   }
   await fsyncPathAsync(target);
+}
+
+/** The bytes of a row file of `rows` rows: header, rows, and the row numbers in seq order unless seqs ascend. */
+export function childRowsSize(rows: number, ascending: boolean): number {
+  return ROWS_HEADER + 16 * rows + (ascending ? 0 : 4 * rows);
 }
 
 /** A row file's header, when the file is whole, of `rows` rows and hashed by this DuckDB; else null. */
@@ -121,9 +138,10 @@ export async function childRowsHeader(conn: Connection, path: string, rows: numb
     const header = Buffer.alloc(ROWS_HEADER);
     if (readSync(fd, header, 0, ROWS_HEADER, 0) !== ROWS_HEADER || header.toString('latin1', 0, 8) !== ROWS_MAGIC) return null;
     if (header.readDoubleLE(8) !== rows || header.readBigUInt64LE(16) !== BigInt(await probe(conn))) return null;
-    // Whole: the last row is there (written before the header).
-    if (readSync(fd, Buffer.alloc(1), 0, 1, ROWS_HEADER + 16 * rows - 1) !== 1) return null;
-    return { ascending: header.readUInt8(24) === 1 };
+    const ascending = header.readUInt8(24) === 1;
+    // Whole: every section is there (written before the header).
+    if (fstatSync(fd).size !== childRowsSize(rows, ascending)) return null;
+    return { ascending };
   } finally {
     closeSync(fd);
   }

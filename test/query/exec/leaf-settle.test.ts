@@ -8,6 +8,7 @@ import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { settleLocally } from '../../../src/query/exec/leaf-settle.js';
+import { childRowsHeader } from '../../../src/storage/indexes/child-index.js';
 import { childlessByScan, childlessOfLeaves, childlessSettled } from '../../../src/query/exec/record-delete.js';
 import type { LogRow } from '../../../src/record/record.js';
 import type { Scope } from '../../../src/storage/snapshot/snapshot.js';
@@ -152,4 +153,98 @@ test('local settling without row files (a store of an earlier version before its
   assert.equal(r.left?.hashes.length, 0);
   assert.equal(r.left?.rest.length, 1, 'the match is left to the statement');
   assert.deepEqual(r.settled, [], '203 keeps the parent');
+});
+
+test('a removed span whose children a delete took earlier: its id, repeated in another run, is not marked by a project-wide delete', async (t) => {
+  const { db, store } = await openRecordStore(t);
+  const other = '00000000-0000-4000-8000-0000000000ff';
+  const inRun = (r: LogRow, run: string): LogRow => ({ ...r, run_id: run });
+  // Run 1: trace 300, span 301 with child 302. Run 2: the same ids 300 and 301, 301 with child 303.
+  await store.append([row(300, 'trace', 300, null, true), row(301, 'workflow', 300, 300, true), row(302, 'llm', 300, 301, false)], true);
+  await store.append(
+    [
+      inRun(row(300, 'trace', 300, null, true), other),
+      inRun(row(301, 'workflow', 300, 300, true), other),
+      inRun(row(303, 'llm', 300, 301, false), other),
+    ],
+    true,
+  );
+  await store.seal();
+  const scope: Scope = { projectId: ROWS_PROJECT, kinds: ['span'] };
+  const seqOf = (name: string, run: string) =>
+    store.read(async (snap) => {
+      const src = snap.source({ ...scope, kinds: ['span'] });
+      return Number((await db.all(sql`SELECT seq FROM ${src.sql} WHERE name = ${name} AND run_id = ${run}`))[0]!['seq']);
+    });
+  const x = await seqOf('r301', ROWS_RUN);
+  // 302 deleted, 301 (run 1) marked childless: its index row keeps the hash of its id.
+  await store.deleteSeqs([await seqOf('r302', ROWS_RUN)], [x]);
+  const gone = [x, await seqOf('r303', other)];
+  const [settled, alone] = await store.read((snap) =>
+    db.withConnection(async (c) => {
+      await c.run(sql`CREATE OR REPLACE TEMP TABLE gone_seqs AS SELECT unnest(${gone}::BIGINT[]) AS seq`);
+      try {
+        const rel = sql`(SELECT seq FROM gone_seqs)`;
+        return [await childlessSettled(c, snap, scope, gone, rel), await childlessOfLeaves(c, snap, scope, gone)];
+      } finally {
+        await c.run(sql`DROP TABLE gone_seqs`);
+      }
+    }),
+  );
+  assert.deepEqual(
+    settled.sort((a, b) => a - b),
+    alone.sort((a, b) => a - b),
+    'as the statement alone (and the string path) answers',
+  );
+  assert.equal(settled.includes(await seqOf('r301', other)), false, "run 2's span 301 is not marked (its id is a removed row's)");
+});
+
+test('local settling in a segment whose seqs do not ascend with the row number (logged out of created_at order)', async (t) => {
+  // Row groups of 1 row: the rows logged below are far out of order for them, so the seal sorts.
+  const { db, store } = await openRecordStore(t, { rowGroupSize: 1 });
+  // Logged newest first: the seal writes them oldest first, so row order runs against seq order.
+  const base = clock + 1_000_000;
+  const at = (r: LogRow, us: number): LogRow => ({ ...r, created_at: us });
+  const rows = [
+    at(row(500, 'trace', 500, null, true), base),
+    at(row(501, 'workflow', 500, 500, true), base + 1000),
+    at(row(502, 'llm', 500, 501, false), base + 2000),
+    at(row(503, 'llm', 500, 501, false), base + 3000),
+    at(row(511, 'workflow', 500, 500, true), base + 4000),
+    at(row(512, 'llm', 500, 511, false), base + 5000),
+  ].reverse();
+  for (const r of rows) await store.append([r], true);
+  await store.seal();
+  const scope: Scope = { projectId: ROWS_PROJECT, runId: ROWS_RUN, kinds: ['span'] };
+  const seqs = await store.read(async (snap) => {
+    const src = snap.source(scope);
+    const got = await db.all(sql`SELECT name, seq FROM ${src.sql}`);
+    return new Map(got.map((r) => [String(r['name']), Number(r['seq'])]));
+  });
+  const files = await store.read(async (snap) => snap.childRowFiles(scope)!);
+  const header = await db.withConnection((c) => childRowsHeader(c, files[0]!.path, files[0]!.rows));
+  assert.equal(header?.ascending, false, 'the row file holds the row numbers in seq order');
+  const ask = (names: string[]) =>
+    store.read((snap) =>
+      db.withConnection(async (c) => {
+        const gone = names.map((n) => seqs.get(n)!);
+        const rel = sql`(SELECT unnest(${gone}::BIGINT[]) AS seq)`;
+        return {
+          left: (await settleLocally(c, snap, scope, gone))!,
+          settled: (await childlessSettled(c, snap, scope, gone, rel)).sort((a, b) => a - b),
+          alone: (await childlessOfLeaves(c, snap, scope, gone)).sort((a, b) => a - b),
+        };
+      }),
+    );
+  const one = await ask(['r502']);
+  assert.deepEqual(one.left, { hashes: [], rest: [] }, 'found by its seq and settled by its sibling');
+  assert.deepEqual(one.settled, []);
+  const both = await ask(['r502', 'r503', 'r512']);
+  assert.equal(both.left.rest.length, 0, 'every match found in the segment');
+  assert.equal(both.left.hashes.length, 2);
+  assert.deepEqual(
+    both.settled,
+    [seqs.get('r501')!, seqs.get('r511')!].sort((a, b) => a - b),
+  );
+  assert.deepEqual(both.alone, both.settled);
 });
