@@ -44,17 +44,24 @@ export async function settleLocally(
   const seen = new Uint8Array(m.length);
   const hashes = new Set<bigint>();
   const rest: number[] = [];
+  let space = new Uint8Array(0);
+  // Rows the delete removes, of the segment at hand (cleared after each).
+  let marks = new Uint8Array(0);
   for (const f of files) {
     const lo = lowerBound(m, f.min_seq);
     const hi = lowerBound(m, f.max_seq + 1);
     if (lo === hi) continue;
     const header = await childRowsHeader(c, f.path, f.rows);
     if (header === null) continue;
-    const buf = readWhole(f.path, childRowsSize(f.rows, header.ascending));
+    // One buffer for every file (the largest yet): a fresh one per segment costs its pages again.
+    const size = childRowsSize(f.rows, header.ascending);
+    if (space.length < size) space = new Uint8Array(size);
+    const buf = readWhole(f.path, space, size);
     // Row j: parent hash as two 32-bit halves at words 4j (low) and 4j+1, seq at double 2j+1.
     const words = new Uint32Array(buf.buffer, ROWS_HEADER, 4 * f.rows);
     const nums = new Float64Array(buf.buffer, ROWS_HEADER, 2 * f.rows);
-    const gone = new Uint8Array(f.rows);
+    if (marks.length < f.rows) marks = new Uint8Array(f.rows);
+    const gone = marks.subarray(0, f.rows);
     const order = header.ascending ? null : new Uint32Array(buf.buffer, ROWS_HEADER + 16 * f.rows, f.rows);
     const rows = locate(nums, order, f.rows, m, lo, hi, seen, gone);
     for (let k = 0; k < rows.length; k++) {
@@ -65,6 +72,7 @@ export async function settleLocally(
       if (a === 0 && b === 0) rest.push(nums[2 * r + 1]!);
       else if (!keptNearby(words, nums, gone, dead, r, window)) hashes.add((BigInt(b) << 32n) | BigInt(a));
     }
+    for (let k = 0; k < rows.length; k++) gone[rows[k]!] = 0;
   }
   for (let i = 0; i < m.length; i++) if (seen[i] === 0) rest.push(m[i]!);
   return { hashes: [...hashes], rest };
@@ -140,8 +148,8 @@ async function sortedSeqs(c: Connection, q: ReturnType<typeof sql>): Promise<Flo
   return out;
 }
 
-function readWhole(path: string, size: number): Uint8Array {
-  const buf = new Uint8Array(size);
+/** The first `size` bytes of `path`, read into `buf`. */
+function readWhole(path: string, buf: Uint8Array, size: number): Uint8Array {
   const fd = openSync(path, 'r');
   try {
     for (let at = 0; at < size; ) {
