@@ -4,7 +4,8 @@
 // spans, and the subtree step reads and joins the links of every span). When every match is a leaf and
 // the segments have their child indexes (storage/indexes/child-index.ts), the matches are read as seq
 // and has_children only, and their parents are found through the indexes' hashes: no id or parent_id
-// string is decoded.
+// string is decoded. Most of those parents are settled first by the rows beside each match in its
+// segment (leaf-settle.ts); the store-wide statement asks only about the rest.
 // Applies to: every delete (trace and session deletes take one statement).
 // Returns: the seqs of the matching rows and their descendants, and the parents' rows left childless.
 // Assumes: has_children is the store's own record of a span's children (set when a child is logged,
