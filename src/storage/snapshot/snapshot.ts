@@ -93,6 +93,20 @@ export class Snapshot {
     return sql`(SELECT seq FROM dead WHERE gen <= ${int(this.#manifest.generation)} AND clock <= ${int(this.#bounds.clock)})`;
   }
 
+  /** The dead sequence numbers this snapshot honours within [lo, hi], as a subquery. */
+  deadSeqsIn(lo: number, hi: number): Sql {
+    return sql`(SELECT seq FROM dead WHERE gen <= ${int(this.#manifest.generation)} AND clock <= ${int(this.#bounds.clock)} AND seq BETWEEN ${int(lo)} AND ${int(hi)})`;
+  }
+
+  /**
+   * Names the dead rows this snapshot honours in the segments it reads: snapshots with the same view
+   * filter those segments alike (a mark on a row of a listed segment is never forgotten while a
+   * snapshot of that manifest lives, and later marks carry a later clock or generation).
+   */
+  get deadView(): string {
+    return `${this.#manifest.generation}:${this.#bounds.clock}`;
+  }
+
   /** The has_children overrides this snapshot honours, as a subquery. */
   get childlessSeqs(): Sql {
     return sql`(SELECT seq FROM childless WHERE clock <= ${int(this.#bounds.clock)})`;
@@ -241,6 +255,7 @@ export class Snapshot {
       deadFree: given || expiredOnly ? null : this.deadFreeFiles(),
       memDeadFree: (t) => this.#memDeadFree(t),
       deadSeqs: this.deadSeqs,
+      deadSeqsIn: (lo, hi) => this.deadSeqsIn(lo, hi),
       memBound: this.memBound,
       star: this.#star,
       cutoffs: this.cutoffs(scope.projectId, scope.runId),

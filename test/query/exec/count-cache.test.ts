@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { generateBatches } from '../../support/generator.js';
+import { internalsOf } from '../../../src/engine/internals.js';
 import { openStore, type StoreFixture } from '../../support/helpers.js';
 
 const DAY = 86_400_000;
@@ -111,4 +112,59 @@ test('a has_children filter is counted afresh after a delete leaves a trace chil
     assert.equal(gone.deleted, 1);
   }
   assert.deepEqual(await counts(), [1, 1]);
+});
+
+// After a delete spread over every segment, counts asked again (nothing logged between) reuse the
+// kept counts of the dirty segments too; a later delete, a snapshot's view or a merge changes them.
+test('counts asked again after a delete spread over every segment reuse their kept counts', { timeout: 120_000 }, async (t) => {
+  const steps: string[][] = [];
+  const kept = await openStore(t, { autoCompact: false, segmentCountMinRows: 1, onPlan: (s) => steps.push([...s]) });
+  const plain = await openStore(t, { autoCompact: false, segmentCounts: false });
+  const now = Date.now();
+  for (const fx of [kept, plain]) {
+    for (const seed of [11, 12, 13]) {
+      for (const b of generateBatches({ spans: 800, batchSpans: 400, seed, startTime: now - 3_600_000 }))
+        await fx.store.logTraces(fx.projectId, { log_stream_id: fx.logStreamId, traces: b as never });
+      await fx.store.flush();
+    }
+  }
+  const count = (fx: StoreFixture, f: unknown[]) =>
+    fx.store.count('span', fx.projectId, { log_stream_id: fx.logStreamId, filters: f } as never).then((r) => r.total_count);
+  const filters: unknown[][] = [[], [{ type: 'text', column_id: 'type', operator: 'eq', value: 'tool' }]];
+  const del = async (value: string) => {
+    for (const fx of [kept, plain]) {
+      const body = {
+        log_stream_id: fx.logStreamId,
+        filters: [
+          { type: 'text', column_id: 'type', operator: 'eq', value: 'tool' },
+          { type: 'collection', column_id: 'tags', operator: 'contains', value },
+        ],
+      };
+      assert.ok((await fx.store.records.delete('span', fx.projectId, body as never)).deleted > 0, `delete of ${value}`);
+    }
+  };
+  const check = async (when: string, reuse: boolean) => {
+    for (const f of filters) {
+      const want = await count(plain, f);
+      for (let ask = 0; ask < 2; ask++) {
+        steps.length = 0;
+        assert.equal(await count(kept, f), want, `${when}: ${JSON.stringify(f)} ask ${ask}`);
+        const m = /^count \((\d+) of (\d+) segment counts kept\)$/.exec(steps[0]?.[0] ?? '');
+        if (ask === 1 && reuse) assert.ok(m && m[1] === m[2] && Number(m[1]) >= 3, `${when}: every segment count reused (${steps[0]})`);
+      }
+    }
+  };
+  await check('fresh', true);
+  await del('beta');
+  const snap = internalsOf(kept.store).records.snapshot();
+  const dirty = snap
+    .segmentsFor({ projectId: kept.projectId, runId: kept.logStreamId, kinds: ['span'] })
+    .filter((s) => !snap.deadFreeFiles().has(s.file));
+  snap.release();
+  assert.ok(dirty.length >= 3, `every span segment has dead rows (${dirty.length})`);
+  await check('after a delete', true);
+  await del('prod');
+  await check('after a second delete', true);
+  for (const fx of [kept, plain]) await fx.store.maintenance.compact();
+  await check('after a merge', true);
 });

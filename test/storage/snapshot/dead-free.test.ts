@@ -120,3 +120,43 @@ test('a metric stored only by dirty segments reads as null from the clean ones (
     ],
   );
 });
+
+// Each dirty segment read on its own tests only the marks within its seq range: none of its rows'
+// marks may be left out, whichever segment or snapshot holds the others.
+test('segments read one by one drop exactly their dead rows, at every snapshot', async (t) => {
+  const { db, store } = await openRecordStore(t);
+  for (const from of [0, 10, 20]) {
+    await store.append(rows(from, 10), true);
+    await store.seal();
+  }
+  await store.settled();
+  const seqsOf = async (ids: number[]) =>
+    (await store.lookup(ROWS_PROJECT, ROWS_RUN, ids.map(rowId))).map((r) => Number(r['seq'])).sort((x, y) => x - y);
+  /** Per segment (by first seq) its live rows' names, each segment read alone. */
+  const perSegment = async (snap: Snapshot) => {
+    const out: string[][] = [];
+    const segs = snap.segmentsFor(scope).sort((x, y) => x.min_seq - y.min_seq);
+    for (const s of segs) {
+      const src = snap.source(scope, [], [], null, { files: new Set([s.file]), only: true, memory: false });
+      out.push((await db.all(sql`SELECT name FROM ${src.sql} r ORDER BY seq`)).map((r) => String(r['name'])));
+    }
+    return out;
+  };
+  // The first and last row of every segment (the ends of its seq range) and one inside, in two
+  // deletes: the snapshot taken between them honours the first only.
+  await store.deleteSeqs(await seqsOf([0, 9, 15]));
+  await store.settled();
+  const between = store.snapshot();
+  await store.deleteSeqs(await seqsOf([10, 19, 20, 29, 5]));
+  await store.settled();
+  const after = store.snapshot();
+  const names = (from: number, n: number, gone: number[]) =>
+    Array.from({ length: n }, (_, i) => from + i)
+      .filter((k) => !gone.includes(k))
+      .map((k) => `r${k}`);
+  assert.notEqual(between.deadView, after.deadView, 'a delete changes the view of dead rows');
+  assert.deepEqual(await perSegment(between), [names(0, 10, [0, 9]), names(10, 10, [15]), names(20, 10, [])]);
+  assert.deepEqual(await perSegment(after), [names(0, 10, [0, 5, 9]), names(10, 10, [10, 15, 19]), names(20, 10, [20, 29])]);
+  between.release();
+  after.release();
+});
