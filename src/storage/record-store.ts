@@ -202,7 +202,7 @@ export class RecordStore {
       s.manifest,
       [...s.mem],
       s.index,
-      { ...s.visibleBounds(), dead: s.dead },
+      { ...s.visibleBounds(), dead: s.dead, deadRows: s.deadRows },
       this.retention,
       s.childless.size > 0,
     );
