@@ -37,6 +37,10 @@ import { raw, sql } from '../query/sql.js';
 
 /** Tries of a read-only store's read that meets vanished files (each after a refresh). */
 const READ_TRIES = 4;
+/** A delete of this many rows or more has the large segments' dead-row lists made at once. */
+const LIST_AFTER_DELETE = 10_000;
+/** Segments from this size get lists made after a large delete (smaller ones are cheap to read, soon merged). */
+const LIST_FROM_ROWS = 100_000;
 
 export class RecordStore {
   readonly #s: StoreState;
@@ -48,6 +52,9 @@ export class RecordStore {
   readonly #follower: Follower | null;
   /** Refresh before every read (a read-only store's option). */
   readonly #refreshEachRead: boolean;
+  /** Dead-row lists being made after a large delete (see #listDeadRows); close stops them. */
+  #deadLists: Promise<void> = Promise.resolve();
+  #stopping = false;
 
   private constructor(state: StoreState, follower: Follower | null = null, refreshEachRead = false) {
     this.#s = state;
@@ -126,8 +133,30 @@ export class RecordStore {
   }
 
   /** Deletes rows by seq and marks parents childless, durably, in one log entry (see Appender.deleteSeqs). */
-  deleteSeqs(seqs: readonly number[], childless: readonly number[] = []): Promise<void> {
-    return this.#appender.deleteSeqs(seqs, childless);
+  async deleteSeqs(seqs: readonly number[], childless: readonly number[] = []): Promise<void> {
+    await this.#appender.deleteSeqs(seqs, childless);
+    if (seqs.length >= LIST_AFTER_DELETE) this.#deadLists = this.#deadLists.then(() => this.#listDeadRows());
+  }
+
+  /**
+   * After a large delete, which spreads dead rows over many segments, makes the large segments' dead-row
+   * lists in the background (segment-dead-rows.ts), so the counts that follow, and those after the
+   * next open, need not read the segments. Stops between two segments when the store closes.
+   */
+  async #listDeadRows(): Promise<void> {
+    const s = this.#s;
+    if (this.#stopping) return;
+    const snap = this.snapshot();
+    try {
+      const free = snap.deadFreeFiles();
+      const dirty = s.manifest.segments.filter((g) => g.rows >= LIST_FROM_ROWS && !free.has(g.file));
+      await s.deadRows.deadSeqs(s.db, s.dir, dirty, s.dead, s.manifest.segments, () => this.#stopping);
+    } catch (err) {
+      // Only a cache: counts make what is missing.
+      process.emitWarning(`tracelake: listing dead rows failed: ${(err as Error).message}`);
+    } finally {
+      snap.release();
+    }
   }
 
   /** The highest seq assigned so far (every row written later has a higher one). */
@@ -400,6 +429,7 @@ export class RecordStore {
   async close(options: { seal?: boolean } = {}): Promise<void> {
     const s = this.#s;
     if (s.closed) return;
+    this.#stopping = true;
     this.#follower?.close();
     const seal = options.seal !== false && s.broken === null && !s.readOnly;
     // The id filter's background work stops first: what it did not cover or save, the next open does.
@@ -424,6 +454,7 @@ export class RecordStore {
     await s.maint.run(async () => undefined);
     await this.#sealer.idle();
     await this.#compactor.idle();
+    await this.#deadLists;
     await s.background;
     await new Promise<void>((r) => s.db.afterStatementsInFlight(r));
     await s.background;

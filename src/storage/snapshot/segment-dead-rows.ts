@@ -73,6 +73,8 @@ export class SegmentDeadRows {
    * The seqs of the segments' rows that are dead for some snapshot (every mark on them that a current
    * snapshot can honour is among them), each segment's from its list, made by a read of the segment
    * where missing or stale. `live`: every segment the manifest lists (others' lists are dropped).
+   * `stop`: asked before each segment; when it answers true, the rest are left out (what was made is
+   * saved).
    */
   async deadSeqs(
     db: SqlRunner,
@@ -80,11 +82,13 @@ export class SegmentDeadRows {
     segs: readonly SegmentEntry[],
     dead: DeadSet,
     live: readonly SegmentEntry[],
+    stop: () => boolean = () => false,
   ): Promise<{ seqs: number[]; made: number }> {
     const lists = this.#load();
     const out: number[] = [];
     let made = 0;
     for (const seg of segs) {
+      if (stop()) break;
       const inRange = within(dead.sorted(), seg.min_seq, seg.max_seq);
       if (inRange.length === 0) continue; // no mark in its range: none of its rows is dead
       let list = lists.get(seg.file);
