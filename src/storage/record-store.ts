@@ -37,10 +37,6 @@ import { raw, sql } from '../query/sql.js';
 
 /** Tries of a read-only store's read that meets vanished files (each after a refresh). */
 const READ_TRIES = 4;
-/** A delete of this many rows or more has the large segments' dead-row lists made at once. */
-const LIST_AFTER_DELETE = 10_000;
-/** Segments from this size get lists made after a large delete (smaller ones are cheap to read, soon merged). */
-const LIST_FROM_ROWS = 100_000;
 
 export class RecordStore {
   readonly #s: StoreState;
@@ -135,7 +131,7 @@ export class RecordStore {
   /** Deletes rows by seq and marks parents childless, durably, in one log entry (see Appender.deleteSeqs). */
   async deleteSeqs(seqs: readonly number[], childless: readonly number[] = []): Promise<void> {
     await this.#appender.deleteSeqs(seqs, childless);
-    if (seqs.length >= LIST_AFTER_DELETE) this.#deadLists = this.#deadLists.then(() => this.#listDeadRows());
+    if (seqs.length >= this.#s.options.deadRowLists.afterDelete) this.#deadLists = this.#deadLists.then(() => this.#listDeadRows());
   }
 
   /**
@@ -149,7 +145,8 @@ export class RecordStore {
     const snap = this.snapshot();
     try {
       const free = snap.deadFreeFiles();
-      const dirty = s.manifest.segments.filter((g) => g.rows >= LIST_FROM_ROWS && !free.has(g.file));
+      // Smaller segments are cheap to read, and soon merged.
+      const dirty = s.manifest.segments.filter((g) => g.rows >= s.options.deadRowLists.fromRows && !free.has(g.file));
       await s.deadRows.deadSeqs(s.db, s.dir, dirty, s.dead, s.manifest.segments, () => this.#stopping);
     } catch (err) {
       // Only a cache: counts make what is missing.

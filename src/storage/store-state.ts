@@ -37,6 +37,8 @@ export interface StoreOptions {
   readonly mergePauseMs: number;
   readonly mergeMaxDelayMs: number;
   readonly mergeThreads: number;
+  /** RecordStoreOptions.deadRowLists. */
+  readonly deadRowLists: { readonly afterDelete: number; readonly fromRows: number };
   /** Most ms a retired segment is kept for a read-only store's lease (RecordStoreOptions.readerGraceMs). */
   readonly readerGraceMs: number;
   /** RecordStoreOptions.idCheckpointAfter. */

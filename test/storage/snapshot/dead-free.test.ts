@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import type { Snapshot } from '../../../src/storage/snapshot/snapshot.js';
 import { openRecordStore, ROWS_PROJECT, ROWS_RUN, rowId, toolRows } from '../../support/helpers.js';
 import { ident, sql } from '../../../src/query/sql.js';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Database } from '../../../src/db/database.js';
 import { RecordStore } from '../../../src/storage/record-store.js';
@@ -216,4 +216,24 @@ test('live rows from dead-row lists match a read of the segments, at every snaps
       await db2.close();
     }
   }
+});
+
+// A large delete has the lists made in the background, so the next count reads no segment.
+test('a large delete makes the dead-row lists of the segments it touched in the background', async (t) => {
+  const { dir, store } = await openRecordStore(t, { deadRowLists: { afterDelete: 3, fromRows: 10 } });
+  for (const from of [0, 10, 20]) {
+    await store.append(rows(from, 10), true);
+    await store.seal();
+  }
+  await store.settled();
+  const seqsOf = async (ids: number[]) => (await store.lookup(ROWS_PROJECT, ROWS_RUN, ids.map(rowId))).map((r) => Number(r['seq']));
+  await store.deleteSeqs(await seqsOf([1, 12, 25]));
+  const file = join(dir, DEAD_ROWS_FILE);
+  for (let i = 0; i < 200 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(existsSync(file), 'the lists were made and saved');
+  await store.settled();
+  const snap = store.snapshot();
+  const got = await snap.liveRows(snap.segmentsFor(scope));
+  snap.release();
+  assert.deepEqual(got, { rows: 27, made: 0 });
 });
