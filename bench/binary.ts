@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildBinary } from '../scripts/binary/build.js';
 import { ROOT } from '../scripts/binary/config.js';
+import { servedUrl } from '../src/cli/served-line.js';
 import { fmt, machine, median, peakRssMiB, writeResults, type Measurement } from './common.js';
 
 const { values } = parseArgs({
@@ -58,7 +59,7 @@ async function firstAnswer(v: Variant, cache?: string): Promise<{ ms: number; rs
     for (;;) {
       if (child.exitCode !== null) throw new Error(`${v} serve exited: ${out}`);
       if (performance.now() - t > 60_000) throw new Error(`${v} serve did not answer in 60 s`);
-      const url = / at (http:\/\/\S+)/.exec(out)?.[1];
+      const url = servedUrl(out);
       if (url) {
         const ok = await fetch(`${url}/healthcheck`).then(
           (r) => r.status === 200,

@@ -368,6 +368,11 @@ export async function benchFresh(opts: {
         copyStore(template, srvDir);
         const server = await startServer(srvDir, key);
         try {
+          // As the viewer does before any question: one authenticated request (the key's scrypt check,
+          // slow on purpose and once per process) lists the projects, so the first question is a query.
+          const listed = await fetch(`${server.url}/projects/all`, { headers: { 'Galileo-API-Key': key } });
+          if (!listed.ok) throw new Error(`listing projects: HTTP ${listed.status}`);
+          await listed.arrayBuffer();
           samples.push(...(await askAll('server', run, httpAsker(server, key, info), raw, rng(opts.seed * 7919 + run * 2 + 2), opts.log)));
         } finally {
           await server.stop();

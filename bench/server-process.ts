@@ -3,6 +3,7 @@
 // clean stop users get from Ctrl-C).
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { servedUrl } from '../src/cli/served-line.js';
 
 export interface ServerProcess {
   url: string;
@@ -45,8 +46,8 @@ export async function startServer(dir: string, key: string, opts: ServerOptions 
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
-      const m = / at (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
+      const url = servedUrl(out);
+      if (url) resolve(url);
     });
     child.once('exit', (code) => reject(new Error(`${opts.name ?? 'server'} exited with ${code}`)));
   });

@@ -8,6 +8,7 @@ import { bootstrapApiKey } from '../server/auth/bootstrap-key.js';
 import { buildServer } from '../server/build-server.js';
 import { VERSION } from '../version.js';
 import { dataDir, env, positiveInt } from './options.js';
+import { servedLine } from './served-line.js';
 import { s3Options } from './iceberg.js';
 import { SCORING_FLAGS, scoringOptions } from './scoring-options.js';
 import { publishEvery, type Publishing } from '../iceberg/every.js';
@@ -109,7 +110,7 @@ export async function serve(argv: string[]): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
   const address = await app.listen({ port, host });
-  process.stdout.write(`tracelake ${VERSION} serving ${store.dir} at ${address}\n`);
+  process.stdout.write(servedLine(VERSION, store.dir, address));
   if (!values['no-ui']) process.stdout.write(`Viewer: open ${address}/ui/ in a browser and sign in with the API key\n`);
   if (icebergEvery !== undefined) {
     publishing = publishEvery(store.iceberg, iceberg, icebergEvery * 1000, {

@@ -3,6 +3,7 @@
 // the test ends (if the test did not stop it).
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { TestContext } from 'node:test';
+import { servedUrl } from '../../src/cli/served-line.js';
 import { nodeEntry } from './node-entry.js';
 
 export interface ServeChild {
@@ -26,8 +27,8 @@ export async function serveChild(t: TestContext, dir: string, args: readonly str
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
-      const m = / at (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
+      const url = servedUrl(out);
+      if (url) resolve(url);
     });
     child.once('exit', (code) => reject(new Error(`the server exited with ${code}`)));
   });

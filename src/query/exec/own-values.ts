@@ -5,10 +5,13 @@
 // Returns: a subset of the truth (a metric is named only when every segment of the scope stores it with
 // no null in any row group, and no row in memory lacks it). Dead and expired rows count too: a
 // superset of the rows only ever names fewer metrics.
-// Assumes: segments never change, so each one's null counts are read once from its Parquet footer
-// (statistics written with the file) and kept by file name; rows in memory are checked on each call.
+// Assumes: segments never change, so each one's full columns are taken from its manifest entry, or for
+// segments written before entries kept them, read once from its Parquet footer and kept by file name;
+// rows in memory are checked on each call.
 import type { SqlRunner } from '../../db/database.js';
+import type { SegmentEntry } from '../../storage/manifest/manifest.js';
 import type { Scope } from '../../storage/record-store.js';
+import { fullMetricColumns } from '../../storage/segments/metric-facts.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 import { ident, joinSql, sql } from '../sql.js';
 
@@ -21,16 +24,12 @@ export class OwnValueFacts {
     this.#db = db;
   }
 
-  /** The columns of a segment whose every row holds a value, from the footer's null counts (unknown counts: not full). */
-  #file(path: string): Promise<ReadonlySet<string>> {
+  /** The columns of a segment whose every row holds a value: its entry's, else the footer's null counts (unknown counts: not full). */
+  #file(seg: SegmentEntry, path: string): Promise<ReadonlySet<string>> {
+    if (seg.full_metrics) return Promise.resolve(new Set(seg.full_metrics.map((id) => `m${id}`)));
     let p = this.#byFile.get(path);
     if (!p) {
-      p = this.#db
-        .all(
-          sql`SELECT path_in_schema AS col FROM parquet_metadata(${path}) WHERE regexp_full_match(path_in_schema, 'm[0-9]+')
-              GROUP BY path_in_schema HAVING bool_and(stats_null_count IS NOT NULL AND stats_null_count = 0)`,
-        )
-        .then((rows) => new Set(rows.map((r) => String(r['col']))));
+      p = fullMetricColumns(this.#db, path);
       // A failed read is not remembered (the next query tries again).
       p.catch(() => this.#byFile.delete(path));
       this.#byFile.set(path, p);
@@ -46,7 +45,7 @@ export class OwnValueFacts {
     // A segment that does not store a metric's column has no value of it in any row.
     let left = metrics.filter((m) => segments.every((s) => ids[m] !== undefined && s.metrics.includes(ids[m])));
     if (left.length === 0) return new Set();
-    const full = await Promise.all(segments.map((s) => this.#file(snap.path(s))));
+    const full = await Promise.all(segments.map((s) => this.#file(s, snap.path(s))));
     left = left.filter((m) => full.every((cols) => cols.has(`m${ids[m]}`)));
     if (left.length === 0) return new Set();
     const mem = snap.memoryRows(scope);

@@ -39,6 +39,8 @@ export interface SegmentEntry {
   readonly tag_set?: boolean;
   /** Span segments: per span type, which of the checked columns some row sets (type-facts.ts); older segments lack it. */
   readonly type_facts?: TypeFacts;
+  /** Of `metrics`, the ids whose column holds a value in every row (segments/metric-facts.ts); older segments lack it. */
+  readonly full_metrics?: readonly number[];
 }
 
 export interface ManifestState {

@@ -14,6 +14,7 @@ import { fieldIdsOption } from '../../record/field-ids.js';
 import { childIndexPath, removeChildIndex, writeChildIndex } from '../indexes/child-index.js';
 import { IdFilter, idFilterPath, readIdFilter, writeIdFilter } from '../indexes/id-filter.js';
 import type { IndexedSegment } from '../indexes/id-index.js';
+import { measureFullMetrics } from './metric-facts.js';
 import { measureTypeFacts } from './type-facts.js';
 import { removeTextIndex, textIndexPath, tokenIndexPath, writeTextIndex } from '../indexes/text-index.js';
 
@@ -117,6 +118,7 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
     if (w.textIndex) await writeTextIndex(conn, abs);
     await writeChildIndex(conn, abs);
     const facts = w.kind === 'span' && w.factColumns?.length ? await measureTypeFacts(conn, abs, w.factColumns) : undefined;
+    const full = w.metrics.length > 0 ? await measureFullMetrics(conn, abs) : [];
     await fsyncPathAsync(dirname(abs), 'r');
     const entry: SegmentEntry = {
       file: rel,
@@ -133,6 +135,7 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
       row_groups: meta.map((m) => [Number(m['lo']), Number(m['hi']), Number(m['n'])] as const),
       tag_set: true,
       ...(facts ? { type_facts: facts } : {}),
+      ...(full ? { full_metrics: full } : {}),
     };
     return { entry, hashes, filter, sideBytes: sideFileBytes(abs) };
   } catch (err) {
