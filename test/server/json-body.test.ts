@@ -2,6 +2,7 @@
 // escaped or not, or a "constructor" object with a "prototype") with the answer invalid JSON gets, and
 // writes nothing; ordinary keys named so (a string "constructor", a "prototype" elsewhere), a byte
 // order mark and bodies a thousand levels deep are accepted; deeper ones are refused with the path.
+// Text arrives the same whether sent as UTF-8 or as ASCII with \u escapes.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { poisonsPrototypes } from '../../src/schemas/check.js';
@@ -48,6 +49,23 @@ test('nesting: a thousand levels pass the parser and the schema check; one more 
   assert.equal(deep.status, 422);
   assert.deepEqual(deep.body.detail[0].loc, ['body', 'traces', 0, 'input']);
   assert.equal(deep.body.detail[0].type, 'too_deep');
+});
+
+test('text sent as UTF-8 and as ASCII with \\u escapes is stored the same', async (t) => {
+  const s = await startServer(t);
+  const text = 'héllo ✓ 🎉 — ok';
+  const body = (input: string) => `{"log_stream_id":"${s.logStreamId}","traces":[{"input":${input}}]}`;
+  const utf8 = await s.call('POST', `/projects/${s.projectId}/traces`, body(JSON.stringify(text)));
+  const escaped = JSON.stringify(text).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  assert.ok(/^[\x20-\x7e]+$/.test(escaped));
+  const ascii = await s.call('POST', `/projects/${s.projectId}/traces`, body(escaped));
+  assert.equal(utf8.status, 200, JSON.stringify(utf8.body));
+  assert.equal(ascii.status, 200, JSON.stringify(ascii.body));
+  const page = await s.call('POST', `/projects/${s.projectId}/traces/search`, { log_stream_id: s.logStreamId });
+  assert.deepEqual(
+    page.body.records.map((r: { input: unknown }) => r.input),
+    [text, text],
+  );
 });
 
 test('poisonsPrototypes finds a poisoning key at any depth, in lists too, and only as a key', () => {
