@@ -2,7 +2,7 @@
 // the library (client ids, ~1,000-span requests), closes without sealing (what SIGTERM leaves: the
 // rows only in the log), then times the reopen's steps in a process of its own: open (the log's
 // replay) and the first count, with RSS. --delete: the peer benchmark's 1% delete first (its entry is
-// in the log too, as in bench/costs.ts).
+// in the log too, as in bench/costs.ts). Then a few questions after the first, timed one by one.
 //   node dist/bench/probes/replay-open.js <template dir holding built.json> [spans=100000] [--delete]
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -25,10 +25,28 @@ if (child === 'open') {
   const n = (await store.count('span', built.projectId, { log_stream_id: built.logStreamId })).total_count;
   const first = performance.now() - t0;
   const cpu = process.cpuUsage();
+  const rssFirst = rss();
+  // Questions after the first: the count again, a filtered count (asked twice) and a first page.
+  const timed = async (fn: () => Promise<unknown>) => {
+    const t = performance.now();
+    await fn();
+    return Math.round(performance.now() - t);
+  };
+  const scope = { log_stream_id: built.logStreamId };
+  const llm = { ...scope, filters: [{ type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }] } as never;
+  const again_ms = await timed(() => store.count('span', built.projectId, scope));
+  const filtered_ms = await timed(() => store.count('span', built.projectId, llm));
+  const filtered_again_ms = await timed(() => store.count('span', built.projectId, llm));
+  const page_ms = await timed(() => store.search('span', built.projectId, { ...scope, limit: 50 }));
   console.log(
     JSON.stringify({
       open_ms: Math.round(open),
       first_answer_ms: Math.round(first),
+      again_ms,
+      filtered_ms,
+      filtered_again_ms,
+      page_ms,
+      rss_after_first_mib: rssFirst,
       spans: n,
       rss_mib: rss(),
       cpu_ms: Math.round((cpu.user + cpu.system) / 1000),

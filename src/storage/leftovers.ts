@@ -7,7 +7,7 @@ import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Files of the data folder written by writeFileAtomic; other `.tmp-` names (the lock's) are not ours. */
-const ATOMIC_TMP = /^(manifest\.json|catalog\.json|api-key|token-secret|id-filter\.bin)\.tmp-\d+$/;
+const ATOMIC_TMP = /^(manifest\.json|catalog\.json|api-key|token-secret|id-filter\.bin|dead-rows\.json)\.tmp-\d+$/;
 
 /** Removes the leftovers; returns the paths removed. The caller must hold the folder lock. */
 export function removeLeftovers(dir: string): string[] {

@@ -148,6 +148,7 @@ export function resolveOptions(o: RecordStoreOptions): StoreState['options'] {
     mergePauseMs: o.mergePauseMs ?? 500,
     mergeMaxDelayMs: o.mergeMaxDelayMs ?? 30_000,
     mergeThreads: o.mergeThreads ?? 1,
+    deadRowLists: { afterDelete: o.deadRowLists?.afterDelete ?? 10_000, fromRows: o.deadRowLists?.fromRows ?? 100_000 },
     readerGraceMs: o.readerGraceMs ?? DEFAULT_READER_GRACE_MS,
     idCheckpointAfter: o.idCheckpointAfter ?? 1 << 20,
   };

@@ -59,6 +59,12 @@ export interface RecordStoreOptions {
    */
   mergeThreads?: number;
   /**
+   * After a delete of `afterDelete` rows or more (default 10,000), the dead-row lists of the segments of
+   * `fromRows` rows or more (default 100,000) with dead rows are made in the background
+   * (snapshot/segment-dead-rows.ts), so counts without a filter need not read those segments.
+   */
+  deadRowLists?: { afterDelete?: number; fromRows?: number };
+  /**
    * Most ms a segment that a merge or drop replaced stays on disk for read-only stores in other
    * processes whose lease names an older manifest (default 10 minutes; readers/leases.ts). 0: removed
    * at once; such readers then move to a newer snapshot when they meet a vanished file.

@@ -48,6 +48,9 @@ export class RecordStore {
   readonly #follower: Follower | null;
   /** Refresh before every read (a read-only store's option). */
   readonly #refreshEachRead: boolean;
+  /** Dead-row lists being made after a large delete (see #listDeadRows); close stops them. */
+  #deadLists: Promise<void> = Promise.resolve();
+  #stopping = false;
 
   private constructor(state: StoreState, follower: Follower | null = null, refreshEachRead = false) {
     this.#s = state;
@@ -126,8 +129,31 @@ export class RecordStore {
   }
 
   /** Deletes rows by seq and marks parents childless, durably, in one log entry (see Appender.deleteSeqs). */
-  deleteSeqs(seqs: readonly number[], childless: readonly number[] = []): Promise<void> {
-    return this.#appender.deleteSeqs(seqs, childless);
+  async deleteSeqs(seqs: readonly number[], childless: readonly number[] = []): Promise<void> {
+    await this.#appender.deleteSeqs(seqs, childless);
+    if (seqs.length >= this.#s.options.deadRowLists.afterDelete) this.#deadLists = this.#deadLists.then(() => this.#listDeadRows());
+  }
+
+  /**
+   * After a large delete, which spreads dead rows over many segments, makes the large segments' dead-row
+   * lists in the background (segment-dead-rows.ts), so the counts that follow, and those after the
+   * next open, need not read the segments. Stops between two segments when the store closes.
+   */
+  async #listDeadRows(): Promise<void> {
+    const s = this.#s;
+    if (this.#stopping) return;
+    const snap = this.snapshot();
+    try {
+      const free = snap.deadFreeFiles();
+      // Smaller segments are cheap to read, and soon merged.
+      const dirty = s.manifest.segments.filter((g) => g.rows >= s.options.deadRowLists.fromRows && !free.has(g.file));
+      await s.deadRows.deadSeqs(s.db, s.dir, dirty, s.dead, s.manifest.segments, () => this.#stopping);
+    } catch (err) {
+      // Only a cache: counts make what is missing.
+      process.emitWarning(`tracelake: listing dead rows failed: ${(err as Error).message}`);
+    } finally {
+      snap.release();
+    }
   }
 
   /** The highest seq assigned so far (every row written later has a higher one). */
@@ -202,7 +228,7 @@ export class RecordStore {
       s.manifest,
       [...s.mem],
       s.index,
-      { ...s.visibleBounds(), dead: s.dead },
+      { ...s.visibleBounds(), dead: s.dead, deadRows: s.deadRows },
       this.retention,
       s.childless.size > 0,
     );
@@ -400,6 +426,7 @@ export class RecordStore {
   async close(options: { seal?: boolean } = {}): Promise<void> {
     const s = this.#s;
     if (s.closed) return;
+    this.#stopping = true;
     this.#follower?.close();
     const seal = options.seal !== false && s.broken === null && !s.readOnly;
     // The id filter's background work stops first: what it did not cover or save, the next open does.
@@ -424,6 +451,7 @@ export class RecordStore {
     await s.maint.run(async () => undefined);
     await this.#sealer.idle();
     await this.#compactor.idle();
+    await this.#deadLists;
     await s.background;
     await new Promise<void>((r) => s.db.afterStatementsInFlight(r));
     await s.background;

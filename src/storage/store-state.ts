@@ -14,6 +14,7 @@ import { Mutex } from './mutex.js';
 import { KeptFiles } from './readers/leases.js';
 import { ReplacedError } from './fs-util.js';
 import { removeSegmentFiles } from './segments/segments.js';
+import { SegmentDeadRows } from './snapshot/segment-dead-rows.js';
 import type { RetentionView } from './snapshot/snapshot.js';
 import type { WriteAheadLog } from './wal/wal.js';
 import { sql } from '../query/sql.js';
@@ -36,6 +37,8 @@ export interface StoreOptions {
   readonly mergePauseMs: number;
   readonly mergeMaxDelayMs: number;
   readonly mergeThreads: number;
+  /** RecordStoreOptions.deadRowLists. */
+  readonly deadRowLists: { readonly afterDelete: number; readonly fromRows: number };
   /** Most ms a retired segment is kept for a read-only store's lease (RecordStoreOptions.readerGraceMs). */
   readonly readerGraceMs: number;
   /** RecordStoreOptions.idCheckpointAfter. */
@@ -81,6 +84,8 @@ export class StoreState {
   readonly memIds = new Map<string, MemEntry>();
   /** Every dead sequence number (the manifest's and the log's); mirrored by the `dead` table. */
   readonly dead = new DeadSet();
+  /** Per segment, which of its rows are dead (counts of whole segments after a large delete). */
+  readonly deadRows: SegmentDeadRows;
   /**
    * Bumped whenever dead seqs or has_children overrides are forgotten: a seq absent from `dead` and
    * `childless` is a version unchanged since a read only if this did not move since (RecordStore.isLive).
@@ -173,6 +178,7 @@ export class StoreState {
     readonly mergeDb: Database | null = null,
   ) {
     this.manifest = manifest;
+    this.deadRows = new SegmentDeadRows(dir, () => !this.readOnly);
     this.nextSeq = manifest.sealed_seq + 1;
     this.nextSegment = manifest.next_segment;
     this.kept = new KeptFiles(dir, (f) => removeSegmentFiles(dir, f), options.readerGraceMs);

@@ -1,7 +1,9 @@
 // Strategy: counts that remember each segment's share. A segment never changes, so the number of its
-// rows a filter matches is the same on every ask while none of its rows is dead and retention cuts
-// none of them: that count is kept (per segment file, level and filter), and a repeated count reads
-// only the rest (segments with dead rows, partly expired ones, small ones, memory tables).
+// rows a filter matches is the same on every ask while retention cuts none of them and the dead rows
+// among them stay the same: that count is kept (per segment file, level and filter; for a segment with
+// dead rows, also per the snapshot's view of the dead rows, Snapshot.deadView), and a repeated count
+// reads only the rest (partly expired segments, small ones, memory tables). After a large delete every
+// segment has dead rows: counts asked again while nothing is logged then cost no segment read.
 // Applies when: the filter does not test has_children (childless marks change it without a dead row)
 // and the count needs no roll-up (it would read other records), and some segment is large and whole.
 // Returns: the count, or null (then the caller runs its one count query).
@@ -66,14 +68,15 @@ export async function countBySegment(
   if (columnsOf(plan.filter).has('has_children') || countQuery(plan).rolled.length > 0) return null;
   const deadFree = snap.deadFreeFiles();
   const cut = snap.cutoffs(scope.projectId, scope.runId);
-  // Segments (large enough) whose every row is live and unexpired at this snapshot (a segment wholly
-  // expired is not in segmentsFor at all).
+  // Segments (large enough) whose every row is unexpired at this snapshot (a segment wholly expired
+  // is not in segmentsFor at all).
   const whole = snap
     .segmentsFor(scope)
-    .filter((s) => s.rows >= cache.minRows && deadFree.has(s.file) && !(cut.has(s.run_id) && s.min_created_us < cut.get(s.run_id)!));
+    .filter((s) => s.rows >= cache.minRows && !(cut.has(s.run_id) && s.min_created_us < cut.get(s.run_id)!));
   if (whole.length === 0) return null;
   const filterKey = `${plan.level}\n${JSON.stringify(plan.filter)}`;
-  const key = (s: SegmentEntry) => `${s.file}\n${s.rows}\n${s.min_seq}\n${s.max_seq}\n${filterKey}`;
+  const view = snap.deadView;
+  const key = (s: SegmentEntry) => `${s.file}\n${s.rows}\n${s.min_seq}\n${s.max_seq}\n${deadFree.has(s.file) ? '' : view}\n${filterKey}`;
   const over = (pick: SourcePick): PlanInput => ({
     ...plan,
     base: (metrics, text, created) => snap.source(scope, metrics, text, created, pick),
@@ -84,6 +87,9 @@ export async function countBySegment(
   };
   let n = 0;
   let kept = 0;
+  // Without a filter, a segment with dead rows counts its row count less its dead rows (the snapshot's
+  // lists of them): no read of the segment.
+  const listed: SegmentEntry[] = [];
   for (const s of whole) {
     const v = cache.get(key(s));
     if (v !== undefined) {
@@ -92,12 +98,19 @@ export async function countBySegment(
       cache.stats.hits++;
       continue;
     }
+    if (plan.filter === null && !deadFree.has(s.file)) {
+      listed.push(s);
+      continue;
+    }
     const c = await run(over({ files: new Set([s.file]), only: true, memory: false }));
     cache.set(key(s), c);
     cache.stats.misses++;
     n += c;
   }
+  const lists = listed.length > 0 ? await snap.liveRows(listed) : null;
+  if (lists) n += lists.rows;
   n += await run(over({ files: new Set(whole.map((s) => s.file)), only: false, memory: true }));
   steps.push(`count (${kept} of ${whole.length} segment counts kept)`);
+  if (lists) steps.push(`${listed.length} segments counted from their dead-row lists (${lists.made} made)`);
   return n;
 }

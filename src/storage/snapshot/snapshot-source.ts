@@ -41,6 +41,8 @@ export interface SourceParts {
   memDeadFree(t: MemTable): boolean;
   /** Snapshot.deadSeqs, Snapshot.memBound, and its `SELECT *` (has_children overridden or not). */
   readonly deadSeqs: Sql;
+  /** Snapshot.deadSeqsIn: the dead seqs within one seq range. */
+  deadSeqsIn(lo: number, hi: number): Sql;
   readonly memBound: Sql;
   readonly star: Sql;
   /** Runs whose records expire, with their cutoffs (Snapshot.cutoffs). */
@@ -66,8 +68,14 @@ export function sourceSql(from: SourceParts, metrics: readonly string[]): Source
         : sql`NULL::DOUBLE AS ${alias(i)}`;
     });
   const extra = (list: Sql[]) => (list.length > 0 ? sql`, ${joinSql(list)}` : EMPTY);
-  /** Each part, and whether it is read without the dead-row filter (segments and memory tables without dead rows). */
-  const parts: { q: Sql; clean: boolean }[] = [];
+  /**
+   * Each part, whether it is read without the dead-row filter (segments and memory tables without dead
+   * rows), and the seq range its segments' rows lie in: only the dead seqs there can match them, so a
+   * read of few segments tests a small part of a large delete's marks.
+   */
+  const parts: { q: Sql; clean: boolean; seqs?: readonly [number, number] }[] = [];
+  const seqsOf = (segs: readonly SegmentEntry[]) =>
+    [Math.min(...segs.map((g) => g.min_seq)), Math.max(...segs.map((g) => g.max_seq))] as const;
   // tag_set where segments store it, else tag_list (record-columns.ts): a filter reads one per row.
   const stored = raw(`${COLS}, ${TAG_SET_COLUMN}, NULL::VARCHAR[] AS ${TAG_LIST_COLUMN}`);
   const derived = raw(`${COLS}, NULL::VARCHAR AS ${TAG_SET_COLUMN}, tags AS ${TAG_LIST_COLUMN}`);
@@ -83,6 +91,7 @@ export function sourceSql(from: SourceParts, metrics: readonly string[]): Source
         parts.push({
           q: sql`SELECT ${withTags ? stored : derived}${extra(segCols(some))} FROM read_parquet(${files}, hive_partitioning = false, union_by_name = true)`,
           clean: free,
+          seqs: seqsOf(some),
         });
       }
     }
@@ -96,6 +105,7 @@ export function sourceSql(from: SourceParts, metrics: readonly string[]): Source
       parts.push({
         q: sql`SELECT ${colsOf(seg)}${extra(segCols([seg]))} FROM read_parquet(${join(dir, seg.file)}, hive_partitioning = false) WHERE ${where}`,
         clean: deadFree?.has(seg.file) === true,
+        seqs: seqsOf([seg]),
       });
     }
   }
@@ -122,7 +132,7 @@ export function sourceSql(from: SourceParts, metrics: readonly string[]): Source
     deadFree === null
       ? sql`(SELECT ${from.star} FROM (${union(parts.map((x) => x.q))}) WHERE seq NOT IN ${from.deadSeqs}${live})`
       : sql`(SELECT ${from.star}
-          FROM (${union(parts.map((x) => (x.clean ? x.q : sql`SELECT * FROM (${x.q}) WHERE seq NOT IN ${from.deadSeqs}`)))}) WHERE true${live})`;
+          FROM (${union(parts.map((x) => (x.clean ? x.q : sql`SELECT * FROM (${x.q}) WHERE seq NOT IN ${x.seqs ? from.deadSeqsIn(...x.seqs) : from.deadSeqs}`)))}) WHERE true${live})`;
   return {
     sql: q,
     metricColumn: (name) => {

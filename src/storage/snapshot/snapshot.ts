@@ -25,6 +25,7 @@ import { partitionKey, type ManifestState, type SegmentEntry } from '../manifest
 import type { MemTable, TypeNotes } from '../memtable/mem-tables.js';
 import { COLUMN_NAMES, KIND_SQL, STORED_SELECT, type RecordKind } from '../../record/record-columns.js';
 import type { Scope } from './scope.js';
+import type { SegmentDeadRows } from './segment-dead-rows.js';
 import { sourceSql, type SourceParts, type SourcePick, type SourceSql } from './snapshot-source.js';
 import type { TextRequirement } from '../indexes/text-index.js';
 import { textCandidates, timeProfile, type TimeProfile } from './time-profile.js';
@@ -47,6 +48,8 @@ export interface SnapshotBounds {
   readonly lastSeq: number;
   /** The store's dead seqs (live: a superset of those the snapshot honours, for its segments). */
   readonly dead: DeadSet;
+  /** The store's lists of each segment's dead rows (segment-dead-rows.ts). */
+  readonly deadRows: SegmentDeadRows;
 }
 
 const COLS = raw(COLUMN_NAMES.join(', '));
@@ -93,6 +96,20 @@ export class Snapshot {
     return sql`(SELECT seq FROM dead WHERE gen <= ${int(this.#manifest.generation)} AND clock <= ${int(this.#bounds.clock)})`;
   }
 
+  /** The dead sequence numbers this snapshot honours within [lo, hi], as a subquery. */
+  deadSeqsIn(lo: number, hi: number): Sql {
+    return sql`(SELECT seq FROM dead WHERE gen <= ${int(this.#manifest.generation)} AND clock <= ${int(this.#bounds.clock)} AND seq BETWEEN ${int(lo)} AND ${int(hi)})`;
+  }
+
+  /**
+   * Names the dead rows this snapshot honours in the segments it reads: snapshots with the same view
+   * filter those segments alike (a mark on a row of a listed segment is never forgotten while a
+   * snapshot of that manifest lives, and later marks carry a later clock or generation).
+   */
+  get deadView(): string {
+    return `${this.#manifest.generation}:${this.#bounds.clock}`;
+  }
+
   /** The has_children overrides this snapshot honours, as a subquery. */
   get childlessSeqs(): Sql {
     return sql`(SELECT seq FROM childless WHERE clock <= ${int(this.#bounds.clock)})`;
@@ -117,6 +134,35 @@ export class Snapshot {
     if (this.#deadFree) return this.#deadFree;
     const dead = this.#bounds.dead;
     return (this.#deadFree = new Set(this.#manifest.segments.filter((g) => !dead.anyIn(g.min_seq, g.max_seq)).map((g) => g.file)));
+  }
+
+  /**
+   * How many rows of these segments (of this snapshot's manifest) are live at this snapshot: their row
+   * counts less their dead rows it honours, from the segments' dead-row lists (segment-dead-rows.ts).
+   * Retention is not applied: callers pass segments it cuts none of. `made`: lists made by a read.
+   */
+  async liveRows(segs: readonly SegmentEntry[]): Promise<{ rows: number; made: number }> {
+    const { seqs: listed, made } = await this.#bounds.deadRows.deadSeqs(
+      this.#db,
+      this.#dir,
+      segs,
+      this.#bounds.dead,
+      this.#manifest.segments,
+    );
+    let n = 0;
+    for (const s of segs) n += s.rows;
+    if (listed.length === 0) return { rows: n, made };
+    // A listed seq has a row in `dead` (lists are made from it, and a mark on a row of a listed segment
+    // stays): those whose every row is marked after this snapshot are not dead to it.
+    const g = int(this.#manifest.generation);
+    const c = int(this.#bounds.clock);
+    const later = await this.#db.all(
+      sql`SELECT seq FROM dead WHERE seq IN (SELECT seq FROM dead WHERE gen > ${g} OR clock > ${c})
+          GROUP BY seq HAVING NOT bool_or(gen <= ${g} AND clock <= ${c})`,
+    );
+    const notYet = new Set(later.map((r) => Number(r['seq'])));
+    for (const q of listed) if (!notYet.has(q)) n--;
+    return { rows: n, made };
   }
 
   /** Lets the files and tables this snapshot named go (call once, when every statement over it is done). */
@@ -241,6 +287,7 @@ export class Snapshot {
       deadFree: given || expiredOnly ? null : this.deadFreeFiles(),
       memDeadFree: (t) => this.#memDeadFree(t),
       deadSeqs: this.deadSeqs,
+      deadSeqsIn: (lo, hi) => this.deadSeqsIn(lo, hi),
       memBound: this.memBound,
       star: this.#star,
       cutoffs: this.cutoffs(scope.projectId, scope.runId),

@@ -5,6 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { generateBatches } from '../../support/generator.js';
+import { internalsOf } from '../../../src/engine/internals.js';
+import { TraceStore } from '../../../src/engine/trace-store.js';
 import { openStore, type StoreFixture } from '../../support/helpers.js';
 
 const DAY = 86_400_000;
@@ -111,4 +113,81 @@ test('a has_children filter is counted afresh after a delete leaves a trace chil
     assert.equal(gone.deleted, 1);
   }
   assert.deepEqual(await counts(), [1, 1]);
+});
+
+// After a delete spread over every segment, counts asked again (nothing logged between) reuse the
+// kept counts of the dirty segments too, and a count without a filter reads no segment at all (their
+// dead-row lists, made once, saved for the next open); a later delete or a merge changes both.
+test('counts after a delete spread over every segment reuse kept counts and dead-row lists', { timeout: 120_000 }, async (t) => {
+  const steps: string[][] = [];
+  const kept = await openStore(t, { autoCompact: false, segmentCountMinRows: 1, onPlan: (s) => steps.push([...s]) });
+  const plain = await openStore(t, { autoCompact: false, segmentCounts: false });
+  const now = Date.now();
+  for (const fx of [kept, plain]) {
+    for (const seed of [11, 12, 13]) {
+      for (const b of generateBatches({ spans: 800, batchSpans: 400, seed, startTime: now - 3_600_000 }))
+        await fx.store.logTraces(fx.projectId, { log_stream_id: fx.logStreamId, traces: b as never });
+      await fx.store.flush();
+    }
+  }
+  const count = (fx: StoreFixture, f: unknown[]) =>
+    fx.store.count('span', fx.projectId, { log_stream_id: fx.logStreamId, filters: f } as never).then((r) => r.total_count);
+  const filters: unknown[][] = [[], [{ type: 'text', column_id: 'type', operator: 'eq', value: 'tool' }]];
+  const del = async (value: string) => {
+    for (const fx of [kept, plain]) {
+      const body = {
+        log_stream_id: fx.logStreamId,
+        filters: [
+          { type: 'text', column_id: 'type', operator: 'eq', value: 'tool' },
+          { type: 'collection', column_id: 'tags', operator: 'contains', value },
+        ],
+      };
+      assert.ok((await fx.store.records.delete('span', fx.projectId, body as never)).deleted > 0, `delete of ${value}`);
+    }
+  };
+  /** Asks each count twice; returns the dead-row lists made by each ask of the count without a filter. */
+  const check = async (when: string, dirty: boolean) => {
+    const made: number[] = [];
+    for (const f of filters) {
+      const want = await count(plain, f);
+      for (let ask = 0; ask < 2; ask++) {
+        steps.length = 0;
+        assert.equal(await count(kept, f), want, `${when}: ${JSON.stringify(f)} ask ${ask}`);
+        const m = /^count \((\d+) of (\d+) segment counts kept\)$/.exec(steps[0]?.[0] ?? '');
+        assert.ok(m, `${when}: counted by segment (${steps[0]})`);
+        const lists = /^(\d+) segments counted from their dead-row lists \((\d+) made\)$/.exec(steps[0]?.[1] ?? '');
+        if (f.length === 0 && dirty) {
+          assert.ok(lists && Number(lists[1]) === Number(m[2]) && Number(m[2]) >= 3, `${when}: every segment from its list (${steps[0]})`);
+          made.push(Number(lists[2]));
+        } else if (ask === 1) assert.ok(m[1] === m[2] && Number(m[1]) >= 3, `${when}: every segment count reused (${steps[0]})`);
+      }
+    }
+    return made;
+  };
+  assert.deepEqual(await check('fresh', false), []);
+  await del('beta');
+  const dirtySegments = () => {
+    const snap = internalsOf(kept.store).records.snapshot();
+    const all = snap.segmentsFor({ projectId: kept.projectId, runId: kept.logStreamId, kinds: ['span'] });
+    const dirty = all.filter((s) => !snap.deadFreeFiles().has(s.file));
+    snap.release();
+    return { all: all.length, dirty: dirty.length };
+  };
+  const spread = dirtySegments();
+  assert.ok(spread.dirty >= 3 && spread.dirty === spread.all, `every span segment has dead rows (${JSON.stringify(spread)})`);
+  const first = await check('after a delete', true);
+  assert.ok(first[0]! >= 3 && first[1] === 0, `lists made once, then reused (${first})`);
+  await del('prod');
+  const second = await check('after a second delete', true);
+  assert.ok(second[0]! >= 1 && second[1] === 0, `lists of segments marked again made again (${second})`);
+  // Reopened: the lists saved beside the manifest still hold, so none is made again.
+  await kept.store.close();
+  Object.assign(kept, {
+    store: await TraceStore.open(kept.dir, { autoCompact: false, segmentCountMinRows: 1, onPlan: (s) => steps.push([...s]) }),
+  });
+  t.after(() => kept.store.close());
+  assert.deepEqual(await check('reopened', true), [0, 0]);
+  for (const fx of [kept, plain]) await fx.store.maintenance.compact();
+  const merged = dirtySegments();
+  await check(`after a merge (${JSON.stringify(merged)})`, merged.dirty > 0 && merged.dirty === merged.all);
 });

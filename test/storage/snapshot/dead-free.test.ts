@@ -7,6 +7,11 @@ import { test } from 'node:test';
 import type { Snapshot } from '../../../src/storage/snapshot/snapshot.js';
 import { openRecordStore, ROWS_PROJECT, ROWS_RUN, rowId, toolRows } from '../../support/helpers.js';
 import { ident, sql } from '../../../src/query/sql.js';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Database } from '../../../src/db/database.js';
+import { RecordStore } from '../../../src/storage/record-store.js';
+import { DEAD_ROWS_FILE } from '../../../src/storage/snapshot/segment-dead-rows.js';
 
 const scope = { projectId: ROWS_PROJECT, runId: ROWS_RUN, kinds: ['span'] as const };
 const rows = (from: number, n: number, name = 'r') => toolRows(from, n, { name });
@@ -119,4 +124,116 @@ test('a metric stored only by dirty segments reads as null from the clean ones (
       ['r9', null],
     ],
   );
+});
+
+// Each dirty segment read on its own tests only the marks within its seq range: none of its rows'
+// marks may be left out, whichever segment or snapshot holds the others.
+test('segments read one by one drop exactly their dead rows, at every snapshot', async (t) => {
+  const { db, store } = await openRecordStore(t);
+  for (const from of [0, 10, 20]) {
+    await store.append(rows(from, 10), true);
+    await store.seal();
+  }
+  await store.settled();
+  const seqsOf = async (ids: number[]) =>
+    (await store.lookup(ROWS_PROJECT, ROWS_RUN, ids.map(rowId))).map((r) => Number(r['seq'])).sort((x, y) => x - y);
+  /** Per segment (by first seq) its live rows' names, each segment read alone. */
+  const perSegment = async (snap: Snapshot) => {
+    const out: string[][] = [];
+    const segs = snap.segmentsFor(scope).sort((x, y) => x.min_seq - y.min_seq);
+    for (const s of segs) {
+      const src = snap.source(scope, [], [], null, { files: new Set([s.file]), only: true, memory: false });
+      out.push((await db.all(sql`SELECT name FROM ${src.sql} r ORDER BY seq`)).map((r) => String(r['name'])));
+    }
+    return out;
+  };
+  // The first and last row of every segment (the ends of its seq range) and one inside, in two
+  // deletes: the snapshot taken between them honours the first only.
+  await store.deleteSeqs(await seqsOf([0, 9, 15]));
+  await store.settled();
+  const between = store.snapshot();
+  await store.deleteSeqs(await seqsOf([10, 19, 20, 29, 5]));
+  await store.settled();
+  const after = store.snapshot();
+  const names = (from: number, n: number, gone: number[]) =>
+    Array.from({ length: n }, (_, i) => from + i)
+      .filter((k) => !gone.includes(k))
+      .map((k) => `r${k}`);
+  assert.notEqual(between.deadView, after.deadView, 'a delete changes the view of dead rows');
+  assert.deepEqual(await perSegment(between), [names(0, 10, [0, 9]), names(10, 10, [15]), names(20, 10, [])]);
+  assert.deepEqual(await perSegment(after), [names(0, 10, [0, 5, 9]), names(10, 10, [10, 15, 19]), names(20, 10, [20, 29])]);
+  between.release();
+  after.release();
+});
+
+// A segment's live rows counted from its dead-row list (no read of it) are those a read of it keeps, at
+// a snapshot before a delete as after it, and whatever the list file beside the manifest holds.
+test('live rows from dead-row lists match a read of the segments, at every snapshot', async (t) => {
+  const { dir, db, store } = await openRecordStore(t);
+  for (const from of [0, 10, 20]) {
+    await store.append(rows(from, 10), true);
+    await store.seal();
+  }
+  await store.settled();
+  const seqsOf = async (ids: number[]) => (await store.lookup(ROWS_PROJECT, ROWS_RUN, ids.map(rowId))).map((r) => Number(r['seq']));
+  const both = async (on: Database, snap: Snapshot) => {
+    const segs = snap.segmentsFor(scope);
+    const src = snap.source(scope, [], [], null, { files: new Set(segs.map((s) => s.file)), only: true, memory: false });
+    const read = Number((await on.all(sql`SELECT count(*) AS n FROM ${src.sql} r`))[0]!['n']);
+    const lists = await snap.liveRows(segs);
+    snap.release();
+    return { read, lists: lists.rows, made: lists.made };
+  };
+  await store.deleteSeqs(await seqsOf([0, 9, 15]));
+  // A replaced version is dead too (record 12's first one).
+  await store.append(rows(12, 1, 'new'), true);
+  await store.settled();
+  const between = store.snapshot();
+  assert.deepEqual(await both(db, store.snapshot()), { read: 26, lists: 26, made: 2 });
+  const file = join(dir, DEAD_ROWS_FILE);
+  const stale = readFileSync(file, 'utf8');
+  await store.deleteSeqs(await seqsOf([10, 19, 20, 29, 5]));
+  await store.settled();
+  const after = store.snapshot();
+  // The later snapshot remakes the lists with its marks: the earlier one must leave those out.
+  assert.deepEqual(await both(db, after), { read: 21, lists: 21, made: 3 });
+  assert.deepEqual(await both(db, between), { read: 26, lists: 26, made: 0 });
+  await store.close();
+  // Reopened (record 12's new version sealed on close, in a segment of its own without dead rows): with
+  // the lists saved, with lists made before the second delete, with a damaged file.
+  for (const [content, made] of [
+    [null, 0],
+    [stale, 3],
+    [stale.slice(0, stale.length / 2), 3],
+  ] as const) {
+    if (content !== null) writeFileSync(file, content);
+    const db2 = await Database.open({ tempDirectory: join(dir, 'tmp') });
+    const again = await RecordStore.open(dir, db2, { autoCompact: false });
+    try {
+      assert.deepEqual(await both(db2, again.snapshot()), { read: 22, lists: 22, made }, `file: ${content?.length}`);
+    } finally {
+      await again.close();
+      await db2.close();
+    }
+  }
+});
+
+// A large delete has the lists made in the background, so the next count reads no segment.
+test('a large delete makes the dead-row lists of the segments it touched in the background', async (t) => {
+  const { dir, store } = await openRecordStore(t, { deadRowLists: { afterDelete: 3, fromRows: 10 } });
+  for (const from of [0, 10, 20]) {
+    await store.append(rows(from, 10), true);
+    await store.seal();
+  }
+  await store.settled();
+  const seqsOf = async (ids: number[]) => (await store.lookup(ROWS_PROJECT, ROWS_RUN, ids.map(rowId))).map((r) => Number(r['seq']));
+  await store.deleteSeqs(await seqsOf([1, 12, 25]));
+  const file = join(dir, DEAD_ROWS_FILE);
+  for (let i = 0; i < 200 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(existsSync(file), 'the lists were made and saved');
+  await store.settled();
+  const snap = store.snapshot();
+  const got = await snap.liveRows(snap.segmentsFor(scope));
+  snap.release();
+  assert.deepEqual(got, { rows: 27, made: 0 });
 });
