@@ -4,6 +4,7 @@
 // stop is timed. Reports per build: spans/s over its own rounds, the server's CPU seconds per span
 // (every thread, from /proc), request latency p50/p99, the spans it counts, and the stop's wall time.
 //   node dist/bench/probes/http-ab.js --old /work/base-cb3519d [--new .] [--spans 200000] [--connections 4]
+//     [--old-node-arg <flag>]... [--new-node-arg <flag>]... (flags for that side's server's node)
 // Each root must be built (its dist/src/cli.js is started).
 import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +21,8 @@ const { values } = parseArgs({
     new: { type: 'string', default: new URL('../../..', import.meta.url).pathname },
     spans: { type: 'string', default: '200000' },
     connections: { type: 'string', default: '4' },
+    'old-node-arg': { type: 'string', multiple: true, default: [] },
+    'new-node-arg': { type: 'string', multiple: true, default: [] },
   },
 });
 if (!values.old) throw new Error('--old <checkout> is required');
@@ -43,10 +46,14 @@ interface Side {
   done: boolean;
 }
 
-async function start(name: string, root: string): Promise<Side> {
+async function start(name: string, root: string, nodeArgs: string[]): Promise<Side> {
   const dir = mkdtempSync(join(process.env['TL_TMP'] ?? tmpdir(), `tracelake-ab-${name}-`));
   const key = `tl_bench_${Date.now()}`;
-  const server = await startServer(join(dir, 'data'), key, { cli: join(resolve(root), 'dist/src/cli.js'), name: `${name} server` });
+  const server = await startServer(join(dir, 'data'), key, {
+    cli: join(resolve(root), 'dist/src/cli.js'),
+    name: `${name} server`,
+    nodeArgs,
+  });
   const url = server.url;
   const headers = { 'content-type': 'application/json', 'Galileo-API-Key': key };
   const post = async (path: string, body: unknown) =>
@@ -110,7 +117,7 @@ async function round(side: Side, limit: number): Promise<void> {
   side.cpu += (cpuSeconds(side.pid) ?? 0) - c0;
 }
 
-const sides = [await start('old', values.old), await start('new', values.new!)];
+const sides = [await start('old', values.old, values['old-node-arg']!), await start('new', values.new!, values['new-node-arg']!)];
 while (sides.some((s) => !s.done)) for (const s of sides) if (!s.done) await round(s, 8);
 
 const report: Record<string, unknown> = { load: readFileSync('/proc/loadavg', 'utf8').trim(), spans, connections };

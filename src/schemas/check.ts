@@ -90,6 +90,45 @@ function deepPath(value: object, max: number): (string | number)[] | null {
   return null;
 }
 
+/**
+ * One walk of a value just parsed from a request's JSON text: true when it holds a key that poisons
+ * a prototype wherever the value is later copied key by key (an own `__proto__`, or a `constructor`
+ * object with its own `prototype`; Fastify's default parser refuses both). A value nested at most
+ * MAX_NESTING levels is noted shallow enough on the way, so the schema check does not walk it again.
+ */
+export function poisonsPrototypes(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  const stack: object[] = [value];
+  const depths: number[] = [0];
+  let deep = false;
+  while (stack.length > 0) {
+    const v = stack.pop()!;
+    const d = depths.pop()! + 1;
+    if (d > MAX_NESTING) deep = true;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const x: unknown = v[i];
+        if (x !== null && typeof x === 'object') {
+          stack.push(x);
+          depths.push(d);
+        }
+      }
+    } else {
+      for (const k in v) {
+        if (k === '__proto__') return true;
+        const x: unknown = (v as Record<string, unknown>)[k];
+        if (x !== null && typeof x === 'object') {
+          if (k === 'constructor' && Object.hasOwn(x, 'prototype')) return true;
+          stack.push(x);
+          depths.push(d);
+        }
+      }
+    }
+  }
+  if (!deep) shallowEnough.add(value);
+  return false;
+}
+
 /** The issues of a value against a schema, or null when it conforms. `part` is body, query or path. */
 export function issuesOf(schema: TSchema, value: unknown, part = 'body'): ValidationIssue[] | null {
   if (value !== null && typeof value === 'object' && !shallowEnough.has(value)) {

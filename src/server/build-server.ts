@@ -6,6 +6,7 @@ import type { TraceStore } from '../engine/trace-store.js';
 import { installAccess } from './access.js';
 import { storeCredentials } from './auth/credentials.js';
 import { installAuth } from './auth/request-auth.js';
+import { installJsonParser } from './json-body.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.js';
 import { PREFIXES } from './prefixes.js';
 import { authRoutes } from './routes/auth.js';
@@ -91,6 +92,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(lazySerializerCompiler);
+  installJsonParser(app);
   // OAuth2's password flow posts a form.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));

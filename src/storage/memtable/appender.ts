@@ -54,18 +54,22 @@ export class Appender {
     const s = this.#s;
     await this.#sealer.backpressure();
     if (s.wal.failed) this.#sealer.freeze();
+    // Each row's key in the recent-records map, made once: three lookups per row below use it.
+    const keys = new Array<string>(rows.length);
+    for (let i = 0; i < rows.length; i++) keys[i] = memKey(rows[i]!.run_id, rows[i]!.id);
     // Rows whose ids were minted from a random seed cannot replace a sealed version: not looked up.
-    const lookup = rows.filter((r) => !takeMintedFresh(r));
+    const lookup: number[] = [];
+    for (let i = 0; i < rows.length; i++) if (!takeMintedFresh(rows[i]!)) lookup.push(i);
     for (;;) {
       // The batch is built in the continuation of this wait (or of the lookup below): see cpu-turns.ts.
       await cpuTurn();
       // A seal that commits while we look up sealed versions moves ids out of the recent map: look again.
       const generation = s.sealGeneration;
-      const dead = await this.#sealedVersions(lookup.filter((r) => !s.memIds.has(memKey(r.run_id, r.id))));
+      const dead = await this.#sealedVersions(lookup.filter((i) => !s.memIds.has(keys[i]!)).map((i) => rows[i]!));
       if (generation !== s.sealGeneration) continue;
       this.#s.assertWritable();
-      for (const r of rows) {
-        const prev = s.memIds.get(memKey(r.run_id, r.id));
+      for (let i = 0; i < rows.length; i++) {
+        const prev = s.memIds.get(keys[i]!);
         if (prev !== undefined) dead.push(prev.seq);
       }
       // Sequence numbers are taken in the same synchronous step as the log write, so the log holds
@@ -83,10 +87,10 @@ export class Appender {
       // Parents that children logged before them wait for: they arrive with has_children.
       const arrived: string[] = [];
       if (s.awaited.size > 0) {
-        for (const r of rows) {
-          const k = memKey(r.run_id, r.id);
+        for (let i = 0; i < rows.length; i++) {
+          const k = keys[i]!;
           if (!s.awaited.has(k)) continue;
-          r.has_children = true;
+          rows[i]!.has_children = true;
           arrived.push(k);
         }
       }
@@ -111,7 +115,7 @@ export class Appender {
       s.dead.addAll(dead);
       // One push per value: a spread of a 1M-span delete's seqs overflows the call stack (found at 100M).
       for (const q of dead) table.dead.push(q);
-      for (const r of rows) s.memIds.set(memKey(r.run_id, r.id), entryOf(r, table.number));
+      for (let i = 0; i < rows.length; i++) s.memIds.set(keys[i]!, entryOf(rows[i]!, table.number));
       table.noteRows(rows[0]!.project_id, rows[0]!.run_id, rows, builder.metricsByKind, bytes.length, s.options.notedColumns);
       if (arrived.length > 0) resolveAwaits(s, table, arrived);
       if (awaits.length > 0) noteAwaits(s, table, rows[0]!.project_id, rows[0]!.run_id, awaits);
@@ -261,8 +265,17 @@ export class Appender {
     const candidates = () => {
       const files = new Set<string>();
       const wanted: string[] = [];
+      // A request's rows share one project and run: the prefix is made again only when they change.
+      let prefix = '';
+      let project: string | null = null;
+      let run: string | null = null;
       for (const r of rows) {
-        const hit = s.index.candidates(r.id, `records/${partitionKey(r.project_id, r.run_id)}`);
+        if (r.project_id !== project || r.run_id !== run) {
+          project = r.project_id;
+          run = r.run_id;
+          prefix = `records/${partitionKey(project, run)}`;
+        }
+        const hit = s.index.candidates(r.id, prefix);
         if (hit.length === 0) continue;
         wanted.push(r.id);
         for (const f of hit) files.add(f);
