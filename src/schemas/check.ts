@@ -26,16 +26,23 @@ export const MAX_NESTING = 1000;
 const shallowEnough = new WeakSet<object>();
 
 /**
- * Whether a value nests deeper than `max`. Every request body is walked, so this pass keeps only
- * depths (no paths, no closures): the path is worked out by `deepPath` for the rare body that fails.
+ * One walk of a value's arrays and objects. Every request body is walked, so it keeps only depths
+ * (no paths, no closures): the path is worked out by `deepPath` for the rare body that fails.
+ * Without `keys`: 'deep' as soon as it nests deeper than `max`, else 'ok'. With `keys`: 'poison' as
+ * soon as it holds a key that poisons a prototype wherever the value is later copied key by key (an
+ * own `__proto__`, or a `constructor` object with its own `prototype`), else 'deep' or 'ok'.
  */
-function nestsDeeper(value: object, max: number): boolean {
-  const stack: unknown[] = [value];
+function walk(value: object, max: number, keys: boolean): 'poison' | 'deep' | 'ok' {
+  const stack: object[] = [value];
   const depths: number[] = [0];
+  let deep = false;
   while (stack.length > 0) {
-    const v = stack.pop() as object;
+    const v = stack.pop()!;
     const d = depths.pop()! + 1;
-    if (d > max) return true;
+    if (d > max) {
+      if (!keys) return 'deep';
+      deep = true;
+    }
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
         const x: unknown = v[i];
@@ -46,15 +53,17 @@ function nestsDeeper(value: object, max: number): boolean {
       }
     } else {
       for (const k in v) {
+        if (keys && k === '__proto__') return 'poison';
         const x: unknown = (v as Record<string, unknown>)[k];
         if (x !== null && typeof x === 'object') {
+          if (keys && k === 'constructor' && Object.hasOwn(x, 'prototype')) return 'poison';
           stack.push(x);
           depths.push(d);
         }
       }
     }
   }
-  return false;
+  return deep ? 'deep' : 'ok';
 }
 
 /**
@@ -91,48 +100,21 @@ function deepPath(value: object, max: number): (string | number)[] | null {
 }
 
 /**
- * One walk of a value just parsed from a request's JSON text: true when it holds a key that poisons
- * a prototype wherever the value is later copied key by key (an own `__proto__`, or a `constructor`
- * object with its own `prototype`; Fastify's default parser refuses both). A value nested at most
- * MAX_NESTING levels is noted shallow enough on the way, so the schema check does not walk it again.
+ * Whether a value just parsed from a request's JSON text holds a key that poisons a prototype
+ * (Fastify's default parser refuses both kinds; see `walk`). A value nested at most MAX_NESTING levels
+ * is noted shallow enough on the way, so the schema check does not walk it again.
  */
 export function poisonsPrototypes(value: unknown): boolean {
   if (value === null || typeof value !== 'object') return false;
-  const stack: object[] = [value];
-  const depths: number[] = [0];
-  let deep = false;
-  while (stack.length > 0) {
-    const v = stack.pop()!;
-    const d = depths.pop()! + 1;
-    if (d > MAX_NESTING) deep = true;
-    if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) {
-        const x: unknown = v[i];
-        if (x !== null && typeof x === 'object') {
-          stack.push(x);
-          depths.push(d);
-        }
-      }
-    } else {
-      for (const k in v) {
-        if (k === '__proto__') return true;
-        const x: unknown = (v as Record<string, unknown>)[k];
-        if (x !== null && typeof x === 'object') {
-          if (k === 'constructor' && Object.hasOwn(x, 'prototype')) return true;
-          stack.push(x);
-          depths.push(d);
-        }
-      }
-    }
-  }
-  if (!deep) shallowEnough.add(value);
-  return false;
+  const found = walk(value, MAX_NESTING, true);
+  if (found === 'ok') shallowEnough.add(value);
+  return found === 'poison';
 }
 
 /** The issues of a value against a schema, or null when it conforms. `part` is body, query or path. */
 export function issuesOf(schema: TSchema, value: unknown, part = 'body'): ValidationIssue[] | null {
   if (value !== null && typeof value === 'object' && !shallowEnough.has(value)) {
-    const deep = nestsDeeper(value, MAX_NESTING) ? deepPath(value, MAX_NESTING) : null;
+    const deep = walk(value, MAX_NESTING, false) === 'deep' ? deepPath(value, MAX_NESTING) : null;
     if (deep) return [{ loc: [part, ...deep], msg: `nested too deeply (more than ${MAX_NESTING} levels)`, type: 'too_deep' }];
     shallowEnough.add(value);
   }

@@ -11,12 +11,12 @@
 // missing or damaged one). Written and fsynced with its segment, before any manifest lists it.
 // Uncompressed: hashes barely compress beyond Parquet's dictionary pages, and a delete reads them
 // more than twice as fast so, for a larger file (18 bytes per row on disk instead of 7).
-import { closeSync, existsSync, fstatSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Connection } from '../../db/database.js';
 import { stringLiteral } from '../../db/sql-string.js';
 import { sql } from '../../query/sql.js';
-import { fsyncPathAsync } from '../fs-util.js';
+import { fsyncPathAsync, withFile } from '../fs-util.js';
 
 const PROBE = 'tracelake child index v1';
 
@@ -128,23 +128,16 @@ export function childRowsSize(rows: number, ascending: boolean): number {
 
 /** A row file's header, when the file is whole, of `rows` rows and hashed by this DuckDB; else null. */
 export async function childRowsHeader(conn: Connection, path: string, rows: number): Promise<{ ascending: boolean } | null> {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch {
-    return null;
-  }
-  try {
-    const header = Buffer.alloc(ROWS_HEADER);
-    if (readSync(fd, header, 0, ROWS_HEADER, 0) !== ROWS_HEADER || header.toString('latin1', 0, 8) !== ROWS_MAGIC) return null;
-    if (header.readDoubleLE(8) !== rows || header.readBigUInt64LE(16) !== BigInt(await probe(conn))) return null;
-    const ascending = header.readUInt8(24) === 1;
+  const header = withFile(path, (fd, size) => {
+    const h = Buffer.alloc(ROWS_HEADER);
+    if (readSync(fd, h, 0, ROWS_HEADER, 0) !== ROWS_HEADER || h.toString('latin1', 0, 8) !== ROWS_MAGIC) return null;
+    const ascending = h.readUInt8(24) === 1;
     // Whole: every section is there (written before the header).
-    if (fstatSync(fd).size !== childRowsSize(rows, ascending)) return null;
-    return { ascending };
-  } finally {
-    closeSync(fd);
-  }
+    if (h.readDoubleLE(8) !== rows || size !== childRowsSize(rows, ascending)) return null;
+    return { hash: h.readBigUInt64LE(16), ascending };
+  });
+  if (header === null || header.hash !== BigInt(await probe(conn))) return null;
+  return { ascending: header.ascending };
 }
 
 /** Writes a new segment's child index and its row file, fsynced (the caller fsyncs the folder before the manifest lists the segment). */
