@@ -9,12 +9,13 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { Database, type SqlRunner } from '../../../src/db/database.js';
-import { compile, type Sql, sql } from '../../../src/query/sql.js';
+import { Database, } from '../../../src/db/database.js';
+import { sql } from '../../../src/query/sql.js';
 import type { ManifestState } from '../../../src/storage/manifest/manifest.js';
 import { DataFactsCache, NOTED_COLUMNS } from '../../../src/query/exec/data-facts.js';
 import { RecordStore } from '../../../src/storage/record-store.js';
 import type { LogRow } from '../../../src/record/record.js';
+import { countingRunner } from '../../support/counting-runner.js';
 import { tempDir } from '../../support/helpers.js';
 
 const P = '11111111-1111-4111-8111-111111111111';
@@ -95,20 +96,6 @@ test('memory tables note span facts at ingest; replayed rows are scanned instead
   }
 });
 
-/** A runner that counts the planner's scans for facts (GROUP BY type over the kind columns). */
-function counting(db: Database): { runner: SqlRunner; scans: () => number } {
-  let n = 0;
-  return {
-    runner: {
-      all: (q: Sql) => {
-        if (compile(q).text.includes('bool_or(r.has_children)')) n++;
-        return db.all(q);
-      },
-    },
-    scans: () => n,
-  };
-}
-
 test('segments keep their type facts in the manifest: equal to DuckDB over the file, no scan needed; older entries are scanned', async (t) => {
   const dir = tempDir(t);
   const open = async () => {
@@ -164,12 +151,12 @@ test('segments keep their type facts in the manifest: equal to DuckDB over the f
     }
 
     const asked = async () => {
-      const c = counting(db);
+      const c = countingRunner(db, 'bool_or(r.has_children)');
       const f: Awaited<ReturnType<DataFactsCache['facts']>> = await store.read((snap) =>
         new DataFactsCache(c.runner, store.notedColumns).facts(snap, scope, ASKED),
       );
       return {
-        scans: c.scans(),
+        scans: c.count(),
         children: [...f.typesWithChildren].sort(),
         with: Object.fromEntries([...f.typesWith].map(([k, ts]) => [k, [...ts].sort()]).sort()),
       };

@@ -6,12 +6,13 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { Database, type SqlRunner } from '../../../src/db/database.js';
+import { Database, } from '../../../src/db/database.js';
 import { OwnValueFacts } from '../../../src/query/exec/own-values.js';
-import { compile, ident, sql, type Sql } from '../../../src/query/sql.js';
+import { ident, sql, } from '../../../src/query/sql.js';
 import type { LogRow } from '../../../src/record/record.js';
 import type { ManifestState, SegmentEntry } from '../../../src/storage/manifest/manifest.js';
 import { RecordStore } from '../../../src/storage/record-store.js';
+import { countingRunner } from '../../support/counting-runner.js';
 import { tempDir } from '../../support/helpers.js';
 
 const P = '11111111-1111-4111-8111-111111111111';
@@ -41,20 +42,6 @@ function span(k: number, type: 'llm' | 'tool', quality: boolean): LogRow {
       ...(quality ? { quality: k / 100 } : {}),
     },
   } as LogRow;
-}
-
-/** A runner that counts footer reads (parquet_metadata). */
-function counting(db: Database): { runner: SqlRunner; footers: () => number } {
-  let n = 0;
-  return {
-    runner: {
-      all: (q: Sql) => {
-        if (compile(q).text.includes('parquet_metadata(')) n++;
-        return db.all(q);
-      },
-    },
-    footers: () => n,
-  };
 }
 
 test('segments record their full metric columns: equal to DuckDB over the file, no footer read; older entries read it', async (t) => {
@@ -119,9 +106,9 @@ test('segments record their full metric columns: equal to DuckDB over the file, 
     assert.deepEqual(await byHand(merged!, ids), ['duration_ns']);
 
     const asked = async () => {
-      const c = counting(db);
+      const c = countingRunner(db, 'parquet_metadata(');
       const full = await store.read((snap) => new OwnValueFacts(c.runner).full(snap, scope, ASKED));
-      return { footers: c.footers(), full: [...full].sort() };
+      return { footers: c.count(), full: [...full].sort() };
     };
     const kept = await asked();
     assert.deepEqual(kept, { footers: 0, full: ['duration_ns'] }, 'taken from the entry, no footer read');
