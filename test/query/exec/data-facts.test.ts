@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { Database, } from '../../../src/db/database.js';
+import { Database } from '../../../src/db/database.js';
 import { sql } from '../../../src/query/sql.js';
 import type { ManifestState } from '../../../src/storage/manifest/manifest.js';
 import { DataFactsCache, NOTED_COLUMNS } from '../../../src/query/exec/data-facts.js';
