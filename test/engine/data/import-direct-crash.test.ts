@@ -12,7 +12,7 @@ import { TraceStore } from '../../../src/engine/trace-store.js';
 import { idsPath } from '../../../src/storage/segments/segments.js';
 import { idFilterPath } from '../../../src/storage/indexes/id-filter.js';
 import { textIndexPath } from '../../../src/storage/indexes/text-index.js';
-import { childIndexPath } from '../../../src/storage/indexes/child-index.js';
+import { childIndexPath, childRowsPath } from '../../../src/storage/indexes/child-index.js';
 import { loadManifest } from '../../../src/storage/manifest/manifest.js';
 import { cpSync } from 'node:fs';
 import { tempDir } from '../../support/helpers.js';
@@ -120,6 +120,7 @@ test('SIGKILL at any fsync of a direct import leaves all of it or none, and no s
           relative(dir, idFilterPath(join(dir, g.file))),
           relative(dir, textIndexPath(join(dir, g.file))),
           relative(dir, childIndexPath(join(dir, g.file))),
+          relative(dir, childRowsPath(join(dir, g.file))),
         ]),
       );
       const stray = files(dir).filter((f) => (f.startsWith('records/') && !listed.has(f)) || /\.tmp-\d+$/.test(f) || f.startsWith('tmp/'));
