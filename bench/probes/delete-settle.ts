@@ -121,7 +121,8 @@ for (let round = 0; round < Number(roundArg); round++) {
       );
       await time(
         'matchesWithRow',
-        `SELECT count(*), max(file_row_number) FROM read_parquet(${list(spans)}, hive_partitioning = false, union_by_name = true, filename = true, file_row_number = true) WHERE ${where}`,
+        `SELECT count(*), max(file_row_number) FROM read_parquet(${list(spans)}, hive_partitioning = false, union_by_name = true, ` +
+          `filename = true, file_row_number = true) WHERE ${where}`,
       );
     } else if (v === 'stream') await stream();
     else throw new Error(`unknown variant ${v}`);

@@ -32,7 +32,8 @@ const TRAVERSALS = [
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 /** Every file a data folder may hold. */
 const LAYOUT = new RegExp(
-  '^(manifest\\.json|id-filter\\.bin|dead-rows\\.json|catalog\\.log|catalog\\.json|token-secret|api-key|lock\\.duckdb|tmp(/.*)?|wal/wal-\\d{9}\\.arrows|wal/rejected\\.ndjson|' +
+  '^(manifest\\.json|id-filter\\.bin|dead-rows\\.json|catalog\\.log|catalog\\.json|token-secret|api-key|lock\\.duckdb|tmp(/.*)?|' +
+    'wal/wal-\\d{9}\\.arrows|wal/rejected\\.ndjson|' +
     `records/project_id=${UUID}/run_id=${UUID}/kind=(span|trace|session)/seg-\\d{9}\\.(parquet|ids|idf|kids|kidrows))$`,
 );
 

@@ -128,11 +128,12 @@ export function sourceSql(from: SourceParts, metrics: readonly string[]): Source
   const expired = [...from.cutoffs].map(([run, us]) => sql`(run_id = ${run} AND created_at < make_timestamp(${us}))`);
   const live = expired.length === 0 ? EMPTY : sql` AND ${raw(expiredOnly ? '' : 'NOT ')}(${joinSql(expired, ' OR ')})`;
   // With dead-free segments, only the other parts are filtered (their seq column is not even read).
+  const deadOf = (x: (typeof parts)[number]) => (x.seqs ? from.deadSeqsIn(...x.seqs) : from.deadSeqs);
   const q =
     deadFree === null
       ? sql`(SELECT ${from.star} FROM (${union(parts.map((x) => x.q))}) WHERE seq NOT IN ${from.deadSeqs}${live})`
       : sql`(SELECT ${from.star}
-          FROM (${union(parts.map((x) => (x.clean ? x.q : sql`SELECT * FROM (${x.q}) WHERE seq NOT IN ${x.seqs ? from.deadSeqsIn(...x.seqs) : from.deadSeqs}`)))}) WHERE true${live})`;
+          FROM (${union(parts.map((x) => (x.clean ? x.q : sql`SELECT * FROM (${x.q}) WHERE seq NOT IN ${deadOf(x)}`)))}) WHERE true${live})`;
   return {
     sql: q,
     metricColumn: (name) => {

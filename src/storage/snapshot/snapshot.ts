@@ -98,7 +98,8 @@ export class Snapshot {
 
   /** The dead sequence numbers this snapshot honours within [lo, hi], as a subquery. */
   deadSeqsIn(lo: number, hi: number): Sql {
-    return sql`(SELECT seq FROM dead WHERE gen <= ${int(this.#manifest.generation)} AND clock <= ${int(this.#bounds.clock)} AND seq BETWEEN ${int(lo)} AND ${int(hi)})`;
+    const seen = sql`gen <= ${int(this.#manifest.generation)} AND clock <= ${int(this.#bounds.clock)}`;
+    return sql`(SELECT seq FROM dead WHERE ${seen} AND seq BETWEEN ${int(lo)} AND ${int(hi)})`;
   }
 
   /**
