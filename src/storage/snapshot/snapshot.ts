@@ -93,13 +93,17 @@ export class Snapshot {
 
   /** The dead sequence numbers this snapshot honours, as a subquery (generation and clock are the store's own counters). */
   get deadSeqs(): Sql {
-    return sql`(SELECT seq FROM dead WHERE gen <= ${int(this.#manifest.generation)} AND clock <= ${int(this.#bounds.clock)})`;
+    return sql`(SELECT seq FROM dead WHERE ${this.#honoured})`;
   }
 
   /** The dead sequence numbers this snapshot honours within [lo, hi], as a subquery. */
   deadSeqsIn(lo: number, hi: number): Sql {
-    const seen = sql`gen <= ${int(this.#manifest.generation)} AND clock <= ${int(this.#bounds.clock)}`;
-    return sql`(SELECT seq FROM dead WHERE ${seen} AND seq BETWEEN ${int(lo)} AND ${int(hi)})`;
+    return sql`(SELECT seq FROM dead WHERE ${this.#honoured} AND seq BETWEEN ${int(lo)} AND ${int(hi)})`;
+  }
+
+  /** Whether a row of the `dead` table is a mark this snapshot honours (made at or before its generation and clock). */
+  get #honoured(): Sql {
+    return sql`(gen <= ${int(this.#manifest.generation)} AND clock <= ${int(this.#bounds.clock)})`;
   }
 
   /**
@@ -155,11 +159,9 @@ export class Snapshot {
     if (listed.length === 0) return { rows: n, made };
     // A listed seq has a row in `dead` (lists are made from it, and a mark on a row of a listed segment
     // stays): those whose every row is marked after this snapshot are not dead to it.
-    const g = int(this.#manifest.generation);
-    const c = int(this.#bounds.clock);
     const later = await this.#db.all(
-      sql`SELECT seq FROM dead WHERE seq IN (SELECT seq FROM dead WHERE gen > ${g} OR clock > ${c})
-          GROUP BY seq HAVING NOT bool_or(gen <= ${g} AND clock <= ${c})`,
+      sql`SELECT seq FROM dead WHERE seq IN (SELECT seq FROM dead WHERE NOT ${this.#honoured})
+          GROUP BY seq HAVING NOT bool_or(${this.#honoured})`,
     );
     const notYet = new Set(later.map((r) => Number(r['seq'])));
     for (const q of listed) if (!notYet.has(q)) n--;
