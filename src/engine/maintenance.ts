@@ -48,6 +48,16 @@ export class Maintenance {
     return { merges: await this.#records.compact(), expired };
   }
 
+  /**
+   * Settles once the indexes of the segments found on open are checked and those missing, damaged or
+   * stale (a folder of an older version) rebuilt, which a writable store does in the background after
+   * opening (with the option indexRepair 'held', this starts it). Returns how many were rebuilt.
+   */
+  async indexesRepaired(): Promise<number> {
+    this.#guard.assertOpen();
+    return this.#records.indexesRepaired();
+  }
+
   /** Memory in use, in bytes: DuckDB's by tag (merges have a database of their own) and this process's. */
   async memory(): Promise<MemoryReport> {
     this.#guard.assertOpen();

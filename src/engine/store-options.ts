@@ -56,10 +56,22 @@ export interface TraceStoreOptions extends RecordStoreOptions {
    * its rows (default 2; tests set 0 to always, without the tie sample, and Infinity to never).
    */
   sortKeyGroups?: number;
+  /**
+   * Row groups per page row (offset + limit + 1) from which a metric-sorted page whose keys query reads
+   * every matching row, showing only the small id columns, carries only its keys and fetches the
+   * columns for the page's rows (default 2; tests set 0 to always and Infinity to never).
+   */
+  narrowKeyGroups?: number;
   /** Metric-sorted pages from per-segment lists of the best rows (default true; tests compare with false). */
   metricTopK?: boolean;
   /** Rows each segment's list of best rows keeps per metric and direction (default 2,048; tests shrink it). */
   metricTopKRows?: number;
+  /**
+   * A metric-sorted page whose segments' lists are not all read yet: 'background' (default) answers
+   * with one keys query and reads the lists afterwards, one segment at a time; 'await' reads them
+   * first and answers from them (tests of the lists use it).
+   */
+  metricTopKBuild?: 'await' | 'background';
   /** Counts keep each segment's share per filter and reuse it (count-cache.ts; default true; tests compare with false). */
   segmentCounts?: boolean;
   /**
@@ -81,6 +93,8 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   scoring?: ScoringOptions;
   /** Told the steps each search or count ran (keys, roll-ups, fetch), for benchmarks and tests. */
   onPlan?: (steps: readonly string[]) => void;
+  /** Told what queries did in the background after answering (the top-k lists read), for tests. */
+  onBackground?: (done: string) => void;
 }
 
 /** Bytes of a size MEMORY_SIZE accepts, read as DuckDB reads it (KB, MB, ... are powers of 1,000; KiB, MiB, ... of 1,024). */

@@ -335,9 +335,12 @@ function queryOptions(catalog: Catalog, options: TraceStoreOptions): Constructor
     ...(options.tokenCounts === false ? { tokenCounts: false } : {}),
     ...(options.segmentCountMinRows !== undefined ? { segmentCountMinRows: options.segmentCountMinRows } : {}),
     ...(options.metricTopKRows ? { topKRows: options.metricTopKRows } : {}),
+    ...(options.metricTopKBuild ? { topKBuild: options.metricTopKBuild } : {}),
     ...(options.planEstimate ? { planEstimate: options.planEstimate } : {}),
     ...(options.estimateMinGroups !== undefined ? { estimateMinGroups: options.estimateMinGroups } : {}),
     ...(options.sortKeyGroups !== undefined ? { sortKeyGroups: options.sortKeyGroups } : {}),
+    ...(options.narrowKeyGroups !== undefined ? { narrowKeyGroups: options.narrowKeyGroups } : {}),
     ...(options.onPlan ? { onPlan: options.onPlan } : {}),
+    ...(options.onBackground ? { onBackground: options.onBackground } : {}),
   };
 }

@@ -30,7 +30,7 @@ export interface PlanInput {
    * Records of the level, scoped and live, exposing the listed metrics as columns. `text`: substrings
    * every matching record holds (the source may leave out row groups that cannot hold them).
    */
-  readonly base: (metrics: readonly string[], text: readonly TextRequirement[], created: CreatedRanges | null) => Source;
+  readonly base: (metrics: readonly string[], text: readonly TextRequirement[], created: CreatedRanges | null, locate?: boolean) => Source;
   /** Descendant records (spans for spans and traces; spans and traces for sessions), for roll-ups. */
   readonly descendants: (metrics: readonly string[]) => Source;
   readonly filter: Expr | null;
@@ -133,6 +133,7 @@ function skeleton(
   shown: readonly string[] = [],
   measured: readonly string[] = [],
   rollTop: number | null = null,
+  locate = false,
 ): Skeleton {
   const needed = metricsOf(input.filter);
   if (input.sort?.column.metric !== undefined) needed.add(input.sort.column.metric);
@@ -140,7 +141,7 @@ function skeleton(
   const names = [...needed];
   // Metrics the page shows are read from the same scan (own values only: a shredded column each).
   const read = [...names, ...shown.filter((n) => !needed.has(n))];
-  const base = input.base(read, requiredContains(input.filter), windowRanges(window));
+  const base = input.base(read, requiredContains(input.filter), windowRanges(window), locate);
   const ownColumn = (name: string) => sql`r.${ident(base.metricColumn(name))}`;
   const ctes: Sql[] = [];
   const joins: Sql[] = [];
@@ -286,8 +287,9 @@ export function pageKeysQuery(
   locators = true,
   bound: number | null = null,
   rollTop: number | null = null,
+  locate = false,
 ): Planned & { ownMetrics: Map<string, string>; rolledMetrics: Map<string, string> } {
-  const s = skeleton(input, window, alsoMetrics, [], rollTop);
+  const s = skeleton(input, window, alsoMetrics, [], rollTop, locate);
   // A bound (sortKeysQuery: the k-th key) leaves out rows sorting after the page's last; DuckDB tests
   // it in the scan, and the sort then holds only the rows at or before it.
   const where =
@@ -304,7 +306,11 @@ export function pageKeysQuery(
   });
   // Without `locators` (a page shown from this query alone, fetching nothing) seq and created_at are
   // not decoded for every row the query looks at.
-  const head = raw(locators ? 'r.seq, epoch_us(r.created_at) AS c' : 'NULL AS seq, NULL AS c');
+  // With `locate`, where each row is stored (its file and row number there, NULL in memory): the
+  // page's columns are then read from those rows alone (locatedFetchQuery).
+  const head = raw(
+    `${locators ? 'r.seq, epoch_us(r.created_at) AS c' : 'NULL AS seq, NULL AS c'}${locate ? ', r.loc_row, r.loc_file' : ''}`,
+  );
   const q = sql`${s.with}SELECT ${head}${joinSql(also, '')} FROM ${s.from} WHERE ${where} ORDER BY ${s.order} LIMIT ${limit + 1} OFFSET ${offset}`;
   return { sql: q, rolled: s.rolled, ownMetrics: s.own, rolledMetrics };
 }
@@ -395,6 +401,20 @@ export function fetchQuery(
   let where = seqs.length === 0 ? raw('false') : sql`r.seq IN (${joinSql(seqs.map((q) => sql`${q}::BIGINT`))})`;
   if (createdRange) where = sql`${where} AND r.created_at BETWEEN ${at(createdRange[0])} AND ${at(createdRange[1])}`;
   return sql`SELECT ${select} FROM ${source.sql} r WHERE ${where}`;
+}
+
+/**
+ * Columns of rows of one segment file by their row numbers there (from a keys query with `locate`):
+ * DuckDB reads only the row groups holding them. The rows are live (the keys query tested that).
+ */
+export function locatedFetchQuery(file: string, columns: readonly string[], rows: readonly number[]): Sql {
+  const select = joinSql(
+    [...new Set([...columns, 'seq'])].map((c) =>
+      c === 'created_at' || c === 'updated_at' ? sql`epoch_us(${ident(c)}) AS ${ident(c)}` : ident(c),
+    ),
+  );
+  const at = joinSql(rows.map((n) => sql`${n}::BIGINT`));
+  return sql`SELECT ${select} FROM read_parquet(${file}, hive_partitioning = false) WHERE file_row_number IN (${at})`;
 }
 
 export function countQuery(input: PlanInput): Planned {

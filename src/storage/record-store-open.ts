@@ -19,8 +19,6 @@ import type { RecordStoreOptions } from './record-store-options.js';
 import { DEFAULT_READER_GRACE_MS, READERS_DIR } from './readers/leases.js';
 import { replayLog } from './wal/replay.js';
 import { idsPath, removeUnlisted, segmentFilter } from './segments/segments.js';
-import { ensureChildIndex } from './indexes/child-index.js';
-import { ensureTextIndex } from './indexes/text-index.js';
 import { EMPTY_TABLE } from './snapshot/snapshot-source.js';
 import { memKey, StoreState } from './store-state.js';
 import { WriteAheadLog } from './wal/wal.js';
@@ -79,16 +77,8 @@ export async function openStoreState<T>(
         filter: coveredFences(s, seg) ?? (await segmentFilter(conns.seal, dir, seg, idHash, true)),
         ids: idsPath(join(dir, seg.file)),
       });
-    // Text indexes missing (a store of an earlier version), damaged or stale are rebuilt from the segment.
-    if (s.options.textIndex)
-      for (const seg of manifest.segments)
-        await ensureTextIndex(
-          conns.seal,
-          join(dir, seg.file),
-          seg.row_groups.map((g) => g[2]),
-        );
-    // So are child indexes (the parents a delete leaves childless are found through them).
-    for (const seg of manifest.segments) await ensureChildIndex(conns.seal, join(dir, seg.file), seg);
+    // Child and text indexes are checked (and rebuilt where missing, damaged or stale) after the open:
+    // see segments/index-repair.ts.
     for (const seq of manifest.childless) s.childless.add(seq);
     for (const e of manifest.awaited) s.awaited.set(memKey(e[1], e[2]), e);
     // gen: the manifest generation from which a mark counts (bulk loads; 0: at once). clock: the log
@@ -151,6 +141,7 @@ export function resolveOptions(o: RecordStoreOptions): StoreState['options'] {
     deadRowLists: { afterDelete: o.deadRowLists?.afterDelete ?? 10_000, fromRows: o.deadRowLists?.fromRows ?? 100_000 },
     readerGraceMs: o.readerGraceMs ?? DEFAULT_READER_GRACE_MS,
     idCheckpointAfter: o.idCheckpointAfter ?? 1 << 20,
+    indexRepair: o.indexRepair ?? 'background',
   };
 }
 

@@ -86,4 +86,11 @@ export interface RecordStoreOptions {
    * segments it misses, in the background.
    */
   idCheckpointAfter?: number;
+  /**
+   * When a writable store checks the child and text indexes of the segments it found on open, and
+   * rebuilds those missing, damaged or stale (a folder of an older version): 'background' (default)
+   * after the open, one segment at a time (segments/index-repair.ts; readers do without an index until
+   * it is checked); 'held' only once `indexesRepaired()` is called (tests that need the moment fixed).
+   */
+  indexRepair?: 'background' | 'held';
 }

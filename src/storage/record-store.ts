@@ -24,11 +24,13 @@ import type { LogRow, StoredRow } from '../record/record.js';
 import { storedRows } from '../record/record-checks.js';
 import { bulkLoad, type BulkBatch } from './segments/bulk-load.js';
 import { Compactor } from './segments/compactor.js';
+import { FactBackfill } from './segments/fact-backfill.js';
 import { partitionKey, type ManifestState } from './manifest/manifest.js';
 import { convertLegacy, openStoreState } from './record-store-open.js';
 import type { RecordStoreOptions } from './record-store-options.js';
 import { Follower, type FollowOptions } from './readers/follower.js';
 import { isVanishedFile } from './readers/vanished.js';
+import { IndexRepair } from './segments/index-repair.js';
 import { Sealer } from './segments/sealer.js';
 import type { SourceSql } from './snapshot/snapshot-source.js';
 import { Snapshot, type RetentionView, type Scope } from './snapshot/snapshot.js';
@@ -43,6 +45,8 @@ export class RecordStore {
   readonly #sealer: Sealer;
   readonly #compactor: Compactor;
   readonly #appender: Appender;
+  /** Facts missing from older segments' entries, measured in the background (segments/fact-backfill.ts). */
+  readonly #facts: FactBackfill;
 
   /** A read-only store's view of the writer's files (readers/follower.ts); null for the writer. */
   readonly #follower: Follower | null;
@@ -50,6 +54,8 @@ export class RecordStore {
   readonly #refreshEachRead: boolean;
   /** Dead-row lists being made after a large delete (see #listDeadRows); close stops them. */
   #deadLists: Promise<void> = Promise.resolve();
+  /** The indexes of the segments found on open, checked after it (a writable store's; index-repair.ts). */
+  #repair: IndexRepair | null = null;
   #stopping = false;
 
   private constructor(state: StoreState, follower: Follower | null = null, refreshEachRead = false) {
@@ -58,6 +64,7 @@ export class RecordStore {
     this.#refreshEachRead = refreshEachRead;
     this.#sealer = new Sealer(state);
     this.#compactor = new Compactor(state);
+    this.#facts = new FactBackfill(state);
     this.#appender = new Appender(
       state,
       this.#sealer,
@@ -72,8 +79,12 @@ export class RecordStore {
   static open(dir: string, db: Database, options: RecordStoreOptions = {}): Promise<RecordStore> {
     return openStoreState(dir, db, options, async (s) => {
       const store = new RecordStore(s);
+      // Before any reader: until checked, the indexes of the segments found are left alone.
+      store.#repair = new IndexRepair(s, s.manifest.segments);
       await convertLegacy(s, (rows) => store.append(rows, true));
       if (s.mem.some((t) => t.frozen)) store.#sealer.kick();
+      if (s.options.indexRepair === 'background') void store.#repair.run();
+      store.#facts.start();
       return store;
     });
   }
@@ -218,6 +229,26 @@ export class RecordStore {
     return this.#s.index.settled();
   }
 
+  /** Settles when the facts missing from older segments' entries are measured and saved, or the work stopped (tests, benchmarks). */
+  factsSettled(): Promise<void> {
+    return this.#facts.settled();
+  }
+
+  /**
+   * Settles once the child and text indexes of the segments found on open are checked and those
+   * missing, damaged or stale rebuilt (or the store closed); starts that work with indexRepair 'held'.
+   * Returns how many were rebuilt (tests, benchmarks).
+   */
+  async indexesRepaired(): Promise<number> {
+    await this.#repair?.run();
+    return this.#repair?.rebuilt ?? 0;
+  }
+
+  /** Settles once the child indexes of the segments found on open are checked and rebuilt (a delete waits for them; see IndexRepair.childIndexes). */
+  childIndexesChecked(): Promise<void> {
+    return this.#repair?.childIndexes() ?? Promise.resolve();
+  }
+
   /** A consistent view for reads, of what is in DuckDB (see `settled`); release it when done (see snapshot.ts). */
   snapshot(): Snapshot {
     this.#s.assertOpen();
@@ -233,6 +264,12 @@ export class RecordStore {
       s.childless.size > 0,
     );
     if (this.#follower) snap.onRelease(this.#follower.pin(snap.generation));
+    s.lastRead = performance.now();
+    s.readsInFlight++;
+    snap.onRelease(() => {
+      s.readsInFlight--;
+      s.lastRead = performance.now();
+    });
     return snap;
   }
 
@@ -427,10 +464,12 @@ export class RecordStore {
     const s = this.#s;
     if (s.closed) return;
     this.#stopping = true;
+    const factsStopped = this.#facts.stop();
     this.#follower?.close();
     const seal = options.seal !== false && s.broken === null && !s.readOnly;
     // The id filter's background work stops first: what it did not cover or save, the next open does.
     const indexStopped = s.index.stop();
+    const repairStopped = this.#repair?.stop();
     if (seal)
       await this.seal().catch((err: unknown) => process.emitWarning(`tracelake: sealing on close failed: ${(err as Error).message}`));
     s.closed = true;
@@ -447,11 +486,14 @@ export class RecordStore {
       for (const c of stopping) c.interrupt();
       await Promise.race([background, new Promise((r) => setTimeout(r, 20))]);
     }
+    // Before the files it keeps are let go (a release may retire them).
+    await repairStopped;
     // A bulk load in progress holds the manifest lock until it has committed (or failed).
     await s.maint.run(async () => undefined);
     await this.#sealer.idle();
     await this.#compactor.idle();
     await this.#deadLists;
+    await factsStopped;
     await s.background;
     await new Promise<void>((r) => s.db.afterStatementsInFlight(r));
     await s.background;

@@ -43,6 +43,8 @@ export interface StoreOptions {
   readonly readerGraceMs: number;
   /** RecordStoreOptions.idCheckpointAfter. */
   readonly idCheckpointAfter: number;
+  /** RecordStoreOptions.indexRepair. */
+  readonly indexRepair: 'background' | 'held';
 }
 
 /**
@@ -109,6 +111,9 @@ export class StoreState {
   ackedClock = 0;
   /** When rows were last appended (performance.now()): background merges wait for a pause in writing. */
   lastAppend = -Infinity;
+  /** When a snapshot was last taken, and how many are not released: background work that competes with questions waits for a pause in them. */
+  lastRead = -Infinity;
+  readsInFlight = 0;
   /**
    * Sequence numbers of row versions whose has_children reads false (the manifest's and the log's),
    * mirrored by the `childless` table; a seal or merge writes the value into the file and drops them.
@@ -208,6 +213,25 @@ export class StoreState {
   tally(cause: 'seal' | 'merge' | 'load', segment: { readonly entry: { readonly bytes: number }; readonly sideBytes: number }): void {
     this.written[`${cause}Parquet`] += segment.entry.bytes;
     this.written[`${cause}Indexes`] += segment.sideBytes;
+  }
+
+  /**
+   * Resolves once appends have paused for mergePauseMs (true), mergeMaxDelayMs have passed (false: rows
+   * keep arriving), or the store closes or `stopped` says so (true). Background work that would take
+   * CPU from writes and reads waits for it.
+   */
+  async appendPause(stopped: () => boolean = () => false): Promise<boolean> {
+    const { mergePauseMs: pause, mergeMaxDelayMs: most } = this.options;
+    const until = performance.now() + most;
+    for (;;) {
+      const now = performance.now();
+      const quietFor = now - this.lastAppend;
+      if (this.closed || stopped() || quietFor >= pause) return true;
+      if (now >= until) return false;
+      // Short ticks, so a close waits at most one of them.
+      const wait = Math.min(pause - quietFor, until - now, 100);
+      await new Promise<void>((r) => setTimeout(r, Math.max(1, wait)));
+    }
   }
 
   /** Queues background work (never fails the chain; a failure is reported). */

@@ -93,6 +93,19 @@ test('beside a live writer: the acknowledged log is read without the lock, refre
   assert.equal(await traceCount(first, projectId, logStreamId), 5, 'a delete acknowledged before the refresh is seen');
   assert.deepEqual(await first.data.sql('SELECT count(*)::INTEGER AS n FROM traces WHERE id = $1', [a['id'] as string]), [{ n: 0 }]);
 
+  // A delete of a trace's only span leaves the trace childless: the mark is seen after a refresh too.
+  const c = (await first.search('trace', projectId, { log_stream_id: logStreamId, limit: 100 })).records.find((r) => r['name'] === 'c-0')!;
+  assert.equal(c['has_children'], true);
+  const spanOfC = await first.data.sql('SELECT id FROM spans WHERE trace_id = $1', [c['id'] as string]);
+  assert.equal(spanOfC.length, 1);
+  await writer.send({ op: 'deleteSpans', ids: [spanOfC[0]!['id']] });
+  await first.refresh();
+  const cAfter = (await first.search('trace', projectId, { log_stream_id: logStreamId, limit: 100 })).records.find(
+    (r) => r['name'] === 'c-0',
+  )!;
+  assert.equal(cAfter['has_children'], false, "the writer's childless mark, from its log");
+  assert.deepEqual(await first.data.sql('SELECT count(*)::INTEGER AS n FROM spans WHERE trace_id = $1', [c['id'] as string]), [{ n: 0 }]);
+
   // Writes are refused, and say why.
   const refused = (err: unknown) => err instanceof ReadOnlyError && err.code === 'STORE_READ_ONLY' && /read-only/.test(err.message);
   await assert.rejects(first.logTraces(projectId, { log_stream_id: logStreamId, traces: [{ name: 'x' }] }), refused);

@@ -3,7 +3,7 @@
 // merges or deletes while a read-only store in the test's process reads beside it.
 // argv: dir, readerGraceMs. Commands: {op:'setup'} -> {projectId, logStreamId}; {op:'log', n, tag}
 // -> {traceIds} (n traces of one span each, acknowledged); {op:'flush'}; {op:'compact'} -> {merges};
-// {op:'delete', ids} (traces); {op:'exit'}.
+// {op:'delete', ids} (traces); {op:'deleteSpans', ids}; {op:'exit'}.
 import { createInterface } from 'node:readline';
 import { TraceStore } from '../../src/engine/trace-store.js';
 
@@ -43,6 +43,13 @@ async function run(cmd: Record<string, unknown>): Promise<Record<string, unknown
       const res = await store.records.delete('trace', projectId, {
         log_stream_id: logStreamId,
         filters: [{ type: 'id', column_id: 'id', operator: 'one_of', value: ids }],
+      } as never);
+      return { deleted: res.deleted };
+    }
+    case 'deleteSpans': {
+      const res = await store.records.delete('span', projectId, {
+        log_stream_id: logStreamId,
+        filters: [{ type: 'id', column_id: 'id', operator: 'one_of', value: cmd['ids'] as string[] }],
       } as never);
       return { deleted: res.deleted };
     }

@@ -60,6 +60,43 @@ export function topKApplies(plan: PlanInput, offset: number, limit: number, list
   return pageKeysQuery(plan, limit, offset).rolled.length === 0;
 }
 
+/**
+ * Segments of the scope whose list for the page's sort was never asked for (a list costs a sorted read
+ * of its whole segment: a question asked once is answered sooner by one keys query over everything).
+ */
+export function unlisted(cache: TopKCache, snap: Snapshot, scope: Scope, plan: PlanInput): SegmentEntry[] {
+  const metricId = snap.metricIds[plan.sort!.column.metric!];
+  return snap.segmentsFor(scope).filter((s) => !cache.asked(snap, s, metricId, plan.sort!.ascending));
+}
+
+/**
+ * Queues the lists of `segments` for the page's sort, then returns the work that reads them one at a
+ * time on a later snapshot (in the background: one segment's sorted read at a time competes with the
+ * questions asked meanwhile), and how many it read.
+ */
+export function listReads(
+  cache: TopKCache,
+  snap: Snapshot,
+  scope: Scope,
+  segments: readonly SegmentEntry[],
+  plan: PlanInput,
+): (later: Snapshot) => Promise<number> {
+  const metric = plan.sort!.column.metric!;
+  const ascending = plan.sort!.ascending;
+  cache.queue(snap, segments, snap.metricIds[metric], ascending);
+  const paths = new Set(segments.map((s) => snap.path(s)));
+  return async (later) => {
+    let n = 0;
+    // Only those still in the later snapshot (a merge may have replaced some meanwhile).
+    for (const s of later.segmentsFor(scope)) {
+      if (!paths.has(later.path(s))) continue;
+      await cache.list(later, s, later.metricIds[metric], ascending);
+      n++;
+    }
+    return n;
+  };
+}
+
 /** `memRows`: rows of the scope in memory tables (the attempt reads them as they are; each may match). */
 export async function metricTopK(
   db: SqlRunner,

@@ -12,7 +12,7 @@ import { chooseWindow, pageKeysQuery, rollTopApplies, timeOrdered, type PlanInpu
 import { requiredContains } from '../text-needs.js';
 import type { Scope, Snapshot } from '../../storage/snapshot/snapshot.js';
 import { fewMatchesWindow, pageTimesWindow } from './match-ranges.js';
-import { metricTopK, topKApplies } from './metric-topk.js';
+import { listReads, metricTopK, topKApplies, unlisted } from './metric-topk.js';
 import { sortKeyWindow } from './sort-key-window.js';
 import { estimateMatches, groupRowsIn, totalRows, type MatchEstimate, type PlanEstimate } from './match-estimate.js';
 import type { TopKCache } from './topk-cache.js';
@@ -37,6 +37,20 @@ export interface PageKeySettings {
    * keys alone (sort-key-window.ts); tests set 0 (always, without the tie sample) and Infinity (never).
    */
   readonly sortKeyGroups: number;
+  /**
+   * When a metric-sorted page finds some of its segments' lists not yet read: 'await' reads them
+   * first (then answers from them); 'background' answers with the keys query over everything and
+   * hands the reads to `background`, so the next such page finds them.
+   */
+  readonly topKBuild: 'await' | 'background';
+  /**
+   * Row groups per page row (offset + limit + 1) from which a metric-sorted page whose keys query reads
+   * every matching row carries only the keys (seq, created_at, the sort) and fetches its columns for the
+   * page's rows alone; tests set 0 (always) and Infinity (never).
+   */
+  readonly narrowKeyGroups: number;
+  /** Runs work after the page is answered, on a snapshot of its own (one piece at a time); it reports the lists it read. */
+  readonly background: (work: (snap: Snapshot) => Promise<number>) => void;
 }
 
 /** Roll-ups a page sorted by one first reads (at least, and at most: beyond it, every record is read). */
@@ -50,7 +64,12 @@ export interface PageKey {
 }
 
 /** A page's keys in order, and where their rows' metric values came along (name -> result column). */
-export type PageKeys = PageKey[] & { ownMetrics: Map<string, string>; rolledMetrics: Map<string, string> };
+export type PageKeys = PageKey[] & {
+  ownMetrics: Map<string, string>;
+  rolledMetrics: Map<string, string>;
+  /** Whether the keys carry none of the page's columns (the page fetches them by seq). */
+  narrow?: boolean;
+};
 
 /**
  * Keys of a page. Sorted by time (the default), it first looks only at the newest row groups that
@@ -67,6 +86,7 @@ export async function findPageKeys(
   alsoMetrics: readonly string[],
   steps: string[],
   locators: boolean,
+  narrow = false,
 ): Promise<PageKeys> {
   const order = timeOrdered(plan.sort);
   const profile = snap.timeProfile(scope, requiredContains(plan.filter));
@@ -76,11 +96,20 @@ export async function findPageKeys(
   let estimate: MatchEstimate | null | undefined;
   const estimated = async () =>
     estimate === undefined ? (estimate = await estimateMatches(o.db, plan, profile, o.estimateMode, steps, o.estimateMinGroups)) : estimate;
-  if (o.topK && topKApplies(plan, offset, limit, o.topK.rows)) {
+  const topK = o.topK;
+  const missing =
+    topK && o.topKBuild === 'background' && topKApplies(plan, offset, limit, topK.rows) ? unlisted(topK, snap, scope, plan) : [];
+  if (topK && missing.length > 0) {
+    // A question asked once: one statement over everything costs less than sorting every segment for
+    // its list. The lists follow in the background for the questions after it.
+    // Pages asked while the lists are read wait for them (as they would for lists they read).
+    steps.push('keys (top-k: lists not read yet)');
+    o.background(listReads(topK, snap, scope, missing, plan));
+  } else if (topK && topKApplies(plan, offset, limit, topK.rows)) {
     // Tried before any estimate: when the lists fill the page (most metric sorts) it is the whole
     // answer, and at scale the estimate's sample costs more than the attempt.
     // A filter admitting too few of its candidates leaves it short; the full query runs after it.
-    const top = await metricTopK(o.db, o.topK, snap, scope, plan, limit, offset, also, alsoMetrics, profile.memRows);
+    const top = await metricTopK(o.db, topK, snap, scope, plan, limit, offset, also, alsoMetrics, profile.memRows);
     if (top === 'too few') steps.push('keys (top-k: too few listed rows can match)');
     else if (top) {
       steps.push(`keys (top-k of ${top.candidates} listed rows)`);
@@ -90,14 +119,21 @@ export async function findPageKeys(
       );
     } else steps.push('keys (top-k: not enough)');
   }
-  const keys = async (w: TimeWindow | null, bound: number | null = null, rollTop: number | null = null) => {
-    const q = pageKeysQuery(plan, limit, offset, w, also, alsoMetrics, locators, bound, rollTop);
-    const how = [...(w ? ['window'] : []), ...(bound !== null ? ['bound'] : []), ...(rollTop !== null ? [`roll-up top ${rollTop}`] : [])];
+  const keys = async (w: TimeWindow | null, bound: number | null = null, rollTop: number | null = null, bare = false) => {
+    const q = bare
+      ? pageKeysQuery(plan, limit, offset, w, [], [], true, bound, null, true)
+      : pageKeysQuery(plan, limit, offset, w, also, alsoMetrics, locators, bound, rollTop);
+    const how = [
+      ...(w ? ['window'] : []),
+      ...(bound !== null ? ['bound'] : []),
+      ...(rollTop !== null ? [`roll-up top ${rollTop}`] : []),
+      ...(bare ? ['narrow'] : []),
+    ];
     steps.push(`keys${how.length > 0 ? ` (${how.join(', ')})` : ''}${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`);
     const rows = await o.db.all(q.sql);
     return Object.assign(
       rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })),
-      { ownMetrics: q.ownMetrics, rolledMetrics: q.rolledMetrics },
+      { ownMetrics: q.ownMetrics, rolledMetrics: q.rolledMetrics, narrow: bare },
     );
   };
   if (order === null && rollTopApplies(plan)) {
@@ -121,7 +157,11 @@ export async function findPageKeys(
     const few = await fewMatchesWindow(o.db, plan, profile, steps, await estimated());
     if (few !== null) return keys(few);
     const sorted = await sortKeyWindow(o.db, plan, k, profile, o.sortKeyGroups, await estimated(), steps);
-    return keys(sorted?.window ?? null, sorted?.bound ?? null);
+    const w = sorted?.window ?? null;
+    // Over everything, the page's string columns of every matching row cost more than fetching them for
+    // the page's rows from the row groups holding them, when those are few of all.
+    const bare = narrow && w === null && profile.rowGroups.length >= o.narrowKeyGroups * k;
+    return keys(w, sorted?.bound ?? null, null, bare);
   }
   let want = Math.max(o.windowRows, k * 20);
   let window: TimeWindow | null = chooseWindow(profile.rowGroups, profile.memRows, want, order.ascending, profile.memGroups);

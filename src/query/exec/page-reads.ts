@@ -4,7 +4,7 @@
 // its records, their ids.
 import type { Row, SqlRunner } from '../../db/database.js';
 import type { Level, RollUpMethod } from '../columns.js';
-import { fetchQuery } from '../plan.js';
+import { fetchQuery, locatedFetchQuery } from '../plan.js';
 import { ident, sql } from '../sql.js';
 import type { RecordKind } from '../../record/record-columns.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
@@ -40,6 +40,54 @@ export async function fetchRows(
   const rows = await db.all(q);
   const bySeq = new Map(rows.map((r) => [Number(r['seq']), r]));
   return keys.map((k) => bySeq.get(k.seq)).filter((r): r is Row => r !== undefined);
+}
+
+/**
+ * The page's rows from where the keys query found them (loc_file, loc_row: a keys query with
+ * `locate`), in the order of the keys: one read per segment file of the row groups holding its rows
+ * (run side by side), and the rows in memory by seq.
+ */
+export async function fetchLocated(
+  db: SqlRunner,
+  snap: Snapshot,
+  level: Level,
+  scope: RunScope,
+  columns: readonly string[],
+  keys: readonly { seq: number; c: number; row: Row }[],
+): Promise<Row[]> {
+  const byFile = new Map<string, number[]>();
+  const inMemory: { seq: number; c: number }[] = [];
+  for (const k of keys) {
+    const file = k.row['loc_file'];
+    const at = k.row['loc_row'];
+    if (typeof file !== 'string' || at === null || at === undefined) inMemory.push(k);
+    else byFile.set(file, [...(byFile.get(file) ?? []), Number(at)]);
+  }
+  const reads = [...byFile].map(([file, rows]) => db.all(locatedFetchQuery(file, columns, rows)));
+  if (inMemory.length > 0) reads.push(fetchMemory(db, snap, level, scope, columns, inMemory));
+  const bySeq = new Map<number, Row>();
+  for (const rows of await Promise.all(reads)) for (const r of rows) bySeq.set(Number(r['seq']), r);
+  return keys.map((k) => bySeq.get(k.seq)).filter((r): r is Row => r !== undefined);
+}
+
+/** Rows still in memory by seq (no segment read). */
+function fetchMemory(
+  db: SqlRunner,
+  snap: Snapshot,
+  level: Level,
+  scope: RunScope,
+  columns: readonly string[],
+  keys: readonly { seq: number; c: number }[],
+): Promise<Row[]> {
+  const src = snap.source(scopeOf(scope, KINDS[level]), [], [], null, { files: new Set(), only: true, memory: true });
+  return db.all(
+    fetchQuery(
+      src,
+      [...new Set([...columns, 'seq'])],
+      keys.map((k) => k.seq),
+      null,
+    ),
+  );
 }
 
 /**

@@ -33,7 +33,7 @@ export function planInput(cx: ExecContext, snap: Snapshot, kind: QueryKind, leve
   const { filter, sort } = parseRecordQuery(kind, level, body, cx.metricInfo);
   return {
     level,
-    base: (metrics, text, created) => snap.source(scopeOf(scope, KINDS[level]), metrics, text, created),
+    base: (metrics, text, created, locate) => snap.source(scopeOf(scope, KINDS[level]), metrics, text, created, undefined, locate),
     descendants: (metrics) => snap.source(scopeOf(scope, DESCENDANTS[level]), metrics),
     filter,
     sort,

@@ -38,26 +38,35 @@ export interface RecordQueryOptions {
   tokenCounts?: boolean;
   segmentCountMinRows?: number;
   topKRows?: number;
+  topKBuild?: 'await' | 'background';
   planEstimate?: PlanEstimate;
   estimateMinGroups?: number;
   sortKeyGroups?: number;
+  narrowKeyGroups?: number;
   metricInfo?: (name: string) => MetricInfo | undefined;
   /** Whether a scorer of the catalog writes a metric (default: none does). */
   scorerMetric?: (name: string) => boolean;
   /** Statuses of metrics a record should carry and does not yet (the store's scorers). */
   derivedStatuses?: DerivedStatuses;
   onPlan?: (steps: readonly string[]) => void;
+  onBackground?: (done: string) => void;
 }
 
 export class RecordQueries {
   readonly #records: RecordStore;
   readonly #cx: ExecContext;
+  readonly #onBackground: ((done: string) => void) | undefined;
+  /** Work handed to the background (top-k lists), one piece after another. */
+  #background: Promise<void> = Promise.resolve();
+  /** Work handed over by searches still running: it starts once they have answered. */
+  readonly #handed: ((snap: Snapshot) => Promise<number>)[] = [];
 
   constructor(records: RecordStore, db: SqlRunner, options: RecordQueryOptions = {}) {
     const given = options.metricInfo ?? defaultMetricInfo;
     const metricInfo = (name: string): MetricInfo | undefined => given(name) ?? defaultMetricInfo(name);
     const rollUp = (name: string): RollUpMethod => metricInfo(name)?.roll_up_method ?? 'average';
     this.#records = records;
+    this.#onBackground = options.onBackground;
     this.#cx = {
       db,
       metricInfo,
@@ -72,6 +81,11 @@ export class RecordQueries {
         estimateMode: options.planEstimate ?? 'measured',
         estimateMinGroups: options.estimateMinGroups,
         sortKeyGroups: options.sortKeyGroups ?? 2,
+        narrowKeyGroups: options.narrowKeyGroups ?? 2,
+        topKBuild: options.topKBuild ?? 'background',
+        background: (work) => {
+          this.#handed.push(work);
+        },
       },
       counts: options.segmentCounts === false ? null : new SegmentCounts(options.segmentCountMinRows),
       tokenCounts: options.tokenCounts !== false,
@@ -80,8 +94,26 @@ export class RecordQueries {
     };
   }
 
-  search(level: Level, scope: RunScope, body: PartialSearchRequest, partial: boolean): Promise<SearchResult> {
-    return this.#records.read((snap) => search(this.#cx, snap, level, scope, body, partial));
+  async search(level: Level, scope: RunScope, body: PartialSearchRequest, partial: boolean): Promise<SearchResult> {
+    try {
+      return await this.#records.read((snap) => search(this.#cx, snap, level, scope, body, partial));
+    } finally {
+      this.#startHanded();
+    }
+  }
+
+  /**
+   * Starts the work searches handed over, after they answered (not beside their own statements). Each
+   * piece on a snapshot of its own (its files stay while it reads them). A failure (the store closing
+   * meanwhile) only leaves the work undone: a later page hands it over again.
+   */
+  #startHanded(): void {
+    for (const work of this.#handed.splice(0)) {
+      this.#background = this.#background
+        .then(() => this.#records.read(work))
+        .then((n) => this.#onBackground?.(`top-k lists read: ${n}`))
+        .catch(() => undefined);
+    }
   }
 
   count(level: Level, scope: RunScope, body: FilterRequest): Promise<number> {
@@ -108,7 +140,10 @@ export class RecordQueries {
    * all went stays, as an empty trace) are not rewritten: their row versions are marked childless in
    * the delete's own log entry, so has_children reads false from then on.
    */
-  delete(level: Level, scope: RunScope, body: FilterRequest): Promise<{ deleted: number; matched: number; childless: number }> {
+  async delete(level: Level, scope: RunScope, body: FilterRequest): Promise<{ deleted: number; matched: number; childless: number }> {
+    // Right after an older folder's open its child indexes are being rebuilt: sooner done than the
+    // delete that does without them.
+    await this.#records.childIndexesChecked();
     return this.#records.read(async (snap) => {
       const plan = await factPlan(this.#cx, snap, 'delete', level, scope, body);
       const { seqs, childless } = await deleteSet(this.#cx.db, snap, plan, scopeOf(scope, ['span']));

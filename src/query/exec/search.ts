@@ -11,7 +11,7 @@ import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 import type { ExecContext } from './exec-context.js';
 import { assemblePage, type SearchResult } from './page-assembly.js';
 import { findPageKeys, type PageKey, type PageKeys } from './page-keys.js';
-import { childCounts, fetchRows, pageRollUps } from './page-reads.js';
+import { childCounts, fetchLocated, fetchRows, pageRollUps } from './page-reads.js';
 import { addRolled, lightRow } from './page-rows.js';
 import { pageShape, selectionOf, shownFromKeys, type PageShape } from './page-shape.js';
 import { factPlan, KINDS, scopeOf, type RunScope } from './plan-input.js';
@@ -51,6 +51,8 @@ export async function search(
     shape.shownMetrics,
     steps,
     !shape.fromKeys,
+    // A page of the id columns alone may carry only its keys: the columns are then fetched for it.
+    shape.fromKeys && shape.shownMetrics.length === 0 && !shape.keyColumns.includes('has_children'),
   );
   for (const k of keys) for (const c in shape.constant) if (!(c in k.row)) k.row[c] = shape.constant[c];
   const more = keys.length > limit;
@@ -90,12 +92,16 @@ async function pageRows(
   steps: string[],
 ): Promise<Row[]> {
   const sel = shape.selection;
-  if (sel !== null && shownFromKeys(shape, keys.ownMetrics)) {
+  if (sel !== null && !keys.narrow && shownFromKeys(shape, keys.ownMetrics)) {
     return pageKeys.map((k) =>
       lightRow(sel.physical.includes('created_at') ? { ...k.row, created_at: k.c } : k.row, sel.physical, keys.ownMetrics),
     );
   }
   if (pageKeys.some((k) => k.row['seq'] === null)) throw new Error('internal: a page to fetch was planned without row locators');
+  if (keys.narrow && sel !== null) {
+    steps.push('fetch (located)');
+    return fetchLocated(cx.db, snap, level, scope, sel.physical, pageKeys);
+  }
   steps.push('fetch');
   return fetchRows(cx.db, snap, level, scope, sel ? sel.physical : '*', pageKeys);
 }

@@ -68,7 +68,7 @@ export async function sortKeyWindow(
  * Sampled keys equal to the sample's best that make it a plateau (a maximal score most rows reach):
  * the best of a continuous key (a latency, a token count) is one or two rows of a sample.
  */
-const PLATEAU = 4;
+const PLATEAU = 2;
 
 /**
  * Whether the planner's sample (match-estimate.ts) suggests that more than 2k matches share the best

@@ -55,6 +55,8 @@ const EMPTY: TopList = { rows: [], truncated: false };
 export class TopKCache {
   readonly #db: SqlRunner;
   readonly #lists = new Map<string, Promise<TopList>>();
+  /** Keys of lists handed to the background and not yet started (a page awaits them as it would a list being read). */
+  readonly #queued = new Set<string>();
   /** Rows kept per list. */
   readonly rows: number;
 
@@ -67,15 +69,29 @@ export class TopKCache {
   list(snap: Snapshot, segment: SegmentEntry, metricId: number | undefined, ascending: boolean): Promise<TopList> {
     if (metricId === undefined || !segment.metrics.includes(metricId)) return Promise.resolve(EMPTY);
     const path = snap.path(segment);
-    const key = `${path}\n${metricId}\n${ascending ? 'asc' : 'desc'}`;
+    const key = listKey(path, metricId, ascending);
     let p = this.#lists.get(key);
     if (!p) {
       p = this.#read(path, metricId, ascending);
       // A failed read is not remembered (the next query tries again).
       p.catch(() => this.#lists.delete(key));
       this.#lists.set(key, p);
+      this.#queued.delete(key);
     }
     return p;
+  }
+
+  /** Whether a segment's list was asked for (read, being read, or queued), or there is nothing to read. */
+  asked(snap: Snapshot, segment: SegmentEntry, metricId: number | undefined, ascending: boolean): boolean {
+    if (metricId === undefined || !segment.metrics.includes(metricId)) return true;
+    const key = listKey(snap.path(segment), metricId, ascending);
+    return this.#lists.has(key) || this.#queued.has(key);
+  }
+
+  /** Marks lists the background is about to read (pages asked meanwhile await them rather than scan everything). */
+  queue(snap: Snapshot, segments: readonly SegmentEntry[], metricId: number | undefined, ascending: boolean): void {
+    if (metricId === undefined) return;
+    for (const s of segments) if (s.metrics.includes(metricId)) this.#queued.add(listKey(snap.path(s), metricId, ascending));
   }
 
   async #read(path: string, metricId: number, ascending: boolean): Promise<TopList> {
@@ -107,6 +123,12 @@ export class TopKCache {
     const live = [...snap.segmentsOfKind('span'), ...snap.segmentsOfKind('trace'), ...snap.segmentsOfKind('session')];
     if (this.#lists.size <= 4 * live.length + 64) return;
     const keep = new Set(live.map((s) => snap.path(s)));
-    for (const k of this.#lists.keys()) if (!keep.has(k.split('\n')[0]!)) this.#lists.delete(k);
+    for (const k of this.#lists.keys()) {
+      if (keep.has(k.split('\n')[0]!)) continue;
+      this.#lists.delete(k);
+      this.#queued.delete(k);
+    }
   }
 }
+
+const listKey = (path: string, metricId: number, ascending: boolean) => `${path}\n${metricId}\n${ascending ? 'asc' : 'desc'}`;

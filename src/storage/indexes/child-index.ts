@@ -170,8 +170,13 @@ export async function childIndexUsable(conn: Connection, abs: string, seg: Index
   }
 }
 
+/** Whether a listed segment's index and its row file are both usable (childIndexUsable, childRowsHeader). */
+export async function childIndexSound(conn: Connection, abs: string, seg: IndexedRows): Promise<boolean> {
+  return (await childIndexUsable(conn, abs, seg)) && (await childRowsHeader(conn, childRowsPath(abs), seg.rows)) !== null;
+}
+
 /**
- * Checks a listed segment's index and its row file on open; rebuilds them when missing, damaged or
+ * Checks a listed segment's index and its row file after open; rebuilds them when missing, damaged or
  * stale (a store of an earlier version gets its row files so). Returns whether it rebuilt either.
  */
 export async function ensureChildIndex(conn: Connection, abs: string, seg: IndexedRows): Promise<boolean> {

@@ -23,6 +23,7 @@ import { RunFile, type RunSections } from './posting-runs.js';
 import { hasSorted } from './sorted-search.js';
 import { TokenBuilder, writeTokenHead } from './token-builder.js';
 import { loadTokenIndex, tokenFileRows, type TokenIndex } from './token-index.js';
+import { indexChecked } from './unchecked-indexes.js';
 import { ident, param, sql } from '../../query/sql.js';
 
 export const TEXT_COLUMNS = ['name', 'input', 'output'] as const;
@@ -345,6 +346,7 @@ export async function writeTextIndex(conn: Connection, abs: string): Promise<voi
 
 /** The token index of a segment of `rows` rows, or null when it has none usable (count by reading). */
 export function tokenIndexOf(abs: string, rows: number): TokenIndex | null {
+  if (!indexChecked('tokens', abs)) return null;
   let ix = loadedTokens.get(abs);
   if (ix === undefined) loadedTokens.set(abs, (ix = loadTokenIndex(tokenIndexPath(abs))));
   return ix !== null && ix.rows === rows && ix.columns === TEXT_COLUMNS.length ? ix : null;
@@ -370,12 +372,14 @@ export function textIndexOf(abs: string, rowGroupRows: readonly number[]): TextI
   return ix;
 }
 
-/** Checks a listed segment's index files on open; rebuilds them when missing, damaged or stale. Returns whether it did. */
-export async function ensureTextIndex(conn: Connection, abs: string, rowGroupRows: readonly number[]): Promise<boolean> {
+/**
+ * Which of a listed segment's index files are whole and of its rows (the token index's whole checksum
+ * is read); a segment listed without row-group sizes (an old manifest) has no use for either.
+ */
+export function textIndexSound(abs: string, rowGroupRows: readonly number[]): { usable: boolean; tokens: boolean } {
   loaded.delete(abs);
   loadedTokens.delete(abs);
-  // A segment listed without row-group sizes (an old manifest) has no use for one.
-  if (rowGroupRows.length === 0) return false;
+  if (rowGroupRows.length === 0) return { usable: true, tokens: true };
   const usable = textIndexOf(abs, rowGroupRows) !== null;
   // Checked, then let go: loaded again on the segment's first text query.
   loaded.delete(abs);
@@ -383,6 +387,12 @@ export async function ensureTextIndex(conn: Connection, abs: string, rowGroupRow
     abs,
     rowGroupRows.reduce((a, b) => a + b, 0),
   );
+  return { usable, tokens };
+}
+
+/** Checks a listed segment's index files after open; rebuilds them when missing, damaged or stale. Returns whether it did. */
+export async function ensureTextIndex(conn: Connection, abs: string, rowGroupRows: readonly number[]): Promise<boolean> {
+  const { usable, tokens } = textIndexSound(abs, rowGroupRows);
   if (usable && tokens) return false;
   // Built beside the files, then renamed over them: a crash mid-build leaves the old (damaged) file or
   // the new one, never half (and the unlisted temporary files go on the next open).
@@ -401,6 +411,9 @@ export async function ensureTextIndex(conn: Connection, abs: string, rowGroupRow
   } finally {
     rmSync(tmp.tix, { force: true });
     rmSync(tmp.tok, { force: true });
+    // A query meanwhile (a build after open runs beside them) may have found no file: load afresh.
+    loaded.delete(abs);
+    loadedTokens.delete(abs);
   }
   return true;
 }

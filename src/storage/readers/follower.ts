@@ -231,14 +231,14 @@ export class Follower {
       files.set(f.number, f);
     }
     // The marks the new state honours: the manifest's and those of the log files it has not sealed.
-    const dead = new Set<number>(manifest.dead);
-    const childless = new Set<number>(manifest.childless);
-    for (const f of files.values()) {
-      for (const q of f.table.dead) dead.add(q);
-      for (const q of f.table.childless) childless.add(q);
-    }
-    const newDead = [...dead].filter((q) => !s.dead.has(q));
-    const newChildless = [...childless].filter((q) => !s.childless.has(q));
+    // With the same manifest and every file still there, that is the last load's plus the new entries'
+    // (no set of every dead seq built again on each refresh: a million after a large delete).
+    // Otherwise the dead seqs are compared as sorted arrays, one walk (a JS Set of them cost most of a second).
+    const appended = !changed && gone.length === 0;
+    const dead = appended ? null : diffSorted(sortedMarks(manifest.dead, files), s.dead.sorted());
+    const childless = appended ? null : marksOf(manifest.childless, files, 'childless');
+    const newDead = dead ? dead.added : newMarks(reads, 'dead', s.dead);
+    const newChildless = appended ? newMarks(reads, 'childless', s.childless) : [...childless!].filter((q) => !s.childless.has(q));
     if (newDead.length > 0)
       inserts.push(s.inserter.run(sql`INSERT INTO dead (seq, clock) SELECT unnest(${newDead}::BIGINT[]), ${int(clock)}`));
     if (newChildless.length > 0)
@@ -247,8 +247,8 @@ export class Follower {
     s.dead.addAll(newDead);
     for (const q of newChildless) s.childless.add(q);
     // Marks only shrink when a seal or merge left their rows behind (a new manifest) or a table went.
-    const oldDead = changed || gone.length > 0 ? [...s.dead].filter((q) => !dead.has(q)) : [];
-    const oldChildless = changed || gone.length > 0 ? [...s.childless].filter((q) => !childless.has(q)) : [];
+    const oldDead = dead ? dead.removed : [];
+    const oldChildless = childless ? [...s.childless].filter((q) => !childless.has(q)) : [];
     // One synchronous step: snapshots taken from here on see the new state, older ones keep theirs.
     s.manifest = manifest;
     s.mem = [...files.values()].sort((a, b) => a.number - b.number).map((f) => f.table);
@@ -263,4 +263,52 @@ export class Follower {
         await s.forgetChildless(oldChildless);
       });
   }
+}
+
+/** The dead seqs a state honours (the manifest's and its unsealed log files'), ascending, each once. */
+function sortedMarks(listed: readonly number[], files: ReadonlyMap<number, Followed>): Float64Array {
+  let n = listed.length;
+  for (const f of files.values()) n += f.table.dead.length;
+  const all = new Float64Array(n);
+  all.set(listed);
+  let at = listed.length;
+  for (const f of files.values()) for (const q of f.table.dead) all[at++] = q;
+  let ascending = true;
+  for (let i = 1; i < n && ascending; i++) if (all[i]! <= all[i - 1]!) ascending = false;
+  if (ascending) return all;
+  all.sort();
+  let w = 0;
+  for (let i = 0; i < n; i++) if (w === 0 || all[i] !== all[w - 1]) all[w++] = all[i]!;
+  return all.subarray(0, w);
+}
+
+/** What `want` holds that `held` does not (added) and the reverse (removed); both ascending, distinct. */
+export function diffSorted(want: Float64Array, held: Float64Array): { added: number[]; removed: number[] } {
+  const added: number[] = [];
+  const removed: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < want.length || j < held.length) {
+    if (j === held.length || (i < want.length && want[i]! < held[j]!)) added.push(want[i++]!);
+    else if (i === want.length || held[j]! < want[i]!) removed.push(held[j++]!);
+    else {
+      i++;
+      j++;
+    }
+  }
+  return { added, removed };
+}
+
+/** The marks of a kind a state honours: the manifest's and those of its unsealed log files. */
+function marksOf(listed: readonly number[], files: ReadonlyMap<number, Followed>, kind: 'dead' | 'childless'): Set<number> {
+  const out = new Set<number>(listed);
+  for (const f of files.values()) for (const q of f.table[kind]) out.add(q);
+  return out;
+}
+
+/** The marks of a kind the entries just read add to those held (`held`), each once. */
+function newMarks(reads: readonly LogRead[], kind: 'dead' | 'childless', held: { has(q: number): boolean }): number[] {
+  const out = new Set<number>();
+  for (const r of reads) for (const e of r.entries) for (const q of e[kind]) if (!held.has(q)) out.add(q);
+  return [...out];
 }

@@ -352,7 +352,11 @@ async function commitBatch(
       added.map((a) => a.entry.file),
     );
   } catch (err) {
-    if (dead.length > 0) await s.inserter.run(sql`DELETE FROM dead WHERE seq IN (SELECT unnest(${dead}::BIGINT[]))`).catch(() => undefined);
+    // Only this load's marks (its generation): a delete meanwhile may have marked the same rows.
+    if (dead.length > 0)
+      await s.inserter
+        .run(sql`DELETE FROM dead WHERE gen = ${state.generation} AND seq IN (SELECT unnest(${dead}::BIGINT[]))`)
+        .catch(() => undefined);
     throw err;
   }
   s.dead.addAll(dead);

@@ -44,7 +44,7 @@ export class Compactor {
     this.#running = (async () => {
       let merges = 0;
       for (;;) {
-        const busy = background && !(await this.#pause());
+        const busy = background && !(await this.#s.appendPause());
         const policy = this.#s.options.compaction;
         const groups = busy ? pickTiered(this.#s.manifest.segments, policy) : [];
         if (groups.length === 0) {
@@ -79,24 +79,6 @@ export class Compactor {
       this.#running = null;
     });
     return this.#running;
-  }
-
-  /**
-   * Resolves once appends have paused for mergePauseMs (true), mergeMaxDelayMs have passed (false: rows
-   * keep arriving), or the store closes (true).
-   */
-  async #pause(): Promise<boolean> {
-    const { mergePauseMs: pause, mergeMaxDelayMs: most } = this.#s.options;
-    const until = performance.now() + most;
-    for (;;) {
-      const now = performance.now();
-      const quietFor = now - this.#s.lastAppend;
-      if (this.#s.closed || quietFor >= pause) return true;
-      if (now >= until) return false;
-      // Short ticks, so a close waits at most one of them.
-      const wait = Math.min(pause - quietFor, until - now, 100);
-      await new Promise<void>((r) => setTimeout(r, Math.max(1, wait)));
-    }
   }
 
   /** Merges each segment holding has_children overrides on its own (after any merge under way). */

@@ -8,6 +8,9 @@
 // set holds every mark before any snapshot honours it), so the list holds every mark a snapshot can
 // honour on the segment's rows. Lists are saved in one file beside the manifest, so a reopened store
 // does not read every segment again; a missing, damaged or stale file only costs those reads.
+// The digest is compared once per list (a list from the file, or one just made); the list then notes
+// the dead set's version, and while the set reports no change in the segment's range since, it stays
+// current without hashing the range again (after a large delete, a million seqs on every count).
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,6 +29,8 @@ interface DeadList {
   readonly digest: string;
   /** The segment's rows among them (their seqs, ascending). */
   readonly seqs: readonly number[];
+  /** The dead set and its version at which the digest last matched (null: not compared yet). */
+  checked: { readonly set: DeadSet; version: number } | null;
 }
 
 interface SavedLists {
@@ -62,19 +67,34 @@ export class SegmentDeadRows {
       const saved = JSON.parse(readFileSync(this.#path, 'utf8')) as SavedLists;
       if (saved.format === 1)
         for (const [file, l] of Object.entries(saved.segments))
-          if (typeof l?.digest === 'string' && typeof l.seqs === 'string') lists.set(file, { digest: l.digest, seqs: unpackSeqs(l.seqs) });
+          if (typeof l?.digest === 'string' && typeof l.seqs === 'string')
+            lists.set(file, { digest: l.digest, seqs: unpackSeqs(l.seqs), checked: null });
     } catch {
       // none saved yet, or unreadable: the lists are made again as counts need them
     }
     return (this.#lists = lists);
   }
 
+  /** Whether a list still holds every mark of the segment's range in `dead` (see the header). */
+  #current(list: DeadList, seg: SegmentEntry, dead: DeadSet, inRange: Float64Array): boolean {
+    const c = list.checked;
+    if (c !== null && c.set === dead && dead.changedIn(c.version, seg.min_seq, seg.max_seq) === false) {
+      c.version = dead.version;
+      return true;
+    }
+    // Changed in the range (perhaps by a change that only straddles it), or never compared.
+    if (list.digest !== digestOf(inRange)) return false;
+    list.checked = { set: dead, version: dead.version };
+    return true;
+  }
+
   /**
    * The seqs of the segments' rows that are dead for some snapshot (every mark on them that a current
    * snapshot can honour is among them), each segment's from its list, made by a read of the segment
-   * where missing or stale. `live`: every segment the manifest lists (others' lists are dropped).
-   * `stop`: asked before each segment; when it answers true, the rest are left out (what was made is
-   * saved).
+   * where missing or stale: one ascending array per segment with some (the lists themselves: not to be
+   * changed), and how many they hold. `live`: every segment the manifest lists (others' lists are
+   * dropped). `stop`: asked before each segment; when it answers true, the rest are left out (what was
+   * made is saved).
    */
   async deadSeqs(
     db: SqlRunner,
@@ -83,16 +103,17 @@ export class SegmentDeadRows {
     dead: DeadSet,
     live: readonly SegmentEntry[],
     stop: () => boolean = () => false,
-  ): Promise<{ seqs: number[]; made: number }> {
+  ): Promise<{ lists: (readonly number[])[]; count: number; made: number }> {
     const lists = this.#load();
-    const out: number[] = [];
+    const out: (readonly number[])[] = [];
+    let count = 0;
     let made = 0;
     for (const seg of segs) {
       if (stop()) break;
       const inRange = within(dead.sorted(), seg.min_seq, seg.max_seq);
       if (inRange.length === 0) continue; // no mark in its range: none of its rows is dead
       let list = lists.get(seg.file);
-      if (list?.digest !== digestOf(inRange)) {
+      if (list === undefined || !this.#current(list, seg, dead, inRange)) {
         // The marks in the segment's range as the `dead` table holds them, and which are rows of the
         // segment, in one statement: the digest is of the very set the list was made from (the store's
         // set runs ahead of the table while a request's marks are not in yet; then it does not match).
@@ -102,14 +123,17 @@ export class SegmentDeadRows {
               SELECT seq, seq IN (SELECT seq FROM mine) AS mine FROM d ORDER BY seq`,
         );
         const range = Float64Array.from(rows, (r) => Number(r['seq']));
-        list = { digest: digestOf(range), seqs: rows.filter((r) => r['mine'] === true).map((r) => Number(r['seq'])) };
+        // Compared with the store's set on the next call (it may have run ahead or behind meanwhile).
+        list = { digest: digestOf(range), seqs: rows.filter((r) => r['mine'] === true).map((r) => Number(r['seq'])), checked: null };
         lists.set(seg.file, list);
         made++;
       }
-      for (const q of list.seqs) out.push(q);
+      if (list.seqs.length === 0) continue;
+      out.push(list.seqs);
+      count += list.seqs.length;
     }
     if (made > 0) this.#save(live);
-    return { seqs: out, made };
+    return { lists: out, count, made };
   }
 
   #save(live: readonly SegmentEntry[]): void {

@@ -51,6 +51,8 @@ export interface SourceParts {
   readonly expiredOnly: boolean;
   /** The sealed part given as a SELECT (Snapshot.sourceWith), instead of the segments. */
   readonly given?: { columns: readonly string[]; segments: Sql } | undefined;
+  /** Whether each row also carries where it is stored: loc_file and loc_row (its file_row_number), NULL in memory. */
+  readonly locate?: boolean;
 }
 
 export function sourceSql(from: SourceParts, metrics: readonly string[]): SourceSql {
@@ -67,7 +69,13 @@ export function sourceSql(from: SourceParts, metrics: readonly string[]): Source
         ? sql`${ident(`m${id}`)} AS ${alias(i)}`
         : sql`NULL::DOUBLE AS ${alias(i)}`;
     });
-  const extra = (list: Sql[]) => (list.length > 0 ? sql`, ${joinSql(list)}` : EMPTY);
+  const locate = from.locate === true && !given;
+  const extra = (list: Sql[], stored = true) => {
+    const all = locate
+      ? [...list, raw(stored ? 'file_row_number AS loc_row, filename AS loc_file' : 'NULL::BIGINT AS loc_row, NULL::VARCHAR AS loc_file')]
+      : list;
+    return all.length > 0 ? sql`, ${joinSql(all)}` : EMPTY;
+  };
   /**
    * Each part, whether it is read without the dead-row filter (segments and memory tables without dead
    * rows), and the seq range its segments' rows lie in: only the dead seqs there can match them, so a
@@ -111,7 +119,10 @@ export function sourceSql(from: SourceParts, metrics: readonly string[]): Source
   }
   if (mem.length > 0) {
     // One fragment for every table: its values are bound once.
-    const memCols = extra(metrics.map((name, i) => sql`metrics[${name}] AS ${alias(i)}`));
+    const memCols = extra(
+      metrics.map((name, i) => sql`metrics[${name}] AS ${alias(i)}`),
+      false,
+    );
     const where = [sql`project_id = ${scope.projectId}`, from.memBound];
     if (scope.runId !== undefined) where.push(sql`run_id = ${scope.runId}`);
     if (scope.kinds.length < 3) where.push(sql`${raw(KIND_SQL)} IN (SELECT unnest(${[...scope.kinds]}::VARCHAR[]))`);
@@ -122,7 +133,10 @@ export function sourceSql(from: SourceParts, metrics: readonly string[]): Source
   // An empty scope still needs the columns (a query over it answers nothing).
   if (parts.length === 0)
     parts.push({
-      q: sql`SELECT ${cols}${extra(metrics.map((_, i) => sql`NULL::DOUBLE AS ${alias(i)}`))} FROM ${ident(EMPTY_TABLE)}`,
+      q: sql`SELECT ${cols}${extra(
+        metrics.map((_, i) => sql`NULL::DOUBLE AS ${alias(i)}`),
+        false,
+      )} FROM ${ident(EMPTY_TABLE)}`,
       clean: false,
     });
   const expired = [...from.cutoffs].map(([run, us]) => sql`(run_id = ${run} AND created_at < make_timestamp(${us}))`);

@@ -19,10 +19,12 @@ import { join } from 'node:path';
 import type { Database, Row } from '../../db/database.js';
 import { ident, int, joinSql, raw, sql, type Sql } from '../../query/sql.js';
 import { childIndexPath, childRowsPath } from '../indexes/child-index.js';
+import { indexChecked } from '../indexes/unchecked-indexes.js';
 import type { DeadSet } from '../manifest/dead-set.js';
 import type { SealedIdIndex } from '../indexes/id-index.js';
 import { partitionKey, type ManifestState, type SegmentEntry } from '../manifest/manifest.js';
 import type { MemTable, TypeNotes } from '../memtable/mem-tables.js';
+import { sortedHas } from '../memtable/seq-lists.js';
 import { COLUMN_NAMES, KIND_SQL, STORED_SELECT, type RecordKind } from '../../record/record-columns.js';
 import type { Scope } from './scope.js';
 import type { SegmentDeadRows } from './segment-dead-rows.js';
@@ -147,24 +149,29 @@ export class Snapshot {
    * Retention is not applied: callers pass segments it cuts none of. `made`: lists made by a read.
    */
   async liveRows(segs: readonly SegmentEntry[]): Promise<{ rows: number; made: number }> {
-    const { seqs: listed, made } = await this.#bounds.deadRows.deadSeqs(
+    const { lists, count, made } = await this.#bounds.deadRows.deadSeqs(
       this.#db,
       this.#dir,
       segs,
       this.#bounds.dead,
       this.#manifest.segments,
     );
-    let n = 0;
+    let n = -count;
     for (const s of segs) n += s.rows;
-    if (listed.length === 0) return { rows: n, made };
+    if (count === 0) return { rows: n, made };
     // A listed seq has a row in `dead` (lists are made from it, and a mark on a row of a listed segment
-    // stays): those whose every row is marked after this snapshot are not dead to it.
+    // stays): those whose every row is marked after this snapshot are not dead to it: counted back.
     const later = await this.#db.all(
       sql`SELECT seq FROM dead WHERE seq IN (SELECT seq FROM dead WHERE NOT ${this.#honoured})
           GROUP BY seq HAVING NOT bool_or(${this.#honoured})`,
     );
-    const notYet = new Set(later.map((r) => Number(r['seq'])));
-    for (const q of listed) if (!notYet.has(q)) n--;
+    const notYet = later.map((r) => Number(r['seq']));
+    if (notYet.length <= 64) {
+      for (const q of notYet) for (const list of lists) if (sortedHas(list, q)) n++;
+    } else {
+      const set = new Set(notYet);
+      for (const list of lists) for (const q of list) if (set.has(q)) n++;
+    }
     return { rows: n, made };
   }
 
@@ -198,11 +205,14 @@ export class Snapshot {
 
   /**
    * The child indexes (child-index.ts) of a scope's segments, as absolute paths; null when retention
-   * cuts the scope (the index knows no created_at) or a file is missing (callers read the segments).
+   * cuts the scope (the index knows no created_at), a file is missing or not checked since the open
+   * (unchecked-indexes.ts): callers read the segments.
    */
   childIndexes(scope: Scope): string[] | null {
     if (this.cutoffs(scope.projectId, scope.runId).size > 0) return null;
-    const out = this.segmentsFor(scope).map((s) => childIndexPath(join(this.#dir, s.file)));
+    const segs = this.segmentsFor(scope).map((s) => join(this.#dir, s.file));
+    if (!segs.every((abs) => indexChecked('child', abs))) return null;
+    const out = segs.map(childIndexPath);
     return out.every((f) => existsSync(f)) ? out : null;
   }
 
@@ -252,8 +262,9 @@ export class Snapshot {
     text: readonly TextRequirement[] = [],
     created: readonly (readonly [number, number])[] | null = null,
     pick?: SourcePick,
+    locate = false,
   ): SourceSql {
-    return this.#source(scope, metrics, false, text, undefined, created, pick);
+    return this.#source(scope, metrics, false, text, undefined, created, pick, locate);
   }
 
   /** Sequence numbers of rows of a scope that retention has expired but are still stored (to purge them). */
@@ -280,6 +291,7 @@ export class Snapshot {
     given?: SourceParts['given'],
     created: readonly (readonly [number, number])[] | null = null,
     pick?: SourcePick,
+    locate = false,
   ): SourceSql {
     let segments = expiredOnly
       ? this.#manifest.segments.filter(
@@ -311,6 +323,7 @@ export class Snapshot {
       cutoffs: this.cutoffs(scope.projectId, scope.runId),
       expiredOnly,
       given,
+      locate,
     };
     return sourceSql(from, metrics);
   }

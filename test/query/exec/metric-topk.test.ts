@@ -80,6 +80,8 @@ test("metric-sorted pages from the segments' lists equal the reference evaluator
     rowGroupSize: 16,
     sealRows: 200,
     metricTopKRows: 24,
+    // Lists read before a page answers (never in the background), so each page's plan is known.
+    metricTopKBuild: 'await',
     autoCompact: false,
     onPlan: (s) => steps.push([...s]),
   });

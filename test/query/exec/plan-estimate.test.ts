@@ -95,7 +95,15 @@ async function page(
 
 test('a wrong estimate of the matches never changes a page, and the measured one picks its plan', { timeout: 120_000 }, async (t) => {
   const plans: string[][] = [];
-  const base: TraceStoreOptions = { sealRows: 100_000, walRollBytes: 200_000, autoCompact: false, pageWindowRows: 50, metricTopKRows: 64 };
+  // The lists are read before the first metric-sorted page (not after it), so each page's plan is known.
+  const base: TraceStoreOptions = {
+    sealRows: 100_000,
+    walRollBytes: 200_000,
+    autoCompact: false,
+    pageWindowRows: 50,
+    metricTopKRows: 64,
+    metricTopKBuild: 'await',
+  };
   const measured = await openStore(t, { ...base, estimateMinGroups: 4, onPlan: (s) => plans.push([...s]) });
   const few = await openStore(t, { ...base, planEstimate: 'few' });
   const many = await openStore(t, { ...base, planEstimate: 'many' });

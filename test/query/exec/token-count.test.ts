@@ -3,7 +3,7 @@
 // input, output and name, one leaf or an AND of them, at span and trace level, with rows in memory,
 // across retention cutting a segment partly, deletes, records logged again with the same ids (a
 // changed version and a plain retry), seals and merges, and a reopen after index files went missing
-// or were damaged (rebuilt on open); and the token index does answer those counts.
+// or were damaged (rebuilt after open); and the token index does answer those counts.
 import assert from 'node:assert/strict';
 import { readdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -131,7 +131,7 @@ test('token index counts equal full reads across retention, deletes, re-logged i
   }
   await check('after seal and merge');
 
-  // Index files lost or damaged (a crash, a disk): rebuilt on open, answers unchanged.
+  // Index files lost or damaged (a crash, a disk): rebuilt after open, answers unchanged.
   await indexed.store.close();
   const toks: string[] = [];
   const walk = (d: string) =>
@@ -150,6 +150,7 @@ test('token index counts equal full reads across retention, deletes, re-logged i
   }
   const store = await TraceStore.open(indexed.dir, opts);
   t.after(() => store.close());
+  await store.maintenance.indexesRepaired();
   indexed = { ...indexed, store };
   toks.forEach((f, i) => {
     assert.deepEqual(readFileSync(f), before[i], `${f}: rebuilt as written`);

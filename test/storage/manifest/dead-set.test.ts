@@ -99,3 +99,72 @@ test('has, size and iteration agree with a Set through single and bulk adds and 
   );
   for (const q of truth) assert.equal(set.has(q), true);
 });
+
+// A cache built from the set's part in a range is current while changedIn says false: the members in
+// the range must then be those at the version it was built at, through every kind of change.
+test('changedIn: false only when the members in the range are those of that version; null once the changes are not kept', () => {
+  const r = rng(20261128 + 36);
+  const set = new DeadSet();
+  const truth = new Set<number>();
+  const seen: { version: number; members: number[] }[] = [];
+  const inRange = (members: Iterable<number>, lo: number, hi: number) =>
+    [...members].filter((q) => q >= lo && q <= hi).sort((a, b) => a - b);
+  let falses = 0;
+  let trues = 0;
+  for (let step = 0; step < 4_000; step++) {
+    const op = r(100);
+    const before = set.version;
+    let changes = false;
+    if (op < 30) {
+      const q = r(100_000);
+      changes = !truth.has(q);
+      set.add(q);
+      truth.add(q);
+    } else if (op < 34) {
+      // Mostly narrow batches; now and then one past the pending size.
+      const base = r(100_000);
+      const batch = Array.from({ length: r(8) === 0 ? 1_500 + r(1_000) : 1 + r(20) }, () => base + r(300));
+      changes = batch.some((q) => !truth.has(q));
+      set.addAll(batch);
+      for (const q of batch) truth.add(q);
+    } else if (op < 38 && truth.size > 0) {
+      const members = [...truth];
+      const batch = Array.from({ length: r(8) === 0 ? 1_500 + r(500) : 1 + r(20) }, () =>
+        r(2) === 0 ? members[r(members.length)]! : r(100_000),
+      );
+      changes = batch.some((q) => truth.has(q));
+      set.deleteAll(batch);
+      for (const q of batch) truth.delete(q);
+    } else if (op < 50 && truth.size > 0) {
+      const q = [...truth][r(truth.size)]!;
+      changes = true;
+      set.delete(q);
+      truth.delete(q);
+    } else if (op === 50 && step % 7 === 0) {
+      changes = truth.size > 0;
+      set.clear();
+      truth.clear();
+    } else if (op < 60) {
+      seen.push({ version: set.version, members: [...truth] });
+      if (seen.length > 20) seen.shift();
+    } else if (seen.length > 0) {
+      const then = seen[r(seen.length)]!;
+      const lo = r(100_000);
+      const hi = lo + r(op < 90 ? 300 : 20_000);
+      const changed = set.changedIn(then.version, lo, hi);
+      if (changed === false) {
+        falses++;
+        assert.deepEqual(inRange(truth, lo, hi), inRange(then.members, lo, hi), `step ${step}: [${lo}, ${hi}] since ${then.version}`);
+      } else if (changed === true) trues++;
+    }
+    // The version moves exactly when the members change.
+    if (changes) assert.ok(set.version > before, `step ${step}: a change bumps the version`);
+    else assert.equal(set.version, before, `step ${step}: no change, no new version`);
+  }
+  assert.ok(falses > 100 && trues > 100, `both answers were checked (${falses} false, ${trues} true)`);
+  // Past the changes kept, an old version is answered with null.
+  const old = set.version;
+  for (let i = 0; i < 3_000; i++) set.add(200_000 + i);
+  assert.equal(set.changedIn(old, 0, 10), null);
+  assert.equal(set.changedIn(set.version, 0, Number.MAX_SAFE_INTEGER), false);
+});

@@ -237,3 +237,47 @@ test('a large delete makes the dead-row lists of the segments it touched in the 
   snap.release();
   assert.deepEqual(got, { rows: 27, made: 0 });
 });
+
+// Once compared, a list is trusted while the dead set reports no change in its segment's range: a
+// further delete or replacement in the same process must still be seen, and only that segment's list
+// made again.
+test('a list trusted without its digest is still remade after a further delete or replacement of its rows', async (t) => {
+  const { db, store } = await openRecordStore(t);
+  for (const from of [0, 10, 20]) {
+    await store.append(rows(from, 10), true);
+    await store.seal();
+  }
+  await store.settled();
+  const seqsOf = async (ids: number[]) => (await store.lookup(ROWS_PROJECT, ROWS_RUN, ids.map(rowId))).map((r) => Number(r['seq']));
+  const both = async () => {
+    await store.settled();
+    const snap = store.snapshot();
+    try {
+      const segs = snap.segmentsFor(scope).filter((s) => s.min_seq <= 30);
+      const src = snap.source(scope, [], [], null, { files: new Set(segs.map((s) => s.file)), only: true, memory: false });
+      const read = Number((await db.all(sql`SELECT count(*) AS n FROM ${src.sql} r`))[0]!['n']);
+      const lists = await snap.liveRows(segs);
+      return { read, lists: lists.rows, made: lists.made };
+    } finally {
+      snap.release();
+    }
+  };
+  await store.deleteSeqs(await seqsOf([1, 11, 21]));
+  assert.deepEqual(await both(), { read: 27, lists: 27, made: 3 });
+  assert.deepEqual(await both(), { read: 27, lists: 27, made: 0 }, 'compared once, then trusted');
+  // Rows in memory marked dead: no segment's range, no list made again.
+  await store.append(rows(100, 5), true);
+  await store.deleteSeqs(await seqsOf([101, 102]));
+  assert.deepEqual(await both(), { read: 27, lists: 27, made: 0 });
+  // A further delete in the middle segment: its list alone is made again.
+  await store.deleteSeqs(await seqsOf([15]));
+  assert.deepEqual(await both(), { read: 26, lists: 26, made: 1 });
+  // A replacement marks the old version of a row of the first segment.
+  await store.append(rows(3, 1, 'new'), true);
+  assert.deepEqual(await both(), { read: 25, lists: 25, made: 1 });
+  // Two deletes in a row, each in another segment, between two counts.
+  await store.deleteSeqs(await seqsOf([4]));
+  await store.deleteSeqs(await seqsOf([24]));
+  assert.deepEqual(await both(), { read: 23, lists: 23, made: 2 });
+  assert.deepEqual(await both(), { read: 23, lists: 23, made: 0 });
+});

@@ -1,0 +1,173 @@
+// Segments written before their manifest entries kept the planner's facts (type-facts.ts,
+// metric-facts.ts) lack them until a merge rewrites them, and the planner then reads their footers or
+// scans them on a process's first question. After a writable open they are measured from the files in
+// the background: one segment per turn of the store's background queue (cleanups queued meanwhile are
+// not held back long), each once no question has run for a moment (the first questions after an open
+// would otherwise scan the same files at the same time), and saved in the manifest in batches under
+// the manifest lock. Only segments still listed at that moment get facts: a merge or drop committed
+// meanwhile wins, and what a close stops before saving is measured again by the next open.
+import type { Connection } from '../../db/database.js';
+import { interruptUntilSettled } from '../../db/interrupt-until.js';
+import { join } from 'node:path';
+import { sql } from '../../query/sql.js';
+import type { ManifestState, SegmentEntry } from '../manifest/manifest.js';
+import type { StoreState } from '../store-state.js';
+import { measureFullMetrics } from './metric-facts.js';
+import { measureTypeFacts } from './type-facts.js';
+
+/** Segments measured before their facts are saved (one manifest write each). */
+const SAVE_EVERY = 16;
+
+type Facts = Pick<SegmentEntry, 'type_facts' | 'full_metrics'>;
+
+/** Whether a segment's entry lacks a fact a seal of this build would record for it (`factColumns`: StoreOptions.notedColumns). */
+export function lacksFacts(seg: SegmentEntry, factColumns: readonly string[]): boolean {
+  return seg.full_metrics === undefined || (seg.kind === 'span' && factColumns.length > 0 && seg.type_facts === undefined);
+}
+
+/** The facts a seal would record for the segment and its entry lacks, measured from its file (only those that could be read). */
+async function measure(
+  conn: Connection,
+  abs: string,
+  seg: SegmentEntry,
+  factColumns: readonly string[],
+  stopped: () => boolean,
+): Promise<Facts> {
+  const out: { type_facts?: SegmentEntry['type_facts']; full_metrics?: SegmentEntry['full_metrics'] } = {};
+  if (seg.kind === 'span' && factColumns.length > 0 && seg.type_facts === undefined) {
+    const facts = await measureTypeFacts(conn, abs, factColumns);
+    if (facts) out.type_facts = facts;
+  }
+  if (seg.full_metrics === undefined && !stopped()) {
+    // As a seal records it: no metric column, nothing to read.
+    const full = seg.metrics.length > 0 ? await measureFullMetrics(conn, abs) : [];
+    if (full) out.full_metrics = full;
+  }
+  return out;
+}
+
+export class FactBackfill {
+  readonly #s: StoreState;
+  #stopped = false;
+  #conn: Connection | null = null;
+  /** The measurement under way, if any. */
+  #measuring: Promise<unknown> | null = null;
+  #done: Promise<void> = Promise.resolve();
+  /** A step waiting for a pause in questions, and the timer that queues it. */
+  #waiting: { readonly timer: NodeJS.Timeout; readonly step: () => Promise<void> } | null = null;
+
+  constructor(state: StoreState) {
+    this.#s = state;
+  }
+
+  /** Queues the work when some listed segment lacks facts (a writable store only). */
+  start(): void {
+    const s = this.#s;
+    const cols = s.options.notedColumns;
+    if (s.readOnly || !s.manifest.segments.some((g) => lacksFacts(g, cols))) return;
+    const found = new Map<string, Facts>();
+    const tried = new Set<string>();
+    // Questions get the CPU first, but not forever: after mergeMaxDelayMs the work goes on anyway.
+    const { mergePauseMs: pause, mergeMaxDelayMs: most } = s.options;
+    const openedAt = performance.now();
+    let waitSince = openedAt;
+    this.#done = new Promise<void>((resolve) => {
+      const step = async (): Promise<void> => {
+        const now = performance.now();
+        // The open counts as a question: the first ones usually follow it at once.
+        const busy = s.readsInFlight > 0 || now - Math.max(s.lastRead, openedAt) < pause;
+        if (!this.#stopped && busy && now - waitSince < most) {
+          // Waits off the queue (cleanups go on); a stop queues the step at once.
+          const timer = setTimeout(
+            () => {
+              this.#waiting = null;
+              s.later('measuring segment facts', step);
+            },
+            Math.min(100, pause),
+          );
+          this.#waiting = { timer, step };
+          return;
+        }
+        let more = false;
+        try {
+          const seg = this.#stopped ? undefined : s.manifest.segments.find((g) => !tried.has(g.file) && lacksFacts(g, cols));
+          if (seg) {
+            tried.add(seg.file);
+            const facts = await this.#measure(seg);
+            if (facts.type_facts !== undefined || facts.full_metrics !== undefined) found.set(seg.file, facts);
+          }
+          if (found.size >= SAVE_EVERY || (seg === undefined && found.size > 0)) await this.#save(found);
+          more = seg !== undefined;
+        } finally {
+          waitSince = performance.now();
+          if (more) s.later('measuring segment facts', step);
+          else resolve();
+        }
+      };
+      s.later('measuring segment facts', step);
+    });
+  }
+
+  /**
+   * Stops between two segments (what was measured is saved by the step under way) and interrupts a
+   * measurement under way; resolves once none runs. An interrupt between two statements is lost, so it
+   * is repeated.
+   */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    const waiting = this.#waiting;
+    if (waiting) {
+      clearTimeout(waiting.timer);
+      this.#waiting = null;
+      // Queued now, so a close that waits for the queue waits for it (it saves what was measured).
+      this.#s.later('measuring segment facts', waiting.step);
+    }
+    while (this.#measuring) await interruptUntilSettled(this.#measuring, () => this.#conn);
+  }
+
+  /** Settles when the work asked for is done or stopped (tests, benchmarks). */
+  settled(): Promise<void> {
+    return this.#done;
+  }
+
+  async #measure(seg: SegmentEntry): Promise<Facts> {
+    const s = this.#s;
+    if (!this.#conn) {
+      this.#conn = await s.db.dedicated();
+      // Read once each: footers kept in DuckDB's cache would stay there after the segments merge away.
+      await this.#conn.run(sql`SET SESSION parquet_metadata_cache = false`);
+    }
+    if (this.#stopped) return {};
+    // A drop or merge committed meanwhile leaves the file to this read.
+    const release = s.use([seg.file]);
+    const measuring = measure(this.#conn, join(s.dir, seg.file), seg, s.options.notedColumns, () => this.#stopped);
+    this.#measuring = measuring;
+    try {
+      return await measuring;
+    } finally {
+      this.#measuring = null;
+      release();
+    }
+  }
+
+  /** Writes the measured facts into the entries of the segments still listed, as one manifest change. */
+  async #save(found: Map<string, Facts>): Promise<void> {
+    const s = this.#s;
+    try {
+      await s.maint.run(async () => {
+        let changed = false;
+        const segments = s.manifest.segments.map((g) => {
+          const f = found.get(g.file);
+          if (!f) return g;
+          changed = true;
+          return { ...g, ...f };
+        });
+        if (!changed) return;
+        const state: ManifestState = { ...s.manifest, generation: s.manifest.generation + 1, segments };
+        s.commit(state, []);
+      });
+    } finally {
+      found.clear();
+    }
+  }
+}

@@ -1,0 +1,102 @@
+// Fixtures for metric-sorted page tests: traces of one llm span each, with many ties on the sort key,
+// records without it and two models, and the page such a search must return, computed in JavaScript
+// from every live record.
+import assert from 'node:assert/strict';
+import type { TraceStore } from '../../src/engine/trace-store.js';
+
+export type Rec = Record<string, unknown>;
+
+export const idOf = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+
+/**
+ * Traces `from`..`from + n - 1` of one llm span each (span ids from 1,000,000 + i); quality in tenths
+ * (many ties), none on every seventh; tokens 0-96; model a or b. `shift` changes the values (a
+ * replaced record).
+ */
+export function llmTraces(from: number, n: number, shift = 0): Rec[] {
+  return Array.from({ length: n }, (_, j) => {
+    const i = from + j;
+    const x = (Math.imul(i, 2654435761) >>> 0) + shift;
+    const created_at = new Date(1_700_000_000_000 + i * 1000).toISOString();
+    return {
+      id: idOf(i),
+      name: `t${i}`,
+      input: 'q',
+      created_at,
+      spans: [
+        {
+          type: 'llm',
+          id: idOf(1_000_000 + i),
+          name: 'call',
+          input: 'x',
+          created_at,
+          model: x % 3 === 0 ? 'a' : 'b',
+          metrics: { ...(x % 7 === 0 ? {} : { quality: (x % 11) / 10 }), tokens: x % 97 },
+        },
+      ],
+    };
+  });
+}
+
+const metric = (r: Rec, name: string) => ((r['metrics'] as Rec | undefined)?.[name] as number | undefined) ?? null;
+const cmpId = (a: Rec, b: Rec, ascending: boolean) => (String(a['id']) < String(b['id']) ? -1 : 1) * (ascending ? 1 : -1);
+
+/**
+ * Ids of the page of llm spans (of `model`, or with more than `tokensOver` tokens) by quality, NULLs
+ * last either way, ties by id in the same direction.
+ */
+export function expectedPage(
+  all: readonly Rec[],
+  where: { model?: string; tokensOver?: number },
+  ascending: boolean,
+  offset: number,
+  limit: number,
+): string[] {
+  const rows = all.filter(
+    (r) =>
+      r['type'] === 'llm' &&
+      (where.model === undefined || r['model'] === where.model) &&
+      (where.tokensOver === undefined || (metric(r, 'tokens') ?? -Infinity) > where.tokensOver),
+  );
+  rows.sort((a, b) => {
+    const va = metric(a, 'quality');
+    const vb = metric(b, 'quality');
+    if (va === null || vb === null) return va === vb ? cmpId(a, b, ascending) : va === null ? 1 : -1;
+    if (va !== vb) return ascending ? va - vb : vb - va;
+    return cmpId(a, b, ascending);
+  });
+  return rows.slice(offset, offset + limit).map((r) => String(r['id']));
+}
+
+/**
+ * Fills a store for these tests: four flushed batches of 120 traces, then the llm spans of traces
+ * `goneAt` deleted, traces 200-229 replaced by new versions with other values (in memory) and 40 more in
+ * memory. Returns the deleted span ids and every live record (read page by page).
+ */
+export async function fillWithDeadAndMemoryRows(
+  store: TraceStore,
+  projectId: string,
+  log_stream_id: string,
+  goneAt: readonly number[],
+): Promise<{ gone: string[]; all: Rec[] }> {
+  for (let b = 0; b < 4; b++) {
+    await store.logTraces(projectId, { log_stream_id, traces: llmTraces(b * 120, 120) } as never);
+    await store.flush();
+  }
+  const gone = goneAt.map((i) => idOf(1_000_000 + i));
+  await store.records.delete('span', projectId, { filters: [{ type: 'id', column_id: 'id', operator: 'one_of', value: gone }] });
+  await store.logTraces(projectId, { log_stream_id, traces: llmTraces(200, 30, 5) } as never);
+  await store.logTraces(projectId, { log_stream_id, traces: llmTraces(480, 40) } as never);
+  assert.ok(store.records.stats.sealedRows > 0 && store.records.stats.memRows > 0, 'rows both sealed and in memory');
+  const all: Rec[] = [];
+  for (let start = 0; ; start += 1000) {
+    const page = await store.search('span', projectId, { log_stream_id, starting_token: start, limit: 1000 });
+    all.push(...page.records);
+    if (!page.paginated) break;
+  }
+  assert.ok(
+    all.every((r) => !gone.includes(String(r['id']))),
+    'deleted spans are gone',
+  );
+  return { gone, all };
+}
