@@ -29,12 +29,14 @@ import { ident, param, sql } from '../../query/sql.js';
 export const TEXT_COLUMNS = ['name', 'input', 'output'] as const;
 export type TextColumn = (typeof TEXT_COLUMNS)[number];
 
-const MAGIC = 0x3158_4954; // "TIX1"
+export const TIX_MAGIC = 0x3158_4954; // "TIX1"
+const MAGIC = TIX_MAGIC;
 const KEY_BITS = 21;
-const WORDS = (1 << KEY_BITS) / 32;
+/** 32-bit words of a row group's trigram bitmap. */
+export const WORDS = (1 << KEY_BITS) / 32;
 
 /** One row group's trigram set for one column: sorted keys, or a bitmap of 2^21 bits. */
-type KeySet = { keys: Uint32Array } | { bits: Uint32Array };
+export type KeySet = { keys: Uint32Array } | { bits: Uint32Array };
 
 export interface TextIndex {
   /** Rows per row group (checked against the manifest: a stale index is not used). */
@@ -235,7 +237,7 @@ export async function buildTextIndexFiles(
 }
 
 /** Encodes (and clears) a bitmap: tag 0 + count + delta varints, or tag 1 + the bitmap when smaller. */
-function encodeSet(bits: Uint32Array): Uint8Array {
+export function encodeSet(bits: Uint32Array): Uint8Array {
   const keys: number[] = [];
   for (let w = 0; w < WORDS; w++) {
     let x = bits[w]!;
@@ -335,9 +337,16 @@ const loaded = new Map<string, TextIndex | null>();
 /** Token indexes by absolute segment path, loaded (dictionaries only) on a segment's first token count. */
 const loadedTokens = new Map<string, TokenIndex | null>();
 
-/** Writes a new segment's index files and fsyncs them (the caller fsyncs the folder before the manifest lists the segment). */
-export async function writeTextIndex(conn: Connection, abs: string): Promise<void> {
-  await buildTextIndexFiles(conn, abs, { tix: textIndexPath(abs), tok: tokenIndexPath(abs) });
+/** Writes a segment's two index files to the paths given (text-merge.ts makes them from a merge's inputs instead). */
+export type TextIndexWriter = (to: { readonly tix: string; readonly tok: string }) => Promise<unknown>;
+
+/**
+ * Writes a new segment's index files (from its text unless `write` is given) and fsyncs them (the
+ * caller fsyncs the folder before the manifest lists the segment).
+ */
+export async function writeTextIndex(conn: Connection, abs: string, write?: TextIndexWriter): Promise<void> {
+  const to = { tix: textIndexPath(abs), tok: tokenIndexPath(abs) };
+  await (write ? write(to) : buildTextIndexFiles(conn, abs, to));
   await fsyncPathAsync(textIndexPath(abs));
   await fsyncPathAsync(tokenIndexPath(abs));
   loaded.delete(abs);

@@ -79,6 +79,18 @@ export class TokenBuilder {
     }
   }
 
+  /** The id of the token in bytes [from, from + n) of `bytes` (lowercase token characters), added when new. */
+  idOf(bytes: Uint8Array, from: number, n: number): number {
+    let h = 0x811c9dc5;
+    for (let i = from; i < from + n; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+    return this.#id(from === 0 ? bytes : bytes.subarray(from), n, h >>> 0);
+  }
+
+  /** Adds `row` to token `id`'s postings (rows of one token come in increasing order). */
+  post(id: number, row: number): void {
+    this.#posting(id, row);
+  }
+
   #id(tok: Uint8Array, n: number, h: number): number {
     const slots = this.#slots;
     const mask = slots.length - 1;

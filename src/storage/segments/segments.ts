@@ -17,6 +17,7 @@ import type { IndexedSegment } from '../indexes/id-index.js';
 import { measureFullMetrics } from './metric-facts.js';
 import { measureTypeFacts } from './type-facts.js';
 import { removeTextIndex, textIndexPath, tokenIndexPath, writeTextIndex } from '../indexes/text-index.js';
+import { mergedTextIndex, type MergedFrom } from '../indexes/text-merge.js';
 
 export interface SegmentFile {
   readonly rel: string;
@@ -48,6 +49,8 @@ export interface WriteSegment {
   readonly compressionLevel?: number;
   /** Whether to write the segment's text index (RecordStoreOptions.textIndex). */
   readonly textIndex: boolean;
+  /** A merge's inputs: its text index is then made from theirs where it can be (text-merge.ts). */
+  readonly mergedFrom?: MergedFrom;
   /** Span segments: the columns whose presence per span type the manifest entry records (type-facts.ts; none when empty). */
   readonly factColumns?: readonly string[];
   readonly metrics: readonly number[];
@@ -115,7 +118,7 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
     writeIdFilter(abs, filter);
     await fsyncPathAsync(idFilterPath(abs));
     // The text index is on disk (fsynced with the folder below) before any manifest lists the segment.
-    if (w.textIndex) await writeTextIndex(conn, abs);
+    if (w.textIndex) await writeTextIndex(conn, abs, w.mergedFrom ? mergedTextIndex(conn, abs, w.mergedFrom) : undefined);
     await writeChildIndex(conn, abs);
     const facts = w.kind === 'span' && w.factColumns?.length ? await measureTypeFacts(conn, abs, w.factColumns) : undefined;
     const full = w.metrics.length > 0 ? await measureFullMetrics(conn, abs) : [];
