@@ -49,8 +49,8 @@ export interface StoreOptions {
 
 /**
  * Bytes the store has written since open, by what wrote them (write amplification): Parquet segments
- * and their side files (id hashes, child and text indexes) by seals, merges and bulk loads, and the
- * manifest. The log's own count is the log's (WriteAheadLog.bytesWritten).
+ * and their side files (id hashes, child and text indexes) by seals, merges and bulk loads, side files
+ * rebuilt after open, and the manifest. The log's own count is the log's (WriteAheadLog.bytesWritten).
  */
 export interface WriteTally {
   sealParquet: number;
@@ -59,6 +59,8 @@ export interface WriteTally {
   mergeIndexes: number;
   loadParquet: number;
   loadIndexes: number;
+  /** Side files rebuilt after open (segments/index-repair.ts): missing, damaged or stale ones. */
+  repairIndexes: number;
   manifest: number;
 }
 
@@ -80,6 +82,7 @@ export class StoreState {
     mergeIndexes: 0,
     loadParquet: 0,
     loadIndexes: 0,
+    repairIndexes: 0,
     manifest: 0,
   };
   /** Every record in a memory table, by run and id (its newest version). */

@@ -1,10 +1,11 @@
 // Guarantees: the store's count of bytes it wrote (stats.written) matches the files it left: the log's
 // bytes, each seal's Parquet and side files, each merge's output, the manifest; so write amplification
-// reported from it is what the disk received.
+// reported from it is what the disk received; side files rebuilt after open count as repairs.
 import assert from 'node:assert/strict';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { RecordStore } from '../../src/storage/record-store.js';
 import { openRecordStore, toolRows } from '../support/helpers.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -56,6 +57,28 @@ test('the write tally counts the log, seals, merges and the manifest as the file
   assert.equal(merged.sealParquet, sealed.sealParquet, 'seals written before stay counted');
   assert.ok(merged.manifest > sealed.manifest, 'the merge rewrote the manifest');
   assert.ok(merged.log >= logged);
+});
+
+test('side files rebuilt after open are counted as repairs, as the files hold them', async (t) => {
+  const { dir, db, store } = await openRecordStore(t, { textIndex: true });
+  await store.append(toolRows(0, 800, { input: 'some words to index' }), true);
+  await store.seal();
+  await store.close();
+  const side = (ends: readonly string[]) => bytesUnder(join(dir, 'records'), ends);
+  const lost = ['.kidrows', '.tok'];
+  const written = side(lost);
+  assert.ok(written > 0);
+  const walk = (d: string): string[] =>
+    readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : [join(d, e.name)]));
+  for (const f of walk(join(dir, 'records'))) if (lost.some((x) => f.endsWith(x))) rmSync(f);
+
+  const again = await RecordStore.open(dir, db, { autoCompact: false, textIndex: true });
+  t.after(() => again.close());
+  assert.ok((await again.indexesRepaired()) >= 2, 'the row file and the token index were rebuilt');
+  // A text index rebuild writes both of its files (the trigram sets are renamed over theirs only when unsound).
+  assert.equal(again.stats.written.repairIndexes, side(lost) + side(['.tix']));
+  assert.equal(side(lost), written, 'rebuilt as large as written');
+  assert.equal(again.stats.written.sealIndexes + again.stats.written.mergeIndexes, 0);
 });
 
 test('compact() merges new small segments without rewriting a big merged one', async (t) => {

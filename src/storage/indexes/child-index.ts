@@ -11,7 +11,7 @@
 // missing or damaged one). Written and fsynced with its segment, before any manifest lists it.
 // Uncompressed: hashes barely compress beyond Parquet's dictionary pages, and a delete reads them
 // more than twice as fast so, for a larger file (18 bytes per row on disk instead of 7).
-import { closeSync, existsSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync, renameSync, rmSync, writeSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Connection } from '../../db/database.js';
 import { stringLiteral } from '../../db/sql-string.js';
@@ -177,23 +177,27 @@ export async function childIndexSound(conn: Connection, abs: string, seg: Indexe
 
 /**
  * Checks a listed segment's index and its row file after open; rebuilds them when missing, damaged or
- * stale (a store of an earlier version gets its row files so). Returns whether it rebuilt either.
+ * stale (a store of an earlier version gets its row files so). Returns the bytes it wrote (0: both were sound).
  */
-export async function ensureChildIndex(conn: Connection, abs: string, seg: IndexedRows): Promise<boolean> {
+export async function ensureChildIndex(conn: Connection, abs: string, seg: IndexedRows): Promise<number> {
   const kids = !(await childIndexUsable(conn, abs, seg));
+  let bytes = 0;
   // Built aside and renamed: a crash leaves the old file (rebuilt on the next open) or the new one.
-  if (kids) await aside(childIndexPath(abs), (tmp) => build(conn, abs, tmp));
+  if (kids) bytes += await aside(childIndexPath(abs), (tmp) => build(conn, abs, tmp));
   const rows = kids || (await childRowsHeader(conn, childRowsPath(abs), seg.rows)) === null;
-  if (rows) await aside(childRowsPath(abs), (tmp) => buildRows(conn, childIndexPath(abs), tmp));
+  if (rows) bytes += await aside(childRowsPath(abs), (tmp) => buildRows(conn, childIndexPath(abs), tmp));
   if (kids || rows) await fsyncPathAsync(dirname(abs), 'r');
-  return kids || rows;
+  return bytes;
 }
 
-async function aside(path: string, write: (tmp: string) => Promise<void>): Promise<void> {
+/** Writes a file aside, then renames it over `path`; returns its bytes. */
+async function aside(path: string, write: (tmp: string) => Promise<void>): Promise<number> {
   const tmp = `${path}.tmp-${process.pid}`;
   try {
     await write(tmp);
+    const bytes = statSync(tmp).size;
     renameSync(tmp, path);
+    return bytes;
   } finally {
     rmSync(tmp, { force: true });
   }

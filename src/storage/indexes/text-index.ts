@@ -12,7 +12,7 @@
 // Like ClickHouse's ngrambf_v1, but exact rather than a Bloom filter: an ASCII trigram is a 21-bit
 // key, so a row group's set is a sorted key list (delta varints) or, when denser, a 2^21-bit bitmap
 // (256 KiB at most; a 32k-row group holds megabytes of text). No false positives beyond the trigrams.
-import { readFileSync, renameSync, rmSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Connection } from '../../db/database.js';
 import type { TextRequirement } from '../../query/text-needs.js';
@@ -399,14 +399,18 @@ export function textIndexSound(abs: string, rowGroupRows: readonly number[]): { 
   return { usable, tokens };
 }
 
-/** Checks a listed segment's index files after open; rebuilds them when missing, damaged or stale. Returns whether it did. */
-export async function ensureTextIndex(conn: Connection, abs: string, rowGroupRows: readonly number[]): Promise<boolean> {
+/**
+ * Checks a listed segment's index files after open; rebuilds them when missing, damaged or stale.
+ * Returns the bytes it wrote (both files are built; 0 when both were sound).
+ */
+export async function ensureTextIndex(conn: Connection, abs: string, rowGroupRows: readonly number[]): Promise<number> {
   const { usable, tokens } = textIndexSound(abs, rowGroupRows);
-  if (usable && tokens) return false;
+  if (usable && tokens) return 0;
   // Built beside the files, then renamed over them: a crash mid-build leaves the old (damaged) file or
   // the new one, never half (and the unlisted temporary files go on the next open).
   const tmp = { tix: `${textIndexPath(abs)}.tmp-${process.pid}`, tok: `${tokenIndexPath(abs)}.tmp-${process.pid}` };
   await buildTextIndexFiles(conn, abs, tmp);
+  const bytes = statSync(tmp.tix).size + statSync(tmp.tok).size;
   try {
     for (const [rebuild, from, path] of [
       [!usable, tmp.tix, textIndexPath(abs)],
@@ -424,7 +428,7 @@ export async function ensureTextIndex(conn: Connection, abs: string, rowGroupRow
     loaded.delete(abs);
     loadedTokens.delete(abs);
   }
-  return true;
+  return bytes;
 }
 
 /** Segments below `dir` whose index is held in memory now (for tests and memory figures). */
