@@ -103,7 +103,8 @@ export class IndexRepair {
     await this.#s.appendPause(() => this.#stopped || (this.#urgent && job.kind === 'child'));
     if (this.#halted) return false;
     await this.#whileListed(job, async (c) => {
-      const bytes = job.kind === 'child' ? await ensureChildIndex(c, job.abs, job.seg) : await ensureTextIndex(c, job.abs, rowGroupRows(job.seg));
+      const bytes =
+        job.kind === 'child' ? await ensureChildIndex(c, job.abs, job.seg) : await ensureTextIndex(c, job.abs, rowGroupRows(job.seg));
       this.#s.written.repairIndexes += bytes;
       this.rebuilt++;
       return true;
