@@ -40,12 +40,20 @@ export class IndexRepair {
   /** Indexes rebuilt so far (tests, benchmarks). */
   rebuilt = 0;
 
+  /**
+   * Token files of an earlier open with the text index, which this store (without it) never checks:
+   * readers leave them alone while it is open.
+   */
+  readonly #unusedTokens: readonly string[];
+
   /** Readers leave the indexes of `segments` alone from now until each is checked. */
   constructor(s: StoreState, segments: readonly SegmentEntry[]) {
     this.#s = s;
     const jobs = (kind: CheckedIndex): Job[] => segments.map((seg) => ({ kind, seg, abs: join(s.dir, seg.file) }));
     this.#jobs = [...jobs('child'), ...(s.options.textIndex ? jobs('tokens') : [])];
     for (const j of this.#jobs) markUnchecked(j.kind, j.abs);
+    this.#unusedTokens = s.options.textIndex ? [] : segments.map((seg) => join(s.dir, seg.file));
+    for (const abs of this.#unusedTokens) markUnchecked('tokens', abs);
   }
 
   /** Starts the work unless it runs or ran; settles when it is done (or stopped). */
@@ -74,6 +82,7 @@ export class IndexRepair {
     this.#childrenDone();
     // The store is closing: nothing reads through it any more.
     for (const j of this.#jobs) markChecked(j.kind, j.abs);
+    for (const abs of this.#unusedTokens) markChecked('tokens', abs);
   }
 
   get #halted(): boolean {

@@ -2,7 +2,8 @@
 // segments lack their child and text indexes (an older version's) or hold stale ones opens without
 // building them; until they are checked, deletes and text counts do without them and answer as a scan
 // does, and as they do after the rebuild; a segment merged away first is skipped; a close during a
-// rebuild leaves no temporary file, and the next open rebuilds the rest; a read-only open builds nothing.
+// rebuild leaves no temporary file, and the next open rebuilds the rest; a read-only open builds nothing;
+// a store without the text index uses no token file an earlier open left (nothing checks them).
 import assert from 'node:assert/strict';
 import { copyFileSync, cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -346,4 +347,16 @@ test('a delete right after the open waits for the child indexes, whose rebuild t
     segs.every((s) => !existsSync(s.abs.replace(/\.parquet$/, '.tok'))),
     'text indexes still wait for the pause',
   );
+});
+
+test('with the text index off, token files an earlier open left are not used: nothing checks them', { timeout: 120_000 }, async (t) => {
+  const { dir, projectId, runId } = await older(t);
+  staleIndexes(dir);
+  const steps: string[][] = [];
+  const store = await TraceStore.open(dir, { ...OPTIONS, textIndex: false, onPlan: (s) => steps.push([...s]) });
+  t.after(() => store.close());
+  await store.maintenance.indexesRepaired();
+  const { counts, byTokens } = await textCounts(store, projectId, runId, steps);
+  assert.equal(byTokens, 0, 'no count came from a token file');
+  assert.deepEqual(counts, scanCounts(false));
 });
