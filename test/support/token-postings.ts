@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { TEXT_COLUMNS } from '../../src/storage/indexes/text-index.js';
 import { loadTokenIndex } from '../../src/storage/indexes/token-index.js';
 
-/** Per column, each token's rows, decoded from a token index file. */
+/** Per column, each token's rows, decoded from a token index file (each token once, its postings where the meta says). */
 export function tokenPostings(path: string): Map<string, number[]>[] {
   const ix = loadTokenIndex(path);
   assert.ok(ix, `${path} loads`);
@@ -30,7 +30,10 @@ export function tokenPostings(path: string): Map<string, number[]>[] {
         }
         rows.push((row += d));
       }
-      out.set(col.dict.toString('latin1', col.starts[k]!, col.starts[k + 1]! - 1), rows);
+      const token = col.dict.toString('latin1', col.starts[k]!, col.starts[k + 1]! - 1);
+      assert.equal(o, col.at[k + 1]!, `${TEXT_COLUMNS[c]} ${token}: postings end where the next begin`);
+      assert.ok(!out.has(token), `${token} once in the dictionary`);
+      out.set(token, rows);
     }
     return out;
   });
