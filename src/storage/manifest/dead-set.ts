@@ -77,18 +77,23 @@ export class DeadSet {
     return true;
   }
 
+  /** Applies `change` to each of a few seqs one by one; the range of those it changed is noted once. */
+  #each(seqs: readonly number[], change: (seq: number) => boolean): void {
+    let lo = Number.POSITIVE_INFINITY;
+    let hi = Number.NEGATIVE_INFINITY;
+    for (const q of seqs) {
+      if (!change(q)) continue;
+      if (q < lo) lo = q;
+      if (q > hi) hi = q;
+    }
+    if (lo <= hi) this.#changed(lo, hi);
+  }
+
   /** Adds every value of `seqs` (any order, repeats allowed) in one merge. */
   addAll(seqs: readonly number[]): void {
     if (seqs.length === 0) return;
     if (seqs.length <= PENDING_MAX) {
-      let lo = Number.POSITIVE_INFINITY;
-      let hi = Number.NEGATIVE_INFINITY;
-      for (const q of seqs) {
-        if (!this.#add(q)) continue;
-        if (q < lo) lo = q;
-        if (q > hi) hi = q;
-      }
-      if (lo <= hi) this.#changed(lo, hi);
+      this.#each(seqs, (q) => this.#add(q));
       return;
     }
     this.#settle();
@@ -121,14 +126,7 @@ export class DeadSet {
   deleteAll(seqs: readonly number[]): void {
     if (seqs.length === 0) return;
     if (seqs.length <= PENDING_MAX) {
-      let lo = Number.POSITIVE_INFINITY;
-      let hi = Number.NEGATIVE_INFINITY;
-      for (const q of seqs) {
-        if (!this.#delete(q)) continue;
-        if (q < lo) lo = q;
-        if (q > hi) hi = q;
-      }
-      if (lo <= hi) this.#changed(lo, hi);
+      this.#each(seqs, (q) => this.#delete(q));
       return;
     }
     this.#settle();

@@ -16,32 +16,13 @@ import { DataFactsCache, NOTED_COLUMNS } from '../../../src/query/exec/data-fact
 import { RecordStore } from '../../../src/storage/record-store.js';
 import type { LogRow } from '../../../src/record/record.js';
 import { countingRunner } from '../../support/counting-runner.js';
+import { factRow, factScope } from '../../support/fact-rows.js';
 import { tempDir } from '../../support/helpers.js';
 
-const P = '11111111-1111-4111-8111-111111111111';
-const R = '22222222-2222-4222-8222-222222222222';
-const idOf = (k: number) => `00000000-0000-4000-8000-${String(k).padStart(12, '0')}`;
-const scope = { projectId: P, runId: R, kinds: ['span'] as const };
+const scope = factScope;
 const ASKED = new Set(['model', 'temperature', 'tool_call_id']);
 
-function span(k: number, type: string, extra: Record<string, unknown> = {}): LogRow {
-  return {
-    seq: 0,
-    id: idOf(k),
-    type,
-    project_id: P,
-    run_id: R,
-    trace_id: idOf(1000),
-    parent_id: idOf(1000),
-    name: `s${k}`,
-    input: 'x',
-    created_at: 1_700_000_000_000_000 + k,
-    updated_at: 0,
-    is_complete: true,
-    has_children: false,
-    ...extra,
-  };
-}
+const span = (k: number, type: string, extra: Record<string, unknown> = {}): LogRow => factRow(k, type, extra);
 
 /** Facts as plain sorted lists, from notes (the engine's cache) and from a scan (a cache told nothing is noted). */
 async function both(db: Database, store: RecordStore) {

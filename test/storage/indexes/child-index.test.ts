@@ -14,27 +14,11 @@ import { tempDir } from '../../support/helpers.js';
 import { waitFor } from '../../support/wait-for.js';
 import { sql } from '../../../src/query/sql.js';
 import { stringLiteral } from '../../../src/db/sql-string.js';
+import { goneStayTraces } from '../../support/gone-stay-traces.js';
 
 const OPTIONS = { threads: 1, rowGroupSize: 512, autoCompact: false } as const;
 
-/** Traces of a root span with middle spans, each with `tag`-tagged llm leaves (some of them only). */
-function traces(from: number, n: number): Record<string, unknown>[] {
-  return Array.from({ length: n }, (_, i) => {
-    const k = from + i;
-    const leaves = (m: number) =>
-      Array.from({ length: (k + m) % 4 }, (_, l) => ({
-        type: 'llm',
-        name: `l${k}-${m}-${l}`,
-        tags: (k + m + l) % 3 === 0 ? ['gone'] : ['stay'],
-      }));
-    return {
-      name: `t${k}`,
-      spans: [
-        { type: 'agent', name: `root${k}`, spans: [0, 1, 2].map((m) => ({ type: 'workflow', name: `c${k}-${m}`, spans: leaves(m) })) },
-      ],
-    };
-  });
-}
+const traces = (from: number, n: number) => goneStayTraces(from, n);
 
 async function load(t: TestContext, dir: string): Promise<{ store: TraceStore; projectId: string; runId: string }> {
   const store = await TraceStore.open(dir, OPTIONS);

@@ -15,35 +15,18 @@ import type { LogRow } from '../../../src/record/record.js';
 import type { ManifestState, SegmentEntry } from '../../../src/storage/manifest/manifest.js';
 import { RecordStore } from '../../../src/storage/record-store.js';
 import { countingRunner } from '../../support/counting-runner.js';
+import { factMetrics, factRow, factScope } from '../../support/fact-rows.js';
 import { tempDir } from '../../support/helpers.js';
 import { holdSql } from '../../support/hold-sql.js';
 
-const P = '11111111-1111-4111-8111-111111111111';
-const R = '22222222-2222-4222-8222-222222222222';
-const idOf = (k: number) => `00000000-0000-4000-8000-${String(k).padStart(12, '0')}`;
-const scope = { projectId: P, runId: R, kinds: ['span'] as const };
+const scope = factScope;
 const METRICS = ['duration_ns', 'num_input_tokens', 'quality'];
 const COLUMN_IDS = new Set(['model', 'tools', 'temperature']);
 
 /** Every row has a duration; llm spans carry a model and tokens; quality only where asked. */
 function row(k: number, type: 'llm' | 'tool' | 'trace', quality: boolean): LogRow {
-  return {
-    seq: 0,
-    id: idOf(k),
-    type,
-    project_id: P,
-    run_id: R,
-    trace_id: idOf(type === 'trace' ? k : 9000),
-    ...(type === 'trace' ? {} : { parent_id: idOf(9000) }),
-    name: `s${k}`,
-    input: 'x',
-    created_at: 1_700_000_000_000_000 + k,
-    updated_at: 0,
-    is_complete: true,
-    has_children: false,
-    ...(type === 'llm' ? { model: k % 2 === 0 ? 'gpt' : 'claude' } : {}),
-    metrics: { duration_ns: 1000 + k, ...(type === 'llm' ? { num_input_tokens: k } : {}), ...(quality ? { quality: k / 100 } : {}) },
-  } as LogRow;
+  const model = type === 'llm' ? { model: k % 2 === 0 ? 'gpt' : 'claude' } : {};
+  return factRow(k, type, { ...model, metrics: factMetrics(k, type, quality) }, 9000);
 }
 
 const BATCHES = [

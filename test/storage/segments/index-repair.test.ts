@@ -14,6 +14,7 @@ import { TraceStore } from '../../../src/engine/trace-store.js';
 import { childIndexUsable, childRowsHeader, childRowsPath } from '../../../src/storage/indexes/child-index.js';
 import { loadedTextIndexes } from '../../../src/storage/indexes/text-index.js';
 import { tokenFileRows } from '../../../src/storage/indexes/token-index.js';
+import { goneStayTraces } from '../../support/gone-stay-traces.js';
 import { tempDir } from '../../support/helpers.js';
 import { waitFor } from '../../support/wait-for.js';
 
@@ -22,25 +23,8 @@ const VOCAB = ['apple', 'berry', 'cherry', 'damson', 'elder', 'fig', 'grape'];
 const FLUSHES = 4;
 const PER_FLUSH = 300;
 
-/** Traces of a root with three middle spans, each with 0-3 llm leaves tagged 'gone' or 'stay', with words as input. */
-function traces(from: number, n: number): Record<string, unknown>[] {
-  return Array.from({ length: n }, (_, i) => {
-    const k = from + i;
-    const leaves = (m: number) =>
-      Array.from({ length: (k + m) % 4 }, (_, l) => ({
-        type: 'llm',
-        name: `l${k}-${m}-${l}`,
-        input: leafInput(k, m, l),
-        tags: (k + m + l) % 3 === 0 ? ['gone'] : ['stay'],
-      }));
-    return {
-      name: `t${k}`,
-      spans: [
-        { type: 'agent', name: `root${k}`, spans: [0, 1, 2].map((m) => ({ type: 'workflow', name: `c${k}-${m}`, spans: leaves(m) })) },
-      ],
-    };
-  });
-}
+/** The delete tests' traces, each leaf with words as input. */
+const traces = (from: number, n: number) => goneStayTraces(from, n, leafInput);
 
 // Words spread unevenly over the flushes, so another segment's postings give other counts.
 const leafInput = (k: number, m: number, l: number) =>

@@ -13,36 +13,13 @@ import type { LogRow } from '../../../src/record/record.js';
 import type { ManifestState, SegmentEntry } from '../../../src/storage/manifest/manifest.js';
 import { RecordStore } from '../../../src/storage/record-store.js';
 import { countingRunner } from '../../support/counting-runner.js';
+import { factMetrics, factRow, factScope } from '../../support/fact-rows.js';
 import { tempDir } from '../../support/helpers.js';
 
-const P = '11111111-1111-4111-8111-111111111111';
-const R = '22222222-2222-4222-8222-222222222222';
-const idOf = (k: number) => `00000000-0000-4000-8000-${String(k).padStart(12, '0')}`;
-const scope = { projectId: P, runId: R, kinds: ['span'] as const };
+const scope = factScope;
 
 /** Every span has a duration; only llm spans have tokens; quality only on the spans of the last batch. */
-function span(k: number, type: 'llm' | 'tool', quality: boolean): LogRow {
-  return {
-    seq: 0,
-    id: idOf(k),
-    type,
-    project_id: P,
-    run_id: R,
-    trace_id: idOf(1000),
-    parent_id: idOf(1000),
-    name: `s${k}`,
-    input: 'x',
-    created_at: 1_700_000_000_000_000 + k,
-    updated_at: 0,
-    is_complete: true,
-    has_children: false,
-    metrics: {
-      duration_ns: 1000 + k,
-      ...(type === 'llm' ? { num_input_tokens: k } : {}),
-      ...(quality ? { quality: k / 100 } : {}),
-    },
-  } as LogRow;
-}
+const span = (k: number, type: 'llm' | 'tool', quality: boolean): LogRow => factRow(k, type, { metrics: factMetrics(k, type, quality) });
 
 test('segments record their full metric columns: equal to DuckDB over the file, no footer read; older entries read it', async (t) => {
   const dir = tempDir(t);
