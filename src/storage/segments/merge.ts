@@ -118,10 +118,15 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
     select: sql`SELECT ${star} FROM read_parquet(${inputs}, hive_partitioning = false, union_by_name = true)${where}`,
     rowGroupSize: ctx.rowGroupSize,
     textIndex: ctx.textIndex,
-    mergedFrom: {
-      inputs: ordered.map((g) => ({ abs: join(ctx.dir, g.file), rowGroups: (g.row_groups ?? []).map((r) => r[2]) })),
-      dropped: new Set(purged),
-    },
+    // Its text index is made from its inputs' (text-merge.ts).
+    ...(ctx.textIndex
+      ? {
+          mergedFrom: {
+            inputs: ordered.map((g) => ({ abs: join(ctx.dir, g.file), rowGroups: g.row_groups.map((r) => r[2]) })),
+            dropped: new Set(purged),
+          },
+        }
+      : {}),
     factColumns: ctx.factColumns,
     compressionLevel: ctx.compressionLevel,
     metrics: [...new Set(group.flatMap((g) => g.metrics))],
