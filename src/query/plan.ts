@@ -306,10 +306,16 @@ export function pageKeysQuery(
   });
   // Without `locators` (a page shown from this query alone, fetching nothing) seq and created_at are
   // not decoded for every row the query looks at.
-  // With `locate`, where each row is stored (its file and row number there, NULL in memory): the
-  // page's columns are then read from those rows alone (locatedFetchQuery).
+  // With `locate`, where each row is (a stored row's file and row number there, a memory row's seq):
+  // the page's columns are then read from those rows alone (locatedFetchQuery), and a stored row's seq
+  // and created_at come with them, not decoded for every row the query looks at (at 10M spans, 289 ->
+  // 202 ms of a narrow keys query over 2 segments).
   const head = raw(
-    `${locators ? 'r.seq, epoch_us(r.created_at) AS c' : 'NULL AS seq, NULL AS c'}${locate ? ', r.loc_row, r.loc_file' : ''}`,
+    locate
+      ? 'r.loc_seq AS seq, epoch_us(r.loc_created) AS c, r.loc_row, r.loc_file'
+      : locators
+        ? 'r.seq, epoch_us(r.created_at) AS c'
+        : 'NULL AS seq, NULL AS c',
   );
   const q = sql`${s.with}SELECT ${head}${joinSql(also, '')} FROM ${s.from} WHERE ${where} ORDER BY ${s.order} LIMIT ${limit + 1} OFFSET ${offset}`;
   return { sql: q, rolled: s.rolled, ownMetrics: s.own, rolledMetrics };
@@ -404,8 +410,9 @@ export function fetchQuery(
 }
 
 /**
- * Columns of rows of one segment file by their row numbers there (from a keys query with `locate`):
- * DuckDB reads only the row groups holding them. The rows are live (the keys query tested that).
+ * Columns of rows of one segment file by their row numbers there (from a keys query with `locate`),
+ * with each row's number (loc_row): DuckDB reads only the row groups holding them. The rows are live
+ * (the keys query tested that).
  */
 export function locatedFetchQuery(file: string, columns: readonly string[], rows: readonly number[]): Sql {
   const select = joinSql(
@@ -414,7 +421,7 @@ export function locatedFetchQuery(file: string, columns: readonly string[], rows
     ),
   );
   const at = joinSql(rows.map((n) => sql`${n}::BIGINT`));
-  return sql`SELECT ${select} FROM read_parquet(${file}, hive_partitioning = false) WHERE file_row_number IN (${at})`;
+  return sql`SELECT ${select}, file_row_number AS loc_row FROM read_parquet(${file}, hive_partitioning = false) WHERE file_row_number IN (${at})`;
 }
 
 export function countQuery(input: PlanInput): Planned {

@@ -58,7 +58,8 @@ const ROLL_TOP_MIN = 1000;
 const ROLL_TOP_MAX = 200_000;
 
 export interface PageKey {
-  seq: number;
+  /** null (and c NaN) for a stored row of narrow keys: it is located by row.loc_file and row.loc_row, its seq comes with its fetch. */
+  seq: number | null;
   c: number;
   row: Row;
 }
@@ -132,7 +133,7 @@ export async function findPageKeys(
     steps.push(`keys${how.length > 0 ? ` (${how.join(', ')})` : ''}${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`);
     const rows = await o.db.all(q.sql);
     return Object.assign(
-      rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })),
+      rows.map((r) => ({ seq: r['seq'] === null ? null : Number(r['seq']), c: Number(r['c'] ?? NaN), row: r })),
       { ownMetrics: q.ownMetrics, rolledMetrics: q.rolledMetrics, narrow: bare },
     );
   };

@@ -11,6 +11,7 @@ import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 import { pageRollUpsQuery } from './page-rollups.js';
 import { addRolled } from './page-rows.js';
 import { DESCENDANTS, KINDS, scopeOf, type RunScope } from './plan-input.js';
+import type { PageKey } from './page-keys.js';
 
 /** The page's rows by seq, in the order of the keys. */
 export async function fetchRows(
@@ -43,9 +44,9 @@ export async function fetchRows(
 }
 
 /**
- * The page's rows from where the keys query found them (loc_file, loc_row: a keys query with
- * `locate`), in the order of the keys: one read per segment file of the row groups holding its rows
- * (run side by side), and the rows in memory by seq.
+ * The page's rows from where the keys query found them (a keys query with `locate`: a stored row's
+ * loc_file and loc_row, a memory row's seq), in the order of the keys: one read per segment file of the
+ * row groups holding its rows (run side by side), and the rows in memory by seq.
  */
 export async function fetchLocated(
   db: SqlRunner,
@@ -53,22 +54,34 @@ export async function fetchLocated(
   level: Level,
   scope: RunScope,
   columns: readonly string[],
-  keys: readonly { seq: number; c: number; row: Row }[],
+  keys: readonly PageKey[],
 ): Promise<Row[]> {
   const byFile = new Map<string, number[]>();
   const inMemory: { seq: number; c: number }[] = [];
   for (const k of keys) {
     const file = k.row['loc_file'];
     const at = k.row['loc_row'];
-    if (typeof file !== 'string' || at === null || at === undefined) inMemory.push(k);
-    else byFile.set(file, [...(byFile.get(file) ?? []), Number(at)]);
+    if (typeof file === 'string' && at !== null && at !== undefined) byFile.set(file, [...(byFile.get(file) ?? []), Number(at)]);
+    else if (k.seq !== null) inMemory.push({ seq: k.seq, c: k.c });
+    else throw new Error('internal: a located key without its file or its seq');
   }
-  const reads = [...byFile].map(([file, rows]) => db.all(locatedFetchQuery(file, columns, rows)));
-  if (inMemory.length > 0) reads.push(fetchMemory(db, snap, level, scope, columns, inMemory));
-  const bySeq = new Map<number, Row>();
-  for (const rows of await Promise.all(reads)) for (const r of rows) bySeq.set(Number(r['seq']), r);
-  return keys.map((k) => bySeq.get(k.seq)).filter((r): r is Row => r !== undefined);
+  const found = new Map<string, Row>();
+  const stored = [...byFile].map(async ([file, rows]) => {
+    for (const r of await db.all(locatedFetchQuery(file, columns, rows))) found.set(placeOf(file, r['loc_row']), r);
+  });
+  const memory = async () => {
+    if (inMemory.length === 0) return;
+    for (const r of await fetchMemory(db, snap, level, scope, columns, inMemory)) found.set(String(r['seq']), r);
+  };
+  await Promise.all([...stored, memory()]);
+  return keys
+    .map((k) =>
+      typeof k.row['loc_file'] === 'string' ? found.get(placeOf(k.row['loc_file'], k.row['loc_row'])) : found.get(String(k.seq)),
+    )
+    .filter((r): r is Row => r !== undefined);
 }
+
+const placeOf = (file: string, row: unknown) => `${file}\n${Number(row)}`;
 
 /** Rows still in memory by seq (no segment read). */
 function fetchMemory(

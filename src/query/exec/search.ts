@@ -97,13 +97,14 @@ async function pageRows(
       lightRow(sel.physical.includes('created_at') ? { ...k.row, created_at: k.c } : k.row, sel.physical, keys.ownMetrics),
     );
   }
-  if (pageKeys.some((k) => k.row['seq'] === null)) throw new Error('internal: a page to fetch was planned without row locators');
   if (keys.narrow && sel !== null) {
     steps.push('fetch (located)');
     return fetchLocated(cx.db, snap, level, scope, sel.physical, pageKeys);
   }
+  const bySeq = pageKeys.filter((k): k is PageKey & { seq: number } => k.seq !== null);
+  if (bySeq.length < pageKeys.length) throw new Error('internal: a page to fetch was planned without row locators');
   steps.push('fetch');
-  return fetchRows(cx.db, snap, level, scope, sel ? sel.physical : '*', pageKeys);
+  return fetchRows(cx.db, snap, level, scope, sel ? sel.physical : '*', bySeq);
 }
 
 /**

@@ -51,7 +51,10 @@ export interface SourceParts {
   readonly expiredOnly: boolean;
   /** The sealed part given as a SELECT (Snapshot.sourceWith), instead of the segments. */
   readonly given?: { columns: readonly string[]; segments: Sql } | undefined;
-  /** Whether each row also carries where it is stored: loc_file and loc_row (its file_row_number), NULL in memory. */
+  /**
+   * Whether each row also carries where it is: loc_file and loc_row (its file_row_number) when stored,
+   * else loc_seq and loc_created (its seq and created_at, NULL for stored rows).
+   */
   readonly locate?: boolean;
 }
 
@@ -70,9 +73,18 @@ export function sourceSql(from: SourceParts, metrics: readonly string[]): Source
         : sql`NULL::DOUBLE AS ${alias(i)}`;
     });
   const locate = from.locate === true && !given;
+  // A stored row is located by its file and row number there, a row in memory by its seq (loc_seq, with
+  // loc_created): a stored row's seq and created_at are then not read (they come with its fetch).
   const extra = (list: Sql[], stored = true) => {
     const all = locate
-      ? [...list, raw(stored ? 'file_row_number AS loc_row, filename AS loc_file' : 'NULL::BIGINT AS loc_row, NULL::VARCHAR AS loc_file')]
+      ? [
+          ...list,
+          raw(
+            stored
+              ? 'file_row_number AS loc_row, filename AS loc_file, NULL::BIGINT AS loc_seq, NULL::TIMESTAMP AS loc_created'
+              : 'NULL::BIGINT AS loc_row, NULL::VARCHAR AS loc_file, seq AS loc_seq, created_at AS loc_created',
+          ),
+        ]
       : list;
     return all.length > 0 ? sql`, ${joinSql(all)}` : EMPTY;
   };

@@ -1,5 +1,6 @@
 // Guarantees: a metric-sorted page of the id columns whose keys query reads every matching row carries
-// only its keys (seq, created_at, where each row is stored) and reads its columns from those rows alone
+// only its keys (where each row is: a stored row's file and row number, decoding neither its seq nor
+// its created_at; a memory row's seq) and reads its columns from those rows alone
 // (search.ts, page-keys.ts: "keys (narrow)", "fetch (located)"), and is exactly the page computed in
 // JavaScript from every live record: ties on the sort key across segments and row groups (broken by
 // id), records without the metric (last in both directions), deleted and replaced rows, rows still in
@@ -7,9 +8,11 @@
 // finds without narrowing.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { Database } from '../../../src/db/database.js';
 import { TraceStore, type TraceStoreOptions } from '../../../src/engine/trace-store.js';
+import { compile, sql, type Sql } from '../../../src/query/sql.js';
 import { tempDir } from '../../support/helpers.js';
-import { expectedPage, fillWithDeadAndMemoryRows } from '../../support/metric-pages.js';
+import { expectedPage, fillWithDeadAndMemoryRows, llmTraces } from '../../support/metric-pages.js';
 
 const options: TraceStoreOptions = { threads: 1, rowGroupSize: 16, metricTopK: false, autoCompact: false };
 
@@ -88,5 +91,62 @@ test('metric-sorted pages whose keys carry no column equal the reference, narrow
   assert.deepEqual(
     plain.map((p) => p.ids),
     narrowed.map((p) => p.ids),
+  );
+});
+
+/** READ_PARQUET and SEQ_SCAN nodes of a JSON plan, with the columns each projects. */
+function scans(node: unknown, out: { name: string; columns: string[] }[] = []): { name: string; columns: string[] }[] {
+  for (const n of Array.isArray(node) ? node : [node]) {
+    const { name, children, extra_info } = n as { name: string; children: unknown[]; extra_info: Record<string, unknown> };
+    const p = extra_info?.['Projections'];
+    if (name.trim() === 'READ_PARQUET' || name.trim() === 'SEQ_SCAN')
+      out.push({ name: name.trim(), columns: (Array.isArray(p) ? p : String(p ?? '').split('\n')).map((c) => String(c).trim()) });
+    scans(children, out);
+  }
+  return out;
+}
+
+test('a narrow keys query decodes no stored row seq or created_at (they come with its fetch)', { timeout: 60_000 }, async (t) => {
+  const dir = tempDir(t);
+  const keyQueries: { db: Database; q: Sql }[] = [];
+  const all = Database.prototype.all;
+  Database.prototype.all = function (this: Database, q: Sql) {
+    if (/loc_file/.test(compile(q).text) && /ORDER BY/.test(compile(q).text)) keyQueries.push({ db: this, q });
+    return all.call(this, q);
+  };
+  t.after(() => {
+    Database.prototype.all = all;
+  });
+  const steps: string[] = [];
+  const store = await TraceStore.open(dir, { ...options, narrowKeyGroups: 0, onPlan: (s) => steps.push(...s) });
+  t.after(() => store.close());
+  const projectId = store.createProject({ name: 'p' }).id;
+  const log_stream_id = store.createLogStream(projectId, 'default').id;
+  for (let b = 0; b < 2; b++) {
+    await store.logTraces(projectId, { log_stream_id, traces: llmTraces(b * 100, 100) } as never);
+    await store.flush();
+  }
+  await store.logTraces(projectId, { log_stream_id, traces: llmTraces(200, 30) } as never);
+  const page = await store.partialSearch('span', projectId, {
+    log_stream_id,
+    filters: [{ type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }],
+    sort: { column_id: 'metrics/quality', ascending: false },
+    pagination: { starting_token: 0, limit: 5 },
+    select_columns: { column_ids: ['id'] },
+  } as never);
+  assert.equal(page.records.length, 5);
+  assert.ok(steps.includes('keys (narrow)'), steps.join(' → '));
+  assert.equal(keyQueries.length, 1);
+  const { db, q } = keyQueries[0]!;
+  const [plan] = await db.all(sql`EXPLAIN (FORMAT json) ${q}`);
+  const found = scans(JSON.parse(String(plan!['explain_value'])));
+  const parquet = found.filter((s) => s.name === 'READ_PARQUET');
+  const memory = found.filter((s) => s.name === 'SEQ_SCAN');
+  assert.ok(parquet.length > 0 && memory.length > 0, JSON.stringify(found));
+  for (const s of parquet) assert.ok(!s.columns.includes('seq') && !s.columns.includes('created_at'), JSON.stringify(s));
+  // Rows in memory are located by their seq.
+  assert.ok(
+    memory.some((s) => s.columns.includes('seq')),
+    JSON.stringify(memory),
   );
 });
