@@ -122,7 +122,7 @@ export async function findPageKeys(
   }
   const keys = async (w: TimeWindow | null, bound: number | null = null, rollTop: number | null = null, bare = false) => {
     const q = bare
-      ? pageKeysQuery(plan, limit, offset, w, [], [], true, bound, null, true)
+      ? pageKeysQuery(plan, limit, offset, w, ['id'], [], true, bound, null, true)
       : pageKeysQuery(plan, limit, offset, w, also, alsoMetrics, locators, bound, rollTop);
     const how = [
       ...(w ? ['window'] : []),

@@ -46,16 +46,19 @@ export async function fetchRows(
 /**
  * The page's rows from where the keys query found them (a keys query with `locate`: a stored row's
  * loc_file and loc_row, a memory row's seq), in the order of the keys: one read per segment file of the
- * row groups holding its rows (run side by side), and the rows in memory by seq.
+ * row groups holding its rows (run side by side), and the rows in memory by seq. Columns of `carried`
+ * are taken from the keys' rows, not read.
  */
 export async function fetchLocated(
   db: SqlRunner,
   snap: Snapshot,
   level: Level,
   scope: RunScope,
-  columns: readonly string[],
+  wanted: readonly string[],
   keys: readonly PageKey[],
+  carried: readonly string[] = [],
 ): Promise<Row[]> {
+  const columns = wanted.filter((c) => !carried.includes(c));
   const byFile = new Map<string, number[]>();
   const inMemory: { seq: number; c: number }[] = [];
   for (const k of keys) {
@@ -74,11 +77,15 @@ export async function fetchLocated(
     for (const r of await fetchMemory(db, snap, level, scope, columns, inMemory)) found.set(String(r['seq']), r);
   };
   await Promise.all([...stored, memory()]);
-  return keys
-    .map((k) =>
-      typeof k.row['loc_file'] === 'string' ? found.get(placeOf(k.row['loc_file'], k.row['loc_row'])) : found.get(String(k.seq)),
-    )
-    .filter((r): r is Row => r !== undefined);
+  const rows: Row[] = [];
+  for (const k of keys) {
+    const file = k.row['loc_file'];
+    const r = typeof file === 'string' ? found.get(placeOf(file, k.row['loc_row'])) : found.get(String(k.seq));
+    if (r === undefined) continue;
+    for (const c of carried) r[c] = k.row[c];
+    rows.push(r);
+  }
+  return rows;
 }
 
 const placeOf = (file: string, row: unknown) => `${file}\n${Number(row)}`;

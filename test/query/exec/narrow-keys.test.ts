@@ -106,12 +106,17 @@ function scans(node: unknown, out: { name: string; columns: string[] }[] = []): 
   return out;
 }
 
-test('a narrow keys query decodes no stored row seq or created_at (they come with its fetch)', { timeout: 60_000 }, async (t) => {
+test('a narrow keys query decodes no stored row seq or created_at, and its fetch reads no column the keys carried', {
+  timeout: 60_000,
+}, async (t) => {
   const dir = tempDir(t);
   const keyQueries: { db: Database; q: Sql }[] = [];
+  const fetches: string[] = [];
   const all = Database.prototype.all;
   Database.prototype.all = function (this: Database, q: Sql) {
-    if (/loc_file/.test(compile(q).text) && /ORDER BY/.test(compile(q).text)) keyQueries.push({ db: this, q });
+    const text = compile(q).text;
+    if (/loc_file/.test(text) && /ORDER BY/.test(text)) keyQueries.push({ db: this, q });
+    if (/file_row_number IN/.test(text)) fetches.push(text.slice(0, text.indexOf(' FROM ')));
     return all.call(this, q);
   };
   t.after(() => {
@@ -149,4 +154,11 @@ test('a narrow keys query decodes no stored row seq or created_at (they come wit
     memory.some((s) => s.columns.includes('seq')),
     JSON.stringify(memory),
   );
+  // The fetch reads what the keys did not carry: not id (the keys' tie-break) nor the scope's project and run.
+  assert.ok(fetches.length > 0);
+  for (const f of fetches) {
+    const cols = f.replace(/^SELECT /, '').split(', ');
+    assert.ok(cols.includes('"session_id"') || cols.includes('session_id'), f);
+    for (const c of ['id', 'project_id', 'run_id']) assert.ok(!cols.includes(c) && !cols.includes(`"${c}"`), f);
+  }
 });
