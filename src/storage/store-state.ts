@@ -219,22 +219,38 @@ export class StoreState {
   }
 
   /**
-   * Resolves once appends have paused for mergePauseMs (true), mergeMaxDelayMs have passed (false: rows
-   * keep arriving), or the store closes or `stopped` says so (true). Background work that would take
-   * CPU from writes and reads waits for it.
+   * Resolves once `what` has paused for mergePauseMs (true), mergeMaxDelayMs have passed (false: it
+   * goes on), or the store closes or `stopped` says so (true). Background work that would take CPU from
+   * writes ('appends': merges, index rebuilds) or from questions ('questions': none in flight, none
+   * asked since `since` or lately) waits for it; it holds nothing meanwhile.
    */
-  async appendPause(stopped: () => boolean = () => false): Promise<boolean> {
+  async quiet(what: 'appends' | 'questions', stopped: () => boolean = () => false, since = -Infinity): Promise<boolean> {
     const { mergePauseMs: pause, mergeMaxDelayMs: most } = this.options;
     const until = performance.now() + most;
     for (;;) {
       const now = performance.now();
-      const quietFor = now - this.lastAppend;
+      const last = what === 'appends' ? this.lastAppend : this.readsInFlight > 0 ? now : this.lastRead;
+      const quietFor = now - Math.max(last, since);
       if (this.closed || stopped() || quietFor >= pause) return true;
       if (now >= until) return false;
       // Short ticks, so a close waits at most one of them.
       const wait = Math.min(pause - quietFor, until - now, 100);
       await new Promise<void>((r) => setTimeout(r, Math.max(1, wait)));
     }
+  }
+
+  /** Runs `fn` as background work (later) and resolves with its result, or `failed` when it throws (reported as later does). */
+  inTurn<T>(what: string, fn: () => Promise<T>, failed: T): Promise<T> {
+    return new Promise<T>((resolve) => {
+      let out = failed;
+      this.later(what, async () => {
+        try {
+          out = await fn();
+        } finally {
+          resolve(out);
+        }
+      });
+    });
   }
 
   /** Queues background work (never fails the chain; a failure is reported). */

@@ -44,7 +44,7 @@ export class Compactor {
     this.#running = (async () => {
       let merges = 0;
       for (;;) {
-        const busy = background && !(await this.#s.appendPause());
+        const busy = background && !(await this.#s.quiet('appends'));
         const policy = this.#s.options.compaction;
         const groups = busy ? pickTiered(this.#s.manifest.segments, policy) : [];
         if (groups.length === 0) {

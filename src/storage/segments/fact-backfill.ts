@@ -53,8 +53,6 @@ export class FactBackfill {
   /** The measurement under way, if any. */
   #measuring: Promise<unknown> | null = null;
   #done: Promise<void> = Promise.resolve();
-  /** A step waiting for a pause in questions, and the timer that queues it. */
-  #waiting: { readonly timer: NodeJS.Timeout; readonly step: () => Promise<void> } | null = null;
 
   constructor(state: StoreState) {
     this.#s = state;
@@ -67,62 +65,42 @@ export class FactBackfill {
     if (s.readOnly || !s.manifest.segments.some((g) => lacksFacts(g, cols))) return;
     const found = new Map<string, Facts>();
     const tried = new Set<string>();
-    // Questions get the CPU first, but not forever: after mergeMaxDelayMs the work goes on anyway.
-    const { mergePauseMs: pause, mergeMaxDelayMs: most } = s.options;
     const openedAt = performance.now();
-    let waitSince = openedAt;
-    this.#done = new Promise<void>((resolve) => {
-      const step = async (): Promise<void> => {
-        const now = performance.now();
-        // The open counts as a question: the first ones usually follow it at once.
-        const busy = s.readsInFlight > 0 || now - Math.max(s.lastRead, openedAt) < pause;
-        if (!this.#stopped && busy && now - waitSince < most) {
-          // Waits off the queue (cleanups go on); a stop queues the step at once.
-          const timer = setTimeout(
-            () => {
-              this.#waiting = null;
-              s.later('measuring segment facts', step);
-            },
-            Math.min(100, pause),
-          );
-          this.#waiting = { timer, step };
-          return;
+    // One segment per turn of the background queue.
+    const step = async (): Promise<boolean> => {
+      let seg: SegmentEntry | undefined;
+      try {
+        seg = this.#stopped ? undefined : s.manifest.segments.find((g) => !tried.has(g.file) && lacksFacts(g, cols));
+        if (seg) {
+          tried.add(seg.file);
+          const facts = await this.#measure(seg);
+          if (facts.type_facts !== undefined || facts.full_metrics !== undefined) found.set(seg.file, facts);
         }
-        let more = false;
-        try {
-          const seg = this.#stopped ? undefined : s.manifest.segments.find((g) => !tried.has(g.file) && lacksFacts(g, cols));
-          if (seg) {
-            tried.add(seg.file);
-            const facts = await this.#measure(seg);
-            if (facts.type_facts !== undefined || facts.full_metrics !== undefined) found.set(seg.file, facts);
-          }
-          if (found.size >= SAVE_EVERY || (seg === undefined && found.size > 0)) await this.#save(found);
-          more = seg !== undefined;
-        } finally {
-          waitSince = performance.now();
-          if (more) s.later('measuring segment facts', step);
-          else resolve();
-        }
-      };
-      s.later('measuring segment facts', step);
-    });
+      } finally {
+        // What was measured is saved, also when a stop or a failure ends the work.
+        if (found.size >= SAVE_EVERY || ((seg === undefined || this.#stopped) && found.size > 0)) await this.#save(found);
+      }
+      return seg !== undefined;
+    };
+    this.#done = (async () => {
+      for (;;) {
+        // Questions get the CPU first, but not forever (mergeMaxDelayMs). The wait holds no turn of the
+        // queue (cleanups go on); the open counts as a question: the first ones usually follow it at once.
+        await s.quiet('questions', () => this.#stopped, openedAt);
+        if (!(await s.inTurn('measuring segment facts', step, false))) return;
+      }
+    })();
   }
 
   /**
-   * Stops between two segments (what was measured is saved by the step under way) and interrupts a
-   * measurement under way; resolves once none runs. An interrupt between two statements is lost, so it
-   * is repeated.
+   * Stops between two segments (what was measured is saved by the step under way, or the last one) and
+   * interrupts a measurement under way; resolves once the work has ended. An interrupt between two
+   * statements is lost, so it is repeated.
    */
   async stop(): Promise<void> {
     this.#stopped = true;
-    const waiting = this.#waiting;
-    if (waiting) {
-      clearTimeout(waiting.timer);
-      this.#waiting = null;
-      // Queued now, so a close that waits for the queue waits for it (it saves what was measured).
-      this.#s.later('measuring segment facts', waiting.step);
-    }
     while (this.#measuring) await interruptUntilSettled(this.#measuring, () => this.#conn);
+    await this.#done;
   }
 
   /** Settles when the work asked for is done or stopped (tests, benchmarks). */

@@ -109,7 +109,7 @@ export class IndexRepair {
   async #settle(job: Job): Promise<boolean> {
     if (await this.#whileListed(job, (c) => this.#sound(c, job))) return true;
     // A rebuild reads the whole segment: after a pause in appends (or the merges' longest wait).
-    await this.#s.appendPause(() => this.#stopped || (this.#urgent && job.kind === 'child'));
+    await this.#s.quiet('appends', () => this.#stopped || (this.#urgent && job.kind === 'child'));
     if (this.#halted) return false;
     await this.#whileListed(job, async (c) => {
       const bytes =
