@@ -273,6 +273,11 @@ export class RecordStore {
     return snap;
   }
 
+  /** Resolves once no question has run for a moment (StoreState.quiet): background reads that compete with questions wait for it. */
+  questionsPause(): Promise<boolean> {
+    return this.#s.quiet('questions');
+  }
+
   /**
    * Runs `fn` over a snapshot, released afterwards. In a read-only store, a read that meets a file the
    * writer removed meanwhile runs again on a newer snapshot (`retriesAfter`).

@@ -69,6 +69,12 @@ export function unlisted(cache: TopKCache, snap: Snapshot, scope: Scope, plan: P
   return snap.segmentsFor(scope).filter((s) => !cache.asked(snap, s, metricId, plan.sort!.ascending));
 }
 
+/** Segments of the scope whose list for the page's sort is asked for but not read yet (queued, or being read). */
+export function unread(cache: TopKCache, snap: Snapshot, scope: Scope, plan: PlanInput): SegmentEntry[] {
+  const metricId = snap.metricIds[plan.sort!.column.metric!];
+  return snap.segmentsFor(scope).filter((s) => !cache.ready(snap, s, metricId, plan.sort!.ascending));
+}
+
 /**
  * Queues the lists of `segments` for the page's sort, then returns the work that reads them one at a
  * time on a later snapshot (in the background: one segment's sorted read at a time competes with the
@@ -87,11 +93,16 @@ export function listReads(
   const paths = new Set(segments.map((s) => snap.path(s)));
   return async (later) => {
     let n = 0;
-    // Only those still in the later snapshot (a merge may have replaced some meanwhile).
-    for (const s of later.segmentsFor(scope)) {
-      if (!paths.has(later.path(s))) continue;
-      await cache.list(later, s, later.metricIds[metric], ascending);
-      n++;
+    try {
+      // Only those still in the later snapshot (a merge may have replaced some meanwhile).
+      for (const s of later.segmentsFor(scope)) {
+        if (!paths.has(later.path(s))) continue;
+        await cache.list(later, s, later.metricIds[metric], ascending);
+        n++;
+      }
+    } finally {
+      // A read that failed ends the work: the lists it did not start are asked for again by a later page.
+      cache.dequeue(snap, segments, snap.metricIds[metric], ascending);
     }
     return n;
   };

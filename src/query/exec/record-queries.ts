@@ -103,13 +103,15 @@ export class RecordQueries {
   }
 
   /**
-   * Starts the work searches handed over, after they answered (not beside their own statements). Each
-   * piece on a snapshot of its own (its files stay while it reads them). A failure (the store closing
-   * meanwhile) only leaves the work undone: a later page hands it over again.
+   * Starts the work searches handed over, once questions pause (not beside them: at 10M a page asked
+   * again at once took 643-701 ms beside the list reads, 344-409 alone). Each piece on a snapshot of its
+   * own (its files stay while it reads them). A failure (the store closing meanwhile) only leaves the
+   * work undone: a later page hands it over again.
    */
   #startHanded(): void {
     for (const work of this.#handed.splice(0)) {
       this.#background = this.#background
+        .then(() => this.#records.questionsPause())
         .then(() => this.#records.read(work))
         .then((n) => this.#onBackground?.(`top-k lists read: ${n}`))
         .catch(() => undefined);

@@ -57,6 +57,8 @@ export class TopKCache {
   readonly #lists = new Map<string, Promise<TopList>>();
   /** Keys of lists handed to the background and not yet started (a page awaits them as it would a list being read). */
   readonly #queued = new Set<string>();
+  /** Keys of lists read to the end (a page answers from them without waiting). */
+  readonly #ready = new Set<string>();
   /** Rows kept per list. */
   readonly rows: number;
 
@@ -74,7 +76,10 @@ export class TopKCache {
     if (!p) {
       p = this.#read(path, metricId, ascending);
       // A failed read is not remembered (the next query tries again).
-      p.catch(() => this.#lists.delete(key));
+      p.then(
+        () => this.#ready.add(key),
+        () => this.#lists.delete(key),
+      );
       this.#lists.set(key, p);
       this.#queued.delete(key);
     }
@@ -88,10 +93,25 @@ export class TopKCache {
     return this.#lists.has(key) || this.#queued.has(key);
   }
 
+  /** Whether a segment's list has been read (or there is nothing to read): a page from the lists then waits for no read. */
+  ready(snap: Snapshot, segment: SegmentEntry, metricId: number | undefined, ascending: boolean): boolean {
+    if (metricId === undefined || !segment.metrics.includes(metricId)) return true;
+    return this.#ready.has(listKey(snap.path(segment), metricId, ascending));
+  }
+
   /** Marks lists the background is about to read (pages asked meanwhile await them rather than scan everything). */
   queue(snap: Snapshot, segments: readonly SegmentEntry[], metricId: number | undefined, ascending: boolean): void {
     if (metricId === undefined) return;
     for (const s of segments) if (s.metrics.includes(metricId)) this.#queued.add(listKey(snap.path(s), metricId, ascending));
+  }
+
+  /** Forgets the queued marks of lists not started (the background work ended early): a later page queues them again. */
+  dequeue(snap: Snapshot, segments: readonly SegmentEntry[], metricId: number | undefined, ascending: boolean): void {
+    if (metricId === undefined) return;
+    for (const s of segments) {
+      const key = listKey(snap.path(s), metricId, ascending);
+      if (!this.#lists.has(key)) this.#queued.delete(key);
+    }
   }
 
   async #read(path: string, metricId: number, ascending: boolean): Promise<TopList> {
@@ -127,6 +147,7 @@ export class TopKCache {
       if (keep.has(k.split('\n')[0]!)) continue;
       this.#lists.delete(k);
       this.#queued.delete(k);
+      this.#ready.delete(k);
     }
   }
 }

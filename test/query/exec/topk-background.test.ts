@@ -1,11 +1,14 @@
 // Guarantees: a metric-sorted page asked before its segments' top-k lists are read is answered by one
-// keys query over everything (no list is read first), the lists are then read in the background, and
-// the pages after that come from them; every page, before and after, is the one computed in JavaScript
+// keys query over everything (no list is read first), the lists are then read in the background (a
+// page asked meanwhile does not wait for them), and the pages after that come from them; every page, before and after, is the one computed in JavaScript
 // from every live record: ties on the sort key across segments (broken by id), records without the
 // metric (last in both directions), deleted and replaced rows, rows still in memory, offsets.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { Database } from '../../../src/db/database.js';
 import { TraceStore } from '../../../src/engine/trace-store.js';
+import { holdSql } from '../../support/hold-sql.js';
+import { compile } from '../../../src/query/sql.js';
 import { tempDir } from '../../support/helpers.js';
 import { expectedPage, fillWithDeadAndMemoryRows } from '../../support/metric-pages.js';
 
@@ -59,12 +62,135 @@ test('a metric-sorted page asked before the lists are read is answered without t
   assert.match(background[0] ?? 'none', /^top-k lists read: [1-9]\d*$/);
   const listed = await ask('a', false, 0);
   assert.match(listed[0]!, /^keys \(top-k of \d+ listed rows\)$/, listed.join(' → '));
-  // A page asked while its lists are queued waits for them: never two plain pages in a row.
+  // A page asked while its lists are still being read does not wait for them (nor read them itself):
+  // one keys query, as the first time; once they are read, pages come from them.
+  background.length = 0;
+  // The background's first list read is held until the page after it has answered.
+  const hold = holdSql(t, Database.prototype as never, (text) => /^SELECT seq, epoch_us\(created_at\) AS c, id, type/.test(text), {
+    method: 'all',
+  });
   const asc = await ask('b', true, 3);
   assert.equal(asc[0], 'keys (top-k: lists not read yet)', asc.join(' → '));
-  const next = await ask('b', true, 3);
-  assert.match(next[0]!, /^keys \(top-k of \d+ listed rows\)$/, next.join(' → '));
+  await hold.reached;
+  const next = await Promise.race([
+    ask('b', true, 3),
+    new Promise<string[]>((r) => setTimeout(() => r(['waited for the lists being read']), 10_000)),
+  ]);
+  hold.release();
+  assert.deepEqual(next.slice(0, 2), ['keys (top-k: lists being read)', 'keys'], next.join(' → '));
+  for (let i = 0; i < 500 && background.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  const after = await ask('b', true, 3);
+  assert.match(after[0]!, /^keys \(top-k of \d+ listed rows\)$/, after.join(' → '));
   // Every page equals the reference, from the lists or not: both directions, offsets, either model.
   for (const model of ['a', 'b'])
     for (const ascending of [false, true]) for (const offset of [0, 7, 25]) await ask(model, ascending, offset);
+});
+
+test('a list read that fails in the background leaves no page waiting on it: a later page asks for the lists again', {
+  timeout: 120_000,
+}, async (t) => {
+  const steps: string[][] = [];
+  const background: string[] = [];
+  const store = await TraceStore.open(tempDir(t), {
+    threads: 1,
+    rowGroupSize: 16,
+    sealRows: 1_000_000,
+    metricTopKRows: 24,
+    autoCompact: false,
+    onPlan: (s) => steps.push([...s]),
+    onBackground: (done) => background.push(done),
+  });
+  t.after(() => store.close());
+  const projectId = store.createProject({ name: 'p' }).id;
+  const log_stream_id = store.createLogStream(projectId, 'default').id;
+  const { all } = await fillWithDeadAndMemoryRows(store, projectId, log_stream_id, [3, 50, 130, 260]);
+  // The background's first list read fails.
+  const original = Database.prototype.all;
+  let failed = 0;
+  Database.prototype.all = function (this: Database, q) {
+    if (failed === 0 && /^SELECT seq, epoch_us\(created_at\) AS c, id, type/.test(compile(q).text)) {
+      failed++;
+      return Promise.reject(new Error('injected list read failure'));
+    }
+    return original.call(this, q);
+  };
+  t.after(() => {
+    Database.prototype.all = original;
+  });
+  const ask = async () => {
+    steps.length = 0;
+    const page = await store.partialSearch('span', projectId, {
+      log_stream_id,
+      filters: [{ type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }],
+      sort: { column_id: 'metrics/quality', ascending: false },
+      pagination: { starting_token: 0, limit: 10 },
+      select_columns: { column_ids: ['id'] },
+    } as never);
+    assert.deepEqual(
+      page.records.map((r) => r['id']),
+      expectedPage(all, {}, false, 0, 10),
+    );
+    return steps.flat();
+  };
+  assert.equal((await ask())[0], 'keys (top-k: lists not read yet)');
+  for (let i = 0; i < 500 && failed === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  // The background work ended at the failure (reported as nothing read).
+  for (let i = 0; i < 100; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(failed, 1);
+  // Not 'lists being read' for ever: the lists are asked for again, then read, then used.
+  assert.equal((await ask())[0], 'keys (top-k: lists not read yet)');
+  for (let i = 0; i < 500 && background.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.match((await ask())[0]!, /^keys \(top-k of \d+ listed rows\)$/);
+});
+
+test('the lists a page leaves to the background are read once questions pause, not beside them', { timeout: 120_000 }, async (t) => {
+  const steps: string[][] = [];
+  const background: string[] = [];
+  const store = await TraceStore.open(tempDir(t), {
+    threads: 1,
+    rowGroupSize: 16,
+    sealRows: 1_000_000,
+    metricTopKRows: 24,
+    autoCompact: false,
+    mergePauseMs: 400,
+    onPlan: (s) => steps.push([...s]),
+    onBackground: (done) => background.push(done),
+  });
+  t.after(() => store.close());
+  const projectId = store.createProject({ name: 'p' }).id;
+  const log_stream_id = store.createLogStream(projectId, 'default').id;
+  await fillWithDeadAndMemoryRows(store, projectId, log_stream_id, [3]);
+  const original = Database.prototype.all;
+  let listReads = 0;
+  Database.prototype.all = function (this: Database, q) {
+    if (/^SELECT seq, epoch_us\(created_at\) AS c, id, type/.test(compile(q).text)) listReads++;
+    return original.call(this, q);
+  };
+  t.after(() => {
+    Database.prototype.all = original;
+  });
+  const ask = async () => {
+    steps.length = 0;
+    await store.partialSearch('span', projectId, {
+      log_stream_id,
+      filters: [{ type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }],
+      sort: { column_id: 'metrics/quality', ascending: true },
+      pagination: { starting_token: 0, limit: 10 },
+      select_columns: { column_ids: ['id'] },
+    } as never);
+    return steps.flat();
+  };
+  assert.equal((await ask())[0], 'keys (top-k: lists not read yet)');
+  // Questions every 100 ms for a second: no list is read meanwhile, and every page is one keys query.
+  const until = performance.now() + 1000;
+  while (performance.now() < until) {
+    const s = await ask();
+    assert.equal(s[0], 'keys (top-k: lists being read)', s.join(' → '));
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(listReads, 0, 'no list read while questions go on');
+  // Then a pause: the lists are read, and pages come from them.
+  for (let i = 0; i < 500 && background.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(listReads > 0);
+  assert.match((await ask())[0]!, /^keys \(top-k of \d+ listed rows\)$/);
 });
