@@ -96,8 +96,8 @@ export class SealedIdIndex {
   #next: StoreIdFilter | null = null;
   /** Where the checkpoint is saved (a writable store's folder), or null. */
   #dir: string | null = null;
-  /** Ids covered by the checkpoint on disk. */
-  #saved = 0;
+  /** Segments the checkpoint on disk names as covered (key -> hash count). */
+  #saved = new Map<string, number>();
   /** Ids the checkpoint may miss before it is saved again (at least a quarter of those it covers). */
   #saveAfter = 0;
   #task: Promise<void> | null = null;
@@ -113,9 +113,8 @@ export class SealedIdIndex {
     const loaded = dir === null ? null : StoreIdFilter.load(dir);
     this.#store = loaded ?? StoreIdFilter.sized(expectedKeys);
     this.#dir = dir;
-    this.#saved = 0;
+    this.#saved = new Map(loaded?.covered ?? []);
     this.#saveAfter = saveAfter;
-    if (loaded) for (const n of loaded.covered.values()) this.#saved += n;
   }
 
   /** Whether the store's filter covers the segment `key` of `count` hashes (its own bits are not needed). */
@@ -305,12 +304,20 @@ export class SealedIdIndex {
     return n;
   }
 
-  /** Whether the checkpoint misses enough covered ids to be saved again. */
+  /**
+   * Whether the checkpoint misses enough covered ids to be saved again: ids of covered segments it does
+   * not name, so a merge's output counts (it replaces segments the checkpoint names; counting ids alone,
+   * a store compacted before it closed had every next open hash the merged segments' ids again).
+   */
   #stale(): boolean {
     if (this.#dir === null || this.#store === null) return false;
-    let covered = 0;
-    for (const n of this.#store.covered.values()) covered += n;
-    return covered - this.#saved > Math.max(this.#saveAfter, this.#saved / 4);
+    let named = 0;
+    let unnamed = 0;
+    for (const [key, n] of this.#store.covered) {
+      if (this.#saved.get(key) === n) named += n;
+      else unnamed += n;
+    }
+    return unnamed > Math.max(this.#saveAfter, named / 4);
   }
 
   /** Starts the background work unless it runs: cover segments, rebuild when full, save. */
@@ -342,10 +349,9 @@ export class SealedIdIndex {
         continue;
       }
       if (!this.#stale()) return;
-      let covered = 0;
-      for (const n of store.covered.values()) covered += n;
+      const named = new Map(store.covered);
       if (!(await store.save(this.#dir!, () => this.#closed))) return;
-      this.#saved = covered;
+      this.#saved = named;
     }
   }
 
@@ -389,7 +395,7 @@ export class SealedIdIndex {
       this.#store = next;
       for (const seg of this.#segments.values()) if (next.covered.get(seg.key) === seg.count) seg.filter = null;
       // The checkpoint on disk is of the old filter: save this one.
-      this.#saved = 0;
+      this.#saved = new Map();
     } finally {
       this.#next = null;
     }

@@ -3,11 +3,11 @@
 // a delete and reopens from the filter's checkpoint, from a stale one, and without one (a folder of an
 // earlier version), and the checkpoint is written back.
 import assert from 'node:assert/strict';
-import { existsSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Database } from '../../../src/db/database.js';
-import { CHECKPOINT } from '../../../src/storage/indexes/store-id-filter.js';
+import { CHECKPOINT, StoreIdFilter } from '../../../src/storage/indexes/store-id-filter.js';
 import { RecordStore } from '../../../src/storage/record-store.js';
 import { ROWS_PROJECT, ROWS_RUN, rowId, tempDir, toolRows } from '../../support/helpers.js';
 
@@ -122,4 +122,31 @@ test("a store only asked questions leaves the checkpoint's bits on disk; the fir
   assert.ok(store.jsSizes()['idStoreFilterBytes']! > 0, 'read by the first write');
   assert.equal(await store.countScope(ROWS_PROJECT, ROWS_RUN), 2_000, 'the stored id was found: replaced, not added');
   await store.close();
+});
+
+test('a merge before a close is named in the checkpoint: the next open hashes no segment again', async (t) => {
+  const dir = tempDir(t);
+  const open = async () => {
+    const db = await Database.open({ tempDirectory: join(dir, 'tmp') });
+    t.after(() => db.close());
+    // A threshold above the ids added since the first save: only the merge can make it save again.
+    return RecordStore.open(dir, db, { autoCompact: false, idCheckpointAfter: 2_000 });
+  };
+  const store = await open();
+  for (let i = 0; i < 6; i++) {
+    await store.append(toolRows(i * 500, 500), true);
+    await store.seal();
+  }
+  await store.idFilterSettled();
+  assert.ok((await store.compact()) > 0, 'merged');
+  await store.idFilterSettled();
+  const segments = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')).segments as { file: string; rows: number }[];
+  await store.close();
+  // The checkpoint names exactly the segments listed now, so an open finds every one covered.
+  const named = StoreIdFilter.load(dir)!.covered;
+  assert.deepEqual([...named.keys()].sort(), segments.map((s) => s.file).sort());
+  assert.equal(
+    [...named.values()].reduce((a, b) => a + b, 0),
+    3_000,
+  );
 });
