@@ -81,9 +81,9 @@ export interface RecordStoreOptions {
    */
   notedColumns?: readonly string[];
   /**
-   * Ids the store's id filter may hold beyond its checkpoint file before the checkpoint is saved
-   * again (default 1M, and at least a quarter of those it covers). An open reads the `.ids` of
-   * segments it misses, in the background.
+   * Ids of covered segments the checkpoint file does not name (new ones, and a merge's output) the
+   * store's id filter may hold before the checkpoint is saved again (default 1M, and at least a quarter
+   * of those it names). An open reads the `.ids` of segments it misses, in the background.
    */
   idCheckpointAfter?: number;
   /**
