@@ -349,6 +349,9 @@ export class SealedIdIndex {
         continue;
       }
       if (!this.#stale()) return;
+      // Segments merged away since the checkpoint was loaded are named no more (their bits stay: extra
+      // hits only), so the names do not grow with every merge of the store's life.
+      for (const key of [...store.covered.keys()]) if (!this.#segments.has(key)) store.covered.delete(key);
       const named = new Map(store.covered);
       if (!(await store.save(this.#dir!, () => this.#closed))) return;
       this.#saved = named;
