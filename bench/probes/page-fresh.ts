@@ -6,9 +6,8 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Database } from '../../src/db/database.js';
 import { TraceStore } from '../../src/engine/trace-store.js';
-import { compile } from '../../src/query/sql.js';
+import { watchStatements } from '../statement-times.js';
 import { copyStore } from '../peers/store-template.js';
 
 const [template, tokens = '900', model = 'gpt-4o', which = 'both'] = process.argv.slice(2);
@@ -16,17 +15,11 @@ if (!template) throw new Error('usage: page-fresh.js TEMPLATE_DIR [tokens] [mode
 const info = JSON.parse(readFileSync(join(template, 'built.json'), 'utf8')) as { projectId: string; logStreamId: string };
 
 let stmts: string[] = [];
-const all = Database.prototype.all;
-Database.prototype.all = async function (this: Database, q) {
-  const t = performance.now();
-  try {
-    return await all.call(this, q);
-  } finally {
-    const text = compile(q).text.replace(/\s+/g, ' ');
-    if (process.env['SQLFULL']) console.log(`FULL ${text} PARAMS ${JSON.stringify(compile(q).params)}`);
-    stmts.push(`${(performance.now() - t).toFixed(1)} ms: ${text.length > 260 ? `${text.slice(0, 200)} ... ${text.slice(-60)}` : text}`);
-  }
-};
+watchStatements(({ text: full, params, ms }) => {
+  const text = full.replace(/\s+/g, ' ');
+  if (process.env['SQLFULL']) console.log(`FULL ${text} PARAMS ${JSON.stringify(params)}`);
+  stmts.push(`${ms.toFixed(1)} ms: ${text.length > 260 ? `${text.slice(0, 200)} ... ${text.slice(-60)}` : text}`);
+});
 
 const llm = { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' };
 const second = {

@@ -9,10 +9,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Database } from '../../src/db/database.js';
 import { TraceStore } from '../../src/engine/trace-store.js';
+import { watchStatements } from '../statement-times.js';
 import { generateBatches } from '../../test/support/generator.js';
-import { compile } from '../../src/query/sql.js';
 
 const spans = Number(process.argv[2] ?? 600_000);
 const opts = JSON.parse(process.env['TL_OPTS'] ?? '{}') as Record<string, unknown>;
@@ -25,24 +24,11 @@ const ls = store.createLogStream(project.id, 'ingest');
 // Statement times of the page being traced.
 type Stmt = { sql: string; ms: number; mem: number; files: number };
 let stmts: Stmt[] | null = null;
-const all = Database.prototype.all;
-Database.prototype.all = async function (this: Database, q) {
-  const t = performance.now();
-  try {
-    return await all.call(this, q);
-  } finally {
-    if (stmts) {
-      const { text: sql, params } = compile(q);
-      const files = params.flat().filter((v) => typeof v === 'string' && v.endsWith('.parquet')).length;
-      stmts.push({
-        sql: sql.replace(/\s+/g, ' ').slice(0, 80),
-        ms: Math.round(performance.now() - t),
-        mem: new Set(sql.match(/mem_\d+/g) ?? []).size,
-        files,
-      });
-    }
-  }
-};
+watchStatements(({ text: sql, params, ms }) => {
+  if (!stmts) return;
+  const files = params.flat().filter((v) => typeof v === 'string' && v.endsWith('.parquet')).length;
+  stmts.push({ sql: sql.replace(/\s+/g, ' ').slice(0, 80), ms: Math.round(ms), mem: new Set(sql.match(/mem_\d+/g) ?? []).size, files });
+});
 
 const batches = generateBatches({ spans, batchSpans: 1000, seed: 11 });
 let ingesting = true;

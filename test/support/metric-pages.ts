@@ -8,34 +8,43 @@ export type Rec = Record<string, unknown>;
 
 export const idOf = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
+/** What an llm span of oneSpanTraces carries, from its index `i` and that index's hash `x`. */
+export type SpanShape = (i: number, x: number) => { model: string; metrics: Record<string, number>; name?: string };
+
 /**
- * Traces `from`..`from + n - 1` of one llm span each (span ids from 1,000,000 + i); quality in tenths
- * (many ties), none on every seventh; tokens 0-96; model a or b. `shift` changes the values (a
- * replaced record).
+ * Traces `from`..`from + n - 1` of one llm span each (span ids from 1,000,000 + i), one second apart;
+ * the span's model, metrics and name (default `call`) from `shape`.
  */
-export function llmTraces(from: number, n: number, shift = 0): Rec[] {
+export function oneSpanTraces(from: number, n: number, shape: SpanShape, shift = 0): Rec[] {
   return Array.from({ length: n }, (_, j) => {
     const i = from + j;
     const x = (Math.imul(i, 2654435761) >>> 0) + shift;
     const created_at = new Date(1_700_000_000_000 + i * 1000).toISOString();
+    const { name = 'call', model, metrics } = shape(i, x);
     return {
       id: idOf(i),
       name: `t${i}`,
       input: 'q',
       created_at,
-      spans: [
-        {
-          type: 'llm',
-          id: idOf(1_000_000 + i),
-          name: 'call',
-          input: 'x',
-          created_at,
-          model: x % 3 === 0 ? 'a' : 'b',
-          metrics: { ...(x % 7 === 0 ? {} : { quality: (x % 11) / 10 }), tokens: x % 97 },
-        },
-      ],
+      spans: [{ type: 'llm', id: idOf(1_000_000 + i), name, input: 'x', created_at, model, metrics }],
     };
   });
+}
+
+/**
+ * Traces `from`..`from + n - 1` of one llm span each; quality in tenths (many ties), none on every
+ * seventh; tokens 0-96; model a or b. `shift` changes the values (a replaced record).
+ */
+export function llmTraces(from: number, n: number, shift = 0): Rec[] {
+  return oneSpanTraces(
+    from,
+    n,
+    (_, x) => ({
+      model: x % 3 === 0 ? 'a' : 'b',
+      metrics: { ...(x % 7 === 0 ? {} : { quality: (x % 11) / 10 }), tokens: x % 97 },
+    }),
+    shift,
+  );
 }
 
 const metric = (r: Rec, name: string) => ((r['metrics'] as Rec | undefined)?.[name] as number | undefined) ?? null;

@@ -61,18 +61,15 @@ export function topKApplies(plan: PlanInput, offset: number, limit: number, list
 }
 
 /**
- * Segments of the scope whose list for the page's sort was never asked for (a list costs a sorted read
- * of its whole segment: a question asked once is answered sooner by one keys query over everything).
+ * Segments of the scope whose list for the page's sort is not yet `state`: 'asked' (never asked for: a
+ * list costs a sorted read of its whole segment, so a question asked once is answered sooner by one
+ * keys query over everything) or 'read' (asked for, still queued or being read).
  */
-export function unlisted(cache: TopKCache, snap: Snapshot, scope: Scope, plan: PlanInput): SegmentEntry[] {
+export function listsNot(cache: TopKCache, snap: Snapshot, scope: Scope, plan: PlanInput, state: 'asked' | 'read'): SegmentEntry[] {
   const metricId = snap.metricIds[plan.sort!.column.metric!];
-  return snap.segmentsFor(scope).filter((s) => !cache.asked(snap, s, metricId, plan.sort!.ascending));
-}
-
-/** Segments of the scope whose list for the page's sort is asked for but not read yet (queued, or being read). */
-export function unread(cache: TopKCache, snap: Snapshot, scope: Scope, plan: PlanInput): SegmentEntry[] {
-  const metricId = snap.metricIds[plan.sort!.column.metric!];
-  return snap.segmentsFor(scope).filter((s) => !cache.ready(snap, s, metricId, plan.sort!.ascending));
+  const ascending = plan.sort!.ascending;
+  const has = state === 'asked' ? cache.asked.bind(cache) : cache.ready.bind(cache);
+  return snap.segmentsFor(scope).filter((s) => !has(snap, s, metricId, ascending));
 }
 
 /**

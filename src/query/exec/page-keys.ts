@@ -12,7 +12,7 @@ import { chooseWindow, pageKeysQuery, rollTopApplies, timeOrdered, type PlanInpu
 import { requiredContains } from '../text-needs.js';
 import type { Scope, Snapshot } from '../../storage/snapshot/snapshot.js';
 import { fewMatchesWindow, pageTimesWindow } from './match-ranges.js';
-import { listReads, metricTopK, topKApplies, unlisted, unread } from './metric-topk.js';
+import { listReads, listsNot, metricTopK, topKApplies } from './metric-topk.js';
 import { sortKeyWindow } from './sort-key-window.js';
 import { estimateMatches, groupRowsIn, totalRows, type MatchEstimate, type PlanEstimate } from './match-estimate.js';
 import type { TopKCache } from './topk-cache.js';
@@ -100,13 +100,13 @@ export async function findPageKeys(
   const topK = o.topK;
   const applies = topK !== null && topKApplies(plan, offset, limit, topK.rows);
   const background = applies && o.topKBuild === 'background';
-  const missing = background ? unlisted(topK, snap, scope, plan) : [];
+  const missing = background ? listsNot(topK, snap, scope, plan, 'asked') : [];
   if (topK && missing.length > 0) {
     // A question asked once: one statement over everything costs less than sorting every segment for
     // its list. The lists follow in the background for the questions after it.
     steps.push('keys (top-k: lists not read yet)');
     o.background(listReads(topK, snap, scope, missing, plan));
-  } else if (background && unread(topK, snap, scope, plan).length > 0) {
+  } else if (background && listsNot(topK, snap, scope, plan, 'read').length > 0) {
     // Asked again while the background reads the lists: reading the rest of them first took 2-3x the
     // one statement (1M: 112-156 ms against 48-54; 10M: 567-829 against 337-410).
     steps.push('keys (top-k: lists being read)');

@@ -12,40 +12,19 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { TraceStore } from '../../../src/engine/trace-store.js';
 import type { ManifestState } from '../../../src/storage/manifest/manifest.js';
 import { tempDir } from '../../support/helpers.js';
-
-const idOf = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+import { oneSpanTraces } from '../../support/metric-pages.js';
 
 /**
  * Traces of one llm span each. `grade`: five values, or none (many ties, NULLs); `score`: nearly
  * unique, or none; `tokens` 0-99; one of three models; named `rare` for 20 in every 500.
  */
-function traces(from: number, n: number): Record<string, unknown>[] {
-  return Array.from({ length: n }, (_, j) => {
-    const i = from + j;
-    const x = Math.imul(i, 2654435761) >>> 0;
+const traces = (from: number, n: number) =>
+  oneSpanTraces(from, n, (i, x) => {
     const metrics: Record<string, number> = { tokens: x % 100 };
     if (x % 7 !== 0) metrics['grade'] = ((x >>> 8) % 5) / 4;
     if (x % 11 !== 0) metrics['score'] = ((x >>> 4) % 4000) / 1000;
-    const created_at = new Date(1_700_000_000_000 + i * 1000).toISOString();
-    return {
-      id: idOf(i),
-      name: `t${i}`,
-      input: 'q',
-      created_at,
-      spans: [
-        {
-          type: 'llm',
-          id: idOf(1_000_000 + i),
-          name: i % 500 < 20 ? 'rare' : 'call',
-          input: 'x',
-          created_at,
-          model: ['a', 'b', 'c'][x % 3],
-          metrics,
-        },
-      ],
-    };
+    return { model: ['a', 'b', 'c'][x % 3]!, metrics, name: i % 500 < 20 ? 'rare' : 'call' };
   });
-}
 
 const options = { threads: 1, metricTopK: false, autoCompact: false } as const;
 
