@@ -9,12 +9,13 @@ import { dirname, join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { Database } from '../../../src/db/database.js';
 import { TraceStore } from '../../../src/engine/trace-store.js';
-import { childIndexPath, childIndexUsable, childRowsHeader, childRowsPath } from '../../../src/storage/indexes/child-index.js';
+import { childIndexPath, childRowsPath } from '../../../src/storage/indexes/child-index.js';
 import { tempDir } from '../../support/helpers.js';
 import { waitFor } from '../../support/wait-for.js';
 import { sql } from '../../../src/query/sql.js';
 import { stringLiteral } from '../../../src/db/sql-string.js';
 import { goneStayTraces } from '../../support/gone-stay-traces.js';
+import { childIndexesUsable, listedSegments } from '../../support/segment-indexes.js';
 
 const OPTIONS = { threads: 1, rowGroupSize: 512, autoCompact: false } as const;
 
@@ -32,26 +33,10 @@ async function load(t: TestContext, dir: string): Promise<{ store: TraceStore; p
   return { store, projectId, runId };
 }
 
-const listed = (dir: string) =>
-  (
-    JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as {
-      segments: { file: string; rows: number; min_seq: number; max_seq: number }[];
-    }
-  ).segments.map((s) => ({ ...s, abs: join(dir, s.file) }));
+const listed = listedSegments;
 
-async function usable(dir: string): Promise<boolean[]> {
-  const db = await Database.open({});
-  try {
-    const conn = await db.dedicated();
-    const out: boolean[] = [];
-    // The index and its row file (parent hashes and seqs in row order).
-    for (const s of listed(dir))
-      out.push((await childIndexUsable(conn, s.abs, s)) && (await childRowsHeader(conn, childRowsPath(s.abs), s.rows)) !== null);
-    return out;
-  } finally {
-    await db.close();
-  }
-}
+/** Whether each listed segment has its child index and its row file (parent hashes and seqs in row order). */
+const usable = (dir: string) => childIndexesUsable(dir);
 
 /** has_children of every span and trace after deleting the 'gone' leaves, by name. */
 async function afterDelete(store: TraceStore, projectId: string, runId: string): Promise<{ deleted: number; hc: [string, boolean][] }> {

@@ -15,6 +15,7 @@ import { childIndexUsable, childRowsHeader, childRowsPath } from '../../../src/s
 import { loadedTextIndexes } from '../../../src/storage/indexes/text-index.js';
 import { tokenFileRows } from '../../../src/storage/indexes/token-index.js';
 import { goneStayTraces } from '../../support/gone-stay-traces.js';
+import { childIndexesUsable, listedSegments } from '../../support/segment-indexes.js';
 import { tempDir } from '../../support/helpers.js';
 import { waitFor } from '../../support/wait-for.js';
 
@@ -56,19 +57,7 @@ async function older(t: TestContext): Promise<{ dir: string; projectId: string; 
   return { dir, projectId, runId };
 }
 
-interface Listed {
-  file: string;
-  rows: number;
-  min_seq: number;
-  max_seq: number;
-  abs: string;
-}
-
-const listed = (dir: string): Listed[] =>
-  (JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { segments: Listed[] }).segments.map((s) => ({
-    ...s,
-    abs: join(dir, s.file),
-  }));
+const listed = listedSegments;
 
 const side = (abs: string) => SIDE.map((ext) => abs.replace(/\.parquet$/, ext));
 
@@ -97,23 +86,12 @@ function staleIndexes(dir: string): string {
   return a.abs;
 }
 
-async function usable(dir: string): Promise<boolean[]> {
-  const db = await Database.open({});
-  try {
-    const conn = await db.dedicated();
-    const out: boolean[] = [];
-    for (const s of listed(dir))
-      out.push(
-        (await childIndexUsable(conn, s.abs, s)) &&
-          (await childRowsHeader(conn, childRowsPath(s.abs), s.rows)) !== null &&
-          existsSync(s.abs.replace(/\.parquet$/, '.tix')) &&
-          tokenFileRows(s.abs.replace(/\.parquet$/, '.tok')) === s.rows,
-      );
-    return out;
-  } finally {
-    await db.close();
-  }
-}
+/** Whether each listed segment has its child index and both text index files. */
+const usable = (dir: string) =>
+  childIndexesUsable(
+    dir,
+    (s) => existsSync(s.abs.replace(/\.parquet$/, '.tix')) && tokenFileRows(s.abs.replace(/\.parquet$/, '.tok')) === s.rows,
+  );
 
 const contains = (value: string) => [{ type: 'text', column_id: 'input', operator: 'contains', value, case_sensitive: false }];
 const NEEDLES = ['apple', 'CHERRY', 'fig grape', 'elder damson', 'nosuch'];
