@@ -133,6 +133,7 @@ export function resolveOptions(o: RecordStoreOptions): StoreState['options'] {
     compaction: o.compaction ?? DEFAULT_POLICY,
     compactionLevel: o.compactionLevel ?? 3,
     textIndex: o.textIndex ?? false,
+    topLists: o.topLists ?? true,
     notedColumns: o.notedColumns ?? [],
     pipelineDepth: o.pipelineDepth ?? 3,
     mergePauseMs: o.mergePauseMs ?? 500,

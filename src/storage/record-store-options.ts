@@ -30,6 +30,12 @@ export interface RecordStoreOptions {
    * indexes: the server's peak memory rises.
    */
   textIndex?: boolean;
+  /**
+   * Write each segment's top lists beside it (indexes/top-lists.ts: its best rows by each metric, both
+   * directions), so a fresh metric-sorted page reads a few thousand rows per segment instead of sorting
+   * it (default true; tests of segments without them, as older builds wrote, set false).
+   */
+  topLists?: boolean;
   /** Merge small segments in the background after seals (default true). */
   autoCompact?: boolean;
   /** When segments merge (see compaction.ts). */

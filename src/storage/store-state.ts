@@ -28,6 +28,8 @@ export interface StoreOptions {
   /** Rows per row group of sealed segments (RecordStoreOptions.sealRowGroupSize). */
   readonly sealRowGroupSize: number;
   readonly textIndex: boolean;
+  /** RecordStoreOptions.topLists. */
+  readonly topLists: boolean;
   readonly autoCompact: boolean;
   readonly compaction: CompactionPolicy;
   readonly compactionLevel: number;

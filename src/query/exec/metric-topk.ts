@@ -50,12 +50,10 @@ function compareKeys(av: number, aid: string, bv: number, bid: string, ascending
 export function topKApplies(plan: PlanInput, offset: number, limit: number, listRows = TOP_ROWS): boolean {
   const metric = plan.sort?.column.metric;
   if (metric === undefined || offset + limit + 1 > listRows) return false;
-  const metrics = metricsOf(plan.filter);
-  if ([...metrics].some((m) => m !== metric)) return false;
   // A filter on a column the lists do not hold runs the full query: reading the candidates' rows from
   // their files costs about as much (they sit in every row group, so every page of the column is
-  // decompressed).
-  for (const id of columnsOf(plan.filter)) if (!CACHED.has(id) && id !== `metrics/${metric}`) return false;
+  // decompressed). The lists hold every metric's own value (a roll-up is ruled out below).
+  for (const id of columnsOf(plan.filter)) if (!CACHED.has(id) && !id.startsWith('metrics/')) return false;
   // Only a plan that reads the metric's own value: a roll-up needs every descendant.
   return pageKeysQuery(plan, limit, offset).rolled.length === 0;
 }
@@ -124,6 +122,10 @@ export async function metricTopK(
   cache.prune(snap);
   const metricId = snap.metricIds[metric];
   const lists = await Promise.all(segments.map((s) => cache.list(snap, s, metricId, ascending)));
+  // A filter's metric values go to DuckDB with NaN standing for null (listedRows): a NaN value listed
+  // for one of them leaves the page to the full query.
+  const ids = [...metricsOf(plan.filter)].flatMap((m) => (m === metric || snap.metricIds[m] === undefined ? [] : [snap.metricIds[m]!]));
+  if (ids.length > 0 && lists.some((l) => l.rows.some((r) => ids.some((id) => Number.isNaN(r.m[id]))))) return null;
   const total = lists.reduce((n, l) => n + l.rows.length, 0);
   const k = offset + limit + 1;
   if (listedMatchBound(plan.filter, lists, k) + memRows < k) return 'too few';
@@ -180,10 +182,17 @@ async function attempt(
 ): Promise<TopKPage | number> {
   const metric = plan.sort!.column.metric!;
   const ascending = plan.sort!.ascending;
-  const json = JSON.stringify(kept.map(({ row, seg }) => candidate(row, segments[seg]!)));
-  // Values go as a DOUBLE list (exact), beside the JSON of the other columns.
+  // Values go as DOUBLE lists (exact), beside the JSON of the other columns: the sort metric's, and
+  // each other metric's the query reads (a filter's), by metric id (none for a metric no segment has).
   const values = kept.map(({ row }) => row.v);
-  const base: PlanInput['base'] = (metrics) => snap.sourceWith(scope, metrics, CACHED_COLUMNS, listedRows(json, values, metrics, metric));
+  const base: PlanInput['base'] = (metrics) => {
+    const json = JSON.stringify(kept.map(({ row, seg }) => candidate(row, segments[seg]!)));
+    const others = metrics.map((m) => {
+      const id = snap.metricIds[m];
+      return m === metric || id === undefined ? null : kept.map(({ row }) => row.m[id] ?? null);
+    });
+    return snap.sourceWith(scope, metrics, CACHED_COLUMNS, listedRows(json, values, metrics, metric, others));
+  };
   const topPlan: PlanInput = { ...plan, base };
   // Only the sort metric's own value is listed; other metrics a page shows are fetched afterwards.
   const q = pageKeysQuery(
@@ -228,11 +237,32 @@ const JSON_SHAPE = JSON.stringify([
   },
 ]);
 
-/** The listed rows (JSON, and their values: parameters) as a SELECT of CACHED_COLUMNS, then the metric as mx0 (others are not listed: NULL). */
-function listedRows(json: string, values: readonly number[], metrics: readonly string[], metric: string): Sql {
+/**
+ * The listed rows (JSON, and their values: parameters) as a SELECT of CACHED_COLUMNS, then `metrics`
+ * as mx0, mx1...: the sort metric's values, `others[i]` for the others (null: no value listed).
+ */
+function listedRows(
+  json: string,
+  values: readonly number[],
+  metrics: readonly string[],
+  metric: string,
+  others: readonly ((number | null)[] | null)[],
+): Sql {
   const cols = CACHED_COLUMNS.map((c) => (c === 'created_at' ? sql`make_timestamp(u.c) AS created_at` : sql`u.${ident(c)} AS ${ident(c)}`));
-  const ms = metrics.map((m, i) => (m === metric ? sql`v AS ${ident(`mx${i}`)}` : sql`NULL::DOUBLE AS ${ident(`mx${i}`)}`));
-  // Two unnests in one SELECT pair up by position. The shape is our constant (from_json takes no parameter for it).
-  return sql`SELECT ${joinSql([...cols, ...ms])}
-    FROM (SELECT unnest(from_json(${json}::VARCHAR, ${raw(`'${JSON_SHAPE}'`)})) AS u, unnest(${values}::DOUBLE[]) AS v)`;
+  const ms = metrics.map((m, i) =>
+    m === metric
+      ? sql`v AS ${ident(`mx${i}`)}`
+      : others[i]
+        ? sql`${ident(`o${i}`)} AS ${ident(`mx${i}`)}`
+        : sql`NULL::DOUBLE AS ${ident(`mx${i}`)}`,
+  );
+  // Unnests in one SELECT pair up by position. A list is bound without its nulls' positions lost:
+  // NaN stands for null (a listed value is never NaN: metricTopK gives up on one), turned back here.
+  const lists = others.flatMap((o, i) =>
+    o ? [sql`, unnest(${o.map((x) => (x === null ? Number.NaN : x))}::DOUBLE[]) AS ${ident(`r${i}`)}`] : [],
+  );
+  const nulls = others.flatMap((o, i) => (o ? [sql`, nullif(${ident(`r${i}`)}, 'NaN'::DOUBLE) AS ${ident(`o${i}`)}`] : []));
+  // The shape is our constant (from_json takes no parameter for it).
+  const listed = sql`SELECT unnest(from_json(${json}::VARCHAR, ${raw(`'${JSON_SHAPE}'`)})) AS u, unnest(${values}::DOUBLE[]) AS v${joinSql(lists, '')}`;
+  return sql`SELECT ${joinSql([...cols, ...ms])} FROM (SELECT *${joinSql(nulls, '')} FROM (${listed}))`;
 }

@@ -2,31 +2,21 @@
 // direction), the first TOP_ROWS rows with a value in the order a metric-sorted page uses (value, then
 // id), with the narrow columns a page's keys show and simple filters test.
 // Returns: a list per segment, best first, and whether the segment holds more.
-// Assumes: segments never change, so each list is read once (one scan of the file) and kept by file
-// name. Dead rows are listed too (the list is of the file): liveness is checked when a page is asked.
-import type { SqlRunner } from '../../db/database.js';
-import { ident, int, raw, sql } from '../sql.js';
+// Assumes: segments never change, so each list is read once and kept by file name: from the segment's
+// top lists file where it has one (written with it, or later by the fact backfill: a few thousand rows),
+// else by one sorted scan of the segment. Dead rows are listed too (the list is of the file): liveness
+// is checked when a page is asked.
+import type { Row, SqlRunner } from '../../db/database.js';
+import { ident, int, joinSql, raw, sql } from '../sql.js';
 import type { SegmentEntry } from '../../storage/manifest/manifest.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
+import { readTopList, TOP_LIST_COLUMNS, TOP_LIST_ROWS } from '../../storage/indexes/top-lists.js';
 
-/** Rows kept per list: a first page of up to 1,000 rows, with room for filters that drop some. */
-export const TOP_ROWS = 2048;
+/** Rows kept per list (as the segments' top lists files keep them). */
+export const TOP_ROWS = TOP_LIST_ROWS;
 
 /** The physical columns a list keeps (besides the metric's value `v`); filters on these need no scan. */
-export const CACHED_COLUMNS = [
-  'seq',
-  'created_at',
-  'id',
-  'type',
-  'project_id',
-  'run_id',
-  'session_id',
-  'trace_id',
-  'parent_id',
-  'has_children',
-  'status_code',
-  'model',
-] as const;
+export const CACHED_COLUMNS = TOP_LIST_COLUMNS;
 
 /** One listed row: `c` is created_at in epoch µs; project_id and run_id are the segment's. */
 export interface TopRow {
@@ -41,6 +31,8 @@ export interface TopRow {
   status_code: number | null;
   model: string | null;
   v: number;
+  /** Every metric's value of the row, by metric id (the segment's metrics; null where the row has none). */
+  m: Readonly<Record<number, number | null>>;
 }
 
 export interface TopList {
@@ -74,7 +66,9 @@ export class TopKCache {
     const key = listKey(path, metricId, ascending);
     let p = this.#lists.get(key);
     if (!p) {
-      p = this.#read(path, metricId, ascending);
+      p = this.#listed(segment)
+        ? this.#readListed(path, metricId, ascending, segment.metrics)
+        : this.#read(path, metricId, ascending, segment.metrics);
       // A failed read is not remembered (the next query tries again).
       p.then(
         () => this.#ready.add(key),
@@ -86,16 +80,16 @@ export class TopKCache {
     return p;
   }
 
-  /** Whether a segment's list was asked for (read, being read, or queued), or there is nothing to read. */
+  /** Whether a segment's list was asked for (read, being read, or queued), or there is nothing to read or only its top lists file. */
   asked(snap: Snapshot, segment: SegmentEntry, metricId: number | undefined, ascending: boolean): boolean {
-    if (metricId === undefined || !segment.metrics.includes(metricId)) return true;
+    if (metricId === undefined || !segment.metrics.includes(metricId) || this.#listed(segment)) return true;
     const key = listKey(snap.path(segment), metricId, ascending);
     return this.#lists.has(key) || this.#queued.has(key);
   }
 
-  /** Whether a segment's list has been read (or there is nothing to read): a page from the lists then waits for no read. */
+  /** Whether a segment's list has been read (or there is nothing to read, or only its top lists file): a page from the lists then waits for no scan. */
   ready(snap: Snapshot, segment: SegmentEntry, metricId: number | undefined, ascending: boolean): boolean {
-    if (metricId === undefined || !segment.metrics.includes(metricId)) return true;
+    if (metricId === undefined || !segment.metrics.includes(metricId) || this.#listed(segment)) return true;
     return this.#ready.has(listKey(snap.path(segment), metricId, ascending));
   }
 
@@ -114,14 +108,36 @@ export class TopKCache {
     }
   }
 
-  async #read(path: string, metricId: number, ascending: boolean): Promise<TopList> {
+  /** Whether the segment's lists come from its top lists file (they hold TOP_LIST_ROWS rows: a cache keeping more reads the segment). */
+  #listed(segment: SegmentEntry): boolean {
+    return segment.top_lists === true && this.rows <= TOP_LIST_ROWS;
+  }
+
+  /** From the segment's top lists file; from the segment itself when that file cannot be read (it is only an index). */
+  async #readListed(path: string, metricId: number, ascending: boolean, metrics: readonly number[]): Promise<TopList> {
+    let rows: Row[];
+    try {
+      rows = await readTopList(this.#db, path, metricId, ascending, this.rows, metrics);
+    } catch {
+      return this.#read(path, metricId, ascending, metrics);
+    }
+    return this.#listOf(rows, metrics);
+  }
+
+  async #read(path: string, metricId: number, ascending: boolean, metrics: readonly number[]): Promise<TopList> {
     const dir = raw(ascending ? 'ASC' : 'DESC');
-    // The metric id is a number from the manifest, never user text.
+    // Metric ids are numbers from the manifest, never user text.
     const col = ident(`m${Math.trunc(metricId)}`);
+    const all = joinSql(metrics.map((m) => ident(`m${Math.trunc(m)}`)));
     const rows = await this.#db.all(
-      sql`SELECT seq, epoch_us(created_at) AS c, id, type, session_id, trace_id, parent_id, has_children, status_code, model, ${col} AS v
+      sql`SELECT seq, epoch_us(created_at) AS c, id, type, session_id, trace_id, parent_id, has_children, status_code, model, ${col} AS v, ${all}
        FROM read_parquet(${path}, hive_partitioning = false) WHERE ${col} IS NOT NULL ORDER BY ${col} ${dir}, id ${dir} LIMIT ${int(this.rows + 1)}`,
     );
+    return this.#listOf(rows, metrics);
+  }
+
+  /** A list from its rows, best first (one more than kept when the segment holds more). */
+  #listOf(rows: Row[], metrics: readonly number[]): TopList {
     const list = rows.slice(0, this.rows).map((r) => ({
       seq: Number(r['seq']),
       c: Number(r['c']),
@@ -134,6 +150,7 @@ export class TopKCache {
       status_code: r['status_code'] === null || r['status_code'] === undefined ? null : Number(r['status_code']),
       model: (r['model'] as string | null) ?? null,
       v: Number(r['v']),
+      m: Object.fromEntries(metrics.map((id) => [id, r[`m${id}`] === null || r[`m${id}`] === undefined ? null : Number(r[`m${id}`])])),
     }));
     return { rows: list, truncated: rows.length > this.rows };
   }

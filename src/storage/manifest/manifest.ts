@@ -41,6 +41,8 @@ export interface SegmentEntry {
   readonly type_facts?: TypeFacts;
   /** Of `metrics`, the ids whose column holds a value in every row (segments/metric-facts.ts); older segments lack it. */
   readonly full_metrics?: readonly number[];
+  /** Whether the segment's top lists (`seg-N.top`, indexes/top-lists.ts) are on disk; none is written without metrics. Older segments lack it. */
+  readonly top_lists?: boolean;
 }
 
 export interface ManifestState {

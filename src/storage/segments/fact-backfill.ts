@@ -1,7 +1,8 @@
 // Segments written before their manifest entries kept the planner's facts (type-facts.ts,
-// metric-facts.ts) lack them until a merge rewrites them, and the planner then reads their footers or
-// scans them on a process's first question. After a writable open they are measured from the files in
-// the background: one segment per turn of the store's background queue (cleanups queued meanwhile are
+// metric-facts.ts) or before segments had top lists (indexes/top-lists.ts) lack them until a merge
+// rewrites them, and the planner then reads their footers or scans them on a process's first
+// question. After a writable open they are measured (lists written) from the files in the
+// background: one segment per turn of the store's background queue (cleanups queued meanwhile are
 // not held back long), each once no question has run for a moment (the first questions after an open
 // would otherwise scan the same files at the same time), and saved in the manifest in batches under
 // the manifest lock. Only segments still listed at that moment get facts: a merge or drop committed
@@ -14,15 +15,23 @@ import type { ManifestState, SegmentEntry } from '../manifest/manifest.js';
 import type { StoreState } from '../store-state.js';
 import { measureFullMetrics } from './metric-facts.js';
 import { measureTypeFacts } from './type-facts.js';
+import { writeTopLists } from '../indexes/top-lists.js';
 
 /** Segments measured before their facts are saved (one manifest write each). */
 const SAVE_EVERY = 16;
 
-type Facts = Pick<SegmentEntry, 'type_facts' | 'full_metrics'>;
+type Facts = Pick<SegmentEntry, 'type_facts' | 'full_metrics' | 'top_lists'>;
+
+/** Whether a segment's top lists would be written by a seal (`topLists`: StoreOptions.topLists) and are not on disk. */
+const lacksLists = (seg: SegmentEntry, topLists: boolean) => topLists && seg.top_lists !== true && seg.metrics.length > 0;
 
 /** Whether a segment's entry lacks a fact a seal of this build would record for it (`factColumns`: StoreOptions.notedColumns). */
-export function lacksFacts(seg: SegmentEntry, factColumns: readonly string[]): boolean {
-  return seg.full_metrics === undefined || (seg.kind === 'span' && factColumns.length > 0 && seg.type_facts === undefined);
+export function lacksFacts(seg: SegmentEntry, factColumns: readonly string[], topLists = false): boolean {
+  return (
+    seg.full_metrics === undefined ||
+    (seg.kind === 'span' && factColumns.length > 0 && seg.type_facts === undefined) ||
+    lacksLists(seg, topLists)
+  );
 }
 
 /** The facts a seal would record for the segment and its entry lacks, measured from its file (only those that could be read). */
@@ -31,9 +40,10 @@ async function measure(
   abs: string,
   seg: SegmentEntry,
   factColumns: readonly string[],
+  topLists: boolean,
   stopped: () => boolean,
 ): Promise<Facts> {
-  const out: { type_facts?: SegmentEntry['type_facts']; full_metrics?: SegmentEntry['full_metrics'] } = {};
+  const out: { type_facts?: SegmentEntry['type_facts']; full_metrics?: SegmentEntry['full_metrics']; top_lists?: boolean } = {};
   if (seg.kind === 'span' && factColumns.length > 0 && seg.type_facts === undefined) {
     const facts = await measureTypeFacts(conn, abs, factColumns);
     if (facts) out.type_facts = facts;
@@ -43,6 +53,8 @@ async function measure(
     const full = seg.metrics.length > 0 ? await measureFullMetrics(conn, abs) : [];
     if (full) out.full_metrics = full;
   }
+  // Written before the manifest says so (a crash in between leaves a file the next open writes again).
+  if (lacksLists(seg, topLists) && !stopped() && (await writeTopLists(conn, abs, seg.metrics))) out.top_lists = true;
   return out;
 }
 
@@ -62,7 +74,8 @@ export class FactBackfill {
   start(): void {
     const s = this.#s;
     const cols = s.options.notedColumns;
-    if (s.readOnly || !s.manifest.segments.some((g) => lacksFacts(g, cols))) return;
+    const lists = s.options.topLists;
+    if (s.readOnly || !s.manifest.segments.some((g) => lacksFacts(g, cols, lists))) return;
     const found = new Map<string, Facts>();
     const tried = new Set<string>();
     const openedAt = performance.now();
@@ -70,11 +83,11 @@ export class FactBackfill {
     const step = async (): Promise<boolean> => {
       let seg: SegmentEntry | undefined;
       try {
-        seg = this.#stopped ? undefined : s.manifest.segments.find((g) => !tried.has(g.file) && lacksFacts(g, cols));
+        seg = this.#stopped ? undefined : s.manifest.segments.find((g) => !tried.has(g.file) && lacksFacts(g, cols, lists));
         if (seg) {
           tried.add(seg.file);
           const facts = await this.#measure(seg);
-          if (facts.type_facts !== undefined || facts.full_metrics !== undefined) found.set(seg.file, facts);
+          if (Object.keys(facts).length > 0) found.set(seg.file, facts);
         }
       } finally {
         // What was measured is saved, also when a stop or a failure ends the work.
@@ -118,7 +131,7 @@ export class FactBackfill {
     if (this.#stopped) return {};
     // A drop or merge committed meanwhile leaves the file to this read.
     const release = s.use([seg.file]);
-    const measuring = measure(this.#conn, join(s.dir, seg.file), seg, s.options.notedColumns, () => this.#stopped);
+    const measuring = measure(this.#conn, join(s.dir, seg.file), seg, s.options.notedColumns, s.options.topLists, () => this.#stopped);
     this.#measuring = measuring;
     try {
       return await measuring;

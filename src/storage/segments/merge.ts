@@ -21,6 +21,7 @@ export interface MergeContext {
   nextSegment(): number;
   readonly rowGroupSize: number;
   readonly textIndex: boolean;
+  readonly topLists: boolean;
   /** Columns whose presence per span type span segments record (WriteSegment.factColumns). */
   readonly factColumns: readonly string[];
   readonly compressionLevel: number;
@@ -118,6 +119,7 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
     select: sql`SELECT ${star} FROM read_parquet(${inputs}, hive_partitioning = false, union_by_name = true)${where}`,
     rowGroupSize: ctx.rowGroupSize,
     textIndex: ctx.textIndex,
+    topLists: ctx.topLists,
     // Its text index is made from its inputs' (text-merge.ts).
     ...(ctx.textIndex
       ? {

@@ -36,6 +36,7 @@ export interface SealContext {
   /** Rows per row group of the segments written here (RecordStoreOptions.sealRowGroupSize; rowGroupSize if absent). */
   readonly sealRowGroupSize?: number;
   readonly textIndex: boolean;
+  readonly topLists: boolean;
   /** Columns whose presence per span type span segments record (WriteSegment.factColumns). */
   readonly factColumns: readonly string[];
 }
@@ -105,6 +106,7 @@ export async function writeSealSegments(
         rowGroupSize: ctx.sealRowGroupSize ?? ctx.rowGroupSize,
         compressionLevel: SEAL_COMPRESSION_LEVEL,
         textIndex: ctx.textIndex,
+        topLists: ctx.topLists,
         factColumns: ctx.factColumns,
         metrics: names.map((n) => metricIds[n]!),
         hashes: Float64Array.from(part.hashes),

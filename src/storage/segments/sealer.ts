@@ -150,6 +150,7 @@ export class Sealer {
         rowGroupSize: s.options.rowGroupSize,
         sealRowGroupSize: s.options.sealRowGroupSize,
         textIndex: s.options.textIndex,
+        topLists: s.options.topLists,
         factColumns: s.options.notedColumns,
       },
       table,

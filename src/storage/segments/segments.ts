@@ -1,4 +1,4 @@
-// Immutable Parquet segments on disk: writing one (COPY, fsync, row-group time stats, id hashes, text and child indexes),
+// Immutable Parquet segments on disk: writing one (COPY, fsync, row-group time stats, id hashes, text and child indexes, top lists),
 // reading their id hashes back, and removing them. Paths below the data folder are ours (catalog ids
 // and a counter); the folder itself is the operator's and may hold quotes, so COPY's target (which
 // takes no parameter) is written as a quoted literal.
@@ -18,6 +18,7 @@ import { measureFullMetrics } from './metric-facts.js';
 import { measureTypeFacts } from './type-facts.js';
 import { removeTextIndex, textIndexPath, tokenIndexPath, writeTextIndex } from '../indexes/text-index.js';
 import { mergedTextIndex, type MergedFrom } from '../indexes/text-merge.js';
+import { removeTopLists, topListsPath, writeTopLists } from '../indexes/top-lists.js';
 
 export interface SegmentFile {
   readonly rel: string;
@@ -49,6 +50,8 @@ export interface WriteSegment {
   readonly compressionLevel?: number;
   /** Whether to write the segment's text index (RecordStoreOptions.textIndex). */
   readonly textIndex: boolean;
+  /** Whether to write the segment's top lists (RecordStoreOptions.topLists). */
+  readonly topLists: boolean;
   /** A merge's inputs: its text index is then made from theirs where it can be (text-merge.ts). */
   readonly mergedFrom?: MergedFrom;
   /** Span segments: the columns whose presence per span type the manifest entry records (type-facts.ts; none when empty). */
@@ -68,7 +71,7 @@ export interface WrittenSegment {
   readonly hashes: Float64Array;
   /** Its id filter (written beside it). */
   readonly filter: IdFilter;
-  /** Bytes of its side files (id hashes, child index, text index), for the store's write tally. */
+  /** Bytes of its side files (id hashes, child index, text index, top lists), for the store's write tally. */
   readonly sideBytes: number;
 }
 
@@ -120,6 +123,7 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
     // The text index is on disk (fsynced with the folder below) before any manifest lists the segment.
     if (w.textIndex) await writeTextIndex(conn, abs, w.mergedFrom ? mergedTextIndex(conn, abs, w.mergedFrom) : undefined);
     await writeChildIndex(conn, abs);
+    if (w.topLists) await writeTopLists(conn, abs, w.metrics);
     const facts = w.kind === 'span' && w.factColumns?.length ? await measureTypeFacts(conn, abs, w.factColumns) : undefined;
     const full = w.metrics.length > 0 ? await measureFullMetrics(conn, abs) : [];
     await fsyncPathAsync(dirname(abs), 'r');
@@ -139,6 +143,7 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
       tag_set: true,
       ...(facts ? { type_facts: facts } : {}),
       ...(full ? { full_metrics: full } : {}),
+      ...(w.topLists ? { top_lists: true } : {}),
     };
     return { entry, hashes, filter, sideBytes: sideFileBytes(abs) };
   } catch (err) {
@@ -155,7 +160,15 @@ export function indexedSegment(dir: string, w: WrittenSegment): IndexedSegment {
 /** Bytes of the files written beside a segment (those present). */
 function sideFileBytes(abs: string): number {
   let n = 0;
-  for (const p of [idsPath(abs), idFilterPath(abs), childIndexPath(abs), childRowsPath(abs), textIndexPath(abs), tokenIndexPath(abs)]) {
+  for (const p of [
+    idsPath(abs),
+    idFilterPath(abs),
+    childIndexPath(abs),
+    childRowsPath(abs),
+    textIndexPath(abs),
+    tokenIndexPath(abs),
+    topListsPath(abs),
+  ]) {
     try {
       n += statSync(p).size;
     } catch {
@@ -258,6 +271,7 @@ export function removeSegmentFiles(dir: string, rel: string): void {
   rmSync(idFilterPath(join(dir, rel)), { force: true });
   removeTextIndex(join(dir, rel));
   removeChildIndex(join(dir, rel));
+  removeTopLists(join(dir, rel));
 }
 
 /**
@@ -274,6 +288,7 @@ export function removeUnlisted(dir: string, manifest: ManifestState): void {
       tokenIndexPath(s.file),
       childIndexPath(s.file),
       childRowsPath(s.file),
+      topListsPath(s.file),
     ]),
   );
   const walk = (d: string): boolean => {

@@ -13,6 +13,7 @@ import { idsPath } from '../../../src/storage/segments/segments.js';
 import { idFilterPath } from '../../../src/storage/indexes/id-filter.js';
 import { textIndexPath } from '../../../src/storage/indexes/text-index.js';
 import { childIndexPath, childRowsPath } from '../../../src/storage/indexes/child-index.js';
+import { topListsPath } from '../../../src/storage/indexes/top-lists.js';
 import { loadManifest } from '../../../src/storage/manifest/manifest.js';
 import { cpSync } from 'node:fs';
 import { tempDir } from '../../support/helpers.js';
@@ -121,6 +122,7 @@ test('SIGKILL at any fsync of a direct import leaves all of it or none, and no s
           relative(dir, textIndexPath(join(dir, g.file))),
           relative(dir, childIndexPath(join(dir, g.file))),
           relative(dir, childRowsPath(join(dir, g.file))),
+          relative(dir, topListsPath(join(dir, g.file))),
         ]),
       );
       const stray = files(dir).filter((f) => (f.startsWith('records/') && !listed.has(f)) || /\.tmp-\d+$/.test(f) || f.startsWith('tmp/'));

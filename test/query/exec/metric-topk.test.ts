@@ -1,11 +1,13 @@
 // Guarantees: a page sorted by a metric, answered from each segment's list of its best rows
 // (src/query/exec/metric-topk.ts), is exactly the page the reference evaluator computes from every
 // record: over several segments and row groups, with rows still in memory, dead (deleted or
-// replaced: the new version in memory has the same id) rows in the lists, rows retention hides, filters over listed columns and others, both directions, ties
-// broken by id, at offsets, and again after a merge. The plan's steps show that the lists answered
+// replaced: the new version in memory has the same id) rows in the lists, rows retention hides, filters over listed columns (another metric's
+// value too) and others, both directions, ties
+// broken by id, at offsets, and again after a merge; with the lists from the segments' top lists files
+// and, as for segments older builds wrote, from the segments themselves. The plan's steps show that the lists answered
 // (the keys query looked at fewer rows than the store holds) where they can, and not where they cannot.
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { TraceStore } from '../../../src/engine/trace-store.js';
 import { tempDir } from '../../support/helpers.js';
 import { ReferenceEvaluator, type Filter, type Rec } from '../../support/reference-eval.js';
@@ -40,7 +42,7 @@ function traces(n: number, startMs: number, rand: () => number, high = false): R
             name: 'call',
             input: msgs,
             model: i % 2 ? 'gpt-4o' : 'other',
-            metrics: { quality: q() },
+            metrics: { quality: q(), ...(rand() < 0.8 ? { tokens: Math.floor(rand() * 100) } : {}) },
             tags: i % 3 ? ['prod'] : [],
             status_code: i % 5 === 0 ? 500 : 200,
           },
@@ -53,7 +55,7 @@ function traces(n: number, startMs: number, rand: () => number, high = false): R
         name: 'top',
         input: msgs,
         model: 'gpt-4o',
-        metrics: { quality: q() },
+        metrics: { quality: q(), ...(rand() < 0.8 ? { tokens: Math.floor(rand() * 100) } : {}) },
         tags: ['prod'],
         status_code: 200,
       },
@@ -70,7 +72,8 @@ async function allRecords(store: TraceStore, projectId: string): Promise<Rec[]> 
   }
 }
 
-test("metric-sorted pages from the segments' lists equal the reference evaluator", { timeout: 120_000 }, async (t) => {
+/** `topLists`: lists from the segments' top lists files (true) or, as for segments older builds wrote, from the segments. */
+async function listsEqualReference(t: TestContext, topLists: boolean): Promise<void> {
   const steps: string[][] = [];
   // Lists of 24 rows, segments of at most 200 rows in row groups of 16: most lists are cut short.
   // Merges only when the test asks (store.compact), so the first checks see one layout throughout
@@ -83,6 +86,7 @@ test("metric-sorted pages from the segments' lists equal the reference evaluator
     // Lists read before a page answers (never in the background), so each page's plan is known.
     metricTopKBuild: 'await',
     autoCompact: false,
+    topLists,
     onPlan: (s) => steps.push([...s]),
   });
   t.after(() => store.close());
@@ -153,6 +157,23 @@ test("metric-sorted pages from the segments' lists equal the reference evaluator
       ],
       lists: true,
     },
+    // Another metric's own value: the lists hold it (rows without it match no comparison).
+    {
+      name: 'llm, tokens > 40',
+      filters: [
+        { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
+        { type: 'number', column_id: 'metrics/tokens', operator: 'gt', value: 40 },
+      ],
+      lists: true,
+    },
+    {
+      name: 'tokens <= 70, model gpt-4o',
+      filters: [
+        { type: 'number', column_id: 'metrics/tokens', operator: 'lte', value: 70 },
+        { type: 'text', column_id: 'model', operator: 'eq', value: 'gpt-4o' },
+      ],
+      lists: true,
+    },
     { name: 'status 500 (few)', filters: [{ type: 'number', column_id: 'status_code', operator: 'eq', value: 500 }], lists: false },
     // Columns the lists do not hold: the full query.
     {
@@ -178,6 +199,7 @@ test("metric-sorted pages from the segments' lists equal the reference evaluator
     const ref = new ReferenceEvaluator({ span: await allRecords(store, projectId), trace: [], session: [] });
     const total = ref.byLevel.span.length;
     let fromLists = 0;
+    const listedBy = new Map<string, number>();
     for (const f of filters) {
       for (const ascending of [false, true]) {
         for (const offset of [0, 4]) {
@@ -209,6 +231,7 @@ test("metric-sorted pages from the segments' lists equal the reference evaluator
           const listed = /^keys \(top-k of (\d+) listed rows\)$/.exec(steps[0]![0]!);
           if (listed) {
             fromLists++;
+            listedBy.set(f.name, (listedBy.get(f.name) ?? 0) + 1);
             assert.ok(Number(listed[1]) < total, `${what}: the keys looked at ${listed[1]} of ${total} rows`);
           }
           if (!f.lists) assert.equal(listed, null, `${what}: ${steps[0]!.join(' → ')}`);
@@ -217,9 +240,20 @@ test("metric-sorted pages from the segments' lists equal the reference evaluator
     }
     // The lists answered most questions they can (a few go to the full query when too few listed rows match).
     assert.ok(fromLists >= 12, `${phase}: ${fromLists} pages from the lists`);
+    // And each filter they can hold answered some page (a filter's values missing from the lists would
+    // leave every page to the full query, unseen above).
+    for (const f of filters) if (f.lists) assert.ok((listedBy.get(f.name) ?? 0) > 0, `${phase}: ${f.name}: no page from the lists`);
   };
   await check('sealed + memory');
   await store.flush();
   await store.maintenance.compact();
   await check('merged');
-});
+}
+
+test("metric-sorted pages from the segments' top lists files equal the reference evaluator", { timeout: 120_000 }, (t) =>
+  listsEqualReference(t, true),
+);
+
+test('metric-sorted pages from lists read off the segments (no top lists files) equal the reference evaluator', { timeout: 120_000 }, (t) =>
+  listsEqualReference(t, false),
+);

@@ -1,4 +1,5 @@
-// Guarantees: a metric-sorted page asked before its segments' top-k lists are read is answered by one
+// Guarantees: over segments without top lists files (as older builds wrote them; topLists: false), a
+// metric-sorted page asked before its segments' top-k lists are read is answered by one
 // keys query over everything (no list is read first); the lists are then read in the background once
 // questions pause, a page asked meanwhile does not wait for them, a list read that fails leaves no page
 // waiting on it, and the pages after that come from the lists; every page, before and after, is the
@@ -31,6 +32,8 @@ async function filled(t: TestContext, options: TraceStoreOptions = {}) {
     // No seal of the rows in memory meanwhile: it would bring a segment whose list is not read yet.
     sealRows: 1_000_000,
     metricTopKRows: 24,
+    // Segments as older builds wrote them: their lists come from the segments.
+    topLists: false,
     autoCompact: false,
     onPlan: (s) => steps.push([...s]),
     onBackground: (done) => background.push(done),

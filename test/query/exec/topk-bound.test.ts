@@ -32,6 +32,7 @@ test('the top-k bound never counts fewer listed rows than a filter admits', () =
     status_code: rand() < 0.2 ? null : pick([200, 404, 500]),
     model: pick(MODELS),
     v: rand(),
+    m: {},
   }));
   const records = rows.map((r) => ({
     ...r,

@@ -5,7 +5,7 @@
 // indexes as through the ones written with the segments (has_children of every span and trace).
 import assert from 'node:assert/strict';
 import { copyFileSync, cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { Database } from '../../../src/db/database.js';
 import { TraceStore } from '../../../src/engine/trace-store.js';

@@ -1,0 +1,114 @@
+// The top lists of a segment (`seg-N.top`, a small Parquet file beside it): for each metric column of
+// the segment and each direction, its first TOP_LIST_ROWS rows with a value in the order a
+// metric-sorted page uses (value, then id), with the narrow columns a page's keys show and simple
+// filters test, and every metric's value. A fresh metric-sorted page reads one list per segment from
+// here (a few thousand rows) instead of sorting the segment (query/exec/topk-cache.ts).
+//
+// One row per (list, rank): `list` is 2 * metric id, plus 1 for ascending; `rank` counts from 1. A
+// list holds TOP_LIST_ROWS + 1 rows when the segment holds more (the reader takes the extra row as
+// "truncated"). Dead rows are listed too: the file describes the segment, liveness is the reader's.
+// Written aside and renamed, fsynced with its segment, before any manifest lists it (SegmentEntry.top_lists).
+import { renameSync, rmSync } from 'node:fs';
+import type { Connection, Row, SqlRunner } from '../../db/database.js';
+import { stringLiteral } from '../../db/sql-string.js';
+import { ident, int, joinSql, sql } from '../../query/sql.js';
+import { fsyncPathAsync } from '../fs-util.js';
+
+/** Rows a list keeps (plus one to tell a truncated list): a first page of up to 1,000 rows, with room for filters that drop some. */
+export const TOP_LIST_ROWS = 2048;
+
+/** The physical columns a list row keeps besides the metric values; `created_at` is kept as `c`, epoch µs. */
+export const TOP_LIST_COLUMNS = [
+  'seq',
+  'created_at',
+  'id',
+  'type',
+  'project_id',
+  'run_id',
+  'session_id',
+  'trace_id',
+  'parent_id',
+  'has_children',
+  'status_code',
+  'model',
+] as const;
+
+export function topListsPath(parquetPath: string): string {
+  return parquetPath.replace(/\.parquet$/, '.top');
+}
+
+/** The list number of a metric and direction. */
+export const listNumber = (metricId: number, ascending: boolean): number => 2 * metricId + (ascending ? 1 : 0);
+
+/**
+ * Writes the lists of the segment at `abs` (its metric columns are `m<id>` for `metrics`) and fsyncs
+ * the file (the caller fsyncs the folder). One pass over the segment finds every list's row numbers
+ * (max_by/min_by keep the best n of each), a second reads those rows' narrow columns. Nothing is
+ * written for a segment without metrics.
+ */
+export async function writeTopLists(conn: Connection, abs: string, metrics: readonly number[]): Promise<boolean> {
+  if (metrics.length === 0) return false;
+  const n = int(TOP_LIST_ROWS + 1);
+  // Metric ids are the manifest's numbers, never user text.
+  const ids = metrics.map((m) => Math.trunc(m));
+  const lists = ids.flatMap((m) => {
+    const col = ident(`m${m}`);
+    return [
+      sql`max_by(file_row_number, {v: ${col}, id: id}, ${n}) FILTER (WHERE ${col} IS NOT NULL) AS ${ident(`l${listNumber(m, false)}`)}`,
+      sql`min_by(file_row_number, {v: ${col}, id: id}, ${n}) FILTER (WHERE ${col} IS NOT NULL) AS ${ident(`l${listNumber(m, true)}`)}`,
+    ];
+  });
+  const pairs = ids.flatMap((m) =>
+    [false, true].map((asc) => sql`{list: ${int(listNumber(m, asc))}, rows: ${ident(`l${listNumber(m, asc)}`)}}`),
+  );
+  const cols = TOP_LIST_COLUMNS.filter((c) => c !== 'project_id' && c !== 'run_id').map((c) =>
+    c === 'created_at' ? sql`epoch_us(t.created_at) AS c` : sql`t.${ident(c)}`,
+  );
+  const values = ids.map((m) => sql`t.${ident(`m${m}`)}`);
+  const tmp = `${topListsPath(abs)}.tmp`;
+  try {
+    await conn.run(
+      sql`COPY (
+        WITH l AS (SELECT ${joinSql(lists)} FROM read_parquet(${abs}, hive_partitioning = false, file_row_number = true)),
+        k AS (SELECT unnest([${joinSql(pairs)}]) AS x FROM l),
+        p AS (SELECT x.list AS list, unnest(list_transform(x.rows, lambda r, i: {r: r, rank: i}), recursive := true) FROM k)
+        SELECT p.list::SMALLINT AS list, p.rank::SMALLINT AS rank, ${joinSql([...cols, ...values])}
+        FROM p JOIN (SELECT * FROM read_parquet(${abs}, hive_partitioning = false, file_row_number = true)
+                     WHERE file_row_number IN (SELECT r FROM p)) t ON t.file_row_number = p.r
+        ORDER BY p.list, p.rank
+      ) TO ${stringLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${int(TOP_LIST_ROWS + 1)})`,
+    );
+    await fsyncPathAsync(tmp);
+    renameSync(tmp, topListsPath(abs));
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+  return true;
+}
+
+/**
+ * One list of the segment at `abs` (best first, at most `rows` + 1 rows): its metric's value as `v`,
+ * the narrow columns (`c` for created_at) and the `m<id>` columns of `metrics` (the segment's); throws
+ * when the file is missing or damaged.
+ */
+export function readTopList(
+  db: SqlRunner,
+  abs: string,
+  metricId: number,
+  ascending: boolean,
+  rows: number,
+  metrics: readonly number[],
+): Promise<Row[]> {
+  const cols = TOP_LIST_COLUMNS.filter((c) => c !== 'project_id' && c !== 'run_id' && c !== 'created_at').map((c) => ident(c));
+  const values = metrics.map((m) => ident(`m${Math.trunc(m)}`));
+  return db.all(
+    sql`SELECT c, ${joinSql([...cols, ...values])}, ${ident(`m${Math.trunc(metricId)}`)} AS v FROM read_parquet(${topListsPath(abs)}, hive_partitioning = false)
+        WHERE list = ${int(listNumber(metricId, ascending))} ORDER BY rank LIMIT ${int(rows + 1)}`,
+  );
+}
+
+export function removeTopLists(abs: string): void {
+  rmSync(topListsPath(abs), { force: true });
+  rmSync(`${topListsPath(abs)}.tmp`, { force: true });
+}

@@ -1,0 +1,216 @@
+// Guarantees: every segment written with metrics has a top lists file (src/storage/indexes/top-lists.ts)
+// holding, for each metric and direction, the rows DuckDB's own sort of the segment puts first (value,
+// then id; a 2,049th row when the segment holds more), with their narrow columns; a fresh metric-sorted
+// page is answered from those files without sorting any segment; a damaged file only costs the sort
+// (the page is unchanged); the files of merged-away segments go, stray ones go on open; segments an
+// older build wrote get theirs in the background (fact-backfill.ts).
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { Database } from '../../../src/db/database.js';
+import { internalsOf } from '../../../src/engine/internals.js';
+import { TraceStore } from '../../../src/engine/trace-store.js';
+import type { ManifestState } from '../../../src/storage/manifest/manifest.js';
+import { listNumber, TOP_LIST_ROWS, topListsPath } from '../../../src/storage/indexes/top-lists.js';
+import { compile, ident, int, raw, sql } from '../../../src/query/sql.js';
+import { tempDir } from '../../support/helpers.js';
+import { expectedPage, fillWithDeadAndMemoryRows, llmTraces } from '../../support/metric-pages.js';
+
+const manifestOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as ManifestState;
+
+/** Files under the folder's records/ ending with `ext`, relative to the folder. */
+function filesEnding(dir: string, ext: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith(ext)) out.push(p.slice(dir.length + 1));
+    }
+  };
+  walk(join(dir, 'records'));
+  return out.sort();
+}
+
+test("a segment's top lists file holds each metric's first rows in both directions, as DuckDB sorts the segment", async (t) => {
+  const dir = tempDir(t);
+  const store = await TraceStore.open(dir, { threads: 1, autoCompact: false });
+  const projectId = store.createProject({ name: 'p' }).id;
+  const log_stream_id = store.createLogStream(projectId, 'default').id;
+  // One segment with more rows than a list keeps (quality in tenths: long runs of ties), one with fewer.
+  await store.logTraces(projectId, { log_stream_id, traces: llmTraces(0, TOP_LIST_ROWS + 700) } as never);
+  await store.flush();
+  await store.logTraces(projectId, { log_stream_id, traces: llmTraces(5000, 90) } as never);
+  await store.flush();
+  await store.close();
+  const db = await Database.open({});
+  t.after(() => db.close());
+  const spans = manifestOf(dir).segments.filter((g) => g.kind === 'span');
+  assert.equal(spans.length, 2);
+  let truncated = 0;
+  for (const g of spans) {
+    assert.equal(g.top_lists, true, g.file);
+    assert.ok(g.metrics.length >= 2, `${g.file}: quality and tokens`);
+    const abs = join(dir, g.file);
+    for (const m of g.metrics) {
+      for (const ascending of [false, true]) {
+        const col = ident(`m${m}`);
+        const d = raw(ascending ? 'ASC' : 'DESC');
+        const want = await db.all(
+          sql`SELECT seq, id, ${col} AS v, model, trace_id, parent_id, has_children, epoch_us(created_at) AS c FROM read_parquet(${abs})
+              WHERE ${col} IS NOT NULL ORDER BY ${col} ${d}, id ${d} LIMIT ${int(TOP_LIST_ROWS + 1)}`,
+        );
+        const got = await db.all(
+          sql`SELECT seq, id, ${col} AS v, model, trace_id, parent_id, has_children, c FROM read_parquet(${topListsPath(abs)})
+              WHERE list = ${int(listNumber(m, ascending))} ORDER BY rank`,
+        );
+        assert.ok(want.length > 0, `${g.file} m${m}: rows with a value`);
+        assert.deepEqual(got, want, `${g.file} m${m} asc=${ascending}`);
+        if (want.length === TOP_LIST_ROWS + 1) truncated++;
+      }
+    }
+  }
+  assert.ok(truncated >= 2, 'the large segment lists one row more than a list keeps, both directions');
+});
+
+/** A list read off a segment by topk-cache.ts (a sort of the whole segment). */
+const isSegmentSort = (text: string) => /^SELECT seq, epoch_us\(created_at\) AS c, id, type/.test(text);
+
+function watchSegmentSorts(t: TestContext): { sorts: number } {
+  const seen = { sorts: 0 };
+  const original = Database.prototype.all;
+  Database.prototype.all = function (this: Database, q) {
+    if (isSegmentSort(compile(q).text)) seen.sorts++;
+    return original.call(this, q);
+  };
+  t.after(() => {
+    Database.prototype.all = original;
+  });
+  return seen;
+}
+
+test('a fresh metric-sorted page comes from the top lists files, sorting no segment; a damaged file costs only the sort', async (t) => {
+  const dir = tempDir(t);
+  const steps: string[][] = [];
+  const open = () =>
+    TraceStore.open(dir, { threads: 1, rowGroupSize: 16, sealRows: 1_000_000, autoCompact: false, onPlan: (s) => steps.push([...s]) });
+  let store = await open();
+  const projectId = store.createProject({ name: 'p' }).id;
+  const log_stream_id = store.createLogStream(projectId, 'default').id;
+  const { all } = await fillWithDeadAndMemoryRows(store, projectId, log_stream_id, [3, 50, 130, 260]);
+  const ask = async (model: string, ascending: boolean, offset: number) => {
+    steps.length = 0;
+    const page = await store.partialSearch('span', projectId, {
+      log_stream_id,
+      filters: [
+        { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
+        { type: 'text', column_id: 'model', operator: 'eq', value: model },
+      ],
+      sort: { column_id: 'metrics/quality', ascending },
+      pagination: { starting_token: offset, limit: 10 },
+      select_columns: { column_ids: ['id'] },
+    } as never);
+    assert.deepEqual(
+      page.records.map((r) => r['id']),
+      expectedPage(all, { model }, ascending, offset, 10),
+      `${model} asc=${ascending} offset=${offset}: ${steps.flat().join(' → ')}`,
+    );
+    return steps.flat()[0];
+  };
+  const watch = watchSegmentSorts(t);
+  // Asked once each, on a store whose lists no page has read: answered from the files.
+  for (const [model, ascending, offset] of [
+    ['a', false, 0],
+    ['b', true, 20],
+    ['a', true, 5],
+  ] as const) {
+    assert.match(String(await ask(model, ascending, offset)), /^keys \(top-k of \d+ listed rows\)$/);
+  }
+  assert.equal(watch.sorts, 0, 'no segment sorted for its list');
+  await store.close();
+  // Every span segment's file damaged: the lists come from the segments, the pages do not change.
+  const spans = manifestOf(dir).segments.filter((g) => g.kind === 'span');
+  assert.ok(spans.length >= 4);
+  for (const g of spans) writeFileSync(topListsPath(join(dir, g.file)), 'not parquet');
+  store = await open();
+  t.after(() => store.close());
+  for (const [model, ascending, offset] of [
+    ['a', false, 0],
+    ['b', true, 20],
+  ] as const)
+    await ask(model, ascending, offset);
+  assert.ok(watch.sorts >= spans.length, `${watch.sorts} segments sorted after their files were damaged`);
+});
+
+test("a merge writes the merged segment's top lists and its inputs' go; stray files go on open", async (t) => {
+  const dir = tempDir(t);
+  let store = await TraceStore.open(dir, { threads: 1, autoCompact: false });
+  const projectId = store.createProject({ name: 'p' }).id;
+  const log_stream_id = store.createLogStream(projectId, 'default').id;
+  // Four seals: a partition merges once it holds MERGE_FANIN segments.
+  for (let b = 0; b < 4; b++) {
+    await store.logTraces(projectId, { log_stream_id, traces: llmTraces(b * 50, 50) } as never);
+    await store.flush();
+  }
+  const listed = (m: ManifestState) =>
+    m.segments
+      .filter((g) => g.metrics.length > 0)
+      .map((g) => topListsPath(g.file))
+      .sort();
+  assert.deepEqual(filesEnding(dir, '.top'), listed(manifestOf(dir)), 'one file per segment with metrics, as sealed');
+  const before = manifestOf(dir).segments.length;
+  await store.maintenance.compact();
+  await store.close();
+  const after = manifestOf(dir);
+  assert.ok(after.segments.length < before, `merged: ${before} -> ${after.segments.length} segments`);
+  assert.ok(after.segments.every((g) => g.metrics.length === 0 || g.top_lists === true));
+  assert.deepEqual(filesEnding(dir, '.top'), listed(after), 'only the listed segments have files');
+  const stray = join(dirOf(after.segments[0]!.file, dir), 'seg-999999999.top');
+  writeFileSync(stray, 'left by a merge that never committed');
+  store = await TraceStore.open(dir, { threads: 1, autoCompact: false });
+  t.after(() => store.close());
+  assert.deepEqual(filesEnding(dir, '.top'), listed(manifestOf(dir)), 'the stray file is gone');
+});
+
+const dirOf = (rel: string, dir: string) => join(dir, rel, '..');
+
+test('segments an older build wrote without top lists get them in the background after a writable open', async (t) => {
+  const dir = tempDir(t);
+  const steps: string[][] = [];
+  const older = await TraceStore.open(dir, { threads: 1, autoCompact: false, topLists: false });
+  const projectId = older.createProject({ name: 'p' }).id;
+  const log_stream_id = older.createLogStream(projectId, 'default').id;
+  for (let b = 0; b < 2; b++) {
+    await older.logTraces(projectId, { log_stream_id, traces: llmTraces(b * 60, 60) } as never);
+    await older.flush();
+  }
+  await older.close();
+  assert.deepEqual(filesEnding(dir, '.top'), [], 'none written');
+  assert.ok(manifestOf(dir).segments.every((g) => g.top_lists === undefined));
+  const store = await TraceStore.open(dir, { threads: 1, autoCompact: false, onPlan: (s) => steps.push([...s]) });
+  t.after(() => store.close());
+  await internalsOf(store).records.factsSettled();
+  const m = manifestOf(dir);
+  const withMetrics = m.segments.filter((g) => g.metrics.length > 0);
+  assert.ok(withMetrics.length >= 2);
+  assert.ok(
+    withMetrics.every((g) => g.top_lists === true),
+    'flagged in the manifest',
+  );
+  assert.deepEqual(filesEnding(dir, '.top'), withMetrics.map((g) => topListsPath(g.file)).sort());
+  steps.length = 0;
+  const page = await store.partialSearch('span', projectId, {
+    log_stream_id,
+    filters: [{ type: 'text', column_id: 'model', operator: 'eq', value: 'a' }],
+    sort: { column_id: 'metrics/quality', ascending: false },
+    limit: 10,
+    select_columns: { column_ids: ['id'] },
+  } as never);
+  assert.match(steps.flat()[0]!, /^keys \(top-k of \d+ listed rows\)$/, 'a fresh page from the lists');
+  const all = (await store.search('span', projectId, { log_stream_id, limit: 1000 })).records;
+  assert.deepEqual(
+    page.records.map((r) => r['id']),
+    expectedPage(all, { model: 'a' }, false, 0, 10),
+  );
+});
