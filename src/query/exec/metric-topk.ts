@@ -128,7 +128,7 @@ export async function metricTopK(
   if (ids.length > 0 && lists.some((l) => l.rows.some((r) => ids.some((id) => Number.isNaN(r.m[id]))))) return null;
   const total = lists.reduce((n, l) => n + l.rows.length, 0);
   const k = offset + limit + 1;
-  if (listedMatchBound(plan.filter, lists, k) + memRows < k) return 'too few';
+  if (listedMatchBound(plan.filter, lists, k, snap.metricIds) + memRows < k) return 'too few';
   // Few candidates first (cheap to pass and scan); more only when a filter left too few of them.
   const first = Math.min(Math.max(8 * k, cache.rows / 4), MAX_CANDIDATES);
   for (const cap of first < total ? [first, MAX_CANDIDATES] : [MAX_CANDIDATES]) {

@@ -3,7 +3,8 @@
 // trace ids, one status code) admits almost none of a metric's best rows, and its attempt would come
 // back short before the full keys query. Each leaf is tested loosely: equality and membership on the
 // listed id, type, model and status columns (strings compared ignoring case, so never stricter than
-// SQL); anything else, and anything under a NOT, counts as a possible match.
+// SQL), comparisons of a listed metric value; anything else, and anything under a NOT, counts as a
+// possible match.
 // Returns: a count never below the true one, so skipping the attempt when it cannot fill the page
 // changes no answer.
 import type { Expr, Leaf } from '../filter-ast.js';
@@ -11,7 +12,24 @@ import type { TopList, TopRow } from './topk-cache.js';
 
 const STRING_COLUMNS = new Set(['id', 'session_id', 'trace_id', 'parent_id', 'type', 'model']);
 
-function leafMay(l: Leaf, r: TopRow): boolean {
+const COMPARE: Record<string, (a: number, b: number) => boolean> = {
+  eq: (a, b) => a === b,
+  gt: (a, b) => a > b,
+  gte: (a, b) => a >= b,
+  lt: (a, b) => a < b,
+  lte: (a, b) => a <= b,
+};
+
+function leafMay(l: Leaf, r: TopRow, metricIds: Readonly<Record<string, number>>): boolean {
+  if (l.kind === 'number' && l.column.metric !== undefined && COMPARE[l.op] && typeof l.value === 'number' && Number.isFinite(l.value)) {
+    // A metric's own value, listed with the row (a metric the segment lacks: none). A row without a
+    // value matches no comparison; NaN is left to SQL.
+    const id = metricIds[l.column.metric];
+    if (id === undefined) return true;
+    const v = r.m[id];
+    if (v === undefined || v === null) return false;
+    return Number.isNaN(v) || COMPARE[l.op]!(v, l.value);
+  }
   if (l.kind === 'fully_annotated' || l.column.metric !== undefined || l.column.sql !== `r.${l.column.id}`) return true;
   if ((l.kind === 'id' || l.kind === 'text') && STRING_COLUMNS.has(l.column.id) && (l.op === 'eq' || l.op === 'one_of')) {
     const v = r[l.column.id as keyof TopRow];
@@ -24,19 +42,24 @@ function leafMay(l: Leaf, r: TopRow): boolean {
   return true;
 }
 
-function may(e: Expr, r: TopRow): boolean {
-  if ('leaf' in e) return leafMay(e.leaf, r);
-  if ('and' in e) return e.and.every((x) => may(x, r));
-  if ('or' in e) return e.or.some((x) => may(x, r));
+function may(e: Expr, r: TopRow, ids: Readonly<Record<string, number>>): boolean {
+  if ('leaf' in e) return leafMay(e.leaf, r, ids);
+  if ('and' in e) return e.and.every((x) => may(x, r, ids));
+  if ('or' in e) return e.or.some((x) => may(x, r, ids));
   return true;
 }
 
-/** At most how many rows of the lists `filter` can admit (stops counting at `enough`). */
-export function listedMatchBound(filter: Expr | null, lists: readonly TopList[], enough: number): number {
+/** At most how many rows of the lists `filter` can admit (stops counting at `enough`); `metricIds`: the manifest's. */
+export function listedMatchBound(
+  filter: Expr | null,
+  lists: readonly TopList[],
+  enough: number,
+  metricIds: Readonly<Record<string, number>> = {},
+): number {
   let n = 0;
   for (const l of lists) {
     for (const r of l.rows) {
-      if (filter === null || may(filter, r)) n++;
+      if (filter === null || may(filter, r, metricIds)) n++;
       if (n >= enough) return n;
     }
   }

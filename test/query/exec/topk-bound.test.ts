@@ -34,10 +34,13 @@ test('the top-k bound never counts fewer listed rows than a filter admits', () =
     v: rand(),
     m: {},
   }));
+  // Quality is metric 0, listed with each row (none on every fifth row).
+  for (const [i, r] of rows.entries()) r.m = i % 5 === 0 ? { 0: null } : { 0: r.v };
+  const ids = { quality: 0 };
   const records = rows.map((r) => ({
     ...r,
     created_at: new Date(r.c / 1000).toISOString(),
-    metrics: { quality: r.v },
+    metrics: r.m[0] === null ? {} : { quality: r.v },
     tags: [],
     name: 'n',
   }));
@@ -66,7 +69,11 @@ test('the top-k bound never counts fewer listed rows than a filter admits', () =
     },
     () => ({ type: 'number', column_id: 'status_code', operator: pick(['eq', 'gt', 'ne']), value: pick([200, 404, 500]) }),
     () => ({ type: 'boolean', column_id: 'has_children', operator: 'eq', value: rand() < 0.5 }),
-    () => ({ type: 'number', column_id: 'metrics/quality', operator: 'gt', value: rand() }),
+    () => {
+      const operator = pick(['gt', 'gte', 'lt', 'lte', 'eq', 'ne', 'between']);
+      const a = pick([rand(), pick(rows).v]);
+      return { type: 'number', column_id: 'metrics/quality', operator, value: operator === 'between' ? [a, a + 0.3] : a };
+    },
   ];
   const tree = (depth: number): unknown => {
     if (depth === 0 || rand() < 0.4) return { filter: pick(leaves)() };
@@ -78,7 +85,7 @@ test('the top-k bound never counts fewer listed rows than a filter admits', () =
     const body = rand() < 0.5 ? { filters: [pick(leaves)()] } : { filter_tree: tree(3) };
     const expr = validateFilters(body as never, 'span');
     const truth = ref.search('span', body as never).length;
-    const bound = listedMatchBound(expr, [{ rows, truncated: false }], rows.length + 1);
+    const bound = listedMatchBound(expr, [{ rows, truncated: false }], rows.length + 1, ids);
     assert.ok(bound >= truth, `bound ${bound} below the ${truth} matches of ${JSON.stringify(body)}`);
   }
   // Loose only where it must be: equality and membership where case and NULLs agree are counted exactly.
@@ -86,12 +93,14 @@ test('the top-k bound never counts fewer listed rows than a filter admits', () =
     { type: 'text', column_id: 'type', operator: 'eq', value: 'LLM', case_sensitive: false },
     { type: 'id', column_id: 'trace_id', operator: 'one_of', value: TRACES.slice(0, 2) },
     { type: 'number', column_id: 'status_code', operator: 'eq', value: 500 },
+    { type: 'number', column_id: 'metrics/quality', operator: 'gt', value: 0.4 },
+    { type: 'number', column_id: 'metrics/quality', operator: 'lte', value: 0.7 },
   ]) {
     const body = { filters: [leaf] };
     const truth = ref.search('span', body as never).length;
     assert.ok(truth > 0 && truth < rows.length, JSON.stringify(leaf));
     assert.equal(
-      listedMatchBound(validateFilters(body as never, 'span'), [{ rows, truncated: false }], rows.length + 1),
+      listedMatchBound(validateFilters(body as never, 'span'), [{ rows, truncated: false }], rows.length + 1, ids),
       truth,
       JSON.stringify(leaf),
     );
