@@ -121,10 +121,12 @@ export async function metricTopK(
   const segments = snap.segmentsFor(scope);
   cache.prune(snap);
   const metricId = snap.metricIds[metric];
-  const lists = await Promise.all(segments.map((s) => cache.list(snap, s, metricId, ascending)));
-  // A filter's metric values go to DuckDB with NaN standing for null (listedRows): a NaN value listed
-  // for one of them leaves the page to the full query.
+  // The other metrics a filter tests (their listed values come with the lists).
   const ids = [...metricsOf(plan.filter)].flatMap((m) => (m === metric || snap.metricIds[m] === undefined ? [] : [snap.metricIds[m]!]));
+  const lists = await Promise.all(segments.map((s) => cache.list(snap, s, metricId, ascending, ids)));
+  // Values a list's file could not give, or a NaN value (they go to DuckDB with NaN standing for null:
+  // listedRows): the full query answers.
+  if (lists.some((l) => ids.some((id) => l.missing?.has(id)))) return null;
   if (ids.length > 0 && lists.some((l) => l.rows.some((r) => ids.some((id) => Number.isNaN(r.m[id]))))) return null;
   const total = lists.reduce((n, l) => n + l.rows.length, 0);
   const k = offset + limit + 1;

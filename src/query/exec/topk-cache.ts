@@ -10,7 +10,7 @@ import type { Row, SqlRunner } from '../../db/database.js';
 import { ident, int, joinSql, raw, sql } from '../sql.js';
 import type { SegmentEntry } from '../../storage/manifest/manifest.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
-import { readTopList, TOP_LIST_COLUMNS, TOP_LIST_ROWS } from '../../storage/indexes/top-lists.js';
+import { readTopList, readTopValues, TOP_LIST_COLUMNS, TOP_LIST_ROWS } from '../../storage/indexes/top-lists.js';
 
 /** Rows kept per list (as the segments' top lists files keep them). */
 export const TOP_ROWS = TOP_LIST_ROWS;
@@ -40,13 +40,21 @@ export interface TopList {
   readonly rows: readonly TopRow[];
   /** Whether the segment has more rows with a value than the list holds (then rows after it are no better than its last). */
   readonly truncated: boolean;
+  /** Metrics of the segment whose values the rows' `m` does not hold (a file's list reads them when asked). */
+  readonly missing?: ReadonlySet<number>;
+}
+
+interface Kept extends TopList {
+  readonly missing: Set<number>;
 }
 
 const EMPTY: TopList = { rows: [], truncated: false };
 
 export class TopKCache {
   readonly #db: SqlRunner;
-  readonly #lists = new Map<string, Promise<TopList>>();
+  readonly #lists = new Map<string, Promise<Kept>>();
+  /** Reads of a kept list's metric values under way, by list key and metric id. */
+  readonly #values = new Map<string, Promise<void>>();
   /** Keys of lists handed to the background and not yet started (a page awaits them as it would a list being read). */
   readonly #queued = new Set<string>();
   /** Keys of lists read to the end (a page answers from them without waiting). */
@@ -59,9 +67,19 @@ export class TopKCache {
     this.rows = rows;
   }
 
-  /** The list of a segment for a metric (by its id in the manifest), best first in the given direction. */
-  list(snap: Snapshot, segment: SegmentEntry, metricId: number | undefined, ascending: boolean): Promise<TopList> {
-    if (metricId === undefined || !segment.metrics.includes(metricId)) return Promise.resolve(EMPTY);
+  /**
+   * The list of a segment for a metric (by its id in the manifest), best first in the given direction,
+   * its rows' `m` holding the values of `values` (metric ids; those of other metrics only when read
+   * before; `missing` names those a file could not give).
+   */
+  async list(
+    snap: Snapshot,
+    segment: SegmentEntry,
+    metricId: number | undefined,
+    ascending: boolean,
+    values: readonly number[] = [],
+  ): Promise<TopList> {
+    if (metricId === undefined || !segment.metrics.includes(metricId)) return EMPTY;
     const path = snap.path(segment);
     const key = listKey(path, metricId, ascending);
     let p = this.#lists.get(key);
@@ -77,7 +95,37 @@ export class TopKCache {
       this.#lists.set(key, p);
       this.#queued.delete(key);
     }
-    return p;
+    const kept = await p;
+    const wanted = values.filter((id) => kept.missing.has(id));
+    try {
+      if (wanted.length > 0) await this.#readValues(key, path, metricId, ascending, kept, wanted);
+    } catch {
+      // They stay missing: the caller does without the list.
+    }
+    return kept;
+  }
+
+  /** Reads the values of `ids` for a file's list (each metric once, whichever page asks first). */
+  async #readValues(key: string, path: string, metricId: number, ascending: boolean, kept: Kept, ids: readonly number[]): Promise<void> {
+    const fresh = ids.filter((id) => !this.#values.has(`${key}\n${id}`));
+    if (fresh.length > 0) {
+      const read = readTopValues(this.#db, path, metricId, ascending, kept.rows.length, fresh).then((cols) => {
+        fresh.forEach((id, j) => {
+          const col = cols[j]!;
+          kept.rows.forEach((r, i) => {
+            const v = col[i];
+            (r.m as Record<number, number | null>)[id] = v === null || v === undefined ? null : Number(v);
+          });
+          kept.missing.delete(id);
+        });
+      });
+      for (const id of fresh) this.#values.set(`${key}\n${id}`, read);
+      // A failed read is not remembered (the next page tries again).
+      read.catch(() => {
+        for (const id of fresh) this.#values.delete(`${key}\n${id}`);
+      });
+    }
+    await Promise.all(ids.map((id) => this.#values.get(`${key}\n${id}`)));
   }
 
   /** Whether a segment's list was asked for (read, being read, or queued), or there is nothing to read or only its top lists file. */
@@ -114,17 +162,19 @@ export class TopKCache {
   }
 
   /** From the segment's top lists file; from the segment itself when that file cannot be read (it is only an index). */
-  async #readListed(path: string, metricId: number, ascending: boolean, metrics: readonly number[]): Promise<TopList> {
+  async #readListed(path: string, metricId: number, ascending: boolean, metrics: readonly number[]): Promise<Kept> {
     let rows: Row[];
     try {
-      rows = await readTopList(this.#db, path, metricId, ascending, this.rows, metrics);
+      rows = await readTopList(this.#db, path, metricId, ascending, this.rows);
     } catch {
       return this.#read(path, metricId, ascending, metrics);
     }
-    return this.#listOf(rows, metrics);
+    // Other metrics' values are read when a filter needs them (converting every metric's column cost
+    // most of a list's read).
+    return this.#listOf(rows, metricId, [], new Set(metrics.filter((m) => m !== metricId)));
   }
 
-  async #read(path: string, metricId: number, ascending: boolean, metrics: readonly number[]): Promise<TopList> {
+  async #read(path: string, metricId: number, ascending: boolean, metrics: readonly number[]): Promise<Kept> {
     const dir = raw(ascending ? 'ASC' : 'DESC');
     // Metric ids are numbers from the manifest, never user text.
     const col = ident(`m${Math.trunc(metricId)}`);
@@ -133,11 +183,11 @@ export class TopKCache {
       sql`SELECT seq, epoch_us(created_at) AS c, id, type, session_id, trace_id, parent_id, has_children, status_code, model, ${col} AS v, ${all}
        FROM read_parquet(${path}, hive_partitioning = false) WHERE ${col} IS NOT NULL ORDER BY ${col} ${dir}, id ${dir} LIMIT ${int(this.rows + 1)}`,
     );
-    return this.#listOf(rows, metrics);
+    return this.#listOf(rows, metricId, metrics, new Set());
   }
 
-  /** A list from its rows, best first (one more than kept when the segment holds more). */
-  #listOf(rows: Row[], metrics: readonly number[]): TopList {
+  /** A list from its rows, best first (one more than kept when the segment holds more), with the values of `metrics` and the sort metric's. */
+  #listOf(rows: Row[], metricId: number, metrics: readonly number[], missing: Set<number>): Kept {
     const list = rows.slice(0, this.rows).map((r) => ({
       seq: Number(r['seq']),
       c: Number(r['c']),
@@ -150,9 +200,12 @@ export class TopKCache {
       status_code: r['status_code'] === null || r['status_code'] === undefined ? null : Number(r['status_code']),
       model: (r['model'] as string | null) ?? null,
       v: Number(r['v']),
-      m: Object.fromEntries(metrics.map((id) => [id, r[`m${id}`] === null || r[`m${id}`] === undefined ? null : Number(r[`m${id}`])])),
+      m: {
+        ...Object.fromEntries(metrics.map((id) => [id, r[`m${id}`] === null || r[`m${id}`] === undefined ? null : Number(r[`m${id}`])])),
+        [metricId]: Number(r['v']),
+      },
     }));
-    return { rows: list, truncated: rows.length > this.rows };
+    return { rows: list, truncated: rows.length > this.rows, missing };
   }
 
   /** Forgets lists of files merged or deleted since, once the cache has grown past what is live. */

@@ -88,24 +88,31 @@ export async function writeTopLists(conn: Connection, abs: string, metrics: read
 }
 
 /**
- * One list of the segment at `abs` (best first, at most `rows` + 1 rows): its metric's value as `v`,
- * the narrow columns (`c` for created_at) and the `m<id>` columns of `metrics` (the segment's); throws
- * when the file is missing or damaged.
+ * One list of the segment at `abs` (best first, at most `rows` + 1 rows): its metric's value as `v`
+ * and the narrow columns (`c` for created_at); throws when the file is missing or damaged.
  */
-export function readTopList(
+export function readTopList(db: SqlRunner, abs: string, metricId: number, ascending: boolean, rows: number): Promise<Row[]> {
+  const cols = TOP_LIST_COLUMNS.filter((c) => c !== 'project_id' && c !== 'run_id' && c !== 'created_at').map((c) => ident(c));
+  return db.all(
+    sql`SELECT c, ${joinSql(cols)}, ${ident(`m${Math.trunc(metricId)}`)} AS v FROM read_parquet(${topListsPath(abs)}, hive_partitioning = false)
+        WHERE list = ${int(listNumber(metricId, ascending))} ORDER BY rank LIMIT ${int(rows + 1)}`,
+  );
+}
+
+/** The values of metrics `ids` of a list's first `rows` rows, one array per metric, in list order. */
+export async function readTopValues(
   db: SqlRunner,
   abs: string,
   metricId: number,
   ascending: boolean,
   rows: number,
-  metrics: readonly number[],
-): Promise<Row[]> {
-  const cols = TOP_LIST_COLUMNS.filter((c) => c !== 'project_id' && c !== 'run_id' && c !== 'created_at').map((c) => ident(c));
-  const values = metrics.map((m) => ident(`m${Math.trunc(m)}`));
-  return db.all(
-    sql`SELECT c, ${joinSql([...cols, ...values])}, ${ident(`m${Math.trunc(metricId)}`)} AS v FROM read_parquet(${topListsPath(abs)}, hive_partitioning = false)
-        WHERE list = ${int(listNumber(metricId, ascending))} ORDER BY rank LIMIT ${int(rows + 1)}`,
+  ids: readonly number[],
+): Promise<unknown[][]> {
+  const got = await db.all(
+    sql`SELECT ${joinSql(ids.map((m) => ident(`m${Math.trunc(m)}`)))} FROM read_parquet(${topListsPath(abs)}, hive_partitioning = false)
+        WHERE list = ${int(listNumber(metricId, ascending))} ORDER BY rank LIMIT ${int(rows)}`,
   );
+  return ids.map((m) => got.map((r) => r[`m${Math.trunc(m)}`]));
 }
 
 export function removeTopLists(abs: string): void {

@@ -1,8 +1,9 @@
 // Guarantees: every segment written with metrics has a top lists file (src/storage/indexes/top-lists.ts)
 // holding, for each metric and direction, the rows DuckDB's own sort of the segment puts first (value,
 // then id; a 2,049th row when the segment holds more), with their narrow columns; a fresh metric-sorted
-// page is answered from those files without sorting any segment; a damaged file only costs the sort
-// (the page is unchanged); the files of merged-away segments go, stray ones go on open; segments an
+// page is answered from those files without sorting any segment, with another metric's filter tested
+// on the listed values (values that cannot be read leave the page to its keys query); a damaged file
+// only costs the sort (the page is unchanged); the files of merged-away segments go, stray ones go on open; segments an
 // older build wrote get theirs in the background (fact-backfill.ts).
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -127,6 +128,38 @@ test('a fresh metric-sorted page comes from the top lists files, sorting no segm
   ] as const) {
     assert.match(String(await ask(model, ascending, offset)), /^keys \(top-k of \d+ listed rows\)$/);
   }
+  assert.equal(watch.sorts, 0, 'no segment sorted for its list');
+  // A filter on another metric reads that metric's listed values; when they cannot be read the keys
+  // query answers (the same page).
+  const tokensPage = async (over: number) => {
+    steps.length = 0;
+    const page = await store.partialSearch('span', projectId, {
+      log_stream_id,
+      filters: [{ type: 'number', column_id: 'metrics/tokens', operator: 'gt', value: over }],
+      sort: { column_id: 'metrics/quality', ascending: false },
+      limit: 10,
+      select_columns: { column_ids: ['id'] },
+    } as never);
+    assert.deepEqual(
+      page.records.map((r) => r['id']),
+      expectedPage(all, { tokensOver: over }, false, 0, 10),
+      steps.flat().join(' → '),
+    );
+    return steps.flat()[0];
+  };
+  const original = Database.prototype.all;
+  Database.prototype.all = function (this: Database, q) {
+    const text = compile(q).text;
+    if (/WHERE list = \d+ ORDER BY rank/.test(text) && !text.includes(' AS v '))
+      return Promise.reject(new Error('injected values read failure'));
+    return original.call(this, q);
+  };
+  try {
+    assert.equal(await tokensPage(20), 'keys (top-k: not enough)');
+  } finally {
+    Database.prototype.all = original;
+  }
+  assert.match(String(await tokensPage(30)), /^keys \(top-k of \d+ listed rows\)$/);
   assert.equal(watch.sorts, 0, 'no segment sorted for its list');
   await store.close();
   // Every span segment's file damaged: the lists come from the segments, the pages do not change.
