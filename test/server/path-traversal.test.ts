@@ -34,7 +34,7 @@ const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const LAYOUT = new RegExp(
   '^(manifest\\.json|id-filter\\.bin|dead-rows\\.json|catalog\\.log|catalog\\.json|token-secret|api-key|lock\\.duckdb|tmp(/.*)?|' +
     'wal/wal-\\d{9}\\.arrows|wal/rejected\\.ndjson|' +
-    `records/project_id=${UUID}/run_id=${UUID}/kind=(span|trace|session)/seg-\\d{9}\\.(parquet|ids|idf|kids|kidrows))$`,
+    `records/project_id=${UUID}/run_id=${UUID}/kind=(span|trace|session)/seg-\\d{9}\\.(parquet|ids|idf|kids|kidrows|top))$`,
 );
 
 function filesUnder(dir: string): string[] {
