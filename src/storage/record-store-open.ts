@@ -8,6 +8,7 @@ import { openMergeDatabase } from './segments/merge.js';
 import { ensureDirDurable } from './fs-util.js';
 import { readIdFences, type IdFences } from './indexes/id-filter.js';
 import { idHash } from './indexes/id-index.js';
+import { TOP_LIST_MIN_ROWS } from './indexes/top-lists.js';
 import { readLegacyWal, RejectedRequests } from './wal/legacy-wal.js';
 import { loadManifest, type SegmentEntry } from './manifest/manifest.js';
 import { MemInserter, MemTable } from './memtable/mem-tables.js';
@@ -134,6 +135,7 @@ export function resolveOptions(o: RecordStoreOptions): StoreState['options'] {
     compactionLevel: o.compactionLevel ?? 3,
     textIndex: o.textIndex ?? false,
     topLists: o.topLists ?? true,
+    topListMinRows: o.topListMinRows ?? TOP_LIST_MIN_ROWS,
     notedColumns: o.notedColumns ?? [],
     pipelineDepth: o.pipelineDepth ?? 3,
     mergePauseMs: o.mergePauseMs ?? 500,

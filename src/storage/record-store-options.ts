@@ -36,6 +36,12 @@ export interface RecordStoreOptions {
    * it (default true; tests of segments without them, as older builds wrote, set false).
    */
   topLists?: boolean;
+  /**
+   * Segments of at least this many rows get top lists (default 65,536); a metric-sorted page reads
+   * smaller ones whole, as it reads memory tables (their lists would hold most of their rows: at seals
+   * they cost a quarter more ingest CPU). Tests set 0.
+   */
+  topListMinRows?: number;
   /** Merge small segments in the background after seals (default true). */
   autoCompact?: boolean;
   /** When segments merge (see compaction.ts). */

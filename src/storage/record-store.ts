@@ -515,6 +515,11 @@ export class RecordStore {
     return this.#s.options.notedColumns;
   }
 
+  /** Segments smaller than this have no top lists: a metric-sorted page reads them whole (RecordStoreOptions.topListMinRows). */
+  get topListMinRows(): number {
+    return this.#s.options.topListMinRows;
+  }
+
   /** The database merges write their files with: its own (RecordStoreOptions.mergeThreads), or `db`. */
   get mergeDb(): Database {
     return this.#s.mergeDb ?? this.#s.db;

@@ -30,6 +30,8 @@ export interface StoreOptions {
   readonly textIndex: boolean;
   /** RecordStoreOptions.topLists. */
   readonly topLists: boolean;
+  /** RecordStoreOptions.topListMinRows. */
+  readonly topListMinRows: number;
   readonly autoCompact: boolean;
   readonly compaction: CompactionPolicy;
   readonly compactionLevel: number;

@@ -1,9 +1,10 @@
 // Strategy: a metric-sorted page without a scan of every row group. Each segment's best rows by the
-// metric are listed once (topk-cache.ts); a page's keys query then runs over those listed rows plus
-// the memory tables (small and changing, so read as they are), with the usual dead-row, retention and
-// filter tests. Ids and links of the page come from the lists: nothing but the memory tables is read.
+// metric are listed once (topk-cache.ts: from the segment's top lists file, or one sorted read of it);
+// a page's keys query then runs over those listed rows plus the memory tables and the small segments
+// without lists (read as they are), with the usual dead-row, retention and filter tests. Ids and links
+// of the page come from the lists: nothing but the memory tables and small segments is read.
 // Applies when: the sort is a metric's own value (no roll-up), the page ends within the lists, and the
-// filter tests only listed columns and that metric (topKApplies).
+// filter tests only listed columns and metrics' own values (topKApplies).
 // Returns: the page's keys when its last row (the limit+1-th) is strictly better than every row left
 // out; 'too few' when the lists cannot hold enough matches (topk-bound.ts); else null. Either way but
 // the first, the caller runs the full keys query.
@@ -118,9 +119,13 @@ export async function metricTopK(
 ): Promise<TopKPage | 'too few' | null> {
   const metric = plan.sort!.column.metric!;
   const ascending = plan.sort!.ascending;
-  const segments = snap.segmentsFor(scope);
   cache.prune(snap);
   const metricId = snap.metricIds[metric];
+  // Small segments without a list are read whole beside the lists, as memory tables are.
+  const isWhole = (s: SegmentEntry) => metricId !== undefined && s.metrics.includes(metricId) && cache.whole(s);
+  const whole = snap.segmentsFor(scope).filter(isWhole);
+  const segments = snap.segmentsFor(scope).filter((s) => !isWhole(s));
+  const unlisted = memRows + whole.reduce((n, s) => n + s.rows, 0);
   // The other metrics a filter tests (their listed values come with the lists).
   const ids = [...metricsOf(plan.filter)].flatMap((m) => (m === metric || snap.metricIds[m] === undefined ? [] : [snap.metricIds[m]!]));
   const lists = await Promise.all(segments.map((s) => cache.list(snap, s, metricId, ascending, ids)));
@@ -130,11 +135,11 @@ export async function metricTopK(
   if (ids.length > 0 && lists.some((l) => l.rows.some((r) => ids.some((id) => Number.isNaN(r.m[id]))))) return null;
   const total = lists.reduce((n, l) => n + l.rows.length, 0);
   const k = offset + limit + 1;
-  if (listedMatchBound(plan.filter, lists, k, snap.metricIds) + memRows < k) return 'too few';
+  if (listedMatchBound(plan.filter, lists, k, snap.metricIds) + unlisted < k) return 'too few';
   // Few candidates first (cheap to pass and scan); more only when a filter left too few of them.
   const first = Math.min(Math.max(8 * k, cache.rows / 4), MAX_CANDIDATES);
   for (const cap of first < total ? [first, MAX_CANDIDATES] : [MAX_CANDIDATES]) {
-    const page = await attempt(db, snap, scope, plan, limit, offset, also, alsoMetrics, segments, pick(lists, cap, ascending));
+    const page = await attempt(db, snap, scope, plan, limit, offset, also, alsoMetrics, { segments, whole }, pick(lists, cap, ascending));
     if (typeof page !== 'number') return page;
     // Too few matched: more candidates help only if, matching at the same rate, they would fill the page.
     if (page >= 0 && (page * Math.min(total, MAX_CANDIDATES)) / cap < k) return null;
@@ -179,7 +184,7 @@ async function attempt(
   offset: number,
   also: readonly string[],
   alsoMetrics: readonly string[],
-  segments: SegmentEntry[],
+  { segments, whole }: { segments: SegmentEntry[]; whole: SegmentEntry[] },
   { kept, bounds }: ReturnType<typeof pick>,
 ): Promise<TopKPage | number> {
   const metric = plan.sort!.column.metric!;
@@ -193,7 +198,7 @@ async function attempt(
       const id = snap.metricIds[m];
       return m === metric || id === undefined ? null : kept.map(({ row }) => row.m[id] ?? null);
     });
-    return snap.sourceWith(scope, metrics, CACHED_COLUMNS, listedRows(json, values, metrics, metric, others));
+    return snap.sourceWith(scope, metrics, CACHED_COLUMNS, listedRows(json, values, metrics, metric, others), whole);
   };
   const topPlan: PlanInput = { ...plan, base };
   // Only the sort metric's own value is listed; other metrics a page shows are fetched afterwards.

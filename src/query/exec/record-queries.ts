@@ -76,7 +76,7 @@ export class RecordQueries {
       ownValues: new OwnValueFacts(db),
       keys: {
         db,
-        topK: options.metricTopK === false ? null : new TopKCache(db, options.topKRows),
+        topK: options.metricTopK === false ? null : new TopKCache(db, options.topKRows, records.topListMinRows),
         windowRows: options.windowRows ?? 8_192,
         estimateMode: options.planEstimate ?? 'measured',
         estimateMinGroups: options.estimateMinGroups,

@@ -61,10 +61,18 @@ export class TopKCache {
   readonly #ready = new Set<string>();
   /** Rows kept per list. */
   readonly rows: number;
+  /** Segments smaller than this without a top lists file are read whole by a page (they have no list). */
+  readonly minRows: number;
 
-  constructor(db: SqlRunner, rows = TOP_ROWS) {
+  constructor(db: SqlRunner, rows = TOP_ROWS, minRows = 0) {
     this.#db = db;
     this.rows = rows;
+    this.minRows = minRows;
+  }
+
+  /** Whether a page reads the segment whole instead of its list: small, and without a top lists file. */
+  whole(segment: SegmentEntry): boolean {
+    return segment.top_lists !== true && segment.rows < this.minRows;
   }
 
   /**
@@ -130,21 +138,22 @@ export class TopKCache {
 
   /** Whether a segment's list was asked for (read, being read, or queued), or there is nothing to read or only its top lists file. */
   asked(snap: Snapshot, segment: SegmentEntry, metricId: number | undefined, ascending: boolean): boolean {
-    if (metricId === undefined || !segment.metrics.includes(metricId) || this.#listed(segment)) return true;
+    if (metricId === undefined || !segment.metrics.includes(metricId) || this.#listed(segment) || this.whole(segment)) return true;
     const key = listKey(snap.path(segment), metricId, ascending);
     return this.#lists.has(key) || this.#queued.has(key);
   }
 
   /** Whether a segment's list has been read (or there is nothing to read, or only its top lists file): a page from the lists then waits for no scan. */
   ready(snap: Snapshot, segment: SegmentEntry, metricId: number | undefined, ascending: boolean): boolean {
-    if (metricId === undefined || !segment.metrics.includes(metricId) || this.#listed(segment)) return true;
+    if (metricId === undefined || !segment.metrics.includes(metricId) || this.#listed(segment) || this.whole(segment)) return true;
     return this.#ready.has(listKey(snap.path(segment), metricId, ascending));
   }
 
   /** Marks lists the background is about to read (pages asked meanwhile await them rather than scan everything). */
   queue(snap: Snapshot, segments: readonly SegmentEntry[], metricId: number | undefined, ascending: boolean): void {
     if (metricId === undefined) return;
-    for (const s of segments) if (s.metrics.includes(metricId)) this.#queued.add(listKey(snap.path(s), metricId, ascending));
+    for (const s of segments)
+      if (s.metrics.includes(metricId) && !this.whole(s)) this.#queued.add(listKey(snap.path(s), metricId, ascending));
   }
 
   /** Forgets the queued marks of lists not started (the background work ended early): a later page queues them again. */

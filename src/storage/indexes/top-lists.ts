@@ -14,6 +14,9 @@ import { stringLiteral } from '../../db/sql-string.js';
 import { ident, int, joinSql, sql } from '../../query/sql.js';
 import { fsyncPathAsync } from '../fs-util.js';
 
+/** Segments with fewer rows get no top lists by default (RecordStoreOptions.topListMinRows): a page reads them whole. */
+export const TOP_LIST_MIN_ROWS = 65_536;
+
 /** Rows a list keeps (plus one to tell a truncated list): a first page of up to 1,000 rows, with room for filters that drop some. */
 export const TOP_LIST_ROWS = 2048;
 

@@ -208,7 +208,7 @@ export class Compactor {
         nextSegment: () => s.nextSegment++,
         rowGroupSize: s.options.rowGroupSize,
         textIndex: s.options.textIndex,
-        topLists: s.options.topLists,
+        topListMinRows: s.options.topLists ? s.options.topListMinRows : Infinity,
         factColumns: s.options.notedColumns,
         compressionLevel: s.options.compactionLevel,
         hashesOf: (g) => readHashes(s.conns.merge, s.dir, g, idHash),

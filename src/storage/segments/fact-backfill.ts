@@ -22,15 +22,15 @@ const SAVE_EVERY = 16;
 
 type Facts = Pick<SegmentEntry, 'type_facts' | 'full_metrics' | 'top_lists'>;
 
-/** Whether a segment's top lists would be written by a seal (`topLists`: StoreOptions.topLists) and are not on disk. */
-const lacksLists = (seg: SegmentEntry, topLists: boolean) => topLists && seg.top_lists !== true && seg.metrics.length > 0;
+/** Whether a segment's top lists would be written with it (`minRows`: from StoreOptions.topListMinRows, Infinity for none) and are not on disk. */
+const lacksLists = (seg: SegmentEntry, minRows: number) => seg.top_lists !== true && seg.metrics.length > 0 && seg.rows >= minRows;
 
 /** Whether a segment's entry lacks a fact a seal of this build would record for it (`factColumns`: StoreOptions.notedColumns). */
-export function lacksFacts(seg: SegmentEntry, factColumns: readonly string[], topLists = false): boolean {
+export function lacksFacts(seg: SegmentEntry, factColumns: readonly string[], listMinRows = Infinity): boolean {
   return (
     seg.full_metrics === undefined ||
     (seg.kind === 'span' && factColumns.length > 0 && seg.type_facts === undefined) ||
-    lacksLists(seg, topLists)
+    lacksLists(seg, listMinRows)
   );
 }
 
@@ -40,7 +40,7 @@ async function measure(
   abs: string,
   seg: SegmentEntry,
   factColumns: readonly string[],
-  topLists: boolean,
+  listMinRows: number,
   stopped: () => boolean,
 ): Promise<Facts> {
   const out: { type_facts?: SegmentEntry['type_facts']; full_metrics?: SegmentEntry['full_metrics']; top_lists?: boolean } = {};
@@ -54,7 +54,7 @@ async function measure(
     if (full) out.full_metrics = full;
   }
   // Written before the manifest says so (a crash in between leaves a file the next open writes again).
-  if (lacksLists(seg, topLists) && !stopped() && (await writeTopLists(conn, abs, seg.metrics))) out.top_lists = true;
+  if (lacksLists(seg, listMinRows) && !stopped() && (await writeTopLists(conn, abs, seg.metrics))) out.top_lists = true;
   return out;
 }
 
@@ -74,7 +74,7 @@ export class FactBackfill {
   start(): void {
     const s = this.#s;
     const cols = s.options.notedColumns;
-    const lists = s.options.topLists;
+    const lists = s.options.topLists ? s.options.topListMinRows : Infinity;
     if (s.readOnly || !s.manifest.segments.some((g) => lacksFacts(g, cols, lists))) return;
     const found = new Map<string, Facts>();
     const tried = new Set<string>();
@@ -131,7 +131,14 @@ export class FactBackfill {
     if (this.#stopped) return {};
     // A drop or merge committed meanwhile leaves the file to this read.
     const release = s.use([seg.file]);
-    const measuring = measure(this.#conn, join(s.dir, seg.file), seg, s.options.notedColumns, s.options.topLists, () => this.#stopped);
+    const measuring = measure(
+      this.#conn,
+      join(s.dir, seg.file),
+      seg,
+      s.options.notedColumns,
+      s.options.topLists ? s.options.topListMinRows : Infinity,
+      () => this.#stopped,
+    );
     this.#measuring = measuring;
     try {
       return await measuring;

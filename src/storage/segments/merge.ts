@@ -21,7 +21,8 @@ export interface MergeContext {
   nextSegment(): number;
   readonly rowGroupSize: number;
   readonly textIndex: boolean;
-  readonly topLists: boolean;
+  /** Segments of at least this many rows get top lists (Infinity: none). */
+  readonly topListMinRows: number;
   /** Columns whose presence per span type span segments record (WriteSegment.factColumns). */
   readonly factColumns: readonly string[];
   readonly compressionLevel: number;
@@ -119,7 +120,7 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
     select: sql`SELECT ${star} FROM read_parquet(${inputs}, hive_partitioning = false, union_by_name = true)${where}`,
     rowGroupSize: ctx.rowGroupSize,
     textIndex: ctx.textIndex,
-    topLists: ctx.topLists,
+    topListMinRows: ctx.topListMinRows,
     // Its text index is made from its inputs' (text-merge.ts).
     ...(ctx.textIndex
       ? {

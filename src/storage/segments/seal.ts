@@ -36,7 +36,8 @@ export interface SealContext {
   /** Rows per row group of the segments written here (RecordStoreOptions.sealRowGroupSize; rowGroupSize if absent). */
   readonly sealRowGroupSize?: number;
   readonly textIndex: boolean;
-  readonly topLists: boolean;
+  /** Segments of at least this many rows get top lists (Infinity: none). */
+  readonly topListMinRows: number;
   /** Columns whose presence per span type span segments record (WriteSegment.factColumns). */
   readonly factColumns: readonly string[];
 }
@@ -106,7 +107,7 @@ export async function writeSealSegments(
         rowGroupSize: ctx.sealRowGroupSize ?? ctx.rowGroupSize,
         compressionLevel: SEAL_COMPRESSION_LEVEL,
         textIndex: ctx.textIndex,
-        topLists: ctx.topLists,
+        topListMinRows: ctx.topListMinRows,
         factColumns: ctx.factColumns,
         metrics: names.map((n) => metricIds[n]!),
         hashes: Float64Array.from(part.hashes),

@@ -150,7 +150,7 @@ export class Sealer {
         rowGroupSize: s.options.rowGroupSize,
         sealRowGroupSize: s.options.sealRowGroupSize,
         textIndex: s.options.textIndex,
-        topLists: s.options.topLists,
+        topListMinRows: s.options.topLists ? s.options.topListMinRows : Infinity,
         factColumns: s.options.notedColumns,
       },
       table,

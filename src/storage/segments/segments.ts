@@ -50,8 +50,8 @@ export interface WriteSegment {
   readonly compressionLevel?: number;
   /** Whether to write the segment's text index (RecordStoreOptions.textIndex). */
   readonly textIndex: boolean;
-  /** Whether to write the segment's top lists (RecordStoreOptions.topLists). */
-  readonly topLists: boolean;
+  /** Top lists are written for a segment of at least this many rows (RecordStoreOptions.topListMinRows; Infinity: none). */
+  readonly topListMinRows: number;
   /** A merge's inputs: its text index is then made from theirs where it can be (text-merge.ts). */
   readonly mergedFrom?: MergedFrom;
   /** Span segments: the columns whose presence per span type the manifest entry records (type-facts.ts; none when empty). */
@@ -123,7 +123,7 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
     // The text index is on disk (fsynced with the folder below) before any manifest lists the segment.
     if (w.textIndex) await writeTextIndex(conn, abs, w.mergedFrom ? mergedTextIndex(conn, abs, w.mergedFrom) : undefined);
     await writeChildIndex(conn, abs);
-    if (w.topLists) await writeTopLists(conn, abs, w.metrics);
+    const lists = rows >= w.topListMinRows && (await writeTopLists(conn, abs, w.metrics));
     const facts = w.kind === 'span' && w.factColumns?.length ? await measureTypeFacts(conn, abs, w.factColumns) : undefined;
     const full = w.metrics.length > 0 ? await measureFullMetrics(conn, abs) : [];
     await fsyncPathAsync(dirname(abs), 'r');
@@ -143,7 +143,7 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
       tag_set: true,
       ...(facts ? { type_facts: facts } : {}),
       ...(full ? { full_metrics: full } : {}),
-      ...(w.topLists ? { top_lists: true } : {}),
+      ...(lists ? { top_lists: true } : {}),
     };
     return { entry, hashes, filter, sideBytes: sideFileBytes(abs) };
   } catch (err) {

@@ -49,8 +49,8 @@ export interface SourceParts {
   readonly cutoffs: ReadonlyMap<string, number>;
   /** Only the expired rows (to purge them), not the live ones. */
   readonly expiredOnly: boolean;
-  /** The sealed part given as a SELECT (Snapshot.sourceWith), instead of the segments. */
-  readonly given?: { columns: readonly string[]; segments: Sql } | undefined;
+  /** The sealed part given as a SELECT (Snapshot.sourceWith), instead of the segments, with segments read whole beside it. */
+  readonly given?: { columns: readonly string[]; segments: Sql; whole: readonly SegmentEntry[] } | undefined;
   /**
    * Whether each row also carries where it is: loc_file and loc_row (its file_row_number) when stored,
    * else loc_seq and loc_created (its seq and created_at, NULL for stored rows).
@@ -101,8 +101,17 @@ export function sourceSql(from: SourceParts, metrics: readonly string[]): Source
   const derived = raw(`${COLS}, NULL::VARCHAR AS ${TAG_SET_COLUMN}, tags AS ${TAG_LIST_COLUMN}`);
   const colsOf = (seg: SegmentEntry) => (seg.tag_set === true ? stored : derived);
   const cols = given ? raw(given.columns.join(', ')) : derived;
-  if (given) parts.push({ q: given.segments, clean: false });
-  else {
+  if (given) {
+    parts.push({ q: given.segments, clean: false });
+    if (given.whole.length > 0) {
+      const files = given.whole.map((s) => join(dir, s.file));
+      parts.push({
+        q: sql`SELECT ${cols}${extra(segCols(given.whole))} FROM read_parquet(${files}, hive_partitioning = false, union_by_name = true)`,
+        clean: false,
+        seqs: seqsOf(given.whole),
+      });
+    }
+  } else {
     for (const withTags of [true, false]) {
       for (const free of deadFree ? [true, false] : [false]) {
         const some = whole.filter((s) => (s.tag_set === true) === withTags && (deadFree === null || deadFree.has(s.file) === free));

@@ -277,10 +277,17 @@ export class Snapshot {
   /**
    * A source whose sealed part is given: `segments` is a SELECT of `columns` (then one DOUBLE per
    * metric, named mx0, mx1, ...) standing in for the segments' rows (e.g. a cached top-k of them);
-   * memory tables, dead rows and retention are applied as for `source`.
+   * memory tables, `whole` (segments read whole beside it, as memory tables are), dead rows and
+   * retention are applied as for `source`.
    */
-  sourceWith(scope: Scope, metrics: readonly string[], columns: readonly string[], segments: Sql): SourceSql {
-    return this.#source(scope, metrics, false, [], { columns, segments });
+  sourceWith(
+    scope: Scope,
+    metrics: readonly string[],
+    columns: readonly string[],
+    segments: Sql,
+    whole: readonly SegmentEntry[] = [],
+  ): SourceSql {
+    return this.#source(scope, metrics, false, [], { columns, segments, whole });
   }
 
   #source(

@@ -72,8 +72,11 @@ async function allRecords(store: TraceStore, projectId: string): Promise<Rec[]> 
   }
 }
 
-/** `topLists`: lists from the segments' top lists files (true) or, as for segments older builds wrote, from the segments. */
-async function listsEqualReference(t: TestContext, topLists: boolean): Promise<void> {
+/**
+ * `topLists`: lists from the segments' top lists files (true) or, as for segments older builds wrote,
+ * from the segments; `minRows`: segments smaller than this have none and are read whole.
+ */
+async function listsEqualReference(t: TestContext, topLists: boolean, minRows = 0): Promise<void> {
   const steps: string[][] = [];
   // Lists of 24 rows, segments of at most 200 rows in row groups of 16: most lists are cut short.
   // Merges only when the test asks (store.compact), so the first checks see one layout throughout
@@ -87,6 +90,7 @@ async function listsEqualReference(t: TestContext, topLists: boolean): Promise<v
     metricTopKBuild: 'await',
     autoCompact: false,
     topLists,
+    topListMinRows: minRows,
     onPlan: (s) => steps.push([...s]),
   });
   t.after(() => store.close());
@@ -256,4 +260,8 @@ test("metric-sorted pages from the segments' top lists files equal the reference
 
 test('metric-sorted pages from lists read off the segments (no top lists files) equal the reference evaluator', { timeout: 120_000 }, (t) =>
   listsEqualReference(t, false),
+);
+
+test('metric-sorted pages over small segments read whole (no lists) equal the reference evaluator', { timeout: 120_000 }, (t) =>
+  listsEqualReference(t, true, 1_000),
 );

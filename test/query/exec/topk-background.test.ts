@@ -34,6 +34,7 @@ async function filled(t: TestContext, options: TraceStoreOptions = {}) {
     metricTopKRows: 24,
     // Segments as older builds wrote them: their lists come from the segments.
     topLists: false,
+    topListMinRows: 0,
     autoCompact: false,
     onPlan: (s) => steps.push([...s]),
     onBackground: (done) => background.push(done),

@@ -36,7 +36,7 @@ function filesEnding(dir: string, ext: string): string[] {
 
 test("a segment's top lists file holds each metric's first rows in both directions, as DuckDB sorts the segment", async (t) => {
   const dir = tempDir(t);
-  const store = await TraceStore.open(dir, { threads: 1, autoCompact: false });
+  const store = await TraceStore.open(dir, { threads: 1, autoCompact: false, topListMinRows: 0 });
   const projectId = store.createProject({ name: 'p' }).id;
   const log_stream_id = store.createLogStream(projectId, 'default').id;
   // One segment with more rows than a list keeps (quality in tenths: long runs of ties), one with fewer.
@@ -95,7 +95,14 @@ test('a fresh metric-sorted page comes from the top lists files, sorting no segm
   const dir = tempDir(t);
   const steps: string[][] = [];
   const open = () =>
-    TraceStore.open(dir, { threads: 1, rowGroupSize: 16, sealRows: 1_000_000, autoCompact: false, onPlan: (s) => steps.push([...s]) });
+    TraceStore.open(dir, {
+      threads: 1,
+      rowGroupSize: 16,
+      sealRows: 1_000_000,
+      autoCompact: false,
+      topListMinRows: 0,
+      onPlan: (s) => steps.push([...s]),
+    });
   let store = await open();
   const projectId = store.createProject({ name: 'p' }).id;
   const log_stream_id = store.createLogStream(projectId, 'default').id;
@@ -176,32 +183,65 @@ test('a fresh metric-sorted page comes from the top lists files, sorting no segm
   assert.ok(watch.sorts >= spans.length, `${watch.sorts} segments sorted after their files were damaged`);
 });
 
-test("a merge writes the merged segment's top lists and its inputs' go; stray files go on open", async (t) => {
+test("segments from the size threshold get top lists (a merge's, not the small seals'); pages read small ones whole; stray files go", async (t) => {
   const dir = tempDir(t);
-  let store = await TraceStore.open(dir, { threads: 1, autoCompact: false });
+  const steps: string[][] = [];
+  const options = { threads: 1, autoCompact: false, topListMinRows: 150, onPlan: (s: readonly string[]) => steps.push([...s]) };
+  let store = await TraceStore.open(dir, options);
   const projectId = store.createProject({ name: 'p' }).id;
   const log_stream_id = store.createLogStream(projectId, 'default').id;
-  // Four seals: a partition merges once it holds MERGE_FANIN segments.
+  // Four seals of 50 spans: a partition merges once it holds MERGE_FANIN segments.
   for (let b = 0; b < 4; b++) {
     await store.logTraces(projectId, { log_stream_id, traces: llmTraces(b * 50, 50) } as never);
     await store.flush();
   }
   const listed = (m: ManifestState) =>
     m.segments
-      .filter((g) => g.metrics.length > 0)
+      .filter((g) => g.top_lists === true)
       .map((g) => topListsPath(g.file))
       .sort();
-  assert.deepEqual(filesEnding(dir, '.top'), listed(manifestOf(dir)), 'one file per segment with metrics, as sealed');
-  const before = manifestOf(dir).segments.length;
+  assert.deepEqual(filesEnding(dir, '.top'), [], 'no seal reaches the threshold');
   await store.maintenance.compact();
+  const merged = manifestOf(dir).segments.filter((g) => g.kind === 'span');
+  assert.deepEqual(
+    merged.map((g) => [g.rows, g.top_lists]),
+    [[200, true]],
+    'the merged segment has its lists',
+  );
+  assert.deepEqual(filesEnding(dir, '.top'), listed(manifestOf(dir)), 'only the listed segments have files');
+  // A small seal (read whole) and rows in memory beside the merged segment's lists.
+  await store.logTraces(projectId, { log_stream_id, traces: llmTraces(200, 50) } as never);
+  await store.flush();
+  await store.logTraces(projectId, { log_stream_id, traces: llmTraces(250, 30) } as never);
+  const all = (await store.search('span', projectId, { log_stream_id, limit: 1000 })).records;
+  assert.equal(all.length, 280);
+  const watch = watchSegmentSorts(t);
+  for (const [where, filter] of [
+    [{ model: 'a' }, { type: 'text', column_id: 'model', operator: 'eq', value: 'a' }],
+    [{ tokensOver: 40 }, { type: 'number', column_id: 'metrics/tokens', operator: 'gt', value: 40 }],
+  ] as const) {
+    for (const ascending of [false, true]) {
+      steps.length = 0;
+      const page = await store.partialSearch('span', projectId, {
+        log_stream_id,
+        filters: [filter],
+        sort: { column_id: 'metrics/quality', ascending },
+        limit: 10,
+        select_columns: { column_ids: ['id'] },
+      } as never);
+      assert.deepEqual(
+        page.records.map((r) => r['id']),
+        expectedPage(all, where, ascending, 0, 10),
+        `${JSON.stringify(where)} asc=${ascending}: ${steps.flat().join(' → ')}`,
+      );
+      assert.match(steps.flat()[0]!, /^keys \(top-k of \d+ listed rows\)$/);
+    }
+  }
+  assert.equal(watch.sorts, 0, 'no segment sorted for a list');
   await store.close();
-  const after = manifestOf(dir);
-  assert.ok(after.segments.length < before, `merged: ${before} -> ${after.segments.length} segments`);
-  assert.ok(after.segments.every((g) => g.metrics.length === 0 || g.top_lists === true));
-  assert.deepEqual(filesEnding(dir, '.top'), listed(after), 'only the listed segments have files');
-  const stray = join(dirOf(after.segments[0]!.file, dir), 'seg-999999999.top');
+  const stray = join(dirOf(merged[0]!.file, dir), 'seg-999999999.top');
   writeFileSync(stray, 'left by a merge that never committed');
-  store = await TraceStore.open(dir, { threads: 1, autoCompact: false });
+  store = await TraceStore.open(dir, options);
   t.after(() => store.close());
   assert.deepEqual(filesEnding(dir, '.top'), listed(manifestOf(dir)), 'the stray file is gone');
 });
@@ -211,7 +251,7 @@ const dirOf = (rel: string, dir: string) => join(dir, rel, '..');
 test('segments an older build wrote without top lists get them in the background after a writable open', async (t) => {
   const dir = tempDir(t);
   const steps: string[][] = [];
-  const older = await TraceStore.open(dir, { threads: 1, autoCompact: false, topLists: false });
+  const older = await TraceStore.open(dir, { threads: 1, autoCompact: false, topLists: false, topListMinRows: 0 });
   const projectId = older.createProject({ name: 'p' }).id;
   const log_stream_id = older.createLogStream(projectId, 'default').id;
   for (let b = 0; b < 2; b++) {
@@ -221,7 +261,7 @@ test('segments an older build wrote without top lists get them in the background
   await older.close();
   assert.deepEqual(filesEnding(dir, '.top'), [], 'none written');
   assert.ok(manifestOf(dir).segments.every((g) => g.top_lists === undefined));
-  const store = await TraceStore.open(dir, { threads: 1, autoCompact: false, onPlan: (s) => steps.push([...s]) });
+  const store = await TraceStore.open(dir, { threads: 1, autoCompact: false, topListMinRows: 0, onPlan: (s) => steps.push([...s]) });
   t.after(() => store.close());
   await internalsOf(store).records.factsSettled();
   const m = manifestOf(dir);
