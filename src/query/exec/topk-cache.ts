@@ -93,7 +93,7 @@ export class TopKCache {
     let p = this.#lists.get(key);
     if (!p) {
       p = this.#listed(segment)
-        ? this.#readListed(path, metricId, ascending, segment.metrics)
+        ? this.#readListed(path, metricId, ascending, segment.metrics, values)
         : this.#read(path, metricId, ascending, segment.metrics);
       // A failed read is not remembered (the next query tries again).
       p.then(
@@ -171,16 +171,23 @@ export class TopKCache {
   }
 
   /** From the segment's top lists file; from the segment itself when that file cannot be read (it is only an index). */
-  async #readListed(path: string, metricId: number, ascending: boolean, metrics: readonly number[]): Promise<Kept> {
+  async #readListed(
+    path: string,
+    metricId: number,
+    ascending: boolean,
+    metrics: readonly number[],
+    values: readonly number[],
+  ): Promise<Kept> {
+    // Other metrics' values only as a filter asks for them (converting every metric's column cost most
+    // of a list's read).
+    const asked = values.filter((m) => m !== metricId && metrics.includes(m));
     let rows: Row[];
     try {
-      rows = await readTopList(this.#db, path, metricId, ascending, this.rows);
+      rows = await readTopList(this.#db, path, metricId, ascending, this.rows, asked);
     } catch {
       return this.#read(path, metricId, ascending, metrics);
     }
-    // Other metrics' values are read when a filter needs them (converting every metric's column cost
-    // most of a list's read).
-    return this.#listOf(rows, metricId, [], new Set(metrics.filter((m) => m !== metricId)));
+    return this.#listOf(rows, metricId, asked, new Set(metrics.filter((m) => m !== metricId && !asked.includes(m))));
   }
 
   async #read(path: string, metricId: number, ascending: boolean, metrics: readonly number[]): Promise<Kept> {

@@ -11,7 +11,7 @@
 import { renameSync, rmSync } from 'node:fs';
 import type { Connection, Row, SqlRunner } from '../../db/database.js';
 import { stringLiteral } from '../../db/sql-string.js';
-import { ident, int, joinSql, sql } from '../../query/sql.js';
+import { ident, int, joinSql, raw, sql } from '../../query/sql.js';
 import { fsyncPathAsync } from '../fs-util.js';
 
 /** Segments with fewer rows get no top lists by default (RecordStoreOptions.topListMinRows): a page reads them whole. */
@@ -91,15 +91,38 @@ export async function writeTopLists(conn: Connection, abs: string, metrics: read
 }
 
 /**
- * One list of the segment at `abs` (best first, at most `rows` + 1 rows): its metric's value as `v`
- * and the narrow columns (`c` for created_at); throws when the file is missing or damaged.
+ * One list of the segment at `abs` (best first, at most `rows` + 1 rows): its metric's value as `v`,
+ * the narrow columns (`c` for created_at) and the `m<id>` columns of `values`; throws when the file is
+ * missing or damaged. The rows come as one JSON text (DuckDB writes doubles exactly): converting each
+ * value to JavaScript cost twice as much. A value JSON cannot hold (NaN, infinities) takes the plain read.
  */
-export function readTopList(db: SqlRunner, abs: string, metricId: number, ascending: boolean, rows: number): Promise<Row[]> {
-  const cols = TOP_LIST_COLUMNS.filter((c) => c !== 'project_id' && c !== 'run_id' && c !== 'created_at').map((c) => ident(c));
-  return db.all(
-    sql`SELECT c, ${joinSql(cols)}, ${ident(`m${Math.trunc(metricId)}`)} AS v FROM read_parquet(${topListsPath(abs)}, hive_partitioning = false)
-        WHERE list = ${int(listNumber(metricId, ascending))} ORDER BY rank LIMIT ${int(rows + 1)}`,
-  );
+export async function readTopList(
+  db: SqlRunner,
+  abs: string,
+  metricId: number,
+  ascending: boolean,
+  rows: number,
+  values: readonly number[] = [],
+): Promise<Row[]> {
+  const names = [
+    ...TOP_LIST_COLUMNS.filter((c) => c !== 'project_id' && c !== 'run_id' && c !== 'created_at').map((c) => [c, c] as const),
+    ['c', 'c'] as const,
+    ['v', `m${Math.trunc(metricId)}`] as const,
+    ...values.map((m) => [`m${Math.trunc(m)}`, `m${Math.trunc(m)}`] as const),
+  ];
+  const picked = sql`SELECT rank, ${joinSql(names.map(([as, col]) => sql`${ident(col)} AS ${ident(as)}`))}
+    FROM read_parquet(${topListsPath(abs)}, hive_partitioning = false)
+    WHERE list = ${int(listNumber(metricId, ascending))} ORDER BY rank LIMIT ${int(rows + 1)}`;
+  // The struct's keys are our column names (no user text).
+  const struct = raw(`{${names.map(([as]) => `${as}: "${as}"`).join(', ')}}`);
+  const [got] = await db.all(sql`SELECT to_json(list(${struct} ORDER BY rank))::VARCHAR AS j FROM (${picked})`);
+  const text = got?.['j'];
+  if (typeof text !== 'string') return [];
+  try {
+    return JSON.parse(text) as Row[];
+  } catch {
+    return db.all(sql`SELECT * EXCLUDE (rank) FROM (${picked})`);
+  }
 }
 
 /** The values of metrics `ids` of a list's first `rows` rows, one array per metric, in list order. */
