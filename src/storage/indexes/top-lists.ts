@@ -11,7 +11,7 @@
 import { renameSync, rmSync } from 'node:fs';
 import type { Connection, Row, SqlRunner } from '../../db/database.js';
 import { stringLiteral } from '../../db/sql-string.js';
-import { ident, int, joinSql, raw, sql } from '../../query/sql.js';
+import { ident, int, joinSql, raw, sql, type Sql } from '../../query/sql.js';
 import { fsyncPathAsync } from '../fs-util.js';
 
 /** Segments with fewer rows get no top lists by default (RecordStoreOptions.topListMinRows): a page reads them whole. */
@@ -45,15 +45,72 @@ export const listNumber = (metricId: number, ascending: boolean): number => 2 * 
 
 /**
  * Writes the lists of the segment at `abs` (its metric columns are `m<id>` for `metrics`) and fsyncs
- * the file (the caller fsyncs the folder). One pass over the segment finds every list's row numbers
- * (max_by/min_by keep the best n of each), a second reads those rows' narrow columns. Nothing is
- * written for a segment without metrics.
+ * the file (the caller fsyncs the folder). Nothing is written for a segment without metrics.
+ * Three statements: one pass finds each list's values (max_by/min_by of the value alone, four times
+ * cheaper than of (value, id), whose string comparisons cost most), hence its last value T; a second
+ * takes the rows better than T and, of the rows tied at T, those the list keeps by id; a third reads
+ * those rows and ranks them. A NaN value (no threshold can be told from it) takes the one-pass way.
  */
 export async function writeTopLists(conn: Connection, abs: string, metrics: readonly number[]): Promise<boolean> {
   if (metrics.length === 0) return false;
-  const n = int(TOP_LIST_ROWS + 1);
+  const n = TOP_LIST_ROWS + 1;
   // Metric ids are the manifest's numbers, never user text.
   const ids = metrics.map((m) => Math.trunc(m));
+  const lists = ids.flatMap((m) => [false, true].map((ascending) => ({ m, ascending, no: listNumber(m, ascending) })));
+  const src = sql`read_parquet(${abs}, hive_partitioning = false, file_row_number = true)`;
+  const [found] = await conn.all(
+    sql`SELECT ${joinSql(
+      lists.map(({ m, ascending, no }) => {
+        const col = ident(`m${m}`);
+        return sql`${raw(ascending ? 'min_by' : 'max_by')}(${col}, ${col}, ${int(n)}) FILTER (WHERE ${col} IS NOT NULL) AS ${ident(`v${no}`)}`;
+      }),
+    )} FROM ${src}`,
+  );
+  const plans = lists.map((l) => {
+    const vals = ((found?.[`v${l.no}`] as unknown[] | null) ?? []).map(Number);
+    const t = vals.at(-1);
+    const better = t === undefined ? 0 : vals.findIndex((x) => x === t);
+    return { ...l, t, better, tied: vals.length - better, nan: vals.some((x) => Number.isNaN(x)) };
+  });
+  if (plans.some((p) => p.nan)) return writeOnePass(conn, abs, ids);
+  const kept = plans.filter((p) => p.t !== undefined);
+  const [picked] = await conn.all(
+    sql`SELECT ${joinSql(
+      kept.flatMap(({ m, ascending, no, t, tied }) => {
+        const col = ident(`m${m}`);
+        return [
+          sql`list(file_row_number) FILTER (WHERE ${col} ${raw(ascending ? '<' : '>')} ${t!}) AS ${ident(`b${no}`)}`,
+          sql`${raw(ascending ? 'min_by' : 'max_by')}(file_row_number, id, ${int(tied)}) FILTER (WHERE ${col} = ${t!}) AS ${ident(`t${no}`)}`,
+        ];
+      }),
+    )} FROM ${src}`,
+  );
+  const rowsOf = (no: number) =>
+    [...((picked?.[`b${no}`] as unknown[] | null) ?? []), ...((picked?.[`t${no}`] as unknown[] | null) ?? [])].map(Number);
+  const all = [...new Set(kept.flatMap((p) => rowsOf(p.no)))];
+  const cols = TOP_LIST_COLUMNS.filter((c) => c !== 'project_id' && c !== 'run_id').map((c) =>
+    c === 'created_at' ? sql`epoch_us(created_at) AS c` : ident(c),
+  );
+  const values = ids.map((m) => ident(`m${m}`));
+  const ranked = kept.map(({ m, ascending, no }) => {
+    const d = raw(ascending ? 'ASC' : 'DESC');
+    return sql`SELECT ${int(no)}::SMALLINT AS list, (row_number() OVER (ORDER BY ${ident(`m${m}`)} ${d}, id ${d}))::SMALLINT AS rank,
+      ${joinSql([...TOP_LIST_COLUMNS.filter((c) => c !== 'project_id' && c !== 'run_id').map((c) => (c === 'created_at' ? raw('c') : ident(c))), ...values])}
+      FROM t WHERE r IN (SELECT unnest(${rowsOf(no)}::BIGINT[]))`;
+  });
+  await writeAside(
+    conn,
+    abs,
+    sql`WITH t AS MATERIALIZED (SELECT file_row_number AS r, ${joinSql([...cols, ...values])} FROM ${src}
+        WHERE file_row_number IN (SELECT unnest(${all}::BIGINT[])))
+      SELECT * FROM (${joinSql(ranked, ' UNION ALL ')}) ORDER BY list, rank`,
+  );
+  return true;
+}
+
+/** The lists in one pass: max_by/min_by of (value, id) keep each list's rows; then one read of them. */
+async function writeOnePass(conn: Connection, abs: string, ids: readonly number[]): Promise<boolean> {
+  const n = int(TOP_LIST_ROWS + 1);
   const lists = ids.flatMap((m) => {
     const col = ident(`m${m}`);
     return [
@@ -68,26 +125,31 @@ export async function writeTopLists(conn: Connection, abs: string, metrics: read
     c === 'created_at' ? sql`epoch_us(t.created_at) AS c` : sql`t.${ident(c)}`,
   );
   const values = ids.map((m) => sql`t.${ident(`m${m}`)}`);
-  const tmp = `${topListsPath(abs)}.tmp`;
-  try {
-    await conn.run(
-      sql`COPY (
-        WITH l AS (SELECT ${joinSql(lists)} FROM read_parquet(${abs}, hive_partitioning = false, file_row_number = true)),
+  await writeAside(
+    conn,
+    abs,
+    sql`WITH l AS (SELECT ${joinSql(lists)} FROM read_parquet(${abs}, hive_partitioning = false, file_row_number = true)),
         k AS (SELECT unnest([${joinSql(pairs)}]) AS x FROM l),
         p AS (SELECT x.list AS list, unnest(list_transform(x.rows, lambda r, i: {r: r, rank: i}), recursive := true) FROM k)
         SELECT p.list::SMALLINT AS list, p.rank::SMALLINT AS rank, ${joinSql([...cols, ...values])}
         FROM p JOIN (SELECT * FROM read_parquet(${abs}, hive_partitioning = false, file_row_number = true)
                      WHERE file_row_number IN (SELECT r FROM p)) t ON t.file_row_number = p.r
-        ORDER BY p.list, p.rank
-      ) TO ${stringLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${int(TOP_LIST_ROWS + 1)})`,
-    );
+        ORDER BY p.list, p.rank`,
+  );
+  return true;
+}
+
+/** COPY of `rows` to the segment's top lists file: written aside, fsynced, renamed. */
+async function writeAside(conn: Connection, abs: string, rows: Sql): Promise<void> {
+  const tmp = `${topListsPath(abs)}.tmp`;
+  try {
+    await conn.run(sql`COPY (${rows}) TO ${stringLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${int(TOP_LIST_ROWS + 1)})`);
     await fsyncPathAsync(tmp);
     renameSync(tmp, topListsPath(abs));
   } catch (err) {
     rmSync(tmp, { force: true });
     throw err;
   }
-  return true;
 }
 
 /**

@@ -13,7 +13,7 @@ import { Database } from '../../../src/db/database.js';
 import { internalsOf } from '../../../src/engine/internals.js';
 import { TraceStore } from '../../../src/engine/trace-store.js';
 import type { ManifestState } from '../../../src/storage/manifest/manifest.js';
-import { listNumber, TOP_LIST_ROWS, topListsPath } from '../../../src/storage/indexes/top-lists.js';
+import { listNumber, TOP_LIST_ROWS, topListsPath, writeTopLists } from '../../../src/storage/indexes/top-lists.js';
 import { compile, ident, int, raw, sql } from '../../../src/query/sql.js';
 import { tempDir } from '../../support/helpers.js';
 import { expectedPage, fillWithDeadAndMemoryRows, llmTraces } from '../../support/metric-pages.js';
@@ -73,6 +73,42 @@ test("a segment's top lists file holds each metric's first rows in both directio
     }
   }
   assert.ok(truncated >= 2, 'the large segment lists one row more than a list keeps, both directions');
+});
+
+test('the lists are the sort of the file whatever its values: long runs of ties, NULLs, NaN, fewer rows than a list', async (t) => {
+  const dir = tempDir(t);
+  const db = await Database.open({});
+  t.after(() => db.close());
+  const conn = await db.dedicated();
+  // m0: three values (ties far past a list's length); m1: NULL on most rows; m2: NaN on some (the
+  // one-pass way); m3: on 40 rows only. Ids are random, so ties are broken by id.
+  const file = join(dir, 'seg-000000001.parquet');
+  await conn.run(
+    sql`COPY (SELECT i AS seq, make_timestamp(1700000000000000 + i) AS created_at, uuid()::VARCHAR AS id, 'llm' AS type,
+          NULL::VARCHAR AS session_id, uuid()::VARCHAR AS trace_id, NULL::VARCHAR AS parent_id, false AS has_children,
+          200 AS status_code, 'm' AS model, (i % 3)::DOUBLE AS m0, CASE WHEN i % 9 = 0 THEN i / 7 END::DOUBLE AS m1,
+          CASE WHEN i % 500 = 0 THEN 'NaN'::DOUBLE ELSE (i % 17)::DOUBLE END AS m2, CASE WHEN i < 40 THEN (i % 4)::DOUBLE END AS m3
+        FROM range(7000) r(i)) TO ${file} (FORMAT parquet)`,
+  );
+  for (const metrics of [
+    [0, 1, 3],
+    [0, 1, 2, 3],
+  ]) {
+    assert.equal(await writeTopLists(conn, file, metrics), true);
+    for (const m of metrics) {
+      for (const ascending of [false, true]) {
+        const col = ident(`m${m}`);
+        const d = raw(ascending ? 'ASC' : 'DESC');
+        const want = await db.all(
+          sql`SELECT seq, id, ${col}::VARCHAR AS v FROM read_parquet(${file}) WHERE ${col} IS NOT NULL ORDER BY ${col} ${d}, id ${d} LIMIT ${int(TOP_LIST_ROWS + 1)}`,
+        );
+        const got = await db.all(
+          sql`SELECT seq, id, ${col}::VARCHAR AS v FROM read_parquet(${topListsPath(file)}) WHERE list = ${int(listNumber(m, ascending))} ORDER BY rank`,
+        );
+        assert.deepEqual(got, want, `metrics ${metrics} m${m} asc=${ascending}`);
+      }
+    }
+  }
 });
 
 /** A list read off a segment by topk-cache.ts (a sort of the whole segment). */
