@@ -143,7 +143,9 @@ async function writeOnePass(conn: Connection, abs: string, ids: readonly number[
 async function writeAside(conn: Connection, abs: string, rows: Sql): Promise<void> {
   const tmp = `${topListsPath(abs)}.tmp`;
   try {
-    await conn.run(sql`COPY (${rows}) TO ${stringLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${int(TOP_LIST_ROWS + 1)})`);
+    await conn.run(
+      sql`COPY (${rows}) TO ${stringLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${int(TOP_LIST_ROWS + 1)})`,
+    );
     await fsyncPathAsync(tmp);
     renameSync(tmp, topListsPath(abs));
   } catch (err) {

@@ -100,7 +100,8 @@ test('the lists are the sort of the file whatever its values: long runs of ties,
         const col = ident(`m${m}`);
         const d = raw(ascending ? 'ASC' : 'DESC');
         const want = await db.all(
-          sql`SELECT seq, id, ${col}::VARCHAR AS v FROM read_parquet(${file}) WHERE ${col} IS NOT NULL ORDER BY ${col} ${d}, id ${d} LIMIT ${int(TOP_LIST_ROWS + 1)}`,
+          sql`SELECT seq, id, ${col}::VARCHAR AS v FROM read_parquet(${file}) WHERE ${col} IS NOT NULL
+              ORDER BY ${col} ${d}, id ${d} LIMIT ${int(TOP_LIST_ROWS + 1)}`,
         );
         const got = await db.all(
           sql`SELECT seq, id, ${col}::VARCHAR AS v FROM read_parquet(${topListsPath(file)}) WHERE list = ${int(listNumber(m, ascending))} ORDER BY rank`,
