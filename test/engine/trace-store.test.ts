@@ -267,6 +267,18 @@ test('mergeThreads that is not a whole number from 0 is refused before anything 
   for (const ok of [0, 2]) await (await TraceStore.open(dir, { mergeThreads: ok })).close();
 });
 
+test('topListMinRows that is not a number of rows is refused before anything opens; 0 and Infinity open', async (t) => {
+  const dir = tempDir(t);
+  for (const bad of [-1, Number.NaN, '2' as unknown as number]) {
+    await assert.rejects(
+      TraceStore.open(dir, { topListMinRows: bad }),
+      (e: InvalidRequestError) =>
+        e instanceof InvalidRequestError && e.issues[0]?.loc[0] === 'topListMinRows' && /number of rows/.test(e.message),
+    );
+  }
+  for (const ok of [0, Number.POSITIVE_INFINITY]) await (await TraceStore.open(dir, { topListMinRows: ok })).close();
+});
+
 test('dropping a run removes its records (sealed and in memory) for good, and only its records', async (t) => {
   const { dir, store, projectId, logStreamId } = await openStore(t);
   const other = store.createLogStream(projectId, 'other');
