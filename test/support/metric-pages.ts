@@ -109,3 +109,34 @@ export async function fillWithDeadAndMemoryRows(
   );
   return { gone, all };
 }
+
+/**
+ * Asks the page of llm spans (of `model`, when given) by quality, ten rows from `offset`, checks its ids
+ * against expectedPage over `all`, and returns the plan's steps (`steps` is what the store's onPlan fills).
+ */
+export async function askLlmPage(
+  store: TraceStore,
+  scope: { projectId: string; log_stream_id: string; all: readonly Rec[]; steps: string[][] },
+  model: string | undefined,
+  ascending: boolean,
+  offset: number,
+): Promise<string[]> {
+  const { projectId, log_stream_id, all, steps } = scope;
+  steps.length = 0;
+  const page = await store.partialSearch('span', projectId, {
+    log_stream_id,
+    filters: [
+      { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
+      ...(model === undefined ? [] : [{ type: 'text', column_id: 'model', operator: 'eq', value: model }]),
+    ],
+    sort: { column_id: 'metrics/quality', ascending },
+    pagination: { starting_token: offset, limit: 10 },
+    select_columns: { column_ids: ['id'] },
+  } as never);
+  assert.deepEqual(
+    page.records.map((r) => r['id']),
+    expectedPage(all, model === undefined ? {} : { model }, ascending, offset, 10),
+    `model ${model} asc=${ascending} offset=${offset}: ${steps.flat().join(' → ')}`,
+  );
+  return steps.flat();
+}

@@ -13,7 +13,7 @@ import { TraceStore, type TraceStoreOptions } from '../../../src/engine/trace-st
 import { compile } from '../../../src/query/sql.js';
 import { tempDir } from '../../support/helpers.js';
 import { holdSql } from '../../support/hold-sql.js';
-import { expectedPage, fillWithDeadAndMemoryRows } from '../../support/metric-pages.js';
+import { askLlmPage, fillWithDeadAndMemoryRows } from '../../support/metric-pages.js';
 
 /** A list read of topk-cache.ts. */
 const isListRead = (text: string) => /^SELECT seq, epoch_us\(created_at\) AS c, id, type/.test(text);
@@ -44,25 +44,8 @@ async function filled(t: TestContext, options: TraceStoreOptions = {}) {
   const projectId = store.createProject({ name: 'p' }).id;
   const log_stream_id = store.createLogStream(projectId, 'default').id;
   const { all } = await fillWithDeadAndMemoryRows(store, projectId, log_stream_id, [3, 50, 130, 260]);
-  const ask = async (model: string | undefined, ascending: boolean, offset: number) => {
-    steps.length = 0;
-    const page = await store.partialSearch('span', projectId, {
-      log_stream_id,
-      filters: [
-        { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
-        ...(model === undefined ? [] : [{ type: 'text', column_id: 'model', operator: 'eq', value: model }]),
-      ],
-      sort: { column_id: 'metrics/quality', ascending },
-      pagination: { starting_token: offset, limit: 10 },
-      select_columns: { column_ids: ['id'] },
-    } as never);
-    assert.deepEqual(
-      page.records.map((r) => r['id']),
-      expectedPage(all, model === undefined ? {} : { model }, ascending, offset, 10),
-      `model ${model} asc=${ascending} offset=${offset}: ${steps.flat().join(' → ')}`,
-    );
-    return steps.flat();
-  };
+  const ask = (model: string | undefined, ascending: boolean, offset: number) =>
+    askLlmPage(store, { projectId, log_stream_id, all, steps }, model, ascending, offset);
   /** Waits until the background reported lists read (at most 5 s). */
   const listsRead = async () => {
     for (let i = 0; i < 500 && background.length === 0; i++) await new Promise((r) => setTimeout(r, 10));

@@ -16,7 +16,7 @@ import type { ManifestState } from '../../../src/storage/manifest/manifest.js';
 import { listNumber, TOP_LIST_ROWS, topListsPath, writeTopLists } from '../../../src/storage/indexes/top-lists.js';
 import { compile, ident, int, raw, sql } from '../../../src/query/sql.js';
 import { tempDir } from '../../support/helpers.js';
-import { expectedPage, fillWithDeadAndMemoryRows, llmTraces } from '../../support/metric-pages.js';
+import { askLlmPage, expectedPage, fillWithDeadAndMemoryRows, llmTraces } from '../../support/metric-pages.js';
 
 const manifestOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as ManifestState;
 
@@ -144,25 +144,8 @@ test('a fresh metric-sorted page comes from the top lists files, sorting no segm
   const projectId = store.createProject({ name: 'p' }).id;
   const log_stream_id = store.createLogStream(projectId, 'default').id;
   const { all } = await fillWithDeadAndMemoryRows(store, projectId, log_stream_id, [3, 50, 130, 260]);
-  const ask = async (model: string, ascending: boolean, offset: number) => {
-    steps.length = 0;
-    const page = await store.partialSearch('span', projectId, {
-      log_stream_id,
-      filters: [
-        { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
-        { type: 'text', column_id: 'model', operator: 'eq', value: model },
-      ],
-      sort: { column_id: 'metrics/quality', ascending },
-      pagination: { starting_token: offset, limit: 10 },
-      select_columns: { column_ids: ['id'] },
-    } as never);
-    assert.deepEqual(
-      page.records.map((r) => r['id']),
-      expectedPage(all, { model }, ascending, offset, 10),
-      `${model} asc=${ascending} offset=${offset}: ${steps.flat().join(' → ')}`,
-    );
-    return steps.flat()[0];
-  };
+  const ask = async (model: string, ascending: boolean, offset: number) =>
+    (await askLlmPage(store, { projectId, log_stream_id, all, steps }, model, ascending, offset))[0];
   const watch = watchSegmentSorts(t);
   // Asked once each, on a store whose lists no page has read: answered from the files.
   for (const [model, ascending, offset] of [
