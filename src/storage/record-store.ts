@@ -139,6 +139,14 @@ export class RecordStore {
     return n;
   }
 
+  /**
+   * Starts the background work on segments lacking facts or top lists: called once an import has
+   * loaded its segments (bulk loads leave their top lists to it: writing them took 60% more time).
+   */
+  measureLater(): void {
+    this.#facts.start();
+  }
+
   /** Deletes rows by seq and marks parents childless, durably, in one log entry (see Appender.deleteSeqs). */
   async deleteSeqs(seqs: readonly number[], childless: readonly number[] = []): Promise<void> {
     await this.#appender.deleteSeqs(seqs, childless);

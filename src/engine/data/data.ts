@@ -139,12 +139,18 @@ export class StoreData {
         }
       },
     };
-    const result = await importFile(
-      path,
-      sink,
-      { tempDirectory: join(dir, 'tmp'), ...(limits.threads ? { threads: limits.threads } : {}) },
-      rest,
-    );
+    let result: ImportResult;
+    try {
+      result = await importFile(
+        path,
+        sink,
+        { tempDirectory: join(dir, 'tmp'), ...(limits.threads ? { threads: limits.threads } : {}) },
+        rest,
+      );
+    } finally {
+      // The loaded segments' top lists, after the import (also what a failed one committed).
+      store.measureLater();
+    }
     return { ...result, projectId: p.id, logStreamId: run.id };
   }
 

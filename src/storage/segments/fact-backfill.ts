@@ -65,17 +65,29 @@ export class FactBackfill {
   /** The measurement under way, if any. */
   #measuring: Promise<unknown> | null = null;
   #done: Promise<void> = Promise.resolve();
+  #running = false;
+  /** Asked to start while running: look again for segments lacking facts before ending. */
+  #again = false;
 
   constructor(state: StoreState) {
     this.#s = state;
   }
 
-  /** Queues the work when some listed segment lacks facts (a writable store only). */
+  /**
+   * Queues the work when some listed segment lacks facts (a writable store only): after an open, and
+   * after an import (whose segments get their top lists here rather than in the import's time).
+   */
   start(): void {
     const s = this.#s;
     const cols = s.options.notedColumns;
     const lists = s.options.topLists ? s.options.topListMinRows : Infinity;
-    if (s.readOnly || !s.manifest.segments.some((g) => lacksFacts(g, cols, lists))) return;
+    if (s.readOnly || this.#stopped) return;
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    if (!s.manifest.segments.some((g) => lacksFacts(g, cols, lists))) return;
+    this.#running = true;
     const found = new Map<string, Facts>();
     const tried = new Set<string>();
     const openedAt = performance.now();
@@ -96,11 +108,17 @@ export class FactBackfill {
       return seg !== undefined;
     };
     this.#done = (async () => {
-      for (;;) {
-        // Questions get the CPU first, but not forever (mergeMaxDelayMs). The wait holds no turn of the
-        // queue (cleanups go on); the open counts as a question: the first ones usually follow it at once.
-        await s.quiet('questions', () => this.#stopped, openedAt);
-        if (!(await s.inTurn('measuring segment facts', step, false))) return;
+      try {
+        for (;;) {
+          // Questions get the CPU first, but not forever (mergeMaxDelayMs). The wait holds no turn of the
+          // queue (cleanups go on); the open counts as a question: the first ones usually follow it at once.
+          await s.quiet('questions', () => this.#stopped, openedAt);
+          if (await s.inTurn('measuring segment facts', step, false)) continue;
+          if (!this.#again || this.#stopped) return;
+          this.#again = false;
+        }
+      } finally {
+        this.#running = false;
       }
     })();
   }

@@ -15,7 +15,7 @@ import { TraceStore } from '../../../src/engine/trace-store.js';
 import type { ManifestState } from '../../../src/storage/manifest/manifest.js';
 import { listNumber, TOP_LIST_ROWS, topListsPath, writeTopLists } from '../../../src/storage/indexes/top-lists.js';
 import { compile, ident, int, raw, sql } from '../../../src/query/sql.js';
-import { tempDir } from '../../support/helpers.js';
+import { parquetExportOf, tempDir } from '../../support/helpers.js';
 import { askLlmPage, expectedPage, fillWithDeadAndMemoryRows, llmTraces } from '../../support/metric-pages.js';
 
 const manifestOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as ManifestState;
@@ -268,6 +268,13 @@ test("segments from the size threshold get top lists (a merge's, not the small s
 
 const dirOf = (rel: string, dir: string) => join(dir, rel, '..');
 
+/** The top lists files the manifest's segments have. */
+const listedFiles = (m: ManifestState) =>
+  m.segments
+    .filter((g) => g.top_lists === true)
+    .map((g) => topListsPath(g.file))
+    .sort();
+
 test('segments an older build wrote without top lists get them in the background after a writable open', async (t) => {
   const dir = tempDir(t);
   const steps: string[][] = [];
@@ -306,4 +313,20 @@ test('segments an older build wrote without top lists get them in the background
     page.records.map((r) => r['id']),
     expectedPage(all, { model: 'a' }, false, 0, 10),
   );
+});
+
+test("an import leaves its segments' top lists to the background, which writes them after it; pages from them", async (t) => {
+  const { plain } = await parquetExportOf(t, llmTraces(0, 300));
+  const dir = tempDir(t);
+  const steps: string[][] = [];
+  const store = await TraceStore.open(dir, { threads: 1, autoCompact: false, topListMinRows: 0, onPlan: (s) => steps.push([...s]) });
+  t.after(() => store.close());
+  const { projectId, logStreamId: log_stream_id } = await store.data.importFile(plain, { project: 'p', logStream: 'main' });
+  await internalsOf(store).records.factsSettled();
+  const spans = manifestOf(dir).segments.filter((g) => g.kind === 'span');
+  assert.ok(spans.length > 0 && spans.every((g) => g.top_lists === true), 'the imported span segments have their lists');
+  assert.deepEqual(filesEnding(dir, '.top'), listedFiles(manifestOf(dir)));
+  const all = (await store.search('span', projectId, { log_stream_id, limit: 1000 })).records;
+  const first = await askLlmPage(store, { projectId, log_stream_id, all, steps }, 'a', false, 0);
+  assert.match(first[0]!, /^keys \(top-k of \d+ listed rows\)$/);
 });
