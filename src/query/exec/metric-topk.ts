@@ -128,13 +128,21 @@ export async function metricTopK(
   const unlisted = memRows + whole.reduce((n, s) => n + s.rows, 0);
   // The other metrics a filter tests (their listed values come with the lists).
   const ids = [...metricsOf(plan.filter)].flatMap((m) => (m === metric || snap.metricIds[m] === undefined ? [] : [snap.metricIds[m]!]));
+  const k = offset + limit + 1;
+  if (ids.length > 0) {
+    // A filter on another metric often admits few of the best rows: the filter's columns alone tell,
+    // for a fraction of a list's read (1M: 5 ms against 20).
+    const columns = [...columnsOf(plan.filter)].filter((c) => CACHED.has(c));
+    const peeks = await Promise.all(segments.map((s) => cache.peek(snap, s, metricId, ascending, columns, ids)));
+    if (peeks.every((p) => p !== null) && listedMatchBound(plan.filter, peeks as TopList[], k, snap.metricIds) + unlisted < k)
+      return 'too few';
+  }
   const lists = await Promise.all(segments.map((s) => cache.list(snap, s, metricId, ascending, ids)));
   // Values a list's file could not give, or a NaN value (they go to DuckDB with NaN standing for null:
   // listedRows): the full query answers.
   if (lists.some((l) => ids.some((id) => l.missing?.has(id)))) return null;
   if (ids.length > 0 && lists.some((l) => l.rows.some((r) => ids.some((id) => Number.isNaN(r.m[id]))))) return null;
   const total = lists.reduce((n, l) => n + l.rows.length, 0);
-  const k = offset + limit + 1;
   if (listedMatchBound(plan.filter, lists, k, snap.metricIds) + unlisted < k) return 'too few';
   // Few candidates first (cheap to pass and scan); more only when a filter left too few of them.
   const first = Math.min(Math.max(8 * k, cache.rows / 4), MAX_CANDIDATES);

@@ -156,8 +156,8 @@ async function writeAside(conn: Connection, abs: string, rows: Sql): Promise<voi
 
 /**
  * One list of the segment at `abs` (best first, at most `rows` + 1 rows): its metric's value as `v`,
- * the narrow columns (`c` for created_at) and the `m<id>` columns of `values`; throws when the file is
- * missing or damaged. The rows come as one JSON text (DuckDB writes doubles exactly): converting each
+ * the narrow columns (`c` for created_at; only `columns` of them when given) and the `m<id>` columns
+ * of `values`; throws when the file is missing or damaged. The rows come as one JSON text (DuckDB writes doubles exactly): converting each
  * value to JavaScript cost twice as much. A value JSON cannot hold (NaN, infinities) takes the plain read.
  */
 export async function readTopList(
@@ -167,10 +167,14 @@ export async function readTopList(
   ascending: boolean,
   rows: number,
   values: readonly number[] = [],
+  columns?: readonly string[],
 ): Promise<Row[]> {
+  const narrow = TOP_LIST_COLUMNS.filter(
+    (c) => c !== 'project_id' && c !== 'run_id' && c !== 'created_at' && (!columns || columns.includes(c)),
+  );
   const names = [
-    ...TOP_LIST_COLUMNS.filter((c) => c !== 'project_id' && c !== 'run_id' && c !== 'created_at').map((c) => [c, c] as const),
-    ['c', 'c'] as const,
+    ...narrow.map((c) => [c, c] as const),
+    ...(!columns || columns.includes('created_at') ? [['c', 'c'] as const] : []),
     ['v', `m${Math.trunc(metricId)}`] as const,
     ...values.map((m) => [`m${Math.trunc(m)}`, `m${Math.trunc(m)}`] as const),
   ];

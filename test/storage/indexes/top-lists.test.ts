@@ -330,3 +330,46 @@ test("an import leaves its segments' top lists to the background, which writes t
   const first = await askLlmPage(store, { projectId, log_stream_id, all, steps }, 'a', false, 0);
   assert.match(first[0]!, /^keys \(top-k of \d+ listed rows\)$/);
 });
+
+test('a filter on another metric that admits too few listed rows is told from its values alone: no list is read', async (t) => {
+  const dir = tempDir(t);
+  const steps: string[][] = [];
+  const store = await TraceStore.open(dir, { threads: 1, autoCompact: false, topListMinRows: 0, onPlan: (s) => steps.push([...s]) });
+  t.after(() => store.close());
+  const projectId = store.createProject({ name: 'p' }).id;
+  const log_stream_id = store.createLogStream(projectId, 'default').id;
+  for (let b = 0; b < 3; b++) {
+    await store.logTraces(projectId, { log_stream_id, traces: llmTraces(b * 100, 100) } as never);
+    await store.flush();
+  }
+  const all = (await store.search('span', projectId, { log_stream_id, limit: 1000 })).records;
+  let fullReads = 0;
+  const original = Database.prototype.all;
+  Database.prototype.all = function (this: Database, q) {
+    if (/to_json\(list\(\{seq: "seq"/.test(compile(q).text)) fullReads++;
+    return original.call(this, q);
+  };
+  t.after(() => {
+    Database.prototype.all = original;
+  });
+  const ask = async (over: number) => {
+    steps.length = 0;
+    const page = await store.partialSearch('span', projectId, {
+      log_stream_id,
+      filters: [{ type: 'number', column_id: 'metrics/tokens', operator: 'gt', value: over }],
+      sort: { column_id: 'metrics/quality', ascending: false },
+      limit: 50,
+      select_columns: { column_ids: ['id'] },
+    } as never);
+    assert.deepEqual(
+      page.records.map((r) => r['id']),
+      expectedPage(all, { tokensOver: over }, false, 0, 50),
+    );
+    return steps.flat()[0];
+  };
+  // Tokens are 0-96: above 94, a few of 300 rows.
+  assert.equal(await ask(94), 'keys (top-k: too few listed rows can match)');
+  assert.equal(fullReads, 0, 'no list read for a page the lists cannot fill');
+  assert.match(String(await ask(10)), /^keys \(top-k of \d+ listed rows\)$/);
+  assert.ok(fullReads > 0, 'a page they can fill reads them');
+});
