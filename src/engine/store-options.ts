@@ -67,6 +67,11 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   /** Rows each segment's list of best rows keeps per metric and direction (default 2,048; tests shrink it). */
   metricTopKRows?: number;
   /**
+   * Rows of the scope per candidate from which a metric-sorted page is answered from the lists (default
+   * 500: passing n candidates costs about what the keys query over 500 n rows does; tests set 0).
+   */
+  metricTopKRowsPerCandidate?: number;
+  /**
    * A metric-sorted page whose segments' lists are not all read yet: 'background' (default) answers
    * with one keys query and reads the lists afterwards, one segment at a time; 'await' reads them
    * first and answers from them (tests of the lists use it).

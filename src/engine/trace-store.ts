@@ -335,6 +335,7 @@ function queryOptions(catalog: Catalog, options: TraceStoreOptions): Constructor
     ...(options.tokenCounts === false ? { tokenCounts: false } : {}),
     ...(options.segmentCountMinRows !== undefined ? { segmentCountMinRows: options.segmentCountMinRows } : {}),
     ...(options.metricTopKRows ? { topKRows: options.metricTopKRows } : {}),
+    ...(options.metricTopKRowsPerCandidate !== undefined ? { topKRowsPerCandidate: options.metricTopKRowsPerCandidate } : {}),
     ...(options.metricTopKBuild ? { topKBuild: options.metricTopKBuild } : {}),
     ...(options.planEstimate ? { planEstimate: options.planEstimate } : {}),
     ...(options.estimateMinGroups !== undefined ? { estimateMinGroups: options.estimateMinGroups } : {}),

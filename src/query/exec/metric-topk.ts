@@ -6,7 +6,8 @@
 // Applies when: the sort is a metric's own value (no roll-up), the page ends within the lists, and the
 // filter tests only listed columns and metrics' own values (topKApplies).
 // Returns: the page's keys when its last row (the limit+1-th) is strictly better than every row left
-// out; 'too few' when the lists cannot hold enough matches (topk-bound.ts); else null. Either way but
+// out; 'too few' when the lists cannot hold enough matches (topk-bound.ts), 'costly' when passing the
+// candidates they need would cost more than the keys query; else null. Either way but
 // the first, the caller runs the full keys query.
 // Assumes: a segment's rows beyond its list are no better than the list's last row, and rows dropped
 // from the candidates are no better than the first dropped one.
@@ -18,7 +19,7 @@ import { pageKeysQuery, type PlanInput } from '../plan.js';
 import type { SegmentEntry } from '../../storage/manifest/manifest.js';
 import type { Scope } from '../../storage/record-store.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
-import { listedMatchBound } from './topk-bound.js';
+import { listedMatchBound, may } from './topk-bound.js';
 import { CACHED_COLUMNS, TOP_ROWS, type TopKCache, type TopList, type TopRow } from './topk-cache.js';
 
 const CACHED = new Set<string>(CACHED_COLUMNS);
@@ -116,7 +117,7 @@ export async function metricTopK(
   also: readonly string[],
   alsoMetrics: readonly string[],
   memRows: number,
-): Promise<TopKPage | 'too few' | null> {
+): Promise<TopKPage | 'too few' | 'costly' | null> {
   const metric = plan.sort!.column.metric!;
   const ascending = plan.sort!.ascending;
   cache.prune(snap);
@@ -126,16 +127,22 @@ export async function metricTopK(
   const whole = snap.segmentsFor(scope).filter(isWhole);
   const segments = snap.segmentsFor(scope).filter((s) => !isWhole(s));
   const unlisted = memRows + whole.reduce((n, s) => n + s.rows, 0);
+  const scopeRows = unlisted + segments.reduce((n, s) => n + s.rows, 0);
+  const costly = (needed: number) => needed * cache.rowsPerCandidate > scopeRows;
   // The other metrics a filter tests (their listed values come with the lists).
   const ids = [...metricsOf(plan.filter)].flatMap((m) => (m === metric || snap.metricIds[m] === undefined ? [] : [snap.metricIds[m]!]));
   const k = offset + limit + 1;
   if (ids.length > 0) {
     // A filter on another metric often admits few of the best rows: the filter's columns alone tell,
     // for a fraction of a list's read (1M: 5 ms against 20).
-    const columns = [...columnsOf(plan.filter)].filter((c) => CACHED.has(c));
+    const columns = [...new Set(['id', ...columnsOf(plan.filter)])].filter((c) => CACHED.has(c));
     const peeks = await Promise.all(segments.map((s) => cache.peek(snap, s, metricId, ascending, columns, ids)));
-    if (peeks.every((p) => p !== null) && listedMatchBound(plan.filter, peeks as TopList[], k, snap.metricIds) + unlisted < k)
-      return 'too few';
+    if (peeks.every((p) => p !== null)) {
+      const needed = fillsWithin(plan, peeks as TopList[], k - unlisted, snap.metricIds);
+      if (needed === null) return 'too few';
+      if (costly(needed)) return 'costly';
+      if (costly(needed)) return 'costly';
+    }
   }
   const lists = await Promise.all(segments.map((s) => cache.list(snap, s, metricId, ascending, ids)));
   // Values a list's file could not give, or a NaN value (they go to DuckDB with NaN standing for null:
@@ -144,13 +151,37 @@ export async function metricTopK(
   if (ids.length > 0 && lists.some((l) => l.rows.some((r) => ids.some((id) => Number.isNaN(r.m[id]))))) return null;
   const total = lists.reduce((n, l) => n + l.rows.length, 0);
   if (listedMatchBound(plan.filter, lists, k, snap.metricIds) + unlisted < k) return 'too few';
-  // Few candidates first (cheap to pass and scan); more only when a filter left too few of them.
-  const first = Math.min(Math.max(8 * k, cache.rows / 4), MAX_CANDIDATES);
+  const needed = fillsWithin(plan, lists, k - unlisted, snap.metricIds);
+  if (needed === null) return 'too few';
+  // Few candidates first (cheap to pass and scan), at least as many as the filter needs; more only when
+  // it left too few of them.
+  const first = Math.min(Math.max(8 * k, cache.rows / 4, needed), MAX_CANDIDATES);
   for (const cap of first < total ? [first, MAX_CANDIDATES] : [MAX_CANDIDATES]) {
     const page = await attempt(db, snap, scope, plan, limit, offset, also, alsoMetrics, { segments, whole }, pick(lists, cap, ascending));
     if (typeof page !== 'number') return page;
     // Too few matched: more candidates help only if, matching at the same rate, they would fill the page.
     if (page >= 0 && (page * Math.min(total, MAX_CANDIDATES)) / cap < k) return null;
+  }
+  return null;
+}
+
+/**
+ * How many of the best listed rows (the lists merged) a page needs so that `need` of them may match
+ * the filter; null when it cannot be served from the lists: fewer than `need` of the first
+ * MAX_CANDIDATES may match, or the `need`-th is not strictly better than a truncated list's last row
+ * (rows beyond it could come first). `need`: the page's rows less those unlisted rows could give.
+ * Exact enough to skip attempts bound to fail: a row that matches always may.
+ */
+function fillsWithin(plan: PlanInput, lists: readonly TopList[], need: number, metricIds: Readonly<Record<string, number>>): number | null {
+  if (need <= 0) return 0;
+  const ascending = plan.sort!.ascending;
+  const { kept } = pick(lists, MAX_CANDIDATES, ascending);
+  const cut = lists.filter((l) => l.truncated && l.rows.length > 0).map((l) => l.rows[l.rows.length - 1]!);
+  let n = 0;
+  for (const [i, { row }] of kept.entries()) {
+    if (plan.filter !== null && !may(plan.filter, row, metricIds)) continue;
+    if (++n < need) continue;
+    return cut.every((b) => compareKeys(row.v, row.id, b.v, b.id, ascending) < 0) ? i + 1 : null;
   }
   return null;
 }

@@ -116,6 +116,7 @@ export async function findPageKeys(
     // A filter admitting too few of its candidates leaves it short; the full query runs after it.
     const top = await metricTopK(o.db, topK, snap, scope, plan, limit, offset, also, alsoMetrics, profile.memRows);
     if (top === 'too few') steps.push('keys (top-k: too few listed rows can match)');
+    else if (top === 'costly') steps.push('keys (top-k: the candidates would cost more)');
     else if (top) {
       steps.push(`keys (top-k of ${top.candidates} listed rows)`);
       return Object.assign(

@@ -38,6 +38,7 @@ export interface RecordQueryOptions {
   tokenCounts?: boolean;
   segmentCountMinRows?: number;
   topKRows?: number;
+  topKRowsPerCandidate?: number;
   topKBuild?: 'await' | 'background';
   planEstimate?: PlanEstimate;
   estimateMinGroups?: number;
@@ -76,7 +77,8 @@ export class RecordQueries {
       ownValues: new OwnValueFacts(db),
       keys: {
         db,
-        topK: options.metricTopK === false ? null : new TopKCache(db, options.topKRows, records.topListMinRows),
+        topK:
+          options.metricTopK === false ? null : new TopKCache(db, options.topKRows, records.topListMinRows, options.topKRowsPerCandidate),
         windowRows: options.windowRows ?? 8_192,
         estimateMode: options.planEstimate ?? 'measured',
         estimateMinGroups: options.estimateMinGroups,

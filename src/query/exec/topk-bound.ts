@@ -42,7 +42,8 @@ function leafMay(l: Leaf, r: TopRow, metricIds: Readonly<Record<string, number>>
   return true;
 }
 
-function may(e: Expr, r: TopRow, ids: Readonly<Record<string, number>>): boolean {
+/** Whether the listed row may match `e` (never false for a row that matches). */
+export function may(e: Expr, r: TopRow, ids: Readonly<Record<string, number>>): boolean {
   if ('leaf' in e) return leafMay(e.leaf, r, ids);
   if ('and' in e) return e.and.every((x) => may(x, r, ids));
   if ('or' in e) return e.or.some((x) => may(x, r, ids));

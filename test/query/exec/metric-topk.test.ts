@@ -91,6 +91,7 @@ async function listsEqualReference(t: TestContext, topLists: boolean, minRows = 
     autoCompact: false,
     topLists,
     topListMinRows: minRows,
+    metricTopKRowsPerCandidate: 0,
     onPlan: (s) => steps.push([...s]),
   });
   t.after(() => store.close());

@@ -35,6 +35,7 @@ async function filled(t: TestContext, options: TraceStoreOptions = {}) {
     // Segments as older builds wrote them: their lists come from the segments.
     topLists: false,
     topListMinRows: 0,
+    metricTopKRowsPerCandidate: 0,
     autoCompact: false,
     onPlan: (s) => steps.push([...s]),
     onBackground: (done) => background.push(done),

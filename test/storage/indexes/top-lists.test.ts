@@ -138,6 +138,7 @@ test('a fresh metric-sorted page comes from the top lists files, sorting no segm
       sealRows: 1_000_000,
       autoCompact: false,
       topListMinRows: 0,
+      metricTopKRowsPerCandidate: 0,
       onPlan: (s) => steps.push([...s]),
     });
   let store = await open();
@@ -206,7 +207,13 @@ test('a fresh metric-sorted page comes from the top lists files, sorting no segm
 test("segments from the size threshold get top lists (a merge's, not the small seals'); pages read small ones whole; stray files go", async (t) => {
   const dir = tempDir(t);
   const steps: string[][] = [];
-  const options = { threads: 1, autoCompact: false, topListMinRows: 150, onPlan: (s: readonly string[]) => steps.push([...s]) };
+  const options = {
+    threads: 1,
+    autoCompact: false,
+    topListMinRows: 150,
+    metricTopKRowsPerCandidate: 0,
+    onPlan: (s: readonly string[]) => steps.push([...s]),
+  };
   let store = await TraceStore.open(dir, options);
   const projectId = store.createProject({ name: 'p' }).id;
   const log_stream_id = store.createLogStream(projectId, 'default').id;
@@ -288,7 +295,13 @@ test('segments an older build wrote without top lists get them in the background
   await older.close();
   assert.deepEqual(filesEnding(dir, '.top'), [], 'none written');
   assert.ok(manifestOf(dir).segments.every((g) => g.top_lists === undefined));
-  const store = await TraceStore.open(dir, { threads: 1, autoCompact: false, topListMinRows: 0, onPlan: (s) => steps.push([...s]) });
+  const store = await TraceStore.open(dir, {
+    threads: 1,
+    autoCompact: false,
+    topListMinRows: 0,
+    metricTopKRowsPerCandidate: 0,
+    onPlan: (s) => steps.push([...s]),
+  });
   t.after(() => store.close());
   await internalsOf(store).records.factsSettled();
   const m = manifestOf(dir);
@@ -319,7 +332,13 @@ test("an import leaves its segments' top lists to the background, which writes t
   const { plain } = await parquetExportOf(t, llmTraces(0, 300));
   const dir = tempDir(t);
   const steps: string[][] = [];
-  const store = await TraceStore.open(dir, { threads: 1, autoCompact: false, topListMinRows: 0, onPlan: (s) => steps.push([...s]) });
+  const store = await TraceStore.open(dir, {
+    threads: 1,
+    autoCompact: false,
+    topListMinRows: 0,
+    metricTopKRowsPerCandidate: 0,
+    onPlan: (s) => steps.push([...s]),
+  });
   t.after(() => store.close());
   const { projectId, logStreamId: log_stream_id } = await store.data.importFile(plain, { project: 'p', logStream: 'main' });
   await internalsOf(store).records.factsSettled();
@@ -334,7 +353,13 @@ test("an import leaves its segments' top lists to the background, which writes t
 test('a filter on another metric that admits too few listed rows is told from its values alone: no list is read', async (t) => {
   const dir = tempDir(t);
   const steps: string[][] = [];
-  const store = await TraceStore.open(dir, { threads: 1, autoCompact: false, topListMinRows: 0, onPlan: (s) => steps.push([...s]) });
+  const store = await TraceStore.open(dir, {
+    threads: 1,
+    autoCompact: false,
+    topListMinRows: 0,
+    metricTopKRowsPerCandidate: 0,
+    onPlan: (s) => steps.push([...s]),
+  });
   t.after(() => store.close());
   const projectId = store.createProject({ name: 'p' }).id;
   const log_stream_id = store.createLogStream(projectId, 'default').id;
