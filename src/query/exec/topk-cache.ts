@@ -66,7 +66,8 @@ export class TopKCache {
   /**
    * Rows of the scope per candidate from which a page is answered from the lists: passing n candidates
    * costs about what the keys query over this many times n rows does (1M spans: 3,000 candidates took
-   * 20 ms to pass and 34 to query, the keys query 50).
+   * 20 ms to pass and 34 to query, the keys query 50), and reading the lists about what passing a
+   * list's rows does. So at 1M spans the keys query answers; from ~1.5M the lists.
    */
   readonly rowsPerCandidate: number;
 

@@ -102,6 +102,8 @@ test('a wrong estimate of the matches never changes a page, and the measured one
     autoCompact: false,
     pageWindowRows: 50,
     metricTopKRows: 64,
+    // The lists tried at any size (by default a store this small is answered by its keys query).
+    metricTopKRowsPerCandidate: 0,
     metricTopKBuild: 'await',
   };
   const measured = await openStore(t, { ...base, estimateMinGroups: 4, onPlan: (s) => plans.push([...s]) });
