@@ -111,6 +111,34 @@ export async function fillWithDeadAndMemoryRows(
 }
 
 /**
+ * Asks the first `limit` spans with more than `over` tokens by quality, best first, checks their ids
+ * against expectedPage over `all` (every span of these fixtures is an llm span), and returns the
+ * plan's steps (`steps` is what the store's onPlan fills).
+ */
+export async function askTokensPage(
+  store: TraceStore,
+  scope: { projectId: string; log_stream_id: string; all: readonly Rec[]; steps: string[][] },
+  over: number,
+  limit: number,
+): Promise<string[]> {
+  const { projectId, log_stream_id, all, steps } = scope;
+  steps.length = 0;
+  const page = await store.partialSearch('span', projectId, {
+    log_stream_id,
+    filters: [{ type: 'number', column_id: 'metrics/tokens', operator: 'gt', value: over }],
+    sort: { column_id: 'metrics/quality', ascending: false },
+    limit,
+    select_columns: { column_ids: ['id'] },
+  } as never);
+  assert.deepEqual(
+    page.records.map((r) => r['id']),
+    expectedPage(all, { tokensOver: over }, false, 0, limit),
+    steps.flat().join(' → '),
+  );
+  return steps.flat();
+}
+
+/**
  * Asks the page of llm spans (of `model`, when given) by quality, ten rows from `offset`, checks its ids
  * against expectedPage over `all`, and returns the plan's steps (`steps` is what the store's onPlan fills).
  */

@@ -16,7 +16,7 @@ import type { ManifestState } from '../../../src/storage/manifest/manifest.js';
 import { listNumber, TOP_LIST_ROWS, topListsPath, writeTopLists } from '../../../src/storage/indexes/top-lists.js';
 import { compile, ident, int, raw, sql } from '../../../src/query/sql.js';
 import { parquetExportOf, tempDir } from '../../support/helpers.js';
-import { askLlmPage, expectedPage, fillWithDeadAndMemoryRows, llmTraces } from '../../support/metric-pages.js';
+import { askLlmPage, askTokensPage, expectedPage, fillWithDeadAndMemoryRows, llmTraces } from '../../support/metric-pages.js';
 
 const manifestOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as ManifestState;
 
@@ -159,22 +159,7 @@ test('a fresh metric-sorted page comes from the top lists files, sorting no segm
   assert.equal(watch.sorts, 0, 'no segment sorted for its list');
   // A filter on another metric reads that metric's listed values; when they cannot be read the keys
   // query answers (the same page).
-  const tokensPage = async (over: number) => {
-    steps.length = 0;
-    const page = await store.partialSearch('span', projectId, {
-      log_stream_id,
-      filters: [{ type: 'number', column_id: 'metrics/tokens', operator: 'gt', value: over }],
-      sort: { column_id: 'metrics/quality', ascending: false },
-      limit: 10,
-      select_columns: { column_ids: ['id'] },
-    } as never);
-    assert.deepEqual(
-      page.records.map((r) => r['id']),
-      expectedPage(all, { tokensOver: over }, false, 0, 10),
-      steps.flat().join(' → '),
-    );
-    return steps.flat()[0];
-  };
+  const tokensPage = async (over: number) => (await askTokensPage(store, { projectId, log_stream_id, all, steps }, over, 10))[0];
   const original = Database.prototype.all;
   Database.prototype.all = function (this: Database, q) {
     const text = compile(q).text;
@@ -275,6 +260,20 @@ test("segments from the size threshold get top lists (a merge's, not the small s
 
 const dirOf = (rel: string, dir: string) => join(dir, rel, '..');
 
+/** A store that writes and tries the lists at any size, and the plan steps of its pages. */
+async function listingStore(t: TestContext, dir: string): Promise<{ store: TraceStore; steps: string[][] }> {
+  const steps: string[][] = [];
+  const store = await TraceStore.open(dir, {
+    threads: 1,
+    autoCompact: false,
+    topListMinRows: 0,
+    metricTopKRowsPerCandidate: 0,
+    onPlan: (s) => steps.push([...s]),
+  });
+  t.after(() => store.close());
+  return { store, steps };
+}
+
 /** The top lists files the manifest's segments have. */
 const listedFiles = (m: ManifestState) =>
   m.segments
@@ -284,7 +283,6 @@ const listedFiles = (m: ManifestState) =>
 
 test('segments an older build wrote without top lists get them in the background after a writable open', async (t) => {
   const dir = tempDir(t);
-  const steps: string[][] = [];
   const older = await TraceStore.open(dir, { threads: 1, autoCompact: false, topLists: false, topListMinRows: 0 });
   const projectId = older.createProject({ name: 'p' }).id;
   const log_stream_id = older.createLogStream(projectId, 'default').id;
@@ -295,14 +293,7 @@ test('segments an older build wrote without top lists get them in the background
   await older.close();
   assert.deepEqual(filesEnding(dir, '.top'), [], 'none written');
   assert.ok(manifestOf(dir).segments.every((g) => g.top_lists === undefined));
-  const store = await TraceStore.open(dir, {
-    threads: 1,
-    autoCompact: false,
-    topListMinRows: 0,
-    metricTopKRowsPerCandidate: 0,
-    onPlan: (s) => steps.push([...s]),
-  });
-  t.after(() => store.close());
+  const { store, steps } = await listingStore(t, dir);
   await internalsOf(store).records.factsSettled();
   const m = manifestOf(dir);
   const withMetrics = m.segments.filter((g) => g.metrics.length > 0);
@@ -331,15 +322,7 @@ test('segments an older build wrote without top lists get them in the background
 test("an import leaves its segments' top lists to the background, which writes them after it; pages from them", async (t) => {
   const { plain } = await parquetExportOf(t, llmTraces(0, 300));
   const dir = tempDir(t);
-  const steps: string[][] = [];
-  const store = await TraceStore.open(dir, {
-    threads: 1,
-    autoCompact: false,
-    topListMinRows: 0,
-    metricTopKRowsPerCandidate: 0,
-    onPlan: (s) => steps.push([...s]),
-  });
-  t.after(() => store.close());
+  const { store, steps } = await listingStore(t, dir);
   const { projectId, logStreamId: log_stream_id } = await store.data.importFile(plain, { project: 'p', logStream: 'main' });
   await internalsOf(store).records.factsSettled();
   const spans = manifestOf(dir).segments.filter((g) => g.kind === 'span');
@@ -352,15 +335,7 @@ test("an import leaves its segments' top lists to the background, which writes t
 
 test('a filter on another metric that admits too few listed rows is told from its values alone: no list is read', async (t) => {
   const dir = tempDir(t);
-  const steps: string[][] = [];
-  const store = await TraceStore.open(dir, {
-    threads: 1,
-    autoCompact: false,
-    topListMinRows: 0,
-    metricTopKRowsPerCandidate: 0,
-    onPlan: (s) => steps.push([...s]),
-  });
-  t.after(() => store.close());
+  const { store, steps } = await listingStore(t, dir);
   const projectId = store.createProject({ name: 'p' }).id;
   const log_stream_id = store.createLogStream(projectId, 'default').id;
   for (let b = 0; b < 3; b++) {
@@ -377,21 +352,7 @@ test('a filter on another metric that admits too few listed rows is told from it
   t.after(() => {
     Database.prototype.all = original;
   });
-  const ask = async (over: number) => {
-    steps.length = 0;
-    const page = await store.partialSearch('span', projectId, {
-      log_stream_id,
-      filters: [{ type: 'number', column_id: 'metrics/tokens', operator: 'gt', value: over }],
-      sort: { column_id: 'metrics/quality', ascending: false },
-      limit: 50,
-      select_columns: { column_ids: ['id'] },
-    } as never);
-    assert.deepEqual(
-      page.records.map((r) => r['id']),
-      expectedPage(all, { tokensOver: over }, false, 0, 50),
-    );
-    return steps.flat()[0];
-  };
+  const ask = async (over: number) => (await askTokensPage(store, { projectId, log_stream_id, all, steps }, over, 50))[0];
   // Tokens are 0-96: above 94, a few of 300 rows.
   assert.equal(await ask(94), 'keys (top-k: too few listed rows can match)');
   assert.equal(fullReads, 0, 'no list read for a page the lists cannot fill');
