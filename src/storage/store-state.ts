@@ -19,6 +19,9 @@ import type { RetentionView } from './snapshot/snapshot.js';
 import type { WriteAheadLog } from './wal/wal.js';
 import { sql } from '../query/sql.js';
 
+/** Segments from this many rows get top lists when written (Infinity: none are written, topLists false). */
+export const listsFrom = (o: Pick<StoreOptions, 'topLists' | 'topListMinRows'>): number => (o.topLists ? o.topListMinRows : Infinity);
+
 export interface StoreOptions {
   /** Bytes of logged rows that freeze the active memory table for sealing. */
   readonly memTableBytes: number;

@@ -170,16 +170,21 @@ export class TopKCache {
     await Promise.all(ids.map((id) => this.#values.get(`${key}\n${id}`)));
   }
 
+  /** Whether a segment needs no sorted read for its list: no values of the metric, a top lists file, or read whole. */
+  #nothingToRead(segment: SegmentEntry, metricId: number): boolean {
+    return !segment.metrics.includes(metricId) || this.#listed(segment) || this.whole(segment);
+  }
+
   /** Whether a segment's list was asked for (read, being read, or queued), or there is nothing to read or only its top lists file. */
   asked(snap: Snapshot, segment: SegmentEntry, metricId: number | undefined, ascending: boolean): boolean {
-    if (metricId === undefined || !segment.metrics.includes(metricId) || this.#listed(segment) || this.whole(segment)) return true;
+    if (metricId === undefined || this.#nothingToRead(segment, metricId)) return true;
     const key = listKey(snap.path(segment), metricId, ascending);
     return this.#lists.has(key) || this.#queued.has(key);
   }
 
   /** Whether a segment's list has been read (or there is nothing to read, or only its top lists file): a page from the lists then waits for no scan. */
   ready(snap: Snapshot, segment: SegmentEntry, metricId: number | undefined, ascending: boolean): boolean {
-    if (metricId === undefined || !segment.metrics.includes(metricId) || this.#listed(segment) || this.whole(segment)) return true;
+    if (metricId === undefined || this.#nothingToRead(segment, metricId)) return true;
     return this.#ready.has(listKey(snap.path(segment), metricId, ascending));
   }
 

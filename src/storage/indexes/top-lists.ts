@@ -36,6 +36,9 @@ export const TOP_LIST_COLUMNS = [
   'model',
 ] as const;
 
+/** The columns of TOP_LIST_COLUMNS a file stores (project and run are the segment's). */
+const FILE_COLUMNS = TOP_LIST_COLUMNS.filter((c) => c !== 'project_id' && c !== 'run_id');
+
 export function topListsPath(parquetPath: string): string {
   return parquetPath.replace(/\.parquet$/, '.top');
 }
@@ -88,14 +91,12 @@ export async function writeTopLists(conn: Connection, abs: string, metrics: read
   const rowsOf = (no: number) =>
     [...((picked?.[`b${no}`] as unknown[] | null) ?? []), ...((picked?.[`t${no}`] as unknown[] | null) ?? [])].map(Number);
   const all = [...new Set(kept.flatMap((p) => rowsOf(p.no)))];
-  const cols = TOP_LIST_COLUMNS.filter((c) => c !== 'project_id' && c !== 'run_id').map((c) =>
-    c === 'created_at' ? sql`epoch_us(created_at) AS c` : ident(c),
-  );
+  const cols = FILE_COLUMNS.map((c) => (c === 'created_at' ? sql`epoch_us(created_at) AS c` : ident(c)));
   const values = ids.map((m) => ident(`m${m}`));
   const ranked = kept.map(({ m, ascending, no }) => {
     const d = raw(ascending ? 'ASC' : 'DESC');
     return sql`SELECT ${int(no)}::SMALLINT AS list, (row_number() OVER (ORDER BY ${ident(`m${m}`)} ${d}, id ${d}))::SMALLINT AS rank,
-      ${joinSql([...TOP_LIST_COLUMNS.filter((c) => c !== 'project_id' && c !== 'run_id').map((c) => (c === 'created_at' ? raw('c') : ident(c))), ...values])}
+      ${joinSql([...FILE_COLUMNS.map((c) => (c === 'created_at' ? raw('c') : ident(c))), ...values])}
       FROM t WHERE r IN (SELECT unnest(${rowsOf(no)}::BIGINT[]))`;
   });
   await writeAside(
@@ -121,9 +122,7 @@ async function writeOnePass(conn: Connection, abs: string, ids: readonly number[
   const pairs = ids.flatMap((m) =>
     [false, true].map((asc) => sql`{list: ${int(listNumber(m, asc))}, rows: ${ident(`l${listNumber(m, asc)}`)}}`),
   );
-  const cols = TOP_LIST_COLUMNS.filter((c) => c !== 'project_id' && c !== 'run_id').map((c) =>
-    c === 'created_at' ? sql`epoch_us(t.created_at) AS c` : sql`t.${ident(c)}`,
-  );
+  const cols = FILE_COLUMNS.map((c) => (c === 'created_at' ? sql`epoch_us(t.created_at) AS c` : sql`t.${ident(c)}`));
   const values = ids.map((m) => sql`t.${ident(`m${m}`)}`);
   await writeAside(
     conn,
@@ -157,8 +156,9 @@ async function writeAside(conn: Connection, abs: string, rows: Sql): Promise<voi
 /**
  * One list of the segment at `abs` (best first, at most `rows` + 1 rows): its metric's value as `v`,
  * the narrow columns (`c` for created_at; only `columns` of them when given) and the `m<id>` columns
- * of `values`; throws when the file is missing or damaged. The rows come as one JSON text (DuckDB writes doubles exactly): converting each
- * value to JavaScript cost twice as much. A value JSON cannot hold (NaN, infinities) takes the plain read.
+ * of `values`; throws when the file is missing or damaged. The rows come as one JSON text (DuckDB
+ * writes doubles exactly): converting each value to JavaScript cost twice as much. A value JSON cannot
+ * hold (NaN, infinities) takes the plain read.
  */
 export async function readTopList(
   db: SqlRunner,
@@ -169,9 +169,7 @@ export async function readTopList(
   values: readonly number[] = [],
   columns?: readonly string[],
 ): Promise<Row[]> {
-  const narrow = TOP_LIST_COLUMNS.filter(
-    (c) => c !== 'project_id' && c !== 'run_id' && c !== 'created_at' && (!columns || columns.includes(c)),
-  );
+  const narrow = FILE_COLUMNS.filter((c) => c !== 'created_at' && (!columns || columns.includes(c)));
   const names = [
     ...narrow.map((c) => [c, c] as const),
     ...(!columns || columns.includes('created_at') ? [['c', 'c'] as const] : []),
@@ -202,10 +200,7 @@ export async function readTopValues(
   rows: number,
   ids: readonly number[],
 ): Promise<unknown[][]> {
-  const got = await db.all(
-    sql`SELECT ${joinSql(ids.map((m) => ident(`m${Math.trunc(m)}`)))} FROM read_parquet(${topListsPath(abs)}, hive_partitioning = false)
-        WHERE list = ${int(listNumber(metricId, ascending))} ORDER BY rank LIMIT ${int(rows)}`,
-  );
+  const got = (await readTopList(db, abs, metricId, ascending, rows, ids, [])).slice(0, rows);
   return ids.map((m) => got.map((r) => r[`m${Math.trunc(m)}`]));
 }
 

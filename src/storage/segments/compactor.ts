@@ -8,7 +8,7 @@ import type { ManifestState, SegmentEntry } from '../manifest/manifest.js';
 import { writeMerge } from './merge.js';
 import { idHash } from '../indexes/id-index.js';
 import { indexedSegment, readHashes, removeSegmentFiles } from './segments.js';
-import type { StoreState } from '../store-state.js';
+import { listsFrom, type StoreState } from '../store-state.js';
 import { sql } from '../../query/sql.js';
 import type { Row } from '../../db/database.js';
 
@@ -208,7 +208,7 @@ export class Compactor {
         nextSegment: () => s.nextSegment++,
         rowGroupSize: s.options.rowGroupSize,
         textIndex: s.options.textIndex,
-        topListMinRows: s.options.topLists ? s.options.topListMinRows : Infinity,
+        topListMinRows: listsFrom(s.options),
         factColumns: s.options.notedColumns,
         compressionLevel: s.options.compactionLevel,
         hashesOf: (g) => readHashes(s.conns.merge, s.dir, g, idHash),

@@ -12,7 +12,7 @@ import { interruptUntilSettled } from '../../db/interrupt-until.js';
 import { join } from 'node:path';
 import { sql } from '../../query/sql.js';
 import type { ManifestState, SegmentEntry } from '../manifest/manifest.js';
-import type { StoreState } from '../store-state.js';
+import { listsFrom, type StoreState } from '../store-state.js';
 import { measureFullMetrics } from './metric-facts.js';
 import { measureTypeFacts } from './type-facts.js';
 import { writeTopLists } from '../indexes/top-lists.js';
@@ -80,7 +80,7 @@ export class FactBackfill {
   start(): void {
     const s = this.#s;
     const cols = s.options.notedColumns;
-    const lists = s.options.topLists ? s.options.topListMinRows : Infinity;
+    const lists = listsFrom(s.options);
     if (s.readOnly || this.#stopped) return;
     if (this.#running) {
       this.#again = true;
@@ -149,14 +149,7 @@ export class FactBackfill {
     if (this.#stopped) return {};
     // A drop or merge committed meanwhile leaves the file to this read.
     const release = s.use([seg.file]);
-    const measuring = measure(
-      this.#conn,
-      join(s.dir, seg.file),
-      seg,
-      s.options.notedColumns,
-      s.options.topLists ? s.options.topListMinRows : Infinity,
-      () => this.#stopped,
-    );
+    const measuring = measure(this.#conn, join(s.dir, seg.file), seg, s.options.notedColumns, listsFrom(s.options), () => this.#stopped);
     this.#measuring = measuring;
     try {
       return await measuring;

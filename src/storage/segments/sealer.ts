@@ -8,7 +8,7 @@ import { MemTable } from '../memtable/mem-tables.js';
 import { sortedUnion } from '../memtable/seq-lists.js';
 import { writeSealSegments } from './seal.js';
 import { indexedSegment } from './segments.js';
-import type { StoreState } from '../store-state.js';
+import { listsFrom, type StoreState } from '../store-state.js';
 import { ident, sql } from '../../query/sql.js';
 
 /** Frozen tables waiting for the sealer before writers wait (bounds memory at about three tables). */
@@ -150,7 +150,7 @@ export class Sealer {
         rowGroupSize: s.options.rowGroupSize,
         sealRowGroupSize: s.options.sealRowGroupSize,
         textIndex: s.options.textIndex,
-        topListMinRows: s.options.topLists ? s.options.topListMinRows : Infinity,
+        topListMinRows: listsFrom(s.options),
         factColumns: s.options.notedColumns,
       },
       table,
