@@ -161,8 +161,8 @@ function textLeaf(leaf: Extract<Leaf, { kind: 'text' }>, ok: (q: Sql) => Sql): S
     case 'ne':
       return not(safe(sql`${col} = ${lower(sql`${leaf.value as string}`, cs)}`));
     case 'contains': {
-      const pattern = cs ? null : caselessPattern(leaf.value as string);
-      if (pattern !== null) return ok(sql`regexp_matches(${column(leaf.column)}, ${pattern})`);
+      const caseless = cs ? null : caselessContains(column(leaf.column), leaf.value as string);
+      if (caseless !== null) return ok(caseless);
       return ok(sql`contains(${col}, ${lower(sql`${leaf.value as string}`, cs)})`);
     }
     case 'one_of':
@@ -181,16 +181,40 @@ function textLeaf(leaf: Extract<Leaf, { kind: 'text' }>, ok: (q: Sql) => Sql): S
  * test/storage/indexes/text-index.test.ts); any other character only itself. Null (use lower()) for an
  * empty or non-ASCII needle.
  */
-export function caselessPattern(needle: string): string | null {
+export function caselessPattern(needle: string, exotic = true): string | null {
   if (needle.length === 0 || !/^[\x00-\x7f]*$/.test(needle)) return null;
   let out = '';
   for (const ch of needle) {
     const c = ch.toLowerCase();
-    if (c >= 'a' && c <= 'z') out += `[${c}${c.toUpperCase()}${c === 'i' ? '\\x{130}' : c === 'k' ? '\\x{212A}' : ''}]`;
+    const more = !exotic ? '' : c === 'i' ? '\\x{130}' : c === 'k' ? '\\x{212A}' : '';
+    if (c >= 'a' && c <= 'z') out += `[${c}${c.toUpperCase()}${more}]`;
     else if (/[0-9]/.test(c)) out += c;
     else out += `\\x{${c.charCodeAt(0).toString(16)}}`;
   }
   return out;
+}
+
+/** The two code points outside ASCII that lower() maps into it, by the letter they lower to. */
+const EXOTIC: Readonly<Record<string, string>> = { i: '\u0130', k: '\u212A' };
+
+/**
+ * A case-insensitive `contains` of an ASCII needle (caselessPattern) as a filter, or null. RE2 finds
+ * a pattern's first character fast only when its class is ASCII; a needle starting with i or k,
+ * whose class also holds İ or the Kelvin sign, scanned 2.5x slower (10M spans: 4.5 s against 1.6 s
+ * for another word). Such a needle is matched by its ASCII pattern, or, in the rare text holding one
+ * of those code points, by the whole pattern: the same rows.
+ */
+export function caselessContains(col: Sql, needle: string): Sql | null {
+  const pattern = caselessPattern(needle);
+  if (pattern === null) return null;
+  const whole = sql`regexp_matches(${col}, ${pattern})`;
+  if (EXOTIC[needle[0]!.toLowerCase()] === undefined) return whole;
+  const held = [...new Set([...needle.toLowerCase()].map((c) => EXOTIC[c]).filter((c) => c !== undefined))];
+  const guard = joinSql(
+    held.map((c) => sql`contains(${col}, ${c})`),
+    ' OR ',
+  );
+  return sql`(regexp_matches(${col}, ${caselessPattern(needle, false)!}) OR ((${guard}) AND ${whole}))`;
 }
 
 function collectionLeaf(leaf: Extract<Leaf, { kind: 'collection' }>, ok: (q: Sql) => Sql): Sql {

@@ -49,9 +49,15 @@ const GOLDEN: [string, Leaf, string, unknown[]][] = [
   ],
   [
     'text contains ci (pattern)',
-    { kind: 'text', column: col('input'), op: 'contains', value: 'Ki.5%', caseSensitive: false },
+    { kind: 'text', column: col('input'), op: 'contains', value: 'xKi.5%', caseSensitive: false },
     'coalesce(regexp_matches(r.input, $1), false)',
-    ['[kK\\x{212A}][iI\\x{130}]\\x{2e}5\\x{25}'],
+    ['[xX][kK\\x{212A}][iI\\x{130}]\\x{2e}5\\x{25}'],
+  ],
+  [
+    'text contains ci (pattern starting with k: its ASCII pattern first)',
+    { kind: 'text', column: col('input'), op: 'contains', value: 'Ki.5%', caseSensitive: false },
+    'coalesce((regexp_matches(r.input, $1) OR ((contains(r.input, $2) OR contains(r.input, $3)) AND regexp_matches(r.input, $4))), false)',
+    ['[kK][iI]\\x{2e}5\\x{25}', '\u212A', '\u0130', '[kK\\x{212A}][iI\\x{130}]\\x{2e}5\\x{25}'],
   ],
   [
     'text contains ci (non-ASCII)',
