@@ -21,7 +21,7 @@ import type { Scope } from '../../storage/record-store.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 import { listNumber, TOP_LIST_ROWS, topListsPath } from '../../storage/indexes/top-lists.js';
 import { listedMatchBound, may } from './topk-bound.js';
-import { CACHED_COLUMNS, TOP_ROWS, type TopKCache, type TopList, type TopRow } from './topk-cache.js';
+import { CACHED_COLUMNS, TOP_ROWS, type TopBound, type TopKCache, type TopList, type TopRow } from './topk-cache.js';
 
 const CACHED = new Set<string>(CACHED_COLUMNS);
 /** Candidates kept for one page: enough for filters that drop most of them, few enough to pass cheaply. */
@@ -130,7 +130,7 @@ export async function metricTopK(
   if (metricId !== undefined && cache.rows === TOP_LIST_ROWS) {
     const listed = segments.filter((s) => s.metrics.includes(metricId));
     if (listed.length > 0 && listed.every((s) => s.top_lists === true)) {
-      const page = await fromFiles(db, snap, scope, plan, limit, offset, also, alsoMetrics, { listed, whole }, metricId);
+      const page = await fromFiles(db, cache, snap, scope, plan, limit, offset, also, alsoMetrics, { listed, whole }, metricId);
       // A file that cannot be read: the lists come from the segments (TopKCache reads them sorted).
       if (page !== null) return page;
     }
@@ -191,6 +191,7 @@ export async function metricTopK(
  */
 async function fromFiles(
   db: SqlRunner,
+  cache: TopKCache,
   snap: Snapshot,
   scope: Scope,
   plan: PlanInput,
@@ -203,29 +204,36 @@ async function fromFiles(
 ): Promise<TopKPage | 'too few' | null> {
   const metric = plan.sort!.column.metric!;
   const ascending = plan.sort!.ascending;
-  const list = int(listNumber(metricId, ascending));
+  const number = listNumber(metricId, ascending);
+  const list = int(number);
   const files = listed.map((s) => topListsPath(snap.path(s)));
   const read = (i: number) => sql`read_parquet(${files[i]!}, hive_partitioning = false)`;
   const union = (parts: Sql[]) => joinSql(parts, ' UNION ALL ');
   // Each list's rows after its first TOP_LIST_ROWS (one more tells a truncated list): its last kept
-  // row bounds every row of its segment left out.
-  const ends = async (): Promise<{ v: number; id: string }[]> => {
-    if (files.length === 0) return [];
-    const rows = await db.all(
-      sql`SELECT s, rank, id, v FROM (${union(
-        files.map(
-          (_, i) =>
-            sql`SELECT ${int(i)} AS s, rank, id, ${ident(`m${metricId}`)} AS v FROM ${read(i)} WHERE list = ${list} AND rank >= ${int(TOP_LIST_ROWS)}`,
-        ),
-      )})`,
-    );
-    const bounds: { v: number; id: string }[] = [];
-    for (let i = 0; i < files.length; i++) {
-      const mine = rows.filter((r) => Number(r['s']) === i);
-      const last = mine.find((r) => Number(r['rank']) === TOP_LIST_ROWS);
-      if (last && mine.some((r) => Number(r['rank']) > TOP_LIST_ROWS)) bounds.push({ v: Number(last['v']), id: String(last['id']) });
+  // row bounds every row of its segment left out. Read once per file and list (files never change).
+  const ends = async (): Promise<TopBound[]> => {
+    const keys = files.map((f) => `${f}\n${number}`);
+    const unknown = files.flatMap((_, i) => (cache.ends.has(keys[i]!) ? [] : [i]));
+    if (unknown.length > 0) {
+      const rows = await db.all(
+        sql`SELECT s, rank, id, v FROM (${union(
+          unknown.map(
+            (i) =>
+              sql`SELECT ${int(i)} AS s, rank, id, ${ident(`m${metricId}`)} AS v FROM ${read(i)} WHERE list = ${list} AND rank >= ${int(TOP_LIST_ROWS)}`,
+          ),
+        )})`,
+      );
+      for (const i of unknown) {
+        const mine = rows.filter((r) => Number(r['s']) === i);
+        const last = mine.find((r) => Number(r['rank']) === TOP_LIST_ROWS);
+        const truncated = last !== undefined && mine.some((r) => Number(r['rank']) > TOP_LIST_ROWS);
+        cache.ends.set(keys[i]!, truncated ? { v: Number(last['v']), id: String(last['id']) } : null);
+      }
     }
-    return bounds;
+    return keys.flatMap((k) => {
+      const b = cache.ends.get(k);
+      return b ? [b] : [];
+    });
   };
   const base: PlanInput['base'] = (metrics) => {
     const parts = listed.map((seg, i) => {
@@ -258,7 +266,7 @@ async function fromFiles(
     alsoMetrics.filter((m) => m === metric),
   );
   let rows: Row[];
-  let bounds: { v: number; id: string }[];
+  let bounds: TopBound[];
   try {
     [rows, bounds] = await Promise.all([db.all(q.sql), ends()]);
   } catch {

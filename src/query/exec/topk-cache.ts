@@ -50,6 +50,12 @@ interface Kept extends TopList {
 
 const EMPTY: TopList = { rows: [], truncated: false };
 
+/** A truncated list's last kept row: every row of its segment left out comes after it. */
+export interface TopBound {
+  readonly v: number;
+  readonly id: string;
+}
+
 export class TopKCache {
   readonly #db: SqlRunner;
   readonly #lists = new Map<string, Promise<Kept>>();
@@ -59,6 +65,8 @@ export class TopKCache {
   readonly #queued = new Set<string>();
   /** Keys of lists read to the end (a page answers from them without waiting). */
   readonly #ready = new Set<string>();
+  /** By top lists file and list number: its last kept row when truncated, else null (metric-topk.ts fromFiles). */
+  readonly ends = new Map<string, TopBound | null>();
   /** Rows kept per list. */
   readonly rows: number;
   /** Segments smaller than this without a top lists file are read whole by a page (they have no list). */
@@ -266,8 +274,9 @@ export class TopKCache {
   /** Forgets lists of files merged or deleted since, once the cache has grown past what is live. */
   prune(snap: Snapshot): void {
     const live = [...snap.segmentsOfKind('span'), ...snap.segmentsOfKind('trace'), ...snap.segmentsOfKind('session')];
-    if (this.#lists.size <= 4 * live.length + 64) return;
+    if (this.#lists.size + this.ends.size <= 4 * live.length + 64) return;
     const keep = new Set(live.map((s) => snap.path(s)));
+    for (const k of this.ends.keys()) if (!keep.has(k.split('\n')[0]!.replace(/\.top$/, '.parquet'))) this.ends.delete(k);
     for (const k of this.#lists.keys()) {
       if (keep.has(k.split('\n')[0]!)) continue;
       this.#lists.delete(k);
