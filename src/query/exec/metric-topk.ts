@@ -1,14 +1,16 @@
-// Strategy: a metric-sorted page without a scan of every row group. Each segment's best rows by the
-// metric are listed once (topk-cache.ts: from the segment's top lists file, or one sorted read of it);
-// a page's keys query then runs over those listed rows plus the memory tables and the small segments
-// without lists (read as they are), with the usual dead-row, retention and filter tests. Ids and links
-// of the page come from the lists: nothing but the memory tables and small segments is read.
+// Strategy: a metric-sorted page without a scan of every row group. Where each segment has its top
+// lists file (storage/indexes/top-lists.ts: its best rows by every metric), the page's keys query runs
+// over those files' rows of the page's list, read in place, plus the memory tables and the small
+// segments without lists (read as they are), with the usual dead-row, retention and filter tests.
+// Elsewhere each segment's best rows are listed once by a sorted read (topk-cache.ts) and passed to the
+// same query. Ids and links of the page come from the lists: nothing but the memory tables, the small
+// segments and the lists is read.
 // Applies when: the sort is a metric's own value (no roll-up), the page ends within the lists, and the
 // filter tests only listed columns and metrics' own values (topKApplies).
 // Returns: the page's keys when its last row (the limit+1-th) is strictly better than every row left
 // out; 'too few' when the lists cannot hold enough matches (topk-bound.ts), 'costly' when passing the
-// candidates they need would cost more than the keys query; else null. Either way but
-// the first, the caller runs the full keys query.
+// candidates of sorted reads would cost more than the keys query; else null. Either way but the
+// first, the caller runs the full keys query.
 // Assumes: a segment's rows beyond its list are no better than the list's last row, and rows dropped
 // from the candidates are no better than the first dropped one.
 import type { Row, SqlRunner } from '../../db/database.js';
@@ -143,20 +145,6 @@ export async function metricTopK(
   const ids = [...metricsOf(plan.filter)].flatMap((m) => (m === metric || snap.metricIds[m] === undefined ? [] : [snap.metricIds[m]!]));
   const k = offset + limit + 1;
   if (costly(k)) return 'costly';
-  // How many listed candidates the page needs, when a peek told.
-  let peeked: number | null = null;
-  if (ids.length > 0) {
-    // A filter on another metric often admits few of the best rows: the filter's columns alone tell,
-    // for a fraction of a list's read (1M, cold: 8-11 ms against 17-25).
-    const columns = [...new Set(['id', ...columnsOf(plan.filter)])].filter((c) => CACHED.has(c));
-    const peeks = await Promise.all(segments.map((s) => cache.peek(snap, s, metricId, ascending, columns, ids)));
-    if (peeks.every((p) => p !== null)) {
-      const needed = fillsWithin(plan, peeks as TopList[], k - unlisted, snap.metricIds);
-      if (needed === null) return 'too few';
-      if (costly(needed)) return 'costly';
-      peeked = needed;
-    }
-  }
   const lists = await Promise.all(segments.map((s) => cache.list(snap, s, metricId, ascending, ids)));
   // Values a list's file could not give, or a NaN value (they go to DuckDB with NaN standing for null:
   // listedRows): the full query answers.
@@ -164,9 +152,8 @@ export async function metricTopK(
   if (ids.length > 0 && lists.some((l) => l.rows.some((r) => ids.some((id) => Number.isNaN(r.m[id]))))) return null;
   const total = lists.reduce((n, l) => n + l.rows.length, 0);
   // The bound stops counting at k: a cheap test before the lists are merged.
-  if (peeked === null && listedMatchBound(plan.filter, lists, k, snap.metricIds) + unlisted < k) return 'too few';
-  // The same rows and values as the peek's, when it looked.
-  const needed = peeked ?? fillsWithin(plan, lists, k - unlisted, snap.metricIds);
+  if (listedMatchBound(plan.filter, lists, k, snap.metricIds) + unlisted < k) return 'too few';
+  const needed = fillsWithin(plan, lists, k - unlisted, snap.metricIds);
   if (needed === null) return 'too few';
   // Few candidates first (cheap to pass and scan), at least as many as the filter needs; more only when
   // it left too few of them.

@@ -129,32 +129,6 @@ export class TopKCache {
     return kept;
   }
 
-  /**
-   * A look at a segment's list for a bound, cheaper than reading it: of its narrow columns only
-   * `columns`, and the values of `values` (the list kept, when read already). Null when the segment has
-   * no top lists file or it cannot be read (the caller reads the list).
-   */
-  async peek(
-    snap: Snapshot,
-    segment: SegmentEntry,
-    metricId: number | undefined,
-    ascending: boolean,
-    columns: readonly string[],
-    values: readonly number[],
-  ): Promise<TopList | null> {
-    if (metricId === undefined || !segment.metrics.includes(metricId)) return EMPTY;
-    const path = snap.path(segment);
-    if (this.#lists.has(listKey(path, metricId, ascending))) return this.list(snap, segment, metricId, ascending, values);
-    if (!this.#listed(segment)) return null;
-    const asked = values.filter((m) => m !== metricId && segment.metrics.includes(m));
-    try {
-      const rows = await readTopList(this.#db, path, metricId, ascending, this.rows, asked, columns);
-      return this.#listOf(rows, metricId, asked, new Set());
-    } catch {
-      return null;
-    }
-  }
-
   /** Reads the values of `ids` for a file's list (each metric once, whichever page asks first). */
   async #readValues(key: string, path: string, metricId: number, ascending: boolean, kept: Kept, ids: readonly number[]): Promise<void> {
     const fresh = ids.filter((id) => !this.#values.has(`${key}\n${id}`));
