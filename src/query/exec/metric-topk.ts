@@ -194,26 +194,28 @@ async function fromFiles(
   const number = listNumber(metricId, ascending);
   const list = int(number);
   const files = listed.map((s) => topListsPath(snap.path(s)));
+  // Rows each file's lists keep (older files: TOP_LIST_ROWS).
+  const depth = listed.map((s) => s.top_list_rows ?? TOP_LIST_ROWS);
   const read = (i: number) => sql`read_parquet(${files[i]!}, hive_partitioning = false)`;
   const union = (parts: Sql[]) => joinSql(parts, ' UNION ALL ');
-  // Each list's rows after its first TOP_LIST_ROWS (one more tells a truncated list): its last kept
-  // row bounds every row of its segment left out. Read once per file and list (files never change).
+  // Each list's rows from its last kept one (one more tells a truncated list): its last kept row
+  // bounds every row of its segment left out. Read once per file and list (files never change).
   const ends = async (): Promise<TopBound[]> => {
-    const keys = files.map((f) => `${f}\n${number}`);
+    const keys = files.map((f, i) => `${f}\n${number}\n${depth[i]}`);
     const unknown = files.flatMap((_, i) => (cache.ends.has(keys[i]!) ? [] : [i]));
     if (unknown.length > 0) {
       const rows = await db.all(
         sql`SELECT s, rank, id, v FROM (${union(
           unknown.map(
             (i) =>
-              sql`SELECT ${int(i)} AS s, rank, id, ${ident(`m${metricId}`)} AS v FROM ${read(i)} WHERE list = ${list} AND rank >= ${int(TOP_LIST_ROWS)}`,
+              sql`SELECT ${int(i)} AS s, rank, id, ${ident(`m${metricId}`)} AS v FROM ${read(i)} WHERE list = ${list} AND rank >= ${int(depth[i]!)}`,
           ),
         )})`,
       );
       for (const i of unknown) {
         const mine = rows.filter((r) => Number(r['s']) === i);
-        const last = mine.find((r) => Number(r['rank']) === TOP_LIST_ROWS);
-        const truncated = last !== undefined && mine.some((r) => Number(r['rank']) > TOP_LIST_ROWS);
+        const last = mine.find((r) => Number(r['rank']) === depth[i]);
+        const truncated = last !== undefined && mine.some((r) => Number(r['rank']) > depth[i]!);
         cache.ends.set(keys[i]!, truncated ? { v: Number(last['v']), id: String(last['id']) } : null);
       }
     }
@@ -239,7 +241,7 @@ async function fromFiles(
           ? sql`${ident(`m${id}`)} AS ${ident(`mx${j}`)}`
           : sql`NULL::DOUBLE AS ${ident(`mx${j}`)}`;
       });
-      return sql`SELECT ${joinSql([...cols, ...ms])} FROM ${read(i)} WHERE list = ${list} AND rank <= ${int(TOP_LIST_ROWS)}`;
+      return sql`SELECT ${joinSql([...cols, ...ms])} FROM ${read(i)} WHERE list = ${list} AND rank <= ${int(depth[i]!)}`;
     });
     return snap.sourceWith(scope, metrics, CACHED_COLUMNS, union(parts), whole);
   };
@@ -267,7 +269,7 @@ async function fromFiles(
   const lastV = last[q.ownMetrics.get(metric)!];
   if (lastV === null || lastV === undefined) return 'too few';
   for (const b of bounds) if (compareKeys(Number(lastV), String(last['id']), b.v, b.id, ascending) >= 0) return 'too few';
-  return { rows, ownMetrics: q.ownMetrics, candidates: listed.length * TOP_LIST_ROWS };
+  return { rows, ownMetrics: q.ownMetrics, candidates: depth.reduce((a, b) => a + b, 0) };
 }
 
 /**

@@ -43,6 +43,8 @@ export interface SegmentEntry {
   readonly full_metrics?: readonly number[];
   /** Whether the segment's top lists (`seg-N.top`, indexes/top-lists.ts) are on disk; none is written without metrics. Older segments lack it. */
   readonly top_lists?: boolean;
+  /** Rows each top list keeps when more than TOP_LIST_ROWS (indexes/top-lists.ts topListRows); absent: TOP_LIST_ROWS. */
+  readonly top_list_rows?: number;
 }
 
 export interface ManifestState {

@@ -15,15 +15,16 @@ import type { ManifestState, SegmentEntry } from '../manifest/manifest.js';
 import { listsFrom, type StoreState } from '../store-state.js';
 import { measureFullMetrics } from './metric-facts.js';
 import { measureTypeFacts } from './type-facts.js';
-import { writeTopLists } from '../indexes/top-lists.js';
+import { TOP_LIST_ROWS, topListRows, writeTopLists } from '../indexes/top-lists.js';
 
 /** Segments measured before their facts are saved (one manifest write each). */
 const SAVE_EVERY = 16;
 
-type Facts = Pick<SegmentEntry, 'type_facts' | 'full_metrics' | 'top_lists'>;
+type Facts = Pick<SegmentEntry, 'type_facts' | 'full_metrics' | 'top_lists' | 'top_list_rows'>;
 
 /** Whether a segment's top lists would be written with it (`minRows`: from StoreOptions.topListMinRows, Infinity for none) and are not on disk. */
-const lacksLists = (seg: SegmentEntry, minRows: number) => seg.top_lists !== true && seg.metrics.length > 0 && seg.rows >= minRows;
+const lacksLists = (seg: SegmentEntry, minRows: number) =>
+  seg.metrics.length > 0 && seg.rows >= minRows && (seg.top_lists !== true || (seg.top_list_rows ?? TOP_LIST_ROWS) < topListRows(seg.rows));
 
 /** Whether a segment's entry lacks a fact a seal of this build would record for it (`factColumns`: StoreOptions.notedColumns). */
 export function lacksFacts(seg: SegmentEntry, factColumns: readonly string[], listMinRows = Infinity): boolean {
@@ -43,7 +44,12 @@ async function measure(
   listMinRows: number,
   stopped: () => boolean,
 ): Promise<Facts> {
-  const out: { type_facts?: SegmentEntry['type_facts']; full_metrics?: SegmentEntry['full_metrics']; top_lists?: boolean } = {};
+  const out: {
+    type_facts?: SegmentEntry['type_facts'];
+    full_metrics?: SegmentEntry['full_metrics'];
+    top_lists?: boolean;
+    top_list_rows?: number;
+  } = {};
   if (seg.kind === 'span' && factColumns.length > 0 && seg.type_facts === undefined) {
     const facts = await measureTypeFacts(conn, abs, factColumns);
     if (facts) out.type_facts = facts;
@@ -54,7 +60,11 @@ async function measure(
     if (full) out.full_metrics = full;
   }
   // Written before the manifest says so (a crash in between leaves a file the next open writes again).
-  if (lacksLists(seg, listMinRows) && !stopped() && (await writeTopLists(conn, abs, seg.metrics))) out.top_lists = true;
+  const depth = topListRows(seg.rows);
+  if (lacksLists(seg, listMinRows) && !stopped() && (await writeTopLists(conn, abs, seg.metrics, depth))) {
+    out.top_lists = true;
+    if (depth > TOP_LIST_ROWS) out.top_list_rows = depth;
+  }
   return out;
 }
 

@@ -18,7 +18,7 @@ import { measureFullMetrics } from './metric-facts.js';
 import { measureTypeFacts } from './type-facts.js';
 import { removeTextIndex, textIndexPath, tokenIndexPath, writeTextIndex } from '../indexes/text-index.js';
 import { mergedTextIndex, type MergedFrom } from '../indexes/text-merge.js';
-import { removeTopLists, topListsPath, writeTopLists } from '../indexes/top-lists.js';
+import { removeTopLists, TOP_LIST_ROWS, topListRows, topListsPath, writeTopLists } from '../indexes/top-lists.js';
 
 export interface SegmentFile {
   readonly rel: string;
@@ -123,7 +123,8 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
     // The text index is on disk (fsynced with the folder below) before any manifest lists the segment.
     if (w.textIndex) await writeTextIndex(conn, abs, w.mergedFrom ? mergedTextIndex(conn, abs, w.mergedFrom) : undefined);
     await writeChildIndex(conn, abs);
-    const lists = rows >= w.topListMinRows && (await writeTopLists(conn, abs, w.metrics));
+    const depth = topListRows(rows);
+    const lists = rows >= w.topListMinRows && (await writeTopLists(conn, abs, w.metrics, depth));
     const facts = w.kind === 'span' && w.factColumns?.length ? await measureTypeFacts(conn, abs, w.factColumns) : undefined;
     const full = w.metrics.length > 0 ? await measureFullMetrics(conn, abs) : [];
     await fsyncPathAsync(dirname(abs), 'r');
@@ -143,7 +144,7 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
       tag_set: true,
       ...(facts ? { type_facts: facts } : {}),
       ...(full ? { full_metrics: full } : {}),
-      ...(lists ? { top_lists: true } : {}),
+      ...(lists ? { top_lists: true, ...(depth > TOP_LIST_ROWS ? { top_list_rows: depth } : {}) } : {}),
     };
     return { entry, hashes, filter, sideBytes: sideFileBytes(abs) };
   } catch (err) {

@@ -316,6 +316,33 @@ test("a page asked of the files in place never ends past a truncated list's last
   assert.match(String((await askLlmPage(store, scope, 'x', false, 0))[0]), /^keys \(top-k of \d+ listed rows\)$/);
 });
 
+test('deeper lists, as the segment entry counts them, serve a filter that admits none of the first 2,048 rows', async (t) => {
+  const dir = tempDir(t);
+  let { store, steps } = await listingStore(t, dir);
+  const projectId = store.createProject({ name: 'p' }).id;
+  const log_stream_id = store.createLogStream(projectId, 'default').id;
+  const n = TOP_LIST_ROWS + 60;
+  const shape = (i: number) => ({ model: i < TOP_LIST_ROWS ? 'x' : 'y', metrics: { quality: 1 - i / 10_000 } });
+  await store.logTraces(projectId, { log_stream_id, traces: oneSpanTraces(0, n, shape) } as never);
+  await store.close();
+  // The segment's lists rewritten to keep all of its rows, and its entry saying so.
+  const m = manifestOf(dir);
+  const seg = m.segments.find((g) => g.kind === 'span')!;
+  assert.equal(seg.top_list_rows, undefined, 'a small segment keeps the least');
+  const db = await Database.open({});
+  await db.withConnection((c) => writeTopLists(c, join(dir, seg.file), seg.metrics, TOP_LIST_ROWS + 100));
+  await db.close();
+  writeFileSync(
+    join(dir, 'manifest.json'),
+    JSON.stringify({ ...m, segments: m.segments.map((g) => (g === seg ? { ...g, top_list_rows: TOP_LIST_ROWS + 100 } : g)) }),
+  );
+  ({ store, steps } = await listingStore(t, dir));
+  const all = await everyRecord(store, projectId, log_stream_id);
+  const scope = { projectId, log_stream_id, all, steps };
+  assert.match(String((await askLlmPage(store, scope, 'y', false, 0))[0]), /^keys \(top-k of \d+ listed rows\)$/);
+  assert.match(String((await askLlmPage(store, scope, 'y', true, 0))[0]), /^keys \(top-k of \d+ listed rows\)$/);
+});
+
 /** Every span record of the stream (the reference of a page). */
 async function everyRecord(store: TraceStore, projectId: string, log_stream_id: string): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];

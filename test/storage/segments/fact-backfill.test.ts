@@ -14,6 +14,8 @@ import { compile, sql, type Sql } from '../../../src/query/sql.js';
 import type { LogRow } from '../../../src/record/record.js';
 import type { ManifestState, SegmentEntry } from '../../../src/storage/manifest/manifest.js';
 import { RecordStore } from '../../../src/storage/record-store.js';
+import { lacksFacts } from '../../../src/storage/segments/fact-backfill.js';
+import { TOP_LIST_MAX_ROWS, TOP_LIST_ROWS, topListRows } from '../../../src/storage/indexes/top-lists.js';
 import { countingRunner } from '../../support/counting-runner.js';
 import { factMetrics, factRow, factScope } from '../../support/fact-rows.js';
 import { tempDir } from '../../support/helpers.js';
@@ -251,4 +253,16 @@ test('a merge and a delete committed during the work win: no facts for segments 
     await store.close();
     await db.close();
   }
+});
+
+test('segments whose top lists keep fewer rows than their size now asks get them again; small ones and those done do not', () => {
+  const seg = (rows: number, lists: Partial<SegmentEntry> = {}): SegmentEntry =>
+    ({ rows, metrics: [1], full_metrics: [], type_facts: {}, kind: 'trace', ...lists }) as unknown as SegmentEntry;
+  const lacks = (s: SegmentEntry) => lacksFacts(s, [], 65_536);
+  assert.equal(lacks(seg(1_000_000)), true, 'no lists');
+  assert.equal(lacks(seg(1_000_000, { top_lists: true })), true, `lists of ${TOP_LIST_ROWS} rows where ${topListRows(1_000_000)} are kept`);
+  assert.equal(lacks(seg(1_000_000, { top_lists: true, top_list_rows: topListRows(1_000_000) })), false);
+  assert.equal(lacks(seg(100_000, { top_lists: true })), false, `a segment of 100k rows keeps ${topListRows(100_000)}`);
+  assert.equal(lacks(seg(1_000)), false, 'below the size threshold');
+  assert.ok(topListRows(1_000_000) > TOP_LIST_ROWS && topListRows(1e9) === TOP_LIST_MAX_ROWS);
 });
