@@ -132,7 +132,7 @@ export async function metricTopK(
   if (metricId !== undefined && cache.rows === TOP_LIST_ROWS) {
     const listed = segments.filter((s) => s.metrics.includes(metricId));
     if (listed.length > 0 && listed.every((s) => s.top_lists === true)) {
-      const page = await fromFiles(db, cache, snap, scope, plan, limit, offset, also, alsoMetrics, { listed, whole }, metricId);
+      const page = await fromFiles(db, cache, snap, scope, { plan, limit, offset, also, alsoMetrics }, { listed, whole }, metricId);
       // A file that cannot be read: the lists come from the segments (TopKCache reads them sorted).
       if (page !== null) return page;
     }
@@ -167,6 +167,15 @@ export async function metricTopK(
   return null;
 }
 
+/** What a page asks: its plan, its rows, and the columns and metrics its keys carry. */
+interface PageAsk {
+  plan: PlanInput;
+  limit: number;
+  offset: number;
+  also: readonly string[];
+  alsoMetrics: readonly string[];
+}
+
 /**
  * The page's keys query over the listed rows where they are stored: each segment's top lists file,
  * read for the page's list alone (its rows sit together: DuckDB reads one or two row groups of each
@@ -181,11 +190,7 @@ async function fromFiles(
   cache: TopKCache,
   snap: Snapshot,
   scope: Scope,
-  plan: PlanInput,
-  limit: number,
-  offset: number,
-  also: readonly string[],
-  alsoMetrics: readonly string[],
+  { plan, limit, offset, also, alsoMetrics }: PageAsk,
   { listed, whole }: { listed: SegmentEntry[]; whole: SegmentEntry[] },
   metricId: number,
 ): Promise<TopKPage | 'too few' | null> {

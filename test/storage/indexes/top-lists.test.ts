@@ -296,12 +296,7 @@ const listedFiles = (m: ManifestState) =>
 test("a page asked of the files in place never ends past a truncated list's last row: rows beyond it could come first", async (t) => {
   const dir = tempDir(t);
   const { store, steps } = await listingStore(t, dir);
-  const projectId = store.createProject({ name: 'p' }).id;
-  const log_stream_id = store.createLogStream(projectId, 'default').id;
-  // One segment whose list holds its best TOP_LIST_ROWS rows, all of model x; model y only past them.
-  const n = TOP_LIST_ROWS + 60;
-  const shape = (i: number) => ({ model: i < TOP_LIST_ROWS ? 'x' : 'y', metrics: { quality: 1 - i / 10_000 } });
-  await store.logTraces(projectId, { log_stream_id, traces: oneSpanTraces(0, n, shape) } as never);
+  const { projectId, log_stream_id, n } = await modelPastTheList(store);
   await store.flush();
   // In memory, rows of model y worse than every row of the segment.
   await store.logTraces(projectId, {
@@ -319,11 +314,7 @@ test("a page asked of the files in place never ends past a truncated list's last
 test('deeper lists, as the segment entry counts them, serve a filter that admits none of the first 2,048 rows', async (t) => {
   const dir = tempDir(t);
   let { store, steps } = await listingStore(t, dir);
-  const projectId = store.createProject({ name: 'p' }).id;
-  const log_stream_id = store.createLogStream(projectId, 'default').id;
-  const n = TOP_LIST_ROWS + 60;
-  const shape = (i: number) => ({ model: i < TOP_LIST_ROWS ? 'x' : 'y', metrics: { quality: 1 - i / 10_000 } });
-  await store.logTraces(projectId, { log_stream_id, traces: oneSpanTraces(0, n, shape) } as never);
+  const { projectId, log_stream_id } = await modelPastTheList(store);
   await store.close();
   // The segment's lists rewritten to keep all of its rows, and its entry saying so.
   const m = manifestOf(dir);
@@ -342,6 +333,19 @@ test('deeper lists, as the segment entry counts them, serve a filter that admits
   assert.match(String((await askLlmPage(store, scope, 'y', false, 0))[0]), /^keys \(top-k of \d+ listed rows\)$/);
   assert.match(String((await askLlmPage(store, scope, 'y', true, 0))[0]), /^keys \(top-k of \d+ listed rows\)$/);
 });
+
+/**
+ * A project and stream of TOP_LIST_ROWS + 60 llm spans by falling quality: model x for the first
+ * TOP_LIST_ROWS (a list of that many holds only them), model y past them.
+ */
+async function modelPastTheList(store: TraceStore): Promise<{ projectId: string; log_stream_id: string; n: number }> {
+  const projectId = store.createProject({ name: 'p' }).id;
+  const log_stream_id = store.createLogStream(projectId, 'default').id;
+  const n = TOP_LIST_ROWS + 60;
+  const shape = (i: number) => ({ model: i < TOP_LIST_ROWS ? 'x' : 'y', metrics: { quality: 1 - i / 10_000 } });
+  await store.logTraces(projectId, { log_stream_id, traces: oneSpanTraces(0, n, shape) } as never);
+  return { projectId, log_stream_id, n };
+}
 
 /** Every span record of the stream (the reference of a page). */
 async function everyRecord(store: TraceStore, projectId: string, log_stream_id: string): Promise<Record<string, unknown>[]> {
