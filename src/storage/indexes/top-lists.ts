@@ -23,15 +23,21 @@ export const TOP_LIST_ROWS = 2048;
 /** Rows a list keeps at most. */
 export const TOP_LIST_MAX_ROWS = 8192;
 
+/** Rows the lists of one list number keep over a run's segments of a kind, when their depths allow. */
+const LIST_BUDGET = 3 * TOP_LIST_MAX_ROWS;
+
 /**
- * Rows the lists of a segment of `rows` rows keep: one in 64 of its rows, from TOP_LIST_ROWS to
- * TOP_LIST_MAX_ROWS. A page with a filter that admits a share s of the best rows needs about k / s of
- * them, so deeper lists serve more selective filters: at 10M spans (two segments) 2,048 rows each
- * held too few rows of 1% filters, 8,192 enough (a metric page then took 10-28 ms, not 370-400), for
- * 0.5 µs more CPU a span at each write and 4x the file.
+ * Rows the lists of a segment of `rows` rows keep, in a run holding `partitionRows` of its kind (itself
+ * included): its share of LIST_BUDGET, at most one in 64 of its rows, from TOP_LIST_ROWS to
+ * TOP_LIST_MAX_ROWS. A page with a filter admitting a share s of the best rows needs about k / s of them
+ * over all of the run's segments, so deeper lists serve more selective filters: at 10M spans (two
+ * segments) 2,048 rows each held too few rows of 1% filters and 8,192 enough (a metric page then took
+ * 10-28 ms, not 370-400), for 0.5 µs more CPU a span at each write and 4x the file; a run of many
+ * segments needs less of each (at 100M, 101 segments of 8,192 would have been +5% of the folder).
  */
-export function topListRows(rows: number): number {
-  return Math.min(TOP_LIST_MAX_ROWS, Math.max(TOP_LIST_ROWS, Math.floor(rows / 64)));
+export function topListRows(rows: number, partitionRows = rows): number {
+  const share = Math.ceil((LIST_BUDGET * rows) / Math.max(rows, partitionRows, 1));
+  return Math.min(TOP_LIST_MAX_ROWS, Math.max(TOP_LIST_ROWS, Math.min(Math.floor(rows / 64), share)));
 }
 
 /** The physical columns a list row keeps besides the metric values; `created_at` is kept as `c`, epoch µs. */

@@ -162,6 +162,18 @@ export function saveManifest(dir: string, state: ManifestState): number {
   return Buffer.byteLength(text);
 }
 
+/** Rows of the segments of `of`'s run and kind, but those in `except` (files). */
+export function partitionRows(
+  segments: readonly SegmentEntry[],
+  of: Pick<SegmentEntry, 'project_id' | 'run_id' | 'kind'>,
+  except: ReadonlySet<string> = new Set(),
+): number {
+  let n = 0;
+  for (const g of segments)
+    if (g.project_id === of.project_id && g.run_id === of.run_id && g.kind === of.kind && !except.has(g.file)) n += g.rows;
+  return n;
+}
+
 export function partitionKey(projectId: string, runId: string, kind?: RecordKind): string {
   return `project_id=${projectId}/run_id=${runId}/${kind ? `kind=${kind}` : ''}`;
 }

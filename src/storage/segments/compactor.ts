@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { StorageError } from '../../errors.js';
 import { DEFAULT_POLICY, MERGE_FANIN, PAUSE_MERGE_RATIO, pickDead, pickMerge, pickTiered } from './compaction.js';
-import type { ManifestState, SegmentEntry } from '../manifest/manifest.js';
+import { partitionRows, type ManifestState, type SegmentEntry } from '../manifest/manifest.js';
 import { writeMerge } from './merge.js';
 import { idHash } from '../indexes/id-index.js';
 import { indexedSegment, readHashes, removeSegmentFiles } from './segments.js';
@@ -209,6 +209,7 @@ export class Compactor {
         rowGroupSize: s.options.rowGroupSize,
         textIndex: s.options.textIndex,
         topListMinRows: listsFrom(s.options),
+        otherRows: partitionRows(s.manifest.segments, group[0]!, new Set(group.map((g) => g.file))),
         factColumns: s.options.notedColumns,
         compressionLevel: s.options.compactionLevel,
         hashesOf: (g) => readHashes(s.conns.merge, s.dir, g, idHash),

@@ -11,7 +11,7 @@ import type { Connection } from '../../db/database.js';
 import { interruptUntilSettled } from '../../db/interrupt-until.js';
 import { join } from 'node:path';
 import { sql } from '../../query/sql.js';
-import type { ManifestState, SegmentEntry } from '../manifest/manifest.js';
+import { partitionRows, type ManifestState, type SegmentEntry } from '../manifest/manifest.js';
 import { listsFrom, type StoreState } from '../store-state.js';
 import { measureFullMetrics } from './metric-facts.js';
 import { measureTypeFacts } from './type-facts.js';
@@ -23,15 +23,20 @@ const SAVE_EVERY = 16;
 type Facts = Pick<SegmentEntry, 'type_facts' | 'full_metrics' | 'top_lists' | 'top_list_rows'>;
 
 /** Whether a segment's top lists would be written with it (`minRows`: from StoreOptions.topListMinRows, Infinity for none) and are not on disk. */
-const lacksLists = (seg: SegmentEntry, minRows: number) =>
-  seg.metrics.length > 0 && seg.rows >= minRows && (seg.top_lists !== true || (seg.top_list_rows ?? TOP_LIST_ROWS) < topListRows(seg.rows));
+const lacksLists = (seg: SegmentEntry, minRows: number, partition: number) =>
+  seg.metrics.length > 0 &&
+  seg.rows >= minRows &&
+  (seg.top_lists !== true || (seg.top_list_rows ?? TOP_LIST_ROWS) < topListRows(seg.rows, partition));
 
-/** Whether a segment's entry lacks a fact a seal of this build would record for it (`factColumns`: StoreOptions.notedColumns). */
-export function lacksFacts(seg: SegmentEntry, factColumns: readonly string[], listMinRows = Infinity): boolean {
+/**
+ * Whether a segment's entry lacks a fact a seal of this build would record for it (`factColumns`:
+ * StoreOptions.notedColumns; `partition`: the rows of its run and kind, itself included).
+ */
+export function lacksFacts(seg: SegmentEntry, factColumns: readonly string[], listMinRows = Infinity, partition = seg.rows): boolean {
   return (
     seg.full_metrics === undefined ||
     (seg.kind === 'span' && factColumns.length > 0 && seg.type_facts === undefined) ||
-    lacksLists(seg, listMinRows)
+    lacksLists(seg, listMinRows, partition)
   );
 }
 
@@ -42,6 +47,7 @@ async function measure(
   seg: SegmentEntry,
   factColumns: readonly string[],
   listMinRows: number,
+  partition: number,
   stopped: () => boolean,
 ): Promise<Facts> {
   const out: {
@@ -60,8 +66,8 @@ async function measure(
     if (full) out.full_metrics = full;
   }
   // Written before the manifest says so (a crash in between leaves a file the next open writes again).
-  const depth = topListRows(seg.rows);
-  if (lacksLists(seg, listMinRows) && !stopped() && (await writeTopLists(conn, abs, seg.metrics, depth))) {
+  const depth = topListRows(seg.rows, partition);
+  if (lacksLists(seg, listMinRows, partition) && !stopped() && (await writeTopLists(conn, abs, seg.metrics, depth))) {
     out.top_lists = true;
     if (depth > TOP_LIST_ROWS) out.top_list_rows = depth;
   }
@@ -96,7 +102,8 @@ export class FactBackfill {
       this.#again = true;
       return;
     }
-    if (!s.manifest.segments.some((g) => lacksFacts(g, cols, lists))) return;
+    const lacks = (g: SegmentEntry) => lacksFacts(g, cols, lists, partitionRows(s.manifest.segments, g));
+    if (!s.manifest.segments.some(lacks)) return;
     this.#running = true;
     const found = new Map<string, Facts>();
     const tried = new Set<string>();
@@ -105,7 +112,7 @@ export class FactBackfill {
     const step = async (): Promise<boolean> => {
       let seg: SegmentEntry | undefined;
       try {
-        seg = this.#stopped ? undefined : s.manifest.segments.find((g) => !tried.has(g.file) && lacksFacts(g, cols, lists));
+        seg = this.#stopped ? undefined : s.manifest.segments.find((g) => !tried.has(g.file) && lacks(g));
         if (seg) {
           tried.add(seg.file);
           const facts = await this.#measure(seg);
@@ -159,7 +166,16 @@ export class FactBackfill {
     if (this.#stopped) return {};
     // A drop or merge committed meanwhile leaves the file to this read.
     const release = s.use([seg.file]);
-    const measuring = measure(this.#conn, join(s.dir, seg.file), seg, s.options.notedColumns, listsFrom(s.options), () => this.#stopped);
+    const partition = partitionRows(s.manifest.segments, seg);
+    const measuring = measure(
+      this.#conn,
+      join(s.dir, seg.file),
+      seg,
+      s.options.notedColumns,
+      listsFrom(s.options),
+      partition,
+      () => this.#stopped,
+    );
     this.#measuring = measuring;
     try {
       return await measuring;

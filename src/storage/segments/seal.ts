@@ -6,7 +6,7 @@ import type { Connection } from '../../db/database.js';
 import { stringLiteral } from '../../db/sql-string.js';
 import { EMPTY, ident, int, joinSql, raw, sql, type Sql } from '../../query/sql.js';
 import { NEAR_ORDER_GROUPS } from './bulk-load.js';
-import { partitionKey, type ManifestState } from '../manifest/manifest.js';
+import { partitionKey, partitionRows, type ManifestState } from '../manifest/manifest.js';
 import type { MemPartition, MemTable } from '../memtable/mem-tables.js';
 import { KIND_SQL } from '../../record/record-columns.js';
 import { removeSegmentFiles, segmentPath, writeSegment, type WrittenSegment } from './segments.js';
@@ -108,6 +108,7 @@ export async function writeSealSegments(
         compressionLevel: SEAL_COMPRESSION_LEVEL,
         textIndex: ctx.textIndex,
         topListMinRows: ctx.topListMinRows,
+        otherRows: partitionRows(ctx.manifest.segments, { project_id: part.projectId, run_id: part.runId, kind: part.kind }),
         factColumns: ctx.factColumns,
         metrics: names.map((n) => metricIds[n]!),
         hashes: Float64Array.from(part.hashes),

@@ -52,6 +52,8 @@ export interface WriteSegment {
   readonly textIndex: boolean;
   /** Top lists are written for a segment of at least this many rows (RecordStoreOptions.topListMinRows; Infinity: none). */
   readonly topListMinRows: number;
+  /** Rows of its run and kind in the store's other segments (a merge's inputs left out): its lists' depth follows its share. */
+  readonly otherRows?: number;
   /** A merge's inputs: its text index is then made from theirs where it can be (text-merge.ts). */
   readonly mergedFrom?: MergedFrom;
   /** Span segments: the columns whose presence per span type the manifest entry records (type-facts.ts; none when empty). */
@@ -123,7 +125,7 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
     // The text index is on disk (fsynced with the folder below) before any manifest lists the segment.
     if (w.textIndex) await writeTextIndex(conn, abs, w.mergedFrom ? mergedTextIndex(conn, abs, w.mergedFrom) : undefined);
     await writeChildIndex(conn, abs);
-    const depth = topListRows(rows);
+    const depth = topListRows(rows, rows + (w.otherRows ?? 0));
     const lists = rows >= w.topListMinRows && (await writeTopLists(conn, abs, w.metrics, depth));
     const facts = w.kind === 'span' && w.factColumns?.length ? await measureTypeFacts(conn, abs, w.factColumns) : undefined;
     const full = w.metrics.length > 0 ? await measureFullMetrics(conn, abs) : [];
