@@ -64,11 +64,15 @@ export interface TraceStoreOptions extends RecordStoreOptions {
   narrowKeyGroups?: number;
   /** Metric-sorted pages from per-segment lists of the best rows (default true; tests compare with false). */
   metricTopK?: boolean;
-  /** Rows each segment's list of best rows keeps per metric and direction (default 2,048; tests shrink it). */
+  /**
+   * Rows each segment's list of best rows keeps per metric and direction when it is read from the
+   * segment (default 2,048; tests shrink it, and pages then read no top lists file in place).
+   */
   metricTopKRows?: number;
   /**
-   * Rows of the scope per candidate from which a metric-sorted page is answered from the lists (default
-   * 500: passing n candidates costs about what the keys query over 500 n rows does; tests set 0).
+   * Rows of the scope per candidate from which a metric-sorted page is answered from lists read off
+   * the segments, not asked of top lists files in place (default 500: passing n candidates costs about
+   * what the keys query over 500 n rows does; tests set 0).
    */
   metricTopKRowsPerCandidate?: number;
   /**
