@@ -97,12 +97,7 @@ export async function fillWithDeadAndMemoryRows(
   await store.logTraces(projectId, { log_stream_id, traces: llmTraces(200, 30, 5) } as never);
   await store.logTraces(projectId, { log_stream_id, traces: llmTraces(480, 40) } as never);
   assert.ok(store.records.stats.sealedRows > 0 && store.records.stats.memRows > 0, 'rows both sealed and in memory');
-  const all: Rec[] = [];
-  for (let start = 0; ; start += 1000) {
-    const page = await store.search('span', projectId, { log_stream_id, starting_token: start, limit: 1000 });
-    all.push(...page.records);
-    if (!page.paginated) break;
-  }
+  const all = await everySpan(store, projectId, log_stream_id);
   assert.ok(
     all.every((r) => !gone.includes(String(r['id']))),
     'deleted spans are gone',
@@ -110,61 +105,67 @@ export async function fillWithDeadAndMemoryRows(
   return { gone, all };
 }
 
+type PageScope = { projectId: string; log_stream_id: string; all: readonly Rec[]; steps: string[][] };
+
 /**
- * Asks the first `limit` spans with more than `over` tokens by quality, best first, checks their ids
- * against expectedPage over `all` (every span of these fixtures is an llm span), and returns the
- * plan's steps (`steps` is what the store's onPlan fills).
+ * Asks a page of spans by quality (the body's filters, order and rows), checks its ids against
+ * `expected`, and returns the plan's steps (`steps` is what the store's onPlan fills).
  */
-export async function askTokensPage(
-  store: TraceStore,
-  scope: { projectId: string; log_stream_id: string; all: readonly Rec[]; steps: string[][] },
-  over: number,
-  limit: number,
-): Promise<string[]> {
-  const { projectId, log_stream_id, all, steps } = scope;
+async function askQualityPage(store: TraceStore, scope: PageScope, body: Rec, expected: string[], what: string): Promise<string[]> {
+  const { projectId, log_stream_id, steps } = scope;
   steps.length = 0;
-  const page = await store.partialSearch('span', projectId, {
-    log_stream_id,
-    filters: [{ type: 'number', column_id: 'metrics/tokens', operator: 'gt', value: over }],
-    sort: { column_id: 'metrics/quality', ascending: false },
-    limit,
-    select_columns: { column_ids: ['id'] },
-  } as never);
+  const page = await store.partialSearch('span', projectId, { log_stream_id, ...body, select_columns: { column_ids: ['id'] } } as never);
   assert.deepEqual(
     page.records.map((r) => r['id']),
-    expectedPage(all, { tokensOver: over }, false, 0, limit),
-    steps.flat().join(' → '),
+    expected,
+    `${what}${steps.flat().join(' → ')}`,
   );
   return steps.flat();
 }
 
 /**
- * Asks the page of llm spans (of `model`, when given) by quality, ten rows from `offset`, checks its ids
- * against expectedPage over `all`, and returns the plan's steps (`steps` is what the store's onPlan fills).
+ * Asks the first `limit` spans with more than `over` tokens by quality, best first, checks their ids
+ * against expectedPage over `all` (every span of these fixtures is an llm span), and returns the
+ * plan's steps.
  */
-export async function askLlmPage(
+export function askTokensPage(store: TraceStore, scope: PageScope, over: number, limit: number): Promise<string[]> {
+  const body = {
+    filters: [{ type: 'number', column_id: 'metrics/tokens', operator: 'gt', value: over }],
+    sort: { column_id: 'metrics/quality', ascending: false },
+    limit,
+  };
+  return askQualityPage(store, scope, body, expectedPage(scope.all, { tokensOver: over }, false, 0, limit), '');
+}
+
+/**
+ * Asks the page of llm spans (of `model`, when given) by quality, ten rows from `offset`, checks its ids
+ * against expectedPage over `all`, and returns the plan's steps.
+ */
+export function askLlmPage(
   store: TraceStore,
-  scope: { projectId: string; log_stream_id: string; all: readonly Rec[]; steps: string[][] },
+  scope: PageScope,
   model: string | undefined,
   ascending: boolean,
   offset: number,
 ): Promise<string[]> {
-  const { projectId, log_stream_id, all, steps } = scope;
-  steps.length = 0;
-  const page = await store.partialSearch('span', projectId, {
-    log_stream_id,
+  const body = {
     filters: [
       { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
       ...(model === undefined ? [] : [{ type: 'text', column_id: 'model', operator: 'eq', value: model }]),
     ],
     sort: { column_id: 'metrics/quality', ascending },
     pagination: { starting_token: offset, limit: 10 },
-    select_columns: { column_ids: ['id'] },
-  } as never);
-  assert.deepEqual(
-    page.records.map((r) => r['id']),
-    expectedPage(all, model === undefined ? {} : { model }, ascending, offset, 10),
-    `model ${model} asc=${ascending} offset=${offset}: ${steps.flat().join(' → ')}`,
-  );
-  return steps.flat();
+  };
+  const expected = expectedPage(scope.all, model === undefined ? {} : { model }, ascending, offset, 10);
+  return askQualityPage(store, scope, body, expected, `model ${model} asc=${ascending} offset=${offset}: `);
+}
+
+/** Every span record of a stream, page by page (the reference a page is checked against). */
+export async function everySpan(store: TraceStore, projectId: string, log_stream_id: string): Promise<Rec[]> {
+  const all: Rec[] = [];
+  for (let start = 0; ; start += 1000) {
+    const page = await store.search('span', projectId, { log_stream_id, starting_token: start, limit: 1000 });
+    all.push(...page.records);
+    if (!page.paginated) return all;
+  }
 }

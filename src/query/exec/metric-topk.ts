@@ -206,7 +206,7 @@ async function fromFiles(
   // Each list's rows from its last kept one (one more tells a truncated list): its last kept row
   // bounds every row of its segment left out. Read once per file and list (files never change).
   const ends = async (): Promise<TopBound[]> => {
-    const keys = files.map((f, i) => `${f}\n${number}\n${depth[i]}`);
+    const keys = listed.map((s, i) => `${snap.path(s)}\n${number}\n${depth[i]}`);
     const unknown = files.flatMap((_, i) => (cache.ends.has(keys[i]!) ? [] : [i]));
     if (unknown.length > 0) {
       const rows = await db.all(

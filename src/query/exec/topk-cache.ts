@@ -65,7 +65,7 @@ export class TopKCache {
   readonly #queued = new Set<string>();
   /** Keys of lists read to the end (a page answers from them without waiting). */
   readonly #ready = new Set<string>();
-  /** By top lists file and list number: its last kept row when truncated, else null (metric-topk.ts fromFiles). */
+  /** By segment, list number and depth: the list's last kept row when truncated, else null (metric-topk.ts fromFiles). */
   readonly ends = new Map<string, TopBound | null>();
   /** Rows kept per list. */
   readonly rows: number;
@@ -250,7 +250,7 @@ export class TopKCache {
     const live = [...snap.segmentsOfKind('span'), ...snap.segmentsOfKind('trace'), ...snap.segmentsOfKind('session')];
     if (this.#lists.size + this.ends.size <= 4 * live.length + 64) return;
     const keep = new Set(live.map((s) => snap.path(s)));
-    for (const k of this.ends.keys()) if (!keep.has(k.split('\n')[0]!.replace(/\.top$/, '.parquet'))) this.ends.delete(k);
+    for (const k of this.ends.keys()) if (!keep.has(k.split('\n')[0]!)) this.ends.delete(k);
     for (const k of this.#lists.keys()) {
       if (keep.has(k.split('\n')[0]!)) continue;
       this.#lists.delete(k);

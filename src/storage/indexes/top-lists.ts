@@ -13,6 +13,7 @@ import type { Connection, Row, SqlRunner } from '../../db/database.js';
 import { stringLiteral } from '../../db/sql-string.js';
 import { ident, int, joinSql, raw, sql, type Sql } from '../../query/sql.js';
 import { fsyncPathAsync } from '../fs-util.js';
+import type { SegmentEntry } from '../manifest/manifest.js';
 
 /** Segments with fewer rows get no top lists by default (RecordStoreOptions.topListMinRows): a page reads them whole. */
 export const TOP_LIST_MIN_ROWS = 65_536;
@@ -35,6 +36,11 @@ const LIST_BUDGET = 3 * TOP_LIST_MAX_ROWS;
  * 10-28 ms, not 370-400), for 0.5 µs more CPU a span at each write and 4x the file; a run of many
  * segments needs less of each (at 100M, 101 segments of 8,192 would have been +5% of the folder).
  */
+/** What a segment's entry says of lists of `depth` rows on disk. */
+export function listedEntry(depth: number): Pick<SegmentEntry, 'top_lists' | 'top_list_rows'> {
+  return { top_lists: true, ...(depth > TOP_LIST_ROWS ? { top_list_rows: depth } : {}) };
+}
+
 export function topListRows(rows: number, partitionRows = rows): number {
   const share = Math.ceil((LIST_BUDGET * rows) / Math.max(rows, partitionRows, 1));
   return Math.min(TOP_LIST_MAX_ROWS, Math.max(TOP_LIST_ROWS, Math.min(Math.floor(rows / 64), share)));

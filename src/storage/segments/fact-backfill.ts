@@ -15,7 +15,7 @@ import { partitionRows, type ManifestState, type SegmentEntry } from '../manifes
 import { listsFrom, type StoreState } from '../store-state.js';
 import { measureFullMetrics } from './metric-facts.js';
 import { measureTypeFacts } from './type-facts.js';
-import { TOP_LIST_ROWS, topListRows, writeTopLists } from '../indexes/top-lists.js';
+import { listedEntry, TOP_LIST_ROWS, topListRows, writeTopLists } from '../indexes/top-lists.js';
 
 /** Segments measured before their facts are saved (one manifest write each). */
 const SAVE_EVERY = 16;
@@ -67,10 +67,8 @@ async function measure(
   }
   // Written before the manifest says so (a crash in between leaves a file the next open writes again).
   const depth = topListRows(seg.rows, partition);
-  if (lacksLists(seg, listMinRows, partition) && !stopped() && (await writeTopLists(conn, abs, seg.metrics, depth))) {
-    out.top_lists = true;
-    if (depth > TOP_LIST_ROWS) out.top_list_rows = depth;
-  }
+  if (lacksLists(seg, listMinRows, partition) && !stopped() && (await writeTopLists(conn, abs, seg.metrics, depth)))
+    Object.assign(out, listedEntry(depth));
   return out;
 }
 

@@ -18,7 +18,7 @@ import { measureFullMetrics } from './metric-facts.js';
 import { measureTypeFacts } from './type-facts.js';
 import { removeTextIndex, textIndexPath, tokenIndexPath, writeTextIndex } from '../indexes/text-index.js';
 import { mergedTextIndex, type MergedFrom } from '../indexes/text-merge.js';
-import { removeTopLists, TOP_LIST_ROWS, topListRows, topListsPath, writeTopLists } from '../indexes/top-lists.js';
+import { listedEntry, removeTopLists, topListRows, topListsPath, writeTopLists } from '../indexes/top-lists.js';
 
 export interface SegmentFile {
   readonly rel: string;
@@ -146,7 +146,7 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
       tag_set: true,
       ...(facts ? { type_facts: facts } : {}),
       ...(full ? { full_metrics: full } : {}),
-      ...(lists ? { top_lists: true, ...(depth > TOP_LIST_ROWS ? { top_list_rows: depth } : {}) } : {}),
+      ...(lists ? listedEntry(depth) : {}),
     };
     return { entry, hashes, filter, sideBytes: sideFileBytes(abs) };
   } catch (err) {

@@ -19,6 +19,7 @@ import { parquetExportOf, tempDir } from '../../support/helpers.js';
 import {
   askLlmPage,
   askTokensPage,
+  everySpan,
   expectedPage,
   fillWithDeadAndMemoryRows,
   llmTraces,
@@ -303,7 +304,7 @@ test("a page asked of the files in place never ends past a truncated list's last
     log_stream_id,
     traces: oneSpanTraces(n, 30, () => ({ model: 'y', metrics: { quality: 0.1 } })),
   } as never);
-  const all = await everyRecord(store, projectId, log_stream_id);
+  const all = await everySpan(store, projectId, log_stream_id);
   const scope = { projectId, log_stream_id, all, steps };
   // The first page of y holds the segment's unlisted rows, not the memory rows the candidates offer.
   assert.deepEqual(await askLlmPage(store, scope, 'y', false, 0), ['keys (top-k: too few listed rows can match)', 'keys']);
@@ -328,7 +329,7 @@ test('deeper lists, as the segment entry counts them, serve a filter that admits
     JSON.stringify({ ...m, segments: m.segments.map((g) => (g === seg ? { ...g, top_list_rows: TOP_LIST_ROWS + 100 } : g)) }),
   );
   ({ store, steps } = await listingStore(t, dir));
-  const all = await everyRecord(store, projectId, log_stream_id);
+  const all = await everySpan(store, projectId, log_stream_id);
   const scope = { projectId, log_stream_id, all, steps };
   assert.match(String((await askLlmPage(store, scope, 'y', false, 0))[0]), /^keys \(top-k of \d+ listed rows\)$/);
   assert.match(String((await askLlmPage(store, scope, 'y', true, 0))[0]), /^keys \(top-k of \d+ listed rows\)$/);
@@ -345,16 +346,6 @@ async function modelPastTheList(store: TraceStore): Promise<{ projectId: string;
   const shape = (i: number) => ({ model: i < TOP_LIST_ROWS ? 'x' : 'y', metrics: { quality: 1 - i / 10_000 } });
   await store.logTraces(projectId, { log_stream_id, traces: oneSpanTraces(0, n, shape) } as never);
   return { projectId, log_stream_id, n };
-}
-
-/** Every span record of the stream (the reference of a page). */
-async function everyRecord(store: TraceStore, projectId: string, log_stream_id: string): Promise<Record<string, unknown>[]> {
-  const out: Record<string, unknown>[] = [];
-  for (let start = 0; ; start += 1000) {
-    const page = await store.search('span', projectId, { log_stream_id, limit: 1000, starting_token: start } as never);
-    out.push(...page.records);
-    if (page.records.length < 1000) return out;
-  }
 }
 
 test('segments an older build wrote without top lists get them in the background after a writable open', async (t) => {
