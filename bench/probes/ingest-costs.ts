@@ -6,7 +6,7 @@
 //   node --import tsx bench/probes/ingest-costs.ts [spans=1000000] [--no-compact] [--pause-every K --pause-ms M]
 // TL_ROOT=/other/checkout runs that checkout's store (built: its dist/ is used), so an old and a new
 // build can take turns; TL_OPTS: store options as JSON.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateBatches } from '../../test/support/generator.js';
 import { folderBytes, peakRssMiB } from '../common.js';
@@ -22,6 +22,31 @@ const cpu = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
 };
+
+// The JavaScript thread's own CPU (Linux: utime + stime of this thread, in clock ticks of 1/100 s);
+// the rest of the process's CPU is DuckDB's threads and libuv's pool.
+function mainThreadCpu(): number {
+  const fields = readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Bytes on disk by kind: the file's extension (.parquet, .ids, .top, ...) or the log/manifest. */
+function bytesByKind(dir: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else {
+        const dot = e.name.lastIndexOf('.');
+        const kind = dot > 0 ? e.name.slice(dot) : e.name;
+        out[kind] = (out[kind] ?? 0) + statSync(p).size;
+      }
+    }
+  };
+  walk(dir);
+  return out;
+}
 
 const root = process.env['TL_ROOT'] ?? new URL('../..', import.meta.url).pathname.replace(/\/dist\/$/, '/');
 const { TraceStore } = (await import(join(root, 'dist/src/engine/trace-store.js'))) as typeof import('../../src/engine/trace-store.js');
@@ -50,6 +75,7 @@ const project = store.createProject({ name: 'bench' });
 const ls = store.createLogStream(project.id, 'ingest');
 const io0 = io();
 const cpu0 = cpu();
+const main0 = mainThreadCpu();
 const t0 = performance.now();
 let n = 0;
 let requests = 0;
@@ -76,10 +102,12 @@ const before = statsNow();
 if (compact) await (store.maintenance?.compact() ?? old.compact!());
 const tCompact = performance.now();
 const cpuCompact = cpu();
+const mainCompact = mainThreadCpu();
 const io1 = io();
 const stats = statsNow();
 await store.close();
 const disk = folderBytes(dir);
+const kinds = bytesByKind(dir);
 // JSON bytes of the same requests (the request as a caller would send it), counted after the run.
 for (const batch of generateBatches({ spans, batchSpans: 1000, seed: 7 })) jsonBytes += JSON.stringify({ traces: batch }).length;
 rmSync(dir, { recursive: true, force: true });
@@ -105,6 +133,9 @@ console.log(
         flush: per(cpuFlush - cpuIngest),
         compact: per(cpuCompact - cpuFlush),
         total: per(cpuCompact - cpu0 - genCpu),
+        // Of the total: the JavaScript thread (less the generation, which runs there) and the others.
+        javascript_thread: per(mainCompact - main0 - genCpu),
+        other_threads: per(cpuCompact - cpu0 - (mainCompact - main0)),
       },
       wall_s: { ingest: (tIngest - t0) / 1000, flush: (tFlush - tIngest) / 1000, compact: (tCompact - tFlush) / 1000 },
       bytes_per_span: {
@@ -116,6 +147,11 @@ console.log(
         cancelled_kernel: Math.round((io1.cancelled - io0.cancelled) / n),
         wchar: Math.round((io1.wchar - io0.wchar) / n),
       },
+      disk_by_kind_per_span: Object.fromEntries(
+        Object.entries(kinds)
+          .sort((a, b) => b[1] - a[1])
+          .map(([k, v]) => [k, Math.round((v / n) * 10) / 10]),
+      ),
       written_by_cause_per_span: written
         ? Object.fromEntries(Object.entries(written).map(([k, v]) => [k, Math.round((v / n) * 10) / 10]))
         : null,

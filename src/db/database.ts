@@ -330,11 +330,27 @@ export class Connection {
     }
   }
 
-  /** The names of the columns a query returns (run with LIMIT 0: a Parquet source reads only its footers). */
+  /**
+   * The names of the columns a query returns, from the prepared statement: nothing runs (a LIMIT 0
+   * run still planned and started the query, a sort over a memory table among them). A statement
+   * whose columns hang on a parameter (a table function's, read_parquet($1)) is typed only when run:
+   * its columns come from a LIMIT 0 run, which for a Parquet source reads only footers.
+   */
   async columnNames(q: Sql): Promise<string[]> {
-    const { text, params } = compile(sql`SELECT * FROM (${q}) LIMIT 0`);
+    const { text, params } = compile(q);
     try {
-      const reader = await this.#c.runAndReadAll(text, toValues(params), toTypes(params));
+      const prepared = await this.#c.prepare(text);
+      try {
+        if (params.length > 0) prepared.bind(toValues(params), toTypes(params));
+        const n = prepared.columnCount;
+        if (Array.from({ length: n }, (_, i) => prepared.columnTypeId(i)).every((t) => t !== DuckDBTypeId.INVALID)) {
+          return Array.from({ length: n }, (_, i) => prepared.columnName(i));
+        }
+      } finally {
+        prepared.destroySync();
+      }
+      const limited = compile(sql`SELECT * FROM (${q}) LIMIT 0`);
+      const reader = await this.#c.runAndReadAll(limited.text, toValues(limited.params), toTypes(limited.params));
       return reader.columnNames();
     } catch (err) {
       throw wrap(err, text);

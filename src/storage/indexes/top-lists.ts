@@ -75,10 +75,11 @@ export const listNumber = (metricId: number, ascending: boolean): number => 2 * 
 /**
  * Writes the lists of the segment at `abs` (its metric columns are `m<id>` for `metrics`) and fsyncs
  * the file (the caller fsyncs the folder). Nothing is written for a segment without metrics.
- * Three statements: one pass finds each list's values (max_by/min_by of the value alone, four times
- * cheaper than of (value, id), whose string comparisons cost most), hence its last value T; a second
- * takes the rows better than T and, of the rows tied at T, those the list keeps by id; a third reads
- * those rows and ranks them. A NaN value (no threshold can be told from it) takes the one-pass way.
+ * Two statements: one pass finds each list's values (max_by/min_by of the value alone, four times
+ * cheaper than of (value, id), whose string comparisons cost most), hence its last value T; the
+ * second reads once the rows at or past some list's T and keeps each list's best by (value, id), a
+ * top-k each, not a sort (many rows may tie at T). Passing the rows' numbers through JavaScript and
+ * back cost as much as both. A NaN value (no threshold can be told from it) takes the one-pass way.
  */
 export async function writeTopLists(conn: Connection, abs: string, metrics: readonly number[], depth = TOP_LIST_ROWS): Promise<boolean> {
   if (metrics.length === 0) return false;
@@ -97,40 +98,29 @@ export async function writeTopLists(conn: Connection, abs: string, metrics: read
   );
   const plans = lists.map((l) => {
     const vals = ((found?.[`v${l.no}`] as unknown[] | null) ?? []).map(Number);
-    const t = vals.at(-1);
-    const better = t === undefined ? 0 : vals.findIndex((x) => x === t);
-    return { ...l, t, better, tied: vals.length - better, nan: vals.some((x) => Number.isNaN(x)) };
+    return { ...l, t: vals.at(-1), nan: vals.some((x) => Number.isNaN(x)) };
   });
   if (plans.some((p) => p.nan)) return writeOnePass(conn, abs, ids, depth);
   const kept = plans.filter((p) => p.t !== undefined);
-  const [picked] = await conn.all(
-    sql`SELECT ${joinSql(
-      kept.flatMap(({ m, ascending, no, t, tied }) => {
-        const col = ident(`m${m}`);
-        return [
-          sql`list(file_row_number) FILTER (WHERE ${col} ${raw(ascending ? '<' : '>')} ${t!}) AS ${ident(`b${no}`)}`,
-          sql`${raw(ascending ? 'min_by' : 'max_by')}(file_row_number, id, ${int(tied)}) FILTER (WHERE ${col} = ${t!}) AS ${ident(`t${no}`)}`,
-        ];
-      }),
-    )} FROM ${src}`,
-  );
-  const rowsOf = (no: number) =>
-    [...((picked?.[`b${no}`] as unknown[] | null) ?? []), ...((picked?.[`t${no}`] as unknown[] | null) ?? [])].map(Number);
-  const all = [...new Set(kept.flatMap((p) => rowsOf(p.no)))];
+  const at = (ascending: boolean) => raw(ascending ? '<=' : '>=');
   const cols = FILE_COLUMNS.map((c) => (c === 'created_at' ? sql`epoch_us(created_at) AS c` : ident(c)));
   const values = ids.map((m) => ident(`m${m}`));
-  const ranked = kept.map(({ m, ascending, no }) => {
+  const ranked = kept.map(({ m, ascending, no, t }) => {
+    const col = ident(`m${m}`);
     const d = raw(ascending ? 'ASC' : 'DESC');
-    return sql`SELECT ${int(no)}::SMALLINT AS list, (row_number() OVER (ORDER BY ${ident(`m${m}`)} ${d}, id ${d}))::SMALLINT AS rank,
+    return sql`SELECT ${int(no)}::SMALLINT AS list, (row_number() OVER (ORDER BY ${col} ${d}, id ${d}))::SMALLINT AS rank,
       ${joinSql([...FILE_COLUMNS.map((c) => (c === 'created_at' ? raw('c') : ident(c))), ...values])}
-      FROM t WHERE r IN (SELECT unnest(${rowsOf(no)}::BIGINT[]))`;
+      FROM (SELECT * FROM t WHERE ${col} ${at(ascending)} ${t!} ORDER BY ${col} ${d}, id ${d} LIMIT ${int(n)})`;
   });
   await writeAside(
     conn,
     abs,
     depth,
-    sql`WITH t AS MATERIALIZED (SELECT file_row_number AS r, ${joinSql([...cols, ...values])} FROM ${src}
-        WHERE file_row_number IN (SELECT unnest(${all}::BIGINT[])))
+    sql`WITH t AS MATERIALIZED (SELECT ${joinSql([...cols, ...values])} FROM ${src}
+        WHERE ${joinSql(
+          kept.map(({ m, ascending, t }) => sql`${ident(`m${m}`)} ${at(ascending)} ${t!}`),
+          ' OR ',
+        )})
       SELECT * FROM (${joinSql(ranked, ' UNION ALL ')}) ORDER BY list, rank`,
   );
   return true;

@@ -168,10 +168,26 @@ export function partitionRows(
   of: Pick<SegmentEntry, 'project_id' | 'run_id' | 'kind'>,
   except: ReadonlySet<string> = new Set(),
 ): number {
+  if (except.size === 0) return rowsByPartition(segments).get(partitionKey(of.project_id, of.run_id, of.kind)) ?? 0;
   let n = 0;
   for (const g of segments)
     if (g.project_id === of.project_id && g.run_id === of.run_id && g.kind === of.kind && !except.has(g.file)) n += g.rows;
   return n;
+}
+
+/** Rows per partition of a manifest's segment list, summed once per list (lists are never changed in place). */
+const partitionSums = new WeakMap<readonly SegmentEntry[], Map<string, number>>();
+function rowsByPartition(segments: readonly SegmentEntry[]): Map<string, number> {
+  let sums = partitionSums.get(segments);
+  if (!sums) {
+    sums = new Map();
+    for (const g of segments) {
+      const k = partitionKey(g.project_id, g.run_id, g.kind);
+      sums.set(k, (sums.get(k) ?? 0) + g.rows);
+    }
+    partitionSums.set(segments, sums);
+  }
+  return sums;
 }
 
 export function partitionKey(projectId: string, runId: string, kind?: RecordKind): string {
