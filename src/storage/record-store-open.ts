@@ -145,6 +145,7 @@ export function resolveOptions(o: RecordStoreOptions): StoreState['options'] {
     readerGraceMs: o.readerGraceMs ?? DEFAULT_READER_GRACE_MS,
     idCheckpointAfter: o.idCheckpointAfter ?? 1 << 20,
     indexRepair: o.indexRepair ?? 'background',
+    warmFooters: o.warmFooters ?? true,
   };
 }
 

@@ -105,4 +105,10 @@ export interface RecordStoreOptions {
    * it is checked); 'held' only once `indexesRepaired()` is called (tests that need the moment fixed).
    */
   indexRepair?: 'background' | 'held';
+  /**
+   * Read every live segment's Parquet footer (and its top lists file's) once in the background after
+   * an open (default true), so a new process's first questions do not wait on parsing them
+   * (segments/footer-warm.ts).
+   */
+  warmFooters?: boolean;
 }

@@ -25,6 +25,7 @@ import { storedRows } from '../record/record-checks.js';
 import { bulkLoad, type BulkBatch } from './segments/bulk-load.js';
 import { Compactor } from './segments/compactor.js';
 import { FactBackfill } from './segments/fact-backfill.js';
+import { warmFooters } from './segments/footer-warm.js';
 import { partitionKey, type ManifestState } from './manifest/manifest.js';
 import { convertLegacy, openStoreState } from './record-store-open.js';
 import type { RecordStoreOptions } from './record-store-options.js';
@@ -57,6 +58,8 @@ export class RecordStore {
   /** The indexes of the segments found on open, checked after it (a writable store's; index-repair.ts). */
   #repair: IndexRepair | null = null;
   #stopping = false;
+  /** The footers' warm-up after open (segments/footer-warm.ts); close waits for it to stop. */
+  #warmed: Promise<void> = Promise.resolve();
 
   private constructor(state: StoreState, follower: Follower | null = null, refreshEachRead = false) {
     this.#s = state;
@@ -71,6 +74,7 @@ export class RecordStore {
       <T>(fn: (snap: Snapshot) => Promise<T>) => this.read(fn),
       () => this.#compactor.schedule(),
     );
+    if (state.options.warmFooters) this.#warmed = warmFooters(state, () => this.#stopping || state.closed);
     this.#sealer.onSealed = () => {
       if (state.options.autoCompact && !state.closed) this.#compactor.schedule();
     };
@@ -240,6 +244,11 @@ export class RecordStore {
   /** Settles when the facts missing from older segments' entries are measured and saved, or the work stopped (tests, benchmarks). */
   factsSettled(): Promise<void> {
     return this.#facts.settled();
+  }
+
+  /** Settles once the footers' warm-up after open has read them all or stopped (tests, benchmarks). */
+  footersWarmed(): Promise<void> {
+    return this.#warmed;
   }
 
   /**
@@ -501,6 +510,7 @@ export class RecordStore {
     }
     // Before the files it keeps are let go (a release may retire them).
     await repairStopped;
+    await this.#warmed;
     // A bulk load in progress holds the manifest lock until it has committed (or failed).
     await s.maint.run(async () => undefined);
     await this.#sealer.idle();

@@ -52,6 +52,8 @@ export interface StoreOptions {
   readonly idCheckpointAfter: number;
   /** RecordStoreOptions.indexRepair. */
   readonly indexRepair: 'background' | 'held';
+  /** RecordStoreOptions.warmFooters. */
+  readonly warmFooters: boolean;
 }
 
 /**

@@ -1,0 +1,32 @@
+// After an open, the live segments' Parquet footers, and their top lists files', are read once in the
+// background: DuckDB keeps the footers it has read (parquet_metadata_cache), so a new process's first
+// questions do not wait on opening and parsing them. A batch's files are held (as a merge holds its
+// inputs) so a drop committed meanwhile leaves them until read.
+import { join } from 'node:path';
+import { sql } from '../../query/sql.js';
+import { topListsPath } from '../indexes/top-lists.js';
+import type { StoreState } from '../store-state.js';
+
+/** Segments whose footers one statement reads. */
+const BATCH = 64;
+
+/** Reads every live segment's footer (and its top lists file's) once; stops between batches when `stopped`. Never throws. */
+export async function warmFooters(s: StoreState, stopped: () => boolean): Promise<void> {
+  const segments = s.manifest.segments;
+  for (let i = 0; i < segments.length && !stopped(); i += BATCH) {
+    const part = segments.slice(i, i + BATCH);
+    const release = s.use(part.map((g) => g.file));
+    try {
+      const files = part.map((g) => join(s.dir, g.file));
+      // count(*) reads row counts from the footers; union_by_name reads every file's schema.
+      await s.db.all(sql`SELECT count(*) AS n FROM read_parquet(${files}, hive_partitioning = false, union_by_name = true)`);
+      const lists = part.filter((g) => g.top_lists === true).map((g) => topListsPath(join(s.dir, g.file)));
+      if (lists.length > 0 && !stopped()) await s.db.all(sql`SELECT count(*) AS n FROM read_parquet(${lists}, union_by_name = true)`);
+    } catch {
+      // A damaged or vanished file is the questions' to report; warming only saves time.
+      return;
+    } finally {
+      release();
+    }
+  }
+}
