@@ -31,6 +31,8 @@ export const MAX_CANDIDATES = 4096;
 
 export interface TopKPage {
   rows: Row[];
+  /** Whether each row carries its place (loc_file and loc_row for a stored row): the page's other columns are read from those rows alone. */
+  located?: boolean;
   ownMetrics: Map<string, string>;
   /** Listed rows the query looked at (for the plan's report). */
   candidates: number;
@@ -120,6 +122,7 @@ export async function metricTopK(
   also: readonly string[],
   alsoMetrics: readonly string[],
   memRows: number,
+  locators = false,
 ): Promise<TopKPage | 'too few' | 'costly' | null> {
   const metric = plan.sort!.column.metric!;
   const ascending = plan.sort!.ascending;
@@ -132,7 +135,15 @@ export async function metricTopK(
   if (metricId !== undefined && cache.rows === TOP_LIST_ROWS) {
     const listed = segments.filter((s) => s.metrics.includes(metricId));
     if (listed.length > 0 && listed.every((s) => s.top_lists === true)) {
-      const page = await fromFiles(db, cache, snap, scope, { plan, limit, offset, also, alsoMetrics }, { listed, whole }, metricId);
+      const page = await fromFiles(
+        db,
+        cache,
+        snap,
+        scope,
+        { plan, limit, offset, also, alsoMetrics, locators },
+        { listed, whole },
+        metricId,
+      );
       // A file that cannot be read: the lists come from the segments (TopKCache reads them sorted).
       if (page !== null) return page;
     }
@@ -174,6 +185,8 @@ interface PageAsk {
   offset: number;
   also: readonly string[];
   alsoMetrics: readonly string[];
+  /** Whether the page fetches columns its keys do not carry: they then say where each row is. */
+  locators?: boolean;
 }
 
 /**
@@ -190,7 +203,7 @@ async function fromFiles(
   cache: TopKCache,
   snap: Snapshot,
   scope: Scope,
-  { plan, limit, offset, also, alsoMetrics }: PageAsk,
+  { plan, limit, offset, also, alsoMetrics, locators }: PageAsk,
   { listed, whole }: { listed: SegmentEntry[]; whole: SegmentEntry[] },
   metricId: number,
 ): Promise<TopKPage | 'too few' | null> {
@@ -202,6 +215,8 @@ async function fromFiles(
   // Rows each file's lists keep (older files: TOP_LIST_ROWS).
   const depth = listed.map((s) => s.top_list_rows ?? TOP_LIST_ROWS);
   const read = (i: number) => sql`read_parquet(${files[i]!}, hive_partitioning = false)`;
+  // Files that keep their rows' places in their segments let a page that fetches read only its rows.
+  const locate = locators === true && listed.every((s) => s.top_list_places === true);
   const union = (parts: Sql[]) => joinSql(parts, ' UNION ALL ');
   // Each list's rows from its last kept one (one more tells a truncated list): its last kept row
   // bounds every row of its segment left out. Read once per file and list (files never change).
@@ -246,9 +261,12 @@ async function fromFiles(
           ? sql`${ident(`m${id}`)} AS ${ident(`mx${j}`)}`
           : sql`NULL::DOUBLE AS ${ident(`mx${j}`)}`;
       });
-      return sql`SELECT ${joinSql([...cols, ...ms])} FROM ${read(i)} WHERE list = ${list} AND rank <= ${int(depth[i]!)}`;
+      const places = locate
+        ? [sql`r AS loc_row, ${snap.path(seg)}::VARCHAR AS loc_file, seq AS loc_seq, make_timestamp(c) AS loc_created`]
+        : [];
+      return sql`SELECT ${joinSql([...cols, ...ms, ...places])} FROM ${read(i)} WHERE list = ${list} AND rank <= ${int(depth[i]!)}`;
     });
-    return snap.sourceWith(scope, metrics, CACHED_COLUMNS, union(parts), whole);
+    return snap.sourceWith(scope, metrics, CACHED_COLUMNS, union(parts), whole, locate);
   };
   // Only the sort metric's own value is read here; other metrics a page shows are fetched afterwards.
   const q = pageKeysQuery(
@@ -258,6 +276,10 @@ async function fromFiles(
     null,
     also,
     alsoMetrics.filter((m) => m === metric),
+    true,
+    null,
+    null,
+    locate,
   );
   let rows: Row[];
   let bounds: TopBound[];
@@ -274,7 +296,7 @@ async function fromFiles(
   const lastV = last[q.ownMetrics.get(metric)!];
   if (lastV === null || lastV === undefined) return 'too few';
   for (const b of bounds) if (compareKeys(Number(lastV), String(last['id']), b.v, b.id, ascending) >= 0) return 'too few';
-  return { rows, ownMetrics: q.ownMetrics, candidates: depth.reduce((a, b) => a + b, 0) };
+  return { rows, ownMetrics: q.ownMetrics, candidates: depth.reduce((a, b) => a + b, 0), located: locate };
 }
 
 /**

@@ -70,6 +70,8 @@ export type PageKeys = PageKey[] & {
   rolledMetrics: Map<string, string>;
   /** Whether the keys carry none of the page's columns (the page fetches them by seq). */
   narrow?: boolean;
+  /** Whether every stored row carries its place (loc_file, loc_row) beside its seq: a fetch reads those rows alone. */
+  located?: boolean;
 };
 
 /**
@@ -114,14 +116,14 @@ export async function findPageKeys(
     // Tried before any estimate: when the lists fill the page (most metric sorts) it is the whole
     // answer, and at scale the estimate's sample costs more than the attempt.
     // A filter admitting too few of its candidates leaves it short; the full query runs after it.
-    const top = await metricTopK(o.db, topK, snap, scope, plan, limit, offset, also, alsoMetrics, profile.memRows);
+    const top = await metricTopK(o.db, topK, snap, scope, plan, limit, offset, also, alsoMetrics, profile.memRows, locators);
     if (top === 'too few') steps.push('keys (top-k: too few listed rows can match)');
     else if (top === 'costly') steps.push('keys (top-k: the candidates would cost more)');
     else if (top) {
       steps.push(`keys (top-k of ${top.candidates} listed rows)`);
       return Object.assign(
         top.rows.map((r) => ({ seq: Number(r['seq']), c: Number(r['c']), row: r })),
-        { ownMetrics: top.ownMetrics, rolledMetrics: new Map<string, string>() },
+        { ownMetrics: top.ownMetrics, rolledMetrics: new Map<string, string>(), located: top.located === true },
       );
     } else steps.push('keys (top-k: not enough)');
   }

@@ -97,7 +97,7 @@ async function pageRows(
       lightRow(sel.physical.includes('created_at') ? { ...k.row, created_at: k.c } : k.row, sel.physical, keys.ownMetrics),
     );
   }
-  if (keys.narrow && sel !== null) {
+  if ((keys.narrow || keys.located) && sel !== null) {
     steps.push('fetch (located)');
     // The keys carry id (their tie-break, read anyway) and the scope's constant columns: those are not
     // read again (at 10M, a fetch of the id columns without id, project_id and run_id took 40% less).

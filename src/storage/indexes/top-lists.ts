@@ -37,8 +37,8 @@ const LIST_BUDGET = 3 * TOP_LIST_MAX_ROWS;
  * segments needs less of each (at 100M, 101 segments of 8,192 would have been +5% of the folder).
  */
 /** What a segment's entry says of lists of `depth` rows on disk. */
-export function listedEntry(depth: number): Pick<SegmentEntry, 'top_lists' | 'top_list_rows'> {
-  return { top_lists: true, ...(depth > TOP_LIST_ROWS ? { top_list_rows: depth } : {}) };
+export function listedEntry(depth: number): Pick<SegmentEntry, 'top_lists' | 'top_list_rows' | 'top_list_places'> {
+  return { top_lists: true, top_list_places: true, ...(depth > TOP_LIST_ROWS ? { top_list_rows: depth } : {}) };
 }
 
 export function topListRows(rows: number, partitionRows = rows): number {
@@ -109,14 +109,14 @@ export async function writeTopLists(conn: Connection, abs: string, metrics: read
     const col = ident(`m${m}`);
     const d = raw(ascending ? 'ASC' : 'DESC');
     return sql`SELECT ${int(no)}::SMALLINT AS list, (row_number() OVER (ORDER BY ${col} ${d}, id ${d}))::SMALLINT AS rank,
-      ${joinSql([...FILE_COLUMNS.map((c) => (c === 'created_at' ? raw('c') : ident(c))), ...values])}
+      ${joinSql([...FILE_COLUMNS.map((c) => (c === 'created_at' ? raw('c') : ident(c))), ...values, raw('r')])}
       FROM (SELECT * FROM t WHERE ${col} ${at(ascending)} ${t!} ORDER BY ${col} ${d}, id ${d} LIMIT ${int(n)})`;
   });
   await writeAside(
     conn,
     abs,
     depth,
-    sql`WITH t AS MATERIALIZED (SELECT ${joinSql([...cols, ...values])} FROM ${src}
+    sql`WITH t AS MATERIALIZED (SELECT ${joinSql([...cols, ...values, raw('file_row_number AS r')])} FROM ${src}
         WHERE ${joinSql(
           kept.map(({ m, ascending, t }) => sql`${ident(`m${m}`)} ${at(ascending)} ${t!}`),
           ' OR ',
@@ -148,7 +148,7 @@ async function writeOnePass(conn: Connection, abs: string, ids: readonly number[
     sql`WITH l AS (SELECT ${joinSql(lists)} FROM read_parquet(${abs}, hive_partitioning = false, file_row_number = true)),
         k AS (SELECT unnest([${joinSql(pairs)}]) AS x FROM l),
         p AS (SELECT x.list AS list, unnest(list_transform(x.rows, lambda r, i: {r: r, rank: i}), recursive := true) FROM k)
-        SELECT p.list::SMALLINT AS list, p.rank::SMALLINT AS rank, ${joinSql([...cols, ...values])}
+        SELECT p.list::SMALLINT AS list, p.rank::SMALLINT AS rank, ${joinSql([...cols, ...values, raw('p.r AS r')])}
         FROM p JOIN (SELECT * FROM read_parquet(${abs}, hive_partitioning = false, file_row_number = true)
                      WHERE file_row_number IN (SELECT r FROM p)) t ON t.file_row_number = p.r
         ORDER BY p.list, p.rank`,

@@ -45,6 +45,8 @@ export interface SegmentEntry {
   readonly top_lists?: boolean;
   /** Rows each top list keeps when more than TOP_LIST_ROWS (indexes/top-lists.ts topListRows); absent: TOP_LIST_ROWS. */
   readonly top_list_rows?: number;
+  /** Whether its top lists file keeps each row's number in the segment (`r`): a page's other columns are then read from those rows alone. */
+  readonly top_list_places?: boolean;
 }
 
 export interface ManifestState {

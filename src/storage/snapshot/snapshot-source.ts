@@ -72,16 +72,19 @@ export function sourceSql(from: SourceParts, metrics: readonly string[]): Source
         ? sql`${ident(`m${id}`)} AS ${alias(i)}`
         : sql`NULL::DOUBLE AS ${alias(i)}`;
     });
-  const locate = from.locate === true && !given;
+  const locate = from.locate === true;
   // A stored row is located by its file and row number there, a row in memory by its seq (loc_seq, with
-  // loc_created): a stored row's seq and created_at are then not read (they come with its fetch).
+  // loc_created): a stored row's seq and created_at are then not read (they come with its fetch). With
+  // given parts (top lists' rows, which carry their seq and their place in their segment, given with
+  // their own loc columns) every row keeps its seq: a page may be fetched by seq as well.
+  const storedSeq = given ? 'seq AS loc_seq, created_at AS loc_created' : 'NULL::BIGINT AS loc_seq, NULL::TIMESTAMP AS loc_created';
   const extra = (list: Sql[], stored = true) => {
     const all = locate
       ? [
           ...list,
           raw(
             stored
-              ? 'file_row_number AS loc_row, filename AS loc_file, NULL::BIGINT AS loc_seq, NULL::TIMESTAMP AS loc_created'
+              ? `file_row_number AS loc_row, filename AS loc_file, ${storedSeq}`
               : 'NULL::BIGINT AS loc_row, NULL::VARCHAR AS loc_file, seq AS loc_seq, created_at AS loc_created',
           ),
         ]

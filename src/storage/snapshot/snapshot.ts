@@ -278,7 +278,8 @@ export class Snapshot {
    * A source whose sealed part is given: `segments` is a SELECT of `columns` (then one DOUBLE per
    * metric, named mx0, mx1, ...) standing in for the segments' rows (e.g. a cached top-k of them);
    * memory tables, `whole` (segments read whole beside it, as memory tables are), dead rows and
-   * retention are applied as for `source`.
+   * retention are applied as for `source`. With `locate`, `segments` ends with loc_row, loc_file,
+   * loc_seq and loc_created as the other parts' rows do (snapshot-source.ts).
    */
   sourceWith(
     scope: Scope,
@@ -286,8 +287,9 @@ export class Snapshot {
     columns: readonly string[],
     segments: Sql,
     whole: readonly SegmentEntry[] = [],
+    locate = false,
   ): SourceSql {
-    return this.#source(scope, metrics, false, [], { columns, segments, whole });
+    return this.#source(scope, metrics, false, [], { columns, segments, whole }, null, undefined, locate);
   }
 
   #source(

@@ -426,3 +426,55 @@ test('a filter on another metric that admits too few listed rows is told from th
   assert.match(String(await ask(10)), /^keys \(top-k of \d+ listed rows\)$/);
   assert.equal(fullReads, 0, 'a page they can fill is asked of the files where they lie');
 });
+
+test("a page showing columns the lists do not keep reads them from the listed rows' places in their segments, not by seq", async (t) => {
+  const dir = tempDir(t);
+  const steps: string[][] = [];
+  const store = await TraceStore.open(dir, {
+    threads: 1,
+    rowGroupSize: 16,
+    sealRows: 1_000_000,
+    autoCompact: false,
+    topListMinRows: 0,
+    metricTopKRowsPerCandidate: 0,
+    onPlan: (s) => steps.push([...s]),
+  });
+  t.after(() => store.close());
+  const projectId = store.createProject({ name: 'p' }).id;
+  const log_stream_id = store.createLogStream(projectId, 'default').id;
+  // Four listed segments, deleted rows among them, and rows still in memory.
+  const { all } = await fillWithDeadAndMemoryRows(store, projectId, log_stream_id, [7, 61, 140, 300]);
+  assert.ok(
+    manifestOf(dir)
+      .segments.filter((g) => g.kind === 'span')
+      .every((g) => g.top_list_places === true),
+  );
+  const byId = new Map(all.map((r) => [String(r['id']), r]));
+  const shown = ['id', 'name', 'input', 'model', 'created_at'];
+  for (const [model, ascending, offset] of [
+    [undefined, false, 0],
+    ['a', true, 10],
+    ['b', false, 25],
+  ] as const) {
+    steps.length = 0;
+    const page = await store.partialSearch('span', projectId, {
+      log_stream_id,
+      filters: [
+        { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
+        ...(model === undefined ? [] : [{ type: 'text', column_id: 'model', operator: 'eq', value: model }]),
+      ],
+      sort: { column_id: 'metrics/quality', ascending },
+      pagination: { starting_token: offset, limit: 10 },
+      select_columns: { column_ids: shown },
+    } as never);
+    const what = `model ${model} asc=${ascending} offset=${offset}: ${steps.flat().join(' → ')}`;
+    assert.match(steps.flat()[0]!, /^keys \(top-k of \d+ listed rows\)$/, what);
+    assert.ok(steps.flat().includes('fetch (located)'), what);
+    const ids = page.records.map((r) => String(r['id']));
+    assert.deepEqual(ids, expectedPage(all, model === undefined ? {} : { model }, ascending, offset, 10), what);
+    for (const r of page.records) {
+      const want = byId.get(String(r['id']))!;
+      for (const c of ['name', 'input', 'model', 'created_at']) assert.deepEqual(r[c], want[c], `${what} ${r['id']} ${c}`);
+    }
+  }
+});

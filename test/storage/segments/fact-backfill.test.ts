@@ -255,18 +255,22 @@ test('a merge and a delete committed during the work win: no facts for segments 
   }
 });
 
-test('segments whose top lists keep fewer rows than their size and share of their run now ask get them again; others do not', () => {
+test('segments whose top lists keep fewer rows than their size and share of their run now ask, or not their places, get them again; others do not', () => {
   const seg = (rows: number, lists: Partial<SegmentEntry> = {}): SegmentEntry =>
     ({ rows, metrics: [1], full_metrics: [], type_facts: {}, kind: 'trace', ...lists }) as unknown as SegmentEntry;
   const lacks = (s: SegmentEntry) => lacksFacts(s, [], 65_536);
+  // Lists as this build writes them: with each row's place in its segment.
+  const listed = { top_lists: true, top_list_places: true } as const;
   assert.equal(lacks(seg(1_000_000)), true, 'no lists');
-  assert.equal(lacks(seg(1_000_000, { top_lists: true })), true, `lists of ${TOP_LIST_ROWS} rows where ${topListRows(1_000_000)} are kept`);
-  assert.equal(lacks(seg(1_000_000, { top_lists: true, top_list_rows: topListRows(1_000_000) })), false);
-  assert.equal(lacks(seg(100_000, { top_lists: true })), false, `a segment of 100k rows keeps ${topListRows(100_000)}`);
+  assert.equal(lacks(seg(1_000_000, listed)), true, `lists of ${TOP_LIST_ROWS} rows where ${topListRows(1_000_000)} are kept`);
+  assert.equal(lacks(seg(1_000_000, { ...listed, top_list_rows: topListRows(1_000_000) })), false);
+  assert.equal(lacks(seg(1_000_000, { top_lists: true, top_list_rows: topListRows(1_000_000) })), true, 'lists without places');
+  assert.equal(lacks(seg(100_000, listed)), false, `a segment of 100k rows keeps ${topListRows(100_000)}`);
+  assert.equal(lacks(seg(100_000, { top_lists: true })), true, 'lists without places');
   assert.equal(lacks(seg(1_000)), false, 'below the size threshold');
   assert.ok(topListRows(1_000_000) > TOP_LIST_ROWS && topListRows(1e9) === TOP_LIST_MAX_ROWS);
   // One of a hundred such segments of its run: the run's lists hold enough rows with the least.
   assert.equal(topListRows(1_000_000, 100_000_000), TOP_LIST_ROWS);
-  assert.equal(lacksFacts(seg(1_000_000, { top_lists: true }), [], 65_536, 100_000_000), false);
+  assert.equal(lacksFacts(seg(1_000_000, listed), [], 65_536, 100_000_000), false);
   assert.ok(topListRows(250_000, 1_000_000) < topListRows(750_000, 1_000_000), 'a larger share keeps more');
 });
