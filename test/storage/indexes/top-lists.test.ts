@@ -26,6 +26,16 @@ import {
   oneSpanTraces,
 } from '../../support/metric-pages.js';
 
+/** Options of a store whose every seal gets top lists (small row groups, no merges, every filter rate tried); plans go to `steps`. */
+const listedStore = (steps: string[][]) => ({
+  threads: 1,
+  rowGroupSize: 16,
+  sealRows: 1_000_000,
+  autoCompact: false,
+  topListMinRows: 0,
+  metricTopKRowsPerCandidate: 0,
+  onPlan: (s: readonly string[]) => steps.push([...s]),
+});
 const manifestOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as ManifestState;
 
 /** Files under the folder's records/ ending with `ext`, relative to the folder. */
@@ -139,16 +149,7 @@ function watchSegmentSorts(t: TestContext): { sorts: number } {
 test('a fresh metric-sorted page comes from the top lists files, sorting no segment; a damaged file costs only the sort', async (t) => {
   const dir = tempDir(t);
   const steps: string[][] = [];
-  const open = () =>
-    TraceStore.open(dir, {
-      threads: 1,
-      rowGroupSize: 16,
-      sealRows: 1_000_000,
-      autoCompact: false,
-      topListMinRows: 0,
-      metricTopKRowsPerCandidate: 0,
-      onPlan: (s) => steps.push([...s]),
-    });
+  const open = () => TraceStore.open(dir, listedStore(steps));
   let store = await open();
   const projectId = store.createProject({ name: 'p' }).id;
   const log_stream_id = store.createLogStream(projectId, 'default').id;
@@ -430,15 +431,7 @@ test('a filter on another metric that admits too few listed rows is told from th
 test("a page showing columns the lists do not keep reads them from the listed rows' places in their segments, not by seq", async (t) => {
   const dir = tempDir(t);
   const steps: string[][] = [];
-  const store = await TraceStore.open(dir, {
-    threads: 1,
-    rowGroupSize: 16,
-    sealRows: 1_000_000,
-    autoCompact: false,
-    topListMinRows: 0,
-    metricTopKRowsPerCandidate: 0,
-    onPlan: (s) => steps.push([...s]),
-  });
+  const store = await TraceStore.open(dir, listedStore(steps));
   t.after(() => store.close());
   const projectId = store.createProject({ name: 'p' }).id;
   const log_stream_id = store.createLogStream(projectId, 'default').id;
