@@ -53,13 +53,7 @@ async function measure(
   partition: number,
   stopped: () => boolean,
 ): Promise<Facts> {
-  const out: {
-    type_facts?: SegmentEntry['type_facts'];
-    full_metrics?: SegmentEntry['full_metrics'];
-    top_lists?: boolean;
-    top_list_rows?: number;
-    top_list_places?: boolean;
-  } = {};
+  const out: { -readonly [K in keyof Facts]?: Facts[K] } = {};
   if (seg.kind === 'span' && factColumns.length > 0 && seg.type_facts === undefined) {
     const facts = await measureTypeFacts(conn, abs, factColumns);
     if (facts) out.type_facts = facts;
