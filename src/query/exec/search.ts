@@ -15,6 +15,7 @@ import { childCounts, fetchLocated, fetchRows, pageRollUps } from './page-reads.
 import { addRolled, lightRow } from './page-rows.js';
 import { pageShape, selectionOf, shownFromKeys, type PageShape } from './page-shape.js';
 import { factPlan, KINDS, scopeOf, type RunScope } from './plan-input.js';
+import { COLUMN_NAMES } from '../../record/record-columns.js';
 
 export const MAX_PAGE_SIZE = 1000;
 
@@ -97,12 +98,17 @@ async function pageRows(
       lightRow(sel.physical.includes('created_at') ? { ...k.row, created_at: k.c } : k.row, sel.physical, keys.ownMetrics),
     );
   }
-  if ((keys.narrow || keys.located) && sel !== null) {
-    steps.push('fetch (located)');
+  if (keys.narrow || keys.located) {
     // The keys carry id (their tie-break, read anyway) and the scope's constant columns: those are not
     // read again (at 10M, a fetch of the id columns without id, project_id and run_id took 40% less).
-    const carried = sel.physical.filter((c) => pageKeys.every((k) => k.row[c] !== undefined));
-    return fetchLocated(cx.db, snap, level, scope, sel.physical, pageKeys, carried);
+    const wanted = sel ? sel.physical : COLUMN_NAMES;
+    const carried = wanted.filter((c) => pageKeys.every((k) => k.row[c] !== undefined));
+    // A whole record's has_children must be the keys' (the snapshot's child overrides applied there),
+    // not the file's: without it the page is fetched by seq.
+    if (sel !== null || carried.includes('has_children')) {
+      steps.push('fetch (located)');
+      return fetchLocated(cx.db, snap, level, scope, wanted, pageKeys, carried);
+    }
   }
   const bySeq = pageKeys.filter((k): k is PageKey & { seq: number } => k.seq !== null);
   if (bySeq.length < pageKeys.length) throw new Error('internal: a page to fetch was planned without row locators');

@@ -22,7 +22,9 @@ import {
   everySpan,
   expectedPage,
   fillWithDeadAndMemoryRows,
+  idOf,
   llmTraces,
+  type Rec,
   oneSpanTraces,
 } from '../../support/metric-pages.js';
 
@@ -469,5 +471,78 @@ test("a page showing columns the lists do not keep reads them from the listed ro
       const want = byId.get(String(r['id']))!;
       for (const c of ['name', 'input', 'model', 'created_at']) assert.deepEqual(r[c], want[c], `${what} ${r['id']} ${c}`);
     }
+    // A search (whole records) reads every column from the same places.
+    steps.length = 0;
+    const whole = await store.search('span', projectId, {
+      log_stream_id,
+      filters: [
+        { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
+        ...(model === undefined ? [] : [{ type: 'text', column_id: 'model', operator: 'eq', value: model }]),
+      ],
+      sort: { column_id: 'metrics/quality', ascending },
+      starting_token: offset,
+      limit: 10,
+    } as never);
+    assert.ok(steps.flat().includes('fetch (located)'), `search ${what}: ${steps.flat().join(' → ')}`);
+    assert.deepEqual(
+      whole.records,
+      ids.map((id) => byId.get(id)),
+      `search ${what}`,
+    );
+  }
+});
+
+test("a search's page of whole records read from the lists' places shows has_children as the deletes left it", async (t) => {
+  const dir = tempDir(t);
+  const steps: string[][] = [];
+  const store = await TraceStore.open(dir, listedStore(steps));
+  t.after(() => store.close());
+  const projectId = store.createProject({ name: 'p' }).id;
+  const log_stream_id = store.createLogStream(projectId, 'default').id;
+  // Workflow spans with a quality and one llm child each, sealed; then the children of every third deleted.
+  const wf = (i: number) => idOf(2_000_000 + i);
+  const child = (i: number) => idOf(3_000_000 + i);
+  const traces = Array.from({ length: 60 }, (_, i) => ({
+    id: idOf(i),
+    name: `t${i}`,
+    created_at: new Date(1_700_000_000_000 + i * 1000).toISOString(),
+    spans: [
+      { type: 'workflow', id: wf(i), name: 'wf', metrics: { quality: (i % 13) / 10 }, spans: [{ type: 'llm', id: child(i), name: 'c' }] },
+    ],
+  }));
+  await store.logTraces(projectId, { log_stream_id, traces } as never);
+  await store.flush();
+  const orphaned = traces.map((_, i) => i).filter((i) => i % 3 === 0);
+  await store.records.delete('span', projectId, {
+    filters: [{ type: 'id', column_id: 'id', operator: 'one_of', value: orphaned.map(child) }],
+  });
+  steps.length = 0;
+  const page = await store.search('span', projectId, {
+    log_stream_id,
+    // Only childless rows can be listed pages (a parent's value may be a roll-up): those of the deletes.
+    filters: [
+      { type: 'text', column_id: 'type', operator: 'eq', value: 'workflow' },
+      { type: 'boolean', column_id: 'has_children', operator: 'eq', value: false },
+    ],
+    sort: { column_id: 'metrics/quality', ascending: false },
+    limit: 10,
+  } as never);
+  assert.match(steps.flat()[0]!, /^keys \(top-k of \d+ listed rows\)$/, steps.flat().join(' → '));
+  assert.ok(steps.flat().includes('fetch (located)'), steps.flat().join(' → '));
+  const byId = new Map((await everySpan(store, projectId, log_stream_id)).map((r) => [String(r['id']), r]));
+  const expected = orphaned
+    .map(wf)
+    .sort(
+      (a, b) =>
+        Number((byId.get(b)!['metrics'] as Rec)['quality']) - Number((byId.get(a)!['metrics'] as Rec)['quality']) || (a < b ? 1 : -1),
+    )
+    .slice(0, 10);
+  assert.deepEqual(
+    page.records.map((r) => r['id']),
+    expected,
+  );
+  for (const r of page.records) {
+    assert.equal(r['has_children'], false, `${r['id']}`);
+    assert.deepEqual(r, byId.get(String(r['id'])));
   }
 });
