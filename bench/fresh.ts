@@ -36,8 +36,9 @@ interface Params {
 interface FreshQuestion {
   id: string;
   title: string;
-  answer: 'count' | 'ids';
-  api: (p: Params) => { op: 'count' | 'partial_search'; body: Record<string, unknown> };
+  /** What is compared: a count, the page's ids in order, or its rows' id, name and model in order. */
+  answer: 'count' | 'ids' | 'rows';
+  api: (p: Params) => { op: 'count' | 'partial_search' | 'search'; body: Record<string, unknown> };
   /** SQL over the view `spans` (the span segments) and its parameters. */
   duckdb: (p: Params, metricColumn: (name: string) => string) => { sql: string; params: DuckDBValue[] };
 }
@@ -83,6 +84,49 @@ export const FRESH_QUESTIONS: FreshQuestion[] = [
     }),
     duckdb: (p, m) => ({
       sql: `SELECT id FROM spans WHERE type = 'llm' AND ${m('num_input_tokens')} > $1 ORDER BY ${m('correctness')} DESC NULLS LAST, id DESC LIMIT ${PAGE}`,
+      params: [p.tokens],
+    }),
+  },
+  {
+    id: 'page-metric-shown',
+    title: 'the same page showing name and model (as the viewer asks)',
+    answer: 'rows',
+    api: (p) => ({
+      op: 'partial_search',
+      body: {
+        filters: [
+          { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
+          { type: 'number', column_id: 'metrics/num_input_tokens', operator: 'gt', value: p.tokens },
+        ],
+        sort: llmBy('correctness'),
+        pagination: { starting_token: 0, limit: PAGE },
+        select_columns: { column_ids: ['id', 'name', 'model'] },
+      },
+    }),
+    duckdb: (p, m) => ({
+      sql:
+        `SELECT id, name, model FROM spans WHERE type = 'llm' AND ${m('num_input_tokens')} > $1 ` +
+        `ORDER BY ${m('correctness')} DESC NULLS LAST, id DESC LIMIT ${PAGE}`,
+      params: [p.tokens],
+    }),
+  },
+  {
+    id: 'page-metric-whole',
+    title: 'the same page of whole records (a search, as the official client asks)',
+    answer: 'ids',
+    api: (p) => ({
+      op: 'search',
+      body: {
+        filters: [
+          { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
+          { type: 'number', column_id: 'metrics/num_input_tokens', operator: 'gt', value: p.tokens },
+        ],
+        sort: llmBy('correctness'),
+        pagination: { starting_token: 0, limit: PAGE },
+      },
+    }),
+    duckdb: (p, m) => ({
+      sql: `SELECT * FROM spans WHERE type = 'llm' AND ${m('num_input_tokens')} > $1 ORDER BY ${m('correctness')} DESC NULLS LAST, id DESC LIMIT ${PAGE}`,
       params: [p.tokens],
     }),
   },
@@ -235,10 +279,14 @@ class RawDuck {
     return {
       ms,
       cpuMs: (cpu.user + cpu.system) / 1000,
-      value: q.answer === 'count' ? Number(rows[0]!['n']) : rows.map((x) => String(x['id'])),
+      value: q.answer === 'count' ? Number(rows[0]!['n']) : rows.map((x) => shown(q, x)),
     };
   }
 }
+
+/** A page record as compared: its id, or with its name and model for a question answering rows. */
+const shown = (q: FreshQuestion, r: Record<string, unknown>) =>
+  q.answer === 'rows' ? `${String(r['id'])}\t${String(r['name'])}\t${String(r['model'])}` : String(r['id']);
 
 type Asker = (q: FreshQuestion, p: Params) => Promise<{ ms: number; cpuMs: number; value: number | string[] }>;
 
@@ -251,7 +299,9 @@ function libraryAsker(store: TraceStore, info: TemplateInfo): Asker {
     const value =
       op === 'count'
         ? (await store.count('span', info.projectId, b)).total_count
-        : (await store.partialSearch('span', info.projectId, b)).records.map((r) => String(r['id']));
+        : (await (op === 'search' ? store.search('span', info.projectId, b) : store.partialSearch('span', info.projectId, b))).records.map(
+            (r) => shown(q, r),
+          );
     const ms = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
     return { ms, cpuMs: (cpu.user + cpu.system) / 1000, value };
@@ -268,12 +318,12 @@ function httpAsker(server: { url: string; pid: number }, key: string, info: Temp
       headers: { 'content-type': 'application/json', 'Galileo-API-Key': key },
       body: JSON.stringify({ ...body, log_stream_id: info.logStreamId }),
     });
-    const json = (await res.json()) as { total_count?: number; records?: { id: string }[]; detail?: unknown };
+    const json = (await res.json()) as { total_count?: number; records?: Record<string, unknown>[]; detail?: unknown };
     const ms = performance.now() - t0;
     if (!res.ok) throw new Error(`${q.id}: HTTP ${res.status} ${JSON.stringify(json.detail)}`);
     // The server's CPU in /proc ticks of 10 ms: coarse for one question, summed over runs in the report.
     const cpuMs = ((cpuSeconds(server.pid) ?? 0) - cpu0) * 1000;
-    return { ms, cpuMs, value: op === 'count' ? json.total_count! : json.records!.map((r) => r.id) };
+    return { ms, cpuMs, value: op === 'count' ? json.total_count! : json.records!.map((r) => shown(q, r)) };
   };
 }
 
