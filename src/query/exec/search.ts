@@ -19,6 +19,9 @@ import { COLUMN_NAMES } from '../../record/record-columns.js';
 
 export const MAX_PAGE_SIZE = 1000;
 
+/** A whole record's stored columns (seq is the store's, never shown). */
+const WHOLE = COLUMN_NAMES.filter((c) => c !== 'seq');
+
 export async function search(
   cx: ExecContext,
   snap: Snapshot,
@@ -101,7 +104,7 @@ async function pageRows(
   if (keys.narrow || keys.located) {
     // The keys carry id (their tie-break, read anyway) and the scope's constant columns: those are not
     // read again (at 10M, a fetch of the id columns without id, project_id and run_id took 40% less).
-    const wanted = sel ? sel.physical : COLUMN_NAMES;
+    const wanted = sel ? sel.physical : WHOLE;
     const carried = wanted.filter((c) => pageKeys.every((k) => k.row[c] !== undefined));
     // A whole record's has_children must be the keys' (the snapshot's child overrides applied there),
     // not the file's: without it the page is fetched by seq.
