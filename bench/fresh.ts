@@ -46,6 +46,36 @@ interface FreshQuestion {
 const ids = { column_ids: ['id'] };
 const llmBy = (quality: string) => ({ column_id: `metrics/${quality}`, ascending: false });
 
+/**
+ * The first page of llm spans by metrics/correctness over a num_input_tokens threshold, showing
+ * `columns` (null: whole records, a search).
+ */
+function tokenPage(id: string, title: string, answer: 'ids' | 'rows', columns: string[] | null): FreshQuestion {
+  return {
+    id,
+    title,
+    answer,
+    api: (p) => ({
+      op: columns ? 'partial_search' : 'search',
+      body: {
+        filters: [
+          { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
+          { type: 'number', column_id: 'metrics/num_input_tokens', operator: 'gt', value: p.tokens },
+        ],
+        sort: llmBy('correctness'),
+        pagination: { starting_token: 0, limit: PAGE },
+        ...(columns ? { select_columns: { column_ids: columns } } : {}),
+      },
+    }),
+    duckdb: (p, m) => ({
+      sql:
+        `SELECT ${columns ? columns.join(', ') : '*'} FROM spans WHERE type = 'llm' AND ${m('num_input_tokens')} > $1 ` +
+        `ORDER BY ${m('correctness')} DESC NULLS LAST, id DESC LIMIT ${PAGE}`,
+      params: [p.tokens],
+    }),
+  };
+}
+
 export const FRESH_QUESTIONS: FreshQuestion[] = [
   {
     id: 'count-3-leaves',
@@ -66,70 +96,9 @@ export const FRESH_QUESTIONS: FreshQuestion[] = [
       params: [p.model, p.quality, p.tag],
     }),
   },
-  {
-    id: 'page-metric-tokens',
-    title: 'first page of llm spans by metrics/correctness, num_input_tokens gt x',
-    answer: 'ids',
-    api: (p) => ({
-      op: 'partial_search',
-      body: {
-        filters: [
-          { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
-          { type: 'number', column_id: 'metrics/num_input_tokens', operator: 'gt', value: p.tokens },
-        ],
-        sort: llmBy('correctness'),
-        pagination: { starting_token: 0, limit: PAGE },
-        select_columns: ids,
-      },
-    }),
-    duckdb: (p, m) => ({
-      sql: `SELECT id FROM spans WHERE type = 'llm' AND ${m('num_input_tokens')} > $1 ORDER BY ${m('correctness')} DESC NULLS LAST, id DESC LIMIT ${PAGE}`,
-      params: [p.tokens],
-    }),
-  },
-  {
-    id: 'page-metric-shown',
-    title: 'the same page showing name and model (as the viewer asks)',
-    answer: 'rows',
-    api: (p) => ({
-      op: 'partial_search',
-      body: {
-        filters: [
-          { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
-          { type: 'number', column_id: 'metrics/num_input_tokens', operator: 'gt', value: p.tokens },
-        ],
-        sort: llmBy('correctness'),
-        pagination: { starting_token: 0, limit: PAGE },
-        select_columns: { column_ids: ['id', 'name', 'model'] },
-      },
-    }),
-    duckdb: (p, m) => ({
-      sql:
-        `SELECT id, name, model FROM spans WHERE type = 'llm' AND ${m('num_input_tokens')} > $1 ` +
-        `ORDER BY ${m('correctness')} DESC NULLS LAST, id DESC LIMIT ${PAGE}`,
-      params: [p.tokens],
-    }),
-  },
-  {
-    id: 'page-metric-whole',
-    title: 'the same page of whole records (a search, as the official client asks)',
-    answer: 'ids',
-    api: (p) => ({
-      op: 'search',
-      body: {
-        filters: [
-          { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
-          { type: 'number', column_id: 'metrics/num_input_tokens', operator: 'gt', value: p.tokens },
-        ],
-        sort: llmBy('correctness'),
-        pagination: { starting_token: 0, limit: PAGE },
-      },
-    }),
-    duckdb: (p, m) => ({
-      sql: `SELECT * FROM spans WHERE type = 'llm' AND ${m('num_input_tokens')} > $1 ORDER BY ${m('correctness')} DESC NULLS LAST, id DESC LIMIT ${PAGE}`,
-      params: [p.tokens],
-    }),
-  },
+  tokenPage('page-metric-tokens', 'first page of llm spans by metrics/correctness, num_input_tokens gt x', 'ids', ['id']),
+  tokenPage('page-metric-shown', 'the same page showing name and model (as the viewer asks)', 'rows', ['id', 'name', 'model']),
+  tokenPage('page-metric-whole', 'the same page of whole records (a search, as the official client asks)', 'ids', null),
   {
     id: 'page-metric-model',
     title: 'first page of llm spans by metrics/correctness, model eq',

@@ -451,17 +451,18 @@ test("a page showing columns the lists do not keep reads them from the listed ro
     ['a', true, 10],
     ['b', false, 25],
   ] as const) {
-    steps.length = 0;
-    const page = await store.partialSearch('span', projectId, {
+    const asked = {
       log_stream_id,
       filters: [
         { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
         ...(model === undefined ? [] : [{ type: 'text', column_id: 'model', operator: 'eq', value: model }]),
       ],
       sort: { column_id: 'metrics/quality', ascending },
-      pagination: { starting_token: offset, limit: 10 },
-      select_columns: { column_ids: shown },
-    } as never);
+      starting_token: offset,
+      limit: 10,
+    };
+    steps.length = 0;
+    const page = await store.partialSearch('span', projectId, { ...asked, select_columns: { column_ids: shown } } as never);
     const what = `model ${model} asc=${ascending} offset=${offset}: ${steps.flat().join(' → ')}`;
     assert.match(steps.flat()[0]!, /^keys \(top-k of \d+ listed rows\)$/, what);
     assert.ok(steps.flat().includes('fetch (located)'), what);
@@ -473,16 +474,7 @@ test("a page showing columns the lists do not keep reads them from the listed ro
     }
     // A search (whole records) reads every column from the same places.
     steps.length = 0;
-    const whole = await store.search('span', projectId, {
-      log_stream_id,
-      filters: [
-        { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
-        ...(model === undefined ? [] : [{ type: 'text', column_id: 'model', operator: 'eq', value: model }]),
-      ],
-      sort: { column_id: 'metrics/quality', ascending },
-      starting_token: offset,
-      limit: 10,
-    } as never);
+    const whole = await store.search('span', projectId, asked as never);
     assert.ok(steps.flat().includes('fetch (located)'), `search ${what}: ${steps.flat().join(' → ')}`);
     assert.deepEqual(
       whole.records,
