@@ -47,6 +47,19 @@ export interface PlanInput {
   readonly ownEverywhere?: ReadonlySet<string>;
   /** Metrics some record of the level itself carries (segment statistics and memory tables' notes). */
   readonly levelMetrics?: ReadonlySet<string>;
+  /** Spans the page can come from, when sorted by a rolled-up metric (exec/trace-bound.ts). */
+  readonly traceBound?: TraceBound;
+}
+
+/**
+ * A page of spans sorted by a rolled-up metric, best first, holds only spans whose own value reaches
+ * `at` (the k-th best own value under the filter) and spans of the traces `traces`, the only ones whose
+ * bound on any roll-up reaches it: the climb and the join to the roll-ups cover those alone.
+ */
+export interface TraceBound {
+  readonly metric: string;
+  readonly at: number;
+  readonly traces: readonly string[];
 }
 
 /**
@@ -92,6 +105,18 @@ interface Skeleton {
   ownSortKey: Sql | null;
   /** SQL of a planned metric's value: own, or own-else-rolled-up where the plan rolls it up. */
   metric: (name: string) => Sql;
+}
+
+/** A bound's traces as an IN list (one placeholder each, the same ones wherever used), or null when none; null without a bound too. */
+const boundLists = new WeakMap<TraceBound, Sql | null>();
+function boundedTraces(b: TraceBound | undefined): Sql | null {
+  if (b === undefined) return null;
+  let list = boundLists.get(b);
+  if (list === undefined) {
+    list = b.traces.length === 0 ? null : joinSql(b.traces.map((t) => sql`${t}`));
+    boundLists.set(b, list);
+  }
+  return list;
 }
 
 function withClause(ctes: readonly Sql[], recursive: boolean): Sql {
@@ -172,7 +197,11 @@ function skeleton(
     const links = raw(
       input.level === 'span' ? 'id, parent_id, trace_id, has_children' : input.level === 'trace' ? 'trace_id' : 'session_id',
     );
-    ctes.push(sql`d AS (SELECT ${links}, ${joinSql(rolled.map((n) => ident(d.metricColumn(n))))} FROM ${d.sql})`);
+    // Under a bound, only its traces' spans climb (none when no trace's bound reaches the page).
+    const bound = input.level === 'span' ? input.traceBound : undefined;
+    const bounded = boundedTraces(bound);
+    const inBounded = bound === undefined ? EMPTY : bounded === null ? raw(' WHERE false') : sql` WHERE trace_id IN (${bounded})`;
+    ctes.push(sql`d AS (SELECT ${links}, ${joinSql(rolled.map((n) => ident(d.metricColumn(n))))} FROM ${d.sql}${inBounded})`);
     // Every rolled metric in one pass: one climb (or one grouping) carrying a value column each, and
     // one join. A row goes along when any of its values is set; each aggregate skips the others' nulls.
     const vals = rolled.map((n) => sql`d.${ident(d.metricColumn(n))}`);
@@ -219,6 +248,11 @@ function skeleton(
     },
   };
   let where = input.filter ? compileWhere(input.filter, ctx) : raw('true');
+  const b = input.traceBound;
+  if (b !== undefined && input.level === 'span' && rolled.includes(b.metric)) {
+    const traces = boundedTraces(b);
+    where = sql`${where} AND (${ownColumn(b.metric)} >= ${b.at}::DOUBLE${traces === null ? EMPTY : sql` OR r.trace_id IN (${traces})`})`;
+  }
   if (window && 'ranges' in window) {
     const ranges = window.ranges.map(([a, b]) => sql`r.created_at BETWEEN ${at(a)} AND ${at(b)}`);
     where = sql`${where} AND (${joinSql(ranges, ' OR ')})`;

@@ -8,12 +8,13 @@
 // Assumes: segments hold their rows (nearly) in created_at order, with each row group's created_at
 // range known (the snapshot's time profile), and an estimate (match-estimate.ts) only chooses between plans, never changes an answer.
 import type { Row, SqlRunner } from '../../db/database.js';
-import { chooseWindow, pageKeysQuery, rollTopApplies, timeOrdered, type PlanInput, type TimeWindow } from '../plan.js';
+import { chooseWindow, pageKeysQuery, rollTopApplies, timeOrdered, type PlanInput, type TimeWindow, type TraceBound } from '../plan.js';
 import { requiredContains } from '../text-needs.js';
 import type { Scope, Snapshot } from '../../storage/snapshot/snapshot.js';
 import { fewMatchesWindow, pageTimesWindow } from './match-ranges.js';
 import { listReads, listsNot, metricTopK, topKApplies } from './metric-topk.js';
 import { sortKeyWindow } from './sort-key-window.js';
+import { traceBound, traceBoundApplies } from './trace-bound.js';
 import { estimateMatches, groupRowsIn, totalRows, type MatchEstimate, type PlanEstimate } from './match-estimate.js';
 import type { TopKCache } from './topk-cache.js';
 
@@ -127,15 +128,23 @@ export async function findPageKeys(
       );
     } else steps.push('keys (top-k: not enough)');
   }
-  const keys = async (w: TimeWindow | null, bound: number | null = null, rollTop: number | null = null, bare = false) => {
+  const keys = async (
+    w: TimeWindow | null,
+    bound: number | null = null,
+    rollTop: number | null = null,
+    bare = false,
+    traces?: TraceBound,
+  ) => {
+    const p = traces ? { ...plan, traceBound: traces } : plan;
     const q = bare
-      ? pageKeysQuery(plan, limit, offset, w, ['id'], [], true, bound, null, true)
-      : pageKeysQuery(plan, limit, offset, w, also, alsoMetrics, locators, bound, rollTop);
+      ? pageKeysQuery(p, limit, offset, w, ['id'], [], true, bound, null, true)
+      : pageKeysQuery(p, limit, offset, w, also, alsoMetrics, locators, bound, rollTop);
     const how = [
       ...(w ? ['window'] : []),
       ...(bound !== null ? ['bound'] : []),
       ...(rollTop !== null ? [`roll-up top ${rollTop}`] : []),
       ...(bare ? ['narrow'] : []),
+      ...(traces ? [`${traces.traces.length} traces reaching the bound`] : []),
     ];
     steps.push(`keys${how.length > 0 ? ` (${how.join(', ')})` : ''}${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`);
     const rows = await o.db.all(q.sql);
@@ -164,6 +173,10 @@ export async function findPageKeys(
   if (order === null) {
     const few = await fewMatchesWindow(o.db, plan, profile, steps, await estimated());
     if (few !== null) return keys(few);
+    if (traceBoundApplies(plan, offset, limit)) {
+      const traces = await traceBound(o.db, plan, k, steps);
+      if (traces !== null) return keys(null, null, null, false, traces);
+    }
     const sorted = await sortKeyWindow(o.db, plan, k, profile, o.sortKeyGroups, await estimated(), steps);
     const w = sorted?.window ?? null;
     // Over everything, the page's string columns of every matching row cost more than fetching them for
