@@ -46,8 +46,9 @@ export async function traceBound(db: SqlRunner, plan: PlanInput, k: number, step
   }
   const d = plan.descendants([m]);
   const v = ident(d.metricColumn(m));
+  const reaches = sql`${TRACE_BOUND[plan.rollUp(m)]!(v)} >= ${Number(at)}::DOUBLE`;
   const traces = await db.all(
-    sql`SELECT trace_id FROM ${d.sql} WHERE ${v} IS NOT NULL GROUP BY trace_id HAVING ${TRACE_BOUND[plan.rollUp(m)]!(v)} >= ${Number(at)}::DOUBLE LIMIT ${MAX_BOUND_TRACES + 1}`,
+    sql`SELECT trace_id FROM ${d.sql} WHERE ${v} IS NOT NULL GROUP BY trace_id HAVING ${reaches} LIMIT ${MAX_BOUND_TRACES + 1}`,
   );
   if (traces.length > MAX_BOUND_TRACES) {
     steps.push(`keys (trace bound: more than ${MAX_BOUND_TRACES} traces reach it)`);
