@@ -201,7 +201,9 @@ function skeleton(
     const bound = input.level === 'span' ? input.traceBound : undefined;
     const bounded = boundedTraces(bound);
     const inBounded = bound === undefined ? EMPTY : bounded === null ? raw(' WHERE false') : sql` WHERE trace_id IN (${bounded})`;
-    ctes.push(sql`d AS (SELECT ${links}, ${joinSql(rolled.map((n) => ident(d.metricColumn(n))))} FROM ${d.sql}${inBounded})`);
+    // Under a bound d is its traces' few spans, read once for both uses below (10M: 2.0 -> 1.0 s).
+    const once = raw(bound === undefined ? '' : 'MATERIALIZED ');
+    ctes.push(sql`d AS ${once}(SELECT ${links}, ${joinSql(rolled.map((n) => ident(d.metricColumn(n))))} FROM ${d.sql}${inBounded})`);
     // Every rolled metric in one pass: one climb (or one grouping) carrying a value column each, and
     // one join. A row goes along when any of its values is set; each aggregate skips the others' nulls.
     const vals = rolled.map((n) => sql`d.${ident(d.metricColumn(n))}`);
