@@ -20,6 +20,7 @@ import { spanSegments } from './peers/duckdb-raw-peer.js';
 import { copyStore, ensureTemplate, type TemplateInfo } from './peers/store-template.js';
 import { startServer } from './server-process.js';
 import { DEFAULT_SEED } from './workload.js';
+import { seededRandom as rng } from '../test/support/seeded.js';
 
 const PAGE = 100;
 
@@ -148,17 +149,6 @@ export const FRESH_QUESTIONS: FreshQuestion[] = [
     }),
   },
 ];
-
-/** A small seeded generator: the parameters of run r never depend on wall time, yet differ per ask. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 2 ** 32;
-  };
-}
 
 /**
  * Hand-written DuckDB over the span segments of a store copy (one instance per run, configured as the

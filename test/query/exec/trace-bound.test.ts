@@ -7,17 +7,7 @@ import { test, type TestContext } from 'node:test';
 import { TraceStore } from '../../../src/engine/trace-store.js';
 import { tempDir } from '../../support/helpers.js';
 import { ReferenceEvaluator, type FilterBody, type Level, type Rec } from '../../support/reference-eval.js';
-
-/** A small seeded generator, so a failure names a reproducible data set. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 2 ** 32;
-  };
-}
+import { seededRandom as rng } from '../../support/seeded.js';
 
 /**
  * Traces of varied trees: a workflow (no own values) over llm spans (tokens, cost from -5 to 20,
