@@ -107,18 +107,6 @@ interface Skeleton {
   metric: (name: string) => Sql;
 }
 
-/** A bound's traces as an IN list (one placeholder each, the same ones wherever used), or null when none; null without a bound too. */
-const boundLists = new WeakMap<TraceBound, Sql | null>();
-function boundedTraces(b: TraceBound | undefined): Sql | null {
-  if (b === undefined) return null;
-  let list = boundLists.get(b);
-  if (list === undefined) {
-    list = b.traces.length === 0 ? null : joinSql(b.traces.map((t) => sql`${t}`));
-    boundLists.set(b, list);
-  }
-  return list;
-}
-
 function withClause(ctes: readonly Sql[], recursive: boolean): Sql {
   return ctes.length > 0 ? sql`WITH ${raw(recursive ? 'RECURSIVE ' : '')}${joinSql(ctes)} ` : EMPTY;
 }
@@ -191,6 +179,10 @@ function skeleton(
   }
   for (const name of names) if (own.has(name)) metricSql.set(name, ownColumn(name));
   const rolled = names.filter((n) => !metricSql.has(n));
+  // A trace bound (span pages by a rolled-up metric) and its traces as one IN list: one placeholder
+  // each, the same ones in the climb and in the filter; null when no trace reaches the bound.
+  const bound = input.level === 'span' && input.traceBound && rolled.includes(input.traceBound.metric) ? input.traceBound : undefined;
+  const bounded = bound && bound.traces.length > 0 ? joinSql(bound.traces.map((t) => sql`${t}`)) : null;
   if (rolled.length > 0) {
     const d = input.descendants(rolled);
     // Only the link columns the level's climb or grouping uses: d is read over every descendant.
@@ -198,8 +190,6 @@ function skeleton(
       input.level === 'span' ? 'id, parent_id, trace_id, has_children' : input.level === 'trace' ? 'trace_id' : 'session_id',
     );
     // Under a bound, only its traces' spans climb (none when no trace's bound reaches the page).
-    const bound = input.level === 'span' ? input.traceBound : undefined;
-    const bounded = boundedTraces(bound);
     const inBounded = bound === undefined ? EMPTY : bounded === null ? raw(' WHERE false') : sql` WHERE trace_id IN (${bounded})`;
     // Under a bound d is its traces' few spans, read once for both uses below (10M: 2.0 -> 1.0 s).
     const once = raw(bound === undefined ? '' : 'MATERIALIZED ');
@@ -250,11 +240,8 @@ function skeleton(
     },
   };
   let where = input.filter ? compileWhere(input.filter, ctx) : raw('true');
-  const b = input.traceBound;
-  if (b !== undefined && input.level === 'span' && rolled.includes(b.metric)) {
-    const traces = boundedTraces(b);
-    where = sql`${where} AND (${ownColumn(b.metric)} >= ${b.at}::DOUBLE${traces === null ? EMPTY : sql` OR r.trace_id IN (${traces})`})`;
-  }
+  if (bound)
+    where = sql`${where} AND (${ownColumn(bound.metric)} >= ${bound.at}::DOUBLE${bounded ? sql` OR r.trace_id IN (${bounded})` : EMPTY})`;
   if (window && 'ranges' in window) {
     const ranges = window.ranges.map(([a, b]) => sql`r.created_at BETWEEN ${at(a)} AND ${at(b)}`);
     where = sql`${where} AND (${joinSql(ranges, ' OR ')})`;

@@ -38,6 +38,16 @@ const listedStore = (steps: string[][]) => ({
   metricTopKRowsPerCandidate: 0,
   onPlan: (s: readonly string[]) => steps.push([...s]),
 });
+/** A store of listedStore's options in a new folder, with a project and a log stream; its plans go to `steps`. */
+async function listedProject(t: TestContext) {
+  const dir = tempDir(t);
+  const steps: string[][] = [];
+  const store = await TraceStore.open(dir, listedStore(steps));
+  t.after(() => store.close());
+  const projectId = store.createProject({ name: 'p' }).id;
+  const log_stream_id = store.createLogStream(projectId, 'default').id;
+  return { dir, steps, store, projectId, log_stream_id };
+}
 const manifestOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as ManifestState;
 
 /** Files under the folder's records/ ending with `ext`, relative to the folder. */
@@ -431,12 +441,7 @@ test('a filter on another metric that admits too few listed rows is told from th
 });
 
 test("a page showing columns the lists do not keep reads them from the listed rows' places in their segments, not by seq", async (t) => {
-  const dir = tempDir(t);
-  const steps: string[][] = [];
-  const store = await TraceStore.open(dir, listedStore(steps));
-  t.after(() => store.close());
-  const projectId = store.createProject({ name: 'p' }).id;
-  const log_stream_id = store.createLogStream(projectId, 'default').id;
+  const { dir, steps, store, projectId, log_stream_id } = await listedProject(t);
   // Four listed segments, deleted rows among them, and rows still in memory.
   const { all } = await fillWithDeadAndMemoryRows(store, projectId, log_stream_id, [7, 61, 140, 300]);
   assert.ok(
@@ -485,12 +490,7 @@ test("a page showing columns the lists do not keep reads them from the listed ro
 });
 
 test("a search's page of whole records read from the lists' places shows has_children as the deletes left it", async (t) => {
-  const dir = tempDir(t);
-  const steps: string[][] = [];
-  const store = await TraceStore.open(dir, listedStore(steps));
-  t.after(() => store.close());
-  const projectId = store.createProject({ name: 'p' }).id;
-  const log_stream_id = store.createLogStream(projectId, 'default').id;
+  const { steps, store, projectId, log_stream_id } = await listedProject(t);
   // Workflow spans with a quality and one llm child each, sealed; then the children of every third deleted.
   const wf = (i: number) => idOf(2_000_000 + i);
   const child = (i: number) => idOf(3_000_000 + i);
