@@ -10,7 +10,7 @@ import { ReferenceEvaluator, type FilterBody, type Level, type Rec } from '../..
 import { seededRandom as rng } from '../../support/seeded.js';
 
 /**
- * Traces of varied trees: a workflow (no own values) over llm spans (tokens, cost from -5 to 20,
+ * Traces of varied trees: a workflow (no own values) over llm spans (tokens, cost from -500 to 2,000,
  * latency, quality) and now and then a tool, some under an agent (which may hold cost and latency of
  * its own); a top-level llm span in some traces.
  */
@@ -21,9 +21,9 @@ function traces(from: number, n: number, r: () => number): Rec[] {
     input: 'q',
     metrics: {
       num_total_tokens: Math.floor(r() * 5000),
-      cost: Math.round((r() * 25 - 5) * 100) / 100,
+      cost: Math.round(r() * 2500 - 500),
       latency_ns: Math.floor(r() * 1e9),
-      ...(r() < 0.8 ? { quality: Math.round(r() * 100) / 100 } : {}),
+      ...(r() < 0.8 ? { quality: Math.floor(r() * 100) } : {}),
     },
   });
   return Array.from({ length: n }, (_, k) => {
@@ -31,7 +31,7 @@ function traces(from: number, n: number, r: () => number): Rec[] {
     const kids = Array.from({ length: 1 + Math.floor(r() * 4) }, (_, j) => llm(i, j));
     if (r() < 0.3) kids.push({ type: 'tool', name: 'lookup', input: 'k' });
     // An agent over some of them, holding values of its own now and then (a parent whose own value wins).
-    const own = r() < 0.5 ? { metrics: { cost: Math.round(r() * 3000) / 100, latency_ns: Math.floor(r() * 2e9) } } : {};
+    const own = r() < 0.5 ? { metrics: { cost: Math.round(r() * 3000), latency_ns: Math.floor(r() * 2e9) } } : {};
     const nested = r() < 0.4 ? [{ type: 'agent', name: 'agent', input: 'a', ...own, spans: kids.splice(0, 2) }] : [];
     return {
       name: `t${i}`,
@@ -41,6 +41,9 @@ function traces(from: number, n: number, r: () => number): Rec[] {
     };
   });
 }
+
+// Whole numbers only: their sums are exact in any order and equal averages round alike, so the order of two
+// equal roll-ups (ties by id) is the same in the store and the reference, whatever order DuckDB adds in.
 
 async function everything(store: TraceStore, projectId: string): Promise<Record<Level, Rec[]>> {
   const out = {} as Record<Level, Rec[]>;
