@@ -52,9 +52,10 @@ export interface PlanInput {
 }
 
 /**
- * A page of spans sorted by a rolled-up metric, best first, holds only spans whose own value reaches
- * `at` (the k-th best own value under the filter) and spans of the traces `traces`, the only ones whose
- * bound on any roll-up reaches it: the climb and the join to the roll-ups cover those alone.
+ * A page of spans sorted by a rolled-up metric holds only spans whose own value reaches `at` (the k-th
+ * own value in the page's order under the filter: at least it when descending, at most when ascending)
+ * and spans of the traces `traces`, the only ones whose bound on any roll-up reaches it: the climb and
+ * the join to the roll-ups cover those alone.
  */
 export interface TraceBound {
   readonly metric: string;
@@ -240,8 +241,8 @@ function skeleton(
     },
   };
   let where = input.filter ? compileWhere(input.filter, ctx) : raw('true');
-  if (bound)
-    where = sql`${where} AND (${ownColumn(bound.metric)} >= ${bound.at}::DOUBLE${bounded ? sql` OR r.trace_id IN (${bounded})` : EMPTY})`;
+  // Every span whose own value reaches the bound is of a trace whose bound does (trace-bound.ts).
+  if (bound) where = sql`${where} AND ${bounded ? sql`r.trace_id IN (${bounded})` : raw('false')}`;
   if (window && 'ranges' in window) {
     const ranges = window.ranges.map(([a, b]) => sql`r.created_at BETWEEN ${at(a)} AND ${at(b)}`);
     where = sql`${where} AND (${joinSql(ranges, ' OR ')})`;

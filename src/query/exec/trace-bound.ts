@@ -1,10 +1,12 @@
-// Pages of spans sorted by a rolled-up metric, best first (the viewer's Tokens column): a span's value
-// is its own, or the roll-up of its descendants' own values, which no trace's spans can exceed beyond
-// a bound of the trace (the sum of its positive values for a sum; its largest value for a max, min or
-// average). The k-th best own value among matching spans is reached by at least k rows, so the page
-// holds only spans whose own value reaches it and spans of traces whose bound does: at 10M spans, 182
-// of 1.17M traces for the 50th best total tokens. The keys query then climbs and joins over those alone.
-// Applies to: span pages sorted descending by a metric the plan rolls up, and by nothing else rolled up.
+// Pages of spans sorted by a rolled-up metric (the viewer's Tokens column, either direction): a span's
+// value is its own, or the roll-up of its descendants' own values, which no span of a trace can take
+// beyond bounds of the trace. A sum of some of its values lies between the sum of its negative values
+// (or its smallest value, when none is negative) and the sum of its positive ones (or its largest, when
+// none is positive); a max, min or average lies between its smallest and largest value. The k-th own
+// value in the page's order is reached by at least k rows, so the page holds only spans whose own value
+// reaches it and spans of traces whose bound does: at 10M spans, 182 of 1.17M traces for the 50th
+// most total tokens. The keys query then climbs and joins over those alone.
+// Applies to: span pages sorted by a metric the plan rolls up, and by nothing else rolled up.
 import type { SqlRunner } from '../../db/database.js';
 import type { RollUpMethod } from '../columns.js';
 import { pageKeysQuery, type PlanInput, type TraceBound } from '../plan.js';
@@ -13,40 +15,72 @@ import { ident, sql, type Sql } from '../sql.js';
 /** Traces whose bound reaches the page's at most: more, and the bound saves too little to be worth its statements. */
 export const MAX_BOUND_TRACES = 1000;
 
-/** Per roll-up method, an aggregate of a trace's own values that no roll-up within the trace exceeds. */
-const TRACE_BOUND: Partial<Record<RollUpMethod, (v: Sql) => Sql>> = {
-  sum: (v) => sql`sum(${v}) FILTER (WHERE ${v} > 0)`,
-  max: (v) => sql`max(${v})`,
-  min: (v) => sql`max(${v})`,
-  average: (v) => sql`max(${v})`,
+/** Per roll-up method, aggregates of a trace's own values that no roll-up within the trace falls below or exceeds. */
+const TRACE_BOUND: Partial<Record<RollUpMethod, { low: (v: Sql) => Sql; high: (v: Sql) => Sql }>> = {
+  sum: {
+    low: (v) => sql`coalesce(sum(${v}) FILTER (WHERE ${v} < 0), min(${v}))`,
+    high: (v) => sql`coalesce(sum(${v}) FILTER (WHERE ${v} > 0), max(${v}))`,
+  },
+  max: { low: (v) => sql`min(${v})`, high: (v) => sql`max(${v})` },
+  min: { low: (v) => sql`min(${v})`, high: (v) => sql`max(${v})` },
+  average: { low: (v) => sql`min(${v})`, high: (v) => sql`max(${v})` },
 };
 
 /** Whether a page of this plan may be found under a trace bound. */
 export function traceBoundApplies(plan: PlanInput, offset: number, limit: number): boolean {
   const m = plan.sort?.column.metric;
-  if (plan.level !== 'span' || m === undefined || plan.sort!.ascending || TRACE_BOUND[plan.rollUp(m)] === undefined) return false;
+  if (plan.level !== 'span' || m === undefined || TRACE_BOUND[plan.rollUp(m)] === undefined) return false;
   const rolled = pageKeysQuery(plan, limit, offset).rolled;
   return rolled.length === 1 && rolled[0] === m;
 }
 
+/** The plan reading the sort metric's own value alone (a span without one sorts last). */
+export function ownValuePlan(plan: PlanInput): PlanInput {
+  return { ...plan, ownEverywhere: new Set([...(plan.ownEverywhere ?? []), plan.sort!.column.metric!]) };
+}
+
 /**
- * The page's bound: the k-th best own value (k = offset + limit + 1) among matching spans, and the
- * traces whose bound reaches it; null when fewer than k spans have an own value or too many traces
- * reach it (the plain keys query then answers).
+ * The k-th own value in the page's order: from the segments' top lists when `listed` can read it there
+ * (null: fewer than k own values; undefined: the lists cannot answer), else one keys query reading own
+ * values only.
  */
-export async function traceBound(db: SqlRunner, plan: PlanInput, k: number, steps: string[]): Promise<TraceBound | null> {
+async function kthOwn(db: SqlRunner, plan: PlanInput, k: number, steps: string[], listed?: ListedOwn): Promise<unknown> {
   const m = plan.sort!.column.metric!;
-  // Read as own values only: a span without one sorts last, so the k-th row's value is the k-th best own value.
-  const own = pageKeysQuery({ ...plan, ownEverywhere: new Set([...(plan.ownEverywhere ?? []), m]) }, 1, k - 1, null, [], [m], false);
-  const row = (await db.all(own.sql))[0];
-  const at = row?.[own.ownMetrics.get(m)!];
+  const own = ownValuePlan(plan);
+  const fromLists = listed ? await listed(own, k) : undefined;
+  if (fromLists !== undefined) {
+    steps.push('trace bound (own value from the top lists)');
+    return fromLists;
+  }
+  const q = pageKeysQuery(own, 1, k - 1, null, [], [m], false);
+  return (await db.all(q.sql))[0]?.[q.ownMetrics.get(m)!];
+}
+
+/** The k-th own value of a plan read as own values only, from the top lists; undefined when they cannot tell. */
+export type ListedOwn = (own: PlanInput, k: number) => Promise<number | null | undefined>;
+
+/**
+ * The page's bound: the k-th own value in the page's order (k = offset + limit + 1) among matching
+ * spans, and the traces whose bound reaches it; null when fewer than k spans have an own value or too
+ * many traces reach it (the plain keys query then answers).
+ */
+export async function traceBound(
+  db: SqlRunner,
+  plan: PlanInput,
+  k: number,
+  steps: string[],
+  listed?: ListedOwn,
+): Promise<TraceBound | null> {
+  const m = plan.sort!.column.metric!;
+  const at = await kthOwn(db, plan, k, steps, listed);
   if (at === null || at === undefined) {
     steps.push('keys (trace bound: fewer own values than the page)');
     return null;
   }
   const d = plan.descendants([m]);
   const v = ident(d.metricColumn(m));
-  const reaches = sql`${TRACE_BOUND[plan.rollUp(m)]!(v)} >= ${Number(at)}::DOUBLE`;
+  const bounds = TRACE_BOUND[plan.rollUp(m)]!;
+  const reaches = plan.sort!.ascending ? sql`${bounds.low(v)} <= ${Number(at)}::DOUBLE` : sql`${bounds.high(v)} >= ${Number(at)}::DOUBLE`;
   const traces = await db.all(
     sql`SELECT trace_id FROM ${d.sql} WHERE ${v} IS NOT NULL GROUP BY trace_id HAVING ${reaches} LIMIT ${MAX_BOUND_TRACES + 1}`,
   );
