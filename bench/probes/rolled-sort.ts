@@ -1,0 +1,98 @@
+// The viewer's spans table sorted by its Tokens column (a rolled-up metric: a parent shows the sum of
+// its descendants' tokens), either way: 50 rows of the default columns, and the same page as whole
+// records (what the official client's search sends), through the library (a fresh open of a linked
+// copy per ask) and the server over HTTP; with --base, another checkout's build asks the same in turns.
+// Prints each ask's time, its plan and a digest of the records (equal digests: equal pages).
+//   node dist/bench/probes/rolled-sort.js TEMPLATE_DIR [--base CHECKOUT] [--rounds 2]
+// Run from the checkout root (after npm run build). TEMPLATE_DIR holds the fresh matrix's template
+// (built.json and tracelake/); the copy goes to /tmp.
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { copyStore } from '../peers/store-template.js';
+import { startServer } from '../server-process.js';
+
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { base: { type: 'string' }, rounds: { type: 'string' } } });
+const template = positionals[0];
+if (!template) throw new Error('usage: rolled-sort.js TEMPLATE_DIR [--base CHECKOUT] [--rounds 2]');
+const info = JSON.parse(readFileSync(join(template, 'built.json'), 'utf8')) as { projectId: string; logStreamId: string };
+const here = process.cwd(); // run from the checkout's root, as the other probes are
+const builds = [here, ...(values.base ? [resolve(values.base)] : [])];
+const columns = [
+  'type',
+  'name',
+  'input',
+  'output',
+  'created_at',
+  'metrics/duration_ns',
+  'metrics/num_total_tokens',
+  'status_code',
+  'tags',
+  'error_message',
+];
+const key = 'tl_rolled_sort_probe_key_0123456789';
+
+const body = (ascending: boolean) => ({
+  log_stream_id: info.logStreamId,
+  filters: [],
+  sort: { column_id: 'metrics/num_total_tokens', ascending },
+  limit: 50,
+});
+const digest = (records: Record<string, unknown>[]) =>
+  createHash('md5')
+    .update(JSON.stringify(records.map((r) => [r['id'], r['input'], r['metrics']])))
+    .digest('hex')
+    .slice(0, 8);
+
+async function library(build: string, dir: string, ascending: boolean, whole: boolean): Promise<string> {
+  const { TraceStore } = (await import(join(build, 'dist/src/engine/trace-store.js'))) as typeof import('../../src/engine/trace-store.js');
+  let steps: readonly string[] = [];
+  const store = await TraceStore.open(dir, { onPlan: (s) => (steps = s) });
+  try {
+    const t0 = performance.now();
+    const page = whole
+      ? await store.search('span', info.projectId, body(ascending) as never)
+      : await store.partialSearch('span', info.projectId, { ...body(ascending), select_columns: { column_ids: columns } } as never);
+    const ms = performance.now() - t0;
+    return `${ms.toFixed(0)} ms ${digest(page.records)} ${steps.join(' -> ')}`;
+  } finally {
+    await store.close();
+  }
+}
+
+async function server(build: string, dir: string, ascending: boolean): Promise<string> {
+  const s = await startServer(dir, key, { cli: join(build, 'dist/src/cli.js') });
+  try {
+    const headers = { 'content-type': 'application/json', 'Galileo-API-Key': key };
+    await (await fetch(`${s.url}/projects/all`, { headers })).arrayBuffer();
+    const t0 = performance.now();
+    const res = await fetch(`${s.url}/projects/${info.projectId}/spans/partial_search`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ ...body(ascending), select_columns: { column_ids: columns } }),
+    });
+    const page = (await res.json()) as { records: Record<string, unknown>[] };
+    return `${(performance.now() - t0).toFixed(0)} ms ${res.status} ${digest(page.records)}`;
+  } finally {
+    await s.stop();
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'tracelake-rolled-'));
+try {
+  copyStore(join(template, 'tracelake'), dir);
+  for (let round = 1; round <= Number(values.rounds ?? 2); round++) {
+    for (const build of builds) {
+      for (const ascending of [false, true]) {
+        const way = ascending ? 'asc ' : 'desc';
+        for (const whole of [false, true])
+          console.log(`${round} ${build} ${way} library ${whole ? 'whole' : 'shown'}: ${await library(build, dir, ascending, whole)}`);
+        console.log(`${round} ${build} ${way} server  shown: ${await server(build, dir, ascending)}`);
+      }
+    }
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
