@@ -1,35 +1,21 @@
-// Pages of spans sorted by a rolled-up metric (the viewer's Tokens column, either direction): a span's
-// value is its own, or the roll-up of its descendants' own values, which no span of a trace can take
-// beyond bounds of the trace. A sum of some of its values lies between the sum of its negative values
-// (or its smallest value, when none is negative) and the sum of its positive ones (or its largest, when
-// none is positive); a max, min or average lies between its smallest and largest value. The k-th own
-// value in the page's order is reached by at least k rows, so the page holds only spans whose own value
-// reaches it and spans of traces whose bound does: at 10M spans, 182 of 1.17M traces for the 50th
-// most total tokens. The keys query then climbs and joins over those alone.
+// Pages of spans sorted by a rolled-up metric (the viewer's Tokens column, either way). No span of a
+// trace takes a value outside the trace's range (trace-range.ts), and the k-th own value in the
+// page's order is reached by at least k rows, so the page holds only spans of traces whose range
+// reaches it: at 10M spans, 182 of 1.17M traces for the 50th most total tokens. The keys query then
+// climbs and joins over those alone.
 // Applies to: span pages sorted by a metric the plan rolls up, and by nothing else rolled up.
 import type { SqlRunner } from '../../db/database.js';
-import type { RollUpMethod } from '../columns.js';
 import { pageKeysQuery, type PlanInput, type TraceBound } from '../plan.js';
-import { ident, sql, type Sql } from '../sql.js';
+import { ident, sql } from '../sql.js';
+import { TRACE_RANGE } from '../trace-range.js';
 
 /** Traces whose bound reaches the page's at most: more, and the bound saves too little to be worth its statements. */
 export const MAX_BOUND_TRACES = 1000;
 
-/** Per roll-up method, aggregates of a trace's own values that no roll-up within the trace falls below or exceeds. */
-const TRACE_BOUND: Partial<Record<RollUpMethod, { low: (v: Sql) => Sql; high: (v: Sql) => Sql }>> = {
-  sum: {
-    low: (v) => sql`coalesce(sum(${v}) FILTER (WHERE ${v} < 0), min(${v}))`,
-    high: (v) => sql`coalesce(sum(${v}) FILTER (WHERE ${v} > 0), max(${v}))`,
-  },
-  max: { low: (v) => sql`min(${v})`, high: (v) => sql`max(${v})` },
-  min: { low: (v) => sql`min(${v})`, high: (v) => sql`max(${v})` },
-  average: { low: (v) => sql`min(${v})`, high: (v) => sql`max(${v})` },
-};
-
 /** Whether a page of this plan may be found under a trace bound. */
 export function traceBoundApplies(plan: PlanInput, offset: number, limit: number): boolean {
   const m = plan.sort?.column.metric;
-  if (plan.level !== 'span' || m === undefined || TRACE_BOUND[plan.rollUp(m)] === undefined) return false;
+  if (plan.level !== 'span' || m === undefined || TRACE_RANGE[plan.rollUp(m)] === undefined) return false;
   const rolled = pageKeysQuery(plan, limit, offset).rolled;
   return rolled.length === 1 && rolled[0] === m;
 }
@@ -79,7 +65,7 @@ export async function traceBound(
   }
   const d = plan.descendants([m]);
   const v = ident(d.metricColumn(m));
-  const bounds = TRACE_BOUND[plan.rollUp(m)]!;
+  const bounds = TRACE_RANGE[plan.rollUp(m)]!;
   const reaches = plan.sort!.ascending ? sql`${bounds.low(v)} <= ${Number(at)}::DOUBLE` : sql`${bounds.high(v)} >= ${Number(at)}::DOUBLE`;
   const traces = await db.all(
     sql`SELECT trace_id FROM ${d.sql} WHERE ${v} IS NOT NULL GROUP BY trace_id HAVING ${reaches} LIMIT ${MAX_BOUND_TRACES + 1}`,

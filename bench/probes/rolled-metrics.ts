@@ -1,9 +1,11 @@
-// The viewer's spans table sorted by its Tokens column (a rolled-up metric: a parent shows the sum of
-// its descendants' tokens), either way: 50 rows of the default columns, and the same page as whole
-// records (what the official client's search sends), through the library (a fresh open of a linked
-// copy per ask) and the server over HTTP; with --base, another checkout's build asks the same in turns.
-// Prints each ask's time, its plan and a digest of the records (equal digests: equal pages).
-//   node dist/bench/probes/rolled-sort.js TEMPLATE_DIR [--base CHECKOUT] [--rounds 2]
+// Questions on a rolled-up metric (a parent's tokens are the sum of its descendants'), as the viewer
+// asks them: its spans table sorted by the Tokens column either way (50 rows of the default columns,
+// and the same page as whole records, what the official client's search sends), and spans filtered
+// by tokens above a threshold (their count, and the first page newest first). Through the library (a
+// fresh open of a linked copy per ask) and the server over HTTP; with --base, another checkout's build
+// asks the same in turns. Prints each ask's time, its plan and a digest of the answer (equal digests:
+// equal answers).
+//   node dist/bench/probes/rolled-metrics.js TEMPLATE_DIR [--base CHECKOUT] [--rounds 2] [--tokens 5000]
 // Run from the checkout root (after npm run build). TEMPLATE_DIR holds the fresh matrix's template
 // (built.json and tracelake/); the copy goes to /tmp.
 import { createHash } from 'node:crypto';
@@ -14,9 +16,12 @@ import { parseArgs } from 'node:util';
 import { copyStore } from '../peers/store-template.js';
 import { startServer } from '../server-process.js';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { base: { type: 'string' }, rounds: { type: 'string' } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { base: { type: 'string' }, rounds: { type: 'string' }, tokens: { type: 'string' } },
+});
 const template = positionals[0];
-if (!template) throw new Error('usage: rolled-sort.js TEMPLATE_DIR [--base CHECKOUT] [--rounds 2]');
+if (!template) throw new Error('usage: rolled-metrics.js TEMPLATE_DIR [--base CHECKOUT] [--rounds 2] [--tokens 5000]');
 const info = JSON.parse(readFileSync(join(template, 'built.json'), 'utf8')) as { projectId: string; logStreamId: string };
 const here = process.cwd(); // run from the checkout's root, as the other probes are
 const builds = [here, ...(values.base ? [resolve(values.base)] : [])];
@@ -33,6 +38,7 @@ const columns = [
   'error_message',
 ];
 const key = 'tl_rolled_sort_probe_key_0123456789';
+const over = [{ type: 'number', column_id: 'metrics/num_total_tokens', operator: 'gt', value: Number(values.tokens ?? 5000) }];
 
 const body = (ascending: boolean) => ({
   log_stream_id: info.logStreamId,
@@ -57,6 +63,28 @@ async function library(build: string, dir: string, ascending: boolean, whole: bo
       : await store.partialSearch('span', info.projectId, { ...body(ascending), select_columns: { column_ids: columns } } as never);
     const ms = performance.now() - t0;
     return `${ms.toFixed(0)} ms ${digest(page.records)} ${steps.join(' -> ')}`;
+  } finally {
+    await store.close();
+  }
+}
+
+async function filtered(build: string, dir: string): Promise<string> {
+  const { TraceStore } = (await import(join(build, 'dist/src/engine/trace-store.js'))) as typeof import('../../src/engine/trace-store.js');
+  const plans: string[] = [];
+  const store = await TraceStore.open(dir, { onPlan: (s) => plans.push(s.join(' -> ')) });
+  try {
+    const scope = { log_stream_id: info.logStreamId, filters: over };
+    let t0 = performance.now();
+    const count = await store.count('span', info.projectId, scope as never);
+    const countMs = performance.now() - t0;
+    t0 = performance.now();
+    const page = await store.partialSearch('span', info.projectId, {
+      ...scope,
+      limit: 50,
+      select_columns: { column_ids: columns },
+    } as never);
+    const pageMs = performance.now() - t0;
+    return `count ${countMs.toFixed(0)} ms (${count.total_count}), page ${pageMs.toFixed(0)} ms ${digest(page.records)} ${plans.join('; ')}`;
   } finally {
     await store.close();
   }
@@ -91,6 +119,7 @@ try {
           console.log(`${round} ${build} ${way} library ${whole ? 'whole' : 'shown'}: ${await library(build, dir, ascending, whole)}`);
         console.log(`${round} ${build} ${way} server  shown: ${await server(build, dir, ascending)}`);
       }
+      console.log(`${round} ${build} tokens > ${over[0]!.value} library: ${await filtered(build, dir)}`);
     }
   }
 } finally {
