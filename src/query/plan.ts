@@ -53,14 +53,12 @@ export interface PlanInput {
 }
 
 /**
- * A page of spans sorted by a rolled-up metric holds only spans whose own value reaches `at` (the k-th
- * own value in the page's order under the filter: at least it when descending, at most when ascending)
- * and spans of the traces `traces`, the only ones whose bound on any roll-up reaches it: the climb and
+ * A page of spans sorted by the rolled-up `metric` holds only spans of the traces `traces`, the only
+ * ones whose range reaches the k-th own value in the page's order (exec/trace-bound.ts): the climb and
  * the join to the roll-ups cover those alone.
  */
 export interface TraceBound {
   readonly metric: string;
-  readonly at: number;
   readonly traces: readonly string[];
 }
 
@@ -181,13 +179,16 @@ function skeleton(
   }
   for (const name of names) if (own.has(name)) metricSql.set(name, ownColumn(name));
   const rolled = names.filter((n) => !metricSql.has(n));
-  // A trace bound (span pages by a rolled-up metric) and its traces as one IN list: one placeholder
-  // each, the same ones in the climb and in the filter; null when no trace reaches the bound.
+  // The traces whose spans can match, null for every trace: a bound's (span pages sorted by a rolled-up
+  // metric; its traces as one IN list, one placeholder each), or, without one, those whose range admits
+  // the comparisons on rolled-up metrics the filter requires (trace-range.ts: found first, as tb).
   const bound = input.level === 'span' && input.traceBound && rolled.includes(input.traceBound.metric) ? input.traceBound : undefined;
-  const bounded = bound && bound.traces.length > 0 ? joinSql(bound.traces.map((t) => sql`${t}`)) : null;
-  // Without one, a filter requiring a comparison on a rolled-up metric admits only spans of the traces
-  // whose range meets it (trace-range.ts): those are found first (tb), and only their spans climb.
-  let admitted = false;
+  let inTraces: Sql | null =
+    bound === undefined
+      ? null
+      : bound.traces.length === 0
+        ? raw('false')
+        : sql`trace_id IN (${joinSql(bound.traces.map((t) => sql`${t}`))})`;
   if (rolled.length > 0) {
     const d = input.descendants(rolled);
     // Only the link columns the level's climb or grouping uses: d is read over every descendant.
@@ -199,24 +200,17 @@ function skeleton(
         ? traceAdmits(input.filter, rolled, input.rollUp, (m) => ident(d.metricColumn(m)))
         : null;
     if (admits !== null) {
-      admitted = true;
       const valued = joinSql(
         rolled.map((n) => sql`${ident(d.metricColumn(n))} IS NOT NULL`),
         ' OR ',
       );
       ctes.push(sql`tb AS MATERIALIZED (SELECT trace_id FROM ${d.sql} WHERE ${valued} GROUP BY trace_id HAVING ${admits})`);
+      inTraces = raw('trace_id IN (SELECT trace_id FROM tb)');
     }
-    // Under a bound, only its traces' spans climb (none when no trace's bound reaches the page).
-    const inBounded = admitted
-      ? raw(' WHERE trace_id IN (SELECT trace_id FROM tb)')
-      : bound === undefined
-        ? EMPTY
-        : bounded === null
-          ? raw(' WHERE false')
-          : sql` WHERE trace_id IN (${bounded})`;
-    // Under a bound d is its traces' few spans, read once for both uses below (10M: 2.0 -> 1.0 s).
-    const once = raw(bound === undefined && !admitted ? '' : 'MATERIALIZED ');
-    ctes.push(sql`d AS ${once}(SELECT ${links}, ${joinSql(rolled.map((n) => ident(d.metricColumn(n))))} FROM ${d.sql}${inBounded})`);
+    // Only those traces' spans climb; then d is few spans, read once for both uses below (10M: 2.0 -> 1.0 s).
+    const once = raw(inTraces === null ? '' : 'MATERIALIZED ');
+    const restricted = inTraces === null ? EMPTY : sql` WHERE ${inTraces}`;
+    ctes.push(sql`d AS ${once}(SELECT ${links}, ${joinSql(rolled.map((n) => ident(d.metricColumn(n))))} FROM ${d.sql}${restricted})`);
     // Every rolled metric in one pass: one climb (or one grouping) carrying a value column each, and
     // one join. A row goes along when any of its values is set; each aggregate skips the others' nulls.
     const vals = rolled.map((n) => sql`d.${ident(d.metricColumn(n))}`);
@@ -275,17 +269,10 @@ function skeleton(
     const expr = input.sort.column.metric !== undefined ? ctx.metric(input.sort.column.metric) : raw(input.sort.column.sql);
     order = sql`${expr} ${dir} NULLS LAST, r.id ${dir}`;
   }
-  // Only spans of the traces a bound or a filter admits can match (a span whose own value reaches the
-  // bound is of a trace whose bound does: trace-range.ts); restricted before the roll-ups are joined,
-  // the join meets their rows alone (10M, a count of spans over 5,000 tokens: 1.7 -> 1.0 s in DuckDB).
-  const traces = admitted
-    ? raw('trace_id IN (SELECT trace_id FROM tb)')
-    : !bound
-      ? null
-      : bounded
-        ? sql`trace_id IN (${bounded})`
-        : raw('false');
-  const records = traces === null ? base.sql : sql`(SELECT * FROM ${base.sql} WHERE ${traces})`;
+  // Only spans of those traces can match (a span's own value lies in its trace's range too); restricted
+  // before the roll-ups are joined, the join meets their rows alone (10M, a count of spans over 5,000
+  // tokens: 1.7 -> 1.0 s in DuckDB).
+  const records = inTraces === null ? base.sql : sql`(SELECT * FROM ${base.sql} WHERE ${inTraces})`;
   return {
     with: withClause(ctes, recursive),
     ctes,

@@ -74,5 +74,5 @@ export async function traceBound(
     steps.push(`keys (trace bound: more than ${MAX_BOUND_TRACES} traces reach it)`);
     return null;
   }
-  return { metric: m, at: Number(at), traces: traces.map((r) => String(r['trace_id'])) };
+  return { metric: m, traces: traces.map((r) => String(r['trace_id'])) };
 }
