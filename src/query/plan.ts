@@ -11,7 +11,7 @@ import { childlessMatch, metricsWithoutRollUp, type DataFacts } from './match-fa
 import { COLUMN_NAMES } from '../record/record-columns.js';
 import { EMPTY, ident, int, joinSql, raw, sql, type Sql } from './sql.js';
 import { requiredContains, type TextRequirement } from './text-needs.js';
-import { traceAdmits } from './trace-range.js';
+import { traceAdmits, traceReaches } from './trace-range.js';
 
 export interface Source {
   /** The rows (a subquery or table expression), with its parameters. */
@@ -53,13 +53,15 @@ export interface PlanInput {
 }
 
 /**
- * A page of spans sorted by the rolled-up `metric` holds only spans of the traces `traces`, the only
- * ones whose range reaches the k-th own value in the page's order (exec/trace-bound.ts): the climb and
- * the join to the roll-ups cover those alone.
+ * A page of spans sorted by the rolled-up `metric` holds only spans of the traces whose range reaches
+ * `at`, the k-th own value in the page's order (exec/trace-bound.ts): the climb and the join to the
+ * roll-ups cover those alone. `traces` lists them, or is null when they are too many to list (the
+ * statement then finds them itself).
  */
 export interface TraceBound {
   readonly metric: string;
-  readonly traces: readonly string[];
+  readonly at: number;
+  readonly traces: readonly string[] | null;
 }
 
 /**
@@ -184,7 +186,7 @@ function skeleton(
   // the comparisons on rolled-up metrics the filter requires (trace-range.ts: found first, as tb).
   const bound = input.level === 'span' && input.traceBound && rolled.includes(input.traceBound.metric) ? input.traceBound : undefined;
   let inTraces: Sql | null =
-    bound === undefined
+    bound?.traces === undefined || bound.traces === null
       ? null
       : bound.traces.length === 0
         ? raw('false')
@@ -195,10 +197,15 @@ function skeleton(
     const links = raw(
       input.level === 'span' ? 'id, parent_id, trace_id, has_children' : input.level === 'trace' ? 'trace_id' : 'session_id',
     );
+    const column = (m: string) => ident(d.metricColumn(m));
     const admits =
-      input.level === 'span' && bound === undefined
-        ? traceAdmits(input.filter, rolled, input.rollUp, (m) => ident(d.metricColumn(m)))
-        : null;
+      bound === undefined
+        ? input.level === 'span'
+          ? traceAdmits(input.filter, rolled, input.rollUp, column)
+          : null
+        : bound.traces === null
+          ? traceReaches(input.rollUp(bound.metric), column(bound.metric), bound.at, input.sort?.ascending === true)
+          : null;
     if (admits !== null) {
       const valued = joinSql(
         rolled.map((n) => sql`${ident(d.metricColumn(n))} IS NOT NULL`),

@@ -55,3 +55,9 @@ export function traceAdmits(
   if (filter !== null) visit(filter);
   return conds.length > 0 ? joinSql(conds, ' AND ') : null;
 }
+
+/** The condition on a trace's own values that its range reaches `at` (at most it when ascending, at least when descending). */
+export function traceReaches(method: RollUpMethod, v: Sql, at: number, ascending: boolean): Sql {
+  const range = TRACE_RANGE[method]!;
+  return ascending ? sql`${range.low(v)} <= ${at}::DOUBLE` : sql`${range.high(v)} >= ${at}::DOUBLE`;
+}

@@ -145,7 +145,9 @@ export async function findPageKeys(
       ...(bound !== null ? ['bound'] : []),
       ...(rollTop !== null ? [`roll-up top ${rollTop}`] : []),
       ...(bare ? ['narrow'] : []),
-      ...(traces ? [`${traces.traces.length} traces reaching the bound`] : []),
+      ...(traces
+        ? [traces.traces === null ? 'traces reaching the bound found in it' : `${traces.traces.length} traces reaching the bound`]
+        : []),
     ];
     steps.push(`keys${how.length > 0 ? ` (${how.join(', ')})` : ''}${q.rolled.length > 0 ? ` + roll-up of ${q.rolled.join(', ')}` : ''}`);
     const rows = await o.db.all(q.sql);

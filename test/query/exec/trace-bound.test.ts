@@ -181,3 +181,35 @@ test("the bound holds where a trace's other values pull its bound past a parent'
     assert.ok(plan.includes('traces reaching the bound'), `${label}: ${plan}`);
   }
 });
+
+test('more traces reaching the bound than a list holds: the keys statement finds them, and the page agrees', async (t) => {
+  // 1,100 traces whose values tie at the page's value (MAX_BOUND_TRACES is 1,000): an agent averaging
+  // quality 1 over two llm spans, or a workflow whose two llm spans cost 0; a few below or above.
+  const llm = (name: string, metrics: Rec) => ({ type: 'llm', name, input: 'q', metrics });
+  const traces: Rec[] = Array.from({ length: 1100 }, (_, i) => ({
+    name: `t${i}`,
+    input: 'q',
+    created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
+    spans: [
+      {
+        type: i % 2 === 0 ? 'agent' : 'workflow',
+        name: `p${i}`,
+        input: 'x',
+        spans: [llm(`a${i}`, { quality: i % 97 === 0 ? 0.5 : 1, cost: i % 89 === 0 ? 3 : 0 }), llm(`b${i}`, { quality: 1, cost: 0 })],
+      },
+    ],
+  }));
+  for (const [metric, ascending] of [
+    ['quality', false],
+    ['cost', true],
+    ['cost', false],
+  ] as const) {
+    const { got, want, plan } = await crafted(t, traces, metric, ascending, 20);
+    assert.deepEqual(got, want, `${metric} ${ascending ? 'asc' : 'desc'}: ${plan}`);
+    assert.ok(
+      want.some((n) => String(n).startsWith('p')),
+      `a parent is on the page (${want.join(', ')})`,
+    );
+    assert.ok(plan.includes('traces reaching the bound found in it'), `${metric}: ${plan}`);
+  }
+});
