@@ -4,7 +4,7 @@
 // by tokens above a threshold (their count, and the first page newest first). Through the library (a
 // fresh open of a linked copy per ask) and the server over HTTP; with --base, another checkout's build
 // asks the same in turns. Prints each ask's time, its plan and a digest of the answer (equal digests:
-// equal answers).
+// equal answers). Last, spans sorted by a scorer metric (correctness, an average) both ways.
 //   node dist/bench/probes/rolled-metrics.js TEMPLATE_DIR [--base CHECKOUT] [--rounds 2] [--tokens 5000]
 // Run from the checkout root (after npm run build). TEMPLATE_DIR holds the fresh matrix's template
 // (built.json and tracelake/); the copy goes to /tmp.
@@ -40,10 +40,10 @@ const columns = [
 const key = 'tl_rolled_sort_probe_key_0123456789';
 const over = [{ type: 'number', column_id: 'metrics/num_total_tokens', operator: 'gt', value: Number(values.tokens ?? 5000) }];
 
-const body = (ascending: boolean) => ({
+const body = (ascending: boolean, metric = 'num_total_tokens') => ({
   log_stream_id: info.logStreamId,
   filters: [],
-  sort: { column_id: 'metrics/num_total_tokens', ascending },
+  sort: { column_id: `metrics/${metric}`, ascending },
   limit: 50,
 });
 const digest = (records: Record<string, unknown>[]) =>
@@ -52,15 +52,15 @@ const digest = (records: Record<string, unknown>[]) =>
     .digest('hex')
     .slice(0, 8);
 
-async function library(build: string, dir: string, ascending: boolean, whole: boolean): Promise<string> {
+async function library(build: string, dir: string, ascending: boolean, whole: boolean, metric?: string): Promise<string> {
   const { TraceStore } = (await import(join(build, 'dist/src/engine/trace-store.js'))) as typeof import('../../src/engine/trace-store.js');
   let steps: readonly string[] = [];
   const store = await TraceStore.open(dir, { onPlan: (s) => (steps = s) });
   try {
     const t0 = performance.now();
     const page = whole
-      ? await store.search('span', info.projectId, body(ascending) as never)
-      : await store.partialSearch('span', info.projectId, { ...body(ascending), select_columns: { column_ids: columns } } as never);
+      ? await store.search('span', info.projectId, body(ascending, metric) as never)
+      : await store.partialSearch('span', info.projectId, { ...body(ascending, metric), select_columns: { column_ids: columns } } as never);
     const ms = performance.now() - t0;
     return `${ms.toFixed(0)} ms ${digest(page.records)} ${steps.join(' -> ')}`;
   } finally {
@@ -120,6 +120,11 @@ try {
         console.log(`${round} ${build} ${way} server  shown: ${await server(build, dir, ascending)}`);
       }
       console.log(`${round} ${build} tokens > ${over[0]!.value} library: ${await filtered(build, dir)}`);
+      // A scorer metric (an average roll-up) whose best and worst values many spans share.
+      for (const ascending of [false, true])
+        console.log(
+          `${round} ${build} correctness ${ascending ? 'asc ' : 'desc'} library shown: ${await library(build, dir, ascending, false, 'correctness')}`,
+        );
     }
   }
 } finally {
