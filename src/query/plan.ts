@@ -11,7 +11,7 @@ import { childlessMatch, metricsWithoutRollUp, type DataFacts } from './match-fa
 import { COLUMN_NAMES } from '../record/record-columns.js';
 import { EMPTY, ident, int, joinSql, raw, sql, type Sql } from './sql.js';
 import { requiredContains, type TextRequirement } from './text-needs.js';
-import { traceAdmits, traceReaches } from './trace-range.js';
+import { traceAdmits, traceReaches, tracesWhere } from './trace-range.js';
 
 export interface Source {
   /** The rows (a subquery or table expression), with its parameters. */
@@ -197,27 +197,21 @@ function skeleton(
     const links = raw(
       input.level === 'span' ? 'id, parent_id, trace_id, has_children' : input.level === 'trace' ? 'trace_id' : 'session_id',
     );
-    const column = (m: string) => ident(d.metricColumn(m));
-    const admits =
-      bound === undefined
-        ? input.level === 'span'
-          ? traceAdmits(input.filter, rolled, input.rollUp, column)
-          : null
-        : bound.traces === null
-          ? traceReaches(input.rollUp(bound.metric), column(bound.metric), bound.at, input.sort?.ascending === true)
-          : null;
+    const columns = rolled.map((n) => ident(d.metricColumn(n)));
+    const column = (m: string) => columns[rolled.indexOf(m)]!;
+    // Traces the statement finds itself: a bound's too many to list, or the filter's admitted ones.
+    let admits: Sql | null = null;
+    if (bound?.traces === null)
+      admits = traceReaches(input.rollUp(bound.metric), column(bound.metric), bound.at, input.sort?.ascending === true);
+    else if (bound === undefined && input.level === 'span') admits = traceAdmits(input.filter, rolled, input.rollUp, column);
     if (admits !== null) {
-      const valued = joinSql(
-        rolled.map((n) => sql`${ident(d.metricColumn(n))} IS NOT NULL`),
-        ' OR ',
-      );
-      ctes.push(sql`tb AS MATERIALIZED (SELECT trace_id FROM ${d.sql} WHERE ${valued} GROUP BY trace_id HAVING ${admits})`);
+      ctes.push(sql`tb AS MATERIALIZED (${tracesWhere(d.sql, columns, admits)})`);
       inTraces = raw('trace_id IN (SELECT trace_id FROM tb)');
     }
     // Only those traces' spans climb; then d is few spans, read once for both uses below (10M: 2.0 -> 1.0 s).
     const once = raw(inTraces === null ? '' : 'MATERIALIZED ');
     const restricted = inTraces === null ? EMPTY : sql` WHERE ${inTraces}`;
-    ctes.push(sql`d AS ${once}(SELECT ${links}, ${joinSql(rolled.map((n) => ident(d.metricColumn(n))))} FROM ${d.sql}${restricted})`);
+    ctes.push(sql`d AS ${once}(SELECT ${links}, ${joinSql(columns)} FROM ${d.sql}${restricted})`);
     // Every rolled metric in one pass: one climb (or one grouping) carrying a value column each, and
     // one join. A row goes along when any of its values is set; each aggregate skips the others' nulls.
     const vals = rolled.map((n) => sql`d.${ident(d.metricColumn(n))}`);

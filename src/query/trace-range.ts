@@ -61,3 +61,12 @@ export function traceReaches(method: RollUpMethod, v: Sql, at: number, ascending
   const range = TRACE_RANGE[method]!;
   return ascending ? sql`${range.low(v)} <= ${at}::DOUBLE` : sql`${range.high(v)} >= ${at}::DOUBLE`;
 }
+
+/** The traces of `source` meeting `having` over their rows with a value of any of `columns` (null values never count). */
+export function tracesWhere(source: Sql, columns: readonly Sql[], having: Sql): Sql {
+  const valued = joinSql(
+    columns.map((c) => sql`${c} IS NOT NULL`),
+    ' OR ',
+  );
+  return sql`SELECT trace_id FROM ${source} WHERE ${valued} GROUP BY trace_id HAVING ${having}`;
+}

@@ -7,10 +7,10 @@
 import type { SqlRunner } from '../../db/database.js';
 import { pageKeysQuery, type PlanInput, type TraceBound } from '../plan.js';
 import { ident, sql } from '../sql.js';
-import { TRACE_RANGE, traceReaches } from '../trace-range.js';
+import { TRACE_RANGE, traceReaches, tracesWhere } from '../trace-range.js';
 
 /** Traces listed in the keys statement at most (an IN list DuckDB tests in its scans); more are found there by their range. */
-export const MAX_BOUND_TRACES = 1000;
+const MAX_BOUND_TRACES = 1000;
 
 /** Whether a page of this plan may be found under a trace bound. */
 export function traceBoundApplies(plan: PlanInput, offset: number, limit: number): boolean {
@@ -21,7 +21,7 @@ export function traceBoundApplies(plan: PlanInput, offset: number, limit: number
 }
 
 /** The plan reading the sort metric's own value alone (a span without one sorts last). */
-export function ownValuePlan(plan: PlanInput): PlanInput {
+function ownValuePlan(plan: PlanInput): PlanInput {
   return { ...plan, ownEverywhere: new Set([...(plan.ownEverywhere ?? []), plan.sort!.column.metric!]) };
 }
 
@@ -47,8 +47,8 @@ export type ListedOwn = (own: PlanInput, k: number) => Promise<number | null | u
 
 /**
  * The page's bound: the k-th own value in the page's order (k = offset + limit + 1) among matching
- * spans, and the traces whose bound reaches it; null when fewer than k spans have an own value or too
- * many traces reach it (the plain keys query then answers).
+ * spans, and the traces whose range reaches it (listed when at most MAX_BOUND_TRACES); null when fewer
+ * than k spans have an own value (the plain keys query then answers).
  */
 export async function traceBound(
   db: SqlRunner,
@@ -66,9 +66,7 @@ export async function traceBound(
   const d = plan.descendants([m]);
   const v = ident(d.metricColumn(m));
   const reaches = traceReaches(plan.rollUp(m), v, Number(at), plan.sort!.ascending);
-  const traces = await db.all(
-    sql`SELECT trace_id FROM ${d.sql} WHERE ${v} IS NOT NULL GROUP BY trace_id HAVING ${reaches} LIMIT ${MAX_BOUND_TRACES + 1}`,
-  );
+  const traces = await db.all(sql`${tracesWhere(d.sql, [v], reaches)} LIMIT ${MAX_BOUND_TRACES + 1}`);
   // Too many to list (ties at the page's value: 37k of 1.17M traces at 10M for correctness 1): the
   // keys statement finds them itself, by the same condition.
   if (traces.length > MAX_BOUND_TRACES) return { metric: m, at: Number(at), traces: null };
