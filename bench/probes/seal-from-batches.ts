@@ -69,7 +69,7 @@ const copy = (from: Sql) =>
   sql`COPY (SELECT *, ${raw(TAG_SET_SQL)} AS ${raw(TAG_SET_COLUMN)} FROM ${from} ORDER BY created_at, id)
       TO ${stringLiteral(out)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 8192)`;
 const count = (from: Sql) => sql`SELECT count(*) AS n FROM ${from} WHERE model = 'gpt-4o'`;
-const batchesOf = (key: number) => sql`tl_batches(${int(key)})`;
+const batchesOf = (key: number) => sql`${raw(source.batchesFn)}(${int(key)})`;
 
 type Figures = { main: number[]; other: number[] };
 const res: Record<string, Figures> = {};

@@ -1,5 +1,5 @@
 // Table functions that hand Arrow batches (and lists of sequence numbers) to DuckDB, so
-// `INSERT INTO t SELECT * FROM tl_batches(7)` runs on a DuckDB worker thread: the main thread only
+// `INSERT INTO t SELECT * FROM tl_batches_1(7)` runs on a DuckDB worker thread: the main thread only
 // fills data chunks when DuckDB asks for them (see arrow-chunks.ts), and the insert itself (the
 // table append, statistics, commit) costs it nothing. An appender would do all of that on the main
 // thread, where it was most of a row's cost. Keys are our own counters; no request data enters SQL.
@@ -25,6 +25,9 @@ export interface SourceColumn {
   readonly kind: AppendKind;
 }
 
+/** Numbers the sources of a process: table functions are registered on the database, and one name registered again does not replace the first (a store reopened on the same database inserted through its closed predecessor's source, so nothing). */
+let sources = 0;
+
 interface ScanState {
   batch: number;
   row: number;
@@ -36,11 +39,17 @@ export class BatchSource {
   readonly #seqs = new Map<number, readonly [Float64Array, Float64Array]>();
   #next = 0;
   readonly functions: DuckDBTableFunction[];
+  /** Names of its table functions: batches by key (tl_batches_N) and seq lists by key (tl_seqs_N). */
+  readonly batchesFn: string;
+  readonly seqsFn: string;
 
   constructor(columns: readonly SourceColumn[]) {
     const kinds = columns.map((c) => c.kind);
+    const n = ++sources;
+    this.batchesFn = `tl_batches_${n}`;
+    this.seqsFn = `tl_seqs_${n}`;
     const batches = DuckDBTableFunction.create({
-      name: 'tl_batches',
+      name: this.batchesFn,
       parameterTypes: [BIGINT],
       bindFunction: (info) => {
         for (const c of columns) info.addResultColumn(c.name, DUCK_TYPE[c.kind]);
@@ -66,7 +75,7 @@ export class BatchSource {
       },
     });
     const seqs = DuckDBTableFunction.create({
-      name: 'tl_seqs',
+      name: this.seqsFn,
       parameterTypes: [BIGINT],
       bindFunction: (info) => {
         info.addResultColumn('seq', BIGINT);
@@ -95,14 +104,14 @@ export class BatchSource {
     this.functions = [batches, seqs];
   }
 
-  /** Makes batches readable as `tl_batches(key)` until `release(key)`. */
+  /** Makes batches readable as `<batchesFn>(key)` until `release(key)`. */
   addBatches(batches: readonly RecordBatch[]): number {
     const key = ++this.#next;
     this.#batches.set(key, batches);
     return key;
   }
 
-  /** Makes sequence numbers, each with a number `clock` (0 if not given), readable as `tl_seqs(key)` until `release(key)`. */
+  /** Makes sequence numbers, each with a number `clock` (0 if not given), readable as `<seqsFn>(key)` until `release(key)`. */
   addSeqs(seqs: ArrayLike<number>, at?: ArrayLike<number>): number {
     const key = ++this.#next;
     const s = Float64Array.from(seqs);

@@ -87,8 +87,9 @@ export type ColumnName = RecordColumn['name'];
 
 export const COLUMN_NAMES: readonly ColumnName[] = RECORD_COLUMNS.map((col) => col.name);
 
+/** A fresh, empty table of records: a memory table holds exactly its log file's rows, never a table left by an earlier store on the same database. */
 export function tableDdl(table: string): string {
-  return `CREATE TABLE IF NOT EXISTS ${table} (${RECORD_COLUMNS.map((col) => `${col.name} ${col.type}`).join(', ')})`;
+  return `CREATE OR REPLACE TABLE ${table} (${RECORD_COLUMNS.map((col) => `${col.name} ${col.type}`).join(', ')})`;
 }
 
 /** Record kinds are stored apart so trace and session questions skip span files. */

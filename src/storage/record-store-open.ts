@@ -84,8 +84,9 @@ export async function openStoreState<T>(
     for (const e of manifest.awaited) s.awaited.set(memKey(e[1], e[2]), e);
     // gen: the manifest generation from which a mark counts (bulk loads; 0: at once). clock: the log
     // entry that made it (StoreState.clock; 0: before open). See Snapshot.deadSeqs.
-    await writer.run(sql`CREATE TABLE IF NOT EXISTS dead (seq BIGINT, gen BIGINT NOT NULL DEFAULT 0, clock BIGINT NOT NULL DEFAULT 0)`);
-    await writer.run(sql`CREATE TABLE IF NOT EXISTS childless (seq BIGINT, clock BIGINT NOT NULL DEFAULT 0)`);
+    // Fresh tables: an earlier store closed on the same database (tests, scripts) may have left its own.
+    await writer.run(sql`CREATE OR REPLACE TABLE dead (seq BIGINT, gen BIGINT NOT NULL DEFAULT 0, clock BIGINT NOT NULL DEFAULT 0)`);
+    await writer.run(sql`CREATE OR REPLACE TABLE childless (seq BIGINT, clock BIGINT NOT NULL DEFAULT 0)`);
     await writer.run(raw(tableDdl(EMPTY_TABLE)));
     if (s.dead.size > 0) await writer.run(sql`INSERT INTO dead (seq) SELECT unnest(${Array.from(s.dead.sorted())}::BIGINT[])`);
     if (s.childless.size > 0) await writer.run(sql`INSERT INTO childless (seq) SELECT unnest(${[...s.childless]}::BIGINT[])`);

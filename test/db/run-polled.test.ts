@@ -7,7 +7,7 @@ import { BatchSource } from '../../src/db/batch-source.js';
 import { Database } from '../../src/db/database.js';
 import { StorageError } from '../../src/errors.js';
 import { RECORD_COLUMNS } from '../../src/record/record-columns.js';
-import { int, sql } from '../../src/query/sql.js';
+import { int, raw, sql } from '../../src/query/sql.js';
 
 for (const threads of [2, 1]) {
   test(`runPolled inserts from a table function, commits and rolls back as run() does (threads: ${threads})`, {
@@ -26,7 +26,7 @@ for (const threads of [2, 1]) {
       seqs.map((q) => q * 10),
     );
     await conn.run(sql`BEGIN TRANSACTION`);
-    await conn.runPolled(sql`INSERT INTO s SELECT seq, clock FROM tl_seqs(${int(key)})`);
+    await conn.runPolled(sql`INSERT INTO s SELECT seq, clock FROM ${raw(source.seqsFn)}(${int(key)})`);
     await conn.run(sql`COMMIT`);
     source.release(key);
     const [row] = await conn.all(sql`SELECT count(*) AS n, sum(seq) AS q, sum(clock) AS c FROM s`);
@@ -36,7 +36,7 @@ for (const threads of [2, 1]) {
 
     const again = source.addSeqs([7], [70]);
     await conn.run(sql`BEGIN TRANSACTION`);
-    await conn.runPolled(sql`INSERT INTO s SELECT seq, clock FROM tl_seqs(${int(again)})`);
+    await conn.runPolled(sql`INSERT INTO s SELECT seq, clock FROM ${raw(source.seqsFn)}(${int(again)})`);
     await conn.run(sql`ROLLBACK`);
     source.release(again);
     assert.equal(Number((await conn.all(sql`SELECT count(*) AS n FROM s`))[0]!['n']), n, 'the rolled-back row is gone');

@@ -276,7 +276,7 @@ export async function stageArrow(db: Database, path: string, columns: readonly S
       const key = source.addBatches([batch]);
       try {
         // The key is our own counter, never file data.
-        await conn.run(sql`INSERT INTO tl_import_stage SELECT * FROM tl_batches(${int(Number(key))})`);
+        await conn.run(sql`INSERT INTO tl_import_stage SELECT * FROM ${raw(source.batchesFn)}(${int(Number(key))})`);
       } finally {
         source.release(key);
       }

@@ -291,18 +291,18 @@ export class MemInserter {
     if (batches.length > 0) {
       const key = this.#source.addBatches(batches);
       keys.push(key);
-      inserts.push(sql`INSERT INTO ${ident(table.name)} SELECT * FROM tl_batches(${int(key)})`);
+      inserts.push(sql`INSERT INTO ${ident(table.name)} SELECT * FROM ${raw(this.#source.batchesFn)}(${int(key)})`);
     }
     if (dead.length > 0) {
       const key = this.#source.addSeqs(dead, deadAt);
       keys.push(key);
-      inserts.push(sql`INSERT INTO dead (seq, clock) SELECT seq, clock FROM tl_seqs(${int(key)})`);
+      inserts.push(sql`INSERT INTO dead (seq, clock) SELECT seq, clock FROM ${raw(this.#source.seqsFn)}(${int(key)})`);
     }
     const [childless, childlessAt] = marksOf(group, (p) => p.childless);
     if (childless.length > 0) {
       const key = this.#source.addSeqs(childless, childlessAt);
       keys.push(key);
-      inserts.push(sql`INSERT INTO childless (seq, clock) SELECT seq, clock FROM tl_seqs(${int(key)})`);
+      inserts.push(sql`INSERT INTO childless (seq, clock) SELECT seq, clock FROM ${raw(this.#source.seqsFn)}(${int(key)})`);
     }
     try {
       // The inserts read table functions whose callbacks run on the main thread: polled (see runPolled).
