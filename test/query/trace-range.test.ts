@@ -3,7 +3,9 @@
 // whose range admits the comparison (src/query/trace-range.ts), equal the reference evaluator's, for
 // every comparison operator, sums with negative values, maxima and averages, with the comparison
 // required (alone, ANDed, in an AND under an OR's branch) or not (under OR and NOT), over sealed and
-// in-memory rows with deletes.
+// in-memory rows with deletes; and with two rolled-up metrics in one statement (a comparison on each,
+// or one with pages sorted by the other, both ways), where the traces' spans are read once for the climb
+// and the records (plan.ts, `ts`).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { TraceStore } from '../../src/engine/trace-store.js';
@@ -71,6 +73,58 @@ test('counts, pages and deletes filtered by a comparison on a rolled-up metric e
     }
   }
   assert.ok(asked > 100, `most questions match some spans (${asked})`);
+});
+
+test('two rolled-up metrics in one statement: a comparison on each, or on one with pages sorted by the other', async (t) => {
+  const steps: string[][] = [];
+  const { store, projectId, ref } = await filled(t, steps);
+  const spans = (await everything(store, projectId)).span;
+  const at = (metric: string, q: number) => {
+    const values = shown(spans, metric);
+    return values[Math.min(values.length - 1, Math.floor(q * values.length))]!;
+  };
+  const leaf = (metric: string, operator: string, q: number) => ({
+    type: 'number',
+    column_id: `metrics/${metric}`,
+    operator,
+    value: at(metric, q),
+  });
+  const bodies: FilterBody[] = [
+    { filters: [leaf('num_total_tokens', 'gt', 0.5), leaf('cost', 'lt', 0.9)] } as FilterBody,
+    { filters: [leaf('cost', 'gte', 0.3), leaf('latency_ns', 'lte', 0.8)] } as FilterBody,
+    { filters: [leaf('quality', 'gt', 0.4)] } as FilterBody,
+  ];
+  let matched = 0;
+  for (const body of bodies) {
+    const label = JSON.stringify(body).slice(0, 120);
+    const want = ref.search('span', body);
+    assert.equal((await store.count('span', projectId, body as never)).total_count, want.length, `count: ${label}`);
+    matched += want.length;
+    for (const metric of ['num_total_tokens', 'cost']) {
+      for (const ascending of [false, true]) {
+        const sort = { column_id: `metrics/${metric}`, ascending };
+        const page = await store.partialSearch('span', projectId, {
+          ...(body as object),
+          sort,
+          limit: 15,
+          select_columns: { column_ids: ['id', `metrics/${metric}`] },
+        } as never);
+        assert.deepEqual(
+          page.records.map((r) => r['id']),
+          ref
+            .search('span', { ...body, sort })
+            .slice(0, 15)
+            .map((r) => r['id']),
+          `page by ${metric} ${ascending ? 'asc' : 'desc'}: ${label}`,
+        );
+      }
+    }
+  }
+  assert.ok(matched > 50, `the filters match spans (${matched})`);
+  assert.ok(
+    steps.some((s) => s.some((x) => x.includes('num_total_tokens') && x.includes('cost'))),
+    `some statement rolled up both metrics: ${JSON.stringify(steps.slice(0, 3))}`,
+  );
 });
 
 test('a delete by a comparison on a rolled-up metric removes exactly the matching spans and their subtrees', async (t) => {

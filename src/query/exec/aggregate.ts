@@ -86,6 +86,7 @@ async function planOf(cx: ExecContext, snap: Snapshot, level: Level, scope: RunS
     sort: null,
     rollUp: cx.rollUp,
     descendantMetrics,
+    baseIsDescendants: level === 'span',
   };
   // Only metrics a descendant carries could roll up at all.
   const read = new Set([...measuredMetrics(q.measures), ...metricsOf(q.filter)]);

@@ -40,6 +40,7 @@ export function planInput(cx: ExecContext, snap: Snapshot, kind: QueryKind, leve
     rollUp: cx.rollUp,
     descendantMetrics: snap.metricNames(scopeOf(scope, DESCENDANTS[level])),
     levelMetrics: snap.metricNames(scopeOf(scope, KINDS[level])),
+    baseIsDescendants: level === 'span',
   };
 }
 
