@@ -25,7 +25,11 @@ export interface SourceColumn {
   readonly kind: AppendKind;
 }
 
-/** Numbers the sources of a process: table functions are registered on the database, and one name registered again does not replace the first (a store reopened on the same database inserted through its closed predecessor's source, so nothing). */
+/**
+ * Numbers the sources of a process: table functions are registered on the database, and a name
+ * registered again does not replace the first (a store reopened on the same database inserted through
+ * its closed predecessor's source, so nothing).
+ */
 let sources = 0;
 
 interface ScanState {
