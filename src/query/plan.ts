@@ -18,6 +18,12 @@ export interface Source {
   readonly sql: Sql;
   /** The source's column holding a requested metric. */
   metricColumn(name: string): string;
+  /**
+   * Set by a span level's own source: asked for no text and no time ranges, it reads the very rows
+   * `descendants` reads (one snapshot, one scope), so a statement restricted to some traces reads their
+   * spans once for both. A plan that swaps `base` for a narrower one (picked segments, say) has not it.
+   */
+  readonly sameAsDescendants?: boolean;
 }
 
 export interface SortSpec {
@@ -50,11 +56,6 @@ export interface PlanInput {
   readonly levelMetrics?: ReadonlySet<string>;
   /** Spans the page can come from, when sorted by a rolled-up metric (exec/trace-bound.ts). */
   readonly traceBound?: TraceBound;
-  /**
-   * Span level: `base` asked for no text and no time ranges reads the very rows `descendants` does (one
-   * snapshot, one scope), so a statement restricted to some traces reads their spans once for both.
-   */
-  readonly baseIsDescendants?: boolean;
 }
 
 /**
@@ -217,7 +218,7 @@ function skeleton(
       ctes.push(sql`tb AS MATERIALIZED (${tracesWhere(d.sql, columns, admits)})`);
       inTraces = raw('trace_id IN (SELECT trace_id FROM tb)');
     }
-    shared = inTraces !== null && input.level === 'span' && input.baseIsDescendants === true && text.length === 0 && ranges === null;
+    shared = inTraces !== null && input.level === 'span' && base.sameAsDescendants === true && text.length === 0 && ranges === null;
     if (shared) {
       // The traces' spans, read once (DuckDB keeps only the columns the statement uses) for the climb
       // and the records alike: each read tested every trace_id of the level (10M, a Tokens page's

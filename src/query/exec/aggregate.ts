@@ -23,7 +23,7 @@ import { columnsOf } from '../match-facts.js';
 import type { PlanInput, TimeWindow } from '../plan.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 import type { ExecContext } from './exec-context.js';
-import { DESCENDANTS, KINDS, scopeOf, type RunScope } from './plan-input.js';
+import { DESCENDANTS, KINDS, levelSource, scopeOf, type RunScope } from './plan-input.js';
 
 export interface AggregateResult {
   rows: Record<string, unknown>[];
@@ -80,13 +80,12 @@ async function planOf(cx: ExecContext, snap: Snapshot, level: Level, scope: RunS
   const descendantMetrics = snap.metricNames(scopeOf(scope, DESCENDANTS[level]));
   const plan: PlanInput = {
     level,
-    base: (metrics, text, created) => snap.source(scopeOf(scope, KINDS[level]), metrics, text, created),
+    base: (metrics, text, created) => levelSource(snap, scope, level, metrics, text, created),
     descendants: (metrics) => snap.source(scopeOf(scope, DESCENDANTS[level]), metrics),
     filter: q.filter,
     sort: null,
     rollUp: cx.rollUp,
     descendantMetrics,
-    baseIsDescendants: level === 'span',
   };
   // Only metrics a descendant carries could roll up at all.
   const read = new Set([...measuredMetrics(q.measures), ...metricsOf(q.filter)]);

@@ -4,7 +4,8 @@
 import type { Level } from '../columns.js';
 import { metricsOf } from '../filter-ast.js';
 import { columnsOf } from '../match-facts.js';
-import type { PlanInput } from '../plan.js';
+import type { CreatedRanges, PlanInput, Source } from '../plan.js';
+import type { TextRequirement } from '../text-needs.js';
 import { parseRecordQuery, type QueryKind } from '../record-request.js';
 import type { FilterRequest, SearchRequest } from '../../schemas/query.js';
 import type { RecordKind } from '../../record/record-columns.js';
@@ -21,6 +22,20 @@ export interface RunScope {
 export const KINDS: Record<Level, readonly RecordKind[]> = { span: ['span'], trace: ['trace'], session: ['session'] };
 export const DESCENDANTS: Record<Level, readonly RecordKind[]> = { span: ['span'], trace: ['span'], session: ['span', 'trace'] };
 
+/** The records of a level (PlanInput.base); a span level's says it reads what its descendants do (Source.sameAsDescendants). */
+export function levelSource(
+  snap: Snapshot,
+  scope: RunScope,
+  level: Level,
+  metrics: readonly string[],
+  text: readonly TextRequirement[],
+  created: CreatedRanges | null,
+  locate = false,
+): Source {
+  const source = snap.source(scopeOf(scope, KINDS[level]), metrics, text, created, undefined, locate);
+  return level === 'span' ? { ...source, sameAsDescendants: true } : source;
+}
+
 /** A run scope narrowed to some kinds of record. */
 export function scopeOf(scope: RunScope, kinds: readonly RecordKind[]): Scope {
   return { projectId: scope.projectId, ...(scope.runId !== undefined ? { runId: scope.runId } : {}), kinds };
@@ -33,14 +48,13 @@ export function planInput(cx: ExecContext, snap: Snapshot, kind: QueryKind, leve
   const { filter, sort } = parseRecordQuery(kind, level, body, cx.metricInfo);
   return {
     level,
-    base: (metrics, text, created, locate) => snap.source(scopeOf(scope, KINDS[level]), metrics, text, created, undefined, locate),
+    base: (metrics, text, created, locate) => levelSource(snap, scope, level, metrics, text, created, locate),
     descendants: (metrics) => snap.source(scopeOf(scope, DESCENDANTS[level]), metrics),
     filter,
     sort,
     rollUp: cx.rollUp,
     descendantMetrics: snap.metricNames(scopeOf(scope, DESCENDANTS[level])),
     levelMetrics: snap.metricNames(scopeOf(scope, KINDS[level])),
-    baseIsDescendants: level === 'span',
   };
 }
 
