@@ -2,7 +2,8 @@
 // bodies, `connections` clients, no reader), in rounds of 8 requests so that the machine's changing
 // load falls on both alike; then each is stopped with SIGTERM right after its last answer and the
 // stop is timed. Reports per build: spans/s over its own rounds, the server's CPU seconds per span
-// (every thread, from /proc), request latency p50/p99, the spans it counts, and the stop's wall time.
+// (every thread, from /proc), request latency p50/p99, the spans it counts, the stop's wall time and
+// the server's peak resident memory.
 //   node dist/bench/probes/http-ab.js --old /work/base-cb3519d [--new .] [--spans 200000] [--connections 4]
 //     [--old-node-arg <flag>]... [--new-node-arg <flag>]... (flags for that side's server's node)
 // Each root must be built (its dist/src/cli.js is started).
@@ -127,6 +128,8 @@ for (const s of sides) {
       await fetch(`${s.target.replace(/\/traces$/, '')}/spans/count`, { method: 'POST', headers: s.headers, body: '{}' })
     ).json()) as { total_count?: number }
   ).total_count;
+  // Peak resident memory of the server over the run, before it stops.
+  const peak = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${s.pid}/status`, 'utf8'))?.[1];
   // The stop right after ingest: SIGTERM to exit.
   const t = performance.now();
   process.kill(s.pid, 'SIGTERM');
@@ -141,6 +144,7 @@ for (const s of sides) {
     errors: s.errors,
     counted,
     stop_after_ingest_ms: Math.round(stopMs),
+    peak_rss_mib: peak === undefined ? null : Math.round(Number(peak) / 1024),
   };
   rmSync(s.dir, { recursive: true, force: true });
 }
