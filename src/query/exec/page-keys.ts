@@ -14,7 +14,7 @@ import type { Scope, Snapshot } from '../../storage/snapshot/snapshot.js';
 import { fewMatchesWindow, pageTimesWindow } from './match-ranges.js';
 import { listReads, listsNot, metricTopK, topKApplies } from './metric-topk.js';
 import { sortKeyWindow } from './sort-key-window.js';
-import { traceBound, traceBoundApplies } from './trace-bound.js';
+import { type ListedOwn, traceBound, traceBoundApplies } from './trace-bound.js';
 import { estimateMatches, groupRowsIn, totalRows, type MatchEstimate, type PlanEstimate } from './match-estimate.js';
 import type { TopKCache } from './topk-cache.js';
 
@@ -178,12 +178,21 @@ export async function findPageKeys(
     if (few !== null) return keys(few);
     if (traceBoundApplies(plan, offset, limit)) {
       // The k-th own value from the segments' top lists when they hold it (10M: 300 -> ~30 ms).
-      const listed = async (own: PlanInput, at: number) => {
+      const listed: ListedOwn = async (own, at, past) => {
         if (topK === null || !topKApplies(own, at - 1, 1, topK.rows)) return undefined;
-        const top = await metricTopK(o.db, topK, snap, scope, own, 1, at - 1, [], [], profile.memRows);
+        // The value `past` rows on comes along when the lists hold that many (the same statement; else
+        // the k-th alone is asked).
+        let n = topKApplies(own, at - 1, past + 1, topK.rows) ? past + 1 : 1;
+        let top = await metricTopK(o.db, topK, snap, scope, own, n, at - 1, [], [], profile.memRows);
+        if (typeof top !== 'object' && n > 1)
+          top = await metricTopK(o.db, topK, snap, scope, own, (n = 1), at - 1, [], [], profile.memRows);
         if (typeof top !== 'object' || top === null) return undefined;
-        const v = top.rows[0]?.[top.ownMetrics.get(own.sort!.column.metric!)!];
-        return v === undefined || v === null ? null : Number(v);
+        const column = top.ownMetrics.get(own.sort!.column.metric!)!;
+        const value = (i: number) => {
+          const v = top.rows[i]?.[column];
+          return v === undefined || v === null ? null : Number(v);
+        };
+        return n > 1 && top.rows.length >= n ? { at: value(0), past: value(n - 1) } : { at: value(0) };
       };
       const traces = await traceBound(o.db, plan, k, steps, listed);
       // Few rows of few traces: narrow keys, so the page is read from those rows' places alone.

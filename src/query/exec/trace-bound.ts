@@ -26,24 +26,33 @@ function ownValuePlan(plan: PlanInput): PlanInput {
 }
 
 /**
- * The k-th own value in the page's order: from the segments' top lists when `listed` can read it there
- * (null: fewer than k own values; undefined: the lists cannot answer), else one keys query reading own
- * values only.
+ * The k-th own value in the page's order: from the segments' top lists when `listed` can read it there,
+ * else one keys query reading own values only. `at` null: fewer than k own values.
  */
-async function kthOwn(db: SqlRunner, plan: PlanInput, k: number, steps: string[], listed?: ListedOwn): Promise<unknown> {
+async function kthOwn(db: SqlRunner, plan: PlanInput, k: number, steps: string[], listed?: ListedOwn): Promise<OwnAt> {
   const m = plan.sort!.column.metric!;
   const own = ownValuePlan(plan);
-  const fromLists = listed ? await listed(own, k) : undefined;
+  const fromLists = listed ? await listed(own, k, MAX_BOUND_TRACES) : undefined;
   if (fromLists !== undefined) {
     steps.push('trace bound (own value from the top lists)');
     return fromLists;
   }
   const q = pageKeysQuery(own, 1, k - 1, null, [], [m], false);
-  return (await db.all(q.sql))[0]?.[q.ownMetrics.get(m)!];
+  const v = (await db.all(q.sql))[0]?.[q.ownMetrics.get(m)!];
+  return { at: v === undefined || v === null ? null : Number(v) };
 }
 
-/** The k-th own value of a plan read as own values only, from the top lists; undefined when they cannot tell. */
-export type ListedOwn = (own: PlanInput, k: number) => Promise<number | null | undefined>;
+/**
+ * The k-th own value and, when the lists hold it, the one `past` rows after it (undefined: not read).
+ * The same value that far on means many rows tie at the page's value (a scorer's 1 or 0).
+ */
+export interface OwnAt {
+  readonly at: number | null;
+  readonly past?: number | null;
+}
+
+/** The k-th own value of a plan read as own values only (and the value `past` rows on), from the top lists; undefined when they cannot tell. */
+export type ListedOwn = (own: PlanInput, k: number, past: number) => Promise<OwnAt | undefined>;
 
 /**
  * The page's bound: the k-th own value in the page's order (k = offset + limit + 1) among matching
@@ -58,17 +67,25 @@ export async function traceBound(
   listed?: ListedOwn,
 ): Promise<TraceBound | null> {
   const m = plan.sort!.column.metric!;
-  const at = await kthOwn(db, plan, k, steps, listed);
-  if (at === null || at === undefined) {
+  const { at, past } = await kthOwn(db, plan, k, steps, listed);
+  if (at === null) {
     steps.push('keys (trace bound: fewer own values than the page)');
     return null;
   }
+  // A thousand rows past the k-th tie with it: the list would likely overflow and be thrown away (a
+  // grouping of every valued span, ~200 ms at 10M); the keys statement finds the traces itself, which
+  // costs about what listing a few hundred and testing them does (10M, by hand: 612-631 against
+  // 581-628 ms), so a wrong guess costs little.
+  if (past === at) {
+    steps.push(`trace bound (ties ${MAX_BOUND_TRACES} rows past the page)`);
+    return { metric: m, at, traces: null };
+  }
   const d = plan.descendants([m]);
   const v = ident(d.metricColumn(m));
-  const reaches = traceReaches(plan.rollUp(m), v, Number(at), plan.sort!.ascending);
+  const reaches = traceReaches(plan.rollUp(m), v, at, plan.sort!.ascending);
   const traces = await db.all(sql`${tracesWhere(d.sql, [v], reaches)} LIMIT ${MAX_BOUND_TRACES + 1}`);
   // Too many to list (ties at the page's value: 37k of 1.17M traces at 10M for correctness 1): the
   // keys statement finds them itself, by the same condition.
-  if (traces.length > MAX_BOUND_TRACES) return { metric: m, at: Number(at), traces: null };
-  return { metric: m, at: Number(at), traces: traces.map((r) => String(r['trace_id'])) };
+  if (traces.length > MAX_BOUND_TRACES) return { metric: m, at, traces: null };
+  return { metric: m, at, traces: traces.map((r) => String(r['trace_id'])) };
 }
