@@ -75,7 +75,7 @@ export async function traceBound(
   // A thousand rows past the k-th tie with it: the list would likely overflow and be thrown away (a
   // grouping of every valued span, ~200 ms at 10M); the keys statement finds the traces itself, which
   // costs about what listing a few hundred and testing them does (10M, by hand: 612-631 against
-  // 581-628 ms), so a wrong guess costs little.
+  // 577-628 ms), so a wrong guess costs little.
   if (past === at) {
     steps.push(`trace bound (ties ${MAX_BOUND_TRACES} rows past the page)`);
     return { metric: m, at, traces: null };
