@@ -218,7 +218,7 @@ function skeleton(
       ctes.push(sql`tb AS MATERIALIZED (${tracesWhere(d.sql, columns, admits)})`);
       inTraces = raw('trace_id IN (SELECT trace_id FROM tb)');
     }
-    shared = inTraces !== null && input.level === 'span' && base.sameAsDescendants === true && text.length === 0 && ranges === null;
+    shared = inTraces !== null && base.sameAsDescendants === true && text.length === 0 && ranges === null;
     if (shared) {
       // The traces' spans, read once (DuckDB keeps only the columns the statement uses) for the climb
       // and the records alike: each read tested every trace_id of the level (10M, a Tokens page's
@@ -234,7 +234,7 @@ function skeleton(
     }
     // Every rolled metric in one pass: one climb (or one grouping) carrying a value column each, and
     // one join. A row goes along when any of its values is set; each aggregate skips the others' nulls.
-    const vals = rolled.map((n) => sql`d.${ident(d.metricColumn(n))}`);
+    const vals = columns.map((c) => sql`d.${c}`);
     const vs = rolled.map((_, i) => ident(`v${i}`));
     const anySet = joinSql(
       vals.map((v) => sql`${v} IS NOT NULL`),

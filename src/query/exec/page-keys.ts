@@ -182,10 +182,10 @@ export async function findPageKeys(
         if (topK === null || !topKApplies(own, at - 1, 1, topK.rows)) return undefined;
         // The value `past` rows on comes along when the lists hold that many (the same statement; else
         // the k-th alone is asked).
-        let n = topKApplies(own, at - 1, past + 1, topK.rows) ? past + 1 : 1;
-        let top = await metricTopK(o.db, topK, snap, scope, own, n, at - 1, [], [], profile.memRows);
-        if (typeof top !== 'object' && n > 1)
-          top = await metricTopK(o.db, topK, snap, scope, own, (n = 1), at - 1, [], [], profile.memRows);
+        const ask = (n: number) => metricTopK(o.db, topK, snap, scope, own, n, at - 1, [], [], profile.memRows);
+        const wide = topKApplies(own, at - 1, past + 1, topK.rows) ? await ask(past + 1) : null;
+        const n = typeof wide === 'object' && wide !== null ? past + 1 : 1;
+        const top = n > 1 ? wide : await ask(1);
         if (typeof top !== 'object' || top === null) return undefined;
         const column = top.ownMetrics.get(own.sort!.column.metric!)!;
         const value = (i: number) => {

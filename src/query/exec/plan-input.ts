@@ -22,7 +22,7 @@ export interface RunScope {
 export const KINDS: Record<Level, readonly RecordKind[]> = { span: ['span'], trace: ['trace'], session: ['session'] };
 export const DESCENDANTS: Record<Level, readonly RecordKind[]> = { span: ['span'], trace: ['span'], session: ['span', 'trace'] };
 
-/** The records of a level (PlanInput.base); a span level's says it reads what its descendants do (Source.sameAsDescendants). */
+/** The records of a level (PlanInput.base); one whose kinds are its descendants' (spans) says it reads what they do (Source.sameAsDescendants). */
 export function levelSource(
   snap: Snapshot,
   scope: RunScope,
@@ -33,7 +33,8 @@ export function levelSource(
   locate = false,
 ): Source {
   const source = snap.source(scopeOf(scope, KINDS[level]), metrics, text, created, undefined, locate);
-  return level === 'span' ? { ...source, sameAsDescendants: true } : source;
+  const same = KINDS[level].length === DESCENDANTS[level].length && KINDS[level].every((k) => DESCENDANTS[level].includes(k));
+  return same ? { ...source, sameAsDescendants: true } : source;
 }
 
 /** A run scope narrowed to some kinds of record. */
