@@ -122,6 +122,27 @@ export const FRESH_QUESTIONS: FreshQuestion[] = [
     }),
   },
   {
+    id: 'page-metric-tag',
+    title: 'first page of llm spans by metrics/correctness, tags contains',
+    answer: 'ids',
+    api: (p) => ({
+      op: 'partial_search',
+      body: {
+        filters: [
+          { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
+          { type: 'collection', column_id: 'tags', operator: 'contains', value: p.tag },
+        ],
+        sort: llmBy('correctness'),
+        pagination: { starting_token: 0, limit: PAGE },
+        select_columns: ids,
+      },
+    }),
+    duckdb: (p, m) => ({
+      sql: `SELECT id FROM spans WHERE type = 'llm' AND list_contains(tags, $1) ORDER BY ${m('correctness')} DESC NULLS LAST, id DESC LIMIT ${PAGE}`,
+      params: [p.tag],
+    }),
+  },
+  {
     id: 'text-count',
     title: 'count: input contains a word, any case',
     answer: 'count',

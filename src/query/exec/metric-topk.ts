@@ -6,7 +6,8 @@
 // same query. Ids and links of the page come from the lists: nothing but the memory tables, the small
 // segments and the lists is read.
 // Applies when: the sort is a metric's own value (no roll-up), the page ends within the lists, and the
-// filter tests only listed columns and metrics' own values (topKApplies).
+// filter tests only listed columns and metrics' own values (topKApplies); a filter on name or tags only
+// where every list is a file keeping them (they are tested there, in place).
 // Returns: the page's keys when its last row (the limit+1-th) is strictly better than every row left
 // out; 'too few' when the lists cannot hold enough matches (topk-bound.ts), 'costly' when passing the
 // candidates of sorted reads would cost more than the keys query; else null. Either way but the
@@ -22,10 +23,15 @@ import type { SegmentEntry } from '../../storage/manifest/manifest.js';
 import type { Scope } from '../../storage/record-store.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 import { listNumber, TOP_LIST_ROWS, topListsPath } from '../../storage/indexes/top-lists.js';
+import { TAG_LIST_COLUMN, TAG_SET_COLUMN } from '../../record/record-columns.js';
 import { listedMatchBound, may } from './topk-bound.js';
 import { CACHED_COLUMNS, TOP_ROWS, type TopBound, type TopKCache, type TopList, type TopRow } from './topk-cache.js';
 
 const CACHED = new Set<string>(CACHED_COLUMNS);
+/** Filter columns the lists' files keep (TOP_LIST_FILTER_COLUMNS) but the cache's rows do not. */
+const FILE_FILTERED = new Set(['name', 'tags']);
+/** Whether the filter tests a column only the lists' files keep. */
+const testsFileColumns = (plan: PlanInput) => [...columnsOf(plan.filter)].some((id) => FILE_FILTERED.has(id));
 /** Candidates kept for one page: enough for filters that drop most of them, few enough to pass cheaply. */
 export const MAX_CANDIDATES = 4096;
 
@@ -60,7 +66,7 @@ export function topKApplies(plan: PlanInput, offset: number, limit: number, list
   // A filter on a column the lists do not hold runs the full query: reading the candidates' rows from
   // their files costs about as much (they sit in every row group, so every page of the column is
   // decompressed). The lists hold every metric's own value (a roll-up is ruled out below).
-  for (const id of columnsOf(plan.filter)) if (!CACHED.has(id) && !id.startsWith('metrics/')) return false;
+  for (const id of columnsOf(plan.filter)) if (!CACHED.has(id) && !FILE_FILTERED.has(id) && !id.startsWith('metrics/')) return false;
   // Only a plan that reads the metric's own value: a roll-up needs every descendant.
   return pageKeysQuery(plan, limit, offset).rolled.length === 0;
 }
@@ -132,9 +138,10 @@ export async function metricTopK(
   const isWhole = (s: SegmentEntry) => metricId !== undefined && s.metrics.includes(metricId) && cache.whole(s);
   const whole = snap.segmentsFor(scope).filter(isWhole);
   const segments = snap.segmentsFor(scope).filter((s) => !isWhole(s));
+  const fileColumns = testsFileColumns(plan);
   if (metricId !== undefined && cache.rows === TOP_LIST_ROWS) {
     const listed = segments.filter((s) => s.metrics.includes(metricId));
-    if (listed.length > 0 && listed.every((s) => s.top_lists === true)) {
+    if (listed.length > 0 && listed.every((s) => s.top_lists === true && (!fileColumns || s.top_list_filters === true))) {
       const page = await fromFiles(
         db,
         cache,
@@ -143,11 +150,14 @@ export async function metricTopK(
         { plan, limit, offset, also, alsoMetrics, locators },
         { listed, whole },
         metricId,
+        fileColumns,
       );
       // A file that cannot be read: the lists come from the segments (TopKCache reads them sorted).
       if (page !== null) return page;
     }
   }
+  // The cache's rows cannot be tested on name or tags: the full keys query answers.
+  if (fileColumns) return null;
   const unlisted = memRows + whole.reduce((n, s) => n + s.rows, 0);
   const scopeRows = unlisted + segments.reduce((n, s) => n + s.rows, 0);
   // Reading the lists costs about what passing a list's rows does (1M, cold: 20-25 ms for two).
@@ -206,6 +216,7 @@ async function fromFiles(
   { plan, limit, offset, also, alsoMetrics, locators }: PageAsk,
   { listed, whole }: { listed: SegmentEntry[]; whole: SegmentEntry[] },
   metricId: number,
+  fileColumns: boolean,
 ): Promise<TopKPage | 'too few' | null> {
   const metric = plan.sort!.column.metric!;
   const ascending = plan.sort!.ascending;
@@ -264,9 +275,12 @@ async function fromFiles(
       const places = locate
         ? [sql`r AS loc_row, ${snap.path(seg)}::VARCHAR AS loc_file, seq AS loc_seq, make_timestamp(c) AS loc_created`]
         : [];
-      return sql`SELECT ${joinSql([...cols, ...ms, ...places])} FROM ${read(i)} WHERE list = ${list} AND rank <= ${int(depth[i]!)}`;
+      // Tags as a filter reads them from memory tables (record-columns.ts: tag_list, the list itself).
+      const filtered = fileColumns ? [raw(`name, tags, NULL::VARCHAR AS ${TAG_SET_COLUMN}, tags AS ${TAG_LIST_COLUMN}`)] : [];
+      return sql`SELECT ${joinSql([...cols, ...filtered, ...ms, ...places])} FROM ${read(i)} WHERE list = ${list} AND rank <= ${int(depth[i]!)}`;
     });
-    return snap.sourceWith(scope, metrics, CACHED_COLUMNS, union(parts), whole, locate);
+    const columns = fileColumns ? [...CACHED_COLUMNS, 'name', 'tags', TAG_SET_COLUMN, TAG_LIST_COLUMN] : CACHED_COLUMNS;
+    return snap.sourceWith(scope, metrics, columns, union(parts), whole, locate);
   };
   // Only the sort metric's own value is read here; other metrics a page shows are fetched afterwards.
   const q = pageKeysQuery(

@@ -37,8 +37,8 @@ const LIST_BUDGET = 3 * TOP_LIST_MAX_ROWS;
  * segments needs less of each (at 100M, 101 segments of 8,192 would have been +5% of the folder).
  */
 /** What a segment's entry says of lists of `depth` rows on disk. */
-export function listedEntry(depth: number): Pick<SegmentEntry, 'top_lists' | 'top_list_rows' | 'top_list_places'> {
-  return { top_lists: true, top_list_places: true, ...(depth > TOP_LIST_ROWS ? { top_list_rows: depth } : {}) };
+export function listedEntry(depth: number): Pick<SegmentEntry, 'top_lists' | 'top_list_rows' | 'top_list_places' | 'top_list_filters'> {
+  return { top_lists: true, top_list_places: true, top_list_filters: true, ...(depth > TOP_LIST_ROWS ? { top_list_rows: depth } : {}) };
 }
 
 export function topListRows(rows: number, partitionRows = rows): number {
@@ -65,6 +65,12 @@ export const TOP_LIST_COLUMNS = [
 /** The columns of TOP_LIST_COLUMNS a file stores (project and run are the segment's). */
 const FILE_COLUMNS = TOP_LIST_COLUMNS.filter((c) => c !== 'project_id' && c !== 'run_id');
 
+/**
+ * Columns a file also keeps (SegmentEntry.top_list_filters) for filters on them to be tested on the
+ * listed rows in place (metric-topk.ts fromFiles); they are not read into the cache's rows.
+ */
+export const TOP_LIST_FILTER_COLUMNS = ['name', 'tags'] as const;
+
 export function topListsPath(parquetPath: string): string {
   return parquetPath.replace(/\.parquet$/, '.top');
 }
@@ -79,7 +85,10 @@ export const listNumber = (metricId: number, ascending: boolean): number => 2 * 
  * cheaper than of (value, id), whose string comparisons cost most), hence its last value T; the
  * second reads once the rows at or past some list's T and keeps each list's best by (value, id), a
  * top-k each, not a sort (many rows may tie at T). Passing the rows' numbers through JavaScript and
- * back cost as much as both. A NaN value (no threshold can be told from it) takes the one-pass way.
+ * back cost as much as both. The second keeps of each row past T only what ranks it (id and the
+ * metric values): rows tied at a scorer's T of 1 or 0 are millions at 10M, and with every listed
+ * column they filled the store's memory limit; the listed rows' other columns are then read for them
+ * alone. A NaN value (no threshold can be told from it) takes the one-pass way.
  */
 export async function writeTopLists(conn: Connection, abs: string, metrics: readonly number[], depth = TOP_LIST_ROWS): Promise<boolean> {
   if (metrics.length === 0) return false;
@@ -103,25 +112,30 @@ export async function writeTopLists(conn: Connection, abs: string, metrics: read
   if (plans.some((p) => p.nan)) return writeOnePass(conn, abs, ids, depth);
   const kept = plans.filter((p) => p.t !== undefined);
   const at = (ascending: boolean) => raw(ascending ? '<=' : '>=');
-  const cols = FILE_COLUMNS.map((c) => (c === 'created_at' ? sql`epoch_us(created_at) AS c` : ident(c)));
   const values = ids.map((m) => ident(`m${m}`));
   const ranked = kept.map(({ m, ascending, no, t }) => {
     const col = ident(`m${m}`);
     const d = raw(ascending ? 'ASC' : 'DESC');
-    return sql`SELECT ${int(no)}::SMALLINT AS list, (row_number() OVER (ORDER BY ${col} ${d}, id ${d}))::SMALLINT AS rank,
-      ${joinSql([...FILE_COLUMNS.map((c) => (c === 'created_at' ? raw('c') : ident(c))), ...values, raw('r')])}
+    return sql`SELECT ${int(no)}::SMALLINT AS list, (row_number() OVER (ORDER BY ${col} ${d}, id ${d}))::SMALLINT AS rank, ${joinSql([...values, raw('r')])}
       FROM (SELECT * FROM t WHERE ${col} ${at(ascending)} ${t!} ORDER BY ${col} ${d}, id ${d} LIMIT ${int(n)})`;
   });
+  // The rows past some list's T keep only what ranks them; the listed rows' other columns are read after.
+  const stored = [...FILE_COLUMNS, ...TOP_LIST_FILTER_COLUMNS];
+  const cols = stored.map((c) => (c === 'created_at' ? sql`epoch_us(created_at) AS c` : ident(c)));
+  const listed = stored.map((c) => (c === 'created_at' ? raw('c') : ident(c)));
   await writeAside(
     conn,
     abs,
     depth,
-    sql`WITH t AS MATERIALIZED (SELECT ${joinSql([...cols, ...values, raw('file_row_number AS r')])} FROM ${src}
+    sql`WITH t AS MATERIALIZED (SELECT ${joinSql([raw('id'), ...values, raw('file_row_number AS r')])} FROM ${src}
         WHERE ${joinSql(
           kept.map(({ m, ascending, t }) => sql`${ident(`m${m}`)} ${at(ascending)} ${t!}`),
           ' OR ',
-        )})
-      SELECT * FROM (${joinSql(ranked, ' UNION ALL ')}) ORDER BY list, rank`,
+        )}),
+      l AS MATERIALIZED (${joinSql(ranked, ' UNION ALL ')})
+      SELECT l.list, l.rank, ${joinSql([...listed.map((c) => sql`f.${c}`), ...values.map((v) => sql`l.${v}`), raw('l.r')])} FROM l
+        JOIN (SELECT ${joinSql([...cols, raw('file_row_number AS r')])} FROM ${src} WHERE file_row_number IN (SELECT r FROM l)) f USING (r)
+        ORDER BY list, rank`,
   );
   return true;
 }
@@ -139,7 +153,9 @@ async function writeOnePass(conn: Connection, abs: string, ids: readonly number[
   const pairs = ids.flatMap((m) =>
     [false, true].map((asc) => sql`{list: ${int(listNumber(m, asc))}, rows: ${ident(`l${listNumber(m, asc)}`)}}`),
   );
-  const cols = FILE_COLUMNS.map((c) => (c === 'created_at' ? sql`epoch_us(t.created_at) AS c` : sql`t.${ident(c)}`));
+  const cols = [...FILE_COLUMNS, ...TOP_LIST_FILTER_COLUMNS].map((c) =>
+    c === 'created_at' ? sql`epoch_us(t.created_at) AS c` : sql`t.${ident(c)}`,
+  );
   const values = ids.map((m) => sql`t.${ident(`m${m}`)}`);
   await writeAside(
     conn,

@@ -47,6 +47,8 @@ export interface SegmentEntry {
   readonly top_list_rows?: number;
   /** Whether its top lists file keeps each row's number in the segment (`r`): a page's other columns are then read from those rows alone. */
   readonly top_list_places?: boolean;
+  /** Whether its top lists file keeps each row's name and tags: filters on them are then tested on the listed rows. */
+  readonly top_list_filters?: boolean;
 }
 
 export interface ManifestState {

@@ -20,16 +20,20 @@ import { listedEntry, TOP_LIST_ROWS, topListRows, writeTopLists } from '../index
 /** Segments measured before their facts are saved (one manifest write each). */
 const SAVE_EVERY = 16;
 
-type Facts = Pick<SegmentEntry, 'type_facts' | 'full_metrics' | 'top_lists' | 'top_list_rows' | 'top_list_places'>;
+type Facts = Pick<SegmentEntry, 'type_facts' | 'full_metrics' | 'top_lists' | 'top_list_rows' | 'top_list_places' | 'top_list_filters'>;
 
 /**
  * Whether a segment's top lists would be written with it (`minRows`: from StoreOptions.topListMinRows,
- * Infinity for none) and are not on disk as this build writes them (as deep, with the rows' places).
+ * Infinity for none) and are not on disk as this build writes them (as deep, with the rows' places and
+ * filter columns).
  */
 const lacksLists = (seg: SegmentEntry, minRows: number, partition: number) =>
   seg.metrics.length > 0 &&
   seg.rows >= minRows &&
-  (seg.top_lists !== true || seg.top_list_places !== true || (seg.top_list_rows ?? TOP_LIST_ROWS) < topListRows(seg.rows, partition));
+  (seg.top_lists !== true ||
+    seg.top_list_places !== true ||
+    seg.top_list_filters !== true ||
+    (seg.top_list_rows ?? TOP_LIST_ROWS) < topListRows(seg.rows, partition));
 
 /**
  * Whether a segment's entry lacks a fact a seal of this build would record for it (`factColumns`:

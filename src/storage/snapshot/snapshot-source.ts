@@ -103,7 +103,10 @@ export function sourceSql(from: SourceParts, metrics: readonly string[]): Source
   const stored = raw(`${COLS}, ${TAG_SET_COLUMN}, NULL::VARCHAR[] AS ${TAG_LIST_COLUMN}`);
   const derived = raw(`${COLS}, NULL::VARCHAR AS ${TAG_SET_COLUMN}, tags AS ${TAG_LIST_COLUMN}`);
   const colsOf = (seg: SegmentEntry) => (seg.tag_set === true ? stored : derived);
-  const cols = given ? raw(given.columns.join(', ')) : derived;
+  // Given columns as the other parts (small segments, memory tables) give them: tags always as tag_list.
+  const givenCol = (c: string) =>
+    c === TAG_SET_COLUMN ? `NULL::VARCHAR AS ${TAG_SET_COLUMN}` : c === TAG_LIST_COLUMN ? `tags AS ${TAG_LIST_COLUMN}` : c;
+  const cols = given ? raw(given.columns.map(givenCol).join(', ')) : derived;
   if (given) {
     parts.push({ q: given.segments, clean: false });
     if (given.whole.length > 0) {

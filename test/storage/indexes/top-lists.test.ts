@@ -116,7 +116,8 @@ test('the lists are the sort of the file whatever its values: long runs of ties,
   await conn.run(
     sql`COPY (SELECT i AS seq, make_timestamp(1700000000000000 + i) AS created_at, uuid()::VARCHAR AS id, 'llm' AS type,
           NULL::VARCHAR AS session_id, uuid()::VARCHAR AS trace_id, NULL::VARCHAR AS parent_id, false AS has_children,
-          200 AS status_code, 'm' AS model, (i % 3)::DOUBLE AS m0, CASE WHEN i % 9 = 0 THEN i / 7 END::DOUBLE AS m1,
+          200 AS status_code, 'm' AS model, 'step ' || (i % 5) AS name, ['tag' || (i % 7), 'x'] AS tags,
+          (i % 3)::DOUBLE AS m0, CASE WHEN i % 9 = 0 THEN i / 7 END::DOUBLE AS m1,
           CASE WHEN i % 500 = 0 THEN 'NaN'::DOUBLE ELSE (i % 17)::DOUBLE END AS m2, CASE WHEN i < 40 THEN (i % 4)::DOUBLE END AS m3
         FROM range(7000) r(i)) TO ${file} (FORMAT parquet)`,
   );
@@ -130,11 +131,12 @@ test('the lists are the sort of the file whatever its values: long runs of ties,
         const col = ident(`m${m}`);
         const d = raw(ascending ? 'ASC' : 'DESC');
         const want = await db.all(
-          sql`SELECT seq, id, ${col}::VARCHAR AS v FROM read_parquet(${file}) WHERE ${col} IS NOT NULL
+          sql`SELECT seq, id, name, tags, ${col}::VARCHAR AS v FROM read_parquet(${file}) WHERE ${col} IS NOT NULL
               ORDER BY ${col} ${d}, id ${d} LIMIT ${int(TOP_LIST_ROWS + 1)}`,
         );
         const got = await db.all(
-          sql`SELECT seq, id, ${col}::VARCHAR AS v FROM read_parquet(${topListsPath(file)}) WHERE list = ${int(listNumber(m, ascending))} ORDER BY rank`,
+          sql`SELECT seq, id, name, tags, ${col}::VARCHAR AS v FROM read_parquet(${topListsPath(file)})
+              WHERE list = ${int(listNumber(m, ascending))} ORDER BY rank`,
         );
         assert.deepEqual(got, want, `metrics ${metrics} m${m} asc=${ascending}`);
       }

@@ -259,14 +259,15 @@ test('segments whose top lists keep fewer rows than their size and share of thei
   const seg = (rows: number, lists: Partial<SegmentEntry> = {}): SegmentEntry =>
     ({ rows, metrics: [1], full_metrics: [], type_facts: {}, kind: 'trace', ...lists }) as unknown as SegmentEntry;
   const lacks = (s: SegmentEntry) => lacksFacts(s, [], 65_536);
-  // Lists as this build writes them: with each row's place in its segment.
-  const listed = { top_lists: true, top_list_places: true } as const;
+  // Lists as this build writes them: with each row's place in its segment and the filter columns.
+  const listed = { top_lists: true, top_list_places: true, top_list_filters: true } as const;
   assert.equal(lacks(seg(1_000_000)), true, 'no lists');
   assert.equal(lacks(seg(1_000_000, listed)), true, `lists of ${TOP_LIST_ROWS} rows where ${topListRows(1_000_000)} are kept`);
   assert.equal(lacks(seg(1_000_000, { ...listed, top_list_rows: topListRows(1_000_000) })), false);
   assert.equal(lacks(seg(1_000_000, { top_lists: true, top_list_rows: topListRows(1_000_000) })), true, 'lists without places');
   assert.equal(lacks(seg(100_000, listed)), false, `a segment of 100k rows keeps ${topListRows(100_000)}`);
   assert.equal(lacks(seg(100_000, { top_lists: true })), true, 'lists without places');
+  assert.equal(lacks(seg(100_000, { ...listed, top_list_filters: undefined })), true, 'lists without the filter columns');
   assert.equal(lacks(seg(1_000)), false, 'below the size threshold');
   assert.ok(topListRows(1_000_000) > TOP_LIST_ROWS && topListRows(1e9) === TOP_LIST_MAX_ROWS);
   // One of a hundred such segments of its run: the run's lists hold enough rows with the least.

@@ -1,0 +1,18 @@
+import { DuckDBInstance } from '@duckdb/node-api';
+const inst = await DuckDBInstance.create(':memory:', { threads: '2' }); const c = await inst.connect();
+const q = async (s) => (await c.runAndReadAll(s)).getRowObjectsJS();
+await q('SET parquet_metadata_cache = true');
+const f = process.argv[2] + '/seg-000000106.parquet';
+const N = 750000;
+let seed = 7; const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+const picks = [0, 1, 2, 3].map(() => Array.from({ length: 80 }, () => Math.floor(rnd() * N)).join(','));
+const cols = (await q(`SELECT name FROM parquet_schema('${f}') WHERE num_children IS NULL OR num_children = 0`)).map((r) => r.name);
+console.log(cols.length, 'leaf cols');
+const t = async (label, sel) => { const ts = []; for (let k = 0; k < 4; k++) { const s = `SELECT ${sel} FROM read_parquet('${f}') WHERE file_row_number IN (${picks[k]})`; const t0 = performance.now(); await q(s); ts.push(performance.now() - t0); } console.log(label.padEnd(30), ts.map((x) => x.toFixed(0)).join(' ')); };
+await t('*', '*');
+await t('input', 'input');
+await t('output', 'output');
+await t('input, output', 'input, output');
+await t('* exclude input,output', '* EXCLUDE (input, output)');
+await t('file_row_number only', 'file_row_number');
+for (const col of ['id', 'metrics', 'user_metadata', 'tags', 'dataset_input', 'tools', 'extra']) await t(col, col);
