@@ -180,7 +180,8 @@ async function listsEqualReference(t: TestContext, topLists: boolean, minRows = 
       lists: true,
     },
     { name: 'status 500 (few)', filters: [{ type: 'number', column_id: 'status_code', operator: 'eq', value: 500 }], lists: false },
-    // Columns the lists do not hold: the full query.
+    // Columns the lists read into memory do not hold (name and tags are tested in the lists' files only:
+    // top-list-filters.test.ts): the full query.
     {
       name: 'tags (not listed)',
       filters: [
