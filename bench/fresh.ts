@@ -77,6 +77,36 @@ function tokenPage(id: string, title: string, answer: 'ids' | 'rows', columns: s
   };
 }
 
+/** The first page of ids of llm spans by metrics/correctness with one more filter (`leaf`; `sql`: its DuckDB form). */
+function idPage(
+  id: string,
+  what: string,
+  leaf: (p: Params) => Record<string, unknown>,
+  sql: (p: Params) => { where: string; params: DuckDBValue[] },
+): FreshQuestion {
+  return {
+    id,
+    title: `first page of llm spans by metrics/correctness, ${what}`,
+    answer: 'ids',
+    api: (p) => ({
+      op: 'partial_search',
+      body: {
+        filters: [{ type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }, leaf(p)],
+        sort: llmBy('correctness'),
+        pagination: { starting_token: 0, limit: PAGE },
+        select_columns: ids,
+      },
+    }),
+    duckdb: (p, m) => {
+      const { where, params } = sql(p);
+      return {
+        sql: `SELECT id FROM spans WHERE type = 'llm' AND ${where} ORDER BY ${m('correctness')} DESC NULLS LAST, id DESC LIMIT ${PAGE}`,
+        params,
+      };
+    },
+  };
+}
+
 export const FRESH_QUESTIONS: FreshQuestion[] = [
   {
     id: 'count-3-leaves',
@@ -100,48 +130,24 @@ export const FRESH_QUESTIONS: FreshQuestion[] = [
   tokenPage('page-metric-tokens', 'first page of llm spans by metrics/correctness, num_input_tokens gt x', 'ids', ['id']),
   tokenPage('page-metric-shown', 'the same page showing name and model (as the viewer asks)', 'rows', ['id', 'name', 'model']),
   tokenPage('page-metric-whole', 'the same page of whole records (a search, as the official client asks)', 'ids', null),
-  {
-    id: 'page-metric-model',
-    title: 'first page of llm spans by metrics/correctness, model eq',
-    answer: 'ids',
-    api: (p) => ({
-      op: 'partial_search',
-      body: {
-        filters: [
-          { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
-          { type: 'text', column_id: 'model', operator: 'eq', value: p.model },
-        ],
-        sort: llmBy('correctness'),
-        pagination: { starting_token: 0, limit: PAGE },
-        select_columns: ids,
-      },
-    }),
-    duckdb: (p, m) => ({
-      sql: `SELECT id FROM spans WHERE type = 'llm' AND model = $1 ORDER BY ${m('correctness')} DESC NULLS LAST, id DESC LIMIT ${PAGE}`,
+  idPage(
+    'page-metric-model',
+    'model eq',
+    (p) => ({ type: 'text', column_id: 'model', operator: 'eq', value: p.model }),
+    (p) => ({
+      where: 'model = $1',
       params: [p.model],
     }),
-  },
-  {
-    id: 'page-metric-tag',
-    title: 'first page of llm spans by metrics/correctness, tags contains',
-    answer: 'ids',
-    api: (p) => ({
-      op: 'partial_search',
-      body: {
-        filters: [
-          { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
-          { type: 'collection', column_id: 'tags', operator: 'contains', value: p.tag },
-        ],
-        sort: llmBy('correctness'),
-        pagination: { starting_token: 0, limit: PAGE },
-        select_columns: ids,
-      },
-    }),
-    duckdb: (p, m) => ({
-      sql: `SELECT id FROM spans WHERE type = 'llm' AND list_contains(tags, $1) ORDER BY ${m('correctness')} DESC NULLS LAST, id DESC LIMIT ${PAGE}`,
+  ),
+  idPage(
+    'page-metric-tag',
+    'tags contains',
+    (p) => ({ type: 'collection', column_id: 'tags', operator: 'contains', value: p.tag }),
+    (p) => ({
+      where: 'list_contains(tags, $1)',
       params: [p.tag],
     }),
-  },
+  ),
   {
     id: 'text-count',
     title: 'count: input contains a word, any case',

@@ -1,6 +1,6 @@
 // Shared test plumbing: temporary data folders, a store with a project and log stream, and a real
 // server listening on an ephemeral loopback port with an API key.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
@@ -8,6 +8,7 @@ import { Database } from '../../src/db/database.js';
 import { TraceStore, type TraceStoreOptions } from '../../src/engine/trace-store.js';
 import { RecordStore, type RecordStoreOptions } from '../../src/storage/record-store.js';
 import type { LogRow } from '../../src/record/record.js';
+import type { ManifestState } from '../../src/storage/manifest/manifest.js';
 import { buildServer, type ServerOptions } from '../../src/server/build-server.js';
 
 // Temporary folders are removed when the test process exits, after every store a test opened (in
@@ -24,6 +25,9 @@ export function tempDir(_t?: TestContext, prefix = 'tracelake-test-'): string {
 }
 
 /** Project and run of the rows `toolRows` makes, for record-store tests. */
+/** A store folder's manifest as it is on disk now. */
+export const manifestOf = (dir: string): ManifestState => JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as ManifestState;
+
 export const ROWS_PROJECT = '11111111-1111-4111-8111-111111111111';
 export const ROWS_RUN = '22222222-2222-4222-8222-222222222222';
 /** The id of row k of `toolRows`. */

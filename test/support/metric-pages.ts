@@ -6,6 +6,17 @@ import type { TraceStore } from '../../src/engine/trace-store.js';
 
 export type Rec = Record<string, unknown>;
 
+/** Options of a store whose every seal gets top lists (small row groups, no merges, every filter rate tried); plans go to `steps`. */
+export const listedStore = (steps: string[][]) => ({
+  threads: 1,
+  rowGroupSize: 16,
+  sealRows: 1_000_000,
+  autoCompact: false,
+  topListMinRows: 0,
+  metricTopKRowsPerCandidate: 0,
+  onPlan: (s: readonly string[]) => steps.push([...s]),
+});
+
 export const idOf = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
 /** What an llm span of oneSpanTraces carries, from its index `i` and that index's hash `x`. */

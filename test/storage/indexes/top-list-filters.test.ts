@@ -4,14 +4,13 @@
 // tags, OR and NOT); lists an older build wrote without those columns leave such pages to the keys
 // query (same pages) until the background writes them again.
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { internalsOf } from '../../../src/engine/internals.js';
 import { TraceStore } from '../../../src/engine/trace-store.js';
-import type { ManifestState } from '../../../src/storage/manifest/manifest.js';
-import { tempDir } from '../../support/helpers.js';
-import { idOf, oneSpanTraces, type Rec } from '../../support/metric-pages.js';
+import { manifestOf, tempDir } from '../../support/helpers.js';
+import { idOf, listedStore, oneSpanTraces, type Rec } from '../../support/metric-pages.js';
 import { ReferenceEvaluator, type Filter } from '../../support/reference-eval.js';
 
 const TAGS: string[][] = [[], ['prod'], ['prod', 'web'], ['Web'], ['a\x1fb', 'prod'], ['WEB', 'x']];
@@ -63,20 +62,10 @@ const FILTERS: { name: string; filters?: Filter[]; filter_tree?: unknown }[] = [
   },
 ];
 
-const manifestOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as ManifestState;
-
 test('pages filtered on name or tags come from the top lists files, equal to the reference; older lists leave them to the keys query', async (t) => {
   const dir = tempDir(t);
   const steps: string[][] = [];
-  const options = {
-    threads: 1,
-    rowGroupSize: 16,
-    sealRows: 1_000_000,
-    autoCompact: false,
-    topListMinRows: 0,
-    metricTopKRowsPerCandidate: 0,
-    onPlan: (s: readonly string[]) => steps.push([...s]),
-  };
+  const options = listedStore(steps);
   let store = await TraceStore.open(dir, options);
   const projectId = store.createProject({ name: 'p' }).id;
   const log_stream_id = store.createLogStream(projectId, 'default').id;

@@ -6,7 +6,7 @@
 // only costs the sort (the page is unchanged); the files of merged-away segments go, stray ones go on open; segments an
 // older build wrote get theirs in the background (fact-backfill.ts).
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { Database } from '../../../src/db/database.js';
@@ -15,7 +15,7 @@ import { TraceStore } from '../../../src/engine/trace-store.js';
 import type { ManifestState } from '../../../src/storage/manifest/manifest.js';
 import { listNumber, TOP_LIST_ROWS, topListsPath, writeTopLists } from '../../../src/storage/indexes/top-lists.js';
 import { compile, ident, int, raw, sql } from '../../../src/query/sql.js';
-import { parquetExportOf, tempDir } from '../../support/helpers.js';
+import { manifestOf, parquetExportOf, tempDir } from '../../support/helpers.js';
 import {
   askLlmPage,
   askTokensPage,
@@ -23,21 +23,12 @@ import {
   expectedPage,
   fillWithDeadAndMemoryRows,
   idOf,
+  listedStore,
   llmTraces,
   type Rec,
   oneSpanTraces,
 } from '../../support/metric-pages.js';
 
-/** Options of a store whose every seal gets top lists (small row groups, no merges, every filter rate tried); plans go to `steps`. */
-const listedStore = (steps: string[][]) => ({
-  threads: 1,
-  rowGroupSize: 16,
-  sealRows: 1_000_000,
-  autoCompact: false,
-  topListMinRows: 0,
-  metricTopKRowsPerCandidate: 0,
-  onPlan: (s: readonly string[]) => steps.push([...s]),
-});
 /** A store of listedStore's options in a new folder, with a project and a log stream; its plans go to `steps`. */
 async function listedProject(t: TestContext) {
   const dir = tempDir(t);
@@ -48,7 +39,6 @@ async function listedProject(t: TestContext) {
   const log_stream_id = store.createLogStream(projectId, 'default').id;
   return { dir, steps, store, projectId, log_stream_id };
 }
-const manifestOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as ManifestState;
 
 /** Files under the folder's records/ ending with `ext`, relative to the folder. */
 function filesEnding(dir: string, ext: string): string[] {

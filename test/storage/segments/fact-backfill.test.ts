@@ -18,7 +18,7 @@ import { lacksFacts } from '../../../src/storage/segments/fact-backfill.js';
 import { TOP_LIST_MAX_ROWS, TOP_LIST_ROWS, topListRows } from '../../../src/storage/indexes/top-lists.js';
 import { countingRunner } from '../../support/counting-runner.js';
 import { factMetrics, factRow, factScope } from '../../support/fact-rows.js';
-import { tempDir } from '../../support/helpers.js';
+import { manifestOf, tempDir } from '../../support/helpers.js';
 import { holdSql } from '../../support/hold-sql.js';
 
 const scope = factScope;
@@ -44,7 +44,6 @@ async function open(dir: string, readOnly = false, mergePauseMs?: number): Promi
   return { db, store: readOnly ? await RecordStore.openReadOnly(dir, db, options) : await RecordStore.open(dir, db, options) };
 }
 
-const manifestOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as ManifestState;
 const factsOf = (m: ManifestState) => new Map(m.segments.map((g) => [g.file, { type_facts: g.type_facts, full_metrics: g.full_metrics }]));
 
 /** A store of four seals (span and trace segments), then its entries' facts stripped as an older build wrote them. */
