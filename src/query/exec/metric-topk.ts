@@ -30,8 +30,8 @@ import { CACHED_COLUMNS, TOP_ROWS, type TopBound, type TopKCache, type TopList, 
 const CACHED = new Set<string>(CACHED_COLUMNS);
 /** Filter columns the lists' files keep (TOP_LIST_FILTER_COLUMNS) but the cache's rows do not. */
 const FILE_FILTERED = new Set(['name', 'tags']);
-/** Whether the filter tests a column only the lists' files keep. */
-const testsFileColumns = (plan: PlanInput) => [...columnsOf(plan.filter)].some((id) => FILE_FILTERED.has(id));
+/** Whether the filter tests a column only the lists' files keep (lists read into memory cannot serve it). */
+export const testsFileColumns = (plan: PlanInput): boolean => [...columnsOf(plan.filter)].some((id) => FILE_FILTERED.has(id));
 /** Candidates kept for one page: enough for filters that drop most of them, few enough to pass cheaply. */
 export const MAX_CANDIDATES = 4096;
 
@@ -129,7 +129,7 @@ export async function metricTopK(
   alsoMetrics: readonly string[],
   memRows: number,
   locators = false,
-): Promise<TopKPage | 'too few' | 'costly' | null> {
+): Promise<TopKPage | 'too few' | 'costly' | 'unlisted' | null> {
   const metric = plan.sort!.column.metric!;
   const ascending = plan.sort!.ascending;
   cache.prune(snap);
@@ -157,7 +157,7 @@ export async function metricTopK(
     }
   }
   // The cache's rows cannot be tested on name or tags: the full keys query answers.
-  if (fileColumns) return null;
+  if (fileColumns) return 'unlisted';
   const unlisted = memRows + whole.reduce((n, s) => n + s.rows, 0);
   const scopeRows = unlisted + segments.reduce((n, s) => n + s.rows, 0);
   // Reading the lists costs about what passing a list's rows does (1M, cold: 20-25 ms for two).

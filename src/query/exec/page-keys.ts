@@ -12,7 +12,7 @@ import { chooseWindow, pageKeysQuery, rollTopApplies, timeOrdered, type PlanInpu
 import { requiredContains } from '../text-needs.js';
 import type { Scope, Snapshot } from '../../storage/snapshot/snapshot.js';
 import { fewMatchesWindow, pageTimesWindow } from './match-ranges.js';
-import { listReads, listsNot, metricTopK, topKApplies } from './metric-topk.js';
+import { listReads, listsNot, metricTopK, testsFileColumns, topKApplies } from './metric-topk.js';
 import { sortKeyWindow } from './sort-key-window.js';
 import { type ListedOwn, traceBound, traceBoundApplies } from './trace-bound.js';
 import { estimateMatches, groupRowsIn, totalRows, type MatchEstimate, type PlanEstimate } from './match-estimate.js';
@@ -102,7 +102,8 @@ export async function findPageKeys(
     estimate === undefined ? (estimate = await estimateMatches(o.db, plan, profile, o.estimateMode, steps, o.estimateMinGroups)) : estimate;
   const topK = o.topK;
   const applies = topK !== null && topKApplies(plan, offset, limit, topK.rows);
-  const background = applies && o.topKBuild === 'background';
+  // Lists read into memory in the background could not serve a filter on name or tags.
+  const background = applies && o.topKBuild === 'background' && !testsFileColumns(plan);
   const missing = background ? listsNot(topK, snap, scope, plan, 'asked') : [];
   if (topK && missing.length > 0) {
     // A question asked once: one statement over everything costs less than sorting every segment for
@@ -120,6 +121,7 @@ export async function findPageKeys(
     const top = await metricTopK(o.db, topK, snap, scope, plan, limit, offset, also, alsoMetrics, profile.memRows, locators);
     if (top === 'too few') steps.push('keys (top-k: too few listed rows can match)');
     else if (top === 'costly') steps.push('keys (top-k: the candidates would cost more)');
+    else if (top === 'unlisted') steps.push('keys (top-k: only lists files test name and tags)');
     else if (top) {
       steps.push(`keys (top-k of ${top.candidates} listed rows)`);
       return Object.assign(

@@ -1,4 +1,6 @@
 // Guarantees: over segments without top lists files (as older builds wrote them; topLists: false), a
+// page filtered on tags (which lists read into memory cannot test) runs its keys query and queues no
+// list read; a
 // metric-sorted page asked before its segments' top-k lists are read is answered by one
 // keys query over everything (no list is read first); the lists are then read in the background once
 // questions pause, a page asked meanwhile does not wait for them, a list read that fails leaves no page
@@ -13,7 +15,7 @@ import { TraceStore, type TraceStoreOptions } from '../../../src/engine/trace-st
 import { compile } from '../../../src/query/sql.js';
 import { tempDir } from '../../support/helpers.js';
 import { holdSql } from '../../support/hold-sql.js';
-import { askLlmPage, fillWithDeadAndMemoryRows } from '../../support/metric-pages.js';
+import { askLlmPage, expectedPage, fillWithDeadAndMemoryRows } from '../../support/metric-pages.js';
 
 /** A list read of topk-cache.ts. */
 const isListRead = (text: string) => /^SELECT seq, epoch_us\(created_at\) AS c, id, type/.test(text);
@@ -47,11 +49,30 @@ async function filled(t: TestContext, options: TraceStoreOptions = {}) {
   const { all } = await fillWithDeadAndMemoryRows(store, projectId, log_stream_id, [3, 50, 130, 260]);
   const ask = (model: string | undefined, ascending: boolean, offset: number) =>
     askLlmPage(store, { projectId, log_stream_id, all, steps }, model, ascending, offset);
+  /** The page of llm spans without tag x (every span here) by quality, checked like `ask`; returns the plan's steps. */
+  const untagged = async (ascending: boolean, offset: number) => {
+    steps.length = 0;
+    const page = await store.partialSearch('span', projectId, {
+      log_stream_id,
+      filters: [
+        { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
+        { type: 'collection', column_id: 'tags', operator: 'not_in', value: ['x'] },
+      ],
+      sort: { column_id: 'metrics/quality', ascending },
+      pagination: { starting_token: offset, limit: 10 },
+      select_columns: { column_ids: ['id'] },
+    } as never);
+    assert.deepEqual(
+      page.records.map((r) => r['id']),
+      expectedPage(all, {}, ascending, offset, 10),
+    );
+    return steps.flat();
+  };
   /** Waits until the background reported lists read (at most 5 s). */
   const listsRead = async () => {
     for (let i = 0; i < 500 && background.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
   };
-  return { ask, background, listsRead };
+  return { ask, untagged, background, listsRead };
 }
 
 /** Counts (and with `fail`, fails the first of) the list reads until the test ends. */
@@ -143,4 +164,23 @@ test('the lists a page leaves to the background are read once questions pause, n
   await listsRead();
   assert.ok(seen.reads > 0);
   assert.match((await ask(undefined, true, 0))[0]!, LISTED);
+});
+
+test('a page filtered on tags runs its keys query and leaves no list to read: lists in memory cannot test tags', {
+  timeout: 120_000,
+}, async (t) => {
+  const { ask, untagged, background } = await filled(t);
+  const seen = watchListReads(t);
+  for (const [ascending, offset] of [
+    [false, 0],
+    [true, 7],
+  ] as const) {
+    const steps = await untagged(ascending, offset);
+    assert.equal(steps[0], 'keys (top-k: only lists files test name and tags)', steps.join(' → '));
+  }
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(seen.reads, 0, 'no list read');
+  assert.deepEqual(background, []);
+  // A page the lists can serve still leaves them to the background, as before.
+  assert.equal((await ask('a', false, 0))[0], 'keys (top-k: lists not read yet)');
 });
