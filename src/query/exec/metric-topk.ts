@@ -10,8 +10,9 @@
 // where every list is a file keeping them (they are tested there, in place).
 // Returns: the page's keys when its last row (the limit+1-th) is strictly better than every row left
 // out; 'too few' when the lists cannot hold enough matches (topk-bound.ts), 'costly' when passing the
-// candidates of sorted reads would cost more than the keys query; else null. Either way but the
-// first, the caller runs the full keys query.
+// candidates of sorted reads would cost more than the keys query, 'unlisted' when the filter tests
+// name or tags and some list is not a file keeping them; else null. Either way but the first, the
+// caller runs the full keys query.
 // Assumes: a segment's rows beyond its list are no better than the list's last row, and rows dropped
 // from the candidates are no better than the first dropped one.
 import type { Row, SqlRunner } from '../../db/database.js';
