@@ -23,14 +23,14 @@ import { pageKeysQuery, type PlanInput } from '../plan.js';
 import type { SegmentEntry } from '../../storage/manifest/manifest.js';
 import type { Scope } from '../../storage/record-store.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
-import { listNumber, TOP_LIST_ROWS, topListsPath } from '../../storage/indexes/top-lists.js';
+import { listNumber, TOP_LIST_FILTER_COLUMNS, TOP_LIST_ROWS, topListsPath } from '../../storage/indexes/top-lists.js';
 import { TAG_LIST_COLUMN, TAG_SET_COLUMN } from '../../record/record-columns.js';
 import { listedMatchBound, may } from './topk-bound.js';
 import { CACHED_COLUMNS, TOP_ROWS, type TopBound, type TopKCache, type TopList, type TopRow } from './topk-cache.js';
 
 const CACHED = new Set<string>(CACHED_COLUMNS);
-/** Filter columns the lists' files keep (TOP_LIST_FILTER_COLUMNS) but the cache's rows do not. */
-const FILE_FILTERED = new Set(['name', 'tags']);
+/** Filter columns the lists' files keep but the cache's rows do not (their filter ids are their names). */
+const FILE_FILTERED = new Set<string>(TOP_LIST_FILTER_COLUMNS);
 /** Whether the filter tests a column only the lists' files keep (lists read into memory cannot serve it). */
 export const testsFileColumns = (plan: PlanInput): boolean => [...columnsOf(plan.filter)].some((id) => FILE_FILTERED.has(id));
 /** Candidates kept for one page: enough for filters that drop most of them, few enough to pass cheaply. */
@@ -277,10 +277,12 @@ async function fromFiles(
         ? [sql`r AS loc_row, ${snap.path(seg)}::VARCHAR AS loc_file, seq AS loc_seq, make_timestamp(c) AS loc_created`]
         : [];
       // Tags as a filter reads them from memory tables (record-columns.ts: tag_list, the list itself).
-      const filtered = fileColumns ? [raw(`name, tags, NULL::VARCHAR AS ${TAG_SET_COLUMN}, tags AS ${TAG_LIST_COLUMN}`)] : [];
+      const filtered = fileColumns
+        ? [...TOP_LIST_FILTER_COLUMNS.map((c) => ident(c)), raw(`NULL::VARCHAR AS ${TAG_SET_COLUMN}, tags AS ${TAG_LIST_COLUMN}`)]
+        : [];
       return sql`SELECT ${joinSql([...cols, ...filtered, ...ms, ...places])} FROM ${read(i)} WHERE list = ${list} AND rank <= ${int(depth[i]!)}`;
     });
-    const columns = fileColumns ? [...CACHED_COLUMNS, 'name', 'tags', TAG_SET_COLUMN, TAG_LIST_COLUMN] : CACHED_COLUMNS;
+    const columns = fileColumns ? [...CACHED_COLUMNS, ...TOP_LIST_FILTER_COLUMNS, TAG_SET_COLUMN, TAG_LIST_COLUMN] : CACHED_COLUMNS;
     return snap.sourceWith(scope, metrics, columns, union(parts), whole, locate);
   };
   // Only the sort metric's own value is read here; other metrics a page shows are fetched afterwards.
