@@ -61,7 +61,12 @@ interface Held {
   readonly key: string;
   readonly partition: string;
   readonly count: number;
-  /** Its own filter while the store's filter does not cover it; null once it does (memory freed). */
+  /** Whether the store's filter holds its hashes (then only the store filter's hits ask it). */
+  covered: boolean;
+  /**
+   * Its own filter's bits in memory: always while the store's filter does not cover it; once it does,
+   * only for a small segment within KEPT_BYTES (null: asked from its `.idf` file on a hit).
+   */
   filter: IdFilter | null;
   /** Its filter read from its `.idf` a block at a time (asked once the store's filter covers it). */
   readonly disk: IdFilterOnDisk;
@@ -83,6 +88,15 @@ function runOf(partition: string): string {
 /** Hashes added to the store's filter per turn of the event loop in the background (a few ms each). */
 const ADD_STEP = 1 << 18;
 
+/**
+ * A covered segment of at most this many hashes keeps its own bits in memory, up to KEPT_BYTES in all:
+ * each of the store filter's false hits (1-3% of new ids) asks every segment of its run, and while a
+ * run is being logged it has tens of small segments (seals, early merges), so asking them on disk cost
+ * a block read each (~1 µs a logged span at 1M). Large segments' bits stay on disk (memory at 100M).
+ */
+const KEPT_HASHES = 1 << 18;
+const KEPT_BYTES = 8 << 20;
+
 export class SealedIdIndex {
   #segments = new Map<string, Held>();
   #runs = new Map<string, Held[]>();
@@ -102,6 +116,8 @@ export class SealedIdIndex {
   #saveAfter = 0;
   #task: Promise<void> | null = null;
   #closed = false;
+  /** Bytes of covered segments' own bits kept in memory (KEPT_BYTES at most). */
+  #keptBytes = 0;
 
   /**
    * Keeps one filter over every segment, loaded from the checkpoint in `dir` (null: kept in memory
@@ -130,6 +146,7 @@ export class SealedIdIndex {
       key: segment.key,
       partition: segment.partition,
       count: f.count,
+      covered: false,
       filter: f instanceof IdFilter ? f : null,
       disk: new IdFilterOnDisk(segment.ids.replace(/\.ids$/, '.parquet'), fences),
       file: new IdsFile(segment.ids, fences),
@@ -145,15 +162,14 @@ export class SealedIdIndex {
           this.#next.covered.set(held.key, held.count);
         }
       }
-      if (store.covered.get(held.key) === held.count) held.filter = null;
+      if (store.covered.get(held.key) === held.count) this.#cover(held);
     }
-    if (held.filter === null && !this.covers(held.key, held.count))
-      throw new Error(`id index: segment ${held.key} came without its filter`);
+    if (!held.covered && held.filter === null) throw new Error(`id index: segment ${held.key} came without its filter`);
     this.#segments.set(segment.key, held);
     const run = runOf(segment.partition);
     this.#runs.set(run, [...(this.#runs.get(run) ?? []), held]);
     this.#count += held.count;
-    if (store !== null && (held.filter !== null || store.full || this.#stale())) this.#maintain();
+    if (store !== null && (!held.covered || store.full || this.#stale())) this.#maintain();
   }
 
   /** Closes the segment's file, if open: a merge is about to retire it. */
@@ -163,6 +179,7 @@ export class SealedIdIndex {
     seg.file.close();
     seg.disk.close();
     this.#segments.delete(key);
+    if (seg.covered) this.#keptBytes -= seg.filter?.bits.byteLength ?? 0;
     const run = runOf(seg.partition);
     const rest = this.#runs.get(run)!.filter((x) => x !== seg);
     if (rest.length > 0) this.#runs.set(run, rest);
@@ -189,6 +206,7 @@ export class SealedIdIndex {
     this.#segments.clear();
     this.#runs.clear();
     this.#count = 0;
+    this.#keptBytes = 0;
     this.#store = null;
     this.#next = null;
   }
@@ -215,15 +233,11 @@ export class SealedIdIndex {
       if (segs === undefined) return [];
       for (let i = 0; i < segs.length; i++) {
         const seg = segs[i]!;
-        if ((seg.filter === null ? maybe && seg.disk.hasProbe(p) : seg.filter.hasProbe(p)) && seg.file.has(h)) (out ??= []).push(seg.key);
+        if ((maybe || !seg.covered) && (seg.filter ?? seg.disk).hasProbe(p) && seg.file.has(h)) (out ??= []).push(seg.key);
       }
     } else {
       for (const seg of this.#segments.values())
-        if (
-          seg.partition.startsWith(partitionPrefix) &&
-          (seg.filter === null ? maybe && seg.disk.hasProbe(p) : seg.filter.hasProbe(p)) &&
-          seg.file.has(h)
-        )
+        if (seg.partition.startsWith(partitionPrefix) && (maybe || !seg.covered) && (seg.filter ?? seg.disk).hasProbe(p) && seg.file.has(h))
           (out ??= []).push(seg.key);
     }
     return out ?? [];
@@ -254,7 +268,7 @@ export class SealedIdIndex {
         out.add(key);
         continue;
       }
-      const asked = seg.filter === null ? hitsOf() : hashes;
+      const asked = seg.covered ? hitsOf() : hashes;
       if (asked.length === 0) continue;
       // A batch of more than 1/16 of the segment's hashes costs more through a filter (a probe per
       // hash, a block read per false hit) than merged with the file read in chunks.
@@ -287,6 +301,11 @@ export class SealedIdIndex {
     return n;
   }
 
+  /** Of `bytes`, the own bits of covered segments kept in memory (small segments, 8 MiB at most). */
+  get keptBytes(): number {
+    return this.#keptBytes;
+  }
+
   /** Bytes of the store filter's bits in memory (0 until a write or a merge first asks it). */
   get storeFilterBytes(): number {
     return this.#store?.bytes ?? 0;
@@ -300,7 +319,7 @@ export class SealedIdIndex {
   /** Segments held that the store's filter does not cover yet. */
   get uncovered(): number {
     let n = 0;
-    for (const seg of this.#segments.values()) if (seg.filter !== null) n++;
+    for (const seg of this.#segments.values()) if (!seg.covered) n++;
     return n;
   }
 
@@ -340,11 +359,11 @@ export class SealedIdIndex {
         await this.#rebuild();
         continue;
       }
-      const seg = [...this.#segments.values()].find((x) => x.filter !== null);
+      const seg = [...this.#segments.values()].find((x) => !x.covered);
       if (seg !== undefined) {
         if ((await this.#hashesOf(seg)) !== null && this.#store === store) {
           store.covered.set(seg.key, seg.count);
-          seg.filter = null;
+          this.#cover(seg);
         }
         continue;
       }
@@ -384,6 +403,22 @@ export class SealedIdIndex {
     return this.#segments.get(seg.key) === seg ? hashes : null;
   }
 
+  /** The store's filter now holds the segment's hashes: its own bits are dropped unless small enough to keep. */
+  #cover(seg: Held): void {
+    if (seg.covered) return;
+    seg.covered = true;
+    const bytes = seg.filter?.bits.byteLength ?? 0;
+    if (seg.filter !== null && seg.count <= KEPT_HASHES && this.#keptBytes + bytes <= KEPT_BYTES) this.#keptBytes += bytes;
+    else seg.filter = null;
+  }
+
+  /** A new store filter does not hold the segment: it is asked through its own bits (on disk if dropped) until covered again. */
+  #uncover(seg: Held): void {
+    if (!seg.covered) return;
+    seg.covered = false;
+    this.#keptBytes -= seg.filter?.bits.byteLength ?? 0;
+  }
+
   /** A fresh filter sized for the ids held now, built from every segment's `.ids`, then swapped in. */
   async #rebuild(): Promise<void> {
     const next = StoreIdFilter.sized(this.#count);
@@ -396,7 +431,10 @@ export class SealedIdIndex {
       }
       if (this.#closed) return;
       this.#store = next;
-      for (const seg of this.#segments.values()) if (next.covered.get(seg.key) === seg.count) seg.filter = null;
+      for (const seg of this.#segments.values()) {
+        if (next.covered.get(seg.key) === seg.count) this.#cover(seg);
+        else this.#uncover(seg);
+      }
       // The checkpoint on disk is of the old filter: save this one.
       this.#saved = new Map();
     } finally {

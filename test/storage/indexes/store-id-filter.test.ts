@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { IdFilter, probe, readIdFences, writeIdFilter } from '../../../src/storage/indexes/id-filter.js';
 import { idHash, SealedIdIndex, sortedHashes } from '../../../src/storage/indexes/id-index.js';
-import { CHECKPOINT, StoreIdFilter } from '../../../src/storage/indexes/store-id-filter.js';
+import { CHECKPOINT, FULL, StoreIdFilter } from '../../../src/storage/indexes/store-id-filter.js';
 import { tempDir } from '../../support/helpers.js';
 
 const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
@@ -76,6 +76,46 @@ test('the store filter passes every hash added and few others; its checkpoint ro
   assert.equal(StoreIdFilter.load(join(dir, 'none')), null, 'missing');
 });
 
+test('a filter sized for its ids takes a fifth more before it is full, and is full before false hits pass 3%', () => {
+  const f = StoreIdFilter.sized(200_000);
+  f.add(sortedHashes(ids('held', 200_000)), probe);
+  assert.equal(f.full, false);
+  // Its growth room is a quarter: a rebuild is not due again a few thousand ids later.
+  f.add(sortedHashes(ids('later', 40_000)), probe);
+  assert.equal(f.full, false, `full at fill ${f.fill} after a fifth more ids`);
+  let added = 240_000;
+  for (let i = 0; !f.full; i++, added += 10_000) f.add(sortedHashes(ids(`more${i}`, 10_000)), probe);
+  assert.ok(added <= 320_000, `still not full after ${added} ids`);
+  let maybe = 0;
+  for (let i = 0; i < 100_000; i++) if (f.hasProbe(probe(idHash(`absent-${i}`)))) maybe++;
+  assert.ok(maybe / 100_000 < 0.03, `false positive rate ${maybe / 100_000} when full`);
+});
+
+test("covered small segments keep their own bits (within a bound), a large one's are dropped; answers stay exact", async (t) => {
+  const dir = tempDir(t);
+  const index = new SealedIdIndex();
+  index.useStoreFilter(null, 600_000);
+  const small = [0, 1, 2].map((i) => segment(dir, `records/p/run_id=r/seg-${i}.parquet`, ids(`small${i}`, 20_000)));
+  const large = segment(dir, 'records/p/run_id=r/seg-9.parquet', ids('large', 300_000));
+  for (const s of [...small, large]) index.add(s);
+  await index.settled();
+  assert.equal(index.uncovered, 0);
+  const smallBits = small.reduce((n, s) => n + s.filter.bits.byteLength, 0);
+  assert.equal(index.keptBytes, smallBits, 'the small segments keep their bits, the large one none');
+  const asked = [
+    ...small.flatMap((s) => s.names.filter((_, i) => i % 101 === 0)),
+    ...large.names.filter((_, i) => i % 997 === 0),
+    ...ids('new', 50_000),
+  ];
+  assertExact(index, [...small, large], asked, ['records/p/run_id=r/', 'records/p/'], 'kept and dropped bits');
+  // A removed small segment gives its kept bytes back.
+  index.remove(small[0]!.key);
+  assert.equal(index.keptBytes, smallBits - small[0]!.filter.bits.byteLength);
+  await index.stop();
+  index.close();
+  assert.equal(index.keptBytes, 0);
+});
+
 test("with the store filter the index's answers equal a Set's across many segments, covered at add or in the background, removed, rebuilt", async (t) => {
   const dir = tempDir(t);
   const index = new SealedIdIndex();
@@ -94,10 +134,12 @@ test("with the store filter the index's answers equal a Set's across many segmen
   await index.settled();
   assert.equal(index.uncovered, 0, 'every segment covered once the background work is done');
   // It filled past its size on the way and was rebuilt for the ids held.
-  assert.ok(index.storeFill < 0.6, `fill ${index.storeFill}`);
+  assert.ok(index.storeFill < FULL, `fill ${index.storeFill}`);
   assertExact(index, segs, asked(), prefixes, 'covered');
-  // Only the store filter and fences are in memory: about 1.25 bytes per id (plus growth room).
-  assert.ok(index.bytes < index.size * 2, `${index.bytes} bytes for ${index.size} ids`);
+  // Beside the small covered segments' own bits (kept: their runs' false hits are asked in memory), only
+  // the store filter and fences are in memory: about 1.25 bytes per id (plus growth room).
+  assert.ok(index.keptBytes > 0 && index.keptBytes <= 8 << 20, `${index.keptBytes} bytes kept`);
+  assert.ok(index.bytes - index.keptBytes < index.size * 2, `${index.bytes - index.keptBytes} bytes for ${index.size} ids`);
   // A merge: inputs removed, the output (their union) added with its hashes.
   const merged = segment(dir, 'records/p/run_id=r0/seg-100.parquet', [...segs[0]!.names, ...segs[2]!.names, 'merged-only']);
   index.add(merged);
