@@ -9,7 +9,7 @@
 // --merge); this reads the inputs' lists and the merged file's seq column.
 // Checked, not assumed: every listed row's seq must be the merged file's seq at its new number.
 import type { Connection } from '../../db/database.js';
-import { ident, int, joinSql, raw, sql } from '../../query/sql.js';
+import { ident, int, joinSql, raw, sql, type Sql } from '../../query/sql.js';
 import type { MergedFrom } from './text-merge.js';
 import { listNumber, TOP_LIST_COLUMNS, TOP_LIST_FILTER_COLUMNS, topListsPath, writeListsFile } from './top-lists.js';
 
@@ -45,8 +45,7 @@ export async function writeMergedTopLists(
   }
   const parts = from.inputs.map(
     (x, i) =>
-      sql`SELECT ${int(i)} AS i, ${int(offsets[i]!)}::BIGINT AS off, ${int(x.topListRows!)} AS depth, *
-          FROM read_parquet(${topListsPath(x.abs)}, hive_partitioning = false)`,
+      sql`SELECT ${int(i)} AS i, ${int(offsets[i]!)}::BIGINT AS off, ${int(x.topListRows!)} AS depth, * FROM read_parquet(${topListsPath(x.abs)}, hive_partitioning = false)`,
   );
   const droppedRows =
     dropped.length === 0
