@@ -33,8 +33,6 @@ export interface MergeInput {
   readonly abs: string;
   /** Its rows per row group (its manifest entry's). */
   readonly rowGroups: readonly number[];
-  /** The depth of its top lists when it has them with every column a merged list keeps (top-list-merge.ts). */
-  readonly topListRows?: number;
 }
 
 export interface MergedFrom {

@@ -123,7 +123,7 @@ export async function writeTopLists(conn: Connection, abs: string, metrics: read
   const stored = [...FILE_COLUMNS, ...TOP_LIST_FILTER_COLUMNS];
   const cols = stored.map((c) => (c === 'created_at' ? sql`epoch_us(created_at) AS c` : ident(c)));
   const listed = stored.map((c) => (c === 'created_at' ? raw('c') : ident(c)));
-  await writeListsFile(
+  await writeAside(
     conn,
     abs,
     depth,
@@ -157,7 +157,7 @@ async function writeOnePass(conn: Connection, abs: string, ids: readonly number[
     c === 'created_at' ? sql`epoch_us(t.created_at) AS c` : sql`t.${ident(c)}`,
   );
   const values = ids.map((m) => sql`t.${ident(`m${m}`)}`);
-  await writeListsFile(
+  await writeAside(
     conn,
     abs,
     depth,
@@ -173,7 +173,7 @@ async function writeOnePass(conn: Connection, abs: string, ids: readonly number[
 }
 
 /** COPY of `rows` to the segment's top lists file: written aside, fsynced, renamed. */
-export async function writeListsFile(conn: Connection, abs: string, depth: number, rows: Sql): Promise<void> {
+async function writeAside(conn: Connection, abs: string, depth: number, rows: Sql): Promise<void> {
   const tmp = `${topListsPath(abs)}.tmp`;
   try {
     await conn.run(sql`COPY (${rows}) TO ${stringLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${int(depth + 1)})`);

@@ -10,7 +10,6 @@ import { Database, type Connection } from '../../db/database.js';
 import { stringLiteral } from '../../db/sql-string.js';
 import { EMPTY, ident, int, joinSql, param, raw, sql, type Sql } from '../../query/sql.js';
 import { partitionKey, type SegmentEntry } from '../manifest/manifest.js';
-import { TOP_LIST_ROWS } from '../indexes/top-lists.js';
 import { segmentPath, unionHashes, writeSegment, type WrittenSegment } from './segments.js';
 
 export interface MergeContext {
@@ -125,15 +124,15 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
     textIndex: ctx.textIndex,
     topListMinRows: ctx.topListMinRows,
     ...(ctx.otherRows === undefined ? {} : { otherRows: ctx.otherRows }),
-    // Its text index and top lists are made from its inputs' (text-merge.ts, top-list-merge.ts).
-    mergedFrom: {
-      inputs: ordered.map((g) => ({
-        abs: join(ctx.dir, g.file),
-        rowGroups: g.row_groups.map((r) => r[2]),
-        ...(g.top_lists && g.top_list_places && g.top_list_filters ? { topListRows: g.top_list_rows ?? TOP_LIST_ROWS } : {}),
-      })),
-      dropped: new Set(purged),
-    },
+    // Its text index is made from its inputs' (text-merge.ts).
+    ...(ctx.textIndex
+      ? {
+          mergedFrom: {
+            inputs: ordered.map((g) => ({ abs: join(ctx.dir, g.file), rowGroups: g.row_groups.map((r) => r[2]) })),
+            dropped: new Set(purged),
+          },
+        }
+      : {}),
     factColumns: ctx.factColumns,
     compressionLevel: ctx.compressionLevel,
     metrics: [...new Set(group.flatMap((g) => g.metrics))],

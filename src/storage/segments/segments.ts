@@ -18,7 +18,6 @@ import { measureFullMetrics } from './metric-facts.js';
 import { measureTypeFacts } from './type-facts.js';
 import { removeTextIndex, textIndexPath, tokenIndexPath, writeTextIndex } from '../indexes/text-index.js';
 import { mergedTextIndex, type MergedFrom } from '../indexes/text-merge.js';
-import { writeMergedTopLists } from '../indexes/top-list-merge.js';
 import { listedEntry, removeTopLists, topListRows, topListsPath, writeTopLists } from '../indexes/top-lists.js';
 
 export interface SegmentFile {
@@ -55,7 +54,7 @@ export interface WriteSegment {
   readonly topListMinRows: number;
   /** Rows of its run and kind in the store's other segments (a merge's inputs left out): its lists' depth follows its share. */
   readonly otherRows?: number;
-  /** A merge's inputs: its text index and top lists are then made from theirs where they can be (text-merge.ts, top-list-merge.ts). */
+  /** A merge's inputs: its text index is then made from theirs where it can be (text-merge.ts). */
   readonly mergedFrom?: MergedFrom;
   /** Span segments: the columns whose presence per span type the manifest entry records (type-facts.ts; none when empty). */
   readonly factColumns?: readonly string[];
@@ -127,11 +126,7 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
     if (w.textIndex) await writeTextIndex(conn, abs, w.mergedFrom ? mergedTextIndex(conn, abs, w.mergedFrom) : undefined);
     await writeChildIndex(conn, abs);
     const depth = topListRows(rows, rows + (w.otherRows ?? 0));
-    // A merge's lists come from its inputs' where they can (top-list-merge.ts), else from its rows.
-    const lists =
-      rows >= w.topListMinRows &&
-      ((w.mergedFrom !== undefined && (await writeMergedTopLists(conn, abs, w.mergedFrom, w.metrics, depth))) ||
-        (await writeTopLists(conn, abs, w.metrics, depth)));
+    const lists = rows >= w.topListMinRows && (await writeTopLists(conn, abs, w.metrics, depth));
     const facts = w.kind === 'span' && w.factColumns?.length ? await measureTypeFacts(conn, abs, w.factColumns) : undefined;
     const full = w.metrics.length > 0 ? await measureFullMetrics(conn, abs) : [];
     await fsyncPathAsync(dirname(abs), 'r');
