@@ -1,14 +1,16 @@
 // The fresh-question matrix: the questions a person exploring a large trace set asks, each asked with
 // parameters no earlier question of the run used (another threshold, another model, another word), on
-// a store just opened (the library) and a server just started (`tracelake serve`), so no cache of an
-// earlier answer can serve it; then the same question asked again (repeated). Hand-written DuckDB over
-// the same span segments answers the same parameters in the same run, and every answer must equal it
-// (counts, and page ids in order). Default store settings throughout.
+// a store just opened by a process started for it (the library) and a server just started (`tracelake
+// serve`), one of each per run, so no cache of an earlier answer can serve it; then the same question
+// asked again (repeated). Hand-written DuckDB over the same span segments answers the same parameters
+// in the same run, and every answer must equal it (counts, and page ids in order). Default store
+// settings throughout.
 //
 //   node dist/bench/fresh.js --size 1m --data-dir /work/data-1m [--runs 3] [--no-server] [--out bench/results]
 //
 // The store is the peer benchmark's settled template (bench/peers/store-template.ts: built in
 // --data-dir when missing), copied (segments hard-linked) for every run and side.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -371,6 +373,36 @@ async function askAll(
   return out;
 }
 
+/** One run's library side: the copy at `libDir` opened and asked (in the process that calls this). */
+async function libraryRun(libDir: string, run: number, seed: number, info: TemplateInfo, log: (s: string) => void): Promise<Sample[]> {
+  const t0 = performance.now();
+  const store = await TraceStore.open(libDir);
+  log(`run ${run}: library store opened in ${fmt(performance.now() - t0)} ms`);
+  const raw = await RawDuck.open(libDir, JSON.parse(readFileSync(join(libDir, 'manifest.json'), 'utf8')).metric_ids);
+  try {
+    return await askAll('library', run, libraryAsker(store, info), raw, rng(seed * 7919 + run * 2 + 1), log);
+  } finally {
+    await store.close();
+    raw.close();
+  }
+}
+
+/** libraryRun in a new process of this module (its samples come back as the last line of its stdout). */
+function libraryRunInChild(libDir: string, run: number, seed: number, info: TemplateInfo): Promise<Sample[]> {
+  const p = spawn(
+    process.execPath,
+    [...process.execArgv, new URL(import.meta.url).pathname, 'library-run', libDir, String(run), String(seed), JSON.stringify(info)],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let out = '';
+  p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  return new Promise((resolve, reject) =>
+    p.once('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1)!) as Sample[]) : reject(new Error(`library run exited with ${code}`)),
+    ),
+  );
+}
+
 export async function benchFresh(opts: {
   spans: number;
   dataDir: string;
@@ -387,18 +419,12 @@ export async function benchFresh(opts: {
   for (let run = 0; run < opts.runs; run++) {
     const work = mkdtempSync(join(tmpdir(), 'tracelake-fresh-'));
     try {
-      // The library: a copy opened now, asked at once.
+      // The library: a copy opened now in a process started for it, asked at once (as the server side
+      // is: in one process every run after the first found its code compiled).
       const libDir = join(work, 'lib');
       copyStore(template, libDir);
-      const t0 = performance.now();
-      const store = await TraceStore.open(libDir);
-      opts.log(`run ${run}: library store opened in ${fmt(performance.now() - t0)} ms`);
+      samples.push(...(await libraryRunInChild(libDir, run, opts.seed, info)));
       const raw = await RawDuck.open(libDir, JSON.parse(readFileSync(join(libDir, 'manifest.json'), 'utf8')).metric_ids);
-      try {
-        samples.push(...(await askAll('library', run, libraryAsker(store, info), raw, rng(opts.seed * 7919 + run * 2 + 1), opts.log)));
-      } finally {
-        await store.close();
-      }
       if (opts.server) {
         const srvDir = join(work, 'srv');
         copyStore(template, srvDir);
@@ -453,7 +479,13 @@ export async function benchFresh(opts: {
   return { samples, measurements, table: lines.join('\n'), disk };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (import.meta.url === `file://${process.argv[1]}` && process.argv[2] === 'library-run') {
+  const [libDir, run, seed, info] = process.argv.slice(3) as [string, string, string, string];
+  const samples = await libraryRun(libDir, Number(run), Number(seed), JSON.parse(info) as TemplateInfo, (s) =>
+    process.stderr.write(`${s}\n`),
+  );
+  process.stdout.write(`${JSON.stringify(samples)}\n`);
+} else if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({
     options: {
       size: { type: 'string', default: '1m' },
