@@ -1,4 +1,5 @@
-// Shared bench plumbing: sizes, timing, memory readings, result files.
+// Shared bench plumbing: sizes, timing, memory readings, result files, child processes.
+import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -99,4 +100,22 @@ export function folderBytes(dir: string): number {
   };
   walk(dir);
   return total;
+}
+
+/**
+ * Runs the module at `moduleUrl` in a new Node process (this one's flags) with `args`, and gives the JSON
+ * of the last line it prints on stdout (its stderr passes through): a measurement taken in a process
+ * started for it.
+ */
+export function jsonFromChild<T>(moduleUrl: string, args: readonly string[]): Promise<T> {
+  const p = spawn(process.execPath, [...process.execArgv, new URL(moduleUrl).pathname, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  return new Promise((resolve, reject) =>
+    p.once('exit', (code) =>
+      code === 0
+        ? resolve(JSON.parse(out.trim().split('\n').at(-1)!) as T)
+        : reject(new Error(`${args[0] ?? 'child'} exited with ${code}`)),
+    ),
+  );
 }

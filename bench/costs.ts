@@ -11,13 +11,12 @@
 // rewrite in the background under the questions (~28 GB at 100M).
 //   npm run bench -- --size 100m --only costs --data-dir /work/data-100m [--runs 3] [--log-spans 100000]
 //   node dist/bench/costs.js --data-dir D [--runs 3] [--log-spans 100000] [--work W]
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { TraceStore } from '../src/engine/trace-store.js';
 import { countSpans, generateBatches, type GenTrace } from '../test/support/generator.js';
-import { machine, median, statusMiB, writeResults, type Measurement } from './common.js';
+import { jsonFromChild, machine, median, statusMiB, writeResults, type Measurement } from './common.js';
 import { copyStore, type TemplateInfo } from './peers/store-template.js';
 import { poster, startServer } from './server-process.js';
 import { QUESTIONS } from './workload.js';
@@ -38,20 +37,7 @@ async function openOnce(dir: string, projectId: string, logStreamId: string): Pr
 }
 
 function openInChild(dir: string, info: TemplateInfo): Promise<Record<string, number>> {
-  const p = spawn(
-    process.execPath,
-    [...process.execArgv, new URL(import.meta.url).pathname, 'open', dir, info.projectId, info.logStreamId],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  let out = '';
-  p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  return new Promise((resolve, reject) =>
-    p.once('exit', (code) =>
-      code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1)!)) : reject(new Error(`open exited with ${code}`)),
-    ),
-  );
+  return jsonFromChild(import.meta.url, ['open', dir, info.projectId, info.logStreamId]);
 }
 
 /** Request bodies of `spans` spans in 1,000-span requests, ids as the generator gives them (new to the template). */

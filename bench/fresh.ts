@@ -10,14 +10,13 @@
 //
 // The store is the peer benchmark's settled template (bench/peers/store-template.ts: built in
 // --data-dir when missing), copied (segments hard-linked) for every run and side.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { TraceStore } from '../src/engine/trace-store.js';
-import { cpuSeconds, fmt, folderBytes, machine, median, parseSize, writeResults, type Measurement } from './common.js';
+import { cpuSeconds, fmt, folderBytes, jsonFromChild, machine, median, parseSize, writeResults, type Measurement } from './common.js';
 import { spanSegments } from './peers/duckdb-raw-peer.js';
 import { copyStore, ensureTemplate, type TemplateInfo } from './peers/store-template.js';
 import { startServer } from './server-process.js';
@@ -387,20 +386,9 @@ async function libraryRun(libDir: string, run: number, seed: number, info: Templ
   }
 }
 
-/** libraryRun in a new process of this module (its samples come back as the last line of its stdout). */
+/** libraryRun in a new process of this module. */
 function libraryRunInChild(libDir: string, run: number, seed: number, info: TemplateInfo): Promise<Sample[]> {
-  const p = spawn(
-    process.execPath,
-    [...process.execArgv, new URL(import.meta.url).pathname, 'library-run', libDir, String(run), String(seed), JSON.stringify(info)],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let out = '';
-  p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  return new Promise((resolve, reject) =>
-    p.once('exit', (code) =>
-      code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1)!) as Sample[]) : reject(new Error(`library run exited with ${code}`)),
-    ),
-  );
+  return jsonFromChild<Sample[]>(import.meta.url, ['library-run', libDir, String(run), String(seed), JSON.stringify(info)]);
 }
 
 export async function benchFresh(opts: {
@@ -424,11 +412,12 @@ export async function benchFresh(opts: {
       const libDir = join(work, 'lib');
       copyStore(template, libDir);
       samples.push(...(await libraryRunInChild(libDir, run, opts.seed, info)));
-      const raw = await RawDuck.open(libDir, JSON.parse(readFileSync(join(libDir, 'manifest.json'), 'utf8')).metric_ids);
       if (opts.server) {
         const srvDir = join(work, 'srv');
         copyStore(template, srvDir);
         const server = await startServer(srvDir, key);
+        // The hand-written reference for the server's answers, over the library's copy (the same files).
+        const raw = await RawDuck.open(libDir, JSON.parse(readFileSync(join(libDir, 'manifest.json'), 'utf8')).metric_ids);
         try {
           // As the viewer does before any question: one authenticated request (the key's scrypt check,
           // slow on purpose and once per process) lists the projects, so the first question is a query.
@@ -438,9 +427,9 @@ export async function benchFresh(opts: {
           samples.push(...(await askAll('server', run, httpAsker(server, key, info), raw, rng(opts.seed * 7919 + run * 2 + 2), opts.log)));
         } finally {
           await server.stop();
+          raw.close();
         }
       }
-      raw.close();
     } finally {
       rmSync(work, { recursive: true, force: true });
     }
