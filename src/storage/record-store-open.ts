@@ -71,6 +71,9 @@ export async function openStoreState<T>(
       manifest.segments.reduce((n, g) => n + g.rows, 0),
       resolved.idCheckpointAfter,
     );
+    // The open counts as a question: the first ones usually follow it at once, and get the CPU first.
+    const openedAt = performance.now();
+    s.index.deferUntil((stopped) => s.quiet('questions', stopped, openedAt));
     for (const seg of manifest.segments)
       s.index.add({
         key: seg.file,

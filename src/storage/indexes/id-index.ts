@@ -118,6 +118,8 @@ export class SealedIdIndex {
   #closed = false;
   /** Bytes of covered segments' own bits kept in memory (KEPT_BYTES at most). */
   #keptBytes = 0;
+  /** What the first background work waits for (deferUntil), then forgets. */
+  #defer: ((stopped: () => boolean) => Promise<unknown>) | null = null;
 
   /**
    * Keeps one filter over every segment, loaded from the checkpoint in `dir` (null: kept in memory
@@ -170,6 +172,15 @@ export class SealedIdIndex {
     this.#runs.set(run, [...(this.#runs.get(run) ?? []), held]);
     this.#count += held.count;
     if (store !== null && (!held.covered || store.full || this.#stale())) this.#maintain();
+  }
+
+  /**
+   * The next background work (after an open: covering what the checkpoint missed, up to a quarter of
+   * the ids) first waits for `wait`: hashing them on this thread delayed the first questions after an
+   * open by tens of ms at 1M. Meanwhile writes ask the uncovered segments' own filters: slower, as exact.
+   */
+  deferUntil(wait: (stopped: () => boolean) => Promise<unknown>): void {
+    this.#defer = wait;
   }
 
   /** Closes the segment's file, if open: a merge is about to retire it. */
@@ -350,6 +361,9 @@ export class SealedIdIndex {
   }
 
   async #work(): Promise<void> {
+    const defer = this.#defer;
+    this.#defer = null;
+    if (defer !== null) await defer(() => this.#closed);
     for (;;) {
       // A turn first: segments added in one go (an open, a seal's outputs) are all seen.
       await new Promise((r) => setImmediate(r));

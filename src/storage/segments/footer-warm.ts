@@ -12,6 +12,9 @@ const BATCH = 64;
 
 /** Reads every live segment's footer (and its top lists file's) once; stops between batches when `stopped`. Never throws. */
 export async function warmFooters(s: StoreState, stopped: () => boolean): Promise<void> {
+  // After a pause in questions (the open counts as one): questions asked at once read the footers they
+  // need themselves, faster than beside a warm-up of them all.
+  await s.quiet('questions', stopped, performance.now());
   const segments = s.manifest.segments;
   for (let i = 0; i < segments.length && !stopped(); i += BATCH) {
     const part = segments.slice(i, i + BATCH);

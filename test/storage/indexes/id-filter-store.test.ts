@@ -170,3 +170,36 @@ test('a merge before a close is named in the checkpoint: the next open hashes no
   await store.close();
   namesListed();
 });
+
+test('after an open the filter covers what its checkpoint missed only once questions pause; re-logged ids replace exactly meanwhile', async (t) => {
+  const dir = tempDir(t);
+  const open = async (options: Record<string, unknown>) => {
+    const db = await Database.open({ tempDirectory: join(dir, 'tmp') });
+    t.after(() => db.close());
+    return RecordStore.open(dir, db, options as never);
+  };
+  let store = await open(OPTIONS);
+  for (let i = 0; i < 2; i++) {
+    await store.append(toolRows(i * 2_000, 2_000), true);
+    await store.seal();
+  }
+  await store.close();
+  // No checkpoint: every segment is left for the background to cover.
+  rmSync(join(dir, CHECKPOINT), { force: true });
+  store = await open({ ...OPTIONS, mergePauseMs: 300 });
+  // Questions every few ms for 0.9 s: the cover waits (without the wait 4,000 ids take a turn or two).
+  const until = performance.now() + 900;
+  while (performance.now() < until) {
+    await store.countScope(ROWS_PROJECT, ROWS_RUN);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.equal(store.jsSizes()['idFilterUncovered'], 2, 'nothing covered while questions come');
+  // Writes meanwhile ask the segments' own filters: a re-logged id still replaces its sealed record.
+  await store.append(toolRows(1_500, 1, { name: 'again' }), true);
+  assert.deepEqual((await names(store, [1_500])).get(rowId(1_500)), ['again1500']);
+  assert.equal(await store.countScope(ROWS_PROJECT, ROWS_RUN), 4_000);
+  await store.idFilterSettled();
+  assert.equal(store.jsSizes()['idFilterUncovered'], 0, 'covered after the pause');
+  assert.ok(existsSync(join(dir, CHECKPOINT)), 'and the checkpoint written back');
+  await store.close();
+});

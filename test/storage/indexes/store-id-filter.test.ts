@@ -245,3 +245,56 @@ test("a loaded checkpoint's bits are read when first asked; a checkpoint gone by
   for (let i = 0; i < 1_000; i++) assert.ok(cut.hasProbe(probe(idHash(`absent-${i}`))), 'every id a hit');
   assert.equal(cut.full, true, 'so it is rebuilt');
 });
+
+test('deferUntil holds the background cover until its wait settles; answers stay exact meanwhile, and a stop ends the wait', async (t) => {
+  const dir = tempDir(t);
+  const segs = Array.from({ length: 3 }, (_, i) => segment(dir, `records/p/run_id=r/seg-${i}.parquet`, ids(`d${i}`, 5_000)));
+  const asked = [...segs.flatMap((s) => s.names.filter((_, i) => i % 97 === 0)), ...ids('fresh', 2_000)];
+  let released = false;
+  let waits = 0;
+  const gate = (stopped: () => boolean) =>
+    new Promise<void>((resolve) => {
+      waits++;
+      const tick = setInterval(() => {
+        if (released || stopped()) {
+          clearInterval(tick);
+          resolve();
+        }
+      }, 2);
+    });
+  const index = new SealedIdIndex();
+  index.useStoreFilter(null, 0);
+  index.deferUntil(gate);
+  // As an open adds them: filters and files, no hashes (a seal's outputs bring theirs, added at once).
+  const opened = (s: Seg) => ({ key: s.key, partition: s.partition, filter: s.filter, ids: s.ids });
+  for (const s of segs) index.add(opened(s));
+  // Many turns later, nothing is covered: the work waits (without the deferral 15k hashes take a turn or two).
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(index.uncovered, 3);
+  assertExact(index, segs, asked, ['records/p/run_id=r/'], 'deferred');
+  released = true;
+  await index.settled();
+  assert.equal(index.uncovered, 0);
+  assert.equal(waits, 1, 'only the first background work waits');
+  const late = segment(dir, 'records/p/run_id=r/seg-9.parquet', ids('late', 5_000));
+  index.add(opened(late));
+  await index.settled();
+  assert.equal(index.uncovered, 0, 'later work does not wait');
+  assertExact(index, [...segs, late], [...asked, ...ids('late', 50)], ['records/p/run_id=r/'], 'covered');
+  await index.stop();
+  index.close();
+
+  // A stop while the work waits ends the wait: the stop settles.
+  const held = new SealedIdIndex();
+  held.useStoreFilter(null, 0);
+  held.deferUntil(gate);
+  released = false;
+  held.add(opened(segment(dir, 'records/p/run_id=r/seg-20.parquet', ids('h', 1_000))));
+  await new Promise((r) => setTimeout(r, 20));
+  await held.stop();
+  assert.equal(held.uncovered, 1);
+  held.close();
+  t.after(() => {
+    released = true;
+  });
+});

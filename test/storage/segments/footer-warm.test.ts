@@ -77,3 +77,19 @@ test('warmFooters false reads none; a file gone from under the warm-up only ends
   assert.deepEqual(warnings, []);
   await store.close();
 });
+
+test('the warm-up waits for a pause in questions (the open counts as one), then reads every footer', async (t) => {
+  const { dir, files, lists } = await written(t);
+  const named = watchWarmUp(t);
+  const store = await TraceStore.open(dir, { threads: 1, autoCompact: false, mergePauseMs: 300 });
+  const projectId = store.findProjects()[0]!.id;
+  const until = performance.now() + 900;
+  while (performance.now() < until) {
+    await store.count('span', projectId, {});
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.equal(named.size, 0, 'no footer warm-up while questions come');
+  await internalsOf(store).records.footersWarmed();
+  assert.deepEqual([...named].sort(), [...files, ...lists].sort());
+  await store.close();
+});

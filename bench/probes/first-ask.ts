@@ -1,0 +1,117 @@
+// The first question asked at once after an open, as a script does (`open`, then `count`): a copy of a
+// template store opened in a new process, the three-leaf count of the fresh matrix asked with
+// parameters no earlier run used, then a second count with other parameters (the same code, warm).
+// The fresh matrix (bench/fresh.ts) asks only after drawing its parameters, by which time the open's
+// background work is done; this asks before it. `--base <checkout>` runs that checkout's build (its
+// dist/) in turns with this one, with the same parameters; both answers must agree. `--delay <ms>`
+// waits that long after the open first.
+//
+//   node dist/bench/probes/first-ask.js /work/fresh1m-f [--base /tmp/base] [--runs 6] [--delay 0]
+import { spawnSync } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const MODELS = ['gpt-4o', 'gpt-4.1', 'gpt-4o-mini', 'claude-3-5-sonnet-20241022'];
+const TAGS = ['mobile', 'canary', 'agent', 'regression', 'experiment-a', 'long-context'];
+const HERE = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+
+interface Ask {
+  open_ms: number;
+  first_ms: number;
+  first_cpu_ms: number;
+  second_ms: number;
+  answers: number[];
+}
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1]! : fallback;
+}
+
+const body = (logStreamId: string, run: number, k: number) => ({
+  log_stream_id: logStreamId,
+  filters: [
+    { type: 'text', column_id: 'model', operator: 'eq', value: MODELS[(run + k) % MODELS.length] },
+    { type: 'number', column_id: 'metrics/correctness', operator: 'gt', value: 0.2 + ((run * 7 + k * 3) % 60) / 100 + 0.00123 * run },
+    { type: 'collection', column_id: 'tags', operator: 'contains', value: TAGS[(run * 5 + k) % TAGS.length] },
+  ],
+});
+
+/** One ask in this process with the build at `root`: copy, open, count at once, count again with other parameters. */
+async function child(root: string, template: string, copy: string, run: number, delay: number): Promise<Ask> {
+  const { TraceStore } = await import(pathToFileURL(join(root, 'dist/src/engine/trace-store.js')).href);
+  const { copyStore } = await import(pathToFileURL(join(root, 'dist/bench/peers/store-template.js')).href);
+  const info = JSON.parse(readFileSync(join(template, 'built.json'), 'utf8')) as { projectId: string; logStreamId: string };
+  rmSync(copy, { recursive: true, force: true });
+  copyStore(join(template, 'tracelake'), copy);
+  const t0 = performance.now();
+  const store = await TraceStore.open(copy);
+  const open_ms = performance.now() - t0;
+  if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+  const cpu0 = process.cpuUsage();
+  const t1 = performance.now();
+  const a = (await store.count('span', info.projectId, body(info.logStreamId, run, 0))).total_count as number;
+  const first_ms = performance.now() - t1;
+  const cpu = process.cpuUsage(cpu0);
+  const t2 = performance.now();
+  const b = (await store.count('span', info.projectId, body(info.logStreamId, run, 1))).total_count as number;
+  const second_ms = performance.now() - t2;
+  await store.close();
+  rmSync(copy, { recursive: true, force: true });
+  return { open_ms, first_ms, first_cpu_ms: (cpu.user + cpu.system) / 1000, second_ms, answers: [a, b] };
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+function main(): void {
+  const template = process.argv[2]!;
+  const runs = Number(arg('runs', '6'));
+  const delay = Number(arg('delay', '0'));
+  const base = process.argv.includes('--base') ? resolve(arg('base', '')) : null;
+  const sides = [{ name: 'this build', root: HERE }, ...(base ? [{ name: `base ${base}`, root: base }] : [])];
+  const got = new Map<string, Ask[]>(sides.map((s) => [s.name, []]));
+  for (let run = 0; run < runs; run++) {
+    // Sides in turns, the first alternating, each in a process of its own.
+    const order = run % 2 === 0 ? sides : [...sides].reverse();
+    const answers: string[] = [];
+    for (const side of order) {
+      const copy = join(template, `..`, `first-ask-copy-${process.pid}`);
+      const out = spawnSync(
+        process.execPath,
+        [fileURLToPath(import.meta.url), 'child', side.root, template, copy, String(run), String(delay)],
+        {
+          encoding: 'utf8',
+        },
+      );
+      if (out.status !== 0) throw new Error(`${side.name}: ${out.stderr}`);
+      const ask = JSON.parse(out.stdout.trim().split('\n').at(-1)!) as Ask;
+      got.get(side.name)!.push(ask);
+      answers.push(JSON.stringify(ask.answers));
+      const first = `first count ${ask.first_ms.toFixed(1)} ms (CPU ${ask.first_cpu_ms.toFixed(0)})`;
+      console.log(
+        `run ${run} ${side.name}: open ${ask.open_ms.toFixed(0)} ms, ${first}, second ${ask.second_ms.toFixed(1)} ms, answers ${ask.answers.join('/')}`,
+      );
+    }
+    if (new Set(answers).size !== 1) throw new Error(`run ${run}: the builds' answers differ: ${answers.join(' vs ')}`);
+  }
+  const summary = sides.map((s) => {
+    const asks = got.get(s.name)!;
+    return {
+      side: s.name,
+      open_ms: median(asks.map((a) => a.open_ms)),
+      first_ms: median(asks.map((a) => a.first_ms)),
+      first_cpu_ms: median(asks.map((a) => a.first_cpu_ms)),
+      second_ms: median(asks.map((a) => a.second_ms)),
+    };
+  });
+  console.log(JSON.stringify({ template, runs, delay, summary }, null, 2));
+}
+
+if (process.argv[2] === 'child') {
+  const [root, template, copy, run, delay] = process.argv.slice(3);
+  console.log(JSON.stringify(await child(root!, template!, copy!, Number(run), Number(delay))));
+} else main();
