@@ -4,9 +4,10 @@
 // The fresh matrix (bench/fresh.ts) asks only after drawing its parameters, by which time the open's
 // background work is done; this asks before it. `--base <checkout>` runs that checkout's build (its
 // dist/) in turns with this one, with the same parameters; both answers must agree. `--delay <ms>`
-// waits that long after the open first.
+// waits that long after the open first. `--server`: the side's `tracelake serve` started on the copy, the
+// counts asked over HTTP as soon as it prints its address (open_ms: start to that line).
 //
-//   node dist/bench/probes/first-ask.js /work/fresh1m-f [--base /tmp/base] [--runs 6] [--delay 0]
+//   node dist/bench/probes/first-ask.js /work/fresh1m-f [--base /tmp/base] [--runs 6] [--delay 0] [--server]
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -38,13 +39,62 @@ const body = (logStreamId: string, run: number, k: number) => ({
   ],
 });
 
+const KEY = 'tl_first_ask_probe_key_0123456789';
+
+/** The side's server on `copy`, asked over HTTP (the process's CPU is the server's, read from /proc). */
+async function serverAsk(
+  root: string,
+  copy: string,
+  info: { projectId: string; logStreamId: string },
+  run: number,
+  delay: number,
+): Promise<Ask> {
+  const { startServer } = await import(pathToFileURL(join(root, 'dist/bench/server-process.js')).href);
+  const t0 = performance.now();
+  const server = await startServer(copy, KEY, { cli: join(root, 'dist/src/cli.js') });
+  const open_ms = performance.now() - t0;
+  if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+  const ask = async (k: number) => {
+    const res = await fetch(`${server.url}/projects/${info.projectId}/spans/count`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'Galileo-API-Key': KEY },
+      body: JSON.stringify(body(info.logStreamId, run, k)),
+    });
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    return ((await res.json()) as { total_count: number }).total_count;
+  };
+  const cpu0 = cpuMs(server.pid);
+  const t1 = performance.now();
+  const a = await ask(0);
+  const first_ms = performance.now() - t1;
+  const first_cpu_ms = cpuMs(server.pid) - cpu0;
+  const t2 = performance.now();
+  const b = await ask(1);
+  const second_ms = performance.now() - t2;
+  await server.stop();
+  return { open_ms, first_ms, first_cpu_ms, second_ms, answers: [a, b] };
+}
+
+/** A process's user and system CPU in ms (/proc ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;
+}
+
 /** One ask in this process with the build at `root`: copy, open, count at once, count again with other parameters. */
-async function child(root: string, template: string, copy: string, run: number, delay: number): Promise<Ask> {
-  const { TraceStore } = await import(pathToFileURL(join(root, 'dist/src/engine/trace-store.js')).href);
-  const { copyStore } = await import(pathToFileURL(join(root, 'dist/bench/peers/store-template.js')).href);
+async function child(root: string, template: string, copy: string, run: number, delay: number, server: boolean): Promise<Ask> {
   const info = JSON.parse(readFileSync(join(template, 'built.json'), 'utf8')) as { projectId: string; logStreamId: string };
+  const { copyStore } = await import(pathToFileURL(join(root, 'dist/bench/peers/store-template.js')).href);
   rmSync(copy, { recursive: true, force: true });
   copyStore(join(template, 'tracelake'), copy);
+  if (server) {
+    try {
+      return await serverAsk(root, copy, info, run, delay);
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  }
+  const { TraceStore } = await import(pathToFileURL(join(root, 'dist/src/engine/trace-store.js')).href);
   const t0 = performance.now();
   const store = await TraceStore.open(copy);
   const open_ms = performance.now() - t0;
@@ -71,6 +121,7 @@ function main(): void {
   const template = process.argv[2]!;
   const runs = Number(arg('runs', '6'));
   const delay = Number(arg('delay', '0'));
+  const server = process.argv.includes('--server');
   const base = process.argv.includes('--base') ? resolve(arg('base', '')) : null;
   const sides = [{ name: 'this build', root: HERE }, ...(base ? [{ name: `base ${base}`, root: base }] : [])];
   const got = new Map<string, Ask[]>(sides.map((s) => [s.name, []]));
@@ -82,7 +133,7 @@ function main(): void {
       const copy = join(template, `..`, `first-ask-copy-${process.pid}`);
       const out = spawnSync(
         process.execPath,
-        [fileURLToPath(import.meta.url), 'child', side.root, template, copy, String(run), String(delay)],
+        [fileURLToPath(import.meta.url), 'child', side.root, template, copy, String(run), String(delay), String(server)],
         {
           encoding: 'utf8',
         },
@@ -108,10 +159,10 @@ function main(): void {
       second_ms: median(asks.map((a) => a.second_ms)),
     };
   });
-  console.log(JSON.stringify({ template, runs, delay, summary }, null, 2));
+  console.log(JSON.stringify({ template, runs, delay, server, summary }, null, 2));
 }
 
 if (process.argv[2] === 'child') {
-  const [root, template, copy, run, delay] = process.argv.slice(3);
-  console.log(JSON.stringify(await child(root!, template!, copy!, Number(run), Number(delay))));
+  const [root, template, copy, run, delay, server] = process.argv.slice(3);
+  console.log(JSON.stringify(await child(root!, template!, copy!, Number(run), Number(delay), server === 'true')));
 } else main();

@@ -118,6 +118,8 @@ export class Catalog implements CatalogTables {
       revoked_at: null,
     };
     this.put('api_keys', record);
+    // This process just hashed it: its first request need not pay the slow hash again.
+    this.#verified.set(fingerprint(key), record.id);
     return { key, record };
   }
 
