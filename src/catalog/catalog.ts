@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictError, NotFoundError, UnauthorizedError, invalid } from '../errors.js';
 import { CatalogLog, apply, putChange, type CatalogChange, type CatalogRow, type Tables } from './catalog-log.js';
-import { fingerprint, hashSecret, keyPrefix, newApiKey, verifySecret } from './secrets.js';
+import { fingerprint, hashSecret, keyPrefix, newApiKey, verifySecret, verifySecretOffThread } from './secrets.js';
 import type { ApiKey, Project, Run, RunKind, User } from './rows.js';
 import type { Scorer } from '../schemas/scorers.js';
 import { memberChange } from './members.js';
@@ -140,12 +140,38 @@ export class Catalog implements CatalogTables {
     const fp = fingerprint(key);
     let keyId = this.#verified.get(fp);
     if (keyId === undefined) {
-      const prefix = keyPrefix(key);
-      const match = this.table<ApiKey>('api_keys').find((k) => k.prefix === prefix && k.revoked_at === null && verifySecret(key, k.secret));
+      const match = this.#keysLike(key).find((k) => verifySecret(key, k.secret));
       if (!match) throw new UnauthorizedError('Invalid API key');
       keyId = match.id;
       this.#verified.set(fp, keyId);
     }
+    return this.#keyUser(keyId);
+  }
+
+  /** authenticateKeyWithId with the slow hash off the event loop (the server's requests). */
+  async authenticateKeyWithIdOffThread(key: string): Promise<{ user: User; keyId: string }> {
+    const fp = fingerprint(key);
+    let keyId = this.#verified.get(fp);
+    if (keyId === undefined) {
+      for (const k of this.#keysLike(key))
+        if (await verifySecretOffThread(key, k.secret)) {
+          keyId = k.id;
+          break;
+        }
+      if (keyId === undefined) throw new UnauthorizedError('Invalid API key');
+      this.#verified.set(fp, keyId);
+    }
+    // Read after the wait: a key revoked meanwhile is refused.
+    return this.#keyUser(keyId);
+  }
+
+  /** Live keys with the key's stored prefix (the only ones it can be). */
+  #keysLike(key: string): ApiKey[] {
+    const prefix = keyPrefix(key);
+    return this.table<ApiKey>('api_keys').filter((k) => k.prefix === prefix && k.revoked_at === null);
+  }
+
+  #keyUser(keyId: string): { user: User; keyId: string } {
     const record = this.get<ApiKey>('api_keys', keyId);
     const user = record && record.revoked_at === null ? this.get<User>('users', record.user_id) : undefined;
     if (!user) throw new UnauthorizedError('Invalid API key');

@@ -2,7 +2,7 @@
 // /login/api_key), or an email and password (the OAuth2 password flow and HTTP Basic). Keys and
 // passwords are checked against their hashes in the catalog; nothing here is logged.
 import type { Catalog, User } from '../../catalog/catalog.js';
-import { fingerprint, verifySecret } from '../../catalog/secrets.js';
+import { fingerprint, verifySecret, verifySecretOffThread } from '../../catalog/secrets.js';
 import { internalsOf } from '../../engine/internals.js';
 import type { TraceStore } from '../../engine/trace-store.js';
 import { UnauthorizedError } from '../../errors.js';
@@ -29,16 +29,37 @@ export class Credentials {
     return this.#catalog.authenticateKey(key);
   }
 
+  /** authenticateApiKey with the slow hash off the event loop (the server's requests). */
+  async authenticateApiKeyOffThread(key: string): Promise<User> {
+    return (await this.#catalog.authenticateKeyWithIdOffThread(key)).user;
+  }
+
   authenticatePassword(email: string, password: string): User {
+    const { fp, cached, user } = this.#passwordUser(email, password);
+    if (cached) return cached;
+    if (!user?.password || !verifySecret(password, user.password)) throw new UnauthorizedError('Incorrect username or password');
+    this.#verifiedPasswords.set(fp, user.id);
+    return user;
+  }
+
+  /** authenticatePassword with the slow hash off the event loop (the server's requests). */
+  async authenticatePasswordOffThread(email: string, password: string): Promise<User> {
+    const { fp, cached, user } = this.#passwordUser(email, password);
+    if (cached) return cached;
+    if (!user?.password || !(await verifySecretOffThread(password, user.password)))
+      throw new UnauthorizedError('Incorrect username or password');
+    this.#verifiedPasswords.set(fp, user.id);
+    return user;
+  }
+
+  /** The user a pair verified in this process names (cached), or the user the email names (to check). */
+  #passwordUser(email: string, password: string): { fp: string; cached: User | undefined; user: User | undefined } {
     // HTTP Basic sends the password on every request: a verified pair is remembered by its SHA-256.
     const fp = fingerprint(`${email.trim().toLowerCase()}\u0000${password}`);
     const known = this.#verifiedPasswords.get(fp);
     const cached = known ? this.#catalog.get<User>('users', known) : undefined;
-    if (cached) return cached;
-    const user = this.#catalog.table<User>('users').find((u) => u.email === email.trim().toLowerCase());
-    if (!user?.password || !verifySecret(password, user.password)) throw new UnauthorizedError('Incorrect username or password');
-    this.#verifiedPasswords.set(fp, user.id);
-    return user;
+    const user = cached ? undefined : this.#catalog.table<User>('users').find((u) => u.email === email.trim().toLowerCase());
+    return { fp, cached, user };
   }
 
   authenticateToken(token: string): User {
@@ -53,13 +74,27 @@ export class Credentials {
   /** Exchanges an API key for a bearer token (POST /login/api_key); revoking the key revokes the token. */
   loginWithApiKey(key: string): Token {
     const { user, keyId } = this.#catalog.authenticateKeyWithId(key);
-    return { access_token: this.#tokens.sign(user.id, keyId), token_type: 'bearer', expires_in: this.#tokens.ttlSeconds };
+    return this.#token(user, keyId);
+  }
+
+  /** loginWithApiKey with the slow hash off the event loop (the server's requests). */
+  async loginWithApiKeyOffThread(key: string): Promise<Token> {
+    const { user, keyId } = await this.#catalog.authenticateKeyWithIdOffThread(key);
+    return this.#token(user, keyId);
   }
 
   /** The OAuth2 password flow: a user's email and password. */
   loginWithPassword(email: string, password: string): Token {
-    const user = this.authenticatePassword(email, password);
-    return { access_token: this.#tokens.sign(user.id), token_type: 'bearer', expires_in: this.#tokens.ttlSeconds };
+    return this.#token(this.authenticatePassword(email, password));
+  }
+
+  /** loginWithPassword with the slow hash off the event loop (the server's requests). */
+  async loginWithPasswordOffThread(email: string, password: string): Promise<Token> {
+    return this.#token(await this.authenticatePasswordOffThread(email, password));
+  }
+
+  #token(user: User, keyId?: string): Token {
+    return { access_token: this.#tokens.sign(user.id, keyId), token_type: 'bearer', expires_in: this.#tokens.ttlSeconds };
   }
 }
 

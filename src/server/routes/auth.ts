@@ -11,7 +11,7 @@ export const authRoutes =
     app.post(
       '/login/api_key',
       { config: { public: true }, schema: { body: Type.Object({ api_key: Type.String({ minLength: 1 }) }), response: { 200: Token } } },
-      async (req) => credentials.loginWithApiKey(req.body.api_key),
+      async (req) => credentials.loginWithApiKeyOffThread(req.body.api_key),
     );
     app.post(
       '/login',
@@ -29,6 +29,6 @@ export const authRoutes =
           response: { 200: Token },
         },
       },
-      async (req) => credentials.loginWithPassword(req.body.username, req.body.password),
+      async (req) => credentials.loginWithPasswordOffThread(req.body.username, req.body.password),
     );
   };

@@ -186,7 +186,7 @@ export const icebergRoutes =
         const body = req.body as { grant_type: string; client_secret?: string };
         if (body.grant_type !== 'client_credentials' || !body.client_secret)
           throw new UnauthorizedError('send grant_type=client_credentials with an API key as client_secret');
-        const token = credentials.loginWithApiKey(body.client_secret);
+        const token = await credentials.loginWithApiKeyOffThread(body.client_secret);
         return { ...token, issued_token_type: 'urn:ietf:params:oauth:token-type:access_token' };
       },
     );
