@@ -419,8 +419,8 @@ export async function benchFresh(opts: {
         // The hand-written reference for the server's answers, over the library's copy (the same files).
         const raw = await RawDuck.open(libDir, JSON.parse(readFileSync(join(libDir, 'manifest.json'), 'utf8')).metric_ids);
         try {
-          // As the viewer does before any question: one authenticated request (the key's scrypt check,
-          // slow on purpose and once per process) lists the projects, so the first question is a query.
+          // As the viewer does before any question: one authenticated request lists the projects, so the
+          // first question is a query (a key new to the process costs a scrypt check there, once).
           const listed = await fetch(`${server.url}/projects/all`, { headers: { 'Galileo-API-Key': key } });
           if (!listed.ok) throw new Error(`listing projects: HTTP ${listed.status}`);
           await listed.arrayBuffer();
