@@ -12,10 +12,13 @@ const BATCH = 64;
 
 /** Reads every live segment's footer (and its top lists file's) once; stops between batches when `stopped`. Never throws. */
 export async function warmFooters(s: StoreState, stopped: () => boolean): Promise<void> {
+  // The segments found at open: those sealed or merged since wrote their footers in this process and
+  // are not kept (seals and merges cache none).
+  const found = new Set(s.manifest.segments.map((g) => g.file));
   // After a pause in questions (the open counts as one): questions asked at once read the footers they
   // need themselves, faster than beside a warm-up of them all.
   await s.quiet('questions', stopped, performance.now());
-  const segments = s.manifest.segments;
+  const segments = s.manifest.segments.filter((g) => found.has(g.file));
   for (let i = 0; i < segments.length && !stopped(); i += BATCH) {
     const part = segments.slice(i, i + BATCH);
     const release = s.use(part.map((g) => g.file));
