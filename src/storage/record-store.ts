@@ -492,6 +492,8 @@ export class RecordStore {
     // The id filter's background work stops first: what it did not cover or save, the next open does.
     const indexStopped = s.index.stop();
     const repairStopped = this.#repair?.stop();
+    // Background work waiting for a pause (the id filter's cover, the footers' warm-up, the facts) sees its stop now.
+    s.wake();
     if (seal)
       await this.seal().catch((err: unknown) => process.emitWarning(`tracelake: sealing on close failed: ${(err as Error).message}`));
     s.closed = true;

@@ -227,6 +227,14 @@ export class StoreState {
     this.written[`${cause}Indexes`] += segment.sideBytes;
   }
 
+  /** The current ticks of quiet() waits (wake ends them). */
+  readonly #wakers = new Set<() => void>();
+
+  /** Ends every quiet() wait's current tick now: a close has set their stops, and need not wait a tick for them. */
+  wake(): void {
+    for (const w of [...this.#wakers]) w();
+  }
+
   /**
    * Resolves once `what` has paused for mergePauseMs (true), mergeMaxDelayMs have passed (false: it
    * goes on), or the store closes or `stopped` says so (true). Background work that would take CPU from
@@ -242,9 +250,17 @@ export class StoreState {
       const quietFor = now - Math.max(last, since);
       if (this.closed || stopped() || quietFor >= pause) return true;
       if (now >= until) return false;
-      // Short ticks, so a close waits at most one of them.
+      // Short ticks, so a stop seen only by `stopped` waits at most one of them (a close wakes them at once).
       const wait = Math.min(pause - quietFor, until - now, 100);
-      await new Promise<void>((r) => setTimeout(r, Math.max(1, wait)));
+      await new Promise<void>((r) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.#wakers.delete(done);
+          r();
+        };
+        const timer = setTimeout(done, Math.max(1, wait));
+        this.#wakers.add(done);
+      });
     }
   }
 
