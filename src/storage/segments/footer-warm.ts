@@ -1,6 +1,6 @@
-// After an open, the live segments' Parquet footers, and their top lists files', are read once in the
-// background: DuckDB keeps the footers it has read (parquet_metadata_cache), so a new process's first
-// questions do not wait on opening and parsing them. A batch's files are held (as a merge holds its
+// After an open, once questions pause, the live segments' Parquet footers, and their top lists files',
+// are read once in the background: DuckDB keeps the footers it has read (parquet_metadata_cache), so a
+// new process's later questions do not wait on opening and parsing them. A batch's files are held (as a merge holds its
 // inputs) so a drop committed meanwhile leaves them until read.
 import { join } from 'node:path';
 import { sql } from '../../query/sql.js';
@@ -10,7 +10,7 @@ import type { StoreState } from '../store-state.js';
 /** Segments whose footers one statement reads. */
 const BATCH = 64;
 
-/** Reads every live segment's footer (and its top lists file's) once; stops between batches when `stopped`. Never throws. */
+/** Reads the footer (and its top lists file's) of every segment found at open and still live, once; stops between batches when `stopped`. Never throws. */
 export async function warmFooters(s: StoreState, stopped: () => boolean): Promise<void> {
   // The segments found at open: those sealed or merged since wrote their footers in this process and
   // are not kept (seals and merges cache none).
