@@ -8,10 +8,10 @@
 // counts asked over HTTP as soon as it prints its address (open_ms: start to that line).
 //
 //   node dist/bench/probes/first-ask.js /work/fresh1m-f [--base /tmp/base] [--runs 6] [--delay 0] [--server]
-import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { cpuSeconds, jsonFromChild } from '../common.js';
 
 const MODELS = ['gpt-4o', 'gpt-4.1', 'gpt-4o-mini', 'claude-3-5-sonnet-20241022'];
 const TAGS = ['mobile', 'canary', 'agent', 'regression', 'experiment-a', 'long-context'];
@@ -76,10 +76,7 @@ async function serverAsk(
 }
 
 /** A process's user and system CPU in ms (/proc ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10;
-}
+const cpuMs = (pid: number) => (cpuSeconds(pid) ?? 0) * 1000;
 
 /** One ask in this process with the build at `root`: copy, open, count at once, count again with other parameters. */
 async function child(root: string, template: string, copy: string, run: number, delay: number, server: boolean): Promise<Ask> {
@@ -117,7 +114,7 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-function main(): void {
+async function main(): Promise<void> {
   const template = process.argv[2]!;
   const runs = Number(arg('runs', '6'));
   const delay = Number(arg('delay', '0'));
@@ -131,15 +128,15 @@ function main(): void {
     const answers: string[] = [];
     for (const side of order) {
       const copy = join(template, `..`, `first-ask-copy-${process.pid}`);
-      const out = spawnSync(
-        process.execPath,
-        [fileURLToPath(import.meta.url), 'child', side.root, template, copy, String(run), String(delay), String(server)],
-        {
-          encoding: 'utf8',
-        },
-      );
-      if (out.status !== 0) throw new Error(`${side.name}: ${out.stderr}`);
-      const ask = JSON.parse(out.stdout.trim().split('\n').at(-1)!) as Ask;
+      const ask = await jsonFromChild<Ask>(import.meta.url, [
+        'child',
+        side.root,
+        template,
+        copy,
+        String(run),
+        String(delay),
+        String(server),
+      ]);
       got.get(side.name)!.push(ask);
       answers.push(JSON.stringify(ask.answers));
       const first = `first count ${ask.first_ms.toFixed(1)} ms (CPU ${ask.first_cpu_ms.toFixed(0)})`;
@@ -165,4 +162,4 @@ function main(): void {
 if (process.argv[2] === 'child') {
   const [root, template, copy, run, delay, server] = process.argv.slice(3);
   console.log(JSON.stringify(await child(root!, template!, copy!, Number(run), Number(delay), server === 'true')));
-} else main();
+} else await main();
