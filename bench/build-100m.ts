@@ -20,7 +20,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSy
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance } from '../src/vendor/duckdb.js';
 import { TraceStore } from '../src/engine/trace-store.js';
 import { rowGroupRows, spliceGroups, type GroupSources } from '../src/storage/parquet/parquet-splice.js';
 import type { TemplateInfo } from './peers/store-template.js';

@@ -14,7 +14,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '../src/vendor/duckdb.js';
 import { TraceStore } from '../src/engine/trace-store.js';
 import { cpuSeconds, fmt, folderBytes, jsonFromChild, machine, median, parseSize, writeResults, type Measurement } from './common.js';
 import { spanSegments } from './peers/duckdb-raw-peer.js';

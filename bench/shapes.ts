@@ -5,7 +5,7 @@
 // both times, their ratio and the steps tracelake's plan ran. Where tracelake's answer needs roll-ups
 // (a metric read for spans that have children), the hand-written query computes them too, in the
 // cheapest form we know. Only ratios within one run mean anything on a shared machine.
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection } from '../src/vendor/duckdb.js';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -18,6 +18,7 @@ const ROOT = join(fileURLToPath(new URL('.', import.meta.url)), '..').replace(/\
  * operators and types; db, the DuckDB connection, comes after both, so the pure rooms cannot run SQL.
  */
 export const LAYERS: Layers = [
+  ['src/vendor/'],
   ['src/errors.ts', 'src/version.ts', 'src/assets.ts'],
   ['src/record/'],
   ['src/query/'],

@@ -4,7 +4,7 @@
 // over `read_parquet([...segment files])` with @duckdb/node-api directly, configured as tracelake
 // configures DuckDB (Parquet footers cached). Parquet files are immutable, so the hand-written
 // delete rewrites each segment without the deleted rows.
-import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '../../src/vendor/duckdb.js';
 import { readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Question, SpanBatch } from '../workload.js';

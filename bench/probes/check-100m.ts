@@ -12,7 +12,7 @@ import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBValue } from '../../src/vendor/duckdb.js';
 import { TraceStore } from '../../src/engine/trace-store.js';
 import { COPIES, COPY_DIGITS } from '../build-100m.js';
 import { peakRssMiB } from '../common.js';

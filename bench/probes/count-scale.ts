@@ -60,7 +60,7 @@ if (a.make) {
 }
 
 if (a['add-tag-set']) {
-  const { DuckDBInstance } = await import('@duckdb/node-api');
+  const { DuckDBInstance } = await import('../../src/vendor/duckdb.js');
   const { TAG_SET_COLUMN, TAG_SET_SQL } = await import('../../src/record/record-columns.js');
   const { renameSync, statSync } = await import('node:fs');
   const { join } = await import('node:path');

@@ -5,7 +5,7 @@
 //   node --import tsx bench/probes/delete-floor.ts /work/data-10m [canary]
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance } from '../../src/vendor/duckdb.js';
 
 const [dataDir, tag = 'canary'] = process.argv.slice(2);
 if (!dataDir) throw new Error('usage: delete-floor.ts <data-dir> [tag]');

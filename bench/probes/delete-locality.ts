@@ -8,7 +8,7 @@
 //   node --import tsx bench/probes/delete-locality.ts /work/data-10m [canary]
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance } from '../../src/vendor/duckdb.js';
 
 const [dataDir, tag = 'canary'] = process.argv.slice(2);
 if (!dataDir) throw new Error('usage: delete-locality.ts <data-dir> [tag]');

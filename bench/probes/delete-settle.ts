@@ -13,7 +13,7 @@
 //   node --import tsx bench/probes/delete-settle.ts /work/data-10m [canary] [variants] [rounds] [w]
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance } from '../../src/vendor/duckdb.js';
 import duckdb from '@duckdb/node-bindings';
 
 const [dataDir, tag = 'canary', variantList = 'current,window,positional,rownumber,stream', roundArg = '2', wArg = '4'] =

@@ -184,13 +184,14 @@ export class Catalog implements CatalogTables {
     return k !== undefined && k.revoked_at === null;
   }
 
-  /** Does any stored (unrevoked) key match? Used at start-up to adopt TRACELAKE_API_KEY. */
-  hasKey(key: string): boolean {
+  /** Does any stored (unrevoked) key match? Used at start-up to adopt TRACELAKE_API_KEY (a match is then known verified). */
+  async hasKey(key: string): Promise<boolean> {
     try {
-      this.authenticateKey(key);
+      await this.authenticateKeyWithIdOffThread(key);
       return true;
-    } catch {
-      return false;
+    } catch (err) {
+      if (err instanceof UnauthorizedError) return false;
+      throw err;
     }
   }
 

@@ -3,7 +3,7 @@
 // deleted, and every entry is checked against the Scorer schema and the scorer rules on load, so a
 // bad edit of the data file fails loudly at open instead of surfacing as a broken list.
 import { existsSync, readFileSync } from 'node:fs';
-import { Compile } from 'typebox/compile';
+import { Compile } from '../vendor/typebox.js';
 import { assetPath } from '../assets.js';
 import { StorageError } from '../errors.js';
 import { Scorer, type ScorerVersion } from '../schemas/scorers.js';

@@ -1,6 +1,6 @@
 // Projects and runs as the API shows them, for a given caller: their bookmark, and the
 // permissions for the actions they asked about. Shared by the library and every route.
-import type { Static } from 'typebox';
+import type { Static } from '../vendor/typebox.js';
 import type { LogStream, ProjectDb } from '../schemas/catalog.js';
 import type { Catalog, Project, Run, User } from './catalog.js';
 import { bookmarksOf } from './projects.js';

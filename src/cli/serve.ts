@@ -79,7 +79,7 @@ export async function serve(argv: string[]): Promise<void> {
     ...(noMerges ? { autoCompact: false } : {}),
     scoring,
   });
-  const { generated, file } = bootstrapApiKey(store, env('TRACELAKE_API_KEY'));
+  const key = bootstrapApiKey(store, env('TRACELAKE_API_KEY')); // its hash check runs beside the build
   const app = buildServer({
     store,
     logger: values.quiet ? false : { level: 'info' },
@@ -109,6 +109,7 @@ export async function serve(argv: string[]): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+  const { generated, file } = await key;
   const address = await app.listen({ port, host });
   process.stdout.write(servedLine(VERSION, store.dir, address));
   if (!values['no-ui']) process.stdout.write(`Viewer: open ${address}/ui/ in a browser and sign in with the API key\n`);

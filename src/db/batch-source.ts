@@ -3,7 +3,7 @@
 // fills data chunks when DuckDB asks for them (see arrow-chunks.ts), and the insert itself (the
 // table append, statistics, commit) costs it nothing. An appender would do all of that on the main
 // thread, where it was most of a row's cost. Keys are our own counters; no request data enters SQL.
-import { BIGINT, BOOLEAN, DOUBLE, DuckDBTableFunction, INTEGER, LIST, MAP, TIMESTAMP, VARCHAR, type DuckDBType } from '@duckdb/node-api';
+import { BIGINT, BOOLEAN, DOUBLE, DuckDBTableFunction, INTEGER, LIST, MAP, TIMESTAMP, VARCHAR, type DuckDBType } from '../vendor/duckdb.js';
 import duckdb from '@duckdb/node-bindings';
 import type { RecordBatch } from 'apache-arrow';
 import { VECTOR_SIZE, writeChunk, type AppendKind } from './arrow-chunks.js';

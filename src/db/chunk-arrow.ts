@@ -4,7 +4,7 @@
 // DuckDB's heap. No per-value JS objects, which made the generic path (result-arrow.ts) ~8k rows/s.
 // Covers the record columns' types (integers, doubles, booleans, timestamps, text, lists of text, maps
 // of text to text or double); a chunk with any other type goes through the generic path.
-import { DuckDBTypeId, type DuckDBDataChunk, type DuckDBType } from '@duckdb/node-api';
+import { DuckDBTypeId, type DuckDBDataChunk, type DuckDBType } from '../vendor/duckdb.js';
 import duckdb from '@duckdb/node-bindings';
 import {
   Bool,

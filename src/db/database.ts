@@ -16,7 +16,7 @@ import {
   type DuckDBTableFunction,
   type DuckDBType,
   type DuckDBValue,
-} from '@duckdb/node-api';
+} from '../vendor/duckdb.js';
 import duckdb from '@duckdb/node-bindings';
 import { StorageError } from '../errors.js';
 import { compile, ident, raw, sql, type Param, type Sql } from '../query/sql.js';

@@ -2,7 +2,7 @@
 // (integers, doubles, booleans, text, microsecond timestamps); lists of text and maps of text to
 // text or double keep theirs (the record columns `tags`, `metrics`, `*_metadata`); any other type
 // arrives as DuckDB's text form of the value, so a result always converts.
-import { DuckDBTypeId, type DuckDBResultReader, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import { DuckDBTypeId, type DuckDBResultReader, type DuckDBType, type DuckDBValue } from '../vendor/duckdb.js';
 import {
   Bool,
   Field,

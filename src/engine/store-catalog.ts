@@ -43,7 +43,7 @@ import type {
   ScorerVersionInput,
   UpdateScorerBody,
 } from '../schemas/scorers.js';
-import type { Static } from 'typebox';
+import type { Static } from '../vendor/typebox.js';
 import type { OpenGuard } from './open-guard.js';
 
 /** What the catalog part needs beyond the catalog: the records a deletion removes, and counts. */

@@ -1,7 +1,7 @@
 // The body and answer of POST .../{spans|traces|sessions}/aggregate. The shapes are checked here;
 // what they name (columns, operators, intervals, aliases) is checked against the column registry in
 // src/query/aggregate-request.ts, which names the exact path of each problem.
-import { Type, type Static } from 'typebox';
+import { Type, type Static } from '../vendor/typebox.js';
 import { Nullable, RunIds } from './common.js';
 import { FilterTree, RecordFilter } from './query.js';
 

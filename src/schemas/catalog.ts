@@ -1,5 +1,5 @@
 // Wire shapes of projects, runs and users, as the hosted service answers them and the official client reads them.
-import { Type } from 'typebox';
+import { Type } from '../vendor/typebox.js';
 import { Nullable, Uuid } from './common.js';
 
 export const UserSummary = Nullable(

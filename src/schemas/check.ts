@@ -1,8 +1,7 @@
 // TypeBox validation shared by the server (every route) and the library (every TraceStore method
 // taking a request body): failures become the API's 422 issues, one per offending field, `loc`
 // starting with body/query/path, a message naming what is allowed.
-import type { TSchema } from 'typebox';
-import { Compile } from 'typebox/compile';
+import { type TSchema, Compile } from '../vendor/typebox.js';
 import { InvalidRequestError, type ValidationIssue } from '../errors.js';
 import { narrowTaggedUnions, tbError, type TbError } from './tagged-unions.js';
 

@@ -1,5 +1,5 @@
 // Building blocks shared by every wire schema: ids, nullable fields, paging, error bodies.
-import { Type, type TSchema } from 'typebox';
+import { Type, type TSchema } from '../vendor/typebox.js';
 
 export const Uuid = Type.String({ format: 'uuid', description: 'identifier in UUID format' });
 

@@ -1,7 +1,7 @@
 // Ingest bodies: Log spans and Log traces (what the official client's logger sends), with every span
 // kind the clients log as one recursive node shape. Kind-specific rules (llm input is a message list,
 // ...) are checked by src/ingest, which names the exact path; unknown keys are ignored here.
-import { Type, type Static } from 'typebox';
+import { Type, type Static } from '../vendor/typebox.js';
 import { Nullable, OptionalUuid, RunIds, Uuid } from './common.js';
 
 export const SPAN_TYPES = ['agent', 'workflow', 'llm', 'retriever', 'tool', 'control'] as const;

@@ -1,7 +1,7 @@
 // Building blocks of the catalog list requests (projects, log streams, scorers): filters and sorts
 // tagged by `name` (the tag picks the variant, so it is required), one builder per value kind, and the paging
 // fields. The operator tables live here so the schemas and the matchers in src/catalog agree.
-import { Type } from 'typebox';
+import { Type } from '../vendor/typebox.js';
 import { Nullable } from './common.js';
 
 export const TEXT_OPERATORS = ['eq', 'ne', 'contains', 'one_of', 'not_in'] as const;

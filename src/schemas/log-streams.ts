@@ -1,6 +1,6 @@
 // POST /projects/{project_id}/log_streams/search (paging in the body, as the service takes it) and the run
 // changes (rename, delete).
-import { Type, type Static } from 'typebox';
+import { Type, type Static } from '../vendor/typebox.js';
 import { Nullable, Uuid } from './common.js';
 import { LogStream } from './catalog.js';
 import { ColumnSort, DateFilter, IdFilter, PageBodyFields, PageResponseFields, TextFilter } from './list-filters.js';

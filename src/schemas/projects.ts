@@ -1,6 +1,6 @@
 // Project lists and changes: POST /v2/projects/paginated (v2 shape), the older bare
 // POST /projects/paginated (v1 shape), project updates, bookmarks and members.
-import { Type, type Static } from 'typebox';
+import { Type, type Static } from '../vendor/typebox.js';
 import { Nullable, Uuid } from './common.js';
 import { Permission, ProjectDb, UserSummary } from './catalog.js';
 import {

@@ -2,7 +2,7 @@
 // field in src/query/validate-filter.ts, which names the exact path and the allowed choices; the shapes
 // here admit both spellings the service's versions use (column_id or name; pagination object or
 // top-level starting_token/limit; the older and newer select_columns keys).
-import { Type, type Static } from 'typebox';
+import { Type, type Static } from '../vendor/typebox.js';
 import { OPERATORS } from '../query/filter-ast.js';
 import type { FilterType } from '../query/columns.js';
 import { Nullable, RunIds } from './common.js';

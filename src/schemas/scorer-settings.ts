@@ -1,6 +1,6 @@
 // Run scorer settings: which scorers are enabled in a run (log stream, experiment or metrics-testing
 // run), as the official clients read and write them at /projects/{project_id}/runs/{run_id}/scorer-settings.
-import { Type, type Static } from 'typebox';
+import { Type, type Static } from '../vendor/typebox.js';
 import { Nullable, Uuid } from './common.js';
 import { INPUT_TYPES, OUTPUT_TYPES, ScorerDefaults, ScorerVersion } from './scorers.js';
 

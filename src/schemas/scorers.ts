@@ -1,6 +1,6 @@
 // Wire shapes of the scorer catalog: the Scorer item and its parts, the list request with every
 // filter and sort the hosted service accepts, and the bodies that register, change and version a scorer.
-import { Type, type Static } from 'typebox';
+import { Type, type Static } from '../vendor/typebox.js';
 import { Nullable, Uuid } from './common.js';
 import { ScorerRule } from './scoring.js';
 import {

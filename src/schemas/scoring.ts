@@ -1,7 +1,7 @@
 // Wire shapes of scoring inside the store: declarative scorer rules (what a code scorer registered over
 // HTTP may be: a kind of check with its field, reference and parameters, never code), the body of
 // recompute_metrics as the official client sends it, and the job that reports a recompute's progress.
-import { Type, type Static } from 'typebox';
+import { Type, type Static } from '../vendor/typebox.js';
 import { Nullable, Uuid } from './common.js';
 import { FilterTree, RecordFilter, SortClause } from './query.js';
 

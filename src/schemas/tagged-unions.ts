@@ -4,8 +4,7 @@
 // operators of that filter kind, not drowned in "name must be 'tags'" from the other branches. An
 // unknown or missing tag is reported at the tag alone, with the list of allowed tags. Errors from
 // a `null` branch are dropped when the value is an object or a list (Nullable(...) of either).
-import type { TSchema } from 'typebox';
-import { Settings } from 'typebox/system';
+import { type TSchema, Settings } from '../vendor/typebox.js';
 
 // TypeBox stops collecting errors after 8 by default; a tagged union of 15 filter kinds produces one
 // error per rejected branch before it reaches the selected one, so the cap must be well above that.

@@ -1,6 +1,6 @@
 // Catalog objects as the API shows them, for the calling user (bookmark, permissions). The shapes
 // are built in src/catalog so the library returns the same objects.
-import type { Static } from 'typebox';
+import type { Static } from '../vendor/typebox.js';
 import type { Project, Run, User } from '../catalog/catalog.js';
 import type { ProjectAction } from '../catalog/permissions.js';
 import type { TraceStore } from '../engine/trace-store.js';

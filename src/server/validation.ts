@@ -1,8 +1,7 @@
 // Fastify's validator for every route: the shared TypeBox check of src/schemas/check.ts, with query
 // strings and path params converted from text first ("5" -> 5, "true" -> true).
 import type { FastifySchemaCompiler } from 'fastify';
-import type { TSchema } from 'typebox';
-import { Value } from 'typebox/value';
+import { type TSchema, Value } from '../vendor/typebox.js';
 import { InvalidRequestError } from '../errors.js';
 import { issuesOf, markChecked } from '../schemas/check.js';
 

@@ -7,7 +7,7 @@
 // fcntl locks belong to a process: they never conflict inside it, and closing ANY descriptor of the
 // file in the process drops them. Hence a process-wide registry that refuses a second open of a folder
 // before DuckDB touches the file, and a rule: nothing else opens lock.duckdb.
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance } from '../vendor/duckdb.js';
 import { randomBytes } from 'node:crypto';
 import { existsSync, linkSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

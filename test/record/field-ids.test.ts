@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance } from '../../src/vendor/duckdb.js';
 import { fieldIdOf, METRIC_FIELD_BASE, NESTED_FIELD_IDS, RECORD_FIELD_IDS } from '../../src/record/field-ids.js';
 import { COLUMN_NAMES } from '../../src/record/record-columns.js';
 import { everyKindTrace, openStore } from '../support/helpers.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Type } from 'typebox';
+import { Type } from '../../src/vendor/typebox.js';
 import { InvalidRequestError } from '../../src/errors.js';
 import { assertValid, issuesOf, markChecked, MAX_NESTING } from '../../src/schemas/check.js';
 

@@ -4,7 +4,7 @@
 // to presets with 403, and serve the official client's scorer loop.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Value } from 'typebox/value';
+import { Value } from '../../src/vendor/typebox.js';
 import { Scorer } from '../../src/schemas/scorers.js';
 import { everyKindTrace, startServer, type ServerFixture } from '../support/helpers.js';
 

@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { DuckDBInstance, StatementType, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { DuckDBInstance, StatementType, type DuckDBConnection, type DuckDBValue } from '../../vendor/duckdb.js';
 import type { Table } from 'apache-arrow';
 import { Connection, type Database } from '../../db/database.js';
 import { stringLiteral } from '../../db/sql-string.js';

@@ -7,15 +7,20 @@ import { internalsOf } from '../../engine/internals.js';
 import type { TraceStore } from '../../engine/trace-store.js';
 import { writeFileAtomic } from '../../storage/fs-util.js';
 
-/** Returns the key only when it was generated now, so the caller prints it exactly once. */
-export function bootstrapApiKey(store: TraceStore, envKey?: string): { generated: string | null; file: string } {
+/**
+ * Returns the key only when it was generated now, so the caller prints it exactly once. An adopted
+ * key is checked against the stored ones off the event loop (its slow hash, ~0.1 s, runs beside the
+ * server's build: serve.ts awaits this after it), and is then known to this process, so the first
+ * request it signs costs no second check.
+ */
+export async function bootstrapApiKey(store: TraceStore, envKey?: string): Promise<{ generated: string | null; file: string }> {
   const { catalog, guard } = internalsOf(store);
   guard.assertOpen();
   const file = join(store.dir, 'api-key');
   let admin = catalog.table<User>('users').find((u) => u.role === 'admin');
   admin ??= catalog.createUser({ email: 'admin@localhost', first_name: 'Admin', role: 'admin' });
   if (envKey) {
-    if (!catalog.hasKey(envKey)) catalog.createApiKey(admin.id, 'TRACELAKE_API_KEY', envKey);
+    if (!(await catalog.hasKey(envKey))) catalog.createApiKey(admin.id, 'TRACELAKE_API_KEY', envKey);
     return { generated: null, file };
   }
   const live = catalog.table<ApiKey>('api_keys').filter((k) => k.revoked_at === null);

@@ -1,6 +1,6 @@
 // Token endpoints: POST /login/api_key {api_key} and POST /login (OAuth2 password form).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { Type } from '../../vendor/typebox.js';
 import type { Credentials } from '../auth/credentials.js';
 
 const Token = Type.Object({ access_token: Type.String(), token_type: Type.String(), expires_in: Type.Optional(Type.Integer()) });

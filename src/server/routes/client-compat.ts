@@ -2,7 +2,7 @@
 // (docs/official-client.md): GET /scorers/{scorer_id}/version?version=N, one version of a scorer
 // (its getScorerVersion helper; tracelake's own list is GET /scorers/{scorer_id}/versions).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { Type } from '../../vendor/typebox.js';
 import type { TraceStore } from '../../engine/trace-store.js';
 import { NotFoundError } from '../../errors.js';
 import { ScorerIdParams, ScorerVersionWithCode } from '../../schemas/scorers.js';

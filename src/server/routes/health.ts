@@ -1,6 +1,6 @@
 // GET /healthcheck: no credentials; the official client only needs a truthy JSON body.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { Type } from '../../vendor/typebox.js';
 import { VERSION } from '../../version.js';
 
 export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {

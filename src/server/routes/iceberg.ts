@@ -4,7 +4,7 @@
 // find the published tables. Registered once, without the /v2 prefixes. Same credentials as every
 // route, and only admins: the tables hold every project's records. Errors answer Iceberg's error model.
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { Type } from '../../vendor/typebox.js';
 import { ForbiddenError, InvalidRequestError, TraceLakeError, UnauthorizedError } from '../../errors.js';
 import { NoSuchIcebergError, type RestCatalog } from '../../iceberg/rest-catalog.js';
 import type { Credentials } from '../auth/credentials.js';

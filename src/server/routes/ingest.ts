@@ -2,7 +2,7 @@
 // official client's logger sends).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { TraceStore } from '../../engine/trace-store.js';
-import { Type } from 'typebox';
+import { Type } from '../../vendor/typebox.js';
 import { ProjectIdParams, Uuid } from '../../schemas/common.js';
 import {
   CreateSessionBody,

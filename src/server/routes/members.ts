@@ -2,7 +2,7 @@
 // collaborator routes). Changing roles needs the `share` action (owners and admins): this one
 // check is enforced already, because roles are what the rest of the enforcement will rest on.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { Type } from '../../vendor/typebox.js';
 import type { TraceStore } from '../../engine/trace-store.js';
 import { ProjectIdParams } from '../../schemas/common.js';
 import { Member, MemberInput, MemberParams, PROJECT_ROLE_VALUES } from '../../schemas/projects.js';

@@ -2,7 +2,7 @@
 // without one: GET reads the project's own and the defaults tried after them, PUT replaces the
 // project's own (`{}` removes them). See src/ingest/cost.ts.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { Type } from '../../vendor/typebox.js';
 import type { TraceStore } from '../../engine/trace-store.js';
 import { Nullable, ProjectIdParams } from '../../schemas/common.js';
 

@@ -7,7 +7,7 @@
 import { promisify } from 'node:util';
 import { gunzip, inflate, type InputType, type ZlibOptions } from 'node:zlib';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { Type } from '../../vendor/typebox.js';
 import { encodeExportResponse, encodeStatus, loadOtlpTypes } from '../../ingest/otlp/wire.js';
 import type { TraceStore } from '../../engine/trace-store.js';
 import { BadRequestError, OverloadedError, PayloadTooLargeError, TraceLakeError } from '../../errors.js';

@@ -2,7 +2,7 @@
 // read, changed, bookmarked and deleted, and listed by POST /projects/paginated: the v2 shape under
 // /v2 and /public/v2, the older v1 shape at the bare path, where older clients call it.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { Type } from '../../vendor/typebox.js';
 import type { TraceStore } from '../../engine/trace-store.js';
 import { CreateProjectBody, ProjectDb, ProjectQuery } from '../../schemas/catalog.js';
 import { ProjectIdParams } from '../../schemas/common.js';

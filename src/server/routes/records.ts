@@ -4,7 +4,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { TraceStore } from '../../engine/trace-store.js';
 import type { Level } from '../../query/columns.js';
-import { Type, type Static } from 'typebox';
+import { Type, type Static } from '../../vendor/typebox.js';
 import { AggregateBody, AggregateResponse } from '../../schemas/aggregate.js';
 import { ProjectIdParams, Uuid } from '../../schemas/common.js';
 import {

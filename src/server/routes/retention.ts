@@ -2,7 +2,7 @@
 // `retention_days` (a whole number of days, or null to remove it). Expired records leave reads at once
 // and the disk at the next compaction (see src/engine/data/retention.ts).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { Type } from '../../vendor/typebox.js';
 import type { TraceStore } from '../../engine/trace-store.js';
 import { MAX_RETENTION_DAYS } from '../../engine/data/retention.js';
 import { ProjectIdParams } from '../../schemas/common.js';

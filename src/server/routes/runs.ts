@@ -1,7 +1,7 @@
 // Log streams (and the other two run kinds) of a project: create, list, read, rename, delete (with
 // their records), search log streams, and each run's scorer settings.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { Type } from '../../vendor/typebox.js';
 import type { RunKind } from '../../catalog/catalog.js';
 import type { TraceStore } from '../../engine/trace-store.js';
 import { NotFoundError } from '../../errors.js';

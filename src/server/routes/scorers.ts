@@ -2,7 +2,7 @@
 // string), and registering, reading, changing, versioning and deleting scorers. Presets are built in:
 // changing or deleting one answers 403 with the reason.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { Type } from '../../vendor/typebox.js';
 import type { TraceStore } from '../../engine/trace-store.js';
 import {
   CreateScorerBody,

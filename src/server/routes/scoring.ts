@@ -2,7 +2,7 @@
 // official client posts to recompute_metrics; its types also name recompute-metrics, so both are
 // served), and the job is read back by id to follow its progress.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { Type } from '../../vendor/typebox.js';
 import type { TraceStore } from '../../engine/trace-store.js';
 import { NotFoundError } from '../../errors.js';
 import { ProjectIdParams, Uuid } from '../../schemas/common.js';

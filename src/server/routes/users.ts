@@ -1,7 +1,7 @@
 // Users and API keys over HTTP: admins create users and anyone's keys; a user manages their own keys.
 // Keys are shown once, at creation; lists show only their first characters.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { Type } from '../../vendor/typebox.js';
 import type { User } from '../../catalog/catalog.js';
 import type { TraceStore } from '../../engine/trace-store.js';
 import { publicUser } from '../../engine/users.js';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance } from '../../../src/vendor/duckdb.js';
 import { tableFromIPC } from 'apache-arrow';
 import { EXPORT_COLUMNS } from '../../../src/engine/data/export.js';
 import { InvalidRequestError } from '../../../src/errors.js';

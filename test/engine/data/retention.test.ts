@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance } from '../../../src/vendor/duckdb.js';
 import { TraceStore } from '../../../src/engine/trace-store.js';
 import { InvalidRequestError } from '../../../src/errors.js';
 import { everyKindTrace, openStore } from '../../support/helpers.js';

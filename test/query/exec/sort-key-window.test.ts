@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance } from '../../../src/vendor/duckdb.js';
 import { TraceStore } from '../../../src/engine/trace-store.js';
 import type { ManifestState } from '../../../src/storage/manifest/manifest.js';
 import { tempDir } from '../../support/helpers.js';

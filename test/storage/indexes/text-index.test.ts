@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { existsSync, openSync, readFileSync, rmSync, writeFileSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance } from '../../../src/vendor/duckdb.js';
 import { TraceStore } from '../../../src/engine/trace-store.js';
 import {
   candidateGroups,

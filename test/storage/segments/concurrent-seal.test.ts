@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { cpSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { DuckDBInstance, listValue } from '@duckdb/node-api';
+import { DuckDBInstance, listValue } from '../../../src/vendor/duckdb.js';
 import { Database } from '../../../src/db/database.js';
 import { TraceStore } from '../../../src/engine/trace-store.js';
 import { counts, scan } from '../../support/consistency.js';

@@ -1,8 +1,7 @@
 // Valid request bodies and query strings per route, from which the fuzzer mutates. A route without an
 // entry here (a route added later) still gets fuzzed: its seed is built from its own TypeBox body
 // schema (Value.Create), so every route is covered automatically.
-import type { TSchema } from 'typebox';
-import { Value } from 'typebox/value';
+import { type TSchema, Value } from '../../../src/vendor/typebox.js';
 import { STANDARD_COLUMNS, type ColumnDef } from '../../../src/query/columns.js';
 import { OPERATORS } from '../../../src/query/filter-ast.js';
 import { PROJECT_ACTION_VALUES } from '../../../src/schemas/projects.js';
