@@ -5,7 +5,8 @@
 // background work is done; this asks before it. `--base <checkout>` runs that checkout's build (its
 // dist/) in turns with this one, with the same parameters; both answers must agree. `--delay <ms>`
 // waits that long after the open first. `--server`: the side's `tracelake serve` started on the copy, the
-// counts asked over HTTP as soon as it prints its address (open_ms: start to that line).
+// counts asked over HTTP as soon as it prints its address (open_ms: start to that line). The library side
+// also times the import of the public entry, the first thing its process does (import_ms).
 //
 //   node dist/bench/probes/first-ask.js /work/fresh1m-f [--base /tmp/base] [--runs 6] [--delay 0] [--server]
 import { readFileSync, rmSync } from 'node:fs';
@@ -18,6 +19,8 @@ const TAGS = ['mobile', 'canary', 'agent', 'regression', 'experiment-a', 'long-c
 const HERE = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 interface Ask {
+  /** Library: importing the public entry (dist/src/index.js) in a new process, as a script's first line does. */
+  import_ms?: number;
   open_ms: number;
   first_ms: number;
   first_cpu_ms: number;
@@ -81,6 +84,10 @@ const cpuMs = (pid: number) => (cpuSeconds(pid) ?? 0) * 1000;
 /** One ask in this process with the build at `root`: copy, open, count at once, count again with other parameters. */
 async function child(root: string, template: string, copy: string, run: number, delay: number, server: boolean): Promise<Ask> {
   const info = JSON.parse(readFileSync(join(template, 'built.json'), 'utf8')) as { projectId: string; logStreamId: string };
+  // The public entry first, before anything of the build is loaded (the copy below loads the store too).
+  const ti = performance.now();
+  const { TraceStore } = server ? { TraceStore: null } : await import(pathToFileURL(join(root, 'dist/src/index.js')).href);
+  const import_ms = performance.now() - ti;
   const { copyStore } = await import(pathToFileURL(join(root, 'dist/bench/peers/store-template.js')).href);
   rmSync(copy, { recursive: true, force: true });
   copyStore(join(template, 'tracelake'), copy);
@@ -91,7 +98,6 @@ async function child(root: string, template: string, copy: string, run: number, 
       rmSync(copy, { recursive: true, force: true });
     }
   }
-  const { TraceStore } = await import(pathToFileURL(join(root, 'dist/src/engine/trace-store.js')).href);
   const t0 = performance.now();
   const store = await TraceStore.open(copy);
   const open_ms = performance.now() - t0;
@@ -106,7 +112,7 @@ async function child(root: string, template: string, copy: string, run: number, 
   const second_ms = performance.now() - t2;
   await store.close();
   rmSync(copy, { recursive: true, force: true });
-  return { open_ms, first_ms, first_cpu_ms: (cpu.user + cpu.system) / 1000, second_ms, answers: [a, b] };
+  return { import_ms, open_ms, first_ms, first_cpu_ms: (cpu.user + cpu.system) / 1000, second_ms, answers: [a, b] };
 }
 
 const median = (xs: number[]) => {
@@ -141,7 +147,7 @@ async function main(): Promise<void> {
       answers.push(JSON.stringify(ask.answers));
       const first = `first count ${ask.first_ms.toFixed(1)} ms (CPU ${ask.first_cpu_ms.toFixed(0)})`;
       console.log(
-        `run ${run} ${side.name}: open ${ask.open_ms.toFixed(0)} ms, ${first}, second ${ask.second_ms.toFixed(1)} ms, answers ${ask.answers.join('/')}`,
+        `run ${run} ${side.name}: ${ask.import_ms === undefined ? '' : `import ${ask.import_ms.toFixed(0)} ms, `}open ${ask.open_ms.toFixed(0)} ms, ${first}, second ${ask.second_ms.toFixed(1)} ms, answers ${ask.answers.join('/')}`,
       );
     }
     if (new Set(answers).size !== 1) throw new Error(`run ${run}: the builds' answers differ: ${answers.join(' vs ')}`);
@@ -150,6 +156,7 @@ async function main(): Promise<void> {
     const asks = got.get(s.name)!;
     return {
       side: s.name,
+      ...(server ? {} : { import_ms: median(asks.map((a) => a.import_ms ?? Number.NaN)) }),
       open_ms: median(asks.map((a) => a.open_ms)),
       first_ms: median(asks.map((a) => a.first_ms)),
       first_cpu_ms: median(asks.map((a) => a.first_cpu_ms)),

@@ -17,4 +17,4 @@ try {
   fail(err);
 }
 // Loaded only now, so DuckDB's addon and the runtime files resolve inside the unpacked folder.
-import('../cli.js').catch(fail);
+import('../cli/main.js').then((m) => m.main(), fail);

@@ -1,5 +1,5 @@
 // The CLI's command table: the one list of commands, their usage lines and the environment variables.
-// `tracelake` (dist/src/cli.js) and the single binary both dispatch through runCli, and the help text
+// `tracelake` (dist/src/cli.js, or its bundle) and the single binary all dispatch through runCli, and the help text
 // is generated from this table, so a command added here exists everywhere with no other change.
 import { VERSION } from '../version.js';
 import { admin, UnknownAction } from './admin.js';
@@ -108,6 +108,7 @@ export const ENVIRONMENT: ReadonlyArray<readonly [name: string, meaning: string]
   ['TRACELAKE_RATE_LIMIT_WINDOW', 'the rate limit window in ms (default 60000)'],
   ['AWS_ACCESS_KEY_ID', 'S3 credentials for Iceberg tables on s3:// (with AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION)'],
   ['TRACELAKE_CACHE_DIR', 'single binary only: where it unpacks its libraries (default ~/.cache/tracelake)'],
+  ['TRACELAKE_NO_BUNDLE', "1: run the build's modules, not its one-file bundle dist/tracelake.mjs (which starts ~0.3 s sooner)"],
 ];
 
 export function usage(): string {

@@ -1,4 +1,4 @@
-// @duckdb/node-api for the whole code base, made one file at build time (scripts/vendor.ts): the
+// @duckdb/node-api for the whole code base, made one file at build time (scripts/bundle-dist.ts): the
 // package is ~180 CommonJS files, each read and scanned for its exports when imported from an ES
 // module (~0.13 s of every process's start). The native bindings stay a package of their own (one
 // addon per process). Import the API from here, never from the package: it checks values (lists,

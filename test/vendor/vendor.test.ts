@@ -1,5 +1,5 @@
 // Guarantees: the packages src/vendor/ holds are imported through it only (one copy per process), and
-// the build makes each vendor file one module holding its package (scripts/vendor.ts) whose names
+// the build makes each vendor file one module holding its package (scripts/bundle-dist.ts) whose names
 // work: TypeBox compiles and checks, DuckDB runs a query with a list value.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -55,7 +55,7 @@ test('the built vendor files hold their packages and import none of them', () =>
     for (const spec of specs) {
       assert.ok(
         !text.includes(`'${spec}'`) && !text.includes(`"${spec}"`),
-        `${file} still imports ${spec}: run scripts/vendor.ts after tsc`,
+        `${file} still imports ${spec}: run scripts/bundle-dist.ts after tsc`,
       );
     }
     assert.ok(text.length > 100_000, `${file} is ${text.length} bytes: not a bundle`);
