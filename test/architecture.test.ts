@@ -42,8 +42,14 @@ export const LAYERS: Layers = [
  */
 const KNOWN_UPWARD: ReadonlyMap<string, string> = new Map<string, string>([]);
 
+/** Files allowed a computed import(), each with what it loads: a build output, never a source (no edge goes unseen). */
+const COMPUTED_IMPORTS: ReadonlyMap<string, string> = new Map([
+  ['src/cli.ts', 'the CLI as one file, dist/tracelake.mjs (scripts/bundle-dist.ts)'],
+]);
+
 let graph: Graph | undefined;
-const srcGraph = (): Graph => (graph ??= importGraph(ROOT, join(ROOT, 'src'), (p) => p === join(ROOT, 'src', 'ui')));
+const srcGraph = (): Graph =>
+  (graph ??= importGraph(ROOT, join(ROOT, 'src'), (p) => p === join(ROOT, 'src', 'ui'), new Set(COMPUTED_IMPORTS.keys())));
 
 test('src/ has no import cycle', () => {
   const found = cycles(srcGraph());

@@ -146,8 +146,10 @@ async function main(): Promise<void> {
       got.get(side.name)!.push(ask);
       answers.push(JSON.stringify(ask.answers));
       const first = `first count ${ask.first_ms.toFixed(1)} ms (CPU ${ask.first_cpu_ms.toFixed(0)})`;
+      const imported = ask.import_ms === undefined ? '' : `import ${ask.import_ms.toFixed(0)} ms, `;
       console.log(
-        `run ${run} ${side.name}: ${ask.import_ms === undefined ? '' : `import ${ask.import_ms.toFixed(0)} ms, `}open ${ask.open_ms.toFixed(0)} ms, ${first}, second ${ask.second_ms.toFixed(1)} ms, answers ${ask.answers.join('/')}`,
+        `run ${run} ${side.name}: ${imported}open ${ask.open_ms.toFixed(0)} ms, ${first}, ` +
+          `second ${ask.second_ms.toFixed(1)} ms, answers ${ask.answers.join('/')}`,
       );
     }
     if (new Set(answers).size !== 1) throw new Error(`run ${run}: the builds' answers differ: ${answers.join(' vs ')}`);

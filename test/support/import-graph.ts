@@ -9,8 +9,11 @@ import ts from 'typescript';
 /** file (relative to the root, '/'-separated) -> the files it imports. */
 export type Graph = Map<string, Set<string>>;
 
-/** Relative module specifiers a source text imports, in any form. */
-export function importSpecifiers(text: string, fileName = 'x.ts'): string[] {
+/**
+ * Relative module specifiers a source text imports, in any form. A computed import() is refused unless
+ * `computedOk` (a file that loads a build output, not a source, that way).
+ */
+export function importSpecifiers(text: string, fileName = 'x.ts', computedOk = false): string[] {
   const kind = fileName.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS;
   const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, false, kind);
   const out: string[] = [];
@@ -20,8 +23,8 @@ export function importSpecifiers(text: string, fileName = 'x.ts'): string[] {
     else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const arg = node.arguments[0];
       // A computed specifier cannot be followed: refuse it rather than let an edge go unseen.
-      if (!arg || !ts.isStringLiteralLike(arg)) throw new Error(`${fileName}: import() with a computed specifier`);
-      out.push(arg.text);
+      if (arg && ts.isStringLiteralLike(arg)) out.push(arg.text);
+      else if (!computedOk) throw new Error(`${fileName}: import() with a computed specifier`);
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal))
       out.push(node.argument.literal.text);
     ts.forEachChild(node, visit);
@@ -40,13 +43,21 @@ function sourceFiles(dir: string, skip: (path: string) => boolean, out: string[]
   return out;
 }
 
-/** The graph of every .ts/.tsx file under `dir` (but those `skip` names), with paths relative to `root`. */
-export function importGraph(root: string, dir: string, skip: (path: string) => boolean = () => false): Graph {
+/**
+ * The graph of every .ts/.tsx file under `dir` (but those `skip` names), with paths relative to `root`;
+ * `computedOk`: files (relative to `root`) allowed a computed import() of something that is no source.
+ */
+export function importGraph(
+  root: string,
+  dir: string,
+  skip: (path: string) => boolean = () => false,
+  computedOk: ReadonlySet<string> = new Set(),
+): Graph {
   const graph: Graph = new Map();
   const rel = (p: string) => relative(root, p).split('\\').join('/');
   for (const file of sourceFiles(dir, skip)) {
     const edges = new Set<string>();
-    for (const spec of importSpecifiers(readFileSync(file, 'utf8'), file)) {
+    for (const spec of importSpecifiers(readFileSync(file, 'utf8'), file, computedOk.has(rel(file)))) {
       // Stylesheets and images the bundler takes are not modules of the graph.
       if (/\.[a-z]+$/.test(spec) && !/\.(js|ts|tsx)$/.test(spec)) continue;
       const base = resolve(dirname(file), spec).replace(/\.(js|ts|tsx)$/, '');
