@@ -2,6 +2,7 @@
 // Every route answers bare, under /v2 and under /public/v2, as the official clients call them.
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { internalsOf } from '../engine/internals.js';
 import type { TraceStore } from '../engine/trace-store.js';
 import { installAccess } from './access.js';
 import { storeCredentials } from './auth/credentials.js';
@@ -78,6 +79,9 @@ export interface ServerOptions {
 
 export function buildServer(options: ServerOptions): FastifyInstance {
   const { store } = options;
+  // Questions come once it is ready: the open's background work waits until then and a pause after,
+  // so the first questions of a server just started do not meet it (a server never readied lets go at close).
+  const starting = internalsOf(store).records.expectQuestions();
   const bodyLimit = options.bodyLimit ?? 32 * 1024 * 1024;
   const app = Fastify({
     logger: options.logger ?? false,
@@ -90,6 +94,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     clientErrorHandler,
     frameworkErrors,
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.addHook('onReady', async () => starting());
+  app.addHook('onClose', async () => starting());
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(lazySerializerCompiler);
   installJsonParser(app);

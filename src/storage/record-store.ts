@@ -290,6 +290,24 @@ export class RecordStore {
     return snap;
   }
 
+  /**
+   * Questions are about to come (a server is starting): until the returned function is called, and for
+   * a pause after, background work that waits for a pause in questions (the open's id filter cover,
+   * the footers' warm-up, the facts' backfill) waits, as for a question in flight. Calling it again
+   * does nothing.
+   */
+  expectQuestions(): () => void {
+    const s = this.#s;
+    s.readsInFlight++;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      s.readsInFlight--;
+      s.lastRead = performance.now();
+    };
+  }
+
   /** Resolves once no question has run for a moment (StoreState.quiet): background reads that compete with questions wait for it. */
   questionsPause(): Promise<boolean> {
     return this.#s.quiet('questions');
