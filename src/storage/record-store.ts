@@ -281,12 +281,7 @@ export class RecordStore {
       s.childless.size > 0,
     );
     if (this.#follower) snap.onRelease(this.#follower.pin(snap.generation));
-    s.lastRead = performance.now();
-    s.readsInFlight++;
-    snap.onRelease(() => {
-      s.readsInFlight--;
-      s.lastRead = performance.now();
-    });
+    snap.onRelease(s.questionBegins());
     return snap;
   }
 
@@ -297,15 +292,7 @@ export class RecordStore {
    * does nothing.
    */
   expectQuestions(): () => void {
-    const s = this.#s;
-    s.readsInFlight++;
-    let held = true;
-    return () => {
-      if (!held) return;
-      held = false;
-      s.readsInFlight--;
-      s.lastRead = performance.now();
-    };
+    return this.#s.questionBegins();
   }
 
   /** Resolves once no question has run for a moment (StoreState.quiet): background reads that compete with questions wait for it. */

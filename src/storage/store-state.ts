@@ -123,9 +123,9 @@ export class StoreState {
   ackedClock = 0;
   /** When rows were last appended (performance.now()): background merges wait for a pause in writing. */
   lastAppend = -Infinity;
-  /** When a snapshot was last taken, and how many are not released: background work that competes with questions waits for a pause in them. */
-  lastRead = -Infinity;
-  readsInFlight = 0;
+  /** When a question last began or ended, and how many are under way: background work that competes with questions waits for a pause in them. */
+  #lastRead = -Infinity;
+  #readsInFlight = 0;
   /**
    * Sequence numbers of row versions whose has_children reads false (the manifest's and the log's),
    * mirrored by the `childless` table; a seal or merge writes the value into the file and drops them.
@@ -227,6 +227,19 @@ export class StoreState {
     this.written[`${cause}Indexes`] += segment.sideBytes;
   }
 
+  /** A question (a snapshot's reads, or a server about to take them) begins; the function returned ends it, once. */
+  questionBegins(): () => void {
+    this.#lastRead = performance.now();
+    this.#readsInFlight++;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.#readsInFlight--;
+      this.#lastRead = performance.now();
+    };
+  }
+
   /** The current ticks of quiet() waits (wake ends them). */
   readonly #wakers = new Set<() => void>();
 
@@ -246,7 +259,7 @@ export class StoreState {
     const until = performance.now() + most;
     for (;;) {
       const now = performance.now();
-      const last = what === 'appends' ? this.lastAppend : this.readsInFlight > 0 ? now : this.lastRead;
+      const last = what === 'appends' ? this.lastAppend : this.#readsInFlight > 0 ? now : this.#lastRead;
       const quietFor = now - Math.max(last, since);
       if (this.closed || stopped() || quietFor >= pause) return true;
       if (now >= until) return false;

@@ -3,16 +3,16 @@
 // `npm test`'s build leaves it current, so the suite's servers run what users run; the bundle holds
 // every package but the native addon: copied beside nothing else, it serves the API and the viewer.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ROOT } from '../../scripts/binary/config.js';
 import { CLI_BUNDLE, cliBundle } from '../../src/cli/bundle-choice.js';
-import { servedUrl } from '../../src/cli/served-line.js';
 import { VERSION } from '../../src/version.js';
 import { tempDir } from '../support/helpers.js';
 import { USE_DIST } from '../support/node-entry.js';
+import { serveChild } from '../support/serve-child.js';
 
 test('the bundle is chosen from a build only, while it is at least as new as the entry', (t) => {
   const pkg = tempDir(t);
@@ -60,24 +60,7 @@ test("the build's bundle is current, and runs the server with no package but the
   assert.equal(version.status, 0, version.stderr);
   assert.equal(version.stdout.trim(), VERSION);
   const key = 'tl-bundle-test-key-0123456789abcdefghij';
-  const child = spawn(process.execPath, [copy, 'serve', '--data', join(pkg, 'data-dir'), '--port', '0', '--quiet'], {
-    env: { ...process.env, TRACELAKE_API_KEY: key },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  t.after(async () => {
-    child.kill('SIGTERM');
-    await exited;
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const u = servedUrl(out);
-      if (u) resolve(u);
-    });
-    void exited.then((code) => reject(new Error(`the bundle's server exited with ${code}`)));
-  });
+  const { url } = await serveChild(t, join(pkg, 'data-dir'), [], { TRACELAKE_API_KEY: key }, [copy]);
   const headers = { 'Galileo-API-Key': key, 'content-type': 'application/json' };
   const made = await fetch(`${url}/projects`, { method: 'POST', headers, body: JSON.stringify({ name: 'from the bundle' }) });
   assert.equal(made.status, 200, await made.clone().text());

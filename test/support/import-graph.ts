@@ -33,7 +33,8 @@ export function importSpecifiers(text: string, fileName = 'x.ts', computedOk = f
   return out.filter((s) => s.startsWith('./') || s.startsWith('../'));
 }
 
-function sourceFiles(dir: string, skip: (path: string) => boolean, out: string[] = []): string[] {
+/** Every .ts/.tsx file under `dir` (absolute paths, sorted), but those under a path `skip` names. */
+export function sourceFiles(dir: string, skip: (path: string) => boolean, out: string[] = []): string[] {
   for (const name of readdirSync(dir).sort()) {
     const p = join(dir, name);
     if (skip(p)) continue;

@@ -13,8 +13,15 @@ export interface ServeChild {
   exited: Promise<void>;
 }
 
-export async function serveChild(t: TestContext, dir: string, args: readonly string[], env: Record<string, string>): Promise<ServeChild> {
-  const child = spawn(process.execPath, [...nodeEntry('src/cli.ts'), 'serve', '--data', dir, '--port', '0', '--quiet', ...args], {
+/** `entry`: Node's arguments that run the CLI (default this repository's, see node-entry.ts). */
+export async function serveChild(
+  t: TestContext,
+  dir: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  entry: readonly string[] = nodeEntry('src/cli.ts'),
+): Promise<ServeChild> {
+  const child = spawn(process.execPath, [...entry, 'serve', '--data', dir, '--port', '0', '--quiet', ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ...env },
   });

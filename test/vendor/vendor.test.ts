@@ -2,11 +2,12 @@
 // the build makes each vendor file one module holding its package (scripts/bundle-dist.ts) whose names
 // work: TypeBox compiles and checks, DuckDB runs a query with a list value.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, join, relative } from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { ROOT } from '../../scripts/binary/config.js';
+import { sourceFiles } from '../support/import-graph.js';
 import { USE_DIST } from '../support/node-entry.js';
 
 const VENDOR = join(ROOT, 'src', 'vendor');
@@ -21,22 +22,12 @@ function vendored(): Map<string, string[]> {
   return out;
 }
 
-function sources(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir)) {
-    if (name === 'node_modules' || name === 'vendor' || name === 'ui') continue;
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) sources(p, out);
-    else if (p.endsWith('.ts')) out.push(p);
-  }
-  return out;
-}
-
 test('the vendored packages are imported through src/vendor only', () => {
   const packages = [...vendored().values()].flat().map((s) => (s.split('/')[0] === '@duckdb' ? s : s.split('/')[0]!));
   assert.ok(packages.includes('typebox') && packages.includes('@duckdb/node-api'), `read ${packages.join(', ')}`);
   const offenders: string[] = [];
   for (const dir of ['src', 'test', 'bench', 'scripts']) {
-    for (const file of sources(join(ROOT, dir))) {
+    for (const file of sourceFiles(join(ROOT, dir), (p) => ['node_modules', 'ui'].includes(basename(p)) || p === VENDOR)) {
       const text = readFileSync(file, 'utf8');
       for (const m of text.matchAll(/(?:from\s+|import\()'([^']+)'/g)) {
         const spec = m[1]!;
