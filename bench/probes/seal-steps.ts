@@ -5,6 +5,7 @@
 // --merge: one segment of all the sealed rows instead, written as a merge writes it (compression
 // level 3, 32k-row groups, top lists as deep as a lone segment of its run keeps).
 //   node dist/bench/probes/seal-steps.js [spans=60000] [rounds=5] [--merge]
+import { VALUE_INDEX_MIN_ROWS } from '../../src/storage/indexes/value-index.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Connection, Database } from '../../src/db/database.js';
@@ -100,6 +101,7 @@ await db.withConnection(async (conn) => {
         compressionLevel: merge ? 3 : 1,
         textIndex: false,
         topListMinRows: merge ? TOP_LIST_MIN_ROWS : Number.POSITIVE_INFINITY,
+        valueIndexMinRows: merge ? VALUE_INDEX_MIN_ROWS : Number.POSITIVE_INFINITY,
         otherRows: 0,
         factColumns: NOTED_COLUMNS,
         metrics: s.metrics,

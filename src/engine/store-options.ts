@@ -135,8 +135,10 @@ export function checkedMemoryLimit(options: TraceStoreOptions): string {
   const mt = options.mergeThreads;
   if (mt !== undefined && !(Number.isInteger(mt) && mt >= 0 && mt <= 256))
     throw invalid(['mergeThreads'], 'Input should be a whole number from 0 to 256', mt);
-  const lr = options.topListMinRows;
-  if (lr !== undefined && !(typeof lr === 'number' && lr >= 0))
-    throw invalid(['topListMinRows'], 'Input should be a number of rows, 0 or more', lr);
+  for (const key of ['topListMinRows', 'valueIndexMinRows'] as const) {
+    const rows = options[key];
+    if (rows !== undefined && !(typeof rows === 'number' && rows >= 0))
+      throw invalid([key], 'Input should be a number of rows, 0 or more', rows);
+  }
   return memoryLimit;
 }

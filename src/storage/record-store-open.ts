@@ -9,6 +9,7 @@ import { ensureDirDurable } from './fs-util.js';
 import { readIdFences, type IdFences } from './indexes/id-filter.js';
 import { idHash } from './indexes/id-index.js';
 import { TOP_LIST_MIN_ROWS } from './indexes/top-lists.js';
+import { VALUE_INDEX_MIN_ROWS } from './indexes/value-index.js';
 import { readLegacyWal, RejectedRequests } from './wal/legacy-wal.js';
 import { loadManifest, type SegmentEntry } from './manifest/manifest.js';
 import { MemInserter, MemTable } from './memtable/mem-tables.js';
@@ -140,6 +141,7 @@ export function resolveOptions(o: RecordStoreOptions): StoreState['options'] {
     textIndex: o.textIndex ?? false,
     topLists: o.topLists ?? true,
     topListMinRows: o.topListMinRows ?? TOP_LIST_MIN_ROWS,
+    valueIndexMinRows: o.valueIndexMinRows ?? VALUE_INDEX_MIN_ROWS,
     notedColumns: o.notedColumns ?? [],
     pipelineDepth: o.pipelineDepth ?? 3,
     mergePauseMs: o.mergePauseMs ?? 500,

@@ -42,6 +42,12 @@ export interface RecordStoreOptions {
    * they cost a quarter more ingest CPU). Tests set 0.
    */
   topListMinRows?: number;
+  /**
+   * Segments of at least this many rows get a value index (default 65,536): counts filtered by type,
+   * name, model or tags read only the rows it names (value-index.ts). Smaller segments are read whole
+   * by a count anyway (count-cache.ts). Tests set 0.
+   */
+  valueIndexMinRows?: number;
   /** Merge small segments in the background after seals (default true). */
   autoCompact?: boolean;
   /** When segments merge (see compaction.ts). */

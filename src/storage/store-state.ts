@@ -35,6 +35,8 @@ export interface StoreOptions {
   readonly topLists: boolean;
   /** RecordStoreOptions.topListMinRows. */
   readonly topListMinRows: number;
+  /** RecordStoreOptions.valueIndexMinRows. */
+  readonly valueIndexMinRows: number;
   readonly autoCompact: boolean;
   readonly compaction: CompactionPolicy;
   readonly compactionLevel: number;

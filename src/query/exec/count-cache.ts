@@ -16,6 +16,8 @@ import type { Scope } from '../../storage/record-store.js';
 import type { SegmentEntry } from '../../storage/manifest/manifest.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 import type { SourcePick } from '../../storage/snapshot/snapshot-source.js';
+import { valueIndexOf } from '../../storage/indexes/value-index.js';
+import { rowsOf, valueRows } from './value-rows.js';
 
 /** Segment counts kept at most (each a short string key and a number; least recently used go first). */
 const MAX_ENTRIES = 20_000;
@@ -24,6 +26,11 @@ const MAX_ENTRIES = 20_000;
  * statement of its own, and small segments are cheap to read and soon merged.
  */
 export const MIN_ROWS = 100_000;
+/**
+ * The share of a segment's rows up to which the rows its value index names are read alone to leave out
+ * dead ones (their row numbers go to DuckDB as a list); more of them, and reading every row costs less.
+ */
+const NARROW_SHARE = 1 / 16;
 
 export class SegmentCounts {
   readonly #counts = new Map<string, number>();
@@ -104,19 +111,35 @@ export async function countBySegment(
   if (lists) n += lists.rows;
   // The statements side by side: each one's fixed cost (planning, the file's metadata) overlaps the
   // others' reads.
+  let narrowed = 0;
   const counted = misses.map(async (s) => {
-    const c = await run(over({ files: new Set([s.file]), only: true, memory: false }));
+    const pick: SourcePick = { files: new Set([s.file]), only: true, memory: false };
+    // A filter whose every test the value index answers is counted from it: at once without dead
+    // rows, else by reading those rows' seqs when they are few. A filter with other tests reads the
+    // segment: DuckDB's scan tests columns as fast as it would test the candidates' row numbers, and
+    // the other tests' columns are read whole either way (measured: bench/results/2026-11-30-value-index-s20.txt).
+    const ix = valueIndexOf(snap.path(s), s.rows);
+    const v = ix && valueRows(ix, plan.filter);
+    const answers = v !== null && v.rest === null && (deadFree.has(s.file) || v.count <= s.rows * NARROW_SHARE);
+    let c: number;
+    if (!answers) c = await run(over(pick));
+    else if (deadFree.has(s.file) || v.count === 0) c = v.count;
+    else c = await run({ ...over({ ...pick, rows: rowsOf(v.bits) }), tested: null });
+    if (answers) narrowed++;
     cache.set(key(s), c);
     cache.stats.misses++;
     return c;
   });
-  const rest = run(over({ files: new Set(whole.map((s) => s.file)), only: false, memory: true }));
+  // The rest: smaller or partly expired segments and memory tables, when there are any (a statement
+  // over nothing still costs its planning beside the others).
+  const others = snap.segmentsFor(scope).length > whole.length || snap.hasMemoryRows(scope);
+  const rest = others ? run(over({ files: new Set(whole.map((s) => s.file)), only: false, memory: true })) : Promise.resolve(0);
   // Every statement settles before an error is thrown (none is left to reject unheard).
   for (const r of await Promise.allSettled([...counted, rest])) {
     if (r.status === 'rejected') throw r.reason;
     n += r.value;
   }
-  steps.push(`count (${kept} of ${whole.length} segment counts kept)`);
+  steps.push(`count (${kept} of ${whole.length} segment counts kept${narrowed > 0 ? `, ${narrowed} from value indexes` : ''})`);
   if (lists) steps.push(`${listed.length} segments counted from their dead-row lists (${lists.made} made)`);
   return n;
 }

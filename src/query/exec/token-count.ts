@@ -16,6 +16,7 @@ import type { Scope } from '../../storage/record-store.js';
 import type { SegmentEntry } from '../../storage/manifest/manifest.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 import { TEXT_COLUMNS, tokenIndexOf } from '../../storage/indexes/text-index.js';
+import { rowsOf } from './value-rows.js';
 import { markRows, popcount, tokenNeedle, tokensContaining, type TokenIndex } from '../../storage/indexes/token-index.js';
 
 interface TokenLeaf {
@@ -54,18 +55,6 @@ function matchingRows(ix: TokenIndex, leaves: readonly TokenLeaf[]): Uint32Array
     else for (let i = 0; i < acc.length; i++) acc[i]! &= bits[i]!;
   }
   return acc!;
-}
-
-function rowsOf(bits: Uint32Array): number[] {
-  const out: number[] = [];
-  for (let w = 0; w < bits.length; w++) {
-    let x = bits[w]!;
-    while (x !== 0) {
-      out.push(w * 32 + (31 - Math.clz32(x & -x)));
-      x &= x - 1;
-    }
-  }
-  return out;
 }
 
 /**

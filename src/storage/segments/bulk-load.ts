@@ -166,6 +166,7 @@ export async function bulkLoad(s: StoreState, projectId: string, runId: string, 
               textIndex: s.options.textIndex,
               // Written after the import, in the background (RecordStore.measureLater): they took 60% more time.
               topListMinRows: Number.POSITIVE_INFINITY,
+              valueIndexMinRows: s.options.valueIndexMinRows,
               factColumns: s.options.notedColumns,
               metrics: metrics.map((m) => metricIds[m]!),
               hashes: kindHashes,

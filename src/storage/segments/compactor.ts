@@ -209,6 +209,7 @@ export class Compactor {
         rowGroupSize: s.options.rowGroupSize,
         textIndex: s.options.textIndex,
         topListMinRows: listsFrom(s.options),
+        valueIndexMinRows: s.options.valueIndexMinRows,
         otherRows: partitionRows(s.manifest.segments, group[0]!, new Set(group.map((g) => g.file))),
         factColumns: s.options.notedColumns,
         compressionLevel: s.options.compactionLevel,

@@ -1,7 +1,7 @@
 // The side indexes of the segments listed when a writable store opened, checked after the open and
 // rebuilt where missing, damaged or stale (a folder of an older version has no row files, another
 // DuckDB hashes differently). In the open this cost seconds at 100M spans; here it runs in the
-// background, one segment at a time: child indexes first (deletes use them), then text indexes. A
+// background, one segment at a time: child indexes first (deletes use them), then text and value indexes. A
 // check only reads headers and footers; a rebuild reads the segment, so it first waits for a pause in
 // appends, as merges do. Until a segment's index is checked, readers do without it
 // (unchecked-indexes.ts): deletes read the segments' columns, token counts read the rows. Files are
@@ -12,13 +12,15 @@ import type { Connection } from '../../db/database.js';
 import { interruptUntilSettled } from '../../db/interrupt-until.js';
 import { childIndexSound, ensureChildIndex } from '../indexes/child-index.js';
 import { ensureTextIndex, textIndexSound } from '../indexes/text-index.js';
+import { ensureValueIndex, valueIndexOf } from '../indexes/value-index.js';
 import { markChecked, markUnchecked, type CheckedIndex } from '../indexes/unchecked-indexes.js';
 import type { SegmentEntry } from '../manifest/manifest.js';
 import type { StoreState } from '../store-state.js';
 import { sql } from '../../query/sql.js';
 
 interface Job {
-  readonly kind: CheckedIndex;
+  /** 'values': the value index, which readers check at each load (no unchecked mark). */
+  readonly kind: CheckedIndex | 'values';
   readonly seg: SegmentEntry;
   readonly abs: string;
 }
@@ -49,9 +51,17 @@ export class IndexRepair {
   /** Readers leave the indexes of `segments` alone from now until each is checked. */
   constructor(s: StoreState, segments: readonly SegmentEntry[]) {
     this.#s = s;
-    const jobs = (kind: CheckedIndex): Job[] => segments.map((seg) => ({ kind, seg, abs: join(s.dir, seg.file) }));
-    this.#jobs = [...jobs('child'), ...(s.options.textIndex ? jobs('tokens') : [])];
-    for (const j of this.#jobs) markUnchecked(j.kind, j.abs);
+    const jobs = (kind: Job['kind'], of = segments): Job[] => of.map((seg) => ({ kind, seg, abs: join(s.dir, seg.file) }));
+    this.#jobs = [
+      ...jobs('child'),
+      ...(s.options.textIndex ? jobs('tokens') : []),
+      // Segments of an older version have none: built here, counts read the columns meanwhile.
+      ...jobs(
+        'values',
+        segments.filter((seg) => seg.rows >= s.options.valueIndexMinRows),
+      ),
+    ];
+    for (const j of this.#jobs) if (j.kind !== 'values') markUnchecked(j.kind, j.abs);
     this.#unusedTokens = s.options.textIndex ? [] : segments.map((seg) => join(s.dir, seg.file));
     for (const abs of this.#unusedTokens) markUnchecked('tokens', abs);
   }
@@ -81,7 +91,7 @@ export class IndexRepair {
     if (this.#task !== null) await interruptUntilSettled(this.#task, () => this.#conn);
     this.#childrenDone();
     // The store is closing: nothing reads through it any more.
-    for (const j of this.#jobs) markChecked(j.kind, j.abs);
+    for (const j of this.#jobs) if (j.kind !== 'values') markChecked(j.kind, j.abs);
     for (const abs of this.#unusedTokens) markChecked('tokens', abs);
   }
 
@@ -96,7 +106,7 @@ export class IndexRepair {
       if (job.kind !== 'child') this.#childrenDone();
       if (this.#halted) return;
       try {
-        if (await this.#settle(job)) markChecked(job.kind, job.abs);
+        if ((await this.#settle(job)) && job.kind !== 'values') markChecked(job.kind, job.abs);
       } catch (err) {
         if (this.#halted) return;
         // Left unchecked: readers keep doing without it; the next open tries again.
@@ -113,7 +123,11 @@ export class IndexRepair {
     if (this.#halted) return false;
     await this.#whileListed(job, async (c) => {
       const bytes =
-        job.kind === 'child' ? await ensureChildIndex(c, job.abs, job.seg) : await ensureTextIndex(c, job.abs, rowGroupRows(job.seg));
+        job.kind === 'child'
+          ? await ensureChildIndex(c, job.abs, job.seg)
+          : job.kind === 'values'
+            ? await ensureValueIndex(c, job.abs, job.seg.rows)
+            : await ensureTextIndex(c, job.abs, rowGroupRows(job.seg));
       this.#s.written.repairIndexes += bytes;
       this.rebuilt++;
       return true;
@@ -123,6 +137,7 @@ export class IndexRepair {
 
   async #sound(c: Connection, job: Job): Promise<boolean> {
     if (job.kind === 'child') return childIndexSound(c, job.abs, job.seg);
+    if (job.kind === 'values') return valueIndexOf(job.abs, job.seg.rows) !== null;
     const { usable, tokens } = textIndexSound(job.abs, rowGroupRows(job.seg));
     return usable && tokens;
   }

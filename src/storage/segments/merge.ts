@@ -23,6 +23,8 @@ export interface MergeContext {
   readonly textIndex: boolean;
   /** Segments of at least this many rows get top lists (Infinity: none). */
   readonly topListMinRows: number;
+  /** Segments of at least this many rows get a value index. */
+  readonly valueIndexMinRows: number;
   /** Rows of the group's run and kind in segments outside the group (WriteSegment.otherRows). */
   readonly otherRows?: number;
   /** Columns whose presence per span type span segments record (WriteSegment.factColumns). */
@@ -123,6 +125,7 @@ export async function writeMerge(ctx: MergeContext, group: readonly SegmentEntry
     rowGroupSize: ctx.rowGroupSize,
     textIndex: ctx.textIndex,
     topListMinRows: ctx.topListMinRows,
+    valueIndexMinRows: ctx.valueIndexMinRows,
     ...(ctx.otherRows === undefined ? {} : { otherRows: ctx.otherRows }),
     // Its text index is made from its inputs' (text-merge.ts).
     ...(ctx.textIndex

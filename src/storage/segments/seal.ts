@@ -38,6 +38,8 @@ export interface SealContext {
   readonly textIndex: boolean;
   /** Segments of at least this many rows get top lists (Infinity: none). */
   readonly topListMinRows: number;
+  /** Segments of at least this many rows get a value index. */
+  readonly valueIndexMinRows: number;
   /** Columns whose presence per span type span segments record (WriteSegment.factColumns). */
   readonly factColumns: readonly string[];
 }
@@ -108,6 +110,7 @@ export async function writeSealSegments(
         compressionLevel: SEAL_COMPRESSION_LEVEL,
         textIndex: ctx.textIndex,
         topListMinRows: ctx.topListMinRows,
+        valueIndexMinRows: ctx.valueIndexMinRows,
         otherRows: partitionRows(ctx.manifest.segments, { project_id: part.projectId, run_id: part.runId, kind: part.kind }),
         factColumns: ctx.factColumns,
         metrics: names.map((n) => metricIds[n]!),

@@ -151,6 +151,7 @@ export class Sealer {
         sealRowGroupSize: s.options.sealRowGroupSize,
         textIndex: s.options.textIndex,
         topListMinRows: listsFrom(s.options),
+        valueIndexMinRows: s.options.valueIndexMinRows,
         factColumns: s.options.notedColumns,
       },
       table,

@@ -18,6 +18,7 @@ import { measureFullMetrics } from './metric-facts.js';
 import { measureTypeFacts } from './type-facts.js';
 import { removeTextIndex, textIndexPath, tokenIndexPath, writeTextIndex } from '../indexes/text-index.js';
 import { mergedTextIndex, type MergedFrom } from '../indexes/text-merge.js';
+import { removeValueIndex, valueIndexPath, writeValueIndex } from '../indexes/value-index.js';
 import { listedEntry, removeTopLists, topListRows, topListsPath, writeTopLists } from '../indexes/top-lists.js';
 
 export interface SegmentFile {
@@ -52,6 +53,8 @@ export interface WriteSegment {
   readonly textIndex: boolean;
   /** Top lists are written for a segment of at least this many rows (RecordStoreOptions.topListMinRows; Infinity: none). */
   readonly topListMinRows: number;
+  /** A value index is written for a segment of at least this many rows (RecordStoreOptions.valueIndexMinRows). */
+  readonly valueIndexMinRows: number;
   /** Rows of its run and kind in the store's other segments (a merge's inputs left out): its lists' depth follows its share. */
   readonly otherRows?: number;
   /** A merge's inputs: its text index is then made from theirs where it can be (text-merge.ts). */
@@ -125,6 +128,7 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
     // The text index is on disk (fsynced with the folder below) before any manifest lists the segment.
     if (w.textIndex) await writeTextIndex(conn, abs, w.mergedFrom ? mergedTextIndex(conn, abs, w.mergedFrom) : undefined);
     await writeChildIndex(conn, abs);
+    if (rows >= w.valueIndexMinRows) await writeValueIndex(conn, abs, rows);
     const depth = topListRows(rows, rows + (w.otherRows ?? 0));
     const lists = rows >= w.topListMinRows && (await writeTopLists(conn, abs, w.metrics, depth));
     const facts = w.kind === 'span' && w.factColumns?.length ? await measureTypeFacts(conn, abs, w.factColumns) : undefined;
@@ -171,6 +175,7 @@ function sideFileBytes(abs: string): number {
     textIndexPath(abs),
     tokenIndexPath(abs),
     topListsPath(abs),
+    valueIndexPath(abs),
   ]) {
     try {
       n += statSync(p).size;
@@ -275,6 +280,7 @@ export function removeSegmentFiles(dir: string, rel: string): void {
   removeTextIndex(join(dir, rel));
   removeChildIndex(join(dir, rel));
   removeTopLists(join(dir, rel));
+  removeValueIndex(join(dir, rel));
 }
 
 /**
@@ -292,6 +298,7 @@ export function removeUnlisted(dir: string, manifest: ManifestState): void {
       childIndexPath(s.file),
       childRowsPath(s.file),
       topListsPath(s.file),
+      valueIndexPath(s.file),
     ]),
   );
   const walk = (d: string): boolean => {

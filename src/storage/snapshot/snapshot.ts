@@ -333,6 +333,7 @@ export class Snapshot {
       expiredOnly,
       given,
       locate,
+      rows: pick?.rows && pick.only && pick.files.size === 1 ? { file: [...pick.files][0]!, rows: pick.rows } : undefined,
     };
     return sourceSql(from, metrics);
   }
@@ -341,6 +342,11 @@ export class Snapshot {
    * Rows of a scope still in memory tables, dead ones included (a superset, for facts about the
    * data), as a subquery; null when there are none.
    */
+  /** Whether memory tables hold rows of a scope (dead ones too). */
+  hasMemoryRows(scope: Scope): boolean {
+    return this.#memFor(scope).length > 0;
+  }
+
   memoryRows(scope: Scope, tables?: readonly MemTable[]): Sql | null {
     const mem = tables ?? this.#memFor(scope);
     if (mem.length === 0) return null;

@@ -1,0 +1,102 @@
+// The rows of a segment that a filter's tests on type, name, model and tags can match, from its value
+// index (src/storage/indexes/value-index.ts), and the tests left over for DuckDB to run at those rows.
+// Serves the conjuncts of a filter's top-level AND that are positive tests of those columns: text
+// eq / one_of / contains on type, name or model, and tags contains / one_of. Case-insensitive tests
+// are served for ASCII needles: DuckDB's lower() maps only A-Z, U+0130 and U+212A into ASCII
+// (test/storage/indexes/text-index.test.ts asks it about every code point), so a value lowered here by
+// that mapping, its other characters kept apart, compares exactly as lower() would have it.
+import type { Expr, Leaf } from '../filter-ast.js';
+import { popcount } from '../../storage/indexes/token-index.js';
+import { markValueRows, VALUE_COLUMNS, type ValueColumnIndex, type ValueIndex } from '../../storage/indexes/value-index.js';
+
+export interface ValueRows {
+  /** One bit per row of the segment: the rows every served test matches. */
+  readonly bits: Uint32Array;
+  /** How many bits are set. */
+  readonly count: number;
+  /** The conjuncts left for DuckDB (null: none, the bits are the answer). */
+  readonly rest: Expr | null;
+}
+
+/** The conjuncts of a filter's top-level AND (a lone test is one conjunct). */
+function conjuncts(e: Expr): Expr[] {
+  return 'and' in e ? e.and.flatMap(conjuncts) : [e];
+}
+
+const ASCII = /^[\x00-\x7f]*$/;
+
+/** Lowered as lower() lowers it, for comparison with an ASCII needle: other non-ASCII characters become U+FFFF. */
+function lowered(v: string): string {
+  if (ASCII.test(v)) return v.toLowerCase();
+  let out = '';
+  for (const ch of v) out += ch === '\u0130' ? 'i' : ch === '\u212a' ? 'k' : ch < '\x80' ? ch.toLowerCase() : '\uffff';
+  return out;
+}
+
+/** The column and a test of one value for a served leaf, or null. */
+function servedTest(leaf: Leaf): { column: number; test: (v: string) => boolean } | null {
+  if (leaf.kind !== 'text' && leaf.kind !== 'collection') return null;
+  const column = VALUE_COLUMNS.findIndex((c) => leaf.column.sql === `r.${c}`);
+  if (column < 0 || (leaf.kind === 'collection') !== (VALUE_COLUMNS[column] === 'tags')) return null;
+  const needles = Array.isArray(leaf.value) ? leaf.value : [leaf.value];
+  const cs = leaf.caseSensitive;
+  if (!cs && !needles.every((n) => ASCII.test(n))) return null;
+  const norm = cs ? (v: string) => v : lowered;
+  const wanted = needles.map((n) => (cs ? n : n.toLowerCase()));
+  switch (leaf.op) {
+    case 'eq':
+      // Collection eq compares whole tag sets: not served.
+      if (leaf.kind === 'collection' || typeof leaf.value !== 'string') return null;
+      return { column, test: (v) => norm(v) === wanted[0] };
+    case 'one_of': {
+      const set = new Set(wanted);
+      return { column, test: (v) => set.has(norm(v)) };
+    }
+    case 'contains':
+      if (typeof leaf.value !== 'string') return null;
+      // On text a substring; on tags a whole tag.
+      return leaf.kind === 'text' ? { column, test: (v) => norm(v).includes(wanted[0]!) } : { column, test: (v) => norm(v) === wanted[0] };
+    default:
+      return null;
+  }
+}
+
+function leafBits(col: ValueColumnIndex, test: (v: string) => boolean, words: number): Uint32Array {
+  const bits = new Uint32Array(words);
+  for (let v = 0; v < col.values.length; v++) if (test(col.values[v]!)) markValueRows(col, v, bits);
+  return bits;
+}
+
+/** The rows of a segment with this index that `filter` may match, or null when the index serves none of its tests. */
+export function valueRows(ix: ValueIndex, filter: Expr | null): ValueRows | null {
+  if (filter === null) return null;
+  const words = Math.ceil(ix.rows / 32);
+  let acc: Uint32Array | null = null;
+  const rest: Expr[] = [];
+  for (const e of conjuncts(filter)) {
+    const served = 'leaf' in e ? servedTest(e.leaf) : null;
+    const col = served ? ix.columns[served.column] : null;
+    if (!served || !col) {
+      rest.push(e);
+      continue;
+    }
+    const bits = leafBits(col, served.test, words);
+    if (acc === null) acc = bits;
+    else for (let i = 0; i < words; i++) acc[i]! &= bits[i]!;
+  }
+  if (acc === null) return null;
+  return { bits: acc, count: popcount(acc), rest: rest.length === 0 ? null : rest.length === 1 ? rest[0]! : { and: rest } };
+}
+
+/** The set bits' positions, ascending. */
+export function rowsOf(bits: Uint32Array): number[] {
+  const out: number[] = [];
+  for (let w = 0; w < bits.length; w++) {
+    let x = bits[w]!;
+    while (x !== 0) {
+      out.push(w * 32 + (31 - Math.clz32(x & -x)));
+      x &= x - 1;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,144 @@
+// Guarantees of the value index (src/storage/indexes/value-index.ts): each indexed column's values
+// are the segment's distinct values, each with exactly the rows DuckDB finds holding it (tags: rows
+// whose list holds the tag), NULLs in none; a column with more distinct values than the cap is left
+// out; a damaged file or one of other rows is not used; segments below valueIndexMinRows get none;
+// a writable open builds the index of listed segments that lack it (an older version's folder), a
+// merge writes its segment's and removes its inputs'.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { Database } from '../../../src/db/database.js';
+import { TraceStore } from '../../../src/engine/trace-store.js';
+import { ident, sql } from '../../../src/query/sql.js';
+import {
+  markValueRows,
+  MAX_VALUES,
+  VALUE_COLUMNS,
+  valueIndexOf,
+  valueIndexPath,
+  type ValueColumnIndex,
+} from '../../../src/storage/indexes/value-index.js';
+import { generateBatches } from '../../support/generator.js';
+import { openStore } from '../../support/helpers.js';
+
+function rowsOfBits(bits: Uint32Array): number[] {
+  const out: number[] = [];
+  for (let r = 0; r < bits.length * 32; r++) if ((bits[r >>> 5]! >>> (r & 31)) & 1) out.push(r);
+  return out;
+}
+
+const segmentFiles = (dir: string): { abs: string; rows: number; kind: string }[] =>
+  (
+    JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { segments: { file: string; rows: number; kind: string }[] }
+  ).segments.map((s) => ({ abs: join(dir, s.file), rows: s.rows, kind: s.kind }));
+
+test('each value lists exactly the rows DuckDB finds holding it', { timeout: 120_000 }, async (t) => {
+  const fx = await openStore(t, { autoCompact: false, valueIndexMinRows: 0 });
+  for (const b of generateBatches({ spans: 2500, batchSpans: 500, seed: 41 }))
+    await fx.store.logTraces(fx.projectId, { log_stream_id: fx.logStreamId, traces: b as never });
+  await fx.store.flush();
+  const segs = segmentFiles(fx.dir);
+  assert.ok(segs.length >= 3, 'span, trace and session segments');
+  const db = await Database.open({ threads: 1 });
+  t.after(() => db.close());
+  for (const seg of segs) {
+    const ix = valueIndexOf(seg.abs, seg.rows);
+    if (ix === null) assert.fail(`${seg.kind} segment has a value index`);
+    for (const [c, name] of VALUE_COLUMNS.entries()) {
+      const col: ValueColumnIndex | null = ix.columns[c] ?? null;
+      if (!col) assert.fail(`${seg.kind}.${name} is indexed`);
+      // The truth, from DuckDB: each value's rows (tags unnested), NULLs left out.
+      const truth = await db.all(
+        name === 'tags'
+          ? sql`SELECT v, list(r ORDER BY r) AS rows FROM (SELECT unnest(list_distinct(tags)) AS v, file_row_number AS r FROM read_parquet(${seg.abs}, file_row_number = true)) GROUP BY v`
+          : sql`SELECT v, list(r ORDER BY r) AS rows FROM (SELECT ${ident(name)} AS v, file_row_number AS r FROM read_parquet(${seg.abs}, file_row_number = true)) WHERE v IS NOT NULL GROUP BY v`,
+      );
+      const want = new Map(truth.map((r) => [String(r['v']), (r['rows'] as unknown[]).map(Number)]));
+      assert.deepEqual([...col.values].sort(), [...want.keys()].sort(), `${seg.kind}.${name}: the distinct values`);
+      for (const [v, value] of col.values.entries()) {
+        const bits = new Uint32Array(Math.ceil(seg.rows / 32));
+        markValueRows(col, v, bits);
+        assert.deepEqual(rowsOfBits(bits), want.get(value), `${seg.kind}.${name} = ${value}`);
+        assert.equal(col.counts[v], want.get(value)!.length);
+      }
+    }
+  }
+  // A damaged file, or one of another row count, is not used.
+  const span = segs.find((s) => s.kind === 'span')!;
+  const bytes = readFileSync(valueIndexPath(span.abs));
+  bytes[20]! ^= 0xff;
+  writeFileSync(valueIndexPath(span.abs), bytes);
+  // A new path (the loaded index of the old one is cached): a copy of the damaged file beside it.
+  const copy = span.abs.replace(/\.parquet$/, '-copy.parquet');
+  writeFileSync(valueIndexPath(copy), bytes);
+  assert.equal(valueIndexOf(copy, span.rows), null, 'a damaged file is not used');
+  rmSync(valueIndexPath(copy));
+  bytes[20]! ^= 0xff;
+  const other = span.abs.replace(/\.parquet$/, '-other.parquet');
+  writeFileSync(valueIndexPath(other), bytes);
+  assert.ok(valueIndexOf(other, span.rows), 'the repaired bytes load');
+  assert.equal(valueIndexOf(other, span.rows + 1), null, 'an index of other rows is not used');
+  rmSync(valueIndexPath(other));
+});
+
+test('a column with more distinct values than the cap is left out; small segments get no index by default', {
+  timeout: 120_000,
+}, async (t) => {
+  const fx = await openStore(t, { autoCompact: false, valueIndexMinRows: 0 });
+  const n = MAX_VALUES + 10;
+  const spans = Array.from({ length: n }, (_, i) => ({ type: 'tool', name: `name-${i}`, input: 'x', output: 'y', tags: ['one'] }));
+  await fx.store.logTraces(fx.projectId, {
+    log_stream_id: fx.logStreamId,
+    traces: [{ type: 'trace', name: 't', input: 'q', spans }] as never,
+  });
+  await fx.store.flush();
+  const span = segmentFiles(fx.dir).find((s) => s.kind === 'span')!;
+  const ix = valueIndexOf(span.abs, span.rows)!;
+  assert.equal(ix.columns[VALUE_COLUMNS.indexOf('name')], null, 'name has too many values');
+  assert.deepEqual(ix.columns[VALUE_COLUMNS.indexOf('tags')]!.values, ['one']);
+  const count = await fx.store.count('span', fx.projectId, {
+    log_stream_id: fx.logStreamId,
+    filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'name-7' }],
+  } as never);
+  assert.equal(count.total_count, 1, 'a test of a column left out reads the segment');
+
+  const small = await openStore(t, { autoCompact: false });
+  await small.store.logTraces(small.projectId, {
+    log_stream_id: small.logStreamId,
+    traces: [{ type: 'trace', name: 't', input: 'q', spans }] as never,
+  });
+  await small.store.flush();
+  for (const s of segmentFiles(small.dir)) assert.equal(existsSync(valueIndexPath(s.abs)), false, 'below 65,536 rows: no value index');
+});
+
+test('a writable open builds the value index of listed segments without one; a merge writes its own and removes its inputs', {
+  timeout: 120_000,
+}, async (t) => {
+  const fx = await openStore(t, { autoCompact: false, valueIndexMinRows: 0 });
+  // Six segments of each kind: enough for a merge.
+  for (const b of generateBatches({ spans: 1500, batchSpans: 250, seed: 43 })) {
+    await fx.store.logTraces(fx.projectId, { log_stream_id: fx.logStreamId, traces: b as never });
+    await fx.store.flush();
+  }
+  await fx.store.close();
+  const before = segmentFiles(fx.dir);
+  for (const s of before) rmSync(valueIndexPath(s.abs));
+  const reopened = await TraceStore.open(fx.dir, { autoCompact: false, valueIndexMinRows: 0, indexRepair: 'held' });
+  t.after(() => reopened.close());
+  assert.ok(
+    before.every((s) => valueIndexOf(s.abs, s.rows) === null),
+    'none before the repair',
+  );
+  const rebuilt = await reopened.maintenance.indexesRepaired();
+  assert.ok(rebuilt >= before.length, `the repair built them (${rebuilt})`);
+  assert.ok(
+    before.every((s) => valueIndexOf(s.abs, s.rows) !== null),
+    'each listed segment has one',
+  );
+  assert.ok((await reopened.maintenance.compact()).merges > 0, 'segments merged');
+  const after = segmentFiles(fx.dir);
+  for (const s of after) assert.ok(valueIndexOf(s.abs, s.rows), 'a merged segment has its value index');
+  for (const s of before.filter((b) => !after.some((a) => a.abs === b.abs)))
+    assert.equal(existsSync(valueIndexPath(s.abs)), false, 'a merged-away segment loses its value index');
+});
