@@ -49,11 +49,12 @@ test('each value lists exactly the rows DuckDB finds holding it', { timeout: 120
       const col: ValueColumnIndex | null = ix.columns[c] ?? null;
       if (!col) assert.fail(`${seg.kind}.${name} is indexed`);
       // The truth, from DuckDB: each value's rows (tags unnested), NULLs left out.
-      const truth = await db.all(
+      const src = sql`read_parquet(${seg.abs}, file_row_number = true)`;
+      const pairs =
         name === 'tags'
-          ? sql`SELECT v, list(r ORDER BY r) AS rows FROM (SELECT unnest(list_distinct(tags)) AS v, file_row_number AS r FROM read_parquet(${seg.abs}, file_row_number = true)) GROUP BY v`
-          : sql`SELECT v, list(r ORDER BY r) AS rows FROM (SELECT ${ident(name)} AS v, file_row_number AS r FROM read_parquet(${seg.abs}, file_row_number = true)) WHERE v IS NOT NULL GROUP BY v`,
-      );
+          ? sql`SELECT unnest(list_distinct(tags)) AS v, file_row_number AS r FROM ${src}`
+          : sql`SELECT ${ident(name)} AS v, file_row_number AS r FROM ${src}`;
+      const truth = await db.all(sql`SELECT v, list(r ORDER BY r) AS rows FROM (${pairs}) WHERE v IS NOT NULL GROUP BY v`);
       const want = new Map(truth.map((r) => [String(r['v']), (r['rows'] as unknown[]).map(Number)]));
       assert.deepEqual([...col.values].sort(), [...want.keys()].sort(), `${seg.kind}.${name}: the distinct values`);
       for (const [v, value] of col.values.entries()) {
