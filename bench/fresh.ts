@@ -128,6 +128,21 @@ export const FRESH_QUESTIONS: FreshQuestion[] = [
       params: [p.model, p.quality, p.tag],
     }),
   },
+  {
+    id: 'count-2-leaves',
+    title: 'count: model eq AND tags contains',
+    answer: 'count',
+    api: (p) => ({
+      op: 'count',
+      body: {
+        filters: [
+          { type: 'text', column_id: 'model', operator: 'eq', value: p.model },
+          { type: 'collection', column_id: 'tags', operator: 'contains', value: p.tag },
+        ],
+      },
+    }),
+    duckdb: (p) => ({ sql: 'SELECT count(*) AS n FROM spans WHERE model = $1 AND list_contains(tags, $2)', params: [p.model, p.tag] }),
+  },
   tokenPage('page-metric-tokens', 'first page of llm spans by metrics/correctness, num_input_tokens gt x', 'ids', ['id']),
   tokenPage('page-metric-shown', 'the same page showing name and model (as the viewer asks)', 'rows', ['id', 'name', 'model']),
   tokenPage('page-metric-whole', 'the same page of whole records (a search, as the official client asks)', 'ids', null),
