@@ -86,7 +86,7 @@ export async function ensureTemplate(
 }
 
 /** Files a store writes once and never changes (segments, their id and text indexes): shared, not copied. */
-const IMMUTABLE = /\.(parquet|ids|tix|tok|kids)$/;
+const IMMUTABLE = /\.(parquet|ids|tix|tok|kids|vix)$/;
 
 /**
  * Copies a store folder: segment files are hard links (a store never writes one in place: merges and

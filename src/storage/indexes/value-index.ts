@@ -193,7 +193,7 @@ export async function writeValueIndex(conn: Connection, abs: string, rows: numbe
     rmSync(tmp, { force: true });
     throw err;
   }
-  loaded.delete(abs);
+  forget(abs);
 }
 
 const utf8 = new TextEncoder();
@@ -246,8 +246,22 @@ function writeColumn(out: FileSink, p: ColumnPlan | null, codes: Int32Array): vo
 
 // ---------------------------------------------------------------- reading
 
-/** Loaded indexes by segment path (null: none usable); segments never change, so neither do these. */
+/**
+ * Loaded indexes by segment path (null: none usable), least recently used first; segments never change,
+ * so neither do these. Files beyond the budget are let go (read again when asked): at 100M spans the
+ * files hold ~300 MB, which a process should not keep for its life.
+ */
 const loaded = new Map<string, ValueIndex | null>();
+
+/** Bytes of loaded files kept at most (`budget`, settable for tests) and kept now (`bytes`). */
+export const valueIndexCache = { budget: 64 << 20, bytes: 0 };
+
+const sizeOf = (ix: ValueIndex | null | undefined): number => (ix ? (ix.columns.find((c) => c !== null)?.bytes.length ?? 0) : 0);
+
+function forget(abs: string): void {
+  valueIndexCache.bytes -= sizeOf(loaded.get(abs));
+  loaded.delete(abs);
+}
 
 /** Parses a file's bytes, or null when they are not a whole index. */
 export function parseValueIndex(buf: Uint8Array): ValueIndex | null {
@@ -294,8 +308,13 @@ export function valueIndexOf(abs: string, rows: number): ValueIndex | null {
     } catch {
       ix = null;
     }
-    loaded.set(abs, ix);
-  }
+    valueIndexCache.bytes += sizeOf(ix);
+    for (const [old] of loaded) {
+      if (valueIndexCache.bytes <= valueIndexCache.budget) break;
+      forget(old);
+    }
+  } else loaded.delete(abs);
+  loaded.set(abs, ix);
   return ix !== null && ix.rows === rows ? ix : null;
 }
 
@@ -327,6 +346,6 @@ export async function ensureValueIndex(conn: Connection, abs: string, rows: numb
 }
 
 export function removeValueIndex(abs: string): void {
-  loaded.delete(abs);
+  forget(abs);
   rmSync(valueIndexPath(abs), { force: true });
 }

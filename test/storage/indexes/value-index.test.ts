@@ -5,7 +5,7 @@
 // a writable open builds the index of listed segments that lack it (an older version's folder), a
 // merge writes its segment's and removes its inputs'.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Database } from '../../../src/db/database.js';
@@ -15,6 +15,7 @@ import {
   markValueRows,
   MAX_VALUES,
   VALUE_COLUMNS,
+  valueIndexCache,
   valueIndexOf,
   valueIndexPath,
   type ValueColumnIndex,
@@ -64,6 +65,22 @@ test('each value lists exactly the rows DuckDB finds holding it', { timeout: 120
         assert.equal(col.counts[v], want.get(value)!.length);
       }
     }
+  }
+  // Loaded files beyond the budget are let go, least recently used first (copies: new paths, not loaded yet).
+  const copies = segs.map((s) => ({ ...s, abs: s.abs.replace(/\.parquet$/, '-lru.parquet') }));
+  for (const [i, c] of copies.entries()) writeFileSync(valueIndexPath(c.abs), readFileSync(valueIndexPath(segs[i]!.abs)));
+  const budget = valueIndexCache.budget;
+  const held = valueIndexCache.bytes;
+  valueIndexCache.budget = held + statSync(valueIndexPath(copies[0]!.abs)).size;
+  try {
+    for (const c of copies) assert.ok(valueIndexOf(c.abs, c.rows), 'a copy loads');
+    const last = statSync(valueIndexPath(copies.at(-1)!.abs)).size;
+    assert.ok(valueIndexCache.bytes <= Math.max(valueIndexCache.budget, last), 'the kept files fit the budget (or are the last one alone)');
+    assert.ok(valueIndexCache.bytes < held + copies.reduce((n, c) => n + statSync(valueIndexPath(c.abs)).size, 0), 'some were let go');
+    assert.ok(valueIndexOf(copies[0]!.abs, copies[0]!.rows), 'one let go loads again');
+  } finally {
+    valueIndexCache.budget = budget;
+    for (const c of copies) rmSync(valueIndexPath(c.abs));
   }
   // A damaged file, or one of another row count, is not used.
   const span = segs.find((s) => s.kind === 'span')!;
