@@ -17,7 +17,7 @@ import type { SegmentEntry } from '../../storage/manifest/manifest.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 import type { SourcePick } from '../../storage/snapshot/snapshot-source.js';
 import { valueIndexOf } from '../../storage/indexes/value-index.js';
-import { rowsOf, valueRows } from './value-rows.js';
+import { rowsOf, servedTests, valueRows } from './value-rows.js';
 
 /** Segment counts kept at most (each a short string key and a number; least recently used go first). */
 const MAX_ENTRIES = 20_000;
@@ -112,15 +112,16 @@ export async function countBySegment(
   // The statements side by side: each one's fixed cost (planning, the file's metadata) overlaps the
   // others' reads.
   let narrowed = 0;
+  // Decided from the filter alone: a filter the value index cannot answer loads no index.
+  const served = servedTests(plan.filter);
   const counted = misses.map(async (s) => {
     const pick: SourcePick = { files: new Set([s.file]), only: true, memory: false };
-    // A filter whose every test the value index answers is counted from it: at once without dead
-    // rows, else by reading those rows' seqs when they are few. A filter with other tests reads the
-    // segment: DuckDB's scan tests columns as fast as it would test the candidates' row numbers, and
-    // the other tests' columns are read whole either way (measured: bench/results/2026-11-30-value-index-s20.txt).
-    const ix = valueIndexOf(snap.path(s), s.rows);
-    const v = ix && valueRows(ix, plan.filter);
-    const answers = v !== null && v.rest === null && (deadFree.has(s.file) || v.count <= s.rows * NARROW_SHARE);
+    // A filter whose every test the value index serves is counted from it: at once without dead
+    // rows, else by reading those rows' seqs when they are few. Other filters read the segment
+    // (value-rows.ts says why).
+    const ix = served && valueIndexOf(snap.path(s), s.rows);
+    const v = ix ? valueRows(ix, served) : null;
+    const answers = v !== null && (deadFree.has(s.file) || v.count <= s.rows * NARROW_SHARE);
     let c: number;
     if (!answers) c = await run(over(pick));
     else if (deadFree.has(s.file) || v.count === 0) c = v.count;

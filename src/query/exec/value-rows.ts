@@ -1,21 +1,20 @@
-// The rows of a segment that a filter's tests on type, name, model and tags can match, from its value
-// index (src/storage/indexes/value-index.ts), and the tests left over for DuckDB to run at those rows.
-// Serves the conjuncts of a filter's top-level AND that are positive tests of those columns: text
-// eq / one_of / contains on type, name or model, and tags contains / one_of. Case-insensitive tests
+// The rows of a segment that a filter's tests on type, name, model and tags match, from its value
+// index (src/storage/indexes/value-index.ts), when every conjunct of the filter's top-level AND is a
+// positive test of those columns: text eq / one_of / contains on type, name or model, and tags
+// contains / one_of. Other filters read the segment: a DuckDB scan tests columns about as fast as it
+// would test candidate row numbers, and their other tests' columns are read whole either way. Case-insensitive tests
 // are served for ASCII needles: DuckDB's lower() maps only A-Z, U+0130 and U+212A into ASCII
 // (test/storage/indexes/text-index.test.ts asks it about every code point), so a value lowered here by
 // that mapping, its other characters kept apart, compares exactly as lower() would have it.
 import type { Expr, Leaf } from '../filter-ast.js';
 import { popcount } from '../../storage/indexes/token-index.js';
-import { markValueRows, VALUE_COLUMNS, type ValueColumnIndex, type ValueIndex } from '../../storage/indexes/value-index.js';
+import { markValueRows, VALUE_COLUMNS, type ValueIndex } from '../../storage/indexes/value-index.js';
 
 export interface ValueRows {
-  /** One bit per row of the segment: the rows every served test matches. */
+  /** One bit per row of the segment: the rows every test matches. */
   readonly bits: Uint32Array;
   /** How many bits are set. */
   readonly count: number;
-  /** The conjuncts left for DuckDB (null: none, the bits are the answer). */
-  readonly rest: Expr | null;
 }
 
 /** The conjuncts of a filter's top-level AND (a lone test is one conjunct). */
@@ -61,31 +60,40 @@ function servedTest(leaf: Leaf): { column: number; test: (v: string) => boolean 
   }
 }
 
-function leafBits(col: ValueColumnIndex, test: (v: string) => boolean, words: number): Uint32Array {
-  const bits = new Uint32Array(words);
-  for (let v = 0; v < col.values.length; v++) if (test(col.values[v]!)) markValueRows(col, v, bits);
-  return bits;
+/** A test the value index serves: its column and which of the column's values it admits. */
+export interface ServedTest {
+  readonly column: number;
+  readonly test: (v: string) => boolean;
 }
 
-/** The rows of a segment with this index that `filter` may match, or null when the index serves none of its tests. */
-export function valueRows(ix: ValueIndex, filter: Expr | null): ValueRows | null {
+/** The filter's tests when the value index serves every one (the conjuncts of its top-level AND), else null. */
+export function servedTests(filter: Expr | null): ServedTest[] | null {
   if (filter === null) return null;
-  const words = Math.ceil(ix.rows / 32);
-  let acc: Uint32Array | null = null;
-  const rest: Expr[] = [];
+  const out: ServedTest[] = [];
   for (const e of conjuncts(filter)) {
     const served = 'leaf' in e ? servedTest(e.leaf) : null;
-    const col = served ? ix.columns[served.column] : null;
-    if (!served || !col) {
-      rest.push(e);
-      continue;
-    }
-    const bits = leafBits(col, served.test, words);
+    if (served === null) return null;
+    out.push(served);
+  }
+  return out;
+}
+
+/**
+ * The rows of a segment with this index that every test matches, as one bit a row, and their number;
+ * null when a tested column is left out of its file or its postings cannot be read (read the segment).
+ */
+export function valueRows(ix: ValueIndex, tests: readonly ServedTest[]): ValueRows | null {
+  const words = Math.ceil(ix.rows / 32);
+  let acc: Uint32Array | null = null;
+  for (const t of tests) {
+    const col = ix.columns[t.column];
+    if (!col) return null;
+    const bits = new Uint32Array(words);
+    for (let v = 0; v < col.values.length; v++) if (t.test(col.values[v]!) && !markValueRows(ix, col, v, bits)) return null;
     if (acc === null) acc = bits;
     else for (let i = 0; i < words; i++) acc[i]! &= bits[i]!;
   }
-  if (acc === null) return null;
-  return { bits: acc, count: popcount(acc), rest: rest.length === 0 ? null : rest.length === 1 ? rest[0]! : { and: rest } };
+  return acc === null ? null : { bits: acc, count: popcount(acc) };
 }
 
 /** The set bits' positions, ascending. */

@@ -1,8 +1,7 @@
 // The value index of a segment (`seg-N.vix`): for each of a few low-cardinality columns (type, name,
-// model, tags), every value it holds with the rows (file row numbers) holding it. A count whose
-// filter tests those columns for equality, membership or a substring of the values finds its
-// candidate rows here and reads only the other columns' tests, at those rows (query/exec/value-rows.ts);
-// a filter of such tests alone is answered without reading the segment. ~1.3 bytes a row on disk.
+// model, tags), every value it holds with the rows (file row numbers) holding it. A count whose every
+// test is an equality, membership or substring test of those columns is answered from it without
+// reading the segment (query/exec/value-rows.ts, count-cache.ts). About 3 bytes a row on disk.
 //
 // Exact, not a sketch: postings hold every row of every value, NULLs in none. A column with more than
 // MAX_VALUES distinct values in a segment (tags: distinct tag sets) is left out of that segment's file
@@ -10,11 +9,14 @@
 // each column's distinct values with their hash() and each row's hash(), matched here, so no string
 // crosses into JavaScript per row (hash() is used only while building; the file holds the strings).
 //
-// Layout (little-endian): magic, rows, then per column of VALUE_COLUMNS the number of values
-// (NOT_INDEXED when left out) and per value its UTF-8 length and bytes, its row count, the byte
-// length of its postings and the postings (the first row, then gaps, as varints); then a CRC-32 of
-// all before it. Each load checks the checksum and the rows: a damaged or stale file is not used.
-import { readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+// Layout (little-endian, storage-format.md): magic and rows; the postings of every value, column by
+// column (the first row, then each gap less one, as varints), each followed by its CRC-32; then the
+// directory (per column the number of values, or NOT_INDEXED, and per value its UTF-8 length and
+// bytes, its row count and its postings' length), its length, a CRC-32 of the first 8 bytes and the
+// directory, and the magic again. A reader loads the directory (its checksum and rows checked: a
+// damaged or stale file is not used) and reads a value's postings when a count asks for them,
+// checking theirs; so a question reads the values it tests, not the file.
+import { closeSync, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
 import type { Connection } from '../../db/database.js';
 import { crc32 } from '../crc32.js';
 import { fsyncPathAsync } from '../fs-util.js';
@@ -24,7 +26,7 @@ import { int, ident, joinSql, param, raw, sql } from '../../query/sql.js';
 export const VALUE_COLUMNS = ['type', 'name', 'model', 'tags'] as const;
 export type ValueColumn = (typeof VALUE_COLUMNS)[number];
 
-const MAGIC = 0x31584956; // "VIX1"
+const MAGIC = 0x32584956; // "VIX2"
 const NOT_INDEXED = 0xffffffff;
 /** Segments with fewer rows get no value index by default (RecordStoreOptions.valueIndexMinRows). */
 export const VALUE_INDEX_MIN_ROWS = 65_536;
@@ -35,19 +37,22 @@ export function valueIndexPath(parquetPath: string): string {
   return parquetPath.replace(/\.parquet$/, '.vix');
 }
 
-/** One column of a loaded index: each value's row count and where its postings lie in the file. */
+/** One column of a loaded directory: each value, its row count and where its postings lie in the file. */
 export interface ValueColumnIndex {
   readonly values: readonly string[];
   readonly counts: Uint32Array;
-  readonly starts: Uint32Array;
-  readonly ends: Uint32Array;
-  readonly bytes: Uint8Array;
+  /** File offset and byte length of each value's postings (its CRC-32 follows them). */
+  readonly offsets: Float64Array;
+  readonly lengths: Uint32Array;
 }
 
 export interface ValueIndex {
+  readonly path: string;
   readonly rows: number;
   /** By VALUE_COLUMNS' order; null for a column the file leaves out. */
   readonly columns: readonly (ValueColumnIndex | null)[];
+  /** Bytes the directory takes in memory (about its size on disk). */
+  readonly bytes: number;
 }
 
 // ---------------------------------------------------------------- building
@@ -150,60 +155,54 @@ async function plans(conn: Connection, abs: string): Promise<(ColumnPlan | null)
   return out.map((p) => (p === null || new Set(p.hashes).size < p.hashes.length || p.hashes.includes(0n) ? null : p));
 }
 
-/**
- * Writes the value index of the segment at `abs` (`rows` rows) and fsyncs it (the caller fsyncs the
- * folder). Written aside and renamed: a reader never meets half a file.
- */
-export async function writeValueIndex(conn: Connection, abs: string, rows: number): Promise<void> {
-  const cols = await plans(conn, abs);
-  const hashed = VALUE_COLUMNS.map((c, i) => (cols[i] === null ? null : c === 'tags' ? 'tag_set' : c));
-  // Each row's hash() per indexed column (0 for NULL or no tags), in row order.
-  const exprs = hashed
-    .filter((c) => c !== null)
-    .map((c) => raw(`CASE WHEN ${c} IS NULL${c === 'tag_set' ? " OR tag_set = ''" : ''} THEN 0::UBIGINT ELSE hash(${c}) END`));
-  const codes = hashed.map(() => new Int32Array(rows).fill(-1));
-  const lookups = cols.map((p) => (p === null ? null : new HashCodes(p.hashes)));
-  const live = hashed.flatMap((c, i) => (c === null ? [] : [i]));
-  if (live.length > 0) {
-    let row = 0;
-    for await (const chunk of conn.fixedChunks(sql`SELECT ${joinSql(exprs)} FROM read_parquet(${abs}, hive_partitioning = false)`)) {
-      const n = chunk[0]!.length / 8;
-      if (row + n > rows) throw new Error(`value index: ${abs} has more than ${rows} rows`);
-      live.forEach((col, k) => {
-        const words = new Uint32Array(chunk[k]!.buffer, chunk[k]!.byteOffset, n * 2);
-        const look = lookups[col]!;
-        const out = codes[col]!;
-        for (let j = 0; j < n; j++) out[row + j] = look.code(words[2 * j]!, words[2 * j + 1]!);
-      });
-      row += n;
-    }
-    if (row !== rows) throw new Error(`value index: ${abs} has ${row} rows, not ${rows}`);
+/** Each row's code in one indexed column (-1: NULL, or no tags), from DuckDB's hash() of the values. */
+async function rowCodes(conn: Connection, abs: string, column: ValueColumn, p: ColumnPlan, rows: number): Promise<Int32Array> {
+  const c = column === 'tags' ? 'tag_set' : column;
+  // The column name is one of ours; hash() of a NULL (or of no tags) becomes 0, no value's hash.
+  const expr = raw(`CASE WHEN ${c} IS NULL${c === 'tag_set' ? " OR tag_set = ''" : ''} THEN 0::UBIGINT ELSE hash(${c}) END`);
+  const codes = new Int32Array(rows);
+  const look = new HashCodes(p.hashes);
+  let row = 0;
+  for await (const [chunk] of conn.fixedChunks(sql`SELECT ${expr} FROM read_parquet(${abs}, hive_partitioning = false)`)) {
+    const n = chunk!.length / 8;
+    if (row + n > rows) throw new Error(`value index: ${abs} has more than ${rows} rows`);
+    const words = new Uint32Array(chunk!.buffer, chunk!.byteOffset, n * 2);
+    for (let j = 0; j < n; j++) codes[row + j] = look.code(words[2 * j]!, words[2 * j + 1]!);
+    row += n;
   }
-  const tmp = `${valueIndexPath(abs)}.tmp-${process.pid}`;
-  const out = new FileSink(tmp);
-  try {
-    out.u32(MAGIC);
-    out.u32(rows);
-    for (const [i, p] of cols.entries()) writeColumn(out, p, codes[i]!);
-    out.finishWithCrc();
-    await fsyncPathAsync(tmp);
-    renameSync(tmp, valueIndexPath(abs));
-  } catch (err) {
-    out.abandon();
-    rmSync(tmp, { force: true });
-    throw err;
+  if (row !== rows) throw new Error(`value index: ${abs} has ${row} rows, not ${rows}`);
+  return codes;
+}
+
+/** Grows as it is written: the directory, kept in memory until the postings are out. */
+class Bytes {
+  buf = new Uint8Array(1 << 12);
+  n = 0;
+  #room(k: number): void {
+    if (this.n + k <= this.buf.length) return;
+    const b = new Uint8Array(Math.max(this.buf.length * 2, this.n + k));
+    b.set(this.buf.subarray(0, this.n));
+    this.buf = b;
   }
-  forget(abs);
+  u32(v: number): void {
+    this.#room(4);
+    new DataView(this.buf.buffer).setUint32(this.n, v, true);
+    this.n += 4;
+  }
+  write(b: Uint8Array): void {
+    this.#room(b.length);
+    this.buf.set(b, this.n);
+    this.n += b.length;
+  }
 }
 
 const utf8 = new TextEncoder();
 
-/** One column's values and postings, from each row's code (a tag set's code stands for its tags). */
-function writeColumn(out: FileSink, p: ColumnPlan | null, codes: Int32Array): void {
-  if (p === null) {
-    out.u32(NOT_INDEXED);
-    return;
-  }
+/**
+ * Writes one column's postings (and their checksums) from each row's code (a tag set's code stands for
+ * its tags) and its part of the directory.
+ */
+function writeColumn(out: FileSink, dir: Bytes, p: ColumnPlan, codes: Int32Array): void {
   const n = p.values.length;
   // Counting sort of the rows by value: each value's rows come out in row order.
   const counts = new Uint32Array(n);
@@ -223,80 +222,152 @@ function writeColumn(out: FileSink, p: ColumnPlan | null, codes: Int32Array): vo
   each((row, v) => {
     rowsOf[at[v]!++] = row;
   });
-  out.u32(n);
+  dir.u32(n);
   for (let v = 0; v < n; v++) {
-    const bytes = utf8.encode(p.values[v]!);
-    out.u32(bytes.length);
-    out.write(bytes);
-    out.u32(counts[v]!);
     let len = 0;
     let last = -1;
     for (let k = starts[v]!; k < starts[v + 1]!; k++) {
       len += varintSize(rowsOf[k]! - last - 1);
       last = rowsOf[k]!;
     }
-    out.u32(len);
+    const post = new Uint8Array(len);
+    let o = 0;
     last = -1;
     for (let k = starts[v]!; k < starts[v + 1]!; k++) {
-      out.varint(rowsOf[k]! - last - 1);
+      let d = rowsOf[k]! - last - 1;
       last = rowsOf[k]!;
+      while (d >= 0x80) {
+        post[o++] = (d & 0x7f) | 0x80;
+        d >>>= 7;
+      }
+      post[o++] = d;
     }
+    out.write(post);
+    out.u32(crc32(post));
+    const name = utf8.encode(p.values[v]!);
+    dir.u32(name.length);
+    dir.write(name);
+    dir.u32(counts[v]!);
+    dir.u32(len);
   }
+}
+
+/**
+ * Writes the value index of the segment at `abs` (`rows` rows) and fsyncs it (the caller fsyncs the
+ * folder). Written aside and renamed: a reader never meets half a file. One column at a time (its
+ * rows' codes are 4 bytes a row).
+ */
+export async function writeValueIndex(conn: Connection, abs: string, rows: number): Promise<void> {
+  const cols = await plans(conn, abs);
+  const tmp = `${valueIndexPath(abs)}.tmp-${process.pid}`;
+  const out = new FileSink(tmp);
+  try {
+    const head = new Uint8Array(8);
+    const view = new DataView(head.buffer);
+    view.setUint32(0, MAGIC, true);
+    view.setUint32(4, rows, true);
+    out.write(head);
+    const dir = new Bytes();
+    for (const [i, p] of cols.entries()) {
+      if (p === null) dir.u32(NOT_INDEXED);
+      else writeColumn(out, dir, p, await rowCodes(conn, abs, VALUE_COLUMNS[i]!, p, rows));
+    }
+    const directory = dir.buf.subarray(0, dir.n);
+    out.write(directory);
+    out.u32(directory.length);
+    out.u32(crc32(directory, crc32(head)));
+    out.u32(MAGIC);
+    out.close();
+    await fsyncPathAsync(tmp);
+    renameSync(tmp, valueIndexPath(abs));
+  } catch (err) {
+    out.abandon();
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+  forget(abs);
 }
 
 // ---------------------------------------------------------------- reading
 
 /**
- * Loaded indexes by segment path (null: none usable), least recently used first; segments never change,
- * so neither do these. Files beyond the budget are let go (read again when asked): at 100M spans the
- * files hold ~300 MB, which a process should not keep for its life.
+ * Loaded directories by segment path (null: none usable), least recently used first; segments never
+ * change, so neither do these. Beyond the budget the oldest are let go (read again when asked).
  */
 const loaded = new Map<string, ValueIndex | null>();
 
-/** Bytes of loaded files kept at most (`budget`, settable for tests) and kept now (`bytes`). */
-export const valueIndexCache = { budget: 64 << 20, bytes: 0 };
+/** Bytes of loaded directories kept at most (`budget`, settable for tests) and kept now (`bytes`). */
+export const valueIndexCache = { budget: 16 << 20, bytes: 0 };
 
-const sizeOf = (ix: ValueIndex | null | undefined): number => (ix ? (ix.columns.find((c) => c !== null)?.bytes.length ?? 0) : 0);
+const sizeOf = (ix: ValueIndex | null | undefined): number => ix?.bytes ?? 0;
 
 function forget(abs: string): void {
   valueIndexCache.bytes -= sizeOf(loaded.get(abs));
   loaded.delete(abs);
 }
 
-/** Parses a file's bytes, or null when they are not a whole index. */
-export function parseValueIndex(buf: Uint8Array): ValueIndex | null {
-  if (buf.length < 12) return null;
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  if (view.getUint32(buf.length - 4, true) !== crc32(buf.subarray(0, buf.length - 4))) return null;
-  if (view.getUint32(0, true) !== MAGIC) return null;
-  const rows = view.getUint32(4, true);
-  let at = 8;
-  const text = new TextDecoder();
-  const columns: (ValueColumnIndex | null)[] = [];
-  for (let c = 0; c < VALUE_COLUMNS.length; c++) {
-    const n = view.getUint32(at, true);
-    at += 4;
-    if (n === NOT_INDEXED) {
-      columns.push(null);
-      continue;
-    }
-    const values: string[] = [];
-    const counts = new Uint32Array(n);
-    const starts = new Uint32Array(n);
-    const ends = new Uint32Array(n);
-    for (let v = 0; v < n; v++) {
-      const len = view.getUint32(at, true);
-      values.push(text.decode(buf.subarray(at + 4, at + 4 + len)));
-      at += 4 + len;
-      counts[v] = view.getUint32(at, true);
-      const bytes = view.getUint32(at + 4, true);
-      starts[v] = at + 8;
-      ends[v] = at + 8 + bytes;
-      at = ends[v]!;
-    }
-    columns.push({ values, counts, starts, ends, bytes: buf });
+/** Reads `length` bytes at `position` of an open file (short only at its end). */
+function readAt(fd: number, length: number, position: number): Uint8Array {
+  const buf = new Uint8Array(length);
+  let n = 0;
+  while (n < length) {
+    const k = readSync(fd, buf, n, length - n, position + n);
+    if (k === 0) break;
+    n += k;
   }
-  return at === buf.length - 4 ? { rows, columns } : null;
+  return buf.subarray(0, n);
+}
+
+/** The directory of the file at `path`, or null when it is not a whole index's. */
+export function readValueDirectory(path: string): ValueIndex | null {
+  const fd = openSync(path, 'r');
+  try {
+    const size = statSync(path).size;
+    if (size < 20) return null;
+    const tail = readAt(fd, 12, size - 12);
+    const tv = new DataView(tail.buffer, tail.byteOffset, 12);
+    const dirLen = tv.getUint32(0, true);
+    if (tv.getUint32(8, true) !== MAGIC || dirLen > size - 20) return null;
+    const head = readAt(fd, 8, 0);
+    const dir = readAt(fd, dirLen, size - 12 - dirLen);
+    if (crc32(dir, crc32(head)) !== tv.getUint32(4, true)) return null;
+    const hv = new DataView(head.buffer, head.byteOffset, 8);
+    if (hv.getUint32(0, true) !== MAGIC) return null;
+    const view = new DataView(dir.buffer, dir.byteOffset, dir.byteLength);
+    const text = new TextDecoder();
+    const columns: (ValueColumnIndex | null)[] = [];
+    let at = 0;
+    let offset = 8;
+    for (let c = 0; c < VALUE_COLUMNS.length; c++) {
+      const n = view.getUint32(at, true);
+      at += 4;
+      if (n === NOT_INDEXED) {
+        columns.push(null);
+        continue;
+      }
+      const values: string[] = [];
+      const counts = new Uint32Array(n);
+      const offsets = new Float64Array(n);
+      const lengths = new Uint32Array(n);
+      for (let v = 0; v < n; v++) {
+        const len = view.getUint32(at, true);
+        values.push(text.decode(dir.subarray(at + 4, at + 4 + len)));
+        at += 4 + len;
+        counts[v] = view.getUint32(at, true);
+        lengths[v] = view.getUint32(at + 4, true);
+        at += 8;
+        offsets[v] = offset;
+        offset += lengths[v]! + 4;
+      }
+      columns.push({ values, counts, offsets, lengths });
+    }
+    if (at !== dirLen || offset !== size - 12 - dirLen) return null;
+    return { path, rows: hv.getUint32(4, true), columns, bytes: dirLen + 64 * VALUE_COLUMNS.length };
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The value index of a segment of `rows` rows, or null when it has none usable (read the columns). */
@@ -304,7 +375,7 @@ export function valueIndexOf(abs: string, rows: number): ValueIndex | null {
   let ix = loaded.get(abs);
   if (ix === undefined) {
     try {
-      ix = parseValueIndex(readFileSync(valueIndexPath(abs)));
+      ix = readValueDirectory(valueIndexPath(abs));
     } catch {
       ix = null;
     }
@@ -318,12 +389,26 @@ export function valueIndexOf(abs: string, rows: number): ValueIndex | null {
   return ix !== null && ix.rows === rows ? ix : null;
 }
 
-/** Sets the bits of value `v`'s rows in `bits` (one bit a row). */
-export function markValueRows(col: ValueColumnIndex, v: number, bits: Uint32Array): void {
-  const b = col.bytes;
+/**
+ * Sets the bits of value `v`'s rows in `bits` (one bit a row), reading its postings from the file;
+ * false when they cannot be read whole (the caller reads the segment instead).
+ */
+export function markValueRows(ix: ValueIndex, col: ValueColumnIndex, v: number, bits: Uint32Array): boolean {
+  let b: Uint8Array;
+  try {
+    const fd = openSync(ix.path, 'r');
+    try {
+      b = readAt(fd, col.lengths[v]! + 4, col.offsets[v]!);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+  const end = col.lengths[v]!;
+  if (b.length !== end + 4 || crc32(b.subarray(0, end)) !== new DataView(b.buffer, b.byteOffset + end, 4).getUint32(0, true)) return false;
   let row = -1;
-  let at = col.starts[v]!;
-  const end = col.ends[v]!;
+  let at = 0;
   while (at < end) {
     let d = 0;
     let shift = 0;
@@ -334,8 +419,10 @@ export function markValueRows(col: ValueColumnIndex, v: number, bits: Uint32Arra
       shift += 7;
     } while (x >= 0x80);
     row += d + 1;
+    if (row >= ix.rows) return false;
     bits[row >>> 5]! |= 1 << (row & 31);
   }
+  return true;
 }
 
 /** Builds a listed segment's value index when it has none usable; returns the bytes written (0 when it had one). */

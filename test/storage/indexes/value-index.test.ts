@@ -35,7 +35,7 @@ const segmentFiles = (dir: string): { abs: string; rows: number; kind: string }[
   ).segments.map((s) => ({ abs: join(dir, s.file), rows: s.rows, kind: s.kind }));
 
 test('each value lists exactly the rows DuckDB finds holding it', { timeout: 120_000 }, async (t) => {
-  const fx = await openStore(t, { autoCompact: false, valueIndexMinRows: 0 });
+  const fx = await openStore(t, { autoCompact: false, valueIndexMinRows: 0, segmentCountMinRows: 1 });
   for (const b of generateBatches({ spans: 2500, batchSpans: 500, seed: 41 }))
     await fx.store.logTraces(fx.projectId, { log_stream_id: fx.logStreamId, traces: b as never });
   await fx.store.flush();
@@ -60,7 +60,7 @@ test('each value lists exactly the rows DuckDB finds holding it', { timeout: 120
       assert.deepEqual([...col.values].sort(), [...want.keys()].sort(), `${seg.kind}.${name}: the distinct values`);
       for (const [v, value] of col.values.entries()) {
         const bits = new Uint32Array(Math.ceil(seg.rows / 32));
-        markValueRows(col, v, bits);
+        assert.ok(markValueRows(ix, col, v, bits), `${seg.kind}.${name} = ${value}: its postings read whole`);
         assert.deepEqual(rowsOfBits(bits), want.get(value), `${seg.kind}.${name} = ${value}`);
         assert.equal(col.counts[v], want.get(value)!.length);
       }
@@ -82,20 +82,31 @@ test('each value lists exactly the rows DuckDB finds holding it', { timeout: 120
     valueIndexCache.budget = budget;
     for (const c of copies) rmSync(valueIndexPath(c.abs));
   }
-  // A damaged file, or one of another row count, is not used.
+  // Damaged postings are not used (that segment is read instead); a damaged directory, or one of
+  // another row count, leaves the whole file unused.
   const span = segs.find((s) => s.kind === 'span')!;
-  const bytes = readFileSync(valueIndexPath(span.abs));
-  bytes[20]! ^= 0xff;
-  writeFileSync(valueIndexPath(span.abs), bytes);
-  // A new path (the loaded index of the old one is cached): a copy of the damaged file beside it.
+  const good = readFileSync(valueIndexPath(span.abs));
+  const ix = valueIndexOf(span.abs, span.rows)!;
+  const model = ix.columns[VALUE_COLUMNS.indexOf('model')]!;
+  const bad = Buffer.from(good);
+  // The first row's lowest bit: still postings in form, of another row (only the checksum tells).
+  bad[model.offsets[0]!]! ^= 0x01;
+  writeFileSync(valueIndexPath(span.abs), bad);
+  assert.equal(markValueRows(ix, model, 0, new Uint32Array(Math.ceil(span.rows / 32))), false, 'damaged postings are refused');
+  const filters = [{ type: 'text', column_id: 'model', operator: 'eq', value: model.values[0] }];
+  const got = await fx.store.count('span', fx.projectId, { log_stream_id: fx.logStreamId, filters } as never);
+  assert.equal(got.total_count, model.counts[0], 'the count reads the segment instead, and agrees');
+  writeFileSync(valueIndexPath(span.abs), good);
+  // A new path (the loaded directory of the old one is kept): a copy with a damaged directory.
   const copy = span.abs.replace(/\.parquet$/, '-copy.parquet');
-  writeFileSync(valueIndexPath(copy), bytes);
-  assert.equal(valueIndexOf(copy, span.rows), null, 'a damaged file is not used');
+  const dirBad = Buffer.from(good);
+  dirBad[dirBad.length - 20]! ^= 0xff;
+  writeFileSync(valueIndexPath(copy), dirBad);
+  assert.equal(valueIndexOf(copy, span.rows), null, 'a damaged directory is not used');
   rmSync(valueIndexPath(copy));
-  bytes[20]! ^= 0xff;
   const other = span.abs.replace(/\.parquet$/, '-other.parquet');
-  writeFileSync(valueIndexPath(other), bytes);
-  assert.ok(valueIndexOf(other, span.rows), 'the repaired bytes load');
+  writeFileSync(valueIndexPath(other), good);
+  assert.ok(valueIndexOf(other, span.rows), 'the whole file loads');
   assert.equal(valueIndexOf(other, span.rows + 1), null, 'an index of other rows is not used');
   rmSync(valueIndexPath(other));
 });
