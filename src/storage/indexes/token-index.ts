@@ -213,6 +213,8 @@ export function popcount(bits: Uint32Array): number {
   let n = 0;
   for (let i = 0; i < bits.length; i++) {
     let x = bits[i]!;
+    // Most words of a selective answer are empty.
+    if (x === 0) continue;
     x -= (x >>> 1) & 0x55555555;
     x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
     n += Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
