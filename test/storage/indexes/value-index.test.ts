@@ -171,3 +171,21 @@ test('a writable open builds the value index of listed segments without one; a m
   for (const s of before.filter((b) => !after.some((a) => a.abs === b.abs)))
     assert.equal(existsSync(valueIndexPath(s.abs)), false, 'a merged-away segment loses its value index');
 });
+
+test('an import writes the value index of its segments', { timeout: 120_000 }, async (t) => {
+  const src = await openStore(t, { autoCompact: false });
+  for (const b of generateBatches({ spans: 1200, batchSpans: 400, seed: 47 }))
+    await src.store.logTraces(src.projectId, { log_stream_id: src.logStreamId, traces: b as never });
+  await src.store.flush();
+  const file = join(src.dir, 'export.parquet');
+  await src.store.data.exportFile(src.projectId, file, { log_stream_id: src.logStreamId, format: 'parquet' });
+  const fx = await openStore(t, { autoCompact: false, valueIndexMinRows: 0 });
+  await fx.store.data.importFile(file, { project: 'test-project', logStream: 'default' });
+  const segs = segmentFiles(fx.dir);
+  assert.ok(segs.length >= 3, 'segments of each kind');
+  for (const s of segs) assert.ok(valueIndexOf(s.abs, s.rows), `${s.kind} segment has its value index`);
+  const count = (fxx: typeof fx, filters: unknown[]) =>
+    fxx.store.count('span', fxx.projectId, { log_stream_id: fxx.logStreamId, filters } as never).then((r) => r.total_count);
+  const filters = [{ type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }];
+  assert.equal(await count(fx, filters), await count(src, filters), 'the imported spans count alike');
+});
