@@ -1,7 +1,7 @@
 // The rows of a segment that a filter's tests on type, name, model and tags match, from its value
 // index (src/storage/indexes/value-index.ts), when every conjunct of the filter's top-level AND is a
-// positive test of those columns: text eq / one_of / contains on type, name or model, and tags
-// contains / one_of. Other filters read the segment: a DuckDB scan tests columns about as fast as it
+// test of those columns: text eq / ne / one_of / not_in / contains on type, name or model, tags
+// contains / one_of / not_in, or the NOT of one of these. Other filters read the segment: a DuckDB scan tests columns about as fast as it
 // would test candidate row numbers, and their other tests' columns are read whole either way. Case-insensitive tests
 // are served for ASCII needles: DuckDB's lower() maps only A-Z, U+0130 and U+212A into ASCII
 // (test/storage/indexes/text-index.test.ts asks it about every code point), so a value lowered here by
@@ -32,8 +32,8 @@ function lowered(v: string): string {
   return out;
 }
 
-/** The column and a test of one value for a served leaf, or null. */
-function servedTest(leaf: Leaf): { column: number; test: (v: string) => boolean } | null {
+/** The column and a test of one value for a served leaf (its complement for ne and not_in), or null. */
+function servedTest(leaf: Leaf): ServedTest | null {
   if (leaf.kind !== 'text' && leaf.kind !== 'collection') return null;
   const column = VALUE_COLUMNS.findIndex((c) => leaf.column.sql === `r.${c}`);
   if (column < 0 || (leaf.kind === 'collection') !== (VALUE_COLUMNS[column] === 'tags')) return null;
@@ -44,26 +44,32 @@ function servedTest(leaf: Leaf): { column: number; test: (v: string) => boolean 
   const wanted = needles.map((n) => (cs ? n : n.toLowerCase()));
   switch (leaf.op) {
     case 'eq':
+    case 'ne':
       // Collection eq compares whole tag sets: not served.
       if (leaf.kind === 'collection' || typeof leaf.value !== 'string') return null;
-      return { column, test: (v) => norm(v) === wanted[0] };
-    case 'one_of': {
+      return { column, test: (v) => norm(v) === wanted[0], negate: leaf.op === 'ne' };
+    case 'one_of':
+    case 'not_in': {
       const set = new Set(wanted);
-      return { column, test: (v) => set.has(norm(v)) };
+      return { column, test: (v) => set.has(norm(v)), negate: leaf.op === 'not_in' };
     }
     case 'contains':
       if (typeof leaf.value !== 'string') return null;
       // On text a substring; on tags a whole tag.
-      return leaf.kind === 'text' ? { column, test: (v) => norm(v).includes(wanted[0]!) } : { column, test: (v) => norm(v) === wanted[0] };
+      return { column, test: leaf.kind === 'text' ? (v) => norm(v).includes(wanted[0]!) : (v) => norm(v) === wanted[0], negate: false };
     default:
       return null;
   }
 }
 
-/** A test the value index serves: its column and which of the column's values it admits. */
+/**
+ * A test the value index serves: its column, which of the column's values it admits, and whether it
+ * matches the other rows instead (ne, not_in, not: exact complements, so rows without a value match).
+ */
 export interface ServedTest {
   readonly column: number;
   readonly test: (v: string) => boolean;
+  readonly negate: boolean;
 }
 
 /** The filter's tests when the value index serves every one (the conjuncts of its top-level AND), else null. */
@@ -71,8 +77,9 @@ export function servedTests(filter: Expr | null): ServedTest[] | null {
   if (filter === null) return null;
   const out: ServedTest[] = [];
   for (const e of conjuncts(filter)) {
-    const served = 'leaf' in e ? servedTest(e.leaf) : null;
-    if (served === null) return null;
+    const leaf = 'leaf' in e ? servedTest(e.leaf) : 'not' in e && 'leaf' in e.not ? servedTest(e.not.leaf) : null;
+    if (leaf === null) return null;
+    const served = 'not' in e ? { ...leaf, negate: !leaf.negate } : leaf;
     out.push(served);
   }
   return out;
@@ -90,6 +97,11 @@ export function valueRows(ix: ValueIndex, tests: readonly ServedTest[]): ValueRo
     if (!col) return null;
     const bits = new Uint32Array(words);
     for (let v = 0; v < col.values.length; v++) if (t.test(col.values[v]!) && !markValueRows(ix, col, v, bits)) return null;
+    if (t.negate) {
+      for (let i = 0; i < words; i++) bits[i] = ~bits[i]!;
+      // Rows past the segment's last are none.
+      if (ix.rows % 32 !== 0) bits[words - 1]! &= (1 << (ix.rows % 32)) - 1;
+    }
     if (acc === null) acc = bits;
     else for (let i = 0; i < words; i++) acc[i]! &= bits[i]!;
   }

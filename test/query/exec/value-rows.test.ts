@@ -47,8 +47,8 @@ const tags = (operator: string, value: unknown, case_sensitive = true) => ({
   case_sensitive,
 });
 
-/** Filters every test of which the value index serves. */
-const SERVED: unknown[][] = [
+/** Filters every test of which the value index serves (a list is its tests' AND; an object a filter tree). */
+const SERVED: (unknown[] | object)[] = [
   [text('type', 'eq', 'llm')],
   [text('model', 'eq', 'gpt-4o')],
   [text('model', 'eq', 'GPT-4O', false)],
@@ -71,14 +71,20 @@ const SERVED: unknown[][] = [
   [tags('one_of', [])],
   [text('type', 'eq', 'llm'), text('model', 'contains', 'gpt'), tags('contains', 'beta')],
   [text('model', 'eq', 'gpt-4o'), tags('contains', 'cached')],
+  // Complements: rows without the value match them too.
+  [text('model', 'ne', 'gpt-4o')],
+  [text('name', 'ne', 'INFO', false)],
+  [tags('not_in', ['beta'])],
+  [text('model', 'not_in', ['gpt-4o', 'GPT-4o']), text('type', 'eq', 'llm')],
+  { and: [{ not: { filter: text('model', 'contains', 'gpt') } }, { filter: tags('contains', 'a') }] },
 ];
 
 /** Filters the index serves in part or not at all. */
-const OTHERS: unknown[][] = [
+const OTHERS: (unknown[] | object)[] = [
   [text('model', 'eq', 'gpt-4o'), { type: 'number', column_id: 'metrics/num_input_tokens', operator: 'gt', value: 150 }],
-  [text('model', 'ne', 'gpt-4o')],
-  [tags('not_in', ['beta'])],
   [tags('eq', ['a'])],
+  { not: { and: [{ filter: text('model', 'eq', 'gpt-4o') }, { filter: tags('contains', 'a') }] } },
+  { or: [{ filter: text('model', 'eq', 'gpt-4o') }, { filter: tags('contains', 'a') }] },
   [text('name', 'eq', 'ΣIGMA', false)],
   [text('model', 'contains', 'σ', false)],
 ];
@@ -98,8 +104,11 @@ test('counts from value indexes equal counts that read every row', { timeout: 18
     await fx.store.logTraces(fx.projectId, { log_stream_id: fx.logStreamId, traces: awkwardTraces() as never });
     await fx.store.flush();
   }
-  const count = (fx: StoreFixture, f: unknown[]) =>
-    fx.store.count('span', fx.projectId, { log_stream_id: fx.logStreamId, filters: f } as never).then((r) => r.total_count);
+  // A list of filters (their AND), or a filter tree.
+  const count = (fx: StoreFixture, f: unknown[] | object) =>
+    fx.store
+      .count('span', fx.projectId, { log_stream_id: fx.logStreamId, ...(Array.isArray(f) ? { filters: f } : { filter_tree: f }) } as never)
+      .then((r) => r.total_count);
   /** `fromIndex` null: not asserted (with dead rows a filter matching many rows reads the segment). */
   const check = async (when: string, fromIndex: boolean | null) => {
     for (const f of [...SERVED, ...OTHERS]) {
