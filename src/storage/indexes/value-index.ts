@@ -21,7 +21,7 @@ import type { Connection } from '../../db/database.js';
 import { crc32 } from '../crc32.js';
 import { fsyncPathAsync } from '../fs-util.js';
 import { FileSink, varintSize } from './file-sink.js';
-import { int, ident, joinSql, param, raw, sql } from '../../query/sql.js';
+import { EMPTY, int, ident, joinSql, param, raw, sql } from '../../query/sql.js';
 
 export const VALUE_COLUMNS = ['type', 'name', 'model', 'tags'] as const;
 export type ValueColumn = (typeof VALUE_COLUMNS)[number];
@@ -107,19 +107,29 @@ interface ColumnPlan {
 async function plans(conn: Connection, abs: string): Promise<(ColumnPlan | null)[]> {
   const path = param(abs);
   const src = sql`read_parquet(${path}, hive_partitioning = false)`;
-  // Column names come from VALUE_COLUMNS (ours); the numbers are their positions.
+  // A column of many values (a name per span) would cost a hash table of them all: an estimate in
+  // constant memory first (HyperLogLog, a few percent off), and only columns well within the cap are
+  // listed exactly. Column names come from VALUE_COLUMNS (ours).
+  const [est] = await conn.all(
+    sql`SELECT ${joinSql(VALUE_COLUMNS.map((c) => sql`approx_count_distinct(${ident(c === 'tags' ? 'tag_set' : c)}) AS ${ident(c)}`))} FROM ${src}`,
+  );
+  const few = (c: string) => Number(est![c]) <= MAX_VALUES * 1.5;
+  // The numbers are the columns' positions.
   const distinct = joinSql(
     VALUE_COLUMNS.map((c, i) =>
-      c === 'tags' ? null : sql`SELECT DISTINCT ${int(i)} AS c, ${ident(c)} AS v FROM ${src} WHERE ${ident(c)} IS NOT NULL`,
+      c === 'tags' || !few(c) ? null : sql`SELECT DISTINCT ${int(i)} AS c, ${ident(c)} AS v FROM ${src} WHERE ${ident(c)} IS NOT NULL`,
     ).filter((q) => q !== null),
     ' UNION ALL ',
   );
-  const rows = await conn.all(
-    sql`WITH e AS (SELECT c, v, hash(v)::VARCHAR AS h, count(*) OVER (PARTITION BY c) AS k,
+  const rows =
+    distinct === EMPTY
+      ? []
+      : await conn.all(
+          sql`WITH e AS (SELECT c, v, hash(v)::VARCHAR AS h, count(*) OVER (PARTITION BY c) AS k,
                           row_number() OVER (PARTITION BY c ORDER BY v) AS i FROM (${distinct}))
       SELECT c, k, CASE WHEN k <= ${int(MAX_VALUES)} THEN v END AS v, h FROM e WHERE k <= ${int(MAX_VALUES)} OR i = 1 ORDER BY c, i`,
-  );
-  const out: (ColumnPlan | null)[] = VALUE_COLUMNS.map(() => ({ values: [], expands: null, hashes: [] }));
+        );
+  const out: (ColumnPlan | null)[] = VALUE_COLUMNS.map((c) => (few(c) ? { values: [], expands: null, hashes: [] } : null));
   for (const r of rows) {
     const c = Number(r['c']);
     if (Number(r['k']) > MAX_VALUES) out[c] = null;
@@ -128,12 +138,14 @@ async function plans(conn: Connection, abs: string): Promise<(ColumnPlan | null)
       out[c]!.hashes.push(BigInt(String(r['h'])));
     }
   }
-  const sets = await conn.all(
-    sql`SELECT hash(tag_set)::VARCHAR AS h, any_value(list_distinct(tags)) AS t FROM ${src}
-        WHERE tag_set <> '' GROUP BY tag_set LIMIT ${int(MAX_VALUES + 1)}`,
-  );
+  const sets = !few('tags')
+    ? []
+    : await conn.all(
+        sql`SELECT hash(tag_set)::VARCHAR AS h, any_value(list_distinct(tags)) AS t FROM ${src}
+            WHERE tag_set <> '' GROUP BY tag_set LIMIT ${int(MAX_VALUES + 1)}`,
+      );
   const tags = VALUE_COLUMNS.indexOf('tags');
-  if (sets.length > MAX_VALUES) out[tags] = null;
+  if (out[tags] === null || sets.length > MAX_VALUES) out[tags] = null;
   else {
     const codes = new Map<string, number>();
     const expands: number[][] = [];

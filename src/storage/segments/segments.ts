@@ -128,7 +128,12 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
     // The text index is on disk (fsynced with the folder below) before any manifest lists the segment.
     if (w.textIndex) await writeTextIndex(conn, abs, w.mergedFrom ? mergedTextIndex(conn, abs, w.mergedFrom) : undefined);
     await writeChildIndex(conn, abs);
-    if (rows >= w.valueIndexMinRows) await writeValueIndex(conn, abs, rows);
+    // The value index only speeds counts: a build that fails (memory, disk) leaves the segment without
+    // one (its counts read it; the next writable open's repair builds it), not the seal or merge undone.
+    if (rows >= w.valueIndexMinRows)
+      await writeValueIndex(conn, abs, rows).catch((err: Error) =>
+        process.emitWarning(`tracelake: the value index of ${rel} was not written: ${err.message}`),
+      );
     const depth = topListRows(rows, rows + (w.otherRows ?? 0));
     const lists = rows >= w.topListMinRows && (await writeTopLists(conn, abs, w.metrics, depth));
     const facts = w.kind === 'span' && w.factColumns?.length ? await measureTypeFacts(conn, abs, w.factColumns) : undefined;

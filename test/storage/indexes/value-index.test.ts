@@ -114,9 +114,18 @@ test('each value lists exactly the rows DuckDB finds holding it', { timeout: 120
 test('a column with more distinct values than the cap is left out; small segments get no index by default', {
   timeout: 120_000,
 }, async (t) => {
-  const fx = await openStore(t, { autoCompact: false, valueIndexMinRows: 0 });
-  const n = MAX_VALUES + 10;
-  const spans = Array.from({ length: n }, (_, i) => ({ type: 'tool', name: `name-${i}`, input: 'x', output: 'y', tags: ['one'] }));
+  const steps: string[][] = [];
+  const fx = await openStore(t, { autoCompact: false, valueIndexMinRows: 0, segmentCountMinRows: 1, onPlan: (s) => steps.push([...s]) });
+  // Names far past the cap (left out on the estimate alone), tag sets just past it (counted exactly).
+  const n = 2 * MAX_VALUES;
+  const spans = Array.from({ length: n }, (_, i) => ({
+    type: 'llm',
+    name: `name-${i}`,
+    model: `m${i % 5}`,
+    input: 'x',
+    output: 'y',
+    tags: [`t${i % (MAX_VALUES + 10)}`],
+  }));
   await fx.store.logTraces(fx.projectId, {
     log_stream_id: fx.logStreamId,
     traces: [{ type: 'trace', name: 't', input: 'q', spans }] as never,
@@ -125,12 +134,22 @@ test('a column with more distinct values than the cap is left out; small segment
   const span = segmentFiles(fx.dir).find((s) => s.kind === 'span')!;
   const ix = valueIndexOf(span.abs, span.rows)!;
   assert.equal(ix.columns[VALUE_COLUMNS.indexOf('name')], null, 'name has too many values');
-  assert.deepEqual(ix.columns[VALUE_COLUMNS.indexOf('tags')]!.values, ['one']);
-  const count = await fx.store.count('span', fx.projectId, {
-    log_stream_id: fx.logStreamId,
-    filters: [{ type: 'text', column_id: 'name', operator: 'eq', value: 'name-7' }],
-  } as never);
-  assert.equal(count.total_count, 1, 'a test of a column left out reads the segment');
+  assert.equal(ix.columns[VALUE_COLUMNS.indexOf('tags')], null, 'tags have too many tag sets');
+  assert.deepEqual([...ix.columns[VALUE_COLUMNS.indexOf('model')]!.values].sort(), ['m0', 'm1', 'm2', 'm3', 'm4']);
+  const count = (filters: unknown[]) =>
+    fx.store.count('span', fx.projectId, { log_stream_id: fx.logStreamId, filters } as never).then((r) => r.total_count);
+  assert.equal(
+    await count([{ type: 'text', column_id: 'name', operator: 'eq', value: 'name-7' }]),
+    1,
+    'a column left out: the segment is read',
+  );
+  assert.equal(await count([{ type: 'collection', column_id: 'tags', operator: 'contains', value: 't3' }]), 2);
+  assert.equal(
+    await count([{ type: 'text', column_id: 'model', operator: 'eq', value: 'm2' }]),
+    Math.floor(n / 5) + (n % 5 > 2 ? 1 : 0),
+    'model is answered from the index',
+  );
+  assert.match(steps.at(-1)![0]!, /from value indexes/);
 
   const small = await openStore(t, { autoCompact: false });
   await small.store.logTraces(small.projectId, {
