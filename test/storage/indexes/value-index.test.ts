@@ -5,7 +5,7 @@
 // a writable open builds the index of listed segments that lack it (an older version's folder), a
 // merge writes its segment's and removes its inputs'.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Database } from '../../../src/db/database.js';
@@ -207,4 +207,29 @@ test('an import writes the value index of its segments', { timeout: 120_000 }, a
     fxx.store.count('span', fxx.projectId, { log_stream_id: fxx.logStreamId, filters } as never).then((r) => r.total_count);
   const filters = [{ type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }];
   assert.equal(await count(fx, filters), await count(src, filters), 'the imported spans count alike');
+});
+
+test('a value index that cannot be written leaves its segment without one, not the seal undone', { timeout: 60_000 }, async (t) => {
+  const fx = await openStore(t, { autoCompact: false, valueIndexMinRows: 0, segmentCountMinRows: 1 });
+  // A folder where the span segment's index would go: its rename fails (a fresh store numbers from 1).
+  const part = join(fx.dir, 'records', `project_id=${fx.projectId}`, `run_id=${fx.logStreamId}`, 'kind=span');
+  for (let i = 1; i <= 10; i++) mkdirSync(join(part, `seg-${String(i).padStart(9, '0')}.vix`), { recursive: true });
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => warnings.push(w.message);
+  process.on('warning', onWarning);
+  t.after(() => process.off('warning', onWarning));
+  for (const b of generateBatches({ spans: 600, batchSpans: 300, seed: 53 }))
+    await fx.store.logTraces(fx.projectId, { log_stream_id: fx.logStreamId, traces: b as never });
+  await fx.store.flush();
+  const span = segmentFiles(fx.dir).find((s) => s.kind === 'span');
+  assert.ok(span, 'the span segment was sealed');
+  assert.equal(valueIndexOf(span.abs, span.rows), null, 'without a value index');
+  await new Promise((r) => setImmediate(r));
+  assert.ok(
+    warnings.some((w) => w.includes('value index') && w.includes('seg-')),
+    `a warning says so: ${warnings.join(' | ')}`,
+  );
+  const filters = [{ type: 'text', column_id: 'type', operator: 'eq', value: 'llm' }];
+  const got = await fx.store.count('span', fx.projectId, { log_stream_id: fx.logStreamId, filters } as never);
+  assert.ok(got.total_count > 0, 'its spans are counted (by reading the segment)');
 });
