@@ -108,41 +108,35 @@ function idPage(
   };
 }
 
+/** A count by model and tag, with a metric threshold between them or not. */
+function modelTagCount(metric: boolean): FreshQuestion {
+  return {
+    id: metric ? 'count-3-leaves' : 'count-2-leaves',
+    title: metric ? 'count: model eq AND metrics/correctness gt x AND tags contains' : 'count: model eq AND tags contains',
+    answer: 'count',
+    api: (p) => ({
+      op: 'count',
+      body: {
+        filters: [
+          { type: 'text', column_id: 'model', operator: 'eq', value: p.model },
+          ...(metric ? [{ type: 'number', column_id: 'metrics/correctness', operator: 'gt', value: p.quality }] : []),
+          { type: 'collection', column_id: 'tags', operator: 'contains', value: p.tag },
+        ],
+      },
+    }),
+    duckdb: (p, m) =>
+      metric
+        ? {
+            sql: `SELECT count(*) AS n FROM spans WHERE model = $1 AND ${m('correctness')} > $2 AND list_contains(tags, $3)`,
+            params: [p.model, p.quality, p.tag],
+          }
+        : { sql: 'SELECT count(*) AS n FROM spans WHERE model = $1 AND list_contains(tags, $2)', params: [p.model, p.tag] },
+  };
+}
+
 export const FRESH_QUESTIONS: FreshQuestion[] = [
-  {
-    id: 'count-3-leaves',
-    title: 'count: model eq AND metrics/correctness gt x AND tags contains',
-    answer: 'count',
-    api: (p) => ({
-      op: 'count',
-      body: {
-        filters: [
-          { type: 'text', column_id: 'model', operator: 'eq', value: p.model },
-          { type: 'number', column_id: 'metrics/correctness', operator: 'gt', value: p.quality },
-          { type: 'collection', column_id: 'tags', operator: 'contains', value: p.tag },
-        ],
-      },
-    }),
-    duckdb: (p, m) => ({
-      sql: `SELECT count(*) AS n FROM spans WHERE model = $1 AND ${m('correctness')} > $2 AND list_contains(tags, $3)`,
-      params: [p.model, p.quality, p.tag],
-    }),
-  },
-  {
-    id: 'count-2-leaves',
-    title: 'count: model eq AND tags contains',
-    answer: 'count',
-    api: (p) => ({
-      op: 'count',
-      body: {
-        filters: [
-          { type: 'text', column_id: 'model', operator: 'eq', value: p.model },
-          { type: 'collection', column_id: 'tags', operator: 'contains', value: p.tag },
-        ],
-      },
-    }),
-    duckdb: (p) => ({ sql: 'SELECT count(*) AS n FROM spans WHERE model = $1 AND list_contains(tags, $2)', params: [p.model, p.tag] }),
-  },
+  modelTagCount(true),
+  modelTagCount(false),
   tokenPage('page-metric-tokens', 'first page of llm spans by metrics/correctness, num_input_tokens gt x', 'ids', ['id']),
   tokenPage('page-metric-shown', 'the same page showing name and model (as the viewer asks)', 'rows', ['id', 'name', 'model']),
   tokenPage('page-metric-whole', 'the same page of whole records (a search, as the official client asks)', 'ids', null),

@@ -1,6 +1,6 @@
 // Durable file primitives: every file that must survive a crash is written to a temporary name,
 // fsynced, renamed over the old one, and its folder fsynced, so a reader sees old or new, never half.
-import { closeSync, existsSync, fstatSync, fsync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsync, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 export function fsyncDir(dir: string): void {
@@ -84,6 +84,17 @@ export function ensureDirDurable(dir: string, root: string): void {
   for (let d = dir; !existsSync(d) && d.startsWith(root) && d !== root; d = dirname(d)) missing.unshift(d);
   mkdirSync(dir, { recursive: true });
   for (const d of missing) fsyncDir(dirname(d));
+}
+
+/** Fills `buf` from file position `at` as far as the file goes; returns the bytes read. */
+export function readFully(fd: number, buf: Uint8Array, at: number): number {
+  let n = 0;
+  while (n < buf.length) {
+    const got = readSync(fd, buf, n, buf.length - n, at + n);
+    if (got === 0) break;
+    n += got;
+  }
+  return n;
 }
 
 /** `use(fd, size)` on a file opened for reading; null when it is missing or anything throws. */

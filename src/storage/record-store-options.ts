@@ -43,7 +43,7 @@ export interface RecordStoreOptions {
    */
   topListMinRows?: number;
   /**
-   * Segments of at least this many rows get a value index (default 65,536): counts filtered by type,
+   * Segments of at least this many rows get a value index (default 100,000): counts filtered by type,
    * name, model or tags read only the rows it names (value-index.ts). Smaller segments are read whole
    * by a count anyway (count-cache.ts). Tests set 0.
    */

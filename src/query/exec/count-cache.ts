@@ -25,7 +25,7 @@ const MAX_ENTRIES = 20_000;
  * Smaller segments are read by the count of the rest: each kept segment costs the first count one
  * statement of its own, and small segments are cheap to read and soon merged.
  */
-export const MIN_ROWS = 100_000;
+export const MIN_ROWS = 100_000; // value indexes start at the same size (VALUE_INDEX_MIN_ROWS)
 /**
  * The share of a segment's rows up to which the rows its value index names are read alone to leave out
  * dead ones (their row numbers go to DuckDB as a list); more of them, and reading every row costs less.

@@ -96,7 +96,7 @@ export function valueRows(ix: ValueIndex, tests: readonly ServedTest[]): ValueRo
     const col = ix.columns[t.column];
     if (!col) return null;
     const bits = new Uint32Array(words);
-    for (let v = 0; v < col.values.length; v++) if (t.test(col.values[v]!) && !markValueRows(ix, col, v, bits)) return null;
+    if (!markValueRows(ix, col, t.test, bits)) return null;
     if (t.negate) {
       for (let i = 0; i < words; i++) bits[i] = ~bits[i]!;
       // Rows past the segment's last are none.

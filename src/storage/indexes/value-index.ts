@@ -16,10 +16,10 @@
 // directory, and the magic again. A reader loads the directory (its checksum and rows checked: a
 // damaged or stale file is not used) and reads a value's postings when a count asks for them,
 // checking theirs; so a question reads the values it tests, not the file.
-import { closeSync, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
+import { renameSync, rmSync, statSync } from 'node:fs';
 import type { Connection } from '../../db/database.js';
 import { crc32 } from '../crc32.js';
-import { fsyncPathAsync } from '../fs-util.js';
+import { fsyncPathAsync, readFully, withFile } from '../fs-util.js';
 import { FileSink, varintSize } from './file-sink.js';
 import { EMPTY, int, ident, joinSql, param, raw, sql } from '../../query/sql.js';
 
@@ -28,8 +28,11 @@ export type ValueColumn = (typeof VALUE_COLUMNS)[number];
 
 const MAGIC = 0x32584956; // "VIX2"
 const NOT_INDEXED = 0xffffffff;
-/** Segments with fewer rows get no value index by default (RecordStoreOptions.valueIndexMinRows). */
-export const VALUE_INDEX_MIN_ROWS = 65_536;
+/**
+ * Segments with fewer rows get no value index by default (RecordStoreOptions.valueIndexMinRows): counts
+ * read smaller segments together, never one by one (count-cache.ts MIN_ROWS, the same number).
+ */
+export const VALUE_INDEX_MIN_ROWS = 100_000;
 /** Distinct values (tag sets for tags) above which a column is left out of a segment's file. */
 export const MAX_VALUES = 4096;
 
@@ -186,26 +189,13 @@ async function rowCodes(conn: Connection, abs: string, column: ValueColumn, p: C
   return codes;
 }
 
-/** Grows as it is written: the directory, kept in memory until the postings are out. */
-class Bytes {
-  buf = new Uint8Array(1 << 12);
-  n = 0;
-  #room(k: number): void {
-    if (this.n + k <= this.buf.length) return;
-    const b = new Uint8Array(Math.max(this.buf.length * 2, this.n + k));
-    b.set(this.buf.subarray(0, this.n));
-    this.buf = b;
-  }
-  u32(v: number): void {
-    this.#room(4);
-    new DataView(this.buf.buffer).setUint32(this.n, v, true);
-    this.n += 4;
-  }
-  write(b: Uint8Array): void {
-    this.#room(b.length);
-    this.buf.set(b, this.n);
-    this.n += b.length;
-  }
+/** The directory, kept in parts until the postings are out. */
+type Directory = Uint8Array[];
+
+function u32(v: number): Uint8Array {
+  const b = new Uint8Array(4);
+  new DataView(b.buffer).setUint32(0, v, true);
+  return b;
 }
 
 const utf8 = new TextEncoder();
@@ -214,7 +204,7 @@ const utf8 = new TextEncoder();
  * Writes one column's postings (and their checksums) from each row's code (a tag set's code stands for
  * its tags) and its part of the directory.
  */
-function writeColumn(out: FileSink, dir: Bytes, p: ColumnPlan, codes: Int32Array): void {
+function writeColumn(out: FileSink, dir: Directory, p: ColumnPlan, codes: Int32Array): void {
   const n = p.values.length;
   // Counting sort of the rows by value: each value's rows come out in row order.
   const counts = new Uint32Array(n);
@@ -234,7 +224,7 @@ function writeColumn(out: FileSink, dir: Bytes, p: ColumnPlan, codes: Int32Array
   each((row, v) => {
     rowsOf[at[v]!++] = row;
   });
-  dir.u32(n);
+  dir.push(u32(n));
   for (let v = 0; v < n; v++) {
     let len = 0;
     let last = -1;
@@ -257,10 +247,7 @@ function writeColumn(out: FileSink, dir: Bytes, p: ColumnPlan, codes: Int32Array
     out.write(post);
     out.u32(crc32(post));
     const name = utf8.encode(p.values[v]!);
-    dir.u32(name.length);
-    dir.write(name);
-    dir.u32(counts[v]!);
-    dir.u32(len);
+    dir.push(u32(name.length), name, u32(counts[v]!), u32(len));
   }
 }
 
@@ -279,12 +266,12 @@ export async function writeValueIndex(conn: Connection, abs: string, rows: numbe
     view.setUint32(0, MAGIC, true);
     view.setUint32(4, rows, true);
     out.write(head);
-    const dir = new Bytes();
+    const dir: Directory = [];
     for (const [i, p] of cols.entries()) {
-      if (p === null) dir.u32(NOT_INDEXED);
+      if (p === null) dir.push(u32(NOT_INDEXED));
       else writeColumn(out, dir, p, await rowCodes(conn, abs, VALUE_COLUMNS[i]!, p, rows));
     }
-    const directory = dir.buf.subarray(0, dir.n);
+    const directory = Buffer.concat(dir);
     out.write(directory);
     out.u32(directory.length);
     out.u32(crc32(directory, crc32(head)));
@@ -318,23 +305,15 @@ function forget(abs: string): void {
   loaded.delete(abs);
 }
 
-/** Reads `length` bytes at `position` of an open file (short only at its end). */
+/** `length` bytes at `position` of an open file (fewer only at its end). */
 function readAt(fd: number, length: number, position: number): Uint8Array {
   const buf = new Uint8Array(length);
-  let n = 0;
-  while (n < length) {
-    const k = readSync(fd, buf, n, length - n, position + n);
-    if (k === 0) break;
-    n += k;
-  }
-  return buf.subarray(0, n);
+  return buf.subarray(0, readFully(fd, buf, position));
 }
 
 /** The directory of the file at `path`, or null when it is not a whole index's. */
 export function readValueDirectory(path: string): ValueIndex | null {
-  const fd = openSync(path, 'r');
-  try {
-    const size = statSync(path).size;
+  return withFile(path, (fd, size) => {
     if (size < 20) return null;
     const tail = readAt(fd, 12, size - 12);
     const tv = new DataView(tail.buffer, tail.byteOffset, 12);
@@ -375,11 +354,7 @@ export function readValueDirectory(path: string): ValueIndex | null {
     }
     if (at !== dirLen || offset !== size - 12 - dirLen) return null;
     return { path, rows: hv.getUint32(4, true), columns, bytes: dirLen + 64 * VALUE_COLUMNS.length };
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
-  }
+  });
 }
 
 /** The value index of a segment of `rows` rows, or null when it has none usable (read the columns). */
@@ -402,24 +377,24 @@ export function valueIndexOf(abs: string, rows: number): ValueIndex | null {
 }
 
 /**
- * Sets the bits of value `v`'s rows in `bits` (one bit a row), reading its postings from the file;
- * false when they cannot be read whole (the caller reads the segment instead).
+ * Sets the bits of the rows of every value `which` takes in `bits` (one bit a row), reading their
+ * postings from the file (opened once); false when any cannot be read whole (the caller reads the
+ * segment instead).
  */
-export function markValueRows(ix: ValueIndex, col: ValueColumnIndex, v: number, bits: Uint32Array): boolean {
-  let b: Uint8Array;
-  try {
-    const fd = openSync(ix.path, 'r');
-    try {
-      b = readAt(fd, col.lengths[v]! + 4, col.offsets[v]!);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return false;
-  }
-  const end = col.lengths[v]!;
+export function markValueRows(ix: ValueIndex, col: ValueColumnIndex, which: (value: string) => boolean, bits: Uint32Array): boolean {
+  return (
+    withFile(ix.path, (fd) => {
+      for (let v = 0; v < col.values.length; v++)
+        if (which(col.values[v]!) && !markOne(readAt(fd, col.lengths[v]! + 4, col.offsets[v]!), col.lengths[v]!, ix.rows, bits))
+          return false;
+      return true;
+    }) === true
+  );
+}
+
+/** Decodes one value's postings (`end` bytes, then their CRC-32) into `bits`; false when damaged. */
+function markOne(b: Uint8Array, end: number, rows: number, bits: Uint32Array): boolean {
   if (b.length !== end + 4 || crc32(b.subarray(0, end)) !== new DataView(b.buffer, b.byteOffset + end, 4).getUint32(0, true)) return false;
-  const rows = ix.rows;
   let row = -1;
   let at = 0;
   while (at < end) {

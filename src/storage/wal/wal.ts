@@ -9,7 +9,7 @@
 // or packed lists do not match their CRC, ends the file: on open the file is cut there, so a request is wholly in the log or
 // not at all. A delete without rows is a zero-row batch. `reliable` appends wait for fsync;
 // concurrent ones share one fsync (group commit).
-import { closeSync, fstatSync, fsync, ftruncateSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsync, ftruncateSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Message, RecordBatch, RecordBatchStreamReader, Schema, Table, tableToIPC } from 'apache-arrow';
@@ -17,7 +17,7 @@ import { StorageError } from '../../errors.js';
 import { BatchBuilder, RECORD_SCHEMA } from '../memtable/batch-builder.js';
 import { crc32 } from '../crc32.js';
 import { PACK_FROM, packSeqs, unpackSeqs } from '../seq-pack.js';
-import { ensureDir, fsyncDir } from '../fs-util.js';
+import { ensureDir, fsyncDir, readFully } from '../fs-util.js';
 
 const FILE_RE = /^wal-(\d{9})\.arrows$/;
 const COMMIT_KEY = 'tracelake.commit';
@@ -126,33 +126,22 @@ export function readWalFrom(path: string, from: number): { entries: WalEntry[]; 
     const { ino, size } = fstatSync(fd);
     if (from === 0) {
       const buf = Buffer.alloc(size);
-      const { entries, firstSeq, validBytes } = parseWal(buf.subarray(0, readAll(fd, buf, 0)));
+      const { entries, firstSeq, validBytes } = parseWal(buf.subarray(0, readFully(fd, buf, 0)));
       return { entries, firstSeq, validBytes, ino };
     }
     // The schema message heads every file: decoding the requests after `from` needs it.
     const frame = Buffer.alloc(8);
-    if (readAll(fd, frame, 0) < 8) return { entries: [], firstSeq: 0, validBytes: 0, ino };
+    if (readFully(fd, frame, 0) < 8) return { entries: [], firstSeq: 0, validBytes: 0, ino };
     const headLen = 8 + frame.readInt32LE(4);
     const buf = Buffer.alloc(headLen + Math.max(0, size - from));
-    const got = readAll(fd, buf.subarray(0, headLen), 0);
-    const tail = readAll(fd, buf.subarray(headLen), from);
+    const got = readFully(fd, buf.subarray(0, headLen), 0);
+    const tail = readFully(fd, buf.subarray(headLen), from);
     if (got < headLen) return { entries: [], firstSeq: 0, validBytes: 0, ino };
     const { entries, firstSeq, validBytes } = parseWal(buf.subarray(0, headLen + tail));
     return { entries, firstSeq, validBytes: from + Math.max(0, validBytes - headLen), ino };
   } finally {
     closeSync(fd);
   }
-}
-
-/** Fills `buf` from file position `at` as far as the file goes; returns the bytes read. */
-function readAll(fd: number, buf: Uint8Array, at: number): number {
-  let n = 0;
-  while (n < buf.length) {
-    const got = readSync(fd, buf, n, buf.length - n, at + n);
-    if (got === 0) break;
-    n += got;
-  }
-  return n;
 }
 
 /** The whole requests of a log file's bytes (see readWalFile). */
