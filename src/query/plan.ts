@@ -41,11 +41,6 @@ export interface PlanInput {
   /** Descendant records (spans for spans and traces; spans and traces for sessions), for roll-ups. */
   readonly descendants: (metrics: readonly string[]) => Source;
   readonly filter: Expr | null;
-  /**
-   * The part of `filter` the query tests, when the source holds only rows known to meet the rest
-   * (exec/value-rows.ts); the plan (roll-ups, bounds) still follows the whole `filter`. Absent: all of it.
-   */
-  readonly tested?: Expr | null;
   readonly sort: SortSpec | null;
   readonly rollUp: (metric: string) => RollUpMethod;
   /** What the stored spans are known to hold (span level): lets roll-ups of childless matches go. */
@@ -282,8 +277,7 @@ function skeleton(
       return q;
     },
   };
-  const tested = input.tested === undefined ? input.filter : input.tested;
-  let where = tested ? compileWhere(tested, ctx) : raw('true');
+  let where = input.filter ? compileWhere(input.filter, ctx) : raw('true');
   if (window && 'ranges' in window) {
     const ranges = window.ranges.map(([a, b]) => sql`r.created_at BETWEEN ${at(a)} AND ${at(b)}`);
     where = sql`${where} AND (${joinSql(ranges, ' OR ')})`;

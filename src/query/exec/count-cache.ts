@@ -17,7 +17,7 @@ import type { SegmentEntry } from '../../storage/manifest/manifest.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 import type { SourcePick } from '../../storage/snapshot/snapshot-source.js';
 import { valueIndexOf } from '../../storage/indexes/value-index.js';
-import { rowsOf, servedTests, valueRows } from './value-rows.js';
+import { servedTests, valueRows, type ValueRows } from './value-rows.js';
 
 /** Segment counts kept at most (each a short string key and a number; least recently used go first). */
 const MAX_ENTRIES = 20_000;
@@ -26,12 +26,6 @@ const MAX_ENTRIES = 20_000;
  * statement of its own, and small segments are cheap to read and soon merged.
  */
 export const MIN_ROWS = 100_000; // value indexes start at the same size (VALUE_INDEX_MIN_ROWS)
-/**
- * The share of a segment's rows up to which the rows its value index names are read alone to leave out
- * dead ones (their row numbers go to DuckDB as a list); more of them, and reading every row costs less.
- */
-const NARROW_SHARE = 1 / 16;
-
 export class SegmentCounts {
   readonly #counts = new Map<string, number>();
   readonly #max: number;
@@ -111,22 +105,29 @@ export async function countBySegment(
   if (lists) n += lists.rows;
   // The statements side by side: each one's fixed cost (planning, the file's metadata) overlaps the
   // others' reads.
-  let narrowed = 0;
-  // Decided from the filter alone: a filter the value index cannot answer loads no index.
+  // Decided from the filter alone: a filter the value index cannot answer loads no index. A filter
+  // whose every test the index serves is counted from it, less the segment's dead rows (their places
+  // in its file, from its dead-row list): no read of the segment. Other filters read it (value-rows.ts
+  // says why).
   const served = servedTests(plan.filter);
+  const fromIndex = new Map<SegmentEntry, ValueRows>();
+  if (served)
+    for (const s of misses) {
+      const ix = valueIndexOf(snap.path(s), s.rows);
+      const v = ix ? valueRows(ix, served) : null;
+      if (v !== null) fromIndex.set(s, v);
+    }
+  const dirty = [...fromIndex.keys()].filter((s) => !deadFree.has(s.file));
+  const deadRows = dirty.length > 0 ? snap.deadFileRows(dirty) : null;
   const counted = misses.map(async (s) => {
-    const pick: SourcePick = { files: new Set([s.file]), only: true, memory: false };
-    // A filter whose every test the value index serves is counted from it: at once without dead
-    // rows, else by reading those rows' seqs when they are few. Other filters read the segment
-    // (value-rows.ts says why).
-    const ix = served && valueIndexOf(snap.path(s), s.rows);
-    const v = ix ? valueRows(ix, served) : null;
-    const answers = v !== null && (deadFree.has(s.file) || v.count <= s.rows * NARROW_SHARE);
+    const v = fromIndex.get(s);
     let c: number;
-    if (!answers) c = await run(over(pick));
-    else if (deadFree.has(s.file) || v.count === 0) c = v.count;
-    else c = await run({ ...over({ ...pick, rows: rowsOf(v.bits) }), tested: null });
-    if (answers) narrowed++;
+    if (v === undefined) c = await run(over({ files: new Set([s.file]), only: true, memory: false }));
+    else {
+      c = v.count;
+      if (deadRows !== null && !deadFree.has(s.file))
+        for (const r of (await deadRows).get(s.file) ?? []) c -= (v.bits[r >>> 5]! >>> (r & 31)) & 1;
+    }
     cache.set(key(s), c);
     cache.stats.misses++;
     return c;
@@ -140,7 +141,7 @@ export async function countBySegment(
     if (r.status === 'rejected') throw r.reason;
     n += r.value;
   }
-  steps.push(`count (${kept} of ${whole.length} segment counts kept${narrowed > 0 ? `, ${narrowed} from value indexes` : ''})`);
+  steps.push(`count (${kept} of ${whole.length} segment counts kept${fromIndex.size > 0 ? `, ${fromIndex.size} from value indexes` : ''})`);
   if (lists) steps.push(`${listed.length} segments counted from their dead-row lists (${lists.made} made)`);
   return n;
 }

@@ -11,6 +11,8 @@
 // The digest is compared once per list (a list from the file, or one just made); the list then notes
 // the dead set's version, and while the set reports no change in the segment's range since, it stays
 // current without hashing the range again (after a large delete, a million seqs on every count).
+// Each listed seq comes with its row's place in the file (file_row_number), so a count answered from
+// the segment's value index leaves dead rows out of its row set without reading the segment.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -29,13 +31,23 @@ interface DeadList {
   readonly digest: string;
   /** The segment's rows among them (their seqs, ascending). */
   readonly seqs: readonly number[];
+  /** Where each of those rows lies in the segment's file (file_row_number), in the order of `seqs`. */
+  readonly rows: readonly number[];
   /** The dead set and its version at which the digest last matched (null: not compared yet). */
   checked: { readonly set: DeadSet; version: number } | null;
 }
 
+/** The segment's dead rows: their seqs (ascending) and places in its file (in the same order). */
+export interface DeadRowsOf {
+  readonly file: string;
+  readonly seqs: readonly number[];
+  readonly rows: readonly number[];
+}
+
+/** Format 1 lists had no places: such a file is not read (its lists are made again as counts need them). */
 interface SavedLists {
-  readonly format: 1;
-  readonly segments: Record<string, { digest: string; seqs: string }>;
+  readonly format: 2;
+  readonly segments: Record<string, { digest: string; seqs: string; rows: string }>;
 }
 
 /** The part of an ascending array within [lo, hi]. */
@@ -65,10 +77,13 @@ export class SegmentDeadRows {
     const lists = new Map<string, DeadList>();
     try {
       const saved = JSON.parse(readFileSync(this.#path, 'utf8')) as SavedLists;
-      if (saved.format === 1)
+      if (saved.format === 2)
         for (const [file, l] of Object.entries(saved.segments))
-          if (typeof l?.digest === 'string' && typeof l.seqs === 'string')
-            lists.set(file, { digest: l.digest, seqs: unpackSeqs(l.seqs), checked: null });
+          if (typeof l?.digest === 'string' && typeof l.seqs === 'string' && typeof l.rows === 'string') {
+            const seqs = unpackSeqs(l.seqs);
+            const rows = unpackSeqs(l.rows);
+            if (rows.length === seqs.length) lists.set(file, { digest: l.digest, seqs, rows, checked: null });
+          }
     } catch {
       // none saved yet, or unreadable: the lists are made again as counts need them
     }
@@ -89,10 +104,10 @@ export class SegmentDeadRows {
   }
 
   /**
-   * The seqs of the segments' rows that are dead for some snapshot (every mark on them that a current
+   * The rows of the segments that are dead for some snapshot (every mark on them that a current
    * snapshot can honour is among them), each segment's from its list, made by a read of the segment
-   * where missing or stale: one ascending array per segment with some (the lists themselves: not to be
-   * changed), and how many they hold. `live`: every segment the manifest lists (others' lists are
+   * where missing or stale: one entry per segment with some (the lists' own arrays: not to be
+   * changed), and how many rows they hold. `live`: every segment the manifest lists (others' lists are
    * dropped). `stop`: asked before each segment; when it answers true, the rest are left out (what was
    * made is saved).
    */
@@ -103,9 +118,9 @@ export class SegmentDeadRows {
     dead: DeadSet,
     live: readonly SegmentEntry[],
     stop: () => boolean = () => false,
-  ): Promise<{ lists: (readonly number[])[]; count: number; made: number }> {
+  ): Promise<{ lists: DeadRowsOf[]; count: number; made: number }> {
     const lists = this.#load();
-    const out: (readonly number[])[] = [];
+    const out: DeadRowsOf[] = [];
     let count = 0;
     let made = 0;
     for (const seg of segs) {
@@ -119,17 +134,19 @@ export class SegmentDeadRows {
         // set runs ahead of the table while a request's marks are not in yet; then it does not match).
         const rows = await db.all(
           sql`WITH d AS (SELECT DISTINCT seq FROM dead WHERE seq BETWEEN ${seg.min_seq} AND ${seg.max_seq}),
-              mine AS (SELECT seq FROM read_parquet(${join(dir, seg.file)}, hive_partitioning = false) WHERE seq IN (SELECT seq FROM d))
-              SELECT seq, seq IN (SELECT seq FROM mine) AS mine FROM d ORDER BY seq`,
+              mine AS (SELECT seq, file_row_number AS r FROM read_parquet(${join(dir, seg.file)}, hive_partitioning = false)
+                WHERE seq IN (SELECT seq FROM d))
+              SELECT d.seq, mine.r FROM d LEFT JOIN mine USING (seq) ORDER BY d.seq`,
         );
         const range = Float64Array.from(rows, (r) => Number(r['seq']));
+        const mine = rows.filter((r) => r['r'] !== null && r['r'] !== undefined);
         // Compared with the store's set on the next call (it may have run ahead or behind meanwhile).
-        list = { digest: digestOf(range), seqs: rows.filter((r) => r['mine'] === true).map((r) => Number(r['seq'])), checked: null };
+        list = { digest: digestOf(range), seqs: mine.map((r) => Number(r['seq'])), rows: mine.map((r) => Number(r['r'])), checked: null };
         lists.set(seg.file, list);
         made++;
       }
       if (list.seqs.length === 0) continue;
-      out.push(list.seqs);
+      out.push({ file: seg.file, seqs: list.seqs, rows: list.rows });
       count += list.seqs.length;
     }
     if (made > 0) this.#save(live);
@@ -142,9 +159,9 @@ export class SegmentDeadRows {
     for (const file of lists.keys()) if (!listed.has(file)) lists.delete(file);
     if (!this.#persist()) return;
     const segments: SavedLists['segments'] = {};
-    for (const [file, l] of lists) segments[file] = { digest: l.digest, seqs: packSeqs(l.seqs) };
+    for (const [file, l] of lists) segments[file] = { digest: l.digest, seqs: packSeqs(l.seqs), rows: packSeqs(l.rows) };
     try {
-      writeFileAtomic(this.#path, JSON.stringify({ format: 1, segments } satisfies SavedLists));
+      writeFileAtomic(this.#path, JSON.stringify({ format: 2, segments } satisfies SavedLists));
     } catch {
       // a cache: the next count that needs the lists makes them again
     }

@@ -12,8 +12,6 @@ export interface SourcePick {
   readonly files: ReadonlySet<string>;
   readonly only: boolean;
   readonly memory: boolean;
-  /** With `only` and one file: only these rows of it (file row numbers, ascending), e.g. a value index's candidates. */
-  readonly rows?: readonly number[];
 }
 
 export interface SourceSql {
@@ -58,8 +56,6 @@ export interface SourceParts {
    * else loc_seq and loc_created (its seq and created_at, NULL for stored rows).
    */
   readonly locate?: boolean;
-  /** Rows of one segment to read alone (SourcePick.rows): that segment is read at those rows only. */
-  readonly rows?: { readonly file: string; readonly rows: readonly number[] } | undefined;
 }
 
 export function sourceSql(from: SourceParts, metrics: readonly string[]): SourceSql {
@@ -124,9 +120,7 @@ export function sourceSql(from: SourceParts, metrics: readonly string[]): Source
   } else {
     for (const withTags of [true, false]) {
       for (const free of deadFree ? [true, false] : [false]) {
-        const some = whole.filter(
-          (s) => s.file !== from.rows?.file && (s.tag_set === true) === withTags && (deadFree === null || deadFree.has(s.file) === free),
-        );
+        const some = whole.filter((s) => (s.tag_set === true) === withTags && (deadFree === null || deadFree.has(s.file) === free));
         if (some.length === 0) continue;
         const files = some.map((s) => join(dir, s.file));
         parts.push({
@@ -138,27 +132,10 @@ export function sourceSql(from: SourceParts, metrics: readonly string[]): Source
     }
     // Segments the text index narrows to some row groups: one read each, on file_row_number ranges
     // (DuckDB skips the row groups outside them).
-    const atRows = whole.filter((s) => s.file === from.rows?.file).map((seg) => ({ seg, ranges: null }));
-    for (const { seg, ranges } of [...partial, ...atRows]) {
-      const tests = ranges
-        ? [
-            joinSql(
-              ranges.map(([a, b]) => sql`file_row_number BETWEEN ${a} AND ${b}`),
-              ' OR ',
-            ),
-          ]
-        : [];
-      // The candidates' span bounds the read (DuckDB skips row groups outside it) before the list is tested.
-      const rows = seg.file === from.rows?.file ? from.rows.rows : null;
-      if (rows)
-        tests.push(
-          rows.length === 0
-            ? raw('false')
-            : sql`file_row_number BETWEEN ${rows[0]!} AND ${rows.at(-1)!} AND file_row_number IN (SELECT unnest(${rows}::BIGINT[]))`,
-        );
+    for (const { seg, ranges } of partial) {
       const where = joinSql(
-        tests.map((t) => sql`(${t})`),
-        ' AND ',
+        ranges.map(([a, b]) => sql`file_row_number BETWEEN ${a} AND ${b}`),
+        ' OR ',
       );
       parts.push({
         q: sql`SELECT ${colsOf(seg)}${extra(segCols([seg]))} FROM read_parquet(${join(dir, seg.file)}, hive_partitioning = false) WHERE ${where}`,

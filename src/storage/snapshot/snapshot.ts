@@ -24,10 +24,10 @@ import type { DeadSet } from '../manifest/dead-set.js';
 import type { SealedIdIndex } from '../indexes/id-index.js';
 import { partitionKey, type ManifestState, type SegmentEntry } from '../manifest/manifest.js';
 import type { MemTable, TypeNotes } from '../memtable/mem-tables.js';
-import { sortedHas } from '../memtable/seq-lists.js';
+import { lowerBound } from '../memtable/seq-lists.js';
 import { COLUMN_NAMES, KIND_SQL, STORED_SELECT, type RecordKind } from '../../record/record-columns.js';
 import type { Scope } from './scope.js';
-import type { SegmentDeadRows } from './segment-dead-rows.js';
+import type { DeadRowsOf, SegmentDeadRows } from './segment-dead-rows.js';
 import { sourceSql, type SourceParts, type SourcePick, type SourceSql } from './snapshot-source.js';
 import type { TextRequirement } from '../indexes/text-index.js';
 import { textCandidates, timeProfile, type TimeProfile } from './time-profile.js';
@@ -149,6 +149,34 @@ export class Snapshot {
    * Retention is not applied: callers pass segments it cuts none of. `made`: lists made by a read.
    */
   async liveRows(segs: readonly SegmentEntry[]): Promise<{ rows: number; made: number }> {
+    const { lists, count, made, notYet } = await this.#deadLists(segs);
+    let n = -count;
+    for (const s of segs) n += s.rows;
+    for (const list of lists) n += notYet(list).length;
+    return { rows: n, made };
+  }
+
+  /**
+   * The rows of these segments (of this snapshot's manifest) that are dead at this snapshot, as their
+   * places in each segment's file (file_row_number), by file; a segment with none is left out. From the
+   * segments' dead-row lists, as liveRows.
+   */
+  async deadFileRows(segs: readonly SegmentEntry[]): Promise<Map<string, number[]>> {
+    const { lists, notYet } = await this.#deadLists(segs);
+    const out = new Map<string, number[]>();
+    for (const list of lists) {
+      const later = new Set(notYet(list));
+      const rows = later.size === 0 ? [...list.rows] : list.rows.filter((_, i) => !later.has(i));
+      if (rows.length > 0) out.set(list.file, rows);
+    }
+    return out;
+  }
+
+  /**
+   * The segments' dead-row lists, and for each list the indexes of its rows this snapshot does not
+   * honour yet (every mark on them came after it).
+   */
+  async #deadLists(segs: readonly SegmentEntry[]) {
     const { lists, count, made } = await this.#bounds.deadRows.deadSeqs(
       this.#db,
       this.#dir,
@@ -156,23 +184,29 @@ export class Snapshot {
       this.#bounds.dead,
       this.#manifest.segments,
     );
-    let n = -count;
-    for (const s of segs) n += s.rows;
-    if (count === 0) return { rows: n, made };
+    let later: number[] = [];
     // A listed seq has a row in `dead` (lists are made from it, and a mark on a row of a listed segment
-    // stays): those whose every row is marked after this snapshot are not dead to it: counted back.
-    const later = await this.#db.all(
-      sql`SELECT seq FROM dead WHERE seq IN (SELECT seq FROM dead WHERE NOT ${this.#honoured})
+    // stays): those whose every row is marked after this snapshot are not dead to it.
+    if (count > 0)
+      later = (
+        await this.#db.all(
+          sql`SELECT seq FROM dead WHERE seq IN (SELECT seq FROM dead WHERE NOT ${this.#honoured})
           GROUP BY seq HAVING NOT bool_or(${this.#honoured})`,
-    );
-    const notYet = later.map((r) => Number(r['seq']));
-    if (notYet.length <= 64) {
-      for (const q of notYet) for (const list of lists) if (sortedHas(list, q)) n++;
-    } else {
-      const set = new Set(notYet);
-      for (const list of lists) for (const q of list) if (set.has(q)) n++;
-    }
-    return { rows: n, made };
+        )
+      ).map((r) => Number(r['seq']));
+    const set = later.length > 64 ? new Set(later) : null;
+    const notYet = (list: DeadRowsOf): number[] => {
+      if (later.length === 0) return [];
+      const out: number[] = [];
+      if (set === null) {
+        for (const q of later) {
+          const i = lowerBound(list.seqs, q);
+          if (list.seqs[i] === q) out.push(i);
+        }
+      } else for (const [i, q] of list.seqs.entries()) if (set.has(q)) out.push(i);
+      return out;
+    };
+    return { lists, count, made, notYet };
   }
 
   /** Lets the files and tables this snapshot named go (call once, when every statement over it is done). */
@@ -333,7 +367,6 @@ export class Snapshot {
       expiredOnly,
       given,
       locate,
-      rows: pick?.rows && pick.only && pick.files.size === 1 ? { file: [...pick.files][0]!, rows: pick.rows } : undefined,
     };
     return sourceSql(from, metrics);
   }

@@ -60,7 +60,10 @@ test('each value lists exactly the rows DuckDB finds holding it', { timeout: 120
       assert.deepEqual([...col.values].sort(), [...want.keys()].sort(), `${seg.kind}.${name}: the distinct values`);
       for (const [v, value] of col.values.entries()) {
         const bits = new Uint32Array(Math.ceil(seg.rows / 32));
-        assert.ok(markValueRows(ix, col, (x) => x === value, bits), `${seg.kind}.${name} = ${value}: its postings read whole`);
+        assert.ok(
+          markValueRows(ix, col, (x) => x === value, bits),
+          `${seg.kind}.${name} = ${value}: its postings read whole`,
+        );
         assert.deepEqual(rowsOfBits(bits), want.get(value), `${seg.kind}.${name} = ${value}`);
         assert.equal(col.counts[v], want.get(value)!.length);
       }
@@ -92,7 +95,11 @@ test('each value lists exactly the rows DuckDB finds holding it', { timeout: 120
   // The first row's lowest bit: still postings in form, of another row (only the checksum tells).
   bad[model.offsets[0]!]! ^= 0x01;
   writeFileSync(valueIndexPath(span.abs), bad);
-  assert.equal(markValueRows(ix, model, (x) => x === model.values[0], new Uint32Array(Math.ceil(span.rows / 32))), false, 'damaged postings are refused');
+  assert.equal(
+    markValueRows(ix, model, (x) => x === model.values[0], new Uint32Array(Math.ceil(span.rows / 32))),
+    false,
+    'damaged postings are refused',
+  );
   const filters = [{ type: 'text', column_id: 'model', operator: 'eq', value: model.values[0] }];
   const got = await fx.store.count('span', fx.projectId, { log_stream_id: fx.logStreamId, filters } as never);
   assert.equal(got.total_count, model.counts[0], 'the count reads the segment instead, and agrees');
