@@ -1,7 +1,8 @@
 // Strategy: counts answered from the segments' token indexes (src/storage/indexes/token-index.ts)
 // without reading the text. The matching rows of a segment are the union of the postings of the
-// tokens containing the needle (intersected across leaves); a segment with dead or expired rows has
-// those rows checked by DuckDB (reading only seq and created_at of them).
+// tokens containing the needle (intersected across leaves), less its dead rows (their places in the
+// file, from its dead-row list); a segment retention cuts partly has its matching rows checked by
+// DuckDB (reading only seq and created_at of them).
 // Applies when: the filter is one case-insensitive `contains` of ASCII letters and digits on name,
 // input or output, or an AND of such leaves, and some segment in scope has a token index.
 // Returns: the count (memory tables and segments without an index counted by the plan's own query,
@@ -9,7 +10,7 @@
 // Assumes: a token index lists its segment's rows by file row number (it is written with the segment);
 // a column found damaged when first read leaves its segment to the plain count.
 import type { SqlRunner } from '../../db/database.js';
-import { EMPTY, sql } from '../sql.js';
+import { sql } from '../sql.js';
 import type { Expr } from '../filter-ast.js';
 import { countQuery, type PlanInput } from '../plan.js';
 import type { Scope } from '../../storage/record-store.js';
