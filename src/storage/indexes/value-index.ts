@@ -10,7 +10,9 @@
 // crosses into JavaScript per row (hash() is used only while building; the file holds the strings).
 //
 // Layout (little-endian, storage-format.md): magic and rows; the postings of every value, column by
-// column (the first row, then each gap less one, as varints), each followed by its CRC-32; then the
+// column (the first row, then each gap less one, as varints; or, where those would take as many bytes
+// as one bit a row or more, that bitmap: a dense value, like a common tag, decodes in rows/32 steps),
+// each followed by its CRC-32; then the
 // directory (per column the number of values, or NOT_INDEXED, and per value its UTF-8 length and
 // bytes, its row count and its postings' length), its length, a CRC-32 of the first 8 bytes and the
 // directory, and the magic again. A reader loads the directory (its checksum and rows checked: a
@@ -26,7 +28,7 @@ import { EMPTY, int, ident, joinSql, param, raw, sql } from '../../query/sql.js'
 export const VALUE_COLUMNS = ['type', 'name', 'model', 'tags'] as const;
 export type ValueColumn = (typeof VALUE_COLUMNS)[number];
 
-const MAGIC = 0x32584956; // "VIX2"
+const MAGIC = 0x33584956; // "VIX3" (VIX2 had no bitmaps: rebuilt by repair)
 const NOT_INDEXED = 0xffffffff;
 /**
  * Segments with fewer rows get no value index by default (RecordStoreOptions.valueIndexMinRows): counts
@@ -200,6 +202,9 @@ function u32(v: number): Uint8Array {
 
 const utf8 = new TextEncoder();
 
+/** Bytes of a value's postings as a bitmap (one bit a row, row r at bit r % 8 of byte r / 8). */
+const bitmapBytes = (rows: number) => Math.ceil(rows / 8);
+
 /**
  * Writes one column's postings (and their checksums) from each row's code (a tag set's code stands for
  * its tags) and its part of the directory.
@@ -225,6 +230,7 @@ function writeColumn(out: FileSink, dir: Directory, p: ColumnPlan, codes: Int32A
     rowsOf[at[v]!++] = row;
   });
   dir.push(u32(n));
+  const bitmapLen = bitmapBytes(codes.length);
   for (let v = 0; v < n; v++) {
     let len = 0;
     let last = -1;
@@ -232,17 +238,25 @@ function writeColumn(out: FileSink, dir: Directory, p: ColumnPlan, codes: Int32A
       len += varintSize(rowsOf[k]! - last - 1);
       last = rowsOf[k]!;
     }
-    const post = new Uint8Array(len);
-    let o = 0;
-    last = -1;
-    for (let k = starts[v]!; k < starts[v + 1]!; k++) {
-      let d = rowsOf[k]! - last - 1;
-      last = rowsOf[k]!;
-      while (d >= 0x80) {
-        post[o++] = (d & 0x7f) | 0x80;
-        d >>>= 7;
+    let post: Uint8Array;
+    if (len >= bitmapLen) {
+      // As long as a bitmap or longer: the bitmap (its length tells the reader which it is).
+      len = bitmapLen;
+      post = new Uint8Array(len);
+      for (let k = starts[v]!; k < starts[v + 1]!; k++) post[rowsOf[k]! >>> 3]! |= 1 << (rowsOf[k]! & 7);
+    } else {
+      post = new Uint8Array(len);
+      let o = 0;
+      last = -1;
+      for (let k = starts[v]!; k < starts[v + 1]!; k++) {
+        let d = rowsOf[k]! - last - 1;
+        last = rowsOf[k]!;
+        while (d >= 0x80) {
+          post[o++] = (d & 0x7f) | 0x80;
+          d >>>= 7;
+        }
+        post[o++] = d;
       }
-      post[o++] = d;
     }
     out.write(post);
     out.u32(crc32(post));
@@ -395,6 +409,7 @@ export function markValueRows(ix: ValueIndex, col: ValueColumnIndex, which: (val
 /** Decodes one value's postings (`end` bytes, then their CRC-32) into `bits`; false when damaged. */
 function markOne(b: Uint8Array, end: number, rows: number, bits: Uint32Array): boolean {
   if (b.length !== end + 4 || crc32(b.subarray(0, end)) !== new DataView(b.buffer, b.byteOffset + end, 4).getUint32(0, true)) return false;
+  if (end === bitmapBytes(rows)) return markBitmap(b.subarray(0, end), rows, bits);
   let row = -1;
   let at = 0;
   while (at < end) {
@@ -414,6 +429,21 @@ function markOne(b: Uint8Array, end: number, rows: number, bits: Uint32Array): b
     if (row >= rows) return false;
     bits[row >>> 5]! |= 1 << (row & 31);
   }
+  return true;
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+/** ORs a bitmap's rows into `bits` a word at a time; false when it sets a bit past the last row. */
+function markBitmap(b: Uint8Array, rows: number, bits: Uint32Array): boolean {
+  const whole = b.length >>> 2;
+  // An aligned copy read as words (on a big-endian machine, assembled byte by byte).
+  const words = new Uint32Array(whole + 1);
+  if (LITTLE_ENDIAN) new Uint8Array(words.buffer).set(b);
+  else for (let i = 0; i < b.length; i++) words[i >>> 2]! |= b[i]! << ((i & 3) * 8);
+  for (let w = 0; w <= whole && w < bits.length; w++) bits[w]! |= words[w]!;
+  if (rows % 32 !== 0 && words[rows >>> 5]! >>> (rows % 32) !== 0) return false;
+  for (let w = Math.ceil(rows / 32); w <= whole; w++) if (words[w] !== 0) return false;
   return true;
 }
 

@@ -11,6 +11,7 @@ import { test } from 'node:test';
 import { Database } from '../../../src/db/database.js';
 import { TraceStore } from '../../../src/engine/trace-store.js';
 import { ident, sql } from '../../../src/query/sql.js';
+import { crc32 } from '../../../src/storage/crc32.js';
 import {
   markValueRows,
   MAX_VALUES,
@@ -43,6 +44,10 @@ test('each value lists exactly the rows DuckDB finds holding it', { timeout: 120
   assert.ok(segs.length >= 3, 'span, trace and session segments');
   const db = await Database.open({ threads: 1 });
   t.after(() => db.close());
+  // Postings stored each way: varints for rare values, a bitmap where those would take as many bytes.
+  let bitmaps = 0;
+  let varints = 0;
+  let dense: { seg: (typeof segs)[number]; col: ValueColumnIndex; v: number } | undefined;
   for (const seg of segs) {
     const ix = valueIndexOf(seg.abs, seg.rows);
     if (ix === null) assert.fail(`${seg.kind} segment has a value index`);
@@ -59,6 +64,10 @@ test('each value lists exactly the rows DuckDB finds holding it', { timeout: 120
       const want = new Map(truth.map((r) => [String(r['v']), (r['rows'] as unknown[]).map(Number)]));
       assert.deepEqual([...col.values].sort(), [...want.keys()].sort(), `${seg.kind}.${name}: the distinct values`);
       for (const [v, value] of col.values.entries()) {
+        if (col.lengths[v] === Math.ceil(seg.rows / 8)) {
+          bitmaps++;
+          if (seg.rows % 8 !== 0) dense ??= { seg, col, v };
+        } else varints++;
         const bits = new Uint32Array(Math.ceil(seg.rows / 32));
         assert.ok(
           markValueRows(ix, col, (x) => x === value, bits),
@@ -68,6 +77,24 @@ test('each value lists exactly the rows DuckDB finds holding it', { timeout: 120
         assert.equal(col.counts[v], want.get(value)!.length);
       }
     }
+  }
+  assert.ok(bitmaps > 0 && varints > 0, `postings as bitmaps (${bitmaps}) and as varints (${varints})`);
+  // A bitmap with a row past the segment's last (its checksum made to match) is refused.
+  assert.ok(dense, 'a bitmap of a segment whose rows do not fill its last byte');
+  {
+    const path = valueIndexPath(dense.seg.abs);
+    const good = readFileSync(path);
+    const ix = valueIndexOf(dense.seg.abs, dense.seg.rows)!;
+    const at = dense.col.offsets[dense.v]!;
+    const len = dense.col.lengths[dense.v]!;
+    const bad = Buffer.from(good);
+    bad[at + len - 1]! |= 0x80;
+    bad.writeUInt32LE(crc32(bad.subarray(at, at + len)), at + len);
+    writeFileSync(path, bad);
+    const which = (x: string) => x === dense!.col.values[dense!.v];
+    assert.equal(markValueRows(ix, dense.col, which, new Uint32Array(Math.ceil(dense.seg.rows / 32))), false, 'a row past the last');
+    writeFileSync(path, good);
+    assert.ok(markValueRows(ix, dense.col, which, new Uint32Array(Math.ceil(dense.seg.rows / 32))), 'the whole bitmap reads');
   }
   // Loaded files beyond the budget are let go, least recently used first (copies: new paths, not loaded yet).
   const copies = segs.map((s) => ({ ...s, abs: s.abs.replace(/\.parquet$/, '-lru.parquet') }));
