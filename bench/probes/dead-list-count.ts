@@ -5,51 +5,18 @@
 // compare builds: run them in turns, one process each).
 //   node --import tsx bench/probes/dead-list-count.ts --data /work/data-10m --store <checkout>/src/engine/trace-store.ts
 //     --copy <dir> [--counts 30] [--tag canary]
-import { readFileSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { median } from '../common.js';
-import { copyStore } from '../peers/store-template.js';
+import { openTemplateCopy } from './template-copy.js';
 
-const { values: a } = parseArgs({
-  options: {
-    data: { type: 'string' },
-    store: { type: 'string' },
-    copy: { type: 'string' },
-    counts: { type: 'string' },
-    tag: { type: 'string' },
-  },
-});
-if (!a.data || !a.store || !a.copy) throw new Error('usage: --data <template> --store <trace-store module> --copy <dir>');
-const info = JSON.parse(readFileSync(join(a.data, 'built.json'), 'utf8')) as { projectId: string; logStreamId: string };
-const counts = Number(a.counts ?? 30);
-const dir = resolve(a.copy);
-rmSync(dir, { recursive: true, force: true });
-copyStore(join(a.data, 'tracelake'), dir);
-
-type Mod = typeof import('../../src/engine/trace-store.js');
-const { TraceStore } = (await import(resolve(a.store))) as Mod;
-let steps: string[] = [];
-const store = await TraceStore.open(dir, { onPlan: (s) => (steps = [...s]) });
+const t = await openTemplateCopy(['counts', 'tag']);
+const counts = Number(t.args['counts'] ?? 30);
+const { store } = t;
 try {
-  const body = { log_stream_id: info.logStreamId };
-  const count = async () => (await store.count('span', info.projectId, body as never)).total_count;
+  const count = async () => (await store.count('span', t.projectId, { log_stream_id: t.logStreamId } as never)).total_count;
   const before = await count();
-  const d0 = performance.now();
-  const filters = [
-    { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
-    { type: 'collection', column_id: 'tags', operator: 'contains', value: a.tag ?? 'canary' },
-  ];
-  const { deleted } = await store.records.delete('span', info.projectId, { ...body, filters } as never);
-  const deleteMs = performance.now() - d0;
-  // Until a count makes no list (the background lists after the delete, or the counts' own).
-  let settle = 0;
-  for (; settle < 60; settle++) {
-    await count();
-    if (steps.some((s) => /\(0 made\)/.test(s))) break;
-    await new Promise((r) => setTimeout(r, 500));
-  }
+  const { deleted, ms: deleteMs } = await t.peerDelete(t.args['tag'] ?? 'canary');
+  const settle = await t.settleLists();
   const wall: number[] = [];
   const cpu: number[] = [];
   let n = 0;
@@ -64,7 +31,7 @@ try {
   if (n !== before - deleted) throw new Error(`count ${n}, expected ${before - deleted}`);
   console.log(
     JSON.stringify({
-      store: a.store,
+      store: t.args['store'],
       spans: before,
       deleted,
       deleteMs: Math.round(deleteMs),
@@ -72,11 +39,10 @@ try {
       countWallMedianMs: Number(median(wall).toFixed(1)),
       countCpuMedianMs: Number(median(cpu).toFixed(1)),
       counts,
-      steps,
+      steps: t.steps(),
       loadavg: loadavg().map((x) => Number(x.toFixed(2))),
     }),
   );
 } finally {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
+  await t.close();
 }
