@@ -26,6 +26,7 @@ const MAX_ENTRIES = 20_000;
  * statement of its own, and small segments are cheap to read and soon merged.
  */
 export const MIN_ROWS = 100_000; // value indexes start at the same size (VALUE_INDEX_MIN_ROWS)
+
 export class SegmentCounts {
   readonly #counts = new Map<string, number>();
   readonly #max: number;
