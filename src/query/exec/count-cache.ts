@@ -17,7 +17,7 @@ import type { SegmentEntry } from '../../storage/manifest/manifest.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 import type { SourcePick } from '../../storage/snapshot/snapshot-source.js';
 import { valueIndexOf } from '../../storage/indexes/value-index.js';
-import { servedTests, valueRows, type ValueRows } from './value-rows.js';
+import { countSet, servedTests, valueRows, type ValueRows } from './value-rows.js';
 
 /** Segment counts kept at most (each a short string key and a number; least recently used go first). */
 const MAX_ENTRIES = 20_000;
@@ -124,11 +124,7 @@ export async function countBySegment(
     const v = fromIndex.get(s);
     let c: number;
     if (v === undefined) c = await run(over({ files: new Set([s.file]), only: true, memory: false }));
-    else {
-      c = v.count;
-      if (deadRows !== null && !deadFree.has(s.file))
-        for (const r of (await deadRows).get(s.file) ?? []) c -= (v.bits[r >>> 5]! >>> (r & 31)) & 1;
-    }
+    else c = v.count - (deadRows === null ? 0 : countSet(v.bits, (await deadRows).get(s.file) ?? []));
     cache.set(key(s), c);
     cache.stats.misses++;
     return c;

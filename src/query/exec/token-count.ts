@@ -17,7 +17,7 @@ import type { Scope } from '../../storage/record-store.js';
 import type { SegmentEntry } from '../../storage/manifest/manifest.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 import { TEXT_COLUMNS, tokenIndexOf } from '../../storage/indexes/text-index.js';
-import { rowsOf } from './value-rows.js';
+import { countSet, rowsOf } from './value-rows.js';
 import { markRows, popcount, tokenNeedle, tokensContaining, type TokenIndex } from '../../storage/indexes/token-index.js';
 
 interface TokenLeaf {
@@ -80,7 +80,7 @@ export async function countByTokens(db: SqlRunner, snap: Snapshot, scope: Scope,
   // Dead rows of segments retention leaves whole: their places in the file (dead-row lists), so their
   // count needs no read of the segment.
   const dirty = indexed.filter(({ seg }) => !deadFree.has(seg.file) && !expiringOf(seg)).map(({ seg }) => seg);
-  const deadRows = dirty.length > 0 ? await snap.deadFileRows(dirty) : new Map<string, number[]>();
+  const deadRows = dirty.length > 0 ? await snap.deadFileRows(dirty) : new Map<string, readonly number[]>();
   for (const { seg, ix } of indexed) {
     const expiring = expiringOf(seg);
     if (leaves.length === 1 && deadFree.has(seg.file) && !expiring) {
@@ -94,8 +94,7 @@ export async function countByTokens(db: SqlRunner, snap: Snapshot, scope: Scope,
     }
     const bits = matchingRows(ix, leaves);
     if (!expiring) {
-      n += popcount(bits);
-      for (const r of deadRows.get(seg.file) ?? []) n -= (bits[r >>> 5]! >>> (r & 31)) & 1;
+      n += popcount(bits) - countSet(bits, deadRows.get(seg.file) ?? []);
       continue;
     }
     const rows = rowsOf(bits);

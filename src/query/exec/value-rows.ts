@@ -108,6 +108,13 @@ export function valueRows(ix: ValueIndex, tests: readonly ServedTest[]): ValueRo
   return acc === null ? null : { bits: acc, count: popcount(acc) };
 }
 
+/** How many of these rows (bit positions) are set in `bits`: a segment's dead rows among its matches. */
+export function countSet(bits: Uint32Array, rows: readonly number[]): number {
+  let n = 0;
+  for (const r of rows) n += (bits[r >>> 5]! >>> (r & 31)) & 1;
+  return n;
+}
+
 /** The set bits' positions, ascending. */
 export function rowsOf(bits: Uint32Array): number[] {
   const out: number[] = [];

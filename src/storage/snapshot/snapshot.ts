@@ -161,12 +161,13 @@ export class Snapshot {
    * places in each segment's file (file_row_number), by file; a segment with none is left out. From the
    * segments' dead-row lists, as liveRows.
    */
-  async deadFileRows(segs: readonly SegmentEntry[]): Promise<Map<string, number[]>> {
+  async deadFileRows(segs: readonly SegmentEntry[]): Promise<Map<string, readonly number[]>> {
     const { lists, notYet } = await this.#deadLists(segs);
-    const out = new Map<string, number[]>();
+    const out = new Map<string, readonly number[]>();
     for (const list of lists) {
       const later = new Set(notYet(list));
-      const rows = later.size === 0 ? [...list.rows] : list.rows.filter((_, i) => !later.has(i));
+      // The list's own array where the snapshot honours every mark (not to be changed).
+      const rows = later.size === 0 ? list.rows : list.rows.filter((_, i) => !later.has(i));
       if (rows.length > 0) out.set(list.file, rows);
     }
     return out;
