@@ -97,6 +97,12 @@ export function readFully(fd: number, buf: Uint8Array, at: number): number {
   return n;
 }
 
+/** `length` bytes at `position` of an open file (fewer only at its end). */
+export function readAt(fd: number, length: number, position: number): Uint8Array {
+  const buf = new Uint8Array(length);
+  return buf.subarray(0, readFully(fd, buf, position));
+}
+
 /** `use(fd, size)` on a file opened for reading; null when it is missing or anything throws. */
 export function withFile<T>(path: string, use: (fd: number, size: number) => T | null): T | null {
   let fd: number;

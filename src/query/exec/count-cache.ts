@@ -112,10 +112,12 @@ export async function countBySegment(
   // says why).
   const served = servedTests(plan.filter);
   const fromIndex = new Map<SegmentEntry, ValueRows>();
+  const ids = snap.metricIds;
   if (served)
     for (const s of misses) {
       const ix = valueIndexOf(snap.path(s), s.rows);
-      const v = ix ? valueRows(ix, served) : null;
+      const stored = (name: string) => (ids[name] !== undefined && s.metrics.includes(ids[name]) ? ids[name] : undefined);
+      const v = ix ? valueRows(ix, served, stored) : null;
       if (v !== null) fromIndex.set(s, v);
     }
   const dirty = [...fromIndex.keys()].filter((s) => !deadFree.has(s.file));

@@ -1,7 +1,10 @@
 // The value index of a segment (`seg-N.vix`): for each of a few low-cardinality columns (type, name,
-// model, tags), every value it holds with the rows (file row numbers) holding it. A count whose every
-// test is an equality, membership or substring test of those columns is answered from it without
-// reading the segment (query/exec/value-rows.ts, count-cache.ts). About 3 bytes a row on disk.
+// model, tags), every value it holds with the rows (file row numbers) holding it; and for each metric
+// the segment stores with few distinct values, each row's value as a code (metric-codes.ts). A count
+// whose every test is an equality, membership or substring test of those columns or a comparison of
+// such a metric with a number is answered from it without reading the segment
+// (query/exec/value-rows.ts, count-cache.ts). About 3 bytes a row on disk, and 1-2 bytes a row with
+// a value for each metric.
 //
 // Exact, not a sketch: postings hold every row of every value, NULLs in none. A column with more than
 // MAX_VALUES distinct values in a segment (tags: distinct tag sets) is left out of that segment's file
@@ -12,23 +15,25 @@
 // Layout (little-endian, storage-format.md): magic and rows; the postings of every value, column by
 // column (the first row, then each gap less one, as varints; or, where those would take as many bytes
 // as one bit a row or more, that bitmap: a dense value, like a common tag, decodes in rows/32 steps),
-// each followed by its CRC-32; then the
-// directory (per column the number of values, or NOT_INDEXED, and per value its UTF-8 length and
-// bytes, its row count and its postings' length), its length, a CRC-32 of the first 8 bytes and the
-// directory, and the magic again. A reader loads the directory (its checksum and rows checked: a
-// damaged or stale file is not used) and reads a value's postings when a count asks for them,
-// checking theirs; so a question reads the values it tests, not the file.
+// each followed by its CRC-32; then each metric's section and its CRC-32; then the directory (per
+// column the number of values, or NOT_INDEXED, and per value its UTF-8 length and bytes, its row count
+// and its postings' length; then the number of metric sections and per section its metric id,
+// distinct values, rows with a value and code width), its length, a CRC-32 of the first 8 bytes and
+// the directory, and the magic again. A reader loads the directory (its checksum and rows checked: a
+// damaged or stale file is not used) and reads a value's postings or a metric's section when a count
+// asks for them, checking theirs; so a question reads the values it tests, not the file.
 import { renameSync, rmSync, statSync } from 'node:fs';
 import type { Connection } from '../../db/database.js';
 import { crc32 } from '../crc32.js';
-import { fsyncPathAsync, readFully, withFile } from '../fs-util.js';
+import { fsyncPathAsync, readAt, withFile } from '../fs-util.js';
 import { FileSink, varintSize } from './file-sink.js';
+import { buildMetricSection, markMetricRows, sectionBytes, type MetricRange, type MetricSection } from './metric-codes.js';
 import { EMPTY, int, ident, joinSql, param, raw, sql } from '../../query/sql.js';
 
 export const VALUE_COLUMNS = ['type', 'name', 'model', 'tags'] as const;
 export type ValueColumn = (typeof VALUE_COLUMNS)[number];
 
-const MAGIC = 0x33584956; // "VIX3" (VIX2 had no bitmaps: rebuilt by repair)
+const MAGIC = 0x34584956; // "VIX4" (VIX2 had no bitmaps, VIX3 no metrics: rebuilt by repair)
 const NOT_INDEXED = 0xffffffff;
 /**
  * Segments with fewer rows get no value index by default (RecordStoreOptions.valueIndexMinRows): counts
@@ -56,6 +61,8 @@ export interface ValueIndex {
   readonly rows: number;
   /** By VALUE_COLUMNS' order; null for a column the file leaves out. */
   readonly columns: readonly (ValueColumnIndex | null)[];
+  /** The sections of the metrics the file holds, by metric id (the segment's others are left out). */
+  readonly metrics: ReadonlyMap<number, MetricSection>;
   /** Bytes the directory takes in memory (about its size on disk). */
   readonly bytes: number;
 }
@@ -266,11 +273,12 @@ function writeColumn(out: FileSink, dir: Directory, p: ColumnPlan, codes: Int32A
 }
 
 /**
- * Writes the value index of the segment at `abs` (`rows` rows) and fsyncs it (the caller fsyncs the
- * folder). Written aside and renamed: a reader never meets half a file. One column at a time (its
- * rows' codes are 4 bytes a row).
+ * Writes the value index of the segment at `abs` (`rows` rows, storing the columns of `metrics`, their
+ * ids) and fsyncs it (the caller fsyncs the folder). Written aside and renamed: a reader never meets
+ * half a file. One column at a time (its rows' codes are 4 bytes a row; a metric's rows with a value,
+ * 16 bytes each).
  */
-export async function writeValueIndex(conn: Connection, abs: string, rows: number): Promise<void> {
+export async function writeValueIndex(conn: Connection, abs: string, rows: number, metrics: readonly number[]): Promise<void> {
   const cols = await plans(conn, abs);
   const tmp = `${valueIndexPath(abs)}.tmp-${process.pid}`;
   const out = new FileSink(tmp);
@@ -285,6 +293,15 @@ export async function writeValueIndex(conn: Connection, abs: string, rows: numbe
       if (p === null) dir.push(u32(NOT_INDEXED));
       else writeColumn(out, dir, p, await rowCodes(conn, abs, VALUE_COLUMNS[i]!, p, rows));
     }
+    const sections: Uint8Array[] = [];
+    for (const id of metrics) {
+      const m = await buildMetricSection(conn, abs, rows, id);
+      if (m === null) continue;
+      out.write(m.bytes);
+      out.u32(crc32(m.bytes));
+      sections.push(u32(m.id), u32(m.distinct), u32(m.present));
+    }
+    dir.push(u32(sections.length / 3), ...sections);
     const directory = Buffer.concat(dir);
     out.write(directory);
     out.u32(directory.length);
@@ -304,25 +321,27 @@ export async function writeValueIndex(conn: Connection, abs: string, rows: numbe
 // ---------------------------------------------------------------- reading
 
 /**
- * Loaded directories by segment path (null: none usable), least recently used first; segments never
- * change, so neither do these. Beyond the budget the oldest are let go (read again when asked).
+ * Loaded directories by segment path, least recently used first; segments never change, so neither do
+ * these. Beyond the budget the oldest are let go (read again when asked). Where none was usable the
+ * entry keeps the file's identity as found: a writer's repair may write one later (a read-only store
+ * beside it then sees a new identity and reads it).
  */
-const loaded = new Map<string, ValueIndex | null>();
+const loaded = new Map<string, ValueIndex | { none: string }>();
 
 /** Bytes of loaded directories kept at most (`budget`, settable for tests) and kept now (`bytes`). */
 export const valueIndexCache = { budget: 16 << 20, bytes: 0 };
 
-const sizeOf = (ix: ValueIndex | null | undefined): number => ix?.bytes ?? 0;
+const sizeOf = (ix: ValueIndex | { none: string } | undefined): number => (ix !== undefined && 'bytes' in ix ? ix.bytes : 0);
+
+/** The identity of a file as stat gives it ('' when it is missing). */
+function identity(path: string): string {
+  const st = statSync(path, { throwIfNoEntry: false });
+  return st ? `${st.ino}:${st.size}:${st.mtimeMs}` : '';
+}
 
 function forget(abs: string): void {
   valueIndexCache.bytes -= sizeOf(loaded.get(abs));
   loaded.delete(abs);
-}
-
-/** `length` bytes at `position` of an open file (fewer only at its end). */
-function readAt(fd: number, length: number, position: number): Uint8Array {
-  const buf = new Uint8Array(length);
-  return buf.subarray(0, readFully(fd, buf, position));
 }
 
 /** The directory of the file at `path`, or null when it is not a whole index's. */
@@ -366,20 +385,41 @@ export function readValueDirectory(path: string): ValueIndex | null {
       }
       columns.push({ values, counts, offsets, lengths });
     }
+    const rows = hv.getUint32(4, true);
+    const metrics = new Map<number, MetricSection>();
+    const m = view.getUint32(at, true);
+    at += 4;
+    for (let i = 0; i < m; i++) {
+      const [id, distinct, present] = [0, 4, 8].map((k) => view.getUint32(at + k, true)) as [number, number, number];
+      at += 12;
+      if (distinct > present || present > rows || metrics.has(id)) return null;
+      const s = { id, distinct, present, offset };
+      metrics.set(id, s);
+      offset += sectionBytes(s) + 4;
+    }
     if (at !== dirLen || offset !== size - 12 - dirLen) return null;
-    return { path, rows: hv.getUint32(4, true), columns, bytes: dirLen + 64 * VALUE_COLUMNS.length };
+    return { path, rows, columns, metrics, bytes: dirLen + 64 * (VALUE_COLUMNS.length + m) };
   });
 }
 
 /** The value index of a segment of `rows` rows, or null when it has none usable (read the columns). */
 export function valueIndexOf(abs: string, rows: number): ValueIndex | null {
+  const path = valueIndexPath(abs);
   let ix = loaded.get(abs);
+  if (ix !== undefined && 'none' in ix && ix.none !== identity(path)) {
+    loaded.delete(abs);
+    ix = undefined;
+  }
   if (ix === undefined) {
+    // The identity before the read: a file replaced after it is read again next time.
+    const id = identity(path);
+    let found: ValueIndex | null;
     try {
-      ix = readValueDirectory(valueIndexPath(abs));
+      found = readValueDirectory(path);
     } catch {
-      ix = null;
+      found = null;
     }
+    ix = found ?? { none: id };
     valueIndexCache.bytes += sizeOf(ix);
     for (const [old] of loaded) {
       if (valueIndexCache.bytes <= valueIndexCache.budget) break;
@@ -387,7 +427,7 @@ export function valueIndexOf(abs: string, rows: number): ValueIndex | null {
     }
   } else loaded.delete(abs);
   loaded.set(abs, ix);
-  return ix !== null && ix.rows === rows ? ix : null;
+  return 'bytes' in ix && ix.rows === rows ? ix : null;
 }
 
 /**
@@ -447,10 +487,18 @@ function markBitmap(b: Uint8Array, rows: number, bits: Uint32Array): boolean {
   return true;
 }
 
+/**
+ * Sets in `bits` the rows holding a value of the metric section `s` within `range`; false when the
+ * section cannot be read whole (the caller reads the segment instead).
+ */
+export function markMetricValueRows(ix: ValueIndex, s: MetricSection, range: MetricRange, bits: Uint32Array): boolean {
+  return withFile(ix.path, (fd) => markMetricRows(fd, ix.rows, s, range, bits)) === true;
+}
+
 /** Builds a listed segment's value index when it has none usable; returns the bytes written (0 when it had one). */
-export async function ensureValueIndex(conn: Connection, abs: string, rows: number): Promise<number> {
+export async function ensureValueIndex(conn: Connection, abs: string, rows: number, metrics: readonly number[]): Promise<number> {
   if (valueIndexOf(abs, rows) !== null) return 0;
-  await writeValueIndex(conn, abs, rows);
+  await writeValueIndex(conn, abs, rows, metrics);
   return statSync(valueIndexPath(abs)).size;
 }
 

@@ -126,7 +126,7 @@ export class IndexRepair {
         job.kind === 'child'
           ? await ensureChildIndex(c, job.abs, job.seg)
           : job.kind === 'values'
-            ? await ensureValueIndex(c, job.abs, job.seg.rows)
+            ? await ensureValueIndex(c, job.abs, job.seg.rows, job.seg.metrics)
             : await ensureTextIndex(c, job.abs, rowGroupRows(job.seg));
       this.#s.written.repairIndexes += bytes;
       this.rebuilt++;

@@ -131,7 +131,7 @@ export async function writeSegment(conn: Connection, dir: string, w: WriteSegmen
     // The value index only speeds counts: a build that fails (memory, disk) leaves the segment without
     // one (its counts read it; the next writable open's repair builds it), not the seal or merge undone.
     if (rows >= w.valueIndexMinRows)
-      await writeValueIndex(conn, abs, rows).catch((err: Error) =>
+      await writeValueIndex(conn, abs, rows, w.metrics).catch((err: Error) =>
         process.emitWarning(`tracelake: the value index of ${rel} was not written: ${err.message}`),
       );
     const depth = topListRows(rows, rows + (w.otherRows ?? 0));

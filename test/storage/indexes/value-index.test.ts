@@ -12,7 +12,9 @@ import { Database } from '../../../src/db/database.js';
 import { TraceStore } from '../../../src/engine/trace-store.js';
 import { ident, sql } from '../../../src/query/sql.js';
 import { crc32 } from '../../../src/storage/crc32.js';
+import { metricCodeLimits, sectionBytes } from '../../../src/storage/indexes/metric-codes.js';
 import {
+  markMetricValueRows,
   markValueRows,
   MAX_VALUES,
   VALUE_COLUMNS,
@@ -30,10 +32,12 @@ function rowsOfBits(bits: Uint32Array): number[] {
   return out;
 }
 
-const segmentFiles = (dir: string): { abs: string; rows: number; kind: string }[] =>
+const segmentFiles = (dir: string): { abs: string; rows: number; kind: string; metrics: number[] }[] =>
   (
-    JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { segments: { file: string; rows: number; kind: string }[] }
-  ).segments.map((s) => ({ abs: join(dir, s.file), rows: s.rows, kind: s.kind }));
+    JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as {
+      segments: { file: string; rows: number; kind: string; metrics: number[] }[];
+    }
+  ).segments.map((s) => ({ abs: join(dir, s.file), rows: s.rows, kind: s.kind, metrics: s.metrics }));
 
 test('each value lists exactly the rows DuckDB finds holding it', { timeout: 120_000 }, async (t) => {
   const fx = await openStore(t, { autoCompact: false, valueIndexMinRows: 0, segmentCountMinRows: 1 });
@@ -75,6 +79,29 @@ test('each value lists exactly the rows DuckDB finds holding it', { timeout: 120
         );
         assert.deepEqual(rowsOfBits(bits), want.get(value), `${seg.kind}.${name} = ${value}`);
         assert.equal(col.counts[v], want.get(value)!.length);
+      }
+    }
+  }
+  // Each stored metric: every distinct value's rows are exactly DuckDB's (NULLs in none).
+  for (const seg of segs) {
+    const ix = valueIndexOf(seg.abs, seg.rows)!;
+    assert.deepEqual([...ix.metrics.keys()].sort(), [...seg.metrics].sort(), `${seg.kind}: a section for each stored metric`);
+    for (const [id, section] of ix.metrics) {
+      const truth = await db.all(
+        sql`SELECT v, list(r ORDER BY r) AS rows FROM (SELECT ${ident(`m${id}`)} AS v, file_row_number AS r
+            FROM read_parquet(${seg.abs}, file_row_number = true)) WHERE v IS NOT NULL GROUP BY v`,
+      );
+      assert.equal(section.distinct, truth.length, `${seg.kind}.m${id}: distinct values`);
+      assert.equal(
+        section.present,
+        truth.reduce((n, r) => n + (r['rows'] as unknown[]).length, 0),
+        `${seg.kind}.m${id}: rows with a value`,
+      );
+      for (const r of truth) {
+        const bits = new Uint32Array(Math.ceil(seg.rows / 32));
+        const v = Number(r['v']);
+        assert.ok(markMetricValueRows(ix, section, { lo: v, loOpen: false, hi: v, hiOpen: false }, bits));
+        assert.deepEqual(rowsOfBits(bits), (r['rows'] as unknown[]).map(Number), `${seg.kind}.m${id} = ${r['v']}`);
       }
     }
   }
@@ -131,6 +158,35 @@ test('each value lists exactly the rows DuckDB finds holding it', { timeout: 120
   const got = await fx.store.count('span', fx.projectId, { log_stream_id: fx.logStreamId, filters } as never);
   assert.equal(got.total_count, model.counts[0], 'the count reads the segment instead, and agrees');
   writeFileSync(valueIndexPath(span.abs), good);
+  // A damaged metric section is refused the same way: the count reads the segment.
+  const [id, section] = [...ix.metrics].find(([, m]) => m.distinct > 1)!;
+  const metricBad = Buffer.from(good);
+  metricBad[section.offset + sectionBytes(section) - 1]! ^= 0x40;
+  writeFileSync(valueIndexPath(span.abs), metricBad);
+  const all = { lo: Number.NEGATIVE_INFINITY, loOpen: false, hi: Number.POSITIVE_INFINITY, hiOpen: false };
+  const fresh = () => new Uint32Array(Math.ceil(span.rows / 32));
+  assert.equal(markMetricValueRows(ix, section, all, fresh()), false, 'a damaged section is refused');
+  // A row past the last (its checksum made to match) is refused too.
+  const end = section.offset + sectionBytes(section);
+  const pastLast = Buffer.from(good);
+  pastLast.writeUInt32LE(span.rows + 3, end - 4);
+  pastLast.writeUInt32LE(crc32(pastLast.subarray(section.offset, end)), end);
+  writeFileSync(valueIndexPath(span.abs), pastLast);
+  assert.equal(markMetricValueRows(ix, section, all, fresh()), false, 'a row past the last is refused');
+  writeFileSync(valueIndexPath(span.abs), good);
+  assert.ok(markMetricValueRows(ix, section, all, fresh()), 'the whole section reads');
+  writeFileSync(valueIndexPath(span.abs), metricBad);
+  const name = Object.entries(
+    (JSON.parse(readFileSync(join(fx.dir, 'manifest.json'), 'utf8')) as { metric_ids: Record<string, number> }).metric_ids,
+  ).find(([, v]) => v === id)![0];
+  const [truth] = await db.all(sql`SELECT count(*) AS n FROM read_parquet(${span.abs}) WHERE ${ident(`m${id}`)} > 0 AND type = 'llm'`);
+  const metricFilter = [
+    { type: 'number', column_id: `metrics/${name}`, operator: 'gt', value: 0 },
+    { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
+  ];
+  const viaSegment = await fx.store.count('span', fx.projectId, { log_stream_id: fx.logStreamId, filters: metricFilter } as never);
+  assert.equal(viaSegment.total_count, Number(truth!['n']), 'the count reads the segment instead, and agrees');
+  writeFileSync(valueIndexPath(span.abs), good);
   // A new path (the loaded directory of the old one is kept): a copy with a damaged directory.
   const copy = span.abs.replace(/\.parquet$/, '-copy.parquet');
   const dirBad = Buffer.from(good);
@@ -184,6 +240,41 @@ test('a column with more distinct values than the cap is left out; small segment
     'model is answered from the index',
   );
   assert.match(steps.at(-1)![0]!, /from value indexes/);
+
+  // A metric with more distinct values than the cap is left out too (its counts read the segment); one
+  // within it is kept.
+  const cap = metricCodeLimits.maxDistinct;
+  metricCodeLimits.maxDistinct = 5;
+  try {
+    const m = await openStore(t, { autoCompact: false, valueIndexMinRows: 0, segmentCountMinRows: 1, onPlan: (s) => steps.push([...s]) });
+    const few = Array.from({ length: 40 }, (_, i) => ({ ...spans[i]!, metrics: { many: i, few: i % 5 } }));
+    await m.store.logTraces(m.projectId, {
+      log_stream_id: m.logStreamId,
+      traces: [{ type: 'trace', name: 't', input: 'q', spans: few }] as never,
+    });
+    await m.store.flush();
+    const seg = segmentFiles(m.dir).find((s) => s.kind === 'span')!;
+    const ids = (JSON.parse(readFileSync(join(m.dir, 'manifest.json'), 'utf8')) as { metric_ids: Record<string, number> }).metric_ids;
+    const mix = valueIndexOf(seg.abs, seg.rows)!;
+    assert.equal(mix.metrics.has(ids['many']!), false, 'many: 40 values, left out');
+    assert.equal(mix.metrics.get(ids['few']!)?.distinct, 5, 'few: 5 values, kept');
+    const mcount = (metric: string) =>
+      m.store
+        .count('span', m.projectId, {
+          log_stream_id: m.logStreamId,
+          filters: [
+            { type: 'number', column_id: `metrics/${metric}`, operator: 'gte', value: 2 },
+            { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' },
+          ],
+        } as never)
+        .then((r) => r.total_count);
+    assert.equal(await mcount('many'), 38);
+    assert.doesNotMatch(steps.at(-1)![0]!, /from value indexes/, 'a metric left out: the segment is read');
+    assert.equal(await mcount('few'), 24);
+    assert.match(steps.at(-1)![0]!, /from value indexes/, 'a metric kept: answered from the index');
+  } finally {
+    metricCodeLimits.maxDistinct = cap;
+  }
 
   const small = await openStore(t, { autoCompact: false });
   await small.store.logTraces(small.projectId, {
