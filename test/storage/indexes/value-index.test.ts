@@ -194,6 +194,13 @@ test('each value lists exactly the rows DuckDB finds holding it', { timeout: 120
   writeFileSync(valueIndexPath(copy), dirBad);
   assert.equal(valueIndexOf(copy, span.rows), null, 'a damaged directory is not used');
   rmSync(valueIndexPath(copy));
+  // A file another process writes after this one found none (a read-only store beside its writer's
+  // repair) is read at the next ask: a missing or unusable file is remembered by its identity.
+  const late = span.abs.replace(/\.parquet$/, '-late.parquet');
+  assert.equal(valueIndexOf(late, span.rows), null, 'none yet');
+  writeFileSync(valueIndexPath(late), good);
+  assert.ok(valueIndexOf(late, span.rows), 'written since: read');
+  rmSync(valueIndexPath(late));
   const other = span.abs.replace(/\.parquet$/, '-other.parquet');
   writeFileSync(valueIndexPath(other), good);
   assert.ok(valueIndexOf(other, span.rows), 'the whole file loads');
