@@ -13,7 +13,9 @@
 import type { Connection } from '../../db/database.js';
 import { crc32 } from '../crc32.js';
 import { readFully } from '../fs-util.js';
-import { ident, sql } from '../../query/sql.js';
+import { ident, joinSql, sql } from '../../query/sql.js';
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /** Distinct values above which a metric is left out of a segment's file (settable for tests). */
 export const metricCodeLimits = { maxDistinct: 65_535 };
@@ -39,6 +41,21 @@ export interface MetricRange {
   readonly loOpen: boolean;
   readonly hi: number;
   readonly hiOpen: boolean;
+}
+
+/**
+ * Of these metric ids (columns of the segment at `abs`), those whose distinct values may be within the
+ * cap: one scan estimates them all (HyperLogLog, a few percent off), so a column of many values (a
+ * duration per span) is not read whole and sorted only to be left out.
+ */
+export async function metricsWithinCap(conn: Connection, abs: string, ids: readonly number[]): Promise<number[]> {
+  if (ids.length === 0) return [];
+  // Column names are m<id> of our own ids.
+  const [est] = await conn.all(
+    sql`SELECT ${joinSql(ids.map((id) => sql`approx_count_distinct(${ident(`m${id}`)}) AS ${ident(`m${id}`)}`))}
+        FROM read_parquet(${abs}, hive_partitioning = false)`,
+  );
+  return ids.filter((id) => Number(est![`m${id}`]) <= metricCodeLimits.maxDistinct * 1.5);
 }
 
 /** A built section: its directory entry's numbers and its bytes. */
@@ -95,11 +112,18 @@ export async function buildMetricSection(conn: Connection, abs: string, rows: nu
   const next = starts.slice(0, distinct);
   for (let i = 0; i < present; i++) list[next[codes[i]!]!++] = at[i]!;
   const bytes = new Uint8Array(sectionBytes({ distinct, present }));
-  const view = new DataView(bytes.buffer);
-  let o = 0;
-  for (let c = 0; c < distinct; c++, o += 8) view.setFloat64(o, dict[c]!, true);
-  for (let c = 0; c <= distinct; c++, o += 4) view.setUint32(o, starts[c]!, true);
-  for (let i = 0; i < present; i++, o += 4) view.setUint32(o, list[i]!, true);
+  if (LITTLE_ENDIAN) {
+    // The parts lie aligned in a fresh buffer: copied whole.
+    new Float64Array(bytes.buffer, 0, distinct).set(dict.subarray(0, distinct));
+    new Uint32Array(bytes.buffer, 8 * distinct, distinct + 1).set(starts);
+    new Uint32Array(bytes.buffer, 12 * distinct + 4, present).set(list);
+  } else {
+    const view = new DataView(bytes.buffer);
+    let o = 0;
+    for (let c = 0; c < distinct; c++, o += 8) view.setFloat64(o, dict[c]!, true);
+    for (let c = 0; c <= distinct; c++, o += 4) view.setUint32(o, starts[c]!, true);
+    for (let i = 0; i < present; i++, o += 4) view.setUint32(o, list[i]!, true);
+  }
   return { id, distinct, present, bytes };
 }
 
@@ -126,8 +150,6 @@ function firstAbove(dict: Float64Array, n: number, x: number): number {
   }
   return lo;
 }
-
-const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /**
  * Sets in `bits` (one bit a row) the rows whose value lies in `range`, reading the section from the

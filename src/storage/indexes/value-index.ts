@@ -27,7 +27,14 @@ import type { Connection } from '../../db/database.js';
 import { crc32 } from '../crc32.js';
 import { fsyncPathAsync, readAt, withFile } from '../fs-util.js';
 import { FileSink, varintSize } from './file-sink.js';
-import { buildMetricSection, markMetricRows, sectionBytes, type MetricRange, type MetricSection } from './metric-codes.js';
+import {
+  buildMetricSection,
+  markMetricRows,
+  metricsWithinCap,
+  sectionBytes,
+  type MetricRange,
+  type MetricSection,
+} from './metric-codes.js';
 import { EMPTY, int, ident, joinSql, param, raw, sql } from '../../query/sql.js';
 
 export const VALUE_COLUMNS = ['type', 'name', 'model', 'tags'] as const;
@@ -294,7 +301,7 @@ export async function writeValueIndex(conn: Connection, abs: string, rows: numbe
       else writeColumn(out, dir, p, await rowCodes(conn, abs, VALUE_COLUMNS[i]!, p, rows));
     }
     const sections: Uint8Array[] = [];
-    for (const id of metrics) {
+    for (const id of await metricsWithinCap(conn, abs, metrics)) {
       const m = await buildMetricSection(conn, abs, rows, id);
       if (m === null) continue;
       out.write(m.bytes);
