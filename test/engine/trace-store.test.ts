@@ -193,6 +193,30 @@ test('run addressing: none, several, unknown and wrong-kind run ids are refused'
   assert.equal((await store.count('span', projectId, { log_stream_id: logStreamId })).total_count, 0);
 });
 
+test('a level that is not span, trace or session is refused as the level, by every call that takes one', async (t) => {
+  const fx = await openStore(t);
+  const body = { log_stream_id: fx.logStreamId, filters: [{ type: 'text', column_id: 'model', operator: 'eq', value: 'x' }] };
+  const r = fx.store.records;
+  const calls: [string, () => Promise<unknown>][] = [
+    ['count', () => r.count('spans' as never, fx.projectId, body as never)],
+    ['search', () => r.search('spans' as never, fx.projectId, body as never)],
+    ['partialSearch', () => r.partialSearch('spans' as never, fx.projectId, { ...body, select_columns: { column_ids: ['id'] } } as never)],
+    ['aggregate', () => r.aggregate('spans' as never, fx.projectId, { ...body, measures: [{ op: 'count' }] } as never)],
+    ['delete', () => r.delete('spans' as never, fx.projectId, body as never)],
+    ['availableColumns', () => r.availableColumns('spans' as never, fx.projectId, { log_stream_id: fx.logStreamId })],
+    ['getRecord', () => r.getRecord('spans' as never, fx.projectId, '8d7e54c2-7d5b-4a0f-8d6e-3b2a1c0f9e14')],
+  ];
+  for (const [name, call] of calls)
+    await assert.rejects(
+      call,
+      (e: InvalidRequestError) =>
+        e instanceof InvalidRequestError &&
+        e.issues[0]!.loc.join('.') === 'level' &&
+        /one of span, trace, session, not "spans"/.test(e.issues[0]!.msg),
+      name,
+    );
+});
+
 test('paging walks every span once in created_at desc, id desc order', async (t) => {
   const { store, projectId, logStreamId } = await openStore(t, { sealRows: 50 });
   for (let i = 0; i < 12; i++) await store.logTraces(projectId, { log_stream_id: logStreamId, traces: [everyKindTrace(`p${i}`) as any] });

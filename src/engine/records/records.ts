@@ -3,7 +3,7 @@
 // Requests are checked here and resolved to the project and run they address; logging is done by
 // Ingest (ingest.ts), questions by RecordQueries (src/query/exec), storage by the RecordStore.
 import type { Catalog } from '../../catalog/catalog.js';
-import { invalidFields } from '../../errors.js';
+import { invalid, invalidFields } from '../../errors.js';
 import { columnInfo, type ColumnInfo, type Level } from '../../query/columns.js';
 import type { AggregateResult, RecordQueries, SearchResult } from '../../query/exec/record-queries.js';
 import { AggregateBody, type AggregateRequest } from '../../schemas/aggregate.js';
@@ -31,6 +31,13 @@ export interface RecordsHost {
   readonly store: RecordStore;
   readonly queries: RecordQueries;
   readonly ingest: Ingest;
+}
+
+const LEVELS: readonly Level[] = ['span', 'trace', 'session'];
+
+/** A level a caller without types may misspell ('spans'): named in the error, not read as a column's. */
+function checkLevel(level: Level): void {
+  if (!LEVELS.includes(level)) throw invalid(['level'], `level must be one of ${LEVELS.join(', ')}, not ${JSON.stringify(level)}`, level);
 }
 
 export class Records {
@@ -113,12 +120,14 @@ export class Records {
   /** One record with its descendants nested (a trace's spans, a span's subtree, a session's traces). */
   async getRecord(level: Level, projectId: string, id: string): Promise<Record<string, unknown>> {
     this.#guard.assertOpen();
+    checkLevel(level);
     return recordTree({ catalog: this.#catalog, search: (l, p, b) => this.search(l, p, b) }, level, projectId, id);
   }
 
   /** Full records of one level (spans, traces or sessions), filtered, sorted and paged. */
   async search(level: Level, projectId: string, body: SearchRequest = {}): Promise<SearchResult> {
     this.#guard.assertOpen();
+    checkLevel(level);
     assertValid(SearchBody, body);
     return this.#queries.search(level, resolveScope(this.#catalog, projectId, body), body, false);
   }
@@ -126,12 +135,14 @@ export class Records {
   /** Records with only the selected columns (plus id, type and the links). */
   async partialSearch(level: Level, projectId: string, body: PartialSearchRequest = {}): Promise<SearchResult> {
     this.#guard.assertOpen();
+    checkLevel(level);
     assertValid(PartialSearchBody, body);
     return this.#queries.search(level, resolveScope(this.#catalog, projectId, body), body, true);
   }
 
   async count(level: Level, projectId: string, body: FilterRequest = {}): Promise<{ total_count: number }> {
     this.#guard.assertOpen();
+    checkLevel(level);
     assertValid(FilterBody, body);
     return { total_count: await this.#queries.count(level, resolveScope(this.#catalog, projectId, body), body) };
   }
@@ -144,6 +155,7 @@ export class Records {
    */
   async aggregate(level: Level, projectId: string, body: AggregateRequest): Promise<AggregateResult> {
     this.#guard.assertOpen();
+    checkLevel(level);
     assertValid(AggregateBody, body);
     return this.#queries.aggregate(level, resolveScope(this.#catalog, projectId, body), body);
   }
@@ -156,6 +168,7 @@ export class Records {
    */
   async delete(level: Level, projectId: string, body: FilterRequest = {}): Promise<{ message: string; deleted: number }> {
     this.#guard.assertWritable('deleting records');
+    checkLevel(level);
     assertValid(FilterBody, body);
     const scope = resolveScope(this.#catalog, projectId, body);
     const hasFilter = (body.filters?.length ?? 0) > 0 || (body.filter_tree !== undefined && body.filter_tree !== null);
@@ -174,6 +187,7 @@ export class Records {
   /** Columns of a run at a level: the standard columns and the metric columns its records carry. */
   async availableColumns(level: Level, projectId: string, body: RunIds = {}): Promise<{ columns: ColumnInfo[] }> {
     this.#guard.assertOpen();
+    checkLevel(level);
     assertValid(AvailableColumnsBody, body);
     const scope = resolveScope(this.#catalog, projectId, body);
     // Scorers enabled in the run have a column even before any record carries their metric (is_empty).
