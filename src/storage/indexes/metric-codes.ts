@@ -50,12 +50,16 @@ export interface MetricRange {
  */
 export async function metricsWithinCap(conn: Connection, abs: string, ids: readonly number[]): Promise<number[]> {
   if (ids.length === 0) return [];
+  // Only columns the file has (an id listed without its column would fail the whole index's build).
+  const names = new Set((await conn.all(sql`SELECT name FROM parquet_schema(${abs})`)).map((r) => String(r['name'])));
+  const present = ids.filter((id) => names.has(`m${id}`));
+  if (present.length === 0) return [];
   // Column names are m<id> of our own ids.
   const [est] = await conn.all(
-    sql`SELECT ${joinSql(ids.map((id) => sql`approx_count_distinct(${ident(`m${id}`)}) AS ${ident(`m${id}`)}`))}
+    sql`SELECT ${joinSql(present.map((id) => sql`approx_count_distinct(${ident(`m${id}`)}) AS ${ident(`m${id}`)}`))}
         FROM read_parquet(${abs}, hive_partitioning = false)`,
   );
-  return ids.filter((id) => Number(est![`m${id}`]) <= metricCodeLimits.maxDistinct * 1.5);
+  return present.filter((id) => Number(est![`m${id}`]) <= metricCodeLimits.maxDistinct * 1.5);
 }
 
 /** A built section: its directory entry's numbers and its bytes. */

@@ -17,6 +17,7 @@ import {
   markMetricValueRows,
   markValueRows,
   MAX_VALUES,
+  writeValueIndex,
   VALUE_COLUMNS,
   valueIndexCache,
   valueIndexOf,
@@ -206,6 +207,15 @@ test('each value lists exactly the rows DuckDB finds holding it', { timeout: 120
   assert.ok(valueIndexOf(other, span.rows), 'the whole file loads');
   assert.equal(valueIndexOf(other, span.rows + 1), null, 'an index of other rows is not used');
   rmSync(valueIndexPath(other));
+  // A metric id listed without its column in the file is left out, not the whole index.
+  const conn = await db.dedicated();
+  await writeValueIndex(conn, span.abs, span.rows, [...span.metrics, 999]);
+  const again = valueIndexOf(span.abs, span.rows)!;
+  assert.deepEqual([...again.metrics.keys()].sort(), [...span.metrics].sort(), 'the metrics of the file, without 999');
+  assert.ok(
+    again.columns.every((c) => c !== null),
+    'and every value column',
+  );
 });
 
 test('a column with more distinct values than the cap is left out; small segments get no index by default', {
