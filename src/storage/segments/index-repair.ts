@@ -12,7 +12,7 @@ import type { Connection } from '../../db/database.js';
 import { interruptUntilSettled } from '../../db/interrupt-until.js';
 import { childIndexSound, ensureChildIndex } from '../indexes/child-index.js';
 import { ensureTextIndex, textIndexSound } from '../indexes/text-index.js';
-import { ensureValueIndex, valueIndexOf } from '../indexes/value-index.js';
+import { ensureValueIndex, removeValueIndex, valueIndexOf } from '../indexes/value-index.js';
 import { markChecked, markUnchecked, type CheckedIndex } from '../indexes/unchecked-indexes.js';
 import type { SegmentEntry } from '../manifest/manifest.js';
 import type { StoreState } from '../store-state.js';
@@ -39,6 +39,7 @@ export class IndexRepair {
   readonly #children = new Promise<void>((r) => {
     this.#childrenDone = r;
   });
+  readonly #smallValueIndexes: readonly string[];
   /** Indexes rebuilt so far (tests, benchmarks). */
   rebuilt = 0;
 
@@ -62,6 +63,8 @@ export class IndexRepair {
       ),
     ];
     for (const j of this.#jobs) if (j.kind !== 'values') markUnchecked(j.kind, j.abs);
+    // Smaller segments get none: one an earlier version (or a smaller valueIndexMinRows) wrote goes.
+    this.#smallValueIndexes = segments.filter((seg) => seg.rows < s.options.valueIndexMinRows).map((seg) => join(s.dir, seg.file));
     this.#unusedTokens = s.options.textIndex ? [] : segments.map((seg) => join(s.dir, seg.file));
     for (const abs of this.#unusedTokens) markUnchecked('tokens', abs);
   }
@@ -102,6 +105,7 @@ export class IndexRepair {
   async #work(): Promise<void> {
     // A turn first: the open's caller asks its first question before any check starts.
     await new Promise((r) => setImmediate(r));
+    for (const abs of this.#smallValueIndexes) if (!this.#halted) removeValueIndex(abs);
     for (const job of this.#jobs) {
       if (job.kind !== 'child') this.#childrenDone();
       if (this.#halted) return;

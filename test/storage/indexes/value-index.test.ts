@@ -331,6 +331,16 @@ test('a writable open builds the value index of listed segments without one; a m
   for (const s of after) assert.ok(valueIndexOf(s.abs, s.rows), 'a merged segment has its value index');
   for (const s of before.filter((b) => !after.some((a) => a.abs === b.abs)))
     assert.equal(existsSync(valueIndexPath(s.abs)), false, 'a merged-away segment loses its value index');
+  // Opened with the default size, the repair removes the indexes of segments below it.
+  await reopened.close();
+  assert.ok(
+    after.some((s) => existsSync(valueIndexPath(s.abs))),
+    'small segments with an index before',
+  );
+  const plain = await TraceStore.open(fx.dir, { autoCompact: false, indexRepair: 'held' });
+  t.after(() => plain.close());
+  await plain.maintenance.indexesRepaired();
+  for (const s of after) assert.equal(existsSync(valueIndexPath(s.abs)), false, `${s.kind} segment of ${s.rows} rows: none`);
 });
 
 test('an import writes the value index of its segments', { timeout: 120_000 }, async (t) => {
