@@ -97,6 +97,9 @@ export function readFully(fd: number, buf: Uint8Array, at: number): number {
   return n;
 }
 
+/** Whether typed arrays are little-endian here (the index files' byte order: read in place when so). */
+export const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
 /** `length` bytes at `position` of an open file (fewer only at its end). */
 export function readAt(fd: number, length: number, position: number): Uint8Array {
   const buf = new Uint8Array(length);

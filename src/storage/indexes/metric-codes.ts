@@ -12,10 +12,9 @@
 // list (u32 file row numbers); the file follows each section with its CRC-32.
 import type { Connection } from '../../db/database.js';
 import { crc32 } from '../crc32.js';
-import { readFully } from '../fs-util.js';
+import { LITTLE_ENDIAN, readFully } from '../fs-util.js';
+import { lowerBound, upperBound } from '../memtable/seq-lists.js';
 import { ident, joinSql, sql } from '../../query/sql.js';
-
-const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /** Distinct values above which a metric is left out of a segment's file (settable for tests). */
 export const metricCodeLimits = { maxDistinct: 65_535 };
@@ -104,11 +103,12 @@ export async function buildMetricSection(conn: Connection, abs: string, rows: nu
     if (distinct > metricCodeLimits.maxDistinct) return null;
   }
   // Counting sort of the rows by value; within a value, row order (checked, not assumed from the scan).
+  const sorted = dict.subarray(0, distinct);
   const codes = new Uint32Array(present);
   const starts = new Uint32Array(distinct + 1);
   for (let i = 0; i < present; i++) {
     if (at[i]! >= rows || (i > 0 && at[i]! <= at[i - 1]!)) throw new Error(`value index: ${abs} row ${at[i]} out of place`);
-    codes[i] = firstAtLeast(dict, distinct, vals[i]!);
+    codes[i] = lowerBound(sorted, vals[i]!);
     starts[codes[i]! + 1]!++;
   }
   for (let c = 0; c < distinct; c++) starts[c + 1]! += starts[c]!;
@@ -118,7 +118,7 @@ export async function buildMetricSection(conn: Connection, abs: string, rows: nu
   const bytes = new Uint8Array(sectionBytes({ distinct, present }));
   if (LITTLE_ENDIAN) {
     // The parts lie aligned in a fresh buffer: copied whole.
-    new Float64Array(bytes.buffer, 0, distinct).set(dict.subarray(0, distinct));
+    new Float64Array(bytes.buffer, 0, distinct).set(sorted);
     new Uint32Array(bytes.buffer, 8 * distinct, distinct + 1).set(starts);
     new Uint32Array(bytes.buffer, 12 * distinct + 4, present).set(list);
   } else {
@@ -129,30 +129,6 @@ export async function buildMetricSection(conn: Connection, abs: string, rows: nu
     for (let i = 0; i < present; i++, o += 4) view.setUint32(o, list[i]!, true);
   }
   return { id, distinct, present, bytes };
-}
-
-/** The first position among the first `n` (ascending) values of `dict` holding `x` or more; `n` when none. */
-function firstAtLeast(dict: Float64Array, n: number, x: number): number {
-  let lo = 0;
-  let hi = n;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (dict[mid]! < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** The first position among the first `n` (ascending) values of `dict` holding more than `x`; `n` when none. */
-function firstAbove(dict: Float64Array, n: number, x: number): number {
-  let lo = 0;
-  let hi = n;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (dict[mid]! <= x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /**
@@ -175,8 +151,8 @@ export function markMetricRows(fd: number, rows: number, s: MetricSection, range
   const starts = u32s(8 * d, d + 1);
   const list = u32s(12 * d + 4, s.present);
   if (starts[0] !== 0 || starts[d] !== s.present) return false;
-  const from = range.loOpen ? firstAbove(dict, d, range.lo) : firstAtLeast(dict, d, range.lo);
-  const to = range.hiOpen ? firstAtLeast(dict, d, range.hi) : firstAbove(dict, d, range.hi);
+  const from = range.loOpen ? upperBound(dict, range.lo) : lowerBound(dict, range.lo);
+  const to = range.hiOpen ? lowerBound(dict, range.hi) : upperBound(dict, range.hi);
   if (from >= to) return true;
   const a = starts[from]!;
   const b = starts[to]!;

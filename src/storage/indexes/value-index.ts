@@ -1,10 +1,10 @@
 // The value index of a segment (`seg-N.vix`): for each of a few low-cardinality columns (type, name,
 // model, tags), every value it holds with the rows (file row numbers) holding it; and for each metric
-// the segment stores with few distinct values, each row's value as a code (metric-codes.ts). A count
+// the segment stores with few distinct values, those values with the rows holding each (metric-codes.ts). A count
 // whose every test is an equality, membership or substring test of those columns or a comparison of
 // such a metric with a number is answered from it without reading the segment
-// (query/exec/value-rows.ts, count-cache.ts). About 3 bytes a row on disk, and 1-2 bytes a row with
-// a value for each metric.
+// (query/exec/value-rows.ts, count-cache.ts). About 3 bytes a row on disk, and 4 bytes a row with a
+// value (12 a distinct value) for each metric.
 //
 // Exact, not a sketch: postings hold every row of every value, NULLs in none. A column with more than
 // MAX_VALUES distinct values in a segment (tags: distinct tag sets) is left out of that segment's file
@@ -18,14 +18,14 @@
 // each followed by its CRC-32; then each metric's section and its CRC-32; then the directory (per
 // column the number of values, or NOT_INDEXED, and per value its UTF-8 length and bytes, its row count
 // and its postings' length; then the number of metric sections and per section its metric id,
-// distinct values, rows with a value and code width), its length, a CRC-32 of the first 8 bytes and
+// distinct values and rows with a value), its length, a CRC-32 of the first 8 bytes and
 // the directory, and the magic again. A reader loads the directory (its checksum and rows checked: a
 // damaged or stale file is not used) and reads a value's postings or a metric's section when a count
 // asks for them, checking theirs; so a question reads the values it tests, not the file.
 import { renameSync, rmSync, statSync } from 'node:fs';
 import type { Connection } from '../../db/database.js';
 import { crc32 } from '../crc32.js';
-import { fsyncPathAsync, readAt, withFile } from '../fs-util.js';
+import { fsyncPathAsync, LITTLE_ENDIAN, readAt, withFile } from '../fs-util.js';
 import { FileSink, varintSize } from './file-sink.js';
 import {
   buildMetricSection,
@@ -478,8 +478,6 @@ function markOne(b: Uint8Array, end: number, rows: number, bits: Uint32Array): b
   }
   return true;
 }
-
-const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /** ORs a bitmap's rows into `bits` a word at a time; false when it sets a bit past the last row. */
 function markBitmap(b: Uint8Array, rows: number, bits: Uint32Array): boolean {

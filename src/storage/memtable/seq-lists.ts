@@ -48,6 +48,18 @@ export function lowerBound(sorted: ArrayLike<number>, q: number): number {
   return lo;
 }
 
+/** The first index of the ascending `sorted` whose value is > `q` (binary search). */
+export function upperBound(sorted: ArrayLike<number>, q: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const m = (lo + hi) >>> 1;
+    if (sorted[m]! <= q) lo = m + 1;
+    else hi = m;
+  }
+  return lo;
+}
+
 /** Whether the ascending list `sorted` holds `q`. */
 export function sortedHas(sorted: readonly number[], q: number): boolean {
   const at = lowerBound(sorted, q);
