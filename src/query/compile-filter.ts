@@ -288,8 +288,13 @@ function numberLeaf(leaf: Extract<Leaf, { kind: 'number' }>, ctx: CompileContext
     return ok(sql`${col} BETWEEN ${lo} AND ${hi}`);
   }
   const v = leaf.value as number;
-  if (leaf.op === 'ne') return not(safe(sql`${col} = ${v}`));
-  return ok(sql`${col} ${COMPARE[leaf.op]} ${v}`);
+  // Equal to 0 as a range: DuckDB's Parquet bloom filter holds the bits of the one of -0 and 0 the
+  // column's dictionary kept, so `= 0` skipped row groups whose zeros came as -0 first (segments
+  // written before numbers were stored with -0 as 0 keep them). Ranges prune by min/max, which
+  // compare -0 and 0 as equal. No other double has a twin that compares equal to it.
+  const equal = v === 0 ? sql`${col} BETWEEN ${v} AND ${v}` : sql`${col} = ${v}`;
+  if (leaf.op === 'ne') return not(safe(equal));
+  return ok(leaf.op === 'eq' ? equal : sql`${col} ${COMPARE[leaf.op]} ${v}`);
 }
 
 function booleanLeaf(leaf: Extract<Leaf, { kind: 'boolean' }>, ok: (q: Sql) => Sql): Sql {

@@ -20,7 +20,8 @@ import type { PhysicalColumn } from '../../record/record-columns.js';
 /**
  * NEGATIVE_ZERO: numbers are stored with -0 as 0. They compare equal, but DuckDB's Parquet writer keeps
  * one of them in a column's dictionary and its bloom filter holds that one's bits: `= 0` then skips a
- * row group whose zeros came as -0 first (a count of `metric eq 0` gave 0 for 7 such rows).
+ * row group whose zeros came as -0 first (a count of `metric eq 0` gave 0 for 7 such rows). Filters
+ * compile `eq 0` as a range for segments written before (query/compile-filter.ts numberLeaf).
  */
 function grow<T extends Uint8Array | Int32Array | Float64Array>(a: T, need: number): T {
   if (need <= a.length) return a;
