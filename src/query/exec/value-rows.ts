@@ -9,6 +9,7 @@
 // (test/storage/indexes/text-index.test.ts asks it about every code point), so a value lowered here by
 // that mapping, its other characters kept apart, compares exactly as lower() would have it.
 import type { Expr, Leaf } from '../filter-ast.js';
+import { ScratchBuffer } from '../../storage/fs-util.js';
 import { popcount } from '../../storage/indexes/token-index.js';
 import type { MetricRange } from '../../storage/indexes/metric-codes.js';
 import { markMetricValueRows, markValueRows, VALUE_COLUMNS, type ValueIndex } from '../../storage/indexes/value-index.js';
@@ -19,6 +20,9 @@ export interface ValueRows {
   /** How many bits are set. */
   readonly count: number;
 }
+
+/** Where a test after the first marks its rows (used at once, never kept). */
+const testBuffer = new ScratchBuffer(8 << 20);
 
 /** The conjuncts of a filter's top-level AND (a lone test is one conjunct). */
 function conjuncts(e: Expr): Expr[] {
@@ -127,7 +131,8 @@ export function valueRows(
   const words = Math.ceil(ix.rows / 32);
   let acc: Uint32Array | null = null;
   for (const t of tests) {
-    const bits = new Uint32Array(words);
+    // The first test marks the answer itself; each other one a kept buffer, then ANDed in.
+    const bits: Uint32Array = acc === null ? new Uint32Array(words) : testBuffer.words(words);
     if ('column' in t) {
       const col = ix.columns[t.column];
       if (!col || !markValueRows(ix, col, t.test, bits)) return null;

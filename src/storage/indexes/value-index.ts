@@ -25,7 +25,7 @@
 import { renameSync, rmSync, statSync } from 'node:fs';
 import type { Connection } from '../../db/database.js';
 import { crc32 } from '../crc32.js';
-import { fsyncPathAsync, LITTLE_ENDIAN, readAt, withFile } from '../fs-util.js';
+import { fsyncPathAsync, LITTLE_ENDIAN, readAt, readFully, ScratchBuffer, withFile } from '../fs-util.js';
 import { FileSink, varintSize } from './file-sink.js';
 import {
   buildMetricSection,
@@ -445,13 +445,19 @@ export function valueIndexOf(abs: string, rows: number): ValueIndex | null {
 export function markValueRows(ix: ValueIndex, col: ValueColumnIndex, which: (value: string) => boolean, bits: Uint32Array): boolean {
   return (
     withFile(ix.path, (fd) => {
-      for (let v = 0; v < col.values.length; v++)
-        if (which(col.values[v]!) && !markOne(readAt(fd, col.lengths[v]! + 4, col.offsets[v]!), col.lengths[v]!, ix.rows, bits))
-          return false;
+      for (let v = 0; v < col.values.length; v++) {
+        if (!which(col.values[v]!)) continue;
+        const b = postingsBuffer.get(col.lengths[v]! + 4);
+        if (readFully(fd, b, col.offsets[v]!) !== b.length || !markOne(b, col.lengths[v]!, ix.rows, bits)) return false;
+      }
       return true;
     }) === true
   );
 }
+
+/** Where a value's postings are read, and where a bitmap is copied to be read as words (decoded at once, never kept). */
+const postingsBuffer = new ScratchBuffer(32 << 20);
+const wordsBuffer = new ScratchBuffer(8 << 20);
 
 /** Decodes one value's postings (`end` bytes, then their CRC-32) into `bits`; false when damaged. */
 function markOne(b: Uint8Array, end: number, rows: number, bits: Uint32Array): boolean {
@@ -482,8 +488,9 @@ function markOne(b: Uint8Array, end: number, rows: number, bits: Uint32Array): b
 /** ORs a bitmap's rows into `bits` a word at a time; false when it sets a bit past the last row. */
 function markBitmap(b: Uint8Array, rows: number, bits: Uint32Array): boolean {
   const whole = b.length >>> 2;
-  // An aligned copy read as words (on a big-endian machine, assembled byte by byte).
-  const words = new Uint32Array(whole + 1);
+  // An aligned copy read as words (on a big-endian machine, assembled byte by byte); zeroed, so the
+  // last word's bytes past the bitmap are 0.
+  const words = wordsBuffer.words(whole + 1);
   if (LITTLE_ENDIAN) new Uint8Array(words.buffer).set(b);
   else for (let i = 0; i < b.length; i++) words[i >>> 2]! |= b[i]! << ((i & 3) * 8);
   for (let w = 0; w <= whole && w < bits.length; w++) bits[w]! |= words[w]!;
