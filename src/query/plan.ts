@@ -598,7 +598,8 @@ export function validateSort(
 }
 
 /**
- * A created_at bound holding at least `want` rows of the ordered side, from the row groups' min/max.
+ * A created_at bound holding about `want` rows of the ordered side, from the row groups' min/max (the
+ * last group taken in part).
  * Memory tables count as row groups when their created_at ranges are known (`memGroups`; a source
  * then leaves out those wholly outside the window), else their rows always count. Null when the window
  * would cover everything anyway.
@@ -616,9 +617,19 @@ export function chooseWindow(
   let rows = memGroups ? 0 : memRows;
   let bound = ascending ? -Infinity : Infinity;
   for (const g of sorted) {
+    const short = want - rows;
     rows += g[2];
+    if (rows >= want && g[2] > 0) {
+      // Only part of the last group is wanted: the bound where its rows, taken as spread evenly over its
+      // range, give that part. A segment's row groups hold their rows in created_at order, so DuckDB
+      // skips the group's other vectors (1M, the newest 16,771-row group with a text filter: 31-45 ms
+      // whole, 14-28 with a bound 4,096 rows in). A window that proves short is widened as before.
+      const part = Math.max(0, short) / g[2];
+      const inside = ascending ? Math.ceil(g[0] + (g[1] - g[0]) * part) : Math.floor(g[1] - (g[1] - g[0]) * part);
+      bound = ascending ? Math.max(bound, inside) : Math.min(bound, inside);
+      break;
+    }
     bound = ascending ? Math.max(bound, g[1]) : Math.min(bound, g[0]);
-    if (rows >= want) break;
   }
   if (!Number.isFinite(bound)) return null;
   return { op: ascending ? '<=' : '>=', us: bound };
