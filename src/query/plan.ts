@@ -619,7 +619,11 @@ export function chooseWindow(
   for (const g of sorted) {
     const short = want - rows;
     rows += g[2];
-    if (rows >= want && g[2] > 0) {
+    if (rows >= want && g[2] === 0) {
+      bound = ascending ? Math.max(bound, g[1]) : Math.min(bound, g[0]);
+      break;
+    }
+    if (rows >= want) {
       // Only part of the last group is wanted: the bound where its rows, taken as spread evenly over its
       // range, give that part. A segment's row groups hold their rows in created_at order, so DuckDB
       // skips the group's other vectors (1M, the newest 16,771-row group with a text filter: 31-45 ms

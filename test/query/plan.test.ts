@@ -37,5 +37,10 @@ test('memory rows of unknown range count first; a group taken before stays whole
 
 test('no window when everything is asked for', () => {
   assert.equal(chooseWindow(GROUPS, 0, 3000, false), null);
-  assert.equal(chooseWindow(GROUPS, 10, 2500, false)?.us, 510);
+  assert.deepEqual(chooseWindow(GROUPS, 10, 2500, false), { op: '>=', us: 510 });
+});
+
+test('an empty row group reached last ends the window where the rows before it did', () => {
+  // 400 rows in memory already hold the 300 asked for: the empty newest group ends the walk.
+  assert.deepEqual(chooseWindow([[5000, 6000, 0], ...GROUPS], 400, 300, false), { op: '>=', us: 5000 });
 });
