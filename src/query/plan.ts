@@ -619,21 +619,15 @@ export function chooseWindow(
   for (const g of sorted) {
     const short = want - rows;
     rows += g[2];
-    if (rows >= want && g[2] === 0) {
-      bound = ascending ? Math.max(bound, g[1]) : Math.min(bound, g[0]);
-      break;
-    }
-    if (rows >= want) {
-      // Only part of the last group is wanted: the bound where its rows, taken as spread evenly over its
-      // range, give that part. A segment's row groups hold their rows in created_at order, so DuckDB
-      // skips the group's other vectors (1M, the newest 16,771-row group with a text filter: 31-45 ms
-      // whole, 14-28 with a bound 4,096 rows in). A window that proves short is widened as before.
-      const part = Math.max(0, short) / g[2];
-      const inside = ascending ? Math.ceil(g[0] + (g[1] - g[0]) * part) : Math.floor(g[1] - (g[1] - g[0]) * part);
-      bound = ascending ? Math.max(bound, inside) : Math.min(bound, inside);
-      break;
-    }
-    bound = ascending ? Math.max(bound, g[1]) : Math.min(bound, g[0]);
+    const last = rows >= want;
+    // The last group reached is taken in part: the bound where its rows, taken as spread evenly over
+    // its range, give the rows still wanted. A segment's row groups hold their rows in created_at
+    // order, so DuckDB skips the group's other vectors (1M, the newest 16,771-row group with a text
+    // filter: 31-45 ms whole, 14-28 with a bound 4,096 rows in). A window that proves short is widened.
+    const part = last && g[2] > 0 ? Math.max(0, short) / g[2] : 1;
+    const edge = ascending ? Math.ceil(g[0] + (g[1] - g[0]) * part) : Math.floor(g[1] - (g[1] - g[0]) * part);
+    bound = ascending ? Math.max(bound, edge) : Math.min(bound, edge);
+    if (last) break;
   }
   if (!Number.isFinite(bound)) return null;
   return { op: ascending ? '<=' : '>=', us: bound };

@@ -133,6 +133,12 @@ export class ScratchBuffer {
   }
 }
 
+/**
+ * Where index files' parts (value postings, metric sections, token postings) are read: each read is
+ * decoded before the next starts, so they share one buffer.
+ */
+export const indexReads = new ScratchBuffer(32 << 20);
+
 /** `use(fd, size)` on a file opened for reading; null when it is missing or anything throws. */
 export function withFile<T>(path: string, use: (fd: number, size: number) => T | null): T | null {
   let fd: number;

@@ -12,7 +12,7 @@
 // list (u32 file row numbers); the file follows each section with its CRC-32.
 import type { Connection } from '../../db/database.js';
 import { crc32 } from '../crc32.js';
-import { LITTLE_ENDIAN, readFully, ScratchBuffer } from '../fs-util.js';
+import { indexReads, LITTLE_ENDIAN, readFully } from '../fs-util.js';
 import { lowerBound, upperBound } from '../memtable/seq-lists.js';
 import { ident, joinSql, sql } from '../../query/sql.js';
 
@@ -131,9 +131,6 @@ export async function buildMetricSection(conn: Connection, abs: string, rows: nu
   return { id, distinct, present, bytes };
 }
 
-/** Where a section is read (its bytes are decoded at once, never kept). */
-const sectionBuffer = new ScratchBuffer(32 << 20);
-
 /**
  * Sets in `bits` (one bit a row) the rows whose value lies in `range`, reading the section from the
  * open file `fd`; false when it cannot be read whole or does not hold together (the caller reads the
@@ -141,7 +138,7 @@ const sectionBuffer = new ScratchBuffer(32 << 20);
  */
 export function markMetricRows(fd: number, rows: number, s: MetricSection, range: MetricRange, bits: Uint32Array): boolean {
   const len = sectionBytes(s);
-  const bytes = sectionBuffer.get(len + 4);
+  const bytes = indexReads.get(len + 4);
   if (readFully(fd, bytes, s.offset) !== bytes.length) return false;
   const view = new DataView(bytes.buffer);
   if (crc32(bytes.subarray(0, len)) !== view.getUint32(len, true)) return false;

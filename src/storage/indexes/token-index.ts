@@ -11,7 +11,7 @@
 // Built by token-builder.ts in the text index's pass over each row group's UTF-8 bytes.
 import { closeSync, openSync, readSync } from 'node:fs';
 import { crc32 } from '../crc32.js';
-import { ScratchBuffer, withFile } from '../fs-util.js';
+import { indexReads, withFile } from '../fs-util.js';
 
 export const TOKEN_MAGIC = 0x314b_4f54; // "TOK1"
 const MAGIC = TOKEN_MAGIC;
@@ -180,9 +180,6 @@ export function tokensContaining(col: TokenColumn, needle: string): number[] {
   }
 }
 
-/** Where a token's postings are read (decoded at once, never kept). */
-const postingsBuffer = new ScratchBuffer(32 << 20);
-
 /** Sets the bits of the rows holding any of `tokens` (postings read from the file). */
 export function markRows(ix: TokenIndex, col: TokenColumn, tokens: readonly number[], bits: Uint32Array): void {
   if (tokens.length === 0) return;
@@ -190,7 +187,7 @@ export function markRows(ix: TokenIndex, col: TokenColumn, tokens: readonly numb
   try {
     for (const t of tokens) {
       const len = col.at[t + 1]! - col.at[t]!;
-      const buf = postingsBuffer.get(len);
+      const buf = indexReads.get(len);
       if (readSync(fd, buf, 0, len, col.at[t]!) !== len) throw new Error(`token index ${ix.path}: short read`);
       let row = -1;
       let o = 0;

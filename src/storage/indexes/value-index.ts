@@ -25,7 +25,7 @@
 import { renameSync, rmSync, statSync } from 'node:fs';
 import type { Connection } from '../../db/database.js';
 import { crc32 } from '../crc32.js';
-import { fsyncPathAsync, LITTLE_ENDIAN, readAt, readFully, ScratchBuffer, withFile } from '../fs-util.js';
+import { fsyncPathAsync, indexReads, LITTLE_ENDIAN, readAt, readFully, ScratchBuffer, withFile } from '../fs-util.js';
 import { FileSink, varintSize } from './file-sink.js';
 import {
   buildMetricSection,
@@ -447,7 +447,7 @@ export function markValueRows(ix: ValueIndex, col: ValueColumnIndex, which: (val
     withFile(ix.path, (fd) => {
       for (let v = 0; v < col.values.length; v++) {
         if (!which(col.values[v]!)) continue;
-        const b = postingsBuffer.get(col.lengths[v]! + 4);
+        const b = indexReads.get(col.lengths[v]! + 4);
         if (readFully(fd, b, col.offsets[v]!) !== b.length || !markOne(b, col.lengths[v]!, ix.rows, bits)) return false;
       }
       return true;
@@ -455,8 +455,7 @@ export function markValueRows(ix: ValueIndex, col: ValueColumnIndex, which: (val
   );
 }
 
-/** Where a value's postings are read, and where a bitmap is copied to be read as words (decoded at once, never kept). */
-const postingsBuffer = new ScratchBuffer(32 << 20);
+/** Where a bitmap read into indexReads is copied to be read as words (decoded at once, never kept). */
 const wordsBuffer = new ScratchBuffer(8 << 20);
 
 /** Decodes one value's postings (`end` bytes, then their CRC-32) into `bits`; false when damaged. */
