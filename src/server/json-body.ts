@@ -1,22 +1,23 @@
 // The JSON body parser of every route. Fastify's default one scans the whole text with two regular
 // expressions for keys that poison prototypes before it walks the parsed value; here the parsed value
 // is walked once instead, and that walk also measures its nesting for the schema check. Answers are
-// Fastify's: an empty body and invalid JSON (poisoning keys included) fail with its error codes.
+// Fastify's: an empty body and invalid JSON (poisoning keys included) fail with its error codes. The
+// bytes become text in json-text.ts.
 import { errorCodes, type FastifyInstance } from 'fastify';
 import { poisonsPrototypes } from '../schemas/check.js';
+import { jsonText } from './json-text.js';
 
 export function installJsonParser(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
-    const text = body as string;
-    if (text.length === 0) {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {
+    const bytes = body as Buffer;
+    if (bytes.length === 0) {
       done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
       return;
     }
     let value: unknown;
     try {
-      // A byte order mark is not JSON; the default parser drops it too.
-      value = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+      value = JSON.parse(jsonText(bytes));
     } catch {
       done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
       return;

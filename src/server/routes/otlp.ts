@@ -13,6 +13,7 @@ import type { TraceStore } from '../../engine/trace-store.js';
 import { BadRequestError, OverloadedError, PayloadTooLargeError, TraceLakeError } from '../../errors.js';
 import { toResponse } from '../errors.js';
 import { validatorCompiler } from '../validation.js';
+import { jsonText } from '../json-text.js';
 
 export const OTLP_PATHS = ['/v1/traces', '/otel/traces'] as const;
 
@@ -168,6 +169,11 @@ export const otlpRoutes =
   };
 
 function parseJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(jsonText(body));
+  } catch {
+    // Parsed again as decoded, for an error message whose positions are the body's.
+  }
   try {
     return JSON.parse(body.toString('utf8'));
   } catch (err) {
