@@ -2,10 +2,10 @@
 // expressions for keys that poison prototypes before it walks the parsed value; here the parsed value
 // is walked once instead, and that walk also measures its nesting for the schema check. Answers are
 // Fastify's: an empty body and invalid JSON (poisoning keys included) fail with its error codes. The
-// bytes become text in json-text.ts.
+// bytes become text in body-text.ts.
 import { errorCodes, type FastifyInstance } from 'fastify';
 import { poisonsPrototypes } from '../schemas/check.js';
-import { jsonText } from './json-text.js';
+import { bodyText } from './body-text.js';
 
 export function installJsonParser(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
@@ -17,7 +17,7 @@ export function installJsonParser(app: FastifyInstance): void {
     }
     let value: unknown;
     try {
-      value = JSON.parse(jsonText(bytes));
+      value = JSON.parse(bodyText(bytes));
     } catch {
       done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
       return;

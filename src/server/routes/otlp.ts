@@ -13,7 +13,7 @@ import type { TraceStore } from '../../engine/trace-store.js';
 import { BadRequestError, OverloadedError, PayloadTooLargeError, TraceLakeError } from '../../errors.js';
 import { toResponse } from '../errors.js';
 import { validatorCompiler } from '../validation.js';
-import { jsonText } from '../json-text.js';
+import { bodyText } from '../body-text.js';
 
 export const OTLP_PATHS = ['/v1/traces', '/otel/traces'] as const;
 
@@ -170,7 +170,7 @@ export const otlpRoutes =
 
 function parseJson(body: Buffer): unknown {
   try {
-    return JSON.parse(jsonText(body));
+    return JSON.parse(bodyText(body));
   } catch {
     // Parsed again as decoded, for an error message whose positions are the body's.
   }

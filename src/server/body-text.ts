@@ -16,7 +16,7 @@ const escaped = new ScratchBuffer(8 << 20);
 const HEX = new Uint8Array([...'0123456789abcdef'].map((c) => c.charCodeAt(0)));
 
 /** The body's text, without a leading byte order mark (which is not JSON: Fastify's parser drops it too). */
-export function jsonText(body: Buffer): string {
+export function bodyText(body: Buffer): string {
   const from = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
   if (isAscii(body)) return body.toString('latin1', from);
   return escapedText(body, from) ?? body.toString('utf8', from);

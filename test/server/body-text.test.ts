@@ -1,10 +1,10 @@
-// Guarantees: a body's text as jsonText gives it parses exactly as its UTF-8 decoding does (the same
+// Guarantees: a body's text as bodyText gives it parses exactly as its UTF-8 decoding does (the same
 // value, or both refused), for ASCII, Latin-1, other BMP and astral characters, a byte order mark,
 // escapes next to such characters, malformed UTF-8 and random bytes; characters past ASCII in a mostly
 // ASCII body arrive as \u escapes (the one-byte text), and a body mostly past ASCII is decoded as is.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { jsonText } from '../../src/server/json-text.js';
+import { bodyText } from '../../src/server/body-text.js';
 
 /** JSON.parse's outcome on a text: the value, or that it threw. */
 function outcome(text: () => string): unknown {
@@ -15,14 +15,14 @@ function outcome(text: () => string): unknown {
   }
 }
 
-/** The body parses through jsonText as through toString('utf8') less a leading U+FEFF (the parser's contract before). */
+/** The body parses through bodyText as through toString('utf8') less a leading U+FEFF (the parser's contract before). */
 function same(bytes: Buffer, label: string): void {
   const plain = () => {
     const t = bytes.toString('utf8');
     return t.charCodeAt(0) === 0xfeff ? t.slice(1) : t;
   };
   assert.deepEqual(
-    outcome(() => jsonText(bytes)),
+    outcome(() => bodyText(bytes)),
     outcome(plain),
     label,
   );
@@ -44,10 +44,10 @@ test('valid JSON with characters past ASCII parses to the same value', () => {
 });
 
 test('a character past ASCII is sent to JSON.parse as its \\u escape', () => {
-  assert.equal(jsonText(Buffer.from('{"a":"café 👋"}', 'utf8')), '{"a":"caf\\u00e9 \\ud83d\\udc4b"}');
-  assert.equal(jsonText(Buffer.from('\ufeff{"a":1}', 'utf8')), '{"a":1}');
+  assert.equal(bodyText(Buffer.from('{"a":"café 👋"}', 'utf8')), '{"a":"caf\\u00e9 \\ud83d\\udc4b"}');
+  assert.equal(bodyText(Buffer.from('\ufeff{"a":1}', 'utf8')), '{"a":1}');
   // Mostly past ASCII: decoded as it is (escapes would triple it).
-  assert.equal(jsonText(Buffer.from('["日本語の文章"]', 'utf8')), '["日本語の文章"]');
+  assert.equal(bodyText(Buffer.from('["日本語の文章"]', 'utf8')), '["日本語の文章"]');
 });
 
 test('bodies that are not JSON or not UTF-8 are refused or decoded as toString does', () => {
@@ -88,7 +88,7 @@ test('random bytes inside and around strings: the same outcome as toString', () 
     bytes.copy(shifted, k % 4);
     const view = shifted.subarray(k % 4, (k % 4) + bytes.length);
     same(view, `case ${k}: ${bytes.toString('hex')}`);
-    if (typeof outcome(() => jsonText(view)) === 'object') parsed++;
+    if (typeof outcome(() => bodyText(view)) === 'object') parsed++;
   }
   assert.ok(parsed > 500, `some random cases are valid JSON (${parsed})`);
 });
