@@ -598,8 +598,22 @@ export function validateSort(
 }
 
 /**
+ * Rows of `rowGroups` ([min, max, rows] of created_at) on the ordered side of the bound `us`: a group the
+ * bound cuts counts by the share of its range past it, its rows taken as spread evenly over the range.
+ * chooseWindow places its bound by the same assumption, the other way round.
+ */
+export function rowsPast(rowGroups: readonly (readonly [number, number, number])[], us: number, ascending: boolean): number {
+  let n = 0;
+  for (const [lo, hi, rows] of rowGroups) {
+    const past = ascending ? Math.min(hi, us) - lo : hi - Math.max(lo, us);
+    if (past >= 0) n += hi > lo ? rows * Math.min(1, past / (hi - lo)) : rows;
+  }
+  return n;
+}
+
+/**
  * A created_at bound holding about `want` rows of the ordered side, from the row groups' min/max (the
- * last group taken in part).
+ * last group taken in part, as rowsPast counts it).
  * Memory tables count as row groups when their created_at ranges are known (`memGroups`; a source
  * then leaves out those wholly outside the window), else their rows always count. Null when the window
  * would cover everything anyway.

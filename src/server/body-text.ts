@@ -34,21 +34,7 @@ function escapedText(body: Buffer, from: number): string | null {
   let run = from; // the ASCII bytes not yet copied start here
   let i = from;
   for (;;) {
-    // The next byte past ASCII, skipping whole words where it can.
-    for (;;) {
-      if (i >= n) break;
-      const k0 = (i - base) >> 2;
-      if (i >= base && ((i - base) & 3) === 0 && k0 < words.length) {
-        let k = k0;
-        while (k < words.length && (words[k]! & 0x80808080) === 0) k++;
-        if (k > k0) {
-          i = base + k * 4;
-          continue;
-        }
-      }
-      if (body[i]! >= 0x80) break;
-      i++;
-    }
+    i = nextPastAscii(body, words, base, i);
     if (o + (i - run) + (i < n ? 12 : 0) > room) return null;
     body.copy(out, o, run, i);
     o += i - run;
@@ -75,6 +61,24 @@ function escapedText(body: Buffer, from: number): string | null {
     run = i;
   }
   return Buffer.from(out.buffer, out.byteOffset, o).toString('latin1');
+}
+
+/** The first byte at or after `i` past ASCII (or the body's length), skipping whole words of `words` (from `base`) where it can. */
+function nextPastAscii(body: Buffer, words: Uint32Array, base: number, i: number): number {
+  while (i < body.length) {
+    const k0 = (i - base) >> 2;
+    if (i >= base && ((i - base) & 3) === 0 && k0 < words.length) {
+      let k = k0;
+      while (k < words.length && (words[k]! & 0x80808080) === 0) k++;
+      if (k > k0) {
+        i = base + k * 4;
+        continue;
+      }
+    }
+    if (body[i]! >= 0x80) return i;
+    i++;
+  }
+  return body.length;
 }
 
 /** Writes a backslash, u and the UTF-16 unit in four hex digits at `o`; returns the position after. */

@@ -8,7 +8,16 @@
 // Assumes: segments hold their rows (nearly) in created_at order, with each row group's created_at
 // range known (the snapshot's time profile), and an estimate (match-estimate.ts) only chooses between plans, never changes an answer.
 import type { Row, SqlRunner } from '../../db/database.js';
-import { chooseWindow, pageKeysQuery, rollTopApplies, timeOrdered, type PlanInput, type TimeWindow, type TraceBound } from '../plan.js';
+import {
+  chooseWindow,
+  pageKeysQuery,
+  rollTopApplies,
+  rowsPast,
+  timeOrdered,
+  type PlanInput,
+  type TimeWindow,
+  type TraceBound,
+} from '../plan.js';
 import { requiredContains } from '../text-needs.js';
 import type { Scope, Snapshot } from '../../storage/snapshot/snapshot.js';
 import { fewMatchesWindow, pageTimesWindow } from './match-ranges.js';
@@ -241,16 +250,7 @@ export async function findPageKeys(
   return exact === null ? rows : keys(exact);
 }
 
-/**
- * Rows a one-bound time window holds: of each row group reaching past its bound, the share of its
- * range past it (its rows taken as spread evenly, as chooseWindow takes them), and the rows in memory.
- */
+/** Rows a one-bound time window holds: those of its row groups past the bound (rowsPast) and the rows in memory. */
 function windowCovers(profile: Parameters<typeof totalRows>[0], w: TimeWindow, ascending: boolean): number {
-  if (!('us' in w)) return 0;
-  let n = profile.memRows;
-  for (const [lo, hi, rows] of profile.rowGroups) {
-    const past = ascending ? Math.min(hi, w.us) - lo : hi - Math.max(lo, w.us);
-    if (past >= 0) n += hi > lo ? rows * Math.min(1, past / (hi - lo)) : rows;
-  }
-  return n;
+  return 'us' in w ? rowsPast(profile.rowGroups, w.us, ascending) + profile.memRows : 0;
 }
