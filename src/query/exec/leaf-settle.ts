@@ -10,10 +10,11 @@
 // (rows in memory, segments without a usable row file, matches without a parent hash).
 // Assumes: a sibling counts only if it is not among the matches and not dead in the snapshot (its
 // dead seqs read exactly); equal hashes stand for equal parent ids, as everywhere the index is used.
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import type { Connection } from '../../db/database.js';
 import { childRowsHeader, childRowsSize, ROWS_HEADER } from '../../storage/indexes/child-index.js';
-import { lowerBound } from '../../storage/memtable/seq-lists.js';
+import { readFully, ScratchBuffer, withFile } from '../../storage/fs-util.js';
+import { ascending, lowerBound } from '../../storage/memtable/seq-lists.js';
 import type { Scope } from '../../storage/record-store.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 import { sql } from '../sql.js';
@@ -29,6 +30,21 @@ export interface Unsettled {
 /** How far (rows, either side) a match's neighbours are compared. */
 export const SETTLE_WINDOW = 64;
 
+/** Rows of an ascending row file read at a time (4 MiB, plus the window either side). */
+export const CHUNK_ROWS = 1 << 18;
+
+/** Where chunks of row files are read, with a byte a row for the removed marks (a delete reads one file at a time). */
+const chunks = new ScratchBuffer(17 * (CHUNK_ROWS + 2 * SETTLE_WINDOW));
+
+/** What settling one segment's matches adds to: the parents left and the matches it found (by index in the sorted matches). */
+interface Tally {
+  readonly hashes: Set<bigint>;
+  readonly rest: number[];
+  readonly seen: Uint8Array;
+  readonly dead: Float64Array;
+  readonly window: number;
+}
+
 /** Null when the scope has no row files to read (retention cuts it). */
 export async function settleLocally(
   c: Connection,
@@ -36,14 +52,14 @@ export async function settleLocally(
   scope: Scope,
   matches: readonly number[],
   window = SETTLE_WINDOW,
+  chunkRows = CHUNK_ROWS,
 ): Promise<Unsettled | null> {
   const files = snap.childRowFiles({ ...scope, kinds: ['span'] });
   if (files === null) return null;
-  const m = Float64Array.from(matches).sort();
+  const m = Float64Array.from(matches);
+  if (!ascending(m)) m.sort();
   const dead = await sortedSeqs(c, sql`SELECT seq::DOUBLE AS seq FROM ${snap.deadSeqs} ORDER BY seq`);
-  const seen = new Uint8Array(m.length);
-  const hashes = new Set<bigint>();
-  const rest: number[] = [];
+  const t: Tally = { hashes: new Set<bigint>(), rest: [], seen: new Uint8Array(m.length), dead, window };
   let space = new Uint8Array(0);
   // Rows the delete removes, of the segment at hand (cleared after each).
   let marks = new Uint8Array(0);
@@ -53,45 +69,137 @@ export async function settleLocally(
     if (lo === hi) continue;
     const header = await childRowsHeader(c, f.path, f.rows);
     if (header === null) continue;
+    if (header.ascending) {
+      settleInChunks(f.path, f.rows, m, lo, hi, Math.max(1, Math.trunc(chunkRows)), t);
+      continue;
+    }
     // One buffer for every file (the largest yet): a fresh one per segment costs its pages again.
-    const size = childRowsSize(f.rows, header.ascending);
+    const size = childRowsSize(f.rows, false);
     if (space.length < size) space = new Uint8Array(size);
     const buf = readWhole(f.path, space, size);
-    // Row j: parent hash as two 32-bit halves at words 4j (low) and 4j+1, seq at double 2j+1.
-    const words = new Uint32Array(buf.buffer, ROWS_HEADER, 4 * f.rows);
-    const nums = new Float64Array(buf.buffer, ROWS_HEADER, 2 * f.rows);
     if (marks.length < f.rows) marks = new Uint8Array(f.rows);
     const gone = marks.subarray(0, f.rows);
-    const order = header.ascending ? null : new Uint32Array(buf.buffer, ROWS_HEADER + 16 * f.rows, f.rows);
-    const rows = locate(nums, order, f.rows, m, lo, hi, seen, gone);
-    for (let k = 0; k < rows.length; k++) {
-      const r = rows[k]!;
-      const a = words[4 * r]!;
-      const b = words[4 * r + 1]!;
-      // No parent, or a hash of 0: the statements read it.
-      if (a === 0 && b === 0) rest.push(nums[2 * r + 1]!);
-      else if (!keptNearby(words, nums, gone, dead, r, window)) hashes.add((BigInt(b) << 32n) | BigInt(a));
-    }
-    for (let k = 0; k < rows.length; k++) gone[rows[k]!] = 0;
+    const rows = rowsOf(buf, ROWS_HEADER, f.rows);
+    const order = new Uint32Array(buf.buffer, buf.byteOffset + ROWS_HEADER + 16 * f.rows, f.rows);
+    const found = locate(rows.nums, order, m, lo, hi, t.seen, gone);
+    settle(rows, gone, found, t);
+    for (const r of found) gone[r] = 0;
   }
-  for (let i = 0; i < m.length; i++) if (seen[i] === 0) rest.push(m[i]!);
-  return { hashes: [...hashes], rest };
+  for (let i = 0; i < m.length; i++) if (t.seen[i] === 0) t.rest.push(m[i]!);
+  return { hashes: [...t.hashes], rest: t.rest };
+}
+
+/** Row j of a row file's rows section: parent hash as two 32-bit halves at words 4j (low) and 4j+1, seq at double 2j+1. */
+interface Rows {
+  readonly words: Uint32Array;
+  readonly nums: Float64Array;
+}
+
+function rowsOf(buf: Uint8Array, offset: number, n: number): Rows {
+  return {
+    words: new Uint32Array(buf.buffer, buf.byteOffset + offset, 4 * n),
+    nums: new Float64Array(buf.buffer, buf.byteOffset + offset, 2 * n),
+  };
+}
+
+/** Adds the parents of the found rows no neighbour keeps to the tally; a row without a parent hash goes to `rest`. */
+function settle({ words, nums }: Rows, gone: Uint8Array, found: ArrayLike<number>, t: Tally): void {
+  for (let k = 0; k < found.length; k++) {
+    const r = found[k]!;
+    const a = words[4 * r]!;
+    const b = words[4 * r + 1]!;
+    // No parent, or a hash of 0: the statements read it.
+    if (a === 0 && b === 0) t.rest.push(nums[2 * r + 1]!);
+    else if (!keptNearby(words, nums, gone, t.dead, r, t.window)) t.hashes.add((BigInt(b) << 32n) | BigInt(a));
+  }
 }
 
 /**
- * Rows (seqs in `nums`, at doubles 2j+1; ascending, or in the order of `order`'s row numbers) of the
- * matches m[lo..hi) found there; marks them in `seen` and `gone`.
+ * Settles the matches m[lo..hi) in an ascending row file of `n` rows, CHUNK_ROWS (`chunk`) at a time:
+ * each chunk is read with the window's rows either side (their matches marked removed too), and its
+ * matches found by walking its seqs and the matches together. A chunk whose last loaded seq is below
+ * the next match is not read.
+ */
+function settleInChunks(path: string, n: number, m: Float64Array, lo: number, hi: number, chunk: number, t: Tally): void {
+  const w = t.window;
+  // The last loaded row's seq, read before the chunk (a chunk without matches is skipped).
+  const last = new Float64Array(1);
+  const lastBytes = new Uint8Array(last.buffer);
+  withFile(path, (fd) => {
+    let next = lo;
+    for (let a = 0; a < n && next < hi; a += chunk) {
+      const b = Math.min(n, a + chunk);
+      const from = Math.max(0, a - w);
+      const to = Math.min(n, b + w);
+      if (readFully(fd, lastBytes, ROWS_HEADER + 16 * (to - 1) + 8) !== 8) throw new Error(`${path}: ends before ${to} rows`);
+      if (m[next]! > last[0]!) continue;
+      const len = to - from;
+      const buf = chunks.get(16 * len + len);
+      if (readFully(fd, buf.subarray(0, 16 * len), ROWS_HEADER + 16 * from) !== 16 * len)
+        throw new Error(`${path}: ends before ${to} rows`);
+      const rows = rowsOf(buf, 0, len);
+      const gone = buf.subarray(16 * len, 17 * len).fill(0);
+      const nums = rows.nums;
+      let k = next;
+      while (k < hi && m[k]! < nums[1]!) k++;
+      next = k;
+      const found: number[] = [];
+      for (let j = 0; k < hi && j < len; ) {
+        const seq = nums[2 * j + 1]!;
+        const q = m[k]!;
+        // A match between two rows' seqs is another segment's.
+        if (q < seq) k++;
+        else if (q > seq) j = nextRow(nums, j, len, q);
+        else {
+          gone[j] = 1;
+          if (from + j >= a && from + j < b) {
+            t.seen[k] = 1;
+            found.push(j);
+          }
+          j++;
+          k++;
+        }
+      }
+      settle(rows, gone, found, t);
+    }
+    return true;
+  });
+}
+
+/**
+ * The first row after `j` (whose seq is below `q`) with a seq of `q` or more, else `len`: a gallop
+ * then a binary search, since matches (1% of rows in a peer delete) sit far apart among the rows.
+ */
+function nextRow(nums: Float64Array, j: number, len: number, q: number): number {
+  let lo = j + 1;
+  let hi = j + 1;
+  for (let step = 1; hi < len && nums[2 * hi + 1]! < q; step *= 2) {
+    lo = hi + 1;
+    hi = j + 2 * step;
+  }
+  if (hi > len) hi = len;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (nums[2 * mid + 1]! < q) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Rows (seqs in `nums`, at doubles 2j+1, in the order of `order`'s row numbers) of the matches
+ * m[lo..hi) found there; marks them in `seen` and `gone`.
  */
 function locate(
   nums: Float64Array,
-  order: Uint32Array | null,
-  n: number,
+  order: Uint32Array,
   m: Float64Array,
   lo: number,
   hi: number,
   seen: Uint8Array,
   gone: Uint8Array,
 ): Int32Array {
+  const n = order.length;
   const out = new Int32Array(hi - lo);
   let k = 0;
   let a = 0;
@@ -101,10 +209,10 @@ function locate(
     let b = n;
     while (a < b) {
       const mid = (a + b) >>> 1;
-      if (nums[2 * (order ? order[mid]! : mid) + 1]! < seq) a = mid + 1;
+      if (nums[2 * order[mid]! + 1]! < seq) a = mid + 1;
       else b = mid;
     }
-    const r = a < n ? (order ? order[a]! : a) : -1;
+    const r = a < n ? order[a]! : -1;
     if (r >= 0 && nums[2 * r + 1] === seq) {
       seen[i] = 1;
       gone[r] = 1;
@@ -152,11 +260,7 @@ async function sortedSeqs(c: Connection, q: ReturnType<typeof sql>): Promise<Flo
 function readWhole(path: string, buf: Uint8Array, size: number): Uint8Array {
   const fd = openSync(path, 'r');
   try {
-    for (let at = 0; at < size; ) {
-      const n = readSync(fd, buf, at, Math.min(size - at, 1 << 30), at);
-      if (n === 0) throw new Error(`${path}: ends before ${size} bytes`);
-      at += n;
-    }
+    if (readFully(fd, buf.subarray(0, size), 0) !== size) throw new Error(`${path}: ends before ${size} bytes`);
   } finally {
     closeSync(fd);
   }

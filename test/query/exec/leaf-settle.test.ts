@@ -14,6 +14,7 @@ import type { LogRow } from '../../../src/record/record.js';
 import type { Scope } from '../../../src/storage/snapshot/snapshot.js';
 import { openRecordStore, ROWS_PROJECT, ROWS_RUN } from '../../support/helpers.js';
 import { sql } from '../../../src/query/sql.js';
+import { seededRandom } from '../../support/seeded.js';
 
 const id = (k: number) => `00000000-0000-4000-8000-${String(k).padStart(12, '0')}`;
 let clock = 1_700_000_000_000_000;
@@ -30,6 +31,11 @@ const row = (k: number, type: string, trace: number, parent: number | null, hasC
   updated_at: 0,
   is_complete: true,
   has_children: hasChildren,
+});
+
+const sortedLeft = (u: { hashes: bigint[]; rest: number[] }) => ({
+  hashes: [...u.hashes].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
+  rest: [...u.rest].sort((a, b) => a - b),
 });
 
 test('local settling: the parents marked equal the statement alone, case by case', { timeout: 120_000 }, async (t) => {
@@ -88,6 +94,11 @@ test('local settling: the parents marked equal the statement alone, case by case
           const settled = (await childlessSettled(c, snap, scope, gone, rel, window)).sort((a, b) => a - b);
           const alone = (await childlessOfLeaves(c, snap, scope, gone)).sort((a, b) => a - b);
           const left = await settleLocally(c, snap, scope, gone, window);
+          // Read a few rows at a time, the row files settle the same matches the same way.
+          for (const chunk of [1, 2, 5]) {
+            const small = await settleLocally(c, snap, scope, gone, window, chunk);
+            assert.deepEqual(sortedLeft(small!), sortedLeft(left!), `chunks of ${chunk} rows`);
+          }
           return { settled, alone, left: left! };
         } finally {
           await c.run(sql`DROP TABLE gone_seqs`);
@@ -247,4 +258,58 @@ test('local settling in a segment whose seqs do not ascend with the row number (
     [seqs.get('r501')!, seqs.get('r511')!].sort((a, b) => a - b),
   );
   assert.deepEqual(both.alone, both.settled);
+});
+
+test('local settling read in chunks of any size: the same parents settled and left, on many traces with dead rows', {
+  timeout: 120_000,
+}, async (t) => {
+  const { db, store } = await openRecordStore(t);
+  const rnd = seededRandom(11);
+  // 60 traces in one segment, logged in order (seqs ascend with the rows): each a trace row, a workflow
+  // span and 1-40 llm leaves under either.
+  const rows: LogRow[] = [];
+  const leaves: number[] = [];
+  let k = 1000;
+  for (let tr = 0; tr < 60; tr++) {
+    const trace = k++;
+    const wf = k++;
+    rows.push(row(trace, 'trace', trace, null, true), row(wf, 'workflow', trace, trace, true));
+    for (let i = 1 + Math.floor(rnd() * 40); i > 0; i--) {
+      const leaf = k++;
+      rows.push(row(leaf, 'llm', trace, rnd() < 0.7 ? wf : trace, false));
+      leaves.push(leaf);
+    }
+  }
+  await store.append(rows, true);
+  await store.seal();
+  const scope: Scope = { projectId: ROWS_PROJECT, runId: ROWS_RUN, kinds: ['span'] };
+  const seqs = await store.read(async (snap) => {
+    const got = await db.all(sql`SELECT id, seq FROM ${snap.source({ ...scope, kinds: ['span', 'trace'] }).sql}`);
+    return new Map(got.map((r) => [String(r['id']), Number(r['seq'])]));
+  });
+  const s = (n: number) => seqs.get(id(n))!;
+  const files = await store.read(async (snap) => snap.childRowFiles(scope)!);
+  assert.equal((await db.withConnection((c) => childRowsHeader(c, files[0]!.path, files[0]!.rows)))?.ascending, true);
+  // Some leaves dead before the deletes asked about below.
+  await store.deleteSeqs(leaves.filter(() => rnd() < 0.05).map(s), []);
+  for (const size of [1, 5, 40, 300]) {
+    const gone = [...new Set(Array.from({ length: size }, () => leaves[Math.floor(rnd() * leaves.length)]!))].map(s);
+    const got = await store.read((snap) =>
+      db.withConnection(async (c) => {
+        const whole = await settleLocally(c, snap, scope, gone, 8, 1 << 20);
+        const parts = [];
+        for (const chunk of [1, 3, 17, 64, 500]) parts.push({ chunk, left: await settleLocally(c, snap, scope, gone, 8, chunk) });
+        const rel = sql`(SELECT unnest(${gone}::BIGINT[]) AS seq)`;
+        return {
+          whole: whole!,
+          parts,
+          settled: (await childlessSettled(c, snap, scope, gone, rel, 8)).sort((a, b) => a - b),
+          alone: (await childlessOfLeaves(c, snap, scope, gone)).sort((a, b) => a - b),
+        };
+      }),
+    );
+    assert.ok(got.whole.hashes.length < gone.length || gone.length === 1, `${size}: some parents settled by a neighbour`);
+    for (const p of got.parts) assert.deepEqual(sortedLeft(p.left!), sortedLeft(got.whole), `${size} removed, chunks of ${p.chunk} rows`);
+    assert.deepEqual(got.settled, got.alone, `${size} removed: the parents marked, settled first or by the statement alone`);
+  }
 });

@@ -14,6 +14,15 @@ test('distinctSorted keeps each accepted seq once, ascending; sortedHas finds ex
   for (let q = -1; q <= 13; q++) assert.equal(sortedHas(out, q), out.includes(q), `seq ${q}`);
   assert.equal(sortedHas(out, 2 ** 40), true);
   assert.equal(sortedHas([], 0), false);
+  // Lists already in order (taken as they are) and one out of order only at its end (sorted).
+  assert.deepEqual(
+    distinctSorted([1, 1, 2, 5, 5, 9], (q) => q !== 2),
+    [1, 5, 9],
+  );
+  assert.deepEqual(
+    distinctSorted([1, 2, 5, 9, 4], () => true),
+    [1, 2, 4, 5, 9],
+  );
   // A large list in random order: the same as a Set's members, sorted.
   const many = Array.from({ length: 50_000 }, (_, i) => (i * 7919) % 20_011);
   const want = [...new Set(many)].filter((q) => q % 3 !== 0).sort((a, b) => a - b);
