@@ -19,3 +19,9 @@ export function watchStatements(seen: (s: { text: string; params: unknown[]; ms:
     Database.prototype.all = all;
   };
 }
+
+/** A statement as a line of a probe's report: its time, and its text on one line (long ones cut in the middle). */
+export function statementLine(text: string, ms: number): string {
+  const one = text.replace(/\s+/g, ' ');
+  return `${ms.toFixed(1)} ms: ${one.length > 260 ? `${one.slice(0, 200)} ... ${one.slice(-60)}` : one}`;
+}

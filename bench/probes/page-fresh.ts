@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TraceStore } from '../../src/engine/trace-store.js';
-import { watchStatements } from '../statement-times.js';
+import { statementLine, watchStatements } from '../statement-times.js';
 import { copyStore } from '../peers/store-template.js';
 
 const [template, tokens = '900', model = 'gpt-4o', which = 'both'] = process.argv.slice(2);
@@ -18,7 +18,7 @@ let stmts: string[] = [];
 watchStatements(({ text: full, params, ms }) => {
   const text = full.replace(/\s+/g, ' ');
   if (process.env['SQLFULL']) console.log(`FULL ${text} PARAMS ${JSON.stringify(params)}`);
-  stmts.push(`${ms.toFixed(1)} ms: ${text.length > 260 ? `${text.slice(0, 200)} ... ${text.slice(-60)}` : text}`);
+  stmts.push(statementLine(text, ms));
 });
 
 const llm = { type: 'text', column_id: 'type', operator: 'eq', value: 'llm' };
