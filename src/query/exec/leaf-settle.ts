@@ -6,6 +6,8 @@
 // parent hash. Only the parents no neighbour keeps go on to the store-wide statements
 // (record-delete.ts childlessOfLeaves), which are then a few thousand hashes instead of a million.
 // Applies to: a span delete whose matches are all leaves, over a scope without retention cuts.
+// Matches a value index found (delete-hits.ts) come as row numbers instead: the chunks around them
+// are read the same way, and their seqs read there.
 // Returns: the parent hashes of matches not settled so, and the matches it could not look at
 // (rows in memory, segments without a usable row file, matches without a parent hash).
 // Assumes: a sibling counts only if it is not among the matches and not dead in the snapshot (its
@@ -25,6 +27,8 @@ export interface Unsettled {
   hashes: bigint[];
   /** Matches not looked at (their parents are found by the statements, from the indexes or memory). */
   rest: number[];
+  /** The seqs of the matches given by row number, in the files' order and each file's row order. */
+  seqs: number[];
 }
 
 /** How far (rows, either side) a match's neighbours are compared. */
@@ -45,7 +49,10 @@ interface Tally {
   readonly window: number;
 }
 
-/** Null when the scope has no row files to read (retention cuts it). */
+/**
+ * Null when the scope has no row files to read (retention cuts it). `matches`: seqs; `byRow`: matches
+ * as ascending row numbers, by row file path (every match of those segments, none of them in `matches`).
+ */
 export async function settleLocally(
   c: Connection,
   snap: Snapshot,
@@ -53,6 +60,7 @@ export async function settleLocally(
   matches: readonly number[],
   window = SETTLE_WINDOW,
   chunkRows = CHUNK_ROWS,
+  byRow: ReadonlyMap<string, Uint32Array> = new Map(),
 ): Promise<Unsettled | null> {
   const files = snap.childRowFiles({ ...scope, kinds: ['span'] });
   if (files === null) return null;
@@ -60,17 +68,24 @@ export async function settleLocally(
   if (!ascending(m)) m.sort();
   const dead = await sortedSeqs(c, sql`SELECT seq::DOUBLE AS seq FROM ${snap.deadSeqs} ORDER BY seq`);
   const t: Tally = { hashes: new Set<bigint>(), rest: [], seen: new Uint8Array(m.length), dead, window };
+  const seqs: number[] = [];
+  const chunk = Math.max(1, Math.trunc(chunkRows));
   let space = new Uint8Array(0);
   // Rows the delete removes, of the segment at hand (cleared after each).
   let marks = new Uint8Array(0);
   for (const f of files) {
+    const at = byRow.get(f.path);
+    if (at !== undefined) {
+      settleRows(f.path, f.rows, at, chunk, t, seqs);
+      continue;
+    }
     const lo = lowerBound(m, f.min_seq);
     const hi = lowerBound(m, f.max_seq + 1);
     if (lo === hi) continue;
     const header = await childRowsHeader(c, f.path, f.rows);
     if (header === null) continue;
     if (header.ascending) {
-      settleInChunks(f.path, f.rows, m, lo, hi, Math.max(1, Math.trunc(chunkRows)), t);
+      settleInChunks(f.path, f.rows, m, lo, hi, chunk, t);
       continue;
     }
     // One buffer for every file (the largest yet): a fresh one per segment costs its pages again.
@@ -86,7 +101,7 @@ export async function settleLocally(
     for (const r of found) gone[r] = 0;
   }
   for (let i = 0; i < m.length; i++) if (t.seen[i] === 0) t.rest.push(m[i]!);
-  return { hashes: [...t.hashes], rest: t.rest };
+  return { hashes: [...t.hashes], rest: t.rest, seqs };
 }
 
 /** Row j of a row file's rows section: parent hash as two 32-bit halves at words 4j (low) and 4j+1, seq at double 2j+1. */
@@ -164,6 +179,38 @@ function settleInChunks(path: string, n: number, m: Float64Array, lo: number, hi
     }
     return true;
   });
+}
+
+/**
+ * Settles the matches at `rows` (ascending row numbers) of a row file of `n` rows, a chunk of rows at
+ * a time with the window's rows either side, as settleInChunks; their seqs go to `seqs`. Throws when
+ * the file cannot be read: these matches are known nowhere else.
+ */
+function settleRows(path: string, n: number, rows: Uint32Array, chunk: number, t: Tally, seqs: number[]): void {
+  const w = t.window;
+  const done = withFile(path, (fd) => {
+    for (let i = 0; i < rows.length; ) {
+      const a = rows[i]! - (rows[i]! % chunk);
+      const b = Math.min(n, a + chunk);
+      const from = Math.max(0, a - w);
+      const to = Math.min(n, b + w);
+      const len = to - from;
+      const buf = chunks.get(17 * len);
+      if (readFully(fd, buf.subarray(0, 16 * len), ROWS_HEADER + 16 * from) !== 16 * len) return null;
+      const loaded = rowsOf(buf, 0, len);
+      const gone = buf.subarray(16 * len, 17 * len).fill(0);
+      for (let k = lowerBound(rows, from); k < rows.length && rows[k]! < to; k++) gone[rows[k]! - from] = 1;
+      const found: number[] = [];
+      for (; i < rows.length && rows[i]! < b; i++) {
+        const j = rows[i]! - from;
+        found.push(j);
+        seqs.push(loaded.nums[2 * j + 1]!);
+      }
+      settle(loaded, gone, found, t);
+    }
+    return true;
+  });
+  if (done === null) throw new Error(`${path}: its rows could not be read`);
 }
 
 /**

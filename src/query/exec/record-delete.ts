@@ -15,7 +15,8 @@ import { ident, joinSql, Sql, sql } from '../sql.js';
 import { deleteHitsQuery, deleteQuery, subtreeQuery, type PlanInput } from '../plan.js';
 import type { Scope } from '../../storage/record-store.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
-import { settleLocally } from './leaf-settle.js';
+import { settleLocally, type Unsettled } from './leaf-settle.js';
+import { indexedMatches } from './delete-hits.js';
 import type { Connection } from '../../db/database.js';
 
 /** What a delete removes (seqs of matching rows and their descendants) and the parents' rows it leaves childless. */
@@ -24,14 +25,18 @@ export interface DeleteSet {
   childless: number[];
 }
 
-/** The delete set of a plan; `scope`: the delete's run or project, any kinds (spans and traces are read). */
-export async function deleteSet(db: SqlRunner, snap: Snapshot, plan: PlanInput, scope: Scope): Promise<DeleteSet> {
+/**
+ * The delete set of a plan; `scope`: the delete's run or project, any kinds (spans and traces are read).
+ * `steps` is told how the matches were found.
+ */
+export async function deleteSet(db: SqlRunner, snap: Snapshot, plan: PlanInput, scope: Scope, steps: string[] = []): Promise<DeleteSet> {
   if (plan.level === 'span' && snap.childIndexes({ ...scope, kinds: ['span', 'trace'] }) !== null) {
     const leaves = holdsConnections(db)
-      ? await db.withConnection((c) => leafDelete(c, snap, plan, scope))
+      ? await db.withConnection((c) => leafDelete(c, snap, plan, scope, steps))
       : await leafDeleteInJs(db, snap, plan, scope);
     if (leaves !== null) return leaves;
   }
+  steps.push('delete: matches and their subtrees read from the records');
   const rows = await rowsToDelete(db, plan);
   const gone = new Set(rows.map((r) => r.id));
   const seqs = rows.map((r) => r.seq);
@@ -51,18 +56,41 @@ function holdsConnections(db: SqlRunner): db is ConnectionLender {
 /**
  * A delete whose matches are all leaves: the matches go into a temporary table of the connection and
  * the parents' lookup reads them there, so the seqs (a million at 1% of 100M spans) never travel into
- * SQL text and back; they are read out once, as one column. Null when some match has children.
+ * SQL text and back; they are read out once, as one column. Matches in segments whose value index
+ * serves the filter are found there (delete-hits.ts) and read no segment; the hits statement reads
+ * the other segments and memory. Null when some match has children.
  */
-async function leafDelete(c: Connection, snap: Snapshot, plan: PlanInput, scope: Scope): Promise<DeleteSet | null> {
+async function leafDelete(c: Connection, snap: Snapshot, plan: PlanInput, scope: Scope, steps: string[]): Promise<DeleteSet | null> {
+  const indexed = await indexedMatches(c, snap, plan, scope);
+  if (indexed === 'parents') return null;
   const hits = ident('tl_delete_hits');
-  await c.run(sql`CREATE OR REPLACE TEMP TABLE ${hits} AS ${deleteHitsQuery(plan, false)}`);
+  const rest: PlanInput =
+    indexed === null
+      ? plan
+      : {
+          ...plan,
+          base: (metrics, text, created) => snap.source(scope, metrics, text, created, { files: indexed.files, only: false, memory: true }),
+        };
+  await c.run(sql`CREATE OR REPLACE TEMP TABLE ${hits} AS ${deleteHitsQuery(rest, false)}`);
   try {
     const [parents] = await c.all(sql`SELECT count(*) FILTER (WHERE has_children IS DISTINCT FROM false) AS n FROM ${hits}`);
     if (Number(parents?.['n']) > 0) return null;
+    steps.push(`delete of leaves${indexed === null ? '' : `: matches of ${indexed.files.size} segments from value indexes`}`);
     // In order: the settling and the delete's own dedup then skip their sorts (1.07M seqs at 100M).
     const [col] = await c.columns(sql`SELECT seq::DOUBLE AS seq FROM ${hits} ORDER BY seq`);
-    const seqs = (col ?? []) as number[];
-    return { seqs, childless: seqs.length > 0 ? await childlessSettled(c, snap, scope, seqs, sql`(SELECT seq FROM ${hits})`) : [] };
+    const found = (col ?? []) as number[];
+    const gone = sql`(SELECT seq FROM ${hits})`;
+    if (indexed === null) return { seqs: found, childless: found.length > 0 ? await childlessSettled(c, snap, scope, found, gone) : [] };
+    const local = await settleLocally(c, snap, scope, found, undefined, undefined, indexed.rows);
+    if (local === null) throw new Error('a leaf delete over value indexes needs the row files');
+    // The lookup's statement reads every match from the table: those found by index go in too.
+    if (local.seqs.length > 0) await c.run(sql`INSERT INTO ${hits} (seq, has_children) SELECT unnest(${seqList(local.seqs)}), false`);
+    const seqs = new Float64Array(found.length + local.seqs.length);
+    seqs.set(found);
+    seqs.set(local.seqs, found.length);
+    seqs.sort();
+    if (seqs.length === 0) return { seqs: [], childless: [] };
+    return { seqs: Array.from(seqs), childless: await childlessAfter(c, snap, scope, gone, local) };
   } finally {
     await c.run(sql`DROP TABLE IF EXISTS ${hits}`);
   }
@@ -83,6 +111,11 @@ export async function childlessSettled(
 ): Promise<number[]> {
   const local = await settleLocally(c, snap, scope, seqs, window);
   if (local === null) return childlessOfLeaves(c, snap, scope, gone);
+  return childlessAfter(c, snap, scope, gone, local);
+}
+
+/** childlessOfLeaves for the removed rows `gone` (a relation with a seq column) after local settling left `local`. */
+async function childlessAfter(c: Connection, snap: Snapshot, scope: Scope, gone: Sql, local: Unsettled): Promise<number[]> {
   // Removed rows whose has_children a delete overrode: their index rows may hold their own id's hash,
   // which the statement must see (a parent removed itself is not marked).
   const [over] = await c.columns(sql`SELECT seq::DOUBLE AS seq FROM ${gone} WHERE seq IN ${snap.childlessSeqs}`);

@@ -150,7 +150,9 @@ export class RecordQueries {
     await this.#records.childIndexesChecked();
     return this.#records.read(async (snap) => {
       const plan = await factPlan(this.#cx, snap, 'delete', level, scope, body);
-      const { seqs, childless } = await deleteSet(this.#cx.db, snap, plan, scopeOf(scope, ['span']));
+      const steps: string[] = [];
+      const { seqs, childless } = await deleteSet(this.#cx.db, snap, plan, scopeOf(scope, ['span']), steps);
+      this.#cx.onPlan?.(steps);
       if (seqs.length === 0) return { deleted: 0, matched: 0, childless: 0 };
       await this.#records.deleteSeqs(seqs, childless);
       return { deleted: seqs.length, matched: seqs.length, childless: childless.length };

@@ -27,14 +27,18 @@ export function childIndexPath(parquetPath: string): string {
 /**
  * The child index's rows in row order as plain numbers (`seg-N.kidrows`): a 32-byte header (magic,
  * rows, this DuckDB's hash probe, whether seq ascends with the row number), then per row the parent
- * hash (u64, 0 for none) and the seq (f64). A delete reads it whole and finds a match's row and its
- * neighbours by position (query/exec/leaf-settle.ts), where DuckDB can only join on every row.
+ * hash (u64, 0 for none) and the seq (f64), the row numbers in seq order when seqs do not ascend
+ * (u32), and a bit a row for the stored has_children (u32 words, bit r%32 of word r/32). A delete
+ * reads it and finds a match's row and its neighbours by position (query/exec/leaf-settle.ts), where
+ * DuckDB can only join on every row; the bits tell it whether matches found in a value index are
+ * leaves (query/exec/delete-hits.ts) without reading the segment.
  */
 export function childRowsPath(parquetPath: string): string {
   return parquetPath.replace(/\.parquet$/, '.kidrows');
 }
 
-const ROWS_MAGIC = 'TLKROWS1';
+// TLKROWS1 had no has_children bits: such a file is stale and rebuilt after open (ensureChildIndex).
+const ROWS_MAGIC = 'TLKROWS2';
 export const ROWS_HEADER = 32;
 
 /** Probes asked already: one DuckDB binary answers the same, so an open checking every segment asks once. */
@@ -72,17 +76,28 @@ async function buildRows(conn: Connection, kids: string, target: string): Promis
     const BLOCK = 65536;
     const out = new Uint32Array(4 * BLOCK);
     let held = 0;
+    // The has_children bits, written after the rows (and the order section).
+    let flags = new Uint32Array(BLOCK);
     const flush = () => {
       writeSync(fd, new Uint8Array(out.buffer, 0, 16 * held), 0, 16 * held, ROWS_HEADER + 16 * (rows - held));
       held = 0;
     };
-    for await (const [ph, seq] of conn.fixedChunks(
-      sql`SELECT coalesce(ph, 0::UBIGINT) AS ph, seq::DOUBLE AS seq FROM read_parquet(${kids}, hive_partitioning = false)`,
+    for await (const [ph, seq, hc] of conn.fixedChunks(
+      sql`SELECT coalesce(ph, 0::UBIGINT) AS ph, seq::DOUBLE AS seq, (ih IS NOT NULL)::DOUBLE AS hc FROM read_parquet(${kids}, hive_partitioning = false)`,
     )) {
       const n = ph!.length / 8;
       const hw = new Uint32Array(ph!.buffer, ph!.byteOffset, 2 * n);
       const sw = new Uint32Array(seq!.buffer, seq!.byteOffset, 2 * n);
       const seqs = new Float64Array(seq!.buffer, seq!.byteOffset, n);
+      const parents = new Float64Array(hc!.buffer, hc!.byteOffset, n);
+      if (flags.length * 32 < rows + n) {
+        const grown = new Uint32Array(Math.max(2 * flags.length, Math.ceil((rows + n) / 32)));
+        grown.set(flags);
+        flags = grown;
+      }
+      for (let i = 0; i < n; i++) {
+        if (parents[i] !== 0) flags[(rows + i) >>> 5]! |= 1 << ((rows + i) & 31);
+      }
       for (let i = 0; i < n; i++) {
         if (held === BLOCK) flush();
         const o = 4 * held;
@@ -109,6 +124,8 @@ async function buildRows(conn: Connection, kids: string, target: string): Promis
         k += order.length;
       }
     }
+    const words = flagWords(rows);
+    writeSync(fd, new Uint8Array(flags.buffer, 0, 4 * words), 0, 4 * words, childRowsFlagsAt(rows, ascending));
     const header = Buffer.alloc(ROWS_HEADER);
     header.write(ROWS_MAGIC, 0, 'latin1');
     header.writeDoubleLE(rows, 8);
@@ -121,9 +138,16 @@ async function buildRows(conn: Connection, kids: string, target: string): Promis
   await fsyncPathAsync(target);
 }
 
-/** The bytes of a row file of `rows` rows: header, rows, and the row numbers in seq order unless seqs ascend. */
-export function childRowsSize(rows: number, ascending: boolean): number {
+/** Where a row file's has_children bits begin: after the header, the rows, and the row numbers in seq order unless seqs ascend. */
+export function childRowsFlagsAt(rows: number, ascending: boolean): number {
   return ROWS_HEADER + 16 * rows + (ascending ? 0 : 4 * rows);
+}
+
+const flagWords = (rows: number) => Math.ceil(rows / 32);
+
+/** The bytes of a row file of `rows` rows. */
+export function childRowsSize(rows: number, ascending: boolean): number {
+  return childRowsFlagsAt(rows, ascending) + 4 * flagWords(rows);
 }
 
 /** A row file's header, when the file is whole, of `rows` rows and hashed by this DuckDB; else null. */

@@ -248,7 +248,7 @@ test('local settling in a segment whose seqs do not ascend with the row number (
       }),
     );
   const one = await ask(['r502']);
-  assert.deepEqual(one.left, { hashes: [], rest: [] }, 'found by its seq and settled by its sibling');
+  assert.deepEqual(one.left, { hashes: [], rest: [], seqs: [] }, 'found by its seq and settled by its sibling');
   assert.deepEqual(one.settled, []);
   const both = await ask(['r502', 'r503', 'r512']);
   assert.equal(both.left.rest.length, 0, 'every match found in the segment');
@@ -260,7 +260,7 @@ test('local settling in a segment whose seqs do not ascend with the row number (
   assert.deepEqual(both.alone, both.settled);
 });
 
-test('local settling read in chunks of any size: the same parents settled and left, on many traces with dead rows', {
+test('local settling read in chunks of any size: the same parents settled and left, on many traces with dead rows; matches given by row number alike', {
   timeout: 120_000,
 }, async (t) => {
   const { db, store } = await openRecordStore(t);
@@ -292,6 +292,10 @@ test('local settling read in chunks of any size: the same parents settled and le
   assert.equal((await db.withConnection((c) => childRowsHeader(c, files[0]!.path, files[0]!.rows)))?.ascending, true);
   // Some leaves dead before the deletes asked about below.
   await store.deleteSeqs(leaves.filter(() => rnd() < 0.05).map(s), []);
+  // Each seq's row in the segment (as a value index gives matches).
+  const segment = files[0]!.path.replace(/\.kidrows$/, '.parquet');
+  const placed = await db.all(sql`SELECT seq, file_row_number AS r FROM read_parquet(${segment}, file_row_number = true)`);
+  const rowOf = new Map(placed.map((p) => [Number(p['seq']), Number(p['r'])]));
   for (const size of [1, 5, 40, 300]) {
     const gone = [...new Set(Array.from({ length: size }, () => leaves[Math.floor(rnd() * leaves.length)]!))].map(s);
     const got = await store.read((snap) =>
@@ -299,6 +303,9 @@ test('local settling read in chunks of any size: the same parents settled and le
         const whole = await settleLocally(c, snap, scope, gone, 8, 1 << 20);
         const parts = [];
         for (const chunk of [1, 3, 17, 64, 500]) parts.push({ chunk, left: await settleLocally(c, snap, scope, gone, 8, chunk) });
+        const at = Uint32Array.from(gone.map((q) => rowOf.get(q)!)).sort();
+        for (const chunk of [1, 17, 1 << 20])
+          parts.push({ chunk, left: await settleLocally(c, snap, scope, [], 8, chunk, new Map([[files[0]!.path, at]])), byRow: true });
         const rel = sql`(SELECT unnest(${gone}::BIGINT[]) AS seq)`;
         return {
           whole: whole!,
@@ -309,7 +316,15 @@ test('local settling read in chunks of any size: the same parents settled and le
       }),
     );
     assert.ok(got.whole.hashes.length < gone.length || gone.length === 1, `${size}: some parents settled by a neighbour`);
-    for (const p of got.parts) assert.deepEqual(sortedLeft(p.left!), sortedLeft(got.whole), `${size} removed, chunks of ${p.chunk} rows`);
+    for (const p of got.parts) {
+      const how = `${size} removed, chunks of ${p.chunk} rows${p.byRow ? ', by row' : ''}`;
+      assert.deepEqual(sortedLeft(p.left!), sortedLeft(got.whole), how);
+      assert.deepEqual(
+        p.left!.seqs.sort((a, b) => a - b),
+        p.byRow ? [...gone].sort((a, b) => a - b) : [],
+        `${how}: the seqs read`,
+      );
+    }
     assert.deepEqual(got.settled, got.alone, `${size} removed: the parents marked, settled first or by the statement alone`);
   }
 });

@@ -2,14 +2,16 @@
 // rows, written by seals and merges; a merged-away segment's goes with it; a missing, damaged
 // (truncated), stale (another segment's, or hashed by another DuckDB: a different probe) one, and
 // one left half-built by a crash, are replaced after open; and deletes answer the same through rebuilt
-// indexes as through the ones written with the segments (has_children of every span and trace).
+// indexes as through the ones written with the segments (has_children of every span and trace). Row
+// files hold each row's stored has_children as a bit; one of the first version (without them) is
+// rebuilt after open.
 import assert from 'node:assert/strict';
 import { copyFileSync, cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { Database } from '../../../src/db/database.js';
 import { TraceStore } from '../../../src/engine/trace-store.js';
-import { childIndexPath, childRowsPath } from '../../../src/storage/indexes/child-index.js';
+import { childIndexPath, childRowsFlagsAt, childRowsPath, ROWS_HEADER } from '../../../src/storage/indexes/child-index.js';
 import { tempDir } from '../../support/helpers.js';
 import { waitFor } from '../../support/wait-for.js';
 import { sql } from '../../../src/query/sql.js';
@@ -136,4 +138,40 @@ test('child indexes: written with every segment, replaced when missing, damaged,
     inputs.every((s) => !existsSync(childRowsPath(s.abs))),
     "the merged inputs' row files went with them",
   );
+});
+
+test("row files hold each row's stored has_children; one of the first version is rebuilt after open", { timeout: 120_000 }, async (t) => {
+  const dir = tempDir(t);
+  const first = await load(t, dir);
+  // Some parents lose every child: has_children false in memory, then in the segment the seal writes.
+  await afterDelete(first.store, first.projectId, first.runId);
+  await first.store.logTraces(first.projectId, { log_stream_id: first.runId, traces: traces(2000, 100) } as never);
+  await first.store.flush();
+  await first.store.close();
+  const segs = listed(dir);
+  const old = childRowsPath(segs.find((s) => s.abs.includes('kind=span'))!.abs);
+  const bytes = readFileSync(old);
+  bytes.write('TLKROWS1', 0, 'latin1');
+  writeFileSync(old, bytes);
+  const store = await TraceStore.open(dir, OPTIONS);
+  t.after(() => store.close());
+  assert.equal(await store.maintenance.indexesRepaired(), 1, 'the first version is rebuilt');
+  const db = await Database.open({});
+  t.after(() => db.close());
+  const conn = await db.dedicated();
+  let set = 0;
+  for (const seg of segs) {
+    const file = readFileSync(childRowsPath(seg.abs));
+    assert.equal(file.toString('latin1', 0, 8), 'TLKROWS2');
+    const at = childRowsFlagsAt(seg.rows, file.readUInt8(24) === 1);
+    assert.equal(file.length, at + 4 * Math.ceil(seg.rows / 32), `${seg.file}: its size`);
+    assert.ok(at >= ROWS_HEADER + 16 * seg.rows);
+    const bits = Array.from({ length: seg.rows }, (_, r) => ((file.readUInt32LE(at + 4 * (r >>> 5)) >>> (r & 31)) & 1) === 1);
+    const stored = (await conn.all(sql`SELECT has_children FROM read_parquet(${seg.abs}) ORDER BY file_row_number`)).map(
+      (r) => r['has_children'] === true,
+    );
+    assert.deepEqual(bits, stored, `${seg.file}: a bit a row, as stored`);
+    set += bits.filter(Boolean).length;
+  }
+  assert.ok(set > 0 && set < segs.reduce((n, s) => n + s.rows, 0), 'some rows have children, others not');
 });

@@ -1,0 +1,77 @@
+// Strategy: a span delete by a filter the value index serves (value-rows.ts: type, name, model, tags,
+// stored metrics) finds its matches in each segment's value index as row numbers, less the segment's
+// dead rows, and learns whether they are leaves from the has_children bits of the segment's child row
+// file (storage/indexes/child-index.ts): no column of the segment is read. At 1% of 100M spans the
+// statement this replaces scanned type, tags, seq and has_children of every span (about a third of
+// the delete). The seqs come later, from the row file, as the settling reads the rows around each
+// match anyway (leaf-settle.ts).
+// Applies to: a span delete over a scope without retention cuts (the caller holds the child indexes),
+// whose filter the value index serves wholly and needs no roll-up.
+// Returns: the match rows of each segment served, by its row file; the segments not served (smaller
+// ones, those without a usable index) and rows in memory are left to the hits statement.
+// Assumes: stored has_children, cleared by childless marks only, is what the bits hold; a match whose
+// bit is set may still be childless by a mark, and the caller then takes the general path (rare).
+import type { Connection } from '../../db/database.js';
+import { childRowsFlagsAt, childRowsHeader, childRowsPath } from '../../storage/indexes/child-index.js';
+import { readFully, withFile } from '../../storage/fs-util.js';
+import { valueIndexOf } from '../../storage/indexes/value-index.js';
+import type { SegmentEntry } from '../../storage/manifest/manifest.js';
+import type { Scope } from '../../storage/record-store.js';
+import type { Snapshot } from '../../storage/snapshot/snapshot.js';
+import { countQuery, type PlanInput } from '../plan.js';
+import { rowsOf, servedTests, valueRows, type ValueRows } from './value-rows.js';
+
+/** A delete's matches in the segments whose value index served its filter. */
+export interface IndexedMatches {
+  /** Match rows, ascending, by the path of the segment's child row file. */
+  readonly rows: ReadonlyMap<string, Uint32Array>;
+  /** The segments served (manifest file names): the hits statement reads the others. */
+  readonly files: ReadonlySet<string>;
+}
+
+/**
+ * The matches of `plan` found in value indexes; 'parents' when one of them has children by its stored
+ * has_children (the caller takes the general path); null when no segment is served.
+ */
+export async function indexedMatches(
+  c: Connection,
+  snap: Snapshot,
+  plan: PlanInput,
+  scope: Scope,
+): Promise<IndexedMatches | 'parents' | null> {
+  const served = servedTests(plan.filter);
+  if (served === null || plan.level !== 'span' || countQuery(plan).rolled.length > 0) return null;
+  const ids = snap.metricIds;
+  const found: { seg: SegmentEntry; v: ValueRows; path: string; flags: Uint32Array }[] = [];
+  for (const seg of snap.segmentsFor({ ...scope, kinds: ['span'] })) {
+    const abs = snap.path(seg);
+    const ix = valueIndexOf(abs, seg.rows);
+    if (ix === null) continue;
+    const path = childRowsPath(abs);
+    const header = await childRowsHeader(c, path, seg.rows);
+    if (header === null) continue;
+    const stored = (name: string) => (ids[name] !== undefined && seg.metrics.includes(ids[name]) ? ids[name] : undefined);
+    const v = valueRows(ix, served, stored);
+    const flags = v === null ? null : parentBits(path, seg.rows, header.ascending);
+    if (v !== null && flags !== null) found.push({ seg, v, path, flags });
+  }
+  if (found.length === 0) return null;
+  const deadFree = snap.deadFreeFiles();
+  const dirty = found.map((f) => f.seg).filter((s) => !deadFree.has(s.file));
+  const dead = dirty.length > 0 ? await snap.deadFileRows(dirty) : new Map<string, readonly number[]>();
+  const rows = new Map<string, Uint32Array>();
+  for (const { seg, v, path, flags } of found) {
+    // The answer's own bits (valueRows made them for this call): dead rows are cleared in place.
+    for (const r of dead.get(seg.file) ?? []) v.bits[r >>> 5]! &= ~(1 << (r & 31));
+    for (let w = 0; w < flags.length; w++) if ((flags[w]! & v.bits[w]!) !== 0) return 'parents';
+    rows.set(path, Uint32Array.from(rowsOf(v.bits)));
+  }
+  return { rows, files: new Set(found.map((f) => f.seg.file)) };
+}
+
+/** The has_children bits of a row file of `n` rows; null when they cannot be read (the segment is left to the statement). */
+function parentBits(path: string, n: number, ascending: boolean): Uint32Array | null {
+  const flags = new Uint32Array(Math.ceil(n / 32));
+  const bytes = new Uint8Array(flags.buffer);
+  return withFile(path, (fd) => (readFully(fd, bytes, childRowsFlagsAt(n, ascending)) === bytes.length ? flags : null));
+}
