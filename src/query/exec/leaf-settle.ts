@@ -16,7 +16,7 @@ import { closeSync, openSync } from 'node:fs';
 import type { Connection } from '../../db/database.js';
 import { childRowsHeader, childRowsSize, ROWS_HEADER } from '../../storage/indexes/child-index.js';
 import { readFully, ScratchBuffer, withFile } from '../../storage/fs-util.js';
-import { ascending, lowerBound } from '../../storage/memtable/seq-lists.js';
+import { ascending, lowerBound, sortedHas } from '../../storage/memtable/seq-lists.js';
 import type { Scope } from '../../storage/record-store.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 import { sql } from '../sql.js';
@@ -276,19 +276,13 @@ function keptNearby(words: Uint32Array, nums: Float64Array, gone: Uint8Array, de
   const n = gone.length;
   for (let d = 1; d <= window; d++) {
     const below = r - d;
-    if (below >= 0 && gone[below] === 0 && words[4 * below] === a && words[4 * below + 1] === b && !has(dead, nums[2 * below + 1]!))
+    if (below >= 0 && gone[below] === 0 && words[4 * below] === a && words[4 * below + 1] === b && !sortedHas(dead, nums[2 * below + 1]!))
       return true;
     const above = r + d;
-    if (above < n && gone[above] === 0 && words[4 * above] === a && words[4 * above + 1] === b && !has(dead, nums[2 * above + 1]!))
+    if (above < n && gone[above] === 0 && words[4 * above] === a && words[4 * above + 1] === b && !sortedHas(dead, nums[2 * above + 1]!))
       return true;
   }
   return false;
-}
-
-function has(sorted: Float64Array, q: number): boolean {
-  if (sorted.length === 0) return false;
-  const at = lowerBound(sorted, q);
-  return at < sorted.length && sorted[at] === q;
 }
 
 async function sortedSeqs(c: Connection, q: ReturnType<typeof sql>): Promise<Float64Array> {

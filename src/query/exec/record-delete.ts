@@ -17,6 +17,7 @@ import type { Scope } from '../../storage/record-store.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 import { settleLocally, type Unsettled } from './leaf-settle.js';
 import { indexedMatches } from './delete-hits.js';
+import { ascending, sortedHas } from '../../storage/memtable/seq-lists.js';
 import type { Connection } from '../../db/database.js';
 
 /** What a delete removes (seqs of matching rows and their descendants) and the parents' rows it leaves childless. */
@@ -79,18 +80,18 @@ async function leafDelete(c: Connection, snap: Snapshot, plan: PlanInput, scope:
     // In order: the settling and the delete's own dedup then skip their sorts (1.07M seqs at 100M).
     const [col] = await c.columns(sql`SELECT seq::DOUBLE AS seq FROM ${hits} ORDER BY seq`);
     const found = (col ?? []) as number[];
-    const gone = sql`(SELECT seq FROM ${hits})`;
-    if (indexed === null) return { seqs: found, childless: found.length > 0 ? await childlessSettled(c, snap, scope, found, gone) : [] };
+    if (indexed === null)
+      return {
+        seqs: found,
+        childless: found.length > 0 ? await childlessSettled(c, snap, scope, found, sql`(SELECT seq FROM ${hits})`) : [],
+      };
     const local = await settleLocally(c, snap, scope, found, undefined, undefined, indexed.rows);
     if (local === null) throw new Error('a leaf delete over value indexes needs the row files');
-    // The lookup's statement reads every match from the table: those found by index go in too.
-    if (local.seqs.length > 0) await c.run(sql`INSERT INTO ${hits} (seq, has_children) SELECT unnest(${seqList(local.seqs)}), false`);
-    const seqs = new Float64Array(found.length + local.seqs.length);
-    seqs.set(found);
-    seqs.set(local.seqs, found.length);
-    seqs.sort();
-    if (seqs.length === 0) return { seqs: [], childless: [] };
-    return { seqs: Array.from(seqs), childless: await childlessAfter(c, snap, scope, gone, local) };
+    const all = new Float64Array(found.length + local.seqs.length);
+    all.set(found);
+    all.set(local.seqs, found.length);
+    all.sort();
+    return { seqs: Array.from(all), childless: all.length > 0 ? await childlessAfter(c, snap, scope, all, local) : [] };
   } finally {
     await c.run(sql`DROP TABLE IF EXISTS ${hits}`);
   }
@@ -111,16 +112,16 @@ export async function childlessSettled(
 ): Promise<number[]> {
   const local = await settleLocally(c, snap, scope, seqs, window);
   if (local === null) return childlessOfLeaves(c, snap, scope, gone);
-  return childlessAfter(c, snap, scope, gone, local);
+  return childlessAfter(c, snap, scope, ascendingCopy(seqs), local);
 }
 
-/** childlessOfLeaves for the removed rows `gone` (a relation with a seq column) after local settling left `local`. */
-async function childlessAfter(c: Connection, snap: Snapshot, scope: Scope, gone: Sql, local: Unsettled): Promise<number[]> {
+/** childlessOfLeaves for the removed rows `seqs` (ascending) after local settling left `local`. */
+async function childlessAfter(c: Connection, snap: Snapshot, scope: Scope, seqs: Float64Array, local: Unsettled): Promise<number[]> {
   // Removed rows whose has_children a delete overrode: their index rows may hold their own id's hash,
   // which the statement must see (a parent removed itself is not marked).
-  const [over] = await c.columns(sql`SELECT seq::DOUBLE AS seq FROM ${gone} WHERE seq IN ${snap.childlessSeqs}`);
-  const parentsOf = [...local.rest, ...((over ?? []) as number[])];
-  return childlessOfLeaves(c, snap, scope, gone, { parentsOf, hashes: local.hashes });
+  const marked = await c.all(sql`SELECT seq::DOUBLE AS seq FROM ${snap.childlessSeqs}`);
+  const over = marked.map((r) => Number(r['seq'])).filter((q) => sortedHas(seqs, q));
+  return childlessOfLeaves(c, snap, scope, seqs, { parentsOf: [...local.rest, ...over], hashes: local.hashes });
 }
 
 /** leafDelete on a runner that cannot hold a connection: the seqs go through JavaScript. */
@@ -179,55 +180,75 @@ function indexedParts(snap: Snapshot, scope: Scope) {
  * id is unique in its run, so a parent that is itself deleted is left out by its seq; hashes of
  * deleted rows' own ids (those with children) are left out too, as the string path leaves out
  * deleted ids (it matters only for ids repeated across the runs of a project-wide delete).
+ * The removed rows are left out of the statements' answers here, by binary search, not in SQL: the
+ * answers are the few rows under or owning the parents asked about, where a million removed seqs
+ * written into a table of the statement cost a third of a second at 100M spans.
  */
 export async function childlessOfLeaves(
   db: SqlRunner,
   snap: Snapshot,
   scope: Scope,
-  goneSeqs: readonly number[] | Sql,
+  goneSeqs: ArrayLike<number> | Sql,
   settled?: SettledLinks,
 ): Promise<number[]> {
   const ix = indexedParts(snap, scope);
   if (ix === null) throw new Error('childlessOfLeaves needs the child indexes');
   const { kids, owned, children, owners } = ix;
-  const g = goneSeqs instanceof Sql ? sql`g AS (SELECT seq FROM ${goneSeqs})` : sql`g AS (SELECT unnest(${seqList(goneSeqs)}) AS seq)`;
+  const gone = goneSeqs instanceof Sql ? await seqsOf(db, sql`SELECT seq FROM ${goneSeqs}`) : ascendingCopy(goneSeqs);
+  const kept = (q: unknown) => !sortedHas(gone, Number(q));
   // The rows whose parents are read here: every removed row, or those local settling left.
-  const pg = settled ? sql`pg AS (SELECT unnest(${seqList(settled.parentsOf)}) AS seq)` : sql`pg AS (SELECT seq FROM g)`;
+  const pg = sql`pg AS (SELECT unnest(${seqList(settled ? settled.parentsOf : Array.from(gone))}) AS seq)`;
   const links = [
     sql`SELECT hash(parent_id) AS ph, CASE WHEN has_children THEN hash(id) END AS ih
         FROM ${children.sql} WHERE seq IN (SELECT seq FROM pg) AND parent_id IS NOT NULL`,
   ];
   if (settled && settled.hashes.length > 0) links.push(sql`SELECT unnest(${hashList(settled.hashes)}) AS ph, NULL::UBIGINT AS ih`);
-  const keep = [
-    sql`SELECT hash(parent_id) AS h FROM ${children.sql}
-        WHERE parent_id IS NOT NULL AND hash(parent_id) IN (SELECT h FROM ph) AND seq NOT IN (SELECT seq FROM g)`,
-  ];
-  const found = [
-    sql`SELECT seq FROM ${owners.sql} WHERE has_children AND hash(id) IN (SELECT h FROM u) AND seq NOT IN (SELECT seq FROM g)`,
+  // The parents asked about (seq null), and the rows under them that no delete before this one took.
+  const under = [
+    sql`SELECT h, NULL::BIGINT AS seq FROM ph`,
+    sql`SELECT hash(parent_id) AS h, seq FROM ${children.sql} WHERE parent_id IS NOT NULL AND hash(parent_id) IN (SELECT h FROM ph)`,
   ];
   if (kids.length > 0) {
     // One parameter for the list, read twice.
     const index = files(kids);
     if (!settled || settled.parentsOf.length > 0)
       links.push(sql`SELECT ph, ih FROM ${index} WHERE seq IN (SELECT seq FROM pg) AND ph IS NOT NULL`);
-    keep.push(
-      sql`SELECT ph FROM ${index} WHERE ph IN (SELECT h FROM ph) AND seq NOT IN (SELECT seq FROM g) AND seq NOT IN ${snap.deadSeqs}`,
-    );
-  }
-  if (owned.length > 0) {
-    found.push(
-      sql`SELECT seq FROM ${files(owned)} WHERE ih IN (SELECT h FROM u)
-          AND seq NOT IN (SELECT seq FROM g) AND seq NOT IN ${snap.deadSeqs} AND seq NOT IN ${snap.childlessSeqs}`,
-    );
+    under.push(sql`SELECT ph AS h, seq FROM ${index} WHERE ph IN (SELECT h FROM ph) AND seq NOT IN ${snap.deadSeqs}`);
   }
   const gl = sql`gl AS (${union(links)})`;
   const ph = sql`ph AS (SELECT DISTINCT ph AS h FROM gl WHERE ph NOT IN (SELECT ih FROM gl WHERE ih IS NOT NULL))`;
+  const rows = await db.all(sql`WITH ${pg}, ${gl}, ${ph} ${union(under)}`);
+  const asked = new Set<bigint>();
+  const keep = new Set<bigint>();
+  for (const r of rows) {
+    const h = r['h'] as bigint;
+    if (r['seq'] === null) asked.add(h);
+    else if (kept(r['seq'])) keep.add(h);
+  }
+  const u = [...asked].filter((h) => !keep.has(h));
+  if (u.length === 0) return [];
   // The parents no live child is left under: found scans the owners for these few (a small table to
   // probe), where probing every owner's hash against all parents and all kept parents cost twice as much.
-  const keepers = sql`keep AS (SELECT DISTINCT h FROM (${union(keep)}))`;
-  const u = sql`u AS (SELECT h FROM ph WHERE h NOT IN (SELECT h FROM keep))`;
-  const rows = await db.all(sql`WITH ${g}, ${pg}, ${gl}, ${ph}, ${keepers}, ${u} ${union(found)}`);
-  return rows.map((r) => Number(r['seq']));
+  const found = [sql`SELECT seq FROM ${owners.sql} WHERE has_children AND hash(id) IN (SELECT h FROM u)`];
+  if (owned.length > 0)
+    found.push(
+      sql`SELECT seq FROM ${files(owned)} WHERE ih IN (SELECT h FROM u) AND seq NOT IN ${snap.deadSeqs} AND seq NOT IN ${snap.childlessSeqs}`,
+    );
+  const owners_ = await db.all(sql`WITH u AS (SELECT unnest(${hashList(u)}) AS h) ${union(found)}`);
+  return owners_.map((r) => Number(r['seq'])).filter(kept);
+}
+
+/** A relation's seqs, ascending. */
+async function seqsOf(db: SqlRunner, q: Sql): Promise<Float64Array> {
+  const rows = await db.all(sql`SELECT seq::DOUBLE AS seq FROM (${q}) ORDER BY seq`);
+  return Float64Array.from(rows, (r) => Number(r['seq']));
+}
+
+/** The seqs ascending: themselves when they are a Float64Array that ascends, else a sorted copy. */
+function ascendingCopy(seqs: ArrayLike<number>): Float64Array {
+  if (seqs instanceof Float64Array && ascending(seqs)) return seqs;
+  const out = Float64Array.from(seqs);
+  return ascending(out) ? out : out.sort();
 }
 
 export interface GoneRow {

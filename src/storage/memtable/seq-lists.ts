@@ -63,7 +63,7 @@ export function upperBound(sorted: ArrayLike<number>, q: number): number {
 }
 
 /** Whether the ascending list `sorted` holds `q`. */
-export function sortedHas(sorted: readonly number[], q: number): boolean {
+export function sortedHas(sorted: ArrayLike<number>, q: number): boolean {
   const at = lowerBound(sorted, q);
   return at < sorted.length && sorted[at] === q;
 }
