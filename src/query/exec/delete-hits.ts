@@ -1,18 +1,23 @@
 // Strategy: a span delete by a filter the value index serves (value-rows.ts: type, name, model, tags,
-// stored metrics) finds its matches in each segment's value index as row numbers, less the segment's
-// dead rows, and learns whether they are leaves from the has_children bits of the segment's child row
-// file (storage/indexes/child-index.ts): no column of the segment is read. At 1% of 100M spans the
+// stored metrics) finds its matches in each segment's value index as row numbers, and learns whether
+// they are leaves from the has_children bits of the segment's child row file
+// (storage/indexes/child-index.ts): no column of the segment is read. Dead rows among them are left
+// out by their seqs where the settling reads them (leaf-settle.ts); a segment's dead rows as row
+// numbers would cost a read of its seqs after every delete (a second 1% delete at 100M: +1.3 s). At 1% of 100M spans the
 // statement this replaces scanned type, tags, seq and has_children of every span (about a third of
 // the delete). The seqs come later, from the row file, as the settling reads the rows around each
 // match anyway (leaf-settle.ts).
 // Applies to: a span delete over a scope without retention cuts (the caller holds the child indexes),
 // whose filter the value index serves wholly and needs no roll-up.
-// Returns: the match rows of each segment served, by its row file; the segments not served (smaller
-// ones, those without a usable index) and rows in memory are left to the hits statement.
-// Assumes: stored has_children, cleared by childless marks only, is what the bits hold; a match whose
-// bit is set may still be childless by a mark, and the caller then takes the general path (rare).
+// Returns: the match rows of each segment served, by its row file, dead ones among them; the segments
+// not served (smaller ones, those without a usable index) and rows in memory are left to the hits
+// statement.
+// Assumes: stored has_children, cleared by childless marks only, is what the bits hold: a match whose
+// bit is set is a parent unless it is dead or marked childless (its seq read to tell).
 import type { Connection } from '../../db/database.js';
-import { childRowsFlagsAt, childRowsHeader, childRowsPath } from '../../storage/indexes/child-index.js';
+import { childRowsFlagsAt, childRowsHeader, childRowsPath, ROWS_HEADER } from '../../storage/indexes/child-index.js';
+import { sortedHas } from '../../storage/memtable/seq-lists.js';
+import { sql } from '../sql.js';
 import { readFully, withFile } from '../../storage/fs-util.js';
 import { valueIndexOf } from '../../storage/indexes/value-index.js';
 import type { SegmentEntry } from '../../storage/manifest/manifest.js';
@@ -30,14 +35,16 @@ export interface IndexedMatches {
 }
 
 /**
- * The matches of `plan` found in value indexes; 'parents' when one of them has children by its stored
- * has_children (the caller takes the general path); null when no segment is served.
+ * The matches of `plan` found in value indexes (dead rows among them: `dead`, the snapshot's dead seqs
+ * ascending, tells them); 'parents' when a live one has children (the caller takes the general path);
+ * null when no segment is served.
  */
 export async function indexedMatches(
   c: Connection,
   snap: Snapshot,
   plan: PlanInput,
   scope: Scope,
+  dead: Float64Array,
 ): Promise<IndexedMatches | 'parents' | null> {
   const served = servedTests(plan.filter);
   if (served === null || plan.level !== 'span' || countQuery(plan).rolled.length > 0) return null;
@@ -56,17 +63,36 @@ export async function indexedMatches(
     if (v !== null && flags !== null) found.push({ seg, v, path, flags });
   }
   if (found.length === 0) return null;
-  const deadFree = snap.deadFreeFiles();
-  const dirty = found.map((f) => f.seg).filter((s) => !deadFree.has(s.file));
-  const dead = dirty.length > 0 ? await snap.deadFileRows(dirty) : new Map<string, readonly number[]>();
+  let childless: Float64Array | undefined;
   const rows = new Map<string, Uint32Array>();
-  for (const { seg, v, path, flags } of found) {
-    // The answer's own bits (valueRows made them for this call): dead rows are cleared in place.
-    for (const r of dead.get(seg.file) ?? []) v.bits[r >>> 5]! &= ~(1 << (r & 31));
-    for (let w = 0; w < flags.length; w++) if ((flags[w]! & v.bits[w]!) !== 0) return 'parents';
+  for (const { v, path, flags } of found) {
+    for (let w = 0; w < flags.length; w++) {
+      const both = flags[w]! & v.bits[w]!;
+      if (both === 0) continue;
+      // Rare: a match stored with children. A dead version is no match; one marked childless is a leaf.
+      childless ??= await markedChildless(c, snap);
+      for (const r of rowsOf(Uint32Array.of(both))) {
+        const seq = seqAt(path, 32 * w + r);
+        if (seq === null) return 'parents';
+        if (!sortedHas(dead, seq) && !sortedHas(childless, seq)) return 'parents';
+      }
+    }
     rows.set(path, Uint32Array.from(rowsOf(v.bits)));
   }
   return { rows, files: new Set(found.map((f) => f.seg.file)) };
+}
+
+/** Seqs marked childless at this snapshot, ascending. */
+async function markedChildless(c: Connection, snap: Snapshot): Promise<Float64Array> {
+  const rows = await c.all(sql`SELECT seq::DOUBLE AS seq FROM ${snap.childlessSeqs} ORDER BY seq`);
+  return Float64Array.from(rows, (r) => Number(r['seq']));
+}
+
+/** The seq of row `r` of a row file; null when it cannot be read. */
+function seqAt(path: string, r: number): number | null {
+  const seq = new Float64Array(1);
+  const bytes = new Uint8Array(seq.buffer);
+  return withFile(path, (fd) => (readFully(fd, bytes, ROWS_HEADER + 16 * r + 8) === 8 ? seq[0]! : null));
 }
 
 /** The has_children bits of a row file of `n` rows; null when they cannot be read (the segment is left to the statement). */

@@ -49,10 +49,19 @@ interface Tally {
   readonly window: number;
 }
 
-/**
- * Null when the scope has no row files to read (retention cuts it). `matches`: seqs; `byRow`: matches
- * as ascending row numbers, by row file path (every match of those segments, none of them in `matches`).
- */
+/** Matches given by row number, and the snapshot's dead seqs when the caller has read them (deadSeqsOf). */
+export interface ByRow {
+  /** Ascending row numbers by row file path: every match of those segments, none of them in `matches`, dead rows among them (left out here). */
+  readonly rows: ReadonlyMap<string, Uint32Array>;
+  readonly dead: Float64Array;
+}
+
+/** The snapshot's dead seqs, ascending. */
+export function deadSeqsOf(c: Connection, snap: Snapshot): Promise<Float64Array> {
+  return sortedSeqs(c, sql`SELECT seq::DOUBLE AS seq FROM ${snap.deadSeqs} ORDER BY seq`);
+}
+
+/** Null when the scope has no row files to read (retention cuts it). `matches`: seqs. */
 export async function settleLocally(
   c: Connection,
   snap: Snapshot,
@@ -60,13 +69,13 @@ export async function settleLocally(
   matches: readonly number[],
   window = SETTLE_WINDOW,
   chunkRows = CHUNK_ROWS,
-  byRow: ReadonlyMap<string, Uint32Array> = new Map(),
+  byRow?: ByRow,
 ): Promise<Unsettled | null> {
   const files = snap.childRowFiles({ ...scope, kinds: ['span'] });
   if (files === null) return null;
   const m = Float64Array.from(matches);
   if (!ascending(m)) m.sort();
-  const dead = await sortedSeqs(c, sql`SELECT seq::DOUBLE AS seq FROM ${snap.deadSeqs} ORDER BY seq`);
+  const dead = byRow?.dead ?? (await deadSeqsOf(c, snap));
   const t: Tally = { hashes: new Set<bigint>(), rest: [], seen: new Uint8Array(m.length), dead, window };
   const seqs: number[] = [];
   const chunk = Math.max(1, Math.trunc(chunkRows));
@@ -74,7 +83,7 @@ export async function settleLocally(
   // Rows the delete removes, of the segment at hand (cleared after each).
   let marks = new Uint8Array(0);
   for (const f of files) {
-    const at = byRow.get(f.path);
+    const at = byRow?.rows.get(f.path);
     if (at !== undefined) {
       settleRows(f.path, f.rows, at, chunk, t, seqs);
       continue;
@@ -183,8 +192,9 @@ function settleInChunks(path: string, n: number, m: Float64Array, lo: number, hi
 
 /**
  * Settles the matches at `rows` (ascending row numbers) of a row file of `n` rows, a chunk of rows at
- * a time with the window's rows either side, as settleInChunks; their seqs go to `seqs`. Throws when
- * the file cannot be read: these matches are known nowhere else.
+ * a time with the window's rows either side, as settleInChunks; their seqs go to `seqs`, but those
+ * of dead rows, which are left out. Throws when the file cannot be read: these matches are known
+ * nowhere else.
  */
 function settleRows(path: string, n: number, rows: Uint32Array, chunk: number, t: Tally, seqs: number[]): void {
   const w = t.window;
@@ -203,8 +213,11 @@ function settleRows(path: string, n: number, rows: Uint32Array, chunk: number, t
       const found: number[] = [];
       for (; i < rows.length && rows[i]! < b; i++) {
         const j = rows[i]! - from;
+        const seq = loaded.nums[2 * j + 1]!;
+        // A dead version the index still lists: no match.
+        if (sortedHas(t.dead, seq)) continue;
         found.push(j);
-        seqs.push(loaded.nums[2 * j + 1]!);
+        seqs.push(seq);
       }
       settle(loaded, gone, found, t);
     }

@@ -15,7 +15,7 @@ import { ident, joinSql, Sql, sql } from '../sql.js';
 import { deleteHitsQuery, deleteQuery, subtreeQuery, type PlanInput } from '../plan.js';
 import type { Scope } from '../../storage/record-store.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
-import { settleLocally, type Unsettled } from './leaf-settle.js';
+import { deadSeqsOf, settleLocally, type Unsettled } from './leaf-settle.js';
 import { indexedMatches } from './delete-hits.js';
 import { ascending, sortedHas } from '../../storage/memtable/seq-lists.js';
 import type { Connection } from '../../db/database.js';
@@ -62,7 +62,8 @@ function holdsConnections(db: SqlRunner): db is ConnectionLender {
  * the other segments and memory. Null when some match has children.
  */
 async function leafDelete(c: Connection, snap: Snapshot, plan: PlanInput, scope: Scope, steps: string[]): Promise<DeleteSet | null> {
-  const indexed = await indexedMatches(c, snap, plan, scope);
+  const dead = await deadSeqsOf(c, snap);
+  const indexed = await indexedMatches(c, snap, plan, scope, dead);
   if (indexed === 'parents') return null;
   const hits = ident('tl_delete_hits');
   const rest: PlanInput =
@@ -85,7 +86,7 @@ async function leafDelete(c: Connection, snap: Snapshot, plan: PlanInput, scope:
         seqs: found,
         childless: found.length > 0 ? await childlessSettled(c, snap, scope, found, sql`(SELECT seq FROM ${hits})`) : [],
       };
-    const local = await settleLocally(c, snap, scope, found, undefined, undefined, indexed.rows);
+    const local = await settleLocally(c, snap, scope, found, undefined, undefined, { rows: indexed.rows, dead });
     if (local === null) throw new Error('a leaf delete over value indexes needs the row files');
     const all = new Float64Array(found.length + local.seqs.length);
     all.set(found);

@@ -2,7 +2,8 @@
 // says so) and removes exactly what a store without value indexes removes, marking the same parents
 // childless: over several segments, with dead rows from an earlier delete, rows still in memory, a
 // metric test, a filter that matches parents (then the general path), and a row file of an earlier
-// version (no has_children bits: that segment is read by the statement until it is rebuilt).
+// version (no has_children bits: that segment is read by the statement until it is rebuilt). A match
+// stored with children is a leaf when it is marked childless, and no match when it is dead.
 import assert from 'node:assert/strict';
 import { readdirSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -89,4 +90,54 @@ test('a row file of the earlier version leaves its segment to the statement, wit
     steps.flat().find((s) => s.startsWith('delete')),
     `delete of leaves: matches of ${files.length - 1} segments from value indexes`,
   );
+});
+
+test('a match stored with children takes the leaf path when it is marked childless or dead', { timeout: 120_000 }, async (t) => {
+  const steps: string[][] = [];
+  const indexed = await openStore(t, { autoCompact: false, valueIndexMinRows: 0, onPlan: (s) => steps.push([...s]) });
+  const plain = await openStore(t, { autoCompact: false, valueIndexMinRows: Number.POSITIVE_INFINITY });
+  const id = (k: number) => `00000000-0000-4000-8000-${String(k).padStart(12, '0')}`;
+  /** Trace k: a workflow span (with one child tagged `gone-k` when `child`) and a tool span beside it. */
+  const trace = (k: number, child: boolean) => ({
+    id: id(100 + k),
+    name: `t${k}`,
+    spans: [
+      {
+        id: id(200 + k),
+        type: 'workflow',
+        name: `w${k}`,
+        ...(child ? { spans: [{ id: id(300 + k), type: 'tool', name: `c${k}`, tags: [`gone-${k}`] }] } : {}),
+      },
+      { id: id(400 + k), type: 'tool', name: `x${k}` },
+    ],
+  });
+  const del = async (filters: unknown[]) => {
+    const out = [];
+    steps.length = 0;
+    for (const fx of [indexed, plain])
+      out.push(await fx.store.records.delete('span', fx.projectId, { log_stream_id: fx.logStreamId, filters } as never));
+    assert.deepEqual(out[0], out[1], JSON.stringify(filters));
+    assert.equal(await state(indexed), await state(plain), JSON.stringify(filters));
+    return { deleted: out[0]!.deleted, how: steps.flat().find((s) => s.startsWith('delete')) ?? '' };
+  };
+  const log = async (traces: unknown[]) => {
+    for (const fx of [indexed, plain]) {
+      await fx.store.logTraces(fx.projectId, { log_stream_id: fx.logStreamId, traces } as never);
+      await fx.store.flush();
+    }
+  };
+  await log([trace(1, true), trace(2, true)]);
+  // Trace 1's workflow loses its child: marked childless, its stored has_children still true.
+  assert.equal((await del([tags('gone-1')])).deleted, 1);
+  // Trace 2 logged again without the child: the stored version with children is dead.
+  await del([tags('gone-2')]);
+  await log([trace(2, false)]);
+  const both = await del([text('type', 'eq', 'workflow'), text('name', 'one_of', ['w1', 'w2'])]);
+  assert.equal(both.deleted, 2);
+  assert.match(both.how, /^delete of leaves: matches of \d+ segments from value indexes$/);
+  // A live one with children: the general path.
+  await log([trace(3, true)]);
+  const parent = await del([text('type', 'eq', 'workflow')]);
+  assert.equal(parent.deleted, 2, 'the workflow span and its child');
+  assert.equal(parent.how, 'delete: matches and their subtrees read from the records');
 });
