@@ -1,12 +1,12 @@
 // Strategy: a span delete by a filter the value index serves (value-rows.ts: type, name, model, tags,
 // stored metrics) finds its matches in each segment's value index as row numbers, and learns whether
 // they are leaves from the has_children bits of the segment's child row file
-// (storage/indexes/child-index.ts): no column of the segment is read. Dead rows among them are left
-// out by their seqs where the settling reads them (leaf-settle.ts); a segment's dead rows as row
-// numbers would cost a read of its seqs after every delete (a second 1% delete at 100M: +1.3 s). At 1% of 100M spans the
+// (storage/indexes/child-index.ts): no column of the segment is read. At 1% of 100M spans the
 // statement this replaces scanned type, tags, seq and has_children of every span (about a third of
 // the delete). The seqs come later, from the row file, as the settling reads the rows around each
-// match anyway (leaf-settle.ts).
+// match anyway (leaf-settle.ts), and dead rows among the matches are left out there by their seqs:
+// a segment's dead rows as row numbers are made by reading its seqs after each delete, which a
+// second delete then waited for (+1.3 s at 100M).
 // Applies to: a span delete over a scope without retention cuts (the caller holds the child indexes),
 // whose filter the value index serves wholly and needs no roll-up.
 // Returns: the match rows of each segment served, by its row file, dead ones among them; the segments

@@ -55,11 +55,10 @@ function holdsConnections(db: SqlRunner): db is ConnectionLender {
 }
 
 /**
- * A delete whose matches are all leaves: the matches go into a temporary table of the connection and
- * the parents' lookup reads them there, so the seqs (a million at 1% of 100M spans) never travel into
- * SQL text and back; they are read out once, as one column. Matches in segments whose value index
- * serves the filter are found there (delete-hits.ts) and read no segment; the hits statement reads
- * the other segments and memory. Null when some match has children.
+ * A delete whose matches are all leaves. Matches in segments whose value index serves the filter are
+ * found there (delete-hits.ts) and read no segment; the hits statement reads the other segments and
+ * memory into a temporary table of the connection, whose seqs (a million at 1% of 100M spans) are
+ * read out once, as one column, in seq order. Null when some match has children.
  */
 async function leafDelete(c: Connection, snap: Snapshot, plan: PlanInput, scope: Scope, steps: string[]): Promise<DeleteSet | null> {
   const dead = await deadSeqsOf(c, snap);
