@@ -17,7 +17,6 @@
 import type { Connection } from '../../db/database.js';
 import { childRowsFlagsAt, childRowsHeader, childRowsPath, ROWS_HEADER } from '../../storage/indexes/child-index.js';
 import { sortedHas } from '../../storage/memtable/seq-lists.js';
-import { sql } from '../sql.js';
 import { readFully, withFile } from '../../storage/fs-util.js';
 import { valueIndexOf } from '../../storage/indexes/value-index.js';
 import type { SegmentEntry } from '../../storage/manifest/manifest.js';
@@ -25,6 +24,7 @@ import type { Scope } from '../../storage/record-store.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
 import { countQuery, type PlanInput } from '../plan.js';
 import { rowsOf, servedTests, valueRows, type ValueRows } from './value-rows.js';
+import { seqsAscending } from './leaf-settle.js';
 
 /** A delete's matches in the segments whose value index served its filter. */
 export interface IndexedMatches {
@@ -35,8 +35,8 @@ export interface IndexedMatches {
 }
 
 /**
- * The matches of `plan` found in value indexes (dead rows among them: `dead`, the snapshot's dead seqs
- * ascending, tells them); 'parents' when a live one has children (the caller takes the general path);
+ * The matches of `plan` found in value indexes (dead rows among them: `dead` gives the snapshot's dead
+ * seqs ascending, read when first asked); 'parents' when a live one has children (the caller takes the general path);
  * null when no segment is served.
  */
 export async function indexedMatches(
@@ -44,7 +44,7 @@ export async function indexedMatches(
   snap: Snapshot,
   plan: PlanInput,
   scope: Scope,
-  dead: Float64Array,
+  dead: () => Promise<Float64Array>,
 ): Promise<IndexedMatches | 'parents' | null> {
   const served = servedTests(plan.filter);
   if (served === null || plan.level !== 'span' || countQuery(plan).rolled.length > 0) return null;
@@ -70,22 +70,16 @@ export async function indexedMatches(
       const both = flags[w]! & v.bits[w]!;
       if (both === 0) continue;
       // Rare: a match stored with children. A dead version is no match; one marked childless is a leaf.
-      childless ??= await markedChildless(c, snap);
+      childless ??= await seqsAscending(c, snap.childlessSeqs);
       for (const r of rowsOf(Uint32Array.of(both))) {
         const seq = seqAt(path, 32 * w + r);
         if (seq === null) return 'parents';
-        if (!sortedHas(dead, seq) && !sortedHas(childless, seq)) return 'parents';
+        if (!sortedHas(await dead(), seq) && !sortedHas(childless, seq)) return 'parents';
       }
     }
     rows.set(path, Uint32Array.from(rowsOf(v.bits)));
   }
   return { rows, files: new Set(found.map((f) => f.seg.file)) };
-}
-
-/** Seqs marked childless at this snapshot, ascending. */
-async function markedChildless(c: Connection, snap: Snapshot): Promise<Float64Array> {
-  const rows = await c.all(sql`SELECT seq::DOUBLE AS seq FROM ${snap.childlessSeqs} ORDER BY seq`);
-  return Float64Array.from(rows, (r) => Number(r['seq']));
 }
 
 /** The seq of row `r` of a row file; null when it cannot be read. */

@@ -19,7 +19,7 @@ import { readFully, ScratchBuffer, withFile } from '../../storage/fs-util.js';
 import { ascending, lowerBound, sortedHas } from '../../storage/memtable/seq-lists.js';
 import type { Scope } from '../../storage/record-store.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
-import { sql } from '../sql.js';
+import { type Sql, sql } from '../sql.js';
 
 /** What local settling left for the store-wide statements. */
 export interface Unsettled {
@@ -58,7 +58,12 @@ export interface ByRow {
 
 /** The snapshot's dead seqs, ascending. */
 export function deadSeqsOf(c: Connection, snap: Snapshot): Promise<Float64Array> {
-  return sortedSeqs(c, sql`SELECT seq::DOUBLE AS seq FROM ${snap.deadSeqs} ORDER BY seq`);
+  return seqsAscending(c, snap.deadSeqs);
+}
+
+/** The seqs of a relation with a seq column (the snapshot's dead or childless seqs), ascending. */
+export function seqsAscending(c: Connection, relation: Sql): Promise<Float64Array> {
+  return sortedSeqs(c, sql`SELECT seq::DOUBLE AS seq FROM ${relation} ORDER BY seq`);
 }
 
 /** Null when the scope has no row files to read (retention cuts it). `matches`: seqs. */
@@ -152,17 +157,12 @@ function settleInChunks(path: string, n: number, m: Float64Array, lo: number, hi
   withFile(path, (fd) => {
     let next = lo;
     for (let a = 0; a < n && next < hi; a += chunk) {
-      const b = Math.min(n, a + chunk);
-      const from = Math.max(0, a - w);
-      const to = Math.min(n, b + w);
+      const to = Math.min(n, a + chunk + w);
       if (readFully(fd, lastBytes, ROWS_HEADER + 16 * (to - 1) + 8) !== 8) throw new Error(`${path}: ends before ${to} rows`);
       if (m[next]! > last[0]!) continue;
-      const len = to - from;
-      const buf = chunks.get(16 * len + len);
-      if (readFully(fd, buf.subarray(0, 16 * len), ROWS_HEADER + 16 * from) !== 16 * len)
-        throw new Error(`${path}: ends before ${to} rows`);
-      const rows = rowsOf(buf, 0, len);
-      const gone = buf.subarray(16 * len, 17 * len).fill(0);
+      const at = loadChunk(fd, n, a, chunk, w);
+      if (at === null) throw new Error(`${path}: ends before ${to} rows`);
+      const { b, from, len, rows, gone } = at;
       const nums = rows.nums;
       let k = next;
       while (k < hi && m[k]! < nums[1]!) k++;
@@ -191,6 +191,21 @@ function settleInChunks(path: string, n: number, m: Float64Array, lo: number, hi
 }
 
 /**
+ * Rows [a, a + chunk) of a row file of `n` rows and `w` more either side (rows from..to, `len` of
+ * them), read into the kept buffer, with a byte a row for the removed marks (cleared); null when the
+ * file ends before them.
+ */
+function loadChunk(fd: number, n: number, a: number, chunk: number, w: number) {
+  const b = Math.min(n, a + chunk);
+  const from = Math.max(0, a - w);
+  const to = Math.min(n, b + w);
+  const len = to - from;
+  const buf = chunks.get(17 * len);
+  if (readFully(fd, buf.subarray(0, 16 * len), ROWS_HEADER + 16 * from) !== 16 * len) return null;
+  return { b, from, to, len, rows: rowsOf(buf, 0, len), gone: buf.subarray(16 * len, 17 * len).fill(0) };
+}
+
+/**
  * Settles the matches at `rows` (ascending row numbers) of a row file of `n` rows, a chunk of rows at
  * a time with the window's rows either side, as settleInChunks; their seqs go to `seqs`, but those
  * of dead rows, which are left out. Throws when the file cannot be read: these matches are known
@@ -200,15 +215,9 @@ function settleRows(path: string, n: number, rows: Uint32Array, chunk: number, t
   const w = t.window;
   const done = withFile(path, (fd) => {
     for (let i = 0; i < rows.length; ) {
-      const a = rows[i]! - (rows[i]! % chunk);
-      const b = Math.min(n, a + chunk);
-      const from = Math.max(0, a - w);
-      const to = Math.min(n, b + w);
-      const len = to - from;
-      const buf = chunks.get(17 * len);
-      if (readFully(fd, buf.subarray(0, 16 * len), ROWS_HEADER + 16 * from) !== 16 * len) return null;
-      const loaded = rowsOf(buf, 0, len);
-      const gone = buf.subarray(16 * len, 17 * len).fill(0);
+      const at = loadChunk(fd, n, rows[i]! - (rows[i]! % chunk), chunk, w);
+      if (at === null) return null;
+      const { b, from, to, rows: loaded, gone } = at;
       for (let k = lowerBound(rows, from); k < rows.length && rows[k]! < to; k++) gone[rows[k]! - from] = 1;
       const found: number[] = [];
       for (; i < rows.length && rows[i]! < b; i++) {

@@ -15,7 +15,7 @@ import { ident, joinSql, Sql, sql } from '../sql.js';
 import { deleteHitsQuery, deleteQuery, subtreeQuery, type PlanInput } from '../plan.js';
 import type { Scope } from '../../storage/record-store.js';
 import type { Snapshot } from '../../storage/snapshot/snapshot.js';
-import { deadSeqsOf, settleLocally, type Unsettled } from './leaf-settle.js';
+import { deadSeqsOf, seqsAscending, settleLocally, type Unsettled } from './leaf-settle.js';
 import { indexedMatches } from './delete-hits.js';
 import { ascending, sortedHas } from '../../storage/memtable/seq-lists.js';
 import type { Connection } from '../../db/database.js';
@@ -61,7 +61,9 @@ function holdsConnections(db: SqlRunner): db is ConnectionLender {
  * read out once, as one column, in seq order. Null when some match has children.
  */
 async function leafDelete(c: Connection, snap: Snapshot, plan: PlanInput, scope: Scope, steps: string[]): Promise<DeleteSet | null> {
-  const dead = await deadSeqsOf(c, snap);
+  // Read once, only when a path needs them.
+  let deadRead: Promise<Float64Array> | undefined;
+  const dead = () => (deadRead ??= deadSeqsOf(c, snap));
   const indexed = await indexedMatches(c, snap, plan, scope, dead);
   if (indexed === 'parents') return null;
   const hits = ident('tl_delete_hits');
@@ -85,7 +87,7 @@ async function leafDelete(c: Connection, snap: Snapshot, plan: PlanInput, scope:
         seqs: found,
         childless: found.length > 0 ? await childlessSettled(c, snap, scope, found, sql`(SELECT seq FROM ${hits})`) : [],
       };
-    const local = await settleLocally(c, snap, scope, found, undefined, undefined, { rows: indexed.rows, dead });
+    const local = await settleLocally(c, snap, scope, found, undefined, undefined, { rows: indexed.rows, dead: await dead() });
     if (local === null) throw new Error('a leaf delete over value indexes needs the row files');
     const all = new Float64Array(found.length + local.seqs.length);
     all.set(found);
@@ -119,8 +121,7 @@ export async function childlessSettled(
 async function childlessAfter(c: Connection, snap: Snapshot, scope: Scope, seqs: Float64Array, local: Unsettled): Promise<number[]> {
   // Removed rows whose has_children a delete overrode: their index rows may hold their own id's hash,
   // which the statement must see (a parent removed itself is not marked).
-  const marked = await c.all(sql`SELECT seq::DOUBLE AS seq FROM ${snap.childlessSeqs}`);
-  const over = marked.map((r) => Number(r['seq'])).filter((q) => sortedHas(seqs, q));
+  const over = Array.from(await seqsAscending(c, snap.childlessSeqs)).filter((q) => sortedHas(seqs, q));
   return childlessOfLeaves(c, snap, scope, seqs, { parentsOf: [...local.rest, ...over], hashes: local.hashes });
 }
 

@@ -96,9 +96,7 @@ async function buildRows(conn: Connection, kids: string, target: string): Promis
         flags = grown;
       }
       for (let i = 0; i < n; i++) {
-        if (parents[i] !== 0) flags[(rows + i) >>> 5]! |= 1 << ((rows + i) & 31);
-      }
-      for (let i = 0; i < n; i++) {
+        if (parents[i] !== 0) flags[rows >>> 5]! |= 1 << (rows & 31);
         if (held === BLOCK) flush();
         const o = 4 * held;
         out[o] = hw[2 * i]!;
